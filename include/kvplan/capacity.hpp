@@ -1,0 +1,79 @@
+#pragma once
+
+// The inverse of sizing: given bytes on a rank, how many tokens, or sequences of a length, fit, and
+// how long sequences can grow at a given concurrency. A block size of 1 means no paging.
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "kv_bytes.hpp"
+#include "paging.hpp"
+
+namespace kvplan {
+
+/// Bytes one sequence of `tokens` reserves: exact for block_size 1, else its paged blocks.
+[[nodiscard]] constexpr Bytes reserved_per_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
+                                                    std::uint32_t block_size = 1,
+                                                    const Shard& s = {}) {
+    return block_size == 1 ? kv_bytes_per_sequence(m, f, tokens, s)
+                           : paged_sequence(m, f, tokens, block_size, s).reserved;
+}
+
+/// Tokens of context that fit in `budget` counting every growing layer per token (the KV-token
+/// figure engines print for uniform models); nullopt when no layer grows with context.
+[[nodiscard]] constexpr std::optional<std::uint64_t> tokens_that_fit(Bytes budget, const Model& m,
+                                                                     KvFormat f,
+                                                                     const Shard& s = {}) {
+    const Bytes per_token = kv_bytes_per_token(m, f, s);
+    if (per_token.is_zero()) return std::nullopt;
+    return budget / per_token;
+}
+
+/// Sequences of `tokens` (>= 1) that fit in `budget`.
+[[nodiscard]] constexpr std::uint64_t sequences_that_fit(Bytes budget, const Model& m, KvFormat f,
+                                                         std::uint64_t tokens,
+                                                         std::uint32_t block_size = 1,
+                                                         const Shard& s = {}) {
+    KVPLAN_EXPECTS(tokens >= 1);
+    const Bytes each = reserved_per_sequence(m, f, tokens, block_size, s);
+    if (each.is_zero()) return std::numeric_limits<std::uint64_t>::max();
+    return budget / each;
+}
+
+/// The longest context each of `sequences` (>= 1) sequences can have within `budget`: 0 when not
+/// even one token fits; nullopt when the sequences fit at any length (every growing layer is
+/// windowed and the windows fit).
+[[nodiscard]] constexpr std::optional<std::uint64_t> max_context(Bytes budget, const Model& m,
+                                                                 KvFormat f,
+                                                                 std::uint64_t sequences,
+                                                                 std::uint32_t block_size = 1,
+                                                                 const Shard& s = {}) {
+    KVPLAN_EXPECTS(sequences >= 1 && block_size >= 1);
+    const Bytes each_budget = budget / sequences;
+    const auto fits = [&](std::uint64_t len) {
+        return reserved_per_sequence(m, f, len, block_size, s) <= each_budget;
+    };
+    const Bytes slope = unbounded_bytes_per_token(m, f, s);
+    if (slope.is_zero()) {
+        // Past the largest window (and one block of slack for alignment) nothing grows.
+        const std::uint64_t plateau = largest_window(m) + 2ULL * block_size;
+        if (fits(plateau)) return std::nullopt;
+        std::uint64_t lo = 0, hi = plateau;  // fits(lo) or lo == 0; !fits(hi)
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (fits(mid) ? lo : hi) = mid;
+        }
+        return fits(lo) ? lo : 0;
+    }
+    // Beyond budget / slope tokens the growing layers alone exceed the budget.
+    std::uint64_t lo = 0, hi = each_budget / slope + 1;
+    if (!fits(0)) return 0;
+    while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+}  // namespace kvplan

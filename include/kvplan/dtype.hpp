@@ -1,0 +1,145 @@
+#pragma once
+
+// Element types of a KV cache and the scales that quantized ones carry. Sub-byte formats still come
+// out as exact byte counts: a vector of n elements takes ceil(n * bits / 8) bytes plus its scales.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "detail/checked.hpp"
+#include "units.hpp"
+
+namespace kvplan {
+
+/// A KV-cache element type. Enumerators are spelled as in JSON and on the command line.
+enum class KvDtype : std::uint8_t {
+    fp32,
+    fp16,
+    bf16,
+    fp8_e4m3,
+    fp8_e5m2,
+    int8,
+    int4,
+    nvfp4,  ///< 4-bit e2m1 values with one fp8 (e4m3) scale per 16 values
+    mxfp4,  ///< 4-bit e2m1 values with one e8m0 scale per 32 values (OCP microscaling)
+};
+
+inline constexpr std::array all_kv_dtypes{KvDtype::fp32,  KvDtype::fp16,    KvDtype::bf16,
+                                          KvDtype::fp8_e4m3, KvDtype::fp8_e5m2, KvDtype::int8,
+                                          KvDtype::int4,  KvDtype::nvfp4,   KvDtype::mxfp4};
+
+/// Storage bits of one element, scales excluded.
+[[nodiscard]] constexpr unsigned bits(KvDtype d) noexcept {
+    switch (d) {
+        case KvDtype::fp32: return 32;
+        case KvDtype::fp16:
+        case KvDtype::bf16: return 16;
+        case KvDtype::fp8_e4m3:
+        case KvDtype::fp8_e5m2:
+        case KvDtype::int8: return 8;
+        case KvDtype::int4:
+        case KvDtype::nvfp4:
+        case KvDtype::mxfp4: return 4;
+    }
+    return 0;
+}
+
+/// The JSON and command-line spelling.
+[[nodiscard]] constexpr std::string_view name(KvDtype d) noexcept {
+    switch (d) {
+        case KvDtype::fp32: return "fp32";
+        case KvDtype::fp16: return "fp16";
+        case KvDtype::bf16: return "bf16";
+        case KvDtype::fp8_e4m3: return "fp8_e4m3";
+        case KvDtype::fp8_e5m2: return "fp8_e5m2";
+        case KvDtype::int8: return "int8";
+        case KvDtype::int4: return "int4";
+        case KvDtype::nvfp4: return "nvfp4";
+        case KvDtype::mxfp4: return "mxfp4";
+    }
+    return "?";
+}
+
+/// Parses a spelling; "fp8" means fp8_e4m3 (as vLLM's --kv-cache-dtype fp8 does), "float16",
+/// "bfloat16", "float32" and "fp4" (nvfp4) are accepted too.
+[[nodiscard]] constexpr std::optional<KvDtype> parse_kv_dtype(std::string_view s) noexcept {
+    for (KvDtype d : all_kv_dtypes)
+        if (s == name(d)) return d;
+    if (s == "fp8" || s == "e4m3") return KvDtype::fp8_e4m3;
+    if (s == "e5m2") return KvDtype::fp8_e5m2;
+    if (s == "float16" || s == "half") return KvDtype::fp16;
+    if (s == "bfloat16") return KvDtype::bf16;
+    if (s == "float32" || s == "float") return KvDtype::fp32;
+    if (s == "fp4") return KvDtype::nvfp4;
+    return std::nullopt;
+}
+
+/// Where a quantized cache keeps its scales.
+enum class ScaleGranularity : std::uint8_t {
+    per_tensor,      ///< one scale for a whole layer: no bytes per token
+    per_token_head,  ///< one scale per head per token, for K and for V
+    per_group,       ///< one scale per `group_size` consecutive values
+};
+
+/// A scale layout: granularity, the width of one scale, and the group for per_group.
+struct KvScaling {
+    ScaleGranularity granularity = ScaleGranularity::per_tensor;
+    std::uint16_t scale_bits = 0;
+    std::uint16_t group_size = 0;
+};
+
+[[nodiscard]] constexpr KvScaling default_scaling(KvDtype d) noexcept;
+
+/// An element type together with its scales: what one cached value really costs. A bare KvDtype
+/// converts to its usual scale layout (default_scaling).
+struct KvFormat {
+    KvDtype dtype = KvDtype::bf16;
+    KvScaling scaling{};
+
+    constexpr KvFormat() noexcept = default;
+    constexpr KvFormat(KvDtype d) noexcept : dtype(d), scaling(default_scaling(d)) {}  // NOLINT
+    constexpr KvFormat(KvDtype d, KvScaling sc) noexcept : dtype(d), scaling(sc) {}
+    friend constexpr bool operator==(const KvFormat& a, const KvFormat& b) noexcept {
+        return a.dtype == b.dtype && a.scaling.granularity == b.scaling.granularity &&
+               a.scaling.scale_bits == b.scaling.scale_bits &&
+               a.scaling.group_size == b.scaling.group_size;
+    }
+};
+
+/// The usual scale layout of each type: none for 16/32-bit; per-tensor for fp8 (vLLM's k_scale and
+/// v_scale); one fp32 scale per token per head for int8 and int4 (as token-wise KV quantization
+/// does); one e4m3 scale per 16 values for NVFP4 and one e8m0 scale per 32 for MXFP4 (their specs).
+[[nodiscard]] constexpr KvScaling default_scaling(KvDtype d) noexcept {
+    switch (d) {
+        case KvDtype::int8:
+        case KvDtype::int4: return {ScaleGranularity::per_token_head, 32, 0};
+        case KvDtype::nvfp4: return {ScaleGranularity::per_group, 8, 16};
+        case KvDtype::mxfp4: return {ScaleGranularity::per_group, 8, 32};
+        default: return {};
+    }
+}
+
+/// Bytes to store one cached vector of `elements` values (one head's K or V for one token, or one
+/// MLA latent), scales included, rounded up to whole bytes.
+[[nodiscard]] constexpr Bytes vector_bytes(KvFormat f, std::uint64_t elements) {
+    std::uint64_t bits_total = detail::mul(elements, bits(f.dtype), "a cache vector");
+    switch (f.scaling.granularity) {
+        case ScaleGranularity::per_tensor: break;
+        case ScaleGranularity::per_token_head:
+            bits_total = detail::add(bits_total, f.scaling.scale_bits, "a cache vector");
+            break;
+        case ScaleGranularity::per_group:
+            KVPLAN_EXPECTS(f.scaling.group_size != 0);
+            bits_total = detail::add(
+                bits_total,
+                detail::mul(detail::ceil_div(elements, f.scaling.group_size), f.scaling.scale_bits,
+                            "a cache vector"),
+                "a cache vector");
+            break;
+    }
+    return Bytes::exactly(detail::ceil_div(bits_total, 8));
+}
+
+}  // namespace kvplan

@@ -1,0 +1,135 @@
+#pragma once
+
+// The exact size of the cache: per token, per sequence, for the whole model or one rank.
+//   full / sliding attention: kv_heads x (K vector + V vector) per layer per token
+//                             (2 x kv_heads x head_dim x dtype bytes when K and V dims agree);
+//   MLA latent: one vector of kv_lora_rank + qk_rope_head_dim values per layer per token, no x2,
+//               the same on every TP rank (the latent is not split by heads);
+//   sliding window: tokens beyond the window are not kept;
+//   constant state: fixed bytes per sequence, split evenly across TP ranks (as Mamba heads are).
+
+#include <algorithm>
+#include <cstdint>
+
+#include "detail/checked.hpp"
+#include "dtype.hpp"
+#include "layout.hpp"
+#include "model.hpp"
+#include "units.hpp"
+
+namespace kvplan {
+
+/// Bytes one layer of `spec` adds per token on a rank of TP degree `tp` (0 for constant-state and
+/// shared layers, which do not grow).
+[[nodiscard]] constexpr Bytes layer_bytes_per_token(const CacheSpec& spec, KvFormat f,
+                                                    std::uint32_t tp = 1) {
+    switch (spec.kind) {
+        case CacheKind::full_attention:
+        case CacheKind::sliding_window:
+            return (vector_bytes(f, spec.k_head_dim) + vector_bytes(f, spec.v_head_dim)) *
+                   kv_heads_per_rank(spec.kv_heads, tp);
+        case CacheKind::mla_latent:
+            return vector_bytes(f, std::uint64_t{spec.kv_lora_rank} + spec.qk_rope_head_dim);
+        case CacheKind::constant_state:
+        case CacheKind::shared: return {};
+    }
+    return {};
+}
+
+/// Tokens a layer of `spec` keeps for a sequence of `tokens`: the window caps a sliding layer.
+[[nodiscard]] constexpr std::uint64_t tokens_kept(const CacheSpec& spec,
+                                                  std::uint64_t tokens) noexcept {
+    switch (spec.kind) {
+        case CacheKind::full_attention:
+        case CacheKind::mla_latent: return tokens;
+        case CacheKind::sliding_window: return std::min(tokens, spec.window);
+        case CacheKind::constant_state:
+        case CacheKind::shared: return 0;
+    }
+    return 0;
+}
+
+/// The fixed per-sequence state of one layer on a TP rank (zero unless constant_state).
+[[nodiscard]] constexpr Bytes layer_state_bytes(const CacheSpec& spec, std::uint32_t tp = 1) {
+    if (spec.kind != CacheKind::constant_state) return {};
+    return Bytes::exactly(detail::ceil_div(spec.state_bytes.count(), tp));
+}
+
+/// Bytes one layer holds for one sequence of `tokens`.
+[[nodiscard]] constexpr Bytes layer_bytes_per_sequence(const CacheSpec& spec, KvFormat f,
+                                                       std::uint64_t tokens, std::uint32_t tp = 1) {
+    return layer_bytes_per_token(spec, f, tp) * tokens_kept(spec, tokens) +
+           layer_state_bytes(spec, tp);
+}
+
+namespace detail {
+
+[[nodiscard]] constexpr std::uint32_t shard_end(const Model& m, const Shard& s) noexcept {
+    return std::min(s.end_layer, m.num_layers());
+}
+
+/// Sum of fn(spec) x (layers of that spec in the shard), grouping layers by spec.
+template <class Fn>
+[[nodiscard]] constexpr Bytes sum_over_shard(const Model& m, const Shard& s, Fn fn) {
+    const LayerStack& L = m.layers();
+    std::array<std::uint64_t, max_cache_specs> count{};
+    for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) ++count[L.spec_of_layer[i]];
+    Bytes total{};
+    for (std::uint32_t k = 0; k < L.num_specs; ++k)
+        if (count[k] != 0) total += fn(L.specs[k]) * count[k];
+    return total;
+}
+
+}  // namespace detail
+
+/// KV bytes per token of context: the whole model by default, or what one rank holds. Counts every
+/// layer that grows with context (sliding layers included, up to their window).
+[[nodiscard]] constexpr Bytes kv_bytes_per_token(const Model& m, KvFormat f, const Shard& s = {}) {
+    return detail::sum_over_shard(
+        m, s, [&](const CacheSpec& spec) { return layer_bytes_per_token(spec, f, s.tp); });
+}
+
+/// KV bytes per token of the layers that never stop growing (full attention and MLA): the slope of
+/// bytes per sequence beyond every window.
+[[nodiscard]] constexpr Bytes unbounded_bytes_per_token(const Model& m, KvFormat f,
+                                                        const Shard& s = {}) {
+    return detail::sum_over_shard(m, s, [&](const CacheSpec& spec) {
+        return spec.kind == CacheKind::sliding_window ? Bytes{} : layer_bytes_per_token(spec, f, s.tp);
+    });
+}
+
+/// Bytes of one sequence of `tokens`: windows cap sliding layers, constant state is added once.
+[[nodiscard]] constexpr Bytes kv_bytes_per_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
+                                                    const Shard& s = {}) {
+    return detail::sum_over_shard(m, s, [&](const CacheSpec& spec) {
+        return layer_bytes_per_sequence(spec, f, tokens, s.tp);
+    });
+}
+
+/// The largest window of the model, 0 if it has no sliding layer: past it, only full-attention and
+/// MLA layers grow.
+[[nodiscard]] constexpr std::uint64_t largest_window(const Model& m) noexcept {
+    std::uint64_t w = 0;
+    for (std::uint32_t k = 0; k < m.layers().num_specs; ++k)
+        if (m.layers().specs[k].kind == CacheKind::sliding_window)
+            w = std::max(w, m.layers().specs[k].window);
+    return w;
+}
+
+/// The stage whose ranks hold the most bytes for sequences of `tokens`: it sets the capacity of the
+/// whole replica under pipeline parallelism.
+[[nodiscard]] constexpr std::uint32_t busiest_stage(const Model& m, KvFormat f, const Layout& l,
+                                                    std::uint64_t tokens) {
+    std::uint32_t best = 0;
+    Bytes most{};
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const Bytes b = kv_bytes_per_sequence(m, f, tokens, l.stage(st));
+        if (b > most) {
+            most = b;
+            best = st;
+        }
+    }
+    return best;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,331 @@
+#pragma once
+
+// A model, as the cache and the weights see it: an ordered stack of layers, each of one cache kind,
+// plus the shapes that weight and FLOP counts need. Everything is a constexpr aggregate: presets are
+// built at compile time, imported configs at run time, and both are validated by one function.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "dtype.hpp"
+#include "error.hpp"
+#include "units.hpp"
+
+namespace kvplan {
+
+/// What a layer keeps per sequence.
+enum class CacheKind : std::uint8_t {
+    full_attention,  ///< K and V for every token
+    sliding_window,  ///< K and V for the last `window` tokens
+    mla_latent,      ///< one compressed latent per token (kv_lora_rank + qk_rope_head_dim values)
+    constant_state,  ///< a fixed state per sequence (Mamba, linear attention)
+    shared,          ///< reuses another layer's cache: no bytes of its own
+};
+
+[[nodiscard]] constexpr std::string_view name(CacheKind k) noexcept {
+    switch (k) {
+        case CacheKind::full_attention: return "full_attention";
+        case CacheKind::sliding_window: return "sliding_window";
+        case CacheKind::mla_latent: return "mla_latent";
+        case CacheKind::constant_state: return "constant_state";
+        case CacheKind::shared: return "shared";
+    }
+    return "?";
+}
+
+/// The cache shape of one layer. Which fields count depends on `kind`.
+struct CacheSpec {
+    CacheKind kind = CacheKind::full_attention;
+    std::uint32_t kv_heads = 0;          ///< attention: KV heads (1 = MQA)
+    std::uint32_t k_head_dim = 0;        ///< attention: key head dimension
+    std::uint32_t v_head_dim = 0;        ///< attention: value head dimension (may differ from K)
+    std::uint64_t window = 0;            ///< sliding_window: tokens kept
+    std::uint32_t kv_lora_rank = 0;      ///< mla_latent: compressed KV dimension
+    std::uint32_t qk_rope_head_dim = 0;  ///< mla_latent: decoupled RoPE key dimension
+    Bytes state_bytes{};                 ///< constant_state: bytes per sequence per layer, whole model
+
+    friend constexpr bool operator==(const CacheSpec&, const CacheSpec&) = default;
+};
+
+/// Full attention (MHA, GQA, MQA) with one head dimension for K and V.
+[[nodiscard]] constexpr CacheSpec full_attention(std::uint32_t kv_heads, std::uint32_t head_dim) {
+    return {.kind = CacheKind::full_attention, .kv_heads = kv_heads, .k_head_dim = head_dim,
+            .v_head_dim = head_dim};
+}
+/// Sliding-window attention keeping the last `window` tokens.
+[[nodiscard]] constexpr CacheSpec sliding_window(std::uint32_t kv_heads, std::uint32_t head_dim,
+                                                 std::uint64_t window) {
+    return {.kind = CacheKind::sliding_window, .kv_heads = kv_heads, .k_head_dim = head_dim,
+            .v_head_dim = head_dim, .window = window};
+}
+/// Multi-head latent attention (DeepSeek-V2/V3): one latent per token, no separate K and V.
+[[nodiscard]] constexpr CacheSpec mla_latent(std::uint32_t kv_lora_rank,
+                                             std::uint32_t qk_rope_head_dim) {
+    return {.kind = CacheKind::mla_latent, .kv_lora_rank = kv_lora_rank,
+            .qk_rope_head_dim = qk_rope_head_dim};
+}
+/// A fixed per-sequence state (Mamba, linear attention), whole-model bytes per layer.
+[[nodiscard]] constexpr CacheSpec constant_state(Bytes per_sequence) {
+    return {.kind = CacheKind::constant_state, .state_bytes = per_sequence};
+}
+/// A layer that reads another layer's cache (cross-layer KV sharing).
+[[nodiscard]] constexpr CacheSpec shared_cache() { return {.kind = CacheKind::shared}; }
+
+inline constexpr std::size_t max_layers = 512;
+inline constexpr std::size_t max_cache_specs = 4;
+
+/// The ordered layers of a model, as groups of one cache kind: a few distinct specs and, per layer,
+/// which spec it has. Order matters: pipeline stages take contiguous layers.
+struct LayerStack {
+    std::array<CacheSpec, max_cache_specs> specs{};
+    std::uint32_t num_specs = 0;
+    std::array<std::uint8_t, max_layers> spec_of_layer{};
+    std::uint32_t num_layers = 0;
+
+    /// Appends `count` layers of `spec`. Throws InvalidModel past max_layers layers or
+    /// max_cache_specs distinct specs.
+    constexpr LayerStack& append(const CacheSpec& spec, std::uint32_t count = 1) {
+        std::uint32_t idx = 0;
+        while (idx < num_specs && !(specs[idx] == spec)) ++idx;
+        if (idx == num_specs) {
+            if (num_specs == max_cache_specs)
+                detail::throw_field_error<InvalidModel>(
+                    "", "layers", "at most 4 distinct layer cache shapes", "a fifth");
+            specs[num_specs++] = spec;
+        }
+        if (count > max_layers - num_layers)
+            detail::throw_field_error<InvalidModel>("", "num_layers", "at most 512 layers",
+                                                    std::to_string(num_layers + std::uint64_t{count}));
+        for (std::uint32_t i = 0; i < count; ++i)
+            spec_of_layer[num_layers++] = static_cast<std::uint8_t>(idx);
+        return *this;
+    }
+
+    /// `n` layers of one spec.
+    [[nodiscard]] static constexpr LayerStack uniform(std::uint32_t n, const CacheSpec& spec) {
+        LayerStack s;
+        s.append(spec, n);
+        return s;
+    }
+
+    /// `n` layers where layer i has pattern[i % P]: {sliding, full} alternates (Gemma-2, gpt-oss);
+    /// five sliding then one full is Gemma-3's 5:1.
+    template <std::size_t P>
+    [[nodiscard]] static constexpr LayerStack periodic(std::uint32_t n,
+                                                       const std::array<CacheSpec, P>& pattern) {
+        static_assert(P > 0, "a pattern needs at least one layer spec");
+        LayerStack s;
+        for (std::uint32_t i = 0; i < n; ++i) s.append(pattern[i % P]);
+        return s;
+    }
+
+    /// The cache spec of layer `i` (0-based).
+    [[nodiscard]] constexpr const CacheSpec& operator[](std::uint32_t i) const {
+        KVPLAN_EXPECTS(i < num_layers);
+        return specs[spec_of_layer[i]];
+    }
+
+    /// How many layers have spec number `spec`.
+    [[nodiscard]] constexpr std::uint32_t layers_with_spec(std::uint32_t spec) const noexcept {
+        std::uint32_t c = 0;
+        for (std::uint32_t i = 0; i < num_layers; ++i) c += spec_of_layer[i] == spec ? 1 : 0;
+        return c;
+    }
+
+    /// How many layers are of `kind`.
+    [[nodiscard]] constexpr std::uint32_t layers_of_kind(CacheKind kind) const noexcept {
+        std::uint32_t c = 0;
+        for (std::uint32_t i = 0; i < num_layers; ++i) c += (*this)[i].kind == kind ? 1 : 0;
+        return c;
+    }
+};
+
+/// Mixture-of-experts shape; experts == 0 means a dense model.
+struct MoeShape {
+    std::uint32_t experts = 0;                   ///< routed experts per MoE layer
+    std::uint32_t experts_per_token = 0;         ///< routed experts each token uses
+    std::uint64_t expert_intermediate_size = 0;  ///< MLP width of one routed expert
+    std::uint32_t shared_experts = 0;            ///< always-on experts per MoE layer
+    std::uint64_t shared_intermediate_size = 0;  ///< total MLP width of the shared experts (0: shared_experts × expert width)
+    std::uint32_t first_dense_layers = 0;        ///< leading layers with a dense MLP
+    std::uint32_t layer_freq = 1;    ///< after those, layer i is MoE when (i + layer_offset) % layer_freq == 0
+    std::uint32_t layer_offset = 0;  ///< 0 as DeepSeek's moe_layer_freq; 1 as Qwen's decoder_sparse_step
+    bool router_bias = false;        ///< the router has a bias per expert
+
+    /// Whether layer `i` (0-based) has a routed MoE MLP.
+    [[nodiscard]] constexpr bool is_moe_layer(std::uint32_t i) const noexcept {
+        return experts != 0 && i >= first_dense_layers &&
+               (layer_freq <= 1 || (i + layer_offset) % layer_freq == 0);
+    }
+};
+
+/// The projections of multi-head latent attention that the cache spec does not carry.
+struct MlaShape {
+    std::uint32_t q_lora_rank = 0;       ///< 0: queries are projected directly (DeepSeek-V2-Lite)
+    std::uint32_t qk_nope_head_dim = 0;  ///< per-head query/key dimension without RoPE
+    std::uint32_t v_head_dim = 0;        ///< per-head value dimension
+};
+
+enum class MlpKind : std::uint8_t { gated, plain };  ///< gated: SwiGLU/GeGLU (3 matrices); plain: 2
+enum class NormKind : std::uint8_t { rms, layer };    ///< layer norms carry a bias as well
+enum class AttentionBias : std::uint8_t { none, qkv, qkvo };
+
+/// A short name held in place, so a model stays a constexpr aggregate without allocation.
+class ModelName {
+   public:
+    constexpr ModelName() noexcept = default;
+    constexpr ModelName(std::string_view s) noexcept {  // NOLINT: implicit from a literal is the point
+        len_ = std::min(s.size(), buf_.size());
+        for (std::size_t i = 0; i < len_; ++i) buf_[i] = s[i];
+    }
+    constexpr ModelName(const char* s) noexcept : ModelName(std::string_view(s)) {}  // NOLINT
+    [[nodiscard]] constexpr std::string_view view() const noexcept { return {buf_.data(), len_}; }
+    friend constexpr bool operator==(const ModelName& a, const ModelName& b) noexcept {
+        return a.view() == b.view();
+    }
+
+   private:
+    std::array<char, 95> buf_{};
+    std::size_t len_ = 0;
+};
+
+/// Everything kvplan knows about a model. Build one (presets, the JSON importer, or by hand), then
+/// wrap it in a Model, which validates it once.
+struct ModelConfig {
+    ModelName name{};
+    LayerStack layers{};
+    std::uint32_t num_heads = 0;  ///< query heads
+    std::uint32_t head_dim = 0;   ///< query head dimension; 0: the first attention layer's k_head_dim
+    std::uint64_t hidden_size = 0;
+    std::uint64_t intermediate_size = 0;  ///< dense MLP width
+    std::uint64_t vocab_size = 0;
+    std::uint64_t max_position_embeddings = 0;  ///< the trained context length, 0 if unknown
+    bool tie_embeddings = false;
+    MlpKind mlp = MlpKind::gated;
+    NormKind norm = NormKind::rms;
+    std::uint32_t norms_per_layer = 2;
+    AttentionBias attention_bias = AttentionBias::none;
+    bool mlp_bias = false;
+    bool qk_norm = false;  ///< per-head RMSNorm on q and k (Qwen3, Gemma-3)
+    MoeShape moe{};
+    MlaShape mla{};
+    std::uint64_t extra_params = 0;  ///< parameters the fields above do not describe (Mamba mixers...)
+};
+
+namespace detail {
+
+inline std::string model_where(const ModelConfig& c) {
+    return c.name.view().empty() ? std::string("model") : "model '" + std::string(c.name.view()) + "'";
+}
+
+inline std::string spec_field(std::uint32_t i, const char* field) {
+    return "layers.specs[" + std::to_string(i) + "]." + field;
+}
+
+template <class E = InvalidModel>
+[[noreturn]] inline void bad_field(const ModelConfig& c, const std::string& field,
+                                   const char* expected, std::uint64_t found) {
+    throw_field_error<E>(model_where(c), field, expected, std::to_string(found));
+}
+
+}  // namespace detail
+
+/// Refuses a config no real model could have: InvalidModel names the field, what was expected and
+/// what was found. During constant evaluation the throw is a compile error.
+constexpr void validate(const ModelConfig& c) {
+    const LayerStack& L = c.layers;
+    if (L.num_layers == 0) detail::bad_field(c, "num_layers", "at least 1 layer", 0);
+    if (L.num_specs == 0 || L.num_specs > max_cache_specs)
+        detail::bad_field(c, "layers.num_specs", "1 to 4 cache specs", L.num_specs);
+    if (c.hidden_size == 0) detail::bad_field(c, "hidden_size", "> 0", 0);
+    if (c.vocab_size == 0) detail::bad_field(c, "vocab_size", "> 0", 0);
+    if (c.num_heads == 0) detail::bad_field(c, "num_heads", "> 0 query heads", 0);
+    if (c.norms_per_layer > 8) detail::bad_field(c, "norms_per_layer", "0 to 8", c.norms_per_layer);
+
+    bool holds_bytes = false;
+    for (std::uint32_t i = 0; i < L.num_specs; ++i) {
+        const CacheSpec& s = L.specs[i];
+        switch (s.kind) {
+            case CacheKind::sliding_window:
+                if (s.window == 0)
+                    detail::bad_field(c, detail::spec_field(i, "window"), "> 0 tokens", 0);
+                [[fallthrough]];
+            case CacheKind::full_attention:
+                if (s.kv_heads == 0)
+                    detail::bad_field(c, detail::spec_field(i, "kv_heads"), "> 0", 0);
+                if (s.k_head_dim == 0)
+                    detail::bad_field(c, detail::spec_field(i, "k_head_dim"), "> 0", 0);
+                if (s.v_head_dim == 0)
+                    detail::bad_field(c, detail::spec_field(i, "v_head_dim"), "> 0", 0);
+                if (c.num_heads % s.kv_heads != 0)
+                    detail::bad_field(c, detail::spec_field(i, "kv_heads"),
+                                      "a divisor of num_heads", s.kv_heads);
+                holds_bytes = true;
+                break;
+            case CacheKind::mla_latent:
+                if (s.kv_lora_rank == 0)
+                    detail::bad_field(c, detail::spec_field(i, "kv_lora_rank"), "> 0", 0);
+                holds_bytes = true;
+                break;
+            case CacheKind::constant_state:
+                if (s.state_bytes.is_zero())
+                    detail::bad_field(c, detail::spec_field(i, "state_bytes"), "> 0 bytes", 0);
+                holds_bytes = true;
+                break;
+            case CacheKind::shared: break;
+        }
+    }
+    for (std::uint32_t i = 0; i < L.num_layers; ++i)
+        if (L.spec_of_layer[i] >= L.num_specs)
+            detail::bad_field(c, "layers.spec_of_layer[" + std::to_string(i) + "]",
+                              "an index of a cache spec", L.spec_of_layer[i]);
+    if (!holds_bytes)
+        detail::bad_field(c, "layers", "at least one layer that caches something", 0);
+
+    const MoeShape& m = c.moe;
+    if (m.experts != 0) {
+        if (m.experts_per_token == 0 || m.experts_per_token > m.experts)
+            detail::bad_field(c, "moe.experts_per_token", "1 to moe.experts", m.experts_per_token);
+        if (m.expert_intermediate_size == 0)
+            detail::bad_field(c, "moe.expert_intermediate_size", "> 0", 0);
+        if (m.layer_freq == 0) detail::bad_field(c, "moe.layer_freq", ">= 1", 0);
+        if (m.first_dense_layers > L.num_layers)
+            detail::bad_field(c, "moe.first_dense_layers", "at most num_layers",
+                              m.first_dense_layers);
+    }
+    bool dense_mlp = m.experts == 0 || m.first_dense_layers > 0 || m.layer_freq > 1;
+    if (dense_mlp && c.intermediate_size == 0)
+        detail::bad_field(c, "intermediate_size", "> 0 for a dense MLP layer", 0);
+    if (L.layers_of_kind(CacheKind::mla_latent) > 0 && (c.mla.v_head_dim == 0))
+        detail::bad_field(c, "mla.v_head_dim", "> 0 for an MLA model", 0);
+}
+
+/// A validated model: constructing one checks the config, and every sizing function that takes a
+/// Model then has no failure path but a 64-bit overflow of its own result.
+class Model {
+   public:
+    /// Validates `c`; throws InvalidModel (a compile error in a constant expression).
+    constexpr explicit Model(const ModelConfig& c) : c_(c) { validate(c_); }
+
+    [[nodiscard]] constexpr const ModelConfig& config() const noexcept { return c_; }
+    [[nodiscard]] constexpr std::string_view name() const noexcept { return c_.name.view(); }
+    [[nodiscard]] constexpr std::uint32_t num_layers() const noexcept { return c_.layers.num_layers; }
+    [[nodiscard]] constexpr const CacheSpec& layer(std::uint32_t i) const { return c_.layers[i]; }
+    [[nodiscard]] constexpr const LayerStack& layers() const noexcept { return c_.layers; }
+
+    /// The query head dimension: head_dim if set, else the first attention layer's k_head_dim.
+    [[nodiscard]] constexpr std::uint32_t query_head_dim() const noexcept {
+        if (c_.head_dim != 0) return c_.head_dim;
+        for (std::uint32_t i = 0; i < c_.layers.num_specs; ++i)
+            if (c_.layers.specs[i].k_head_dim != 0) return c_.layers.specs[i].k_head_dim;
+        return static_cast<std::uint32_t>(c_.hidden_size / c_.num_heads);
+    }
+
+   private:
+    ModelConfig c_;
+};
+
+}  // namespace kvplan

@@ -1,0 +1,128 @@
+#pragma once
+
+// Paged allocation (PagedAttention): each layer's cache lives in fixed blocks of `block_size`
+// tokens, so a sequence wastes at most the unused tail of its last block per layer. Compared here
+// with a contiguous reservation of max_model_len per sequence, and with prefix sharing, where
+// sequences that share a prompt prefix hold its full blocks once.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "detail/checked.hpp"
+#include "kv_bytes.hpp"
+#include "model.hpp"
+
+namespace kvplan {
+
+/// vLLM's default block size in tokens.
+inline constexpr std::uint32_t default_block_size = 16;
+
+/// A run of block indices [first, end) of one layer's page table.
+struct BlockRange {
+    std::uint64_t first = 0;
+    std::uint64_t end = 0;
+    [[nodiscard]] constexpr std::uint64_t count() const noexcept { return end - first; }
+};
+
+/// Blocks that hold `tokens` tokens: ceil(tokens / block_size).
+[[nodiscard]] constexpr std::uint64_t blocks_for(std::uint64_t tokens, std::uint32_t block_size) {
+    KVPLAN_EXPECTS(block_size != 0);
+    return detail::ceil_div(tokens, block_size);
+}
+
+/// The blocks a layer of `spec` holds for a sequence of `tokens`, blocks aligned to position 0.
+/// A sliding layer keeps positions [tokens - window, tokens): the blocks that cover them, which is
+/// ceil(window / block_size) or one more when the window straddles a block boundary.
+[[nodiscard]] constexpr BlockRange held_blocks(const CacheSpec& spec, std::uint64_t tokens,
+                                               std::uint32_t block_size) {
+    KVPLAN_EXPECTS(block_size != 0);
+    switch (spec.kind) {
+        case CacheKind::full_attention:
+        case CacheKind::mla_latent: return {0, blocks_for(tokens, block_size)};
+        case CacheKind::sliding_window:
+            if (tokens <= spec.window) return {0, blocks_for(tokens, block_size)};
+            return {(tokens - spec.window) / block_size, (tokens - 1) / block_size + 1};
+        case CacheKind::constant_state:
+        case CacheKind::shared: return {};
+    }
+    return {};
+}
+
+/// One sequence's paged footprint on a shard.
+struct PagedUse {
+    std::uint64_t blocks = 0;  ///< layer blocks held, summed over layers
+    Bytes reserved{};          ///< bytes of those blocks, plus constant state
+    Bytes used{};              ///< bytes actually filled (kv_bytes_per_sequence)
+    [[nodiscard]] constexpr Bytes waste() const { return reserved - used; }
+};
+
+namespace detail {
+
+template <class BlocksOf>
+[[nodiscard]] constexpr PagedUse paged_sum(const Model& m, KvFormat f, const Shard& s,
+                                           std::uint32_t block_size, BlocksOf blocks_of) {
+    PagedUse u;
+    const LayerStack& L = m.layers();
+    for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) {
+        const CacheSpec& spec = L[i];
+        const std::uint64_t n = blocks_of(spec);
+        u.blocks = add(u.blocks, n, "a block count");
+        u.reserved += layer_bytes_per_token(spec, f, s.tp) * mul(n, block_size, "a block count") +
+                      layer_state_bytes(spec, s.tp);
+    }
+    return u;
+}
+
+}  // namespace detail
+
+/// One sequence of `tokens` in blocks of `block_size` tokens.
+[[nodiscard]] constexpr PagedUse paged_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
+                                                std::uint32_t block_size, const Shard& s = {}) {
+    PagedUse u = detail::paged_sum(m, f, s, block_size, [&](const CacheSpec& spec) {
+        return held_blocks(spec, tokens, block_size).count();
+    });
+    u.used = kv_bytes_per_sequence(m, f, tokens, s);
+    return u;
+}
+
+/// Paged footprint of sequences that share a prompt prefix.
+struct SharedPrefixUse {
+    std::uint64_t shared_blocks = 0;  ///< full prefix blocks per layer, held once: prefix / block_size
+    std::uint64_t blocks = 0;         ///< layer blocks held by all the sequences together
+    Bytes reserved{};                 ///< bytes of those blocks, plus each sequence's constant state
+    Bytes unshared{};                 ///< bytes the same sequences would hold without sharing
+    [[nodiscard]] constexpr Bytes saved() const { return unshared - reserved; }
+};
+
+/// `sequences` sequences of `tokens` each whose first `prefix_tokens` are one shared prompt. Only
+/// full blocks are shared (a partial block is still being written by each sequence), and a sliding
+/// layer shares them only while they are inside its window.
+[[nodiscard]] constexpr SharedPrefixUse paged_shared_prefix(const Model& m, KvFormat f,
+                                                            std::uint64_t sequences,
+                                                            std::uint64_t prefix_tokens,
+                                                            std::uint64_t tokens,
+                                                            std::uint32_t block_size,
+                                                            const Shard& s = {}) {
+    KVPLAN_EXPECTS(block_size != 0 && prefix_tokens <= tokens);
+    SharedPrefixUse u;
+    u.shared_blocks = prefix_tokens / block_size;
+    if (sequences == 0) return u;
+    for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {
+        const CacheSpec& spec = m.layer(i);
+        const BlockRange r = held_blocks(spec, tokens, block_size);
+        const std::uint64_t overlap =
+            r.first < u.shared_blocks ? std::min(u.shared_blocks, r.end) - r.first : 0;
+        const std::uint64_t each = r.count();
+        const std::uint64_t held =
+            detail::add(detail::mul(each - overlap, sequences, "a block count"), overlap,
+                        "a block count");
+        const Bytes block = layer_bytes_per_token(spec, f, s.tp) * block_size;
+        const Bytes state = layer_state_bytes(spec, s.tp) * sequences;
+        u.blocks = detail::add(u.blocks, held, "a block count");
+        u.reserved += block * held + state;
+        u.unshared += block * detail::mul(each, sequences, "a block count") + state;
+    }
+    return u;
+}
+
+}  // namespace kvplan
