@@ -23,6 +23,11 @@ TEST_CASE("a paged sequence wastes only its last block's tail", "[paging]") {
     CHECK(u.waste().count() == 15 * 327'680);
 }
 
+TEST_CASE("a block spans every layer", "[paging]") {
+    // Llama-3-8B: 128 KiB per token x 16 tokens = 2 MiB per block.
+    CHECK(bytes_per_block(llama_3_8b, KvDtype::bf16, 16) == 2 * MiB);
+}
+
 TEST_CASE("a sliding window straddling a block boundary holds one more block", "[paging][window]") {
     // Window 4,096 in 16-token blocks. At 5,000 tokens the layer keeps positions 904..4,999:
     // blocks 56 (904 / 16) .. 312 (4,999 / 16), 257 blocks = ceil(4096 / 16) + 1.
@@ -38,9 +43,10 @@ TEST_CASE("a sliding window straddling a block boundary holds one more block", "
 TEST_CASE("contiguous reservation against paging", "[paging]") {
     // A contiguous engine reserves max_model_len = 8,192 tokens per sequence; a 200-token request
     // then owns 8,192 x 327,680 B but uses 200 x 327,680; paged it holds 13 blocks = 208 tokens.
-    const Bytes reserved = kv_bytes_per_sequence(llama_3_70b, KvDtype::bf16, 8192);
-    const Bytes used = kv_bytes_per_sequence(llama_3_70b, KvDtype::bf16, 200);
-    CHECK((reserved - used).count() == 7992ULL * 327'680);
+    const ContiguousUse c = contiguous_sequence(llama_3_70b, KvDtype::bf16, 200, 8192);
+    CHECK(c.reserved.count() == 8192ULL * 327'680);
+    CHECK(c.used.count() == 200ULL * 327'680);
+    CHECK(c.waste().count() == 7992ULL * 327'680);
     CHECK(paged_sequence(llama_3_70b, KvDtype::bf16, 200, 16).waste().count() == 8 * 327'680);
 }
 

@@ -85,6 +85,30 @@ template <class BlocksOf>
     return u;
 }
 
+/// Bytes of one block of `block_size` tokens across every layer of the shard (a block table entry
+/// as an engine with one block per token range for all layers allocates it).
+[[nodiscard]] constexpr Bytes bytes_per_block(const Model& m, KvFormat f, std::uint32_t block_size,
+                                              const Shard& s = {}) {
+    return kv_bytes_per_token(m, f, s) * block_size;
+}
+
+/// One sequence under a contiguous reservation of `max_model_len` tokens, as engines before
+/// paging allocated: the reservation is made up front, whatever the sequence then uses.
+struct ContiguousUse {
+    Bytes reserved{};  ///< kv_bytes_per_sequence(max_model_len)
+    Bytes used{};      ///< kv_bytes_per_sequence(tokens)
+    [[nodiscard]] constexpr Bytes waste() const { return reserved - used; }
+};
+
+/// A sequence of `tokens` (at most `max_model_len`) in a contiguous reservation.
+[[nodiscard]] constexpr ContiguousUse contiguous_sequence(const Model& m, KvFormat f,
+                                                          std::uint64_t tokens,
+                                                          std::uint64_t max_model_len,
+                                                          const Shard& s = {}) {
+    KVPLAN_EXPECTS(tokens <= max_model_len);
+    return {kv_bytes_per_sequence(m, f, max_model_len, s), kv_bytes_per_sequence(m, f, tokens, s)};
+}
+
 /// Paged footprint of sequences that share a prompt prefix.
 struct SharedPrefixUse {
     std::uint64_t shared_blocks = 0;  ///< full prefix blocks per layer, held once: prefix / block_size
