@@ -12,4 +12,5 @@
 #include "kv_bytes.hpp"
 #include "paging.hpp"
 #include "capacity.hpp"
+#include "weights.hpp"
 #include "presets.hpp"
