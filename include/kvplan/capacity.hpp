@@ -52,12 +52,22 @@ namespace kvplan {
     KVPLAN_EXPECTS(sequences >= 1 && block_size >= 1);
     const Bytes each_budget = budget / sequences;
     const auto fits = [&](std::uint64_t len) {
-        return reserved_per_sequence(m, f, len, block_size, s) <= each_budget;
+        // A sequence too large for 64 bits is larger than any budget: it does not fit.
+        try {
+            return reserved_per_sequence(m, f, len, block_size, s) <= each_budget;
+        } catch (const OverflowError&) {
+            return false;
+        }
     };
     const Bytes slope = unbounded_bytes_per_token(m, f, s);
     if (slope.is_zero()) {
-        // Past the largest window (and one block of slack for alignment) nothing grows.
-        const std::uint64_t plateau = largest_window(m) + 2ULL * block_size;
+        // Past the largest window (and one block of slack for alignment) nothing grows. Saturate:
+        // a window near 2^64 must not wrap the plateau round to a short length.
+        const std::uint64_t window = largest_window(m);
+        const std::uint64_t slack = 2ULL * block_size;
+        const std::uint64_t plateau = window > std::numeric_limits<std::uint64_t>::max() - slack
+                                          ? std::numeric_limits<std::uint64_t>::max()
+                                          : window + slack;
         if (fits(plateau)) return std::nullopt;
         std::uint64_t lo = 0, hi = plateau;  // fits(lo) or lo == 0; !fits(hi)
         while (hi - lo > 1) {
@@ -66,9 +76,11 @@ namespace kvplan {
         }
         return fits(lo) ? lo : 0;
     }
-    // Beyond budget / slope tokens the growing layers alone exceed the budget.
-    std::uint64_t lo = 0, hi = each_budget / slope + 1;
+    // Beyond budget / slope tokens the growing layers alone exceed the budget, so when that many
+    // fit it is the answer (checked apart: budget / slope + 1 would wrap for a 1-byte slope).
+    std::uint64_t lo = 0, hi = each_budget / slope;
     if (!fits(0)) return 0;
+    if (fits(hi)) return hi;
     while (hi - lo > 1) {
         const std::uint64_t mid = lo + (hi - lo) / 2;
         (fits(mid) ? lo : hi) = mid;
