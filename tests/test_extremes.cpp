@@ -10,6 +10,7 @@
 #include <optional>
 
 #include <kvplan/kvplan.hpp>
+#include <kvplan/weights.hpp>
 
 using namespace kvplan;
 using namespace kvplan::presets;
@@ -64,4 +65,147 @@ TEST_CASE("a window too large for any budget is not mistaken for a plateau", "[e
         .vocab_size = 1,
     }};
     CHECK(max_context(1 * GiB, huge_window, KvDtype::fp8_e4m3, 1) == 67'108'864u);
+}
+
+TEST_CASE("a 10-million-token context is sized exactly", "[extremes]") {
+    // Llama-3.1-405B in fp32: 126 layers x 8 KV heads x (K + V) x 128 x 4 B = 1,032,192 B per
+    // token; x 10^7 tokens = 10,321,920,000,000 B.
+    CHECK(kv_bytes_per_sequence(llama_3_1_405b, KvDtype::fp32, ten_million).count() ==
+          10'321'920'000'000ULL);
+    // DeepSeek-V3: 61 MLA layers x (512 + 64) values x 2 B = 70,272 B per token; x 10^7.
+    CHECK(kv_bytes_per_sequence(deepseek_v3, KvDtype::bf16, ten_million).count() ==
+          702'720'000'000ULL);
+    // gpt-oss-120b: 18 full layers grow (2 x 8 x 64 x 2 B = 2,048 B per token each) and 18 sliding
+    // layers stop at 128 tokens: 18 x 2,048 x 10^7 + 18 x 2,048 x 128 = 368,644,718,592 B.
+    CHECK(kv_bytes_per_sequence(gpt_oss_120b, KvDtype::bf16, ten_million).count() ==
+          368'644'718'592ULL);
+}
+
+TEST_CASE("a million concurrent sequences multiply exactly or throw", "[extremes]") {
+    const Bytes each = kv_bytes_per_sequence(llama_3_1_405b, KvDtype::fp32, ten_million);
+    // 10,321,920,000,000 B x 10^6 = 1.032e19 B, below 2^64 - 1 = 1.845e19: exact.
+    CHECK((each * one_million).count() == 10'321'920'000'000'000'000ULL);
+    // Twice that passes 2^64: an error, never a wrapped size.
+    CHECK_THROWS_AS(each * (2 * one_million), OverflowError);
+    // floor((2^64 - 1) / 10,321,920,000,000) = 1,787,142 such sequences fit in every byte there is.
+    CHECK(sequences_that_fit(all_bytes, llama_3_1_405b, KvDtype::fp32, ten_million) == 1'787'142u);
+    // A million sequences share 1 TiB: floor(2^40 / 10^6) = 1,099,511 B each, over Llama-3-8B's
+    // 131,072 B per token: 8 tokens. In 80 GiB, 85,899 B each: not one token.
+    CHECK(max_context(1 * TiB, llama_3_8b, KvDtype::bf16, one_million) == 8u);
+    CHECK(max_context(80 * GiB, llama_3_8b, KvDtype::bf16, one_million) == 0u);
+    // Every byte there is over a million 405B sequences in 16-token blocks: floor((2^64 - 1) / 10^6)
+    // = 18,446,744,073,709 B each; / 1,032,192 B = 17,871,427 tokens, down to whole blocks:
+    // 17,871,424.
+    CHECK(max_context(all_bytes, llama_3_1_405b, KvDtype::fp32, one_million, 16) == 17'871'424u);
+}
+
+TEST_CASE("blocks of one token and of a million tokens", "[extremes][paging]") {
+    // Llama-3-70B (327,680 B per token), 10^7 tokens in 2^20-token blocks: ceil(10^7 / 2^20) = 10
+    // blocks per layer, 800 over 80 layers, reserving 10 x 2^20 tokens = 3,200 GiB; using 10^7.
+    const PagedUse big = paged_sequence(llama_3_70b, KvDtype::bf16, ten_million, mebi_block);
+    CHECK(big.blocks == 800);
+    CHECK(big.reserved == 3200 * GiB);
+    CHECK(big.used.count() == 3'276'800'000'000ULL);
+    // One block holds 327,680 B x 2^20 = 320 GiB: 80 GiB cannot hold one token, 640 GiB holds
+    // two blocks, 2,097,152 tokens.
+    CHECK(bytes_per_block(llama_3_70b, KvDtype::bf16, mebi_block) == 320 * GiB);
+    CHECK(max_context(80 * GiB, llama_3_70b, KvDtype::bf16, 1, mebi_block) == 0u);
+    CHECK(max_context(640 * GiB, llama_3_70b, KvDtype::bf16, 1, mebi_block) == 2'097'152u);
+    CHECK(sequences_that_fit(80 * GiB, llama_3_70b, KvDtype::bf16, 1, mebi_block) == 0u);
+    // Mistral-7B's 4,096-token window at 10^7 tokens sits inside one 2^20 block (positions
+    // 9,995,904..9,999,999 are all in block 9): 32 layers x 4,096 B x 2^20 = 128 GiB reserved for
+    // 32 x 4,096 B x 4,096 = 512 MiB used.
+    const PagedUse win = paged_sequence(mistral_7b_v0_1, KvDtype::bf16, ten_million, mebi_block);
+    CHECK(win.blocks == 32);
+    CHECK(win.reserved == 128 * GiB);
+    CHECK(win.used == 512 * MiB);
+    // One-token blocks waste nothing: 80 x 10^7 blocks, reserved = used.
+    const PagedUse one = paged_sequence(llama_3_70b, KvDtype::bf16, ten_million, 1);
+    CHECK(one.blocks == 800'000'000u);
+    CHECK(one.reserved == one.used);
+}
+
+TEST_CASE("a shared prefix across a million sequences", "[extremes][paging]") {
+    // Llama-3-8B, 10^6 sequences of 8,192 tokens sharing a 4,096-token prompt, 16-token blocks:
+    // per layer each sequence holds 512 blocks of which 256 are shared, so (512 - 256) x 10^6 + 256
+    // = 256,000,256 blocks per layer, x 32 layers = 8,192,008,192. One layer block is 16 x 4,096 B
+    // = 65,536 B: reserved 536,871,448,870,912 B against 512 x 10^6 x 32 x 65,536 =
+    // 1,073,741,824,000,000 B unshared.
+    const SharedPrefixUse u =
+        paged_shared_prefix(llama_3_8b, KvDtype::bf16, one_million, 4096, 8192, 16);
+    CHECK(u.shared_blocks == 256);
+    CHECK(u.blocks == 8'192'008'192ULL);
+    CHECK(u.reserved.count() == 536'871'448'870'912ULL);
+    CHECK(u.unshared.count() == 1'073'741'824'000'000ULL);
+    CHECK(u.saved().count() == 536'870'375'129'088ULL);
+}
+
+TEST_CASE("a two-trillion-parameter model is counted and sized exactly", "[extremes][weights]") {
+    // A generated dense model: 340 layers, hidden 20,480 (160 heads of 128), 16 KV heads, gated
+    // MLP of 81,920, vocab 128,256, untied, two RMSNorms per layer, no biases.
+    const Model two_t{ModelConfig{
+        .name = "dense-2T",
+        .layers = LayerStack::uniform(340, full_attention(16, 128)),
+        .num_heads = 160,
+        .hidden_size = 20480,
+        .intermediate_size = 81920,
+        .vocab_size = 128256,
+    }};
+    // Per layer: q and o 20,480^2 each, k and v 20,480 x 2,048 each, MLP 3 x 20,480 x 81,920,
+    // norms 2 x 20,480: 5,955,952,640. Whole: 340 x that + embedding and LM head 2 x 128,256 x
+    // 20,480 + final norm 20,480 = 2,030,277,283,840.
+    CHECK(total_params(two_t) == 2'030'277'283'840ULL);
+    // bf16: 2 B per parameter, 4,060,554,567,680 B.
+    CHECK(weight_bytes(two_t).total().count() == 4'060'554'567'680ULL);
+    // KV: 340 x 16 x 2 x 128 x 2 B = 2,785,280 B per token; 10^7 tokens: 27,852,800,000,000 B.
+    CHECK(kv_bytes_per_token(two_t, KvDtype::bf16).count() == 2'785'280u);
+    CHECK(kv_bytes_per_sequence(two_t, KvDtype::bf16, ten_million).count() ==
+          27'852'800'000'000ULL);
+}
+
+TEST_CASE("lengths past 2^64 bytes are errors, not wrapped sizes", "[extremes]") {
+    constexpr std::uint64_t every_token = std::numeric_limits<std::uint64_t>::max();
+    CHECK_THROWS_AS(kv_bytes_per_sequence(llama_3_8b, KvDtype::bf16, every_token), OverflowError);
+    CHECK_THROWS_AS(paged_sequence(llama_3_8b, KvDtype::bf16, every_token, 16), OverflowError);
+    CHECK_THROWS_AS(sequences_that_fit(all_bytes, llama_3_8b, KvDtype::bf16, every_token, 16),
+                    OverflowError);
+    // A window caps the bytes, so a sliding-only model sizes even 2^64 - 1 tokens: Mistral-7B
+    // keeps 4,096 tokens x 128 KiB = 512 MiB.
+    CHECK(kv_bytes_per_sequence(mistral_7b_v0_1, KvDtype::bf16, every_token) == 512 * MiB);
+    // Sums and differences of sizes are checked too.
+    CHECK_THROWS_AS(all_bytes + 1 * B, OverflowError);
+    CHECK_THROWS_AS(Bytes{} - 1 * B, OverflowError);
+    CHECK_THROWS_AS((std::uint64_t{1} << 60) * (16 * B), OverflowError);  // 2^64 B
+    CHECK_THROWS_AS(17'179'869'184 * GiB, OverflowError);                 // 2^34 GiB = 2^64 B
+}
+
+TEST_CASE("sizes read out in any unit are finite", "[extremes][units]") {
+    // (2^64 - 1) B = 2^34 GiB less one byte, which a double rounds to 2^34 = 17,179,869,184.
+    CHECK(all_bytes.in(GiB) == 17'179'869'184.0);
+    CHECK(std::isfinite(all_bytes.in(B)));
+    CHECK(std::isfinite(all_bytes.in(TB)));
+    // Doubles that are not sizes are refused.
+    CHECK_THROWS_AS(round_to_bytes(std::nan(""), GiB), OverflowError);
+    CHECK_THROWS_AS(round_to_bytes(HUGE_VAL, GiB), OverflowError);
+    CHECK_THROWS_AS(round_to_bytes(-1.0, B), OverflowError);
+    CHECK_THROWS_AS(round_to_bytes(17'179'869'184.0, GiB), OverflowError);  // 2^64 B exactly
+    CHECK(round_to_bytes(0.0, GiB).is_zero());
+}
+
+TEST_CASE("parallel layouts at their limits", "[extremes][layout]") {
+    // tp 64 on Llama-3-70B (64 query heads, 8 KV heads): each rank keeps one replicated KV head,
+    // 80 x 1 x 2 x 128 x 2 B = 40,960 B per token.
+    const Layout wide(llama_3_70b, {.tp = 64});
+    CHECK(kv_bytes_per_token(llama_3_70b, KvDtype::bf16, wide.stage(0)).count() == 40'960u);
+    // 64 stages, the most there can be, over 80 layers: vLLM's split gives one layer to each stage
+    // but 16 of them (47..62, just before the last) get two: 4,096 B or 8,192 B per token.
+    const Layout deep(llama_3_70b, {.pp = 64});
+    CHECK(deep.ranks() == 64);
+    CHECK(kv_bytes_per_token(llama_3_70b, KvDtype::bf16, deep.stage(0)).count() == 4'096u);
+    CHECK(kv_bytes_per_token(llama_3_70b, KvDtype::bf16, deep.stage(47)).count() == 8'192u);
+    CHECK(kv_bytes_per_token(llama_3_70b, KvDtype::bf16, deep.stage(63)).count() == 4'096u);
+    CHECK_THROWS_AS(Layout(llama_3_8b, {.pp = 33}), InvalidLayout);  // 32 layers
+    CHECK_THROWS_AS(Layout(llama_3_1_405b, {.pp = 65}), InvalidLayout);  // past 64 stages
+    CHECK_THROWS_AS(Layout(llama_3_70b, {.tp = 0}), InvalidLayout);
+    CHECK_THROWS_AS(Layout(llama_3_70b, {.tp = 128}), InvalidLayout);  // not a divisor of 64 heads
 }

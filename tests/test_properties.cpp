@@ -1,0 +1,178 @@
+// Properties that must hold for every model, checked over generated configs (fixed seed: a failure
+// names the config index and reproduces exactly).
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include <kvplan/kvplan.hpp>
+
+#include "support/model_generator.hpp"
+
+using namespace kvplan;
+using kvplan::testing::generate_config;
+using kvplan::testing::Rng;
+using kvplan::testing::valid_tp;
+
+namespace {
+
+constexpr int models_per_property = 150;
+constexpr std::uint64_t seed = 0x6b76706c616eULL;  // "kvplan"
+
+std::vector<Model> generated_models() {
+    Rng r(seed);
+    std::vector<Model> out;
+    for (int i = 0; i < models_per_property; ++i)
+        out.emplace_back(generate_config(r, static_cast<std::uint32_t>(i)));
+    return out;
+}
+
+const std::vector<Model>& models() {
+    static const std::vector<Model> m = generated_models();
+    return m;
+}
+
+constexpr std::array<std::uint64_t, 12> lengths{0,    1,     2,      15,      16,      17,
+                                                 127,  4095,  4097,   131072,  999'999, 10'000'000};
+
+}  // namespace
+
+TEST_CASE("every generated config is a valid model", "[properties]") {
+    // The generator itself is under test: 150 models, each validated by the Model constructor,
+    // and the mix covers every cache kind (else the properties below prove less than they claim).
+    bool kinds[5] = {};
+    for (const Model& m : models())
+        for (std::uint32_t i = 0; i < m.layers().num_specs; ++i)
+            kinds[static_cast<int>(m.layers().specs[i].kind)] = true;
+    for (bool k : kinds) CHECK(k);
+}
+
+TEST_CASE("bytes per sequence never shrink as the context grows", "[properties]") {
+    for (const Model& m : models()) {
+        INFO(m.name());
+        for (KvDtype d : all_kv_dtypes) {
+            Bytes prev{};
+            std::uint64_t prev_blocks = 0;
+            for (std::uint64_t t : lengths) {
+                const Bytes b = kv_bytes_per_sequence(m, d, t);
+                CHECK(b >= prev);
+                prev = b;
+                const PagedUse p = paged_sequence(m, d, t, 16);
+                CHECK(p.blocks >= prev_blocks);
+                prev_blocks = p.blocks;
+                CHECK(p.reserved >= p.used);
+            }
+        }
+    }
+}
+
+TEST_CASE("one-token blocks reserve exactly what a sequence uses", "[properties]") {
+    // Block size 1 has no partial block, and a window of w tokens holds exactly w blocks.
+    for (const Model& m : models()) {
+        INFO(m.name());
+        for (std::uint64_t t : lengths) {
+            const PagedUse p = paged_sequence(m, KvDtype::fp8_e4m3, t, 1);
+            CHECK(p.reserved == p.used);
+        }
+    }
+}
+
+TEST_CASE("fewer sequences fit as they grow, and shorter contexts as sequences multiply",
+          "[properties]") {
+    const Bytes budget = 60 * GiB;
+    for (const Model& m : models()) {
+        INFO(m.name());
+        std::uint64_t prev_fit = std::numeric_limits<std::uint64_t>::max();
+        for (std::uint64_t t : lengths) {
+            if (t == 0) continue;
+            const std::uint64_t n = sequences_that_fit(budget, m, KvDtype::bf16, t, 16);
+            CHECK(n <= prev_fit);
+            prev_fit = n;
+        }
+        // nullopt (any length fits) is the largest answer of all.
+        std::optional<std::uint64_t> prev_ctx;
+        bool unbounded = true;
+        for (std::uint64_t n : {1ULL, 2ULL, 7ULL, 64ULL, 1000ULL, 1'000'000ULL}) {
+            const std::optional<std::uint64_t> c = max_context(budget, m, KvDtype::bf16, n, 16);
+            if (!unbounded) CHECK(c.has_value());
+            if (c && prev_ctx) CHECK(*c <= *prev_ctx);
+            unbounded = unbounded && !c;
+            prev_ctx = c;
+        }
+    }
+}
+
+TEST_CASE("ranks together hold at least the whole cache, exactly it when heads split evenly",
+          "[properties]") {
+    // Per rank x tp, summed over pipeline stages, covers the whole model; it is larger only when
+    // something is replicated (KV heads fewer than tp, an MLA latent) or rounded up (a constant
+    // state split unevenly).
+    for (const Model& m : models()) {
+        INFO(m.name());
+        for (std::uint32_t tp : valid_tp(m)) {
+            bool even = true;
+            for (std::uint32_t i = 0; i < m.layers().num_specs; ++i) {
+                const CacheSpec& s = m.layers().specs[i];
+                if (s.kind == CacheKind::full_attention || s.kind == CacheKind::sliding_window)
+                    even = even && s.kv_heads % tp == 0;
+                if (s.kind == CacheKind::mla_latent) even = even && tp == 1;
+                if (s.kind == CacheKind::constant_state)
+                    even = even && s.state_bytes.count() % tp == 0;
+            }
+            for (std::uint32_t pp = 1; pp <= 4 && pp <= m.num_layers(); ++pp) {
+                const Layout l(m, {.tp = tp, .pp = pp});
+                for (std::uint64_t t : {1ULL, 4097ULL, 131072ULL}) {
+                    const Bytes whole = kv_bytes_per_sequence(m, KvDtype::bf16, t);
+                    Bytes ranks{};
+                    for (std::uint32_t s = 0; s < pp; ++s)
+                        ranks += kv_bytes_per_sequence(m, KvDtype::bf16, t, l.stage(s)) * tp;
+                    INFO("tp " << tp << " pp " << pp << " tokens " << t);
+                    CHECK(ranks >= whole);
+                    if (even) CHECK(ranks == whole);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("max_context inverts bytes per sequence exactly", "[properties]") {
+    // The answer L fits n times in the budget and L + 1 does not; nullopt means a length far past
+    // every window still fits. Random budgets up to 200 GiB, 1 to 100,000 sequences.
+    Rng r(seed + 1);
+    for (const Model& m : models()) {
+        INFO(m.name());
+        for (int k = 0; k < 4; ++k) {
+            const Bytes budget = Bytes::exactly(r.between(0, 200ULL << 30));
+            const std::uint64_t n = r.pick(std::array<std::uint64_t, 5>{1, 3, 16, 256, 100'000});
+            const std::uint32_t bs = static_cast<std::uint32_t>(r.pick(std::array{1, 16, 256}));
+            const KvFormat f = r.pick(all_kv_dtypes);
+            INFO("budget " << budget.count() << " B, " << n << " sequences, block " << bs);
+            const std::optional<std::uint64_t> L = max_context(budget, m, f, n, bs);
+            if (!L) {
+                CHECK(reserved_per_sequence(m, f, largest_window(m) + 10'000'000, bs) * n <= budget);
+                continue;
+            }
+            // 0 also answers "not even the constant state fits", so only a positive L must fit.
+            if (*L >= 1) CHECK(reserved_per_sequence(m, f, *L, bs) * n <= budget);
+            CHECK(reserved_per_sequence(m, f, *L + 1, bs) * n > budget);
+            if (*L >= 1) CHECK(sequences_that_fit(budget, m, f, *L, bs) >= n);
+        }
+    }
+}
+
+TEST_CASE("tokens_that_fit is the floor of budget over bytes per token", "[properties]") {
+    Rng r(seed + 2);
+    for (const Model& m : models()) {
+        INFO(m.name());
+        const Bytes budget = Bytes::exactly(r.between(0, 1ULL << 40));
+        const std::optional<std::uint64_t> T = tokens_that_fit(budget, m, KvDtype::fp8_e4m3);
+        const Bytes per_token = kv_bytes_per_token(m, KvDtype::fp8_e4m3);
+        REQUIRE(T.has_value() == !per_token.is_zero());
+        if (!T) continue;
+        CHECK(per_token * *T <= budget);
+        CHECK(per_token * (*T + 1) > budget);
+    }
+}
