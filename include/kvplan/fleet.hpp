@@ -1,0 +1,367 @@
+#pragma once
+
+// Fleet sizing against latency targets. From a request rate, a length distribution and TTFT / TPOT
+// targets:
+//   batch per replica = the largest batch where both the TPOT estimate and the KV budget hold
+//                       (and the engine's max_num_seqs, when given);
+//   in flight         = rate x (TTFT + mean output tokens x TPOT)        (Little's law);
+//   replicas          = ceil(in flight / batch),
+// with the constraint that binds named. Two ways to hold KV:
+//   - percentile sizing: every request is sized at one percentile (p95 by default) of paged KV per
+//     request: batch_kv = floor(budget / that);
+//   - overflow probability: the largest batch B for which P(X_1 + ... + X_B > budget) <= epsilon,
+//     the X_i drawn independently from the distribution's paged KV per request. The probability is
+//     bounded with Chernoff's inequality, P(S > c) <= min over theta > 0 of exp(B log E[e^(theta
+//     X)]
+//     - theta c), evaluated exactly on the empirical distribution: a guaranteed upper bound, never
+//     an approximation that can fall short in the tail. The normal (central limit) estimate is
+//     reported beside it for comparison only.
+// Each request is held at its completion size for its whole stay, as the trace replay does (an
+// upper bound). Opt-in (not in kvplan.hpp): allocates.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "detail/text.hpp"
+#include "error.hpp"
+#include "trace.hpp"
+#include "units.hpp"
+
+namespace kvplan {
+
+// ---- Length distributions
+// ------------------------------------------------------------------------
+
+/// One point of a length distribution: `tokens` at percentile `percentile` (0..100).
+struct QuantilePoint {
+    double percentile = 0;
+    std::uint64_t tokens = 0;
+};
+
+/// Reads "50:1000,95:4000,99:8000" (percentile:tokens, percentiles ascending, tokens not
+/// decreasing) or a bare "2000" (every request that long). Throws InvalidInput naming `field`.
+[[nodiscard]] inline std::vector<QuantilePoint> parse_quantile_points(std::string_view text,
+                                                                      std::string_view field) {
+    std::vector<QuantilePoint> pts;
+    if (auto n = detail::parse_token_count(text)) {
+        pts.push_back({100.0, *n});
+        return pts;
+    }
+    const auto bad = [&](std::string_view what) {
+        detail::throw_field_error<InvalidInput>(
+            "", field, "tokens, or percentile:tokens pairs such as 50:1000,95:4000",
+            detail::quoted(what));
+    };
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t end = std::min(text.find(',', pos), text.size());
+        const std::string_view item = detail::trim(text.substr(pos, end - pos));
+        const std::size_t colon = item.find(':');
+        if (colon == std::string_view::npos) bad(item);
+        const auto p = detail::parse_double(item.substr(0, colon));
+        const auto t = detail::parse_token_count(item.substr(colon + 1));
+        if (!p || !t || *p < 0 || *p > 100) bad(item);
+        if (!pts.empty() && (*p <= pts.back().percentile || *t < pts.back().tokens))
+            detail::throw_field_error<InvalidInput>(
+                "", field, "percentiles ascending with tokens not decreasing",
+                detail::quoted(text));
+        pts.push_back({*p, *t});
+        pos = end + 1;
+    }
+    return pts;
+}
+
+/// The tokens at fraction u (0..1) of a distribution given by points: flat at the first point's
+/// tokens below it (conservative), linear in u between points and rounded up to whole tokens, flat
+/// at the last point's tokens above it. Precondition: points non-empty.
+[[nodiscard]] inline std::uint64_t quantile_tokens(std::span<const QuantilePoint> pts, double u) {
+    KVPLAN_EXPECTS(!pts.empty());
+    const double pct = u * 100.0;
+    if (pct <= pts.front().percentile) return pts.front().tokens;
+    for (std::size_t i = 1; i < pts.size(); ++i) {
+        if (pct <= pts[i].percentile) {
+            const double f =
+                (pct - pts[i - 1].percentile) / (pts[i].percentile - pts[i - 1].percentile);
+            const double v = static_cast<double>(pts[i - 1].tokens) +
+                             f * static_cast<double>(pts[i].tokens - pts[i - 1].tokens);
+            return static_cast<std::uint64_t>(std::ceil(v - 1e-9));
+        }
+    }
+    return pts.back().tokens;
+}
+
+/// A length distribution as equally likely (prompt, output) samples.
+struct LengthDistribution {
+    std::vector<TraceRequest> samples;
+
+    /// Every request of a trace, arrival times dropped.
+    [[nodiscard]] static LengthDistribution from_trace(const Trace& t) {
+        LengthDistribution d;
+        d.samples = t.requests;
+        for (TraceRequest& r : d.samples) r.arrival = {};
+        return d;
+    }
+
+    /// `n` samples at u = 1/n, 2/n, ..., 1 of the prompt and output quantile functions, paired at
+    /// the same u (long prompts with long outputs: the pairing that makes the tail of the KV sum
+    /// heaviest, so a conservative one). With n = 1000 the sample's nearest-rank percentiles at
+    /// multiples of 0.1 are the quantile functions' values there.
+    [[nodiscard]] static LengthDistribution from_percentiles(std::span<const QuantilePoint> prompt,
+                                                             std::span<const QuantilePoint> output,
+                                                             std::size_t n = 1000) {
+        KVPLAN_EXPECTS(n >= 1 && !prompt.empty() && !output.empty());
+        LengthDistribution d;
+        d.samples.reserve(n);
+        for (std::size_t i = 1; i <= n; ++i) {
+            const double u = static_cast<double>(i) / static_cast<double>(n);
+            d.samples.push_back({quantile_tokens(prompt, u), quantile_tokens(output, u), {}});
+        }
+        return d;
+    }
+
+    [[nodiscard]] double mean_output() const {
+        double sum = 0;
+        for (const TraceRequest& r : samples) sum += static_cast<double>(r.output_tokens);
+        return samples.empty() ? 0.0 : sum / static_cast<double>(samples.size());
+    }
+    /// Mean tokens in context over a request's decode: prompt + output / 2, averaged. What a decode
+    /// step reads per sequence on average.
+    [[nodiscard]] double mean_decode_context() const {
+        double sum = 0;
+        for (const TraceRequest& r : samples)
+            sum += static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2;
+        return samples.empty() ? 0.0 : sum / static_cast<double>(samples.size());
+    }
+    /// As a trace without arrivals, for the trace functions (kv_per_request...).
+    [[nodiscard]] Trace as_trace() const { return {"length distribution", samples, false}; }
+};
+
+// ---- Overflow probability
+// ------------------------------------------------------------------------
+
+/// Request sizes as (size, count) pairs in units of the largest size, for the tail bounds.
+struct SizeHistogram {
+    std::vector<std::pair<double, double>> values;  ///< (size / scale, count)
+    double scale = 0;                               ///< bytes of the largest size
+    double count = 0;
+    double mean = 0;      ///< in units of scale
+    double variance = 0;  ///< in units of scale^2
+
+    [[nodiscard]] static SizeHistogram of(std::span<const Bytes> sizes) {
+        KVPLAN_EXPECTS(!sizes.empty());
+        std::vector<Bytes> v(sizes.begin(), sizes.end());
+        std::sort(v.begin(), v.end());
+        SizeHistogram h;
+        h.scale = v.back().in(B);
+        h.count = static_cast<double>(v.size());
+        for (std::size_t i = 0; i < v.size();) {
+            std::size_t j = i;
+            while (j < v.size() && v[j] == v[i]) ++j;
+            const double x = h.scale > 0 ? v[i].in(B) / h.scale : 0.0;
+            h.values.emplace_back(x, static_cast<double>(j - i));
+            i = j;
+        }
+        for (const auto& [x, c] : h.values) h.mean += x * c / h.count;
+        for (const auto& [x, c] : h.values) h.variance += (x - h.mean) * (x - h.mean) * c / h.count;
+        return h;
+    }
+
+    /// log E[e^(theta X)] and the tilted mean E[X e^(theta X)] / E[e^(theta X)], computed stably
+    /// (the exponents are shifted by theta x max = theta).
+    [[nodiscard]] std::pair<double, double> log_mgf_and_tilted_mean(double theta) const {
+        double z = 0, zx = 0;
+        for (const auto& [x, c] : values) {
+            const double w = c * std::exp(theta * (x - 1.0));
+            z += w;
+            zx += w * x;
+        }
+        return {theta + std::log(z / count), zx / z};
+    }
+};
+
+/// Chernoff's upper bound on P(X_1 + ... + X_batch > capacity), X_i independent draws from `sizes`
+/// (equally likely): exp(batch x log E[e^(theta X)] - theta x capacity) at the theta that minimises
+/// it, found by bisection on the tilted mean (the exponent is convex in theta). 1 when the mean
+/// load already reaches capacity; 0 when even batch largest sizes fit.
+[[nodiscard]] inline double chernoff_overflow_bound(std::span<const Bytes> sizes,
+                                                    std::uint64_t batch, Bytes capacity) {
+    if (batch == 0) return 0.0;
+    const SizeHistogram h = SizeHistogram::of(sizes);
+    if (h.scale == 0) return 0.0;
+    const double b = static_cast<double>(batch);
+    const double a = capacity.in(B) / h.scale / b;  // capacity per request, in units of the largest
+    if (a >= 1.0) return 0.0;
+    if (a <= h.mean) return 1.0;
+    // The tilted mean rises from the mean (theta = 0) towards the largest size (1): find theta
+    // where it equals a. Any theta gives a valid bound, so the bisection's last step is safe.
+    double lo = 0, hi = 1;
+    while (h.log_mgf_and_tilted_mean(hi).second < a && hi < 1e7) hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+        const double mid = (lo + hi) / 2;
+        (h.log_mgf_and_tilted_mean(mid).second < a ? lo : hi) = mid;
+    }
+    const double theta = hi;
+    const double exponent = b * (h.log_mgf_and_tilted_mean(theta).first - theta * a);
+    return std::min(1.0, std::exp(exponent));
+}
+
+/// The normal (central limit) estimate of the same probability: 1 - Phi((capacity - B mean) /
+/// (sd sqrt(B))). Not a bound; it understates right-skewed tails. For comparison only.
+[[nodiscard]] inline double normal_overflow_estimate(std::span<const Bytes> sizes,
+                                                     std::uint64_t batch, Bytes capacity) {
+    if (batch == 0) return 0.0;
+    const SizeHistogram h = SizeHistogram::of(sizes);
+    if (h.scale == 0) return 0.0;
+    const double b = static_cast<double>(batch);
+    const double margin = capacity.in(B) / h.scale - b * h.mean;
+    if (h.variance <= 0) return margin < 0 ? 1.0 : 0.0;
+    return 0.5 * std::erfc(margin / std::sqrt(2.0 * b * h.variance));
+}
+
+/// The largest batch whose Chernoff bound on overflowing `capacity` is at most `epsilon` (0 when
+/// not even one request meets it). The bound grows with the batch, so the search bisects.
+[[nodiscard]] inline std::uint64_t largest_batch_within(std::span<const Bytes> sizes,
+                                                        Bytes capacity, double epsilon) {
+    KVPLAN_EXPECTS(!sizes.empty() && epsilon > 0 && epsilon < 1);
+    const Bytes smallest = *std::min_element(sizes.begin(), sizes.end());
+    const auto ok = [&](std::uint64_t b) {
+        return chernoff_overflow_bound(sizes, b, capacity) <= epsilon;
+    };
+    if (!ok(1)) return 0;
+    // Past capacity / smallest + 1 requests even the smallest sizes overflow.
+    std::uint64_t lo = 1;
+    std::uint64_t hi = smallest.is_zero() ? (1ULL << 40) : capacity / smallest + 2;
+    if (ok(hi)) return hi;
+    while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        (ok(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+// ---- The plan
+// ------------------------------------------------------------------------------------
+
+/// What the fleet must serve and how fast.
+struct FleetTargets {
+    double rate_per_s = 0;  ///< requests arriving per second
+    Seconds ttft{};         ///< time to first token target
+    Seconds tpot{};         ///< time per output token target
+};
+
+/// How to size the batch.
+struct FleetOptions {
+    double size_at_percentile = 95;  ///< percentile sizing: KV of every request at this percentile
+    double epsilon = 0;              ///< > 0: size by overflow probability instead
+    std::uint64_t max_batch = 0;     ///< the engine's max_num_seqs; 0: no limit
+    /// The fraction of the roofline bound an engine achieves: the TPOT estimate is bound / this.
+    double tpot_efficiency = 1.0;
+};
+
+/// The constraint that sets the batch.
+enum class FleetBinding : std::uint8_t { kv_budget, tpot, max_batch };
+
+[[nodiscard]] constexpr std::string_view name(FleetBinding b) noexcept {
+    switch (b) {
+        case FleetBinding::kv_budget:
+            return "KV budget";
+        case FleetBinding::tpot:
+            return "TPOT";
+        case FleetBinding::max_batch:
+            return "max_num_seqs";
+    }
+    return "?";
+}
+
+struct FleetPlan {
+    bool feasible = false;       ///< some batch >= 1 meets every constraint
+    std::uint64_t batch_kv = 0;  ///< the largest batch the KV budget holds (chosen mode)
+    std::uint64_t batch_kv_at_percentile = 0;          ///< floor(budget / KV at size_at_percentile)
+    std::optional<std::uint64_t> batch_kv_overflow{};  ///< the epsilon mode's batch, when asked
+    std::uint64_t batch_tpot = 0;  ///< the largest batch whose TPOT estimate meets the target
+    bool batch_tpot_capped =
+        false;                ///< the search stopped at the other limits: at least batch_tpot
+    std::uint64_t batch = 0;  ///< min of the above (and max_batch)
+    FleetBinding binding = FleetBinding::kv_budget;
+    Bytes kv_at_percentile{};    ///< paged KV per request at size_at_percentile
+    Seconds tpot_at_batch{};     ///< the TPOT estimate at `batch`
+    double overflow_bound = 0;   ///< Chernoff bound on P(KV > budget) at `batch`
+    double overflow_normal = 0;  ///< normal estimate of the same, for comparison
+    double mean_output_tokens = 0;
+    Seconds time_in_system{};    ///< TTFT + mean output x TPOT target
+    double in_flight = 0;        ///< rate x time in system
+    std::uint64_t replicas = 0;  ///< ceil(in flight / batch), at least 1; 0 when infeasible
+};
+
+/// Plans replicas for `t`, with `kv_sizes` the paged KV per request on the replica's limiting rank
+/// (one per sample of the length distribution), `kv_budget` that rank's KV budget, and
+/// `step_time(batch)` an estimate of one decode step at that batch (non-decreasing in the batch),
+/// such as roofline.hpp's decode bound at the distribution's mean decode context.
+template <class StepTime>
+[[nodiscard]] FleetPlan plan_fleet(const FleetTargets& t, std::span<const Bytes> kv_sizes,
+                                   double mean_output_tokens, Bytes kv_budget, StepTime step_time,
+                                   const FleetOptions& o = {}) {
+    KVPLAN_EXPECTS(!kv_sizes.empty() && o.tpot_efficiency > 0 && o.tpot_efficiency <= 1);
+    FleetPlan p;
+    std::vector<Bytes> sorted(kv_sizes.begin(), kv_sizes.end());
+    std::sort(sorted.begin(), sorted.end());
+    p.kv_at_percentile = nearest_rank(std::span<const Bytes>{sorted}, o.size_at_percentile);
+    p.batch_kv_at_percentile =
+        p.kv_at_percentile.is_zero() ? std::uint64_t{1} << 40 : kv_budget / p.kv_at_percentile;
+    if (o.epsilon > 0) p.batch_kv_overflow = largest_batch_within(sorted, kv_budget, o.epsilon);
+    p.batch_kv = p.batch_kv_overflow.value_or(p.batch_kv_at_percentile);
+
+    const auto tpot_at = [&](std::uint64_t b) { return step_time(b) / o.tpot_efficiency; };
+    // The TPOT batch is searched only up to where the other limits stop it.
+    std::uint64_t cap = p.batch_kv;
+    if (o.max_batch != 0) cap = std::min(cap, o.max_batch);
+    cap = std::max<std::uint64_t>(cap, 1);
+    if (tpot_at(1) > t.tpot) {
+        p.batch_tpot = 0;
+    } else if (tpot_at(cap) <= t.tpot) {
+        p.batch_tpot = cap;  // at least this; beyond it another constraint binds
+        p.batch_tpot_capped = true;
+    } else {
+        std::uint64_t lo = 1, hi = cap;  // meets at lo, misses at hi
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (tpot_at(mid) <= t.tpot ? lo : hi) = mid;
+        }
+        p.batch_tpot = lo;
+    }
+
+    // Order of naming: the KV budget, then max_num_seqs, then TPOT; a TPOT search stopped at the
+    // other limits does not bind.
+    p.batch = p.batch_kv;
+    p.binding = FleetBinding::kv_budget;
+    if (o.max_batch != 0 && o.max_batch < p.batch) {
+        p.batch = o.max_batch;
+        p.binding = FleetBinding::max_batch;
+    }
+    if (!p.batch_tpot_capped && p.batch_tpot < p.batch) {
+        p.batch = p.batch_tpot;
+        p.binding = FleetBinding::tpot;
+    }
+    p.mean_output_tokens = mean_output_tokens;
+    p.time_in_system = t.ttft + t.tpot * mean_output_tokens;
+    p.in_flight = t.rate_per_s * p.time_in_system.in(s);
+    p.feasible = p.batch >= 1;
+    if (p.feasible) {
+        p.tpot_at_batch = tpot_at(p.batch);
+        p.overflow_bound = chernoff_overflow_bound(sorted, p.batch, kv_budget);
+        p.overflow_normal = normal_overflow_estimate(sorted, p.batch, kv_budget);
+        p.replicas = std::max<std::uint64_t>(
+            1, static_cast<std::uint64_t>(
+                   std::ceil(p.in_flight / static_cast<double>(p.batch) - 1e-9)));
+    }
+    return p;
+}
+
+}  // namespace kvplan
