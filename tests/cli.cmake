@@ -1,0 +1,15 @@
+# The kvplan command line: every subcommand, every format, every exit code, bad input files. The
+# test binary runs the built CLI (its path passed as KVPLAN_EXE) and parses what it prints.
+if(TARGET kvplan_cli)
+  kvplan_add_tests(kvplan_cli_tests
+    SOURCES cli/cli_runner.cpp cli/test_cli_parse.cpp cli/test_cli_commands.cpp
+            ${PROJECT_SOURCE_DIR}/tools/kvplan/parse.cpp
+    LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
+  target_include_directories(kvplan_cli_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)
+  target_compile_definitions(kvplan_cli_tests PRIVATE KVPLAN_EXE="$<TARGET_FILE:kvplan_cli>"
+    KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+  add_dependencies(kvplan_cli_tests kvplan_cli)
+endif()
+if(TARGET kvplan::format)
+  kvplan_add_tests(kvplan_format_tests SOURCES test_format.cpp LIBS kvplan::format)
+endif()

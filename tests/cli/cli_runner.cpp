@@ -1,0 +1,82 @@
+#include "cli_runner.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+CliRun run_kvplan(const std::string& args, const std::string& env) {
+    static int counter = 0;
+    const std::string err_file =
+        std::string(KVPLAN_TEST_BINARY_DIR) + "/cli_stderr_" + std::to_string(counter++) + ".txt";
+    const std::string cmd =
+        env + " '" + KVPLAN_EXE + "' " + args + " 2>'" + err_file + "' </dev/null";
+    CliRun r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) throw std::runtime_error("popen failed: " + cmd);
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream e(err_file);
+    std::stringstream ss;
+    ss << e.rdbuf();
+    r.err = ss.str();
+    std::remove(err_file.c_str());
+    return r;
+}
+
+std::string data_file(const std::string& name) {
+    return "'" + std::string(KVPLAN_TEST_DATA_DIR) + "/" + name + "'";
+}
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string field;
+    bool quoted = false, any = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field.push_back('"');
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field.push_back(c);
+            }
+        } else if (c == '"') {
+            quoted = true;
+            any = true;
+        } else if (c == ',') {
+            row.push_back(field);
+            field.clear();
+            any = true;
+        } else if (c == '\n') {
+            row.push_back(field);
+            rows.push_back(row);
+            row.clear();
+            field.clear();
+            any = false;
+        } else {
+            field.push_back(c);
+            any = true;
+        }
+    }
+    if (any) {
+        row.push_back(field);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::size_t csv_column(const std::vector<std::vector<std::string>>& rows, const std::string& header) {
+    if (rows.empty()) throw std::runtime_error("empty CSV");
+    for (std::size_t i = 0; i < rows[0].size(); ++i)
+        if (rows[0][i] == header) return i;
+    throw std::runtime_error("no CSV column " + header);
+}

@@ -1,0 +1,26 @@
+#pragma once
+
+// Runs the built kvplan binary and captures its exit code, stdout and stderr.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+struct CliRun {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+/// kvplan <args> (a shell-quoted argument string), with extra environment assignments.
+CliRun run_kvplan(const std::string& args, const std::string& env = "");
+
+/// The path of a fixture under tests/data, shell-quoted.
+std::string data_file(const std::string& name);
+
+/// Parses CSV into rows of fields (RFC 4180 quoting).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text);
+
+/// The column of `header` in a CSV's first row; throws if absent.
+std::size_t csv_column(const std::vector<std::vector<std::string>>& rows, const std::string& header);

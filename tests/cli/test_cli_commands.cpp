@@ -1,0 +1,124 @@
+// Every subcommand through the built binary: exit codes, and every format parsed back.
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using nlohmann::json;
+
+TEST_CASE("size prints the Llama-3-70B cache in every format", "[cli][size]") {
+    const std::string args = "size --model llama-3-70b --tp 4 --context 8k --concurrency 64";
+    // 2 (K, V) x 80 layers x 8 KV heads x 128 dims x 2 B = 327,680 B per token; tp 4 leaves
+    // 2 heads per rank: 81,920 B. 8k = 8,000 tokens: 327,680 x 8,000 = 2,621,440,000 B per
+    // sequence; x 64 sequences = 167,772,160,000 B; per GPU a quarter, 41,943,040,000 B.
+    SECTION("json") {
+        const CliRun r = run_kvplan(args + " --format json");
+        REQUIRE(r.code == 0);
+        const json j = json::parse(r.out);
+        CHECK(j["command"] == "size");
+        CHECK(j["kv_bytes_per_token"].get<std::uint64_t>() == 327'680);
+        CHECK(j["kv_bytes_per_token_per_gpu"].get<std::uint64_t>() == 81'920);
+        CHECK(j["kv_bytes_per_sequence"].get<std::uint64_t>() == 2'621'440'000ULL);
+        CHECK(j["kv_bytes_total"].get<std::uint64_t>() == 167'772'160'000ULL);
+        CHECK(j["kv_bytes_total_per_gpu"].get<std::uint64_t>() == 41'943'040'000ULL);
+        CHECK(j["inputs"]["context_tokens"].get<std::uint64_t>() == 8'000);
+    }
+    SECTION("csv") {
+        const CliRun r = run_kvplan(args + " --format csv");
+        REQUIRE(r.code == 0);
+        const auto rows = parse_csv(r.out);
+        REQUIRE(rows.size() == 2);
+        CHECK(rows[1][csv_column(rows, "kv_bytes_per_token")] == "327680");
+        CHECK(rows[1][csv_column(rows, "kv_bytes_total")] == "167772160000");
+    }
+    SECTION("text names every unit") {
+        const CliRun r = run_kvplan(args);
+        REQUIRE(r.code == 0);
+        // 327,680 B = 320 KiB; 167,772,160,000 B / 2^30 = 156.25 GiB.
+        CHECK_THAT(r.out, Catch::Contains("320.00 KiB") && Catch::Contains("(327,680 B)") &&
+                              Catch::Contains("156.25 GiB"));
+    }
+    SECTION("md") {
+        const CliRun r = run_kvplan(args + " --format md");
+        REQUIRE(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("| KV per token, whole model | 320.00 KiB | 327,680 B |"));
+    }
+    SECTION("explain shows the formula and the source of each value") {
+        const CliRun r = run_kvplan(args + " --explain");
+        REQUIRE(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("80 full_attention layers") &&
+                              Catch::Contains("2 KV heads per rank (of 8 at tp 4)") &&
+                              Catch::Contains("(--kv-dtype)"));
+    }
+}
+
+TEST_CASE("binary token suffixes reach the sizing", "[cli][size]") {
+    // 8K = 8,192 tokens: 327,680 x 8,192 = 2,684,354,560 B = 2.5 GiB.
+    const CliRun r = run_kvplan("size --model llama-3-70b --context 8K --format json");
+    REQUIRE(r.code == 0);
+    CHECK(json::parse(r.out)["kv_bytes_per_sequence"].get<std::uint64_t>() == 2'684'354'560ULL);
+}
+
+TEST_CASE("usage errors exit 2 with one line naming the flag", "[cli][exit]") {
+    for (const char* args : {"size --model llama-3-70b --context -5",
+                             "size --model llama-3-70b --context 0",
+                             "size --model llama-3-70b --kv-dtype fp7",
+                             "size --model llama-3-70b --format yaml",
+                             "size --model llama-3-70b --tp 0",
+                             "size --model llama-3-70b --gpus 6 --tp 4",
+                             "size --context 8k",
+                             "size --model llama-3-70b --no-such-flag",
+                             "frobnicate",
+                             ""}) {
+        INFO(args);
+        const CliRun r = run_kvplan(args);
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK(!r.err.empty());
+    }
+    const CliRun r = run_kvplan("size --model llama-3-70b --context -5");
+    CHECK(r.err == "kvplan: error: --context: expected a token count >= 1 (8192, 8k = 8,000, "
+                   "25.6k = 25,600, 8K = 8,192), found '-5'\n");
+}
+
+TEST_CASE("an impossible layout or an unknown model exits 3 with one line", "[cli][exit]") {
+    SECTION("tp 3 does not divide Llama-3-70B's 64 query heads") {
+        const CliRun r = run_kvplan("size --model llama-3-70b --tp 3");
+        CHECK(r.code == 3);
+        CHECK_THAT(r.err, Catch::Contains("tp: expected a divisor of the 64 query heads, found 3"));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    SECTION("an unknown id") {
+        const CliRun r = run_kvplan("size --model no-such-model");
+        CHECK(r.code == 3);
+        CHECK_THAT(r.err, Catch::Contains("no-such-model"));
+    }
+}
+
+TEST_CASE("help and version exit 0", "[cli][exit]") {
+    CHECK(run_kvplan("--help").code == 0);
+    CHECK(run_kvplan("size --help").code == 0);
+    const CliRun v = run_kvplan("--version");
+    CHECK(v.code == 0);
+    CHECK_THAT(v.out, Catch::Contains("0.1"));
+}
+
+TEST_CASE("list models names every bundled model, in json and csv", "[cli][list]") {
+    const CliRun r = run_kvplan("list models --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    bool found = false;
+    for (const json& m : j["models"])
+        if (m["id"] == "llama-3-70b") {
+            found = true;
+            CHECK(m["kv_bytes_per_token_bf16"].get<std::uint64_t>() == 327'680);
+        }
+    CHECK(found);
+    const CliRun c = run_kvplan("list models --format csv");
+    REQUIRE(c.code == 0);
+    const auto rows = parse_csv(c.out);
+    CHECK(rows.size() == j["models"].size() + 1);
+    CHECK_NOTHROW(csv_column(rows, "id"));
+}

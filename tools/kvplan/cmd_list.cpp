@@ -1,0 +1,93 @@
+// kvplan list models|gpus: what --model and --gpu accept by name.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include <kvplan/format.hpp>
+#include <kvplan/kv_bytes.hpp>
+
+#include "commands.hpp"
+#include "inputs.hpp"
+#include "report.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+struct ListOptions {
+    std::string what;
+    CommonOptions common;
+};
+
+void list_models(const ListOptions& o, Context& ctx) {
+    Report r;
+    r.command = "list models";
+    r.heading = "Bundled models (--model ID); KV per token at bf16, whole model";
+    Table t;
+    t.key = "models";
+    t.columns = {{"id", "id"},
+                 {"name", "name"},
+                 {"layers", "layers"},
+                 {"attention", "cache kinds"},
+                 {"kv_bytes_per_token_bf16", "KV per token (bf16)"},
+                 {"max_position_embeddings", "max context"},
+                 {"source", "source"}};
+    for (const ModelListing& l : bundled_models(ctx)) {
+        const ResolvedModel rm = resolve_model(l.id, ctx);
+        const Model& m = rm.get();
+        std::string kinds;
+        for (std::uint32_t k = 0; k < m.layers().num_specs; ++k) {
+            if (!kinds.empty()) kinds += "+";
+            kinds += name(m.layers().specs[k].kind);
+        }
+        t.rows.push_back({cell_text(l.id), cell_text(display_name(rm)),
+                          cell_count(m.num_layers(), ""), cell_text(kinds),
+                          cell_exact(kv_bytes_per_token(m, KvDtype::bf16)),
+                          m.config().max_position_embeddings == 0
+                              ? cell_null()
+                              : cell_count(m.config().max_position_embeddings, "tokens"),
+                          cell_text(l.source)});
+    }
+    r.tables.push_back(std::move(t));
+    r.csv_table = 0;
+    render(r, parse_format(o.common.format), false, *ctx.out);
+}
+
+void list_gpus(const ListOptions& o, Context& ctx) {
+    Report r;
+    r.command = "list gpus";
+    r.heading = "Bundled GPUs (--gpu ID)";
+    Table t;
+    t.key = "gpus";
+    t.columns = {{"id", "id"}, {"file", "file"}};
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(ctx.config_dir / "gpus"))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& p : files)
+        t.rows.push_back({cell_text(p.stem().string()), cell_text(p.string())});
+    r.tables.push_back(std::move(t));
+    r.csv_table = 0;
+    render(r, parse_format(o.common.format), false, *ctx.out);
+}
+
+}  // namespace
+
+void register_list(CLI::App& app, Context& ctx) {
+    auto o = std::make_shared<ListOptions>();
+    CLI::App* sub = app.add_subcommand("list", "List the bundled models or GPUs");
+    sub->add_option("what", o->what, "models or gpus")
+        ->required()
+        ->check(CLI::IsMember({"models", "gpus"}));
+    add_options(*sub, o->common, opt_output);
+    sub->callback([o, &ctx] {
+        if (o->what == "models") list_models(*o, ctx);
+        else list_gpus(*o, ctx);
+    });
+}
+
+}  // namespace kvplan::cli

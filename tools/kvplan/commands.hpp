@@ -1,0 +1,17 @@
+#pragma once
+
+// Every subcommand registers itself on the app; main.cpp lists them. One source file each:
+// cmd_<name>.cpp defines register_<name>.
+
+namespace CLI {
+class App;
+}
+
+namespace kvplan::cli {
+
+struct Context;
+
+void register_size(CLI::App& app, Context& ctx);
+void register_list(CLI::App& app, Context& ctx);
+
+}  // namespace kvplan::cli

@@ -1,0 +1,92 @@
+#include "inputs.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include <kvplan/error.hpp>
+#include <kvplan/presets.hpp>
+
+#include "parse.hpp"
+
+namespace kvplan::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+const Model* find_preset(std::string_view id) {
+    for (const Model* m : presets::all)
+        if (lower(m->name()) == lower(id)) return m;
+    return nullptr;
+}
+
+}  // namespace
+
+ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::string_view flag) {
+    if (arg.empty()) usage_error(flag, "a model id or a path to a config.json", arg);
+    (void)ctx;
+    if (const Model* p = find_preset(arg)) {
+        ResolvedModel r{arg, "built-in preset " + std::string(p->name()) +
+                                 " (the published config.json, see presets.hpp)",
+                        *p};
+        return r;
+    }
+    detail::throw_field_error<InvalidInput>(
+        std::string(flag), "model",
+        "a bundled model id (kvplan list models) or a path to a config.json", "'" + arg + "'");
+}
+
+std::vector<ModelListing> bundled_models(const Context& ctx) {
+    std::vector<ModelListing> out;
+    (void)ctx;
+    for (const Model* m : presets::all)
+        out.push_back({lower(m->name()), "built-in preset"});
+    return out;
+}
+
+LayoutInput parse_layout(const CommonOptions& o) {
+    LayoutInput l;
+    constexpr std::uint64_t max_ranks = 1U << 16;
+    const auto tp = parse_count(o.tp, "--tp");
+    const auto pp = parse_count(o.pp, "--pp");
+    if (tp > max_ranks) usage_error("--tp", "at most 65536", o.tp);
+    if (pp > max_ranks) usage_error("--pp", "at most 65536", o.pp);
+    l.tp = static_cast<std::uint32_t>(tp);
+    l.pp = static_cast<std::uint32_t>(pp);
+    const std::uint64_t per_replica = tp * pp;
+    if (o.gpus.empty()) {
+        l.gpus = static_cast<std::uint32_t>(per_replica);
+    } else {
+        const auto g = parse_count(o.gpus, "--gpus");
+        if (g > max_ranks) usage_error("--gpus", "at most 65536", o.gpus);
+        if (g % per_replica != 0)
+            usage_error("--gpus",
+                        "a multiple of tp x pp = " + std::to_string(per_replica) +
+                            " (each replica takes tp x pp GPUs)",
+                        o.gpus);
+        l.gpus = static_cast<std::uint32_t>(g);
+    }
+    l.replicas = static_cast<std::uint32_t>(l.gpus / per_replica);
+    return l;
+}
+
+Layout make_layout(const Model& m, const LayoutInput& l) {
+    ParallelConfig p;
+    p.tp = l.tp;
+    p.pp = l.pp;
+    return Layout(m, p);
+}
+
+std::string display_name(const ResolvedModel& m) {
+    return m.get().name().empty() ? m.id : std::string(m.get().name());
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,56 @@
+#pragma once
+
+// From flags to the library's inputs: a model, a GPU, a layout, a KV format, a workload. Each
+// resolved input remembers where it came from, for --explain and the JSON "inputs" object.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <kvplan/dtype.hpp>
+#include <kvplan/layout.hpp>
+#include <kvplan/model.hpp>
+
+#include "context.hpp"
+#include "options.hpp"
+
+namespace kvplan::cli {
+
+struct ResolvedModel {
+    std::string id;      ///< what the user asked for: a bundled id or a path
+    std::string source;  ///< where the numbers come from: a file, or a built-in preset
+    std::optional<Model> model;
+
+    [[nodiscard]] const Model& get() const { return *model; }
+};
+
+/// A bundled id (configs/models/<id>.json, else a built-in preset by its lower-case name), or a
+/// path to a config.json or a folder holding one. Unknown ids and unreadable files throw
+/// kvplan::InvalidInput (exit 3); an empty argument is a usage error.
+[[nodiscard]] ResolvedModel resolve_model(const std::string& arg, const Context& ctx,
+                                          std::string_view flag = "--model");
+
+/// Every model `kvplan list models` shows: bundled config ids, then presets not bundled as files.
+struct ModelListing {
+    std::string id;
+    std::string source;
+};
+[[nodiscard]] std::vector<ModelListing> bundled_models(const Context& ctx);
+
+/// --tp, --pp and --gpus checked against each other and against the model (InvalidLayout: exit 3).
+struct LayoutInput {
+    std::uint32_t tp = 1;
+    std::uint32_t pp = 1;
+    std::uint32_t gpus = 1;      ///< tp x pp x replicas
+    std::uint32_t replicas = 1;  ///< data-parallel copies: gpus / (tp x pp)
+};
+[[nodiscard]] LayoutInput parse_layout(const CommonOptions& o);
+
+/// The layout a model takes, validated.
+[[nodiscard]] Layout make_layout(const Model& m, const LayoutInput& l);
+
+/// "Llama-3-70B" or the id when the config has no name.
+[[nodiscard]] std::string display_name(const ResolvedModel& m);
+
+}  // namespace kvplan::cli

@@ -1,0 +1,46 @@
+#pragma once
+
+// The flags subcommands share, added per subcommand by group, and read as strings so that every
+// value goes through parse.hpp and fails with one line naming the flag.
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace kvplan::cli {
+
+struct CommonOptions {
+    std::string model;  ///< a bundled id, or a path to a config.json or a folder holding one
+    std::string gpu;    ///< a bundled id or alias, or a path to a spec JSON
+    std::string gpus;   ///< GPUs in the replica; default tp x pp
+    std::string tp = "1";
+    std::string pp = "1";
+    std::string kv_dtype = "bf16";
+    std::string weight_dtype;  ///< default: the model's own (torch_dtype), else bf16
+    std::string context;       ///< tokens per sequence
+    std::string concurrency;   ///< sequences at once
+    std::string batch;         ///< decode batch
+    std::string block_size;
+    std::string gpu_memory_utilization;
+    std::string kv_memory;  ///< replaces the computed KV budget per GPU
+    std::string engine;
+    std::string format = "text";
+    bool explain = false;
+};
+
+/// Which groups of flags a subcommand takes.
+enum OptionGroup : unsigned {
+    opt_model = 1U << 0,     ///< --model
+    opt_gpu = 1U << 1,       ///< --gpu
+    opt_layout = 1U << 2,    ///< --gpus --tp --pp
+    opt_dtypes = 1U << 3,    ///< --kv-dtype --weight-dtype
+    opt_workload = 1U << 4,  ///< --context --concurrency --batch --block-size
+    opt_budget = 1U << 5,    ///< --gpu-memory-utilization --kv-memory --engine
+    opt_output = 1U << 6,    ///< --format --explain
+};
+
+void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);
+
+}  // namespace kvplan::cli

@@ -1,0 +1,55 @@
+#pragma once
+
+// Command-line values: token counts as vLLM reads them, sizes that name their unit, comma lists.
+// Every function throws UsageError naming the flag, what it expected and what it found.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <kvplan/dtype.hpp>
+#include <kvplan/units.hpp>
+
+namespace kvplan::cli {
+
+/// A token count as vLLM's --max-model-len reads it (vllm/engine/arg_utils.py,
+/// human_readable_int): a plain integer, or a number with a suffix. Lowercase k/m/g/t are decimal
+/// and take a fraction, truncated after multiplying in double precision as vLLM does
+/// (8k = 8,000; 25.6k = 25,600); uppercase K/M/G/T are binary and take whole numbers only
+/// (8K = 8,192; 1.5K is an error). Zero and negative counts are usage errors here.
+[[nodiscard]] std::uint64_t parse_tokens(std::string_view text, std::string_view flag);
+
+/// A size that names its unit: 5.38GiB, 80GB, 512MiB, 1024B (B, kB, MB, GB, TB, KiB, MiB, GiB,
+/// TiB; case as written). A bare number is a usage error: GB and GiB differ by 7 %.
+[[nodiscard]] Bytes parse_size(std::string_view text, std::string_view flag);
+
+/// A whole number >= min.
+[[nodiscard]] std::uint64_t parse_count(std::string_view text, std::string_view flag,
+                                        std::uint64_t min = 1);
+
+/// A fraction in (0, 1], e.g. --gpu-memory-utilization 0.9.
+[[nodiscard]] double parse_fraction(std::string_view text, std::string_view flag);
+
+/// A positive real number (milliseconds in a policy, a ratio).
+[[nodiscard]] double parse_positive(std::string_view text, std::string_view flag);
+
+/// A KV-cache element type (bf16, fp8, int4, ...).
+[[nodiscard]] KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag);
+
+/// "a,b,c" split on commas; an empty item is a usage error.
+[[nodiscard]] std::vector<std::string> split_list(std::string_view text, std::string_view flag);
+
+/// Each item of a comma list through `parse`.
+template <class Parse>
+[[nodiscard]] auto parse_list(std::string_view text, std::string_view flag, Parse parse) {
+    std::vector<decltype(parse(std::string_view{}, flag))> out;
+    for (const std::string& item : split_list(text, flag)) out.push_back(parse(item, flag));
+    return out;
+}
+
+/// "flag: expected X, found 'text'", the shape of every usage error.
+[[noreturn]] void usage_error(std::string_view flag, std::string_view expected,
+                              std::string_view found);
+
+}  // namespace kvplan::cli

@@ -1,0 +1,256 @@
+#include "report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include <kvplan/format.hpp>
+#include <kvplan/version.hpp>
+
+#include "context.hpp"
+
+namespace kvplan::cli {
+
+std::string grouped(std::uint64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+        out.push_back(digits[i]);
+    }
+    return out;
+}
+
+Cell cell(Bytes b) { return {fmt::format("{}", b), b.count()}; }
+Cell cell_exact(Bytes b) { return {grouped(b.count()) + " B", b.count()}; }
+Cell cell(Seconds t) { return {fmt::format("{}", t), t.in(s)}; }
+Cell cell(BytesPerSecond r) { return {fmt::format("{}", r), r.in(B_per_s)}; }
+Cell cell(FlopsPerSecond r) { return {fmt::format("{}", r), r.in(FLOP_per_s)}; }
+Cell cell(Flops f) { return {fmt::format("{}", f), f.in(FLOP)}; }
+Cell cell_count(std::uint64_t n, std::string_view unit) {
+    return {unit.empty() ? grouped(n) : grouped(n) + " " + std::string(unit), n};
+}
+Cell cell_text(std::string s) { return {s, s}; }
+Cell cell_bool(bool b, std::string_view yes, std::string_view no) {
+    return {std::string(b ? yes : no), b};
+}
+Cell cell_number(double v, std::string_view unit, int precision) {
+    std::string t = fmt::format("{:.{}f}", v, precision);
+    if (!unit.empty()) t.append(" ").append(unit);
+    return {t, v};
+}
+Cell cell_null(std::string text) { return {std::move(text), nullptr}; }
+
+Format parse_format(std::string_view s) {
+    if (s == "text") return Format::text;
+    if (s == "md") return Format::md;
+    if (s == "json") return Format::json;
+    if (s == "csv") return Format::csv;
+    throw UsageError("--format: expected text, md, json or csv, found '" + std::string(s) + "'");
+}
+
+namespace {
+
+std::string pad(std::string_view s, std::size_t w) {
+    std::string out(s);
+    if (out.size() < w) out.append(w - out.size(), ' ');
+    return out;
+}
+std::string pad_left(std::string_view s, std::size_t w) {
+    std::string out;
+    if (s.size() < w) out.append(w - s.size(), ' ');
+    out.append(s);
+    return out;
+}
+
+// Numbers read best right-aligned; words left-aligned.
+bool right_aligned(const Cell& c) { return c.json.is_number(); }
+
+void text_table(const Table& t, std::ostream& out) {
+    std::vector<std::size_t> w(t.columns.size());
+    for (std::size_t c = 0; c < t.columns.size(); ++c) w[c] = t.columns[c].label.size();
+    for (const auto& row : t.rows)
+        for (std::size_t c = 0; c < row.size() && c < w.size(); ++c)
+            w[c] = std::max(w[c], row[c].text.size());
+    if (!t.title.empty()) out << t.title << "\n";
+    std::string line;
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const bool right = !t.rows.empty() && c < t.rows[0].size() && right_aligned(t.rows[0][c]);
+        line.append("  ").append(right ? pad_left(t.columns[c].label, w[c])
+                                      : pad(t.columns[c].label, w[c]));
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+    for (const auto& row : t.rows) {
+        line.clear();
+        for (std::size_t c = 0; c < row.size() && c < w.size(); ++c)
+            line.append("  ").append(right_aligned(row[c]) ? pad_left(row[c].text, w[c])
+                                                           : pad(row[c].text, w[c]));
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out << line << "\n";
+    }
+}
+
+void render_text(const Report& r, bool explain, std::ostream& out) {
+    if (r.verdict) out << *r.verdict << "\n";
+    if (!r.heading.empty()) out << r.heading << "\n";
+    if (!r.figures.empty()) {
+        if (r.verdict || !r.heading.empty()) out << "\n";
+        std::size_t wl = 0, wv = 0;
+        for (const Figure& f : r.figures) {
+            wl = std::max(wl, f.label.size());
+            wv = std::max(wv, f.value.text.size());
+        }
+        for (const Figure& f : r.figures) {
+            std::string line = "  ";
+            line.append(pad(f.label, wl)).append("  ").append(pad_left(f.value.text, wv));
+            if (f.exact && f.exact->text != f.value.text)
+                line.append("  (").append(f.exact->text).append(")");
+            out << line << "\n";
+            if (explain && !f.explain.formula.empty()) {
+                out << "      = " << f.explain.formula << "\n";
+                for (const std::string& in : f.explain.inputs) out << "        " << in << "\n";
+            }
+        }
+    }
+    for (const Table& t : r.tables) {
+        out << "\n";
+        text_table(t, out);
+    }
+    if (!r.notes.empty()) out << "\n";
+    for (const std::string& n : r.notes) out << "note: " << n << "\n";
+}
+
+std::string md_escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '|') out += "\\|";
+        else out.push_back(c);
+    }
+    return out;
+}
+
+void render_md(const Report& r, bool explain, std::ostream& out) {
+    if (!r.heading.empty()) out << "### " << md_escape(r.heading) << "\n\n";
+    if (r.verdict) out << "**" << md_escape(*r.verdict) << "**\n\n";
+    if (!r.inputs.empty()) {
+        out << "Inputs:";
+        bool first = true;
+        for (const auto& [k, v] : r.inputs) {
+            out << (first ? " " : ", ") << k << " `" << md_escape(v.text) << "`";
+            first = false;
+        }
+        out << "\n\n";
+    }
+    if (!r.figures.empty()) {
+        out << (explain ? "| figure | value | exact | how |\n|---|--:|--:|---|\n"
+                        : "| figure | value | exact |\n|---|--:|--:|\n");
+        for (const Figure& f : r.figures) {
+            out << "| " << md_escape(f.label) << " | " << md_escape(f.value.text) << " | "
+                << (f.exact ? md_escape(f.exact->text) : "") << " |";
+            if (explain) {
+                std::string how = f.explain.formula;
+                for (const std::string& in : f.explain.inputs) how.append("; ").append(in);
+                out << " " << md_escape(how) << " |";
+            }
+            out << "\n";
+        }
+        out << "\n";
+    }
+    for (const Table& t : r.tables) {
+        if (!t.title.empty()) out << "**" << md_escape(t.title) << "**\n\n";
+        out << "|";
+        for (const Column& c : t.columns) out << " " << md_escape(c.label) << " |";
+        out << "\n|";
+        for (std::size_t c = 0; c < t.columns.size(); ++c) {
+            const bool right = !t.rows.empty() && c < t.rows[0].size() && right_aligned(t.rows[0][c]);
+            out << (right ? "--:|" : "---|");
+        }
+        out << "\n";
+        for (const auto& row : t.rows) {
+            out << "|";
+            for (const Cell& c : row) out << " " << md_escape(c.text) << " |";
+            out << "\n";
+        }
+        out << "\n";
+    }
+    for (const std::string& n : r.notes) out << "> " << md_escape(n) << "\n";
+}
+
+Json table_json(const Table& t) {
+    Json rows = Json::array();
+    for (const auto& row : t.rows) {
+        Json o = Json::object();
+        for (std::size_t c = 0; c < row.size() && c < t.columns.size(); ++c)
+            o[t.columns[c].key] = row[c].json;
+        rows.push_back(std::move(o));
+    }
+    return rows;
+}
+
+void render_json(const Report& r, bool explain, std::ostream& out) {
+    Json j = Json::object();
+    j["command"] = r.command;
+    j["kvplan_version"] = kvplan::version_string;
+    if (r.verdict) j["verdict"] = *r.verdict;
+    Json inputs = Json::object();
+    for (const auto& [k, v] : r.inputs) inputs[k] = v.json;
+    j["inputs"] = std::move(inputs);
+    for (const Figure& f : r.figures) j[f.key] = f.value.json;
+    for (const Table& t : r.tables) j[t.key] = table_json(t);
+    for (const auto& [k, v] : r.extra_json.items()) j[k] = v;
+    j["notes"] = r.notes;
+    if (explain) {
+        Json e = Json::object();
+        for (const Figure& f : r.figures)
+            if (!f.explain.formula.empty())
+                e[f.key] = Json{{"formula", f.explain.formula}, {"inputs", f.explain.inputs}};
+        j["explain"] = std::move(e);
+    }
+    out << j.dump(2) << "\n";
+}
+
+std::string csv_field(const Json& v) {
+    std::string s;
+    if (v.is_null()) return s;
+    if (v.is_string()) s = v.get<std::string>();
+    else s = v.dump();
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += "\"\"";
+        else q.push_back(c);
+    }
+    return q + "\"";
+}
+
+void render_csv(const Report& r, std::ostream& out) {
+    if (r.csv_table && *r.csv_table < r.tables.size()) {
+        const Table& t = r.tables[*r.csv_table];
+        for (std::size_t c = 0; c < t.columns.size(); ++c) out << (c ? "," : "") << t.columns[c].key;
+        out << "\n";
+        for (const auto& row : t.rows) {
+            for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << csv_field(row[c].json);
+            out << "\n";
+        }
+        return;
+    }
+    for (std::size_t i = 0; i < r.figures.size(); ++i) out << (i ? "," : "") << r.figures[i].key;
+    out << "\n";
+    for (std::size_t i = 0; i < r.figures.size(); ++i)
+        out << (i ? "," : "") << csv_field(r.figures[i].value.json);
+    out << "\n";
+}
+
+}  // namespace
+
+void render(const Report& r, Format f, bool explain, std::ostream& out) {
+    switch (f) {
+        case Format::text: render_text(r, explain, out); break;
+        case Format::md: render_md(r, explain, out); break;
+        case Format::json: render_json(r, explain, out); break;
+        case Format::csv: render_csv(r, out); break;
+    }
+}
+
+}  // namespace kvplan::cli

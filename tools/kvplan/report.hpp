@@ -1,0 +1,94 @@
+#pragma once
+
+// One result model, four renderings. A subcommand fills a Report: a verdict (fit, check), the
+// inputs, scalar figures and tables; render() prints it as text (an aligned table a person reads
+// at a glance), md (pastes into a design doc), json (stable keys, bytes as integers) or csv (a
+// header row, then one row per record).
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <kvplan/units.hpp>
+
+namespace kvplan::cli {
+
+enum class Format { text, md, json, csv };
+
+using Json = nlohmann::ordered_json;
+
+/// One value: how a person reads it (with its unit) and how a machine reads it (bytes as integers,
+/// seconds as numbers, flags as booleans).
+struct Cell {
+    std::string text;
+    Json json;
+};
+
+[[nodiscard]] Cell cell(Bytes b);                  ///< "40.00 GiB" / 42949672960
+[[nodiscard]] Cell cell_exact(Bytes b);            ///< "42,949,672,960 B" / 42949672960
+[[nodiscard]] Cell cell(Seconds t);                ///< "12.30 ms" / 0.0123 (seconds)
+[[nodiscard]] Cell cell(BytesPerSecond r);         ///< "3.35 TB/s" / 3.35e12 (bytes per second)
+[[nodiscard]] Cell cell(FlopsPerSecond r);         ///< "989.40 TFLOP/s" / 9.894e14
+[[nodiscard]] Cell cell(Flops f);                  ///< "1.23 TFLOP" / 1.23e12
+[[nodiscard]] Cell cell_count(std::uint64_t n, std::string_view unit);  ///< "8,000 tokens" / 8000
+[[nodiscard]] Cell cell_text(std::string s);       ///< a name or an id, the same for both
+[[nodiscard]] Cell cell_bool(bool b, std::string_view yes = "yes", std::string_view no = "no");
+[[nodiscard]] Cell cell_number(double v, std::string_view unit, int precision = 2);
+[[nodiscard]] Cell cell_null(std::string text = "-");
+
+/// 1234567 -> "1,234,567".
+[[nodiscard]] std::string grouped(std::uint64_t n);
+
+/// How a figure was obtained: shown with --explain.
+struct Explanation {
+    std::string formula;              ///< "2 x kv_heads x head_dim x dtype bytes x layers"
+    std::vector<std::string> inputs;  ///< "kv_heads = 8 (configs/models/x.json: num_key_value_heads)"
+};
+
+/// A scalar result.
+struct Figure {
+    std::string key;    ///< the JSON key and CSV column: kv_bytes_per_token
+    std::string label;  ///< what a person reads: "KV per token"
+    Cell value;
+    std::optional<Cell> exact;  ///< the exact form shown beside the value (bytes)
+    Explanation explain{};
+};
+
+struct Column {
+    std::string key;
+    std::string label;
+};
+
+/// Rows of records; `key` names the JSON array.
+struct Table {
+    std::string key;
+    std::string title;
+    std::vector<Column> columns;
+    std::vector<std::vector<Cell>> rows;
+};
+
+struct Report {
+    std::string command;
+    std::string heading;                 ///< one line: what was sized, on what
+    std::optional<std::string> verdict;  ///< printed first (fit, check)
+    std::vector<std::pair<std::string, Cell>> inputs;  ///< echoed inputs: model, gpu, tp...
+    std::vector<Figure> figures;
+    std::vector<Table> tables;
+    std::vector<std::string> notes;
+    /// The table whose rows the CSV rendering prints; none: the figures as one row.
+    std::optional<std::size_t> csv_table;
+    /// Extra JSON members merged after everything else (structured results).
+    Json extra_json = Json::object();
+};
+
+/// Prints `r` in `f`; with `explain`, each figure's formula and inputs follow it.
+void render(const Report& r, Format f, bool explain, std::ostream& out);
+
+[[nodiscard]] Format parse_format(std::string_view s);
+
+}  // namespace kvplan::cli
