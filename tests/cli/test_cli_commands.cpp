@@ -24,6 +24,9 @@ TEST_CASE("size prints the Llama-3-70B cache in every format", "[cli][size]") {
         CHECK(j["kv_bytes_total"].get<std::uint64_t>() == 167'772'160'000ULL);
         CHECK(j["kv_bytes_total_per_gpu"].get<std::uint64_t>() == 41'943'040'000ULL);
         CHECK(j["inputs"]["context_tokens"].get<std::uint64_t>() == 8'000);
+        // 70,553,706,496 parameters (tests/data/official_params.json) x 2 B in bf16.
+        CHECK(j["weight_bytes"].get<std::uint64_t>() == 141'107'412'992ULL);
+        CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() > 141'107'412'992ULL / 4);
     }
     SECTION("csv") {
         const CliRun r = run_kvplan(args + " --format csv");

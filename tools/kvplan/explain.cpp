@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <kvplan/kv_bytes.hpp>
+#include <kvplan/weights.hpp>
+
+#include "parse.hpp"
 
 namespace kvplan::cli {
 
@@ -180,7 +183,49 @@ Table stage_table(const ResolvedModel& rm, KvFormat f, const Layout& layout, std
     return t;
 }
 
-void append_weight_figures(Report&, const ResolvedModel&, const CommonOptions&,
-                           const LayoutInput&) {}
+WeightOptions weight_options(const CommonOptions& o) {
+    WeightOptions w;
+    if (!o.weight_dtype.empty()) {
+        const auto f = parse_weight_format(o.weight_dtype);
+        if (!f)
+            usage_error("--weight-dtype", "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4)",
+                        o.weight_dtype);
+        w.format = *f;
+    }
+    return w;
+}
+
+void append_weight_figures(Report& r, const ResolvedModel& rm, const CommonOptions& o,
+                           const LayoutInput& li) {
+    const Model& m = rm.get();
+    const WeightOptions w = weight_options(o);
+    const Layout layout = make_layout(m, li);
+    const WeightBytes whole = weight_bytes(m, w);
+    const Bytes per_gpu = max_weight_bytes_per_rank(m, layout, w);
+    const std::uint64_t params = total_params(m);
+    const std::string fmt_in = fmt::format("weight format {} for the blocks' linear layers{}; "
+                                           "embedding, LM head, norms and router 16-bit",
+                                           name(w.format),
+                                           o.weight_dtype.empty() ? " (default; --weight-dtype)"
+                                                                  : " (--weight-dtype)");
+    r.figures.push_back(
+        {"weight_bytes", "Weights, whole model", cell(whole.total()), cell_exact(whole.total()),
+         {"sum over tensors of rows x cols x bits per weight / 8, scales included",
+          {"model: " + rm.source, fmt::format("{} parameters", grouped(params)), fmt_in,
+           fmt::format("attention {} B, MLP {} B, routed experts {} B, embedding {} B, LM head {} B",
+                       grouped(whole.attention.count()), grouped(whole.dense_mlp.count()),
+                       grouped(whole.routed_experts.count()), grouped(whole.embedding.count()),
+                       grouped(whole.lm_head.count()))}}});
+    r.figures.push_back(
+        {"weight_bytes_per_gpu", "Weights, fullest GPU", cell(per_gpu), cell_exact(per_gpu),
+         {"the largest over ranks of the tensors (or tensor slices) each rank holds",
+          {fmt::format("tp {}: column-parallel matrices split their rows, row-parallel ones their "
+                       "columns, vocabulary padded to 64 (vLLM's linear.py)",
+                       li.tp),
+           fmt::format("pp {}: the first stage holds the embedding, the last the LM head", li.pp),
+           fmt_in}}});
+    r.inputs.push_back({"weight_dtype", cell_text(std::string(name(w.format)))});
+    r.inputs.push_back({"params", cell_count(params, "")});
+}
 
 }  // namespace kvplan::cli

@@ -9,6 +9,7 @@
 
 #include <kvplan/dtype.hpp>
 #include <kvplan/layout.hpp>
+#include <kvplan/weights.hpp>
 
 #include "inputs.hpp"
 #include "report.hpp"
@@ -35,7 +36,10 @@ namespace kvplan::cli {
 [[nodiscard]] Table stage_table(const ResolvedModel& rm, KvFormat f, const Layout& layout,
                                 std::uint64_t tokens);
 
-/// weight_bytes and weight_bytes_per_gpu, when the weight model is available.
+/// --weight-dtype (default bf16) as the weight model takes it.
+[[nodiscard]] WeightOptions weight_options(const CommonOptions& o);
+
+/// weight_bytes (whole model) and weight_bytes_per_gpu (the fullest rank).
 void append_weight_figures(Report& r, const ResolvedModel& rm, const CommonOptions& o,
                            const LayoutInput& li);
 
