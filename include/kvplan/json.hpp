@@ -1,0 +1,305 @@
+#pragma once
+
+// Reading JSON files the way every kvplan reader does: the one header that includes nlohmann/json.
+// A file that cannot be read, text that does not parse (with its line and column), a missing field,
+// a field of the wrong type or a size that is zero or negative: each throws InvalidInput whose
+// message names the file, the JSON path (`text_config.num_key_value_heads`), what was expected and
+// what was found. Fields a reader does not ask for are ignored.
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "error.hpp"
+
+namespace kvplan {
+
+/// A parsed JSON document (nlohmann::json).
+using Json = nlohmann::json;
+
+namespace detail {
+
+/// A short description of a JSON value for "found ..." in messages: `the string "8"`,
+/// `the number -3`, `null`, `an array`.
+[[nodiscard]] inline std::string describe_json(const Json& v) {
+    switch (v.type()) {
+        case Json::value_t::null:
+            return "null";
+        case Json::value_t::boolean:
+            return v.get<bool>() ? "true" : "false";
+        case Json::value_t::string: {
+            std::string s = v.get<std::string>();
+            if (s.size() > 40) s = s.substr(0, 37) + "...";
+            return "the string \"" + s + "\"";
+        }
+        case Json::value_t::number_integer:
+        case Json::value_t::number_unsigned:
+        case Json::value_t::number_float:
+            return "the number " + v.dump();
+        case Json::value_t::array:
+            return "an array of " + std::to_string(v.size());
+        case Json::value_t::object:
+            return "an object";
+        default:
+            return "an unsupported value";
+    }
+}
+
+/// `s` in lower case (ASCII).
+[[nodiscard]] inline std::string lower_ascii(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+}  // namespace detail
+
+/// Reads and parses a JSON file. Throws InvalidInput naming the file when it is missing,
+/// unreadable, or not JSON (with the line and column of the first error).
+[[nodiscard]] inline Json read_json_file(const std::filesystem::path& file) {
+    const std::string where = file.string();
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+        detail::throw_field_error<InvalidInput>(where, "file", "an existing JSON file",
+                                                "no such file");
+    if (std::filesystem::is_directory(file, ec))
+        detail::throw_field_error<InvalidInput>(where, "file", "a JSON file", "a directory");
+    std::ifstream in(file, std::ios::binary);
+    if (!in) detail::throw_field_error<InvalidInput>(where, "file", "a readable file", "no access");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return Json::parse(text.str());
+    } catch (const Json::parse_error& e) {
+        // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5:
+        // syntax error ..."; keep the part from "line".
+        std::string msg = e.what();
+        const auto at = msg.find("at line");
+        if (at != std::string::npos) msg = msg.substr(at + 3);
+        detail::throw_field_error<InvalidInput>(where, "(document)", "valid JSON", msg);
+    }
+}
+
+/// One JSON object being read, with the file it came from and its path inside the document, so
+/// every error names both. Asking for a field checks its type; fields never asked for are ignored.
+class JsonReader {
+   public:
+    /// Reads `object` from `source` (a file name, or a name for messages) at JSON path `path`
+    /// ("" for the root). Throws InvalidInput if `object` is not an object.
+    JsonReader(const Json& object, std::string source, std::string path = "")
+        : j_(&object), source_(std::move(source)), path_(std::move(path)) {
+        if (!object.is_object())
+            detail::throw_field_error<InvalidInput>(source_, path_.empty() ? "(document)" : path_,
+                                                    "a JSON object", detail::describe_json(object));
+    }
+
+    [[nodiscard]] const std::string& source() const noexcept { return source_; }
+    [[nodiscard]] const Json& json() const noexcept { return *j_; }
+
+    /// The JSON path of `key` in this object: "text_config.head_dim".
+    [[nodiscard]] std::string path(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
+
+    /// Throws InvalidInput for `key`: "source: path: expected ..., found ...".
+    [[noreturn]] void fail(std::string_view key, std::string_view expected,
+                           std::string_view found) const {
+        detail::throw_field_error<InvalidInput>(source_, path(key), expected, found);
+    }
+
+    /// The value of `key`, or nullptr when absent.
+    [[nodiscard]] const Json* find(std::string_view key) const {
+        const auto it = j_->find(key);
+        return it == j_->end() ? nullptr : &*it;
+    }
+    /// Whether `key` is present and not null.
+    [[nodiscard]] bool has(std::string_view key) const {
+        const Json* v = find(key);
+        return v != nullptr && !v->is_null();
+    }
+    /// Whether `key` is present (null included).
+    [[nodiscard]] bool contains(std::string_view key) const { return find(key) != nullptr; }
+
+    /// The first of `keys` present and not null, or nullopt: aliases such as n_layer for
+    /// num_hidden_layers.
+    [[nodiscard]] std::optional<std::string_view> first_present(
+        std::initializer_list<std::string_view> keys) const {
+        for (std::string_view k : keys)
+            if (has(k)) return k;
+        return std::nullopt;
+    }
+
+    /// A required integer >= 1 (or >= 0 if `allow_zero`) and <= `max`.
+    [[nodiscard]] std::uint64_t positive_integer(
+        std::string_view key, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
+        const Json* v = find(key);
+        if (v == nullptr) fail(key, expected_integer(false, max), "nothing (the field is missing)");
+        return integer_value(key, *v, false, max);
+    }
+    /// An optional integer >= 1 and <= `max`: nullopt when absent or null.
+    [[nodiscard]] std::optional<std::uint64_t> optional_positive_integer(
+        std::string_view key, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
+        const Json* v = find(key);
+        if (v == nullptr || v->is_null()) return std::nullopt;
+        return integer_value(key, *v, false, max);
+    }
+    /// An optional integer >= 0 and <= `max`: nullopt when absent or null.
+    [[nodiscard]] std::optional<std::uint64_t> optional_count(
+        std::string_view key, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
+        const Json* v = find(key);
+        if (v == nullptr || v->is_null()) return std::nullopt;
+        return integer_value(key, *v, true, max);
+    }
+
+    /// A required number > 0 (integer or not).
+    [[nodiscard]] double positive_number(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr) fail(key, "a number > 0", "nothing (the field is missing)");
+        return number_value(key, *v);
+    }
+    /// A number > 0, or nullopt when the field is null; absent is an error (the field is required,
+    /// null being its way of saying "none").
+    [[nodiscard]] std::optional<double> positive_number_or_null(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr) fail(key, "a number > 0 or null", "nothing (the field is missing)");
+        if (v->is_null()) return std::nullopt;
+        return number_value(key, *v);
+    }
+    /// An optional number > 0: nullopt when absent or null.
+    [[nodiscard]] std::optional<double> optional_positive_number(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr || v->is_null()) return std::nullopt;
+        return number_value(key, *v);
+    }
+
+    /// An optional boolean: nullopt when absent or null.
+    [[nodiscard]] std::optional<bool> optional_boolean(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr || v->is_null()) return std::nullopt;
+        if (!v->is_boolean()) fail(key, "true or false", detail::describe_json(*v));
+        return v->get<bool>();
+    }
+
+    /// A required non-empty string.
+    [[nodiscard]] std::string string(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr) fail(key, "a string", "nothing (the field is missing)");
+        return string_value(key, *v);
+    }
+    /// An optional string: nullopt when absent or null.
+    [[nodiscard]] std::optional<std::string> optional_string(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr || v->is_null()) return std::nullopt;
+        return string_value(key, *v);
+    }
+
+    /// A required array; its elements are read with element_path().
+    [[nodiscard]] const Json& array(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr) fail(key, "an array", "nothing (the field is missing)");
+        if (!v->is_array()) fail(key, "an array", detail::describe_json(*v));
+        return *v;
+    }
+    /// An optional array: nullptr when absent or null.
+    [[nodiscard]] const Json* optional_array(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr || v->is_null()) return nullptr;
+        if (!v->is_array()) fail(key, "an array", detail::describe_json(*v));
+        return v;
+    }
+    /// An optional array of strings; throws naming the element that is not a string.
+    [[nodiscard]] std::optional<std::vector<std::string>> optional_string_array(
+        std::string_view key) const {
+        const Json* a = optional_array(key);
+        if (a == nullptr) return std::nullopt;
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const Json& e = (*a)[i];
+            if (!e.is_string()) fail(element(key, i), "a string", detail::describe_json(e));
+            out.push_back(e.get<std::string>());
+        }
+        return out;
+    }
+    /// An optional array of integers >= 0; throws naming the element that is not one.
+    [[nodiscard]] std::optional<std::vector<std::uint64_t>> optional_count_array(
+        std::string_view key) const {
+        const Json* a = optional_array(key);
+        if (a == nullptr) return std::nullopt;
+        std::vector<std::uint64_t> out;
+        for (std::size_t i = 0; i < a->size(); ++i)
+            out.push_back(integer_value(element(key, i), (*a)[i], true,
+                                        std::numeric_limits<std::uint64_t>::max()));
+        return out;
+    }
+
+    /// A required nested object.
+    [[nodiscard]] JsonReader object(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr) fail(key, "an object", "nothing (the field is missing)");
+        return JsonReader(*v, source_, path(key));
+    }
+    /// An optional nested object: nullopt when absent or null.
+    [[nodiscard]] std::optional<JsonReader> optional_object(std::string_view key) const {
+        const Json* v = find(key);
+        if (v == nullptr || v->is_null()) return std::nullopt;
+        return JsonReader(*v, source_, path(key));
+    }
+
+    /// "key[i]", the name of element i of array `key`, relative to this object.
+    [[nodiscard]] static std::string element(std::string_view key, std::size_t i) {
+        return std::string(key) + "[" + std::to_string(i) + "]";
+    }
+
+   private:
+    static std::string expected_integer(bool allow_zero, std::uint64_t max) {
+        std::string e = allow_zero ? "an integer >= 0" : "a positive integer";
+        if (max != std::numeric_limits<std::uint64_t>::max())
+            e += " (at most " + std::to_string(max) + ")";
+        return e;
+    }
+
+    std::uint64_t integer_value(std::string_view key, const Json& v, bool allow_zero,
+                                std::uint64_t max) const {
+        const std::string expected = expected_integer(allow_zero, max);
+        if (v.is_number_unsigned()) {
+            const std::uint64_t n = v.get<std::uint64_t>();
+            if (n == 0 && !allow_zero) fail(key, expected, "0");
+            if (n > max) fail(key, expected, std::to_string(n));
+            return n;
+        }
+        if (v.is_number_integer()) {  // signed: built in code rather than parsed
+            const std::int64_t n = v.get<std::int64_t>();
+            if (n < 0 || (n == 0 && !allow_zero) || static_cast<std::uint64_t>(n) > max)
+                fail(key, expected, std::to_string(n));
+            return static_cast<std::uint64_t>(n);
+        }
+        fail(key, expected, detail::describe_json(v));
+    }
+
+    double number_value(std::string_view key, const Json& v) const {
+        if (!v.is_number()) fail(key, "a number > 0", detail::describe_json(v));
+        const double d = v.get<double>();
+        if (!(d > 0.0)) fail(key, "a number > 0", v.dump());
+        return d;
+    }
+
+    std::string string_value(std::string_view key, const Json& v) const {
+        if (!v.is_string()) fail(key, "a string", detail::describe_json(v));
+        return v.get<std::string>();
+    }
+
+    const Json* j_;
+    std::string source_;
+    std::string path_;
+};
+
+}  // namespace kvplan
