@@ -1,5 +1,14 @@
 # Opt-in planning headers that read files or allocate: traces, fleet sizing, engine-log calibration,
 # SVG charts.
 kvplan_add_tests(kvplan_planning_io_tests
-  SOURCES test_trace.cpp test_fleet.cpp
+  SOURCES test_trace.cpp test_fleet.cpp test_svg.cpp
   LIBS kvplan::kvplan)
+
+# Charts: render SVGs in headless Chromium and check the PNG is not blank. Exit 77 (skipped) only
+# when Chromium is not installed.
+add_executable(svg_render_check render/svg_render_check.cpp)
+target_link_libraries(svg_render_check PRIVATE kvplan::kvplan)
+kvplan_warnings(svg_render_check)
+add_test(NAME "render: PNG decoder self-test" COMMAND svg_render_check --self-test)
+add_test(NAME "render: a sample chart in Chromium" COMMAND svg_render_check --sample)
+set_tests_properties("render: a sample chart in Chromium" PROPERTIES SKIP_RETURN_CODE 77)
