@@ -1,0 +1,4 @@
+# Capacity planning: the replica budget, engine profiles, the roofline and KV transfers.
+kvplan_add_tests(kvplan_planning_tests
+  SOURCES test_budget.cpp
+  LIBS kvplan::kvplan)

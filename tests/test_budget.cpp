@@ -1,0 +1,209 @@
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdint>
+
+#include <kvplan/budget.hpp>
+#include <kvplan/presets.hpp>
+
+#include "support/datasheet_gpus.hpp"
+
+using namespace kvplan;
+using namespace kvplan::presets;
+using kvplan::testing::a100_sxm4_80gb;
+using kvplan::testing::h100_sxm;
+
+// Figures used throughout:
+//   Llama-3-70B: 70,553,706,496 parameters -> 141,107,412,992 B in bf16; its embedding table is
+//     128,256 x 8,192 x 2 B = 2,101,346,304 B. KV: 2 x 80 x 8 x 128 x 2 B = 327,680 B per token.
+//   Llama-3-8B: 8,030,261,248 parameters -> 16,060,522,496 B in bf16.
+//   Reserve defaults on one GPU: CUDA context 700 MiB = 734,003,200 B; CUDA graphs 256 x 2 MiB =
+//     536,870,912 B; no communication buffers on a single GPU.
+//   Activation peak over 8,192 tokens for a hidden size h and MLP width I (gated, tp 1):
+//     (2h + 3I) x 2 B per token, plus 256 rows of logits x vocab x (2 + 4) B.
+
+TEST_CASE("Llama-3-70B in bf16 does not fit on one A100-SXM4-80GB at 32 x 4,096 tokens", "[budget]") {
+    const Replica r{.model = llama_3_70b, .gpu = a100_sxm4_80gb()};
+    const ReplicaBudget b = replica_budget(r, {.context = 4096, .concurrency = 32});
+    REQUIRE(b.num_stages == 1);
+    const StageBudget& s = b.stages[0];
+    // usable = ceil(81,920 MiB x 0.92) = ceil(85,899,345,920 x 0.92) = ceil(79,027,398,246.4).
+    CHECK(s.usable.count() == 79'027'398'247ULL);
+    CHECK(s.weights.count() == 141'107'412'992ULL);
+    // Activation: (2 x 8,192 + 3 x 28,672) x 2 B = 204,800 B x 8,192 = 1,677,721,600 B; logits
+    // 256 x 128,256 x 6 B = 197,001,216 B; together 1,874,722,816 B.
+    CHECK(s.reserve.activation_model.per_token.count() == 204'800);
+    CHECK(s.reserve.activation.bytes.count() == 1'874'722'816ULL);
+    // Reserve = 734,003,200 + 1,874,722,816 + 536,870,912 + 0 = 3,145,596,928 B.
+    CHECK(s.reserve.total().count() == 3'145'596'928ULL);
+    // KV: 32 x 4,096 x 327,680 B = 42,949,672,960 B (40 GiB), in 16-token blocks exactly.
+    CHECK(s.kv_needed == 40 * GiB);
+    // Weights alone exceed the usable memory: no KV budget, and the shortfall is
+    // 141,107,412,992 + 3,145,596,928 + 42,949,672,960 - 79,027,398,247 = 108,175,284,633 B.
+    CHECK(s.kv_budget.is_zero());
+    CHECK_FALSE(b.fits);
+    CHECK(b.shortfall.count() == 108'175'284'633ULL);
+    CHECK(b.headroom.is_zero());
+    CHECK(b.max_concurrency == 0);
+    CHECK(b.longest_single_context == 0u);
+}
+
+TEST_CASE("the smallest replica for Llama-3-70B at 32 x 4,096 takes three GPUs", "[budget]") {
+    const std::array gpus{a100_sxm4_80gb(), h100_sxm()};
+    const auto choice =
+        smallest_replica(llama_3_70b, gpus, {}, KvDtype::bf16, {.context = 4096, .concurrency = 32});
+    REQUIRE(choice.has_value());
+    // One GPU cannot hold the weights. Two cannot either: half the weights plus half the KV is
+    // 70.55 + 21.47 = 92.0 GB against 79.0 GB usable (A100) or 78.7 GB (H100), whether split by
+    // tp or by pp. Three GPUs allow only tp 1 x pp 3 (tp is a power of two dividing 3): stages of
+    // 27, 27 and 26 layers; the first holds 27/80 of the layers' 139.0 GB plus the 2.1 GB
+    // embedding = 49.0 GB, 27/80 of the KV = 14.5 GB, and about 3.4 GB of reserve: 66.9 GB fits
+    // in 79.0 GB. The A100 is listed first, so it is chosen.
+    CHECK(choice->budget.gpus() == 3);
+    CHECK(choice->gpu_index == 0);
+    CHECK(choice->parallel.tp == 1);
+    CHECK(choice->parallel.pp == 3);
+    CHECK(choice->budget.fits);
+}
+
+TEST_CASE("weights, reserve and KV budget never exceed the usable memory", "[budget][property]") {
+    for (const Model* m : all) {
+        for (double u : {0.5, 0.8, 0.9, 0.92, 0.95, 1.0}) {
+            for (std::uint32_t tp : {1u, 2u, 4u, 8u}) {
+                const Replica r{.model = *m, .gpu = h100_sxm(), .parallel = {.tp = tp}};
+                ReplicaBudget b{};
+                try {
+                    b = replica_budget(r, {.context = 8192, .concurrency = 8}, {.utilization = u});
+                } catch (const InvalidLayout&) {
+                    continue;  // tp does not divide this model's heads
+                }
+                for (const StageBudget& s : b.stage_budgets()) {
+                    INFO(m->name() << " tp " << tp << " utilization " << u);
+                    const Bytes committed = s.weights + s.reserve.total();
+                    // Either the budget is what remains of usable memory, exactly, or nothing
+                    // remains and the budget is zero.
+                    if (committed <= s.usable) CHECK(committed + s.kv_budget == s.usable);
+                    else CHECK(s.kv_budget.is_zero());
+                    // Fitting means weights, reserve and the KV needed fit in usable memory.
+                    CHECK(s.fits() == (committed + s.kv_needed <= s.usable));
+                    if (s.fits()) CHECK(committed + s.kv_needed + s.headroom == s.usable);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("capacity grows with utilization", "[budget][property]") {
+    const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
+    std::uint64_t last_tokens = 0, last_sequences = 0;
+    for (int pct = 30; pct <= 100; pct += 5) {
+        const ReplicaBudget b =
+            replica_budget(r, {.context = 8192, .concurrency = 16}, {.utilization = pct / 100.0});
+        INFO("utilization " << pct << "%");
+        CHECK(b.kv_tokens.value() >= last_tokens);
+        CHECK(b.max_concurrency >= last_sequences);
+        last_tokens = *b.kv_tokens;
+        last_sequences = b.max_concurrency;
+    }
+    // 5 points of 85,520,809,984 B are 4.28 GB, 32,000+ tokens of 128 KiB: it did grow.
+    CHECK(last_tokens > 400'000);
+}
+
+TEST_CASE("a given KV memory per GPU replaces the computed budget", "[budget]") {
+    // Llama-3-70B on 4 x H100 at tp 4: each rank holds 2 of the 8 KV heads, 81,920 B per token,
+    // 1,310,720 B per 16-token block.
+    const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.tp = 4}};
+    const ReplicaBudget b =
+        replica_budget(r, {.context = 4096, .concurrency = 32}, {.kv_memory_per_gpu = 40 * GiB});
+    const StageBudget& s = b.stages[0];
+    CHECK(s.kv_given);
+    CHECK(s.kv_budget == 40 * GiB);
+    CHECK(s.kv_per_token.count() == 81'920);
+    // 40 GiB / 1,310,720 B = 32,768 blocks of 16 tokens = 524,288 tokens.
+    CHECK(b.kv_tokens == 524'288u);
+    // A 4,096-token sequence is 256 blocks = 335,544,320 B: 128 of them fit.
+    CHECK(b.max_concurrency == 128);
+    // 32 sequences get 40 GiB / 32 = 1,342,177,280 B each = 16,384 tokens of 81,920 B.
+    CHECK(b.max_context == 16'384u);
+    // 32 x 335,544,320 B = 10 GiB needed: 30 GiB of headroom.
+    CHECK(b.fits);
+    CHECK(b.headroom == 30 * GiB);
+}
+
+TEST_CASE("the busiest pipeline stage sets the capacity", "[budget]") {
+    // Llama-3-70B at pp 3: vLLM's split gives 27, 27 and 26 layers. With 20 GiB of KV per GPU a
+    // 4,096-token sequence takes 27 x 4,096 x 4,096 B = 452,984,832 B on the first two stages
+    // (47 fit: 21,474,836,480 / 452,984,832 = 47.4) and 26 x 4,096 x 4,096 = 436,207,616 B on the
+    // last (49 fit). The replica holds 47, set by stage 0.
+    const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.pp = 3}};
+    const ReplicaBudget b =
+        replica_budget(r, {.context = 4096, .concurrency = 1}, {.kv_memory_per_gpu = 20 * GiB});
+    CHECK(b.stages[0].max_concurrency == 47);
+    CHECK(b.stages[2].max_concurrency == 49);
+    CHECK(b.limiting_stage == 0);
+    CHECK(b.max_concurrency == 47);
+}
+
+TEST_CASE("per-stage figures agree with the core and the weights", "[budget]") {
+    const Replica r{.model = gemma_2_27b, .gpu = h100_sxm(), .parallel = {.tp = 2, .pp = 2},
+                    .kv = KvDtype::fp8_e4m3};
+    const Layout l = r.layout();
+    const ReplicaBudget b = replica_budget(r, {.context = 6000, .concurrency = 5, .block_size = 16});
+    for (std::uint32_t st = 0; st < 2; ++st) {
+        const StageBudget& s = b.stages[st];
+        CHECK(s.weights == weight_bytes_per_rank(gemma_2_27b, l, st).total());
+        CHECK(s.kv_per_sequence == reserved_per_sequence(gemma_2_27b, KvDtype::fp8_e4m3, 6000, 16, l.stage(st)));
+        CHECK(s.kv_per_token == kv_bytes_per_token(gemma_2_27b, KvDtype::fp8_e4m3, l.stage(st)));
+        CHECK(s.max_concurrency ==
+              sequences_that_fit(s.kv_budget, gemma_2_27b, KvDtype::fp8_e4m3, 6000, 16, l.stage(st)));
+    }
+}
+
+TEST_CASE("the activation model is within 3% of vLLM's measured profile peak", "[budget]") {
+    // vLLM issue #10517 (RTX 3090, Llama-3.1-8B, chunked prefill off, so the profile batch is
+    // max_model_len tokens in 256 sequences): "Loading model weights took 14.9888 GB" (GiB) and
+    // peak_torch_memory 17.06 GiB at 20,000 tokens, 17.98 GiB at 29,000: activation peaks of
+    // 2.0712 and 2.9912 GiB. Llama-3.1-8B has Llama-3-8B's shapes.
+    // Model: (2 x 4,096 + 3 x 14,336) x 2 B = 102,400 B per token, logits 256 x 128,256 x 6 B =
+    // 197,001,216 B: 2,245,001,216 B = 2.0908 GiB and 3,166,601,216 B = 2.9491 GiB.
+    const Layout l{llama_3_8b, {}};
+    const ActivationPeak at20k = activation_peak(llama_3_8b, l, 0, 20'000, 256);
+    const ActivationPeak at29k = activation_peak(llama_3_8b, l, 0, 29'000, 256);
+    CHECK(at20k.total().count() == 2'245'001'216ULL);
+    CHECK(at29k.total().count() == 3'166'601'216ULL);
+    CHECK(at20k.total().in(GiB) == Approx(17.06 - 14.9888).epsilon(0.03));
+    CHECK(at29k.total().in(GiB) == Approx(17.98 - 14.9888).epsilon(0.03));
+}
+
+TEST_CASE("logits count only on the stage that holds the LM head", "[budget]") {
+    const Layout l{llama_3_70b, {.pp = 2}};
+    CHECK(activation_peak(llama_3_70b, l, 0, 8192, 256).logits.is_zero());
+    // 256 x 128,256 x 6 B.
+    CHECK(activation_peak(llama_3_70b, l, 1, 8192, 256).logits.count() == 197'001'216ULL);
+}
+
+TEST_CASE("each reserve term can be replaced by a figure", "[budget]") {
+    const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
+    const BudgetOptions o{.reserve = {.cuda_context = 300 * MiB, .activation = 2 * GiB,
+                                      .cuda_graphs = Bytes{}, .comm_buffers = 64 * MiB}};
+    const StageBudget s = replica_budget(r, {.context = 1024}, o).stages[0];
+    CHECK(s.reserve.cuda_context.bytes == 300 * MiB);
+    CHECK(s.reserve.cuda_context.source == TermSource::given);
+    CHECK(s.reserve.activation.bytes == 2 * GiB);
+    CHECK(s.reserve.cuda_graphs.bytes.is_zero());
+    CHECK(s.reserve.comm_buffers.bytes == 64 * MiB);
+    // The modelled peak is still shown beside the given figure.
+    CHECK_FALSE(s.reserve.activation_model.total().is_zero());
+    CHECK(s.reserve.total() == 300 * MiB + 2 * GiB + 64 * MiB);
+}
+
+TEST_CASE("bad budget inputs name the field", "[budget]") {
+    const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
+    CHECK_THROWS_WITH(replica_budget(r, {.context = 1024}, {.utilization = 0.0}),
+                      Catch::Contains("utilization"));
+    CHECK_THROWS_AS(replica_budget(r, {.context = 0}), InvalidInput);
+    CHECK_THROWS_AS(replica_budget(Replica{.model = llama_3_8b, .gpu = h100_sxm(),
+                                           .parallel = {.tp = 3}},
+                                   {.context = 1024}),
+                    InvalidLayout);
+}
