@@ -1,0 +1,214 @@
+#pragma once
+
+// GPU spec files (schema `kvplan-gpu/1`, configs/gpus/README.md) -> kvplan::GpuSpec, and a registry
+// over a folder of them. The budget starts from memory.driver_reported_bytes (what nvidia-smi or
+// rocm-smi reports as total), never from the vendor's "80GB". Every figure is read with its unit
+// as the key names it: TB_per_s and GB_per_s_per_direction are decimal, dense_tflops are 10^12
+// FLOP/s (dense, not sparse); null means "unsupported" or "no such link".
+//
+// Every key of the schema is required (sources and notes included, so a spec cannot lose its
+// citations); keys the schema does not name are ignored. Ids and aliases are lower case, unique
+// across the folder, and a file's id is its file name without .json; look-ups ignore case.
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "error.hpp"
+#include "gpu.hpp"
+#include "json.hpp"
+#include "units.hpp"
+
+namespace kvplan {
+
+/// A GPU spec file as loaded: the spec the core computes with, plus what only the file says.
+struct GpuSpecFile {
+    GpuSpec spec{};
+    std::vector<std::string> aliases;  ///< other lower-case names of the SKU
+    std::string vendor;                ///< "nvidia" or "amd"
+    double tdp_W = 0.0;                ///< maximum board power, watts
+    std::filesystem::path file;        ///< where it was read from
+};
+
+namespace detail {
+
+inline bool is_lower_id(std::string_view s) {
+    if (s.empty()) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+    });
+}
+
+/// A required citation string, non-empty.
+inline void require_source(const JsonReader& r, std::string_view key) {
+    if (r.string(key).empty()) r.fail(key, "a citation", "an empty string");
+}
+
+}  // namespace detail
+
+/// Maps a parsed `kvplan-gpu/1` document to a GpuSpecFile. `source` names it in messages; when
+/// `expected_id` is non-empty the id must equal it (the file name rule). Throws InvalidInput
+/// naming the source, the JSON path, the expected and the found.
+[[nodiscard]] inline GpuSpecFile gpu_spec_from_json(const Json& root, const std::string& source,
+                                                    std::string_view expected_id = {}) {
+    const JsonReader r(root, source);
+    GpuSpecFile out;
+    if (const std::string schema = r.string("schema"); schema != "kvplan-gpu/1")
+        r.fail("schema", "\"kvplan-gpu/1\"", "\"" + schema + "\"");
+
+    const std::string id = r.string("id");
+    if (id.size() > 64) r.fail("id", "at most 64 characters", std::to_string(id.size()));
+    if (!detail::is_lower_id(id))
+        r.fail("id", "a lower-case id (a-z, 0-9, '-', '.', '_')", "\"" + id + "\"");
+    if (!expected_id.empty() && id != expected_id)
+        r.fail("id", "the file name without .json (\"" + std::string(expected_id) + "\")",
+               "\"" + id + "\"");
+    const auto aliases = r.optional_string_array("aliases");
+    if (!aliases) r.fail("aliases", "an array of strings (may be empty)", "nothing or null");
+    for (std::size_t i = 0; i < aliases->size(); ++i)
+        if (!detail::is_lower_id((*aliases)[i]))
+            r.fail(JsonReader::element("aliases", i), "a lower-case name",
+                   "\"" + (*aliases)[i] + "\"");
+    out.aliases = *aliases;
+    out.spec.id = std::string_view(id);
+    const std::string product = r.string("name");
+    if (product.empty() || product.size() > 95)
+        r.fail("name", "the product name (1 to 95 characters)",
+               std::to_string(product.size()) + " characters");
+    out.spec.name = std::string_view(product);
+    out.vendor = r.string("vendor");
+    if (out.vendor != "nvidia" && out.vendor != "amd")
+        r.fail("vendor", "\"nvidia\" or \"amd\"", "\"" + out.vendor + "\"");
+
+    const JsonReader mem = r.object("memory");
+    (void)mem.string("stated");
+    out.spec.memory_stated = Bytes::exactly(mem.positive_integer("stated_bytes"));
+    out.spec.memory_total = Bytes::exactly(mem.positive_integer("driver_reported_bytes"));
+    detail::require_source(mem, "source");
+
+    const JsonReader bw = r.object("memory_bandwidth");
+    out.spec.memory_bandwidth = bw.positive_number("TB_per_s") * TB_per_s;
+    detail::require_source(bw, "source");
+
+    const JsonReader flops = r.object("dense_tflops");
+    for (ComputeDtype d : all_compute_dtypes)
+        if (const auto tf = flops.positive_number_or_null(name(d)))
+            out.spec.set_dense(d, *tf * TFLOP_per_s);
+    detail::require_source(flops, "source");
+    if (!out.spec.dense(ComputeDtype::bf16) && !out.spec.dense(ComputeDtype::fp16))
+        flops.fail("bf16", "a dense bf16 or fp16 figure (every serving GPU has one)", "null");
+
+    const JsonReader up = r.object("scale_up");
+    const std::string link = up.string("name");
+    const auto up_bw = up.positive_number_or_null("GB_per_s_per_direction");
+    if ((link == "none") != !up_bw.has_value())
+        up.fail("GB_per_s_per_direction",
+                link == "none" ? "null (the link is \"none\")" : "a number > 0 for " + link,
+                up_bw ? std::to_string(*up_bw) : "null");
+    if (up_bw) out.spec.scale_up_bandwidth = *up_bw * GB_per_s;
+    detail::require_source(up, "source");
+
+    const JsonReader pcie = r.object("pcie");
+    (void)pcie.positive_integer("gen", 16);
+    (void)pcie.positive_integer("lanes", 64);
+    out.spec.pcie_bandwidth = pcie.positive_number("GB_per_s_per_direction") * GB_per_s;
+    detail::require_source(pcie, "source");
+
+    out.tdp_W = r.positive_number("tdp_W");
+    (void)r.string("notes");
+    return out;
+}
+
+/// Loads one GPU spec file; its id must be its file name without .json. Throws InvalidInput.
+[[nodiscard]] inline GpuSpecFile load_gpu_spec(const std::filesystem::path& file) {
+    GpuSpecFile g = gpu_spec_from_json(read_json_file(file), file.string(), file.stem().string());
+    g.file = file;
+    return g;
+}
+
+/// The GPU spec files of a folder, looked up by id or alias, ignoring case.
+class GpuRegistry {
+   public:
+    /// Loads every *.json under `config_dir`/gpus (or `config_dir` itself when it has no gpus
+    /// folder). Throws InvalidInput on a bad file or on an id or alias used twice.
+    [[nodiscard]] static GpuRegistry load(const std::filesystem::path& config_dir) {
+        std::error_code ec;
+        const std::filesystem::path sub = config_dir / "gpus";
+        const std::filesystem::path dir = std::filesystem::is_directory(sub, ec) ? sub : config_dir;
+        if (!std::filesystem::is_directory(dir, ec))
+            detail::throw_field_error<InvalidInput>(dir.string(), "folder",
+                                                    "a folder of GPU spec files", "no such folder");
+        std::vector<std::filesystem::path> files;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+            if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+        GpuRegistry reg;
+        for (const auto& f : files) reg.add(load_gpu_spec(f));
+        return reg;
+    }
+
+    /// Adds a loaded spec; throws InvalidInput if its id or an alias is already taken.
+    void add(GpuSpecFile g) {
+        const auto check = [&](const std::string& name, const std::string& field) {
+            if (const GpuSpecFile* other = find_file(name))
+                detail::throw_field_error<InvalidInput>(
+                    g.file.string(), field, "a name no other GPU spec uses",
+                    "\"" + name + "\", already used by " + other->file.string());
+        };
+        check(std::string(g.spec.id.view()), "id");
+        for (std::size_t i = 0; i < g.aliases.size(); ++i)
+            check(g.aliases[i], JsonReader::element("aliases", i));
+        entries_.push_back(std::move(g));
+    }
+
+    /// The file whose id or alias is `name` (case-insensitive), or nullptr.
+    [[nodiscard]] const GpuSpecFile* find_file(std::string_view name) const {
+        const std::string want = detail::lower_ascii(name);
+        for (const GpuSpecFile& g : entries_) {
+            if (detail::lower_ascii(g.spec.id.view()) == want) return &g;
+            for (const std::string& a : g.aliases)
+                if (detail::lower_ascii(a) == want) return &g;
+        }
+        return nullptr;
+    }
+
+    /// The spec whose id or alias is `name` (case-insensitive): "h100", "H100-SXM5-80GB".
+    [[nodiscard]] std::optional<GpuSpec> find(std::string_view name) const {
+        const GpuSpecFile* g = find_file(name);
+        return g ? std::optional<GpuSpec>(g->spec) : std::nullopt;
+    }
+
+    /// A spec by id or alias, or from a path to a user's own file (a path that exists wins).
+    /// Throws InvalidInput listing the known ids when neither matches.
+    [[nodiscard]] GpuSpec resolve(std::string_view id_alias_or_path) const {
+        std::error_code ec;
+        const std::filesystem::path p{std::string(id_alias_or_path)};
+        if (p.extension() == ".json" || std::filesystem::is_regular_file(p, ec))
+            if (std::filesystem::exists(p, ec)) return load_gpu_spec(p).spec;
+        if (const auto g = find(id_alias_or_path)) return *g;
+        std::string known;
+        for (const std::string& id : ids()) known += (known.empty() ? "" : ", ") + id;
+        detail::throw_field_error<InvalidInput>(
+            "gpu", "id", "a GPU id or alias (" + known + ") or a path to a spec file",
+            "\"" + std::string(id_alias_or_path) + "\"");
+    }
+
+    /// Every id, sorted.
+    [[nodiscard]] std::vector<std::string> ids() const {
+        std::vector<std::string> out;
+        for (const GpuSpecFile& g : entries_) out.emplace_back(g.spec.id.view());
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    /// Every loaded file, in id order.
+    [[nodiscard]] const std::vector<GpuSpecFile>& files() const noexcept { return entries_; }
+
+   private:
+    std::vector<GpuSpecFile> entries_;
+};
+
+}  // namespace kvplan
