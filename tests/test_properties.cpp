@@ -176,3 +176,26 @@ TEST_CASE("tokens_that_fit is the floor of budget over bytes per token", "[prope
         CHECK(per_token * (*T + 1) > budget);
     }
 }
+
+TEST_CASE("the stages of a pipeline together hold the whole model's blocks", "[properties]") {
+    // Blocks are per layer and stages partition the layers, so at tp 1 the stages' blocks and
+    // bytes add up to the whole model's exactly, whatever mix of layer shapes a stage gets.
+    for (const Model& m : models()) {
+        INFO(m.name());
+        for (std::uint32_t pp = 1; pp <= 5 && pp <= m.num_layers(); ++pp) {
+            const Layout l(m, {.pp = pp});
+            for (std::uint64_t t : {1ULL, 100ULL, 5000ULL}) {
+                const PagedUse whole = paged_sequence(m, KvDtype::fp8_e4m3, t, 16);
+                std::uint64_t blocks = 0;
+                Bytes reserved{};
+                for (std::uint32_t s = 0; s < pp; ++s) {
+                    const PagedUse part = paged_sequence(m, KvDtype::fp8_e4m3, t, 16, l.stage(s));
+                    blocks += part.blocks;
+                    reserved += part.reserved;
+                }
+                CHECK(blocks == whole.blocks);
+                CHECK(reserved == whole.reserved);
+            }
+        }
+    }
+}

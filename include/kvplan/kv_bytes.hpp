@@ -9,6 +9,7 @@
 //   constant state: fixed bytes per sequence, split evenly across TP ranks (as Mamba heads are).
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "detail/checked.hpp"
@@ -68,12 +69,32 @@ namespace detail {
     return std::min(s.end_layer, m.num_layers());
 }
 
+/// Layers of each spec in the shard. Sizing calls this on every evaluation, so it avoids a
+/// per-layer histogram: one spec needs no count at all, and otherwise each spec's count is a
+/// compare-and-add over the layer bytes, which compilers vectorize.
+[[nodiscard]] constexpr std::array<std::uint64_t, max_cache_specs> layers_per_spec(
+    const Model& m, const Shard& s) noexcept {
+    const LayerStack& L = m.layers();
+    const std::uint32_t first = s.first_layer, end = shard_end(m, s);
+    std::array<std::uint64_t, max_cache_specs> count{};
+    if (first >= end) return count;
+    if (L.num_specs == 1) {
+        count[0] = end - first;
+        return count;
+    }
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        std::uint32_t c = 0;
+        for (std::uint32_t i = first; i < end; ++i) c += L.spec_of_layer[i] == k ? 1 : 0;
+        count[k] = c;
+    }
+    return count;
+}
+
 /// Sum of fn(spec) x (layers of that spec in the shard), grouping layers by spec.
 template <class Fn>
 [[nodiscard]] constexpr Bytes sum_over_shard(const Model& m, const Shard& s, Fn fn) {
     const LayerStack& L = m.layers();
-    std::array<std::uint64_t, max_cache_specs> count{};
-    for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) ++count[L.spec_of_layer[i]];
+    const std::array<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
     Bytes total{};
     for (std::uint32_t k = 0; k < L.num_specs; ++k)
         if (count[k] != 0) total += fn(L.specs[k]) * count[k];

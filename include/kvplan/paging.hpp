@@ -6,6 +6,7 @@
 // sequences that share a prompt prefix hold its full blocks once.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "detail/checked.hpp"
@@ -58,17 +59,23 @@ struct PagedUse {
 
 namespace detail {
 
+// Grouped by spec (blocks_of depends on the spec alone): the work is per distinct layer shape,
+// not per layer. Every term is non-negative, so a grouped product overflows only when the
+// per-layer sum would.
 template <class BlocksOf>
 [[nodiscard]] constexpr PagedUse paged_sum(const Model& m, KvFormat f, const Shard& s,
                                            std::uint32_t block_size, BlocksOf blocks_of) {
     PagedUse u;
     const LayerStack& L = m.layers();
-    for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) {
-        const CacheSpec& spec = L[i];
+    const std::array<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        if (count[k] == 0) continue;
+        const CacheSpec& spec = L.specs[k];
         const std::uint64_t n = blocks_of(spec);
-        u.blocks = add(u.blocks, n, "a block count");
-        u.reserved += layer_bytes_per_token(spec, f, s.tp) * mul(n, block_size, "a block count") +
-                      layer_state_bytes(spec, s.tp);
+        u.blocks = add(u.blocks, mul(n, count[k], "a block count"), "a block count");
+        u.reserved += (layer_bytes_per_token(spec, f, s.tp) * mul(n, block_size, "a block count") +
+                       layer_state_bytes(spec, s.tp)) *
+                      count[k];
     }
     return u;
 }
