@@ -1,0 +1,404 @@
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdint>
+
+#include <kvplan/engine.hpp>
+#include <kvplan/presets.hpp>
+
+#include "support/datasheet_gpus.hpp"
+
+using namespace kvplan;
+using namespace kvplan::presets;
+using kvplan::testing::a100_sxm4_80gb;
+using kvplan::testing::h100_sxm;
+
+namespace {
+
+// Qwen/Qwen3-14B: 40 layers, 40 heads, 8 KV heads of 128 (config.json).
+const Model qwen3_14b{ModelConfig{.name = "Qwen3-14B",
+                                  .layers = LayerStack::uniform(40, full_attention(8, 128)),
+                                  .num_heads = 40,
+                                  .head_dim = 128,
+                                  .hidden_size = 5120,
+                                  .intermediate_size = 17408,
+                                  .vocab_size = 151936,
+                                  .max_position_embeddings = 40960}};
+
+// Qwen3-30B-A3B: 48 layers, 32 heads, 4 KV heads of 128, 128 experts of 768, 8 per token.
+const Model qwen3_30b_a3b{ModelConfig{
+    .name = "Qwen3-30B-A3B",
+    .layers = LayerStack::uniform(48, full_attention(4, 128)),
+    .num_heads = 32,
+    .head_dim = 128,
+    .hidden_size = 2048,
+    .vocab_size = 151936,
+    .max_position_embeddings = 40960,
+    .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 768}}};
+
+// bigcode/starcoder2-3b: 30 layers, 24 heads, 2 KV heads of 128, sliding window 4,096 on every
+// layer, max_position_embeddings 16,384.
+const Model starcoder2_3b{ModelConfig{
+    .name = "starcoder2-3b",
+    .layers = LayerStack::uniform(30, sliding_window(2, 128, 4096)),
+    .num_heads = 24,
+    .hidden_size = 3072,
+    .intermediate_size = 12288,
+    .vocab_size = 49152,
+    .max_position_embeddings = 16384,
+    .mlp = MlpKind::plain,
+    .norm = NormKind::layer}};
+
+// Qwen3-235B-A22B: 94 layers, 64 heads, 4 KV heads of 128, 128 experts of 1,536, 8 per token.
+const Model qwen3_235b_a22b{ModelConfig{
+    .name = "Qwen3-235B-A22B",
+    .layers = LayerStack::uniform(94, full_attention(4, 128)),
+    .num_heads = 64,
+    .head_dim = 128,
+    .hidden_size = 4096,
+    .vocab_size = 151936,
+    .max_position_embeddings = 40960,
+    .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 1536}}};
+
+}  // namespace
+
+// ---- vLLM ----------------------------------------------------------------------------------
+
+TEST_CASE("vLLM: Qwen3-14B with 6.51 GiB prints 42,656 tokens and 1.30x at 32,768", "[engine][vllm]") {
+    // LMCache issue #1739 (vLLM 0.10): "Available KV cache memory: 6.51 GiB", "GPU KV cache size:
+    // 42,656 tokens", "Maximum concurrency for 32,768 tokens per request: 1.30x".
+    // Page per layer: 16 x 8 x (128 + 128) x 2 B = 65,536 B; 40 layers, one group: a block is
+    // 2,621,440 B. 6.51 GiB = 6,990,102,446 B -> 2,666 blocks (2,666.5) -> 42,656 tokens.
+    // A 32,768-token request takes 2,048 blocks: 2,666 / 2,048 = 1.3017578125 -> "1.30x".
+    const Layout l{qwen3_14b, {}};
+    for (VllmTokenReport rule : {VllmTokenReport::blocks_per_group,
+                                 VllmTokenReport::concurrency_times_length}) {
+        const VllmKvCache c = vllm_kv_cache(qwen3_14b, KvDtype::bf16, l, round_to_bytes(6.51, GiB),
+                                            {.max_model_len = 32768, .token_report = rule});
+        CHECK(c.num_groups == 1);
+        CHECK(c.page.count() == 65'536);
+        CHECK(c.bytes_per_block.count() == 2'621'440);
+        CHECK(c.num_blocks == 2666);
+        CHECK(c.blocks_per_request == 2048);
+        CHECK(c.max_concurrency == 1.3017578125);
+        // Both rules agree here: 2,666 x 16 and int(1.3017578125 x 32,768) are 42,656.
+        CHECK(c.kv_cache_tokens == 42'656);
+        CHECK(c.enough_memory);
+    }
+}
+
+TEST_CASE("vLLM: a sliding window reserves window - 1 + batched tokens, plus a block", "[engine][vllm]") {
+    // vLLM PR #19029 (v0.9), bigcode/starcoder2-3b at max_model_len 16,384: "GPU KV cache size:
+    // 2,198,512 tokens" and "Maximum concurrency for 16,384 tokens per request: 178.68x" (134.19x
+    // before the PR counted the window).
+    // 2,198,512 / 16 = 137,407 blocks. A request takes cdiv(min(4,096 - 1 + 8,192, 16,384), 16) + 1
+    // = cdiv(12,287, 16) + 1 = 769 blocks: 137,407 / 769 = 178.6827 -> "178.68x".
+    // Page per layer 16 x 2 x 256 x 2 B = 16,384 B, 30 layers: 491,520 B per block, so 137,407
+    // blocks need 67,538,288,640 B; give a little more.
+    const Layout l{starcoder2_3b, {}};
+    const VllmKvCache c = vllm_kv_cache(
+        starcoder2_3b, KvDtype::bf16, l, Bytes::exactly(137'407ULL * 491'520 + 100'000),
+        {.max_model_len = 16384, .max_num_batched_tokens = 8192, .concurrent_batches = 1,
+         .token_report = VllmTokenReport::blocks_per_group});
+    CHECK(c.num_blocks == 137'407);
+    CHECK(c.kinds[0].blocks_per_request == 769);
+    CHECK(c.kv_cache_tokens == 2'198'512);
+    CHECK(c.max_concurrency == Approx(178.68).margin(0.005));
+    // Current vLLM with async scheduling keeps two batches in flight: cdiv(4,095 + 16,384 capped
+    // at 16,384, 16) + 1 = 1,025 blocks.
+    const VllmKvCache now = vllm_kv_cache(starcoder2_3b, KvDtype::bf16, l,
+                                          Bytes::exactly(137'407ULL * 491'520 + 100'000),
+                                          {.max_model_len = 16384, .max_num_batched_tokens = 8192});
+    CHECK(now.in_flight_tokens == 16'384);
+    CHECK(now.blocks_per_request == 1025);
+}
+
+TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group tokens", "[engine][vllm]") {
+    // A vLLM v0.17.0 log of a 40-layer hybrid (three linear-attention layers to one full layer,
+    // 2 KV heads of 256, fp8 KV, max_model_len 65,536, prefix caching on): "Setting attention block
+    // size to 2096 tokens", "GPU KV cache size: 159,296 tokens", "Maximum concurrency for 65,536
+    // tokens per request: 8.00x", KV memory 6.08 GiB.
+    // An attention token is 2 x 2 x 256 x 1 B = 1,024 B per layer, so a block of 2,096 = 16 x 131
+    // tokens means a state of 130 x 16,384 < state <= 131 x 16,384 B; any state in that range
+    // gives these figures. Page: 2,096 x 1,024 = 2,146,304 B.
+    // Groups: 10 full and 30 linear layers; 30 >= 1.5 x 10, so groups of 10: 1 full + 3 linear.
+    // Blocks: 6.08 GiB / (2,146,304 x 10) = 304.16 -> 304 (both printed figures pin it: 304 // 4
+    // x 2,096 = 159,296 and 304 / 38 = 8.00). A request: cdiv(65,536, 2,096) = 32 blocks for the
+    // full group and 2 per linear group in align mode: 38.
+    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
+    const Model hybrid{ModelConfig{
+        .name = "hybrid-40",
+        .layers = LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
+        .num_heads = 16,
+        .head_dim = 256,
+        .hidden_size = 2048,
+        .intermediate_size = 512,
+        .vocab_size = 248320,
+        .max_position_embeddings = 262144}};
+    const Layout l{hybrid, {}};
+    const VllmOptions v0_17{.max_model_len = 65536,
+                            .mamba_cache_mode = MambaCacheMode::align,
+                            .token_report = VllmTokenReport::blocks_per_group};
+    const VllmKvCache c = vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, l, round_to_bytes(6.08, GiB), v0_17);
+    CHECK(c.block_size == 2096);
+    CHECK(c.page.count() == 2'146'304);
+    CHECK(c.num_groups == 4);
+    CHECK(c.group_size == 10);
+    CHECK(c.num_blocks == 304);
+    CHECK(c.blocks_per_request == 38);
+    CHECK(c.kv_cache_tokens == 159'296);
+    CHECK(c.max_concurrency == Approx(8.00).margin(0.005));
+    // The current rule prints max_concurrency x max_model_len = 8 x 65,536 = 524,288 tokens.
+    VllmOptions current = v0_17;
+    current.token_report = VllmTokenReport::concurrency_times_length;
+    CHECK(vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, l, round_to_bytes(6.08, GiB), current)
+              .kv_cache_tokens == 524'288);
+}
+
+TEST_CASE("vLLM: fp8 KV on Qwen3-30B-A3B, and the estimate when max_model_len does not fit",
+          "[engine][vllm]") {
+    // vLLM issue #25350 (v0.10, --kv-cache-dtype fp8). Page per layer 16 x 4 x 256 x 1 B =
+    // 16,384 B; 48 layers: 786,432 B per block.
+    const Layout l{qwen3_30b_a3b, {}};
+    // "Available KV cache memory: 10.55 GiB", "GPU KV cache size: 230,528 tokens" = 14,408 blocks
+    // = 11,330,912,256 B (10.5527 GiB); at 100,000 tokens a request takes 6,250 blocks: 14,408 /
+    // 6,250 = 2.30528 -> "2.31x".
+    const VllmKvCache ok = vllm_kv_cache(
+        qwen3_30b_a3b, KvDtype::fp8_e4m3, l, Bytes::exactly(14'408ULL * 786'432),
+        {.max_model_len = 100000, .token_report = VllmTokenReport::blocks_per_group});
+    CHECK(ok.num_blocks == 14'408);
+    CHECK(ok.kv_cache_tokens == 230'528);
+    CHECK(ok.max_concurrency == Approx(2.30528));
+    // At --max-model-len 221000 with 5.59 GiB: "(10.12 GiB KV cache is needed ...) ... the
+    // estimated maximum model length is 122080". Needed: 48 x cdiv(221,000, 16) x 16,384 =
+    // 48 x 13,813 x 16,384 = 10,862,985,216 B = 10.117 GiB. 122,080 = 7,630 blocks x 16, so the
+    // memory was in [7,630, 7,631) x 786,432 B; take 6,000,476,160 B (5.588 GiB, "5.59").
+    const VllmKvCache short_of = vllm_kv_cache(qwen3_30b_a3b, KvDtype::fp8_e4m3, l,
+                                               Bytes::exactly(6'000'476'160ULL), {.max_model_len = 221000});
+    CHECK_FALSE(short_of.enough_memory);
+    CHECK(short_of.needed.count() == 10'862'985'216ULL);
+    CHECK(short_of.estimated_max_model_len == 122'080);
+}
+
+TEST_CASE("vLLM: Gemma-3-27B forms 7 groups of 10 layers with 8 padding layers", "[engine][vllm]") {
+    // 62 layers, five sliding (window 1,024) to one full: 52 sliding and 10 full. Both pages are
+    // 16 x 16 x 256 x 2 B = 131,072 B. Group size: the fewest layers, 10 (52 >= 1.5 x 10);
+    // sliding layers form cdiv(52, 10) = 6 groups with 60 - 52 = 8 padding layers ("Add 8 padding
+    // layers, may waste at most 15.38%"), full layers 1 group.
+    const Layout l{gemma_3_27b, {}};
+    const VllmKvCache c =
+        vllm_kv_cache(gemma_3_27b, KvDtype::bf16, l, 20 * GiB,
+                      {.max_model_len = 32768, .max_num_batched_tokens = 8192, .concurrent_batches = 1});
+    CHECK(c.num_groups == 7);
+    CHECK(c.group_size == 10);
+    CHECK(c.page.count() == 131'072);
+    const VllmLayerKind& sliding = c.kinds[0].kind == CacheKind::sliding_window ? c.kinds[0] : c.kinds[1];
+    CHECK(sliding.groups == 6);
+    CHECK(sliding.padding_layers == 8);
+    // A block is 10 layers x 131,072 B = 1,310,720 B: 20 GiB / that = 16,384 blocks.
+    CHECK(c.num_blocks == 16'384);
+    // Per request: 2,048 blocks of the full group + 6 x (cdiv(1,023 + 8,192, 16) + 1 = 577).
+    CHECK(c.blocks_per_request == 2048 + 6 * 577);
+}
+
+TEST_CASE("vLLM: an MLA latent is replicated on every tensor-parallel rank", "[engine][vllm]") {
+    // DeepSeek-V3: one latent of 512 + 64 values per token per layer, 16 x 576 x 2 B = 18,432 B
+    // per page, 61 layers: 1,124,352 B per block on every rank whatever tp. 10 GiB / 1,124,352 B
+    // = 9,549.9 -> 9,549 blocks at tp 1 and tp 8 alike.
+    for (std::uint32_t tp : {1u, 8u}) {
+        const VllmKvCache c =
+            vllm_kv_cache(deepseek_v3, KvDtype::bf16, Layout{deepseek_v3, {.tp = tp}}, 10 * GiB,
+                          {.max_model_len = 4096});
+        CHECK(c.page.count() == 18'432);
+        CHECK(c.num_blocks == 9549);
+    }
+}
+
+TEST_CASE("vLLM: every worker takes the fewest blocks of any pipeline stage", "[engine][vllm]") {
+    // Llama-3-70B at pp 3: 27, 27, 26 layers, 65,536 B per page. 20 GiB / (27 x 65,536) =
+    // 12,136.3 and / (26 x 65,536) = 12,603.1: every worker gets 12,136.
+    const VllmKvCache c = vllm_kv_cache(llama_3_70b, KvDtype::bf16, Layout{llama_3_70b, {.pp = 3}},
+                                        20 * GiB, {.max_model_len = 8192});
+    CHECK(c.num_blocks == 12'136);
+    CHECK(c.limiting_stage == 0);
+    CHECK(c.stage_group_size == 27);
+}
+
+TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
+    // Llama-3-8B on an H100 (81,559 MiB = 85,520,809,984 B): requested = ceil(x 0.92) =
+    // 78,679,145,186 B; less weights 16,060,522,496 B, activation peak (2 x 4,096 + 3 x 14,336) x
+    // 2 B x 8,192 + 256 x 128,256 x 6 B = 1,035,862,016 B, CUDA graphs 536,870,912 B:
+    // 61,045,889,762 B. The CUDA context lives outside.
+    const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
+    const EngineMemory m = engine_memory(Engine::vllm, r, r.layout(), 0);
+    CHECK(m.fraction_bytes.count() == 78'679'145'186ULL);
+    CHECK(m.weights.count() == 16'060'522'496ULL);
+    CHECK(m.activation.count() == 1'035'862'016ULL);
+    CHECK(m.kv_memory.count() == 61'045'889'762ULL);
+    CHECK(m.outside == 700 * MiB);
+    CHECK(m.outside_fits);
+    // Before v0.21 graphs were not charged: 536,870,912 B more for the cache.
+    const EngineMemory old = engine_memory(Engine::vllm, r, r.layout(), 0, {},
+                                           {.vllm = {.charge_cuda_graphs = false}});
+    CHECK(old.kv_memory - m.kv_memory == 512 * MiB);
+}
+
+// ---- SGLang --------------------------------------------------------------------------------
+
+TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "[engine][sglang]") {
+    // server_args.py: reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + cuda_graph_max_bs x 2
+    // + tp x pp / 8 x 1024, at least 10,240 above 60 GiB; fraction = round((mem - reserved) / mem, 3).
+    // H100 (81,559 MiB): chunked prefill 8,192, graph batch 256 below tp 4, 512 from tp 4.
+    //   tp 1: 512 + 12,288 + 512 + 128 = 13,440 -> 68,119 / 81,559 = 0.83521 -> 0.835
+    //   tp 4: 512 + 12,288 + 1,024 + 512 = 14,336 -> 0.82422 -> 0.824
+    //   tp 8: 512 + 12,288 + 1,024 + 1,024 = 14,848 -> 0.81795 -> 0.818
+    const GpuSpec h100 = h100_sxm();
+    const SglangMemFraction f1 = sglang_mem_fraction(h100, 1, 1);
+    CHECK(f1.gpu_memory_mib == 81'559);
+    CHECK(f1.chunked_prefill_size == 8192);
+    CHECK(f1.cuda_graph_max_bs == 256);
+    CHECK(f1.reserved_mib == 13'440.0);
+    CHECK(f1.fraction == 0.835);
+    CHECK(sglang_mem_fraction(h100, 4, 1).fraction == 0.824);
+    CHECK(sglang_mem_fraction(h100, 8, 1).fraction == 0.818);
+    // A100-80GB (81,920 MiB), tp 1: (81,920 - 13,440) / 81,920 = 0.83594 -> 0.836.
+    CHECK(sglang_mem_fraction(a100_sxm4_80gb(), 1, 1).fraction == 0.836);
+}
+
+TEST_CASE("SGLang: Qwen3-235B-A22B at tp 4 allocates 367,404 tokens of 8.23 GiB K", "[engine][sglang]") {
+    // vLLM issue #21348: "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB"
+    // (GB there is 2^30 B). Each rank holds 1 of 4 KV heads: a cell is 94 x 1 x (128 + 128) x 2 B
+    // = 48,128 B, so the pool memory was in [367,404, 367,405) x 48,128 B. K: (367,404 + 1 padded
+    // row) x 94 x 128 x 2 B = 8,841,233,920 B = 8.234 GiB.
+    const Layout l{qwen3_235b_a22b, {.tp = 4}};
+    const SglangKvPool p =
+        sglang_kv_pool(qwen3_235b_a22b, KvDtype::bf16, l, Bytes::exactly(367'404ULL * 48'128 + 100));
+    CHECK(p.cell_size.count() == 48'128);
+    CHECK(p.max_total_num_tokens == 367'404);
+    CHECK(p.k_size.count() == 8'841'233'920ULL);
+    CHECK(p.v_size == p.k_size);
+    CHECK(p.k_size.in(GiB) == Approx(8.23).margin(0.005));
+}
+
+TEST_CASE("SGLang: the fraction applies to memory free before load, weights come out of it",
+          "[engine][sglang]") {
+    // Llama-3-8B on an H100: free before load = 85,520,809,984 - 734,003,200 (CUDA context) =
+    // 84,786,806,784 B; x 0.835 = 70,796,983,664 B; less 16,060,522,496 B of weights:
+    // 54,736,461,168 B. A cell is 32 x 8 x 256 x 2 B = 131,072 B: 417,606 tokens.
+    const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
+    const EngineReport rep = engine_report(Engine::sglang, r, 8192);
+    const EngineMemory& m = rep.memory[0];
+    CHECK(m.fraction == 0.835);
+    CHECK(m.fraction_base.count() == 84'786'806'784ULL);
+    CHECK(m.kv_memory.count() == 54'736'461'168ULL);
+    CHECK(rep.sglang.max_total_num_tokens == 417'606);
+    // 417,606 / 8,192 = 50.98 sequences.
+    CHECK(rep.summary.max_concurrency == Approx(417'606.0 / 8192.0));
+}
+
+// ---- TensorRT-LLM --------------------------------------------------------------------------
+
+TEST_CASE("TensorRT-LLM: Llama-3.1-8B with fp8 KV allocates 8,219 blocks of 32 tokens", "[engine][trtllm]") {
+    // TensorRT-LLM issue #4275 (0.19, RTX 5090): "available: 17.83 GiB", "Number of blocks in KV
+    // cache primary pool: 8219", "Number of tokens per block: 32.", "Allocated 16.05 GiB for max
+    // tokens in paged KV cache (263008)". 32 layers x 8 heads x 256 x 1 B = 65,536 B per token.
+    // 8,219 blocks need more than 262,976 tokens: 0.9 x free >= 262,977 x 65,536 B, i.e. free >=
+    // 17.8343 GiB (and < 17.835 to print 17.83). Take 17.8345 GiB.
+    const Model llama_3_1_8b = llama_3_8b;  // same shapes
+    const Bytes free = round_to_bytes(17.8345, GiB);
+    const TrtllmKvCache c = trtllm_kv_cache(llama_3_1_8b, KvDtype::fp8_e4m3, Layout{llama_3_1_8b, {}},
+                                            detail::scale_down(free, 0.9));
+    REQUIRE(c.num_pools == 1);
+    CHECK(c.pools[0].bytes_per_token.count() == 65'536);
+    CHECK(c.pools[0].blocks == 8219);
+    CHECK(c.pools[0].tokens == 263'008);
+    // 263,008 x 65,536 B = 17,236,492,288 B = 16.0527 GiB.
+    CHECK(c.pools[0].allocated.count() == 17'236'492'288ULL);
+}
+
+TEST_CASE("TensorRT-LLM: gpt-oss-120b sizes every layer as full attention by default", "[engine][trtllm]") {
+    // A PyTorch-backend log (DGX Spark): "kv size is 73728", 86,711 max tokens, "Number of tokens
+    // per block: 32.", "Allocated 5.95 GiB for max tokens in paged KV cache (86720)".
+    // 36 layers x 8 heads x (64 + 64) x 2 B = 73,728 B per token, the sliding layers included.
+    // ceil(86,711 / 32) = 2,710 blocks = 86,720 tokens = 6,393,692,160 B = 5.9546 GiB.
+    const TrtllmKvCache c = trtllm_kv_cache(gpt_oss_120b, KvDtype::bf16, Layout{gpt_oss_120b, {}},
+                                            Bytes::exactly(86'711ULL * 73'728 + 1000));
+    REQUIRE(c.num_pools == 1);
+    CHECK(c.pools[0].bytes_per_token.count() == 73'728);
+    CHECK(c.pools[0].max_tokens == 86'711);
+    CHECK(c.pools[0].blocks == 2710);
+    CHECK(c.pools[0].tokens == 86'720);
+    CHECK(c.pools[0].allocated.count() == 6'393'692'160ULL);
+}
+
+TEST_CASE("TensorRT-LLM: one pool per window, memory shared in proportion to window x bytes",
+          "[engine][trtllm]") {
+    // kvCacheManagerTest.cpp, BlockManagerTestWindowSizeToShare: windows {1024: layer 1, 4096:
+    // layers 0, 4, 5, 8192: layers 2, 3} with equal bytes per token per window share the memory
+    // 1024 : 4096 : 8192, i.e. 1024/13312, 4096/13312, 8192/13312. Equal bytes per window: 6 KV
+    // heads on the one 1,024 layer, 2 on each 4,096 layer, 3 on each full (8,192) layer.
+    LayerStack layers;
+    layers.append(sliding_window(2, 128, 4096))
+        .append(sliding_window(6, 128, 1024))
+        .append(full_attention(3, 128), 2)
+        .append(sliding_window(2, 128, 4096), 2);
+    const Model m{ModelConfig{.name = "vswa", .layers = layers, .num_heads = 12, .head_dim = 128,
+                              .hidden_size = 1536, .intermediate_size = 4096, .vocab_size = 32000,
+                              .max_position_embeddings = 8192}};
+    const TrtllmKvCache c = trtllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB,
+                                            {.max_seq_len = 8192, .variable_window = true});
+    REQUIRE(c.num_pools == 3);
+    for (std::uint32_t k = 0; k < 3; ++k) {
+        CHECK(c.pools[k].bytes_per_token.count() == 6 * 256 * 2);
+        CHECK(c.pools[k].share == Approx(static_cast<double>(c.pools[k].window) / 13312.0));
+    }
+    // Without per-layer windows every layer is one full-attention pool.
+    CHECK(trtllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB, {.max_seq_len = 8192}).num_pools == 1);
+}
+
+TEST_CASE("TensorRT-LLM: the fraction applies to what is free after load and profiling",
+          "[engine][trtllm]") {
+    // Llama-3-8B on an H100: 85,520,809,984 - 16,060,522,496 (weights) - 1,035,862,016
+    // (activation) - 734,003,200 (context) - 536,870,912 (graphs) = 67,153,551,360 B free; x 0.9
+    // (a float: 0.89999997615814208984375) = 60,438,194,622 B.
+    const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
+    const EngineMemory m = engine_memory(Engine::trtllm, r, r.layout(), 0);
+    CHECK(m.fraction_base.count() == 67'153'551'360ULL);
+    CHECK(m.kv_memory.count() == 60'438'194'622ULL);
+}
+
+// ---- Ideal and across engines --------------------------------------------------------------
+
+TEST_CASE("ideal: 40 GiB holds 131,072 tokens of Llama-3-70B, 32 sequences of 4,096", "[engine]") {
+    // 40 GiB / 327,680 B = 131,072 tokens; a 4,096-token sequence is 1.25 GiB: 32 of them.
+    const Replica r{.model = llama_3_70b, .gpu = h100_sxm()};
+    const EngineReport rep = engine_report(Engine::ideal, r, 4096, {.kv_memory_per_gpu = 40 * GiB});
+    CHECK(rep.summary.tokens == 131'072u);
+    CHECK(rep.summary.max_concurrency == 32.0);
+}
+
+TEST_CASE("given the same KV memory, no engine holds more tokens than the ideal cache",
+          "[engine][property]") {
+    // vLLM and SGLang round down to whole blocks and pages. TensorRT-LLM rounds its blocks up
+    // (ceil(max_tokens / tokens_per_block)), so it may hold up to one block (32 tokens) more.
+    for (const Model* m : {&llama_3_8b, &llama_3_70b, &mixtral_8x7b, &qwen2_5_72b, &deepseek_v3,
+                           &falcon_7b}) {
+        for (std::uint64_t gib : {1ULL, 7ULL, 33ULL}) {
+            const Replica r{.model = *m, .gpu = h100_sxm()};
+            const BudgetOptions given{.kv_memory_per_gpu = gib * GiB};
+            const auto ideal = engine_report(Engine::ideal, r, 4096, given).summary;
+            for (Engine e : {Engine::vllm, Engine::sglang, Engine::trtllm}) {
+                INFO(m->name() << " " << name(e) << " " << gib << " GiB");
+                const auto s = engine_report(e, r, 4096, given).summary;
+                CHECK(s.kv_memory == gib * GiB);
+                CHECK(*s.tokens <= *ideal.tokens + (e == Engine::trtllm ? 31 : 0));
+            }
+        }
+    }
+}
+
+TEST_CASE("engine names parse back", "[engine]") {
+    for (Engine e : all_engines) CHECK(parse_engine(name(e)) == e);
+    CHECK(parse_engine("tensorrt-llm") == Engine::trtllm);
+    CHECK_FALSE(parse_engine("tgi").has_value());
+}
