@@ -374,3 +374,31 @@ TEST_CASE("each kind of bad input gets a clear error", "[hf_config][errors]") {
     CHECK_THROWS_WITH(model_from_hf_json(Json::parse(R"({"model_type": "llama"})"), "request 7"),
                       Catch::StartsWith("request 7: num_hidden_layers: expected"));
 }
+
+TEST_CASE("the checkpoint's own weight format is read from the config", "[hf_config][weights]") {
+    // gpt-oss: quant_method mxfp4 for the experts, bf16 elsewhere.
+    const auto oss = checkpoint_weight_options(bundled_json("gpt-oss-120b"), "gpt-oss-120b");
+    REQUIRE(oss.has_value());
+    CHECK(oss->format == WeightFormat::bf16);
+    CHECK(oss->expert_format == WeightFormat::mxfp4);
+    // DeepSeek-V3 ships fp8; Llama-3-8B bf16; GPT-NeoX-20B float16.
+    CHECK(checkpoint_weight_options(bundled_json("deepseek-v3"), "v3")->format ==
+          WeightFormat::fp8);
+    CHECK(checkpoint_weight_options(bundled_json("llama-3-8b"), "l")->format == WeightFormat::bf16);
+    CHECK(checkpoint_weight_options(bundled_json("gpt-neox-20b"), "n")->format ==
+          WeightFormat::fp16);
+    // AWQ at 4 bits, group 128: int4; at 3 bits: not modelled, so no answer rather than a wrong
+    // one.
+    Json awq = bundled_json("llama-3-8b");
+    awq["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}};
+    CHECK(checkpoint_weight_options(awq, "awq")->format == WeightFormat::int4);
+    awq["quantization_config"]["bits"] = 3;
+    CHECK_FALSE(checkpoint_weight_options(awq, "awq3").has_value());
+    // gpt-oss-120b as published: 36 x 128 experts at 13,236,480 B (see test_weights.cpp) plus the
+    // rest in bf16.
+    const Model m = bundled("gpt-oss-120b");
+    const WeightBytes wb = weight_bytes(m, *oss);
+    CHECK(wb.routed_experts.count() == 36ULL * 128 * 13'236'480);
+    CHECK((wb.total() - wb.routed_experts).count() ==
+          2 * (total_params(m) - count_params(m).routed_experts));
+}
