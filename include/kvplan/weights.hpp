@@ -294,20 +294,20 @@ constexpr void emit_mlp(Fn& fn, const ModelConfig& c, ParamGroup g, std::uint64_
     return mul(moe.shared_experts, moe.expert_intermediate_size, "a shared expert width");
 }
 
-/// The layers that hold extra_params: the constant-state layers if any, else every layer.
-[[nodiscard]] constexpr bool holds_extra_params(const Model& m, std::uint32_t layer) {
-    const bool any_state = m.layers().layers_of_kind(CacheKind::constant_state) > 0;
-    return !any_state || m.layer(layer).kind == CacheKind::constant_state;
-}
-
-/// Layer `layer`'s share of extra_params: an exact partition over the layers that hold them.
+/// Layer `layer`'s share of extra_params: an exact partition over the layers that hold them (the
+/// constant-state layers if any, else every layer).
 [[nodiscard]] constexpr std::uint64_t extra_params_of_layer(const Model& m, std::uint32_t layer) {
     const std::uint64_t extra = m.config().extra_params;
-    if (extra == 0 || !holds_extra_params(m, layer)) return 0;
+    if (extra == 0) return 0;
+    const bool any_state = m.layers().layers_of_kind(CacheKind::constant_state) > 0;
+    const auto holds = [&](std::uint32_t i) {
+        return !any_state || m.layer(i).kind == CacheKind::constant_state;
+    };
+    if (!holds(layer)) return 0;
     std::uint64_t holders = 0;
     std::uint64_t before = 0;
     for (std::uint32_t i = 0; i < m.num_layers(); ++i) {
-        if (!holds_extra_params(m, i)) continue;
+        if (!holds(i)) continue;
         if (i < layer) ++before;
         ++holders;
     }
