@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "detail/checked.hpp"
+#include "detail/flat_json.hpp"
 #include "detail/text.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -274,83 +275,6 @@ class TraceBuilder {
     return line;
 }
 
-/// A JSON string starting at text[pos] == '"'; advances pos past the closing quote. Escapes are
-/// decoded except \u, which is kept as written (trace keys and values are ASCII).
-[[nodiscard]] inline std::string json_string(std::string_view text, std::size_t& pos,
-                                             std::string_view where) {
-    std::string out;
-    for (++pos; pos < text.size(); ++pos) {
-        const char c = text[pos];
-        if (c == '"') {
-            ++pos;
-            return out;
-        }
-        if (c == '\\' && pos + 1 < text.size()) {
-            const char e = text[++pos];
-            switch (e) {
-                case 'n':
-                    out.push_back('\n');
-                    break;
-                case 't':
-                    out.push_back('\t');
-                    break;
-                case 'r':
-                    out.push_back('\r');
-                    break;
-                case 'b':
-                    out.push_back('\b');
-                    break;
-                case 'f':
-                    out.push_back('\f');
-                    break;
-                case 'u':
-                    out.append("\\u");
-                    break;
-                default:
-                    out.push_back(e);
-            }
-        } else {
-            out.push_back(c);
-        }
-    }
-    throw_field_error<InvalidInput>(where, "JSON", "a closing '\"'", "end of line");
-}
-
-inline void json_skip_space(std::string_view text, std::size_t& pos) {
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-}
-
-/// Skips one JSON value of any kind at pos, returning its text (strings decoded).
-inline std::string json_value(std::string_view text, std::size_t& pos, std::string_view where) {
-    json_skip_space(text, pos);
-    if (pos >= text.size())
-        throw_field_error<InvalidInput>(where, "JSON", "a value", "end of line");
-    if (text[pos] == '"') return json_string(text, pos, where);
-    if (text[pos] == '{' || text[pos] == '[') {
-        int depth = 0;
-        const std::size_t start = pos;
-        while (pos < text.size()) {
-            const char c = text[pos];
-            if (c == '"') {
-                (void)json_string(text, pos, where);
-                continue;
-            }
-            if (c == '{' || c == '[') ++depth;
-            if (c == '}' || c == ']') --depth;
-            ++pos;
-            if (depth == 0) return std::string(text.substr(start, pos - start));
-        }
-        throw_field_error<InvalidInput>(where, "JSON", "a closed object or array", "end of line");
-    }
-    const std::size_t start = pos;
-    while (pos < text.size() && text[pos] != ',' && text[pos] != '}' && text[pos] != ']' &&
-           !std::isspace(static_cast<unsigned char>(text[pos])))
-        ++pos;
-    if (pos == start)
-        throw_field_error<InvalidInput>(where, "JSON", "a value", quoted(text.substr(pos, 1)));
-    return std::string(text.substr(start, pos - start));
-}
-
 }  // namespace detail
 
 /// Reads a CSV trace (a header row, then one request per row). Throws InvalidInput naming
@@ -413,44 +337,12 @@ inline std::string json_value(std::string_view text, std::size_t& pos, std::stri
         const std::string_view line = detail::next_line(text, pos);
         if (detail::trim(line).empty()) continue;
         const std::string at = std::string(where) + ":" + std::to_string(line_no);
-        std::size_t p = 0;
-        detail::json_skip_space(line, p);
-        if (p >= line.size() || line[p] != '{')
-            detail::throw_field_error<InvalidInput>(at, "JSON", "an object per line",
-                                                    detail::quoted(line));
-        ++p;
         b.begin_record(line_no);
-        detail::json_skip_space(line, p);
-        if (p < line.size() && line[p] == '}')
-            ++p;
-        else
-            for (;;) {
-                detail::json_skip_space(line, p);
-                if (p >= line.size() || line[p] != '"')
-                    detail::throw_field_error<InvalidInput>(at, "JSON", "a quoted key",
-                                                            detail::quoted(line.substr(p)));
-                const std::string key = detail::json_string(line, p, at);
-                detail::json_skip_space(line, p);
-                if (p >= line.size() || line[p] != ':')
-                    detail::throw_field_error<InvalidInput>(at, "JSON", "':' after a key",
-                                                            detail::quoted(line.substr(p)));
-                ++p;
-                const std::string value = detail::json_value(line, p, at);
-                const auto col = detail::match_trace_column(key);
-                if (col.column != detail::TraceColumn::none && value != "null")
-                    b.field(col, key, value);
-                detail::json_skip_space(line, p);
-                if (p < line.size() && line[p] == ',') {
-                    ++p;
-                    continue;
-                }
-                if (p < line.size() && line[p] == '}') {
-                    ++p;
-                    break;
-                }
-                detail::throw_field_error<InvalidInput>(at, "JSON", "',' or '}'",
-                                                        detail::quoted(line.substr(p)));
-            }
+        for (const auto& [key, value] : detail::flat_json_object(line, at)) {
+            const auto col = detail::match_trace_column(key);
+            if (col.column != detail::TraceColumn::none && value != "null")
+                b.field(col, key, value);
+        }
         b.end_record();
     }
     return std::move(b).finish();

@@ -1,0 +1,522 @@
+#pragma once
+
+// Calibration from a vLLM start-up log. vLLM measures what no formula predicts (the activation peak
+// of its profile run, memory outside PyTorch, CUDA graphs) and prints what it found. From those
+// lines this header fits the non-KV reserve of one model on one GPU:
+//
+//     reserve = ceil(total x gpu_memory_utilization) - weights - available KV
+//
+// (vllm/v1/worker/gpu_worker.py, determine_available_memory: available = requested_memory -
+// non_kv_cache_memory, non-KV = weights + torch peak increase + non-torch increase [+ CUDA graph
+// estimate since v0.21]; V0's vllm/worker/worker.py, determine_num_available_blocks, the same
+// without the graphs). The profile it writes lets later runs use the measured reserve.
+//
+// Lines read (V0 and V1; "GB" in vLLM's weight lines is GiB: the value is bytes / 2^30):
+//   Loading model weights took X GB | Model loading took X GiB [memory] and ... | model weights
+//   take XGiB total_gpu_memory (XGiB) | total_gpu_memory=XGiB | Free memory on device (F/T GiB)
+//   gpu_memory_utilization (U) | gpu_memory_utilization=U | --gpu-memory-utilization=U (first)
+//   Available KV cache memory: X GiB | the rest of the memory reserved for KV Cache is XGiB |
+//       kv_cache_size=XGiB
+//   non_torch_memory takes XGiB | non_torch_memory=XGiB | non-torch forward increase memory: XGiB
+//   PyTorch activation peak memory takes XGiB | torch peak memory increase: XGiB |
+//       peak_torch_memory=XGiB (weights included)
+//   # GPU blocks: N | # cuda blocks: N | GPU KV cache size: N tokens
+//   Maximum concurrency for N tokens per request: X.XXx
+//   Graph capturing finished in N secs, took X GiB | Estimated CUDA graph memory: X GiB total
+// When a line repeats (several workers, several runs) the last one counts.
+//
+// Opt-in (not in kvplan.hpp): reads files and allocates.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "budget.hpp"
+#include "detail/flat_json.hpp"
+#include "detail/text.hpp"
+#include "error.hpp"
+#include "units.hpp"
+
+namespace kvplan {
+
+/// A size as a log prints it: the bytes it stands for and the half-step of its last printed digit
+/// (6.51 GiB is 6.51 GiB +- 0.005 GiB).
+struct LoggedSize {
+    Bytes value{};
+    Bytes half_step{};
+    [[nodiscard]] Bytes lo() const { return value > half_step ? value - half_step : Bytes{}; }
+    [[nodiscard]] Bytes hi() const { return value + half_step; }
+};
+
+/// What a vLLM start-up log says about memory. Every field is optional: logs differ by version.
+struct VllmLogFacts {
+    std::optional<LoggedSize> weights;
+    std::optional<LoggedSize> memory_total;
+    std::optional<double> utilization;
+    std::optional<LoggedSize> available_kv;
+    std::optional<LoggedSize> non_torch;
+    std::optional<LoggedSize> activation_peak;  ///< the torch peak increase of the profile run
+    std::optional<LoggedSize> peak_torch;  ///< older V0: the absolute torch peak, weights included
+    std::optional<LoggedSize> non_kv_total;  ///< V1 debug: "Total non KV cache memory"
+    std::optional<std::uint64_t> gpu_blocks;
+    std::optional<std::uint64_t> kv_cache_tokens;
+    std::optional<std::uint64_t> max_model_len;  ///< from the concurrency line
+    std::optional<double> max_concurrency;
+    std::optional<LoggedSize> cuda_graphs;
+    bool cuda_graphs_charged = false;  ///< "CUDA graph memory profiling is enabled" (v0.21+)
+    std::size_t lines_read = 0;        ///< lines that gave a fact
+};
+
+namespace detail {
+
+struct LogNumber {
+    double value = 0;
+    int decimals = 0;
+    std::size_t end = 0;  // position after the number
+};
+
+/// The number starting at or after `from` (skipping spaces, '(', '=', ':' and quotes), digits with
+/// optional ',' thousands separators and one '.'.
+[[nodiscard]] inline std::optional<LogNumber> log_number_at(std::string_view line,
+                                                            std::size_t from) {
+    std::size_t p = from;
+    while (p < line.size() && (line[p] == ' ' || line[p] == '(' || line[p] == '=' ||
+                               line[p] == ':' || line[p] == '\''))
+        ++p;
+    std::string digits;
+    int decimals = -1;
+    for (; p < line.size(); ++p) {
+        const char c = line[p];
+        if (c >= '0' && c <= '9') {
+            digits.push_back(c);
+            if (decimals >= 0) ++decimals;
+        } else if (c == ',' && decimals < 0 && !digits.empty() && p + 1 < line.size() &&
+                   line[p + 1] >= '0' && line[p + 1] <= '9') {
+            continue;
+        } else if (c == '.' && decimals < 0 && p + 1 < line.size() && line[p + 1] >= '0' &&
+                   line[p + 1] <= '9') {
+            digits.push_back('.');
+            decimals = 0;
+        } else {
+            break;
+        }
+    }
+    const auto v = parse_double(digits);
+    if (!v) return std::nullopt;
+    return LogNumber{*v, std::max(decimals, 0), p};
+}
+
+/// The number after the first `key` in `line` (nullopt when either is missing).
+[[nodiscard]] inline std::optional<LogNumber> log_number_after(std::string_view line,
+                                                               std::string_view key) {
+    const std::size_t at = line.find(key);
+    if (at == std::string_view::npos) return std::nullopt;
+    return log_number_at(line, at + key.size());
+}
+
+/// A size after `key`: the number and its unit (GiB or GB, both meaning 2^30 bytes in vLLM's
+/// lines; MiB or MB, 2^20).
+[[nodiscard]] inline std::optional<LoggedSize> log_size_after(std::string_view line,
+                                                              std::string_view key) {
+    const auto n = log_number_after(line, key);
+    if (!n) return std::nullopt;
+    std::size_t p = n->end;
+    while (p < line.size() && line[p] == ' ') ++p;
+    const std::string_view unit = line.substr(p, 3);
+    double scale = 0;
+    if (unit == "GiB" || unit.substr(0, 2) == "GB")
+        scale = static_cast<double>(GiB.bytes);
+    else if (unit == "MiB" || unit.substr(0, 2) == "MB")
+        scale = static_cast<double>(MiB.bytes);
+    else
+        return std::nullopt;
+    const double half = 0.5 * std::pow(10.0, -n->decimals) * scale;
+    return LoggedSize{round_to_bytes(n->value * scale, B), round_to_bytes(half, B)};
+}
+
+}  // namespace detail
+
+/// Reads the memory facts of a vLLM start-up log (V0 or V1). Lines it does not know are skipped;
+/// a log with none of them is InvalidInput naming `where`.
+[[nodiscard]] inline VllmLogFacts parse_vllm_log(std::string_view text, std::string_view where) {
+    using detail::log_number_after;
+    using detail::log_size_after;
+    VllmLogFacts f;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const std::size_t end = std::min(text.find('\n', pos), text.size());
+        const std::string_view line = text.substr(pos, end - pos);
+        pos = end + 1;
+        bool hit = false;
+        const auto take = [&](auto& field, auto value) {
+            if (value) {
+                field = *value;
+                hit = true;
+            }
+        };
+        // A size printed twice (V0: "Loading model weights took 21.2134 GB", then "model weights
+        // take 21.21GiB") keeps its finer figure when the two agree.
+        const auto take_size = [&](std::optional<LoggedSize>& field, std::optional<LoggedSize> v) {
+            if (!v) return;
+            hit = true;
+            if (field && field->half_step < v->half_step && field->value <= v->hi() &&
+                field->value >= v->lo())
+                return;
+            field = v;
+        };
+        take_size(f.weights, log_size_after(line, "Loading model weights took"));
+        take_size(f.weights, log_size_after(line, "Model loading took"));
+        take_size(f.weights, log_size_after(line, "model weights take"));
+        take_size(f.weights, log_size_after(line, "weights memory:"));
+        take_size(f.memory_total, log_size_after(line, "total_gpu_memory"));
+        if (const std::size_t at = line.find("Free memory on device (");
+            at != std::string_view::npos)
+            if (const std::size_t slash = line.find('/', at); slash != std::string_view::npos)
+                take_size(f.memory_total, log_size_after(line.substr(slash), "/"));
+        if (auto u = log_number_after(line, "gpu_memory_utilization"))
+            take(f.utilization, std::optional<double>(u->value));
+        if (auto u = log_number_after(line, "--gpu-memory-utilization"))
+            take(f.utilization, std::optional<double>(u->value));
+        if (auto u = log_number_after(line, "Desired GPU memory utilization is ("))
+            take(f.utilization, std::optional<double>(u->value));
+        take_size(f.available_kv, log_size_after(line, "Available KV cache memory:"));
+        take_size(f.available_kv, log_size_after(line, "reserved for KV Cache is"));
+        take_size(f.available_kv, log_size_after(line, "kv_cache_size"));
+        take_size(f.non_torch, log_size_after(line, "non_torch_memory takes"));
+        take_size(f.non_torch, log_size_after(line, "non_torch_memory="));
+        take_size(f.non_torch, log_size_after(line, "non-torch forward increase memory:"));
+        take_size(f.activation_peak, log_size_after(line, "activation peak memory takes"));
+        take_size(f.activation_peak, log_size_after(line, "torch peak memory increase:"));
+        take_size(f.peak_torch, log_size_after(line, "peak_torch_memory="));
+        take_size(f.non_kv_total, log_size_after(line, "Total non KV cache memory:"));
+        // V1 debug: "Actual usage is A GiB for weight, B GiB for peak activation, C GiB for
+        // non-torch memory, and D GiB for CUDAGraph memory."
+        take_size(f.weights, log_size_after(line, "Actual usage is"));
+        take_size(f.activation_peak, log_size_after(line, "GiB for weight,"));
+        take_size(f.non_torch, log_size_after(line, "GiB for peak activation,"));
+        take_size(f.cuda_graphs, log_size_after(line, "GiB for non-torch memory, and"));
+        for (std::string_view key : {"GPU blocks:", "cuda blocks:"})
+            if (auto n = log_number_after(line, key))
+                take(f.gpu_blocks,
+                     std::optional<std::uint64_t>(static_cast<std::uint64_t>(n->value)));
+        if (line.find("tokens") != std::string_view::npos)
+            if (auto n = log_number_after(line, "GPU KV cache size:"))
+                take(f.kv_cache_tokens,
+                     std::optional<std::uint64_t>(static_cast<std::uint64_t>(n->value)));
+        if (auto n = log_number_after(line, "Maximum concurrency for")) {
+            take(f.max_model_len,
+                 std::optional<std::uint64_t>(static_cast<std::uint64_t>(n->value)));
+            if (auto c = log_number_after(line.substr(n->end), "per request:"))
+                take(f.max_concurrency, std::optional<double>(c->value));
+        }
+        if (line.find("Graph capturing finished") != std::string_view::npos)
+            take_size(f.cuda_graphs, log_size_after(line, "took"));
+        take_size(f.cuda_graphs, log_size_after(line, "Estimated CUDA graph memory:"));
+        if (line.find("CUDA graph memory profiling is enabled") != std::string_view::npos) {
+            f.cuda_graphs_charged = true;
+            hit = true;
+        }
+        if (hit) ++f.lines_read;
+    }
+    if (f.lines_read == 0)
+        detail::throw_field_error<InvalidInput>(
+            where, "log",
+            "vLLM start-up lines (\"Available KV cache memory\", \"# GPU blocks\", \"Model "
+            "loading took\", ...)",
+            "none");
+    return f;
+}
+
+/// Reads the vLLM log at `path`. Throws InvalidInput.
+[[nodiscard]] inline VllmLogFacts load_vllm_log(const std::string& path) {
+    return parse_vllm_log(detail::read_text_file(path), path);
+}
+
+/// Where a figure of the fit came from.
+enum class FigureSource : std::uint8_t { log, given, modelled };
+
+[[nodiscard]] constexpr std::string_view name(FigureSource s) noexcept {
+    switch (s) {
+        case FigureSource::log:
+            return "log";
+        case FigureSource::given:
+            return "given";
+        case FigureSource::modelled:
+            return "modelled";
+    }
+    return "?";
+}
+
+/// What the log cannot say, from elsewhere.
+struct CalibrationInputs {
+    std::optional<Bytes> memory_total;  ///< the GPU's driver total (exact): preferred to the log's
+    std::optional<double> utilization;  ///< overrides the log's gpu_memory_utilization
+    double default_utilization = 0.9;   ///< when neither gives one (vLLM's default through v0.1x)
+    std::optional<Bytes> weights;       ///< modelled weights, when the log has no weight line
+    /// Bytes of one block over the layers of a rank (vLLM V0's cache_block_size; V1's page x layers
+    /// for a model of one layer type) and tokens per block: turns "# GPU blocks: N" or
+    /// "GPU KV cache size: N tokens" into an exact interval for the available KV memory.
+    std::optional<Bytes> bytes_per_block;
+    std::uint32_t block_size = 16;
+};
+
+/// The fitted reserve and the figures it rests on.
+struct CalibrationFit {
+    Bytes memory_total{};
+    FigureSource memory_total_source = FigureSource::log;
+    double utilization = 0;
+    FigureSource utilization_source = FigureSource::log;
+    Bytes usable{};  ///< ceil(memory_total x utilization), vLLM's requested_memory
+    Bytes weights{};
+    FigureSource weights_source = FigureSource::log;
+    Bytes available_kv{};  ///< the middle of [available_lo, available_hi]
+    Bytes available_lo{};
+    Bytes available_hi{};
+    std::optional<std::uint64_t> blocks{};  ///< the block count the interval used
+    bool blocks_agree = true;               ///< the block count and the printed GiB figure overlap
+    Bytes reserve{};                        ///< usable - weights - available_kv
+    std::optional<Bytes> cuda_graphs{};     ///< part of the reserve when charged (v0.21+)
+    bool consistent = true;                 ///< weights + available KV fit in usable
+};
+
+/// Fits the non-KV reserve from `f`. Throws InvalidInput naming `where` when a needed figure is in
+/// neither the log nor `in` (the GPU's total memory, the available KV memory, the weights).
+[[nodiscard]] inline CalibrationFit fit_reserve(const VllmLogFacts& f, const CalibrationInputs& in,
+                                                std::string_view where) {
+    CalibrationFit c;
+    if (in.memory_total) {
+        c.memory_total = *in.memory_total;
+        c.memory_total_source = FigureSource::given;
+    } else if (f.memory_total) {
+        c.memory_total = f.memory_total->value;
+    } else {
+        detail::throw_field_error<InvalidInput>(
+            where, "total GPU memory", "a GPU (--gpu) or a log line with total_gpu_memory", "none");
+    }
+    if (in.utilization) {
+        c.utilization = *in.utilization;
+        c.utilization_source = FigureSource::given;
+    } else if (f.utilization) {
+        c.utilization = *f.utilization;
+    } else {
+        c.utilization = in.default_utilization;
+        c.utilization_source = FigureSource::modelled;
+    }
+    if (!(c.utilization > 0 && c.utilization <= 1))
+        detail::throw_field_error<InvalidInput>(
+            where, "gpu_memory_utilization", "a fraction in (0, 1]", std::to_string(c.utilization));
+    c.usable = detail::scale_up(c.memory_total, c.utilization);
+    if (f.weights) {
+        c.weights = f.weights->value;
+    } else if (in.weights) {
+        c.weights = *in.weights;
+        c.weights_source = FigureSource::modelled;
+    } else {
+        detail::throw_field_error<InvalidInput>(
+            where, "weights", "a weight line (Model loading took ...) or a model", "none");
+    }
+
+    // The available KV memory: the printed figure (+- half its last digit) and, with the block
+    // bytes, the block count (num_blocks = available // block bytes, so available lies in
+    // [N x block, (N + 1) x block)). Both known: their overlap.
+    std::optional<std::uint64_t> blocks = f.gpu_blocks;
+    if (!blocks && f.kv_cache_tokens && in.block_size != 0)
+        blocks = *f.kv_cache_tokens / in.block_size;
+    const bool use_blocks = blocks.has_value() && in.bytes_per_block.has_value();
+    if (f.available_kv) {
+        c.available_lo = f.available_kv->lo();
+        c.available_hi = f.available_kv->hi();
+    }
+    if (use_blocks) {
+        const Bytes lo = *in.bytes_per_block * *blocks;
+        const Bytes hi = *in.bytes_per_block * (*blocks + 1) - Bytes::exactly(1);
+        c.blocks = blocks;
+        if (!f.available_kv) {
+            c.available_lo = lo;
+            c.available_hi = hi;
+        } else if (lo <= c.available_hi && hi >= c.available_lo) {
+            c.available_lo = std::max(c.available_lo, lo);
+            c.available_hi = std::min(c.available_hi, hi);
+        } else {
+            c.blocks_agree = false;  // a different model, dtype or layout than the log's
+        }
+    }
+    if (!f.available_kv && !use_blocks)
+        detail::throw_field_error<InvalidInput>(
+            where, "available KV memory",
+            "an \"Available KV cache memory\" line, or a block count with the model's block bytes",
+            "none");
+    c.available_kv = c.available_lo + (c.available_hi - c.available_lo) / 2;
+    const Bytes committed = c.weights + c.available_kv;
+    c.consistent = committed <= c.usable;
+    c.reserve = c.consistent ? c.usable - committed : Bytes{};
+    if (f.cuda_graphs_charged && f.cuda_graphs) c.cuda_graphs = f.cuda_graphs->value;
+    return c;
+}
+
+// ---- The profile -----------------------------------------------------------------------------
+
+/// What later runs need from a calibration: the measured reserve of one model on one GPU under
+/// one engine, and the figures it came from.
+struct CalibrationProfile {
+    std::string engine = "vllm";
+    std::string model;
+    std::string gpu;
+    std::uint32_t tp = 1;
+    std::uint32_t pp = 1;
+    double utilization = 0;
+    Bytes memory_total{};
+    Bytes weights{};
+    Bytes available_kv{};
+    Bytes reserve{};  ///< non-KV memory inside memory_total x utilization, weights excluded
+    std::optional<Bytes> cuda_graphs{};  ///< the part of `reserve` that is CUDA graphs, when known
+    std::string source;                  ///< the log it was fitted from
+};
+
+[[nodiscard]] inline CalibrationProfile make_profile(const CalibrationFit& c, std::string model,
+                                                     std::string gpu, std::uint32_t tp,
+                                                     std::uint32_t pp, std::string source) {
+    return {"vllm",
+            std::move(model),
+            std::move(gpu),
+            tp,
+            pp,
+            c.utilization,
+            c.memory_total,
+            c.weights,
+            c.available_kv,
+            c.reserve,
+            c.cuda_graphs,
+            std::move(source)};
+}
+
+namespace detail {
+
+[[nodiscard]] inline std::string json_quoted(std::string_view s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') out.push_back('\\');
+        if (static_cast<unsigned char>(ch) < 0x20) continue;
+        out.push_back(ch);
+    }
+    return out + "\"";
+}
+
+}  // namespace detail
+
+/// The profile as JSON (sizes as exact byte counts, with GiB beside them for reading).
+[[nodiscard]] inline std::string profile_json(const CalibrationProfile& p) {
+    char util[32];
+    std::snprintf(util, sizeof util, "%.6g", p.utilization);
+    const auto size = [](std::string_view key, Bytes b) {
+        char gib[32];
+        std::snprintf(gib, sizeof gib, "%.4f", b.in(GiB));
+        return "  " + detail::json_quoted(std::string(key) + "_bytes") + ": " +
+               std::to_string(b.count()) + ",\n  " +
+               detail::json_quoted(std::string(key) + "_GiB") + ": " + gib + ",\n";
+    };
+    std::string j = "{\n";
+    j += "  \"kvplan_profile\": 1,\n";
+    j += "  \"engine\": " + detail::json_quoted(p.engine) + ",\n";
+    j += "  \"model\": " + detail::json_quoted(p.model) + ",\n";
+    j += "  \"gpu\": " + detail::json_quoted(p.gpu) + ",\n";
+    j += "  \"tp\": " + std::to_string(p.tp) + ",\n";
+    j += "  \"pp\": " + std::to_string(p.pp) + ",\n";
+    j += "  \"gpu_memory_utilization\": " + std::string(util) + ",\n";
+    j += size("memory_total", p.memory_total);
+    j += size("weights", p.weights);
+    j += size("available_kv", p.available_kv);
+    if (p.cuda_graphs) j += size("cuda_graphs", *p.cuda_graphs);
+    j += size("reserve", p.reserve);
+    j += "  \"source\": " + detail::json_quoted(p.source) + "\n}\n";
+    return j;
+}
+
+/// Reads a profile written by profile_json. Throws InvalidInput naming `where` and the field.
+[[nodiscard]] inline CalibrationProfile parse_profile(std::string_view text,
+                                                      std::string_view where) {
+    CalibrationProfile p;
+    bool version = false, have_reserve = false, have_util = false;
+    const auto bytes = [&](const std::string& key, const std::string& v) {
+        const auto n = detail::parse_u64(v);
+        if (!n)
+            detail::throw_field_error<InvalidInput>(where, key, "a whole number of bytes",
+                                                    detail::quoted(v));
+        return Bytes::exactly(*n);
+    };
+    for (const auto& [key, value] : detail::flat_json_object(text, where)) {
+        if (key == "kvplan_profile") {
+            if (value != "1")
+                detail::throw_field_error<InvalidInput>(where, key, "1", detail::quoted(value));
+            version = true;
+        } else if (key == "engine") {
+            p.engine = value;
+        } else if (key == "model") {
+            p.model = value;
+        } else if (key == "gpu") {
+            p.gpu = value;
+        } else if (key == "tp" || key == "pp") {
+            const auto n = detail::parse_u64(value);
+            if (!n || *n == 0 || *n > 4096)
+                detail::throw_field_error<InvalidInput>(where, key, "a degree >= 1",
+                                                        detail::quoted(value));
+            (key == "tp" ? p.tp : p.pp) = static_cast<std::uint32_t>(*n);
+        } else if (key == "gpu_memory_utilization") {
+            const auto u = detail::parse_double(value);
+            if (!u || !(*u > 0 && *u <= 1))
+                detail::throw_field_error<InvalidInput>(where, key, "a fraction in (0, 1]",
+                                                        detail::quoted(value));
+            p.utilization = *u;
+            have_util = true;
+        } else if (key == "memory_total_bytes") {
+            p.memory_total = bytes(key, value);
+        } else if (key == "weights_bytes") {
+            p.weights = bytes(key, value);
+        } else if (key == "available_kv_bytes") {
+            p.available_kv = bytes(key, value);
+        } else if (key == "cuda_graphs_bytes") {
+            p.cuda_graphs = bytes(key, value);
+        } else if (key == "reserve_bytes") {
+            p.reserve = bytes(key, value);
+            have_reserve = true;
+        } else if (key == "source") {
+            p.source = value;
+        }
+    }
+    if (!version)
+        detail::throw_field_error<InvalidInput>(where, "kvplan_profile", "1 (a kvplan profile)",
+                                                "none");
+    if (!have_reserve)
+        detail::throw_field_error<InvalidInput>(where, "reserve_bytes", "the fitted reserve",
+                                                "none");
+    if (!have_util)
+        detail::throw_field_error<InvalidInput>(
+            where, "gpu_memory_utilization", "the utilization the reserve was fitted at", "none");
+    return p;
+}
+
+/// Reads the profile at `path`. Throws InvalidInput.
+[[nodiscard]] inline CalibrationProfile load_profile(const std::string& path) {
+    return parse_profile(detail::read_text_file(path), path);
+}
+
+/// Budget options that use a profile's measured reserve: vLLM's profiled activation peak, non-torch
+/// growth and (when it charged them) CUDA graphs replace the modelled activation and graph terms.
+/// The CUDA context and communication buffers, which vLLM allocates before its memory snapshot and
+/// so never appear in its reserve, stay as modelled. Utilization is the profile's unless `base` is
+/// to keep its own (keep_utilization).
+[[nodiscard]] inline BudgetOptions apply_profile(const CalibrationProfile& p, BudgetOptions base,
+                                                 bool keep_utilization = false) {
+    const Bytes graphs = p.cuda_graphs.value_or(Bytes{});
+    base.reserve.cuda_graphs = graphs;
+    base.reserve.activation = p.reserve > graphs ? p.reserve - graphs : Bytes{};
+    if (!keep_utilization) base.utilization = p.utilization;
+    return base;
+}
+
+}  // namespace kvplan

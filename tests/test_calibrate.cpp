@@ -1,0 +1,178 @@
+#include <catch2/catch.hpp>
+#include <kvplan/calibrate.hpp>
+#include <string>
+
+using namespace kvplan;
+
+namespace {
+std::string log_path(const char* name) { return std::string(KVPLAN_TEST_DATA_DIR "/logs/") + name; }
+double gib(Bytes b) { return b.in(GiB); }
+}  // namespace
+
+TEST_CASE("a V0 single-line profiling summary yields its figures", "[calibrate]") {
+    // vllm issue #10517: Llama-3.1-8B-Instruct on an RTX 3090 at max_model_len 20000.
+    const VllmLogFacts f = load_vllm_log(log_path("vllm-v0-llama-3.1-8b-rtx3090-20k.log"));
+    REQUIRE(f.weights);
+    CHECK(gib(f.weights->value) == Approx(14.9888));      // "GB" in this line is GiB
+    CHECK(gib(f.weights->half_step) == Approx(0.00005));  // four decimals printed
+    CHECK(gib(f.memory_total->value) == Approx(23.58));
+    CHECK(*f.utilization == Approx(0.90));
+    CHECK(gib(f.available_kv->value) == Approx(3.81));  // kv_cache_size=3.81GiB
+    CHECK(gib(f.available_kv->half_step) == Approx(0.005));
+    CHECK(gib(f.non_torch->value) == Approx(0.35));
+    CHECK(gib(f.peak_torch->value) == Approx(17.06));
+    CHECK(*f.gpu_blocks == 1952);
+    CHECK(*f.max_model_len == 20000);
+    CHECK(*f.max_concurrency == Approx(1.56));
+    CHECK(f.lines_read == 4);
+}
+
+TEST_CASE("a V0 three-line profiling block yields its figures", "[calibrate]") {
+    // vllm PR #14447: 4 x RTX 3090 at tensor parallel 4, utilization 0.99.
+    const VllmLogFacts f = load_vllm_log(log_path("vllm-v0-profiling-rtx3090-tp4.log"));
+    CHECK(gib(f.memory_total->value) == Approx(23.58));
+    CHECK(*f.utilization == Approx(0.99));
+    CHECK(gib(f.weights->value) == Approx(21.21));
+    CHECK(gib(f.non_torch->value) == Approx(0.20));
+    CHECK(gib(f.activation_peak->value) == Approx(0.37));
+    CHECK(gib(f.available_kv->value) == Approx(1.57));
+}
+
+TEST_CASE("V1 lines: weights in GB, block counts, token counts with separators", "[calibrate]") {
+    // vllm PR #12569 (January 2025): "# GPU blocks" and the concurrency line.
+    VllmLogFacts f = load_vllm_log(log_path("vllm-v1-2025-01-llama-3.1-70b-w8a8.log"));
+    CHECK(gib(f.weights->value) == Approx(67.7229));
+    CHECK(*f.gpu_blocks == 1381);
+    CHECK(*f.max_model_len == 2048);
+    CHECK(*f.max_concurrency == Approx(10.79));
+    CHECK_FALSE(f.available_kv.has_value());
+    // vllm PR #13596: "GPU KV cache size: 2,042,016 tokens", "for 2,048 tokens".
+    f = load_vllm_log(log_path("vllm-v1-2025-02-kv-tokens.log"));
+    CHECK(*f.kv_cache_tokens == 2'042'016);
+    CHECK(*f.max_model_len == 2048);
+    CHECK(*f.max_concurrency == Approx(997.08));
+    // V0 executor lines ("# GPU blocks: 471, # CPU blocks: 655").
+    f = load_vllm_log(log_path("vllm-v0-sailor-4b.log"));
+    CHECK(*f.gpu_blocks == 471);
+    CHECK(*f.max_model_len == 32768);
+}
+
+TEST_CASE("a v0.21+ log charges its CUDA graph estimate", "[calibrate]") {
+    // gpustack/runner PR #251: the first --gpu-memory-utilization on the line is the one in force.
+    const VllmLogFacts f = load_vllm_log(log_path("vllm-v1-cuda-graph-profiling.log"));
+    CHECK(*f.utilization == Approx(0.82));
+    CHECK(gib(f.cuda_graphs->value) == Approx(0.36));
+    CHECK(f.cuda_graphs_charged);
+    CHECK(gib(f.available_kv->value) == Approx(6.87));
+}
+
+TEST_CASE("the V0 fit reproduces vLLM's own reserve within the printed rounding", "[calibrate]") {
+    // PR #14447: reserve = ceil(23.58 GiB x 0.99) - 21.21 - 1.57 = 23.3442 - 22.78 = 0.5642 GiB.
+    // vLLM printed its terms: non-torch 0.20 + activation 0.37 = 0.57 GiB. The two differ by less
+    // than the sum of the half-steps of the five rounded figures: 0.99 x 0.005 + 4 x 0.005 GiB.
+    const VllmLogFacts f = load_vllm_log(log_path("vllm-v0-profiling-rtx3090-tp4.log"));
+    const CalibrationFit c = fit_reserve(f, {}, "tp4.log");
+    CHECK(c.memory_total_source == FigureSource::log);
+    CHECK(c.utilization_source == FigureSource::log);
+    CHECK(gib(c.usable) == Approx(23.58 * 0.99));
+    CHECK(gib(c.reserve) == Approx(0.5642).margin(1e-4));
+    CHECK(std::abs(gib(c.reserve) - 0.57) <= 0.99 * 0.005 + 4 * 0.005);
+    CHECK(c.consistent);
+}
+
+TEST_CASE("block counts narrow the available KV memory to whole blocks", "[calibrate]") {
+    // vllm #10517, Llama-3.1-8B: a V0 block is 16 tokens x 128 KiB = 2 MiB. 1952 blocks put the
+    // available memory in [3904, 3906) MiB; the printed 3.81 GiB +- 0.005 is [3896.32, 3906.56]
+    // MiB. Overlap [3904, 3906) MiB: middle 3905 MiB = 3.81348 GiB.
+    const VllmLogFacts f = load_vllm_log(log_path("vllm-v0-llama-3.1-8b-rtx3090-20k.log"));
+    CalibrationInputs in;
+    in.bytes_per_block = 2 * MiB;
+    const CalibrationFit c = fit_reserve(f, in, "20k.log");
+    CHECK(c.blocks_agree);
+    CHECK(*c.blocks == 1952);
+    CHECK(c.available_lo == 3904 * MiB);
+    CHECK(c.available_hi == 3906 * MiB - Bytes::exactly(1));
+    CHECK(gib(c.available_kv) == Approx(3905.0 / 1024.0));
+    // reserve = ceil(23.58 GiB x 0.90) - 14.9888 - 3.81348 = 21.222 - 18.80228 = 2.41972 GiB. The
+    // log's own terms: activation = peak_torch - weights = 17.06 - 14.9888 = 2.0712, plus
+    // non-torch 0.35: 2.4212 GiB, within the rounding of the printed figures.
+    CHECK(gib(c.reserve) == Approx(2.41972).margin(1e-4));
+    CHECK(std::abs(gib(c.reserve) - 2.4212) < 0.01);
+}
+
+TEST_CASE("a V1 token count gives the block count, and a wrong model is caught", "[calibrate]") {
+    // LMCache #1739, Qwen3-14B bf16: 40 layers x 16 tokens x 2 x 8 heads x 128 x 2 B = 2.5 MiB
+    // per block; 42,656 tokens / 16 = 2666 blocks -> [6665, 6667.5) MiB, inside 6.51 +- 0.005 GiB.
+    const VllmLogFacts f = load_vllm_log(log_path("vllm-v1-qwen3-14b.log"));
+    CalibrationInputs in;
+    in.bytes_per_block = Bytes::exactly(2'621'440);
+    // The excerpt has neither the GPU nor the weights: give illustrative ones (40 GiB, 27.5 GiB).
+    in.memory_total = 40 * GiB;
+    in.weights = Bytes::exactly(27 * GiB.bytes + GiB.bytes / 2);
+    const CalibrationFit c = fit_reserve(f, in, "qwen3.log");
+    CHECK(*c.blocks == 2666);
+    CHECK(c.available_lo == Bytes::exactly(2666ULL * 2'621'440));
+    CHECK(c.available_hi == Bytes::exactly(2667ULL * 2'621'440 - 1));
+    CHECK(c.weights_source == FigureSource::modelled);
+    CHECK(c.utilization == 0.9);  // vLLM's default through v0.1x, as no line gives one
+    CHECK(c.utilization_source == FigureSource::modelled);
+    // reserve = 36 GiB - 27.5 GiB - 6666.25 MiB = 8.5 GiB - 6.50999 GiB = 1.99001 GiB.
+    CHECK(gib(c.reserve) == Approx(8.5 - 6666.25 / 1024.0).margin(1e-6));
+    // With fp8's block (1.25 MiB), 2666 blocks would be 3.25 GiB: not the log's 6.51 GiB.
+    in.bytes_per_block = Bytes::exactly(1'310'720);
+    const CalibrationFit wrong = fit_reserve(f, in, "qwen3.log");
+    CHECK_FALSE(wrong.blocks_agree);
+    CHECK(gib(wrong.available_kv) == Approx(6.51));  // the printed figure alone
+}
+
+TEST_CASE("a fit without the GPU's memory or the KV figure says what is missing",
+          "[calibrate][errors]") {
+    const VllmLogFacts f = load_vllm_log(log_path("vllm-v1-qwen3-14b.log"));
+    CHECK_THROWS_WITH(fit_reserve(f, {}, "q.log"),
+                      "q.log: total GPU memory: expected a GPU (--gpu) or a log line with "
+                      "total_gpu_memory, found none");
+    CalibrationInputs in;
+    in.memory_total = 40 * GiB;
+    CHECK_THROWS_WITH(fit_reserve(f, in, "q.log"), Catch::Contains("q.log: weights: expected"));
+    const VllmLogFacts g = load_vllm_log(log_path("vllm-v1-2025-01-llama-3.1-70b-w8a8.log"));
+    CHECK_THROWS_WITH(fit_reserve(g, in, "w8a8.log"),
+                      Catch::Contains("w8a8.log: available KV memory: expected"));
+    CHECK_THROWS_WITH(parse_vllm_log("INFO nothing to see\n", "empty.log"),
+                      Catch::Contains("empty.log: log: expected vLLM start-up lines"));
+}
+
+TEST_CASE("a profile survives its JSON and replaces the modelled reserve terms", "[calibrate]") {
+    CalibrationFit c;
+    c.utilization = 0.82;
+    c.memory_total = 24 * GiB;
+    c.weights = 10 * GiB;
+    c.available_kv = Bytes::exactly(7'376'736'993);  // about 6.87 GiB
+    c.reserve = 2 * GiB;
+    c.cuda_graphs = 384 * MiB;
+    const CalibrationProfile p = make_profile(c, "Qwen3-8B", "l4", 2, 1, "cg.log");
+    const std::string j = profile_json(p);
+    CHECK(j.find("\"reserve_bytes\": 2147483648") != std::string::npos);
+    CHECK(j.find("\"reserve_GiB\": 2.0000") != std::string::npos);
+    const CalibrationProfile q = parse_profile(j, "p.json");
+    CHECK(q.model == "Qwen3-8B");
+    CHECK(q.gpu == "l4");
+    CHECK(q.tp == 2);
+    CHECK(q.utilization == 0.82);
+    CHECK(q.available_kv == p.available_kv);
+    CHECK(q.reserve == 2 * GiB);
+    CHECK(*q.cuda_graphs == 384 * MiB);
+    // The measured reserve replaces activation and graphs: 2 GiB - 384 MiB = 1664 MiB of
+    // activation, 384 MiB of graphs; the CUDA context and comm buffers stay modelled (unset).
+    const BudgetOptions b = apply_profile(q, {});
+    CHECK(b.utilization == 0.82);
+    CHECK(*b.reserve.activation == 1664 * MiB);
+    CHECK(*b.reserve.cuda_graphs == 384 * MiB);
+    CHECK_FALSE(b.reserve.cuda_context.has_value());
+    CHECK_THROWS_WITH(
+        parse_profile("{\"kvplan_profile\": 1, \"gpu_memory_utilization\": 0.9}", "p.json"),
+        Catch::Contains("p.json: reserve_bytes: expected the fitted reserve"));
+    CHECK_THROWS_WITH(parse_profile("{\"kvplan_profile\": 1, \"gpu_memory_utilization\": 0.9, "
+                                    "\"reserve_bytes\": -5}",
+                                    "p.json"),
+                      Catch::Contains("p.json: reserve_bytes: expected a whole number of bytes"));
+}
