@@ -2,3 +2,8 @@
 kvplan_add_tests(kvplan_planning_tests
   SOURCES test_budget.cpp test_engine.cpp test_roofline.cpp test_transfer.cpp
   LIBS kvplan::kvplan)
+
+# static_assert-only: the planning figures hold at compile time.
+add_library(kvplan_static_planning_tests OBJECT static/static_planning.cpp)
+target_link_libraries(kvplan_static_planning_tests PRIVATE kvplan::kvplan)
+kvplan_warnings(kvplan_static_planning_tests)
