@@ -1,7 +1,8 @@
 #pragma once
 
-// The kvplan core: exact, constexpr KV-cache arithmetic. Standard library only; no allocation, no
-// I/O. JSON import (kvplan/hf_config.hpp) and fmt support (kvplan/format.hpp) are opt-in headers.
+// The kvplan core: exact, constexpr KV-cache arithmetic and capacity planning. Standard library
+// only; no allocation, no I/O. JSON import (kvplan/hf_config.hpp) and fmt support
+// (kvplan/format.hpp) are opt-in headers.
 
 #include "version.hpp"
 #include "error.hpp"
@@ -13,4 +14,9 @@
 #include "paging.hpp"
 #include "capacity.hpp"
 #include "weights.hpp"
+#include "gpu.hpp"
+#include "budget.hpp"
+#include "engine.hpp"
+#include "roofline.hpp"
+#include "transfer.hpp"
 #include "presets.hpp"
