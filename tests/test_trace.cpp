@@ -211,3 +211,37 @@ TEST_CASE("the bundled Azure conversation sample matches independently computed 
     // window they agree only roughly (edge effects at the start and the end of the replay).
     CHECK(c->mean_requests == Approx(c->littles_law).epsilon(0.1));
 }
+
+TEST_CASE("the smallest replica that holds a trace's replayed peak", "[trace][replica]") {
+    // The replay above (TTFT 0.5 s, TPOT 0.125 s), prompts of 1 token: totals 13, 21, 13, 1, 77
+    // tokens, so 1, 2, 1, 1 and 5 blocks of 16. Llama-3-8B: a block is 16 x 128 KiB = 2 MiB on one
+    // GPU, 1 MiB per GPU at tp 2 (4 of its 8 KV heads each).
+    // Blocks in use: [0,1) 1, [1,2) 3, [2,3) 3, [3,3.5) 4, [3.5,4) 3, [4,5) 0, [5,15) 5.
+    // Peak 5 blocks; time-weighted p95 (14.25 s of 15) is also 5 (10 s at 5 blocks).
+    const Trace t = parse_trace_csv(
+        "arrival_time,prompt_tokens,output_tokens\n0,1,12\n1,1,20\n2,1,12\n3,1,0\n5,1,76\n", "r");
+    const ServiceTimes times{0.5 * s, 0.125 * s};
+    const Replica base{
+        .model = llama_3_8b, .gpu = {}, .parallel = {}, .weights = {}, .kv = KvDtype::bf16};
+    const auto six_mib = [](const Replica&, const Layout&, std::uint32_t) { return 6 * MiB; };
+    // One GPU: peak 10 MiB > 6 MiB; two such replicas would hold it: ceil(10 / 6) = 2.
+    const auto one = trace_on_replica(t, base, times, 16, six_mib);
+    REQUIRE(one);
+    CHECK(one->peak_kv == 10 * MiB);
+    CHECK(one->p95_kv == 10 * MiB);
+    CHECK(one->peak_requests == 3);
+    CHECK_FALSE(one->holds_peak);
+    CHECK_FALSE(one->holds_p95);
+    CHECK(one->replicas_for_peak == 2);
+    // Two GPUs at tp 2: 5 MiB per GPU fits 6 MiB. Found before pp 2, at two GPUs.
+    const auto best = smallest_replica_for_trace(t, base, times, 16, six_mib);
+    REQUIRE(best);
+    CHECK(best->parallel.tp == 2);
+    CHECK(best->parallel.pp == 1);
+    CHECK(best->peak_kv == 5 * MiB);
+    CHECK(best->holds_peak);
+    CHECK(best->replicas_for_peak == 1);
+    // No arrival times: no replay, no replica.
+    const Trace flat = parse_trace_csv(twenty_csv, "twenty.csv");
+    CHECK_FALSE(smallest_replica_for_trace(flat, base, times, 16, six_mib).has_value());
+}

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "budget.hpp"
 #include "detail/checked.hpp"
 #include "detail/flat_json.hpp"
 #include "detail/text.hpp"
@@ -631,6 +632,96 @@ template <class T>
     c.p95_requests = detail::time_weighted_percentile(std::move(req_segs), 95);
     c.p95_kv = detail::time_weighted_percentile(std::move(kv_segs), 95);
     return c;
+}
+
+// ---- The replica that holds a trace
+// --------------------------------------------------------------
+
+/// How a trace's replay sits on one replica: per pipeline stage, the peak of the KV in use on its
+/// GPUs against their KV budget; the stage nearest its budget is reported.
+struct TraceReplica {
+    ParallelConfig parallel{};
+    std::uint32_t limiting_stage = 0;
+    Bytes kv_budget{};  ///< per GPU of the limiting stage
+    Bytes peak_kv{};    ///< the replay's peak there
+    Bytes p95_kv{};     ///< time-weighted p95 there
+    std::uint64_t peak_requests = 0;
+    bool holds_peak = false;  ///< every stage's peak fits its budget
+    bool holds_p95 = false;
+    /// Replicas of this shape the peak needs with arrivals split evenly: ceil(peak / budget), the
+    /// most over stages (at least 1); 0 when a stage has no KV budget at all.
+    std::uint64_t replicas_for_peak = 0;
+};
+
+/// The replay of `t` at `times` on replica `r` (its layout as given), each request held in blocks
+/// of `block_size` tokens on each stage's GPUs; `kv_budget(r, layout, stage)` gives a stage's KV
+/// budget per GPU (budget.hpp's stage_budget, or an engine's). nullopt when the trace has no
+/// arrival times. Throws InvalidLayout for a layout the model cannot take.
+template <class KvBudget>
+[[nodiscard]] std::optional<TraceReplica> trace_on_replica(const Trace& t, const Replica& r,
+                                                           ServiceTimes times,
+                                                           std::uint32_t block_size,
+                                                           KvBudget kv_budget) {
+    const Layout l = r.layout();
+    std::optional<TraceReplica> out;
+    double worst = -1;
+    bool all_peak = true, all_p95 = true;
+    std::uint64_t most_replicas = 1;
+    bool any_zero = false;
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const std::vector<Bytes> held = kv_per_request(t, r.model, r.kv, block_size, l.stage(st));
+        const auto c = trace_concurrency(t, times, held);
+        if (!c) return std::nullopt;
+        const Bytes budget = kv_budget(r, l, st);
+        const bool peak_ok = c->peak_kv <= budget, p95_ok = c->p95_kv <= budget;
+        all_peak = all_peak && peak_ok;
+        all_p95 = all_p95 && p95_ok;
+        if (budget.is_zero())
+            any_zero = true;
+        else
+            most_replicas =
+                std::max(most_replicas, detail::ceil_div(c->peak_kv.count(), budget.count()));
+        const double ratio = budget.is_zero() ? 1e300 : c->peak_kv.in(B) / budget.in(B);
+        if (ratio > worst) {
+            worst = ratio;
+            out = TraceReplica{r.parallel,       st,    budget, c->peak_kv, c->p95_kv,
+                               c->peak_requests, false, false,  0};
+        }
+    }
+    out->holds_peak = all_peak;
+    out->holds_p95 = all_p95;
+    out->replicas_for_peak = any_zero ? 0 : most_replicas;
+    return out;
+}
+
+/// The replica with the fewest GPUs whose KV budget holds the replay's peak on every stage, over
+/// tp x pp with tp a power of two up to s.max_tp, the larger tp first (as smallest_replica in
+/// budget.hpp); the parallel config of `base` is ignored. nullopt when the trace has no arrival
+/// times or nothing within s.max_gpus holds it.
+template <class KvBudget>
+[[nodiscard]] std::optional<TraceReplica> smallest_replica_for_trace(
+    const Trace& t, const Replica& base, ServiceTimes times, std::uint32_t block_size,
+    KvBudget kv_budget, const ReplicaSearch& s = {}) {
+    if (!t.has_arrivals) return std::nullopt;
+    for (std::uint32_t n = 1; n <= s.max_gpus; ++n) {
+        std::uint32_t tp = 1;
+        while (tp * 2 <= std::min(n, s.max_tp)) tp *= 2;
+        for (; tp >= 1; tp /= 2) {
+            if (n % tp != 0) continue;
+            const std::uint32_t pp = n / tp;
+            if (pp > base.model.num_layers() || pp > max_pipeline_stages) continue;
+            Replica r = base;
+            r.parallel = {.tp = tp, .pp = pp, .stage_layers = {}};
+            try {
+                auto on = trace_on_replica(t, r, times, block_size, kv_budget);
+                if (!on) return std::nullopt;
+                if (on->holds_peak) return on;
+            } catch (const InvalidLayout&) {
+                // tp does not divide the heads: not a layout this model can take.
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 }  // namespace kvplan
