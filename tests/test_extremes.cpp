@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 
+#include <kvplan/budget.hpp>
+#include <kvplan/gpu.hpp>
 #include <kvplan/kvplan.hpp>
 #include <kvplan/weights.hpp>
 
@@ -208,4 +210,40 @@ TEST_CASE("parallel layouts at their limits", "[extremes][layout]") {
     CHECK_THROWS_AS(Layout(llama_3_1_405b, {.pp = 65}), InvalidLayout);  // past 64 stages
     CHECK_THROWS_AS(Layout(llama_3_70b, {.tp = 0}), InvalidLayout);
     CHECK_THROWS_AS(Layout(llama_3_70b, {.tp = 128}), InvalidLayout);  // not a divisor of 64 heads
+}
+
+TEST_CASE("utilization 0 is refused and utilization 1 is the whole GPU", "[extremes][budget]") {
+    const Replica r{.model = llama_3_8b, .gpu = gpus::h100_sxm};
+    const Workload w{.context = 8192, .concurrency = 1};
+    CHECK_THROWS_AS(replica_budget(r, w, {.utilization = 0.0}), InvalidInput);
+    CHECK_THROWS_AS(replica_budget(r, w, {.utilization = -0.5}), InvalidInput);
+    CHECK_THROWS_AS(replica_budget(r, w, {.utilization = 1.0000001}), InvalidInput);
+    CHECK_THROWS_AS(replica_budget(r, w, {.utilization = std::nan("")}), InvalidInput);
+    CHECK_THROWS_AS(replica_budget(r, w, {.utilization = HUGE_VAL}), InvalidInput);
+    // At 1, usable is the driver's whole total: 85,520,809,984 B for an H100 SXM (its file).
+    const ReplicaBudget all = replica_budget(r, w, {.utilization = 1.0});
+    CHECK(all.stages[0].usable.count() == 85'520'809'984ULL);
+    // The smallest positive double still gives a whole byte, rounded up, and nothing fits.
+    const ReplicaBudget least = replica_budget(r, w, {.utilization = 4.9e-324});
+    CHECK(least.stages[0].usable.count() == 1u);
+    CHECK_FALSE(least.fits);
+    CHECK(least.max_concurrency == 0u);
+}
+
+TEST_CASE("a budget for 10M-token contexts at a million sequences answers, or names the overflow",
+          "[extremes][budget]") {
+    // Llama-3.1-405B on 8 x H100 (tp 8: one KV head per rank): 126 x 2 x 128 x 2 B = 64,512 B per
+    // token per rank; 10^7 tokens are whole 16-token blocks: 645,120,000,000 B per sequence, x 10^6
+    // = 6.4512e17 B needed per rank. Far from fitting, and the answers say by how much.
+    const Replica r{.model = llama_3_1_405b, .gpu = gpus::h100_sxm, .parallel = {.tp = 8}};
+    const ReplicaBudget b = replica_budget(r, {.context = ten_million, .concurrency = one_million});
+    const StageBudget& s = b.stages[0];
+    CHECK(s.kv_per_sequence.count() == 645'120'000'000ULL);
+    CHECK(s.kv_needed.count() == 645'120'000'000'000'000ULL);
+    CHECK_FALSE(b.fits);
+    CHECK(b.max_concurrency == s.kv_budget.count() / 645'120'000'000ULL);
+    // In fp32 on one GPU a sequence takes 10,321,920,000,000 B; 2 x 10^6 of them pass 2^64 B.
+    const Replica whole{.model = llama_3_1_405b, .gpu = gpus::h100_sxm, .kv = KvDtype::fp32};
+    CHECK_THROWS_AS(replica_budget(whole, {.context = ten_million, .concurrency = 2 * one_million}),
+                    OverflowError);
 }
