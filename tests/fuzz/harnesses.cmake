@@ -1,0 +1,32 @@
+# The fuzz harnesses: for each, the header it exercises and its seed inputs (globs under the
+# source tree). Shared by the libFuzzer build (tests/fuzz/CMakeLists.txt) and the replay tests
+# (tests/fuzz_replay.cmake). A harness whose header is not in the tree is skipped.
+set(KVPLAN_FUZZ_HARNESSES hf_config gpu_spec policy)
+set(KVPLAN_FUZZ_HEADER_hf_config include/kvplan/hf_config.hpp)
+set(KVPLAN_FUZZ_SEEDS_hf_config configs/models/*.json)
+set(KVPLAN_FUZZ_HEADER_gpu_spec include/kvplan/gpu_spec.hpp)
+set(KVPLAN_FUZZ_SEEDS_gpu_spec configs/gpus/*.json)
+set(KVPLAN_FUZZ_HEADER_policy include/kvplan/policy.hpp)
+set(KVPLAN_FUZZ_SEEDS_policy examples/ci/*.json tests/data/policy*.json)
+
+# kvplan_fuzz_harnesses(<out-var>): the harnesses whose header and source exist.
+function(kvplan_fuzz_harnesses out)
+  set(found "")
+  foreach(h IN LISTS KVPLAN_FUZZ_HARNESSES)
+    if(EXISTS "${PROJECT_SOURCE_DIR}/${KVPLAN_FUZZ_HEADER_${h}}"
+       AND EXISTS "${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_${h}.cpp")
+      list(APPEND found ${h})
+    endif()
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# kvplan_fuzz_seeds(<harness> <out-var>): the seed files of a harness.
+function(kvplan_fuzz_seeds h out)
+  set(globs "")
+  foreach(g IN LISTS KVPLAN_FUZZ_SEEDS_${h})
+    list(APPEND globs "${PROJECT_SOURCE_DIR}/${g}")
+  endforeach()
+  file(GLOB files CONFIGURE_DEPENDS ${globs})
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()
