@@ -1,0 +1,172 @@
+// Evaluations per second of a planning sweep over models x GPUs x tp x KV dtypes x contexts x
+// concurrencies, through the library and through a plain loop doing the same arithmetic inline.
+// One evaluation: the paged bytes of one sequence on the fullest rank, the bytes of the whole
+// batch, whether it fits the rank's KV budget, and how many such sequences would.
+
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <kvplan/budget.hpp>
+#include <kvplan/gpu.hpp>
+#include <kvplan/kvplan.hpp>
+
+using namespace kvplan;
+
+namespace {
+
+constexpr std::array kv_dtypes{KvDtype::bf16, KvDtype::fp8_e4m3, KvDtype::int4};
+constexpr std::array<std::uint32_t, 4> tps{1, 2, 4, 8};
+constexpr std::array<std::uint64_t, 4> contexts{1024, 8192, 32768, 131072};
+constexpr std::array<std::uint64_t, 4> concurrencies{1, 16, 64, 256};
+constexpr std::uint32_t block = 16;
+
+/// The (model, GPU, tp, dtype) cells of the grid with their KV budget per rank (vLLM's default
+/// utilization, weights and the modelled reserve, from budget.hpp); contexts and concurrencies
+/// vary inside a cell.
+struct Cell {
+    const Model* model;
+    Layout layout;
+    KvFormat kv;
+    Bytes budget;
+};
+
+std::vector<Cell> make_cells() {
+    std::vector<Cell> cells;
+    for (const Model* m : presets::all)
+        for (const GpuSpec* g : gpus::all)
+            for (std::uint32_t tp : tps)
+                for (KvDtype d : kv_dtypes) {
+                    try {
+                        const Replica r{.model = *m, .gpu = *g, .parallel = {.tp = tp}, .kv = d};
+                        const ReplicaBudget b = replica_budget(r, {.context = 1, .concurrency = 1});
+                        cells.push_back({m, r.layout(), d, b.stages[0].kv_budget});
+                    } catch (const InvalidLayout&) {
+                    }
+                }
+    return cells;
+}
+
+const std::vector<Cell>& cells() {
+    static const std::vector<Cell> c = make_cells();
+    return c;
+}
+
+/// One evaluation of the grid point (cell, ctx, conc), nothing hoisted out of it.
+struct Answer {
+    Bytes batch;
+    std::uint64_t sequences;
+    bool fits;
+};
+
+Answer evaluate(const Cell& c, std::uint64_t ctx, std::uint64_t conc) {
+    const Shard s = c.layout.stage(0);
+    const Bytes each = reserved_per_sequence(*c.model, c.kv, ctx, block, s);
+    const Bytes batch = each * conc;
+    return {batch, sequences_that_fit(c.budget, *c.model, c.kv, ctx, block, s), batch <= c.budget};
+}
+
+void library_sweep(benchmark::State& state) {
+    std::uint64_t evals = 0;
+    for (auto _ : state) {
+        for (const Cell& c : cells())
+            for (std::uint64_t ctx : contexts)
+                for (std::uint64_t conc : concurrencies) benchmark::DoNotOptimize(evaluate(c, ctx, conc));
+        evals += cells().size() * contexts.size() * concurrencies.size();
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(evals));
+}
+BENCHMARK(library_sweep)->Unit(benchmark::kMillisecond);
+
+// The same answers computed inline, the way one would without the library: count the shard's
+// layers of each cache shape, bytes per token of each shape from heads, dimensions and element
+// bits (fp8/bf16 unscaled, int4 with one fp32 scale per head vector), blocks rounded up, windows
+// capping sliding layers; plain unchecked uint64 arithmetic.
+std::uint64_t inline_vector_bytes(KvDtype d, std::uint64_t elements) {
+    const std::uint64_t bits = d == KvDtype::bf16 ? 16 : d == KvDtype::fp8_e4m3 ? 8 : 4;
+    const std::uint64_t scale_bits = d == KvDtype::int4 ? 32 : 0;
+    return (elements * bits + scale_bits + 7) / 8;
+}
+
+std::uint64_t inline_reserved(const Cell& c, std::uint64_t ctx) {
+    const ModelConfig& m = c.model->config();
+    const std::uint32_t tp = c.layout.tp();
+    std::uint64_t count[max_cache_specs] = {};
+    for (std::uint32_t i = 0; i < m.layers.num_layers; ++i) ++count[m.layers.spec_of_layer[i]];
+    std::uint64_t total = 0;
+    for (std::uint32_t k = 0; k < m.layers.num_specs; ++k) {
+        const CacheSpec& sp = m.layers.specs[k];
+        std::uint64_t per_token = 0, blocks = 0;
+        switch (sp.kind) {
+            case CacheKind::full_attention:
+            case CacheKind::sliding_window: {
+                const std::uint64_t heads = tp >= sp.kv_heads ? 1 : sp.kv_heads / tp;
+                per_token = heads * (inline_vector_bytes(c.kv.dtype, sp.k_head_dim) +
+                                     inline_vector_bytes(c.kv.dtype, sp.v_head_dim));
+                if (sp.kind == CacheKind::sliding_window && ctx > sp.window)
+                    blocks = (ctx - 1) / block + 1 - (ctx - sp.window) / block;
+                else
+                    blocks = (ctx + block - 1) / block;
+                break;
+            }
+            case CacheKind::mla_latent:
+                per_token = inline_vector_bytes(c.kv.dtype, sp.kv_lora_rank + sp.qk_rope_head_dim);
+                blocks = (ctx + block - 1) / block;
+                break;
+            default: break;
+        }
+        total += count[k] * (per_token * blocks * block +
+                             (sp.kind == CacheKind::constant_state
+                                  ? (sp.state_bytes.count() + tp - 1) / tp
+                                  : 0));
+    }
+    return total;
+}
+
+struct InlineAnswer {
+    std::uint64_t batch;
+    std::uint64_t sequences;
+    bool fits;
+};
+
+InlineAnswer inline_evaluate(const Cell& c, std::uint64_t ctx, std::uint64_t conc) {
+    const std::uint64_t each = inline_reserved(c, ctx);
+    const std::uint64_t batch = each * conc;
+    return {batch, each == 0 ? ~0ULL : c.budget.count() / each, batch <= c.budget.count()};
+}
+
+void inline_sweep(benchmark::State& state) {
+    std::uint64_t evals = 0;
+    for (auto _ : state) {
+        for (const Cell& c : cells())
+            for (std::uint64_t ctx : contexts)
+                for (std::uint64_t conc : concurrencies)
+                    benchmark::DoNotOptimize(inline_evaluate(c, ctx, conc));
+        evals += cells().size() * contexts.size() * concurrencies.size();
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(evals));
+}
+BENCHMARK(inline_sweep)->Unit(benchmark::kMillisecond);
+
+/// The library and the inline loop must agree, or the comparison means nothing.
+[[maybe_unused]] const bool answers_agree = [] {
+    for (const Cell& c : cells())
+        for (std::uint64_t ctx : contexts)
+            for (std::uint64_t conc : concurrencies) {
+                const Answer a = evaluate(c, ctx, conc);
+                const InlineAnswer b = inline_evaluate(c, ctx, conc);
+                if (a.batch.count() != b.batch || a.sequences != b.sequences || a.fits != b.fits) {
+                    std::fprintf(stderr, "inline loop disagrees on %s\n",
+                                 std::string(c.model->name()).c_str());
+                    std::abort();
+                }
+            }
+    return true;
+}();
+
+}  // namespace
