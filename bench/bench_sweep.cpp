@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <kvplan/budget.hpp>
 #include <kvplan/gpu.hpp>
+#include <kvplan/hf_config.hpp>
 #include <kvplan/kvplan.hpp>
 
 using namespace kvplan;
@@ -170,3 +172,45 @@ BENCHMARK(inline_sweep)->Unit(benchmark::kMillisecond);
 }();
 
 }  // namespace
+
+// `plan` for a 70B model: every bundled GPU, 1 to 8 GPUs, every tp x pp layout of that count, the
+// replica budget of each (weights per rank, reserve, KV, the answers), at a 8,192-token p95
+// context and 32 sequences.
+void plan_70b(benchmark::State& state) {
+    const Workload w{.context = 8192, .concurrency = 32};
+    std::uint64_t replicas = 0;
+    for (auto _ : state) {
+        std::uint32_t fitting = 0;
+        for (const GpuSpec* g : gpus::all)
+            for (std::uint32_t n = 1; n <= 8; ++n)
+                for (std::uint32_t tp = 1; tp <= n; ++tp) {
+                    if (n % tp != 0) continue;
+                    const Replica r{.model = presets::llama_3_70b, .gpu = *g,
+                                    .parallel = {.tp = tp, .pp = n / tp}, .kv = KvDtype::bf16};
+                    try {
+                        fitting += replica_budget(r, w).fits ? 1 : 0;
+                        ++replicas;
+                    } catch (const InvalidLayout&) {
+                        // tp 3, 5, 6, 7 do not divide 64 heads: not a layout of this model.
+                    }
+                }
+        benchmark::DoNotOptimize(fitting);
+    }
+    state.counters["replicas"] =
+        benchmark::Counter(static_cast<double>(replicas) / static_cast<double>(state.iterations()));
+}
+BENCHMARK(plan_70b)->Unit(benchmark::kMillisecond);
+
+// Importing the largest bundled config.json: read the file, parse the JSON, map and validate it.
+void import_largest_config(benchmark::State& state) {
+    std::filesystem::path file;
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::path(KVPLAN_CONFIG_DIR) / "models"))
+        if (e.path().extension() == ".json" &&
+            (file.empty() || e.file_size() > std::filesystem::file_size(file)))
+            file = e.path();
+    state.SetLabel(file.filename().string() + ", " +
+                   std::to_string(std::filesystem::file_size(file)) + " B");
+    for (auto _ : state) benchmark::DoNotOptimize(load_hf_config(file));
+}
+BENCHMARK(import_largest_config)->Unit(benchmark::kMicrosecond);
