@@ -19,8 +19,9 @@ using kvplan::testing::h100_sxm;
 //   Llama-3-8B: 8,030,261,248 parameters -> 16,060,522,496 B in bf16.
 //   Reserve defaults on one GPU: CUDA context 700 MiB = 734,003,200 B; CUDA graphs 256 x 2 MiB =
 //     536,870,912 B; no communication buffers on a single GPU.
-//   Activation peak over 8,192 tokens for a hidden size h and MLP width I (gated, tp 1):
-//     (2h + 3I) x 2 B per token, plus 256 rows of logits x vocab x (2 + 4) B.
+//   Activation peak of vLLM's profile run, for a hidden size h and MLP width I (gated, tp 1):
+//     (2h + 3I) x 2 B per token, plus one row of logits per sequence x vocab x (2 + 4) B; vLLM's
+//     defaults are 2,048 tokens in 256 sequences on an A100, 8,192 in 1,024 on an H100.
 
 TEST_CASE("Llama-3-70B in bf16 does not fit on one A100-SXM4-80GB at 32 x 4,096 tokens", "[budget]") {
     const Replica r{.model = llama_3_70b, .gpu = a100_sxm4_80gb()};
@@ -30,19 +31,20 @@ TEST_CASE("Llama-3-70B in bf16 does not fit on one A100-SXM4-80GB at 32 x 4,096 
     // usable = ceil(81,920 MiB x 0.92) = ceil(85,899,345,920 x 0.92) = ceil(79,027,398,246.4).
     CHECK(s.usable.count() == 79'027'398'247ULL);
     CHECK(s.weights.count() == 141'107'412'992ULL);
-    // Activation: (2 x 8,192 + 3 x 28,672) x 2 B = 204,800 B x 8,192 = 1,677,721,600 B; logits
-    // 256 x 128,256 x 6 B = 197,001,216 B; together 1,874,722,816 B.
+    // Activation: (2 x 8,192 + 3 x 28,672) x 2 B = 204,800 B x 2,048 = 419,430,400 B; logits
+    // 256 x 128,256 x 6 B = 197,001,216 B; together 616,431,616 B.
+    CHECK(s.reserve.activation_model.tokens == 2048);
     CHECK(s.reserve.activation_model.per_token.count() == 204'800);
-    CHECK(s.reserve.activation.bytes.count() == 1'874'722'816ULL);
-    // Reserve = 734,003,200 + 1,874,722,816 + 536,870,912 + 0 = 3,145,596,928 B.
-    CHECK(s.reserve.total().count() == 3'145'596'928ULL);
+    CHECK(s.reserve.activation.bytes.count() == 616'431'616ULL);
+    // Reserve = 734,003,200 + 616,431,616 + 536,870,912 + 0 = 1,887,305,728 B.
+    CHECK(s.reserve.total().count() == 1'887'305'728ULL);
     // KV: 32 x 4,096 x 327,680 B = 42,949,672,960 B (40 GiB), in 16-token blocks exactly.
     CHECK(s.kv_needed == 40 * GiB);
     // Weights alone exceed the usable memory: no KV budget, and the shortfall is
-    // 141,107,412,992 + 3,145,596,928 + 42,949,672,960 - 79,027,398,247 = 108,175,284,633 B.
+    // 141,107,412,992 + 1,887,305,728 + 42,949,672,960 - 79,027,398,247 = 106,916,993,433 B.
     CHECK(s.kv_budget.is_zero());
     CHECK_FALSE(b.fits);
-    CHECK(b.shortfall.count() == 108'175'284'633ULL);
+    CHECK(b.shortfall.count() == 106'916'993'433ULL);
     CHECK(b.headroom.is_zero());
     CHECK(b.max_concurrency == 0);
     CHECK(b.longest_single_context == 0u);
@@ -57,7 +59,7 @@ TEST_CASE("the smallest replica for Llama-3-70B at 32 x 4,096 takes three GPUs",
     // 70.55 + 21.47 = 92.0 GB against 79.0 GB usable (A100) or 78.7 GB (H100), whether split by
     // tp or by pp. Three GPUs allow only tp 1 x pp 3 (tp is a power of two dividing 3): stages of
     // 27, 27 and 26 layers; the first holds 27/80 of the layers' 139.0 GB plus the 2.1 GB
-    // embedding = 49.0 GB, 27/80 of the KV = 14.5 GB, and about 3.4 GB of reserve: 66.9 GB fits
+    // embedding = 49.0 GB, 27/80 of the KV = 14.5 GB, and about 2.2 GB of reserve: 65.7 GB fits
     // in 79.0 GB. The A100 is listed first, so it is chosen.
     CHECK(choice->budget.gpus() == 3);
     CHECK(choice->gpu_index == 0);
@@ -173,6 +175,19 @@ TEST_CASE("the activation model is within 3% of vLLM's measured profile peak", "
     CHECK(at29k.total().count() == 3'166'601'216ULL);
     CHECK(at20k.total().in(GiB) == Approx(17.06 - 14.9888).epsilon(0.03));
     CHECK(at29k.total().in(GiB) == Approx(17.98 - 14.9888).epsilon(0.03));
+}
+
+TEST_CASE("vLLM's batch defaults depend on the GPU", "[budget]") {
+    // arg_utils.py: 8,192 tokens and 1,024 sequences from 70 GiB unless the GPU is an A100.
+    CHECK(vllm_batch_defaults(h100_sxm()).max_num_batched_tokens == 8192);
+    CHECK(vllm_batch_defaults(h100_sxm()).max_num_seqs == 1024);
+    CHECK(vllm_batch_defaults(a100_sxm4_80gb()).max_num_batched_tokens == 2048);
+    CHECK(vllm_batch_defaults(a100_sxm4_80gb()).max_num_seqs == 256);
+    GpuSpec small = h100_sxm();
+    small.id = "l40s";
+    small.name = "NVIDIA L40S";
+    small.memory_total = 46'068 * MiB;
+    CHECK(vllm_batch_defaults(small).max_num_batched_tokens == 2048);
 }
 
 TEST_CASE("logits count only on the stage that holds the LM head", "[budget]") {

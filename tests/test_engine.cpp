@@ -226,15 +226,16 @@ TEST_CASE("vLLM: every worker takes the fewest blocks of any pipeline stage", "[
 
 TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
     // Llama-3-8B on an H100 (81,559 MiB = 85,520,809,984 B): requested = ceil(x 0.92) =
-    // 78,679,145,186 B; less weights 16,060,522,496 B, activation peak (2 x 4,096 + 3 x 14,336) x
-    // 2 B x 8,192 + 256 x 128,256 x 6 B = 1,035,862,016 B, CUDA graphs 536,870,912 B:
-    // 61,045,889,762 B. The CUDA context lives outside.
+    // 78,679,145,186 B; less weights 16,060,522,496 B, the activation peak of a profile run of
+    // 8,192 tokens in 1,024 sequences, (2 x 4,096 + 3 x 14,336) x 2 B x 8,192 + 1,024 x 128,256 x
+    // 6 B = 838,860,800 + 788,004,864 = 1,626,865,664 B, and CUDA graphs 536,870,912 B:
+    // 60,454,886,114 B. The CUDA context lives outside.
     const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
     const EngineMemory m = engine_memory(Engine::vllm, r, r.layout(), 0);
     CHECK(m.fraction_bytes.count() == 78'679'145'186ULL);
     CHECK(m.weights.count() == 16'060'522'496ULL);
-    CHECK(m.activation.count() == 1'035'862'016ULL);
-    CHECK(m.kv_memory.count() == 61'045'889'762ULL);
+    CHECK(m.activation.count() == 1'626'865'664ULL);
+    CHECK(m.kv_memory.count() == 60'454'886'114ULL);
     CHECK(m.outside == 700 * MiB);
     CHECK(m.outside_fits);
     // Before v0.21 graphs were not charged: 536,870,912 B more for the cache.
@@ -358,13 +359,13 @@ TEST_CASE("TensorRT-LLM: one pool per window, memory shared in proportion to win
 
 TEST_CASE("TensorRT-LLM: the fraction applies to what is free after load and profiling",
           "[engine][trtllm]") {
-    // Llama-3-8B on an H100: 85,520,809,984 - 16,060,522,496 (weights) - 1,035,862,016
-    // (activation) - 734,003,200 (context) - 536,870,912 (graphs) = 67,153,551,360 B free; x 0.9
-    // (a float: 0.89999997615814208984375) = 60,438,194,622 B.
+    // Llama-3-8B on an H100: 85,520,809,984 - 16,060,522,496 (weights) - 1,626,865,664
+    // (activation) - 734,003,200 (context) - 536,870,912 (graphs) = 66,562,547,712 B free; x 0.9
+    // (a float: 0.89999997615814208984375) = 59,906,291,353.8 -> 59,906,291,353 B.
     const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
     const EngineMemory m = engine_memory(Engine::trtllm, r, r.layout(), 0);
-    CHECK(m.fraction_base.count() == 67'153'551'360ULL);
-    CHECK(m.kv_memory.count() == 60'438'194'622ULL);
+    CHECK(m.fraction_base.count() == 66'562'547'712ULL);
+    CHECK(m.kv_memory.count() == 59'906'291'353ULL);
 }
 
 // ---- Ideal and across engines --------------------------------------------------------------

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "capacity.hpp"
 #include "detail/checked.hpp"
@@ -36,10 +37,10 @@ namespace kvplan {
 /// A serving replica: a model on tp x pp GPUs of one type, its weight format and its KV format.
 struct Replica {
     Model model;
-    GpuSpec gpu{};
-    ParallelConfig parallel{};
-    WeightOptions weights{};
-    KvFormat kv{};
+    GpuSpec gpu{};              ///< every GPU of the replica is of this type
+    ParallelConfig parallel{};  ///< tp x pp
+    WeightOptions weights{};    ///< weight format (and expert format, overrides)
+    KvFormat kv{};              ///< KV cache element type and scales
 
     /// The layout checked against the model; throws InvalidLayout.
     [[nodiscard]] constexpr Layout layout() const { return Layout(model, parallel); }
@@ -57,13 +58,22 @@ struct Workload {
 
 // Defaults of the reserve, each with the figure it rests on.
 
-/// vLLM's default max_num_batched_tokens for `vllm serve` on GPUs of 70 GiB or more that are not
-/// A100s (vllm/engine/arg_utils.py, EngineArgs default batch sizes); 2048 on smaller GPUs.
-inline constexpr std::uint64_t default_max_num_batched_tokens = 8192;
-/// Sequences in vLLM's profile run, which samples one token per sequence: the logits rows
-/// (vllm/v1/worker/gpu_model_runner.py, _dummy_run splits the tokens over min(tokens, max_num_seqs)
-/// requests). 256 is vLLM's max_num_seqs below 70 GiB; it is 1024 above.
-inline constexpr std::uint32_t default_profile_sequences = 256;
+/// vLLM's default batch limits for `vllm serve` on a GPU.
+struct VllmBatchDefaults {
+    std::uint64_t max_num_batched_tokens = 0;  ///< tokens in one forward (the profile run's size)
+    std::uint32_t max_num_seqs = 0;            ///< sequences at once (the profile run's logits rows)
+};
+
+/// vLLM's defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs default batch sizes):
+/// 8,192 tokens and 1,024 sequences on GPUs of 70 GiB or more that are not A100s, else 2,048 and
+/// 256.
+[[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g) noexcept {
+    const bool a100 = g.id.view().find("a100") != std::string_view::npos ||
+                      g.name.view().find("A100") != std::string_view::npos;
+    if (g.memory_total >= 70 * GiB && !a100) return {8192, 1024};
+    return {2048, 256};
+}
+
 /// A CUDA context, created by the first CUDA call of the process: "~700+MB" depending on the CUDA
 /// version and device, 723 MiB measured (discuss.pytorch.org/t/81330 and /t/73021). Lazy module
 /// loading (CUDA 11.7+) makes it smaller: override when measured.
@@ -84,8 +94,10 @@ inline constexpr double default_gpu_memory_utilization = 0.92;
 
 /// Knobs of the non-KV reserve. Each term is modelled unless a figure is given for it.
 struct ReserveOptions {
-    std::uint64_t max_num_batched_tokens = default_max_num_batched_tokens;
-    std::uint32_t profile_sequences = default_profile_sequences;  ///< logits rows at most
+    /// Tokens of the profiled forward; nullopt: vLLM's default for the GPU (vllm_batch_defaults).
+    std::optional<std::uint64_t> max_num_batched_tokens{};
+    /// Sequences of the profiled forward, one logits row each; nullopt: vLLM's max_num_seqs default.
+    std::optional<std::uint32_t> profile_sequences{};
     std::uint32_t cuda_graph_max_batch = default_cuda_graph_max_batch;
     std::optional<Bytes> cuda_context{};  ///< replaces default_cuda_context
     std::optional<Bytes> activation{};    ///< replaces the modelled activation peak
@@ -225,8 +237,10 @@ namespace detail {
 [[nodiscard]] constexpr Reserve reserve_on_rank(const Replica& r, const Layout& l,
                                                 std::uint32_t stage, const ReserveOptions& o = {}) {
     Reserve res;
-    res.activation_model =
-        activation_peak(r.model, l, stage, o.max_num_batched_tokens, o.profile_sequences, r.weights);
+    const VllmBatchDefaults d = vllm_batch_defaults(r.gpu);
+    res.activation_model = activation_peak(r.model, l, stage,
+                                           o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
+                                           o.profile_sequences.value_or(d.max_num_seqs), r.weights);
     const auto term = [](const std::optional<Bytes>& given, Bytes modelled) {
         return given ? ReserveTerm{*given, TermSource::given} : ReserveTerm{modelled, TermSource::modelled};
     };

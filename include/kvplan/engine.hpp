@@ -44,6 +44,7 @@ namespace kvplan {
 /// A serving engine's accounting. Enumerators are spelled as on the command line.
 enum class Engine : std::uint8_t { ideal, vllm, sglang, trtllm };
 
+/// Every engine profile, for listings and loops.
 inline constexpr std::array all_engines{Engine::ideal, Engine::vllm, Engine::sglang, Engine::trtllm};
 
 /// The command-line spelling.
@@ -86,7 +87,9 @@ enum class MambaCacheMode : std::uint8_t {
 struct VllmOptions {
     std::uint64_t max_model_len = 0;  ///< 0: the model's max_position_embeddings
     std::uint32_t block_size = default_block_size;  ///< --block-size (CacheConfig default 16)
-    std::uint64_t max_num_batched_tokens = default_max_num_batched_tokens;
+    /// nullopt: the reserve's figure in engine_report, else vLLM's default for the GPU; 8,192 when
+    /// vllm_kv_cache is called without a GPU.
+    std::optional<std::uint64_t> max_num_batched_tokens{};
     /// Batches in flight (VllmConfig.max_concurrent_batches, vllm/config/vllm.py): 2 with async
     /// scheduling at pp 1, pp under pipeline parallelism, 1 before async scheduling existed. 0:
     /// vLLM's current default (async scheduling on): 2 at pp 1, else pp.
@@ -177,7 +180,7 @@ struct VllmSetup {
     c.max_model_len = o.max_model_len != 0 ? o.max_model_len : m.config().max_position_embeddings;
     const std::uint32_t batches =
         o.concurrent_batches != 0 ? o.concurrent_batches : (l.pp() == 1 ? 2 : l.pp());
-    c.in_flight_tokens = mul(batches, o.max_num_batched_tokens, "in-flight tokens");
+    c.in_flight_tokens = mul(batches, o.max_num_batched_tokens.value_or(8192), "in-flight tokens");
 
     // Distinct vLLM specs. Without the hybrid manager a sliding layer becomes a FullAttentionSpec
     // (unify_hybrid_kv_cache_specs), which vLLM regards as the same spec as a full layer.
@@ -800,7 +803,11 @@ struct EngineMemory {
     EngineMemory em;
     em.engine = e;
     em.memory_total = r.gpu.memory_total;
-    const Reserve res = reserve_on_rank(r, l, stage, b.reserve);
+    // vLLM profiles a forward of its own max_num_batched_tokens.
+    ReserveOptions ro = b.reserve;
+    if (e == Engine::vllm && !ro.max_num_batched_tokens)
+        ro.max_num_batched_tokens = eo.vllm.max_num_batched_tokens;
+    const Reserve res = reserve_on_rank(r, l, stage, ro);
     em.weights = weight_bytes_per_rank(r.model, l, stage, r.weights).total();
     em.activation = res.activation.bytes;
     em.cuda_graphs = res.cuda_graphs.bytes;
@@ -883,7 +890,7 @@ namespace detail {
 /// The cache step of `e` given the KV memory per stage.
 constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const Layout& l,
                             std::span<const Bytes> kv, std::uint64_t context,
-                            const EngineOptions& eo) {
+                            const BudgetOptions& b, const EngineOptions& eo) {
     EngineCapacity& s = rep.summary;
     s.engine = e;
     s.context = context;
@@ -905,6 +912,9 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
         case Engine::vllm: {
             VllmOptions o = eo.vllm;
             if (o.max_model_len == 0) o.max_model_len = context;
+            if (!o.max_num_batched_tokens)
+                o.max_num_batched_tokens = b.reserve.max_num_batched_tokens.value_or(
+                    vllm_batch_defaults(r.gpu).max_num_batched_tokens);
             rep.vllm = vllm_kv_cache(r.model, r.kv, l, kv, o);
             s.kv_memory = rep.vllm.available;
             s.tokens = rep.vllm.kv_cache_tokens;
@@ -956,7 +966,7 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
         fits = fits && (b.kv_memory_per_gpu || (rep.memory[st].shortfall.is_zero() &&
                                                 rep.memory[st].outside_fits));
     }
-    detail::engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, eo);
+    detail::engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
     rep.summary.starts = rep.summary.starts && fits;
     return rep;
 }

@@ -52,6 +52,7 @@ struct Efficiency {
 /// What bounds a step.
 enum class Bound : std::uint8_t { memory, compute };
 
+/// "memory" or "compute".
 [[nodiscard]] constexpr std::string_view name(Bound b) noexcept {
     return b == Bound::memory ? "memory" : "compute";
 }
