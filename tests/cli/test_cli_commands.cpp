@@ -125,3 +125,111 @@ TEST_CASE("list models names every bundled model, in json and csv", "[cli][list]
     CHECK(rows.size() == j["models"].size() + 1);
     CHECK_NOTHROW(csv_column(rows, "id"));
 }
+
+TEST_CASE("fit with a given KV budget answers in whole sequences and tokens", "[cli][fit]") {
+    // --kv-memory 40GiB = 42,949,672,960 B per GPU. Llama-3-70B at tp 4 holds 2 of 8 KV heads:
+    // 81,920 B per token per GPU, so 42,949,672,960 / 81,920 = 524,288 tokens. A sequence of
+    // 8k = 8,000 tokens takes 655,360,000 B: 42,949,672,960 / 655,360,000 = 65.5 -> 65 sequences.
+    // At 64 sequences each gets 671,088,640 B = 8,192 tokens.
+    const std::string args =
+        "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --engine ideal "
+        "--kv-memory 40GiB --format json";
+    const CliRun r = run_kvplan(args + " --concurrency 64");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["fits"] == true);
+    CHECK(j["kv_budget_bytes_per_gpu"].get<std::uint64_t>() == 42'949'672'960ULL);
+    CHECK(j["kv_tokens_capacity"].get<std::uint64_t>() == 524'288);
+    CHECK(j["max_concurrency"].get<std::uint64_t>() == 65);
+    CHECK(j["max_context"].get<std::uint64_t>() == 8'192);
+    // 66 sequences do not fit: still an answer (exit 0), not an error.
+    const CliRun no = run_kvplan(args + " --concurrency 66");
+    REQUIRE(no.code == 0);
+    CHECK(json::parse(no.out)["fits"] == false);
+}
+
+TEST_CASE("fit prints the verdict first, then every budget term", "[cli][fit]") {
+    const CliRun r = run_kvplan(
+        "fit --model llama-3-70b --gpu h100 --gpus 4 --tp 4 --context 8k --concurrency 32");
+    REQUIRE(r.code == 0);
+    // 32 sequences need 32 x 655,360,000 B = 19.5 GiB per GPU, well inside what 80 GB less
+    // 32.9 GiB of weights leaves.
+    CHECK_THAT(r.out, Catch::StartsWith("FITS: 32 sequences of 8,000 tokens"));
+    // vLLM's budget: ceil(85,520,809,984 B x 0.92) = 78,679,145,186 B before weights and the rest.
+    CHECK_THAT(r.out, Catch::Contains("(78,679,145,186 B)") && Catch::Contains("- weights") &&
+                          Catch::Contains("- activation peak") &&
+                          Catch::Contains("= KV budget per GPU"));
+    const CliRun c = run_kvplan(
+        "fit --model llama-3-70b --gpu h100 --tp 4 --context 8k --concurrency 64 --format csv");
+    REQUIRE(c.code == 0);
+    const auto rows = parse_csv(c.out);
+    REQUIRE(rows.size() == 2);
+    for (const char* col : {"fits", "kv_budget_bytes_per_gpu", "kv_tokens_capacity",
+                            "max_concurrency", "max_context"})
+        CHECK_NOTHROW(csv_column(rows, col));
+    CHECK(rows[1][csv_column(rows, "gpu_memory_bytes")] == "85520809984");
+}
+
+TEST_CASE("roofline gives the decode bound and sweeps comma lists", "[cli][roofline]") {
+    const std::string base = "roofline --model llama-3-70b --gpu h100-sxm --tp 4";
+    SECTION("one point: the figures at top level") {
+        const CliRun r = run_kvplan(base + " --batch 1 --context 1k --format json");
+        REQUIRE(r.code == 0);
+        const json j = json::parse(r.out);
+        // At batch 1 the step reads the rank's weights and one sequence's KV at 3.35 TB/s; it is
+        // bound by memory, and bytes / bandwidth must equal the step.
+        CHECK(j["bound"] == "memory");
+        const double bytes = j["bytes_per_step"].get<double>();
+        CHECK(j["decode_step_seconds"].get<double>() == Approx(bytes / 3.35e12));
+        CHECK(j["tokens_per_second"].get<double>() ==
+              Approx(1.0 / j["decode_step_seconds"].get<double>()));
+        REQUIRE(j["points"].size() == 1);
+    }
+    SECTION("a sweep: one point per batch x context") {
+        const CliRun r = run_kvplan(base + " --batch 1,8,32,128 --context 1k,8k --format json");
+        REQUIRE(r.code == 0);
+        const json j = json::parse(r.out);
+        REQUIRE(j["points"].size() == 8);
+        for (const json& p : j["points"]) {
+            CHECK(p["decode_step_seconds"].get<double>() > 0);
+            CHECK((p["bound"] == "memory" || p["bound"] == "compute"));
+            CHECK(p["bytes_per_step"].is_number_unsigned());
+        }
+        // More sequences read more KV: the step at batch 128 is longer than at batch 1.
+        CHECK(j["points"][3]["decode_step_seconds"].get<double>() >
+              j["points"][0]["decode_step_seconds"].get<double>());
+        const CliRun c = run_kvplan(base + " --batch 1,8,32,128 --context 1k,8k --format csv");
+        const auto rows = parse_csv(c.out);
+        REQUIRE(rows.size() == 9);
+        CHECK(rows[4][csv_column(rows, "batch")] == "128");
+        CHECK(rows[4][csv_column(rows, "context_tokens")] == "1000");
+    }
+    SECTION("a bad list item is a usage error") {
+        CHECK(run_kvplan(base + " --batch 1,,8").code == 2);
+        CHECK(run_kvplan(base + " --context 1k,-8k").code == 2);
+    }
+}
+
+TEST_CASE("list gpus shows the bundled specs with their units", "[cli][list]") {
+    const CliRun r = run_kvplan("list gpus --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    bool found = false;
+    for (const json& g : j["gpus"])
+        if (g["id"] == "h100-sxm") {
+            found = true;
+            // nvidia-smi's 81,559 MiB x 1,048,576 = 85,520,809,984 B (configs/gpus/h100-sxm.json).
+            CHECK(g["memory_bytes"].get<std::uint64_t>() == 85'520'809'984ULL);
+        }
+    CHECK(found);
+    CHECK_THAT(run_kvplan("list gpus").out, Catch::Contains("79.65 GiB") && Catch::Contains("3.35 TB/s"));
+}
+
+TEST_CASE("unknown GPUs and unreadable spec files exit 3 naming the file", "[cli][exit]") {
+    const CliRun a = run_kvplan("fit --model llama-3-70b --gpu h900 --context 8k");
+    CHECK(a.code == 3);
+    CHECK_THAT(a.err, Catch::Contains("h900"));
+    const CliRun b = run_kvplan("fit --model llama-3-70b --gpu /no/such/gpu.json --context 8k");
+    CHECK(b.code == 3);
+    CHECK_THAT(b.err, Catch::Contains("/no/such/gpu.json"));
+}

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "inputs.hpp"
+#include "replica.hpp"
 #include "report.hpp"
 
 namespace kvplan::cli {
@@ -60,16 +61,33 @@ void list_models(const ListOptions& o, Context& ctx) {
 void list_gpus(const ListOptions& o, Context& ctx) {
     Report r;
     r.command = "list gpus";
-    r.heading = "Bundled GPUs (--gpu ID)";
+    r.heading = "Bundled GPUs (--gpu ID or alias); memory as the driver reports it, dense peaks";
     Table t;
     t.key = "gpus";
-    t.columns = {{"id", "id"}, {"file", "file"}};
-    std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(ctx.config_dir / "gpus"))
-        if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& p : files)
-        t.rows.push_back({cell_text(p.stem().string()), cell_text(p.string())});
+    t.columns = {{"id", "id"},
+                 {"aliases", "aliases"},
+                 {"name", "name"},
+                 {"memory_bytes", "memory"},
+                 {"memory_bandwidth_bytes_per_s", "bandwidth"},
+                 {"bf16_flops_per_s", "bf16 dense"},
+                 {"fp8_flops_per_s", "fp8 dense"},
+                 {"scale_up_bytes_per_s", "scale-up (one way)"},
+                 {"source", "source"}};
+    for (const ResolvedGpu& g : bundled_gpus(ctx)) {
+        std::string aliases;
+        for (const std::string& a : g.aliases) aliases += (aliases.empty() ? "" : " ") + a;
+        const auto flops = [&](ComputeDtype d) {
+            const auto f = g.spec.dense(d);
+            return f ? cell(*f) : cell_null();
+        };
+        t.rows.push_back({cell_text(g.id), cell_text(aliases),
+                          cell_text(std::string(g.spec.name.view())), cell(g.spec.memory_total),
+                          cell(g.spec.memory_bandwidth), flops(ComputeDtype::bf16),
+                          flops(ComputeDtype::fp8),
+                          g.spec.scale_up_bandwidth > BytesPerSecond{} ? cell(g.spec.scale_up_bandwidth)
+                                                                       : cell_null("none"),
+                          cell_text(g.source)});
+    }
     r.tables.push_back(std::move(t));
     r.csv_table = 0;
     render(r, parse_format(o.common.format), false, *ctx.out);

@@ -13,5 +13,7 @@ struct Context;
 
 void register_size(CLI::App& app, Context& ctx);
 void register_list(CLI::App& app, Context& ctx);
+void register_fit(CLI::App& app, Context& ctx);
+void register_roofline(CLI::App& app, Context& ctx);
 
 }  // namespace kvplan::cli

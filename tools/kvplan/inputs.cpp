@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <kvplan/error.hpp>
+#include <kvplan/hf_config.hpp>
 #include <kvplan/presets.hpp>
 
 #include "parse.hpp"
@@ -30,25 +31,41 @@ const Model* find_preset(std::string_view id) {
 
 }  // namespace
 
+std::string bundled_source(const Context& ctx, const std::filesystem::path& file) {
+    std::error_code ec;
+    const fs::path rel = fs::relative(file, ctx.config_dir, ec);
+    return "bundled " + (ec || rel.empty() ? file : rel).generic_string();
+}
+
 ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::string_view flag) {
     if (arg.empty()) usage_error(flag, "a model id or a path to a config.json", arg);
-    (void)ctx;
-    if (const Model* p = find_preset(arg)) {
-        ResolvedModel r{arg, "built-in preset " + std::string(p->name()) +
-                                 " (the published config.json, see presets.hpp)",
-                        *p};
-        return r;
+    std::error_code ec;
+    const fs::path p{arg};
+    // A path that exists wins; then a bundled config.json; then a built-in preset.
+    if (fs::exists(p, ec) || p.extension() == ".json" || arg.find('/') != std::string::npos) {
+        fs::path file = p;
+        if (fs::is_directory(file, ec)) file /= "config.json";
+        return {arg, file.string(), load_hf_config(p)};
     }
+    if (const auto file = find_bundled_model(ctx.config_dir, arg))
+        return {arg, bundled_source(ctx, *file), load_bundled_model(ctx.config_dir, arg)};
+    if (const Model* m = find_preset(arg))
+        return {arg, "built-in preset " + std::string(m->name()) + " (kvplan/presets.hpp)", *m};
+    std::string ids;
+    for (const ModelListing& l : bundled_models(ctx)) ids += (ids.empty() ? "" : ", ") + l.id;
     detail::throw_field_error<InvalidInput>(
-        std::string(flag), "model",
-        "a bundled model id (kvplan list models) or a path to a config.json", "'" + arg + "'");
+        std::string(flag), "model", "a bundled model id (" + ids + ") or a path to a config.json",
+        "'" + arg + "'");
 }
 
 std::vector<ModelListing> bundled_models(const Context& ctx) {
     std::vector<ModelListing> out;
-    (void)ctx;
-    for (const Model* m : presets::all)
-        out.push_back({lower(m->name()), "built-in preset"});
+    for (const std::string& id : bundled_model_ids(ctx.config_dir))
+        out.push_back({id, bundled_source(ctx, models_dir(ctx.config_dir) / (id + ".json"))});
+    for (const Model* m : presets::all) {
+        const std::string id = lower(m->name());
+        if (!find_bundled_model(ctx.config_dir, id)) out.push_back({id, "built-in preset"});
+    }
     return out;
 }
 

@@ -4,6 +4,7 @@
 // resolved input remembers where it came from, for --explain and the JSON "inputs" object.
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct ResolvedModel {
 /// kvplan::InvalidInput (exit 3); an empty argument is a usage error.
 [[nodiscard]] ResolvedModel resolve_model(const std::string& arg, const Context& ctx,
                                           std::string_view flag = "--model");
+
+/// "bundled models/llama-3-70b.json": a bundled file named relative to the config folder.
+[[nodiscard]] std::string bundled_source(const Context& ctx, const std::filesystem::path& file);
 
 /// Every model `kvplan list models` shows: bundled config ids, then presets not bundled as files.
 struct ModelListing {

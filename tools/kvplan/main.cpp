@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.fallthrough(false);
     register_size(app, ctx);
+    register_fit(app, ctx);
+    register_roofline(app, ctx);
     register_list(app, ctx);
 
     try {

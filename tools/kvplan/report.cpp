@@ -98,10 +98,12 @@ void render_text(const Report& r, bool explain, std::ostream& out) {
         if (r.verdict || !r.heading.empty()) out << "\n";
         std::size_t wl = 0, wv = 0;
         for (const Figure& f : r.figures) {
+            if (!f.in_text) continue;
             wl = std::max(wl, f.label.size());
             wv = std::max(wv, f.value.text.size());
         }
         for (const Figure& f : r.figures) {
+            if (!f.in_text) continue;
             std::string line = "  ";
             line.append(pad(f.label, wl)).append("  ").append(pad_left(f.value.text, wv));
             if (f.exact && f.exact->text != f.value.text)
@@ -114,6 +116,7 @@ void render_text(const Report& r, bool explain, std::ostream& out) {
         }
     }
     for (const Table& t : r.tables) {
+        if (!t.in_text) continue;
         out << "\n";
         text_table(t, out);
     }
@@ -146,6 +149,7 @@ void render_md(const Report& r, bool explain, std::ostream& out) {
         out << (explain ? "| figure | value | exact | how |\n|---|--:|--:|---|\n"
                         : "| figure | value | exact |\n|---|--:|--:|\n");
         for (const Figure& f : r.figures) {
+            if (!f.in_text) continue;
             out << "| " << md_escape(f.label) << " | " << md_escape(f.value.text) << " | "
                 << (f.exact ? md_escape(f.exact->text) : "") << " |";
             if (explain) {
@@ -158,6 +162,7 @@ void render_md(const Report& r, bool explain, std::ostream& out) {
         out << "\n";
     }
     for (const Table& t : r.tables) {
+        if (!t.in_text) continue;
         if (!t.title.empty()) out << "**" << md_escape(t.title) << "**\n\n";
         out << "|";
         for (const Column& c : t.columns) out << " " << md_escape(c.label) << " |";

@@ -57,6 +57,7 @@ struct Figure {
     Cell value;
     std::optional<Cell> exact;  ///< the exact form shown beside the value (bytes)
     Explanation explain{};
+    bool in_text = true;  ///< false: JSON and CSV only (the verdict line already says it)
 };
 
 struct Column {
@@ -70,6 +71,7 @@ struct Table {
     std::string title;
     std::vector<Column> columns;
     std::vector<std::vector<Cell>> rows;
+    bool in_text = true;  ///< false: JSON and CSV only (the figures already show its one row)
 };
 
 struct Report {

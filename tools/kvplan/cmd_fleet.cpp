@@ -1,0 +1,249 @@
+// kvplan fleet: replicas for a request rate under TTFT / TPOT targets. The batch per replica is the
+// largest where the TPOT estimate (roofline decode bound / efficiency) and the KV budget both hold;
+// in flight = rate x (TTFT + mean output x TPOT); replicas = ceil(in flight / batch).
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include <kvplan/fleet.hpp>
+#include <kvplan/format.hpp>
+#include <kvplan/roofline.hpp>
+
+#include "commands.hpp"
+#include "explain.hpp"
+#include "parse.hpp"
+#include "replica.hpp"
+#include "report.hpp"
+#include "traffic.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+struct FleetFlags {
+    std::string rate;
+    std::string ttft_ms;
+    std::string tpot_ms;
+    std::string trace;
+    std::string prompt_tokens;
+    std::string output_tokens;
+    std::string epsilon;
+    std::string percentile = "95";
+    std::string max_num_seqs;
+    std::string efficiency = "1";
+    std::string time_unit = "s";
+};
+
+void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
+    // Flags first.
+    const double rate = parse_positive(ff.rate, "--rate");
+    if (ff.tpot_ms.empty()) usage_error("--tpot-ms", "a TPOT target in ms", "");
+    const Seconds tpot = parse_ms(ff.tpot_ms, "--tpot-ms");
+    std::optional<Seconds> ttft_flag;
+    if (!ff.ttft_ms.empty()) ttft_flag = parse_ms(ff.ttft_ms, "--ttft-ms");
+    FleetOptions fo;
+    fo.size_at_percentile = parse_positive(ff.percentile, "--percentile");
+    if (fo.size_at_percentile > 100) usage_error("--percentile", "0 to 100", ff.percentile);
+    if (!ff.epsilon.empty()) {
+        fo.epsilon = parse_positive(ff.epsilon, "--epsilon");
+        if (fo.epsilon >= 1) usage_error("--epsilon", "a probability in (0, 1)", ff.epsilon);
+    }
+    fo.tpot_efficiency = parse_fraction(ff.efficiency, "--efficiency");
+    if (ff.trace.empty() && (ff.prompt_tokens.empty() || ff.output_tokens.empty()))
+        usage_error("--trace", "a trace, or both --prompt-tokens and --output-tokens", "neither");
+    if (!ff.trace.empty() && (!ff.prompt_tokens.empty() || !ff.output_tokens.empty()))
+        usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both", ff.trace);
+    const TraceOptions topt = trace_options(ff.time_unit);
+    const LayoutInput li = parse_layout(o);
+    const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    const WeightOptions weights = weight_options(o);
+    const EngineSetup engine = engine_setup(o);
+    if (o.gpu.empty()) usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
+
+    LengthDistribution dist;
+    std::string dist_source;
+    if (!ff.trace.empty()) {
+        dist = LengthDistribution::from_trace(load_trace(ff.trace, topt));
+        dist_source = ff.trace;
+    } else {
+        const auto p = parse_quantile_points(ff.prompt_tokens, "--prompt-tokens");
+        const auto q = parse_quantile_points(ff.output_tokens, "--output-tokens");
+        dist = LengthDistribution::from_percentiles(p, q);
+        dist_source = fmt::format("prompt {} / output {} tokens", ff.prompt_tokens, ff.output_tokens);
+    }
+    const ResolvedModel rm = resolve_model(o.model, ctx);
+    const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
+    const Model& m = rm.get();
+    const Layout layout = make_layout(m, li);
+    const Replica r{.model = m, .gpu = g.spec, .parallel = {li.tp, li.pp, {}}, .weights = weights,
+                    .kv = kv};
+    if (!ff.max_num_seqs.empty())
+        fo.max_batch = parse_count(ff.max_num_seqs, "--max-num-seqs");
+    else if (engine.engine == Engine::vllm)
+        fo.max_batch = vllm_batch_defaults(g.spec).max_num_seqs;
+
+    const Trace as_trace = dist.as_trace();
+    const TraceLengths len = trace_lengths(as_trace);
+    const double mean_output = dist.mean_output();
+    const std::uint64_t decode_context =
+        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(dist.mean_decode_context())));
+    // TTFT: the target, else the roofline's prefill bound at the mean prompt (a lower bound).
+    const std::uint64_t mean_prompt =
+        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(len.mean_prompt)));
+    const Seconds prefill_mean = prefill_bound(r, mean_prompt).ttft;
+    const Seconds prefill_p95 = prefill_bound(r, std::max<std::uint64_t>(1, len.prompt.p95)).ttft;
+    const Seconds ttft = ttft_flag.value_or(prefill_mean);
+    const FleetTargets targets{.rate_per_s = rate, .ttft = ttft, .tpot = tpot};
+    const auto step = [&](std::uint64_t b) { return decode_bound(r, b, decode_context).tpot; };
+
+    // One plan per pipeline stage (each has its own KV budget and share of each request); the
+    // stage with the smallest batch sets the replica's.
+    std::optional<FleetPlan> plan;
+    std::uint32_t limiting = 0;
+    Bytes budget{};
+    for (std::uint32_t st = 0; st < layout.pp(); ++st) {
+        const std::vector<Bytes> sizes = kv_per_request(as_trace, m, kv, engine.block_size, layout.stage(st));
+        const Bytes b = stage_kv_budget(r, layout, st, engine);
+        FleetPlan p = plan_fleet(targets, sizes, mean_output, b, step, fo);
+        if (!plan || p.batch < plan->batch) {
+            plan = p;
+            limiting = st;
+            budget = b;
+        }
+    }
+    const FleetPlan& p = *plan;
+
+    Report rep;
+    rep.command = "fleet";
+    rep.heading = fmt::format("{} on {} x {}: {:g} requests/s, TPOT {}, TTFT {}", display_name(rm),
+                              describe_layout(r.parallel), g.id, rate, tpot, ttft);
+    if (p.feasible)
+        rep.verdict = fmt::format("{} replica{} of {} = {} GPU{} ({} binds at batch {})",
+                                  p.replicas, p.replicas == 1 ? "" : "s",
+                                  describe_layout(r.parallel), p.replicas * layout.ranks(),
+                                  p.replicas * layout.ranks() == 1 ? "" : "s", name(p.binding),
+                                  p.batch);
+    else if (p.batch_tpot == 0)
+        rep.verdict = fmt::format(
+            "NO BATCH MEETS THE TARGETS: one sequence alone decodes at {} per token, above {}",
+            step(1) / fo.tpot_efficiency, tpot);
+    else
+        rep.verdict = "NO BATCH MEETS THE TARGETS: one request does not fit the KV budget";
+    rep.inputs = {{"model", cell_text(rm.id)},
+                  {"gpu", cell_text(g.id)},
+                  {"tp", cell_count(li.tp, "")},
+                  {"pp", cell_count(li.pp, "")},
+                  {"kv_dtype", cell_text(std::string(name(kv.dtype)))},
+                  {"engine", cell_text(std::string(name(engine.engine)))},
+                  {"block_size", cell_count(engine.block_size, "tokens")},
+                  {"lengths", cell_text(dist_source)},
+                  {"rate", cell_number(rate, "requests/s", 3)},
+                  {"tpot_target", cell(tpot)},
+                  {"ttft", cell(ttft)}};
+    const auto fig = [&](std::string key, std::string label, Cell v, Explanation e = {}) {
+        rep.figures.push_back({std::move(key), std::move(label), std::move(v), {}, std::move(e)});
+    };
+    fig("mean_output_tokens", "Mean output tokens", cell_number(mean_output, "tokens", 1));
+    fig("time_in_system", "Time in system per request", cell(p.time_in_system),
+        {"TTFT + mean output tokens x TPOT target",
+         {fmt::format("TTFT = {}{}", ttft,
+                      ttft_flag ? " (--ttft-ms)" : " (roofline prefill bound at the mean prompt)")}});
+    fig("in_flight", "Requests in flight", cell_number(p.in_flight, "requests", 1),
+        {"rate x time in system (Little's law)", {}});
+    fig("kv_budget_per_gpu", fmt::format("KV budget per GPU (stage {})", limiting), cell(budget));
+    fig("kv_per_request_at_percentile",
+        fmt::format("KV per request at p{:g}, per GPU", fo.size_at_percentile),
+        cell(p.kv_at_percentile));
+    fig("batch_kv_at_percentile", fmt::format("Batch the KV budget holds, each at p{:g}", fo.size_at_percentile),
+        cell_count(p.batch_kv_at_percentile, "sequences"),
+        {"floor(KV budget / KV per request at the percentile)", {}});
+    if (p.batch_kv_overflow)
+        fig("batch_kv_overflow", fmt::format("Batch with P(KV > budget) <= {:g}", fo.epsilon),
+            cell_count(*p.batch_kv_overflow, "sequences"),
+            {"largest B with exp(B log E[e^(t X)] - t budget) <= epsilon at the best t (Chernoff)",
+             {"X: paged KV per request, drawn from the length distribution"}});
+    fig("batch_tpot",
+        p.batch_tpot_capped ? "Batch the TPOT target allows (at least)" : "Batch the TPOT target allows",
+        cell_count(p.batch_tpot, "sequences"),
+        {"largest B with decode bound(B) / efficiency <= TPOT target",
+         {fmt::format("decode context = {} tokens (mean prompt + output / 2)", grouped(decode_context)),
+          fmt::format("efficiency = {:g} (--efficiency)", fo.tpot_efficiency)}});
+    if (fo.max_batch != 0)
+        fig("max_num_seqs", "max_num_seqs", cell_count(fo.max_batch, "sequences"),
+            {ff.max_num_seqs.empty() ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
+                                     : "--max-num-seqs",
+             {}});
+    fig("batch", "Batch per replica", cell_count(p.batch, "sequences"));
+    fig("binding", "Binding constraint", cell_text(std::string(name(p.binding))));
+    if (p.feasible) {
+        fig("tpot_at_batch", "TPOT estimate at that batch", cell(p.tpot_at_batch));
+        fig("overflow_bound", "P(KV in use > budget), Chernoff bound",
+            cell_number(p.overflow_bound, "", 6));
+        fig("overflow_normal", "P(KV in use > budget), normal estimate",
+            cell_number(p.overflow_normal, "", 6));
+        fig("replicas", "Replicas", cell_count(p.replicas, "replicas"),
+            {"ceil(in flight / batch)", {}});
+        fig("gpus", "GPUs", cell_count(p.replicas * layout.ranks(), "GPUs"));
+        fig("output_tokens_per_s", "Output tokens/s, whole fleet",
+            cell_number(rate * mean_output, "tokens/s", 0), {"rate x mean output tokens", {}});
+    }
+    if (ttft_flag && prefill_p95 > *ttft_flag)
+        rep.notes.push_back(fmt::format(
+            "the TTFT target {} is below the prefill bound of the p95 prompt ({} tokens): {}",
+            *ttft_flag, grouped(len.prompt.p95), prefill_p95));
+    rep.notes.push_back(
+        "each request holds its paged KV at completion size for its whole stay (an upper bound)");
+    if (fo.epsilon > 0)
+        rep.notes.push_back(
+            "overflow mode: batch chosen by the Chernoff bound on the sum of B independent requests' "
+            "KV, a guarantee for that model; the normal estimate is shown for comparison only");
+    if (!ff.trace.empty() && is_azure_llm_trace(ff.trace))
+        rep.notes.push_back(std::string(azure_attribution));
+    render(rep, parse_format(o.format), o.explain, *ctx.out);
+}
+
+}  // namespace
+
+void register_fleet(CLI::App& app, Context& ctx) {
+    auto o = std::make_shared<CommonOptions>();
+    auto ff = std::make_shared<FleetFlags>();
+    CLI::App* sub = app.add_subcommand(
+        "fleet",
+        "Replicas for a request rate under TTFT/TPOT targets: batch per replica, binding "
+        "constraint, replicas");
+    add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
+    sub->get_option("--model")->required();
+    sub->add_option("--block-size", o->block_size,
+                    "Tokens per KV block (paged attention); default: the engine's");
+    sub->add_option("--rate", ff->rate, "Requests arriving per second")->required();
+    sub->add_option("--tpot-ms", ff->tpot_ms, "Time per output token target, in ms")->required();
+    sub->add_option("--ttft-ms", ff->ttft_ms,
+                    "Time to first token target, in ms; default: the roofline prefill bound at "
+                    "the mean prompt");
+    sub->add_option("--trace", ff->trace, "Lengths from a request trace (CSV or JSON Lines)");
+    sub->add_option("--prompt-tokens", ff->prompt_tokens,
+                    "Prompt lengths: one number, or percentile:tokens pairs (50:1000,95:4000)");
+    sub->add_option("--output-tokens", ff->output_tokens,
+                    "Output lengths: one number, or percentile:tokens pairs (50:200,95:800)");
+    sub->add_option("--percentile", ff->percentile,
+                    "Size every request at this percentile of KV per request")
+        ->capture_default_str();
+    sub->add_option("--epsilon", ff->epsilon,
+                    "Instead: the largest batch with P(KV in use > budget) <= epsilon (Chernoff "
+                    "bound over the length distribution)");
+    sub->add_option("--max-num-seqs", ff->max_num_seqs,
+                    "The engine's batch limit; default: vLLM's for the GPU (1024 at 70 GiB and up, "
+                    "A100s excepted; else 256), none for other engines");
+    sub->add_option("--efficiency", ff->efficiency,
+                    "Fraction of the roofline decode bound the engine achieves: TPOT estimate = "
+                    "bound / this")
+        ->capture_default_str();
+    sub->add_option("--time-unit", ff->time_unit, "Unit of numeric arrival times in --trace")
+        ->capture_default_str();
+    sub->callback([o, ff, &ctx] { run_fleet(*ff, *o, ctx); });
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,42 @@
+#include <filesystem>
+
+#include <kvplan/error.hpp>
+#include <kvplan/gpu_spec.hpp>
+
+#include "parse.hpp"
+#include "replica.hpp"
+
+namespace kvplan::cli {
+
+namespace fs = std::filesystem;
+
+ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_view flag) {
+    if (arg.empty()) usage_error(flag, "a GPU id or a path to a GPU spec JSON", arg);
+    std::error_code ec;
+    const fs::path p{arg};
+    if (p.extension() == ".json" || fs::is_regular_file(p, ec)) {
+        const GpuSpecFile f = load_gpu_spec(p);  // a missing file throws InvalidInput naming it
+        return {std::string(f.spec.id.view()), f.file.string(), f.spec, f.aliases};
+    }
+    const GpuRegistry reg = GpuRegistry::load(ctx.config_dir);
+    if (const GpuSpecFile* f = reg.find_file(arg))
+        return {std::string(f->spec.id.view()), bundled_source(ctx, f->file), f->spec, f->aliases};
+    std::string known;
+    for (const std::string& id : reg.ids()) known += (known.empty() ? "" : ", ") + id;
+    detail::throw_field_error<InvalidInput>(std::string(flag), "gpu",
+                                            "a bundled GPU id or alias (" + known +
+                                                ") or a path to a spec JSON",
+                                            "'" + arg + "'");
+}
+
+std::vector<ResolvedGpu> bundled_gpus(const Context& ctx) {
+    const GpuRegistry reg = GpuRegistry::load(ctx.config_dir);
+    std::vector<ResolvedGpu> out;
+    for (const std::string& id : reg.ids()) {
+        const GpuSpecFile* f = reg.find_file(id);
+        out.push_back({id, bundled_source(ctx, f->file), f->spec, f->aliases});
+    }
+    return out;
+}
+
+}  // namespace kvplan::cli

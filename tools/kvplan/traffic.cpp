@@ -1,0 +1,45 @@
+#include "traffic.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include <kvplan/engine.hpp>
+
+#include "parse.hpp"
+
+namespace kvplan::cli {
+
+Bytes stage_kv_budget(const Replica& r, const Layout& l, std::uint32_t stage,
+                      const EngineSetup& e) {
+    if (e.budget.kv_memory_per_gpu) return *e.budget.kv_memory_per_gpu;
+    return engine_memory(e.engine, r, l, stage, e.budget, e.options).kv_memory;
+}
+
+Seconds parse_ms(std::string_view text, std::string_view flag) {
+    return parse_positive(text, flag) * ms;
+}
+
+std::string describe_layout(const ParallelConfig& p) {
+    const std::uint32_t n = p.tp * p.pp;
+    return fmt::format("tp {} x pp {} ({} GPU{})", p.tp, p.pp, n, n == 1 ? "" : "s");
+}
+
+bool is_azure_llm_trace(const std::string& path) {
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    if (!first.empty() && first.back() == '\r') first.pop_back();
+    return first == "TIMESTAMP,ContextTokens,GeneratedTokens";
+}
+
+TraceOptions trace_options(std::string_view time_unit) {
+    TraceOptions o;
+    if (time_unit.empty() || time_unit == "s") o.numeric_time_unit = s;
+    else if (time_unit == "ms") o.numeric_time_unit = ms;
+    else if (time_unit == "us") o.numeric_time_unit = us;
+    else usage_error("--time-unit", "s, ms or us", time_unit);
+    return o;
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,42 @@
+#pragma once
+
+// What trace, fleet and calibrate share: the KV budget each pipeline stage gets under the engine,
+// latency targets from flags, and the attribution the Azure traces ask for.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <kvplan/budget.hpp>
+#include <kvplan/layout.hpp>
+#include <kvplan/trace.hpp>
+
+#include "replica.hpp"
+
+namespace kvplan::cli {
+
+/// KV memory per GPU of `stage` under the engine: --kv-memory when given, else what the engine's
+/// accounting leaves (engine.hpp, engine_memory).
+[[nodiscard]] Bytes stage_kv_budget(const Replica& r, const Layout& l, std::uint32_t stage,
+                                    const EngineSetup& e);
+
+/// Milliseconds from a flag (a positive number), as Seconds.
+[[nodiscard]] Seconds parse_ms(std::string_view text, std::string_view flag);
+
+/// "tp 2 x pp 1 (2 GPUs)".
+[[nodiscard]] std::string describe_layout(const ParallelConfig& p);
+
+/// Whether the file starts with the Azure LLM inference trace's header
+/// (TIMESTAMP,ContextTokens,GeneratedTokens): its license asks for attribution with every figure.
+[[nodiscard]] bool is_azure_llm_trace(const std::string& path);
+
+/// The attribution the Azure LLM inference traces carry (CC-BY 4.0).
+inline constexpr std::string_view azure_attribution =
+    "Azure LLM inference trace 2023 (Azure Public Dataset, CC-BY 4.0): Patel et al., \"Splitwise: "
+    "Efficient generative LLM inference using phase splitting\", ISCA 2024";
+
+/// --time-unit: how numeric arrival times are read (s, ms or us).
+[[nodiscard]] TraceOptions trace_options(std::string_view time_unit);
+
+}  // namespace kvplan::cli
