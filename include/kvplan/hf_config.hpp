@@ -655,12 +655,20 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
                                               const HfImportOptions& options = {}) {
     const auto file = find_bundled_model(config_dir, id);
     if (!file) {
-        std::string ids;
-        for (const std::string& s : bundled_model_ids(config_dir))
-            ids += (ids.empty() ? "" : ", ") + s;
-        detail::throw_field_error<InvalidInput>(models_dir(config_dir).string(), "model",
-                                                "a bundled model id (" + ids + ") or a config path",
-                                                "\"" + std::string(id) + "\"");
+        // Appended piece by piece: GCC 12 at -O2 warns falsely (-Wrestrict, GCC bug 105651) on
+        // "literal" + std::string temporaries here.
+        std::string expected = "a bundled model id (";
+        bool first = true;
+        for (const std::string& s : bundled_model_ids(config_dir)) {
+            if (!first) expected += ", ";
+            expected += s;
+            first = false;
+        }
+        expected += ") or a config path";
+        std::string found = "\"";
+        found.append(id).append("\"");
+        detail::throw_field_error<InvalidInput>(models_dir(config_dir).string(), "model", expected,
+                                                found);
     }
     return model_from_hf_json(read_json_file(*file), file->string(), file->stem().string(),
                               options);

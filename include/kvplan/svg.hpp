@@ -262,7 +262,8 @@ inline constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#946
                 flush();
                 continue;
             }
-            pts += (pts.empty() ? "" : " ") + px(sx(p.x)) + "," + px(sy(p.y));
+            if (!pts.empty()) pts += ' ';
+            pts.append(px(sx(p.x))).append(1, ',').append(px(sy(p.y)));
         }
         flush();
     }
@@ -271,17 +272,21 @@ inline constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#946
     // Markers.
     for (const Marker& m : c.markers) {
         const std::string col = escape(m.color);
+        // Labels in the right part of the plot read leftwards, away from the legend.
+        const bool leftwards = m.x && sx.valid(*m.x) && sx(*m.x) > x0 + 0.6 * (x1 - x0);
         if (m.x && m.y && sx.valid(*m.x) && sy.valid(*m.y)) {
             o += "<circle cx=\"" + px(sx(*m.x)) + "\" cy=\"" + px(sy(*m.y)) + "\" r=\"5\" fill=\"" +
                  col + "\"/>\n";
-            o += "<text x=\"" + px(sx(*m.x) + 8) + "\" y=\"" + px(sy(*m.y) - 8) +
-                 "\" font-size=\"12\" fill=\"" + col + "\">" + escape(m.label) + "</text>\n";
+            o += "<text x=\"" + px(sx(*m.x) + (leftwards ? -8 : 8)) + "\" y=\"" + px(sy(*m.y) - 8) +
+                 "\"" + (leftwards ? " text-anchor=\"end\"" : "") + " font-size=\"12\" fill=\"" +
+                 col + "\">" + escape(m.label) + "</text>\n";
         } else if (m.x && sx.valid(*m.x)) {
             o += "<line x1=\"" + px(sx(*m.x)) + "\" y1=\"" + px(y0) + "\" x2=\"" + px(sx(*m.x)) +
                  "\" y2=\"" + px(y1) + "\" stroke=\"" + col +
                  "\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/>\n";
-            o += "<text x=\"" + px(sx(*m.x) + 4) + "\" y=\"" + px(y1 + 12) +
-                 "\" font-size=\"12\" fill=\"" + col + "\">" + escape(m.label) + "</text>\n";
+            o += "<text x=\"" + px(sx(*m.x) + (leftwards ? -4 : 4)) + "\" y=\"" + px(y1 + 12) +
+                 "\"" + (leftwards ? " text-anchor=\"end\"" : "") + " font-size=\"12\" fill=\"" +
+                 col + "\">" + escape(m.label) + "</text>\n";
         } else if (m.y && sy.valid(*m.y)) {
             o += "<line x1=\"" + px(x0) + "\" y1=\"" + px(sy(*m.y)) + "\" x2=\"" + px(x1) +
                  "\" y2=\"" + px(sy(*m.y)) + "\" stroke=\"" + col +
