@@ -7,7 +7,8 @@ if(TARGET kvplan_cli)
     LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
   target_include_directories(kvplan_cli_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)
   target_compile_definitions(kvplan_cli_tests PRIVATE KVPLAN_EXE="$<TARGET_FILE:kvplan_cli>"
-    KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+    KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}"
+    KVPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   add_dependencies(kvplan_cli_tests kvplan_cli)
 endif()
 if(TARGET kvplan::format)

@@ -4,6 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
 #include "cli_runner.hpp"
 
 using nlohmann::json;
@@ -232,4 +236,100 @@ TEST_CASE("unknown GPUs and unreadable spec files exit 3 naming the file", "[cli
     const CliRun b = run_kvplan("fit --model llama-3-70b --gpu /no/such/gpu.json --context 8k");
     CHECK(b.code == 3);
     CHECK_THAT(b.err, Catch::Contains("/no/such/gpu.json"));
+}
+
+TEST_CASE("check passes the example policy and exits 0", "[cli][check]") {
+    const std::string policy = std::string("'") + KVPLAN_SOURCE_DIR + "/examples/ci/policy.json'";
+    const CliRun r = run_kvplan("check --policy " + policy);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("PASS: all 5 requirements met"));
+    const CliRun j = run_kvplan("check --policy " + policy + " --format json");
+    REQUIRE(j.code == 0);
+    const json doc = json::parse(j.out);
+    CHECK(doc["passed"] == true);
+    REQUIRE(doc["requirements"].size() == 5);
+    // Llama-3-70B: 327,680 B per token (2 x 80 layers x 8 heads x 128 x 2 B), at the 320 KiB bound.
+    CHECK(doc["requirements"][2]["measured"].get<std::uint64_t>() == 327'680);
+    CHECK(doc["requirements"][2]["threshold"].get<double>() == 327'680.0);
+}
+
+TEST_CASE("a failed requirement exits 1 and reports in text, JSON, JUnit and annotations",
+          "[cli][check]") {
+    // policy_tight.json allows 256 KiB = 262,144 B per token; Llama-3-70B needs 327,680 B.
+    // Its weights at tp 4 (32.9 GiB per GPU) are within the 40 GiB bound.
+    const std::string args = "check --policy " + data_file("cli/policy_tight.json");
+    const CliRun r = run_kvplan(args);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::StartsWith("FAIL: 1 of 2 requirements not met"));
+    const CliRun j = run_kvplan(args + " --format json");
+    CHECK(j.code == 1);
+    const json doc = json::parse(j.out);
+    CHECK(doc["passed"] == false);
+    CHECK(doc["failed_count"] == 1);
+    CHECK(doc["requirements"][0]["result"] == false);
+    CHECK(doc["requirements"][1]["result"] == true);
+    const CliRun c = run_kvplan(args + " --format csv");
+    const auto rows = parse_csv(c.out);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[1][csv_column(rows, "measured")] == "327680");
+
+    const std::string junit = std::string(KVPLAN_TEST_BINARY_DIR) + "/check_junit.xml";
+    CHECK(run_kvplan(args + " --junit '" + junit + "'").code == 1);
+    std::ifstream in(junit);
+    const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_THAT(xml, Catch::Contains("<testsuites name=\"kvplan check\" tests=\"2\" failures=\"1\">") &&
+                        Catch::Contains("<failure message=\"required &lt;= 262,144 B per token"));
+
+    const CliRun gha = run_kvplan(args, "GITHUB_ACTIONS=true");
+    CHECK(gha.code == 1);
+    CHECK_THAT(gha.out, Catch::StartsWith("::error file=") &&
+                            Catch::Contains(",title=kvplan check%3A cache cost::cache cost: required") &&
+                            Catch::Contains("::notice file="));
+}
+
+TEST_CASE("check --baseline shows the change against the previous config", "[cli][check]") {
+    // The new revision doubles the KV heads (16 instead of 8): 2 x 80 x 16 x 128 x 2 B =
+    // 655,360 B per token, +100 % over the 327,680 B of the baseline.
+    const CliRun r = run_kvplan("check --policy " + data_file("cli/policy_tight.json") +
+                                " --model " + data_file("cli/llama-8k-heads") +
+                                " --baseline llama-3-70b --format json");
+    CHECK(r.code == 1);
+    const json doc = json::parse(r.out);
+    CHECK(doc["requirements"][0]["measured"].get<std::uint64_t>() == 655'360);
+    CHECK(doc["requirements"][0]["baseline"].get<std::uint64_t>() == 327'680);
+    CHECK(doc["requirements"][0]["change_percent"].get<double>() == Approx(100.0));
+}
+
+TEST_CASE("bad policy and config files exit 3 with one line naming the file and the field",
+          "[cli][check][exit]") {
+    struct Case {
+        const char* file;
+        const char* field;
+    };
+    for (const Case& c : {Case{"policy_not_json.json", "valid JSON"},
+                          Case{"policy_wrong_schema.json", "schema"},
+                          Case{"policy_unknown_kind.json", "requirements[1].kind"},
+                          Case{"policy_negative_sequences.json", "requirements[0].sequences"},
+                          Case{"policy_two_units.json", "requirements[0].GB"},
+                          Case{"policy_bad_engine.json", "replica.engine"}}) {
+        INFO(c.file);
+        const CliRun r = run_kvplan("check --policy " + data_file(std::string("cli/") + c.file));
+        CHECK(r.code == 3);
+        CHECK_THAT(r.err, Catch::Contains(c.file) && Catch::Contains(c.field));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(r.out.empty());
+    }
+    for (const Case& c : {Case{"config_not_json.json", "valid JSON"},
+                          Case{"config_zero_heads.json", "num_attention_heads"}}) {
+        INFO(c.file);
+        const CliRun r = run_kvplan("size --context 8k --model " + data_file(std::string("cli/") + c.file));
+        CHECK(r.code == 3);
+        CHECK_THAT(r.err, Catch::Contains(c.file) && Catch::Contains(c.field));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    const CliRun g = run_kvplan("fit --model llama-3-70b --context 8k --gpu " +
+                                data_file("cli/gpu_no_memory.json"));
+    CHECK(g.code == 3);
+    CHECK_THAT(g.err, Catch::Contains("gpu_no_memory.json"));
+    CHECK(run_kvplan("check --policy " + data_file("cli/no_such_policy.json")).code == 3);
 }

@@ -14,6 +14,7 @@ struct Context;
 void register_size(CLI::App& app, Context& ctx);
 void register_list(CLI::App& app, Context& ctx);
 void register_fit(CLI::App& app, Context& ctx);
+void register_check(CLI::App& app, Context& ctx);
 void register_roofline(CLI::App& app, Context& ctx);
 
 }  // namespace kvplan::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     app.fallthrough(false);
     register_size(app, ctx);
     register_fit(app, ctx);
+    register_check(app, ctx);
     register_roofline(app, ctx);
     register_list(app, ctx);
 

@@ -94,7 +94,9 @@ void text_table(const Table& t, std::ostream& out) {
 void render_text(const Report& r, bool explain, std::ostream& out) {
     if (r.verdict) out << *r.verdict << "\n";
     if (!r.heading.empty()) out << r.heading << "\n";
-    if (!r.figures.empty()) {
+    const bool any_figure =
+        std::any_of(r.figures.begin(), r.figures.end(), [](const Figure& f) { return f.in_text; });
+    if (any_figure) {
         if (r.verdict || !r.heading.empty()) out << "\n";
         std::size_t wl = 0, wv = 0;
         for (const Figure& f : r.figures) {
