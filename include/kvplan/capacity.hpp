@@ -16,8 +16,11 @@ namespace kvplan {
 [[nodiscard]] constexpr Bytes reserved_per_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
                                                     std::uint32_t block_size = 1,
                                                     const Shard& s = {}) {
-    return block_size == 1 ? kv_bytes_per_sequence(m, f, tokens, s)
-                           : paged_sequence(m, f, tokens, block_size, s).reserved;
+    if (block_size == 1) return kv_bytes_per_sequence(m, f, tokens, s);
+    // paged_sequence's reserved bytes, without the used bytes it also sizes.
+    return detail::paged_sum(m, f, s, block_size, [&](const CacheSpec& spec) {
+               return held_blocks(spec, tokens, block_size).count();
+           }).reserved;
 }
 
 /// Tokens of context that fit in `budget` counting every growing layer per token (the KV-token
