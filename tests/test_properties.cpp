@@ -3,12 +3,16 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <vector>
 
+#include <kvplan/budget.hpp>
+#include <kvplan/gpu.hpp>
 #include <kvplan/kvplan.hpp>
+#include <kvplan/roofline.hpp>
 
 #include "support/model_generator.hpp"
 
@@ -195,6 +199,64 @@ TEST_CASE("the stages of a pipeline together hold the whole model's blocks", "[p
                 }
                 CHECK(blocks == whole.blocks);
                 CHECK(reserved == whole.reserved);
+            }
+        }
+    }
+}
+
+TEST_CASE("a decode bound from prepared costs equals the bound summed sequence by sequence",
+          "[properties][roofline]") {
+    // decode_point over DecodeCosts multiplies one sequence's KV and attention by the batch; the
+    // span form of decode_bound adds them sequence by sequence from scratch. Every term is an
+    // integer below 2^53 here, so the two agree exactly.
+    for (std::size_t i = 0; i < models().size(); i += 5) {
+        const Model& m = models()[i];
+        INFO(m.name());
+        for (std::uint32_t tp : valid_tp(m)) {
+            if (tp > 8) continue;
+            const Replica r{.model = m, .gpu = gpus::h100_sxm, .parallel = {.tp = tp,
+                            .pp = m.num_layers() >= 2 ? 2U : 1U}, .kv = KvDtype::fp8_e4m3};
+            const DecodeCosts costs = decode_costs(r);
+            for (std::uint64_t b : {1ULL, 3ULL, 64ULL})
+                for (std::uint64_t ctx : {1ULL, 4097ULL, 131072ULL}) {
+                    const std::vector<std::uint64_t> each(b, ctx);
+                    const DecodePoint summed = point_of(decode_bound(r, each));
+                    const DecodePoint p = decode_point(costs, b, ctx);
+                    INFO("tp " << tp << " batch " << b << " context " << ctx);
+                    CHECK(p.step.in(s) == summed.step.in(s));
+                    CHECK(p.tpot.in(s) == summed.tpot.in(s));
+                    CHECK(p.bound == summed.bound);
+                    CHECK(p.tokens_per_s == summed.tokens_per_s);
+                }
+        }
+    }
+}
+
+TEST_CASE("the decode lower bound grows with batch and context and never exceeds an estimate",
+          "[properties][roofline]") {
+    for (std::size_t i = 0; i < models().size(); i += 3) {
+        const Model& m = models()[i];
+        INFO(m.name());
+        for (const GpuSpec* g : {&gpus::l4, &gpus::mi300x}) {
+            const Replica r{.model = m, .gpu = *g};
+            const DecodeCosts bare = decode_costs(r);
+            const DecodeCosts est = decode_costs(r, {.efficiency = Efficiency{0.7, 0.5}});
+            Seconds prev_batch{};
+            for (std::uint64_t b : {1ULL, 2ULL, 16ULL, 256ULL, 4096ULL}) {
+                const DecodePoint p = decode_point(bare, b, 8192);
+                CHECK(p.step >= prev_batch);
+                prev_batch = p.step;
+                CHECK(std::isfinite(p.tokens_per_s));
+                CHECK(p.tokens_per_s > 0.0);
+                // Efficiency factors below 1 only slow a step down: the bound stays below.
+                CHECK(*decode_point(est, b, 8192).step_estimate >= p.step);
+            }
+            Seconds prev_ctx{};
+            for (std::uint64_t ctx : {1ULL, 128ULL, 4096ULL, 131072ULL, 10'000'000ULL}) {
+                const DecodePoint p = decode_point(bare, 16, ctx);
+                CHECK(p.step >= prev_ctx);
+                CHECK(std::isfinite(p.step.in(s)));
+                prev_ctx = p.step;
             }
         }
     }

@@ -112,17 +112,22 @@ struct RankMatmulParams {
 [[nodiscard]] constexpr double attention_flops_per_token(const Model& m, const Shard& s,
                                                          std::uint64_t tokens) {
     const double heads = static_cast<double>(m.config().num_heads / s.tp);
+    // Per layer shape, times the shard's layers of that shape (a sweep calls this per point).
+    const std::array<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
     double f = 0.0;
-    for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) {
-        const CacheSpec& spec = m.layer(i);
+    for (std::uint32_t k = 0; k < m.layers().num_specs; ++k) {
+        if (count[k] == 0) continue;
+        const CacheSpec& spec = m.layers().specs[k];
         const double kept = static_cast<double>(tokens_kept(spec, tokens));
+        const double layers = static_cast<double>(count[k]);
         switch (spec.kind) {
             case CacheKind::full_attention:
             case CacheKind::sliding_window:
-                f += 2.0 * heads * (spec.k_head_dim + spec.v_head_dim) * kept;
+                f += 2.0 * heads * (spec.k_head_dim + spec.v_head_dim) * kept * layers;
                 break;
             case CacheKind::mla_latent:
-                f += 2.0 * heads * (2.0 * spec.kv_lora_rank + spec.qk_rope_head_dim) * kept;
+                f += 2.0 * heads * (2.0 * spec.kv_lora_rank + spec.qk_rope_head_dim) * kept *
+                     layers;
                 break;
             case CacheKind::constant_state:
             case CacheKind::shared: break;
@@ -177,8 +182,9 @@ struct WeightRead {
     Bytes read{};          ///< dense + experts x touched / E
 };
 
-[[nodiscard]] constexpr WeightRead weight_read(const Replica& r, const Layout& l, std::uint32_t stage,
-                                               std::uint64_t tokens) {
+/// The parts of weight_read that do not depend on the tokens: resident, dense and experts.
+[[nodiscard]] constexpr WeightRead weight_base(const Replica& r, const Layout& l,
+                                               std::uint32_t stage) {
     const ModelConfig& c = r.model.config();
     const WeightBytes wb = weight_bytes_per_rank(r.model, l, stage, r.weights);
     WeightRead w;
@@ -187,10 +193,22 @@ struct WeightRead {
     // A tied table on a single stage is the LM head too, so it is read in full.
     const bool table_is_head = c.tie_embeddings && l.pp() == 1;
     w.dense = w.resident - w.experts - (table_is_head ? Bytes{} : wb.embedding);
-    w.experts_touched = expected_experts_touched(c.moe.experts, c.moe.experts_per_token, tokens);
-    const double share = c.moe.experts == 0 ? 0.0 : w.experts_touched / c.moe.experts;
-    w.read = w.dense + scale_down(w.experts, share);
     return w;
+}
+
+/// `base` (from weight_base) completed for `tokens` tokens: the experts they touch and the read.
+[[nodiscard]] constexpr WeightRead weight_read_at(WeightRead base, const ModelConfig& c,
+                                                  std::uint64_t tokens) {
+    base.experts_touched =
+        expected_experts_touched(c.moe.experts, c.moe.experts_per_token, tokens);
+    const double share = c.moe.experts == 0 ? 0.0 : base.experts_touched / c.moe.experts;
+    base.read = base.dense + scale_down(base.experts, share);
+    return base;
+}
+
+[[nodiscard]] constexpr WeightRead weight_read(const Replica& r, const Layout& l, std::uint32_t stage,
+                                               std::uint64_t tokens) {
+    return weight_read_at(weight_base(r, l, stage), r.model.config(), tokens);
 }
 
 /// Peak dense FLOP/s of `gpu` for `d`; zero when the GPU has none for it.
@@ -296,6 +314,86 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
 
 }  // namespace detail
 
+/// What a replica's decode bound needs that depends on neither the batch nor the context, per
+/// stage (the rank's weights and matmul parameters, which walk every tensor of every layer):
+/// prepared once, so that a sweep over batches and contexts pays only for what varies.
+struct DecodeCosts {
+    /// One stage's batch- and context-free costs.
+    struct Stage {
+        Shard shard{};
+        detail::WeightRead weights{};  ///< resident, dense and experts; the read is per batch
+        detail::RankMatmulParams matmul{};
+    };
+    Replica replica;
+    Layout layout;
+    RooflineOptions options{};
+    std::array<Stage, max_pipeline_stages> stages{};
+};
+
+/// The decode costs of `r`. Throws InvalidLayout, or InvalidInput as decode_bound does.
+[[nodiscard]] constexpr DecodeCosts decode_costs(const Replica& r, const RooflineOptions& o = {}) {
+    detail::check_roofline(r, o);
+    DecodeCosts c{r, r.layout(), o};
+    for (std::uint32_t s = 0; s < c.layout.pp(); ++s)
+        c.stages[s] = {c.layout.stage(s), detail::weight_base(r, c.layout, s),
+                       detail::rank_matmul_params(r.model, c.layout, s)};
+    return c;
+}
+
+namespace detail {
+
+/// Stage `s`'s step for `batch` sequences at `context` tokens.
+[[nodiscard]] constexpr StageStep decode_stage(const DecodeCosts& c, std::uint32_t s,
+                                               std::uint64_t batch, std::uint64_t context) {
+    const DecodeCosts::Stage& cs = c.stages[s];
+    const Replica& r = c.replica;
+    StageStep st;
+    st.stage = s;
+    const WeightRead w = weight_read_at(cs.weights, r.model.config(), batch);
+    st.weights_resident = w.resident;
+    st.weights_read = w.read;
+    st.experts_resident = w.experts;
+    st.experts_touched = w.experts_touched;
+    st.kv_read = kv_bytes_per_sequence(r.model, r.kv, context, cs.shard) * batch;
+    st.matmul_flops =
+        Flops::in_base(2.0 * (cs.matmul.dense + cs.matmul.routed) * static_cast<double>(batch));
+    st.attention_flops = Flops::in_base(attention_flops_per_token(r.model, cs.shard, context) *
+                                        static_cast<double>(batch));
+    finish_stage(st, r.gpu, c.options);
+    return st;
+}
+
+}  // namespace detail
+
+/// The decode-step lower bound for `batch` sequences all at `context` tokens, from prepared costs.
+[[nodiscard]] constexpr DecodeBound decode_bound(const DecodeCosts& c, std::uint64_t batch,
+                                                 std::uint64_t context) {
+    KVPLAN_EXPECTS(batch >= 1);
+    const Layout& l = c.layout;
+    DecodeBound d;
+    d.batch = batch;
+    d.longest_context = context;
+    d.num_stages = l.pp();
+    for (std::uint32_t s = 0; s < l.pp(); ++s) {
+        const StageStep& st = d.stages[s] = detail::decode_stage(c, s, batch, context);
+        d.tpot += st.time();
+        if (st.time() > d.stages[d.limiting_stage].time()) d.limiting_stage = s;
+    }
+    const StageStep& lim = d.stages[d.limiting_stage];
+    d.step = lim.time();
+    d.bound = lim.bound();
+    d.tokens_per_s = static_cast<double>(batch) / d.step.in(kvplan::s);
+    d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
+    d.all_reduce = detail::all_reduce(c.replica, l, batch, c.options);
+    if (c.options.efficiency) {
+        Seconds worst{};
+        for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *d.stages[s].estimate);
+        d.step_estimate = worst;
+        d.tokens_per_s_estimate = static_cast<double>(batch) / worst.in(kvplan::s);
+    }
+    return d;
+}
+
 /// The decode-step lower bound of `r` for sequences at the lengths `contexts` (one entry per
 /// sequence: the tokens each attends to). Throws InvalidInput when the GPU has no bandwidth or no
 /// peak for o.compute, or an efficiency is outside (0, 1].
@@ -350,38 +448,7 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
                                                  std::uint64_t context,
                                                  const RooflineOptions& o = {}) {
     KVPLAN_EXPECTS(batch >= 1);
-    // Same-length sequences: sum by multiplication rather than a list of `batch` entries.
-    DecodeBound d = decode_bound(r, std::span<const std::uint64_t>(&context, 1), o);
-    if (batch == 1) return d;
-    const Layout l = r.layout();
-    d.batch = batch;
-    d.tpot = {};
-    d.limiting_stage = 0;
-    for (std::uint32_t s = 0; s < l.pp(); ++s) {
-        StageStep& st = d.stages[s];
-        const detail::WeightRead w = detail::weight_read(r, l, s, batch);
-        st.weights_read = w.read;
-        st.experts_touched = w.experts_touched;
-        st.kv_read = st.kv_read * batch;
-        st.matmul_flops = st.matmul_flops * static_cast<double>(batch);
-        st.attention_flops = st.attention_flops * static_cast<double>(batch);
-        detail::finish_stage(st, r.gpu, o);
-        d.tpot += st.time();
-        if (st.time() > d.stages[d.limiting_stage].time()) d.limiting_stage = s;
-    }
-    const StageStep& lim = d.stages[d.limiting_stage];
-    d.step = lim.time();
-    d.bound = lim.bound();
-    d.tokens_per_s = static_cast<double>(batch) / d.step.in(kvplan::s);
-    d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
-    d.all_reduce = detail::all_reduce(r, l, batch, o);
-    if (o.efficiency) {
-        Seconds worst{};
-        for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *d.stages[s].estimate);
-        d.step_estimate = worst;
-        d.tokens_per_s_estimate = static_cast<double>(batch) / worst.in(kvplan::s);
-    }
-    return d;
+    return decode_bound(decode_costs(r, o), batch, context);
 }
 
 /// The smallest batch at `context` whose decode step is bound by compute on its limiting stage,
@@ -390,8 +457,9 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
 [[nodiscard]] constexpr std::optional<std::uint64_t> compute_bound_batch(
     const Replica& r, std::uint64_t context, const RooflineOptions& o = {},
     std::uint64_t max_batch = 1ULL << 20) {
+    const DecodeCosts costs = decode_costs(r, o);
     const auto compute_bound = [&](std::uint64_t b) {
-        return decode_bound(r, b, context, o).bound == Bound::compute;
+        return decode_bound(costs, b, context).bound == Bound::compute;
     };
     if (compute_bound(1)) return 1;
     std::uint64_t lo = 1, hi = 2;  // !compute_bound(lo)
@@ -428,13 +496,37 @@ struct DecodePoint {
             d.bound, d.step_estimate};
 }
 
+/// The headline figures of the decode bound for `batch` sequences at `context` tokens, from
+/// prepared costs: what point_of(decode_bound(c, batch, context)) gives, without building every
+/// stage's record.
+[[nodiscard]] constexpr DecodePoint decode_point(const DecodeCosts& c, std::uint64_t batch,
+                                                 std::uint64_t context) {
+    KVPLAN_EXPECTS(batch >= 1);
+    DecodePoint p{.batch = batch, .context = context};
+    StageStep lim;
+    Seconds worst{};
+    for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
+        const StageStep st = detail::decode_stage(c, s, batch, context);
+        p.tpot += st.time();
+        if (s == 0 || st.time() > lim.time()) lim = st;
+        if (st.estimate) worst = std::max(worst, *st.estimate);
+    }
+    p.step = lim.time();
+    p.bound = lim.bound();
+    p.tokens_per_s = static_cast<double>(batch) / p.step.in(kvplan::s);
+    p.tokens_per_s_per_gpu = p.tokens_per_s / c.layout.ranks();
+    if (c.options.efficiency) p.step_estimate = worst;
+    return p;
+}
+
 /// The bound at each batch of `batches` (context fixed), written to `out` (as many entries as
 /// `batches`).
 constexpr void sweep_batch(const Replica& r, std::span<const std::uint64_t> batches,
                            std::uint64_t context, std::span<DecodePoint> out,
                            const RooflineOptions& o = {}) {
     KVPLAN_EXPECTS(out.size() >= batches.size());
-    for (std::size_t i = 0; i < batches.size(); ++i) out[i] = point_of(decode_bound(r, batches[i], context, o));
+    const DecodeCosts c = decode_costs(r, o);
+    for (std::size_t i = 0; i < batches.size(); ++i) out[i] = decode_point(c, batches[i], context);
 }
 
 /// The bound at each context of `contexts` (batch fixed), written to `out`.
@@ -442,7 +534,8 @@ constexpr void sweep_context(const Replica& r, std::uint64_t batch,
                              std::span<const std::uint64_t> contexts, std::span<DecodePoint> out,
                              const RooflineOptions& o = {}) {
     KVPLAN_EXPECTS(out.size() >= contexts.size());
-    for (std::size_t i = 0; i < contexts.size(); ++i) out[i] = point_of(decode_bound(r, batch, contexts[i], o));
+    const DecodeCosts c = decode_costs(r, o);
+    for (std::size_t i = 0; i < contexts.size(); ++i) out[i] = decode_point(c, batch, contexts[i]);
 }
 
 /// A prefill's lower bound: `prompts` prompts of `prompt_tokens` each in one forward.
