@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <kvplan/gpu.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/kvplan.hpp>
+#include <kvplan/roofline.hpp>
 
 using namespace kvplan;
 
@@ -36,6 +38,7 @@ struct Cell {
     Layout layout;
     KvFormat kv;
     Bytes budget;
+    DecodeCosts decode;  ///< the roofline's per-replica costs
 };
 
 std::vector<Cell> make_cells() {
@@ -47,7 +50,8 @@ std::vector<Cell> make_cells() {
                     try {
                         const Replica r{.model = *m, .gpu = *g, .parallel = {.tp = tp}, .kv = d};
                         const ReplicaBudget b = replica_budget(r, {.context = 1, .concurrency = 1});
-                        cells.push_back({m, r.layout(), d, b.stages[0].kv_budget});
+                        cells.push_back(
+                            {m, r.layout(), d, b.stages[0].kv_budget, decode_costs(r)});
                     } catch (const InvalidLayout&) {
                     }
                 }
@@ -85,61 +89,116 @@ void library_sweep(benchmark::State& state) {
 }
 BENCHMARK(library_sweep)->Unit(benchmark::kMillisecond);
 
+/// The same, plus the decode step's roofline lower bound at that batch and context.
+void library_sweep_with_roofline(benchmark::State& state) {
+    std::uint64_t evals = 0;
+    for (auto _ : state) {
+        for (const Cell& c : cells())
+            for (std::uint64_t ctx : contexts)
+                for (std::uint64_t conc : concurrencies) {
+                    benchmark::DoNotOptimize(evaluate(c, ctx, conc));
+                    benchmark::DoNotOptimize(decode_point(c.decode, conc, ctx));
+                }
+        evals += cells().size() * contexts.size() * concurrencies.size();
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(evals));
+}
+BENCHMARK(library_sweep_with_roofline)->Unit(benchmark::kMillisecond);
+
 // The same answers computed inline, the way one would without the library: count the shard's
 // layers of each cache shape, bytes per token of each shape from heads, dimensions and element
 // bits (fp8/bf16 unscaled, int4 with one fp32 scale per head vector), blocks rounded up, windows
-// capping sliding layers; plain unchecked uint64 arithmetic.
+// capping sliding layers; plain unchecked uint64 and double arithmetic. The roofline's
+// per-replica constants (weight bytes, matmul parameters) are hoisted per cell as DecodeCosts
+// hoists them; what varies per point is computed inline.
 std::uint64_t inline_vector_bytes(KvDtype d, std::uint64_t elements) {
     const std::uint64_t bits = d == KvDtype::bf16 ? 16 : d == KvDtype::fp8_e4m3 ? 8 : 4;
     const std::uint64_t scale_bits = d == KvDtype::int4 ? 32 : 0;
     return (elements * bits + scale_bits + 7) / 8;
 }
 
-std::uint64_t inline_reserved(const Cell& c, std::uint64_t ctx) {
+struct InlineSizes {
+    std::uint64_t reserved;  ///< paged bytes of one sequence
+    std::uint64_t used;      ///< its bytes without paging (what a decode step reads)
+    double attention;        ///< attention FLOPs of one token attending to it
+};
+
+InlineSizes inline_sizes(const Cell& c, std::uint64_t ctx) {
     const ModelConfig& m = c.model->config();
     const std::uint32_t tp = c.layout.tp();
     std::uint64_t count[max_cache_specs] = {};
     for (std::uint32_t i = 0; i < m.layers.num_layers; ++i) ++count[m.layers.spec_of_layer[i]];
-    std::uint64_t total = 0;
+    const double heads = static_cast<double>(m.num_heads / tp);
+    InlineSizes out{0, 0, 0.0};
     for (std::uint32_t k = 0; k < m.layers.num_specs; ++k) {
         const CacheSpec& sp = m.layers.specs[k];
-        std::uint64_t per_token = 0, blocks = 0;
+        std::uint64_t per_token = 0, blocks = 0, kept = ctx;
+        double attention_dims = 0.0;
         switch (sp.kind) {
             case CacheKind::full_attention:
             case CacheKind::sliding_window: {
-                const std::uint64_t heads = tp >= sp.kv_heads ? 1 : sp.kv_heads / tp;
-                per_token = heads * (inline_vector_bytes(c.kv.dtype, sp.k_head_dim) +
-                                     inline_vector_bytes(c.kv.dtype, sp.v_head_dim));
-                if (sp.kind == CacheKind::sliding_window && ctx > sp.window)
+                const std::uint64_t kv_heads = tp >= sp.kv_heads ? 1 : sp.kv_heads / tp;
+                per_token = kv_heads * (inline_vector_bytes(c.kv.dtype, sp.k_head_dim) +
+                                        inline_vector_bytes(c.kv.dtype, sp.v_head_dim));
+                attention_dims = sp.k_head_dim + sp.v_head_dim;
+                if (sp.kind == CacheKind::sliding_window && ctx > sp.window) {
                     blocks = (ctx - 1) / block + 1 - (ctx - sp.window) / block;
-                else
+                    kept = sp.window;
+                } else {
                     blocks = (ctx + block - 1) / block;
+                }
                 break;
             }
             case CacheKind::mla_latent:
                 per_token = inline_vector_bytes(c.kv.dtype, sp.kv_lora_rank + sp.qk_rope_head_dim);
+                attention_dims = 2.0 * sp.kv_lora_rank + sp.qk_rope_head_dim;
                 blocks = (ctx + block - 1) / block;
                 break;
-            default: break;
+            default: kept = 0; break;
         }
-        total += count[k] * (per_token * blocks * block +
-                             (sp.kind == CacheKind::constant_state
-                                  ? (sp.state_bytes.count() + tp - 1) / tp
-                                  : 0));
+        const std::uint64_t state = sp.kind == CacheKind::constant_state
+                                        ? (sp.state_bytes.count() + tp - 1) / tp
+                                        : 0;
+        out.reserved += count[k] * (per_token * blocks * block + state);
+        out.used += count[k] * (per_token * kept + state);
+        out.attention += 2.0 * heads * attention_dims * static_cast<double>(kept) *
+                         static_cast<double>(count[k]);
     }
-    return total;
+    return out;
 }
 
 struct InlineAnswer {
     std::uint64_t batch;
     std::uint64_t sequences;
     bool fits;
+    double step_s;  ///< the decode step's lower bound, seconds
 };
 
 InlineAnswer inline_evaluate(const Cell& c, std::uint64_t ctx, std::uint64_t conc) {
-    const std::uint64_t each = inline_reserved(c, ctx);
-    const std::uint64_t batch = each * conc;
-    return {batch, each == 0 ? ~0ULL : c.budget.count() / each, batch <= c.budget.count()};
+    const InlineSizes z = inline_sizes(c, ctx);
+    const std::uint64_t batch = z.reserved * conc;
+    // Roofline: weights read (routed experts in the share the batch touches) plus the batch's KV
+    // at peak bandwidth, against matmul and attention FLOPs at peak bf16 throughput.
+    const DecodeCosts::Stage& st = c.decode.stages[0];
+    const MoeShape& moe = c.model->config().moe;
+    double weights = static_cast<double>(st.weights.dense.count());
+    if (moe.experts != 0) {
+        const double miss = 1.0 - static_cast<double>(moe.experts_per_token) / moe.experts;
+        double p = 1.0, base = miss;
+        for (std::uint64_t b = conc; b != 0; b >>= 1) {
+            if (b & 1U) p *= base;
+            base *= base;
+        }
+        weights += std::floor(static_cast<double>(st.weights.experts.count()) * (1.0 - p));
+    }
+    const double bytes = weights + static_cast<double>(z.used * conc);
+    const double flops = 2.0 * (st.matmul.dense + st.matmul.routed) * static_cast<double>(conc) +
+                         z.attention * static_cast<double>(conc);
+    const double memory_s = bytes / c.decode.replica.gpu.memory_bandwidth.in(B_per_s);
+    const double compute_s =
+        flops / c.decode.replica.gpu.dense(ComputeDtype::bf16)->in(FLOP_per_s);
+    return {batch, z.reserved == 0 ? ~0ULL : c.budget.count() / z.reserved,
+            batch <= c.budget.count(), memory_s > compute_s ? memory_s : compute_s};
 }
 
 void inline_sweep(benchmark::State& state) {
@@ -161,8 +220,10 @@ BENCHMARK(inline_sweep)->Unit(benchmark::kMillisecond);
         for (std::uint64_t ctx : contexts)
             for (std::uint64_t conc : concurrencies) {
                 const Answer a = evaluate(c, ctx, conc);
+                const double step = decode_point(c.decode, conc, ctx).step.in(kvplan::s);
                 const InlineAnswer b = inline_evaluate(c, ctx, conc);
-                if (a.batch.count() != b.batch || a.sequences != b.sequences || a.fits != b.fits) {
+                if (a.batch.count() != b.batch || a.sequences != b.sequences || a.fits != b.fits ||
+                    std::abs(step - b.step_s) > 1e-12 * step) {
                     std::fprintf(stderr, "inline loop disagrees on %s\n",
                                  std::string(c.model->name()).c_str());
                     std::abort();
