@@ -11,6 +11,8 @@
 // across the folder, and a file's id is its file name without .json; look-ups ignore case.
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -40,6 +42,19 @@ inline bool is_lower_id(std::string_view s) {
     return std::all_of(s.begin(), s.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
     });
+}
+
+/// `value` in `unit`, refusing a figure that overflows a double in base units: an infinite rate
+/// would make every time zero and every throughput infinite.
+template <class Tag>
+[[nodiscard]] inline Real<Tag> finite_rate(const JsonReader& r, std::string_view key, double value,
+                                           RealUnit<Tag> unit) {
+    if (!std::isfinite(value * unit.scale)) {
+        char found[32];
+        std::snprintf(found, sizeof found, "%g ", value);
+        r.fail(key, "a figure below 1.8e308 in base units", found + std::string(unit.symbol));
+    }
+    return value * unit;
 }
 
 /// A required citation string, non-empty.
@@ -90,13 +105,14 @@ inline void require_source(const JsonReader& r, std::string_view key) {
     detail::require_source(mem, "source");
 
     const JsonReader bw = r.object("memory_bandwidth");
-    out.spec.memory_bandwidth = bw.positive_number("TB_per_s") * TB_per_s;
+    out.spec.memory_bandwidth =
+        detail::finite_rate(bw, "TB_per_s", bw.positive_number("TB_per_s"), TB_per_s);
     detail::require_source(bw, "source");
 
     const JsonReader flops = r.object("dense_tflops");
     for (ComputeDtype d : all_compute_dtypes)
         if (const auto tf = flops.positive_number_or_null(name(d)))
-            out.spec.set_dense(d, *tf * TFLOP_per_s);
+            out.spec.set_dense(d, detail::finite_rate(flops, name(d), *tf, TFLOP_per_s));
     detail::require_source(flops, "source");
     if (!out.spec.dense(ComputeDtype::bf16) && !out.spec.dense(ComputeDtype::fp16))
         flops.fail("bf16", "a dense bf16 or fp16 figure (every serving GPU has one)", "null");
@@ -108,13 +124,16 @@ inline void require_source(const JsonReader& r, std::string_view key) {
         up.fail("GB_per_s_per_direction",
                 link == "none" ? "null (the link is \"none\")" : "a number > 0 for " + link,
                 up_bw ? std::to_string(*up_bw) : "null");
-    if (up_bw) out.spec.scale_up_bandwidth = *up_bw * GB_per_s;
+    if (up_bw)
+        out.spec.scale_up_bandwidth =
+            detail::finite_rate(up, "GB_per_s_per_direction", *up_bw, GB_per_s);
     detail::require_source(up, "source");
 
     const JsonReader pcie = r.object("pcie");
     (void)pcie.positive_integer("gen", 16);
     (void)pcie.positive_integer("lanes", 64);
-    out.spec.pcie_bandwidth = pcie.positive_number("GB_per_s_per_direction") * GB_per_s;
+    out.spec.pcie_bandwidth = detail::finite_rate(
+        pcie, "GB_per_s_per_direction", pcie.positive_number("GB_per_s_per_direction"), GB_per_s);
     detail::require_source(pcie, "source");
 
     out.tdp_W = r.positive_number("tdp_W");
