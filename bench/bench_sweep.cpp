@@ -11,14 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <string>
-#include <vector>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/gpu.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/kvplan.hpp>
 #include <kvplan/roofline.hpp>
+#include <string>
+#include <vector>
 
 using namespace kvplan;
 
@@ -50,8 +49,7 @@ std::vector<Cell> make_cells() {
                     try {
                         const Replica r{.model = *m, .gpu = *g, .parallel = {.tp = tp}, .kv = d};
                         const ReplicaBudget b = replica_budget(r, {.context = 1, .concurrency = 1});
-                        cells.push_back(
-                            {m, r.layout(), d, b.stages[0].kv_budget, decode_costs(r)});
+                        cells.push_back({m, r.layout(), d, b.stages[0].kv_budget, decode_costs(r)});
                     } catch (const InvalidLayout&) {
                     }
                 }
@@ -82,7 +80,8 @@ void library_sweep(benchmark::State& state) {
     for (auto _ : state) {
         for (const Cell& c : cells())
             for (std::uint64_t ctx : contexts)
-                for (std::uint64_t conc : concurrencies) benchmark::DoNotOptimize(evaluate(c, ctx, conc));
+                for (std::uint64_t conc : concurrencies)
+                    benchmark::DoNotOptimize(evaluate(c, ctx, conc));
         evals += cells().size() * contexts.size() * concurrencies.size();
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(evals));
@@ -154,11 +153,12 @@ InlineSizes inline_sizes(const Cell& c, std::uint64_t ctx) {
                 attention_dims = 2.0 * sp.kv_lora_rank + sp.qk_rope_head_dim;
                 blocks = (ctx + block - 1) / block;
                 break;
-            default: kept = 0; break;
+            default:
+                kept = 0;
+                break;
         }
-        const std::uint64_t state = sp.kind == CacheKind::constant_state
-                                        ? (sp.state_bytes.count() + tp - 1) / tp
-                                        : 0;
+        const std::uint64_t state =
+            sp.kind == CacheKind::constant_state ? (sp.state_bytes.count() + tp - 1) / tp : 0;
         out.reserved += count[k] * (per_token * blocks * block + state);
         out.used += count[k] * (per_token * kept + state);
         out.attention += 2.0 * heads * attention_dims * static_cast<double>(kept) *
@@ -195,8 +195,7 @@ InlineAnswer inline_evaluate(const Cell& c, std::uint64_t ctx, std::uint64_t con
     const double flops = 2.0 * (st.matmul.dense + st.matmul.routed) * static_cast<double>(conc) +
                          z.attention * static_cast<double>(conc);
     const double memory_s = bytes / c.decode.replica.gpu.memory_bandwidth.in(B_per_s);
-    const double compute_s =
-        flops / c.decode.replica.gpu.dense(ComputeDtype::bf16)->in(FLOP_per_s);
+    const double compute_s = flops / c.decode.replica.gpu.dense(ComputeDtype::bf16)->in(FLOP_per_s);
     return {batch, z.reserved == 0 ? ~0ULL : c.budget.count() / z.reserved,
             batch <= c.budget.count(), memory_s > compute_s ? memory_s : compute_s};
 }
@@ -246,8 +245,10 @@ void plan_70b(benchmark::State& state) {
             for (std::uint32_t n = 1; n <= 8; ++n)
                 for (std::uint32_t tp = 1; tp <= n; ++tp) {
                     if (n % tp != 0) continue;
-                    const Replica r{.model = presets::llama_3_70b, .gpu = *g,
-                                    .parallel = {.tp = tp, .pp = n / tp}, .kv = KvDtype::bf16};
+                    const Replica r{.model = presets::llama_3_70b,
+                                    .gpu = *g,
+                                    .parallel = {.tp = tp, .pp = n / tp},
+                                    .kv = KvDtype::bf16};
                     try {
                         fitting += replica_budget(r, w).fits ? 1 : 0;
                         ++replicas;

@@ -3,16 +3,14 @@
 // wrapped integer, a NaN or an infinity.
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
-#include <limits>
-#include <optional>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/gpu.hpp>
 #include <kvplan/kvplan.hpp>
 #include <kvplan/weights.hpp>
+#include <limits>
+#include <optional>
 
 using namespace kvplan;
 using namespace kvplan::presets;
@@ -38,7 +36,8 @@ const Model one_byte_per_token{ModelConfig{
 
 }  // namespace
 
-TEST_CASE("max_context near 2^64 bytes answers exactly instead of wrapping", "[extremes][capacity]") {
+TEST_CASE("max_context near 2^64 bytes answers exactly instead of wrapping",
+          "[extremes][capacity]") {
     // 2^64 - 1 bytes at 1 byte per token hold 2^64 - 1 tokens. budget / slope + 1 used to wrap to 0
     // and the search answered 0.
     CHECK(max_context(all_bytes, one_byte_per_token, KvDtype::fp8_e4m3, 1) ==
@@ -53,14 +52,15 @@ TEST_CASE("max_context near 2^64 bytes answers exactly instead of wrapping", "[e
           140'737'487'306'752ULL);
 }
 
-TEST_CASE("a window too large for any budget is not mistaken for a plateau", "[extremes][capacity]") {
+TEST_CASE("a window too large for any budget is not mistaken for a plateau",
+          "[extremes][capacity]") {
     // One sliding layer with a window of 2^64 - 1 tokens: the plateau (window + two blocks) used
     // to wrap to a few tokens, which fit, and max_context answered "any length fits". At 16 B per
     // token (fp8, K and V of 8 heads of dim 1: 2 x 8 x 1 B), 1 GiB holds 2^30 / 16 = 67,108,864.
     const Model huge_window{ModelConfig{
         .name = "huge-window",
-        .layers = LayerStack::uniform(
-            1, sliding_window(8, 1, std::numeric_limits<std::uint64_t>::max())),
+        .layers =
+            LayerStack::uniform(1, sliding_window(8, 1, std::numeric_limits<std::uint64_t>::max())),
         .num_heads = 8,
         .hidden_size = 8,
         .intermediate_size = 8,
@@ -95,8 +95,8 @@ TEST_CASE("a million concurrent sequences multiply exactly or throw", "[extremes
     // 131,072 B per token: 8 tokens. In 80 GiB, 85,899 B each: not one token.
     CHECK(max_context(1 * TiB, llama_3_8b, KvDtype::bf16, one_million) == 8u);
     CHECK(max_context(80 * GiB, llama_3_8b, KvDtype::bf16, one_million) == 0u);
-    // Every byte there is over a million 405B sequences in 16-token blocks: floor((2^64 - 1) / 10^6)
-    // = 18,446,744,073,709 B each; / 1,032,192 B = 17,871,427 tokens, down to whole blocks:
+    // Every byte there is over a million 405B sequences in 16-token blocks: floor((2^64 - 1) /
+    // 10^6) = 18,446,744,073,709 B each; / 1,032,192 B = 17,871,427 tokens, down to whole blocks:
     // 17,871,424.
     CHECK(max_context(all_bytes, llama_3_1_405b, KvDtype::fp32, one_million, 16) == 17'871'424u);
 }
@@ -206,7 +206,7 @@ TEST_CASE("parallel layouts at their limits", "[extremes][layout]") {
     CHECK(kv_bytes_per_token(llama_3_70b, KvDtype::bf16, deep.stage(0)).count() == 4'096u);
     CHECK(kv_bytes_per_token(llama_3_70b, KvDtype::bf16, deep.stage(47)).count() == 8'192u);
     CHECK(kv_bytes_per_token(llama_3_70b, KvDtype::bf16, deep.stage(63)).count() == 4'096u);
-    CHECK_THROWS_AS(Layout(llama_3_8b, {.pp = 33}), InvalidLayout);  // 32 layers
+    CHECK_THROWS_AS(Layout(llama_3_8b, {.pp = 33}), InvalidLayout);      // 32 layers
     CHECK_THROWS_AS(Layout(llama_3_1_405b, {.pp = 65}), InvalidLayout);  // past 64 stages
     CHECK_THROWS_AS(Layout(llama_3_70b, {.tp = 0}), InvalidLayout);
     CHECK_THROWS_AS(Layout(llama_3_70b, {.tp = 128}), InvalidLayout);  // not a divisor of 64 heads

@@ -2,17 +2,15 @@
 // names the config index and reproduces exactly).
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
-#include <limits>
-#include <optional>
-#include <vector>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/gpu.hpp>
 #include <kvplan/kvplan.hpp>
 #include <kvplan/roofline.hpp>
+#include <limits>
+#include <optional>
+#include <vector>
 
 #include "support/model_generator.hpp"
 
@@ -39,8 +37,8 @@ const std::vector<Model>& models() {
     return m;
 }
 
-constexpr std::array<std::uint64_t, 12> lengths{0,    1,     2,      15,      16,      17,
-                                                 127,  4095,  4097,   131072,  999'999, 10'000'000};
+constexpr std::array<std::uint64_t, 12> lengths{0,   1,    2,    15,     16,      17,
+                                                127, 4095, 4097, 131072, 999'999, 10'000'000};
 
 }  // namespace
 
@@ -156,7 +154,8 @@ TEST_CASE("max_context inverts bytes per sequence exactly", "[properties]") {
             INFO("budget " << budget.count() << " B, " << n << " sequences, block " << bs);
             const std::optional<std::uint64_t> L = max_context(budget, m, f, n, bs);
             if (!L) {
-                CHECK(reserved_per_sequence(m, f, largest_window(m) + 10'000'000, bs) * n <= budget);
+                CHECK(reserved_per_sequence(m, f, largest_window(m) + 10'000'000, bs) * n <=
+                      budget);
                 continue;
             }
             // 0 also answers "not even the constant state fits", so only a positive L must fit.
@@ -214,8 +213,10 @@ TEST_CASE("a decode bound from prepared costs equals the bound summed sequence b
         INFO(m.name());
         for (std::uint32_t tp : valid_tp(m)) {
             if (tp > 8) continue;
-            const Replica r{.model = m, .gpu = gpus::h100_sxm, .parallel = {.tp = tp,
-                            .pp = m.num_layers() >= 2 ? 2U : 1U}, .kv = KvDtype::fp8_e4m3};
+            const Replica r{.model = m,
+                            .gpu = gpus::h100_sxm,
+                            .parallel = {.tp = tp, .pp = m.num_layers() >= 2 ? 2U : 1U},
+                            .kv = KvDtype::fp8_e4m3};
             const DecodeCosts costs = decode_costs(r);
             for (std::uint64_t b : {1ULL, 3ULL, 64ULL})
                 for (std::uint64_t ctx : {1ULL, 4097ULL, 131072ULL}) {

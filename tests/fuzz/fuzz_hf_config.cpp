@@ -6,7 +6,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace kvplan;
-    // JSON syntax is nlohmann's to check: text that does not parse is skipped, not an error of ours.
+    // JSON syntax is nlohmann's to check: text that does not parse is skipped, not an error of
+    // ours.
     const Json doc = Json::parse(fuzz::as_text(data, size), nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return 0;
     fuzz::expect_errors_only([&] {

@@ -5,26 +5,27 @@
 // Anything else (another exception type, a broken invariant, a sanitizer report) ends the process
 // abnormally, which libFuzzer and the replay test both count as a failure.
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <array>
 #include <initializer_list>
-#include <optional>
-#include <string_view>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/gpu.hpp>
 #include <kvplan/kvplan.hpp>
+#include <kvplan/roofline.hpp>
+#include <optional>
+#include <string_view>
 
 namespace kvplan::fuzz {
 
 /// An invariant of the results, checked on every input: a wrapped integer shows up as a size that
 /// shrank when it should have grown.
-#define KVPLAN_FUZZ_CHECK(cond)                                                             \
-    ((cond) ? static_cast<void>(0)                                                          \
+#define KVPLAN_FUZZ_CHECK(cond)                                                           \
+    ((cond) ? static_cast<void>(0)                                                        \
             : (std::fprintf(stderr, "kvplan fuzz: invariant failed: %s (%s:%d)\n", #cond, \
-                            __FILE__, __LINE__),                                            \
+                            __FILE__, __LINE__),                                          \
                std::abort()))
 
 /// Runs `fn`; a kvplan::Error is an expected answer to bad input.
@@ -101,7 +102,9 @@ inline void probe_budget(const Model& m, const GpuSpec& gpu) {
     }};
     for (const Case& c : cases) {
         expect_errors_only([&] {
-            const Replica r{.model = m, .gpu = gpu, .parallel = {.tp = c.tp, .pp = c.pp},
+            const Replica r{.model = m,
+                            .gpu = gpu,
+                            .parallel = {.tp = c.tp, .pp = c.pp},
                             .kv = KvDtype::fp8_e4m3};
             const ReplicaBudget b = replica_budget(r, c.w, {.utilization = c.utilization});
             // It fits exactly when the target concurrency is within what fits, and then the
@@ -109,6 +112,15 @@ inline void probe_budget(const Model& m, const GpuSpec& gpu) {
             KVPLAN_FUZZ_CHECK(b.fits == (b.max_concurrency >= c.w.concurrency));
             if (b.fits) KVPLAN_FUZZ_CHECK(!b.max_context || *b.max_context >= c.w.context);
             KVPLAN_FUZZ_CHECK(b.fits ? b.shortfall.is_zero() : b.headroom.is_zero());
+        });
+        expect_errors_only([&] {
+            // The decode bound: a positive finite time that never shrinks as the batch grows.
+            const Replica r{.model = m, .gpu = gpu, .parallel = {.tp = c.tp, .pp = c.pp}};
+            const DecodeCosts costs = decode_costs(r);
+            const DecodePoint one = decode_point(costs, 1, c.w.context);
+            const DecodePoint many = decode_point(costs, 64, c.w.context);
+            KVPLAN_FUZZ_CHECK(std::isfinite(one.step.in(s)) && one.step.in(s) > 0.0);
+            KVPLAN_FUZZ_CHECK(many.step >= one.step);
         });
     }
 }

@@ -5,13 +5,12 @@
 // from a fixed seed so a failure reproduces exactly.
 
 #include <array>
-#include <cstdint>
-#include <string>
-#include <vector>
-
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <kvplan/layout.hpp>
 #include <kvplan/model.hpp>
+#include <string>
+#include <vector>
 
 namespace kvplan::testing {
 
@@ -27,7 +26,9 @@ class Rng {
         return z ^ (z >> 31);
     }
     /// Uniform in [lo, hi] (the tiny modulo bias does not matter here).
-    std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return lo + next() % (hi - lo + 1); }
+    std::uint64_t between(std::uint64_t lo, std::uint64_t hi) {
+        return lo + next() % (hi - lo + 1);
+    }
     bool chance(unsigned percent) { return next() % 100 < percent; }
     template <class T, std::size_t N>
     T pick(const std::array<T, N>& a) {
@@ -42,7 +43,8 @@ class Rng {
 inline ModelConfig generate_config(Rng& r, std::uint32_t index = 0) {
     ModelConfig c;
     c.name = ModelName(("generated-" + std::to_string(index)).c_str());
-    const std::uint32_t kv_heads = static_cast<std::uint32_t>(r.pick(std::array{1, 2, 4, 8, 16, 32}));
+    const std::uint32_t kv_heads =
+        static_cast<std::uint32_t>(r.pick(std::array{1, 2, 4, 8, 16, 32}));
     const std::uint32_t group = static_cast<std::uint32_t>(r.pick(std::array{1, 2, 4, 8}));
     const std::uint32_t head_dim =
         static_cast<std::uint32_t>(r.pick(std::array{32, 64, 80, 96, 128, 160, 256}));
@@ -56,8 +58,9 @@ inline ModelConfig generate_config(Rng& r, std::uint32_t index = 0) {
     std::vector<CacheSpec> specs;
     const bool mla = r.chance(20);
     if (mla) {
-        specs.push_back(mla_latent(static_cast<std::uint32_t>(r.pick(std::array{64, 128, 256, 512})),
-                                   static_cast<std::uint32_t>(r.pick(std::array{0, 32, 64}))));
+        specs.push_back(
+            mla_latent(static_cast<std::uint32_t>(r.pick(std::array{64, 128, 256, 512})),
+                       static_cast<std::uint32_t>(r.pick(std::array{0, 32, 64}))));
         c.mla = {.q_lora_rank = 0, .qk_nope_head_dim = head_dim, .v_head_dim = head_dim};
     } else {
         CacheSpec full = full_attention(kv_heads, head_dim);
@@ -65,10 +68,10 @@ inline ModelConfig generate_config(Rng& r, std::uint32_t index = 0) {
         specs.push_back(full);
     }
     if (r.chance(40))
-        specs.push_back(sliding_window(kv_heads, head_dim,
-                                       r.chance(20) ? r.between(1, 64)
-                                                    : r.pick(std::array<std::uint64_t, 4>{
-                                                          128, 512, 1024, 4096})));
+        specs.push_back(sliding_window(
+            kv_heads, head_dim,
+            r.chance(20) ? r.between(1, 64)
+                         : r.pick(std::array<std::uint64_t, 4>{128, 512, 1024, 4096})));
     if (r.chance(15)) specs.push_back(constant_state(Bytes::exactly(r.between(1, 1u << 20))));
     if (r.chance(10)) specs.push_back(shared_cache());
 
@@ -85,7 +88,8 @@ inline ModelConfig generate_config(Rng& r, std::uint32_t index = 0) {
         c.moe.experts_per_token = static_cast<std::uint32_t>(r.between(1, 8));
         c.moe.expert_intermediate_size = r.pick(std::array<std::uint64_t, 3>{512, 1408, 2048});
         c.moe.shared_experts = static_cast<std::uint32_t>(r.between(0, 2));
-        c.moe.first_dense_layers = static_cast<std::uint32_t>(r.between(0, layers < 3 ? layers : 3));
+        c.moe.first_dense_layers =
+            static_cast<std::uint32_t>(r.between(0, layers < 3 ? layers : 3));
         c.moe.layer_freq = static_cast<std::uint32_t>(r.between(1, 2));
     }
     return c;
@@ -100,7 +104,8 @@ inline std::vector<std::uint32_t> valid_tp(const Model& m) {
         bool ok = true;
         for (std::uint32_t i = 0; i < m.layers().num_specs; ++i) {
             const CacheSpec& s = m.layers().specs[i];
-            if (s.kind != CacheKind::full_attention && s.kind != CacheKind::sliding_window) continue;
+            if (s.kind != CacheKind::full_attention && s.kind != CacheKind::sliding_window)
+                continue;
             ok = ok && (tp <= s.kv_heads ? s.kv_heads % tp == 0 : tp % s.kv_heads == 0);
         }
         if (ok) out.push_back(tp);
