@@ -7,7 +7,7 @@ set(KVPLAN_FUZZ_SEEDS_hf_config configs/models/*.json)
 set(KVPLAN_FUZZ_HEADER_gpu_spec include/kvplan/gpu_spec.hpp)
 set(KVPLAN_FUZZ_SEEDS_gpu_spec configs/gpus/*.json)
 set(KVPLAN_FUZZ_HEADER_policy include/kvplan/policy.hpp)
-set(KVPLAN_FUZZ_SEEDS_policy examples/ci/*.json tests/data/policy*.json)
+set(KVPLAN_FUZZ_SEEDS_policy examples/ci/*.json tests/data/cli/policy*.json)
 
 # kvplan_fuzz_harnesses(<out-var>): the harnesses whose header and source exist.
 function(kvplan_fuzz_harnesses out)
