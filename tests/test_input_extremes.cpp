@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <kvplan/gpu_spec.hpp>
+#include <kvplan/hf_config.hpp>
 #include <string>
 
 using namespace kvplan;
@@ -47,4 +48,25 @@ TEST_CASE("a GPU rate that overflows a double in base units is refused", "[extre
     // Large but finite in base units is a figure like any other: 1e290 TB/s = 1e302 B/s.
     CHECK(gpu_spec_from_json(h100_with("/memory_bandwidth/TB_per_s", 1e290), "h100.json")
               .spec.memory_bandwidth.in(TB_per_s) == 1e290);
+}
+
+TEST_CASE("an MLA query head dimension past 2^32 - 1 is refused, not wrapped",
+          "[extremes][hf_config]") {
+    // qk_nope_head_dim 4,294,967,295 + qk_rope_head_dim 1 = 2^32: each field fits 32 bits, the
+    // sum used to wrap to a head_dim of 0 (and the model then took hidden / heads = 56 instead).
+    std::ifstream in(std::filesystem::path(KVPLAN_CONFIG_DIR) / "models" / "deepseek-v3.json");
+    Json doc = Json::parse(in);
+    doc["qk_nope_head_dim"] = 4'294'967'295ULL;
+    doc["qk_rope_head_dim"] = 1;
+    try {
+        (void)model_from_hf_json(doc, "deepseek-v3.json");
+        FAIL("imported");
+    } catch (const InvalidInput& e) {
+        CHECK(std::string(e.what()) ==
+              "deepseek-v3.json: qk_rope_head_dim: expected qk_nope_head_dim + qk_rope_head_dim at "
+              "most 4294967295, found 4294967296");
+    }
+    // At the limit it imports: 4,294,967,294 + 1.
+    doc["qk_nope_head_dim"] = 4'294'967'294ULL;
+    CHECK(model_from_hf_json(doc, "deepseek-v3.json").config().head_dim == 4'294'967'295u);
 }

@@ -555,6 +555,11 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
             .q_lora_rank = u32(r.optional_positive_integer("q_lora_rank", u32_max).value_or(0)),
             .qk_nope_head_dim = u32(nope),
             .v_head_dim = u32(r.positive_integer("v_head_dim", u32_max))};
+        // Each fits 32 bits; their sum, the query head dimension, must too (never a wrap).
+        if (nope + rope > u32_max)
+            r.fail("qk_rope_head_dim",
+                   "qk_nope_head_dim + qk_rope_head_dim at most " + std::to_string(u32_max),
+                   std::to_string(nope + rope));
         c.head_dim = u32(nope + rope);
         c.layers = LayerStack::uniform(n, mla_latent(u32(kv_lora), u32(rope)));
     } else {
