@@ -247,3 +247,19 @@ TEST_CASE("a budget for 10M-token contexts at a million sequences answers, or na
     CHECK_THROWS_AS(replica_budget(whole, {.context = ten_million, .concurrency = 2 * one_million}),
                     OverflowError);
 }
+
+TEST_CASE("a layout whose GPU count passes 32 bits is refused, not wrapped", "[extremes][layout]") {
+    // 2^31 heads of dimension 1, each its own KV head: tp 2^31 divides them, and tp x pp = 2^32
+    // GPUs for pp 2 used to wrap ranks() to 0 (and throughput per GPU to infinity).
+    const Model wide{ModelConfig{
+        .name = "2^31 heads",
+        .layers = LayerStack::uniform(2, full_attention(1U << 31, 1)),
+        .num_heads = 1U << 31,
+        .hidden_size = 1ULL << 31,
+        .intermediate_size = 1,
+        .vocab_size = 1,
+    }};
+    CHECK_THROWS_AS(Layout(wide, {.tp = 1U << 31, .pp = 2}), InvalidLayout);
+    // One stage is 2^31 GPUs, which fits.
+    CHECK(Layout(wide, {.tp = 1U << 31}).ranks() == 1U << 31);
+}

@@ -55,6 +55,11 @@ class Layout {
         const auto where = [&] { return detail::model_where(m.config()); };
         if (p.tp == 0) detail::throw_field_error<InvalidLayout>(where(), "tp", ">= 1", "0");
         if (p.pp == 0) detail::throw_field_error<InvalidLayout>(where(), "pp", ">= 1", "0");
+        // ranks() is 32-bit: tp x pp must not wrap it (a model with 2^31 heads could ask).
+        if (std::uint64_t{p.tp} * p.pp > 0xFFFF'FFFFULL)
+            detail::throw_field_error<InvalidLayout>(
+                where(), "tp", "tp x pp at most 4294967295 GPUs",
+                std::to_string(std::uint64_t{p.tp} * p.pp));
         if (p.pp > max_pipeline_stages || p.pp > m.num_layers())
             detail::throw_field_error<InvalidLayout>(
                 where(), "pp", "at most one stage per layer (and at most 64 stages)",
