@@ -185,7 +185,12 @@ inline constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#946
 [[nodiscard]] inline std::string render(const LineChart& c) {
     using detail::escape;
     using detail::px;
-    const double left = 90, right = 200, top = 50, bottom = c.note.empty() ? 60 : 80;
+    // The legend sets the right margin: about 7 px per character at 12 px, plus its line sample.
+    std::size_t longest = 0;
+    for (const Series& s : c.series) longest = std::max(longest, s.name.size());
+    const double right =
+        std::min(c.width / 2.0, std::max(120.0, 60.0 + 7.0 * static_cast<double>(longest)));
+    const double left = 90, top = 50, bottom = c.note.empty() ? 60 : 80;
     const double x0 = left, x1 = c.width - right, y0 = c.height - bottom, y1 = top;
 
     std::vector<double> xs, ys;
@@ -210,8 +215,11 @@ inline constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#946
          "\" font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n";
     o += "<title>" + escape(c.title) + "</title>\n";
     o += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-    o += "<text x=\"" + px(c.width / 2.0) + "\" y=\"28\" text-anchor=\"middle\" font-size=\"17\">" +
-         escape(c.title) + "</text>\n";
+    // A long title shrinks to fit the width (about 0.55 em per character).
+    const double title_size =
+        std::min(17.0, (c.width - 20.0) / (0.55 * std::max<double>(1.0, c.title.size())));
+    o += "<text x=\"" + px(c.width / 2.0) + "\" y=\"28\" text-anchor=\"middle\" font-size=\"" +
+         px(title_size) + "\">" + escape(c.title) + "</text>\n";
 
     // Grid and ticks.
     o += "<g stroke=\"#e0e0e0\" stroke-width=\"1\">\n";
@@ -269,7 +277,8 @@ inline constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#946
     }
     o += "</g>\n";
 
-    // Markers.
+    // Markers; their labels get a white halo so that they read over the lines.
+    const std::string halo = " paint-order=\"stroke\" stroke=\"#ffffff\" stroke-width=\"3\"";
     for (const Marker& m : c.markers) {
         const std::string col = escape(m.color);
         // Labels in the right part of the plot read leftwards, away from the legend.
@@ -278,22 +287,22 @@ inline constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#946
             o += "<circle cx=\"" + px(sx(*m.x)) + "\" cy=\"" + px(sy(*m.y)) + "\" r=\"5\" fill=\"" +
                  col + "\"/>\n";
             o += "<text x=\"" + px(sx(*m.x) + (leftwards ? -8 : 8)) + "\" y=\"" + px(sy(*m.y) - 8) +
-                 "\"" + (leftwards ? " text-anchor=\"end\"" : "") + " font-size=\"12\" fill=\"" +
-                 col + "\">" + escape(m.label) + "</text>\n";
+                 "\"" + (leftwards ? " text-anchor=\"end\"" : "") + " font-size=\"12\"" + halo +
+                 " fill=\"" + col + "\">" + escape(m.label) + "</text>\n";
         } else if (m.x && sx.valid(*m.x)) {
             o += "<line x1=\"" + px(sx(*m.x)) + "\" y1=\"" + px(y0) + "\" x2=\"" + px(sx(*m.x)) +
                  "\" y2=\"" + px(y1) + "\" stroke=\"" + col +
                  "\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/>\n";
             o += "<text x=\"" + px(sx(*m.x) + (leftwards ? -4 : 4)) + "\" y=\"" + px(y1 + 12) +
-                 "\"" + (leftwards ? " text-anchor=\"end\"" : "") + " font-size=\"12\" fill=\"" +
-                 col + "\">" + escape(m.label) + "</text>\n";
+                 "\"" + (leftwards ? " text-anchor=\"end\"" : "") + " font-size=\"12\"" + halo +
+                 " fill=\"" + col + "\">" + escape(m.label) + "</text>\n";
         } else if (m.y && sy.valid(*m.y)) {
             o += "<line x1=\"" + px(x0) + "\" y1=\"" + px(sy(*m.y)) + "\" x2=\"" + px(x1) +
                  "\" y2=\"" + px(sy(*m.y)) + "\" stroke=\"" + col +
                  "\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/>\n";
             o += "<text x=\"" + px(x1 - 4) + "\" y=\"" + px(sy(*m.y) - 5) +
-                 "\" text-anchor=\"end\" font-size=\"12\" fill=\"" + col + "\">" + escape(m.label) +
-                 "</text>\n";
+                 "\" text-anchor=\"end\" font-size=\"12\"" + halo + " fill=\"" + col + "\">" +
+                 escape(m.label) + "</text>\n";
         }
     }
 

@@ -1,17 +1,16 @@
-// kvplan calibrate: fit the non-KV reserve of one model on one GPU from a vLLM start-up log, say how
-// far the modelled figures were off, and write the profile later runs can use.
+// kvplan calibrate: fit the non-KV reserve of one model on one GPU from a vLLM start-up log, say
+// how far the modelled figures were off, and write the profile later runs can use.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <fstream>
-#include <memory>
-
 #include <kvplan/calibrate.hpp>
 #include <kvplan/engine.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/weights.hpp>
+#include <memory>
 
 #include "commands.hpp"
 #include "explain.hpp"
@@ -31,7 +30,7 @@ struct CalibrateFlags {
 
 /// "+0.42 GiB, +7.1 %": how far `modelled` is from `measured`.
 std::string off_by(Bytes modelled, Bytes measured) {
-    const double d = modelled.in(GiB) - measured.in(GiB);
+    const double d = modelled.in(GiB)-measured.in(GiB);
     if (measured.is_zero()) return fmt::format("{:+.2f} GiB", d);
     return fmt::format("{:+.2f} GiB, {:+.1f} %", d, 100.0 * d / measured.in(GiB));
 }
@@ -71,22 +70,21 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     // The uncalibrated estimate: vLLM's accounting as modelled, at the same GPU and utilization.
     GpuSpec spec = gpu ? gpu->spec : GpuSpec{};
     spec.memory_total = fit.memory_total;
-    const Replica r{.model = m, .gpu = spec, .parallel = {li.tp, li.pp, {}}, .weights = weights,
-                    .kv = kv};
+    const Replica r{
+        .model = m, .gpu = spec, .parallel = {li.tp, li.pp, {}}, .weights = weights, .kv = kv};
     BudgetOptions b = engine.budget;
     b.utilization = fit.utilization;
     EngineOptions eo = engine.options;
     eo.vllm.charge_cuda_graphs = facts.cuda_graphs_charged;
     const EngineMemory modelled = engine_memory(Engine::vllm, r, layout, stage, b, eo);
-    const Bytes modelled_reserve = modelled.activation + (eo.vllm.charge_cuda_graphs
-                                                              ? modelled.cuda_graphs
-                                                              : Bytes{});
+    const Bytes modelled_reserve =
+        modelled.activation + (eo.vllm.charge_cuda_graphs ? modelled.cuda_graphs : Bytes{});
 
     Report rep;
     rep.command = "calibrate";
-    rep.heading = fmt::format("{}: {} on {}, {}", cf.log, display_name(rm),
-                              gpu ? gpu->id : std::string("the log's GPU"),
-                              describe_layout(r.parallel));
+    rep.heading =
+        fmt::format("{}: {} on {}, {}", cf.log, display_name(rm),
+                    gpu ? gpu->id : std::string("the log's GPU"), describe_layout(r.parallel));
     rep.verdict = fmt::format(
         "non-KV reserve {:.2f} GiB measured, {:.2f} GiB modelled ({}); KV memory {:.2f} GiB "
         "logged, {:.2f} GiB modelled ({})",
@@ -102,16 +100,19 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                   {"block_size", cell_count(engine.block_size, "tokens")}};
     const auto src = [](FigureSource s) {
         switch (s) {
-            case FigureSource::log: return std::string("from the log");
-            case FigureSource::given: return std::string("given");
-            case FigureSource::modelled: return std::string("modelled");
+            case FigureSource::log:
+                return std::string("from the log");
+            case FigureSource::given:
+                return std::string("given");
+            case FigureSource::modelled:
+                return std::string("modelled");
         }
         return std::string();
     };
     const auto fig = [&](std::string key, std::string label, Cell v, std::optional<Cell> exact = {},
                          Explanation e = {}) {
-        rep.figures.push_back({std::move(key), std::move(label), std::move(v), std::move(exact),
-                               std::move(e)});
+        rep.figures.push_back(
+            {std::move(key), std::move(label), std::move(v), std::move(exact), std::move(e)});
     };
     fig("memory_total", fmt::format("GPU memory ({})", src(fit.memory_total_source)),
         cell(fit.memory_total), cell_exact(fit.memory_total));
@@ -132,7 +133,8 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                      : std::string("no block count used")}});
     fig("reserve", "= non-KV reserve (measured)", cell(fit.reserve), cell_exact(fit.reserve),
         {"ceil(memory x utilization) - weights - available KV memory", {}});
-    if (fit.cuda_graphs) fig("cuda_graphs", "  of which CUDA graphs (logged)", cell(*fit.cuda_graphs));
+    if (fit.cuda_graphs)
+        fig("cuda_graphs", "  of which CUDA graphs (logged)", cell(*fit.cuda_graphs));
     fig("modelled_weights", "weights, modelled", cell(*in.weights), {},
         {"weights.hpp: parameters x bytes per parameter on this rank", {}});
     fig("modelled_reserve", "non-KV reserve, modelled", cell(modelled_reserve), {},
@@ -150,18 +152,21 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         cell_text(off_by(modelled.kv_memory, fit.available_kv)));
 
     // Does the model reproduce the log's own cache figures from the measured memory?
-    if (facts.max_model_len && (facts.gpu_blocks || facts.kv_cache_tokens || facts.max_concurrency)) {
+    if (facts.max_model_len &&
+        (facts.gpu_blocks || facts.kv_cache_tokens || facts.max_concurrency)) {
         VllmOptions ro = engine.options.vllm;
         ro.max_model_len = *facts.max_model_len;
         const VllmKvCache c = vllm_kv_cache(m, kv, layout, fit.available_kv, ro);
         if (facts.max_concurrency)
-            fig("max_concurrency", fmt::format("max concurrency at {} tokens: logged / reproduced",
-                                               grouped(*facts.max_model_len)),
-                cell_text(fmt::format("{:.2f}x / {:.2f}x", *facts.max_concurrency,
-                                      c.max_concurrency)));
+            fig("max_concurrency",
+                fmt::format("max concurrency at {} tokens: logged / reproduced",
+                            grouped(*facts.max_model_len)),
+                cell_text(
+                    fmt::format("{:.2f}x / {:.2f}x", *facts.max_concurrency, c.max_concurrency)));
         if (facts.gpu_blocks)
             fig("gpu_blocks", "GPU blocks: logged / reproduced",
-                cell_text(fmt::format("{} / {}", grouped(*facts.gpu_blocks), grouped(c.num_blocks))));
+                cell_text(
+                    fmt::format("{} / {}", grouped(*facts.gpu_blocks), grouped(c.num_blocks))));
         if (facts.kv_cache_tokens)
             fig("kv_cache_tokens", "KV cache tokens: logged / reproduced",
                 cell_text(fmt::format("{} / {}", grouped(*facts.kv_cache_tokens),
@@ -172,8 +177,9 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
             "the log's block count and its KV memory disagree for this model, KV dtype and layout: "
             "check --model, --kv-dtype and --tp (the printed memory was used)");
     if (!fit.consistent)
-        rep.notes.push_back("weights and KV memory exceed memory x utilization: check --gpu and "
-                            "--gpu-memory-utilization");
+        rep.notes.push_back(
+            "weights and KV memory exceed memory x utilization: check --gpu and "
+            "--gpu-memory-utilization");
 
     const CalibrationProfile profile =
         make_profile(fit, rm.id, gpu ? gpu->id : std::string(), li.tp, li.pp, cf.log);

@@ -6,7 +6,10 @@
 #include <memory>
 
 #include "capacity.hpp"
+#include <kvplan/calibrate.hpp>
+
 #include "commands.hpp"
+#include "plot.hpp"
 #include "replica.hpp"
 #include "report.hpp"
 
@@ -14,8 +17,19 @@ namespace kvplan::cli {
 
 namespace {
 
-void run_fit(const CommonOptions& o, Context& ctx) {
-    const ReplicaInput in = read_replica_input(o, ctx);
+struct FitExtras {
+    std::string plot;     ///< --plot FILE.svg
+    std::string profile;  ///< --profile FILE.json
+};
+
+void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
+    ReplicaInput in = read_replica_input(o, ctx);
+    std::optional<CalibrationProfile> profile;
+    if (!x.profile.empty()) {
+        // A calibrated reserve (kvplan calibrate) replaces the modelled activation and graphs.
+        profile = load_profile(x.profile);
+        in.engine.budget = apply_profile(*profile, in.engine.budget, in.engine.utilization_given);
+    }
     const Replica r = in.replica();
     const FitResult f = compute_fit(r, in.engine, in.context, in.concurrency);
     Report rep;
@@ -44,7 +58,16 @@ void run_fit(const CommonOptions& o, Context& ctx) {
     if (!f.memory.outside_fits && !f.kv_given)
         rep.notes.push_back("the terms outside the engine's fraction do not fit in what it leaves: "
                             "lower the fraction");
+    if (profile)
+        rep.notes.push_back(fmt::format(
+            "reserve from the profile {} ({}, fitted on {} from {}){}", x.profile, profile->model,
+            profile->gpu.empty() ? std::string("its GPU") : profile->gpu, profile->source,
+            profile->model == in.model.id ? "" : ": a different model than --model"));
     render(rep, parse_format(o.format), o.explain, *ctx.out);
+    if (!x.plot.empty())
+        write_fit_plot(x.plot, r, in.engine, in.context, in.concurrency,
+                       fmt::format("{} on {} x {}: sequences that fit against context",
+                                   display_name(in.model), r.gpus(), in.gpu.id));
 }
 
 }  // namespace
@@ -57,7 +80,13 @@ void register_fit(CLI::App& app, Context& ctx) {
                 opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
                     opt_output);
     sub->get_option("--model")->required();
-    sub->callback([o, &ctx] { run_fit(*o, ctx); });
+    auto x = std::make_shared<FitExtras>();
+    sub->add_option("--plot", x->plot,
+                    "Write max concurrency against context as an SVG chart, the target marked");
+    sub->add_option("--profile", x->profile,
+                    "Use the non-KV reserve of a calibration profile (kvplan calibrate "
+                    "--write-profile)");
+    sub->callback([o, x, &ctx] { run_fit(*o, *x, ctx); });
 }
 
 }  // namespace kvplan::cli

@@ -2,15 +2,14 @@
 // largest where the TPOT estimate (roofline decode bound / efficiency) and the KV budget both hold;
 // in flight = rate x (TTFT + mean output x TPOT); replicas = ceil(in flight / batch).
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
-#include <memory>
-
 #include <kvplan/fleet.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/roofline.hpp>
+#include <memory>
 
 #include "commands.hpp"
 #include "explain.hpp"
@@ -72,14 +71,15 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         const auto p = parse_quantile_points(ff.prompt_tokens, "--prompt-tokens");
         const auto q = parse_quantile_points(ff.output_tokens, "--output-tokens");
         dist = LengthDistribution::from_percentiles(p, q);
-        dist_source = fmt::format("prompt {} / output {} tokens", ff.prompt_tokens, ff.output_tokens);
+        dist_source =
+            fmt::format("prompt {} / output {} tokens", ff.prompt_tokens, ff.output_tokens);
     }
     const ResolvedModel rm = resolve_model(o.model, ctx);
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
     const Model& m = rm.get();
     const Layout layout = make_layout(m, li);
-    const Replica r{.model = m, .gpu = g.spec, .parallel = {li.tp, li.pp, {}}, .weights = weights,
-                    .kv = kv};
+    const Replica r{
+        .model = m, .gpu = g.spec, .parallel = {li.tp, li.pp, {}}, .weights = weights, .kv = kv};
     if (!ff.max_num_seqs.empty())
         fo.max_batch = parse_count(ff.max_num_seqs, "--max-num-seqs");
     else if (engine.engine == Engine::vllm)
@@ -88,8 +88,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const Trace as_trace = dist.as_trace();
     const TraceLengths len = trace_lengths(as_trace);
     const double mean_output = dist.mean_output();
-    const std::uint64_t decode_context =
-        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(dist.mean_decode_context())));
+    const std::uint64_t decode_context = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(std::llround(dist.mean_decode_context())));
     // TTFT: the target, else the roofline's prefill bound at the mean prompt (a lower bound).
     const std::uint64_t mean_prompt =
         std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(len.mean_prompt)));
@@ -105,7 +105,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     std::uint32_t limiting = 0;
     Bytes budget{};
     for (std::uint32_t st = 0; st < layout.pp(); ++st) {
-        const std::vector<Bytes> sizes = kv_per_request(as_trace, m, kv, engine.block_size, layout.stage(st));
+        const std::vector<Bytes> sizes =
+            kv_per_request(as_trace, m, kv, engine.block_size, layout.stage(st));
         const Bytes b = stage_kv_budget(r, layout, st, engine);
         FleetPlan p = plan_fleet(targets, sizes, mean_output, b, step, fo);
         if (!plan || p.batch < plan->batch) {
@@ -121,11 +122,10 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     rep.heading = fmt::format("{} on {} x {}: {:g} requests/s, TPOT {}, TTFT {}", display_name(rm),
                               describe_layout(r.parallel), g.id, rate, tpot, ttft);
     if (p.feasible)
-        rep.verdict = fmt::format("{} replica{} of {} = {} GPU{} ({} binds at batch {})",
-                                  p.replicas, p.replicas == 1 ? "" : "s",
-                                  describe_layout(r.parallel), p.replicas * layout.ranks(),
-                                  p.replicas * layout.ranks() == 1 ? "" : "s", name(p.binding),
-                                  p.batch);
+        rep.verdict = fmt::format(
+            "{} replica{} of {} = {} GPU{} ({} binds at batch {})", p.replicas,
+            p.replicas == 1 ? "" : "s", describe_layout(r.parallel), p.replicas * layout.ranks(),
+            p.replicas * layout.ranks() == 1 ? "" : "s", name(p.binding), p.batch);
     else if (p.batch_tpot == 0)
         rep.verdict = fmt::format(
             "NO BATCH MEETS THE TARGETS: one sequence alone decodes at {} per token, above {}",
@@ -149,15 +149,17 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     fig("mean_output_tokens", "Mean output tokens", cell_number(mean_output, "tokens", 1));
     fig("time_in_system", "Time in system per request", cell(p.time_in_system),
         {"TTFT + mean output tokens x TPOT target",
-         {fmt::format("TTFT = {}{}", ttft,
-                      ttft_flag ? " (--ttft-ms)" : " (roofline prefill bound at the mean prompt)")}});
+         {fmt::format(
+             "TTFT = {}{}", ttft,
+             ttft_flag ? " (--ttft-ms)" : " (roofline prefill bound at the mean prompt)")}});
     fig("in_flight", "Requests in flight", cell_number(p.in_flight, "requests", 1),
         {"rate x time in system (Little's law)", {}});
     fig("kv_budget_per_gpu", fmt::format("KV budget per GPU (stage {})", limiting), cell(budget));
     fig("kv_per_request_at_percentile",
         fmt::format("KV per request at p{:g}, per GPU", fo.size_at_percentile),
         cell(p.kv_at_percentile));
-    fig("batch_kv_at_percentile", fmt::format("Batch the KV budget holds, each at p{:g}", fo.size_at_percentile),
+    fig("batch_kv_at_percentile",
+        fmt::format("Batch the KV budget holds, each at p{:g}", fo.size_at_percentile),
         cell_count(p.batch_kv_at_percentile, "sequences"),
         {"floor(KV budget / KV per request at the percentile)", {}});
     if (p.batch_kv_overflow)
@@ -166,10 +168,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             {"largest B with exp(B log E[e^(t X)] - t budget) <= epsilon at the best t (Chernoff)",
              {"X: paged KV per request, drawn from the length distribution"}});
     fig("batch_tpot",
-        p.batch_tpot_capped ? "Batch the TPOT target allows (at least)" : "Batch the TPOT target allows",
+        p.batch_tpot_capped ? "Batch the TPOT target allows (at least)"
+                            : "Batch the TPOT target allows",
         cell_count(p.batch_tpot, "sequences"),
         {"largest B with decode bound(B) / efficiency <= TPOT target",
-         {fmt::format("decode context = {} tokens (mean prompt + output / 2)", grouped(decode_context)),
+         {fmt::format("decode context = {} tokens (mean prompt + output / 2)",
+                      grouped(decode_context)),
           fmt::format("efficiency = {:g} (--efficiency)", fo.tpot_efficiency)}});
     if (fo.max_batch != 0)
         fig("max_num_seqs", "max_num_seqs", cell_count(fo.max_batch, "sequences"),
@@ -198,7 +202,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         "each request holds its paged KV at completion size for its whole stay (an upper bound)");
     if (fo.epsilon > 0)
         rep.notes.push_back(
-            "overflow mode: batch chosen by the Chernoff bound on the sum of B independent requests' "
+            "overflow mode: batch chosen by the Chernoff bound on the sum of B independent "
+            "requests' "
             "KV, a guarantee for that model; the normal estimate is shown for comparison only");
     if (!ff.trace.empty() && is_azure_llm_trace(ff.trace))
         rep.notes.push_back(std::string(azure_attribution));

@@ -9,6 +9,7 @@
 #include <kvplan/roofline.hpp>
 
 #include "commands.hpp"
+#include "plot.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"
@@ -39,6 +40,7 @@ namespace {
 struct RooflineOptionsCli {
     CommonOptions common;
     std::string compute_dtype;
+    std::string plot;  ///< --plot FILE.svg
 };
 
 void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
@@ -84,6 +86,11 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     rep.notes.push_back("bounds at peak figures: no real step is faster; all-reduce time is shown "
                         "apart and not added");
     render(rep, parse_format(o.format), o.explain, *ctx.out);
+    if (!oc.plot.empty())
+        write_roofline_plot(oc.plot, r, contexts.front(),
+                            o.batch.empty() ? std::nullopt : std::optional(batches.front()), ro,
+                            fmt::format("{} on {} x {}: time per output token against batch",
+                                        display_name(in.model), r.gpus(), in.gpu.id));
 }
 
 }  // namespace
@@ -182,6 +189,9 @@ void register_roofline(CLI::App& app, Context& ctx) {
     sub->add_option("--compute-dtype", o->compute_dtype,
                     "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default bf16)");
     sub->get_option("--model")->required();
+    sub->add_option("--plot", o->plot,
+                    "Write the TPOT bound against batch (with the memory and compute lines) as an "
+                    "SVG chart, at the first --context, the first --batch marked");
     sub->get_option("--gpu")->required();
     sub->callback([o, &ctx] { run_roofline(*o, ctx); });
 }

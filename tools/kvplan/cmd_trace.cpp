@@ -2,14 +2,13 @@
 // paged against contiguous waste, the concurrency the arrivals imply (Little's law and a replay),
 // and the replica that holds the replay's peak.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <memory>
-
 #include <kvplan/format.hpp>
 #include <kvplan/trace.hpp>
+#include <memory>
 
 #include "commands.hpp"
 #include "explain.hpp"
@@ -35,8 +34,12 @@ Cell cell_rate(double per_s) { return cell_number(per_s, "requests/s", 3); }
 template <class T, class ToCell>
 std::vector<Cell> percentile_row(std::string name, const Percentiles<T>& p, ToCell to_cell,
                                  Cell mean) {
-    return {cell_text(std::move(name)), to_cell(p.p50), to_cell(p.p95), to_cell(p.p99),
-            to_cell(p.max), std::move(mean)};
+    return {cell_text(std::move(name)),
+            to_cell(p.p50),
+            to_cell(p.p95),
+            to_cell(p.p99),
+            to_cell(p.max),
+            std::move(mean)};
 }
 
 void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
@@ -56,9 +59,10 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     const Layout layout = make_layout(m, li);
     const Trace t = load_trace(tf.file, topt);
     const TraceLengths len = trace_lengths(t);
-    const std::uint64_t max_model_len = mml_flag                                  ? *mml_flag
-                                        : m.config().max_position_embeddings != 0 ? m.config().max_position_embeddings
-                                                                                  : len.total.max;
+    const std::uint64_t max_model_len = mml_flag ? *mml_flag
+                                        : m.config().max_position_embeddings != 0
+                                            ? m.config().max_position_embeddings
+                                            : len.total.max;
     const std::uint32_t block = engine.block_size;
     // The stage whose GPUs hold the most for the trace's long requests.
     const std::uint32_t busiest = busiest_stage(m, kv, layout, len.total.p99);
@@ -70,8 +74,8 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
 
     Report rep;
     rep.command = "trace";
-    rep.heading = fmt::format("{}: {} requests of {} on {}, KV in {}, blocks of {} tokens",
-                              tf.file, grouped(len.requests), display_name(rm),
+    rep.heading = fmt::format("{}: {} requests of {} on {}, KV in {}, blocks of {} tokens", tf.file,
+                              grouped(len.requests), display_name(rm),
                               describe_layout({li.tp, li.pp, {}}), name(kv.dtype), block);
     rep.inputs = {{"trace", cell_text(tf.file)},
                   {"model", cell_text(rm.id)},
@@ -86,9 +90,14 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                   {"tpot", cell(tpot)}};
     rep.figures.push_back({"requests", "Requests", cell_count(len.requests, "requests"), {}, {}});
 
-    Table dist{"distribution", "Per request (nearest-rank percentiles)",
-               {{"quantity", "quantity"}, {"p50", "p50"}, {"p95", "p95"}, {"p99", "p99"},
-                {"max", "max"}, {"mean", "mean"}},
+    Table dist{"distribution",
+               "Per request (nearest-rank percentiles)",
+               {{"quantity", "quantity"},
+                {"p50", "p50"},
+                {"p95", "p95"},
+                {"p99", "p99"},
+                {"max", "max"},
+                {"mean", "mean"}},
                {}};
     const auto tokens = [](std::uint64_t n) { return cell_count(n, "tokens"); };
     const auto bytes = [](Bytes b) { return cell(b); };
@@ -105,31 +114,41 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     rep.tables.push_back(std::move(dist));
     rep.csv_table = 0;
 
-    rep.figures.push_back({"kv_used_per_gpu", "KV used at completion, summed, per GPU",
-                           cell(waste.used), cell_exact(waste.used),
+    rep.figures.push_back({"kv_used_per_gpu",
+                           "KV used at completion, summed, per GPU",
+                           cell(waste.used),
+                           cell_exact(waste.used),
                            {"sum over requests of kv_bytes_per_sequence(prompt + generated)",
                             {fmt::format("{} requests within max_model_len", waste.requests)}}});
-    rep.figures.push_back(
-        {"kv_paged_per_gpu", "KV held in blocks, summed, per GPU", cell(waste.paged),
-         cell_exact(waste.paged),
-         {"sum over requests of their blocks x block bytes",
-          {fmt::format("block_size = {} tokens", block),
-           fmt::format("waste {} = {:.2f} % of what blocks hold", fmt::format("{}", waste.paged_waste()),
-                       100 * waste.paged_waste_fraction())}}});
-    rep.figures.push_back(
-        {"kv_contiguous_per_gpu", "KV reserved contiguously, summed, per GPU",
-         cell(waste.contiguous), cell_exact(waste.contiguous),
-         {"requests x kv_bytes_per_sequence(max_model_len)",
-          {fmt::format("max_model_len = {} tokens", grouped(max_model_len)),
-           fmt::format("waste {} = {:.2f} % of the reservation",
-                       fmt::format("{}", waste.contiguous_waste()),
-                       100 * waste.contiguous_waste_fraction())}}});
-    rep.figures.push_back({"paged_waste_fraction", "Paged waste",
+    rep.figures.push_back({"kv_paged_per_gpu",
+                           "KV held in blocks, summed, per GPU",
+                           cell(waste.paged),
+                           cell_exact(waste.paged),
+                           {"sum over requests of their blocks x block bytes",
+                            {fmt::format("block_size = {} tokens", block),
+                             fmt::format("waste {} = {:.2f} % of what blocks hold",
+                                         fmt::format("{}", waste.paged_waste()),
+                                         100 * waste.paged_waste_fraction())}}});
+    rep.figures.push_back({"kv_contiguous_per_gpu",
+                           "KV reserved contiguously, summed, per GPU",
+                           cell(waste.contiguous),
+                           cell_exact(waste.contiguous),
+                           {"requests x kv_bytes_per_sequence(max_model_len)",
+                            {fmt::format("max_model_len = {} tokens", grouped(max_model_len)),
+                             fmt::format("waste {} = {:.2f} % of the reservation",
+                                         fmt::format("{}", waste.contiguous_waste()),
+                                         100 * waste.contiguous_waste_fraction())}}});
+    rep.figures.push_back({"paged_waste_fraction",
+                           "Paged waste",
                            cell_number(100 * waste.paged_waste_fraction(), "% of blocks held", 2),
-                           {}, {}});
+                           {},
+                           {}});
     rep.figures.push_back(
-        {"contiguous_waste_fraction", "Contiguous waste",
-         cell_number(100 * waste.contiguous_waste_fraction(), "% of the reservation", 2), {}, {}});
+        {"contiguous_waste_fraction",
+         "Contiguous waste",
+         cell_number(100 * waste.contiguous_waste_fraction(), "% of the reservation", 2),
+         {},
+         {}});
     if (waste.over_max_len > 0)
         rep.notes.push_back(fmt::format(
             "{} request{} longer than max_model_len ({} tokens) left out of the waste sums",
@@ -142,29 +161,50 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                                            : "the trace has no arrival times: no rate, no replay");
     } else {
         rep.figures.push_back({"arrival_span", "Arrivals span", cell(c->arrival_span), {}, {}});
-        rep.figures.push_back({"arrival_rate", "Arrival rate", cell_rate(c->rate_per_s), {},
+        rep.figures.push_back({"arrival_rate",
+                               "Arrival rate",
+                               cell_rate(c->rate_per_s),
+                               {},
                                {"(requests - 1) / (last arrival - first arrival)", {}}});
-        rep.figures.push_back(
-            {"mean_time_in_system", "Mean time in system", cell(c->mean_time_in_system), {},
-             {"TTFT + mean generated tokens x TPOT",
-              {fmt::format("TTFT = {} (--ttft-ms)", ttft), fmt::format("TPOT = {} (--tpot-ms)", tpot),
-               fmt::format("mean generated = {:.1f} tokens", len.mean_output)}}});
-        rep.figures.push_back({"littles_law_in_flight", "In flight by Little's law",
-                               cell_number(c->littles_law, "requests", 1), {},
+        rep.figures.push_back({"mean_time_in_system",
+                               "Mean time in system",
+                               cell(c->mean_time_in_system),
+                               {},
+                               {"TTFT + mean generated tokens x TPOT",
+                                {fmt::format("TTFT = {} (--ttft-ms)", ttft),
+                                 fmt::format("TPOT = {} (--tpot-ms)", tpot),
+                                 fmt::format("mean generated = {:.1f} tokens", len.mean_output)}}});
+        rep.figures.push_back({"littles_law_in_flight",
+                               "In flight by Little's law",
+                               cell_number(c->littles_law, "requests", 1),
+                               {},
                                {"arrival rate x mean time in system", {}}});
-        rep.figures.push_back({"replay_peak_requests", "Replay: peak in flight",
-                               cell_count(c->peak_requests, "requests"), {}, {}});
-        rep.figures.push_back({"replay_p95_requests", "Replay: p95 in flight (time-weighted)",
-                               cell_count(c->p95_requests, "requests"), {}, {}});
-        rep.figures.push_back({"replay_mean_requests", "Replay: mean in flight",
-                               cell_number(c->mean_requests, "requests", 1), {}, {}});
-        rep.figures.push_back(
-            {"replay_peak_kv_per_gpu", "Replay: peak KV in blocks, per GPU", cell(c->peak_kv),
-             cell_exact(c->peak_kv),
-             {"the most, over time, of the blocks every request in flight holds",
-              {fmt::format("reached {} after the first arrival", c->peak_at)}}});
-        rep.figures.push_back({"replay_p95_kv_per_gpu", "Replay: p95 KV in blocks, per GPU",
-                               cell(c->p95_kv), cell_exact(c->p95_kv), {}});
+        rep.figures.push_back({"replay_peak_requests",
+                               "Replay: peak in flight",
+                               cell_count(c->peak_requests, "requests"),
+                               {},
+                               {}});
+        rep.figures.push_back({"replay_p95_requests",
+                               "Replay: p95 in flight (time-weighted)",
+                               cell_count(c->p95_requests, "requests"),
+                               {},
+                               {}});
+        rep.figures.push_back({"replay_mean_requests",
+                               "Replay: mean in flight",
+                               cell_number(c->mean_requests, "requests", 1),
+                               {},
+                               {}});
+        rep.figures.push_back({"replay_peak_kv_per_gpu",
+                               "Replay: peak KV in blocks, per GPU",
+                               cell(c->peak_kv),
+                               cell_exact(c->peak_kv),
+                               {"the most, over time, of the blocks every request in flight holds",
+                                {fmt::format("reached {} after the first arrival", c->peak_at)}}});
+        rep.figures.push_back({"replay_p95_kv_per_gpu",
+                               "Replay: p95 KV in blocks, per GPU",
+                               cell(c->p95_kv),
+                               cell_exact(c->p95_kv),
+                               {}});
 
         if (!o.gpu.empty() || engine.budget.kv_memory_per_gpu) {
             GpuSpec spec{};
@@ -174,36 +214,46 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                 spec = g.spec;
                 gpu_id = g.id;
             }
-            const Replica r{.model = m, .gpu = spec, .parallel = {li.tp, li.pp, {}},
-                            .weights = weights, .kv = kv};
+            const Replica r{.model = m,
+                            .gpu = spec,
+                            .parallel = {li.tp, li.pp, {}},
+                            .weights = weights,
+                            .kv = kv};
             const auto budget_of = [&](const Replica& rr, const Layout& l, std::uint32_t st) {
                 return stage_kv_budget(rr, l, st, engine);
             };
             const auto on = trace_on_replica(t, r, times, block, budget_of);
             if (on) {
-                rep.figures.push_back({"kv_budget_per_gpu",
-                                       fmt::format("KV budget per GPU ({}, {})", gpu_id,
-                                                   name(engine.engine)),
-                                       cell(on->kv_budget), cell_exact(on->kv_budget), {}});
                 rep.figures.push_back(
-                    {"holds_peak", fmt::format("{} holds the peak", describe_layout(r.parallel)),
-                     cell_bool(on->holds_peak), {}, {}});
+                    {"kv_budget_per_gpu",
+                     fmt::format("KV budget per GPU ({}, {})", gpu_id, name(engine.engine)),
+                     cell(on->kv_budget),
+                     cell_exact(on->kv_budget),
+                     {}});
+                rep.figures.push_back(
+                    {"holds_peak",
+                     fmt::format("{} holds the peak", describe_layout(r.parallel)),
+                     cell_bool(on->holds_peak),
+                     {},
+                     {}});
                 rep.figures.push_back(
                     {"replicas_for_peak",
                      fmt::format("Replicas of {} for the peak", describe_layout(r.parallel)),
-                     on->replicas_for_peak == 0 ? cell_null("none (no KV budget)")
-                                                : cell_count(on->replicas_for_peak,
-                                                             on->replicas_for_peak == 1 ? "replica"
-                                                                                        : "replicas"),
+                     on->replicas_for_peak == 0
+                         ? cell_null("none (no KV budget)")
+                         : cell_count(on->replicas_for_peak,
+                                      on->replicas_for_peak == 1 ? "replica" : "replicas"),
                      {},
                      {"ceil(peak KV / KV budget), arrivals split evenly over replicas", {}}});
             }
             const auto best = smallest_replica_for_trace(t, r, times, block, budget_of);
             rep.figures.push_back(
-                {"smallest_replica_for_peak", "Smallest replica that holds the peak",
+                {"smallest_replica_for_peak",
+                 "Smallest replica that holds the peak",
                  best ? cell_text(fmt::format("{} of {}", describe_layout(best->parallel), gpu_id))
                       : cell_null("none within 64 GPUs"),
-                 {}, {}});
+                 {},
+                 {}});
             if (best)
                 rep.extra_json["smallest_replica_for_peak"] = {
                     {"tp", best->parallel.tp},

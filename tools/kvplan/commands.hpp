@@ -16,5 +16,8 @@ void register_list(CLI::App& app, Context& ctx);
 void register_fit(CLI::App& app, Context& ctx);
 void register_check(CLI::App& app, Context& ctx);
 void register_roofline(CLI::App& app, Context& ctx);
+void register_trace(CLI::App& app, Context& ctx);
+void register_fleet(CLI::App& app, Context& ctx);
+void register_calibrate(CLI::App& app, Context& ctx);
 
 }  // namespace kvplan::cli

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
     register_check(app, ctx);
     register_roofline(app, ctx);
     register_list(app, ctx);
+    register_trace(app, ctx);
+    register_fleet(app, ctx);
+    register_calibrate(app, ctx);
 
     try {
         app.parse(argc, argv);

@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <vector>
-
 #include <kvplan/svg.hpp>
+#include <vector>
 
 #include "capacity.hpp"
 
@@ -58,7 +57,7 @@ void write_roofline_plot(const std::string& path, const Replica& r, std::uint64_
         compute.points.push_back({x, cmp.in(ms)});
         bound.points.push_back({x, d.tpot.in(ms)});
     }
-    c.series = {memory, compute, bound};
+    c.series = {bound, memory, compute};  // the bound first, its two lines drawn over it
     if (batch) {
         const DecodeBound d = decode_bound(r, *batch, context, o);
         svg::Marker m;
@@ -74,17 +73,20 @@ void write_roofline_plot(const std::string& path, const Replica& r, std::uint64_
         m.color = "#2ca02c";
         c.markers.push_back(m);
     }
-    c.note = fmt::format("{} on {} x {} (tp {} x pp {}), {} tokens of context per sequence; peak "
-                         "bandwidth and FLOP/s, a lower bound",
-                         r.model.name(), r.gpus(), r.gpu.name.view(), r.parallel.tp,
-                         r.parallel.pp, context);
+    c.note = fmt::format(
+        "{} on {} x {} (tp {} x pp {}), {} tokens of context per sequence; peak "
+        "bandwidth and FLOP/s, a lower bound",
+        r.model.name(), r.gpus(), r.gpu.name.view(), r.parallel.tp, r.parallel.pp, context);
     svg::write(c, path);
 }
 
 void write_fit_plot(const std::string& path, const Replica& r, const EngineSetup& e,
                     std::uint64_t context, std::uint64_t concurrency, const std::string& title) {
-    std::uint64_t hi = std::max<std::uint64_t>(2 * context, r.model.config().max_position_embeddings);
-    hi = std::max<std::uint64_t>(hi, 256);
+    // Up to the power of two at or past twice the target (or the trained length).
+    const std::uint64_t want =
+        std::max<std::uint64_t>(2 * context, r.model.config().max_position_embeddings);
+    std::uint64_t hi = 256;
+    while (hi < want) hi *= 2;
     svg::LineChart c;
     c.title = title;
     c.x.label = "context per sequence (tokens)";
@@ -99,18 +101,18 @@ void write_fit_plot(const std::string& path, const Replica& r, const EngineSetup
     for (std::uint64_t ctx : doubling(128, hi, context)) {
         const FitResult f = compute_fit(r, e, ctx, 1);
         const double x = static_cast<double>(ctx);
-        engine_line.points.push_back({x, f.max_concurrency_exact > 0 ? f.max_concurrency_exact : 0});
+        engine_line.points.push_back(
+            {x, f.max_concurrency_exact > 0 ? f.max_concurrency_exact : 0});
         const Shard s = r.layout().stage(f.limiting_stage);
         const Bytes per_seq = kv_bytes_per_sequence(r.model, r.kv, ctx, s);
-        exact.points.push_back(
-            {x, per_seq.is_zero() ? 0.0 : f.kv_budget.in(B) / per_seq.in(B)});
+        exact.points.push_back({x, per_seq.is_zero() ? 0.0 : f.kv_budget.in(B) / per_seq.in(B)});
     }
     c.series = {engine_line, exact};
     const FitResult target = compute_fit(r, e, context, concurrency);
     svg::Marker m;
     m.x = static_cast<double>(context);
     m.y = static_cast<double>(concurrency);
-    m.label = fmt::format("target: {} x {} tokens ({})", concurrency, context,
+    m.label = fmt::format("target: {} x {} tokens ({})", grouped(concurrency), grouped(context),
                           target.fits ? "fits" : "does not fit");
     m.color = target.fits ? "#2ca02c" : "#d62728";
     c.markers.push_back(m);

@@ -3,11 +3,10 @@
 // --plot FILE.svg for roofline and fit: charts drawn with kvplan/svg.hpp.
 
 #include <cstdint>
-#include <optional>
-#include <string>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/roofline.hpp>
+#include <optional>
+#include <string>
 
 #include "replica.hpp"
 

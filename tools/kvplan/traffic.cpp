@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-
 #include <kvplan/engine.hpp>
 
 #include "parse.hpp"
@@ -35,10 +34,14 @@ bool is_azure_llm_trace(const std::string& path) {
 
 TraceOptions trace_options(std::string_view time_unit) {
     TraceOptions o;
-    if (time_unit.empty() || time_unit == "s") o.numeric_time_unit = s;
-    else if (time_unit == "ms") o.numeric_time_unit = ms;
-    else if (time_unit == "us") o.numeric_time_unit = us;
-    else usage_error("--time-unit", "s, ms or us", time_unit);
+    if (time_unit.empty() || time_unit == "s")
+        o.numeric_time_unit = s;
+    else if (time_unit == "ms")
+        o.numeric_time_unit = ms;
+    else if (time_unit == "us")
+        o.numeric_time_unit = us;
+    else
+        usage_error("--time-unit", "s, ms or us", time_unit);
     return o;
 }
 

@@ -4,13 +4,12 @@
 // latency targets from flags, and the attribution the Azure traces ask for.
 
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/trace.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "replica.hpp"
 

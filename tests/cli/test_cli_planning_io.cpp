@@ -1,0 +1,167 @@
+// kvplan trace, fleet and calibrate, and --plot, through the built binary.
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_runner.hpp"
+
+using nlohmann::json;
+
+namespace {
+std::string out_file(const std::string& name) {
+    return std::string(KVPLAN_TEST_BINARY_DIR) + "/" + name;
+}
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+}  // namespace
+
+TEST_CASE("trace reports the Azure sample's KV, waste, replay and replica", "[cli][trace]") {
+    // The first 1,000 requests of the Azure LLM inference conversation trace 2023 (CC-BY 4.0;
+    // Patel et al., "Splitwise", ISCA 2024). Figures computed separately with Python's csv module:
+    //   sum of (prompt + generated) x 131,072 B (Llama-3-8B bf16) = 165,340,905,472 B;
+    //   sum of ceil(tokens / 16) x 16 x 131,072 B = 166,327,222,272 B;
+    //   contiguous: 1,000 x 8,192 (max_position_embeddings) x 131,072 B = 1,073,741,824,000 B;
+    //   replay at TTFT 500 ms, TPOT 50 ms (the defaults): peak 87 requests holding 7,644 blocks of
+    //   2 MiB = 16,030,629,888 B; arrival rate 999 / 216.027393 s = 4.62441 /s.
+    const CliRun r = run_kvplan("trace " + data_file("traces/azure-conv-2023-first1000.csv") +
+                                " --model llama-3-8b --gpu h100-sxm --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["command"] == "trace");
+    CHECK(j["requests"].get<std::uint64_t>() == 1000);
+    CHECK(j["kv_used_per_gpu"].get<std::uint64_t>() == 165'340'905'472ULL);
+    CHECK(j["kv_paged_per_gpu"].get<std::uint64_t>() == 166'327'222'272ULL);
+    CHECK(j["kv_contiguous_per_gpu"].get<std::uint64_t>() == 1'073'741'824'000ULL);
+    CHECK(j["replay_peak_requests"].get<std::uint64_t>() == 87);
+    CHECK(j["replay_peak_kv_per_gpu"].get<std::uint64_t>() == 16'030'629'888ULL);
+    CHECK(j["arrival_rate"].get<double>() == Approx(4.62441).epsilon(1e-5));
+    // 14.9 GiB at the peak fits one H100's KV budget (tens of GiB): one GPU holds it.
+    CHECK(j["smallest_replica_for_peak"]["gpus"].get<int>() == 1);
+    CHECK(j["holds_peak"].get<bool>());
+    // The text names the source and keeps the attribution the license asks for.
+    const CliRun t = run_kvplan("trace " + data_file("traces/azure-conv-2023-first1000.csv") +
+                                " --model llama-3-8b");
+    REQUIRE(t.code == 0);
+    CHECK(t.out.find("Patel et al.") != std::string::npos);
+    CHECK(t.out.find("nearest-rank") != std::string::npos);
+    CHECK(t.out.find("no --gpu") != std::string::npos);
+}
+
+TEST_CASE("fleet sizes replicas for fixed lengths by hand", "[cli][fleet]") {
+    // Every request 2,000 + 500 tokens: ceil(2500 / 16) = 157 blocks x 2 MiB = 314 MiB on
+    // Llama-3-8B; a 16 GiB KV budget holds floor(16,384 / 314) = 52. The decode bound at 52
+    // sequences is far below 100 ms (about 15 GB of weights + 52 x 0.3 GB of KV at 3.35 TB/s is
+    // under 10 ms), so the KV budget binds. In flight: 10 /s x (1 s + 500 x 0.1 s) = 510;
+    // replicas ceil(510 / 52) = 10.
+    const std::string args =
+        "fleet --model llama-3-8b --gpu h100-sxm --kv-memory 16GiB --rate 10 --tpot-ms 100 "
+        "--ttft-ms 1000 --prompt-tokens 2000 --output-tokens 500 --format json";
+    const CliRun r = run_kvplan(args);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["kv_per_request_at_percentile"].get<std::uint64_t>() == 314ULL << 20);
+    CHECK(j["batch_kv_at_percentile"].get<std::uint64_t>() == 52);
+    CHECK(j["batch"].get<std::uint64_t>() == 52);
+    CHECK(j["binding"] == "KV budget");
+    CHECK(j["in_flight"].get<double>() == Approx(510.0));
+    CHECK(j["replicas"].get<std::uint64_t>() == 10);
+    CHECK(j["gpus"].get<std::uint64_t>() == 10);
+    // vLLM's default max_num_seqs on an 80 GB H100: 1,024 (vllm/engine/arg_utils.py).
+    CHECK(j["max_num_seqs"].get<std::uint64_t>() == 1024);
+    // Identical requests: the overflow probability is 0 up to 52 and 1 past it, so the epsilon
+    // mode finds the same batch.
+    const CliRun e = run_kvplan(args + " --epsilon 0.01");
+    REQUIRE(e.code == 0);
+    CHECK(json::parse(e.out)["batch_kv_overflow"].get<std::uint64_t>() == 52);
+    // A 6 ms target: batch 1 reads about 15.3 GB (4.6 ms at 3.35 TB/s), and every extra
+    // sequence 0.3 GB more, so TPOT binds below the KV budget's 52.
+    const CliRun tp = run_kvplan(
+        "fleet --model llama-3-8b --gpu h100-sxm --kv-memory 16GiB --rate 10 --tpot-ms 6 "
+        "--ttft-ms 1000 --prompt-tokens 2000 --output-tokens 500 --format json");
+    REQUIRE(tp.code == 0);
+    const json k = json::parse(tp.out);
+    CHECK(k["binding"] == "TPOT");
+    CHECK(k["batch"].get<std::uint64_t>() < 52);
+    CHECK(k["tpot_at_batch"].get<double>() <= 0.006);
+    // 1 ms per token: not even one sequence (an answer, exit 0).
+    const CliRun no = run_kvplan(
+        "fleet --model llama-3-8b --gpu h100-sxm --rate 10 --tpot-ms 1 --prompt-tokens 2000 "
+        "--output-tokens 500");
+    CHECK(no.code == 0);
+    CHECK(no.out.find("NO BATCH MEETS THE TARGETS") != std::string::npos);
+    // Neither a trace nor lengths: a usage error naming the flag.
+    const CliRun u = run_kvplan("fleet --model llama-3-8b --gpu h100-sxm --rate 10 --tpot-ms 50");
+    CHECK(u.code == 2);
+    CHECK(u.err.find("--trace") != std::string::npos);
+}
+
+TEST_CASE("calibrate fits the reserve of a V0 log and reproduces its cache figures",
+          "[cli][calibrate]") {
+    // vllm #10517, Llama-3.1-8B on an RTX 3090 (Llama-3-8B's shapes). reserve = ceil(23.58 GiB x
+    // 0.90) - 14.9888 GiB - 3905 MiB (1952 blocks of 2 MiB within 3.81 +- 0.005 GiB) = 2.41972 GiB.
+    // From 3905 MiB vLLM's V0 rule gives floor(3905 / 2) = 1952 blocks and 1952 x 16 / 20,000 =
+    // 1.56x, as logged.
+    const std::string profile = out_file("llama-3-8b-rtx3090.profile.json");
+    const CliRun r =
+        run_kvplan("calibrate " + data_file("logs/vllm-v0-llama-3.1-8b-rtx3090-20k.log") +
+                   " --model llama-3-8b --format json --write-profile '" + profile + "'");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["reserve"].get<double>() / (1ULL << 30) == Approx(2.41972).margin(1e-4));
+    CHECK(j["gpu_blocks"] == "1,952 / 1,952");
+    CHECK(j["max_concurrency"] == "1.56x / 1.56x");
+    CHECK(j["profile"]["reserve_bytes"].get<std::uint64_t>() == j["reserve"].get<std::uint64_t>());
+    const std::string written = slurp(profile);
+    CHECK(written.find("\"kvplan_profile\": 1") != std::string::npos);
+    // fit --profile uses the measured reserve as vLLM's charged terms (activation, no graphs) at
+    // the profile's utilization: on an H100 SXM (85,520,809,984 B) the KV budget is
+    // ceil(85,520,809,984 x 0.90) - 16,060,522,496 (modelled weights) - the reserve
+    // = 76,968,728,986 - 16,060,522,496 - reserve.
+    const std::uint64_t reserve = j["reserve"].get<std::uint64_t>();
+    const CliRun f = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8192 --format json "
+        "--profile '" +
+        profile + "'");
+    REQUIRE(f.code == 0);
+    const json fj = json::parse(f.out);
+    CHECK(fj["activation_bytes"].get<std::uint64_t>() == reserve);
+    CHECK(fj["cuda_graph_bytes"].get<std::uint64_t>() == 0);
+    CHECK(fj["kv_budget_bytes_per_gpu"].get<std::uint64_t>() ==
+          76'968'728'986ULL - 16'060'522'496ULL - reserve);
+    CHECK(f.out.find("reserve from the profile") != std::string::npos);
+    // A log that is not a vLLM log: exit 3 naming the file.
+    const CliRun bad =
+        run_kvplan("calibrate " + data_file("traces/README.md") + " --model llama-3-8b");
+    CHECK(bad.code == 3);
+    CHECK(bad.err.find("log: expected vLLM start-up lines") != std::string::npos);
+}
+
+TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]") {
+    const std::string roof = out_file("roofline-plot.svg");
+    const CliRun r = run_kvplan(
+        "roofline --model llama-3-8b --gpu h100-sxm --context 4096 --batch 64 "
+        "--plot '" +
+        roof + "'");
+    REQUIRE(r.code == 0);
+    const std::string svg = slurp(roof);
+    CHECK(svg.find("<svg") != std::string::npos);
+    CHECK(svg.find("time per output token (ms)") != std::string::npos);
+    CHECK(svg.find("TPOT bound") != std::string::npos);
+    CHECK(svg.find("batch 64") != std::string::npos);
+    const std::string fitp = out_file("fit-plot.svg");
+    const CliRun f = run_kvplan(
+        "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 32k "
+        "--concurrency 40 --plot '" +
+        fitp + "'");
+    REQUIRE(f.code == 0);
+    const std::string fsvg = slurp(fitp);
+    CHECK(fsvg.find("context per sequence (tokens)") != std::string::npos);
+    CHECK(fsvg.find("target: 40 x 32,000 tokens") != std::string::npos);
+}

@@ -1,0 +1,32 @@
+# kvplan trace, fleet, calibrate and --plot through the built binary; the charts it writes are
+# rendered in headless Chromium (skipped, exit 77, only when Chromium is not installed).
+if(TARGET kvplan_cli)
+  kvplan_add_tests(kvplan_cli_planning_io_tests
+    SOURCES cli/cli_runner.cpp cli/test_cli_planning_io.cpp
+    LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
+  target_include_directories(kvplan_cli_planning_io_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)
+  target_compile_definitions(kvplan_cli_planning_io_tests PRIVATE
+    KVPLAN_EXE="$<TARGET_FILE:kvplan_cli>" KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+  add_dependencies(kvplan_cli_planning_io_tests kvplan_cli)
+
+  set(_plot_dir "${CMAKE_CURRENT_BINARY_DIR}/plots")
+  file(MAKE_DIRECTORY ${_plot_dir})
+  add_test(NAME "render: kvplan roofline --plot writes a chart"
+    COMMAND $<TARGET_FILE:kvplan_cli> roofline --model llama-3-70b --gpu h100-sxm --tp 4
+            --context 8192 --batch 64 --plot ${_plot_dir}/roofline.svg)
+  set_tests_properties("render: kvplan roofline --plot writes a chart" PROPERTIES
+    FIXTURES_SETUP kvplan_roofline_svg)
+  add_test(NAME "render: kvplan roofline --plot in Chromium"
+    COMMAND svg_render_check ${_plot_dir}/roofline.svg)
+  set_tests_properties("render: kvplan roofline --plot in Chromium" PROPERTIES
+    FIXTURES_REQUIRED kvplan_roofline_svg SKIP_RETURN_CODE 77)
+  add_test(NAME "render: kvplan fit --plot writes a chart"
+    COMMAND $<TARGET_FILE:kvplan_cli> fit --model llama-3-70b --gpu h100-sxm --tp 4
+            --context 32k --concurrency 40 --plot ${_plot_dir}/fit.svg)
+  set_tests_properties("render: kvplan fit --plot writes a chart" PROPERTIES
+    FIXTURES_SETUP kvplan_fit_svg)
+  add_test(NAME "render: kvplan fit --plot in Chromium"
+    COMMAND svg_render_check ${_plot_dir}/fit.svg)
+  set_tests_properties("render: kvplan fit --plot in Chromium" PROPERTIES
+    FIXTURES_REQUIRED kvplan_fit_svg SKIP_RETURN_CODE 77)
+endif()
