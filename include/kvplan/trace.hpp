@@ -371,7 +371,7 @@ class TraceBuilder {
 /// observed value, never an interpolation. Precondition: `sorted` is non-empty and ascending, 0 <=
 /// p <= 100.
 template <class T>
-[[nodiscard]] constexpr T nearest_rank(std::span<const T> sorted, double p) {
+[[nodiscard]] T nearest_rank(std::span<const T> sorted, double p) {
     KVPLAN_EXPECTS(!sorted.empty() && p >= 0.0 && p <= 100.0);
     const double exact = p / 100.0 * static_cast<double>(sorted.size());
     // The small tolerance keeps p x n that is whole in exact arithmetic from rounding up a rank.
