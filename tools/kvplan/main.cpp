@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
     app.fallthrough(false);
     register_size(app, ctx);
     register_fit(app, ctx);
+    register_plan(app, ctx);
+    register_compare(app, ctx);
+    register_diff(app, ctx);
     register_check(app, ctx);
     register_roofline(app, ctx);
     register_list(app, ctx);

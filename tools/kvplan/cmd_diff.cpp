@@ -1,0 +1,204 @@
+// kvplan diff OLD NEW: two revisions of a config.json. What changed in the file, what changed in
+// the model kvplan maps it to, and the effect on bytes per token, capacity and the decode bound.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include <kvplan/format.hpp>
+#include <kvplan/hf_config.hpp>
+#include <kvplan/json.hpp>
+#include <kvplan/kv_bytes.hpp>
+#include <kvplan/roofline.hpp>
+#include <kvplan/weights.hpp>
+
+#include "capacity.hpp"
+#include "commands.hpp"
+#include "explain.hpp"
+#include "parse.hpp"
+#include "replica.hpp"
+#include "report.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct DiffOptions {
+    std::string old_model, new_model;
+    CommonOptions common;
+};
+
+/// The config.json behind a --model argument, if it is a file (a preset has none).
+std::optional<fs::path> config_file(const std::string& arg, const Context& ctx) {
+    std::error_code ec;
+    fs::path p{arg};
+    if (fs::is_directory(p, ec)) p /= "config.json";
+    if (fs::is_regular_file(p, ec)) return p;
+    return find_bundled_model(ctx.config_dir, arg);
+}
+
+/// Flattens a JSON document into "a.b[2]" -> value.
+void flatten(const Json& j, const std::string& path, std::vector<std::pair<std::string, Json>>& out) {
+    if (j.is_object() && !j.empty()) {
+        for (auto it = j.begin(); it != j.end(); ++it)
+            flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+    } else {
+        out.emplace_back(path, j);
+    }
+}
+
+std::string shown(const Json* v) { return v == nullptr ? "(absent)" : v->dump(); }
+
+/// What kvplan's model says of each field that sizes the cache, for old and new.
+void model_rows(Table& t, const Model& a, const Model& b) {
+    const auto add = [&](const std::string& field, std::uint64_t x, std::uint64_t y) {
+        if (x != y) t.rows.push_back({cell_text(field), cell_count(x, ""), cell_count(y, "")});
+    };
+    const ModelConfig& ca = a.config();
+    const ModelConfig& cb = b.config();
+    add("num_layers", a.num_layers(), b.num_layers());
+    add("num_heads", ca.num_heads, cb.num_heads);
+    add("hidden_size", ca.hidden_size, cb.hidden_size);
+    add("intermediate_size", ca.intermediate_size, cb.intermediate_size);
+    add("vocab_size", ca.vocab_size, cb.vocab_size);
+    add("max_position_embeddings", ca.max_position_embeddings, cb.max_position_embeddings);
+    add("moe.experts", ca.moe.experts, cb.moe.experts);
+    add("moe.experts_per_token", ca.moe.experts_per_token, cb.moe.experts_per_token);
+    for (CacheKind k : {CacheKind::full_attention, CacheKind::sliding_window, CacheKind::mla_latent,
+                        CacheKind::constant_state})
+        add(std::string("layers of kind ") + std::string(name(k)), a.layers().layers_of_kind(k),
+            b.layers().layers_of_kind(k));
+    const auto first_attn = [](const Model& m) -> const CacheSpec* {
+        for (std::uint32_t i = 0; i < m.layers().num_specs; ++i)
+            if (m.layers().specs[i].kv_heads != 0) return &m.layers().specs[i];
+        return nullptr;
+    };
+    const CacheSpec* sa = first_attn(a);
+    const CacheSpec* sb = first_attn(b);
+    if (sa && sb) {
+        add("kv_heads", sa->kv_heads, sb->kv_heads);
+        add("k_head_dim", sa->k_head_dim, sb->k_head_dim);
+        add("v_head_dim", sa->v_head_dim, sb->v_head_dim);
+        add("sliding window (tokens)", largest_window(a), largest_window(b));
+    }
+}
+
+Cell change(double before, double after) {
+    if (before == 0) return cell_null(after == 0 ? "0 %" : "new");
+    const double pct = (after - before) / before * 100.0;
+    return {fmt::format("{:+.1f} %", pct), pct};
+}
+
+void run_diff(const DiffOptions& d, Context& ctx) {
+    const CommonOptions& o = d.common;
+    const KvFormat f = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    (void)parse_layout(o);  // a bad --tp is a usage error before any file is read
+    const WeightOptions wo = weight_options(o);
+    if (!o.context.empty()) (void)parse_tokens(o.context, "--context");
+    const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD");
+    const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW");
+    const std::uint64_t context = context_or_default(o, a.get());
+
+    Report rep;
+    rep.command = "diff";
+    rep.inputs = {{"old", cell_text(a.id)}, {"new", cell_text(b.id)},
+                  {"kv_dtype", cell_text(std::string(name(f.dtype)))},
+                  {"context_tokens", cell_count(context, "tokens")}};
+
+    Table file;
+    file.key = "config_changes";
+    file.title = "config.json fields that changed";
+    file.columns = {{"field", "field"}, {"old", "old"}, {"new", "new"}};
+    const auto fa = config_file(d.old_model, ctx), fb = config_file(d.new_model, ctx);
+    if (fa && fb) {
+        std::vector<std::pair<std::string, Json>> ja, jb;
+        flatten(read_json_file(*fa), "", ja);
+        flatten(read_json_file(*fb), "", jb);
+        const auto find = [](const auto& v, const std::string& k) -> const Json* {
+            for (const auto& [key, val] : v)
+                if (key == k) return &val;
+            return nullptr;
+        };
+        for (const auto& [k, v] : ja) {
+            const Json* other = find(jb, k);
+            if (other == nullptr || *other != v)
+                file.rows.push_back({cell_text(k), cell_text(v.dump()), cell_text(shown(other))});
+        }
+        for (const auto& [k, v] : jb)
+            if (find(ja, k) == nullptr)
+                file.rows.push_back({cell_text(k), cell_text("(absent)"), cell_text(v.dump())});
+    }
+    Table model;
+    model.key = "model_changes";
+    model.title = "What kvplan's model of it changed";
+    model.columns = {{"field", "field"}, {"old", "old"}, {"new", "new"}};
+    model_rows(model, a.get(), b.get());
+
+    Table eff;
+    eff.key = "effects";
+    eff.title = "Effect";
+    eff.columns = {{"figure", "figure"}, {"old", "old"}, {"new", "new"}, {"change_percent", "change"}};
+    const auto bytes_row = [&](const char* key, Bytes x, Bytes y) {
+        eff.rows.push_back({cell_text(key), cell_exact(x), cell_exact(y),
+                            change(static_cast<double>(x.count()), static_cast<double>(y.count()))});
+    };
+    bytes_row("kv_bytes_per_token", kv_bytes_per_token(a.get(), f), kv_bytes_per_token(b.get(), f));
+    bytes_row("kv_bytes_per_sequence", kv_bytes_per_sequence(a.get(), f, context),
+              kv_bytes_per_sequence(b.get(), f, context));
+    bytes_row("weight_bytes", weight_bytes(a.get(), wo).total(), weight_bytes(b.get(), wo).total());
+    if (!o.gpu.empty()) {
+        CommonOptions oa = o, ob = o;
+        oa.model = d.old_model;
+        ob.model = d.new_model;
+        oa.context = ob.context = std::to_string(context);
+        const ReplicaInput ia = read_replica_input(oa, ctx);
+        const ReplicaInput ib = read_replica_input(ob, ctx);
+        const FitResult xa = compute_fit(ia.replica(), ia.engine, context, ia.concurrency);
+        const FitResult xb = compute_fit(ib.replica(), ib.engine, context, ib.concurrency);
+        bytes_row("kv_budget_bytes_per_gpu", xa.kv_budget, xb.kv_budget);
+        eff.rows.push_back({cell_text("max_concurrency"), cell_count(xa.max_concurrency, ""),
+                            cell_count(xb.max_concurrency, ""),
+                            change(static_cast<double>(xa.max_concurrency),
+                                   static_cast<double>(xb.max_concurrency))});
+        const DecodeBound da = decode_bound(ia.replica(), ia.concurrency, context);
+        const DecodeBound db = decode_bound(ib.replica(), ib.concurrency, context);
+        eff.rows.push_back({cell_text("tpot_seconds"), cell(da.tpot), cell(db.tpot),
+                            change(da.tpot.in(s), db.tpot.in(s))});
+        eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(da.bound))),
+                            cell_text(std::string(name(db.bound))), cell_null("")});
+        rep.inputs.push_back({"gpu", cell_text(ia.gpu.id)});
+        rep.inputs.push_back({"concurrency", cell_count(ia.concurrency, "sequences")});
+    }
+    const Bytes pa = kv_bytes_per_token(a.get(), f), pb = kv_bytes_per_token(b.get(), f);
+    rep.heading = fmt::format("{} -> {}: KV per token {} -> {} ({})", a.id, b.id, fmt::format("{}", pa),
+                              fmt::format("{}", pb),
+                              change(static_cast<double>(pa.count()), static_cast<double>(pb.count())).text);
+    rep.figures.push_back({"changed", "changed", cell_bool(!file.rows.empty() || !model.rows.empty()),
+                           {}, {}, false});
+    rep.tables.push_back(std::move(file));
+    rep.tables.push_back(std::move(model));
+    rep.tables.push_back(std::move(eff));
+    rep.csv_table = 2;
+    if (o.gpu.empty()) rep.notes.push_back("add --gpu (and --tp, --concurrency) for capacity and the decode bound");
+    render(rep, parse_format(o.format), o.explain, *ctx.out);
+}
+
+}  // namespace
+
+void register_diff(CLI::App& app, Context& ctx) {
+    auto d = std::make_shared<DiffOptions>();
+    CLI::App* sub = app.add_subcommand(
+        "diff", "Two config.json revisions: what changed, and its effect on bytes per token, "
+                "capacity and the decode bound");
+    sub->add_option("OLD", d->old_model, "The previous config (a path or a bundled id)")->required();
+    sub->add_option("NEW", d->new_model, "The new config (a path or a bundled id)")->required();
+    add_options(*sub, d->common, opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
+                                     opt_output);
+    sub->callback([d, &ctx] { run_diff(*d, ctx); });
+}
+
+}  // namespace kvplan::cli
