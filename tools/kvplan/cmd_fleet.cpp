@@ -188,9 +188,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             cell_number(p.overflow_bound, "", 6));
         fig("overflow_normal", "P(KV in use > budget), normal estimate",
             cell_number(p.overflow_normal, "", 6));
-        fig("replicas", "Replicas", cell_count(p.replicas, "replicas"),
+        fig("replicas", "Replicas",
+            cell_count(p.replicas, p.replicas == 1 ? "replica" : "replicas"),
             {"ceil(in flight / batch)", {}});
-        fig("gpus", "GPUs", cell_count(p.replicas * layout.ranks(), "GPUs"));
+        fig("gpus", "GPUs",
+            cell_count(p.replicas * layout.ranks(),
+                       p.replicas * layout.ranks() == 1 ? "GPU" : "GPUs"));
         fig("output_tokens_per_s", "Output tokens/s, whole fleet",
             cell_number(rate * mean_output, "tokens/s", 0), {"rate x mean output tokens", {}});
     }
