@@ -228,6 +228,10 @@ TEST_CASE("a decode bound from prepared costs equals the bound summed sequence b
                     CHECK(p.tpot.in(s) == summed.tpot.in(s));
                     CHECK(p.bound == summed.bound);
                     CHECK(p.tokens_per_s == summed.tokens_per_s);
+                    // With efficiency factors, the estimates agree too.
+                    const RooflineOptions eff{.efficiency = Efficiency{0.8, 0.6}};
+                    CHECK(decode_point(decode_costs(r, eff), b, ctx).step_estimate->in(s) ==
+                          decode_bound(r, each, eff).step_estimate->in(s));
                 }
         }
     }

@@ -288,12 +288,28 @@ constexpr void check_roofline(const Replica& r, const RooflineOptions& o) {
         throw_field_error<InvalidInput>(where(), "efficiency", "fractions in (0, 1]", "outside");
 }
 
-constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOptions& o) {
-    st.memory_time = st.bytes() / gpu.memory_bandwidth;
-    st.compute_time = st.flops() / gpu.dense(o.compute).value_or(FlopsPerSecond{});
+/// A stage's bytes and FLOPs at peak bandwidth and throughput, and with the efficiency factors.
+struct StageTimes {
+    Seconds memory{};
+    Seconds compute{};
+    std::optional<Seconds> estimate{};
+};
+
+[[nodiscard]] constexpr StageTimes stage_times(Bytes bytes, Flops flops, const GpuSpec& gpu,
+                                               const RooflineOptions& o) {
+    StageTimes t{bytes / gpu.memory_bandwidth,
+                 flops / gpu.dense(o.compute).value_or(FlopsPerSecond{})};
     if (o.efficiency)
-        st.estimate = std::max(st.bytes() / (gpu.memory_bandwidth * o.efficiency->bandwidth),
-                               st.flops() / (*gpu.dense(o.compute) * o.efficiency->compute));
+        t.estimate = std::max(bytes / (gpu.memory_bandwidth * o.efficiency->bandwidth),
+                              flops / (*gpu.dense(o.compute) * o.efficiency->compute));
+    return t;
+}
+
+constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOptions& o) {
+    const StageTimes t = stage_times(st.bytes(), st.flops(), gpu, o);
+    st.memory_time = t.memory;
+    st.compute_time = t.compute;
+    st.estimate = t.estimate;
 }
 
 [[nodiscard]] constexpr AllReduce all_reduce(const Replica& r, const Layout& l, std::uint64_t tokens,
@@ -323,6 +339,12 @@ struct DecodeCosts {
         Shard shard{};
         detail::WeightRead weights{};  ///< resident, dense and experts; the read is per batch
         detail::RankMatmulParams matmul{};
+        /// Per layer shape: the stage's layers of it, and on a rank its KV bytes per token kept,
+        /// its fixed state, and its attention FLOPs per token attended (2 x heads x dimensions).
+        std::array<std::uint64_t, max_cache_specs> layers{};
+        std::array<Bytes, max_cache_specs> kv_per_token{};
+        std::array<Bytes, max_cache_specs> state{};
+        std::array<double, max_cache_specs> attention_per_token{};
     };
     Replica replica;
     Layout layout;
@@ -334,32 +356,74 @@ struct DecodeCosts {
 [[nodiscard]] constexpr DecodeCosts decode_costs(const Replica& r, const RooflineOptions& o = {}) {
     detail::check_roofline(r, o);
     DecodeCosts c{r, r.layout(), o};
-    for (std::uint32_t s = 0; s < c.layout.pp(); ++s)
-        c.stages[s] = {c.layout.stage(s), detail::weight_base(r, c.layout, s),
-                       detail::rank_matmul_params(r.model, c.layout, s)};
+    const LayerStack& L = r.model.layers();
+    for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
+        DecodeCosts::Stage& st = c.stages[s];
+        st.shard = c.layout.stage(s);
+        st.weights = detail::weight_base(r, c.layout, s);
+        st.matmul = detail::rank_matmul_params(r.model, c.layout, s);
+        st.layers = detail::layers_per_spec(r.model, st.shard);
+        // The same terms, in the same order, as kv_bytes_per_sequence and
+        // attention_flops_per_token, so the results agree to the bit.
+        const double heads = static_cast<double>(r.model.config().num_heads / st.shard.tp);
+        for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+            const CacheSpec& spec = L.specs[k];
+            st.kv_per_token[k] = layer_bytes_per_token(spec, r.kv, st.shard.tp);
+            st.state[k] = layer_state_bytes(spec, st.shard.tp);
+            if (spec.kind == CacheKind::full_attention || spec.kind == CacheKind::sliding_window)
+                st.attention_per_token[k] = 2.0 * heads * (spec.k_head_dim + spec.v_head_dim);
+            else if (spec.kind == CacheKind::mla_latent)
+                st.attention_per_token[k] =
+                    2.0 * heads * (2.0 * spec.kv_lora_rank + spec.qk_rope_head_dim);
+        }
+    }
     return c;
 }
 
 namespace detail {
 
+/// What stage `s` reads and computes for `batch` sequences at `context` tokens.
+struct DecodeLoad {
+    WeightRead weights{};
+    Bytes kv_read{};
+    Flops matmul{};
+    Flops attention{};
+};
+
+[[nodiscard]] constexpr DecodeLoad decode_load(const DecodeCosts& c, std::uint32_t s,
+                                               std::uint64_t batch, std::uint64_t context) {
+    const DecodeCosts::Stage& cs = c.stages[s];
+    const Model& m = c.replica.model;
+    // kv_bytes_per_sequence and attention_flops_per_token over the prepared per-shape terms.
+    Bytes kv{};
+    double attention = 0.0;
+    const LayerStack& L = m.layers();
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        if (cs.layers[k] == 0) continue;
+        const std::uint64_t kept = tokens_kept(L.specs[k], context);
+        kv += (cs.kv_per_token[k] * kept + cs.state[k]) * cs.layers[k];
+        attention += cs.attention_per_token[k] * static_cast<double>(kept) *
+                     static_cast<double>(cs.layers[k]);
+    }
+    return {weight_read_at(cs.weights, m.config(), batch), kv * batch,
+            Flops::in_base(2.0 * (cs.matmul.dense + cs.matmul.routed) * static_cast<double>(batch)),
+            Flops::in_base(attention * static_cast<double>(batch))};
+}
+
 /// Stage `s`'s step for `batch` sequences at `context` tokens.
 [[nodiscard]] constexpr StageStep decode_stage(const DecodeCosts& c, std::uint32_t s,
                                                std::uint64_t batch, std::uint64_t context) {
-    const DecodeCosts::Stage& cs = c.stages[s];
-    const Replica& r = c.replica;
+    const DecodeLoad load = decode_load(c, s, batch, context);
     StageStep st;
     st.stage = s;
-    const WeightRead w = weight_read_at(cs.weights, r.model.config(), batch);
-    st.weights_resident = w.resident;
-    st.weights_read = w.read;
-    st.experts_resident = w.experts;
-    st.experts_touched = w.experts_touched;
-    st.kv_read = kv_bytes_per_sequence(r.model, r.kv, context, cs.shard) * batch;
-    st.matmul_flops =
-        Flops::in_base(2.0 * (cs.matmul.dense + cs.matmul.routed) * static_cast<double>(batch));
-    st.attention_flops = Flops::in_base(attention_flops_per_token(r.model, cs.shard, context) *
-                                        static_cast<double>(batch));
-    finish_stage(st, r.gpu, c.options);
+    st.weights_resident = load.weights.resident;
+    st.weights_read = load.weights.read;
+    st.experts_resident = load.weights.experts;
+    st.experts_touched = load.weights.experts_touched;
+    st.kv_read = load.kv_read;
+    st.matmul_flops = load.matmul;
+    st.attention_flops = load.attention;
+    finish_stage(st, c.replica.gpu, c.options);
     return st;
 }
 
@@ -503,16 +567,22 @@ struct DecodePoint {
                                                  std::uint64_t context) {
     KVPLAN_EXPECTS(batch >= 1);
     DecodePoint p{.batch = batch, .context = context};
-    StageStep lim;
     Seconds worst{};
     for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
-        const StageStep st = detail::decode_stage(c, s, batch, context);
-        p.tpot += st.time();
-        if (s == 0 || st.time() > lim.time()) lim = st;
-        if (st.estimate) worst = std::max(worst, *st.estimate);
+        // A stage's times as decode_stage has them, without filling its whole record.
+        const detail::DecodeLoad load = detail::decode_load(c, s, batch, context);
+        const detail::StageTimes t =
+            detail::stage_times(load.weights.read + load.kv_read, load.matmul + load.attention,
+                                c.replica.gpu, c.options);
+        const Seconds time = std::max(t.memory, t.compute);
+        p.tpot += time;
+        // The first stage, then any strictly slower one: decode_bound's limiting stage.
+        if (s == 0 || time > p.step) {
+            p.step = time;
+            p.bound = t.compute > t.memory ? Bound::compute : Bound::memory;
+        }
+        if (t.estimate) worst = std::max(worst, *t.estimate);
     }
-    p.step = lim.time();
-    p.bound = lim.bound();
     p.tokens_per_s = static_cast<double>(batch) / p.step.in(kvplan::s);
     p.tokens_per_s_per_gpu = p.tokens_per_s / c.layout.ranks();
     if (c.options.efficiency) p.step_estimate = worst;
