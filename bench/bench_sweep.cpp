@@ -38,7 +38,14 @@ struct Cell {
     KvFormat kv;
     Bytes budget;
     DecodeCosts decode;  ///< the roofline's per-replica costs
+    std::array<std::uint64_t, max_cache_specs> layers_of_spec;  ///< for the inline loop
 };
+
+std::array<std::uint64_t, max_cache_specs> count_layers(const ModelConfig& m) {
+    std::array<std::uint64_t, max_cache_specs> count{};
+    for (std::uint32_t i = 0; i < m.layers.num_layers; ++i) ++count[m.layers.spec_of_layer[i]];
+    return count;
+}
 
 std::vector<Cell> make_cells() {
     std::vector<Cell> cells;
@@ -49,7 +56,8 @@ std::vector<Cell> make_cells() {
                     try {
                         const Replica r{.model = *m, .gpu = *g, .parallel = {.tp = tp}, .kv = d};
                         const ReplicaBudget b = replica_budget(r, {.context = 1, .concurrency = 1});
-                        cells.push_back({m, r.layout(), d, b.stages[0].kv_budget, decode_costs(r)});
+                        cells.push_back({m, r.layout(), d, b.stages[0].kv_budget, decode_costs(r),
+                                         count_layers(m->config())});
                     } catch (const InvalidLayout&) {
                     }
                 }
@@ -70,9 +78,10 @@ struct Answer {
 
 Answer evaluate(const Cell& c, std::uint64_t ctx, std::uint64_t conc) {
     const Shard s = c.layout.stage(0);
+    // What sequences_that_fit computes, from the one size: how many whole sequences fit.
     const Bytes each = reserved_per_sequence(*c.model, c.kv, ctx, block, s);
     const Bytes batch = each * conc;
-    return {batch, sequences_that_fit(c.budget, *c.model, c.kv, ctx, block, s), batch <= c.budget};
+    return {batch, c.budget / each, batch <= c.budget};
 }
 
 void library_sweep(benchmark::State& state) {
@@ -107,9 +116,9 @@ BENCHMARK(library_sweep_with_roofline)->Unit(benchmark::kMillisecond);
 // The same answers computed inline, the way one would without the library: count the shard's
 // layers of each cache shape, bytes per token of each shape from heads, dimensions and element
 // bits (fp8/bf16 unscaled, int4 with one fp32 scale per head vector), blocks rounded up, windows
-// capping sliding layers; plain unchecked uint64 and double arithmetic. The roofline's
-// per-replica constants (weight bytes, matmul parameters) are hoisted per cell as DecodeCosts
-// hoists them; what varies per point is computed inline.
+// capping sliding layers; plain unchecked uint64 and double arithmetic. What depends only on the
+// cell (layers of each shape, and the roofline's weight bytes and matmul parameters) is hoisted
+// per cell, as DecodeCosts hoists it; what varies per point is computed inline.
 std::uint64_t inline_vector_bytes(KvDtype d, std::uint64_t elements) {
     const std::uint64_t bits = d == KvDtype::bf16 ? 16 : d == KvDtype::fp8_e4m3 ? 8 : 4;
     const std::uint64_t scale_bits = d == KvDtype::int4 ? 32 : 0;
@@ -125,8 +134,7 @@ struct InlineSizes {
 InlineSizes inline_sizes(const Cell& c, std::uint64_t ctx) {
     const ModelConfig& m = c.model->config();
     const std::uint32_t tp = c.layout.tp();
-    std::uint64_t count[max_cache_specs] = {};
-    for (std::uint32_t i = 0; i < m.layers.num_layers; ++i) ++count[m.layers.spec_of_layer[i]];
+    const std::array<std::uint64_t, max_cache_specs>& count = c.layers_of_spec;
     const double heads = static_cast<double>(m.num_heads / tp);
     InlineSizes out{0, 0, 0.0};
     for (std::uint32_t k = 0; k < m.layers.num_specs; ++k) {
@@ -172,6 +180,9 @@ struct InlineAnswer {
     std::uint64_t sequences;
     bool fits;
     double step_s;  ///< the decode step's lower bound, seconds
+    bool compute_bound;
+    double tokens_per_s;
+    double tokens_per_s_per_gpu;
 };
 
 InlineAnswer inline_evaluate(const Cell& c, std::uint64_t ctx, std::uint64_t conc) {
@@ -196,8 +207,15 @@ InlineAnswer inline_evaluate(const Cell& c, std::uint64_t ctx, std::uint64_t con
                          z.attention * static_cast<double>(conc);
     const double memory_s = bytes / c.decode.replica.gpu.memory_bandwidth.in(B_per_s);
     const double compute_s = flops / c.decode.replica.gpu.dense(ComputeDtype::bf16)->in(FLOP_per_s);
-    return {batch, z.reserved == 0 ? ~0ULL : c.budget.count() / z.reserved,
-            batch <= c.budget.count(), memory_s > compute_s ? memory_s : compute_s};
+    const double step_s = memory_s > compute_s ? memory_s : compute_s;
+    const double tokens_per_s = static_cast<double>(conc) / step_s;
+    return {batch,
+            z.reserved == 0 ? ~0ULL : c.budget.count() / z.reserved,
+            batch <= c.budget.count(),
+            step_s,
+            compute_s > memory_s,
+            tokens_per_s,
+            tokens_per_s / c.layout.tp()};
 }
 
 void inline_sweep(benchmark::State& state) {
@@ -219,10 +237,14 @@ BENCHMARK(inline_sweep)->Unit(benchmark::kMillisecond);
         for (std::uint64_t ctx : contexts)
             for (std::uint64_t conc : concurrencies) {
                 const Answer a = evaluate(c, ctx, conc);
-                const double step = decode_point(c.decode, conc, ctx).step.in(kvplan::s);
+                const DecodePoint d = decode_point(c.decode, conc, ctx);
+                const double step = d.step.in(kvplan::s);
                 const InlineAnswer b = inline_evaluate(c, ctx, conc);
                 if (a.batch.count() != b.batch || a.sequences != b.sequences || a.fits != b.fits ||
-                    std::abs(step - b.step_s) > 1e-12 * step) {
+                    std::abs(step - b.step_s) > 1e-12 * step ||
+                    (d.bound == Bound::compute) != b.compute_bound ||
+                    std::abs(d.tokens_per_s_per_gpu - b.tokens_per_s_per_gpu) >
+                        1e-12 * b.tokens_per_s_per_gpu) {
                     std::fprintf(stderr, "inline loop disagrees on %s\n",
                                  std::string(c.model->name()).c_str());
                     std::abort();
