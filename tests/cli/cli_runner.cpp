@@ -1,6 +1,7 @@
 #include "cli_runner.hpp"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -10,7 +11,9 @@
 CliRun run_kvplan(const std::string& args, const std::string& env) {
     static int counter = 0;
     const std::string err_file =
-        std::string(KVPLAN_TEST_BINARY_DIR) + "/cli_stderr_" + std::to_string(counter++) + ".txt";
+        // The process id keeps parallel test processes (ctest -j) apart.
+        std::string(KVPLAN_TEST_BINARY_DIR) + "/cli_stderr_" + std::to_string(getpid()) + "_" +
+        std::to_string(counter++) + ".txt";
     const std::string cmd =
         env + " '" + KVPLAN_EXE + "' " + args + " 2>'" + err_file + "' </dev/null";
     CliRun r;

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <unistd.h>
+
 #include "cli_runner.hpp"
 
 using nlohmann::json;
@@ -273,7 +275,8 @@ TEST_CASE("a failed requirement exits 1 and reports in text, JSON, JUnit and ann
     REQUIRE(rows.size() == 3);
     CHECK(rows[1][csv_column(rows, "measured")] == "327680");
 
-    const std::string junit = std::string(KVPLAN_TEST_BINARY_DIR) + "/check_junit.xml";
+    const std::string junit =
+        std::string(KVPLAN_TEST_BINARY_DIR) + "/check_junit_" + std::to_string(getpid()) + ".xml";
     CHECK(run_kvplan(args + " --junit '" + junit + "'").code == 1);
     std::ifstream in(junit);
     const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -291,7 +294,7 @@ TEST_CASE("check --baseline shows the change against the previous config", "[cli
     // The new revision doubles the KV heads (16 instead of 8): 2 x 80 x 16 x 128 x 2 B =
     // 655,360 B per token, +100 % over the 327,680 B of the baseline.
     const CliRun r = run_kvplan("check --policy " + data_file("cli/policy_tight.json") +
-                                " --model " + data_file("cli/llama-8k-heads") +
+                                " --model " + data_file("cli/llama-3-70b-16kv") +
                                 " --baseline llama-3-70b --format json");
     CHECK(r.code == 1);
     const json doc = json::parse(r.out);
@@ -332,4 +335,73 @@ TEST_CASE("bad policy and config files exit 3 with one line naming the file and 
     CHECK(g.code == 3);
     CHECK_THAT(g.err, Catch::Contains("gpu_no_memory.json"));
     CHECK(run_kvplan("check --policy " + data_file("cli/no_such_policy.json")).code == 3);
+}
+
+TEST_CASE("plan ranks the smallest replicas that hold the workload", "[cli][plan]") {
+    const CliRun r = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm,h200-sxm --context 8k --concurrency 32 "
+        "--kv-dtype bf16,fp8 --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["found"] == true);
+    const json& c = j["candidates"];
+    REQUIRE(c.size() >= 2);
+    // Llama-3-70B's bf16 weights are 141,107,412,992 B, more than one H100 (85,520,809,984 B) or
+    // one H200 (150,754,820,096 B less the cache) can hold beside 32 sequences, so 2 GPUs at least.
+    CHECK(c[0]["gpus"].get<std::uint64_t>() >= 2);
+    for (std::size_t i = 1; i < c.size(); ++i)
+        CHECK(c[i]["gpus"].get<std::uint64_t>() >= c[i - 1]["gpus"].get<std::uint64_t>());
+    for (const json& x : c) CHECK(x["max_concurrency"].get<std::uint64_t>() >= 32);
+    const CliRun csv = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 32 --format csv");
+    const auto rows = parse_csv(csv.out);
+    REQUIRE(rows.size() >= 2);
+    CHECK(rows[1][csv_column(rows, "rank")] == "1");
+    // Nothing of up to 1 GPU holds it: an answer (exit 0), not an error.
+    const CliRun none = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 32 --max-gpus 1");
+    CHECK(none.code == 0);
+    CHECK_THAT(none.out, Catch::StartsWith("NO REPLICA"));
+}
+
+TEST_CASE("compare puts every combination in one table", "[cli][compare]") {
+    // fp8 halves the cache: 327,680 B -> 163,840 B per token for Llama-3-70B.
+    const CliRun r = run_kvplan(
+        "compare --model llama-3-70b,llama-3-8b --kv-dtype bf16,fp8 --context 8k --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE(j["rows"].size() == 4);
+    CHECK(j["rows"][0]["kv_bytes_per_token"].get<std::uint64_t>() == 327'680);
+    CHECK(j["rows"][1]["kv_bytes_per_token"].get<std::uint64_t>() == 163'840);
+    // Llama-3-8B: 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B.
+    CHECK(j["rows"][2]["kv_bytes_per_token"].get<std::uint64_t>() == 131'072);
+    const CliRun g = run_kvplan(
+        "compare --model llama-3-70b --gpu h100,h200 --tp 4 --context 8k --concurrency 16 "
+        "--format csv");
+    REQUIRE(g.code == 0);
+    const auto rows = parse_csv(g.out);
+    REQUIRE(rows.size() == 3);
+    // The H200 (143,771 MiB) leaves more KV budget than the H100 (81,559 MiB).
+    CHECK(std::stoull(rows[2][csv_column(rows, "max_concurrency")]) >
+          std::stoull(rows[1][csv_column(rows, "max_concurrency")]));
+}
+
+TEST_CASE("diff shows the changed field and its effect", "[cli][diff]") {
+    // The new revision has 16 KV heads instead of 8: KV per token 327,680 B -> 655,360 B.
+    const CliRun r = run_kvplan("diff llama-3-70b " + data_file("cli/llama-3-70b-16kv") +
+                                " --gpu h100 --tp 4 --context 8k --concurrency 32 --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE(j["config_changes"].size() == 1);
+    CHECK(j["config_changes"][0]["field"] == "num_key_value_heads");
+    CHECK(j["model_changes"][0]["field"] == "kv_heads");
+    CHECK(j["effects"][0]["figure"] == "kv_bytes_per_token");
+    CHECK(j["effects"][0]["old"].get<std::uint64_t>() == 327'680);
+    CHECK(j["effects"][0]["new"].get<std::uint64_t>() == 655'360);
+    CHECK(j["effects"][0]["change_percent"].get<double>() == Approx(100.0));
+    const CliRun md = run_kvplan("diff llama-3-70b " + data_file("cli/llama-3-70b-16kv") +
+                                 " --format md");
+    CHECK_THAT(md.out, Catch::Contains("| num_key_value_heads | 8 | 16 |"));
+    CHECK(run_kvplan("diff llama-3-70b").code == 2);
+    CHECK(run_kvplan("diff llama-3-70b " + data_file("cli/config_not_json.json")).code == 3);
 }
