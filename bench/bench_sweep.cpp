@@ -64,6 +64,11 @@ std::vector<Cell> make_cells() {
     return cells;
 }
 
+const std::vector<Cell>& cells();
+
+/// Evaluations in one pass over the grid.
+std::size_t grid_points() { return cells().size() * contexts.size() * concurrencies.size(); }
+
 const std::vector<Cell>& cells() {
     static const std::vector<Cell> c = make_cells();
     return c;
@@ -94,6 +99,7 @@ void library_sweep(benchmark::State& state) {
         evals += cells().size() * contexts.size() * concurrencies.size();
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(evals));
+    state.counters["points"] = static_cast<double>(grid_points());
 }
 BENCHMARK(library_sweep)->Unit(benchmark::kMillisecond);
 
@@ -110,6 +116,7 @@ void library_sweep_with_roofline(benchmark::State& state) {
         evals += cells().size() * contexts.size() * concurrencies.size();
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(evals));
+    state.counters["points"] = static_cast<double>(grid_points());
 }
 BENCHMARK(library_sweep_with_roofline)->Unit(benchmark::kMillisecond);
 
@@ -228,6 +235,7 @@ void inline_sweep(benchmark::State& state) {
         evals += cells().size() * contexts.size() * concurrencies.size();
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(evals));
+    state.counters["points"] = static_cast<double>(grid_points());
 }
 BENCHMARK(inline_sweep)->Unit(benchmark::kMillisecond);
 

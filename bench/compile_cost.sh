@@ -5,6 +5,7 @@
 # library's). The three are compiled in turn, round after round, so load drift hits all alike.
 #   usage: bench/compile_cost.sh [rounds] [compiler]     (defaults: 15, g++)
 set -euo pipefail
+declare -A wall cpu
 rounds=${1:-15}
 cxx=${2:-g++}
 include_dir="$(cd "$(dirname "$0")/../include" && pwd)"
@@ -17,26 +18,29 @@ printf '#include <kvplan/kvplan.hpp>\nint main() { return 0; }\n' >"$tmp/umbrell
     xargs grep -h '^#include <' | sort -u >"$tmp/std.cpp"
 printf 'int main() { return 0; }\n' >>"$tmp/std.cpp"
 
-ms() {  # wall time in ms of compiling $1
-    local t0 t1
-    t0=$(date +%s%N)
-    "$cxx" -std=c++20 -I"$include_dir" -c "$1" -o "$tmp/out.o"
-    t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000000))
+ms() {  # "wall cpu" in ms of compiling $1 (cpu: user + sys, steadier on a busy machine)
+    /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$cxx" -std=c++20 -I"$include_dir" -c "$1" \
+        -o "$tmp/out.o"
+    awk '{printf "%d %d\n", $1 * 1000, ($2 + $3) * 1000}' "$tmp/time"
 }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-: >"$tmp/t.empty" && : >"$tmp/t.std" && : >"$tmp/t.umbrella"
+for tu in empty std umbrella; do : >"$tmp/t.$tu"; done
 for ((i = 0; i < rounds; i++)); do
     for tu in empty std umbrella; do ms "$tmp/$tu.cpp" >>"$tmp/t.$tu"; done
 done
-empty=$(median <"$tmp/t.empty")
-std=$(median <"$tmp/t.std")
-umbrella=$(median <"$tmp/t.umbrella")
-echo "compiler: $("$cxx" --version | head -1); median of ${rounds} rounds, wall time"
-echo "empty TU:                               ${empty} ms"
-echo "TU of the core's $(grep -c '^#include' "$tmp/std.cpp") standard headers:     ${std} ms"
-echo "TU including <kvplan/kvplan.hpp>:       ${umbrella} ms"
-echo "added by <kvplan/kvplan.hpp>:           $((umbrella - empty)) ms"
-echo "  of which the standard library:        $((std - empty)) ms"
-echo "  of which kvplan's own code:           $((umbrella - std)) ms"
+echo "compiler: $("$cxx" --version | head -1); median of ${rounds} rounds"
+printf '%-40s %10s %10s\n' "" "wall ms" "cpu ms"
+for tu in empty std umbrella; do
+    wall[$tu]=$(cut -d' ' -f1 "$tmp/t.$tu" | median)
+    cpu[$tu]=$(cut -d' ' -f2 "$tmp/t.$tu" | median)
+done
+row() { printf '%-40s %10s %10s\n' "$1" "$2" "$3"; }
+row "empty TU" "${wall[empty]}" "${cpu[empty]}"
+row "TU of the core's $(grep -c '^#include' "$tmp/std.cpp") standard headers" "${wall[std]}" "${cpu[std]}"
+row "TU including <kvplan/kvplan.hpp>" "${wall[umbrella]}" "${cpu[umbrella]}"
+row "added by <kvplan/kvplan.hpp>" "$((wall[umbrella] - wall[empty]))" \
+    "$((cpu[umbrella] - cpu[empty]))"
+row "  of which the standard library" "$((wall[std] - wall[empty]))" "$((cpu[std] - cpu[empty]))"
+row "  of which kvplan's own code" "$((wall[umbrella] - wall[std]))" \
+    "$((cpu[umbrella] - cpu[std]))"
