@@ -264,8 +264,8 @@ BENCHMARK(inline_sweep)->Unit(benchmark::kMillisecond);
 }  // namespace
 
 // `plan` for a 70B model: every bundled GPU, 1 to 8 GPUs, every tp x pp layout of that count, the
-// replica budget of each (weights per rank, reserve, KV, the answers), at a 8,192-token p95
-// context and 32 sequences.
+// replica budget of each (weights per rank, reserve, KV, the answers) and, where it fits, the
+// decode bound at the target: a 8,192-token p95 context and 32 sequences.
 void plan_70b(benchmark::State& state) {
     const Workload w{.context = 8192, .concurrency = 32};
     std::uint64_t replicas = 0;
@@ -280,7 +280,13 @@ void plan_70b(benchmark::State& state) {
                                     .parallel = {.tp = tp, .pp = n / tp},
                                     .kv = KvDtype::bf16};
                     try {
-                        fitting += replica_budget(r, w).fits ? 1 : 0;
+                        // The budget, and for a replica that fits its TPOT bound (plan ranks by
+                        // it).
+                        if (replica_budget(r, w).fits) {
+                            ++fitting;
+                            benchmark::DoNotOptimize(
+                                decode_point(decode_costs(r), w.concurrency, w.context));
+                        }
                         ++replicas;
                     } catch (const InvalidLayout&) {
                         // tp 3, 5, 6, 7 do not divide 64 heads: not a layout of this model.
