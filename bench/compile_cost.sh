@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What including the core umbrella header adds to a translation unit: the median wall time of
-# `g++ -std=c++20 -c` on a TU that includes <kvplan/kvplan.hpp>, against an empty TU and against a
-# TU of just the standard headers the core includes (the part of the cost that is the standard
-# library's). The three are compiled in turn, round after round, so load drift hits all alike.
+# What including kvplan adds to a translation unit: the median time of `g++ -std=c++20 -c` on a TU
+# that includes the core (<kvplan/core.hpp>, what serving code includes) and one that includes all
+# of the standard-library-only planning (<kvplan/kvplan.hpp>), each against an empty TU and against
+# a TU of just the standard headers it pulls in (the part of the cost that is the standard
+# library's). The TUs are compiled in turn, round after round, so load drift hits all alike.
 #   usage: bench/compile_cost.sh [rounds] [compiler]     (defaults: 15, g++)
 set -euo pipefail
 declare -A wall cpu
@@ -13,10 +14,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 printf 'int main() { return 0; }\n' >"$tmp/empty.cpp"
-printf '#include <kvplan/kvplan.hpp>\nint main() { return 0; }\n' >"$tmp/umbrella.cpp"
-"$cxx" -std=c++20 -I"$include_dir" -MM "$tmp/umbrella.cpp" | tr ' \\' '\n\n' | grep '\.hpp$' |
-    xargs grep -h '^#include <' | sort -u >"$tmp/std.cpp"
-printf 'int main() { return 0; }\n' >>"$tmp/std.cpp"
+for h in core kvplan; do
+    printf '#include <kvplan/%s.hpp>\nint main() { return 0; }\n' "$h" >"$tmp/$h.cpp"
+    # The standard headers kvplan's own headers include, and nothing of kvplan.
+    "$cxx" -std=c++20 -I"$include_dir" -MM "$tmp/$h.cpp" | tr ' \\' '\n\n' | grep '\.hpp$' |
+        xargs grep -h '^#include <' | sort -u >"$tmp/${h}_std.cpp"
+    printf 'int main() { return 0; }\n' >>"$tmp/${h}_std.cpp"
+done
 
 ms() {  # "wall cpu" in ms of compiling $1 (cpu: user + sys, steadier on a busy machine)
     /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$cxx" -std=c++20 -I"$include_dir" -c "$1" \
@@ -25,22 +29,25 @@ ms() {  # "wall cpu" in ms of compiling $1 (cpu: user + sys, steadier on a busy 
 }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-for tu in empty std umbrella; do : >"$tmp/t.$tu"; done
+tus=(empty core_std core kvplan_std kvplan)
+for tu in "${tus[@]}"; do : >"$tmp/t.$tu"; done
 for ((i = 0; i < rounds; i++)); do
-    for tu in empty std umbrella; do ms "$tmp/$tu.cpp" >>"$tmp/t.$tu"; done
+    for tu in "${tus[@]}"; do ms "$tmp/$tu.cpp" >>"$tmp/t.$tu"; done
 done
-echo "compiler: $("$cxx" --version | head -1); median of ${rounds} rounds"
-printf '%-40s %10s %10s\n' "" "wall ms" "cpu ms"
-for tu in empty std umbrella; do
+for tu in "${tus[@]}"; do
     wall[$tu]=$(cut -d' ' -f1 "$tmp/t.$tu" | median)
     cpu[$tu]=$(cut -d' ' -f2 "$tmp/t.$tu" | median)
 done
-row() { printf '%-40s %10s %10s\n' "$1" "$2" "$3"; }
+
+echo "compiler: $("$cxx" --version | head -1); median of ${rounds} rounds"
+row() { printf '%-48s %10s %10s\n' "$1" "$2" "$3"; }
+row "" "wall ms" "cpu ms"
 row "empty TU" "${wall[empty]}" "${cpu[empty]}"
-row "TU of the core's $(grep -c '^#include' "$tmp/std.cpp") standard headers" "${wall[std]}" "${cpu[std]}"
-row "TU including <kvplan/kvplan.hpp>" "${wall[umbrella]}" "${cpu[umbrella]}"
-row "added by <kvplan/kvplan.hpp>" "$((wall[umbrella] - wall[empty]))" \
-    "$((cpu[umbrella] - cpu[empty]))"
-row "  of which the standard library" "$((wall[std] - wall[empty]))" "$((cpu[std] - cpu[empty]))"
-row "  of which kvplan's own code" "$((wall[umbrella] - wall[std]))" \
-    "$((cpu[umbrella] - cpu[std]))"
+for h in core kvplan; do
+    row "TU including <kvplan/$h.hpp>" "${wall[$h]}" "${cpu[$h]}"
+    row "  added by <kvplan/$h.hpp>" "$((wall[$h] - wall[empty]))" "$((cpu[$h] - cpu[empty]))"
+    row "    of which its $(grep -c '^#include' "$tmp/${h}_std.cpp") standard headers" \
+        "$((wall[${h}_std] - wall[empty]))" "$((cpu[${h}_std] - cpu[empty]))"
+    row "    of which kvplan's own code" "$((wall[$h] - wall[${h}_std]))" \
+        "$((cpu[$h] - cpu[${h}_std]))"
+done

@@ -8,7 +8,8 @@
 #include <deque>
 #include <vector>
 
-#include <kvplan/kvplan.hpp>
+#include <kvplan/core.hpp>
+#include <kvplan/presets.hpp>
 
 using namespace kvplan;
 
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
     const std::uint64_t total_blocks = (free_mib * MiB) / per_block;
     std::uint64_t free_blocks = total_blocks;
     std::printf("%s, bf16 KV: %llu B per block of %u tokens; %llu MiB free -> %llu blocks\n",
-                model.name().data(), static_cast<unsigned long long>(per_block.count()), block,
+                model.name().c_str(), static_cast<unsigned long long>(per_block.count()), block,
                 static_cast<unsigned long long>(free_mib),
                 static_cast<unsigned long long>(total_blocks));
 

@@ -1,6 +1,7 @@
 // Sizing at compile time: the figures are static_asserts, so a wrong one does not build.
 #include <cstdio>
-#include <kvplan/kvplan.hpp>
+#include <kvplan/core.hpp>
+#include <kvplan/presets.hpp>
 
 using namespace kvplan;
 

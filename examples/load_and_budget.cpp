@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
         const Workload w{.context = 8192, .concurrency = 32};
         const ReplicaBudget b = replica_budget(r, w);
         const StageBudget& s = b.stages[b.limiting_stage];
-        std::printf("%s on 4 x %s (tp 4)\n", std::string(model.name()).c_str(),
-                    std::string(gpu.spec.name.view()).c_str());
+        std::printf("%s on 4 x %s (tp 4)\n", model.name().c_str(),
+                    gpu.spec.name.c_str());
         std::printf("  GPU memory          %10.2f GiB (driver total)\n", s.memory_total.in(GiB));
         std::printf("  usable x %.2f       %10.2f GiB\n", b.utilization, s.usable.in(GiB));
         std::printf("  - weights           %10.2f GiB\n", s.weights.in(GiB));

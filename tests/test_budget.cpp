@@ -80,7 +80,7 @@ TEST_CASE("weights, reserve and KV budget never exceed the usable memory", "[bud
                     continue;  // tp does not divide this model's heads
                 }
                 for (const StageBudget& s : b.stage_budgets()) {
-                    INFO(m->name() << " tp " << tp << " utilization " << u);
+                    INFO(m->name().c_str() << " tp " << tp << " utilization " << u);
                     const Bytes committed = s.weights + s.reserve.total();
                     // Either the budget is what remains of usable memory, exactly, or nothing
                     // remains and the budget is zero.

@@ -389,7 +389,7 @@ TEST_CASE("given the same KV memory, no engine holds more tokens than the ideal 
             const BudgetOptions given{.kv_memory_per_gpu = gib * GiB};
             const auto ideal = engine_report(Engine::ideal, r, 4096, given).summary;
             for (Engine e : {Engine::vllm, Engine::sglang, Engine::trtllm}) {
-                INFO(m->name() << " " << name(e) << " " << gib << " GiB");
+                INFO(m->name().c_str() << " " << name(e) << " " << gib << " GiB");
                 const auto s = engine_report(e, r, 4096, given).summary;
                 CHECK(s.kv_memory == gib * GiB);
                 CHECK(*s.tokens <= *ideal.tokens + (e == Engine::trtllm ? 31 : 0));

@@ -29,7 +29,7 @@ TEST_CASE("every bundled GPU spec file loads", "[gpu_spec]") {
                            "h100-pcie", "h100-sxm", "h200-sxm", "l4", "l40s", "mi300x", "mi325x"});
     for (const GpuSpecFile& g : reg.files()) {
         INFO(g.file.string());
-        CHECK(g.file.stem().string() == g.spec.id.view());
+        CHECK(g.file.stem().string() == g.spec.id.c_str());
         // Driver totals are at least the vendor's figure read in GB, less ECC on GDDR cards
         // (L40S, L4 lose about 1/16): never below 90% of it.
         CHECK(g.spec.memory_total.count() * 10 >= g.spec.memory_stated.count() * 9);
@@ -66,13 +66,13 @@ TEST_CASE("GPU figures match the datasheet values in the files", "[gpu_spec]") {
 
 TEST_CASE("GPUs are found by id or alias, ignoring case", "[gpu_spec]") {
     const GpuRegistry reg = GpuRegistry::load(config_dir);
-    CHECK(reg.find("h100")->id.view() == "h100-sxm");
-    CHECK(reg.find("H100-SXM5-80GB")->id.view() == "h100-sxm");
-    CHECK(reg.find("H100-SXM")->id.view() == "h100-sxm");
-    CHECK(reg.find("h200")->id.view() == "h200-sxm");
-    CHECK(reg.find("MI300X")->id.view() == "mi300x");
+    CHECK(reg.find("h100")->id == "h100-sxm");
+    CHECK(reg.find("H100-SXM5-80GB")->id == "h100-sxm");
+    CHECK(reg.find("H100-SXM")->id == "h100-sxm");
+    CHECK(reg.find("h200")->id == "h200-sxm");
+    CHECK(reg.find("MI300X")->id == "mi300x");
     CHECK_FALSE(reg.find("h300").has_value());
-    CHECK(reg.resolve("h100").id.view() == "h100-sxm");
+    CHECK(reg.resolve("h100").id == "h100-sxm");
     CHECK_THROWS_WITH(reg.resolve("h300"), Catch::Contains("expected a GPU id or alias") &&
                                                Catch::Contains("h100-sxm") &&
                                                Catch::Contains("found \"h300\""));
@@ -91,7 +91,7 @@ TEST_CASE("a user's own spec file loads the same way", "[gpu_spec]") {
     j["extra_field_we_do_not_know"] = "ignored";
     std::ofstream(dir / "my-h100.json") << j.dump(2);
     const GpuSpec mine = reg.resolve((dir / "my-h100.json").string());
-    CHECK(mine.id.view() == "my-h100");
+    CHECK(mine.id == "my-h100");
     CHECK(mine.memory_total.count() == 81'106ULL * 1'048'576);
 
     // A folder where two files claim one alias is refused, naming both files.
@@ -133,8 +133,8 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
     const GpuRegistry reg = GpuRegistry::load(config_dir);
     REQUIRE(reg.files().size() == gpus::all.size());
     for (const GpuSpec* p : gpus::all) {
-        INFO(p->id.view());
-        const GpuSpec g = *reg.find(p->id.view());
+        INFO(p->id.c_str());
+        const GpuSpec g = *reg.find(p->id.c_str());
         CHECK(g.name == p->name);
         CHECK(g.memory_stated == p->memory_stated);
         CHECK(g.memory_total == p->memory_total);

@@ -91,7 +91,7 @@ TEST_CASE("more tokens never need fewer bytes", "[kv_bytes][property]") {
                                     1025ULL, 4095ULL, 4096ULL, 4097ULL, 32768ULL, 131072ULL,
                                     10'000'000ULL}) {
                 const Bytes b = kv_bytes_per_sequence(*m, d, t);
-                INFO(m->name() << " " << name(d) << " tokens " << t);
+                INFO(m->name().c_str() << " " << name(d) << " tokens " << t);
                 CHECK(b >= prev);
                 prev = b;
             }

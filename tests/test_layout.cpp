@@ -69,7 +69,7 @@ TEST_CASE("per-rank bytes times ranks covers the whole model", "[layout][propert
                 for (std::uint32_t s = 0; s < pp; ++s)
                     sum += kv_bytes_per_token(*m, KvDtype::bf16, l.stage(s)) * tp;
                 const Bytes whole = kv_bytes_per_token(*m, KvDtype::bf16);
-                INFO(m->name() << " tp=" << tp << " pp=" << pp);
+                INFO(m->name().c_str() << " tp=" << tp << " pp=" << pp);
                 CHECK(sum >= whole);
                 // Equality exactly when TP shards every head without replication and no layer is
                 // an MLA latent (replicated on every rank).

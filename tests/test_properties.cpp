@@ -54,7 +54,7 @@ TEST_CASE("every generated config is a valid model", "[properties]") {
 
 TEST_CASE("bytes per sequence never shrink as the context grows", "[properties]") {
     for (const Model& m : models()) {
-        INFO(m.name());
+        INFO(m.name().c_str());
         for (KvDtype d : all_kv_dtypes) {
             Bytes prev{};
             std::uint64_t prev_blocks = 0;
@@ -74,7 +74,7 @@ TEST_CASE("bytes per sequence never shrink as the context grows", "[properties]"
 TEST_CASE("one-token blocks reserve exactly what a sequence uses", "[properties]") {
     // Block size 1 has no partial block, and a window of w tokens holds exactly w blocks.
     for (const Model& m : models()) {
-        INFO(m.name());
+        INFO(m.name().c_str());
         for (std::uint64_t t : lengths) {
             const PagedUse p = paged_sequence(m, KvDtype::fp8_e4m3, t, 1);
             CHECK(p.reserved == p.used);
@@ -86,7 +86,7 @@ TEST_CASE("fewer sequences fit as they grow, and shorter contexts as sequences m
           "[properties]") {
     const Bytes budget = 60 * GiB;
     for (const Model& m : models()) {
-        INFO(m.name());
+        INFO(m.name().c_str());
         std::uint64_t prev_fit = std::numeric_limits<std::uint64_t>::max();
         for (std::uint64_t t : lengths) {
             if (t == 0) continue;
@@ -113,7 +113,7 @@ TEST_CASE("ranks together hold at least the whole cache, exactly it when heads s
     // something is replicated (KV heads fewer than tp, an MLA latent) or rounded up (a constant
     // state split unevenly).
     for (const Model& m : models()) {
-        INFO(m.name());
+        INFO(m.name().c_str());
         for (std::uint32_t tp : valid_tp(m)) {
             bool even = true;
             for (std::uint32_t i = 0; i < m.layers().num_specs; ++i) {
@@ -145,7 +145,7 @@ TEST_CASE("max_context inverts bytes per sequence exactly", "[properties]") {
     // every window still fits. Random budgets up to 200 GiB, 1 to 100,000 sequences.
     Rng r(seed + 1);
     for (const Model& m : models()) {
-        INFO(m.name());
+        INFO(m.name().c_str());
         for (int k = 0; k < 4; ++k) {
             const Bytes budget = Bytes::exactly(r.between(0, 200ULL << 30));
             const std::uint64_t n = r.pick(std::array<std::uint64_t, 5>{1, 3, 16, 256, 100'000});
@@ -169,7 +169,7 @@ TEST_CASE("max_context inverts bytes per sequence exactly", "[properties]") {
 TEST_CASE("tokens_that_fit is the floor of budget over bytes per token", "[properties]") {
     Rng r(seed + 2);
     for (const Model& m : models()) {
-        INFO(m.name());
+        INFO(m.name().c_str());
         const Bytes budget = Bytes::exactly(r.between(0, 1ULL << 40));
         const std::optional<std::uint64_t> T = tokens_that_fit(budget, m, KvDtype::fp8_e4m3);
         const Bytes per_token = kv_bytes_per_token(m, KvDtype::fp8_e4m3);
@@ -184,7 +184,7 @@ TEST_CASE("the stages of a pipeline together hold the whole model's blocks", "[p
     // Blocks are per layer and stages partition the layers, so at tp 1 the stages' blocks and
     // bytes add up to the whole model's exactly, whatever mix of layer shapes a stage gets.
     for (const Model& m : models()) {
-        INFO(m.name());
+        INFO(m.name().c_str());
         for (std::uint32_t pp = 1; pp <= 5 && pp <= m.num_layers(); ++pp) {
             const Layout l(m, {.pp = pp});
             for (std::uint64_t t : {1ULL, 100ULL, 5000ULL}) {
@@ -210,7 +210,7 @@ TEST_CASE("a decode bound from prepared costs equals the bound summed sequence b
     // integer below 2^53 here, so the two agree exactly.
     for (std::size_t i = 0; i < models().size(); i += 5) {
         const Model& m = models()[i];
-        INFO(m.name());
+        INFO(m.name().c_str());
         for (std::uint32_t tp : valid_tp(m)) {
             if (tp > 8) continue;
             const Replica r{.model = m,
@@ -241,7 +241,7 @@ TEST_CASE("the decode lower bound grows with batch and context and never exceeds
           "[properties][roofline]") {
     for (std::size_t i = 0; i < models().size(); i += 3) {
         const Model& m = models()[i];
-        INFO(m.name());
+        INFO(m.name().c_str());
         for (const GpuSpec* g : {&gpus::l4, &gpus::mi300x}) {
             const Replica r{.model = m, .gpu = *g};
             const DecodeCosts bare = decode_costs(r);

@@ -100,14 +100,14 @@ TEST_CASE("the bound grows with batch and with context", "[roofline][property]")
         Seconds last{};
         for (std::uint64_t b : {1ULL, 2ULL, 4ULL, 16ULL, 64ULL, 256ULL, 1024ULL}) {
             const Seconds t = decode_bound(r, b, 2048).step;
-            INFO(m->name() << " batch " << b);
+            INFO(m->name().c_str() << " batch " << b);
             CHECK(t >= last);
             last = t;
         }
         last = {};
         for (std::uint64_t c : {1ULL, 100ULL, 2048ULL, 4096ULL, 32768ULL, 131072ULL}) {
             const Seconds t = decode_bound(r, 16, c).step;
-            INFO(m->name() << " context " << c);
+            INFO(m->name().c_str() << " context " << c);
             CHECK(t >= last);
             last = t;
         }

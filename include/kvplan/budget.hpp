@@ -68,8 +68,8 @@ struct VllmBatchDefaults {
 /// 8,192 tokens and 1,024 sequences on GPUs of 70 GiB or more that are not A100s, else 2,048 and
 /// 256.
 [[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g) noexcept {
-    const bool a100 = g.id.view().find("a100") != std::string_view::npos ||
-                      g.name.view().find("A100") != std::string_view::npos;
+    const bool a100 = std::string_view(g.id).find("a100") != std::string_view::npos ||
+                      std::string_view(g.name).find("A100") != std::string_view::npos;
     if (g.memory_total >= 70 * GiB && !a100) return {8192, 1024};
     return {2048, 256};
 }

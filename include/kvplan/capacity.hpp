@@ -4,10 +4,10 @@
 // how long sequences can grow at a given concurrency. A block size of 1 means no paging.
 
 #include <cstdint>
-#include <limits>
-#include <optional>
 
+#include "detail/checked.hpp"
 #include "kv_bytes.hpp"
+#include "optional.hpp"
 #include "paging.hpp"
 
 namespace kvplan {
@@ -24,12 +24,12 @@ namespace kvplan {
 }
 
 /// Tokens of context that fit in `budget` counting every growing layer per token (the KV-token
-/// figure engines print for uniform models); nullopt when no layer grows with context.
-[[nodiscard]] constexpr std::optional<std::uint64_t> tokens_that_fit(Bytes budget, const Model& m,
+/// figure engines print for uniform models); empty when no layer grows with context.
+[[nodiscard]] constexpr Optional<std::uint64_t> tokens_that_fit(Bytes budget, const Model& m,
                                                                      KvFormat f,
                                                                      const Shard& s = {}) {
     const Bytes per_token = kv_bytes_per_token(m, f, s);
-    if (per_token.is_zero()) return std::nullopt;
+    if (per_token.is_zero()) return {};  // nothing grows with context
     return budget / per_token;
 }
 
@@ -40,14 +40,14 @@ namespace kvplan {
                                                          const Shard& s = {}) {
     KVPLAN_EXPECTS(tokens >= 1);
     const Bytes each = reserved_per_sequence(m, f, tokens, block_size, s);
-    if (each.is_zero()) return std::numeric_limits<std::uint64_t>::max();
+    if (each.is_zero()) return detail::u64_max;
     return budget / each;
 }
 
 /// The longest context each of `sequences` (>= 1) sequences can have within `budget`: 0 when not
-/// even one token fits; nullopt when the sequences fit at any length (every growing layer is
+/// even one token fits; empty when the sequences fit at any length (every growing layer is
 /// windowed and the windows fit).
-[[nodiscard]] constexpr std::optional<std::uint64_t> max_context(Bytes budget, const Model& m,
+[[nodiscard]] constexpr Optional<std::uint64_t> max_context(Bytes budget, const Model& m,
                                                                  KvFormat f,
                                                                  std::uint64_t sequences,
                                                                  std::uint32_t block_size = 1,
@@ -68,10 +68,10 @@ namespace kvplan {
         // a window near 2^64 must not wrap the plateau round to a short length.
         const std::uint64_t window = largest_window(m);
         const std::uint64_t slack = 2ULL * block_size;
-        const std::uint64_t plateau = window > std::numeric_limits<std::uint64_t>::max() - slack
-                                          ? std::numeric_limits<std::uint64_t>::max()
+        const std::uint64_t plateau = window > detail::u64_max - slack
+                                          ? detail::u64_max
                                           : window + slack;
-        if (fits(plateau)) return std::nullopt;
+        if (fits(plateau)) return {};  // any length fits
         std::uint64_t lo = 0, hi = plateau;  // fits(lo) or lo == 0; !fits(hi)
         while (hi - lo > 1) {
             const std::uint64_t mid = lo + (hi - lo) / 2;

@@ -3,12 +3,12 @@
 // Element types of a KV cache and the scales that quantized ones carry. Sub-byte formats still come
 // out as exact byte counts: a vector of n elements takes ceil(n * bits / 8) bytes plus its scales.
 
-#include <array>
 #include <cstdint>
-#include <optional>
-#include <string_view>
 
 #include "detail/checked.hpp"
+#include "detail/message.hpp"
+#include "fixed_array.hpp"
+#include "optional.hpp"
 #include "units.hpp"
 
 namespace kvplan {
@@ -26,7 +26,7 @@ enum class KvDtype : std::uint8_t {
     mxfp4,  ///< 4-bit e2m1 values with one e8m0 scale per 32 values (OCP microscaling)
 };
 
-inline constexpr std::array all_kv_dtypes{KvDtype::fp32,  KvDtype::fp16,    KvDtype::bf16,
+inline constexpr FixedArray all_kv_dtypes{KvDtype::fp32,  KvDtype::fp16,    KvDtype::bf16,
                                           KvDtype::fp8_e4m3, KvDtype::fp8_e5m2, KvDtype::int8,
                                           KvDtype::int4,  KvDtype::nvfp4,   KvDtype::mxfp4};
 
@@ -47,7 +47,7 @@ inline constexpr std::array all_kv_dtypes{KvDtype::fp32,  KvDtype::fp16,    KvDt
 }
 
 /// The JSON and command-line spelling.
-[[nodiscard]] constexpr std::string_view name(KvDtype d) noexcept {
+[[nodiscard]] constexpr const char* name(KvDtype d) noexcept {
     switch (d) {
         case KvDtype::fp32: return "fp32";
         case KvDtype::fp16: return "fp16";
@@ -64,16 +64,17 @@ inline constexpr std::array all_kv_dtypes{KvDtype::fp32,  KvDtype::fp16,    KvDt
 
 /// Parses a spelling; "fp8" means fp8_e4m3 (as vLLM's --kv-cache-dtype fp8 does), "float16",
 /// "bfloat16", "float32" and "fp4" (nvfp4) are accepted too.
-[[nodiscard]] constexpr std::optional<KvDtype> parse_kv_dtype(std::string_view s) noexcept {
+/// Takes a C string or anything with data() and size() (std::string, std::string_view).
+[[nodiscard]] constexpr Optional<KvDtype> parse_kv_dtype(detail::TextRef s) noexcept {
     for (KvDtype d : all_kv_dtypes)
-        if (s == name(d)) return d;
+        if (s == detail::TextRef(name(d))) return d;
     if (s == "fp8" || s == "e4m3") return KvDtype::fp8_e4m3;
     if (s == "e5m2") return KvDtype::fp8_e5m2;
     if (s == "float16" || s == "half") return KvDtype::fp16;
     if (s == "bfloat16") return KvDtype::bf16;
     if (s == "float32" || s == "float") return KvDtype::fp32;
     if (s == "fp4") return KvDtype::nvfp4;
-    return std::nullopt;
+    return {};
 }
 
 /// Where a quantized cache keeps its scales.

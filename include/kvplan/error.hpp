@@ -1,18 +1,24 @@
 #pragma once
 
-#include <cstdio>
-#include <cstdlib>
-#include <stdexcept>
-#include <string>
-#include <string_view>
+// The errors kvplan throws. Messages are held in place (detail::Message), so the core needs neither
+// <string> nor <stdexcept>, and copying an error never allocates or throws.
+
+#include <exception>
+
+#include "detail/message.hpp"
 
 namespace kvplan {
 
 /// Every error kvplan throws: bad data, an impossible layout, an overflowing size. The message names
 /// where (a file, a model), the field, what was expected and what was found.
-class Error : public std::runtime_error {
+class Error : public std::exception {
    public:
-    explicit Error(const std::string& message) : std::runtime_error(message) {}
+    explicit Error(detail::TextRef message) noexcept { message_.append(message); }
+    explicit Error(const char* message) noexcept : Error(detail::TextRef(message)) {}
+    [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
+
+   private:
+    detail::Message message_;
 };
 
 /// A model description that cannot describe a real model (no layers, zero heads, a zero window...).
@@ -35,13 +41,24 @@ class InvalidInput : public Error {
     using Error::Error;
 };
 
+/// A broken precondition: a bug in the caller, never caught. It leaves through a noexcept
+/// function, so std::terminate ends the program, and the standard library's terminate handler
+/// prints what(): the condition, file and line (without <cstdio> in every translation unit).
+class ContractViolation : public std::exception {
+   public:
+    explicit ContractViolation(const detail::Message& m) noexcept : message_(m) {}
+    [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
+
+   private:
+    detail::Message message_;
+};
+
 namespace detail {
 
 /// "where: field: expected X, found Y", the one shape of every data error.
-inline std::string field_message(std::string_view where, std::string_view field,
-                                 std::string_view expected, std::string_view found) {
-    std::string m;
-    m.reserve(where.size() + field.size() + expected.size() + found.size() + 24);
+[[nodiscard]] constexpr Message field_message(TextRef where, TextRef field, TextRef expected,
+                                              TextRef found) noexcept {
+    Message m;
     if (!where.empty()) m.append(where).append(": ");
     m.append(field).append(": expected ").append(expected).append(", found ").append(found);
     return m;
@@ -50,18 +67,23 @@ inline std::string field_message(std::string_view where, std::string_view field,
 // Not constexpr on purpose: reaching one of these during constant evaluation is a compile error
 // whose note names the function and so the kind of failure.
 template <class E>
-[[noreturn]] inline void throw_field_error(std::string_view where, std::string_view field,
-                                           std::string_view expected, std::string_view found) {
+[[noreturn]] inline void throw_field_error(TextRef where, TextRef field, TextRef expected,
+                                           TextRef found) {
     throw E(field_message(where, field, expected, found));
 }
 
 [[noreturn]] inline void throw_overflow(const char* what) {
-    throw OverflowError(std::string("size overflow: ") + what + " exceeds 2^64 - 1 bytes");
+    throw OverflowError(text("size overflow: ", what, " exceeds 2^64 - 1 bytes"));
 }
 
-[[noreturn]] inline void contract_violation(const char* condition, const char* file, int line) {
-    std::fprintf(stderr, "kvplan: precondition failed: %s (%s:%d)\n", condition, file, line);
-    std::abort();
+[[noreturn]] inline void throw_contract_violation(const char* condition, const char* file, int line) {
+    throw ContractViolation(
+        text("kvplan: precondition failed: ", condition, " (", file, ":", line, ")"));
+}
+
+[[noreturn]] inline void contract_violation(const char* condition, const char* file,
+                                            int line) noexcept {
+    throw_contract_violation(condition, file, line);  // noexcept: terminates here
 }
 
 }  // namespace detail

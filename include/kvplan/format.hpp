@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "model.hpp"
 #include "units.hpp"
 
 namespace kvplan::detail {
@@ -135,6 +136,15 @@ auto format_scaled(double base_value, const QuantitySpec& spec,
 }  // namespace kvplan::detail
 
 /// Sizes: auto binary units by default; "{:B}" prints the exact integer count of bytes.
+/// A model or GPU name, as its characters.
+template <>
+struct fmt::formatter<kvplan::ModelName> : fmt::formatter<fmt::string_view> {
+    template <class FormatContext>
+    auto format(const kvplan::ModelName& n, FormatContext& ctx) const -> decltype(ctx.out()) {
+        return fmt::formatter<fmt::string_view>::format(fmt::string_view(n.data(), n.size()), ctx);
+    }
+};
+
 template <>
 struct fmt::formatter<kvplan::Bytes> {
     kvplan::detail::QuantitySpec spec;
@@ -152,7 +162,7 @@ struct fmt::formatter<kvplan::Bytes> {
                            : d::auto_unit(static_cast<double>(b.count()), d::size_units, !spec.si);
         const d::ScaleEntry& e = d::size_units[u];
         // Read through Bytes::in so that sizes above 2^53 bytes keep their precision.
-        const kvplan::ByteUnit unit{static_cast<std::uint64_t>(e.scale), e.symbol};
+        const kvplan::ByteUnit unit{static_cast<std::uint64_t>(e.scale), e.symbol.data()};
         return fmt::format_to(ctx.out(), "{:.{}f} {}", b.in(unit), spec.precision, e.symbol);
     }
 };

@@ -177,7 +177,7 @@ class GpuRegistry {
                     g.file.string(), field, "a name no other GPU spec uses",
                     "\"" + name + "\", already used by " + other->file.string());
         };
-        check(std::string(g.spec.id.view()), "id");
+        check(std::string(g.spec.id), "id");
         for (std::size_t i = 0; i < g.aliases.size(); ++i)
             check(g.aliases[i], JsonReader::element("aliases", i));
         entries_.push_back(std::move(g));
@@ -187,7 +187,7 @@ class GpuRegistry {
     [[nodiscard]] const GpuSpecFile* find_file(std::string_view name) const {
         const std::string want = detail::lower_ascii(name);
         for (const GpuSpecFile& g : entries_) {
-            if (detail::lower_ascii(g.spec.id.view()) == want) return &g;
+            if (detail::lower_ascii(g.spec.id.c_str()) == want) return &g;
             for (const std::string& a : g.aliases)
                 if (detail::lower_ascii(a) == want) return &g;
         }
@@ -218,7 +218,7 @@ class GpuRegistry {
     /// Every id, sorted.
     [[nodiscard]] std::vector<std::string> ids() const {
         std::vector<std::string> out;
-        for (const GpuSpecFile& g : entries_) out.emplace_back(g.spec.id.view());
+        for (const GpuSpecFile& g : entries_) out.emplace_back(g.spec.id.c_str());
         std::sort(out.begin(), out.end());
         return out;
     }

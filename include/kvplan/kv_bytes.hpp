@@ -8,12 +8,11 @@
 //   sliding window: tokens beyond the window are not kept;
 //   constant state: fixed bytes per sequence, split evenly across TP ranks (as Mamba heads are).
 
-#include <algorithm>
-#include <array>
 #include <cstdint>
 
 #include "detail/checked.hpp"
 #include "dtype.hpp"
+#include "fixed_array.hpp"
 #include "layout.hpp"
 #include "model.hpp"
 #include "units.hpp"
@@ -43,7 +42,7 @@ namespace kvplan {
     switch (spec.kind) {
         case CacheKind::full_attention:
         case CacheKind::mla_latent: return tokens;
-        case CacheKind::sliding_window: return std::min(tokens, spec.window);
+        case CacheKind::sliding_window: return (tokens < spec.window ? tokens : spec.window);
         case CacheKind::constant_state:
         case CacheKind::shared: return 0;
     }
@@ -66,17 +65,17 @@ namespace kvplan {
 namespace detail {
 
 [[nodiscard]] constexpr std::uint32_t shard_end(const Model& m, const Shard& s) noexcept {
-    return std::min(s.end_layer, m.num_layers());
+    return (s.end_layer < m.num_layers() ? s.end_layer : m.num_layers());
 }
 
 /// Layers of each spec in the shard. Sizing calls this on every evaluation, so it avoids a
 /// per-layer histogram: one spec needs no count at all, and otherwise each spec's count is a
 /// compare-and-add over the layer bytes, which compilers vectorize.
-[[nodiscard]] constexpr std::array<std::uint64_t, max_cache_specs> layers_per_spec(
+[[nodiscard]] constexpr FixedArray<std::uint64_t, max_cache_specs> layers_per_spec(
     const Model& m, const Shard& s) noexcept {
     const LayerStack& L = m.layers();
     const std::uint32_t first = s.first_layer, end = shard_end(m, s);
-    std::array<std::uint64_t, max_cache_specs> count{};
+    FixedArray<std::uint64_t, max_cache_specs> count{};
     if (first >= end) return count;
     if (L.num_specs == 1) {
         count[0] = end - first;
@@ -94,7 +93,7 @@ namespace detail {
 template <class Fn>
 [[nodiscard]] constexpr Bytes sum_over_shard(const Model& m, const Shard& s, Fn fn) {
     const LayerStack& L = m.layers();
-    const std::array<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
+    const FixedArray<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
     Bytes total{};
     for (std::uint32_t k = 0; k < L.num_specs; ++k)
         if (count[k] != 0) total += fn(L.specs[k]) * count[k];
@@ -133,7 +132,7 @@ template <class Fn>
     std::uint64_t w = 0;
     for (std::uint32_t k = 0; k < m.layers().num_specs; ++k)
         if (m.layers().specs[k].kind == CacheKind::sliding_window)
-            w = std::max(w, m.layers().specs[k].window);
+            if (m.layers().specs[k].window > w) w = m.layers().specs[k].window;
     return w;
 }
 

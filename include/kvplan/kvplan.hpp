@@ -1,18 +1,11 @@
 #pragma once
 
-// The kvplan core: exact, constexpr KV-cache arithmetic and capacity planning. Standard library
-// only; no allocation, no I/O. JSON import (kvplan/hf_config.hpp) and fmt support
-// (kvplan/format.hpp) are opt-in headers.
+// Everything in kvplan that needs only the standard library: the core (kvplan/core.hpp) plus
+// planning: weights, GPU specs, memory budgets, engine profiles, decode rooflines, transfers and
+// the bundled model presets. JSON import (kvplan/hf_config.hpp) and fmt support (kvplan/format.hpp)
+// are opt-in headers.
 
-#include "version.hpp"
-#include "error.hpp"
-#include "units.hpp"
-#include "dtype.hpp"
-#include "model.hpp"
-#include "layout.hpp"
-#include "kv_bytes.hpp"
-#include "paging.hpp"
-#include "capacity.hpp"
+#include "core.hpp"
 #include "weights.hpp"
 #include "gpu.hpp"
 #include "budget.hpp"

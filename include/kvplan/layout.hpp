@@ -4,11 +4,11 @@
 // rank holds kv_heads / tp of them, or one replicated head when tp exceeds kv_heads, as vLLM does);
 // PP gives each stage a contiguous run of layers, and the most-loaded stage sets a replica's capacity.
 
-#include <array>
 #include <cstdint>
-#include <string>
 
+#include "detail/message.hpp"
 #include "error.hpp"
+#include "fixed_array.hpp"
 #include "model.hpp"
 
 namespace kvplan {
@@ -19,7 +19,7 @@ inline constexpr std::size_t max_pipeline_stages = 64;
 struct ParallelConfig {
     std::uint32_t tp = 1;
     std::uint32_t pp = 1;
-    std::array<std::uint16_t, max_pipeline_stages> stage_layers{};  ///< layers per stage, if uneven by choice
+    FixedArray<std::uint16_t, max_pipeline_stages> stage_layers{};  ///< layers per stage, if uneven by choice
 };
 
 /// What one rank holds: a contiguous run of layers [first_layer, end_layer) at a TP degree.
@@ -59,16 +59,15 @@ class Layout {
         if (std::uint64_t{p.tp} * p.pp > 0xFFFF'FFFFULL)
             detail::throw_field_error<InvalidLayout>(
                 where(), "tp", "tp x pp at most 4294967295 GPUs",
-                std::to_string(std::uint64_t{p.tp} * p.pp));
+                detail::text(std::uint64_t{p.tp} * p.pp));
         if (p.pp > max_pipeline_stages || p.pp > m.num_layers())
             detail::throw_field_error<InvalidLayout>(
                 where(), "pp", "at most one stage per layer (and at most 64 stages)",
-                std::to_string(p.pp) + " stages for " + std::to_string(m.num_layers()) + " layers");
+                detail::text(p.pp, " stages for ", m.num_layers(), " layers"));
         if (m.config().num_heads % p.tp != 0)
             detail::throw_field_error<InvalidLayout>(
-                where(), "tp", "a divisor of the " + std::to_string(m.config().num_heads) +
-                                   " query heads",
-                std::to_string(p.tp));
+                where(), "tp", detail::text("a divisor of the ", m.config().num_heads, " query heads"),
+                detail::text(p.tp));
         const LayerStack& L = m.layers();
         for (std::uint32_t i = 0; i < L.num_specs; ++i) {
             const CacheSpec& s = L.specs[i];
@@ -77,8 +76,8 @@ class Layout {
             if (!ok)
                 detail::throw_field_error<InvalidLayout>(
                     where(), "tp",
-                    "a divisor or a multiple of the " + std::to_string(s.kv_heads) + " KV heads",
-                    std::to_string(p.tp));
+                    detail::text("a divisor or a multiple of the ", s.kv_heads, " KV heads"),
+                    detail::text(p.tp));
         }
         bool explicit_split = false;
         for (std::uint32_t s = 0; s < max_pipeline_stages; ++s)
@@ -89,7 +88,7 @@ class Layout {
                 explicit_split ? p.stage_layers[s] : default_stage_layers(m.num_layers(), p.pp, s);
             if (n == 0)
                 detail::throw_field_error<InvalidLayout>(
-                    where(), "stage_layers[" + std::to_string(s) + "]", ">= 1 layer", "0");
+                    where(), detail::text("stage_layers[", s, "]"), ">= 1 layer", "0");
             bounds_[s] = at;
             at += n;
         }
@@ -99,8 +98,8 @@ class Layout {
             if (at != m.num_layers() || extra != 0)
                 detail::throw_field_error<InvalidLayout>(
                     where(), "stage_layers",
-                    "layers per stage summing to " + std::to_string(m.num_layers()),
-                    std::to_string(at + extra));
+                    detail::text("layers per stage summing to ", m.num_layers()),
+                    detail::text(at + extra));
         }
         bounds_[p.pp] = at;
     }
@@ -119,7 +118,7 @@ class Layout {
 
    private:
     ParallelConfig p_;
-    std::array<std::uint32_t, max_pipeline_stages + 1> bounds_{};
+    FixedArray<std::uint32_t, max_pipeline_stages + 1> bounds_{};
 };
 
 }  // namespace kvplan

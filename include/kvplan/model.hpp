@@ -4,14 +4,14 @@
 // plus the shapes that weight and FLOP counts need. Everything is a constexpr aggregate: presets are
 // built at compile time, imported configs at run time, and both are validated by one function.
 
-#include <algorithm>
-#include <array>
+#include <cstddef>
 #include <cstdint>
-#include <string>
-#include <string_view>
+#include <type_traits>
 
 #include "dtype.hpp"
+#include "detail/message.hpp"
 #include "error.hpp"
+#include "fixed_array.hpp"
 #include "units.hpp"
 
 namespace kvplan {
@@ -25,7 +25,7 @@ enum class CacheKind : std::uint8_t {
     shared,          ///< reuses another layer's cache: no bytes of its own
 };
 
-[[nodiscard]] constexpr std::string_view name(CacheKind k) noexcept {
+[[nodiscard]] constexpr const char* name(CacheKind k) noexcept {
     switch (k) {
         case CacheKind::full_attention: return "full_attention";
         case CacheKind::sliding_window: return "sliding_window";
@@ -80,9 +80,9 @@ inline constexpr std::size_t max_cache_specs = 4;
 /// The ordered layers of a model, as groups of one cache kind: a few distinct specs and, per layer,
 /// which spec it has. Order matters: pipeline stages take contiguous layers.
 struct LayerStack {
-    std::array<CacheSpec, max_cache_specs> specs{};
+    FixedArray<CacheSpec, max_cache_specs> specs{};
     std::uint32_t num_specs = 0;
-    std::array<std::uint8_t, max_layers> spec_of_layer{};
+    FixedArray<std::uint8_t, max_layers> spec_of_layer{};
     std::uint32_t num_layers = 0;
 
     /// Appends `count` layers of `spec`. Throws InvalidModel past max_layers layers or
@@ -98,7 +98,7 @@ struct LayerStack {
         }
         if (count > max_layers - num_layers)
             detail::throw_field_error<InvalidModel>("", "num_layers", "at most 512 layers",
-                                                    std::to_string(num_layers + std::uint64_t{count}));
+                                                    detail::text(num_layers + std::uint64_t{count}));
         for (std::uint32_t i = 0; i < count; ++i)
             spec_of_layer[num_layers++] = static_cast<std::uint8_t>(idx);
         return *this;
@@ -112,10 +112,11 @@ struct LayerStack {
     }
 
     /// `n` layers where layer i has pattern[i % P]: {sliding, full} alternates (Gemma-2, gpt-oss);
-    /// five sliding then one full is Gemma-3's 5:1.
-    template <std::size_t P>
-    [[nodiscard]] static constexpr LayerStack periodic(std::uint32_t n,
-                                                       const std::array<CacheSpec, P>& pattern) {
+    /// five sliding then one full is Gemma-3's 5:1. `pattern` is a FixedArray, std::array or any
+    /// array type with a constant size().
+    template <class Pattern>
+    [[nodiscard]] static constexpr LayerStack periodic(std::uint32_t n, const Pattern& pattern) {
+        constexpr std::size_t P = Pattern{}.size();
         static_assert(P > 0, "a pattern needs at least one layer spec");
         LayerStack s;
         for (std::uint32_t i = 0; i < n; ++i) s.append(pattern[i % P]);
@@ -173,22 +174,41 @@ enum class MlpKind : std::uint8_t { gated, plain };  ///< gated: SwiGLU/GeGLU (3
 enum class NormKind : std::uint8_t { rms, layer };    ///< layer norms carry a bias as well
 enum class AttentionBias : std::uint8_t { none, qkv, qkvo };
 
-/// A short name held in place, so a model stays a constexpr aggregate without allocation.
+/// A short name held in place (at most 95 characters, longer names are cut), so a model stays a
+/// constexpr aggregate without allocation. Takes a C string or anything with data() and size().
 class ModelName {
    public:
+    static constexpr std::size_t max_size = 95;
+
     constexpr ModelName() noexcept = default;
-    constexpr ModelName(std::string_view s) noexcept {  // NOLINT: implicit from a literal is the point
-        len_ = std::min(s.size(), buf_.size());
-        for (std::size_t i = 0; i < len_; ++i) buf_[i] = s[i];
+    constexpr ModelName(detail::TextRef s) noexcept  // NOLINT: implicit from a literal is the point
+        : len_(s.size < max_size ? s.size : max_size) {
+        for (std::size_t i = 0; i < len_; ++i) buf_[i] = s.data[i];
     }
-    constexpr ModelName(const char* s) noexcept : ModelName(std::string_view(s)) {}  // NOLINT
-    [[nodiscard]] constexpr std::string_view view() const noexcept { return {buf_.data(), len_}; }
+    constexpr ModelName(const char* s) noexcept : ModelName(detail::TextRef(s)) {}  // NOLINT
+    template <detail::CharSpan S>
+        requires(!std::is_same_v<S, ModelName>)
+    constexpr ModelName(const S& s) noexcept : ModelName(detail::TextRef(s)) {}  // NOLINT
+
+    [[nodiscard]] constexpr const char* c_str() const noexcept { return buf_; }
+    [[nodiscard]] constexpr const char* data() const noexcept { return buf_; }
+    [[nodiscard]] constexpr std::size_t size() const noexcept { return len_; }
+    [[nodiscard]] constexpr bool empty() const noexcept { return len_ == 0; }
+
+    /// To std::string or std::string_view (any type built from characters and a count):
+    /// std::string(config.name).
+    template <class S>
+        requires std::is_constructible_v<S, const char*, std::size_t>
+    constexpr explicit operator S() const {
+        return S(buf_, len_);
+    }
+
     friend constexpr bool operator==(const ModelName& a, const ModelName& b) noexcept {
-        return a.view() == b.view();
+        return detail::TextRef(a) == detail::TextRef(b);
     }
 
    private:
-    std::array<char, 95> buf_{};
+    char buf_[max_size + 1]{};  // always NUL-terminated
     std::size_t len_ = 0;
 };
 
@@ -217,18 +237,18 @@ struct ModelConfig {
 
 namespace detail {
 
-inline std::string model_where(const ModelConfig& c) {
-    return c.name.view().empty() ? std::string("model") : "model '" + std::string(c.name.view()) + "'";
+inline Message model_where(const ModelConfig& c) {
+    return c.name.empty() ? text("model") : text("model '", c.name, "'");
 }
 
-inline std::string spec_field(std::uint32_t i, const char* field) {
-    return "layers.specs[" + std::to_string(i) + "]." + field;
+inline Message spec_field(std::uint32_t i, const char* field) {
+    return text("layers.specs[", i, "].", field);
 }
 
 template <class E = InvalidModel>
-[[noreturn]] inline void bad_field(const ModelConfig& c, const std::string& field,
-                                   const char* expected, std::uint64_t found) {
-    throw_field_error<E>(model_where(c), field, expected, std::to_string(found));
+[[noreturn]] inline void bad_field(const ModelConfig& c, TextRef field, const char* expected,
+                                   std::uint64_t found) {
+    throw_field_error<E>(model_where(c), field, expected, text(found));
 }
 
 }  // namespace detail
@@ -280,7 +300,7 @@ constexpr void validate(const ModelConfig& c) {
     }
     for (std::uint32_t i = 0; i < L.num_layers; ++i)
         if (L.spec_of_layer[i] >= L.num_specs)
-            detail::bad_field(c, "layers.spec_of_layer[" + std::to_string(i) + "]",
+            detail::bad_field(c, detail::text("layers.spec_of_layer[", i, "]"),
                               "an index of a cache spec", L.spec_of_layer[i]);
     if (!holds_bytes)
         detail::bad_field(c, "layers", "at least one layer that caches something", 0);
@@ -311,7 +331,7 @@ class Model {
     constexpr explicit Model(const ModelConfig& c) : c_(c) { validate(c_); }
 
     [[nodiscard]] constexpr const ModelConfig& config() const noexcept { return c_; }
-    [[nodiscard]] constexpr std::string_view name() const noexcept { return c_.name.view(); }
+    [[nodiscard]] constexpr const ModelName& name() const noexcept { return c_.name; }
     [[nodiscard]] constexpr std::uint32_t num_layers() const noexcept { return c_.layers.num_layers; }
     [[nodiscard]] constexpr const CacheSpec& layer(std::uint32_t i) const { return c_.layers[i]; }
     [[nodiscard]] constexpr const LayerStack& layers() const noexcept { return c_.layers; }

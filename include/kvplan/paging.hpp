@@ -5,11 +5,10 @@
 // with a contiguous reservation of max_model_len per sequence, and with prefix sharing, where
 // sequences that share a prompt prefix hold its full blocks once.
 
-#include <algorithm>
-#include <array>
 #include <cstdint>
 
 #include "detail/checked.hpp"
+#include "fixed_array.hpp"
 #include "kv_bytes.hpp"
 #include "model.hpp"
 
@@ -67,7 +66,7 @@ template <class BlocksOf>
                                            std::uint32_t block_size, BlocksOf blocks_of) {
     PagedUse u;
     const LayerStack& L = m.layers();
-    const std::array<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
+    const FixedArray<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
         if (count[k] == 0) continue;
         const CacheSpec& spec = L.specs[k];
@@ -141,8 +140,8 @@ struct SharedPrefixUse {
     for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {
         const CacheSpec& spec = m.layer(i);
         const BlockRange r = held_blocks(spec, tokens, block_size);
-        const std::uint64_t overlap =
-            r.first < u.shared_blocks ? std::min(u.shared_blocks, r.end) - r.first : 0;
+        const std::uint64_t shared_end = u.shared_blocks < r.end ? u.shared_blocks : r.end;
+        const std::uint64_t overlap = r.first < u.shared_blocks ? shared_end - r.first : 0;
         const std::uint64_t each = r.count();
         const std::uint64_t held =
             detail::add(detail::mul(each - overlap, sequences, "a block count"), overlap,

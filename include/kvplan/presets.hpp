@@ -4,8 +4,7 @@
 // named above each). The JSON importer (kvplan/hf_config.hpp) reads the same files, which are
 // bundled under configs/models/, and a test checks that both agree.
 
-#include <array>
-
+#include "fixed_array.hpp"
 #include "model.hpp"
 
 namespace kvplan::presets {
@@ -90,7 +89,7 @@ inline constexpr Model qwen2_5_72b{ModelConfig{
 inline constexpr Model gemma_2_27b{ModelConfig{
     .name = "Gemma-2-27B",
     .layers = LayerStack::periodic(
-        46, std::array{sliding_window(16, 128, 4096), full_attention(16, 128)}),
+        46, FixedArray{sliding_window(16, 128, 4096), full_attention(16, 128)}),
     .num_heads = 32,
     .head_dim = 128,
     .hidden_size = 4608,
@@ -107,7 +106,7 @@ inline constexpr Model gemma_2_27b{ModelConfig{
 inline constexpr Model gemma_3_27b{ModelConfig{
     .name = "Gemma-3-27B",
     .layers = LayerStack::periodic(
-        62, std::array{sliding_window(16, 128, 1024), sliding_window(16, 128, 1024),
+        62, FixedArray{sliding_window(16, 128, 1024), sliding_window(16, 128, 1024),
                        sliding_window(16, 128, 1024), sliding_window(16, 128, 1024),
                        sliding_window(16, 128, 1024), full_attention(16, 128)}),
     .num_heads = 32,
@@ -148,7 +147,7 @@ inline constexpr Model deepseek_v3{ModelConfig{
 // of intermediate 2880, vocab 201088, attention and expert biases, max_position_embeddings 131072.
 inline constexpr Model gpt_oss_120b{ModelConfig{
     .name = "gpt-oss-120b",
-    .layers = LayerStack::periodic(36, std::array{sliding_window(8, 64, 128), full_attention(8, 64)}),
+    .layers = LayerStack::periodic(36, FixedArray{sliding_window(8, 64, 128), full_attention(8, 64)}),
     .num_heads = 64,
     .head_dim = 64,
     .hidden_size = 2880,
@@ -179,7 +178,7 @@ inline constexpr Model falcon_7b{ModelConfig{
 }};
 
 /// Every preset, for tests and listings.
-inline constexpr std::array all{&llama_3_8b,  &llama_3_70b, &llama_3_1_405b, &mistral_7b_v0_1,
+inline constexpr FixedArray all{&llama_3_8b,  &llama_3_70b, &llama_3_1_405b, &mistral_7b_v0_1,
                                 &mixtral_8x7b, &qwen2_5_72b, &gemma_2_27b,    &gemma_3_27b,
                                 &deepseek_v3, &gpt_oss_120b, &falcon_7b};
 

@@ -113,7 +113,7 @@ struct RankMatmulParams {
                                                          std::uint64_t tokens) {
     const double heads = static_cast<double>(m.config().num_heads / s.tp);
     // Per layer shape, times the shard's layers of that shape (a sweep calls this per point).
-    const std::array<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
+    const FixedArray<std::uint64_t, max_cache_specs> count = layers_per_spec(m, s);
     double f = 0.0;
     for (std::uint32_t k = 0; k < m.layers().num_specs; ++k) {
         if (count[k] == 0) continue;
@@ -341,7 +341,7 @@ struct DecodeCosts {
         detail::RankMatmulParams matmul{};
         /// Per layer shape: the stage's layers of it, and on a rank its KV bytes per token kept,
         /// its fixed state, and its attention FLOPs per token attended (2 x heads x dimensions).
-        std::array<std::uint64_t, max_cache_specs> layers{};
+        FixedArray<std::uint64_t, max_cache_specs> layers{};
         std::array<Bytes, max_cache_specs> kv_per_token{};
         std::array<Bytes, max_cache_specs> state{};
         std::array<double, max_cache_specs> attention_per_token{};

@@ -6,12 +6,7 @@
 // (KiB..TiB) are what allocators and drivers report. Both are units of the one Bytes quantity, with
 // an exact ratio, so they never mix by accident: there is no bare number to mix.
 
-#include <cmath>
-#include <compare>
-#include <concepts>
 #include <cstdint>
-#include <limits>
-#include <string_view>
 #include <type_traits>
 
 #include "detail/checked.hpp"
@@ -22,7 +17,7 @@ namespace kvplan {
 /// A unit of size: how many bytes one of it holds, and its symbol.
 struct ByteUnit {
     std::uint64_t bytes;
-    std::string_view symbol;
+    const char* symbol;
 };
 
 inline constexpr ByteUnit B{1, "B"};
@@ -56,7 +51,12 @@ class Bytes {
 
     [[nodiscard]] constexpr bool is_zero() const noexcept { return n_ == 0; }
 
-    friend constexpr auto operator<=>(Bytes, Bytes) noexcept = default;
+    // Spelled out rather than <=>, which would need <compare> in every translation unit.
+    friend constexpr bool operator==(Bytes, Bytes) noexcept = default;
+    friend constexpr bool operator<(Bytes a, Bytes b) noexcept { return a.n_ < b.n_; }
+    friend constexpr bool operator>(Bytes a, Bytes b) noexcept { return a.n_ > b.n_; }
+    friend constexpr bool operator<=(Bytes a, Bytes b) noexcept { return a.n_ <= b.n_; }
+    friend constexpr bool operator>=(Bytes a, Bytes b) noexcept { return a.n_ >= b.n_; }
 
     friend constexpr Bytes operator+(Bytes a, Bytes b) {
         return Bytes(detail::add(a.n_, b.n_, "a sum of sizes"));
@@ -89,7 +89,8 @@ class Bytes {
 };
 
 /// n units: 80 * GiB. Negative n is an error.
-template <std::integral I>
+template <class I>
+    requires std::is_integral_v<I>
 [[nodiscard]] constexpr Bytes operator*(I n, ByteUnit u) {
     if constexpr (std::is_signed_v<I>) {
         if (n < 0) throw OverflowError("a size cannot be negative");
@@ -97,7 +98,8 @@ template <std::integral I>
     return Bytes::exactly(detail::mul(static_cast<std::uint64_t>(n), u.bytes, "a size"));
 }
 
-template <std::floating_point F>
+template <class F>
+    requires std::is_floating_point_v<F>
 constexpr Bytes operator*(F, ByteUnit) {
     static_assert(!std::is_floating_point_v<F>,
                   "a size is a whole number of bytes: write 80 * GiB, or round_to_bytes(5.38, GiB)");
@@ -110,7 +112,7 @@ constexpr Bytes operator*(F, ByteUnit) {
     const double b = value * static_cast<double>(u.bytes);
     if (!(b >= 0.0) || b >= 18446744073709549568.0)  // largest double below 2^64
         throw OverflowError("a size must be finite, non-negative and below 2^64 bytes");
-    return Bytes::exactly(static_cast<std::uint64_t>(std::floor(b + 0.5)));
+    return Bytes::exactly(static_cast<std::uint64_t>(b + 0.5));  // truncation is floor here: b >= 0
 }
 
 /// A double-valued quantity tagged by Tag: rates, times, FLOPs. Only the operators that mean
@@ -121,7 +123,11 @@ class Real {
     constexpr Real() noexcept = default;
     [[nodiscard]] static constexpr Real in_base(double v) noexcept { return Real(v); }
     [[nodiscard]] constexpr double in(typename Tag::Unit u) const noexcept { return v_ / u.scale; }
-    friend constexpr auto operator<=>(Real, Real) noexcept = default;
+    friend constexpr bool operator==(Real, Real) noexcept = default;
+    friend constexpr bool operator<(Real a, Real b) noexcept { return a.v_ < b.v_; }
+    friend constexpr bool operator>(Real a, Real b) noexcept { return a.v_ > b.v_; }
+    friend constexpr bool operator<=(Real a, Real b) noexcept { return a.v_ <= b.v_; }
+    friend constexpr bool operator>=(Real a, Real b) noexcept { return a.v_ >= b.v_; }
     friend constexpr Real operator+(Real a, Real b) noexcept { return Real(a.v_ + b.v_); }
     friend constexpr Real operator-(Real a, Real b) noexcept { return Real(a.v_ - b.v_); }
     friend constexpr Real operator*(Real a, double k) noexcept { return Real(a.v_ * k); }
@@ -138,7 +144,7 @@ class Real {
 template <class Tag>
 struct RealUnit {
     double scale;
-    std::string_view symbol;
+    const char* symbol;
 };
 
 /// value units: 3.35 * TB_per_s.

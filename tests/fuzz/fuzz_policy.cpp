@@ -12,7 +12,7 @@ using namespace kvplan;
 
 const GpuSpec& gpu_named(std::string_view id) {
     for (const GpuSpec* g : gpus::all)
-        if (g->id.view() == id) return *g;
+        if (g->id == id) return *g;
     return gpus::h100_sxm;
 }
 

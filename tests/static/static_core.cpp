@@ -1,5 +1,6 @@
 // static_assert only: if this file compiles, the core's headline figures hold at compile time.
-#include <kvplan/kvplan.hpp>
+#include <kvplan/core.hpp>
+#include <kvplan/presets.hpp>
 
 namespace {
 using namespace kvplan;
@@ -35,4 +36,9 @@ static_assert(paged_shared_prefix(llama_3_70b, KvDtype::bf16, 8, 1000, 1000, 16)
 // The inverse: 40 GiB holds 32 sequences of 4,096 tokens.
 static_assert(sequences_that_fit(40 * GiB, llama_3_70b, KvDtype::bf16, 4096) == 32);
 static_assert(*max_context(40 * GiB, llama_3_70b, KvDtype::bf16, 32) == 4096);
+// Error text is built without allocation, so it is constexpr too.
+static_assert(detail::TextRef(detail::text("tp ", 3u, " of ", 8)) == "tp 3 of 8");
+static_assert(detail::TextRef(detail::field_message("m", "tp", ">= 1", "0")) ==
+              "m: tp: expected >= 1, found 0");
+static_assert(parse_kv_dtype("fp8") == KvDtype::fp8_e4m3 && !parse_kv_dtype("fp9").has_value());
 }  // namespace

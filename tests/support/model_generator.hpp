@@ -34,6 +34,10 @@ class Rng {
     T pick(const std::array<T, N>& a) {
         return a[next() % N];
     }
+    template <class T, std::size_t N>
+    T pick(const FixedArray<T, N>& a) {
+        return a[next() % N];
+    }
 
    private:
     std::uint64_t state_;

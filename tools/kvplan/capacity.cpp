@@ -67,10 +67,9 @@ Cell cell_tokens(std::optional<std::uint64_t> v) {
 }
 
 std::string fit_verdict(const FitResult& f, const Replica& r, const ResolvedGpu& g) {
+    const std::string gpu_name = g.spec.name.empty() ? g.id : std::string(g.spec.name);
     const std::string replica =
-        fmt::format("{} x {} (tp {} x pp {})", r.gpus(), g.spec.name.view().empty() ? g.id
-                                                                                     : std::string(g.spec.name.view()),
-                    r.parallel.tp, r.parallel.pp);
+        fmt::format("{} x {} (tp {} x pp {})", r.gpus(), gpu_name, r.parallel.tp, r.parallel.pp);
     if (!f.starts)
         return fmt::format("DOES NOT START: {} under {} leaves no room for the KV cache on {}{}",
                            r.model.name(), name(f.engine), replica,

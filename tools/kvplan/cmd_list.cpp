@@ -81,7 +81,7 @@ void list_gpus(const ListOptions& o, Context& ctx) {
             return f ? cell(*f) : cell_null();
         };
         t.rows.push_back({cell_text(g.id), cell_text(aliases),
-                          cell_text(std::string(g.spec.name.view())), cell(g.spec.memory_total),
+                          cell_text(std::string(g.spec.name)), cell(g.spec.memory_total),
                           cell(g.spec.memory_bandwidth), flops(ComputeDtype::bf16),
                           flops(ComputeDtype::fp8),
                           g.spec.scale_up_bandwidth > BytesPerSecond{} ? cell(g.spec.scale_up_bandwidth)

@@ -16,11 +16,11 @@ ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_
     const fs::path p{arg};
     if (p.extension() == ".json" || fs::is_regular_file(p, ec)) {
         const GpuSpecFile f = load_gpu_spec(p);  // a missing file throws InvalidInput naming it
-        return {std::string(f.spec.id.view()), f.file.string(), f.spec, f.aliases};
+        return {std::string(f.spec.id), f.file.string(), f.spec, f.aliases};
     }
     const GpuRegistry reg = GpuRegistry::load(ctx.config_dir);
     if (const GpuSpecFile* f = reg.find_file(arg))
-        return {std::string(f->spec.id.view()), bundled_source(ctx, f->file), f->spec, f->aliases};
+        return {std::string(f->spec.id), bundled_source(ctx, f->file), f->spec, f->aliases};
     std::string known;
     for (const std::string& id : reg.ids()) known += (known.empty() ? "" : ", ") + id;
     detail::throw_field_error<InvalidInput>(std::string(flag), "gpu",

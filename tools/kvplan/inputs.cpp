@@ -25,7 +25,7 @@ std::string lower(std::string_view s) {
 
 const Model* find_preset(std::string_view id) {
     for (const Model* m : presets::all)
-        if (lower(m->name()) == lower(id)) return m;
+        if (lower(std::string_view(m->name())) == lower(id)) return m;
     return nullptr;
 }
 
@@ -63,7 +63,7 @@ std::vector<ModelListing> bundled_models(const Context& ctx) {
     for (const std::string& id : bundled_model_ids(ctx.config_dir))
         out.push_back({id, bundled_source(ctx, models_dir(ctx.config_dir) / (id + ".json"))});
     for (const Model* m : presets::all) {
-        const std::string id = lower(m->name());
+        const std::string id = lower(std::string_view(m->name()));
         if (!find_bundled_model(ctx.config_dir, id)) out.push_back({id, "built-in preset"});
     }
     return out;

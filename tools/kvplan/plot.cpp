@@ -76,7 +76,7 @@ void write_roofline_plot(const std::string& path, const Replica& r, std::uint64_
     c.note = fmt::format(
         "{} on {} x {} (tp {} x pp {}), {} tokens of context per sequence; peak "
         "bandwidth and FLOP/s, a lower bound",
-        r.model.name(), r.gpus(), r.gpu.name.view(), r.parallel.tp, r.parallel.pp, context);
+        r.model.name().c_str(), r.gpus(), r.gpu.name.c_str(), r.parallel.tp, r.parallel.pp, context);
     svg::write(c, path);
 }
 
@@ -117,7 +117,7 @@ void write_fit_plot(const std::string& path, const Replica& r, const EngineSetup
     m.color = target.fits ? "#2ca02c" : "#d62728";
     c.markers.push_back(m);
     c.note = fmt::format("{} on {} x {} (tp {} x pp {}), KV in {}; KV budget {:.2f} GiB per GPU",
-                         r.model.name(), r.gpus(), r.gpu.name.view(), r.parallel.tp, r.parallel.pp,
+                         r.model.name().c_str(), r.gpus(), r.gpu.name.c_str(), r.parallel.tp, r.parallel.pp,
                          name(r.kv.dtype), target.kv_budget.in(GiB));
     svg::write(c, path);
 }

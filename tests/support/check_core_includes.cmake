@@ -1,0 +1,33 @@
+# cmake -DCXX=... -DINCLUDE_DIR=... -DWORK_DIR=... -DALLOWED=a;b -P check_core_includes.cmake
+# Lists the kvplan headers a TU including the core reaches (the compiler's -MM), then every
+# standard header they include directly, and fails on any outside ALLOWED.
+cmake_minimum_required(VERSION 3.25)
+
+file(MAKE_DIRECTORY "${WORK_DIR}")
+set(tu "${WORK_DIR}/core_tu.cpp")
+file(WRITE "${tu}" "#include <kvplan/core.hpp>\n#include <kvplan/presets.hpp>\n")
+execute_process(COMMAND "${CXX}" -std=c++20 "-I${INCLUDE_DIR}" -MM "${tu}"
+  OUTPUT_VARIABLE deps RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "could not list the core's headers: ${err}")
+endif()
+string(REGEX MATCHALL "[^ \t\r\n\\\\]+\\.hpp" headers "${deps}")
+list(REMOVE_DUPLICATES headers)
+list(LENGTH headers n)
+if(n LESS 10)
+  message(FATAL_ERROR "expected the core's headers, found only: ${headers}")
+endif()
+set(bad "")
+foreach(h IN LISTS headers)
+  file(STRINGS "${h}" lines REGEX "^#include <")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^#include <([^>]+)>.*" "\\1" std "${line}")
+    if(NOT std IN_LIST ALLOWED)
+      string(APPEND bad "  ${h} includes <${std}>\n")
+    endif()
+  endforeach()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "the core must include only <${ALLOWED}>:\n${bad}")
+endif()
+message(STATUS "${n} core headers, standard headers only from: ${ALLOWED}")
