@@ -59,7 +59,8 @@ TEST_CASE("errors carry their message and derive from std::exception", "[error]"
 
 TEST_CASE("a broken precondition names the condition, file and line", "[error]") {
     // contract_violation is noexcept, so it terminates; the throw it makes is checked here.
-    CHECK_THROWS_AS(detail::throw_contract_violation("b != 0", "checked.hpp", 24), ContractViolation);
+    CHECK_THROWS_AS(detail::throw_contract_violation("b != 0", "checked.hpp", 24),
+                    ContractViolation);
     CHECK_THROWS_WITH(detail::throw_contract_violation("b != 0", "checked.hpp", 24),
                       "kvplan: precondition failed: b != 0 (checked.hpp:24)");
 }
@@ -89,7 +90,8 @@ TEST_CASE("FixedArray is an aggregate array", "[error][containers]") {
     CHECK(zeros[3] == 0);
 }
 
-TEST_CASE("Optional holds a value or nothing and converts to std::optional", "[error][containers]") {
+TEST_CASE("Optional holds a value or nothing and converts to std::optional",
+          "[error][containers]") {
     constexpr Optional<std::uint64_t> none;
     constexpr Optional<std::uint64_t> four{4};
     CHECK_FALSE(none.has_value());

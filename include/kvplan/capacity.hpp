@@ -26,8 +26,7 @@ namespace kvplan {
 /// Tokens of context that fit in `budget` counting every growing layer per token (the KV-token
 /// figure engines print for uniform models); empty when no layer grows with context.
 [[nodiscard]] constexpr Optional<std::uint64_t> tokens_that_fit(Bytes budget, const Model& m,
-                                                                     KvFormat f,
-                                                                     const Shard& s = {}) {
+                                                                KvFormat f, const Shard& s = {}) {
     const Bytes per_token = kv_bytes_per_token(m, f, s);
     if (per_token.is_zero()) return {};  // nothing grows with context
     return budget / per_token;
@@ -48,10 +47,9 @@ namespace kvplan {
 /// even one token fits; empty when the sequences fit at any length (every growing layer is
 /// windowed and the windows fit).
 [[nodiscard]] constexpr Optional<std::uint64_t> max_context(Bytes budget, const Model& m,
-                                                                 KvFormat f,
-                                                                 std::uint64_t sequences,
-                                                                 std::uint32_t block_size = 1,
-                                                                 const Shard& s = {}) {
+                                                            KvFormat f, std::uint64_t sequences,
+                                                            std::uint32_t block_size = 1,
+                                                            const Shard& s = {}) {
     KVPLAN_EXPECTS(sequences >= 1 && block_size >= 1);
     const Bytes each_budget = budget / sequences;
     const auto fits = [&](std::uint64_t len) {
@@ -68,9 +66,8 @@ namespace kvplan {
         // a window near 2^64 must not wrap the plateau round to a short length.
         const std::uint64_t window = largest_window(m);
         const std::uint64_t slack = 2ULL * block_size;
-        const std::uint64_t plateau = window > detail::u64_max - slack
-                                          ? detail::u64_max
-                                          : window + slack;
+        const std::uint64_t plateau =
+            window > detail::u64_max - slack ? detail::u64_max : window + slack;
         if (fits(plateau)) return {};  // any length fits
         std::uint64_t lo = 0, hi = plateau;  // fits(lo) or lo == 0; !fits(hi)
         while (hi - lo > 1) {

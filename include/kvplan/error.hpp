@@ -76,7 +76,8 @@ template <class E>
     throw OverflowError(text("size overflow: ", what, " exceeds 2^64 - 1 bytes"));
 }
 
-[[noreturn]] inline void throw_contract_violation(const char* condition, const char* file, int line) {
+[[noreturn]] inline void throw_contract_violation(const char* condition, const char* file,
+                                                  int line) {
     throw ContractViolation(
         text("kvplan: precondition failed: ", condition, " (", file, ":", line, ")"));
 }

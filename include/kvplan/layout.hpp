@@ -66,7 +66,8 @@ class Layout {
                 detail::text(p.pp, " stages for ", m.num_layers(), " layers"));
         if (m.config().num_heads % p.tp != 0)
             detail::throw_field_error<InvalidLayout>(
-                where(), "tp", detail::text("a divisor of the ", m.config().num_heads, " query heads"),
+                where(), "tp",
+                detail::text("a divisor of the ", m.config().num_heads, " query heads"),
                 detail::text(p.tp));
         const LayerStack& L = m.layers();
         for (std::uint32_t i = 0; i < L.num_specs; ++i) {

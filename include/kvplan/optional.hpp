@@ -30,7 +30,9 @@ class Optional {
     }
     [[nodiscard]] constexpr const T* operator->() const noexcept { return &**this; }
     [[nodiscard]] constexpr const T& value() const noexcept { return **this; }
-    [[nodiscard]] constexpr T value_or(T fallback) const noexcept { return has_ ? value_ : fallback; }
+    [[nodiscard]] constexpr T value_or(T fallback) const noexcept {
+        return has_ ? value_ : fallback;
+    }
 
     /// To std::optional<T>, or any optional-like type of the same value: empty stays empty.
     template <class O>
