@@ -36,27 +36,46 @@
 //                           nv dv) values and a recurrent state of nv x dk x dv values (vLLM's
 //                           mamba state shapes for gated delta nets), stored at
 //                           HfImportOptions::state_element_bytes each.
+//   Mamba-2 (Granite-4.0-H) model_type granitemoehybrid: layer_types "mamba" / "attention";
+//                           mamba_n_heads (nh), mamba_d_head (p; "auto": expand x hidden / nh),
+//                           mamba_d_state (N), mamba_n_groups (g), mamba_d_conv (K), mamba_expand
+//                           (nh x p must be mamba_expand x hidden). Each Mamba layer keeps a conv
+//                           state of (K - 1) x (nh p + 2 g N) values and an SSM state of nh x p x
+//                           N values (vLLM's MambaStateShapeCalculator). shared_intermediate_size
+//                           is the shared MLP on every layer (the dense MLP when num_local_experts
+//                           is 0); intermediate_size is the routed experts' width.
+//   Mamba-1 (Jamba)         attn_layer_period / attn_layer_offset (layer i is attention when
+//                           i % period == offset), expert_layer_period / expert_layer_offset (MoE
+//                           likewise), mamba_d_state (N), mamba_d_conv (K), mamba_expand (d_inner =
+//                           expand x hidden), mamba_dt_rank (missing or "auto": ceil(hidden /
+//                           16), as JambaConfig). Each Mamba layer keeps (K - 1) x d_inner conv
+//                           values and d_inner x N SSM values.
 //
 // Defaults. A field that sizes the model is required. A missing flag takes the default of its
 // transformers config class, as every engine loading the file does: tie_word_embeddings (true for
 // Gemma and Falcon, false elsewhere), attention_bias / mlp_bias (false; GPT-NeoX true),
 // use_sliding_window (false for Qwen), max_window_layers (28), Falcon's multi_query (true),
 // new_decoder_architecture (false), parallel_attn (true) and bias (false), decoder_sparse_step (1),
-// first_k_dense_replace (0), moe_layer_freq (1), sliding windows where the class has one
-// (Gemma-2 4096, Gemma-3 4096 and pattern 6, gpt-oss 128) and Qwen3-Next's
-// full_attention_interval (4). Gemma-3's published text_config omits vocab_size (262208) and
-// max_position_embeddings (131072), which Gemma3TextConfig supplies. Mistral's sliding_window has
-// no safe default (4096 in v0.1, null later) and must be present, number or null.
+// first_k_dense_replace (0), moe_layer_freq (1), mamba_conv_bias (true), mamba_proj_bias (false),
+// Jamba's attn_layer_period / offset (8, 4) and expert_layer_period / offset (2, 1), sliding
+// windows where the class has one (Gemma-2 4096, Gemma-3 4096 and pattern 6, gpt-oss 128) and
+// Qwen3-Next's full_attention_interval (4). Gemma-3's published text_config omits vocab_size
+// (262208) and max_position_embeddings (131072), which Gemma3TextConfig supplies. Mistral's
+// sliding_window has no safe default (4096 in v0.1, null later) and must be present, number or
+// null.
 //
 // Parameters the core's fields do not describe go to extra_params: gpt-oss's attention sinks (one
 // per head per layer), GPT-J's LM-head bias, Qwen3-Next's linear-attention mixers, its output gate
-// on the queries (q_proj is twice as wide) and its shared-expert gate. The vision tower of a
-// multimodal wrapper and DeepSeek-V3's multi-token-prediction layer are not part of the model.
+// on the queries (q_proj is twice as wide) and its shared-expert gate, the Mamba mixers of
+// Granite-4.0-H and Jamba. Granite's dense variant still needs num_local_experts: its class
+// default is 8 experts, not a dense model. The vision tower of a multimodal wrapper and
+// DeepSeek-V3's multi-token-prediction layer are not part of the model.
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -97,6 +116,8 @@ enum class Family : std::uint8_t {
     gpt_neox,
     gptj,
     gpt_oss,
+    granite_hybrid,
+    jamba,
 };
 
 struct NamedFamily {
@@ -117,6 +138,8 @@ inline constexpr std::array model_types{
     NamedFamily{"RefinedWeb", Family::falcon},     NamedFamily{"RefinedWebModel", Family::falcon},
     NamedFamily{"gpt_neox", Family::gpt_neox},     NamedFamily{"gptj", Family::gptj},
     NamedFamily{"gpt_oss", Family::gpt_oss},
+    NamedFamily{"granitemoehybrid", Family::granite_hybrid},
+    NamedFamily{"jamba", Family::jamba},
 };
 
 // The architectures[0] class names, for files without model_type.
@@ -141,6 +164,8 @@ inline constexpr std::array architectures{
     NamedFamily{"GPTNeoXForCausalLM", Family::gpt_neox},
     NamedFamily{"GPTJForCausalLM", Family::gptj},
     NamedFamily{"GptOssForCausalLM", Family::gpt_oss},
+    NamedFamily{"GraniteMoeHybridForCausalLM", Family::granite_hybrid},
+    NamedFamily{"JambaForCausalLM", Family::jamba},
 };
 
 template <std::size_t N>
@@ -203,6 +228,41 @@ enum class LayerKind : std::uint8_t { full, sliding, linear };
     const bool qwen = f == Family::qwen2 || f == Family::qwen2_moe || f == Family::qwen3 ||
                       f == Family::qwen3_moe || f == Family::qwen3_next;
     const bool windows_on = r.optional_boolean("use_sliding_window").value_or(!qwen);
+
+    if (f == Family::granite_hybrid) {
+        // GraniteMoeHybridConfig.layer_types: "mamba" or "attention" per layer. It decides what
+        // every layer caches, so it is required.
+        const auto types = r.optional_string_array("layer_types");
+        if (!types)
+            r.fail("layer_types", "\"mamba\" or \"attention\" for each layer",
+                   "nothing (the field is missing)");
+        if (types->size() != n)
+            r.fail("layer_types", "one entry per layer (" + std::to_string(n) + ")",
+                   std::to_string(types->size()) + " entries");
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const std::string& t = (*types)[i];
+            if (t == "mamba")
+                kinds[i] = LayerKind::linear;
+            else if (t != "attention")
+                r.fail(JsonReader::element("layer_types", i), "\"mamba\" or \"attention\"",
+                       "\"" + t + "\"");
+        }
+        return kinds;
+    }
+    if (f == Family::jamba) {
+        // JambaConfig.layers_block_type: layer i is attention when i % attn_layer_period ==
+        // attn_layer_offset, Mamba otherwise (class defaults 8 and 4).
+        const std::uint64_t period =
+            r.optional_positive_integer("attn_layer_period", u32_max).value_or(8);
+        const std::uint64_t offset = r.optional_count("attn_layer_offset", u32_max).value_or(4);
+        if (offset >= period)
+            r.fail("attn_layer_offset",
+                   "less than attn_layer_period (" + std::to_string(period) + ")",
+                   std::to_string(offset));
+        for (std::uint32_t i = 0; i < n; ++i)
+            if (i % period != offset) kinds[i] = LayerKind::linear;
+        return kinds;
+    }
 
     if (const auto types = r.optional_string_array("layer_types")) {
         if (types->size() != n)
@@ -308,6 +368,10 @@ enum class LayerKind : std::uint8_t { full, sliding, linear };
 inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_t& extra) {
     const auto experts_key =
         r.first_present({"num_local_experts", "num_experts", "n_routed_experts"});
+    // GraniteMoeHybridConfig defaults to 8 experts: a file without the field is not dense.
+    if (!experts_key && f == Family::granite_hybrid)
+        r.fail("num_local_experts", "a count of routed experts (0 for a dense model)",
+               "nothing (the field is missing)");
     const std::uint64_t experts = experts_key ? *r.optional_count(*experts_key, u32_max) : 0;
     if (experts == 0) {
         if (f == Family::mixtral || f == Family::gpt_oss)
@@ -328,8 +392,11 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
                "nothing (the field is missing)");
     m.experts_per_token = u32(a ? *a : *b);
 
-    if (f == Family::mixtral || f == Family::gpt_oss) {
+    if (f == Family::mixtral || f == Family::gpt_oss || f == Family::jamba) {
         m.expert_intermediate_size = c.intermediate_size;
+    } else if (f == Family::granite_hybrid) {
+        // Granite's intermediate_size is the routed experts' width; the shared MLP has its own.
+        m.expert_intermediate_size = r.positive_integer("intermediate_size");
     } else {
         m.expert_intermediate_size = r.positive_integer("moe_intermediate_size");
     }
@@ -362,6 +429,27 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
         case Family::gpt_oss:
             m.router_bias = true;
             break;
+        case Family::granite_hybrid:
+            // GraniteMoeHybridDecoderLayer: every layer has the shared_mlp beside its experts.
+            m.shared_experts = 1;
+            m.shared_intermediate_size = c.intermediate_size;
+            break;
+        case Family::jamba: {
+            // JambaConfig.layers_num_experts: layer i routes when i % expert_layer_period ==
+            // expert_layer_offset (class defaults 2 and 1), i.e. when
+            // (i + period - offset) % period == 0.
+            const std::uint64_t period =
+                r.optional_positive_integer("expert_layer_period", u32_max).value_or(2);
+            const std::uint64_t offset =
+                r.optional_count("expert_layer_offset", u32_max).value_or(1);
+            if (offset >= period)
+                r.fail("expert_layer_offset",
+                       "less than expert_layer_period (" + std::to_string(period) + ")",
+                       std::to_string(offset));
+            m.layer_freq = u32(period);
+            m.layer_offset = u32((period - offset) % period);
+            break;
+        }
         default:
             break;
     }
@@ -377,6 +465,118 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
             moe_layers += m.is_moe_layer(i) ? 1 : 0;
         extra += moe_layers * c.hidden_size;
     }
+}
+
+/// Whether `key` holds the string "auto" (a size the config class derives from others).
+[[nodiscard]] inline bool is_auto(const JsonReader& r, std::string_view key) {
+    const Json* v = r.find(key);
+    return v != nullptr && v->is_string() && v->get<std::string>() == "auto";
+}
+
+/// One recurrent layer's state per sequence (values) and its mixer's parameters.
+struct RecurrentShape {
+    std::uint64_t state_values = 0;
+    std::uint64_t mixer_params = 0;
+};
+
+/// a x b for a recurrent layer's sizes: OverflowError, never a wrap.
+[[nodiscard]] inline std::uint64_t times(std::uint64_t a, std::uint64_t b) {
+    return detail::mul(a, b, "a recurrent layer's size");
+}
+
+/// The sum of `terms`: OverflowError, never a wrap.
+[[nodiscard]] inline std::uint64_t sum(std::initializer_list<std::uint64_t> terms) {
+    std::uint64_t s = 0;
+    for (std::uint64_t t : terms) s = detail::add(s, t, "a recurrent layer's size");
+    return s;
+}
+
+/// Qwen3-Next's Gated DeltaNet layer.
+[[nodiscard]] inline RecurrentShape gated_delta_net(const JsonReader& r, std::uint64_t hidden) {
+    const std::uint64_t nk = r.positive_integer("linear_num_key_heads", u32_max);
+    const std::uint64_t nv = r.positive_integer("linear_num_value_heads", u32_max);
+    const std::uint64_t dk = r.positive_integer("linear_key_head_dim", u32_max);
+    const std::uint64_t dv = r.positive_integer("linear_value_head_dim", u32_max);
+    const std::uint64_t k = r.positive_integer("linear_conv_kernel_dim", u32_max);
+    const std::uint64_t qk = times(2, times(nk, dk));
+    const std::uint64_t conv_dim = sum({qk, times(nv, dv)});
+    // Gated DeltaNet mixer (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz, in_proj_ba, a
+    // depthwise conv1d of K taps, dt_bias and A_log per value head, a gated RMSNorm of dv,
+    // out_proj.
+    return {.state_values = sum({times(k - 1, conv_dim), times(nv, times(dk, dv))}),
+            .mixer_params = sum({times(hidden, sum({qk, times(2, times(nv, dv))})),
+                                 times(hidden, times(2, nv)), times(conv_dim, k), times(2, nv), dv,
+                                 times(times(nv, dv), hidden)})};
+}
+
+/// A Mamba-2 layer (Granite-4.0-H): mamba_n_heads (nh) heads of mamba_d_head (p), mamba_n_groups
+/// (g) groups of B and C of mamba_d_state (N), a conv of mamba_d_conv (K) taps over d_inner =
+/// mamba_expand x hidden = nh x p channels plus B and C.
+[[nodiscard]] inline RecurrentShape mamba2_layer(const JsonReader& r, std::uint64_t hidden) {
+    const std::uint64_t nh = r.positive_integer("mamba_n_heads", u32_max);
+    const std::uint64_t n_state = r.positive_integer("mamba_d_state", u32_max);
+    const std::uint64_t g = r.positive_integer("mamba_n_groups", u32_max);
+    const std::uint64_t k = r.positive_integer("mamba_d_conv", u32_max);
+    const std::uint64_t expand = r.positive_integer("mamba_expand", u32_max);
+    const std::uint64_t expanded = times(expand, hidden);
+    // GraniteMoeHybridConfig: mamba_d_head "auto" is mamba_expand x hidden / mamba_n_heads.
+    const std::uint64_t p = is_auto(r, "mamba_d_head")
+                                ? expanded / nh
+                                : r.positive_integer("mamba_d_head", u32_max);
+    const std::uint64_t d_inner = times(nh, p);
+    // GraniteMoeHybridConfig checks the two spellings of d_inner agree.
+    if (expanded != d_inner)
+        r.fail("mamba_d_head",
+               "mamba_n_heads x mamba_d_head equal to mamba_expand x hidden_size (" +
+                   std::to_string(expanded) + ")",
+               std::to_string(p) + " (" + std::to_string(nh) + " x " + std::to_string(p) + " = " +
+                   std::to_string(d_inner) + ")");
+    if (nh % g != 0)
+        r.fail("mamba_n_groups", "a divisor of the " + std::to_string(nh) + " mamba heads",
+               std::to_string(g));
+    const bool conv_bias = r.optional_boolean("mamba_conv_bias").value_or(true);
+    const bool proj_bias = r.optional_boolean("mamba_proj_bias").value_or(false);
+    const std::uint64_t conv_dim = sum({d_inner, times(2, times(g, n_state))});
+    // vLLM's MambaStateShapeCalculator.mamba2_state_shape: conv state (K - 1) x conv_dim, SSM
+    // state nh x p x N.
+    const std::uint64_t state = sum({times(k - 1, conv_dim), times(d_inner, n_state)});
+    // MambaMixer2 (vLLM mamba_mixer2.py, transformers' GraniteMoeHybridMambaLayer): in_proj to
+    // gate, x/B/C and dt; a depthwise conv1d of K taps; dt_bias, A_log and D per head; the gated
+    // RMSNorm over d_inner; out_proj.
+    const std::uint64_t in_width = sum({d_inner, conv_dim, nh});
+    const std::uint64_t mixer =
+        sum({times(hidden, in_width), proj_bias ? in_width : 0, times(conv_dim, k),
+             conv_bias ? conv_dim : 0, times(3, nh), d_inner, times(d_inner, hidden),
+             proj_bias ? hidden : 0});
+    return {.state_values = state, .mixer_params = mixer};
+}
+
+/// A Mamba-1 layer (Jamba): d_inner = mamba_expand x hidden channels, mamba_d_state (N),
+/// mamba_d_conv (K) taps, mamba_dt_rank (R).
+[[nodiscard]] inline RecurrentShape mamba1_layer(const JsonReader& r, std::uint64_t hidden) {
+    const std::uint64_t n_state = r.positive_integer("mamba_d_state", u32_max);
+    const std::uint64_t k = r.positive_integer("mamba_d_conv", u32_max);
+    const std::uint64_t expand = r.positive_integer("mamba_expand", u32_max);
+    // JambaConfig: mamba_dt_rank "auto" (its default) is ceil(hidden / 16).
+    const std::uint64_t rank = r.contains("mamba_dt_rank") && !is_auto(r, "mamba_dt_rank")
+                                   ? r.positive_integer("mamba_dt_rank", u32_max)
+                                   : hidden / 16 + (hidden % 16 != 0 ? 1 : 0);
+    const bool conv_bias = r.optional_boolean("mamba_conv_bias").value_or(true);
+    const bool proj_bias = r.optional_boolean("mamba_proj_bias").value_or(false);
+    const std::uint64_t d_inner = times(expand, hidden);
+    // vLLM's MambaStateShapeCalculator.mamba1_state_shape: conv d_inner x (K - 1), SSM
+    // d_inner x N.
+    const std::uint64_t state = sum({times(k - 1, d_inner), times(d_inner, n_state)});
+    // JambaMambaMixer (transformers): in_proj to x and gate, a depthwise conv1d, x_proj to dt, B
+    // and C, dt_proj (with bias), A_log (d_inner x N), D, out_proj, and Jamba's RMSNorms on dt,
+    // B and C.
+    const std::uint64_t bc = times(2, n_state);
+    const std::uint64_t mixer =
+        sum({times(hidden, times(2, d_inner)), proj_bias ? times(2, d_inner) : 0,
+             times(d_inner, k), conv_bias ? d_inner : 0, times(d_inner, sum({rank, bc})),
+             times(rank, d_inner), d_inner, times(d_inner, n_state), d_inner,
+             times(d_inner, hidden), proj_bias ? hidden : 0, rank, bc});
+    return {.state_values = state, .mixer_params = mixer};
 }
 
 }  // namespace detail::hf
@@ -471,6 +671,10 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
     } else if (f == Family::falcon) {
         c.intermediate_size =
             r.optional_positive_integer("ffn_hidden_size", ~0ULL).value_or(4 * hidden);
+    } else if (f == Family::granite_hybrid) {
+        // GraniteMoeHybrid's shared_mlp: the dense MLP of a dense model, the shared expert of an
+        // MoE one.
+        c.intermediate_size = r.positive_integer("shared_intermediate_size", ~0ULL);
     } else if (f == Family::deepseek || f == Family::qwen2_moe || f == Family::qwen3_moe ||
                f == Family::qwen3_next) {
         c.intermediate_size = r.optional_positive_integer("intermediate_size", ~0ULL).value_or(0);
@@ -499,6 +703,7 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
         case Family::gemma:
         case Family::gemma2:
         case Family::gemma3:
+        case Family::granite_hybrid:
             c.attention_bias = r.optional_boolean("attention_bias").value_or(false)
                                    ? AttentionBias::qkvo
                                    : AttentionBias::none;
@@ -568,22 +773,23 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
         const std::uint64_t window = any_sliding ? window_of(r, f) : 0;
         CacheSpec linear{};
         if (std::count(kinds.begin(), kinds.end(), LayerKind::linear) > 0) {
-            const std::uint64_t nk = r.positive_integer("linear_num_key_heads", u32_max);
-            const std::uint64_t nv = r.positive_integer("linear_num_value_heads", u32_max);
-            const std::uint64_t dk = r.positive_integer("linear_key_head_dim", u32_max);
-            const std::uint64_t dv = r.positive_integer("linear_value_head_dim", u32_max);
-            const std::uint64_t k = r.positive_integer("linear_conv_kernel_dim", u32_max);
-            const std::uint64_t conv_dim = 2 * nk * dk + nv * dv;
-            const std::uint64_t state_values = (k - 1) * conv_dim + nv * dk * dv;
+            const RecurrentShape shape = f == Family::granite_hybrid ? mamba2_layer(r, hidden)
+                                         : f == Family::jamba        ? mamba1_layer(r, hidden)
+                                                                     : gated_delta_net(r, hidden);
+            // The whole layer's state; kv_bytes.hpp's layer_state_bytes splits it evenly over TP
+            // ranks. That is vLLM's sharding for Gated DeltaNet and Mamba-1 (every dimension
+            // split is a multiple of tp) and for Mamba-2 when tp divides mamba_n_groups. When it
+            // does not, vLLM (mamba_utils.py, extra_groups_for_head_shards) replicates the groups
+            // up to tp, so each rank keeps (K - 1) x 2N x (groups added) / tp values more than
+            // this even split: 384 of 536,960 (0.07%) on a Granite-4.0-H-Small rank at tp 2.
+            // Not modelled.
             linear = constant_state(Bytes::exactly(
-                detail::mul(state_values, options.state_element_bytes, "a layer's state")));
-            // Gated DeltaNet mixer (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz,
-            // in_proj_ba, a depthwise conv1d of K taps, dt_bias and A_log per value head, a gated
-            // RMSNorm of dv, out_proj.
-            const std::uint64_t mixer = hidden * (2 * nk * dk + 2 * nv * dv) + hidden * 2 * nv +
-                                        conv_dim * k + 2 * nv + dv + nv * dv * hidden;
-            extra += mixer * static_cast<std::uint64_t>(
-                                 std::count(kinds.begin(), kinds.end(), LayerKind::linear));
+                detail::mul(shape.state_values, options.state_element_bytes, "a layer's state")));
+            extra += detail::mul(
+                shape.mixer_params,
+                static_cast<std::uint64_t>(
+                    std::count(kinds.begin(), kinds.end(), LayerKind::linear)),
+                "the recurrent mixers' parameters");
         }
         const CacheSpec full = full_attention(u32(kv_heads), u32(head_dim));
         const CacheSpec slide = sliding_window(u32(kv_heads), u32(head_dim), window);
@@ -600,7 +806,8 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
 
     const bool moe_family = f == Family::mixtral || f == Family::qwen2_moe ||
                             f == Family::qwen3_moe || f == Family::qwen3_next ||
-                            f == Family::deepseek || f == Family::gpt_oss;
+                            f == Family::deepseek || f == Family::gpt_oss ||
+                            f == Family::granite_hybrid || f == Family::jamba;
     if (moe_family) read_moe(r, f, c, extra);
     c.extra_params = extra;
 
