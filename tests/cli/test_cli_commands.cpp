@@ -63,6 +63,40 @@ TEST_CASE("size prints the Llama-3-70B cache in every format", "[cli][size]") {
     }
 }
 
+TEST_CASE("size shows the fixed state of Mamba layers beside the KV of attention layers",
+          "[cli][size]") {
+    // Granite-4.0-H-Small (configs/models/granite-4.0-h-small.json): 36 Mamba-2 layers, each with
+    // a conv state of (4 - 1) x (8,192 + 2 x 1 x 128) = 25,344 values and an SSM state of
+    // 128 x 64 x 128 = 1,048,576 values, x 2 B = 2,147,840 B per sequence; at tp 2, 1,073,920 B.
+    // Its 4 attention layers: 2 x 8 KV heads x 128 x 2 B = 4,096 B per token per layer.
+    const CliRun r =
+        run_kvplan("size --model granite-4.0-h-small --tp 2 --context 1000 --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    bool saw_state = false, saw_attention = false;
+    for (const json& row : j["layers"]) {
+        if (row["kind"] == "constant_state") {
+            saw_state = true;
+            CHECK(row["layers"].get<std::uint64_t>() == 36);
+            CHECK(row["bytes_per_token_per_layer"].get<std::uint64_t>() == 0);
+            CHECK(row["state_bytes_per_sequence_per_layer"].get<std::uint64_t>() == 2'147'840);
+            CHECK(row["state_bytes_per_sequence_per_layer_per_gpu"].get<std::uint64_t>() ==
+                  1'073'920);
+        } else {
+            saw_attention = true;
+            CHECK(row["layers"].get<std::uint64_t>() == 4);
+            CHECK(row["bytes_per_token_per_layer"].get<std::uint64_t>() == 4'096);
+            CHECK(row["state_bytes_per_sequence_per_layer"].get<std::uint64_t>() == 0);
+        }
+    }
+    CHECK((saw_state && saw_attention));
+    // Per sequence, whole model: 4 x 4,096 x 1,000 + 36 x 2,147,840 = 16,384,000 + 77,322,240.
+    CHECK(j["kv_bytes_per_sequence"].get<std::uint64_t>() == 93'706'240);
+    // A model without such layers keeps its table as it was.
+    const json plain = json::parse(run_kvplan("size --model llama-3-8b --format json").out);
+    CHECK_FALSE(plain["layers"][0].contains("state_bytes_per_sequence_per_layer"));
+}
+
 TEST_CASE("binary token suffixes reach the sizing", "[cli][size]") {
     // 8K = 8,192 tokens: 327,680 x 8,192 = 2,684,354,560 B = 2.5 GiB.
     const CliRun r = run_kvplan("size --model llama-3-70b --context 8K --format json");

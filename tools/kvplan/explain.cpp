@@ -141,6 +141,14 @@ Table layer_table(const ResolvedModel& rm, KvFormat f, std::uint32_t tp) {
                  {"window_tokens", "window"},
                  {"bytes_per_token_per_layer", "per token per layer"},
                  {"bytes_per_token_per_layer_per_gpu", "per GPU (tp " + std::to_string(tp) + ")"}};
+    // Mamba and linear-attention layers grow by nothing per token; what they hold is a fixed state
+    // per sequence, shown beside (only for models that have such layers).
+    const bool has_state = m.layers().layers_of_kind(CacheKind::constant_state) > 0;
+    if (has_state) {
+        t.columns.push_back({"state_bytes_per_sequence_per_layer", "state per sequence per layer"});
+        t.columns.push_back({"state_bytes_per_sequence_per_layer_per_gpu",
+                             "per GPU (tp " + std::to_string(tp) + ")"});
+    }
     for (std::uint32_t k = 0; k < m.layers().num_specs; ++k) {
         const CacheSpec& sp = m.layers().specs[k];
         const bool attn =
@@ -159,6 +167,10 @@ Table layer_table(const ResolvedModel& rm, KvFormat f, std::uint32_t tp) {
                                                                : cell_null(),
                           cell_exact(layer_bytes_per_token(sp, f, 1)),
                           cell_exact(layer_bytes_per_token(sp, f, tp))});
+        if (has_state) {
+            t.rows.back().push_back(cell_exact(layer_state_bytes(sp, 1)));
+            t.rows.back().push_back(cell_exact(layer_state_bytes(sp, tp)));
+        }
     }
     return t;
 }
