@@ -264,3 +264,22 @@ TEST_CASE("a Jamba config missing a Mamba field is refused, naming file and fiel
     CHECK_THAT(error_of(j, "kvplan-test-jamba-offset.json"),
                Catch::Contains("attn_layer_offset") && Catch::Contains("attn_layer_period"));
 }
+
+TEST_CASE("the recurrent (SSM) state can be wider than the conv state, as vLLM allows",
+          "[hf_hybrid]") {
+    // vLLM's --mamba-ssm-cache-dtype float32 keeps the SSM state in fp32 and the conv state in
+    // the model's dtype (MambaStateDtypeCalculator).
+    const HfImportOptions ssm_fp32{.state_element_bytes = 2, .ssm_state_element_bytes = 4};
+    // Granite-4.0-H-Small: conv 25,344 values x 2 B = 50,688 B; SSM 1,048,576 x 4 B =
+    // 4,194,304 B; 4,244,992 B per Mamba layer.
+    const Model granite = load_bundled_model(config_dir, "granite-4.0-h-small", ssm_fp32);
+    CHECK(granite.layer(0).state_bytes.count() == 50'688 + 4'194'304);
+    CHECK(granite.layer(0).state_bytes.count() == 4'244'992);
+    // Jamba-1.5-Mini: conv 24,576 x 2 B = 49,152 B; SSM 131,072 x 4 B = 524,288 B; 573,440 B.
+    const Model jamba = load_bundled_model(config_dir, "jamba-1.5-mini", ssm_fp32);
+    CHECK(jamba.layer(0).state_bytes.count() == 573'440);
+    // 0 means "as the conv state": the default import.
+    const Model same = load_bundled_model(config_dir, "jamba-1.5-mini",
+                                          HfImportOptions{.ssm_state_element_bytes = 0});
+    CHECK(same.layer(0).state_bytes.count() == 311'296);
+}

@@ -34,8 +34,10 @@
 //                           linear_value_head_dim (dv), linear_conv_kernel_dim (K). Each Gated
 //                           DeltaNet layer keeps per sequence a conv state of (K - 1) x (2 nk dk +
 //                           nv dv) values and a recurrent state of nv x dk x dv values (vLLM's
-//                           mamba state shapes for gated delta nets), stored at
-//                           HfImportOptions::state_element_bytes each.
+//                           mamba state shapes for gated delta nets). In every recurrent layer
+//                           (these and the Mamba layers below) a conv value takes
+//                           HfImportOptions::state_element_bytes and a recurrent value
+//                           ssm_state_element_bytes (by default the same).
 //   Mamba-2 (Granite-4.0-H) model_type granitemoehybrid: layer_types "mamba" / "attention";
 //                           mamba_n_heads (nh), mamba_d_head (p; "auto": expand x hidden / nh),
 //                           mamba_d_state (N), mamba_n_groups (g), mamba_d_conv (K), mamba_expand
@@ -89,11 +91,15 @@
 
 namespace kvplan {
 
-/// Choices the config file does not make.
+/// Choices the config file does not make: how wide the values of Mamba and linear-attention
+/// state are, as vLLM's --mamba-cache-dtype and --mamba-ssm-cache-dtype choose them
+/// (MambaStateDtypeCalculator in vllm/model_executor/layers/mamba/mamba_utils.py).
 struct HfImportOptions {
-    /// Bytes per value of recurrent and convolution state (2: bf16, as vLLM's "auto" state dtype
-    /// for a bf16 model).
+    /// Bytes per value of the convolution state, and of the recurrent (SSM) state unless
+    /// ssm_state_element_bytes says otherwise (2: bf16, vLLM's "auto" for a bf16 model).
     std::uint32_t state_element_bytes = 2;
+    /// Bytes per value of the recurrent (SSM) state; 0: as state_element_bytes (vLLM's "auto").
+    std::uint32_t ssm_state_element_bytes = 0;
 };
 
 namespace detail::hf {
@@ -473,9 +479,11 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
     return v != nullptr && v->is_string() && v->get<std::string>() == "auto";
 }
 
-/// One recurrent layer's state per sequence (values) and its mixer's parameters.
+/// One recurrent layer's state per sequence, its convolution and its recurrent (SSM) part in
+/// values, and its mixer's parameters.
 struct RecurrentShape {
-    std::uint64_t state_values = 0;
+    std::uint64_t conv_values = 0;
+    std::uint64_t ssm_values = 0;
     std::uint64_t mixer_params = 0;
 };
 
@@ -503,7 +511,8 @@ struct RecurrentShape {
     // Gated DeltaNet mixer (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz, in_proj_ba, a
     // depthwise conv1d of K taps, dt_bias and A_log per value head, a gated RMSNorm of dv,
     // out_proj.
-    return {.state_values = sum({times(k - 1, conv_dim), times(nv, times(dk, dv))}),
+    return {.conv_values = times(k - 1, conv_dim),
+            .ssm_values = times(nv, times(dk, dv)),
             .mixer_params = sum({times(hidden, sum({qk, times(2, times(nv, dv))})),
                                  times(hidden, times(2, nv)), times(conv_dim, k), times(2, nv), dv,
                                  times(times(nv, dv), hidden)})};
@@ -539,7 +548,8 @@ struct RecurrentShape {
     const std::uint64_t conv_dim = sum({d_inner, times(2, times(g, n_state))});
     // vLLM's MambaStateShapeCalculator.mamba2_state_shape: conv state (K - 1) x conv_dim, SSM
     // state nh x p x N.
-    const std::uint64_t state = sum({times(k - 1, conv_dim), times(d_inner, n_state)});
+    const std::uint64_t conv_state = times(k - 1, conv_dim);
+    const std::uint64_t ssm_state = times(d_inner, n_state);
     // MambaMixer2 (vLLM mamba_mixer2.py, transformers' GraniteMoeHybridMambaLayer): in_proj to
     // gate, x/B/C and dt; a depthwise conv1d of K taps; dt_bias, A_log and D per head; the gated
     // RMSNorm over d_inner; out_proj.
@@ -548,7 +558,7 @@ struct RecurrentShape {
         sum({times(hidden, in_width), proj_bias ? in_width : 0, times(conv_dim, k),
              conv_bias ? conv_dim : 0, times(3, nh), d_inner, times(d_inner, hidden),
              proj_bias ? hidden : 0});
-    return {.state_values = state, .mixer_params = mixer};
+    return {.conv_values = conv_state, .ssm_values = ssm_state, .mixer_params = mixer};
 }
 
 /// A Mamba-1 layer (Jamba): d_inner = mamba_expand x hidden channels, mamba_d_state (N),
@@ -566,7 +576,8 @@ struct RecurrentShape {
     const std::uint64_t d_inner = times(expand, hidden);
     // vLLM's MambaStateShapeCalculator.mamba1_state_shape: conv d_inner x (K - 1), SSM
     // d_inner x N.
-    const std::uint64_t state = sum({times(k - 1, d_inner), times(d_inner, n_state)});
+    const std::uint64_t conv_state = times(k - 1, d_inner);
+    const std::uint64_t ssm_state = times(d_inner, n_state);
     // JambaMambaMixer (transformers): in_proj to x and gate, a depthwise conv1d, x_proj to dt, B
     // and C, dt_proj (with bias), A_log (d_inner x N), D, out_proj, and Jamba's RMSNorms on dt,
     // B and C.
@@ -576,7 +587,18 @@ struct RecurrentShape {
              times(d_inner, k), conv_bias ? d_inner : 0, times(d_inner, sum({rank, bc})),
              times(rank, d_inner), d_inner, times(d_inner, n_state), d_inner,
              times(d_inner, hidden), proj_bias ? hidden : 0, rank, bc});
-    return {.state_values = state, .mixer_params = mixer};
+    return {.conv_values = conv_state, .ssm_values = ssm_state, .mixer_params = mixer};
+}
+
+/// A recurrent layer's state in bytes: the conv state at state_element_bytes, the SSM state at
+/// ssm_state_element_bytes (0: the same), as vLLM's MambaStateDtypeCalculator pairs them.
+[[nodiscard]] inline std::uint64_t state_bytes(const RecurrentShape& shape,
+                                               const HfImportOptions& o) {
+    const std::uint64_t ssm_bytes =
+        o.ssm_state_element_bytes != 0 ? o.ssm_state_element_bytes : o.state_element_bytes;
+    return detail::add(detail::mul(shape.conv_values, o.state_element_bytes, "a layer's state"),
+                       detail::mul(shape.ssm_values, ssm_bytes, "a layer's state"),
+                       "a layer's state");
 }
 
 }  // namespace detail::hf
@@ -783,8 +805,7 @@ struct RecurrentShape {
             // up to tp, so each rank keeps (K - 1) x 2N x (groups added) / tp values more than
             // this even split: 384 of 536,960 (0.07%) on a Granite-4.0-H-Small rank at tp 2.
             // Not modelled.
-            linear = constant_state(Bytes::exactly(
-                detail::mul(shape.state_values, options.state_element_bytes, "a layer's state")));
+            linear = constant_state(Bytes::exactly(state_bytes(shape, options)));
             extra += detail::mul(
                 shape.mixer_params,
                 static_cast<std::uint64_t>(

@@ -92,6 +92,17 @@ TEST_CASE("size shows the fixed state of Mamba layers beside the KV of attention
     CHECK((saw_state && saw_attention));
     // Per sequence, whole model: 4 x 4,096 x 1,000 + 36 x 2,147,840 = 16,384,000 + 77,322,240.
     CHECK(j["kv_bytes_per_sequence"].get<std::uint64_t>() == 93'706'240);
+    // --mamba-ssm-cache-dtype float32 (vLLM's flag) widens the SSM part only: 25,344 conv values
+    // x 2 B + 1,048,576 SSM values x 4 B = 4,244,992 B per layer.
+    const json wide = json::parse(
+        run_kvplan("size --model granite-4.0-h-small --mamba-ssm-cache-dtype float32 --format json")
+            .out);
+    for (const json& row : wide["layers"])
+        if (row["kind"] == "constant_state")
+            CHECK(row["state_bytes_per_sequence_per_layer"].get<std::uint64_t>() == 4'244'992);
+    const CliRun bad = run_kvplan("size --model granite-4.0-h-small --mamba-cache-dtype fp64");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--mamba-cache-dtype") && Catch::Contains("fp64"));
     // A model without such layers keeps its table as it was.
     const json plain = json::parse(run_kvplan("size --model llama-3-8b --format json").out);
     CHECK_FALSE(plain["layers"][0].contains("state_bytes_per_sequence_per_layer"));

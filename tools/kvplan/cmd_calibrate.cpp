@@ -44,7 +44,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         usage_error("--engine", "vllm (calibration reads vLLM logs)", o.engine);
 
     const VllmLogFacts facts = load_vllm_log(cf.log);
-    const ResolvedModel rm = resolve_model(o.model, ctx);
+    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const Model& m = rm.get();
     const Layout layout = make_layout(m, li);
     std::optional<ResolvedGpu> gpu;

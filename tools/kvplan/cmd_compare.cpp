@@ -60,7 +60,7 @@ void run_compare(const CommonOptions& o, Context& ctx) {
                     one.kv_dtype = k;
                     one.weight_dtype = w;
                     std::vector<Cell> row;
-                    const ResolvedModel rm = resolve_model(m, ctx);
+                    const ResolvedModel rm = resolve_model(m, ctx, "--model", import_options(o));
                     const LayoutInput li = parse_layout(one);
                     const Layout layout = make_layout(rm.get(), li);
                     const KvFormat f = parse_kv_dtype_flag(k, "--kv-dtype");

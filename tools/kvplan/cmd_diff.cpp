@@ -99,8 +99,8 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     (void)parse_layout(o);  // a bad --tp is a usage error before any file is read
     const WeightOptions wo = weight_options(o);
     if (!o.context.empty()) (void)parse_tokens(o.context, "--context");
-    const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD");
-    const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW");
+    const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD", import_options(d.common));
+    const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW", import_options(d.common));
     const std::uint64_t context = context_or_default(o, a.get());
 
     Report rep;

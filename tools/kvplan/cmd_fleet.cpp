@@ -74,7 +74,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         dist_source =
             fmt::format("prompt {} / output {} tokens", ff.prompt_tokens, ff.output_tokens);
     }
-    const ResolvedModel rm = resolve_model(o.model, ctx);
+    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
     const Model& m = rm.get();
     const Layout layout = make_layout(m, li);

@@ -49,7 +49,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::uint64_t concurrency =
         o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
     if (!o.context.empty()) (void)parse_tokens(o.context, "--context");
-    const ResolvedModel rm = resolve_model(o.model, ctx);
+    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const std::uint64_t context = context_or_default(o, rm.get());
     std::vector<ResolvedGpu> gpus;
     if (o.gpu.empty()) gpus = bundled_gpus(ctx);

@@ -25,7 +25,7 @@ struct SizeFigures {
 };
 
 void run_size(const CommonOptions& o, Context& ctx) {
-    const ResolvedModel rm = resolve_model(o.model, ctx);
+    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const Model& m = rm.get();
     const KvFormat f = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
     const LayoutInput li = parse_layout(o);

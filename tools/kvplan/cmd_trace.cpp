@@ -54,7 +54,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     std::optional<std::uint64_t> mml_flag;
     if (!tf.max_model_len.empty()) mml_flag = parse_tokens(tf.max_model_len, "--max-model-len");
 
-    const ResolvedModel rm = resolve_model(o.model, ctx);
+    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const Model& m = rm.get();
     const Layout layout = make_layout(m, li);
     const Trace t = load_trace(tf.file, topt);

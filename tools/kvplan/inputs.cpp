@@ -37,7 +37,24 @@ std::string bundled_source(const Context& ctx, const std::filesystem::path& file
     return "bundled " + (ec || rel.empty() ? file : rel).generic_string();
 }
 
-ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::string_view flag) {
+HfImportOptions import_options(const CommonOptions& o) {
+    // vLLM's MambaDType spellings, and ours; "auto" keeps the importer's default.
+    const auto bytes_of = [](const std::string& text, std::string_view flag) -> std::uint32_t {
+        const std::string t = lower(text);
+        if (t == "auto") return 0;
+        if (t == "float32" || t == "fp32") return 4;
+        if (t == "float16" || t == "fp16" || t == "bfloat16" || t == "bf16") return 2;
+        usage_error(flag, "auto, bfloat16, float16 or float32", text);
+    };
+    HfImportOptions import;
+    if (const std::uint32_t b = bytes_of(o.mamba_cache_dtype, "--mamba-cache-dtype"); b != 0)
+        import.state_element_bytes = b;
+    import.ssm_state_element_bytes = bytes_of(o.mamba_ssm_cache_dtype, "--mamba-ssm-cache-dtype");
+    return import;
+}
+
+ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::string_view flag,
+                            const HfImportOptions& import) {
     if (arg.empty()) usage_error(flag, "a model id or a path to a config.json", arg);
     std::error_code ec;
     const fs::path p{arg};
@@ -45,10 +62,10 @@ ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::str
     if (fs::exists(p, ec) || p.extension() == ".json" || arg.find('/') != std::string::npos) {
         fs::path file = p;
         if (fs::is_directory(file, ec)) file /= "config.json";
-        return {arg, file.string(), load_hf_config(p)};
+        return {arg, file.string(), load_hf_config(p, import)};
     }
     if (const auto file = find_bundled_model(ctx.config_dir, arg))
-        return {arg, bundled_source(ctx, *file), load_bundled_model(ctx.config_dir, arg)};
+        return {arg, bundled_source(ctx, *file), load_bundled_model(ctx.config_dir, arg, import)};
     if (const Model* m = find_preset(arg))
         return {arg, "built-in preset " + std::string(m->name()) + " (kvplan/presets.hpp)", *m};
     std::string ids;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <kvplan/dtype.hpp>
+#include <kvplan/hf_config.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/model.hpp>
 
@@ -30,7 +31,12 @@ struct ResolvedModel {
 /// path to a config.json or a folder holding one. Unknown ids and unreadable files throw
 /// kvplan::InvalidInput (exit 3); an empty argument is a usage error.
 [[nodiscard]] ResolvedModel resolve_model(const std::string& arg, const Context& ctx,
-                                          std::string_view flag = "--model");
+                                          std::string_view flag = "--model",
+                                          const HfImportOptions& import = {});
+
+/// The import options of --mamba-cache-dtype and --mamba-ssm-cache-dtype; a usage error names
+/// the flag for a type it does not know.
+[[nodiscard]] HfImportOptions import_options(const CommonOptions& o);
 
 /// "bundled models/llama-3-70b.json": a bundled file named relative to the config folder.
 [[nodiscard]] std::string bundled_source(const Context& ctx, const std::filesystem::path& file);

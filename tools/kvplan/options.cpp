@@ -24,6 +24,14 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
             ->capture_default_str();
         sub.add_option("--weight-dtype", o.weight_dtype,
                        "Weight format (default: the model's torch_dtype, else bf16)");
+        sub.add_option("--mamba-cache-dtype", o.mamba_cache_dtype,
+                       "State of Mamba and linear-attention layers, as vLLM's flag: auto (2 B, a "
+                       "bf16 model's), bfloat16, float16 or float32")
+            ->capture_default_str();
+        sub.add_option("--mamba-ssm-cache-dtype", o.mamba_ssm_cache_dtype,
+                       "Their recurrent (SSM) state only, as vLLM's flag: auto (as "
+                       "--mamba-cache-dtype), bfloat16, float16 or float32")
+            ->capture_default_str();
     }
     if (groups & opt_workload) {
         sub.add_option("-c,--context", o.context,

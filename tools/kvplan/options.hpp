@@ -19,6 +19,8 @@ struct CommonOptions {
     std::string pp = "1";
     std::string kv_dtype = "bf16";
     std::string weight_dtype;  ///< default: the model's own (torch_dtype), else bf16
+    std::string mamba_cache_dtype = "auto";      ///< Mamba / linear-attention conv state values
+    std::string mamba_ssm_cache_dtype = "auto";  ///< their recurrent (SSM) state values
     std::string context;       ///< tokens per sequence
     std::string concurrency;   ///< sequences at once
     std::string batch;         ///< decode batch
@@ -35,7 +37,7 @@ enum OptionGroup : unsigned {
     opt_model = 1U << 0,     ///< --model
     opt_gpu = 1U << 1,       ///< --gpu
     opt_layout = 1U << 2,    ///< --gpus --tp --pp
-    opt_dtypes = 1U << 3,    ///< --kv-dtype --weight-dtype
+    opt_dtypes = 1U << 3,    ///< --kv-dtype --weight-dtype --mamba-cache-dtype --mamba-ssm-cache-dtype
     opt_workload = 1U << 4,  ///< --context --concurrency --batch --block-size
     opt_budget = 1U << 5,    ///< --gpu-memory-utilization --kv-memory --engine
     opt_output = 1U << 6,    ///< --format --explain

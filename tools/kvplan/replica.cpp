@@ -90,7 +90,7 @@ ReplicaInput read_replica_input(const CommonOptions& o, const Context& ctx) {
     if (!o.context.empty()) (void)parse_tokens(o.context, "--context");
     if (o.gpu.empty() && !engine.budget.kv_memory_per_gpu)
         usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
-    ReplicaInput in{resolve_model(o.model, ctx), resolve_gpu(o.gpu, ctx), layout, kv, weights,
+    ReplicaInput in{resolve_model(o.model, ctx, "--model", import_options(o)), resolve_gpu(o.gpu, ctx), layout, kv, weights,
                     engine, 0, concurrency};
     in.context = context_or_default(o, in.model.get());
     (void)make_layout(in.model.get(), layout);  // InvalidLayout before any figure
