@@ -8,20 +8,13 @@
 #include <kvplan/weights.hpp>
 #include <string>
 
+#include "support/bundled_models.hpp"
+
 using namespace kvplan;
+using namespace kvplan::testing;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path config_dir{KVPLAN_CONFIG_DIR};
-const fs::path data_dir{KVPLAN_TEST_DATA_DIR};
-
-Model bundled(std::string_view id) { return load_bundled_model(config_dir, id); }
-
-Json bundled_json(std::string_view id) {
-    return read_json_file(config_dir / "models" / (std::string(id) + ".json"));
-}
-
-std::uint64_t kv_token(const Model& m) { return kv_bytes_per_token(m, KvDtype::bf16).count(); }
 
 std::string error_of(const fs::path& file) {
     try {
