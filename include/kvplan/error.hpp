@@ -14,7 +14,6 @@ namespace kvplan {
 class Error : public std::exception {
    public:
     explicit Error(detail::TextRef message) noexcept { message_.append(message); }
-    explicit Error(const char* message) noexcept : Error(detail::TextRef(message)) {}
     [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
 
    private:
