@@ -246,7 +246,7 @@ BENCHMARK(inline_sweep)->Unit(benchmark::kMillisecond);
             for (std::uint64_t conc : concurrencies) {
                 const Answer a = evaluate(c, ctx, conc);
                 const DecodePoint d = decode_point(c.decode, conc, ctx);
-                const double step = d.step.in(kvplan::s);
+                const double step = d.step.in(seconds);
                 const InlineAnswer b = inline_evaluate(c, ctx, conc);
                 if (a.batch.count() != b.batch || a.sequences != b.sequences || a.fits != b.fits ||
                     std::abs(step - b.step_s) > 1e-12 * step ||

@@ -32,6 +32,6 @@ int main() {
                 static_cast<unsigned long long>(v.vllm.max_model_len), v.vllm.max_concurrency);
 
     const DecodeBound d = decode_bound(r, w.concurrency, w.context);
-    std::printf("decode: >= %.2f ms per step (%s-bound), <= %.0f tokens/s per GPU\n", d.step.in(ms),
+    std::printf("decode: >= %.2f ms per step (%s-bound), <= %.0f tokens/s per GPU\n", d.step.in(milliseconds),
                 std::string(name(d.bound)).c_str(), d.tokens_per_s_per_gpu);
 }

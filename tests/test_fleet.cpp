@@ -104,7 +104,7 @@ TEST_CASE("overflow sizing holds more requests than sizing each at p95", "[fleet
 namespace {
 // A decode step of 10 ms plus 1 ms per sequence in the batch.
 const auto linear_step = [](std::uint64_t b) {
-    return 10.0 * ms + 1.0 * ms * static_cast<double>(b);
+    return 10.0 * milliseconds + 1.0 * milliseconds * static_cast<double>(b);
 };
 }  // namespace
 
@@ -112,7 +112,7 @@ TEST_CASE("the fleet plan takes the smallest batch limit and names it", "[fleet]
     const std::vector<Bytes> sizes(10, 1 * GiB);
     // 10 requests/s, TTFT 0.5 s, TPOT 50.5 ms, 200 output tokens on average:
     // time in system 0.5 + 200 x 0.0505 = 10.6 s; in flight 106.
-    const FleetTargets t{.rate_per_s = 10, .ttft = 0.5 * s, .tpot = 50.5 * ms};
+    const FleetTargets t{.rate_per_s = 10, .ttft = 0.5 * seconds, .tpot = 50.5 * milliseconds};
     // TPOT: 10 + B <= 50.5 ms gives B = 40; KV: 100 GiB / 1 GiB = 100. TPOT binds: 106 / 40 -> 3.
     FleetPlan p = plan_fleet(t, sizes, 200, 100 * GiB, linear_step);
     CHECK(p.feasible);
@@ -120,10 +120,10 @@ TEST_CASE("the fleet plan takes the smallest batch limit and names it", "[fleet]
     CHECK(p.batch_kv == 100);
     CHECK(p.batch == 40);
     CHECK(p.binding == FleetBinding::tpot);
-    CHECK(p.time_in_system.in(s) == Approx(10.6));
+    CHECK(p.time_in_system.in(seconds) == Approx(10.6));
     CHECK(p.in_flight == Approx(106.0));
     CHECK(p.replicas == 3);
-    CHECK(p.tpot_at_batch.in(ms) == Approx(50.0));
+    CHECK(p.tpot_at_batch.in(milliseconds) == Approx(50.0));
     // 30 GiB of KV: batch 30, the KV budget binds: ceil(106 / 30) = 4.
     p = plan_fleet(t, sizes, 200, 30 * GiB, linear_step);
     CHECK(p.batch == 30);
@@ -142,7 +142,7 @@ TEST_CASE("the fleet plan takes the smallest batch limit and names it", "[fleet]
 TEST_CASE("a TPOT target below the batch-1 step is infeasible, not an error", "[fleet]") {
     const std::vector<Bytes> sizes(10, 1 * GiB);
     // Batch 1 takes 11 ms per token; a 5 ms target cannot be met.
-    const FleetPlan p = plan_fleet({.rate_per_s = 1, .ttft = 1.0 * s, .tpot = 5.0 * ms}, sizes, 100,
+    const FleetPlan p = plan_fleet({.rate_per_s = 1, .ttft = 1.0 * seconds, .tpot = 5.0 * milliseconds}, sizes, 100,
                                    100 * GiB, linear_step);
     CHECK_FALSE(p.feasible);
     CHECK(p.batch_tpot == 0);
@@ -159,8 +159,8 @@ TEST_CASE("on the Azure conversation sample, overflow sizing beats p95 sizing", 
     // 81 gives 0.0143), and <= 0.05 is 84.
     const Trace t = load_trace(KVPLAN_TEST_DATA_DIR "/traces/azure-conv-2023-first1000.csv");
     const std::vector<Bytes> sizes = kv_per_request(t, presets::llama_3_8b, KvDtype::bf16, 16);
-    const auto step = [](std::uint64_t) { return 1.0 * ms; };
-    const FleetTargets tg{.rate_per_s = 4, .ttft = 0.5 * s, .tpot = 50.0 * ms};
+    const auto step = [](std::uint64_t) { return 1.0 * milliseconds; };
+    const FleetTargets tg{.rate_per_s = 4, .ttft = 0.5 * seconds, .tpot = 50.0 * milliseconds};
     const FleetPlan p95 = plan_fleet(tg, sizes, 247.262, 16 * GiB, step);
     CHECK(p95.kv_at_percentile == 259 * (2 * MiB));
     CHECK(p95.batch == 31);

@@ -34,9 +34,9 @@ TEST_CASE("rates, times and FLOPs print in decimal units", "[format]") {
     CHECK(fmt::format("{:GB/s}", 3.35 * TB_per_s) == "3350.00 GB/s");
     CHECK(fmt::format("{}", 450.0 * GB_per_s) == "450.00 GB/s");
     // 0.0123 s is 12.30 ms; 45e-6 s is 45.00 us.
-    CHECK(fmt::format("{}", 0.0123 * s) == "12.30 ms");
-    CHECK(fmt::format("{}", 45.0 * us) == "45.00 us");
-    CHECK(fmt::format("{:ms}", 2.0 * s) == "2000.00 ms");
+    CHECK(fmt::format("{}", 0.0123 * seconds) == "12.30 ms");
+    CHECK(fmt::format("{}", 45.0 * microseconds) == "45.00 us");
+    CHECK(fmt::format("{:ms}", 2.0 * seconds) == "2000.00 ms");
     CHECK(fmt::format("{}", 989.4 * TFLOP_per_s) == "989.40 TFLOP/s");
     CHECK(fmt::format("{}", 1.5 * PFLOP) == "1.50 PFLOP");
 }

@@ -224,14 +224,14 @@ TEST_CASE("a decode bound from prepared costs equals the bound summed sequence b
                     const DecodePoint summed = point_of(decode_bound(r, each));
                     const DecodePoint p = decode_point(costs, b, ctx);
                     INFO("tp " << tp << " batch " << b << " context " << ctx);
-                    CHECK(p.step.in(s) == summed.step.in(s));
-                    CHECK(p.tpot.in(s) == summed.tpot.in(s));
+                    CHECK(p.step.in(seconds) == summed.step.in(seconds));
+                    CHECK(p.tpot.in(seconds) == summed.tpot.in(seconds));
                     CHECK(p.bound == summed.bound);
                     CHECK(p.tokens_per_s == summed.tokens_per_s);
                     // With efficiency factors, the estimates agree too.
                     const RooflineOptions eff{.efficiency = Efficiency{0.8, 0.6}};
-                    CHECK(decode_point(decode_costs(r, eff), b, ctx).step_estimate->in(s) ==
-                          decode_bound(r, each, eff).step_estimate->in(s));
+                    CHECK(decode_point(decode_costs(r, eff), b, ctx).step_estimate->in(seconds) ==
+                          decode_bound(r, each, eff).step_estimate->in(seconds));
                 }
         }
     }
@@ -260,7 +260,7 @@ TEST_CASE("the decode lower bound grows with batch and context and never exceeds
             for (std::uint64_t ctx : {1ULL, 128ULL, 4096ULL, 131072ULL, 10'000'000ULL}) {
                 const DecodePoint p = decode_point(bare, 16, ctx);
                 CHECK(p.step >= prev_ctx);
-                CHECK(std::isfinite(p.step.in(s)));
+                CHECK(std::isfinite(p.step.in(seconds)));
                 prev_ctx = p.step;
             }
         }

@@ -32,13 +32,13 @@ TEST_CASE("Llama-3-70B bf16, 32 x 4,096 on one A100: about 182 GB a step, 89 ms"
     // 181,955,739,648 B / 2.039e12 B/s = 89.238 ms (counting the whole table, 184.06 GB and
     // 90.27 ms: the issue's "about 90 ms").
     CHECK(s.bytes().count() == 181'955'739'648ULL);
-    CHECK(d.step.in(ms) == Approx(181'955'739'648.0 / 2.039e12 * 1e3));
-    CHECK(d.step.in(ms) == Approx(90.0).epsilon(0.02));
+    CHECK(d.step.in(milliseconds) == Approx(181'955'739'648.0 / 2.039e12 * 1e3));
+    CHECK(d.step.in(milliseconds) == Approx(90.0).epsilon(0.02));
     // FLOPs: 2 x 69,501,714,432 x 32 = 4.448e12, attention 2 x 64 x 256 x 4,096 x 80 x 32 =
     // 3.436e11; 4.792e12 / 312e12 = 15.36 ms: memory bound by a factor of 5.8.
     CHECK(s.matmul_flops.in(FLOP) == Approx(2.0 * 69'501'714'432.0 * 32));
     CHECK(s.attention_flops.in(FLOP) == Approx(2.0 * 64 * 256 * 4096 * 80 * 32));
-    CHECK(s.compute_time.in(ms) == Approx(15.358).epsilon(0.001));
+    CHECK(s.compute_time.in(milliseconds) == Approx(15.358).epsilon(0.001));
     CHECK(d.bound == Bound::memory);
     // 32 tokens per 89.24 ms = 358.6 tokens/s on one GPU.
     CHECK(d.tokens_per_s == Approx(32.0 / (181'955'739'648.0 / 2.039e12)));
@@ -54,8 +54,8 @@ TEST_CASE("Llama-3-70B bf16 on 4 x H100, batch 1, short context: about 10.4 ms a
     const DecodeBound d = decode_bound(r, 1, 128);
     CHECK(d.stages[0].weights_read.count() == 34'753'495'040ULL);
     CHECK(d.stages[0].kv_read.count() == 10'485'760);
-    CHECK(d.step.in(ms) == Approx(34'763'980'800.0 / 3.35e12 * 1e3));
-    CHECK(d.step.in(ms) == Approx(10.5).epsilon(0.02));
+    CHECK(d.step.in(milliseconds) == Approx(34'763'980'800.0 / 3.35e12 * 1e3));
+    CHECK(d.step.in(milliseconds) == Approx(10.5).epsilon(0.02));
     CHECK(d.tpot == d.step);
     CHECK(d.tokens_per_s_per_gpu == Approx(d.tokens_per_s / 4));
 }
@@ -67,8 +67,8 @@ TEST_CASE("the tensor-parallel all-reduce stands apart from the bound", "[roofli
     const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.tp = 4}};
     const DecodeBound d = decode_bound(r, 1, 128);
     CHECK(d.all_reduce.message.count() == 16'384);
-    CHECK(d.all_reduce.per_layer.in(us) == Approx(3.0 * 16'384 / 450e9 * 1e6));
-    CHECK(d.all_reduce.per_step.in(us) == Approx(80 * 3.0 * 16'384 / 450e9 * 1e6));
+    CHECK(d.all_reduce.per_layer.in(microseconds) == Approx(3.0 * 16'384 / 450e9 * 1e6));
+    CHECK(d.all_reduce.per_step.in(microseconds) == Approx(80 * 3.0 * 16'384 / 450e9 * 1e6));
     CHECK(d.step == d.stages[0].memory_time);
     // A single GPU has none.
     CHECK(decode_bound(Replica{.model = llama_3_8b, .gpu = h100_sxm()}, 1, 128).all_reduce.per_step ==
@@ -126,9 +126,9 @@ TEST_CASE("a lower bound never exceeds a measured time per output token", "[roof
     const std::array<std::uint64_t, 10> lengths{133, 454, 260, 204, 430, 770, 408, 331, 10, 236};
     const DecodeBound d = decode_bound(r, lengths);
     CHECK(d.stages[0].bytes().count() == 15'433'998'336ULL);
-    CHECK(d.step.in(ms) == Approx(15'433'998'336.0 / 3.35e12 * 1e3));
-    CHECK(d.step.in(ms) < 7.558);
-    CHECK(decode_bound(r, 1, 10).step.in(ms) < 7.558);
+    CHECK(d.step.in(milliseconds) == Approx(15'433'998'336.0 / 3.35e12 * 1e3));
+    CHECK(d.step.in(milliseconds) < 7.558);
+    CHECK(decode_bound(r, 1, 10).step.in(milliseconds) < 7.558);
 }
 
 TEST_CASE("decode turns compute-bound at 324 sequences of 128 tokens on 4 x H100", "[roofline]") {
@@ -155,7 +155,7 @@ TEST_CASE("per-rank figures agree with the core and the weights", "[roofline]") 
     }
     // With pipeline stages the step is the slowest stage and a token's latency their sum.
     CHECK(d.step == std::max(d.stages[0].time(), d.stages[1].time()));
-    CHECK(d.tpot.in(s) == Approx((d.stages[0].time() + d.stages[1].time()).in(s)));
+    CHECK(d.tpot.in(seconds) == Approx((d.stages[0].time() + d.stages[1].time()).in(seconds)));
     // On one GPU the matrix-product parameters are the parameters less the embedding and norms.
     const auto dense = detail::rank_matmul_params(llama_3_70b, Layout{llama_3_70b, {}}, 0);
     CHECK(dense.dense == 69'501'714'432.0);
@@ -172,7 +172,7 @@ TEST_CASE("an efficiency estimate sits beside the bound, never below it", "[roof
     CHECK(est.step == bare.step);  // the bound does not move
     REQUIRE(est.step_estimate.has_value());
     // Memory bound: the estimate is the bound / 0.8.
-    CHECK(est.step_estimate->in(ms) == Approx(bare.step.in(ms) / 0.8));
+    CHECK(est.step_estimate->in(milliseconds) == Approx(bare.step.in(milliseconds) / 0.8));
     CHECK(*est.tokens_per_s_estimate < est.tokens_per_s);
     // Factors of 1 reproduce the bound.
     CHECK(*decode_bound(r, 16, 2048, {.efficiency = Efficiency{}}).step_estimate == bare.step);
@@ -187,7 +187,7 @@ TEST_CASE("prefill of 8,192 tokens on 4 x H100 is compute bound at 310 ms", "[ro
     CHECK(p.stages[0].attention_flops.in(FLOP) == Approx(2.0 * 16 * 256 * (8192.0 * 8193 / 2) * 80));
     CHECK(p.stages[0].matmul_flops.in(FLOP) == Approx(2.0 * 17'375'428'608.0 * 8192));
     CHECK(p.bound == Bound::compute);
-    CHECK(p.ttft.in(ms) == Approx((2.0 * 17'375'428'608.0 * 8192 + 2.0 * 16 * 256 * (8192.0 * 8193 / 2) * 80) /
+    CHECK(p.ttft.in(milliseconds) == Approx((2.0 * 17'375'428'608.0 * 8192 + 2.0 * 16 * 256 * (8192.0 * 8193 / 2) * 80) /
                                   989.4e12 * 1e3));
     // A window caps the quadratic term: Mistral-7B's 4,096-token window over 8,192 tokens is
     // 4,096 x 4,097 / 2 + 4,096 x 4,096 key positions per head, not 8,192 x 8,193 / 2.

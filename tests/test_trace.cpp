@@ -88,13 +88,13 @@ TEST_CASE("a replay of arrivals and completions gives hand-computed concurrency"
         "arrival_time,prompt_tokens,output_tokens\n0,1,12\n1,1,20\n2,1,12\n3,1,0\n5,1,76\n", "r");
     REQUIRE(t.has_arrivals);
     const std::vector<Bytes> held{1 * GiB, 2 * GiB, 4 * GiB, 8 * GiB, 1 * GiB};  // A B C E D
-    const auto c = trace_concurrency(t, {0.5 * s, 0.125 * s}, held);
+    const auto c = trace_concurrency(t, {0.5 * seconds, 0.125 * seconds}, held);
     REQUIRE(c);
     // Little: 4 gaps over 5 s = 0.8 /s; mean output (12+20+12+0+76)/5 = 24; W = 0.5 + 3 = 3.5 s;
     // L = 0.8 x 3.5 = 2.8.
-    CHECK(c->arrival_span.in(s) == Approx(5.0));
+    CHECK(c->arrival_span.in(seconds) == Approx(5.0));
     CHECK(c->rate_per_s == Approx(0.8));
-    CHECK(c->mean_time_in_system.in(s) == Approx(3.5));
+    CHECK(c->mean_time_in_system.in(seconds) == Approx(3.5));
     CHECK(c->littles_law == Approx(2.8));
     // In flight: [0,1) 1, [1,2) 2, [2,3) 2 (A leaves as C comes), [3,3.5) 3, [3.5,4) 2, [4,5) 0,
     // [5,15) 1. Peak 3. Time at <= 0: 1 s, <= 1: 12 s, <= 2: 14.5 s of 15: p95 (14.25 s) = 2.
@@ -105,14 +105,14 @@ TEST_CASE("a replay of arrivals and completions gives hand-computed concurrency"
     // KV: [0,1) 1, [1,2) 3, [2,3) 6, [3,3.5) 14, [3.5,4) 6, [4,5) 0, [5,15) 1 GiB. Peak 14 GiB at 3
     // s. Time at <= 0: 1, <= 1: 12, <= 3: 13, <= 6: 14.5 >= 14.25: p95 = 6 GiB.
     CHECK(c->peak_kv == 14 * GiB);
-    CHECK(c->peak_at.in(s) == Approx(3.0));
+    CHECK(c->peak_at.in(seconds) == Approx(3.0));
     CHECK(c->p95_kv == 6 * GiB);
 }
 
 TEST_CASE("a trace without arrival times has no concurrency", "[trace]") {
     const Trace t = parse_trace_csv(twenty_csv, "twenty.csv");
     const std::vector<Bytes> held(20, 1 * GiB);
-    CHECK_FALSE(trace_concurrency(t, {0.5 * s, 0.05 * s}, held).has_value());
+    CHECK_FALSE(trace_concurrency(t, {0.5 * seconds, 0.05 * seconds}, held).has_value());
 }
 
 TEST_CASE("date-time arrivals are read to the sub-second and made relative", "[trace]") {
@@ -123,15 +123,15 @@ TEST_CASE("date-time arrivals are read to the sub-second and made relative", "[t
         "dt.csv");
     REQUIRE(t.has_arrivals);
     // Across midnight: 00:00:01.0 - 23:59:59.75 = 1.25 s.
-    CHECK(t.requests[0].arrival.in(s) == Approx(0.0));
-    CHECK(t.requests[1].arrival.in(s) == Approx(1.25));
+    CHECK(t.requests[0].arrival.in(seconds) == Approx(0.0));
+    CHECK(t.requests[1].arrival.in(seconds) == Approx(1.25));
     // ISO 8601 with 'T' and an offset: 12:00:00+02:00 is 10:00:00Z, 2 s before 10:00:02Z.
     const Trace u = parse_trace_jsonl(
         "{\"timestamp\": \"2024-01-01T12:00:00+02:00\", \"input_tokens\": 5, \"output_tokens\": "
         "1}\n"
         "{\"timestamp\": \"2024-01-01T10:00:02Z\", \"input_tokens\": 5, \"output_tokens\": 1}\n",
         "iso.jsonl");
-    CHECK(u.requests[1].arrival.in(s) == Approx(2.0));
+    CHECK(u.requests[1].arrival.in(seconds) == Approx(2.0));
 }
 
 TEST_CASE("JSON Lines traces skip unknown and nested fields", "[trace]") {
@@ -146,13 +146,13 @@ TEST_CASE("JSON Lines traces skip unknown and nested fields", "[trace]") {
     CHECK(t.requests[0].prompt_tokens == 6955);
     CHECK(t.requests[0].output_tokens == 52);
     CHECK(t.requests[1].total_tokens() == 107);
-    CHECK(t.requests[1].arrival.in(s) == Approx(1.5));  // 1500 ms
+    CHECK(t.requests[1].arrival.in(seconds) == Approx(1.5));  // 1500 ms
     // Numeric timestamps in another unit by option: 1500 read as ms.
     const Trace v = parse_trace(
         "{\"timestamp\": 0, \"prompt_tokens\": 1, \"output_tokens\": 1}\n"
         "{\"timestamp\": 1500, \"prompt_tokens\": 1, \"output_tokens\": 1}\n",
-        "v.jsonl", {.numeric_time_unit = ms});
-    CHECK(v.requests[1].arrival.in(s) == Approx(1.5));
+        "v.jsonl", {.numeric_time_unit = milliseconds});
+    CHECK(v.requests[1].arrival.in(seconds) == Approx(1.5));
 }
 
 TEST_CASE("bad trace data names the file, line, field, expected and found", "[trace][errors]") {
@@ -199,11 +199,11 @@ TEST_CASE("the bundled Azure conversation sample matches independently computed 
     // 216.027393 s, rate 999 / span = 4.62441 /s, W = 0.5 + 0.05 x 247.262 = 12.8631 s,
     // L = 59.484; peak 87 requests in flight, holding 7,644 blocks = 7644 x 2 MiB.
     const std::vector<Bytes> held = kv_per_request(t, llama_3_8b, KvDtype::bf16, 16);
-    const auto c = trace_concurrency(t, {0.5 * s, 0.05 * s}, held);
+    const auto c = trace_concurrency(t, {0.5 * seconds, 0.05 * seconds}, held);
     REQUIRE(c);
-    CHECK(c->arrival_span.in(s) == Approx(216.027393));
+    CHECK(c->arrival_span.in(seconds) == Approx(216.027393));
     CHECK(c->rate_per_s == Approx(4.62441).epsilon(1e-5));
-    CHECK(c->mean_time_in_system.in(s) == Approx(12.8631));
+    CHECK(c->mean_time_in_system.in(seconds) == Approx(12.8631));
     CHECK(c->littles_law == Approx(59.484).epsilon(1e-4));
     CHECK(c->peak_requests == 87);
     CHECK(c->peak_kv == 7644 * (2 * MiB));
@@ -220,7 +220,7 @@ TEST_CASE("the smallest replica that holds a trace's replayed peak", "[trace][re
     // Peak 5 blocks; time-weighted p95 (14.25 s of 15) is also 5 (10 s at 5 blocks).
     const Trace t = parse_trace_csv(
         "arrival_time,prompt_tokens,output_tokens\n0,1,12\n1,1,20\n2,1,12\n3,1,0\n5,1,76\n", "r");
-    const ServiceTimes times{0.5 * s, 0.125 * s};
+    const ServiceTimes times{0.5 * seconds, 0.125 * seconds};
     const Replica base{
         .model = llama_3_8b, .gpu = {}, .parallel = {}, .weights = {}, .kv = KvDtype::bf16};
     const auto six_mib = [](const Replica&, const Layout&, std::uint32_t) { return 6 * MiB; };

@@ -20,14 +20,14 @@ TEST_CASE("offloading a sequence to host memory over PCIe", "[transfer]") {
     const KvTransfer one = kv_transfer(llama_3_70b, KvDtype::bf16, Layout{llama_3_70b, {}}, 4096,
                                        links::pcie(h100));
     CHECK(one.bytes_per_rank.count() == 1'342'177'280ULL);
-    CHECK(one.time.in(ms) == Approx(1'342'177'280.0 / 64e9 * 1e3));
+    CHECK(one.time.in(milliseconds) == Approx(1'342'177'280.0 / 64e9 * 1e3));
     // At tp 4 each GPU moves its quarter over its own link: 335,544,320 / 64e9 = 5.243 ms.
     const KvTransfer tp4 = kv_transfer(llama_3_70b, KvDtype::bf16, Layout{llama_3_70b, {.tp = 4}},
                                        4096, links::pcie(h100));
     CHECK(tp4.bytes_per_rank.count() == 335'544'320);
     CHECK(tp4.bytes_replica.count() == 1'342'177'280ULL);
     CHECK(tp4.links_in_parallel == 4);
-    CHECK(tp4.time.in(ms) == Approx(335'544'320.0 / 64e9 * 1e3));
+    CHECK(tp4.time.in(milliseconds) == Approx(335'544'320.0 / 64e9 * 1e3));
 }
 
 TEST_CASE("reading a sequence back from one NVMe drive", "[transfer]") {
@@ -39,7 +39,7 @@ TEST_CASE("reading a sequence back from one NVMe drive", "[transfer]") {
         const KvTransfer t = kv_transfer(llama_3_70b, KvDtype::bf16, Layout{llama_3_70b, {.tp = tp}},
                                          4096, links::nvme_gen4_x4);
         CHECK(t.links_in_parallel == 1);
-        CHECK(t.time.in(ms) == Approx(1'342'177'280.0 / gen4_x4 * 1e3));
+        CHECK(t.time.in(milliseconds) == Approx(1'342'177'280.0 / gen4_x4 * 1e3));
     }
 }
 
@@ -47,9 +47,9 @@ TEST_CASE("prefill/decode disaggregation over InfiniBand and NVLink", "[transfer
     // A decode replica at tp 4 receives each rank's quarter on its own NDR NIC (50 GB/s one way):
     // 335,544,320 / 50e9 = 6.711 ms; within a node over NVLink (450 GB/s): 0.746 ms.
     const Layout tp4{llama_3_70b, {.tp = 4}};
-    CHECK(kv_transfer(llama_3_70b, KvDtype::bf16, tp4, 4096, links::infiniband_ndr).time.in(ms) ==
+    CHECK(kv_transfer(llama_3_70b, KvDtype::bf16, tp4, 4096, links::infiniband_ndr).time.in(milliseconds) ==
           Approx(335'544'320.0 / 50e9 * 1e3));
-    CHECK(kv_transfer(llama_3_70b, KvDtype::bf16, tp4, 4096, links::nvlink(h100_sxm())).time.in(ms) ==
+    CHECK(kv_transfer(llama_3_70b, KvDtype::bf16, tp4, 4096, links::nvlink(h100_sxm())).time.in(milliseconds) ==
           Approx(335'544'320.0 / 450e9 * 1e3));
     // fp8 halves the bytes and the time.
     CHECK(kv_transfer(llama_3_70b, KvDtype::fp8_e4m3, tp4, 4096, links::infiniband_ndr).bytes_per_rank.count() ==

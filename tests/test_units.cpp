@@ -48,8 +48,8 @@ TEST_CASE("fractional sizes round to the nearest byte", "[units]") {
 TEST_CASE("bytes over a bandwidth is a time", "[units]") {
     // 141.1 GB at 2.039 TB/s: 141.1e9 / 2.039e12 = 69.2 ms.
     const Seconds t = round_to_bytes(141.1, GB) / (2.039 * TB_per_s);
-    CHECK(t.in(ms) == Approx(69.200588).epsilon(1e-6));
+    CHECK(t.in(milliseconds) == Approx(69.200588).epsilon(1e-6));
     // 1 PFLOP at 989 TFLOP/s: 1e15 / 989e12 = 1.0111 s.
-    CHECK(((1.0 * PFLOP) / (989.0 * TFLOP_per_s)).in(s) == Approx(1.011122).epsilon(1e-6));
+    CHECK(((1.0 * PFLOP) / (989.0 * TFLOP_per_s)).in(seconds) == Approx(1.011122).epsilon(1e-6));
     CHECK((3.35 * TB_per_s).in(GB_per_s) == Approx(3350.0));
 }

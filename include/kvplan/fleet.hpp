@@ -351,7 +351,7 @@ template <class StepTime>
     }
     p.mean_output_tokens = mean_output_tokens;
     p.time_in_system = t.ttft + t.tpot * mean_output_tokens;
-    p.in_flight = t.rate_per_s * p.time_in_system.in(s);
+    p.in_flight = t.rate_per_s * p.time_in_system.in(seconds);
     p.feasible = p.batch >= 1;
     if (p.feasible) {
         p.tpot_at_batch = tpot_at(p.batch);

@@ -188,7 +188,7 @@ struct fmt::formatter<kvplan::Seconds> {
     }
     template <class FormatContext>
     auto format(kvplan::Seconds t, FormatContext& ctx) const {
-        return kvplan::detail::format_scaled(t.in(kvplan::s), spec, kvplan::detail::time_units,
+        return kvplan::detail::format_scaled(t.in(kvplan::seconds), spec, kvplan::detail::time_units,
                                              false, ctx);
     }
 };

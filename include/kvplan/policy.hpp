@@ -196,7 +196,7 @@ namespace detail::policy {
             q.context_tokens = r.positive_integer("context_tokens");
             break;
         case RequirementKind::max_tpot:
-            q.tpot = r.positive_number("ms") * ms;
+            q.tpot = r.positive_number("ms") * milliseconds;
             q.batch = r.positive_integer("batch");
             q.context_tokens = r.positive_integer("context_tokens");
             break;

@@ -61,7 +61,7 @@ struct Trace {
 /// How to read numeric arrival times. A column named *_ms or *_us is read in that unit whatever
 /// this says; a date-time string is always absolute.
 struct TraceOptions {
-    tag::Time::Unit numeric_time_unit = s;
+    tag::Time::Unit numeric_time_unit = seconds;
 };
 
 namespace detail {
@@ -206,7 +206,7 @@ class TraceBuilder {
         if (any_time_) {
             const double t0 = *std::min_element(times_.begin(), times_.end());
             for (std::size_t i = 0; i < times_.size(); ++i)
-                trace_.requests[i].arrival = (times_[i] - t0) * s;
+                trace_.requests[i].arrival = (times_[i] - t0) * seconds;
         }
         return std::move(trace_);
     }
@@ -570,18 +570,18 @@ template <class T>
     KVPLAN_EXPECTS(held.size() == t.requests.size());
     const std::size_t n = t.requests.size();
     if (!t.has_arrivals || n < 2) return std::nullopt;
-    double first = t.requests[0].arrival.in(s), last = first, out_sum = 0;
+    double first = t.requests[0].arrival.in(seconds), last = first, out_sum = 0;
     for (const TraceRequest& q : t.requests) {
-        first = std::min(first, q.arrival.in(s));
-        last = std::max(last, q.arrival.in(s));
+        first = std::min(first, q.arrival.in(seconds));
+        last = std::max(last, q.arrival.in(seconds));
         out_sum += static_cast<double>(q.output_tokens);
     }
     if (!(last > first)) return std::nullopt;
     TraceConcurrency c;
-    c.arrival_span = (last - first) * s;
-    c.rate_per_s = static_cast<double>(n - 1) / c.arrival_span.in(s);
+    c.arrival_span = (last - first) * seconds;
+    c.rate_per_s = static_cast<double>(n - 1) / c.arrival_span.in(seconds);
     c.mean_time_in_system = times.ttft + times.tpot * (out_sum / static_cast<double>(n));
-    c.littles_law = c.rate_per_s * c.mean_time_in_system.in(s);
+    c.littles_law = c.rate_per_s * c.mean_time_in_system.in(seconds);
 
     struct Event {
         double at;
@@ -591,9 +591,9 @@ template <class T>
     std::vector<Event> ev;
     ev.reserve(2 * n);
     for (std::size_t i = 0; i < n; ++i) {
-        const double a = t.requests[i].arrival.in(s);
+        const double a = t.requests[i].arrival.in(seconds);
         ev.push_back({a, true, i});
-        ev.push_back({a + times.time_in_system(t.requests[i].output_tokens).in(s), false, i});
+        ev.push_back({a + times.time_in_system(t.requests[i].output_tokens).in(seconds), false, i});
     }
     // Intervals are half-open: at one instant, completions leave before arrivals come.
     std::sort(ev.begin(), ev.end(), [](const Event& x, const Event& y) {
@@ -618,7 +618,7 @@ template <class T>
         if (in_flight > c.peak_requests) c.peak_requests = in_flight;
         if (kv > c.peak_kv) {
             c.peak_kv = kv;
-            c.peak_at = (now - first) * s;
+            c.peak_at = (now - first) * seconds;
         }
         if (k < ev.size()) {
             const double dt = ev[k].at - now;

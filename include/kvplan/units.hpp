@@ -2,7 +2,7 @@
 
 // Strong quantities. Sizes are exact integers of bytes; rates, times and FLOPs are doubles.
 // A number enters with its unit named (80 * GiB, 3.35 * TB_per_s) and leaves with its unit named
-// (b.in(GB), t.in(ms)). Decimal units (kB..TB, GB/s, TB/s) are what vendors state; binary units
+// (b.in(GB), t.in(milliseconds)). Decimal units (kB..TB, GB/s, TB/s) are what vendors state; binary units
 // (KiB..TiB) are what allocators and drivers report. Both are units of the one Bytes quantity, with
 // an exact ratio, so they never mix by accident: there is no bare number to mix.
 
@@ -171,9 +171,9 @@ inline constexpr tag::Rate::Unit B_per_s{1.0, "B/s"};
 inline constexpr tag::Rate::Unit GB_per_s{1e9, "GB/s"};
 inline constexpr tag::Rate::Unit TB_per_s{1e12, "TB/s"};
 inline constexpr tag::Rate::Unit GiB_per_s{1073741824.0, "GiB/s"};
-inline constexpr tag::Time::Unit s{1.0, "s"};
-inline constexpr tag::Time::Unit ms{1e-3, "ms"};
-inline constexpr tag::Time::Unit us{1e-6, "us"};
+inline constexpr tag::Time::Unit seconds{1.0, "s"};
+inline constexpr tag::Time::Unit milliseconds{1e-3, "ms"};
+inline constexpr tag::Time::Unit microseconds{1e-6, "us"};
 inline constexpr tag::Flop::Unit FLOP{1.0, "FLOP"};
 inline constexpr tag::Flop::Unit GFLOP{1e9, "GFLOP"};
 inline constexpr tag::Flop::Unit TFLOP{1e12, "TFLOP"};
@@ -181,6 +181,14 @@ inline constexpr tag::Flop::Unit PFLOP{1e15, "PFLOP"};
 inline constexpr tag::FlopRate::Unit FLOP_per_s{1.0, "FLOP/s"};
 inline constexpr tag::FlopRate::Unit TFLOP_per_s{1e12, "TFLOP/s"};
 inline constexpr tag::FlopRate::Unit PFLOP_per_s{1e15, "PFLOP/s"};
+
+/// Short unit symbols, au style: `using namespace kvplan::units;` to write `12.5 * ms`. They live
+/// apart so that `using namespace kvplan` brings no one-letter name to clash with the user's own.
+namespace units {
+inline constexpr tag::Time::Unit s = seconds;
+inline constexpr tag::Time::Unit ms = milliseconds;
+inline constexpr tag::Time::Unit us = microseconds;
+}  // namespace units
 
 /// Time to move `b` at `r`.
 [[nodiscard]] constexpr Seconds operator/(Bytes b, BytesPerSecond r) noexcept {

@@ -4,5 +4,5 @@ using namespace kvplan;
 #ifdef KVPLAN_CF_TWIN
 [[maybe_unused]] constexpr auto x = (1 * GiB) + (2 * GiB);
 #else
-[[maybe_unused]] constexpr auto x = (1 * GiB) + (1.0 * s);
+[[maybe_unused]] constexpr auto x = (1 * GiB) + (1.0 * seconds);
 #endif

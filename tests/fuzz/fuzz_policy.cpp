@@ -41,7 +41,7 @@ void judge(const Policy& p, const Model& m) {
                 }
                 case RequirementKind::max_tpot: {
                     const DecodePoint d = decode_point(decode_costs(r), q.batch, q.context_tokens);
-                    KVPLAN_FUZZ_CHECK(std::isfinite(d.tpot.in(s)) && d.tpot >= d.step);
+                    KVPLAN_FUZZ_CHECK(std::isfinite(d.tpot.in(seconds)) && d.tpot >= d.step);
                     break;
                 }
                 case RequirementKind::max_kv_bytes_per_token:

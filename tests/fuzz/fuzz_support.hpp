@@ -119,7 +119,7 @@ inline void probe_budget(const Model& m, const GpuSpec& gpu) {
             const DecodeCosts costs = decode_costs(r);
             const DecodePoint one = decode_point(costs, 1, c.w.context);
             const DecodePoint many = decode_point(costs, 64, c.w.context);
-            KVPLAN_FUZZ_CHECK(std::isfinite(one.step.in(s)) && one.step.in(s) > 0.0);
+            KVPLAN_FUZZ_CHECK(std::isfinite(one.step.in(seconds)) && one.step.in(seconds) > 0.0);
             KVPLAN_FUZZ_CHECK(many.step >= one.step);
         });
     }

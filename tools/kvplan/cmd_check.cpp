@@ -108,7 +108,7 @@ Measure measure(const Requirement& q, const ReplicaInput& in) {
         }
         case RequirementKind::max_tpot: {
             const DecodeBound d = decode_bound(r, q.batch, q.context_tokens);
-            return {d.tpot.in(s), cell(d.tpot)};
+            return {d.tpot.in(seconds), cell(d.tpot)};
         }
         case RequirementKind::max_kv_bytes_per_token: {
             const Bytes b = kv_bytes_per_token(r.model, r.kv);
@@ -149,7 +149,7 @@ std::string threshold_text(const Requirement& q) {
 double threshold_value(const Requirement& q) {
     switch (q.kind) {
         case RequirementKind::min_concurrency: return static_cast<double>(q.sequences);
-        case RequirementKind::max_tpot: return q.tpot.in(s);
+        case RequirementKind::max_tpot: return q.tpot.in(seconds);
         case RequirementKind::max_kv_bytes_per_token:
         case RequirementKind::max_weights_per_gpu: return static_cast<double>(q.size.count());
         case RequirementKind::min_context: return static_cast<double>(q.tokens);

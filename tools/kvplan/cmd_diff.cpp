@@ -167,7 +167,7 @@ void run_diff(const DiffOptions& d, Context& ctx) {
         const DecodeBound da = decode_bound(ia.replica(), ia.concurrency, context);
         const DecodeBound db = decode_bound(ib.replica(), ib.concurrency, context);
         eff.rows.push_back({cell_text("tpot_seconds"), cell(da.tpot), cell(db.tpot),
-                            change(da.tpot.in(s), db.tpot.in(s))});
+                            change(da.tpot.in(seconds), db.tpot.in(seconds))});
         eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(da.bound))),
                             cell_text(std::string(name(db.bound))), cell_null("")});
         rep.inputs.push_back({"gpu", cell_text(ia.gpu.id)});

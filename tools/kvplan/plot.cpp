@@ -53,17 +53,17 @@ void write_roofline_plot(const std::string& path, const Replica& r, std::uint64_
             cmp += st.compute_time;
         }
         const double x = static_cast<double>(b);
-        memory.points.push_back({x, mem.in(ms)});
-        compute.points.push_back({x, cmp.in(ms)});
-        bound.points.push_back({x, d.tpot.in(ms)});
+        memory.points.push_back({x, mem.in(milliseconds)});
+        compute.points.push_back({x, cmp.in(milliseconds)});
+        bound.points.push_back({x, d.tpot.in(milliseconds)});
     }
     c.series = {bound, memory, compute};  // the bound first, its two lines drawn over it
     if (batch) {
         const DecodeBound d = decode_bound(r, *batch, context, o);
         svg::Marker m;
         m.x = static_cast<double>(*batch);
-        m.y = d.tpot.in(ms);
-        m.label = fmt::format("batch {}: {:.2f} ms", *batch, d.tpot.in(ms));
+        m.y = d.tpot.in(milliseconds);
+        m.label = fmt::format("batch {}: {:.2f} ms", *batch, d.tpot.in(milliseconds));
         c.markers.push_back(m);
     }
     if (const auto turn = compute_bound_batch(r, context, o, hi)) {

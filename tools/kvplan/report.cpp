@@ -23,7 +23,7 @@ std::string grouped(std::uint64_t n) {
 
 Cell cell(Bytes b) { return {fmt::format("{}", b), b.count()}; }
 Cell cell_exact(Bytes b) { return {grouped(b.count()) + " B", b.count()}; }
-Cell cell(Seconds t) { return {fmt::format("{}", t), t.in(s)}; }
+Cell cell(Seconds t) { return {fmt::format("{}", t), t.in(seconds)}; }
 Cell cell(BytesPerSecond r) { return {fmt::format("{}", r), r.in(B_per_s)}; }
 Cell cell(FlopsPerSecond r) { return {fmt::format("{}", r), r.in(FLOP_per_s)}; }
 Cell cell(Flops f) { return {fmt::format("{}", f), f.in(FLOP)}; }

@@ -16,7 +16,7 @@ Bytes stage_kv_budget(const Replica& r, const Layout& l, std::uint32_t stage,
 }
 
 Seconds parse_ms(std::string_view text, std::string_view flag) {
-    return parse_positive(text, flag) * ms;
+    return parse_positive(text, flag) * milliseconds;
 }
 
 std::string describe_layout(const ParallelConfig& p) {
@@ -35,11 +35,11 @@ bool is_azure_llm_trace(const std::string& path) {
 TraceOptions trace_options(std::string_view time_unit) {
     TraceOptions o;
     if (time_unit.empty() || time_unit == "s")
-        o.numeric_time_unit = s;
+        o.numeric_time_unit = seconds;
     else if (time_unit == "ms")
-        o.numeric_time_unit = ms;
+        o.numeric_time_unit = milliseconds;
     else if (time_unit == "us")
-        o.numeric_time_unit = us;
+        o.numeric_time_unit = microseconds;
     else
         usage_error("--time-unit", "s, ms or us", time_unit);
     return o;

@@ -1,0 +1,66 @@
+# Every public header, by target. The build names its headers (no glob): a test checks that every
+# header under include/ is listed here exactly once (tests/headers_listed.cmake).
+
+# The core: what <kvplan/core.hpp> and <kvplan/presets.hpp> reach; light standard headers only.
+set(KVPLAN_CORE_HEADERS
+  kvplan/capacity.hpp
+  kvplan/core.hpp
+  kvplan/detail/checked.hpp
+  kvplan/detail/message.hpp
+  kvplan/dtype.hpp
+  kvplan/error.hpp
+  kvplan/fixed_array.hpp
+  kvplan/kv_bytes.hpp
+  kvplan/layout.hpp
+  kvplan/model.hpp
+  kvplan/optional.hpp
+  kvplan/paging.hpp
+  kvplan/presets.hpp
+  kvplan/units.hpp
+  kvplan/version.hpp
+)
+
+# Planning: weights, GPUs, budgets, engines, rooflines, traces, fleets, calibration, charts; standard
+# library only. Part of kvplan::kvplan with the core.
+set(KVPLAN_PLANNING_HEADERS
+  kvplan/budget.hpp
+  kvplan/budget/budget.hpp
+  kvplan/budget/replica.hpp
+  kvplan/budget/reserve.hpp
+  kvplan/budget/search.hpp
+  kvplan/calibrate.hpp
+  kvplan/detail/flat_json.hpp
+  kvplan/detail/scale.hpp
+  kvplan/detail/text.hpp
+  kvplan/engine.hpp
+  kvplan/engine/ideal.hpp
+  kvplan/engine/kind.hpp
+  kvplan/engine/report.hpp
+  kvplan/engine/sglang.hpp
+  kvplan/engine/trtllm.hpp
+  kvplan/engine/vllm.hpp
+  kvplan/fleet.hpp
+  kvplan/gpu.hpp
+  kvplan/kvplan.hpp
+  kvplan/roofline.hpp
+  kvplan/roofline/decode.hpp
+  kvplan/roofline/prefill.hpp
+  kvplan/roofline/step_cost.hpp
+  kvplan/svg.hpp
+  kvplan/trace.hpp
+  kvplan/transfer.hpp
+  kvplan/weights.hpp
+)
+
+# kvplan::json: the headers that include nlohmann_json.
+set(KVPLAN_JSON_HEADERS
+  kvplan/gpu_spec.hpp
+  kvplan/hf_config.hpp
+  kvplan/json.hpp
+  kvplan/policy.hpp
+)
+
+# kvplan::format: fmt formatters.
+set(KVPLAN_FORMAT_HEADERS
+  kvplan/format.hpp
+)

@@ -1,0 +1,205 @@
+#pragma once
+
+// The non-KV reserve of a rank, modelled term by term: the CUDA context, the activation peak of a
+// forward over max_num_batched_tokens (the LM head's logits at the vocabulary size included), CUDA
+// graphs and communication buffers. Every term has a documented default and can be replaced by a
+// figure.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "../detail/checked.hpp"
+#include "../detail/scale.hpp"
+#include "../gpu.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../units.hpp"
+#include "../weights.hpp"
+#include "replica.hpp"
+
+namespace kvplan {
+
+// Defaults of the reserve, each with the figure it rests on.
+
+/// vLLM's default batch limits for `vllm serve` on a GPU.
+struct VllmBatchDefaults {
+    std::uint64_t max_num_batched_tokens = 0;  ///< tokens in one forward (the profile run's size)
+    std::uint32_t max_num_seqs = 0;            ///< sequences at once (the profile run's logits rows)
+};
+
+/// vLLM's defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs default batch sizes):
+/// 8,192 tokens and 1,024 sequences on GPUs of 70 GiB or more that are not A100s, else 2,048 and
+/// 256.
+[[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g) noexcept {
+    const bool a100 = std::string_view(g.id).find("a100") != std::string_view::npos ||
+                      std::string_view(g.name).find("A100") != std::string_view::npos;
+    if (g.memory_total >= 70 * GiB && !a100) return {8192, 1024};
+    return {2048, 256};
+}
+
+/// A CUDA context, created by the first CUDA call of the process: "~700+MB" depending on the CUDA
+/// version and device, 723 MiB measured (discuss.pytorch.org/t/81330 and /t/73021). Lazy module
+/// loading (CUDA 11.7+) makes it smaller: override when measured.
+inline constexpr Bytes default_cuda_context = 700 * MiB;
+/// Memory per captured batch size of CUDA graphs: SGLang reserves cuda_graph_max_bs x 2 MiB
+/// (python/sglang/srt/server_args.py, mem_fraction_static heuristic); vLLM logs 0.36-0.65 GiB for
+/// small and mid-size models ("Estimated CUDA graph memory", vllm PR #21489).
+inline constexpr Bytes cuda_graph_bytes_per_batch = 2 * MiB;
+/// The largest captured batch SGLang uses on 60-160 GiB GPUs below tp 4 (server_args.py).
+inline constexpr std::uint32_t default_cuda_graph_max_batch = 256;
+/// Communication buffers per GPU of a multi-GPU replica: SGLang reserves tp x pp / 8 GiB per GPU
+/// (server_args.py: reserved_mem += tp_size * pp_size / 8 * 1024 MiB), i.e. 128 MiB per rank of
+/// the replica. A single GPU needs none.
+inline constexpr Bytes comm_buffer_bytes_per_rank = 128 * MiB;
+/// vLLM's current default gpu_memory_utilization (vllm/config/cache.py, CacheConfig: 0.92; it was
+/// 0.9 up to the v0.1x releases).
+inline constexpr double default_gpu_memory_utilization = 0.92;
+
+/// Knobs of the non-KV reserve. Each term is modelled unless a figure is given for it.
+struct ReserveOptions {
+    /// Tokens of the profiled forward; nullopt: vLLM's default for the GPU (vllm_batch_defaults).
+    std::optional<std::uint64_t> max_num_batched_tokens{};
+    /// Sequences of the profiled forward, one logits row each; nullopt: vLLM's max_num_seqs default.
+    std::optional<std::uint32_t> profile_sequences{};
+    std::uint32_t cuda_graph_max_batch = default_cuda_graph_max_batch;
+    std::optional<Bytes> cuda_context{};  ///< replaces default_cuda_context
+    std::optional<Bytes> activation{};    ///< replaces the modelled activation peak
+    std::optional<Bytes> cuda_graphs{};   ///< replaces cuda_graph_max_batch x 2 MiB
+    std::optional<Bytes> comm_buffers{};  ///< replaces ranks x 128 MiB
+};
+
+/// Where a reserve term's figure came from.
+enum class TermSource : std::uint8_t { modelled, given };
+
+/// One term of the reserve and where it came from.
+struct ReserveTerm {
+    Bytes bytes{};
+    TermSource source = TermSource::modelled;
+};
+
+/// The activation peak of one forward over `tokens` tokens on one rank, as vLLM's profile run
+/// measures it: the residual stream plus the larger of a layer's attention and MLP intermediates
+/// for every token, plus, on the last stage, the logits of one sampled token per profile sequence.
+struct ActivationPeak {
+    std::uint64_t tokens = 0;        ///< max_num_batched_tokens
+    Bytes element{};                 ///< bytes per activation value (2: bf16/fp16, 4: fp32)
+    std::uint64_t residual_elements = 0;   ///< per token: hidden_states and residual
+    std::uint64_t attention_elements = 0;  ///< per token: q, k, v and the attention output
+    std::uint64_t mlp_elements = 0;        ///< per token: gate/up output and its activation (MoE: x k)
+    Bytes per_token{};               ///< (residual + max(attention, mlp)) x element
+    Bytes hidden{};                  ///< tokens x per_token
+    std::uint64_t logits_rows = 0;   ///< min(tokens, profile sequences) on the last stage, else 0
+    std::uint64_t vocab = 0;
+    Bytes logits{};                  ///< rows x vocab x (element + 4): the LM head output and its fp32 copy
+    [[nodiscard]] constexpr Bytes total() const { return hidden + logits; }
+};
+
+/// The non-KV reserve of one rank, term by term.
+struct Reserve {
+    ReserveTerm cuda_context{};
+    ReserveTerm activation{};
+    ActivationPeak activation_model{};  ///< the modelled peak (shown even when a figure replaces it)
+    ReserveTerm cuda_graphs{};
+    ReserveTerm comm_buffers{};
+    [[nodiscard]] constexpr Bytes total() const {
+        return cuda_context.bytes + activation.bytes + cuda_graphs.bytes + comm_buffers.bytes;
+    }
+};
+
+namespace detail {
+
+/// Per-token activation values of one layer's attention on a rank of TP degree `tp`.
+[[nodiscard]] constexpr std::uint64_t attention_activation_elements(const Model& m, const CacheSpec& s,
+                                                                    std::uint32_t tp) {
+    const ModelConfig& c = m.config();
+    const std::uint64_t heads = c.num_heads / tp;
+    const std::uint64_t qd = m.query_head_dim();
+    switch (s.kind) {
+        case CacheKind::full_attention:
+        case CacheKind::sliding_window:
+            return heads * qd +
+                   std::uint64_t{kv_heads_per_rank(s.kv_heads, tp)} * (s.k_head_dim + s.v_head_dim) +
+                   heads * s.v_head_dim;
+        case CacheKind::mla_latent: {
+            const std::uint64_t nope = c.mla.qk_nope_head_dim, v = c.mla.v_head_dim;
+            return heads * (nope + s.qk_rope_head_dim) + s.kv_lora_rank + s.qk_rope_head_dim +
+                   heads * (nope + v) + heads * v;
+        }
+        case CacheKind::shared: return heads * qd * 2;
+        case CacheKind::constant_state: return 0;  // the mixer's shape is not in the config
+    }
+    return 0;
+}
+
+/// Per-token activation values of one layer's MLP on a rank: the up projections' outputs and the
+/// activation's output alive together; for MoE, k experts per token plus each expert's output
+/// (fused_moe's intermediate caches) and the shared experts.
+[[nodiscard]] constexpr std::uint64_t mlp_activation_elements(const Model& m, std::uint32_t layer,
+                                                              std::uint32_t tp) {
+    const ModelConfig& c = m.config();
+    const std::uint64_t per_width = c.mlp == MlpKind::gated ? 3 : 2;
+    if (!c.moe.is_moe_layer(layer)) return per_width * ceil_div(c.intermediate_size, tp);
+    const std::uint64_t routed =
+        std::uint64_t{c.moe.experts_per_token} *
+        (per_width * ceil_div(c.moe.expert_intermediate_size, tp) + c.hidden_size);
+    return routed + per_width * ceil_div(shared_expert_width(c.moe), tp);
+}
+
+
+
+}  // namespace detail
+
+/// The activation peak of one forward over `tokens` tokens on a rank of stage `stage`; the logits
+/// rows (min(tokens, profile_sequences)) count only on the last stage, which holds the LM head.
+[[nodiscard]] constexpr ActivationPeak activation_peak(const Model& m, const Layout& l,
+                                                       std::uint32_t stage, std::uint64_t tokens,
+                                                       std::uint32_t profile_sequences,
+                                                       const WeightOptions& w = {}) {
+    const Shard s = l.stage(stage);
+    const ModelConfig& c = m.config();
+    ActivationPeak a;
+    a.tokens = tokens;
+    a.element = Bytes::exactly(w.format == WeightFormat::fp32 ? 4 : 2);
+    a.residual_elements = 2 * c.hidden_size;
+    for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {
+        a.attention_elements =
+            std::max(a.attention_elements, detail::attention_activation_elements(m, m.layer(i), s.tp));
+        a.mlp_elements = std::max(a.mlp_elements, detail::mlp_activation_elements(m, i, s.tp));
+    }
+    a.per_token = a.element * (a.residual_elements + std::max(a.attention_elements, a.mlp_elements));
+    a.hidden = a.per_token * tokens;
+    if (stage + 1 == l.pp()) {
+        a.logits_rows = std::min<std::uint64_t>(tokens, profile_sequences);
+        a.vocab = c.vocab_size;
+        a.logits = Bytes::exactly(a.element.count() + 4) *
+                   detail::mul(a.logits_rows, a.vocab, "the logits");
+    }
+    return a;
+}
+
+/// The non-KV reserve of a rank of stage `stage` of `r`, modelled or as given in `o`.
+[[nodiscard]] constexpr Reserve reserve_on_rank(const Replica& r, const Layout& l,
+                                                std::uint32_t stage, const ReserveOptions& o = {}) {
+    Reserve res;
+    const VllmBatchDefaults d = vllm_batch_defaults(r.gpu);
+    res.activation_model = activation_peak(r.model, l, stage,
+                                           o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
+                                           o.profile_sequences.value_or(d.max_num_seqs), r.weights);
+    const auto term = [](const std::optional<Bytes>& given, Bytes modelled) {
+        return given ? ReserveTerm{*given, TermSource::given} : ReserveTerm{modelled, TermSource::modelled};
+    };
+    res.cuda_context = term(o.cuda_context, default_cuda_context);
+    res.activation = term(o.activation, res.activation_model.total());
+    res.cuda_graphs = term(o.cuda_graphs, cuda_graph_bytes_per_batch * o.cuda_graph_max_batch);
+    res.comm_buffers =
+        term(o.comm_buffers, l.ranks() > 1 ? comm_buffer_bytes_per_rank * l.ranks() : Bytes{});
+    return res;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,252 @@
+#pragma once
+
+// What each engine gives the cache (engine_memory) and what it builds in it (engine_report), in the
+// same terms for every engine. Two steps per engine:
+//
+//   memory   which memory the engine's fraction applies to, and what it subtracts after it
+//            (engine_memory);
+//   cache    how the engine cuts that memory into blocks or token slots and what it reports
+//            (vllm_kv_cache, sglang_kv_pool, trtllm_kv_cache, ideal_kv_cache).
+//
+// The cache step takes the KV memory per GPU as an input, so a figure an engine printed at start-up
+// ("Available KV cache memory: 6.51 GiB") reproduces what it then reported. Pipeline stages are
+// never averaged: every engine takes the minimum over its ranks.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "../budget.hpp"
+#include "../capacity.hpp"
+#include "../detail/checked.hpp"
+#include "../dtype.hpp"
+#include "../gpu.hpp"
+#include "../kv_bytes.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../units.hpp"
+#include "ideal.hpp"
+#include "kind.hpp"
+#include "sglang.hpp"
+#include "trtllm.hpp"
+#include "vllm.hpp"
+
+namespace kvplan {
+
+/// Options of every profile, for the functions that take an Engine.
+struct EngineOptions {
+    VllmOptions vllm{};
+    SglangOptions sglang{};
+    TrtllmOptions trtllm{};
+};
+
+/// The KV memory an engine gives one GPU, term by term.
+struct EngineMemory {
+    Engine engine = Engine::ideal;
+    Bytes memory_total{};    ///< the driver's total
+    double fraction = 0.0;   ///< gpu_memory_utilization, mem_fraction_static or free_gpu_memory_fraction
+    Bytes fraction_base{};   ///< what the fraction multiplies
+    Bytes fraction_bytes{};  ///< fraction x base, rounded as the engine rounds it
+    Bytes weights{};
+    Bytes activation{};
+    Bytes cuda_graphs{};
+    Bytes cuda_context{};
+    Bytes comm_buffers{};
+    Bytes charged{};         ///< terms subtracted from fraction_bytes
+    Bytes outside{};         ///< terms left to live outside fraction_bytes
+    Bytes kv_memory{};       ///< fraction_bytes - charged (zero if negative)
+    Bytes shortfall{};       ///< charged - fraction_bytes when the charged terms alone do not fit
+    bool outside_fits = true;  ///< the outside terms fit in what the fraction leaves
+};
+
+/// The KV memory engine `e` gives a GPU of stage `stage` of `r`:
+///   ideal   ceil(total x utilization) - weights - the whole reserve (the budget of budget.hpp);
+///   vllm    ceil(total x gpu_memory_utilization) - weights - activation peak [- CUDA graphs]
+///           (vllm/v1/worker/gpu_worker.py, determine_available_memory; vllm/v1/worker/utils.py,
+///           request_memory): the CUDA context and NCCL buffers exist before vLLM's memory snapshot
+///           and must fit beside the fraction;
+///   sglang  mem_fraction_static x (memory free after distributed init) - weights
+///           (model_runner_kv_cache_mixin.py): activations and graphs live in the rest;
+///   trtllm  free_gpu_memory_fraction x (total - weights - activation peak - context, NCCL and
+///           graphs), the memory free after the PyTorch backend's profiling run
+///           (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator).
+[[nodiscard]] constexpr EngineMemory engine_memory(Engine e, const Replica& r, const Layout& l,
+                                                   std::uint32_t stage, const BudgetOptions& b = {},
+                                                   const EngineOptions& eo = {}) {
+    EngineMemory em;
+    em.engine = e;
+    em.memory_total = r.gpu.memory_total;
+    // vLLM profiles a forward of its own max_num_batched_tokens.
+    ReserveOptions ro = b.reserve;
+    if (e == Engine::vllm && !ro.max_num_batched_tokens)
+        ro.max_num_batched_tokens = eo.vllm.max_num_batched_tokens;
+    const Reserve res = reserve_on_rank(r, l, stage, ro);
+    em.weights = weight_bytes_per_rank(r.model, l, stage, r.weights).total();
+    em.activation = res.activation.bytes;
+    em.cuda_graphs = res.cuda_graphs.bytes;
+    em.cuda_context = res.cuda_context.bytes;
+    em.comm_buffers = res.comm_buffers.bytes;
+    switch (e) {
+        case Engine::ideal:
+            em.fraction = b.utilization;
+            em.fraction_base = em.memory_total;
+            em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
+            em.charged = em.weights + res.total();
+            break;
+        case Engine::vllm:
+            em.fraction = b.utilization;
+            em.fraction_base = em.memory_total;
+            em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
+            em.charged = em.weights + em.activation + (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{});
+            em.outside = em.cuda_context + em.comm_buffers +
+                         (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);
+            break;
+        case Engine::sglang:
+            em.fraction = eo.sglang.mem_fraction_static
+                              ? *eo.sglang.mem_fraction_static
+                              : sglang_mem_fraction(r.gpu, l.tp(), l.pp(), eo.sglang).fraction;
+            em.fraction_base = detail::saturating_sub(em.memory_total, em.cuda_context + em.comm_buffers);
+            em.fraction_bytes = detail::scale_down(em.fraction_base, em.fraction);
+            em.charged = em.weights;
+            em.outside = em.activation + em.cuda_graphs;
+            break;
+        case Engine::trtllm:
+            // The fraction is a float in TensorRT-LLM (0.9 is 0.899999976, as its logs print).
+            em.fraction = static_cast<double>(static_cast<float>(eo.trtllm.free_gpu_memory_fraction));
+            em.fraction_base = detail::saturating_sub(
+                em.memory_total,
+                em.weights + em.activation + em.cuda_context + em.comm_buffers + em.cuda_graphs);
+            em.fraction_bytes = detail::scale_down(em.fraction_base, em.fraction);
+            break;
+    }
+    em.kv_memory = detail::saturating_sub(em.fraction_bytes, em.charged);
+    em.shortfall = detail::saturating_sub(em.charged, em.fraction_bytes);
+    // vLLM checks at start-up that the free memory covers total x utilization; SGLang's activations
+    // and graphs live in (1 - fraction) of what was free; TensorRT-LLM needs the weights and the
+    // profiled peak to fit at all.
+    em.outside_fits = e == Engine::trtllm
+                          ? em.weights + em.activation + em.cuda_context + em.comm_buffers +
+                                    em.cuda_graphs <= em.memory_total
+                          : em.outside <= detail::saturating_sub(
+                                              e == Engine::sglang ? em.fraction_base : em.memory_total,
+                                              em.fraction_bytes);
+    return em;
+}
+
+/// What one engine makes of a replica, in the same terms for every engine.
+struct EngineCapacity {
+    Engine engine = Engine::ideal;
+    Bytes kv_memory{};  ///< per GPU of the limiting stage
+    std::optional<std::uint64_t> tokens{};  ///< the KV tokens the engine reports (nullopt: nothing grows)
+    std::uint64_t context = 0;               ///< tokens per sequence the concurrency is for
+    double max_concurrency = 0.0;            ///< sequences of `context` at once
+    bool starts = true;                      ///< the engine accepts the configuration
+};
+
+/// Every figure of one engine on a replica: the memory per stage, the cache, and the summary.
+struct EngineReport {
+    EngineCapacity summary{};
+    std::array<EngineMemory, max_pipeline_stages> memory{};  ///< per stage (when computed)
+    std::uint32_t num_stages = 0;
+    VllmKvCache vllm{};
+    SglangKvPool sglang{};
+    TrtllmKvCache trtllm{};
+    IdealKvCache ideal{};
+    /// The memory of the stages in use.
+    [[nodiscard]] constexpr std::span<const EngineMemory> stage_memory() const noexcept {
+        return {memory.data(), num_stages};
+    }
+};
+
+namespace detail {
+
+/// The cache step of `e` given the KV memory per stage.
+constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const Layout& l,
+                            std::span<const Bytes> kv, std::uint64_t context,
+                            const BudgetOptions& b, const EngineOptions& eo) {
+    EngineCapacity& s = rep.summary;
+    s.engine = e;
+    s.context = context;
+    switch (e) {
+        case Engine::ideal: {
+            rep.ideal = ideal_kv_cache(r.model, r.kv, l, kv);
+            s.kv_memory = rep.ideal.available;
+            s.tokens = rep.ideal.tokens;
+            double best = std::numeric_limits<double>::infinity();
+            for (std::uint32_t st = 0; st < l.pp(); ++st) {
+                const Bytes per_seq = kv_bytes_per_sequence(r.model, r.kv, context, l.stage(st));
+                if (per_seq.is_zero()) continue;
+                best = std::min(best, static_cast<double>(kv[kv.size() == 1 ? 0 : st].count()) /
+                                          static_cast<double>(per_seq.count()));
+            }
+            s.max_concurrency = best;
+            break;
+        }
+        case Engine::vllm: {
+            VllmOptions o = eo.vllm;
+            if (o.max_model_len == 0) o.max_model_len = context;
+            if (!o.max_num_batched_tokens)
+                o.max_num_batched_tokens = b.reserve.max_num_batched_tokens.value_or(
+                    vllm_batch_defaults(r.gpu).max_num_batched_tokens);
+            rep.vllm = vllm_kv_cache(r.model, r.kv, l, kv, o);
+            s.kv_memory = rep.vllm.available;
+            s.tokens = rep.vllm.kv_cache_tokens;
+            s.context = rep.vllm.max_model_len;
+            s.max_concurrency = rep.vllm.max_concurrency;
+            s.starts = rep.vllm.enough_memory && rep.vllm.refused.empty();
+            break;
+        }
+        case Engine::sglang:
+            rep.sglang = sglang_kv_pool(r.model, r.kv, l, kv, eo.sglang);
+            s.kv_memory = rep.sglang.available;
+            s.tokens = rep.sglang.max_total_num_tokens;
+            s.max_concurrency = sglang_max_concurrency(r.model, rep.sglang, context);
+            s.starts = rep.sglang.max_total_num_tokens > 0;
+            break;
+        case Engine::trtllm: {
+            TrtllmOptions o = eo.trtllm;
+            if (o.max_seq_len == 0) o.max_seq_len = context;
+            rep.trtllm = trtllm_kv_cache(r.model, r.kv, l, kv, o);
+            s.kv_memory = rep.trtllm.available;
+            std::uint64_t least = std::numeric_limits<std::uint64_t>::max();
+            for (std::uint32_t k = 0; k < rep.trtllm.num_pools; ++k)
+                least = std::min(least, rep.trtllm.pools[k].tokens);
+            s.tokens = rep.trtllm.num_pools == 0 ? 0 : least;
+            s.max_concurrency = trtllm_max_concurrency(rep.trtllm, context);
+            s.starts = rep.trtllm.num_pools > 0 && s.max_concurrency >= 1.0;
+            break;
+        }
+    }
+}
+
+}  // namespace detail
+
+/// Engine `e` on replica `r` for sequences of `context` tokens (vLLM's max_model_len and
+/// TensorRT-LLM's max_seq_len unless set in `eo`): the KV memory it gives each stage
+/// (engine_memory), or `b.kv_memory_per_gpu` when given, and the cache it builds in it.
+[[nodiscard]] constexpr EngineReport engine_report(Engine e, const Replica& r, std::uint64_t context,
+                                                   const BudgetOptions& b = {},
+                                                   const EngineOptions& eo = {}) {
+    KVPLAN_EXPECTS(context >= 1);
+    const Layout l = r.layout();
+    EngineReport rep;
+    rep.num_stages = l.pp();
+    std::array<Bytes, max_pipeline_stages> kv{};
+    bool fits = true;
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        rep.memory[st] = engine_memory(e, r, l, st, b, eo);
+        kv[st] = b.kv_memory_per_gpu ? *b.kv_memory_per_gpu : rep.memory[st].kv_memory;
+        fits = fits && (b.kv_memory_per_gpu || (rep.memory[st].shortfall.is_zero() &&
+                                                rep.memory[st].outside_fits));
+    }
+    detail::engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
+    rep.summary.starts = rep.summary.starts && fits;
+    return rep;
+}
+
+}  // namespace kvplan

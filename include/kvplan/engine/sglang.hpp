@@ -1,0 +1,184 @@
+#pragma once
+
+// SGLang's token pool: the default mem_fraction_static and how the pool is cut into token slots.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "../capacity.hpp"
+#include "../detail/checked.hpp"
+#include "../dtype.hpp"
+#include "../gpu.hpp"
+#include "../kv_bytes.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../units.hpp"
+
+namespace kvplan {
+
+/// SGLang's knobs that shape the token pool.
+struct SglangOptions {
+    std::optional<double> mem_fraction_static{};  ///< nullopt: SGLang's heuristic
+    std::optional<std::uint64_t> chunked_prefill_size{};  ///< nullopt: by GPU memory
+    std::optional<std::uint32_t> cuda_graph_max_bs{};     ///< nullopt: by GPU memory and tp
+    std::uint32_t page_size = 1;  ///< tokens per page (ServerArgs.page_size; 1 by default)
+    /// Separate pools for sliding and full layers (SWAKVPool); off, a sliding layer holds a full
+    /// context like any other.
+    bool hybrid_swa_pool = false;
+    double swa_full_tokens_ratio = 0.8;  ///< SWA pool tokens per full-pool token (server_args.py)
+    std::optional<std::uint64_t> max_total_tokens{};  ///< --max-total-tokens caps the pool
+};
+
+/// SGLang's default mem_fraction_static and the reserve it rests on, in MiB as SGLang computes it
+/// (python/sglang/srt/server_args.py, _handle_gpu_memory_settings, since SGLang PR #10975).
+struct SglangMemFraction {
+    std::uint64_t gpu_memory_mib = 0;        ///< nvidia-smi memory.total, MiB
+    std::uint64_t chunked_prefill_size = 0;  ///< tokens
+    std::uint32_t cuda_graph_max_bs = 0;
+    double constant_mib = 512.0;             ///< fixed metadata
+    double prefill_mib = 0.0;                ///< max(chunked_prefill_size, 2048) x 1.5
+    double cuda_graph_mib = 0.0;             ///< cuda_graph_max_bs x 2
+    double parallel_mib = 0.0;               ///< tp x pp / 8 x 1024
+    double floor_mib = 0.0;                  ///< 10 GiB on GPUs above 60 GiB, else 0
+    double reserved_mib = 0.0;               ///< max(sum of the above, floor)
+    double fraction = 0.0;                   ///< round((gpu_mem - reserved) / gpu_mem, 3)
+};
+
+/// SGLang's default mem_fraction_static for `gpu` at tp x pp, with the chunked-prefill size and
+/// CUDA-graph batch of its GPU-memory table unless `o` gives them.
+[[nodiscard]] constexpr SglangMemFraction sglang_mem_fraction(const GpuSpec& gpu, std::uint32_t tp,
+                                                              std::uint32_t pp,
+                                                              const SglangOptions& o = {}) {
+    SglangMemFraction r;
+    r.gpu_memory_mib = gpu.memory_total.count() / MiB.bytes;
+    const std::uint64_t g = r.gpu_memory_mib;
+    // The table of _handle_gpu_memory_settings: (upper bound GiB, chunked prefill, graph bs for
+    // tp < 4, graph bs for tp >= 4).
+    std::uint64_t prefill = 16384;
+    std::uint32_t bs = 512;
+    if (g < 20 * 1024) { prefill = 2048; bs = 8; }
+    else if (g < 35 * 1024) { prefill = 2048; bs = tp < 4 ? 24 : 80; }
+    else if (g < 60 * 1024) { prefill = 4096; bs = tp < 4 ? 32 : 160; }
+    else if (g < 160 * 1024) { prefill = 8192; bs = tp < 4 ? 256 : 512; }
+    r.chunked_prefill_size = o.chunked_prefill_size.value_or(prefill);
+    r.cuda_graph_max_bs = o.cuda_graph_max_bs.value_or(bs);
+    r.prefill_mib = static_cast<double>(std::max<std::uint64_t>(r.chunked_prefill_size, 2048)) * 1.5;
+    r.cuda_graph_mib = static_cast<double>(r.cuda_graph_max_bs) * 2.0;
+    r.parallel_mib = static_cast<double>(tp) * static_cast<double>(pp) / 8.0 * 1024.0;
+    r.floor_mib = g > 60 * 1024 ? 10.0 * 1024.0 : 0.0;
+    r.reserved_mib =
+        std::max(r.constant_mib + r.prefill_mib + r.cuda_graph_mib + r.parallel_mib, r.floor_mib);
+    const double x = (static_cast<double>(g) - r.reserved_mib) / static_cast<double>(g);
+    r.fraction = static_cast<double>(static_cast<std::int64_t>(x * 1000.0 + 0.5)) / 1000.0;
+    return r;
+}
+
+/// SGLang's token pool on a replica.
+struct SglangKvPool {
+    Bytes available{};           ///< pool memory per GPU: the "rest" after weights within the fraction
+    std::uint32_t limiting_stage = 0;
+    std::uint32_t layers = 0;    ///< layers in a cell on that stage
+    Bytes cell_size{};           ///< bytes of one token over those layers (get_cell_size_per_token)
+    std::uint64_t max_total_num_tokens = 0;  ///< "max_total_num_tokens=" (the full pool when split)
+    std::uint64_t swa_tokens = 0;  ///< sliding pool tokens under hybrid_swa_pool, else 0
+    std::uint32_t page_size = 1;
+    Bytes k_size{};              ///< "KV Cache is allocated. ... K size:" (MLA: the latent, "KV size")
+    Bytes v_size{};              ///< "V size:" (zero for MLA)
+    bool mamba_state_ignored = false;  ///< constant-state layers are not in the pool (their pool is not modelled)
+};
+
+/// SGLang's token pool for `m` under `l` with `available[stage]` bytes of pool memory per GPU
+/// (profile_max_num_token in python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py,
+/// formerly model_runner.py): tokens = available // cell_size, aligned down to the page, the least
+/// over pipeline ranks.
+[[nodiscard]] constexpr SglangKvPool sglang_kv_pool(const Model& m, KvFormat f, const Layout& l,
+                                                    std::span<const Bytes> available,
+                                                    const SglangOptions& o = {}) {
+    KVPLAN_EXPECTS(available.size() == 1 || available.size() == l.pp());
+    KVPLAN_EXPECTS(o.page_size >= 1);
+    SglangKvPool p;
+    p.page_size = o.page_size;
+    p.available = available[0];
+    p.max_total_num_tokens = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const Shard sh = l.stage(st);
+        Bytes cell{}, k_row{}, v_row{};
+        std::uint32_t layers = 0, swa_layers = 0;
+        for (std::uint32_t i = sh.first_layer; i < detail::shard_end(m, sh); ++i) {
+            const CacheSpec& spec = m.layer(i);
+            if (spec.kind == CacheKind::constant_state) {
+                p.mamba_state_ignored = true;
+                continue;
+            }
+            if (spec.kind == CacheKind::shared) continue;
+            cell += layer_bytes_per_token(spec, f, sh.tp);
+            if (spec.kind == CacheKind::mla_latent) {
+                k_row += layer_bytes_per_token(spec, f, sh.tp);
+            } else {
+                const std::uint64_t heads = kv_heads_per_rank(spec.kv_heads, sh.tp);
+                k_row += vector_bytes(f, spec.k_head_dim) * heads;
+                v_row += vector_bytes(f, spec.v_head_dim) * heads;
+            }
+            ++layers;
+            swa_layers += spec.kind == CacheKind::sliding_window ? 1 : 0;
+        }
+        if (cell.is_zero()) continue;
+        const Bytes avail = available[available.size() == 1 ? 0 : st];
+        std::uint64_t tokens = avail / cell;
+        std::uint64_t swa = 0;
+        if (o.hybrid_swa_pool && swa_layers > 0 && swa_layers < layers) {
+            // set_num_tokens_hybrid_swa: the same bytes, split so the sliding pool has
+            // swa_full_tokens_ratio tokens per full-pool token.
+            const double total = static_cast<double>(tokens) * layers;
+            const auto full = static_cast<std::uint64_t>(
+                total / (o.swa_full_tokens_ratio * swa_layers + (layers - swa_layers)));
+            swa = static_cast<std::uint64_t>(static_cast<double>(full) * o.swa_full_tokens_ratio);
+            tokens = full;
+            swa = swa / o.page_size * o.page_size;
+        }
+        tokens = tokens / o.page_size * o.page_size;
+        if (o.max_total_tokens) tokens = std::min(tokens, *o.max_total_tokens);
+        if (tokens < p.max_total_num_tokens) {
+            p.max_total_num_tokens = tokens;
+            p.swa_tokens = swa;
+            p.limiting_stage = st;
+            p.layers = layers;
+            p.cell_size = cell;
+            // MHATokenToKVPool / MLATokenToKVPool allocate size + page_size rows per layer (one
+            // padded page for dummy writes).
+            p.k_size = k_row * (tokens + o.page_size);
+            p.v_size = v_row * (tokens + o.page_size);
+        }
+    }
+    if (p.max_total_num_tokens == std::numeric_limits<std::uint64_t>::max()) p.max_total_num_tokens = 0;
+    return p;
+}
+
+/// SGLang's token pool with the same pool memory on every GPU.
+[[nodiscard]] constexpr SglangKvPool sglang_kv_pool(const Model& m, KvFormat f, const Layout& l,
+                                                    Bytes available, const SglangOptions& o = {}) {
+    return sglang_kv_pool(m, f, l, std::span<const Bytes>(&available, 1), o);
+}
+
+/// Sequences of `context` tokens SGLang's pool holds at once (its pages, and under a hybrid SWA
+/// pool the window in the sliding pool), as a ratio.
+[[nodiscard]] constexpr double sglang_max_concurrency(const Model& m, const SglangKvPool& p,
+                                                      std::uint64_t context) {
+    KVPLAN_EXPECTS(context >= 1);
+    const std::uint64_t per_seq = detail::ceil_div(context, p.page_size) * p.page_size;
+    double c = static_cast<double>(p.max_total_num_tokens) / static_cast<double>(per_seq);
+    if (p.swa_tokens != 0) {
+        const std::uint64_t w = std::min(context, largest_window(m));
+        const std::uint64_t swa_per_seq = detail::ceil_div(w, p.page_size) * p.page_size;
+        c = std::min(c, static_cast<double>(p.swa_tokens) / static_cast<double>(swa_per_seq));
+    }
+    return c;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,397 @@
+#pragma once
+
+// vLLM's KV cache: how the v1 engine cuts its KV memory into blocks, groups its layers, and what it
+// reports at start-up. The v1 engine as of its current main branch (vllm/v1/core/kv_cache_utils.py,
+// vllm/v1/kv_cache_interface.py). Where a printed figure changed across versions the older rule is
+// an option: "GPU KV cache size" was num_blocks // num_groups x block_size from v0.10 to the v0.2x
+// releases (VllmTokenReport::blocks_per_group) and is max_concurrency x max_model_len since vLLM
+// PR #40694 (VllmTokenReport::concurrency_times_length, the default); the two agree for a model of
+// one layer type whose max_model_len is a multiple of the block size.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "../capacity.hpp"
+#include "../detail/checked.hpp"
+#include "../dtype.hpp"
+#include "../kv_bytes.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../paging.hpp"
+#include "../units.hpp"
+
+namespace kvplan {
+
+/// Which rule produces vLLM's "GPU KV cache size: N tokens" line.
+enum class VllmTokenReport : std::uint8_t {
+    concurrency_times_length,  ///< int(max_concurrency x max_model_len): current (vLLM PR #40694)
+    blocks_per_group,          ///< num_blocks // num_groups x min block size: v0.10 to v0.2x
+};
+
+/// How vLLM caches the state of Mamba / linear-attention layers per request
+/// (CacheConfig.mamba_cache_mode; MambaSpec.max_memory_usage_bytes in kv_cache_interface.py).
+enum class MambaCacheMode : std::uint8_t {
+    none,   ///< one state block per request (no prefix caching)
+    align,  ///< two blocks per request, so prefix caching can keep the previous block's state
+};
+
+/// vLLM's knobs that shape the cache.
+struct VllmOptions {
+    std::uint64_t max_model_len = 0;  ///< 0: the model's max_position_embeddings
+    std::uint32_t block_size = default_block_size;  ///< --block-size (CacheConfig default 16)
+    /// nullopt: the reserve's figure in engine_report, else vLLM's default for the GPU; 8,192 when
+    /// vllm_kv_cache is called without a GPU.
+    std::optional<std::uint64_t> max_num_batched_tokens{};
+    /// Batches in flight (VllmConfig.max_concurrent_batches, vllm/config/vllm.py): 2 with async
+    /// scheduling at pp 1, pp under pipeline parallelism, 1 before async scheduling existed. 0:
+    /// vLLM's current default (async scheduling on): 2 at pp 1, else pp.
+    std::uint32_t concurrent_batches = 0;
+    /// --disable-hybrid-kv-cache-manager unset: sliding layers keep only their window.
+    bool hybrid_kv_cache_manager = true;
+    /// Hybrid Mamba models with prefix caching (on by default) use align.
+    MambaCacheMode mamba_cache_mode = MambaCacheMode::align;
+    /// The attention backend's smallest kernel block size (vllm/platforms/interface.py,
+    /// _align_hybrid_block_size; 16 for FlashAttention).
+    std::uint32_t kernel_block_alignment = 16;
+    VllmTokenReport token_report = VllmTokenReport::concurrency_times_length;
+    /// Since v0.21 vLLM estimates CUDA graph memory and charges it to the KV budget
+    /// (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default on); before, graphs had to fit in the
+    /// (1 - gpu_memory_utilization) headroom.
+    bool charge_cuda_graphs = true;
+};
+
+/// One kind of layer as vLLM's KV cache manager sees it: a KVCacheSpec and its groups.
+struct VllmLayerKind {
+    CacheKind kind = CacheKind::full_attention;  ///< sliding layers become full without the hybrid manager
+    std::uint64_t window = 0;                    ///< sliding_window, for sliding layers
+    std::uint32_t layers = 0;                    ///< layers of this kind in the whole model
+    std::uint32_t groups = 0;                    ///< KV cache groups they form
+    std::uint32_t padding_layers = 0;            ///< empty slots in the last group ("Add N padding layers")
+    std::uint32_t block_size = 0;                ///< tokens per block (raised to unify page sizes)
+    Bytes page{};                                ///< bytes of one block of one layer on a rank
+    std::uint64_t blocks_per_request = 0;        ///< blocks one request of max_model_len takes per group
+};
+
+/// vLLM's KV cache on a replica: its groups, blocks, and the figures it prints.
+struct VllmKvCache {
+    Bytes available{};                ///< KV memory per GPU ("Available KV cache memory")
+    std::uint64_t max_model_len = 0;
+    std::uint64_t in_flight_tokens = 0;  ///< concurrent batches x max_num_batched_tokens
+    std::uint32_t block_size = 0;     ///< attention block size in use (raised for Mamba hybrids)
+    std::array<VllmLayerKind, max_cache_specs> kinds{};
+    std::uint32_t num_kinds = 0;
+    bool uniform_type = false;        ///< one group of every layer, pages of different sizes
+    std::uint32_t num_groups = 0;     ///< KV cache groups
+    std::uint32_t group_size = 0;     ///< layers per group over the whole model
+    Bytes page{};                     ///< the common page of a layer (zero under uniform_type)
+    std::uint32_t limiting_stage = 0; ///< the pipeline stage with the fewest blocks
+    std::uint32_t stage_group_size = 0;  ///< layers per group on that stage
+    Bytes bytes_per_block{};          ///< memory one block takes on that stage, over its layers
+    std::uint64_t num_blocks = 0;     ///< blocks every worker gets (the least over stages)
+    std::uint64_t blocks_per_request = 0;  ///< blocks one request of max_model_len takes
+    double max_concurrency = 0.0;     ///< "Maximum concurrency for N tokens per request: X.XXx"
+    std::uint64_t kv_cache_tokens = 0;  ///< "GPU KV cache size: N tokens"
+    Bytes needed{};                   ///< KV memory one request of max_model_len needs (largest stage)
+    bool enough_memory = false;       ///< vLLM starts; otherwise it raises with the estimate below
+    std::uint64_t estimated_max_model_len = 0;  ///< "the estimated maximum model length is N"
+    std::string_view refused{};       ///< non-empty: vLLM cannot build a cache for this model (why)
+};
+
+namespace detail {
+
+struct VllmSetup {
+    VllmKvCache c{};
+    std::array<std::uint8_t, max_cache_specs> kind_of_spec{};  // core spec -> vLLM kind
+    std::array<Bytes, max_cache_specs> per_token{};            // bytes per token (state: per request)
+};
+
+/// vLLM's page of one layer of `kind` at `block` tokens: per-token bytes x block size; a Mamba
+/// state is one page (padded to the attention page).
+[[nodiscard]] constexpr std::uint64_t vllm_blocks_for(const VllmLayerKind& k, std::uint64_t len,
+                                                      std::uint64_t in_flight, MambaCacheMode mode) {
+    switch (k.kind) {
+        case CacheKind::full_attention:
+        case CacheKind::mla_latent: return ceil_div(len, k.block_size);
+        // SlidingWindowSpec: cdiv(min(window - 1 + in-flight tokens, max_model_len), block) + 1.
+        case CacheKind::sliding_window:
+            return ceil_div(std::min(k.window - 1 + in_flight, len), k.block_size) + 1;
+        // MambaSpec: page x (1 + speculative blocks), or x (2 + ...) in align mode.
+        case CacheKind::constant_state: return mode == MambaCacheMode::align ? 2 : 1;
+        case CacheKind::shared: return 0;
+    }
+    return 0;
+}
+
+/// Groups vLLM's layers as get_kv_cache_groups does (vllm/v1/core/kv_cache_utils.py).
+[[nodiscard]] constexpr VllmSetup vllm_setup(const Model& m, KvFormat f, const Layout& l,
+                                            const VllmOptions& o) {
+    VllmSetup s;
+    VllmKvCache& c = s.c;
+    const LayerStack& L = m.layers();
+    const std::uint32_t tp = l.tp();
+    c.max_model_len = o.max_model_len != 0 ? o.max_model_len : m.config().max_position_embeddings;
+    const std::uint32_t batches =
+        o.concurrent_batches != 0 ? o.concurrent_batches : (l.pp() == 1 ? 2 : l.pp());
+    c.in_flight_tokens = mul(batches, o.max_num_batched_tokens.value_or(8192), "in-flight tokens");
+
+    // Distinct vLLM specs. Without the hybrid manager a sliding layer becomes a FullAttentionSpec
+    // (unify_hybrid_kv_cache_specs), which vLLM regards as the same spec as a full layer.
+    bool any_full = false, any_sliding = false;
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        any_full = any_full || L.specs[k].kind == CacheKind::full_attention;
+        any_sliding = any_sliding || L.specs[k].kind == CacheKind::sliding_window;
+    }
+    const bool demote_sliding = !o.hybrid_kv_cache_manager && any_full && any_sliding;
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        const CacheSpec& spec = L.specs[k];
+        s.kind_of_spec[k] = 0xff;
+        if (spec.kind == CacheKind::shared || L.layers_with_spec(k) == 0) continue;
+        CacheKind kind = spec.kind;
+        if (kind == CacheKind::sliding_window && demote_sliding) kind = CacheKind::full_attention;
+        const Bytes per_token = spec.kind == CacheKind::constant_state ? layer_state_bytes(spec, tp)
+                                                                       : layer_bytes_per_token(spec, f, tp);
+        const std::uint64_t window = kind == CacheKind::sliding_window ? spec.window : 0;
+        std::uint32_t i = 0;
+        while (i < c.num_kinds && !(c.kinds[i].kind == kind && c.kinds[i].window == window &&
+                                    s.per_token[i] == per_token))
+            ++i;
+        if (i == c.num_kinds) {
+            c.kinds[i].kind = kind;
+            c.kinds[i].window = window;
+            s.per_token[i] = per_token;
+            ++c.num_kinds;
+        }
+        s.kind_of_spec[k] = static_cast<std::uint8_t>(i);
+        c.kinds[i].layers += L.layers_with_spec(k);
+    }
+
+    // Mamba hybrids: the attention block grows until an attention page holds a Mamba state, and
+    // the state page is padded to the attention page (vllm/platforms/interface.py,
+    // _align_hybrid_block_size; formerly HybridAttentionMambaModelConfig in
+    // vllm/model_executor/models/config.py).
+    Bytes attn_token{}, state{};
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+        if (c.kinds[i].kind == CacheKind::constant_state) state = std::max(state, s.per_token[i]);
+        else attn_token = std::max(attn_token, s.per_token[i]);
+    }
+    c.block_size = o.block_size;
+    if (!state.is_zero() && !attn_token.is_zero()) {
+        const std::uint64_t align = std::max(o.kernel_block_alignment, o.block_size);
+        const std::uint64_t needed =
+            align * ceil_div(state.count(), mul(align, attn_token.count(), "a page"));
+        if (needed > c.block_size) c.block_size = static_cast<std::uint32_t>(needed);
+    }
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+        VllmLayerKind& k = c.kinds[i];
+        k.block_size = c.block_size;
+        k.page = k.kind == CacheKind::constant_state
+                     ? (attn_token.is_zero() ? s.per_token[i] : attn_token * c.block_size)
+                     : s.per_token[i] * c.block_size;
+    }
+
+    // One type of layer needing the same token slots, pages of any size: one group
+    // (UniformTypeKVCacheSpecs). Otherwise pages are unified by raising the block size of smaller
+    // pages (unify_kv_cache_spec_page_size) and layers are split into groups of equal size.
+    bool same_slots = c.num_kinds >= 1;
+    for (std::uint32_t i = 1; i < c.num_kinds; ++i)
+        same_slots = same_slots && c.kinds[i].kind == c.kinds[0].kind &&
+                     c.kinds[i].kind != CacheKind::constant_state &&
+                     c.kinds[i].window == c.kinds[0].window;
+    c.uniform_type = c.num_kinds > 1 && same_slots;
+    if (c.num_kinds == 1 || c.uniform_type) {
+        c.num_groups = 1;
+        c.group_size = 0;
+        for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+            c.kinds[i].groups = 1;
+            c.group_size += c.kinds[i].layers;
+        }
+        c.page = c.num_kinds == 1 ? c.kinds[0].page : Bytes{};
+        return s;
+    }
+    Bytes max_page{};
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) max_page = std::max(max_page, c.kinds[i].page);
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+        VllmLayerKind& k = c.kinds[i];
+        if (k.page == max_page) continue;
+        if (max_page.count() % k.page.count() != 0) {
+            c.refused = "page sizes of the layer kinds do not divide the largest one "
+                        "(unify_kv_cache_spec_page_size raises NotImplementedError)";
+            return s;
+        }
+        k.block_size = static_cast<std::uint32_t>(k.block_size * (max_page.count() / k.page.count()));
+        k.page = max_page;
+    }
+    c.page = max_page;
+    // _get_kv_cache_groups_uniform_page_size: the group size is the fewest layers of a kind, or
+    // the most when that is below 1.5x the fewest (less padding).
+    std::uint32_t fewest = std::numeric_limits<std::uint32_t>::max(), most = 0;
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+        fewest = std::min(fewest, c.kinds[i].layers);
+        most = std::max(most, c.kinds[i].layers);
+    }
+    c.group_size = 2 * most < 3 * fewest ? most : fewest;
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+        VllmLayerKind& k = c.kinds[i];
+        k.groups = static_cast<std::uint32_t>(ceil_div(k.layers, c.group_size));
+        k.padding_layers = k.groups * c.group_size - k.layers;
+        c.num_groups += k.groups;
+    }
+    return s;
+}
+
+/// Layers of each vLLM kind on stage `st`.
+[[nodiscard]] constexpr std::array<std::uint32_t, max_cache_specs> vllm_stage_layers(
+    const Model& m, const Layout& l, const VllmSetup& s, std::uint32_t st) {
+    std::array<std::uint32_t, max_cache_specs> n{};
+    const Shard sh = l.stage(st);
+    for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i) {
+        const std::uint8_t k = s.kind_of_spec[m.layers().spec_of_layer[i]];
+        if (k != 0xff) ++n[k];
+    }
+    return n;
+}
+
+/// Memory one block takes on a stage: the sum of the layers' pages under one uniform-type group,
+/// else the page times the most layers any group has there (groups take every n-th layer of a
+/// kind, so a stage's share of a kind spreads evenly over its groups).
+[[nodiscard]] constexpr std::pair<Bytes, std::uint32_t> vllm_stage_block(
+    const VllmKvCache& c, const std::array<std::uint32_t, max_cache_specs>& n) {
+    if (c.uniform_type || c.num_kinds == 1) {
+        Bytes b{};
+        std::uint32_t layers = 0;
+        for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+            b += c.kinds[i].page * n[i];
+            layers += n[i];
+        }
+        return {b, layers};
+    }
+    std::uint32_t per_group = 0;
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i)
+        per_group = std::max(per_group, static_cast<std::uint32_t>(ceil_div(n[i], c.kinds[i].groups)));
+    return {c.page * per_group, per_group};
+}
+
+/// KV memory one request of `len` tokens needs on a stage (_max_memory_usage_bytes_from_groups:
+/// group size x page x the blocks of every group, so padding layers count).
+[[nodiscard]] constexpr Bytes vllm_stage_needed(const VllmKvCache& c,
+                                                const std::array<std::uint32_t, max_cache_specs>& n,
+                                                std::uint64_t len, MambaCacheMode mode) {
+    if (c.uniform_type || c.num_kinds == 1) {
+        Bytes b{};
+        for (std::uint32_t i = 0; i < c.num_kinds; ++i)
+            b += c.kinds[i].page * mul(n[i], vllm_blocks_for(c.kinds[i], len, c.in_flight_tokens, mode),
+                                       "a block count");
+        return b;
+    }
+    std::uint64_t blocks = 0;
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i)
+        blocks = add(blocks,
+                     mul(c.kinds[i].groups, vllm_blocks_for(c.kinds[i], len, c.in_flight_tokens, mode),
+                         "a block count"),
+                     "a block count");
+    return vllm_stage_block(c, n).first * blocks;
+}
+
+}  // namespace detail
+
+/// vLLM's KV cache for `m` under layout `l` when each stage's GPUs have `available[stage]` bytes
+/// for it (one entry: the same on every stage). Reproduces "GPU KV cache size: N tokens",
+/// "Maximum concurrency for N tokens per request: X.XXx" and, when one request of max_model_len
+/// does not fit, the estimated maximum model length of vLLM's error.
+[[nodiscard]] constexpr VllmKvCache vllm_kv_cache(const Model& m, KvFormat f, const Layout& l,
+                                                  std::span<const Bytes> available,
+                                                  const VllmOptions& o = {}) {
+    KVPLAN_EXPECTS(available.size() == 1 || available.size() == l.pp());
+    detail::VllmSetup s = detail::vllm_setup(m, f, l, o);
+    VllmKvCache& c = s.c;
+    const auto avail = [&](std::uint32_t st) { return available[available.size() == 1 ? 0 : st]; };
+    c.available = avail(0);
+    if (!c.refused.empty() || c.num_kinds == 0) {
+        if (c.refused.empty()) c.refused = "no layer keeps a cache";
+        return c;
+    }
+    if (c.max_model_len == 0) {
+        c.refused = "max_model_len is unknown: give it";
+        return c;
+    }
+
+    // Blocks one request of max_model_len takes (get_max_concurrency_for_kv_cache_config): the sum
+    // over groups, or for one group of every layer the blocks of its layers.
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+        VllmLayerKind& k = c.kinds[i];
+        k.blocks_per_request = detail::vllm_blocks_for(k, c.max_model_len, c.in_flight_tokens,
+                                                       o.mamba_cache_mode);
+        c.blocks_per_request =
+            c.uniform_type || c.num_kinds == 1
+                ? std::max(c.blocks_per_request, k.blocks_per_request)
+                : detail::add(c.blocks_per_request, detail::mul(k.groups, k.blocks_per_request, "blocks"),
+                              "blocks");
+    }
+
+    // Per worker: num_blocks = available // bytes per block (get_kv_cache_config_from_groups),
+    // then every worker takes the least (get_kv_cache_configs). The admission check runs per
+    // worker first (_check_enough_kv_cache_memory).
+    c.enough_memory = true;
+    c.estimated_max_model_len = c.max_model_len;
+    c.num_blocks = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const auto n = detail::vllm_stage_layers(m, l, s, st);
+        const auto [block, per_group] = detail::vllm_stage_block(c, n);
+        if (block.is_zero()) continue;
+        const std::uint64_t blocks = avail(st) / block;
+        if (blocks < c.num_blocks) {
+            c.num_blocks = blocks;
+            c.limiting_stage = st;
+            c.stage_group_size = per_group;
+            c.bytes_per_block = block;
+        }
+        const Bytes needed = detail::vllm_stage_needed(c, n, c.max_model_len, o.mamba_cache_mode);
+        c.needed = std::max(c.needed, needed);
+        if (avail(st).is_zero() || needed > avail(st)) {
+            c.enough_memory = false;
+            // _estimate_max_model_len_from_groups: the longest length in [1, max_model_len] whose
+            // request fits, 0 if not even one token does.
+            const auto fits = [&](std::uint64_t len) {
+                return detail::vllm_stage_needed(c, n, len, o.mamba_cache_mode) <= avail(st);
+            };
+            std::uint64_t est = 0;
+            if (!avail(st).is_zero() && fits(1)) {
+                std::uint64_t lo = 1, hi = c.max_model_len;  // fits(lo), !fits(hi)
+                while (hi - lo > 1) {
+                    const std::uint64_t mid = lo + (hi - lo) / 2;
+                    (fits(mid) ? lo : hi) = mid;
+                }
+                est = lo;
+            }
+            c.estimated_max_model_len = std::min(c.estimated_max_model_len, est);
+        }
+    }
+    if (c.num_blocks == std::numeric_limits<std::uint64_t>::max()) c.num_blocks = 0;
+
+    // _report_kv_cache_config.
+    c.max_concurrency =
+        static_cast<double>(c.num_blocks) / static_cast<double>(c.blocks_per_request);
+    if (o.token_report == VllmTokenReport::concurrency_times_length) {
+        c.kv_cache_tokens =
+            static_cast<std::uint64_t>(c.max_concurrency * static_cast<double>(c.max_model_len));
+    } else {
+        std::uint32_t min_block = std::numeric_limits<std::uint32_t>::max();
+        for (std::uint32_t i = 0; i < c.num_kinds; ++i) min_block = std::min(min_block, c.kinds[i].block_size);
+        c.kv_cache_tokens = detail::mul(c.num_blocks / c.num_groups, min_block, "a token count");
+    }
+    return c;
+}
+
+/// vLLM's KV cache with the same KV memory on every GPU.
+[[nodiscard]] constexpr VllmKvCache vllm_kv_cache(const Model& m, KvFormat f, const Layout& l,
+                                                  Bytes available, const VllmOptions& o = {}) {
+    return vllm_kv_cache(m, f, l, std::span<const Bytes>(&available, 1), o);
+}
+
+}  // namespace kvplan

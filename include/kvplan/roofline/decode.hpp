@@ -1,0 +1,325 @@
+#pragma once
+
+// The decode step's lower bound on a replica: every sequence of the batch reads its KV, the step
+// reads the weights once (the experts the batch touches), and the slowest pipeline stage bounds it.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "../budget/replica.hpp"
+#include "../detail/checked.hpp"
+#include "../kv_bytes.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../units.hpp"
+#include "step_cost.hpp"
+
+namespace kvplan {
+
+/// A decode step's lower bound on a replica, every term shown.
+struct DecodeBound {
+    std::uint64_t batch = 0;        ///< sequences decoding one token each
+    std::uint64_t longest_context = 0;
+    std::array<StageStep, max_pipeline_stages> stages{};
+    std::uint32_t num_stages = 0;
+    std::uint32_t limiting_stage = 0;
+    Seconds step{};                 ///< the slowest stage: the bound on a step (the issue of a token)
+    Seconds tpot{};                 ///< sum over stages: a token passes every stage in turn
+    double tokens_per_s = 0.0;      ///< batch / step: replica throughput with the pipeline full
+    double tokens_per_s_per_gpu = 0.0;
+    Bound bound = Bound::memory;    ///< what bounds the limiting stage
+    AllReduce all_reduce{};         ///< not in the bound (see the header comment)
+    std::optional<Seconds> step_estimate{};  ///< with the efficiency factors
+    std::optional<double> tokens_per_s_estimate{};
+    /// The stages in use.
+    [[nodiscard]] constexpr std::span<const StageStep> stage_steps() const noexcept {
+        return {stages.data(), num_stages};
+    }
+};
+
+
+/// What a replica's decode bound needs that depends on neither the batch nor the context, per
+/// stage (the rank's weights and matmul parameters, which walk every tensor of every layer):
+/// prepared once, so that a sweep over batches and contexts pays only for what varies.
+struct DecodeCosts {
+    /// One stage's batch- and context-free costs.
+    struct Stage {
+        Shard shard{};
+        detail::WeightRead weights{};  ///< resident, dense and experts; the read is per batch
+        detail::RankMatmulParams matmul{};
+        /// Per layer shape: the stage's layers of it, and on a rank its KV bytes per token kept,
+        /// its fixed state, and its attention FLOPs per token attended (2 x heads x dimensions).
+        FixedArray<std::uint64_t, max_cache_specs> layers{};
+        std::array<Bytes, max_cache_specs> kv_per_token{};
+        std::array<Bytes, max_cache_specs> state{};
+        std::array<double, max_cache_specs> attention_per_token{};
+    };
+    Replica replica;
+    Layout layout;
+    RooflineOptions options{};
+    std::array<Stage, max_pipeline_stages> stages{};
+};
+
+/// The decode costs of `r`. Throws InvalidLayout, or InvalidInput as decode_bound does.
+[[nodiscard]] constexpr DecodeCosts decode_costs(const Replica& r, const RooflineOptions& o = {}) {
+    detail::check_roofline(r, o);
+    DecodeCosts c{r, r.layout(), o};
+    const LayerStack& L = r.model.layers();
+    for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
+        DecodeCosts::Stage& st = c.stages[s];
+        st.shard = c.layout.stage(s);
+        st.weights = detail::weight_base(r, c.layout, s);
+        st.matmul = detail::rank_matmul_params(r.model, c.layout, s);
+        st.layers = detail::layers_per_spec(r.model, st.shard);
+        // The same terms, in the same order, as kv_bytes_per_sequence and
+        // attention_flops_per_token, so the results agree to the bit.
+        const double heads = static_cast<double>(r.model.config().num_heads / st.shard.tp);
+        for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+            const CacheSpec& spec = L.specs[k];
+            st.kv_per_token[k] = layer_bytes_per_token(spec, r.kv, st.shard.tp);
+            st.state[k] = layer_state_bytes(spec, st.shard.tp);
+            if (spec.kind == CacheKind::full_attention || spec.kind == CacheKind::sliding_window)
+                st.attention_per_token[k] = 2.0 * heads * (spec.k_head_dim + spec.v_head_dim);
+            else if (spec.kind == CacheKind::mla_latent)
+                st.attention_per_token[k] =
+                    2.0 * heads * (2.0 * spec.kv_lora_rank + spec.qk_rope_head_dim);
+        }
+    }
+    return c;
+}
+
+namespace detail {
+
+/// What stage `s` reads and computes for `batch` sequences at `context` tokens.
+struct DecodeLoad {
+    WeightRead weights{};
+    Bytes kv_read{};
+    Flops matmul{};
+    Flops attention{};
+};
+
+[[nodiscard]] constexpr DecodeLoad decode_load(const DecodeCosts& c, std::uint32_t s,
+                                               std::uint64_t batch, std::uint64_t context) {
+    const DecodeCosts::Stage& cs = c.stages[s];
+    const Model& m = c.replica.model;
+    // kv_bytes_per_sequence and attention_flops_per_token over the prepared per-shape terms.
+    Bytes kv{};
+    double attention = 0.0;
+    const LayerStack& L = m.layers();
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        if (cs.layers[k] == 0) continue;
+        const std::uint64_t kept = tokens_kept(L.specs[k], context);
+        kv += (cs.kv_per_token[k] * kept + cs.state[k]) * cs.layers[k];
+        attention += cs.attention_per_token[k] * static_cast<double>(kept) *
+                     static_cast<double>(cs.layers[k]);
+    }
+    return {weight_read_at(cs.weights, m.config(), batch), kv * batch,
+            Flops::in_base(2.0 * (cs.matmul.dense + cs.matmul.routed) * static_cast<double>(batch)),
+            Flops::in_base(attention * static_cast<double>(batch))};
+}
+
+/// Stage `s`'s step for `batch` sequences at `context` tokens.
+[[nodiscard]] constexpr StageStep decode_stage(const DecodeCosts& c, std::uint32_t s,
+                                               std::uint64_t batch, std::uint64_t context) {
+    const DecodeLoad load = decode_load(c, s, batch, context);
+    StageStep st;
+    st.stage = s;
+    st.weights_resident = load.weights.resident;
+    st.weights_read = load.weights.read;
+    st.experts_resident = load.weights.experts;
+    st.experts_touched = load.weights.experts_touched;
+    st.kv_read = load.kv_read;
+    st.matmul_flops = load.matmul;
+    st.attention_flops = load.attention;
+    finish_stage(st, c.replica.gpu, c.options);
+    return st;
+}
+
+}  // namespace detail
+
+/// The decode-step lower bound for `batch` sequences all at `context` tokens, from prepared costs.
+[[nodiscard]] constexpr DecodeBound decode_bound(const DecodeCosts& c, std::uint64_t batch,
+                                                 std::uint64_t context) {
+    KVPLAN_EXPECTS(batch >= 1);
+    const Layout& l = c.layout;
+    DecodeBound d;
+    d.batch = batch;
+    d.longest_context = context;
+    d.num_stages = l.pp();
+    for (std::uint32_t s = 0; s < l.pp(); ++s) {
+        const StageStep& st = d.stages[s] = detail::decode_stage(c, s, batch, context);
+        d.tpot += st.time();
+        if (st.time() > d.stages[d.limiting_stage].time()) d.limiting_stage = s;
+    }
+    const StageStep& lim = d.stages[d.limiting_stage];
+    d.step = lim.time();
+    d.bound = lim.bound();
+    d.tokens_per_s = static_cast<double>(batch) / d.step.in(seconds);
+    d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
+    d.all_reduce = detail::all_reduce(c.replica, l, batch, c.options);
+    if (c.options.efficiency) {
+        Seconds worst{};
+        for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *d.stages[s].estimate);
+        d.step_estimate = worst;
+        d.tokens_per_s_estimate = static_cast<double>(batch) / worst.in(seconds);
+    }
+    return d;
+}
+
+/// The decode-step lower bound of `r` for sequences at the lengths `contexts` (one entry per
+/// sequence: the tokens each attends to). Throws InvalidInput when the GPU has no bandwidth or no
+/// peak for o.compute, or an efficiency is outside (0, 1].
+[[nodiscard]] constexpr DecodeBound decode_bound(const Replica& r,
+                                                 std::span<const std::uint64_t> contexts,
+                                                 const RooflineOptions& o = {}) {
+    KVPLAN_EXPECTS(!contexts.empty());
+    detail::check_roofline(r, o);
+    const Layout l = r.layout();
+    DecodeBound d;
+    d.batch = contexts.size();
+    d.num_stages = l.pp();
+    for (std::uint64_t c : contexts) d.longest_context = std::max(d.longest_context, c);
+    for (std::uint32_t s = 0; s < l.pp(); ++s) {
+        StageStep& st = d.stages[s];
+        st.stage = s;
+        const Shard sh = l.stage(s);
+        const detail::WeightRead w = detail::weight_read(r, l, s, d.batch);
+        st.weights_resident = w.resident;
+        st.weights_read = w.read;
+        st.experts_resident = w.experts;
+        st.experts_touched = w.experts_touched;
+        double attn = 0.0;
+        for (std::uint64_t c : contexts) {
+            st.kv_read += kv_bytes_per_sequence(r.model, r.kv, c, sh);
+            attn += detail::attention_flops_per_token(r.model, sh, c);
+        }
+        const detail::RankMatmulParams p = detail::rank_matmul_params(r.model, l, s);
+        st.matmul_flops = Flops::in_base(2.0 * (p.dense + p.routed) * static_cast<double>(d.batch));
+        st.attention_flops = Flops::in_base(attn);
+        detail::finish_stage(st, r.gpu, o);
+        d.tpot += st.time();
+        if (st.time() > d.stages[d.limiting_stage].time()) d.limiting_stage = s;
+    }
+    const StageStep& lim = d.stages[d.limiting_stage];
+    d.step = lim.time();
+    d.bound = lim.bound();
+    d.tokens_per_s = static_cast<double>(d.batch) / d.step.in(seconds);
+    d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
+    d.all_reduce = detail::all_reduce(r, l, d.batch, o);
+    if (o.efficiency) {
+        Seconds worst{};
+        for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *d.stages[s].estimate);
+        d.step_estimate = worst;
+        d.tokens_per_s_estimate = static_cast<double>(d.batch) / worst.in(seconds);
+    }
+    return d;
+}
+
+/// The decode-step lower bound of `r` for `batch` sequences all at `context` tokens.
+[[nodiscard]] constexpr DecodeBound decode_bound(const Replica& r, std::uint64_t batch,
+                                                 std::uint64_t context,
+                                                 const RooflineOptions& o = {}) {
+    KVPLAN_EXPECTS(batch >= 1);
+    return decode_bound(decode_costs(r, o), batch, context);
+}
+
+/// The smallest batch at `context` whose decode step is bound by compute on its limiting stage,
+/// searched up to `max_batch`; nullopt when memory still bounds it there (long contexts: attention
+/// reads grow as fast as its FLOPs, so it may never turn).
+[[nodiscard]] constexpr std::optional<std::uint64_t> compute_bound_batch(
+    const Replica& r, std::uint64_t context, const RooflineOptions& o = {},
+    std::uint64_t max_batch = 1ULL << 20) {
+    const DecodeCosts costs = decode_costs(r, o);
+    const auto compute_bound = [&](std::uint64_t b) {
+        return decode_bound(costs, b, context).bound == Bound::compute;
+    };
+    if (compute_bound(1)) return 1;
+    std::uint64_t lo = 1, hi = 2;  // !compute_bound(lo)
+    while (hi <= max_batch && !compute_bound(hi)) {
+        lo = hi;
+        hi *= 2;
+    }
+    if (hi > max_batch) {
+        if (!compute_bound(max_batch)) return std::nullopt;
+        hi = max_batch;
+    }
+    while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        (compute_bound(mid) ? hi : lo) = mid;
+    }
+    return hi;
+}
+
+/// One point of a sweep: the bound's headline figures.
+struct DecodePoint {
+    std::uint64_t batch = 0;
+    std::uint64_t context = 0;
+    Seconds step{};
+    Seconds tpot{};
+    double tokens_per_s = 0.0;
+    double tokens_per_s_per_gpu = 0.0;
+    Bound bound = Bound::memory;
+    std::optional<Seconds> step_estimate{};
+};
+
+/// The headline figures of a decode bound.
+[[nodiscard]] constexpr DecodePoint point_of(const DecodeBound& d) {
+    return {d.batch, d.longest_context, d.step, d.tpot, d.tokens_per_s, d.tokens_per_s_per_gpu,
+            d.bound, d.step_estimate};
+}
+
+/// The headline figures of the decode bound for `batch` sequences at `context` tokens, from
+/// prepared costs: what point_of(decode_bound(c, batch, context)) gives, without building every
+/// stage's record.
+[[nodiscard]] constexpr DecodePoint decode_point(const DecodeCosts& c, std::uint64_t batch,
+                                                 std::uint64_t context) {
+    KVPLAN_EXPECTS(batch >= 1);
+    DecodePoint p{.batch = batch, .context = context};
+    Seconds worst{};
+    for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
+        // A stage's times as decode_stage has them, without filling its whole record.
+        const detail::DecodeLoad load = detail::decode_load(c, s, batch, context);
+        const detail::StageTimes t =
+            detail::stage_times(load.weights.read + load.kv_read, load.matmul + load.attention,
+                                c.replica.gpu, c.options);
+        const Seconds time = std::max(t.memory, t.compute);
+        p.tpot += time;
+        // The first stage, then any strictly slower one: decode_bound's limiting stage.
+        if (s == 0 || time > p.step) {
+            p.step = time;
+            p.bound = t.compute > t.memory ? Bound::compute : Bound::memory;
+        }
+        if (t.estimate) worst = std::max(worst, *t.estimate);
+    }
+    p.tokens_per_s = static_cast<double>(batch) / p.step.in(seconds);
+    p.tokens_per_s_per_gpu = p.tokens_per_s / c.layout.ranks();
+    if (c.options.efficiency) p.step_estimate = worst;
+    return p;
+}
+
+/// The bound at each batch of `batches` (context fixed), written to `out` (as many entries as
+/// `batches`).
+constexpr void sweep_batch(const Replica& r, std::span<const std::uint64_t> batches,
+                           std::uint64_t context, std::span<DecodePoint> out,
+                           const RooflineOptions& o = {}) {
+    KVPLAN_EXPECTS(out.size() >= batches.size());
+    const DecodeCosts c = decode_costs(r, o);
+    for (std::size_t i = 0; i < batches.size(); ++i) out[i] = decode_point(c, batches[i], context);
+}
+
+/// The bound at each context of `contexts` (batch fixed), written to `out`.
+constexpr void sweep_context(const Replica& r, std::uint64_t batch,
+                             std::span<const std::uint64_t> contexts, std::span<DecodePoint> out,
+                             const RooflineOptions& o = {}) {
+    KVPLAN_EXPECTS(out.size() >= contexts.size());
+    const DecodeCosts c = decode_costs(r, o);
+    for (std::size_t i = 0; i < contexts.size(); ++i) out[i] = decode_point(c, batch, contexts[i]);
+}
+
+}  // namespace kvplan

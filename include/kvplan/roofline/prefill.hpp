@@ -1,0 +1,86 @@
+#pragma once
+
+// The prefill lower bound: a prompt's FLOPs (the quadratic attention term included), the weights it
+// reads and the KV it writes.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "../budget/replica.hpp"
+#include "../detail/checked.hpp"
+#include "../kv_bytes.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../units.hpp"
+#include "step_cost.hpp"
+
+namespace kvplan {
+
+/// A prefill's lower bound: `prompts` prompts of `prompt_tokens` each in one forward.
+struct PrefillBound {
+    std::uint64_t prompts = 0;
+    std::uint64_t prompt_tokens = 0;
+    std::array<StageStep, max_pipeline_stages> stages{};  ///< kv_read holds the KV written
+    std::uint32_t num_stages = 0;
+    std::uint32_t limiting_stage = 0;
+    /// The slowest stage: the bound on time to first token. (Chunked prefill can overlap stages,
+    /// so only the slowest stage, not their sum, is a bound.)
+    Seconds ttft{};
+    Bound bound = Bound::memory;
+    AllReduce all_reduce{};
+    std::optional<Seconds> ttft_estimate{};
+    /// The stages in use.
+    [[nodiscard]] constexpr std::span<const StageStep> stage_steps() const noexcept {
+        return {stages.data(), num_stages};
+    }
+};
+
+/// The prefill lower bound of `r`: FLOPs (the quadratic attention term included) and weight reads
+/// (experts touched by every prompt token) and the KV written.
+[[nodiscard]] constexpr PrefillBound prefill_bound(const Replica& r, std::uint64_t prompt_tokens,
+                                                   std::uint64_t prompts = 1,
+                                                   const RooflineOptions& o = {}) {
+    KVPLAN_EXPECTS(prompt_tokens >= 1 && prompts >= 1);
+    detail::check_roofline(r, o);
+    const Layout l = r.layout();
+    PrefillBound p;
+    p.prompts = prompts;
+    p.prompt_tokens = prompt_tokens;
+    p.num_stages = l.pp();
+    const std::uint64_t tokens = detail::mul(prompts, prompt_tokens, "a token count");
+    for (std::uint32_t s = 0; s < l.pp(); ++s) {
+        StageStep& st = p.stages[s];
+        st.stage = s;
+        const Shard sh = l.stage(s);
+        const detail::WeightRead w = detail::weight_read(r, l, s, tokens);
+        st.weights_resident = w.resident;
+        st.weights_read = w.read;
+        st.experts_resident = w.experts;
+        st.experts_touched = w.experts_touched;
+        st.kv_read = kv_bytes_per_sequence(r.model, r.kv, prompt_tokens, sh) * prompts;
+        const detail::RankMatmulParams mp = detail::rank_matmul_params(r.model, l, s);
+        st.matmul_flops = Flops::in_base(2.0 * (mp.dense + mp.routed) * static_cast<double>(tokens));
+        st.attention_flops = Flops::in_base(detail::prefill_attention_flops(r.model, sh, prompt_tokens) *
+                                            static_cast<double>(prompts));
+        detail::finish_stage(st, r.gpu, o);
+        if (st.time() > p.stages[p.limiting_stage].time()) p.limiting_stage = s;
+    }
+    const StageStep& lim = p.stages[p.limiting_stage];
+    p.ttft = lim.time();
+    p.bound = lim.bound();
+    p.all_reduce = detail::all_reduce(r, l, tokens, o);
+    if (o.efficiency) {
+        Seconds worst{};
+        for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *p.stages[s].estimate);
+        p.ttft_estimate = worst;
+    }
+    return p;
+}
+
+}  // namespace kvplan
