@@ -56,6 +56,15 @@ set(KVPLAN_PLANNING_HEADERS
 set(KVPLAN_JSON_HEADERS
   kvplan/gpu_spec.hpp
   kvplan/hf_config.hpp
+  kvplan/hf_config/checkpoint.hpp
+  kvplan/hf_config/families.hpp
+  kvplan/hf_config/fields.hpp
+  kvplan/hf_config/import.hpp
+  kvplan/hf_config/import_impl.hpp
+  kvplan/hf_config/layer_kinds.hpp
+  kvplan/hf_config/moe.hpp
+  kvplan/hf_config/options.hpp
+  kvplan/hf_config/recurrent.hpp
   kvplan/json.hpp
   kvplan/policy.hpp
 )

@@ -4,6 +4,8 @@
 //
 // Without arguments it reads the bundled Llama-3-70B config and the H100 SXM spec.
 
+// The one file of this program that compiles the config.json import.
+#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <cstdio>
 #include <exception>
 #include <string>

@@ -1,0 +1,128 @@
+#pragma once
+
+// Hugging Face config.json -> kvplan::Model, reading fields the way transformers' config classes
+// and vLLM's model_executor read them.
+//
+// Which fields (the first present of a list is used; `text_config` is read when the file has one):
+//   layers, heads, hidden   num_hidden_layers | n_layer, num_attention_heads | n_head,
+//                           hidden_size | n_embd
+//   KV heads                num_key_value_heads; absent or null means MHA (as LlamaConfig).
+//                           Falcon: new_decoder_architecture ? num_kv_heads | n_head_kv :
+//                           multi_query ? 1 : heads. GPT-NeoX and GPT-J: MHA.
+//   head_dim                head_dim where present, else hidden / heads (which must divide).
+//   MLP width               intermediate_size; GPT-J n_inner (null: 4 x n_embd); Falcon
+//                           ffn_hidden_size (absent: 4 x hidden).
+//   windows                 layer_types when present ("full_attention", "sliding_attention",
+//                           "linear_attention"); otherwise per family: Mistral and Phi-3 slide on
+//                           every layer when sliding_window is a number, on none when it is null;
+//                           Qwen2/Qwen3 only with use_sliding_window true, on layers >=
+//                           max_window_layers (transformers' Qwen2Config.layer_types); Gemma-2 and
+//                           gpt-oss on even layers; Gemma-3 on all but every
+//                           sliding_window_pattern-th layer. use_sliding_window: false turns every
+//                           window off (vLLM's ModelConfig.get_hf_config_sliding_window).
+//   MLA (DeepSeek-V2/V3)    kv_lora_rank, q_lora_rank (null: queries projected directly),
+//                           qk_nope_head_dim, qk_rope_head_dim, v_head_dim.
+//   MoE                     num_local_experts | num_experts | n_routed_experts,
+//                           num_experts_per_tok | experts_per_token, moe_intermediate_size (Mixtral
+//                           and gpt-oss: intermediate_size), n_shared_experts,
+//                           shared_expert_intermediate_size, first_k_dense_replace, moe_layer_freq
+//                           (layer i is MoE when i % freq == 0), decoder_sparse_step ((i + 1) %
+//                           step == 0), mlp_only_layers (a leading run of dense layers).
+//   linear attention        Qwen3-Next: full_attention_interval (layer i is full attention when
+//                           (i + 1) % interval == 0) or layer_types, and linear_num_key_heads (nk),
+//                           linear_num_value_heads (nv), linear_key_head_dim (dk),
+//                           linear_value_head_dim (dv), linear_conv_kernel_dim (K). Each Gated
+//                           DeltaNet layer keeps per sequence a conv state of (K - 1) x (2 nk dk +
+//                           nv dv) values and a recurrent state of nv x dk x dv values (vLLM's
+//                           mamba state shapes for gated delta nets). In every recurrent layer
+//                           (these and the Mamba layers below) a conv value takes
+//                           HfImportOptions::state_element_bytes and a recurrent value
+//                           ssm_state_element_bytes (by default the same).
+//   Mamba-2 (Granite-4.0-H) model_type granitemoehybrid: layer_types "mamba" / "attention";
+//                           mamba_n_heads (nh), mamba_d_head (p; "auto": expand x hidden / nh),
+//                           mamba_d_state (N), mamba_n_groups (g), mamba_d_conv (K), mamba_expand
+//                           (nh x p must be mamba_expand x hidden). Each Mamba layer keeps a conv
+//                           state of (K - 1) x (nh p + 2 g N) values and an SSM state of nh x p x
+//                           N values (vLLM's MambaStateShapeCalculator). shared_intermediate_size
+//                           is the shared MLP on every layer (the dense MLP when num_local_experts
+//                           is 0); intermediate_size is the routed experts' width.
+//   Mamba-1 (Jamba)         attn_layer_period / attn_layer_offset (layer i is attention when
+//                           i % period == offset), expert_layer_period / expert_layer_offset (MoE
+//                           likewise), mamba_d_state (N), mamba_d_conv (K), mamba_expand (d_inner =
+//                           expand x hidden), mamba_dt_rank (missing or "auto": ceil(hidden /
+//                           16), as JambaConfig). Each Mamba layer keeps (K - 1) x d_inner conv
+//                           values and d_inner x N SSM values.
+//
+// Defaults. A field that sizes the model is required. A missing flag takes the default of its
+// transformers config class, as every engine loading the file does: tie_word_embeddings (true for
+// Gemma and Falcon, false elsewhere), attention_bias / mlp_bias (false; GPT-NeoX true),
+// use_sliding_window (false for Qwen), max_window_layers (28), Falcon's multi_query (true),
+// new_decoder_architecture (false), parallel_attn (true) and bias (false), decoder_sparse_step (1),
+// first_k_dense_replace (0), moe_layer_freq (1), mamba_conv_bias (true), mamba_proj_bias (false),
+// Jamba's attn_layer_period / offset (8, 4) and expert_layer_period / offset (2, 1), sliding
+// windows where the class has one (Gemma-2 4096, Gemma-3 4096 and pattern 6, gpt-oss 128) and
+// Qwen3-Next's full_attention_interval (4). Gemma-3's published text_config omits vocab_size
+// (262208) and max_position_embeddings (131072), which Gemma3TextConfig supplies. Mistral's
+// sliding_window has no safe default (4096 in v0.1, null later) and must be present, number or
+// null.
+//
+// Parameters the core's fields do not describe go to extra_params: gpt-oss's attention sinks (one
+// per head per layer), GPT-J's LM-head bias, Qwen3-Next's linear-attention mixers, its output gate
+// on the queries (q_proj is twice as wide) and its shared-expert gate, the Mamba mixers of
+// Granite-4.0-H and Jamba. Granite's dense variant still needs num_local_experts: its class
+// default is 8 experts, not a dense model. The vision tower of a multimodal wrapper and
+// DeepSeek-V3's multi-token-prediction layer are not part of the model.
+//
+// The functions are declared here and defined in import_impl.hpp, which one translation unit of the
+// program compiles: the one that defines KVPLAN_HF_CONFIG_IMPLEMENTATION before including
+// <kvplan/hf_config.hpp>. Every other file includes the declarations only.
+
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../model.hpp"
+#include "options.hpp"
+
+namespace kvplan {
+
+/// A parsed JSON document (nlohmann::json), as json.hpp names it.
+using Json = nlohmann::json;
+
+/// Maps a parsed Hugging Face config.json to a Model. `source` names the document in messages (a
+/// file name); `name` becomes the model's name (the source if empty). Throws InvalidInput naming
+/// the source, the JSON path, the expected and the found on anything it cannot map.
+[[nodiscard]] Model model_from_hf_json(const Json& root, std::string_view source,
+                                       std::string_view name = {},
+                                       const HfImportOptions& options = {});
+
+/// Loads a config.json, or the config.json inside a model folder. The model is named after the
+/// folder (for .../Llama-3-8B/config.json) or the file's stem. Throws InvalidInput on anything it
+/// cannot read or map.
+[[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
+                                   const HfImportOptions& options = {});
+
+/// The folder of bundled model configs: `config_dir`/models when it exists, else `config_dir`.
+[[nodiscard]] std::filesystem::path models_dir(const std::filesystem::path& config_dir);
+
+/// The ids of the bundled models (file names without .json, sorted).
+[[nodiscard]] std::vector<std::string> bundled_model_ids(const std::filesystem::path& config_dir);
+
+/// The file of bundled model `id` (case-insensitive: "Llama-3-70B" finds llama-3-70b.json).
+[[nodiscard]] std::optional<std::filesystem::path> find_bundled_model(
+    const std::filesystem::path& config_dir, std::string_view id);
+
+/// Loads bundled model `id`, named by its id. Throws InvalidInput listing the bundled ids when
+/// there is no such model.
+[[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,
+                                       const HfImportOptions& options = {});
+
+/// A model named by a path (a config.json or a folder holding one) or a bundled id: a path that
+/// exists wins.
+[[nodiscard]] Model resolve_model(const std::filesystem::path& config_dir,
+                                  std::string_view path_or_id, const HfImportOptions& options = {});
+
+}  // namespace kvplan
