@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <kvplan/format.hpp>
+// The config importer is compiled in this one translation unit.
+#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <kvplan/hf_config.hpp>
 #include <kvplan/kv_bytes.hpp>
 
