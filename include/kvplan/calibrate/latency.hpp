@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <vector>
@@ -46,6 +47,7 @@ struct FitSpace {
     FitAxis layer_overhead{0.0, 200e-6, 1e-6};
     FitAxis all_reduce_latency{0.0, 100e-6, 1e-6};
     int max_passes = 20;
+    int pair_reach = 4;  ///< grid points a joint step of two axes may move each
 };
 
 /// Where every default fit starts.
@@ -129,29 +131,70 @@ struct Objective {
                          {space.compute, &EstimateParams::compute, nullptr},
                          {space.layer_overhead, nullptr, &EstimateParams::layer_overhead},
                          {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency}};
+    // A value of axis `a` at grid index i, and the index nearest a value.
+    const auto value_at = [](const FitAxis& g, long i) {
+        return g.lo + g.step * static_cast<double>(i);
+    };
+    const auto last_index = [](const FitAxis& g) {
+        return static_cast<long>(std::floor((g.hi - g.lo) / g.step + 1e-9));
+    };
+    const auto get = [](const EstimateParams& p, const Axis& a) {
+        return a.fraction ? p.*(a.fraction) : (p.*(a.time)).in(s);
+    };
+    const auto set = [](EstimateParams& p, const Axis& a, double v) {
+        if (a.fraction)
+            p.*(a.fraction) = v;
+        else
+            p.*(a.time) = Seconds::in_base(v);
+    };
+    const auto try_params = [&](const EstimateParams& trial) {
+        if (trial == best) return false;
+        const detail::Objective t = detail::objective(prepared, trial);
+        // Strictly better by more than rounding: on a tie the current value stays.
+        if (!(t.sum < j.sum * (1.0 - 1e-12))) return false;
+        best = trial;
+        j = t;
+        return true;
+    };
     FitResult r;
     for (r.passes = 1; r.passes <= space.max_passes; ++r.passes) {
         bool changed = false;
+        // Every grid value of each free axis in turn, the others held.
         for (const Axis& a : axes) {
             if (!(a.grid.step > 0.0)) continue;
-            const auto steps =
-                static_cast<int>(std::floor((a.grid.hi - a.grid.lo) / a.grid.step + 1e-9));
-            for (int i = 0; i <= steps; ++i) {
+            for (long i = 0; i <= last_index(a.grid); ++i) {
                 EstimateParams trial = best;
-                const double v = a.grid.lo + a.grid.step * i;
-                if (a.fraction)
-                    trial.*(a.fraction) = v;
-                else
-                    trial.*(a.time) = Seconds::in_base(v);
-                if (trial == best) continue;
-                const detail::Objective t = detail::objective(prepared, trial);
-                // Strictly better by more than rounding: on a tie the current value stays.
-                if (t.sum < j.sum * (1.0 - 1e-12)) {
-                    best = trial;
-                    j = t;
-                    changed = true;
-                }
+                set(trial, a, value_at(a.grid, i));
+                changed = try_params(trial) || changed;
             }
+        }
+        // Then steps of up to pair_reach grid points on two axes at once, which walk along a valley
+        // no single axis can leave (per-layer time against all-reduce latency, two of which a layer
+        // has; bandwidth against per-layer time), while they improve.
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (std::size_t x = 0; x < std::size(axes); ++x)
+                for (std::size_t y = x + 1; y < std::size(axes); ++y) {
+                    const Axis& a = axes[x];
+                    const Axis& b = axes[y];
+                    if (!(a.grid.step > 0.0) || !(b.grid.step > 0.0)) continue;
+                    for (int da = -space.pair_reach; da <= space.pair_reach; ++da)
+                        for (int db = -space.pair_reach; db <= space.pair_reach; ++db) {
+                            if (da == 0 || db == 0) continue;
+                            const double va = get(best, a) + da * a.grid.step;
+                            const double vb = get(best, b) + db * b.grid.step;
+                            if (va < a.grid.lo - 1e-12 || va > a.grid.hi + 1e-12 ||
+                                vb < b.grid.lo - 1e-12 || vb > b.grid.hi + 1e-12)
+                                continue;
+                            EstimateParams trial = best;
+                            // Snap to the grid so values stay exactly grid values.
+                            set(trial, a,
+                                value_at(a.grid, std::lround((va - a.grid.lo) / a.grid.step)));
+                            set(trial, b,
+                                value_at(b.grid, std::lround((vb - b.grid.lo) / b.grid.step)));
+                            if (try_params(trial)) moved = changed = true;
+                        }
+                }
         }
         if (!changed) break;
     }
