@@ -7,10 +7,13 @@
 // The objective is the sum of squared log errors, ln(estimate / measured)^2, over every measured
 // figure of every observation: ITL (or TPOT) and TTFT of a serving load, the end-to-end latency of
 // a static batch. A TTFT measured with requests waiting is left out: it is mostly queueing, which
-// the running cap decides, not the parameters. The search is deterministic coordinate descent on
-// fixed grids: for each free parameter in turn (bandwidth, compute, layer overhead, all-reduce
-// latency) every grid value is tried with the others held, and the best kept (on a tie the
-// current value stays); passes repeat until one changes nothing.
+// the running cap decides, not the parameters. The search is deterministic, on fixed grids: for
+// each free parameter in turn (bandwidth, compute, layer overhead, all-reduce latency) every grid
+// value is tried with the others held and the best kept (on a tie the current value stays); then
+// joint steps of up to pair_reach grid points on two parameters at once, while they improve;
+// passes repeat until one changes nothing. It is a local search: parameters that trade off (a
+// layer's overhead against its two all-reduces, on one tp) can stop at another point of the same
+// valley from another start, which is why the defaults name their start (fit_start).
 
 #include <cmath>
 #include <cstdint>
