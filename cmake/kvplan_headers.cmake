@@ -29,6 +29,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/budget/reserve.hpp
   kvplan/budget/search.hpp
   kvplan/calibrate.hpp
+  kvplan/calibrate/latency.hpp
   kvplan/detail/flat_json.hpp
   kvplan/detail/scale.hpp
   kvplan/detail/text.hpp
@@ -44,6 +45,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/kvplan.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
+  kvplan/roofline/estimate.hpp
   kvplan/roofline/prefill.hpp
   kvplan/roofline/step_cost.hpp
   kvplan/svg.hpp
@@ -54,6 +56,7 @@ set(KVPLAN_PLANNING_HEADERS
 
 # kvplan::json: the headers that include nlohmann_json.
 set(KVPLAN_JSON_HEADERS
+  kvplan/calibrate/bench_result.hpp
   kvplan/gpu_spec.hpp
   kvplan/hf_config.hpp
   kvplan/hf_config/checkpoint.hpp

@@ -1,0 +1,100 @@
+#pragma once
+
+// tests/data/latency_measurements.json as observations: each row's model and GPU from the bundled
+// configs, its layout, formats and load, and the figures its source published.
+
+#include <cstdint>
+#include <kvplan/calibrate/latency.hpp>
+#include <kvplan/gpu_spec.hpp>
+#include <kvplan/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bundled_models.hpp"
+
+namespace kvplan::testing {
+
+/// One row of the table.
+struct MeasuredRow {
+    std::string id;
+    std::string set;     ///< "fit" or "held_out"
+    std::string source;  ///< a key of the table's "sources"
+    std::string model_name;
+    GpuFamily family = GpuFamily::hopper;
+    LatencyObservation obs;
+    std::optional<double> throughput;  ///< output tokens/s of the replica, where published
+};
+
+/// The rows of the table, in its order.
+inline std::vector<MeasuredRow> latency_table() {
+    const auto file = data_dir / "latency_measurements.json";
+    const Json doc = read_json_file(file);
+    const JsonReader root(doc, file.string());
+    const Json& rows = root.array("rows");
+    std::vector<MeasuredRow> out;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const JsonReader r(rows[i], file.string(), JsonReader::element("rows", i));
+        const GpuSpec gpu = load_gpu_spec(config_dir / "gpus" / (r.string("gpu") + ".json")).spec;
+        const WeightFormat wf = *parse_weight_format(r.string("weights"));
+        RooflineOptions options;
+        // fp8 weights run fp8 matmuls where the GPU has them (Hopper, CDNA3); else bf16.
+        options.compute = wf == WeightFormat::fp8 && gpu.dense(ComputeDtype::fp8)
+                              ? ComputeDtype::fp8
+                              : ComputeDtype::bf16;
+        const bool serving = r.string("mode") == "serving";
+        const Load load{.kind = serving ? LoadKind::serving : LoadKind::static_batch,
+                        .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
+                        .prompt_tokens = r.positive_integer("prompt_tokens"),
+                        .output_tokens = r.positive_integer("output_tokens")};
+        const JsonReader meas = r.object("measured");
+        const auto ms_of = [&](const char* key) -> std::optional<Seconds> {
+            if (const auto v = meas.optional_positive_number(key)) return *v * kvplan::milliseconds;
+            return std::nullopt;
+        };
+        const auto count = [&](const char* key) {
+            return static_cast<std::uint32_t>(r.positive_integer(key, 1024));
+        };
+        out.push_back(MeasuredRow{
+            .id = r.string("id"),
+            .set = r.string("set"),
+            .source = r.string("source"),
+            .model_name = r.string("model_name"),
+            .family = *gpu_family(gpu),
+            .obs =
+                LatencyObservation{
+                    .replica = Replica{.model = bundled(r.string("model")),
+                                       .gpu = gpu,
+                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                       .weights = {.format = wf},
+                                       .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                    .load = load,
+                    .options = options,
+                    .itl = ms_of("itl_ms"),
+                    .ttft = ms_of("ttft_ms"),
+                    .e2e = ms_of("e2e_latency_ms")},
+            .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
+    }
+    return out;
+}
+
+/// The observations of `rows` in `set` and `family`.
+inline std::vector<LatencyObservation> observations(const std::vector<MeasuredRow>& rows,
+                                                    std::string_view set, GpuFamily family) {
+    std::vector<LatencyObservation> out;
+    for (const MeasuredRow& r : rows)
+        if (r.set == set && r.family == family) out.push_back(r.obs);
+    return out;
+}
+
+/// The row's primary figure: ITL of a serving load, e2e latency of a static batch.
+inline Seconds primary_measured(const MeasuredRow& r) {
+    return r.obs.load.kind == LoadKind::serving ? *r.obs.itl : *r.obs.e2e;
+}
+inline Seconds primary_estimate(const LatencyEstimate& e) {
+    return e.kind == LoadKind::serving ? e.itl : e.request;
+}
+inline Seconds primary_bound(const LatencyEstimate& e) {
+    return e.kind == LoadKind::serving ? e.itl_bound : e.request_bound;
+}
+
+}  // namespace kvplan::testing

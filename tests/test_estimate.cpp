@@ -1,0 +1,265 @@
+// kvplan/roofline/estimate.hpp: each term of the estimate on a case derived by hand.
+//
+// The case: Llama-3-8B (presets.hpp) in bf16 on a made-up GPU with round figures: 1 TB/s,
+// 100 TFLOP/s bf16, a 100 GB/s link, 80 GiB (so vLLM's defaults are 8,192 tokens and 1,024
+// sequences a step). Llama-3-8B's matmul parameters per token, from its config:
+//   per layer  q 4096 x 4096 = 16,777,216; k and v 4096 x 1024 = 4,194,304 each; o 16,777,216;
+//              gate, up, down 3 x 4096 x 14336 = 176,160,768; together 218,103,808
+//   32 layers  6,979,321,856; LM head 128256 x 4096 = 525,336,576; total 7,504,658,432
+//   norms      2 x 4096 per layer x 32 + 4096 final = 266,240 (read, not multiplied)
+// A decode step reads every weight but the input embedding table: 2 B x (7,504,658,432 + 266,240)
+// = 15,009,849,344 B. KV per token in bf16: 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B.
+// Attention per token attended: 2 x 32 heads x (128 + 128) x 32 layers = 524,288 FLOP.
+
+#include <catch2/catch.hpp>
+#include <kvplan/presets.hpp>
+#include <kvplan/roofline/estimate.hpp>
+
+using namespace kvplan;
+
+namespace {
+
+GpuSpec round_gpu() {
+    return gpus::detail::make("round", "Round-figure GPU", 80'000'000'000, 80ULL << 30, 1.0,
+                              {50, 100, 100, 0, 0, 0}, 100, 32);
+}
+
+Replica llama_8b(std::uint32_t tp = 1, std::uint32_t pp = 1) {
+    return Replica{.model = presets::llama_3_8b,
+                   .gpu = round_gpu(),
+                   .parallel = {.tp = tp, .pp = pp},
+                   .weights = {.format = WeightFormat::bf16},
+                   .kv = KvDtype::bf16};
+}
+
+constexpr double w_bytes = 15'009'849'344.0;
+constexpr double kv_token_bytes = 131'072.0;
+constexpr double matmul_per_token = 7'504'658'432.0;
+constexpr double attn_per_token = 524'288.0;
+
+const EstimateParams half{
+    .bandwidth = 0.5, .compute = 0.5, .layer_overhead = 10.0 * microseconds, .all_reduce_latency = 5.0 * microseconds};
+
+}  // namespace
+
+TEST_CASE("a decode step reads the weights once and every sequence's KV at the achieved bandwidth",
+          "[estimate]") {
+    // Static batch of 1, prompt 1,000, output 2: the decode step is at the mean context
+    // 1000 + 2/2 = 1,001 tokens. Bytes 15,009,849,344 + 1,001 x 131,072 = 15,141,052,416;
+    // at 1 TB/s x 0.5 that is 0.030282104832 s.
+    const LatencyEstimate e = estimate_latency(
+        llama_8b(), {.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2},
+        half);
+    CHECK(e.mean_context == 1001);
+    CHECK(e.decode_step.bytes.count() == 15'141'052'416ULL);
+    CHECK(e.decode_step.memory.in(seconds) == Approx((w_bytes + 1001 * kv_token_bytes) / 0.5e12));
+    CHECK(e.decode_step.bound == Bound::memory);
+}
+
+TEST_CASE("a decode step's FLOPs are its matmuls and its attention at the achieved throughput",
+          "[estimate]") {
+    // 2 x 7,504,658,432 + 524,288 x 1,001 = 15,534,129,152 FLOP; at 100 TFLOP/s x 0.5,
+    // 0.00031068258304 s.
+    const LatencyEstimate e = estimate_latency(
+        llama_8b(), {.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2},
+        half);
+    const double flops = 2 * matmul_per_token + attn_per_token * 1001;
+    CHECK(e.decode_step.flops.in(FLOP) == Approx(flops));
+    CHECK(e.decode_step.compute.in(seconds) == Approx(flops / 50e12));
+}
+
+TEST_CASE("every layer adds its fixed overhead to a step", "[estimate]") {
+    // 32 layers x 10 us = 320 us; tp 1 has no all-reduce; the step is memory time + 320 us.
+    const LatencyEstimate e = estimate_latency(
+        llama_8b(), {.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2},
+        half);
+    CHECK(e.decode_step.layers.in(microseconds) == Approx(320.0));
+    CHECK(e.decode_step.all_reduce.in(seconds) == 0.0);
+    CHECK(e.decode_step.time.in(seconds) == Approx((w_bytes + 1001 * kv_token_bytes) / 0.5e12 + 320e-6));
+}
+
+TEST_CASE("each tensor-parallel all-reduce costs its latency plus its bytes over the link",
+          "[estimate]") {
+    // tp 2, one decode: a message of 1 token x 4,096 x 2 B = 8,192 B; a ring moves 2 (2 - 1) / 2
+    // = 1 message over the 100 GB/s link: 81.92 ns. Two all-reduces per layer, each 5 us + 81.92
+    // ns, over 32 layers: 32 x 2 x 5.08192 us = 325.24288 us.
+    const LatencyEstimate e = estimate_latency(
+        llama_8b(2), {.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2},
+        half);
+    CHECK(e.decode_step.all_reduce.in(microseconds) == Approx(325.24288));
+    // Each rank reads half the matmul weights (the 266,240 norm values stay whole on both).
+    CHECK(e.decode_step.layers.in(microseconds) == Approx(320.0));
+}
+
+TEST_CASE(
+    "a prefill step does its FLOPs, the causal attention included, at the achieved throughput",
+    "[estimate]") {
+    // One prompt of 4,096 tokens fits the 8,192-token budget: one pass. Matmuls 2 x
+    // 7,504,658,432 x 4,096 = 61,478,161,874,944 FLOP; causal attention 524,288 x 4,096 x 4,097 / 2
+    // = 4,399,120,924,672 FLOP (token i attends to i tokens); together 65,877,282,799,616 FLOP, at
+    // 50 TFLOP/s 1.3175456559923 s. Bytes: weights + the KV written, 4,096 x 131,072 = 536,870,912.
+    const LatencyEstimate e = estimate_latency(
+        llama_8b(), {.kind = LoadKind::static_batch, .prompt_tokens = 4096, .output_tokens = 1},
+        half);
+    CHECK(e.chunks == 1);
+    const double flops = 2 * matmul_per_token * 4096 + attn_per_token * 4096.0 * 4097.0 / 2.0;
+    CHECK(e.prefill_step.flops.in(FLOP) == Approx(flops));
+    CHECK(e.prefill_step.bytes.count() == 15'009'849'344ULL + 536'870'912ULL);
+    CHECK(e.prefill_step.bound == Bound::compute);
+    CHECK(e.ttft.in(seconds) == Approx(flops / 50e12 + 320e-6));
+    // One output token: the request is its prefill.
+    CHECK(e.request == e.ttft);
+}
+
+TEST_CASE("a batch's prefill beyond the token budget takes passes that each read the weights",
+          "[estimate]") {
+    // 4 prompts of 4,096 = 16,384 tokens at 8,192 a pass: 2 passes, 2 x the weights and 2 x the
+    // 32 layers' overhead (640 us).
+    const LatencyEstimate e = estimate_latency(llama_8b(),
+                                               {.kind = LoadKind::static_batch,
+                                                .concurrency = 4,
+                                                .prompt_tokens = 4096,
+                                                .output_tokens = 1},
+                                               half);
+    CHECK(e.chunks == 2);
+    CHECK(e.chunk == 8192);
+    CHECK(e.prefill_step.bytes.count() == 2 * 15'009'849'344ULL + 4 * 536'870'912ULL);
+    CHECK(e.prefill_step.layers.in(microseconds) == Approx(640.0));
+}
+
+TEST_CASE("a static batch's latency is its prefill then O - 1 decode steps", "[estimate]") {
+    const LatencyEstimate e = estimate_latency(llama_8b(),
+                                               {.kind = LoadKind::static_batch,
+                                                .concurrency = 8,
+                                                .prompt_tokens = 128,
+                                                .output_tokens = 20},
+                                               half);
+    CHECK(e.request.in(seconds) == Approx(e.prefill_step.time.in(seconds) + 19 * e.decode_step.time.in(seconds)));
+    // 8 x 20 tokens in that time.
+    CHECK(e.tokens_per_s == Approx(160.0 / e.request.in(seconds)));
+}
+
+TEST_CASE("other requests' prefill chunks ride along a share of a request's decode steps",
+          "[estimate]") {
+    // Concurrency 4, all running: each of the other 3 brings one chunk of 1,000 tokens (1,000 <
+    // 8,192 - 4) while a request makes its 100 tokens: a share 3 / 100 = 0.03 of its steps.
+    const Load l{.concurrency = 4, .prompt_tokens = 1000, .output_tokens = 100, .max_running = 4};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    CHECK(e.running == 4);
+    CHECK(e.chunk == 1000);
+    CHECK(e.chunks == 1);
+    CHECK(e.mixed_share == Approx(0.03));
+    CHECK(e.mixed_step.decodes == 3);
+    CHECK(e.mixed_step.prefill_tokens == 1000);
+    CHECK(e.itl.in(seconds) == Approx(e.decode_step.time.in(seconds) +
+                                0.03 * (e.mixed_step.time.in(seconds)-e.decode_step.time.in(seconds))));
+    CHECK(e.tpot == e.itl);
+    // TTFT: its own chunk beside 3 decodes, plus half a step in flight; nobody waits.
+    CHECK(e.ttft_queue.in(seconds) == 0.0);
+    CHECK(e.ttft.in(seconds) == Approx(e.mixed_step.time.in(seconds) + 0.5 * e.itl.in(seconds)));
+}
+
+TEST_CASE("a prompt longer than the budget left by the decodes is prefilled in chunks",
+          "[estimate]") {
+    // 100 running take 100 of the 8,192 tokens: chunks of 8,092; a 20,000-token prompt needs 3.
+    const Load l{
+        .concurrency = 100, .prompt_tokens = 20000, .output_tokens = 50, .max_running = 100};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    CHECK(e.chunk == 8092);
+    CHECK(e.chunks == 3);
+    // 99 others x 3 chunks > 50 steps: every step carries a chunk.
+    CHECK(e.mixed_share == 1.0);
+    CHECK(e.itl == e.mixed_step.time);
+    CHECK(e.ttft_prefill.in(seconds) == Approx(3 * e.mixed_step.time.in(seconds)));
+}
+
+TEST_CASE("requests beyond the running cap wait by Little's law for a closed loop", "[estimate]") {
+    // 12 clients on 4 slots: throughput 4 / T, so each waits 12 T / 4 - T = 2 T in the queue.
+    const Load l{.concurrency = 12, .prompt_tokens = 1000, .output_tokens = 100, .max_running = 4};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    CHECK(e.running == 4);
+    CHECK(e.waiting == 8);
+    CHECK(e.ttft_queue.in(seconds) == Approx(2.0 * e.request.in(seconds)));
+    CHECK(e.tokens_per_s == Approx(4.0 * 100.0 / e.request.in(seconds)));
+    CHECK(e.tokens_per_s_per_gpu == e.tokens_per_s);
+}
+
+TEST_CASE("one request alone decodes without prefill steps and waits for nothing", "[estimate]") {
+    const LatencyEstimate e =
+        estimate_latency(llama_8b(), {.prompt_tokens = 1000, .output_tokens = 100}, half);
+    CHECK(e.running == 1);
+    CHECK(e.mixed_share == 0.0);
+    CHECK(e.itl == e.decode_step.time);
+    CHECK(e.ttft_in_flight.in(seconds) == 0.0);
+    CHECK(e.mixed_step.decodes == 0);
+}
+
+TEST_CASE("with pipeline stages a step's times are summed over the stages", "[estimate]") {
+    // pp 2: 16 layers a stage, so the layer overhead is 16 x 10 us on each, 320 us in all.
+    const LatencyEstimate e = estimate_latency(
+        llama_8b(1, 2), {.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2},
+        half);
+    CHECK(e.decode_step.layers.in(microseconds) == Approx(320.0));
+}
+
+TEST_CASE("the bound beside the estimate is the roofline's, at the batch the estimate runs",
+          "[estimate]") {
+    const Replica r = llama_8b();
+    const Load l{.concurrency = 16, .prompt_tokens = 2000, .output_tokens = 200, .max_running = 8};
+    const LatencyEstimate e = estimate_latency(r, l, half);
+    CHECK(e.itl_bound == decode_bound(r, 8, 2000).tpot);
+    CHECK(e.ttft_bound == prefill_bound(r, 2000).ttft);
+    CHECK(e.itl > e.itl_bound);
+}
+
+TEST_CASE("the running cap is what the KV budget holds, at most vLLM's max_num_seqs",
+          "[estimate]") {
+    const Replica r = llama_8b();
+    const Load l{.concurrency = 5000, .prompt_tokens = 2000, .output_tokens = 200};
+    const ReplicaBudget b = replica_budget(r, {.context = 2200, .concurrency = 5000});
+    const RunningCap cap = running_cap(r, l);
+    CHECK(cap.sequences == std::min<std::uint64_t>(b.max_concurrency, 1024));
+    CHECK(cap.holds_one);
+}
+
+TEST_CASE("the estimate never beats the bound, whatever the fractions", "[estimate][property]") {
+    // Fractions <= 1 and fixed costs >= 0 only slow a step: a property over a grid of loads.
+    const Replica r = llama_8b(2);
+    for (double f : {1.0, 0.7, 0.3})
+        for (std::uint64_t c : {1, 4, 64, 512})
+            for (std::uint64_t in : {16, 1000, 9000}) {
+                const Load l{.concurrency = c, .prompt_tokens = in, .output_tokens = 64};
+                const LatencyEstimate e = estimate_latency(r, l, {.bandwidth = f, .compute = f});
+                CHECK(e.itl >= e.itl_bound);
+                CHECK(e.ttft >= e.ttft_bound);
+            }
+}
+
+TEST_CASE("GPU families come from the GPU id", "[estimate]") {
+    CHECK(gpu_family(gpus::a100_sxm4_80gb) == GpuFamily::ampere);
+    CHECK(gpu_family(gpus::l40s) == GpuFamily::ada);
+    CHECK(gpu_family(gpus::l4) == GpuFamily::ada);
+    CHECK(gpu_family(gpus::h100_sxm) == GpuFamily::hopper);
+    CHECK(gpu_family(gpus::h200_sxm) == GpuFamily::hopper);
+    CHECK(gpu_family(gpus::b200) == GpuFamily::blackwell);
+    CHECK(gpu_family(gpus::mi300x) == GpuFamily::cdna3);
+    CHECK(gpu_family(round_gpu()) == std::nullopt);
+    CHECK(default_params(gpus::mi325x)->family == GpuFamily::cdna3);
+    // Families without a published measurement say so.
+    CHECK_FALSE(default_params(GpuFamily::ada).fitted);
+    CHECK_FALSE(default_params(GpuFamily::blackwell).fitted);
+}
+
+TEST_CASE("parameters and loads out of range are refused with the field named", "[estimate]") {
+    const Replica r = llama_8b();
+    CHECK_THROWS_WITH(estimate_latency(r, {}, {.bandwidth = 1.5}),
+                      Catch::Contains("estimate.bandwidth") && Catch::Contains("(0, 1]"));
+    CHECK_THROWS_WITH(estimate_latency(r, {}, {.compute = 0.0}),
+                      Catch::Contains("estimate.compute"));
+    CHECK_THROWS_WITH(estimate_latency(r, {.concurrency = 0}, half),
+                      Catch::Contains("load.concurrency"));
+    CHECK_THROWS_WITH(estimate_latency(r, {.prompt_tokens = 0}, half),
+                      Catch::Contains("load.prompt_tokens"));
+    CHECK_THROWS_WITH(estimate_latency(r, {.max_running = 0}, half),
+                      Catch::Contains("load.max_running"));
+}
