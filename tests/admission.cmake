@@ -1,0 +1,10 @@
+# Admission on a block pool: vLLM's accounting step by step, against a literal reference and a
+# request trace.
+kvplan_add_tests(kvplan_admission_tests
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_admission.cpp
+  LIBS kvplan::kvplan)
+
+# static_assert-only: admission figures hold at compile time.
+add_library(kvplan_static_admission_tests OBJECT ${CMAKE_CURRENT_LIST_DIR}/static/static_admission.cpp)
+target_link_libraries(kvplan_static_admission_tests PRIVATE kvplan::kvplan)
+kvplan_warnings(kvplan_static_admission_tests)
