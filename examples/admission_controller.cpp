@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <kvplan/admission.hpp>
-#include <kvplan/admission/engine_pools.hpp>
+#include <kvplan/admission.hpp>               // BlockPool, admit / grow / release: core-light
+#include <kvplan/admission/engine_pools.hpp>  // the pool vLLM builds for a model (planning tier)
 #include <kvplan/presets.hpp>
 #include <vector>
 

@@ -431,6 +431,70 @@ TEST_CASE("gpt-oss-120b: its sliding layers keep the window, so twice the reques
     CHECK(pool.free_blocks() == 21'844 - 40 * 520);
 }
 
+TEST_CASE("Gemma-3-27B: six sliding groups draw on the pool beside one full group",
+          "[admission][vllm]") {
+    // vllm_kv_cache groups its 52 sliding and 10 full layers into 6 + 1 groups of 10 layers
+    // (test_engine.cpp); 20 GiB / (10 x 131,072 B) = 16,384 blocks.
+    const VllmOptions o{
+        .max_model_len = 32768, .max_num_batched_tokens = 8192, .concurrent_batches = 1};
+    const BlockPoolSpec s = vllm_block_pool(
+        vllm_kv_cache(gemma_3_27b, KvDtype::bf16, Layout{gemma_3_27b, {}}, 20 * GiB, o), o);
+    CHECK(s.num_blocks == 16'384);
+    REQUIRE(s.num_groups == 2);
+    const BlockGroup& sliding =
+        s.groups[0].kind == BlockGroupKind::sliding_window ? s.groups[0] : s.groups[1];
+    const BlockGroup& full = s.groups[0].kind == BlockGroupKind::full ? s.groups[0] : s.groups[1];
+    CHECK(sliding.count == 6);
+    CHECK(sliding.span == 1024);
+    CHECK(sliding.admission_cap == 577);  // cdiv(1,023 + 8,192, 16) + 1
+    CHECK(full.count == 1);
+    // 8,000 prompt tokens: 7 tables x cdiv(8,000, 16) = 7 x 500 = 3,500 blocks at the prefill
+    // step; the whole-prompt check caps each sliding table at 577, above 500: the same.
+    const RequestNeed n = request_need(s, 8000, 100);
+    CHECK(n.gate == 3500);
+    CHECK(n.admission == 3500);
+    // Decoding to 8,099 slots: the full table reaches cdiv(8,099, 16) = 507; a window of 1,024
+    // holds 64 blocks, 65 off the block edge ((8,099 - 1,024) mod 16 = 3): 507 + 6 x 65 = 897.
+    CHECK(n.steady == 897);
+    CHECK(n.peak == 3500);
+}
+
+TEST_CASE("a Mamba hybrid: states in align mode beside a full group of raised blocks",
+          "[admission][vllm][state]") {
+    // The 40-layer hybrid of test_engine.cpp (vLLM v0.17.0 log): attention blocks raised to
+    // 2,096 tokens, 1 full and 3 linear-attention groups of 10 layers, 304 blocks.
+    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
+    const Model hybrid{ModelConfig{
+        .name = "hybrid-40",
+        .layers =
+            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
+        .num_heads = 16,
+        .head_dim = 256,
+        .hidden_size = 2048,
+        .intermediate_size = 512,
+        .vocab_size = 248320,
+        .max_position_embeddings = 262144}};
+    const VllmOptions o{.max_model_len = 65536, .mamba_cache_mode = MambaCacheMode::align};
+    const BlockPoolSpec s = vllm_block_pool(
+        vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, Layout{hybrid, {}}, round_to_bytes(6.08, GiB), o),
+        o);
+    CHECK(s.num_blocks == 304);
+    REQUIRE(s.num_groups == 2);
+    const BlockGroup& state = s.groups[0].kind == BlockGroupKind::state ? s.groups[0] : s.groups[1];
+    const BlockGroup& full = s.groups[0].kind == BlockGroupKind::full ? s.groups[0] : s.groups[1];
+    CHECK(state.count == 3);
+    CHECK(state.align);
+    CHECK(state.block_size == 2096);
+    CHECK(full.block_size == 2096);
+    // 10,000 prompt tokens: cdiv(10,000, 2,096) = 5 full blocks + 3 states = 8. Decoding to
+    // 10,499 slots: the full table reaches 6 blocks, and at 10,481 slots (10,480 = 5 x 2,096
+    // processed) each state takes its second block: 6 + 3 x 2 = 12.
+    const RequestNeed n = request_need(s, 10000, 500);
+    CHECK(n.admission == 8);
+    CHECK(n.steady == 12);
+    CHECK(n.peak == 12);
+}
+
 TEST_CASE("the null block is never handed out", "[admission][null]") {
     // 65 blocks of 16 tokens, one of them the null block: 64 usable = 1,024 tokens.
     const BlockPoolSpec s = one_group({.kind = BlockGroupKind::full, .block_size = 16}, 65);
