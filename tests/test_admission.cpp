@@ -133,9 +133,10 @@ class Pool {
         return n;
     }
 
-    // allocate_slots for a new request: both checks, then the blocks.
+    // allocate_slots for a new request: both checks, then the blocks (unless only asked whether
+    // they pass).
     bool admit(Request& r, std::uint64_t prompt, std::uint64_t chunk, Prefix* px,
-               std::uint64_t watermark) {
+               std::uint64_t watermark, bool check_only = false) {
         r = Request{};
         r.prefix = px;
         const std::uint64_t hit = px != nullptr && (px->cached || holders(px) > 0) ? px->tokens : 0;
@@ -149,6 +150,10 @@ class Pool {
         }
         if (s_.full_sequence_must_fit && gate + watermark > free_blocks()) return false;
         if (step + watermark > free_blocks()) return false;
+        if (check_only) {
+            r = Request{};
+            return true;
+        }
         // Every group's hit blocks are touched before any new block is taken, so a new block
         // never evicts a hit (allocate_new_computed_blocks runs before allocate_new_blocks).
         for (std::size_t t = 0; t < r.tables.size(); ++t) {
@@ -721,10 +726,14 @@ TEST_CASE("a request's admission, peak and steady blocks match running it alone"
 
 TEST_CASE("random admits, grows and releases leave the free count the reference leaves",
           "[admission][property]") {
+    // Under engine the pool admits and grows exactly when the reference does; under
+    // no_preemption it admits only what the reference admits, and no grow ever fails.
     std::mt19937_64 rng(99);
-    for (int round = 0; round < 400; ++round) {
+    for (int round = 0; round < 800; ++round) {
         const BlockPoolSpec s = random_spec(rng);
-        BlockPool pool(s);
+        const AdmitPolicy policy =
+            round % 2 == 0 ? AdmitPolicy::engine : AdmitPolicy::no_preemption;
+        BlockPool pool(s, policy);
         ref::Pool rp(s);
         std::vector<RequestBlocks> reqs(12);
         std::vector<ref::Request> rreqs(12);
@@ -753,10 +762,16 @@ TEST_CASE("random admits, grows and releases leave the free count the reference 
                 const AdmitResult a =
                     pool.admit(r, prompt, max_new, {.prefix = px, .chunk = chunk});
                 if (a.status == AdmitStatus::never) continue;
-                const bool ok =
-                    rp.admit(rreqs[i], prompt, chunk, rpx, others ? s.watermark_blocks : 0);
-                CHECK(static_cast<bool>(a) == ok);
-                if (!ok) rreqs[i] = ref::Request{};
+                // Under no_preemption a refusal may be the reservation's: then the reference is
+                // only asked whether vLLM's checks pass.
+                const bool check_only = policy == AdmitPolicy::no_preemption && !a;
+                const bool ok = rp.admit(rreqs[i], prompt, chunk, rpx,
+                                         others ? s.watermark_blocks : 0, check_only);
+                if (policy == AdmitPolicy::engine)
+                    CHECK(static_cast<bool>(a) == ok);
+                else
+                    CHECK((!a || ok));
+                if (!a) rreqs[i] = ref::Request{};
             } else if (rng() % 5 == 0 || r.tokens + 1 > r.prompt + r.max_new - 1) {
                 const std::uint64_t freed = pool.release(r);
                 const std::uint64_t before = rp.free_blocks();
@@ -764,9 +779,12 @@ TEST_CASE("random admits, grows and releases leave the free count the reference 
                 CHECK(rp.free_blocks() - before == freed);
             } else {
                 const std::uint64_t room = r.prompt + r.max_new - 1 - r.tokens;
-                const std::uint64_t n = r.tokens < r.prompt ? std::min(1 + rng() % 64, room) : 1;
+                std::uint64_t n = r.tokens < r.prompt ? std::min(1 + rng() % 64, room) : 1;
+                if (policy == AdmitPolicy::no_preemption && r.tokens < r.prompt)
+                    n = std::min(r.chunk, r.prompt - r.tokens);  // the steps it reserved for
                 const bool g = static_cast<bool>(pool.grow(r, n));
                 CHECK(rp.grow(rreqs[i], n) == g);
+                if (policy == AdmitPolicy::no_preemption) CHECK(g);
             }
             for (ref::Prefix* e : rp.take_evicted())
                 prefixes[static_cast<std::size_t>(e - rprefixes.data())].cached = false;
@@ -776,6 +794,10 @@ TEST_CASE("random admits, grows and releases leave the free count the reference 
             for (const SharedPrefix& q : prefixes) held += q.blocks;
             REQUIRE(held == pool.used_blocks());
             REQUIRE(pool.used_blocks() <= s.usable_blocks());
+            if (policy == AdmitPolicy::no_preemption) {
+                REQUIRE(pool.used_blocks() <= pool.committed_blocks());
+                REQUIRE(pool.committed_blocks() <= s.usable_blocks());
+            }
         }
     }
 }
@@ -893,7 +915,8 @@ ReplayStats replay(const BlockPoolSpec& s, AdmitPolicy policy, std::uint64_t chu
             const AdmitResult a = pool.admit(l.blocks, l.prompt, l.max_new, {.chunk = first});
             REQUIRE(a.status != AdmitStatus::never);
             const bool ok =
-                rp.admit(l.ref, l.prompt, first, nullptr, others ? s.watermark_blocks : 0);
+                rp.admit(l.ref, l.prompt, first, nullptr, others ? s.watermark_blocks : 0,
+                         policy == AdmitPolicy::no_preemption && !a);
             if (policy == AdmitPolicy::engine) {
                 // Admitted exactly when vLLM's two checks pass on the reference's free queue.
                 REQUIRE(static_cast<bool>(a) == ok);
@@ -903,10 +926,6 @@ ReplayStats replay(const BlockPoolSpec& s, AdmitPolicy policy, std::uint64_t chu
                 auto [it, fresh] = peaks.try_emplace({l.prompt, l.max_new, first}, 0);
                 if (fresh) it->second = ref::run_alone(s, l.prompt, l.max_new, 0, first).peak;
                 REQUIRE(static_cast<bool>(a) == (ok && committed + it->second <= usable));
-                if (ok && !a) {
-                    ref::Request undo = l.ref;
-                    rp.release(undo);
-                }
             }
             REQUIRE(pool.free_blocks() == rp.free_blocks());
             if (!a) {
@@ -976,4 +995,10 @@ TEST_CASE("a request past max_model_len never runs", "[admission]") {
     CHECK(pool.admit(r, 8000, 193));
     RequestBlocks q;
     CHECK(pool.admit(q, 8000, 194).status == AdmitStatus::never);
+    // Without max_model_len, a request whose last step cannot fit even alone never runs: 64
+    // usable blocks of 16 hold 1,024 slots; 100 + 925 - 1 = 1,024 fits, one more token does not.
+    BlockPool small(one_group({.kind = BlockGroupKind::full, .block_size = 16}, 65));
+    RequestBlocks a, b;
+    CHECK(small.admit(a, 100, 926).status == AdmitStatus::never);
+    CHECK(small.admit(b, 100, 925));
 }

@@ -342,9 +342,11 @@ class BlockPool {
     /// its first step: `o.chunk` prompt tokens (all of them by default) after the prefix hit. The
     /// step's blocks must be free beside the watermark, and so must the whole prompt's
     /// (full_sequence_must_fit); under no_preemption its peak must fit beside the reservations.
-    /// `never`: it cannot run even alone, or prompt + max_new - 1 exceeds max_model_len.
+    /// `never`: prompt + max_new - 1 exceeds max_model_len, or the request cannot run even alone:
+    /// its first step or its last needs more than the usable blocks (no_preemption: its peak).
     /// Preconditions: `r` is not running; prompt, max_new >= 1; a prefix is shorter than the
-    /// prompt and a multiple of every group's block size.
+    /// prompt and a multiple of every group's block size, and when it is not yet cached the first
+    /// step computes all of it (o.chunk covers it).
     [[nodiscard]] constexpr AdmitResult admit(RequestBlocks& r, std::uint64_t prompt,
                                               std::uint64_t max_new, const AdmitOptions& o = {}) {
         KVPLAN_EXPECTS(!r.running && prompt >= 1 && max_new >= 1);
@@ -381,7 +383,12 @@ class BlockPool {
         // run; each check compares with the same free count.
         const std::uint64_t watermark = running_ > 0 ? spec_.watermark_blocks : 0;
         const std::uint64_t ask = (gate > step ? gate : step) + watermark;
-        const std::uint64_t alone = gate_alone > own + pfx ? gate_alone : own + pfx;
+        // Alone in the pool: its first step, and its last (a full table is longest there), must fit.
+        std::uint64_t alone = gate_alone > own + pfx ? gate_alone : own + pfx;
+        if (last > tokens) {
+            const std::uint64_t end = detail::own_blocks(spec_, last, last - 1, pt) + pfx;
+            if (end > alone) alone = end;
+        }
         res.blocks = ask;
         if (alone > usable) {
             res.status = AdmitStatus::never;

@@ -78,12 +78,13 @@ struct BlockPoolSpec {
     FixedArray<BlockGroup, max_block_groups> groups{};
     std::uint32_t num_groups = 0;
     std::uint64_t max_model_len = 0;  ///< a request's slots never exceed it; 0: no limit
-    /// Free blocks a new request must leave while others run (KVCacheManager.watermark_blocks =
-    /// int(watermark x num_gpu_blocks); vLLM's default watermark is 0).
+    /// Free blocks a new request must leave while others run (watermark_blocks =
+    /// int(watermark x num_gpu_blocks) in KVCacheManager, vllm/v1/core/kv_cache_manager.py;
+    /// vLLM's default watermark is 0).
     std::uint64_t watermark_blocks = 0;
     /// Before its first step a request's whole prompt must fit, windows capped
-    /// (SchedulerConfig.scheduler_reserve_full_isl, default on; full_sequence_must_fit in
-    /// KVCacheManager.allocate_slots).
+    /// (scheduler_reserve_full_isl in vllm/config/scheduler.py, default on; full_sequence_must_fit
+    /// in KVCacheManager.allocate_slots).
     bool full_sequence_must_fit = true;
 
     /// Blocks requests can hold: all but the null block.
