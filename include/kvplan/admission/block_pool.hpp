@@ -52,7 +52,7 @@ enum class BlockGroupKind : std::uint8_t {
     return "?";
 }
 
-/// Kinds of group one pool describes (vLLM has at most four: full, sliding, chunked, state).
+/// Kinds of group one pool describes (a model has a few: full, sliding windows, a state).
 inline constexpr std::size_t max_block_groups = 8;
 
 /// `count` KV-cache groups of one kind: each keeps its own block table of the same length, so a
