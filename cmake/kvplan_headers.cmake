@@ -3,6 +3,9 @@
 
 # The core: what <kvplan/core.hpp> and <kvplan/presets.hpp> reach; light standard headers only.
 set(KVPLAN_CORE_HEADERS
+  kvplan/admission.hpp
+  kvplan/admission/admission.hpp
+  kvplan/admission/block_pool.hpp
   kvplan/capacity.hpp
   kvplan/core.hpp
   kvplan/detail/checked.hpp
@@ -23,6 +26,7 @@ set(KVPLAN_CORE_HEADERS
 # Planning: weights, GPUs, budgets, engines, rooflines, traces, fleets, calibration, charts; standard
 # library only. Part of kvplan::kvplan with the core.
 set(KVPLAN_PLANNING_HEADERS
+  kvplan/admission/engine_pools.hpp
   kvplan/budget.hpp
   kvplan/budget/budget.hpp
   kvplan/budget/replica.hpp

@@ -5,7 +5,7 @@ cmake_minimum_required(VERSION 3.25)
 
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(tu "${WORK_DIR}/core_tu.cpp")
-file(WRITE "${tu}" "#include <kvplan/core.hpp>\n#include <kvplan/presets.hpp>\n")
+file(WRITE "${tu}" "#include <kvplan/core.hpp>\n#include <kvplan/presets.hpp>\n#include <kvplan/admission.hpp>\n")
 execute_process(COMMAND "${CXX}" -std=c++20 "-I${INCLUDE_DIR}" -MM "${tu}"
   OUTPUT_VARIABLE deps RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
