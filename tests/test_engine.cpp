@@ -173,11 +173,15 @@ TEST_CASE("vLLM: fp8 KV on Qwen3-30B-A3B, and the estimate when max_model_len do
     // estimated maximum model length is 122080". Needed: 48 x cdiv(221,000, 16) x 16,384 =
     // 48 x 13,813 x 16,384 = 10,862,985,216 B = 10.117 GiB. 122,080 = 7,630 blocks x 16, so the
     // memory was in [7,630, 7,631) x 786,432 B; take 6,000,476,160 B (5.588 GiB, "5.59").
+    // Current vLLM (PR #47272) holds the null block back from the check and the estimate: the
+    // same memory's 7,630 blocks leave 7,629 usable, so it now names 7,629 x 16 = 122,064.
     const VllmKvCache short_of = vllm_kv_cache(qwen3_30b_a3b, KvDtype::fp8_e4m3, l,
                                                Bytes::exactly(6'000'476'160ULL), {.max_model_len = 221000});
     CHECK_FALSE(short_of.enough_memory);
+    CHECK(short_of.num_blocks == 7'630);
+    CHECK(short_of.usable_blocks == 7'629);
     CHECK(short_of.needed.count() == 10'862'985'216ULL);
-    CHECK(short_of.estimated_max_model_len == 122'080);
+    CHECK(short_of.estimated_max_model_len == 122'064);
 }
 
 TEST_CASE("vLLM: Gemma-3-27B forms 7 groups of 10 layers with 8 padding layers", "[engine][vllm]") {
@@ -402,4 +406,156 @@ TEST_CASE("engine names parse back", "[engine]") {
     for (Engine e : all_engines) CHECK(parse_engine(name(e)) == e);
     CHECK(parse_engine("tensorrt-llm") == Engine::trtllm);
     CHECK_FALSE(parse_engine("tgi").has_value());
+}
+
+// ---------------------------------------------------------------------------------------------
+// vLLM's current accounting: the null block, page padding, what the scheduler admits
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// One full-attention layer kind: 2 layers of 1 KV head of 64, bf16: 2 x 64 x 2 B = 256 B per
+// token per layer, a page of 16 tokens 4,096 B, a block over both layers 8,192 B.
+const Model tiny{ModelConfig{.name = "tiny",
+                             .layers = LayerStack::uniform(2, full_attention(1, 64)),
+                             .num_heads = 1,
+                             .head_dim = 64,
+                             .hidden_size = 64,
+                             .intermediate_size = 128,
+                             .vocab_size = 256,
+                             .max_position_embeddings = 4096}};
+
+}  // namespace
+
+TEST_CASE("vLLM holds one block back as the null block in its start-up check and estimate",
+          "[engine][vllm]") {
+    const Layout l{tiny, {}};
+    // vLLM PR #47272's end-to-end case: --num-gpu-blocks-override 50, block 16, max_model_len 800.
+    // A request takes 800 / 16 = 50 blocks, but only 49 are usable: vLLM refuses, and its
+    // estimate is 49 x 16 = 784 tokens.
+    const VllmKvCache c = vllm_kv_cache(tiny, KvDtype::bf16, l, 1 * GiB,
+                                        {.max_model_len = 800, .num_gpu_blocks_override = 50});
+    CHECK(c.blocks_overridden);
+    CHECK(c.num_blocks == 50);
+    CHECK(c.usable_blocks == 49);
+    CHECK(c.blocks_per_request == 50);
+    CHECK_FALSE(c.enough_memory);
+    CHECK(c.estimated_max_model_len == 784);
+    CHECK(c.admitted == 0);
+    // test_kv_cache_reserves_null_block_for_max_model_len: 32 blocks for 512 tokens (exactly 32
+    // needed) is refused; test_check_enough_kv_cache_memory_reserves_null_block: 33 is accepted.
+    CHECK_FALSE(vllm_kv_cache(tiny, KvDtype::bf16, l, 1 * GiB,
+                              {.max_model_len = 512, .num_gpu_blocks_override = 32})
+                    .enough_memory);
+    const VllmKvCache ok = vllm_kv_cache(tiny, KvDtype::bf16, l, 1 * GiB,
+                                         {.max_model_len = 512, .num_gpu_blocks_override = 33});
+    CHECK(ok.enough_memory);
+    // The log line does not subtract it: 33 / 32 = 1.03x; the scheduler admits 32 / 32 = 1.
+    CHECK(ok.max_concurrency == Approx(33.0 / 32.0));
+    CHECK(ok.admitted == 1);
+    // From memory: 8,192 B per block, so 33 x 8,192 B makes 33 blocks, 32 usable.
+    const VllmKvCache mem =
+        vllm_kv_cache(tiny, KvDtype::bf16, l, Bytes::exactly(33 * 8192), {.max_model_len = 512});
+    CHECK(mem.num_blocks == 33);
+    CHECK(mem.usable_blocks == 32);
+    CHECK(mem.enough_memory);
+}
+
+TEST_CASE("vLLM's concurrency figures match its own unit test for full, sliding and hybrid models",
+          "[engine][vllm]") {
+    // tests/v1/core/test_kv_cache_utils.py, test_get_max_concurrency_for_kv_cache_config: a
+    // Qwen1.5-7B-shaped model (32 layers, 32 KV heads of 128), max_model_len 16,384, block 16,
+    // max_num_batched_tokens 1,024 with one batch in flight, window 1,024.
+    const auto qwen = [](const LayerStack& layers) {
+        return Model{ModelConfig{.name = "qwen1.5-7b-shape",
+                                 .layers = layers,
+                                 .num_heads = 32,
+                                 .head_dim = 128,
+                                 .hidden_size = 4096,
+                                 .intermediate_size = 11008,
+                                 .vocab_size = 151936,
+                                 .max_position_embeddings = 32768}};
+    };
+    const VllmOptions o{.max_model_len = 16384,
+                        .max_num_batched_tokens = 1024,
+                        .concurrent_batches = 1};
+    // Full attention: 16,384 / 16 = 1,024 blocks a request; 1,536 blocks -> 1.5x.
+    const Model full = qwen(LayerStack::uniform(32, full_attention(32, 128)));
+    VllmOptions with = o;
+    with.num_gpu_blocks_override = 1536;
+    CHECK(vllm_kv_cache(full, KvDtype::bf16, Layout{full, {}}, 1 * GiB, with).max_concurrency ==
+          Approx(1.5));
+    // Sliding window: cdiv(min(1,023 + 1,024, 16,384), 16) + 1 = 128 + 1 = 129 blocks; 129 x 3
+    // blocks -> 3x.
+    const Model swa = qwen(LayerStack::uniform(32, sliding_window(32, 128, 1024)));
+    with.num_gpu_blocks_override = 129 * 3;
+    const VllmKvCache s = vllm_kv_cache(swa, KvDtype::bf16, Layout{swa, {}}, 1 * GiB, with);
+    CHECK(s.blocks_per_request == 129);
+    CHECK(s.max_concurrency == Approx(3.0));
+    // Hybrid, half full and half sliding: two groups of 16 layers, 1,024 + 129 blocks a request;
+    // (1,024 + 129) x 3 blocks -> 3x.
+    const Model hybrid = qwen(LayerStack::periodic(
+        32, std::array{full_attention(32, 128), sliding_window(32, 128, 1024)}));
+    with.num_gpu_blocks_override = (1024 + 129) * 3;
+    const VllmKvCache h = vllm_kv_cache(hybrid, KvDtype::bf16, Layout{hybrid, {}}, 1 * GiB, with);
+    CHECK(h.num_groups == 2);
+    CHECK(h.blocks_per_request == 1024 + 129);
+    CHECK(h.max_concurrency == Approx(3.0));
+}
+
+TEST_CASE("vLLM's scheduler admits about twice what it logs for gpt-oss, whose sliding layers "
+          "keep a window",
+          "[engine][vllm]") {
+    // gpt-oss-120b: 36 layers alternating sliding (window 128) and full, 8 KV heads of 64. bf16:
+    // 2 x 8 x 64 x 2 B = 2,048 B per token per layer, a page of 16 tokens 32,768 B; two groups of
+    // 18 layers, a block 18 x 32,768 = 589,824 B. At 8,000 tokens on an H100 (8,192 batched
+    // tokens, two batches in flight: 16,384 tokens):
+    //   logged per request: full 500 + sliding cdiv(min(127 + 16,384, 8,000), 16) + 1 = 501;
+    //   running at its 8,000th slot (a prompt of 7,999 tokens, then decode): full 500, sliding
+    //   500 - floor((7,999 + 1 - 128) / 16) = 500 - 492 = 8 (remove_skipped_blocks), 508 in all;
+    //   to admit (7,999 <= 8,192, the prompt in one step): 500 + 500 = 1,000.
+    // With 20,000 blocks (19,999 usable): logged 20,000 / 1,001 = 19.98x; admitted
+    // 1 + (19,999 - 1,000) / 508 = 1 + 37 = 38.
+    const Layout l{gpt_oss_120b, {}};
+    const VllmKvCache c = vllm_kv_cache(gpt_oss_120b, KvDtype::bf16, l,
+                                        Bytes::exactly(20'000ULL * 589'824),
+                                        {.max_model_len = 8000, .max_num_batched_tokens = 8192});
+    CHECK(c.num_groups == 2);
+    CHECK(c.bytes_per_block.count() == 589'824);
+    CHECK(c.num_blocks == 20'000);
+    CHECK(c.blocks_per_request == 1001);
+    CHECK(c.blocks_held == 508);
+    CHECK(c.blocks_to_admit == 1000);
+    CHECK(c.max_concurrency == Approx(20'000.0 / 1001.0));
+    CHECK(c.admitted == 38);
+    // Exactly: 18 x 8,000 x 2,048 + 18 x 128 x 2,048 = 299,630,592 B a sequence, 39.37 in the
+    // same memory: the scheduler's figure stays below it.
+    CHECK(c.admitted <= 11'796'480'000ULL / 299'630'592ULL);
+}
+
+TEST_CASE("vLLM pads an attention page that does not divide the largest instead of refusing",
+          "[engine][vllm]") {
+    // Full layers of 4 KV heads x 128 (bf16 page 16 x 4 x 256 x 2 B = 32,768 B) beside sliding
+    // layers of 3 KV heads (24,576 B): 32,768 is no multiple of 24,576, so the sliding page is
+    // padded to 32,768 B and keeps its 16-token blocks (_unify_kv_cache_spec_page_size,
+    // page_size_padded).
+    const Model m{ModelConfig{
+        .name = "uneven",
+        .layers = LayerStack::periodic(
+            8, std::array{full_attention(4, 128), sliding_window(3, 128, 512)}),
+        .num_heads = 12,
+        .head_dim = 128,
+        .hidden_size = 1536,
+        .intermediate_size = 4096,
+        .vocab_size = 32000,
+        .max_position_embeddings = 4096}};
+    const VllmKvCache c = vllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB,
+                                        {.max_model_len = 4096});
+    CHECK(c.refused.empty());
+    const VllmLayerKind& sliding =
+        c.kinds[0].kind == CacheKind::sliding_window ? c.kinds[0] : c.kinds[1];
+    CHECK(sliding.unpadded_page.count() == 24'576);
+    CHECK(sliding.page.count() == 32'768);
+    CHECK(sliding.block_size == 16);
+    CHECK(c.enough_memory);
 }

@@ -13,6 +13,7 @@
 // never averaged: every engine takes the minimum over its ranks.
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -65,7 +66,8 @@ struct EngineMemory {
 };
 
 /// The KV memory engine `e` gives a GPU of stage `stage` of `r`:
-///   ideal   ceil(total x utilization) - weights - the whole reserve (the budget of budget.hpp);
+///   ideal   total - weights: every byte the driver reports but the weights goes to the cache,
+///           no fraction, no reserve, so no engine gives more (an upper bound, not a prediction);
 ///   vllm    ceil(total x gpu_memory_utilization) - weights - activation peak [- CUDA graphs]
 ///           (vllm/v1/worker/gpu_worker.py, determine_available_memory; vllm/v1/worker/utils.py,
 ///           request_memory): the CUDA context and NCCL buffers exist before vLLM's memory snapshot
@@ -93,10 +95,10 @@ struct EngineMemory {
     em.comm_buffers = res.comm_buffers.bytes;
     switch (e) {
         case Engine::ideal:
-            em.fraction = b.utilization;
+            em.fraction = 1.0;
             em.fraction_base = em.memory_total;
-            em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
-            em.charged = em.weights + res.total();
+            em.fraction_bytes = em.memory_total;
+            em.charged = em.weights;
             break;
         case Engine::vllm:
             em.fraction = b.utilization;
@@ -144,8 +146,23 @@ struct EngineCapacity {
     Bytes kv_memory{};  ///< per GPU of the limiting stage
     std::optional<std::uint64_t> tokens{};  ///< the KV tokens the engine reports (nullopt: nothing grows)
     std::uint64_t context = 0;               ///< tokens per sequence the concurrency is for
-    double max_concurrency = 0.0;            ///< sequences of `context` at once
+    double max_concurrency = 0.0;            ///< sequences of `context` the engine logs (a ratio)
+    /// Whole sequences of `context` the engine's scheduler holds at once in its cache (vLLM:
+    /// vllm_admitted, past its null block and with windows that stop growing), before the cap.
+    std::uint64_t admitted = 0;
+    /// The engine's cap on sequences at once: vLLM's max_num_seqs, SGLang's max_running_requests,
+    /// TensorRT-LLM's max_batch_size; 0: none (ideal).
+    std::uint64_t sequence_cap = 0;
     bool starts = true;                      ///< the engine accepts the configuration
+
+    /// Sequences at once: what the cache admits, within the cap.
+    [[nodiscard]] constexpr std::uint64_t max_sequences() const noexcept {
+        return sequence_cap == 0 ? admitted : std::min(admitted, sequence_cap);
+    }
+    /// Whether the cap, not the cache, sets max_sequences().
+    [[nodiscard]] constexpr bool capped() const noexcept {
+        return sequence_cap != 0 && sequence_cap < admitted;
+    }
 };
 
 /// Every figure of one engine on a replica: the memory per stage, the cache, and the summary.
@@ -185,6 +202,7 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
                                           static_cast<double>(per_seq.count()));
             }
             s.max_concurrency = best;
+            s.admitted = std::isfinite(best) ? static_cast<std::uint64_t>(best) : 0;
             break;
         }
         case Engine::vllm: {
@@ -198,6 +216,8 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.tokens = rep.vllm.kv_cache_tokens;
             s.context = rep.vllm.max_model_len;
             s.max_concurrency = rep.vllm.max_concurrency;
+            s.admitted = rep.vllm.admitted;
+            s.sequence_cap = o.max_num_seqs.value_or(vllm_batch_defaults(r.gpu).max_num_seqs);
             s.starts = rep.vllm.enough_memory && rep.vllm.refused.empty();
             break;
         }
@@ -206,6 +226,9 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.kv_memory = rep.sglang.available;
             s.tokens = rep.sglang.max_total_num_tokens;
             s.max_concurrency = sglang_max_concurrency(r.model, rep.sglang, context);
+            s.admitted = static_cast<std::uint64_t>(s.max_concurrency);
+            s.sequence_cap = std::max<std::uint64_t>(
+                sglang_max_running(rep.sglang, context, eo.sglang), 1);
             s.starts = rep.sglang.max_total_num_tokens > 0;
             break;
         case Engine::trtllm: {
@@ -218,6 +241,10 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
                 least = std::min(least, rep.trtllm.pools[k].tokens);
             s.tokens = rep.trtllm.num_pools == 0 ? 0 : least;
             s.max_concurrency = trtllm_max_concurrency(rep.trtllm, context);
+            s.admitted = std::isfinite(s.max_concurrency)
+                             ? static_cast<std::uint64_t>(s.max_concurrency)
+                             : 0;
+            s.sequence_cap = o.max_batch_size;
             s.starts = rep.trtllm.num_pools > 0 && s.max_concurrency >= 1.0;
             break;
         }

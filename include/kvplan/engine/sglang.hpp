@@ -33,6 +33,8 @@ struct SglangOptions {
     bool hybrid_swa_pool = false;
     double swa_full_tokens_ratio = 0.8;  ///< SWA pool tokens per full-pool token (server_args.py)
     std::optional<std::uint64_t> max_total_tokens{};  ///< --max-total-tokens caps the pool
+    /// --max-running-requests; nullopt: SGLang's default from the pool (sglang_max_running).
+    std::optional<std::uint64_t> max_running_requests{};
 };
 
 /// SGLang's default mem_fraction_static and the reserve it rests on, in MiB as SGLang computes it
@@ -164,6 +166,22 @@ struct SglangKvPool {
 [[nodiscard]] constexpr SglangKvPool sglang_kv_pool(const Model& m, KvFormat f, const Layout& l,
                                                     Bytes available, const SglangOptions& o = {}) {
     return sglang_kv_pool(m, f, l, std::span<const Bytes>(&available, 1), o);
+}
+
+/// SGLang's cap on requests running at once (python/sglang/srt/mem_cache/kv_cache_configurator.py,
+/// KVCacheConfigurator.resolve_max_num_reqs): unset, the pool's tokens T per context_len tokens
+/// times 512, kept within [2,048, 4,096], and never above T / 2; set, the user's figure, never above
+/// T / 2.
+[[nodiscard]] constexpr std::uint64_t sglang_max_running(const SglangKvPool& p,
+                                                         std::uint64_t context_len,
+                                                         const SglangOptions& o = {}) {
+    const std::uint64_t half = p.max_total_num_tokens / 2;
+    if (o.max_running_requests) return std::min(*o.max_running_requests, half);
+    const double per_context = context_len == 0 ? 0.0
+                                                : static_cast<double>(p.max_total_num_tokens) /
+                                                      static_cast<double>(context_len) * 512.0;
+    const double clamped = std::min(std::max(per_context, 2048.0), 4096.0);
+    return std::min(static_cast<std::uint64_t>(clamped), half);
 }
 
 /// Sequences of `context` tokens SGLang's pool holds at once (its pages, and under a hybrid SWA

@@ -29,6 +29,8 @@ struct TrtllmOptions {
     /// max_attention_window set per layer from the model: one pool per window size (VSWA). Unset,
     /// every layer is sized as full attention, as TensorRT-LLM does by default.
     bool variable_window = false;
+    /// max_batch_size: requests scheduled at once per rank (the BuildConfig default, 2,048).
+    std::uint64_t max_batch_size = 2048;
 };
 
 /// One of TensorRT-LLM's block pools: the layers of one attention window.

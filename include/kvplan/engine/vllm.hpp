@@ -17,6 +17,8 @@
 #include <string_view>
 #include <utility>
 
+#include "../admission/admission.hpp"
+#include "../admission/block_pool.hpp"
 #include "../capacity.hpp"
 #include "../detail/checked.hpp"
 #include "../dtype.hpp"
@@ -64,6 +66,15 @@ struct VllmOptions {
     /// (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default on); before, graphs had to fit in the
     /// (1 - gpu_memory_utilization) headroom.
     bool charge_cuda_graphs = true;
+    /// --num-gpu-blocks-override: the pool's block count, whatever the memory
+    /// (CacheConfig.num_gpu_blocks_override; vllm/v1/core/kv_cache_planning.py).
+    std::optional<std::uint64_t> num_gpu_blocks_override{};
+    /// --max-num-seqs: sequences the scheduler runs at once; nullopt: vLLM's default for the GPU
+    /// (vllm_batch_defaults), 1,024 when no GPU is known.
+    std::optional<std::uint32_t> max_num_seqs{};
+    /// The prompt of a max_model_len request, for what the scheduler admits (the rest is
+    /// generated); 0: all but one token.
+    std::uint64_t prompt_tokens = 0;
 };
 
 /// One kind of layer as vLLM's KV cache manager sees it: a KVCacheSpec and its groups.
@@ -75,6 +86,7 @@ struct VllmLayerKind {
     std::uint32_t padding_layers = 0;            ///< empty slots in the last group ("Add N padding layers")
     std::uint32_t block_size = 0;                ///< tokens per block (raised to unify page sizes)
     Bytes page{};                                ///< bytes of one block of one layer on a rank
+    Bytes unpadded_page{};                       ///< the page before padding to the largest one
     std::uint64_t blocks_per_request = 0;        ///< blocks one request of max_model_len takes per group
 };
 
@@ -94,6 +106,10 @@ struct VllmKvCache {
     std::uint32_t stage_group_size = 0;  ///< layers per group on that stage
     Bytes bytes_per_block{};          ///< memory one block takes on that stage, over its layers
     std::uint64_t num_blocks = 0;     ///< blocks every worker gets (the least over stages)
+    bool blocks_overridden = false;   ///< num_blocks is --num-gpu-blocks-override
+    /// Blocks requests can take: num_blocks less the null block the pool holds back
+    /// (vllm/v1/core/block_pool.py, BlockPool: block 0 is the null block).
+    std::uint64_t usable_blocks = 0;
     std::uint64_t blocks_per_request = 0;  ///< blocks one request of max_model_len takes
     double max_concurrency = 0.0;     ///< "Maximum concurrency for N tokens per request: X.XXx"
     std::uint64_t kv_cache_tokens = 0;  ///< "GPU KV cache size: N tokens"
@@ -101,6 +117,16 @@ struct VllmKvCache {
     bool enough_memory = false;       ///< vLLM starts; otherwise it raises with the estimate below
     std::uint64_t estimated_max_model_len = 0;  ///< "the estimated maximum model length is N"
     std::string_view refused{};       ///< non-empty: vLLM cannot build a cache for this model (why)
+    /// What the scheduler admits, from the admission core on this pool (vllm_block_pool,
+    /// request_need, in kvplan/admission/): requests of max_model_len tokens (VllmOptions::
+    /// prompt_tokens of prompt) held at once when each running one holds its decoding blocks
+    /// (blocks_held) and the last admitted its peak (blocks_to_admit): 1 + (usable_blocks -
+    /// blocks_to_admit) / blocks_held, before the max_num_seqs cap. Sliding windows hold far less
+    /// than the logged figure reserves for them, so a hybrid admits more than it logs.
+    std::uint64_t blocks_held = 0;
+    std::uint64_t blocks_to_admit = 0;
+    std::uint64_t admitted = 0;
+    bool sliding_fell_back = false;   ///< sliding layers allocated as full (MLA beside them)
 };
 
 namespace detail {
@@ -128,9 +154,10 @@ struct VllmSetup {
     return 0;
 }
 
-/// Groups vLLM's layers as get_kv_cache_groups does (vllm/v1/core/kv_cache_utils.py).
+/// `sliding_as_full`: allocate sliding layers as full attention (vLLM's fallback when MLA pages and
+/// sliding pages cannot be unified).
 [[nodiscard]] constexpr VllmSetup vllm_setup(const Model& m, KvFormat f, const Layout& l,
-                                            const VllmOptions& o) {
+                                            const VllmOptions& o, bool sliding_as_full = false) {
     VllmSetup s;
     VllmKvCache& c = s.c;
     const LayerStack& L = m.layers();
@@ -147,7 +174,8 @@ struct VllmSetup {
         any_full = any_full || L.specs[k].kind == CacheKind::full_attention;
         any_sliding = any_sliding || L.specs[k].kind == CacheKind::sliding_window;
     }
-    const bool demote_sliding = !o.hybrid_kv_cache_manager && any_full && any_sliding;
+    const bool demote_sliding =
+        sliding_as_full || (!o.hybrid_kv_cache_manager && any_full && any_sliding);
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
         const CacheSpec& spec = L.specs[k];
         s.kind_of_spec[k] = 0xff;
@@ -212,19 +240,31 @@ struct VllmSetup {
             c.group_size += c.kinds[i].layers;
         }
         c.page = c.num_kinds == 1 ? c.kinds[0].page : Bytes{};
+        for (std::uint32_t i = 0; i < c.num_kinds; ++i) c.kinds[i].unpadded_page = c.kinds[i].page;
         return s;
     }
+    // _unify_kv_cache_spec_page_size (vllm/v1/core/kv_cache_planning.py): a smaller page grows
+    // its block size when it divides the largest; a Mamba page, or an attention page that does not
+    // divide, is padded up to it (page_size_padded). MLA cannot be padded: vLLM then allocates the
+    // sliding layers beside it as full attention (_try_get_full_allocation_fallback_groups), or
+    // raises.
     Bytes max_page{};
     for (std::uint32_t i = 0; i < c.num_kinds; ++i) max_page = std::max(max_page, c.kinds[i].page);
     for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
         VllmLayerKind& k = c.kinds[i];
-        if (k.page == max_page) continue;
-        if (max_page.count() % k.page.count() != 0) {
-            c.refused = "page sizes of the layer kinds do not divide the largest one "
-                        "(unify_kv_cache_spec_page_size raises NotImplementedError)";
+        k.unpadded_page = k.page;
+        if (k.page == max_page || k.kind == CacheKind::constant_state) {
+            k.page = max_page;
+            continue;
+        }
+        if (max_page.count() % k.page.count() == 0) {
+            k.block_size =
+                static_cast<std::uint32_t>(k.block_size * (max_page.count() / k.page.count()));
+        } else if (k.kind == CacheKind::mla_latent) {
+            c.refused = "the MLA layers' page does not divide the largest page and MLA cannot be "
+                        "padded (_unify_kv_cache_spec_page_size raises NotImplementedError)";
             return s;
         }
-        k.block_size = static_cast<std::uint32_t>(k.block_size * (max_page.count() / k.page.count()));
         k.page = max_page;
     }
     c.page = max_page;
@@ -298,17 +338,78 @@ struct VllmSetup {
     return vllm_stage_block(c, n).first * blocks;
 }
 
+/// Blocks one request of `len` tokens takes over every group (get_max_concurrency_for_kv_cache_config:
+/// the sum over groups, or for one group of every layer the most its layers need).
+[[nodiscard]] constexpr std::uint64_t vllm_request_blocks(const VllmKvCache& c, std::uint64_t len,
+                                                          MambaCacheMode mode) {
+    std::uint64_t blocks = 0;
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
+        const VllmLayerKind& k = c.kinds[i];
+        const std::uint64_t b = vllm_blocks_for(k, len, c.in_flight_tokens, mode);
+        blocks = c.uniform_type || c.num_kinds == 1
+                     ? std::max(blocks, b)
+                     : add(blocks, mul(k.groups, b, "a block count"), "a block count");
+    }
+    return blocks;
+}
+
 }  // namespace detail
+
+/// vLLM's pool for the cache `c` that vllm_kv_cache built with options `o`: c.num_blocks blocks,
+/// the null block, max_model_len, and one BlockGroup per kind of layer with its KV-cache groups.
+/// Sliding windows carry the cap of vLLM's whole-prompt check, the kind's blocks per request
+/// (SlidingWindowSpec.max_admission_blocks_per_request: cdiv(min(window - 1 + in-flight tokens,
+/// max_model_len), block) + 1). Mamba states follow o.mamba_cache_mode. One group of every layer
+/// (UniformTypeKVCacheSpecs) is one table. Precondition: vLLM can build the cache
+/// (c.refused is empty).
+[[nodiscard]] constexpr BlockPoolSpec vllm_block_pool(const VllmKvCache& c,
+                                                      const VllmOptions& o = {}) {
+    KVPLAN_EXPECTS(c.refused.empty() && c.num_kinds >= 1);
+    BlockPoolSpec s;
+    s.num_blocks = c.num_blocks;
+    s.null_block = true;
+    s.max_model_len = c.max_model_len;
+    const std::uint32_t kinds = c.uniform_type ? 1 : c.num_kinds;
+    for (std::uint32_t i = 0; i < kinds; ++i) {
+        const VllmLayerKind& k = c.kinds[i];
+        BlockGroup& g = s.groups[i];
+        g.count = c.uniform_type ? 1 : k.groups;
+        g.block_size = k.block_size;
+        switch (k.kind) {
+            case CacheKind::full_attention:
+            case CacheKind::mla_latent:
+            case CacheKind::shared:
+                g.kind = BlockGroupKind::full;
+                break;
+            case CacheKind::sliding_window:
+                g.kind = BlockGroupKind::sliding_window;
+                g.span = k.window;
+                g.admission_cap = k.blocks_per_request;
+                break;
+            case CacheKind::constant_state:
+                g.kind = BlockGroupKind::state;
+                g.align = o.mamba_cache_mode == MambaCacheMode::align;
+                break;
+        }
+    }
+    s.num_groups = kinds;
+    return s;
+}
 
 /// vLLM's KV cache for `m` under layout `l` when each stage's GPUs have `available[stage]` bytes
 /// for it (one entry: the same on every stage). Reproduces "GPU KV cache size: N tokens",
 /// "Maximum concurrency for N tokens per request: X.XXx" and, when one request of max_model_len
-/// does not fit, the estimated maximum model length of vLLM's error.
+/// does not fit, the estimated maximum model length of vLLM's error; and what its scheduler then
+/// admits (VllmKvCache::admitted).
 [[nodiscard]] constexpr VllmKvCache vllm_kv_cache(const Model& m, KvFormat f, const Layout& l,
                                                   std::span<const Bytes> available,
                                                   const VllmOptions& o = {}) {
     KVPLAN_EXPECTS(available.size() == 1 || available.size() == l.pp());
     detail::VllmSetup s = detail::vllm_setup(m, f, l, o);
+    if (!s.c.refused.empty() && m.layers().layers_of_kind(CacheKind::sliding_window) > 0) {
+        s = detail::vllm_setup(m, f, l, o, true);
+        s.c.sliding_fell_back = true;
+    }
     VllmKvCache& c = s.c;
     const auto avail = [&](std::uint32_t st) { return available[available.size() == 1 ? 0 : st]; };
     c.available = avail(0);
@@ -320,25 +421,13 @@ struct VllmSetup {
         c.refused = "max_model_len is unknown: give it";
         return c;
     }
-
-    // Blocks one request of max_model_len takes (get_max_concurrency_for_kv_cache_config): the sum
-    // over groups, or for one group of every layer the blocks of its layers.
-    for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
-        VllmLayerKind& k = c.kinds[i];
-        k.blocks_per_request = detail::vllm_blocks_for(k, c.max_model_len, c.in_flight_tokens,
-                                                       o.mamba_cache_mode);
-        c.blocks_per_request =
-            c.uniform_type || c.num_kinds == 1
-                ? std::max(c.blocks_per_request, k.blocks_per_request)
-                : detail::add(c.blocks_per_request, detail::mul(k.groups, k.blocks_per_request, "blocks"),
-                              "blocks");
-    }
+    for (std::uint32_t i = 0; i < c.num_kinds; ++i)
+        c.kinds[i].blocks_per_request = detail::vllm_blocks_for(
+            c.kinds[i], c.max_model_len, c.in_flight_tokens, o.mamba_cache_mode);
+    c.blocks_per_request = detail::vllm_request_blocks(c, c.max_model_len, o.mamba_cache_mode);
 
     // Per worker: num_blocks = available // bytes per block (get_kv_cache_config_from_groups),
-    // then every worker takes the least (get_kv_cache_configs). The admission check runs per
-    // worker first (_check_enough_kv_cache_memory).
-    c.enough_memory = true;
-    c.estimated_max_model_len = c.max_model_len;
+    // then every worker takes the least (get_kv_cache_configs).
     c.num_blocks = std::numeric_limits<std::uint64_t>::max();
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const auto n = detail::vllm_stage_layers(m, l, s, st);
@@ -351,30 +440,40 @@ struct VllmSetup {
             c.stage_group_size = per_group;
             c.bytes_per_block = block;
         }
-        const Bytes needed = detail::vllm_stage_needed(c, n, c.max_model_len, o.mamba_cache_mode);
-        c.needed = std::max(c.needed, needed);
-        if (avail(st).is_zero() || needed > avail(st)) {
-            c.enough_memory = false;
-            // _estimate_max_model_len_from_groups: the longest length in [1, max_model_len] whose
-            // request fits, 0 if not even one token does.
-            const auto fits = [&](std::uint64_t len) {
-                return detail::vllm_stage_needed(c, n, len, o.mamba_cache_mode) <= avail(st);
-            };
-            std::uint64_t est = 0;
-            if (!avail(st).is_zero() && fits(1)) {
-                std::uint64_t lo = 1, hi = c.max_model_len;  // fits(lo), !fits(hi)
-                while (hi - lo > 1) {
-                    const std::uint64_t mid = lo + (hi - lo) / 2;
-                    (fits(mid) ? lo : hi) = mid;
-                }
-                est = lo;
-            }
-            c.estimated_max_model_len = std::min(c.estimated_max_model_len, est);
-        }
+        c.needed = std::max(c.needed, detail::vllm_stage_needed(c, n, c.max_model_len,
+                                                               o.mamba_cache_mode));
     }
     if (c.num_blocks == std::numeric_limits<std::uint64_t>::max()) c.num_blocks = 0;
+    if (o.num_gpu_blocks_override) {
+        c.num_blocks = *o.num_gpu_blocks_override;
+        c.blocks_overridden = true;
+    }
+    c.usable_blocks = c.num_blocks > 0 ? c.num_blocks - 1 : 0;
 
-    // _report_kv_cache_config.
+    // The start-up check (_check_enough_kv_cache_memory over (num_blocks - 1) whole blocks, since
+    // vLLM PR #47272): one request of max_model_len must fit in the usable blocks; when it does
+    // not, the error names the longest length that does (_estimate_max_model_len_from_groups,
+    // over the same usable blocks), 0 if not even one token does.
+    const auto fits = [&](std::uint64_t len) {
+        return detail::vllm_request_blocks(c, len, o.mamba_cache_mode) <= c.usable_blocks;
+    };
+    c.enough_memory = c.usable_blocks > 0 && fits(c.max_model_len);
+    c.estimated_max_model_len = c.max_model_len;
+    if (!c.enough_memory) {
+        std::uint64_t est = 0;
+        if (c.usable_blocks > 0 && fits(1)) {
+            std::uint64_t lo = 1, hi = c.max_model_len;  // fits(lo), !fits(hi)
+            while (hi - lo > 1) {
+                const std::uint64_t mid = lo + (hi - lo) / 2;
+                (fits(mid) ? lo : hi) = mid;
+            }
+            est = lo;
+        }
+        c.estimated_max_model_len = est;
+    }
+
+    // The log line (get_kv_cache_capacity / _report_kv_cache_config): the null block is not
+    // subtracted there.
     c.max_concurrency =
         static_cast<double>(c.num_blocks) / static_cast<double>(c.blocks_per_request);
     if (o.token_report == VllmTokenReport::concurrency_times_length) {
@@ -384,6 +483,21 @@ struct VllmSetup {
         std::uint32_t min_block = std::numeric_limits<std::uint32_t>::max();
         for (std::uint32_t i = 0; i < c.num_kinds; ++i) min_block = std::min(min_block, c.kinds[i].block_size);
         c.kv_cache_tokens = detail::mul(c.num_blocks / c.num_groups, min_block, "a token count");
+    }
+    if (c.enough_memory) {
+        // The admission core on this pool: a request of max_model_len tokens, its prompt in
+        // chunks of max_num_batched_tokens (vLLM's chunked prefill).
+        const std::uint64_t len = c.max_model_len;
+        const std::uint64_t prompt =
+            o.prompt_tokens != 0 ? std::min(o.prompt_tokens, len) : (len > 1 ? len - 1 : 1);
+        const std::uint64_t new_tokens = len > prompt ? len - prompt + 1 : 1;
+        const RequestNeed need = request_need(vllm_block_pool(c, o), prompt, new_tokens, 0,
+                                              o.max_num_batched_tokens.value_or(8192));
+        c.blocks_to_admit = need.peak;
+        c.blocks_held = need.steady;
+        if (need.peak <= c.usable_blocks)
+            c.admitted = need.steady == 0 ? c.usable_blocks / need.peak
+                                          : 1 + (c.usable_blocks - need.peak) / need.steady;
     }
     return c;
 }
