@@ -9,6 +9,7 @@ set(KVPLAN_CORE_HEADERS
   kvplan/capacity.hpp
   kvplan/core.hpp
   kvplan/detail/checked.hpp
+  kvplan/detail/enum_table.hpp
   kvplan/detail/message.hpp
   kvplan/dtype.hpp
   kvplan/error.hpp
@@ -21,6 +22,7 @@ set(KVPLAN_CORE_HEADERS
   kvplan/presets.hpp
   kvplan/units.hpp
   kvplan/version.hpp
+  kvplan/weight_format.hpp
 )
 
 # Planning: weights, GPUs, budgets, engines, rooflines, traces, fleets, calibration, charts; standard
@@ -64,6 +66,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/gpu_spec.hpp
   kvplan/hf_config.hpp
   kvplan/hf_config/checkpoint.hpp
+  kvplan/hf_config/context_limit.hpp
   kvplan/hf_config/families.hpp
   kvplan/hf_config/fields.hpp
   kvplan/hf_config/import.hpp

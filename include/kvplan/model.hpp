@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "fixed_array.hpp"
 #include "units.hpp"
+#include "weight_format.hpp"
 
 namespace kvplan {
 
@@ -212,6 +213,18 @@ class ModelName {
     std::size_t len_ = 0;
 };
 
+/// The longest sequence a model's config allows, as vLLM derives it (vllm/config/model.py,
+/// _get_and_verify_max_len): the least of the length keys the config holds, times the rope scaling
+/// factor (yarn: original_max_position_embeddings x factor; llama3, longrope and su scaling leave
+/// it as it is). vLLM refuses a longer --max-model-len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set.
+struct ContextLimit {
+    std::uint64_t tokens = 0;  ///< 0: not derived; max_position_embeddings stands (context_limit)
+    const char* field = "max_position_embeddings";  ///< the config key the length comes from
+    std::uint64_t field_tokens = 0;                 ///< that key's value, before rope scaling
+    double rope_factor = 1.0;                       ///< the rope scaling factor applied
+    const char* rope_type = "";                     ///< its rope_type ("" when none applies)
+};
+
 /// Everything kvplan knows about a model. Build one (presets, the JSON importer, or by hand), then
 /// wrap it in a Model, which validates it once.
 struct ModelConfig {
@@ -223,6 +236,8 @@ struct ModelConfig {
     std::uint64_t intermediate_size = 0;  ///< dense MLP width
     std::uint64_t vocab_size = 0;
     std::uint64_t max_position_embeddings = 0;  ///< the trained context length, 0 if unknown
+    ContextLimit context_limit{};  ///< the importer's derivation; unset: max_position_embeddings
+    CheckpointFormat checkpoint{};  ///< how the published weights are stored (unknown: bf16)
     bool tie_embeddings = false;
     MlpKind mlp = MlpKind::gated;
     NormKind norm = NormKind::rms;
@@ -321,6 +336,18 @@ constexpr void validate(const ModelConfig& c) {
         detail::bad_field(c, "intermediate_size", "> 0 for a dense MLP layer", 0);
     if (L.layers_of_kind(CacheKind::mla_latent) > 0 && (c.mla.v_head_dim == 0))
         detail::bad_field(c, "mla.v_head_dim", "> 0 for an MLA model", 0);
+}
+
+/// vLLM assumes this length when a config holds none of the keys it reads.
+inline constexpr std::uint64_t vllm_default_max_model_len = 2048;
+
+/// The longest sequence `c` allows: its derived limit, else max_position_embeddings, else the
+/// 2,048 tokens vLLM assumes (field "none").
+[[nodiscard]] constexpr ContextLimit context_limit(const ModelConfig& c) noexcept {
+    if (c.context_limit.tokens != 0) return c.context_limit;
+    if (c.max_position_embeddings != 0)
+        return {.tokens = c.max_position_embeddings, .field_tokens = c.max_position_embeddings};
+    return {.tokens = vllm_default_max_model_len, .field = "none (vLLM assumes 2048)"};
 }
 
 /// A validated model: constructing one checks the config, and every sizing function that takes a

@@ -43,71 +43,29 @@
 #include "layout.hpp"
 #include "model.hpp"
 #include "units.hpp"
+#include "weight_format.hpp"
 
 namespace kvplan {
-
-/// How weights are stored. Enumerators are spelled as in JSON and on the command line.
-enum class WeightFormat : std::uint8_t {
-    fp32,
-    bf16,
-    fp16,
-    fp8,   ///< 8-bit floats, one fp32 scale per matrix (vLLM's per-tensor fp8)
-    int8,  ///< 8-bit integers, one fp32 scale per output channel (W8A8 INT8)
-    int4,  ///< 4-bit integers in groups of 128 with an fp16 scale and a 4-bit zero each (AWQ, GPTQ)
-    mxfp4,  ///< 4-bit e2m1 values, one e8m0 scale per 32 (OCP MX; gpt-oss's experts)
-};
-
-inline constexpr std::array all_weight_formats{
-    WeightFormat::fp32, WeightFormat::bf16, WeightFormat::fp16, WeightFormat::fp8,
-    WeightFormat::int8, WeightFormat::int4, WeightFormat::mxfp4};
-
-/// The JSON and command-line spelling.
-[[nodiscard]] constexpr std::string_view name(WeightFormat f) noexcept {
-    switch (f) {
-        case WeightFormat::fp32:
-            return "fp32";
-        case WeightFormat::bf16:
-            return "bf16";
-        case WeightFormat::fp16:
-            return "fp16";
-        case WeightFormat::fp8:
-            return "fp8";
-        case WeightFormat::int8:
-            return "int8";
-        case WeightFormat::int4:
-            return "int4";
-        case WeightFormat::mxfp4:
-            return "mxfp4";
-    }
-    return "?";
-}
-
-/// Parses a spelling; also accepts "float32", "bfloat16", "float16", and "awq" / "gptq" for int4.
-[[nodiscard]] constexpr std::optional<WeightFormat> parse_weight_format(
-    std::string_view s) noexcept {
-    for (WeightFormat f : all_weight_formats)
-        if (s == name(f)) return f;
-    if (s == "float32") return WeightFormat::fp32;
-    if (s == "bfloat16") return WeightFormat::bf16;
-    if (s == "float16") return WeightFormat::fp16;
-    if (s == "awq" || s == "gptq") return WeightFormat::int4;
-    return std::nullopt;
-}
 
 /// The storage cost of a format: bits per value plus its scales.
 struct WeightEncoding {
     std::uint16_t value_bits = 16;
-    std::uint16_t group_size = 0;          ///< input features per group; 0: no per-group scales
+    std::uint32_t group_size = 0;          ///< input features per group; 0: no per-group scales
     std::uint16_t group_bits = 0;          ///< scale (+ zero point) bits per group per output row
     std::uint16_t channel_scale_bits = 0;  ///< scale bits per output row
     std::uint16_t tensor_scale_bits = 0;   ///< scale bits per matrix
+    std::uint32_t block = 0;               ///< square blocks of block x block weights; 0: none
+    std::uint16_t block_bits = 0;          ///< scale bits per block
 };
 
-/// The encoding of each format. int4 follows AWQ's layout (GPTQ's is the same but for a g_idx of
-/// one int32 per input row, under 0.01 bits per weight, not counted): per group of 128 inputs of
-/// one output row, an fp16 scale and a 4-bit zero point packed eight to an int32, so
-/// 4 + (16 + 4) / 128 = 4.15625 bits per weight. mxfp4 is 4 + 8 / 32 = 4.25 bits per weight.
-[[nodiscard]] constexpr WeightEncoding encoding(WeightFormat f) noexcept {
+/// The encoding of `f` laid out as `q`. int4 follows AWQ's layout (GPTQ's is the same but for a
+/// g_idx of one int32 per input row, under 0.01 bits per weight, not counted): per group of 128
+/// inputs of one output row, an fp16 scale and a 4-bit zero point packed eight to an int32, so
+/// 4 + (16 + 4) / 128 = 4.15625 bits per weight; symmetric checkpoints (W4A16 without zero points)
+/// keep the scale only. mxfp4 is 4 + 8 / 32 = 4.25 bits per weight; nvfp4 4 + 8 / 16 = 4.5, with
+/// one fp32 scale per matrix more. fp8 keeps one fp32 scale per matrix, per output channel, or
+/// per 128 x 128 block (DeepSeek-V3: 8 + 32 / 16,384 = 8.002 bits per weight).
+[[nodiscard]] constexpr WeightEncoding encoding(WeightFormat f, const QuantLayout& q = {}) noexcept {
     switch (f) {
         case WeightFormat::fp32:
             return {.value_bits = 32};
@@ -115,26 +73,53 @@ struct WeightEncoding {
         case WeightFormat::fp16:
             return {.value_bits = 16};
         case WeightFormat::fp8:
+            if (q.fp8_block != 0) return {.value_bits = 8, .block = q.fp8_block, .block_bits = 32};
+            if (q.fp8_per_channel) return {.value_bits = 8, .channel_scale_bits = 32};
             return {.value_bits = 8, .tensor_scale_bits = 32};
         case WeightFormat::int8:
             return {.value_bits = 8, .channel_scale_bits = 32};
         case WeightFormat::int4:
-            return {.value_bits = 4, .group_size = 128, .group_bits = 20};
+            return {.value_bits = 4,
+                    .group_size = q.group_size != 0 ? q.group_size : 128,
+                    .group_bits = static_cast<std::uint16_t>(q.int4_zero_points ? 20 : 16)};
         case WeightFormat::mxfp4:
-            return {.value_bits = 4, .group_size = 32, .group_bits = 8};
+            return {.value_bits = 4, .group_size = q.group_size != 0 ? q.group_size : 32,
+                    .group_bits = 8};
+        case WeightFormat::nvfp4:
+            return {.value_bits = 4, .group_size = q.group_size != 0 ? q.group_size : 16,
+                    .group_bits = 8, .tensor_scale_bits = 32};
     }
     return {};
 }
 
-/// How to size the weights: the format of the blocks' linear layers, optionally another for the
-/// routed experts, and optionally a figure the user knows better than the config.
+/// How to size the weights: the format of the blocks' linear layers, optionally others for the
+/// routed experts and for attention, the scales' layout, and optionally a figure the user knows
+/// better than the config. Embeddings, the LM head, norms, biases and routers stay 16-bit (32-bit in
+/// an all-fp32 model), as quantized checkpoints keep them.
 struct WeightOptions {
     WeightFormat format = WeightFormat::bf16;  ///< linear layers of the blocks
     std::optional<WeightFormat>
         expert_format{};                ///< routed experts, if not `format` (gpt-oss: mxfp4)
+    std::optional<WeightFormat> attention_format{};  ///< attention, if not `format`
+    QuantLayout layout{};               ///< group sizes and scale layout of quantized formats
     std::uint64_t override_params = 0;  ///< nonzero: the true parameter count; bytes scale to it
     Bytes override_bytes{};  ///< nonzero: the true total bytes; per-rank bytes scale to it
 };
+
+/// The weight options of a checkpoint's own format (bf16 when the config says nothing).
+[[nodiscard]] constexpr WeightOptions checkpoint_weights(const CheckpointFormat& c) {
+    WeightOptions w;
+    w.format = c.linear;
+    if (c.experts != c.linear) w.expert_format = c.experts;
+    if (c.attention != c.linear) w.attention_format = c.attention;
+    w.layout = c.layout;
+    return w;
+}
+
+/// The weight options of `m`'s checkpoint (ModelConfig::checkpoint).
+[[nodiscard]] constexpr WeightOptions checkpoint_weights(const Model& m) {
+    return checkpoint_weights(m.config().checkpoint);
+}
 
 /// Where parameters sit in a model.
 enum class ParamGroup : std::uint8_t {
@@ -423,19 +408,24 @@ constexpr void for_each_edge_tensor(const Model& m, bool embedding, bool head,
                    what);
     bits = add(bits, mul(rows, enc.channel_scale_bits, what), what);
     bits = add(bits, enc.tensor_scale_bits, what);
+    if (enc.block != 0)
+        bits = add(bits,
+                   mul(mul(ceil_div(rows, enc.block), ceil_div(cols, enc.block), what),
+                       enc.block_bits, what),
+                   what);
     return Bytes::exactly(mul(ceil_div(bits, 8), copies, what));
 }
 
 /// The encoding a tensor is stored in under `o`.
 [[nodiscard]] constexpr WeightEncoding tensor_encoding(const WeightTensor& t,
                                                        const WeightOptions& o) noexcept {
-    if (t.linear) {
-        const WeightFormat f =
-            t.group == ParamGroup::routed_experts && o.expert_format ? *o.expert_format : o.format;
-        return encoding(f);
-    }
     // Embeddings, norms, biases and the router stay 16-bit, or 32-bit in an all-fp32 model.
-    return {.value_bits = static_cast<std::uint16_t>(o.format == WeightFormat::fp32 ? 32 : 16)};
+    if (!t.linear || t.group == ParamGroup::router)
+        return {.value_bits = static_cast<std::uint16_t>(o.format == WeightFormat::fp32 ? 32 : 16)};
+    WeightFormat f = o.format;
+    if (t.group == ParamGroup::routed_experts && o.expert_format) f = *o.expert_format;
+    if (t.group == ParamGroup::attention && o.attention_format) f = *o.attention_format;
+    return encoding(f, o.layout);
 }
 
 /// Rows and columns of `t` that one rank of TP degree `tp` holds.

@@ -1,47 +1,191 @@
 #pragma once
 
-// The weight format a checkpoint is stored in, from its config.json.
+// The format a checkpoint's weights are stored in, from its config.json: quantization_config when
+// there is one, else torch_dtype (or dtype, its newer name). What each method stores:
+//
+//   fp8                 8-bit floats in every linear layer of the blocks; weight_block_size [b, b]
+//                       keeps one fp32 scale per b x b block (DeepSeek-V3: 128), else one per
+//                       matrix; modules_to_not_convert / ignored_layers stay 16-bit.
+//   mxfp4               the routed experts in MXFP4 (transformers' Mxfp4HfQuantizer converts only
+//                       the experts); attention, routers, embeddings and the LM head stay 16-bit, as
+//                       gpt-oss's modules_to_not_convert lists.
+//   awq, gptq           4-bit integers in groups of group_size (-1: one group per row) with an fp16
+//                       scale and a 4-bit zero point each (GPTQ stores its qzeros even when
+//                       symmetric); other bit widths are not modelled.
+//   compressed-tensors  config_groups' weights: num_bits 8 float (fp8 per tensor, channel or block),
+//                       8 int with channel scales (int8), 4 int in groups (int4, zero points unless
+//                       symmetric), 4 float in groups of 16 (nvfp4); ignore lists that name
+//                       attention keep it 16-bit.
+//
+// A method or shape kvplan does not model leaves the format unknown, with the reason in `source`:
+// the model is still sized (bf16 weights assumed) and the answer says so.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../json.hpp"
+#include "../weight_format.hpp"
 #include "../weights.hpp"
 
 namespace kvplan {
 
-/// The weight format the checkpoint itself is stored in, from quantization_config (mxfp4: gpt-oss's
-/// experts in MXFP4 and the rest in bf16, as its modules_to_not_convert says; fp8; AWQ / GPTQ at
-/// 4 bits with group 128: int4) or else torch_dtype; nullopt when the file says neither or says
-/// something kvplan does not model (other bit widths or group sizes). DeepSeek-V3's fp8 checkpoint
-/// keeps one scale per 128 x 128 block rather than per matrix: 0.002 bits per weight more.
+namespace detail::hf {
+
+/// The 16- or 32-bit format torch_dtype (or dtype) names, in the file or its text_config.
+[[nodiscard]] inline std::optional<WeightFormat> torch_dtype_of(const JsonReader& top,
+                                                                const JsonReader& text) {
+    for (const JsonReader* r : {&top, &text})
+        for (const char* key : {"torch_dtype", "dtype"})
+            if (const auto d = r->optional_string(key)) {
+                if (*d == "bfloat16") return WeightFormat::bf16;
+                if (*d == "float16") return WeightFormat::fp16;
+                if (*d == "float32") return WeightFormat::fp32;
+            }
+    return std::nullopt;
+}
+
+/// Whether a list of module names (modules_to_not_convert, ignored_layers, ignore) keeps the
+/// attention projections unquantized: an entry naming self_attn or attn.
+[[nodiscard]] inline bool keeps_attention(const JsonReader& q) {
+    for (const char* key : {"modules_to_not_convert", "ignored_layers", "ignore"})
+        if (const auto names = q.optional_string_array(key))
+            for (const std::string& n : *names)
+                if (n.find("self_attn") != std::string::npos || n.find("attn") != std::string::npos)
+                    return true;
+    return false;
+}
+
+/// A checkpoint format that kvplan does not model: sized as bf16, the reason kept.
+[[nodiscard]] inline CheckpointFormat unmodelled(const char* why) {
+    CheckpointFormat c;
+    c.source = why;
+    return c;
+}
+
+/// compressed-tensors: the weights scheme of its first config group.
+[[nodiscard]] inline CheckpointFormat compressed_tensors(const JsonReader& q, WeightFormat rest) {
+    const std::optional<JsonReader> groups = q.optional_object("config_groups");
+    if (!groups || groups->json().empty())
+        return unmodelled("quantization_config: compressed-tensors without config_groups");
+    const std::string first = groups->json().begin().key();
+    const JsonReader g = groups->object(first);
+    const std::optional<JsonReader> w = g.optional_object("weights");
+    if (!w) return unmodelled("quantization_config: compressed-tensors without a weights scheme");
+    const auto bits = w->optional_positive_integer("num_bits", 64);
+    const std::string type = w->optional_string("type").value_or("int");
+    const std::string strategy = w->optional_string("strategy").value_or("tensor");
+    CheckpointFormat c;
+    c.known = true;
+    c.rest = rest;
+    c.source = "quantization_config (compressed-tensors)";
+    if (bits == 8u && type == "float") {
+        c.linear = WeightFormat::fp8;
+        if (strategy == "block") {
+            const auto block = w->optional_count_array("block_structure");
+            if (!block || block->size() != 2 || (*block)[0] != (*block)[1] || (*block)[0] == 0)
+                return unmodelled(
+                    "quantization_config: compressed-tensors fp8 blocks that are not square");
+            c.layout.fp8_block = static_cast<std::uint32_t>((*block)[0]);
+        } else if (strategy == "channel") {
+            c.layout.fp8_per_channel = true;
+        } else if (strategy != "tensor") {
+            return unmodelled("quantization_config: compressed-tensors fp8 of an unmodelled "
+                              "strategy (tensor, channel and block are)");
+        }
+    } else if (bits == 8u && type == "int" && strategy == "channel") {
+        c.linear = WeightFormat::int8;
+    } else if (bits == 4u && type == "int" && strategy == "group") {
+        c.linear = WeightFormat::int4;
+        const auto group = w->optional_positive_integer("group_size", 0xFFFF'FFFFULL);
+        c.layout.group_size = group ? static_cast<std::uint32_t>(*group) : 128;
+        c.layout.int4_zero_points = !w->optional_boolean("symmetric").value_or(true);
+    } else if (bits == 4u && type == "float") {
+        c.linear = WeightFormat::nvfp4;
+        const auto group = w->optional_positive_integer("group_size", 0xFFFF'FFFFULL);
+        c.layout.group_size = group ? static_cast<std::uint32_t>(*group) : 16;
+    } else {
+        return unmodelled("quantization_config: a compressed-tensors scheme kvplan does not model "
+                          "(fp8, int8 per channel, int4 in groups and nvfp4 are)");
+    }
+    c.experts = c.linear;
+    c.attention = keeps_attention(q) ? rest : c.linear;
+    return c;
+}
+
+}  // namespace detail::hf
+
+/// The format `top` (a config.json; `text` its text_config, or itself) says its weights are in.
+[[nodiscard]] inline CheckpointFormat checkpoint_format(const JsonReader& top,
+                                                        const JsonReader& text) {
+    using namespace detail::hf;
+    const std::optional<WeightFormat> dtype = torch_dtype_of(top, text);
+    const WeightFormat rest = dtype == WeightFormat::fp32 ? WeightFormat::fp32 : WeightFormat::bf16;
+    const std::optional<JsonReader> q = top.optional_object("quantization_config");
+    if (!q) {
+        CheckpointFormat c;
+        if (!dtype) {
+            c.source = "no quantization_config or torch_dtype: bf16 assumed";
+            return c;
+        }
+        c.known = true;
+        c.linear = c.experts = c.attention = c.rest = *dtype;
+        c.source = "torch_dtype";
+        return c;
+    }
+    const std::string method = detail::lower_ascii(q->optional_string("quant_method").value_or(""));
+    CheckpointFormat c;
+    c.known = true;
+    c.rest = rest;
+    if (method == "fp8") {
+        c.source = "quantization_config (fp8)";
+        c.linear = c.experts = WeightFormat::fp8;
+        if (const auto block = q->optional_count_array("weight_block_size")) {
+            if (block->size() != 2 || (*block)[0] != (*block)[1] || (*block)[0] == 0)
+                return unmodelled("quantization_config: fp8 weight_block_size that is not square");
+            c.layout.fp8_block = static_cast<std::uint32_t>((*block)[0]);
+        }
+        c.attention = keeps_attention(*q) ? rest : WeightFormat::fp8;
+        return c;
+    }
+    if (method == "mxfp4") {
+        c.source = "quantization_config (mxfp4)";
+        c.linear = c.attention = rest;
+        c.experts = WeightFormat::mxfp4;
+        return c;
+    }
+    if (method == "awq" || method == "gptq") {
+        c.source = method == "awq" ? "quantization_config (awq)" : "quantization_config (gptq)";
+        const auto bits = q->optional_positive_integer("bits", 64);
+        if (bits != 4u)
+            return unmodelled("quantization_config: awq or gptq at a bit width other than 4");
+        c.linear = c.experts = WeightFormat::int4;
+        // group_size -1: one group per row (per-channel scales).
+        const Json* g = q->find("group_size");
+        if (g != nullptr && g->is_number_integer() && g->get<std::int64_t>() == -1)
+            c.layout.group_size = 0xFFFF'FFFFU;
+        else if (const auto group = q->optional_positive_integer("group_size", 0xFFFF'FFFFULL))
+            c.layout.group_size = static_cast<std::uint32_t>(*group);
+        c.layout.int4_zero_points = method == "gptq" || q->optional_boolean("zero_point").value_or(true);
+        c.attention = keeps_attention(*q) ? rest : WeightFormat::int4;
+        return c;
+    }
+    if (method == "compressed-tensors") return compressed_tensors(*q, rest);
+    return unmodelled("quantization_config: a quant_method kvplan does not model (fp8, mxfp4, "
+                      "awq, gptq and compressed-tensors are)");
+}
+
+/// The weight format the checkpoint itself is stored in (checkpoint_format), as weight options;
+/// nullopt when the file says nothing kvplan models.
 [[nodiscard]] inline std::optional<WeightOptions> checkpoint_weight_options(
     const Json& root, std::string_view source) {
     const JsonReader top(root, std::string(source));
-    if (const auto q = top.optional_object("quantization_config")) {
-        const std::string method =
-            detail::lower_ascii(q->optional_string("quant_method").value_or(""));
-        if (method == "mxfp4")
-            return WeightOptions{.format = WeightFormat::bf16,
-                                 .expert_format = WeightFormat::mxfp4};
-        if (method == "fp8") return WeightOptions{.format = WeightFormat::fp8};
-        if (method == "awq" || method == "gptq") {
-            const auto bits = q->optional_positive_integer("bits", 64);
-            const auto group = q->optional_positive_integer("group_size", 1u << 20);
-            if (bits == 4u && group == 128u) return WeightOptions{.format = WeightFormat::int4};
-        }
-        return std::nullopt;
-    }
     const std::optional<JsonReader> text = top.optional_object("text_config");
-    for (const JsonReader* r : {&top, text ? &*text : &top}) {
-        if (const auto dtype = r->optional_string("torch_dtype")) {
-            if (*dtype == "bfloat16") return WeightOptions{.format = WeightFormat::bf16};
-            if (*dtype == "float16") return WeightOptions{.format = WeightFormat::fp16};
-            if (*dtype == "float32") return WeightOptions{.format = WeightFormat::fp32};
-        }
-    }
-    return std::nullopt;
+    const CheckpointFormat c = checkpoint_format(top, text ? *text : top);
+    if (!c.known) return std::nullopt;
+    return checkpoint_weights(c);
 }
 
 }  // namespace kvplan

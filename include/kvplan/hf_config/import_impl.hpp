@@ -17,6 +17,8 @@
 #include "../json.hpp"
 #include "../model.hpp"
 #include "../units.hpp"
+#include "checkpoint.hpp"
+#include "context_limit.hpp"
 #include "families.hpp"
 #include "fields.hpp"
 #include "import.hpp"
@@ -59,6 +61,10 @@ namespace kvplan {
         c.max_position_embeddings = 131'072;
     else if (f == Family::falcon)
         c.max_position_embeddings = 2048;
+    c.checkpoint = checkpoint_format(top, r);
+    c.context_limit = context_limit_of(
+        r, f == Family::gemma3 || f == Family::falcon ? c.max_position_embeddings : 0,
+        f == Family::gemma3);
 
     // Families.
     const bool gemma = f == Family::gemma || f == Family::gemma2 || f == Family::gemma3;

@@ -1,0 +1,101 @@
+#pragma once
+
+// How weights are stored: the format of a tensor's values and the scales beside them, and the format
+// a checkpoint's config says its weights are in. Light like the core: a model carries its
+// checkpoint's format, and weights.hpp turns formats into bytes.
+
+#include <cstdint>
+
+#include "detail/enum_table.hpp"
+#include "fixed_array.hpp"
+#include "optional.hpp"
+
+namespace kvplan {
+
+/// How weights are stored. Enumerators are spelled as in JSON and on the command line.
+enum class WeightFormat : std::uint8_t {
+    fp32,
+    bf16,
+    fp16,
+    fp8,    ///< 8-bit floats: one fp32 scale per matrix, per output channel or per square block
+    int8,   ///< 8-bit integers, one fp32 scale per output channel (W8A8 INT8)
+    int4,   ///< 4-bit integers in groups along the input (AWQ, GPTQ, W4A16), an fp16 scale per group
+    mxfp4,  ///< 4-bit e2m1 values, one e8m0 scale per 32 (OCP MX; gpt-oss's experts)
+    nvfp4,  ///< 4-bit e2m1 values, one fp8 scale per 16 and one fp32 scale per matrix
+};
+
+/// Every format with its spellings: the first is its name; "float32", "bfloat16", "float16" (a
+/// config's torch_dtype) and "awq", "gptq" (int4 methods) are read too.
+inline constexpr FixedArray<detail::EnumName<WeightFormat>, 13> weight_format_names{{
+    {WeightFormat::fp32, "fp32"},
+    {WeightFormat::bf16, "bf16"},
+    {WeightFormat::fp16, "fp16"},
+    {WeightFormat::fp8, "fp8"},
+    {WeightFormat::int8, "int8"},
+    {WeightFormat::int4, "int4"},
+    {WeightFormat::mxfp4, "mxfp4"},
+    {WeightFormat::nvfp4, "nvfp4"},
+    {WeightFormat::fp32, "float32"},
+    {WeightFormat::bf16, "bfloat16"},
+    {WeightFormat::fp16, "float16"},
+    {WeightFormat::int4, "awq"},
+    {WeightFormat::int4, "gptq"},
+}};
+
+/// Every format, in order.
+inline constexpr FixedArray<WeightFormat, 8> all_weight_formats{
+    WeightFormat::fp32, WeightFormat::bf16, WeightFormat::fp16, WeightFormat::fp8,
+    WeightFormat::int8, WeightFormat::int4, WeightFormat::mxfp4, WeightFormat::nvfp4};
+
+/// The JSON and command-line spelling.
+[[nodiscard]] constexpr const char* name(WeightFormat f) noexcept {
+    return detail::enum_name(weight_format_names, f);
+}
+
+/// Parses a spelling (see weight_format_names). Takes a C string or anything with data() and size().
+[[nodiscard]] constexpr Optional<WeightFormat> parse_weight_format(detail::TextRef s) noexcept {
+    return detail::enum_parse(weight_format_names, s);
+}
+
+/// Bits per value of a format.
+[[nodiscard]] constexpr std::uint32_t value_bits(WeightFormat f) noexcept {
+    switch (f) {
+        case WeightFormat::fp32: return 32;
+        case WeightFormat::bf16:
+        case WeightFormat::fp16: return 16;
+        case WeightFormat::fp8:
+        case WeightFormat::int8: return 8;
+        case WeightFormat::int4:
+        case WeightFormat::mxfp4:
+        case WeightFormat::nvfp4: return 4;
+    }
+    return 16;
+}
+
+/// How a quantized checkpoint lays out its scales, where checkpoints of one format differ.
+struct QuantLayout {
+    /// int4, mxfp4, nvfp4: inputs per scale; 0: the format's usual group (128, 32, 16).
+    std::uint32_t group_size = 0;
+    /// fp8: one fp32 scale per fp8_block x fp8_block weights (DeepSeek-V3's weight_block_size
+    /// [128, 128]); 0: one per matrix, or per output channel with fp8_per_channel.
+    std::uint32_t fp8_block = 0;
+    bool fp8_per_channel = false;  ///< fp8: one fp32 scale per output channel
+    bool int4_zero_points = true;  ///< int4: a 4-bit zero point per group (AWQ; asymmetric GPTQ)
+
+    friend constexpr bool operator==(const QuantLayout&, const QuantLayout&) = default;
+};
+
+/// The formats a checkpoint stores, as its config.json says (quantization_config, else
+/// torch_dtype). Unknown: the config says neither, and bf16 is assumed.
+struct CheckpointFormat {
+    bool known = false;
+    WeightFormat linear = WeightFormat::bf16;     ///< the blocks' linear layers
+    WeightFormat experts = WeightFormat::bf16;    ///< routed experts
+    WeightFormat attention = WeightFormat::bf16;  ///< attention projections (may stay 16-bit)
+    /// Embeddings, the LM head, norms, biases and routers (fp32 in an all-fp32 model).
+    WeightFormat rest = WeightFormat::bf16;
+    QuantLayout layout{};
+    const char* source = "";  ///< where it was read: "quantization_config.quant_method fp8"...
+};
+
+}  // namespace kvplan
