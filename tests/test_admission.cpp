@@ -860,7 +860,7 @@ ReplayStats replay(const BlockPoolSpec& s, AdmitPolicy policy, std::uint64_t chu
          ++step) {
         REQUIRE(step < 1'000'000);
         while (next < t.requests.size() &&
-               static_cast<std::uint64_t>(t.requests[next].arrival.in(kvplan::s)*50.0) <= step) {
+               static_cast<std::uint64_t>(t.requests[next].arrival.in(kvplan::seconds)*50.0) <= step) {
             const TraceRequest& q = t.requests[next];
             const std::uint64_t out = std::max<std::uint64_t>(q.output_tokens, 1);
             waiting.push_back(live(next, out, q.prompt_tokens, out, 0));

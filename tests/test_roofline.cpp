@@ -149,19 +149,46 @@ TEST_CASE("per-rank figures agree with the core and the weights", "[roofline]") 
                     .kv = KvDtype::fp8_e4m3};
     const Layout l = r.layout();
     const DecodeBound d = decode_bound(r, 8, 6000);
+    // Two stages run the batch of 8 as two micro-batches of 4 (vLLM keeps pp batches in flight).
+    CHECK(d.micro_batches == 2);
+    CHECK(d.micro_batch == 4);
     for (std::uint32_t st = 0; st < 2; ++st) {
         CHECK(d.stages[st].weights_resident == weight_bytes_per_rank(gemma_2_27b, l, st).total());
-        CHECK(d.stages[st].kv_read == kv_bytes_per_sequence(gemma_2_27b, KvDtype::fp8_e4m3, 6000, l.stage(st)) * 8);
+        CHECK(d.stages[st].kv_read ==
+              kv_bytes_per_sequence(gemma_2_27b, KvDtype::fp8_e4m3, 6000, l.stage(st)) * 4);
     }
-    // With pipeline stages the step is the slowest stage and a token's latency their sum.
-    CHECK(d.step == std::max(d.stages[0].time(), d.stages[1].time()));
-    CHECK(d.tpot.in(seconds) == Approx((d.stages[0].time() + d.stages[1].time()).in(seconds)));
+    // The step is the slowest stage on a micro-batch; a token waits for its micro-batch to pass
+    // both stages, and each stage serves both micro-batches in turn: TPOT = max(t0 + t1,
+    // 2 x max(t0, t1)) = 2 x the slowest stage here; the replica makes 8 / TPOT tokens a second.
+    const Seconds t0 = d.stages[0].time(), t1 = d.stages[1].time();
+    CHECK(d.step == std::max(t0, t1));
+    CHECK(d.tpot.in(seconds) ==
+          Approx(std::max((t0 + t1).in(seconds), 2 * std::max(t0, t1).in(seconds))));
+    CHECK(d.tokens_per_s == Approx(8 / d.tpot.in(seconds)));
     // On one GPU the matrix-product parameters are the parameters less the embedding and norms.
     const auto dense = detail::rank_matmul_params(llama_3_70b, Layout{llama_3_70b, {}}, 0);
     CHECK(dense.dense == 69'501'714'432.0);
     const ParamCounts pc = count_params(llama_3_8b);
     CHECK(detail::rank_matmul_params(llama_3_8b, Layout{llama_3_8b, {}}, 0).dense ==
           static_cast<double>(total_params(llama_3_8b) - pc.embedding - pc.norms));
+}
+
+TEST_CASE("under pipeline parallelism one sequence never makes more than 1 / TPOT tokens a second",
+          "[roofline]") {
+    // Llama-3-70B on 8 x H100 at tp 4 x pp 2, batch 1: one micro-batch passes both stages in
+    // turn, so TPOT is their sum and the replica makes 1 / TPOT tokens a second, not 1 / step.
+    const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.tp = 4, .pp = 2}};
+    const DecodeBound one = decode_bound(r, 1, 8192);
+    CHECK(one.micro_batches == 1);
+    CHECK(one.tpot == one.stages[0].time() + one.stages[1].time());
+    CHECK(one.tokens_per_s == Approx(1.0 / one.tpot.in(seconds)));
+    CHECK(one.tokens_per_s * one.tpot.in(seconds) <= 1.0 + 1e-12);
+    // For every batch, throughput x TPOT is the batch: C sequences never exceed C / TPOT.
+    for (std::uint64_t b : {1ULL, 2ULL, 3ULL, 7ULL, 64ULL}) {
+        const DecodeBound d = decode_bound(r, b, 8192);
+        CHECK(d.tokens_per_s * d.tpot.in(seconds) == Approx(static_cast<double>(b)));
+        CHECK(d.tpot >= d.step);
+    }
 }
 
 TEST_CASE("an efficiency estimate sits beside the bound, never below it", "[roofline]") {

@@ -2,6 +2,16 @@
 
 // The decode step's lower bound on a replica: every sequence of the batch reads its KV, the step
 // reads the weights once (the experts the batch touches), and the slowest pipeline stage bounds it.
+//
+// Under pipeline parallelism the batch runs as vLLM runs it: min(batch, pp) micro-batches in
+// flight (VllmConfig.max_concurrent_batches is pp under pipeline parallelism, vllm/config/vllm.py),
+// the batch split between them as evenly as it goes. A sequence's next token waits for its
+// micro-batch to pass every stage, and every stage serves each micro-batch in turn, so
+//
+//     TPOT >= max(sum over stages of a micro-batch's time, max over stages of the cycle through
+//                 every micro-batch)
+//
+// and the replica's throughput is at most batch / TPOT: one sequence can never exceed 1 / TPOT.
 
 #include <algorithm>
 #include <array>
@@ -29,9 +39,11 @@ struct DecodeBound {
     std::array<StageStep, max_pipeline_stages> stages{};
     std::uint32_t num_stages = 0;
     std::uint32_t limiting_stage = 0;
-    Seconds step{};                 ///< the slowest stage: the bound on a step (the issue of a token)
-    Seconds tpot{};                 ///< sum over stages: a token passes every stage in turn
-    double tokens_per_s = 0.0;      ///< batch / step: replica throughput with the pipeline full
+    std::uint64_t micro_batches = 1;  ///< in flight through the pipeline: min(batch, pp)
+    std::uint64_t micro_batch = 0;    ///< sequences of the largest micro-batch (the stages' records)
+    Seconds step{};                 ///< the slowest stage on the first (largest) micro-batch
+    Seconds tpot{};                 ///< a token passes every stage, each stage serves every micro-batch
+    double tokens_per_s = 0.0;      ///< batch / tpot: the replica's throughput
     double tokens_per_s_per_gpu = 0.0;
     Bound bound = Bound::memory;    ///< what bounds the limiting stage
     AllReduce all_reduce{};         ///< not in the bound (see the header comment)
@@ -47,6 +59,24 @@ struct DecodeBound {
 /// What a replica's decode bound needs that depends on neither the batch nor the context, per
 /// stage (the rank's weights and matmul parameters, which walk every tensor of every layer):
 /// prepared once, so that a sweep over batches and contexts pays only for what varies.
+/// How the pipeline splits a batch: `count` micro-batches, `large` sequences in the first
+/// `with_large` of them and `large - 1` in the rest.
+struct MicroBatches {
+    std::uint64_t count = 1;
+    std::uint64_t large = 0;
+    std::uint64_t with_large = 1;
+};
+
+/// `batch` over `pp` stages: min(batch, pp) micro-batches, as even as they go.
+[[nodiscard]] constexpr MicroBatches micro_batches(std::uint64_t batch, std::uint32_t pp) noexcept {
+    MicroBatches m;
+    m.count = batch < pp ? batch : pp;
+    if (m.count == 0) m.count = 1;
+    m.large = (batch + m.count - 1) / m.count;
+    m.with_large = batch - (m.large - 1) * m.count;
+    return m;
+}
+
 struct DecodeCosts {
     /// One stage's batch- and context-free costs.
     struct Stage {
@@ -143,81 +173,145 @@ struct DecodeLoad {
 
 }  // namespace detail
 
+namespace detail {
+
+/// The pipeline's figures from each stage's time on a large and a small micro-batch.
+struct PipelineTimes {
+    Seconds step{};  ///< the slowest stage on a large micro-batch
+    Seconds tpot{};
+    std::uint32_t limiting_stage = 0;
+};
+
+/// Adds stage `s` (time `large` on a large micro-batch, `small` on a small one) to `p`.
+constexpr void add_stage(PipelineTimes& p, std::uint32_t s, const MicroBatches& m, Seconds large,
+                         Seconds small, Seconds& through, Seconds& busiest) {
+    through += large;
+    // Added micro-batch by micro-batch, large ones first, as the per-sequence form adds them.
+    Seconds cycle{};
+    for (std::uint64_t j = 0; j < m.count; ++j) cycle += j < m.with_large ? large : small;
+    busiest = std::max(busiest, cycle);
+    if (s == 0 || large > p.step) {
+        p.step = large;
+        p.limiting_stage = s;
+    }
+    p.tpot = std::max(through, busiest);
+}
+
+}  // namespace detail
+
 /// The decode-step lower bound for `batch` sequences all at `context` tokens, from prepared costs.
 [[nodiscard]] constexpr DecodeBound decode_bound(const DecodeCosts& c, std::uint64_t batch,
                                                  std::uint64_t context) {
     KVPLAN_EXPECTS(batch >= 1);
     const Layout& l = c.layout;
+    const MicroBatches m = micro_batches(batch, l.pp());
     DecodeBound d;
     d.batch = batch;
     d.longest_context = context;
     d.num_stages = l.pp();
+    d.micro_batches = m.count;
+    d.micro_batch = m.large;
+    detail::PipelineTimes p, e;
+    Seconds through{}, busiest{}, e_through{}, e_busiest{};
     for (std::uint32_t s = 0; s < l.pp(); ++s) {
-        const StageStep& st = d.stages[s] = detail::decode_stage(c, s, batch, context);
-        d.tpot += st.time();
-        if (st.time() > d.stages[d.limiting_stage].time()) d.limiting_stage = s;
+        const StageStep& st = d.stages[s] = detail::decode_stage(c, s, m.large, context);
+        const bool uneven = m.with_large < m.count;
+        const StageStep small = uneven ? detail::decode_stage(c, s, m.large - 1, context) : st;
+        detail::add_stage(p, s, m, st.time(), small.time(), through, busiest);
+        if (c.options.efficiency)
+            detail::add_stage(e, s, m, *st.estimate, *small.estimate, e_through, e_busiest);
     }
-    const StageStep& lim = d.stages[d.limiting_stage];
-    d.step = lim.time();
-    d.bound = lim.bound();
-    d.tokens_per_s = static_cast<double>(batch) / d.step.in(seconds);
+    d.limiting_stage = p.limiting_stage;
+    d.step = p.step;
+    d.tpot = p.tpot;
+    d.bound = d.stages[d.limiting_stage].bound();
+    d.tokens_per_s = static_cast<double>(batch) / d.tpot.in(seconds);
     d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
-    d.all_reduce = detail::all_reduce(c.replica, l, batch, c.options);
+    d.all_reduce = detail::all_reduce(c.replica, l, m.large, c.options);
     if (c.options.efficiency) {
-        Seconds worst{};
-        for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *d.stages[s].estimate);
-        d.step_estimate = worst;
-        d.tokens_per_s_estimate = static_cast<double>(batch) / worst.in(seconds);
+        d.step_estimate = e.step;
+        d.tokens_per_s_estimate = static_cast<double>(batch) / e.tpot.in(seconds);
     }
     return d;
 }
 
 /// The decode-step lower bound of `r` for sequences at the lengths `contexts` (one entry per
-/// sequence: the tokens each attends to). Throws InvalidInput when the GPU has no bandwidth or no
-/// peak for o.compute, or an efficiency is outside (0, 1].
+/// sequence: the tokens each attends to), sequence i in micro-batch i mod min(batch, pp). Throws
+/// InvalidInput when the GPU has no bandwidth or no peak for o.compute, or an efficiency is outside
+/// (0, 1].
 [[nodiscard]] constexpr DecodeBound decode_bound(const Replica& r,
                                                  std::span<const std::uint64_t> contexts,
                                                  const RooflineOptions& o = {}) {
     KVPLAN_EXPECTS(!contexts.empty());
     detail::check_roofline(r, o);
     const Layout l = r.layout();
+    const MicroBatches m = micro_batches(contexts.size(), l.pp());
     DecodeBound d;
     d.batch = contexts.size();
     d.num_stages = l.pp();
+    d.micro_batches = m.count;
+    d.micro_batch = m.large;
     for (std::uint64_t c : contexts) d.longest_context = std::max(d.longest_context, c);
-    for (std::uint32_t s = 0; s < l.pp(); ++s) {
-        StageStep& st = d.stages[s];
+    // A stage's step on micro-batch j: the sequences i with i mod count == j.
+    const auto stage_on = [&](std::uint32_t s, std::uint64_t j) {
+        StageStep st;
         st.stage = s;
         const Shard sh = l.stage(s);
-        const detail::WeightRead w = detail::weight_read(r, l, s, d.batch);
+        std::uint64_t n = 0;
+        double attn = 0.0;
+        for (std::uint64_t i = j; i < contexts.size(); i += m.count) {
+            st.kv_read += kv_bytes_per_sequence(r.model, r.kv, contexts[i], sh);
+            attn += detail::attention_flops_per_token(r.model, sh, contexts[i]);
+            ++n;
+        }
+        const detail::WeightRead w = detail::weight_read(r, l, s, n);
         st.weights_resident = w.resident;
         st.weights_read = w.read;
         st.experts_resident = w.experts;
         st.experts_touched = w.experts_touched;
-        double attn = 0.0;
-        for (std::uint64_t c : contexts) {
-            st.kv_read += kv_bytes_per_sequence(r.model, r.kv, c, sh);
-            attn += detail::attention_flops_per_token(r.model, sh, c);
-        }
         const detail::RankMatmulParams p = detail::rank_matmul_params(r.model, l, s);
-        st.matmul_flops = Flops::in_base(2.0 * (p.dense + p.routed) * static_cast<double>(d.batch));
+        st.matmul_flops = Flops::in_base(2.0 * (p.dense + p.routed) * static_cast<double>(n));
         st.attention_flops = Flops::in_base(attn);
         detail::finish_stage(st, r.gpu, o);
-        d.tpot += st.time();
-        if (st.time() > d.stages[d.limiting_stage].time()) d.limiting_stage = s;
+        return st;
+    };
+    // Per micro-batch, its time through every stage; per stage, its cycle through every one.
+    std::array<Seconds, max_pipeline_stages> cycle{}, e_cycle{};
+    Seconds slowest_through{}, e_slowest_through{};
+    for (std::uint64_t j = 0; j < m.count; ++j) {
+        Seconds through{}, e_through{};
+        for (std::uint32_t s = 0; s < l.pp(); ++s) {
+            const StageStep st = stage_on(s, j);
+            if (j == 0) {
+                d.stages[s] = st;
+                if (s == 0 || st.time() > d.step) {
+                    d.step = st.time();
+                    d.limiting_stage = s;
+                }
+                if (o.efficiency && (s == 0 || *st.estimate > *d.step_estimate))
+                    d.step_estimate = *st.estimate;
+            }
+            through += st.time();
+            cycle[s] += st.time();
+            if (o.efficiency) {
+                e_through += *st.estimate;
+                e_cycle[s] += *st.estimate;
+            }
+        }
+        slowest_through = std::max(slowest_through, through);
+        e_slowest_through = std::max(e_slowest_through, e_through);
     }
-    const StageStep& lim = d.stages[d.limiting_stage];
-    d.step = lim.time();
-    d.bound = lim.bound();
-    d.tokens_per_s = static_cast<double>(d.batch) / d.step.in(seconds);
+    d.tpot = slowest_through;
+    Seconds e_tpot = e_slowest_through;
+    for (std::uint32_t s = 0; s < l.pp(); ++s) {
+        d.tpot = std::max(d.tpot, cycle[s]);
+        e_tpot = std::max(e_tpot, e_cycle[s]);
+    }
+    d.bound = d.stages[d.limiting_stage].bound();
+    d.tokens_per_s = static_cast<double>(d.batch) / d.tpot.in(seconds);
     d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
-    d.all_reduce = detail::all_reduce(r, l, d.batch, o);
-    if (o.efficiency) {
-        Seconds worst{};
-        for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *d.stages[s].estimate);
-        d.step_estimate = worst;
-        d.tokens_per_s_estimate = static_cast<double>(d.batch) / worst.in(seconds);
-    }
+    d.all_reduce = detail::all_reduce(r, l, m.large, o);
+    if (o.efficiency) d.tokens_per_s_estimate = static_cast<double>(d.batch) / e_tpot.in(seconds);
     return d;
 }
 
@@ -280,26 +374,34 @@ struct DecodePoint {
 [[nodiscard]] constexpr DecodePoint decode_point(const DecodeCosts& c, std::uint64_t batch,
                                                  std::uint64_t context) {
     KVPLAN_EXPECTS(batch >= 1);
+    const MicroBatches m = micro_batches(batch, c.layout.pp());
     DecodePoint p{.batch = batch, .context = context};
-    Seconds worst{};
+    detail::PipelineTimes times, est;
+    Seconds through{}, busiest{}, e_through{}, e_busiest{};
+    // A stage's times as decode_stage has them, without filling its whole record.
+    const auto stage_times = [&](std::uint32_t s, std::uint64_t n) {
+        const detail::DecodeLoad load = detail::decode_load(c, s, n, context);
+        return detail::stage_times(load.weights.read + load.kv_read, load.matmul + load.attention,
+                                   c.replica.gpu, c.options);
+    };
     for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
-        // A stage's times as decode_stage has them, without filling its whole record.
-        const detail::DecodeLoad load = detail::decode_load(c, s, batch, context);
-        const detail::StageTimes t =
-            detail::stage_times(load.weights.read + load.kv_read, load.matmul + load.attention,
-                                c.replica.gpu, c.options);
-        const Seconds time = std::max(t.memory, t.compute);
-        p.tpot += time;
+        const detail::StageTimes large = stage_times(s, m.large);
+        const detail::StageTimes small =
+            m.with_large < m.count ? stage_times(s, m.large - 1) : large;
+        const Seconds time = std::max(large.memory, large.compute);
         // The first stage, then any strictly slower one: decode_bound's limiting stage.
-        if (s == 0 || time > p.step) {
-            p.step = time;
-            p.bound = t.compute > t.memory ? Bound::compute : Bound::memory;
-        }
-        if (t.estimate) worst = std::max(worst, *t.estimate);
+        if (s == 0 || time > times.step)
+            p.bound = large.compute > large.memory ? Bound::compute : Bound::memory;
+        detail::add_stage(times, s, m, time, std::max(small.memory, small.compute), through,
+                          busiest);
+        if (large.estimate)
+            detail::add_stage(est, s, m, *large.estimate, *small.estimate, e_through, e_busiest);
     }
-    p.tokens_per_s = static_cast<double>(batch) / p.step.in(seconds);
+    p.step = times.step;
+    p.tpot = times.tpot;
+    p.tokens_per_s = static_cast<double>(batch) / p.tpot.in(seconds);
     p.tokens_per_s_per_gpu = p.tokens_per_s / c.layout.ranks();
-    if (c.options.efficiency) p.step_estimate = worst;
+    if (c.options.efficiency) p.step_estimate = est.step;
     return p;
 }
 
