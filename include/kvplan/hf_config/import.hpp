@@ -92,6 +92,22 @@ namespace kvplan {
 /// A parsed JSON document (nlohmann::json), as json.hpp names it.
 using Json = nlohmann::json;
 
+/// A model imported from a config.json, and what the import assumed that the file does not say (a
+/// model_type it fell back from, a plain decoder read without one, a vision tower counted apart,
+/// layers left out): one sentence each, for a front end to show.
+struct HfImport {
+    Model model;
+    std::vector<std::string> notes;
+};
+
+/// Maps a parsed Hugging Face config.json to a Model, with notes. `source` names the document in
+/// messages (a file name); `name` becomes the model's name (the source if empty). Throws
+/// InvalidInput naming the source, the JSON path, the expected and the found on anything it
+/// cannot map.
+[[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
+                                      std::string_view name = {},
+                                      const HfImportOptions& options = {});
+
 /// Maps a parsed Hugging Face config.json to a Model. `source` names the document in messages (a
 /// file name); `name` becomes the model's name (the source if empty). Throws InvalidInput naming
 /// the source, the JSON path, the expected and the found on anything it cannot map.
@@ -99,9 +115,14 @@ using Json = nlohmann::json;
                                        std::string_view name = {},
                                        const HfImportOptions& options = {});
 
-/// Loads a config.json, or the config.json inside a model folder. The model is named after the
-/// folder (for .../Llama-3-8B/config.json) or the file's stem. Throws InvalidInput on anything it
-/// cannot read or map.
+/// Imports a config.json, or the config.json inside a model folder, with notes. The file may hold
+/// Python's Infinity and NaN, as transformers writes them. The model is named after the folder
+/// (for .../Llama-3-8B/config.json) or the file's stem. Throws InvalidInput on anything it cannot
+/// read or map.
+[[nodiscard]] HfImport import_hf_config(const std::filesystem::path& file_or_folder,
+                                        const HfImportOptions& options = {});
+
+/// Loads a config.json, or the config.json inside a model folder (import_hf_config's model).
 [[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
                                    const HfImportOptions& options = {});
 
@@ -115,13 +136,23 @@ using Json = nlohmann::json;
 [[nodiscard]] std::optional<std::filesystem::path> find_bundled_model(
     const std::filesystem::path& config_dir, std::string_view id);
 
-/// Loads bundled model `id`, named by its id. Throws InvalidInput listing the bundled ids when
-/// there is no such model.
+/// Imports bundled model `id`, named by its id, with notes. Throws InvalidInput listing the
+/// bundled ids when there is no such model.
+[[nodiscard]] HfImport import_bundled_model(const std::filesystem::path& config_dir,
+                                            std::string_view id,
+                                            const HfImportOptions& options = {});
+
+/// Loads bundled model `id` (import_bundled_model's model).
 [[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,
                                        const HfImportOptions& options = {});
 
-/// A model named by a path (a config.json or a folder holding one) or a bundled id: a path that
-/// exists wins.
+/// Imports a model named by a path (a config.json or a folder holding one) or a bundled id, with
+/// notes: a path that exists wins.
+[[nodiscard]] HfImport import_model(const std::filesystem::path& config_dir,
+                                    std::string_view path_or_id,
+                                    const HfImportOptions& options = {});
+
+/// A model named by a path or a bundled id (import_model's model).
 [[nodiscard]] Model resolve_model(const std::filesystem::path& config_dir,
                                   std::string_view path_or_id, const HfImportOptions& options = {});
 
