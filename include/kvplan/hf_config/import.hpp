@@ -52,6 +52,32 @@
 //                           expand x hidden), mamba_dt_rank (missing or "auto": ceil(hidden /
 //                           16), as JambaConfig). Each Mamba layer keeps (K - 1) x d_inner conv
 //                           values and d_inner x N SSM values.
+//   Llama-4                 text_config; a layer with RoPE (no_rope_layers[i] 1, else every
+//                           no_rope_layer_interval-th layer is NoPE) attends within chunks of
+//                           attention_chunk_size (CacheKind::chunked_local); MoE where (i + 1) %
+//                           interleave_moe_layer_step == 0, experts and the shared expert of
+//                           intermediate_size, dense layers of intermediate_size_mlp (llama4.py).
+//   GLM-4.5 (glm4_moe)      first_k_dense_replace, n_shared_experts, QKV bias (attention_bias),
+//                           use_qk_norm, head_dim; the router's e_score_correction_bias.
+//   DeepSeek-V3.2           index_head_dim, index_n_heads: the indexer's key is cached per token
+//                           beside the latent (132 B for 128 dims), its weights counted.
+//   Gemma-3n                the last num_kv_shared_layers layers share earlier caches; per-layer
+//                           embeddings, AltUp and Laurel in extra_params; intermediate_size may be
+//                           a list of equal widths.
+//   Nemotron-H              hybrid_override_pattern: M (Mamba-2: mamba_num_heads, mamba_head_dim,
+//                           ssm_state_size, n_groups, conv_kernel), * (attention), - (MLP of
+//                           intermediate_size, squared ReLU), E (MoE: n_routed_experts,
+//                           moe_intermediate_size, moe_shared_expert_intermediate_size); one mixer
+//                           or one MLP per block; the SSM state in mamba_ssm_cache_dtype (float32
+//                           when absent) unless HfImportOptions says otherwise, as vLLM does.
+//   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),
+//   (Mamba-1), Mamba-2      time_step_rank; Mamba-2: num_heads, head_dim, n_groups. No attention,
+//                           no MLP: a fixed state per sequence.
+//   vision_config           Gemma-3 (SigLIP), Qwen2.5-VL, Qwen3-VL and Llama-4 towers are counted
+//                           into vision_params (hf_config/vision.hpp).
+//   no model_type           architectures[0] decides, with a note; with neither, the sizes are read
+//                           as a plain decoder (plain_decoder.hpp), with a note.
+//   encoder-decoder         is_encoder_decoder true, or a T5 / BART / Whisper model_type: refused.
 //
 // Defaults. A field that sizes the model is required. A missing flag takes the default of its
 // transformers config class, as every engine loading the file does: tie_word_embeddings (true for
@@ -69,9 +95,9 @@
 // Parameters the core's fields do not describe go to extra_params: gpt-oss's attention sinks (one
 // per head per layer), GPT-J's LM-head bias, Qwen3-Next's linear-attention mixers, its output gate
 // on the queries (q_proj is twice as wide) and its shared-expert gate, the Mamba mixers of
-// Granite-4.0-H and Jamba. Granite's dense variant still needs num_local_experts: its class
-// default is 8 experts, not a dense model. The vision tower of a multimodal wrapper and
-// DeepSeek-V3's multi-token-prediction layer are not part of the model.
+// Granite-4.0-H and Jamba, Nemotron-H, Mamba and Mamba-2. Granite's dense variant still needs
+// num_local_experts: its class default is 8 experts, not a dense model. Multi-token-prediction
+// layers (num_nextn_predict_layers) are not part of the model; a note says so.
 //
 // The functions are declared here and defined in import_impl.hpp, which one translation unit of the
 // program compiles: the one that defines KVPLAN_HF_CONFIG_IMPLEMENTATION before including
