@@ -49,6 +49,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/fleet.hpp
   kvplan/gpu.hpp
   kvplan/kvplan.hpp
+  kvplan/plain_decoder.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp
@@ -75,6 +76,8 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/moe.hpp
   kvplan/hf_config/options.hpp
   kvplan/hf_config/recurrent.hpp
+  kvplan/hf_config/state_space.hpp
+  kvplan/hf_config/vision.hpp
   kvplan/json.hpp
   kvplan/policy.hpp
 )

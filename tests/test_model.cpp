@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <kvplan/model.hpp>
 #include <kvplan/presets.hpp>
+#include <string_view>
 
 using namespace kvplan;
 
@@ -96,4 +97,47 @@ TEST_CASE("query head dim is never assumed to be hidden / heads when stated", "[
     CHECK(presets::gemma_2_27b.query_head_dim() == 128);
     // Llama-3-70B states none: the KV head dim, 128 (= 8192 / 64 too).
     CHECK(presets::llama_3_70b.query_head_dim() == 128);
+}
+
+TEST_CASE("the new layer kinds are validated with the field named", "[model][invalid]") {
+    // A chunked-local layer needs a chunk.
+    ModelConfig c = small_dense();
+    c.layers = LayerStack::uniform(4, chunked_local(2, 64, 0));
+    CHECK_THROWS_WITH(Model{c}, Catch::Contains("layers.specs[0].window") &&
+                                    Catch::Contains("> 0 tokens"));
+    // A KV-sharing layer with its own projections must still divide the query heads.
+    c = small_dense();
+    c.layers = LayerStack{}.append(full_attention(2, 64)).append(shared_cache(3, 64));
+    CHECK_THROWS_WITH(Model{c}, Catch::Contains("layers.specs[1].kv_heads") &&
+                                    Catch::Contains("found 3"));
+    // Query heads are required only where something attends.
+    c = small_dense();
+    c.num_heads = 0;
+    CHECK_THROWS_WITH(Model{c}, Catch::Contains("num_heads"));
+    c.layers = LayerStack::uniform(4, constant_state(Bytes::exactly(64)));
+    c.mlp_layers = MlpLayers::mlp_only;
+    CHECK_NOTHROW(Model{c});
+    // A layer stack of MLP-only layers caches nothing: refused.
+    c = small_dense();
+    c.layers = LayerStack::uniform(4, mlp_only());
+    CHECK_THROWS_WITH(Model{c}, Catch::Contains("at least one layer that caches something"));
+}
+
+TEST_CASE("under MlpLayers::mlp_only only the MLP-only layers carry an MLP", "[model]") {
+    ModelConfig c = small_dense();
+    c.layers = LayerStack{}.append(full_attention(2, 64)).append(mlp_only()).append(
+        constant_state(Bytes::exactly(64)));
+    c.mlp_layers = MlpLayers::mlp_only;
+    const Model m{c};
+    CHECK_FALSE(m.has_mlp(0));
+    CHECK(m.has_mlp(1));
+    CHECK_FALSE(m.has_mlp(2));
+    // Without any dense MLP layer, no intermediate_size is needed.
+    c.layers = LayerStack::uniform(2, constant_state(Bytes::exactly(64)));
+    c.intermediate_size = 0;
+    CHECK_NOTHROW(Model{c});
+    // One table names and parses every kind.
+    CHECK(std::string_view(name(CacheKind::chunked_local)) == "chunked_local");
+    CHECK(parse_cache_kind("mlp_only") == CacheKind::mlp_only);
+    CHECK_FALSE(parse_cache_kind("chunked").has_value());
 }

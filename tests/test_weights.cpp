@@ -277,3 +277,45 @@ TEST_CASE("weight formats parse from their spellings", "[weights]") {
     CHECK(parse_weight_format("bfloat16") == WeightFormat::bf16);
     CHECK_FALSE(parse_weight_format("int3").has_value());
 }
+
+TEST_CASE("MLP-only, KV-sharing and indexer layers count their own tensors", "[weights]") {
+    // A 2-layer toy (hidden 64, 4 heads of 16, 2 KV heads, MLP 128, vocab 10, untied).
+    ModelConfig c{.name = "toy",
+                  .num_heads = 4,
+                  .head_dim = 16,
+                  .hidden_size = 64,
+                  .intermediate_size = 128,
+                  .vocab_size = 10};
+    // Attention layer: q 64 x 64 + k, v 2 x 64 x 32 + o 64 x 64 = 12,288; MLP 3 x 64 x 128 =
+    // 24,576; norms 128. Edges: 2 x 10 x 64 + final norm 64 = 1,344.
+    c.layers = LayerStack::uniform(2, full_attention(2, 16));
+    const std::uint64_t dense = total_params(Model{c});
+    CHECK(dense == 2 * (12'288 + 24'576 + 128) + 1'344);
+    // Layer 1 MLP-only under MlpLayers::mlp_only: layer 0 loses its MLP, layer 1 its attention.
+    c.layers = LayerStack{}.append(full_attention(2, 16)).append(mlp_only());
+    c.mlp_layers = MlpLayers::mlp_only;
+    CHECK(total_params(Model{c}) == (12'288 + 128) + (24'576 + 128) + 1'344);
+    // A KV-sharing layer keeps k and v when it names its heads (Gemma-3n), else only q and o.
+    c.mlp_layers = MlpLayers::every_layer;
+    c.layers = LayerStack{}.append(full_attention(2, 16)).append(shared_cache(2, 16));
+    CHECK(total_params(Model{c}) == dense);
+    c.layers = LayerStack{}.append(full_attention(2, 16)).append(shared_cache());
+    CHECK(total_params(Model{c}) == dense - 2 * 64 * 32);
+    // A chunked-local layer has full attention's weights.
+    c.layers = LayerStack{}.append(full_attention(2, 16)).append(chunked_local(2, 16, 8));
+    CHECK(total_params(Model{c}) == dense);
+}
+
+TEST_CASE("a vision tower is counted apart and held by the first stage", "[weights][vision]") {
+    ModelConfig c = llama_3_8b.config();
+    c.vision_params = 1'000'000;
+    const Model m{c};
+    CHECK(count_params(m).vision == 1'000'000);
+    CHECK(total_params(m) == 8'030'261'248ULL + 1'000'000);
+    // 16-bit, split over tp: 2 B x 1,000,000 / 2 per rank of stage 0, nothing on stage 1.
+    const Layout l{m, {.tp = 2, .pp = 2}};
+    CHECK(weight_bytes_per_rank(m, l, 0).vision.count() == 1'000'000);
+    CHECK(weight_bytes_per_rank(m, l, 1).vision.is_zero());
+    // Never active: a token's routed experts are all that is idle.
+    CHECK(active_params(m) == total_params(m));
+}

@@ -24,41 +24,46 @@ enum class KvDtype : std::uint8_t {
     int4,
     nvfp4,  ///< 4-bit e2m1 values with one fp8 (e4m3) scale per 16 values
     mxfp4,  ///< 4-bit e2m1 values with one e8m0 scale per 32 values (OCP microscaling)
+    /// DeepSeek's packed fp8 MLA latent (vLLM's --kv-cache-dtype fp8_ds_mla, which vLLM picks for
+    /// fp8 on DeepSeek-V3.2): the kv_lora_rank part in e4m3 with one fp32 scale per 128 values,
+    /// the RoPE part kept in bf16. 512 + 4 x 4 + 64 x 2 = 656 B per token for V3.2's latent
+    /// (MLAAttentionSpec.real_page_size_bytes, vllm/v1/kv_cache_interface.py; the layout is
+    /// FlashMLA's, vllm/v1/attention/backends/mla/flashmla_sparse.py). Other vectors: e4m3 with
+    /// the same scales.
+    fp8_ds_mla,
 };
 
-inline constexpr FixedArray all_kv_dtypes{KvDtype::fp32,  KvDtype::fp16,    KvDtype::bf16,
-                                          KvDtype::fp8_e4m3, KvDtype::fp8_e5m2, KvDtype::int8,
-                                          KvDtype::int4,  KvDtype::nvfp4,   KvDtype::mxfp4};
+/// A KvDtype with its spelling and storage bits per element, scales excluded.
+struct KvDtypeInfo {
+    KvDtype dtype;
+    const char* name;
+    unsigned bits;
+};
+
+/// Every KvDtype, in enumerator order: the one table name(), bits() and parse_kv_dtype() read.
+inline constexpr KvDtypeInfo kv_dtype_table[] = {
+    {KvDtype::fp32, "fp32", 32},        {KvDtype::fp16, "fp16", 16},
+    {KvDtype::bf16, "bf16", 16},        {KvDtype::fp8_e4m3, "fp8_e4m3", 8},
+    {KvDtype::fp8_e5m2, "fp8_e5m2", 8}, {KvDtype::int8, "int8", 8},
+    {KvDtype::int4, "int4", 4},         {KvDtype::nvfp4, "nvfp4", 4},
+    {KvDtype::mxfp4, "mxfp4", 4},       {KvDtype::fp8_ds_mla, "fp8_ds_mla", 8},
+};
+
+inline constexpr FixedArray all_kv_dtypes{
+    KvDtype::fp32, KvDtype::fp16, KvDtype::bf16,  KvDtype::fp8_e4m3, KvDtype::fp8_e5m2,
+    KvDtype::int8, KvDtype::int4, KvDtype::nvfp4, KvDtype::mxfp4,    KvDtype::fp8_ds_mla};
 
 /// Storage bits of one element, scales excluded.
 [[nodiscard]] constexpr unsigned bits(KvDtype d) noexcept {
-    switch (d) {
-        case KvDtype::fp32: return 32;
-        case KvDtype::fp16:
-        case KvDtype::bf16: return 16;
-        case KvDtype::fp8_e4m3:
-        case KvDtype::fp8_e5m2:
-        case KvDtype::int8: return 8;
-        case KvDtype::int4:
-        case KvDtype::nvfp4:
-        case KvDtype::mxfp4: return 4;
-    }
+    for (const KvDtypeInfo& i : kv_dtype_table)
+        if (i.dtype == d) return i.bits;
     return 0;
 }
 
 /// The JSON and command-line spelling.
 [[nodiscard]] constexpr const char* name(KvDtype d) noexcept {
-    switch (d) {
-        case KvDtype::fp32: return "fp32";
-        case KvDtype::fp16: return "fp16";
-        case KvDtype::bf16: return "bf16";
-        case KvDtype::fp8_e4m3: return "fp8_e4m3";
-        case KvDtype::fp8_e5m2: return "fp8_e5m2";
-        case KvDtype::int8: return "int8";
-        case KvDtype::int4: return "int4";
-        case KvDtype::nvfp4: return "nvfp4";
-        case KvDtype::mxfp4: return "mxfp4";
-    }
+    for (const KvDtypeInfo& i : kv_dtype_table)
+        if (i.dtype == d) return i.name;
     return "?";
 }
 
@@ -111,14 +116,21 @@ struct KvFormat {
 
 /// The usual scale layout of each type: none for 16/32-bit; per-tensor for fp8 (vLLM's k_scale and
 /// v_scale); one fp32 scale per token per head for int8 and int4 (as token-wise KV quantization
-/// does); one e4m3 scale per 16 values for NVFP4 and one e8m0 scale per 32 for MXFP4 (their specs).
+/// does); one e4m3 scale per 16 values for NVFP4 and one e8m0 scale per 32 for MXFP4 (their specs);
+/// one fp32 scale per 128 values for fp8_ds_mla.
 [[nodiscard]] constexpr KvScaling default_scaling(KvDtype d) noexcept {
     switch (d) {
         case KvDtype::int8:
-        case KvDtype::int4: return {ScaleGranularity::per_token_head, 32, 0};
-        case KvDtype::nvfp4: return {ScaleGranularity::per_group, 8, 16};
-        case KvDtype::mxfp4: return {ScaleGranularity::per_group, 8, 32};
-        default: return {};
+        case KvDtype::int4:
+            return {ScaleGranularity::per_token_head, 32, 0};
+        case KvDtype::nvfp4:
+            return {ScaleGranularity::per_group, 8, 16};
+        case KvDtype::mxfp4:
+            return {ScaleGranularity::per_group, 8, 32};
+        case KvDtype::fp8_ds_mla:
+            return {ScaleGranularity::per_group, 32, 128};
+        default:
+            return {};
     }
 }
 
@@ -127,17 +139,17 @@ struct KvFormat {
 [[nodiscard]] constexpr Bytes vector_bytes(KvFormat f, std::uint64_t elements) {
     std::uint64_t bits_total = detail::mul(elements, bits(f.dtype), "a cache vector");
     switch (f.scaling.granularity) {
-        case ScaleGranularity::per_tensor: break;
+        case ScaleGranularity::per_tensor:
+            break;
         case ScaleGranularity::per_token_head:
             bits_total = detail::add(bits_total, f.scaling.scale_bits, "a cache vector");
             break;
         case ScaleGranularity::per_group:
             KVPLAN_EXPECTS(f.scaling.group_size != 0);
-            bits_total = detail::add(
-                bits_total,
-                detail::mul(detail::ceil_div(elements, f.scaling.group_size), f.scaling.scale_bits,
-                            "a cache vector"),
-                "a cache vector");
+            bits_total = detail::add(bits_total,
+                                     detail::mul(detail::ceil_div(elements, f.scaling.group_size),
+                                                 f.scaling.scale_bits, "a cache vector"),
+                                     "a cache vector");
             break;
     }
     return Bytes::exactly(detail::ceil_div(bits_total, 8));

@@ -63,9 +63,57 @@ namespace detail {
 
 }  // namespace detail
 
+/// What a JSON reader accepts beyond strict JSON.
+enum class JsonNumbers : std::uint8_t {
+    strict,  ///< RFC 8259 numbers only
+    /// Also Infinity, -Infinity and NaN outside strings, as Python's json module writes them (and
+    /// transformers' config files hold them: Nemotron-H's time_step_limit is [0.0, Infinity]);
+    /// read as the doubles Python reads, as Hugging Face reads them.
+    python,
+};
+
+namespace detail {
+
+// Stand-ins for Python's non-finite literals while nlohmann parses: strings no real config holds.
+inline constexpr std::string_view python_literals[] = {"-Infinity", "Infinity", "NaN"};
+inline constexpr std::string_view python_literal_marks[] = {
+    "\\u0001kvplan:-Infinity", "\\u0001kvplan:Infinity", "\\u0001kvplan:NaN"};
+
+/// `text` with every Infinity, -Infinity and NaN outside strings replaced by a marked string.
+[[nodiscard]] inline std::string mark_python_literals(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            out.push_back(c);
+            if (c == '\\' && i + 1 < text.size())
+                out.push_back(text[++i]);
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"') in_string = true;
+        bool replaced = false;
+        for (std::size_t k = 0; k < 3 && !replaced; ++k) {
+            if (text.compare(i, python_literals[k].size(), python_literals[k]) == 0) {
+                out.append("\"").append(python_literal_marks[k]).append("\"");
+                i += python_literals[k].size() - 1;
+                replaced = true;
+            }
+        }
+        if (!replaced) out.push_back(c);
+    }
+    return out;
+}
+
+}  // namespace detail
+
 /// Reads and parses a JSON file. Throws InvalidInput naming the file when it is missing,
 /// unreadable, or not JSON (with the line and column of the first error).
-[[nodiscard]] inline Json read_json_file(const std::filesystem::path& file) {
+[[nodiscard]] inline Json read_json_file(const std::filesystem::path& file,
+                                         JsonNumbers numbers = JsonNumbers::strict) {
     const std::string where = file.string();
     std::error_code ec;
     if (!std::filesystem::exists(file, ec))
@@ -78,7 +126,22 @@ namespace detail {
     std::ostringstream text;
     text << in.rdbuf();
     try {
-        return Json::parse(text.str());
+        if (numbers == JsonNumbers::strict) return Json::parse(text.str());
+        // The marks become doubles again as they are parsed.
+        const Json::parser_callback_t restore = [](int, Json::parse_event_t event, Json& v) {
+            if (event == Json::parse_event_t::value && v.is_string()) {
+                const std::string& s = v.get_ref<const std::string&>();
+                if (s.size() > 8 && s[0] == '\x01' && s.compare(1, 7, "kvplan:") == 0) {
+                    const std::string_view lit = std::string_view(s).substr(8);
+                    const double inf = std::numeric_limits<double>::infinity();
+                    v = lit == "NaN"        ? std::numeric_limits<double>::quiet_NaN()
+                        : lit == "Infinity" ? inf
+                                            : -inf;
+                }
+            }
+            return true;
+        };
+        return Json::parse(detail::mark_python_literals(text.str()), restore);
     } catch (const Json::parse_error& e) {
         // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5:
         // syntax error ..."; keep the part from "line".

@@ -4,9 +4,19 @@
 //   full / sliding attention: kv_heads x (K vector + V vector) per layer per token
 //                             (2 x kv_heads x head_dim x dtype bytes when K and V dims agree);
 //   MLA latent: one vector of kv_lora_rank + qk_rope_head_dim values per layer per token, no x2,
-//               the same on every TP rank (the latent is not split by heads);
+//               the same on every TP rank (the latent is not split by heads); in fp8_ds_mla the
+//               RoPE part stays bf16; plus, with a sparse-attention indexer (DeepSeek-V3.2), its
+//               key: index_head_dim fp8 values and one fp32 scale per 128, whatever the KV dtype
+//               (vLLM's DeepseekV32IndexerCache, vllm/model_executor/models/deepseek_v2.py:
+//               128 + 4 = 132 B per token per layer);
 //   sliding window: tokens beyond the window are not kept;
-//   constant state: fixed bytes per sequence, split evenly across TP ranks (as Mamba heads are).
+//   chunked local: a token attends within its chunk of C tokens, so a layer holds the chunk of
+//               the last token, (T - 1) mod C + 1 tokens at length T, and held a whole chunk of C
+//               each time one filled; a sequence of T tokens is sized at that peak, min(T, C),
+//               which is what memory must provide (vLLM's ChunkedLocalAttentionSpec frees the
+//               blocks of finished chunks: vllm/v1/core/single_type_kv_cache_manager.py);
+//   constant state: fixed bytes per sequence, split evenly across TP ranks (as Mamba heads are);
+//   shared and MLP-only layers: nothing.
 
 #include <cstdint>
 
@@ -19,34 +29,64 @@
 
 namespace kvplan {
 
-/// Bytes one layer of `spec` adds per token on a rank of TP degree `tp` (0 for constant-state and
-/// shared layers, which do not grow).
+/// Bytes of a sparse-attention indexer's key per token: `index_head_dim` fp8 values and one fp32
+/// scale per 128 (0 when there is no indexer).
+[[nodiscard]] constexpr Bytes indexer_key_bytes(std::uint32_t index_head_dim) {
+    return vector_bytes(KvDtype::fp8_ds_mla, index_head_dim);
+}
+
+/// Bytes of one MLA latent per token in `f`: fp8_ds_mla keeps the RoPE part in bf16.
+[[nodiscard]] constexpr Bytes mla_latent_bytes(const CacheSpec& spec, KvFormat f) {
+    if (f.dtype == KvDtype::fp8_ds_mla)
+        return vector_bytes(f, spec.kv_lora_rank) +
+               vector_bytes(KvDtype::bf16, spec.qk_rope_head_dim);
+    return vector_bytes(f, std::uint64_t{spec.kv_lora_rank} + spec.qk_rope_head_dim);
+}
+
+/// Bytes one layer of `spec` adds per token on a rank of TP degree `tp` (0 for constant-state,
+/// shared and MLP-only layers, which do not grow).
 [[nodiscard]] constexpr Bytes layer_bytes_per_token(const CacheSpec& spec, KvFormat f,
                                                     std::uint32_t tp = 1) {
     switch (spec.kind) {
         case CacheKind::full_attention:
         case CacheKind::sliding_window:
+        case CacheKind::chunked_local:
             return (vector_bytes(f, spec.k_head_dim) + vector_bytes(f, spec.v_head_dim)) *
                    kv_heads_per_rank(spec.kv_heads, tp);
         case CacheKind::mla_latent:
-            return vector_bytes(f, std::uint64_t{spec.kv_lora_rank} + spec.qk_rope_head_dim);
+            return mla_latent_bytes(spec, f) + indexer_key_bytes(spec.index_head_dim);
         case CacheKind::constant_state:
-        case CacheKind::shared: return {};
+        case CacheKind::shared:
+        case CacheKind::mlp_only:
+            return {};
     }
     return {};
 }
 
-/// Tokens a layer of `spec` keeps for a sequence of `tokens`: the window caps a sliding layer.
+/// Tokens a layer of `spec` keeps for a sequence of `tokens`: the window caps a sliding layer, the
+/// chunk a chunked one (its peak: see the header comment).
 [[nodiscard]] constexpr std::uint64_t tokens_kept(const CacheSpec& spec,
                                                   std::uint64_t tokens) noexcept {
     switch (spec.kind) {
         case CacheKind::full_attention:
-        case CacheKind::mla_latent: return tokens;
-        case CacheKind::sliding_window: return (tokens < spec.window ? tokens : spec.window);
+        case CacheKind::mla_latent:
+            return tokens;
+        case CacheKind::sliding_window:
+        case CacheKind::chunked_local:
+            return (tokens < spec.window ? tokens : spec.window);
         case CacheKind::constant_state:
-        case CacheKind::shared: return 0;
+        case CacheKind::shared:
+        case CacheKind::mlp_only:
+            return 0;
     }
     return 0;
+}
+
+/// Tokens a chunked-local layer of chunk `chunk` holds right at length `tokens`: the tokens of the
+/// last token's chunk, (tokens - 1) mod chunk + 1 (0 for an empty sequence).
+[[nodiscard]] constexpr std::uint64_t chunk_tokens_now(std::uint64_t chunk,
+                                                       std::uint64_t tokens) noexcept {
+    return tokens == 0 ? 0 : (tokens - 1) % chunk + 1;
 }
 
 /// The fixed per-sequence state of one layer on a TP rank (zero unless constant_state).
@@ -110,28 +150,31 @@ template <class Fn>
 }
 
 /// KV bytes per token of the layers that never stop growing (full attention and MLA): the slope of
-/// bytes per sequence beyond every window.
+/// bytes per sequence beyond every window and chunk.
 [[nodiscard]] constexpr Bytes unbounded_bytes_per_token(const Model& m, KvFormat f,
                                                         const Shard& s = {}) {
     return detail::sum_over_shard(m, s, [&](const CacheSpec& spec) {
-        return spec.kind == CacheKind::sliding_window ? Bytes{} : layer_bytes_per_token(spec, f, s.tp);
+        return spec.kind == CacheKind::sliding_window || spec.kind == CacheKind::chunked_local
+                   ? Bytes{}
+                   : layer_bytes_per_token(spec, f, s.tp);
     });
 }
 
 /// Bytes of one sequence of `tokens`: windows cap sliding layers, constant state is added once.
-[[nodiscard]] constexpr Bytes kv_bytes_per_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
-                                                    const Shard& s = {}) {
+[[nodiscard]] constexpr Bytes kv_bytes_per_sequence(const Model& m, KvFormat f,
+                                                    std::uint64_t tokens, const Shard& s = {}) {
     return detail::sum_over_shard(m, s, [&](const CacheSpec& spec) {
         return layer_bytes_per_sequence(spec, f, tokens, s.tp);
     });
 }
 
-/// The largest window of the model, 0 if it has no sliding layer: past it, only full-attention and
-/// MLA layers grow.
+/// The largest window (or attention chunk) of the model, 0 if it has no sliding or chunked layer:
+/// past it, only full-attention and MLA layers grow.
 [[nodiscard]] constexpr std::uint64_t largest_window(const Model& m) noexcept {
     std::uint64_t w = 0;
     for (std::uint32_t k = 0; k < m.layers().num_specs; ++k)
-        if (m.layers().specs[k].kind == CacheKind::sliding_window)
+        if (m.layers().specs[k].kind == CacheKind::sliding_window ||
+            m.layers().specs[k].kind == CacheKind::chunked_local)
             if (m.layers().specs[k].window > w) w = m.layers().specs[k].window;
     return w;
 }

@@ -6,6 +6,7 @@
 // are opt-in headers.
 
 #include "core.hpp"
+#include "plain_decoder.hpp"
 #include "weights.hpp"
 #include "gpu.hpp"
 #include "budget.hpp"

@@ -72,7 +72,9 @@ class Layout {
         const LayerStack& L = m.layers();
         for (std::uint32_t i = 0; i < L.num_specs; ++i) {
             const CacheSpec& s = L.specs[i];
-            if (s.kind != CacheKind::full_attention && s.kind != CacheKind::sliding_window) continue;
+            if (s.kind != CacheKind::full_attention && s.kind != CacheKind::sliding_window &&
+                s.kind != CacheKind::chunked_local)
+                continue;
             const bool ok = p.tp <= s.kv_heads ? s.kv_heads % p.tp == 0 : p.tp % s.kv_heads == 0;
             if (!ok)
                 detail::throw_field_error<InvalidLayout>(

@@ -1,17 +1,18 @@
 #pragma once
 
 // A model, as the cache and the weights see it: an ordered stack of layers, each of one cache kind,
-// plus the shapes that weight and FLOP counts need. Everything is a constexpr aggregate: presets are
-// built at compile time, imported configs at run time, and both are validated by one function.
+// plus the shapes that weight and FLOP counts need. Everything is a constexpr aggregate: presets
+// are built at compile time, imported configs at run time, and both are validated by one function.
 
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
-#include "dtype.hpp"
 #include "detail/message.hpp"
+#include "dtype.hpp"
 #include "error.hpp"
 #include "fixed_array.hpp"
+#include "optional.hpp"
 #include "units.hpp"
 #include "weight_format.hpp"
 
@@ -24,17 +25,39 @@ enum class CacheKind : std::uint8_t {
     mla_latent,      ///< one compressed latent per token (kv_lora_rank + qk_rope_head_dim values)
     constant_state,  ///< a fixed state per sequence (Mamba, linear attention)
     shared,          ///< reuses another layer's cache: no bytes of its own
+    chunked_local,   ///< K and V of the current attention chunk: at most `window` tokens
+    mlp_only,        ///< no mixer at all, only an MLP (Nemotron-H's "-" layers): no cache
+};
+
+/// A CacheKind with its spelling.
+struct NamedCacheKind {
+    CacheKind kind;
+    const char* name;
+};
+
+/// Every CacheKind, in enumerator order, with its spelling (the one table name() and
+/// parse_cache_kind() read).
+inline constexpr NamedCacheKind cache_kinds[] = {
+    {CacheKind::full_attention, "full_attention"},
+    {CacheKind::sliding_window, "sliding_window"},
+    {CacheKind::mla_latent, "mla_latent"},
+    {CacheKind::constant_state, "constant_state"},
+    {CacheKind::shared, "shared"},
+    {CacheKind::chunked_local, "chunked_local"},
+    {CacheKind::mlp_only, "mlp_only"},
 };
 
 [[nodiscard]] constexpr const char* name(CacheKind k) noexcept {
-    switch (k) {
-        case CacheKind::full_attention: return "full_attention";
-        case CacheKind::sliding_window: return "sliding_window";
-        case CacheKind::mla_latent: return "mla_latent";
-        case CacheKind::constant_state: return "constant_state";
-        case CacheKind::shared: return "shared";
-    }
+    for (const NamedCacheKind& n : cache_kinds)
+        if (n.kind == k) return n.name;
     return "?";
+}
+
+/// The CacheKind spelled `s`, or empty.
+[[nodiscard]] constexpr Optional<CacheKind> parse_cache_kind(detail::TextRef s) noexcept {
+    for (const NamedCacheKind& n : cache_kinds)
+        if (s == detail::TextRef(n.name)) return n.kind;
+    return {};
 }
 
 /// The cache shape of one layer. Which fields count depends on `kind`.
@@ -43,29 +66,38 @@ struct CacheSpec {
     std::uint32_t kv_heads = 0;          ///< attention: KV heads (1 = MQA)
     std::uint32_t k_head_dim = 0;        ///< attention: key head dimension
     std::uint32_t v_head_dim = 0;        ///< attention: value head dimension (may differ from K)
-    std::uint64_t window = 0;            ///< sliding_window: tokens kept
+    std::uint64_t window = 0;            ///< sliding_window: tokens kept; chunked_local: chunk size
     std::uint32_t kv_lora_rank = 0;      ///< mla_latent: compressed KV dimension
     std::uint32_t qk_rope_head_dim = 0;  ///< mla_latent: decoupled RoPE key dimension
-    Bytes state_bytes{};                 ///< constant_state: bytes per sequence per layer, whole model
+    /// mla_latent: the key dimension of a sparse-attention indexer (DeepSeek-V3.2's
+    /// index_head_dim), whose keys are cached beside the latent; 0: none.
+    std::uint32_t index_head_dim = 0;
+    Bytes state_bytes{};  ///< constant_state: bytes per sequence per layer, whole model
 
     friend constexpr bool operator==(const CacheSpec&, const CacheSpec&) = default;
 };
 
 /// Full attention (MHA, GQA, MQA) with one head dimension for K and V.
 [[nodiscard]] constexpr CacheSpec full_attention(std::uint32_t kv_heads, std::uint32_t head_dim) {
-    return {.kind = CacheKind::full_attention, .kv_heads = kv_heads, .k_head_dim = head_dim,
+    return {.kind = CacheKind::full_attention,
+            .kv_heads = kv_heads,
+            .k_head_dim = head_dim,
             .v_head_dim = head_dim};
 }
 /// Sliding-window attention keeping the last `window` tokens.
 [[nodiscard]] constexpr CacheSpec sliding_window(std::uint32_t kv_heads, std::uint32_t head_dim,
                                                  std::uint64_t window) {
-    return {.kind = CacheKind::sliding_window, .kv_heads = kv_heads, .k_head_dim = head_dim,
-            .v_head_dim = head_dim, .window = window};
+    return {.kind = CacheKind::sliding_window,
+            .kv_heads = kv_heads,
+            .k_head_dim = head_dim,
+            .v_head_dim = head_dim,
+            .window = window};
 }
 /// Multi-head latent attention (DeepSeek-V2/V3): one latent per token, no separate K and V.
 [[nodiscard]] constexpr CacheSpec mla_latent(std::uint32_t kv_lora_rank,
                                              std::uint32_t qk_rope_head_dim) {
-    return {.kind = CacheKind::mla_latent, .kv_lora_rank = kv_lora_rank,
+    return {.kind = CacheKind::mla_latent,
+            .kv_lora_rank = kv_lora_rank,
             .qk_rope_head_dim = qk_rope_head_dim};
 }
 /// A fixed per-sequence state (Mamba, linear attention), whole-model bytes per layer.
@@ -74,6 +106,37 @@ struct CacheSpec {
 }
 /// A layer that reads another layer's cache (cross-layer KV sharing).
 [[nodiscard]] constexpr CacheSpec shared_cache() { return {.kind = CacheKind::shared}; }
+/// A layer that reads another layer's cache but keeps its own K and V projections of `kv_heads`
+/// heads of `head_dim` (Gemma-3n's KV-shared layers: the checkpoint holds k_proj and v_proj, the
+/// engine never runs them into a cache).
+[[nodiscard]] constexpr CacheSpec shared_cache(std::uint32_t kv_heads, std::uint32_t head_dim) {
+    return {.kind = CacheKind::shared,
+            .kv_heads = kv_heads,
+            .k_head_dim = head_dim,
+            .v_head_dim = head_dim};
+}
+/// Chunked local attention (Llama-4's attention_chunk_size): a token attends to the earlier
+/// tokens of its own chunk of `chunk` tokens, so a layer never holds more than one chunk.
+[[nodiscard]] constexpr CacheSpec chunked_local(std::uint32_t kv_heads, std::uint32_t head_dim,
+                                                std::uint64_t chunk) {
+    return {.kind = CacheKind::chunked_local,
+            .kv_heads = kv_heads,
+            .k_head_dim = head_dim,
+            .v_head_dim = head_dim,
+            .window = chunk};
+}
+/// Multi-head latent attention with a sparse-attention indexer (DeepSeek-V3.2): the latent, and
+/// the indexer's key of `index_head_dim` per token.
+[[nodiscard]] constexpr CacheSpec mla_latent(std::uint32_t kv_lora_rank,
+                                             std::uint32_t qk_rope_head_dim,
+                                             std::uint32_t index_head_dim) {
+    return {.kind = CacheKind::mla_latent,
+            .kv_lora_rank = kv_lora_rank,
+            .qk_rope_head_dim = qk_rope_head_dim,
+            .index_head_dim = index_head_dim};
+}
+/// A layer with no token mixer, only an MLP (Nemotron-H's "-"): it caches nothing.
+[[nodiscard]] constexpr CacheSpec mlp_only() { return {.kind = CacheKind::mlp_only}; }
 
 inline constexpr std::size_t max_layers = 512;
 inline constexpr std::size_t max_cache_specs = 4;
@@ -98,8 +161,9 @@ struct LayerStack {
             specs[num_specs++] = spec;
         }
         if (count > max_layers - num_layers)
-            detail::throw_field_error<InvalidModel>("", "num_layers", "at most 512 layers",
-                                                    detail::text(num_layers + std::uint64_t{count}));
+            detail::throw_field_error<InvalidModel>(
+                "", "num_layers", "at most 512 layers",
+                detail::text(num_layers + std::uint64_t{count}));
         for (std::uint32_t i = 0; i < count; ++i)
             spec_of_layer[num_layers++] = static_cast<std::uint8_t>(idx);
         return *this;
@@ -151,11 +215,14 @@ struct MoeShape {
     std::uint32_t experts_per_token = 0;         ///< routed experts each token uses
     std::uint64_t expert_intermediate_size = 0;  ///< MLP width of one routed expert
     std::uint32_t shared_experts = 0;            ///< always-on experts per MoE layer
-    std::uint64_t shared_intermediate_size = 0;  ///< total MLP width of the shared experts (0: shared_experts × expert width)
-    std::uint32_t first_dense_layers = 0;        ///< leading layers with a dense MLP
-    std::uint32_t layer_freq = 1;    ///< after those, layer i is MoE when (i + layer_offset) % layer_freq == 0
-    std::uint32_t layer_offset = 0;  ///< 0 as DeepSeek's moe_layer_freq; 1 as Qwen's decoder_sparse_step
-    bool router_bias = false;        ///< the router has a bias per expert
+    std::uint64_t shared_intermediate_size =
+        0;  ///< total MLP width of the shared experts (0: shared_experts × expert width)
+    std::uint32_t first_dense_layers = 0;  ///< leading layers with a dense MLP
+    std::uint32_t layer_freq =
+        1;  ///< after those, layer i is MoE when (i + layer_offset) % layer_freq == 0
+    std::uint32_t layer_offset =
+        0;                     ///< 0 as DeepSeek's moe_layer_freq; 1 as Qwen's decoder_sparse_step
+    bool router_bias = false;  ///< the router has a bias per expert
 
     /// Whether layer `i` (0-based) has a routed MoE MLP.
     [[nodiscard]] constexpr bool is_moe_layer(std::uint32_t i) const noexcept {
@@ -169,10 +236,18 @@ struct MlaShape {
     std::uint32_t q_lora_rank = 0;       ///< 0: queries are projected directly (DeepSeek-V2-Lite)
     std::uint32_t qk_nope_head_dim = 0;  ///< per-head query/key dimension without RoPE
     std::uint32_t v_head_dim = 0;        ///< per-head value dimension
+    std::uint32_t index_n_heads = 0;     ///< the sparse-attention indexer's query heads (V3.2)
+};
+
+/// Which layers carry an MLP.
+enum class MlpLayers : std::uint8_t {
+    every_layer,  ///< each layer is a mixer (attention, Mamba...) followed by an MLP
+    mlp_only,     ///< only the mlp_only layers: each block is one mixer or one MLP (Nemotron-H,
+                  ///< and pure Mamba models, which have none)
 };
 
 enum class MlpKind : std::uint8_t { gated, plain };  ///< gated: SwiGLU/GeGLU (3 matrices); plain: 2
-enum class NormKind : std::uint8_t { rms, layer };    ///< layer norms carry a bias as well
+enum class NormKind : std::uint8_t { rms, layer };   ///< layer norms carry a bias as well
 enum class AttentionBias : std::uint8_t { none, qkv, qkvo };
 
 /// A short name held in place (at most 95 characters, longer names are cut), so a model stays a
@@ -188,8 +263,8 @@ class ModelName {
     }
     constexpr ModelName(const char* s) noexcept : ModelName(detail::TextRef(s)) {}  // NOLINT
     template <detail::CharSpan S>
-        requires(!std::is_same_v<S, ModelName>)
-    constexpr ModelName(const S& s) noexcept : ModelName(detail::TextRef(s)) {}  // NOLINT
+    requires(!std::is_same_v<S, ModelName>) constexpr ModelName(const S& s) noexcept
+        : ModelName(detail::TextRef(s)) {}  // NOLINT
 
     [[nodiscard]] constexpr const char* c_str() const noexcept { return buf_; }
     [[nodiscard]] constexpr const char* data() const noexcept { return buf_; }
@@ -199,10 +274,8 @@ class ModelName {
     /// To std::string or std::string_view (any type built from characters and a count):
     /// std::string(config.name).
     template <class S>
-        requires std::is_constructible_v<S, const char*, std::size_t>
-    constexpr explicit operator S() const {
-        return S(buf_, len_);
-    }
+    requires std::is_constructible_v<S, const char*, std::size_t>
+    constexpr explicit operator S() const { return S(buf_, len_); }
 
     friend constexpr bool operator==(const ModelName& a, const ModelName& b) noexcept {
         return detail::TextRef(a) == detail::TextRef(b);
@@ -231,7 +304,8 @@ struct ModelConfig {
     ModelName name{};
     LayerStack layers{};
     std::uint32_t num_heads = 0;  ///< query heads
-    std::uint32_t head_dim = 0;   ///< query head dimension; 0: the first attention layer's k_head_dim
+    std::uint32_t head_dim =
+        0;  ///< query head dimension; 0: the first attention layer's k_head_dim
     std::uint64_t hidden_size = 0;
     std::uint64_t intermediate_size = 0;  ///< dense MLP width
     std::uint64_t vocab_size = 0;
@@ -247,7 +321,12 @@ struct ModelConfig {
     bool qk_norm = false;  ///< per-head RMSNorm on q and k (Qwen3, Gemma-3)
     MoeShape moe{};
     MlaShape mla{};
-    std::uint64_t extra_params = 0;  ///< parameters the fields above do not describe (Mamba mixers...)
+    MlpLayers mlp_layers = MlpLayers::every_layer;
+    std::uint64_t extra_params =
+        0;  ///< parameters the fields above do not describe (Mamba mixers...)
+    /// Parameters of a multimodal model's vision tower and projector: weights, not part of the
+    /// language model that caches; counted apart (ParamGroup::vision).
+    std::uint64_t vision_params = 0;
 };
 
 namespace detail {
@@ -277,7 +356,11 @@ constexpr void validate(const ModelConfig& c) {
         detail::bad_field(c, "layers.num_specs", "1 to 4 cache specs", L.num_specs);
     if (c.hidden_size == 0) detail::bad_field(c, "hidden_size", "> 0", 0);
     if (c.vocab_size == 0) detail::bad_field(c, "vocab_size", "> 0", 0);
-    if (c.num_heads == 0) detail::bad_field(c, "num_heads", "> 0 query heads", 0);
+    bool attends = false;  // an attention-free model (Mamba) has no query heads
+    for (std::uint32_t i = 0; i < L.num_specs && i < max_cache_specs; ++i)
+        attends = attends || (L.specs[i].kind != CacheKind::constant_state &&
+                              L.specs[i].kind != CacheKind::mlp_only);
+    if (attends && c.num_heads == 0) detail::bad_field(c, "num_heads", "> 0 query heads", 0);
     if (c.norms_per_layer > 8) detail::bad_field(c, "norms_per_layer", "0 to 8", c.norms_per_layer);
 
     bool holds_bytes = false;
@@ -285,6 +368,7 @@ constexpr void validate(const ModelConfig& c) {
         const CacheSpec& s = L.specs[i];
         switch (s.kind) {
             case CacheKind::sliding_window:
+            case CacheKind::chunked_local:
                 if (s.window == 0)
                     detail::bad_field(c, detail::spec_field(i, "window"), "> 0 tokens", 0);
                 [[fallthrough]];
@@ -310,15 +394,20 @@ constexpr void validate(const ModelConfig& c) {
                     detail::bad_field(c, detail::spec_field(i, "state_bytes"), "> 0 bytes", 0);
                 holds_bytes = true;
                 break;
-            case CacheKind::shared: break;
+            case CacheKind::shared:
+                if (s.kv_heads != 0 && c.num_heads % s.kv_heads != 0)
+                    detail::bad_field(c, detail::spec_field(i, "kv_heads"),
+                                      "a divisor of num_heads", s.kv_heads);
+                break;
+            case CacheKind::mlp_only:
+                break;
         }
     }
     for (std::uint32_t i = 0; i < L.num_layers; ++i)
         if (L.spec_of_layer[i] >= L.num_specs)
             detail::bad_field(c, detail::text("layers.spec_of_layer[", i, "]"),
                               "an index of a cache spec", L.spec_of_layer[i]);
-    if (!holds_bytes)
-        detail::bad_field(c, "layers", "at least one layer that caches something", 0);
+    if (!holds_bytes) detail::bad_field(c, "layers", "at least one layer that caches something", 0);
 
     const MoeShape& m = c.moe;
     if (m.experts != 0) {
@@ -331,7 +420,10 @@ constexpr void validate(const ModelConfig& c) {
             detail::bad_field(c, "moe.first_dense_layers", "at most num_layers",
                               m.first_dense_layers);
     }
-    bool dense_mlp = m.experts == 0 || m.first_dense_layers > 0 || m.layer_freq > 1;
+    bool dense_mlp = false;
+    for (std::uint32_t i = 0; i < L.num_layers && !dense_mlp; ++i)
+        dense_mlp = (c.mlp_layers == MlpLayers::every_layer || L[i].kind == CacheKind::mlp_only) &&
+                    !m.is_moe_layer(i);
     if (dense_mlp && c.intermediate_size == 0)
         detail::bad_field(c, "intermediate_size", "> 0 for a dense MLP layer", 0);
     if (L.layers_of_kind(CacheKind::mla_latent) > 0 && (c.mla.v_head_dim == 0))
@@ -359,15 +451,28 @@ class Model {
 
     [[nodiscard]] constexpr const ModelConfig& config() const noexcept { return c_; }
     [[nodiscard]] constexpr const ModelName& name() const noexcept { return c_.name; }
-    [[nodiscard]] constexpr std::uint32_t num_layers() const noexcept { return c_.layers.num_layers; }
+    [[nodiscard]] constexpr std::uint32_t num_layers() const noexcept {
+        return c_.layers.num_layers;
+    }
     [[nodiscard]] constexpr const CacheSpec& layer(std::uint32_t i) const { return c_.layers[i]; }
     [[nodiscard]] constexpr const LayerStack& layers() const noexcept { return c_.layers; }
 
-    /// The query head dimension: head_dim if set, else the first attention layer's k_head_dim.
+    /// Whether layer `i` carries an MLP (dense or MoE).
+    [[nodiscard]] constexpr bool has_mlp(std::uint32_t i) const {
+        return c_.mlp_layers == MlpLayers::every_layer || layer(i).kind == CacheKind::mlp_only;
+    }
+    /// Whether layer `i` carries a routed MoE MLP.
+    [[nodiscard]] constexpr bool is_moe_layer(std::uint32_t i) const {
+        return has_mlp(i) && c_.moe.is_moe_layer(i);
+    }
+
+    /// The query head dimension: head_dim if set, else the first attention layer's k_head_dim (0
+    /// for an attention-free model).
     [[nodiscard]] constexpr std::uint32_t query_head_dim() const noexcept {
         if (c_.head_dim != 0) return c_.head_dim;
         for (std::uint32_t i = 0; i < c_.layers.num_specs; ++i)
             if (c_.layers.specs[i].k_head_dim != 0) return c_.layers.specs[i].k_head_dim;
+        if (c_.num_heads == 0) return 0;  // attention-free
         return static_cast<std::uint32_t>(c_.hidden_size / c_.num_heads);
     }
 

@@ -30,20 +30,59 @@ struct BlockRange {
     return detail::ceil_div(tokens, block_size);
 }
 
+/// The most blocks a chunked-local layer of chunk `chunk` held over a sequence of `tokens`: each
+/// chunk k covers positions [k x chunk, (k + 1) x chunk), cut at `tokens` for the last one, and
+/// holds the blocks those positions touch (vLLM frees the blocks before the current chunk:
+/// ChunkedLocalAttentionManager in vllm/v1/core/single_type_kv_cache_manager.py). When block_size
+/// divides chunk that is min(ceil(tokens / block_size), chunk / block_size).
+[[nodiscard]] constexpr std::uint64_t peak_chunk_blocks(std::uint64_t chunk, std::uint64_t tokens,
+                                                        std::uint32_t block_size) {
+    KVPLAN_EXPECTS(block_size != 0 && chunk != 0);
+    if (tokens <= chunk) return blocks_for(tokens, block_size);
+    const std::uint64_t last = (tokens - 1) / chunk;             // the chunk of the last token
+    const auto span = [&](std::uint64_t k, std::uint64_t end) {  // blocks of [k chunk, end)
+        return (end - 1) / block_size - k * chunk / block_size + 1;
+    };
+    std::uint64_t most = span(last, tokens);
+    // Full chunks differ only by where they start within a block, which repeats every
+    // block_size / gcd(chunk, block_size) chunks: that many suffice.
+    std::uint64_t a = chunk, b = block_size;
+    while (b != 0) {
+        const std::uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    const std::uint64_t period = block_size / a;
+    for (std::uint64_t k = 0; k < last && k < period; ++k) {
+        const std::uint64_t n = span(k, (k + 1) * chunk);
+        if (n > most) most = n;
+    }
+    return most;
+}
+
 /// The blocks a layer of `spec` holds for a sequence of `tokens`, blocks aligned to position 0.
 /// A sliding layer keeps positions [tokens - window, tokens): the blocks that cover them, which is
-/// ceil(window / block_size) or one more when the window straddles a block boundary.
+/// ceil(window / block_size) or one more when the window straddles a block boundary. A chunked
+/// layer is sized at its peak, as kv_bytes.hpp sizes it: peak_chunk_blocks, ending at the last
+/// block.
 [[nodiscard]] constexpr BlockRange held_blocks(const CacheSpec& spec, std::uint64_t tokens,
                                                std::uint32_t block_size) {
     KVPLAN_EXPECTS(block_size != 0);
     switch (spec.kind) {
         case CacheKind::full_attention:
-        case CacheKind::mla_latent: return {0, blocks_for(tokens, block_size)};
+        case CacheKind::mla_latent:
+            return {0, blocks_for(tokens, block_size)};
         case CacheKind::sliding_window:
             if (tokens <= spec.window) return {0, blocks_for(tokens, block_size)};
             return {(tokens - spec.window) / block_size, (tokens - 1) / block_size + 1};
+        case CacheKind::chunked_local: {
+            const std::uint64_t end = blocks_for(tokens, block_size);
+            return {end - peak_chunk_blocks(spec.window, tokens, block_size), end};
+        }
         case CacheKind::constant_state:
-        case CacheKind::shared: return {};
+        case CacheKind::shared:
+        case CacheKind::mlp_only:
+            return {};
     }
     return {};
 }
@@ -117,22 +156,20 @@ struct ContiguousUse {
 
 /// Paged footprint of sequences that share a prompt prefix.
 struct SharedPrefixUse {
-    std::uint64_t shared_blocks = 0;  ///< full prefix blocks per layer, held once: prefix / block_size
-    std::uint64_t blocks = 0;         ///< layer blocks held by all the sequences together
-    Bytes reserved{};                 ///< bytes of those blocks, plus each sequence's constant state
-    Bytes unshared{};                 ///< bytes the same sequences would hold without sharing
+    std::uint64_t shared_blocks =
+        0;                     ///< full prefix blocks per layer, held once: prefix / block_size
+    std::uint64_t blocks = 0;  ///< layer blocks held by all the sequences together
+    Bytes reserved{};          ///< bytes of those blocks, plus each sequence's constant state
+    Bytes unshared{};          ///< bytes the same sequences would hold without sharing
     [[nodiscard]] constexpr Bytes saved() const { return unshared - reserved; }
 };
 
 /// `sequences` sequences of `tokens` each whose first `prefix_tokens` are one shared prompt. Only
 /// full blocks are shared (a partial block is still being written by each sequence), and a sliding
 /// layer shares them only while they are inside its window.
-[[nodiscard]] constexpr SharedPrefixUse paged_shared_prefix(const Model& m, KvFormat f,
-                                                            std::uint64_t sequences,
-                                                            std::uint64_t prefix_tokens,
-                                                            std::uint64_t tokens,
-                                                            std::uint32_t block_size,
-                                                            const Shard& s = {}) {
+[[nodiscard]] constexpr SharedPrefixUse paged_shared_prefix(
+    const Model& m, KvFormat f, std::uint64_t sequences, std::uint64_t prefix_tokens,
+    std::uint64_t tokens, std::uint32_t block_size, const Shard& s = {}) {
     KVPLAN_EXPECTS(block_size != 0 && prefix_tokens <= tokens);
     SharedPrefixUse u;
     u.shared_blocks = prefix_tokens / block_size;
@@ -143,9 +180,8 @@ struct SharedPrefixUse {
         const std::uint64_t shared_end = u.shared_blocks < r.end ? u.shared_blocks : r.end;
         const std::uint64_t overlap = r.first < u.shared_blocks ? shared_end - r.first : 0;
         const std::uint64_t each = r.count();
-        const std::uint64_t held =
-            detail::add(detail::mul(each - overlap, sequences, "a block count"), overlap,
-                        "a block count");
+        const std::uint64_t held = detail::add(
+            detail::mul(each - overlap, sequences, "a block count"), overlap, "a block count");
         const Bytes block = layer_bytes_per_token(spec, f, s.tp) * block_size;
         const Bytes state = layer_state_bytes(spec, s.tp) * sequences;
         u.blocks = detail::add(u.blocks, held, "a block count");

@@ -13,9 +13,12 @@
 //   MLP         gated: gate, up, down (3 matrices); plain: up, down (2); biases if mlp_bias.
 //   MoE layers  the router (hidden x experts, + bias), every routed expert, the shared experts.
 //   norms       norms_per_layer x hidden (x2 for LayerNorm, which has a bias), q/k norms.
-// plus the embedding, an untied LM head, the final norm, and extra_params (spread over the
+// plus the embedding, an untied LM head, the final norm, extra_params (spread over the
 // constant-state layers if the model has any, since they hold the Mamba / linear-attention mixers
-// those parameters describe, else over every layer).
+// those parameters describe, else over every layer), and a multimodal model's vision tower
+// (vision_params, 16-bit, on the first pipeline stage). Chunked-local layers have the weights of
+// full attention; MLP-only layers have no attention; under MlpLayers::mlp_only the mixer layers
+// have no MLP.
 //
 // Weight formats apply to the linear layers of the blocks. The embedding, the LM head, norms,
 // biases and the router stay 16-bit, as vLLM's fp8 and AWQ checkpoints keep them.
@@ -131,10 +134,11 @@ enum class ParamGroup : std::uint8_t {
     shared_experts,
     router,
     norms,
-    other,  ///< extra_params (Mamba / linear-attention mixers, attention sinks, ...)
+    other,   ///< extra_params (Mamba / linear-attention mixers, attention sinks, ...)
+    vision,  ///< a multimodal model's vision tower and projector (vision_params)
 };
 
-inline constexpr std::size_t param_group_count = 9;
+inline constexpr std::size_t param_group_count = 10;
 
 [[nodiscard]] constexpr std::string_view name(ParamGroup g) noexcept {
     switch (g) {
@@ -156,6 +160,8 @@ inline constexpr std::size_t param_group_count = 9;
             return "norms";
         case ParamGroup::other:
             return "other";
+        case ParamGroup::vision:
+            return "vision";
     }
     return "?";
 }
@@ -172,6 +178,7 @@ struct PerGroup {
     T router{};
     T norms{};
     T other{};
+    T vision{};
 
     /// The entry of group `g`.
     [[nodiscard]] constexpr T& operator[](ParamGroup g) noexcept {
@@ -194,6 +201,8 @@ struct PerGroup {
                 return norms;
             case ParamGroup::other:
                 return other;
+            case ParamGroup::vision:
+                return vision;
         }
         return other;
     }
@@ -313,7 +322,8 @@ constexpr void for_each_layer_tensor(const Model& m, std::uint32_t layer, Fn&& f
 
     switch (spec.kind) {
         case CacheKind::full_attention:
-        case CacheKind::sliding_window: {
+        case CacheKind::sliding_window:
+        case CacheKind::chunked_local: {
             const std::uint64_t qd = m.query_head_dim();
             emit_linear(fn, attn, TpSplit::column, heads * qd, h, qkv_bias, 1, c.num_heads);
             emit_linear(fn, attn, TpSplit::column, std::uint64_t{spec.kv_heads} * spec.k_head_dim,
@@ -345,20 +355,48 @@ constexpr void for_each_layer_tensor(const Model& m, std::uint32_t layer, Fn&& f
                         heads * (std::uint64_t{c.mla.qk_nope_head_dim} + c.mla.v_head_dim),
                         spec.kv_lora_rank, false, 1, c.num_heads);
             emit_linear(fn, attn, TpSplit::row, h, heads * c.mla.v_head_dim, false);
+            if (spec.index_head_dim != 0) {
+                // DeepSeek-V3.2's indexer (vLLM's Indexer in deepseek_v2.py, replicated on every
+                // rank): wq_b from the query latent to index_n_heads keys, wk, its LayerNorm
+                // k_norm (weight and bias), and weights_proj to one weight per indexer head.
+                const std::uint64_t idx = spec.index_head_dim;
+                const std::uint64_t q_in = c.mla.q_lora_rank != 0 ? c.mla.q_lora_rank : h;
+                emit_linear(fn, attn, TpSplit::replicated, c.mla.index_n_heads * idx, q_in, false);
+                emit_linear(fn, attn, TpSplit::replicated, idx, h, false);
+                emit_vector(fn, attn, 2 * idx);
+                emit_linear(fn, attn, TpSplit::replicated, c.mla.index_n_heads, h, false);
+            }
             break;
         }
         case CacheKind::shared: {
-            // A layer reading another layer's cache still projects its own queries and output.
+            // A layer reading another layer's cache still projects its own queries and output,
+            // and keeps its K and V projections where the checkpoint has them (Gemma-3n).
             const std::uint64_t qd = m.query_head_dim();
             emit_linear(fn, attn, TpSplit::column, heads * qd, h, qkv_bias, 1, c.num_heads);
+            if (spec.kv_heads != 0) {
+                emit_linear(fn, attn, TpSplit::column,
+                            std::uint64_t{spec.kv_heads} * spec.k_head_dim, h, qkv_bias, 1,
+                            spec.kv_heads);
+                emit_linear(fn, attn, TpSplit::column,
+                            std::uint64_t{spec.kv_heads} * spec.v_head_dim, h, qkv_bias, 1,
+                            spec.kv_heads);
+                if (c.qk_norm) {
+                    emit_vector(fn, ParamGroup::norms, qd);
+                    emit_vector(fn, ParamGroup::norms, spec.k_head_dim);
+                }
+            }
             emit_linear(fn, attn, TpSplit::row, h, heads * qd, o_bias);
             break;
         }
         case CacheKind::constant_state:
             break;  // the mixer is in extra_params
+        case CacheKind::mlp_only:
+            break;  // no mixer at all
     }
 
-    if (c.moe.is_moe_layer(layer)) {
+    if (!m.has_mlp(layer)) {
+        // A mixer-only block (Nemotron-H, Mamba): no MLP.
+    } else if (c.moe.is_moe_layer(layer)) {
         const MoeShape& moe = c.moe;
         emit_linear(fn, ParamGroup::router, TpSplit::replicated, moe.experts, h, false);
         if (moe.router_bias) emit_vector(fn, ParamGroup::router, moe.experts);
@@ -387,6 +425,10 @@ constexpr void for_each_edge_tensor(const Model& m, bool embedding, bool head,
         fn(WeightTensor{g, TpSplit::vocab, c.vocab_size, c.hidden_size, 1, 0, false});
     };
     if (embedding) table(ParamGroup::embedding);
+    // The vision tower runs where the embedding does, on the first stage; its linear layers
+    // split over TP as vLLM's vision towers split theirs (an even split of the count).
+    if (embedding && c.vision_params != 0)
+        fn(WeightTensor{ParamGroup::vision, TpSplit::row, 1, c.vision_params, 1, 0, false});
     if (head) {
         emit_vector(fn, ParamGroup::norms,
                     c.norm == NormKind::layer ? 2 * c.hidden_size : c.hidden_size);
@@ -542,7 +584,7 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
 /// Layers with a routed MoE MLP (0 for a dense model).
 [[nodiscard]] constexpr std::uint32_t moe_layer_count(const Model& m) noexcept {
     std::uint32_t n = 0;
-    for (std::uint32_t i = 0; i < m.num_layers(); ++i) n += m.config().moe.is_moe_layer(i) ? 1 : 0;
+    for (std::uint32_t i = 0; i < m.num_layers(); ++i) n += m.is_moe_layer(i) ? 1 : 0;
     return n;
 }
 

@@ -106,7 +106,8 @@ void run_size(const CommonOptions& o, Context& ctx) {
     if (li.tp > 1)
         for (std::uint32_t i = 0; i < m.layers().num_specs; ++i) {
             const CacheSpec& sp = m.layers().specs[i];
-            if ((sp.kind == CacheKind::full_attention || sp.kind == CacheKind::sliding_window) &&
+            if ((sp.kind == CacheKind::full_attention || sp.kind == CacheKind::sliding_window ||
+                 sp.kind == CacheKind::chunked_local) &&
                 li.tp > sp.kv_heads) {
                 r.notes.push_back(fmt::format(
                     "tp {} exceeds the {} KV heads: each rank holds one replicated head, so the "

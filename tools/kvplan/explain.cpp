@@ -37,7 +37,8 @@ std::uint32_t layers_in_shard(const Model& m, std::uint32_t spec, const Shard& s
 std::string describe_spec(const CacheSpec& sp, KvFormat f, std::uint32_t tp) {
     switch (sp.kind) {
         case CacheKind::full_attention:
-        case CacheKind::sliding_window: {
+        case CacheKind::sliding_window:
+        case CacheKind::chunked_local: {
             const std::uint32_t heads = kv_heads_per_rank(sp.kv_heads, tp);
             std::string s = fmt::format(
                 "{} KV head{}{} x (K {} + V {} values) -> {} B + {} B per head", heads,
@@ -47,6 +48,8 @@ std::string describe_spec(const CacheSpec& sp, KvFormat f, std::uint32_t tp) {
                 vector_bytes(f, sp.v_head_dim).count());
             if (sp.kind == CacheKind::sliding_window)
                 s += fmt::format(", window {} tokens", grouped(sp.window));
+            if (sp.kind == CacheKind::chunked_local)
+                s += fmt::format(", chunks of {} tokens (at most one held)", grouped(sp.window));
             return s;
         }
         case CacheKind::mla_latent:
@@ -59,6 +62,7 @@ std::string describe_spec(const CacheSpec& sp, KvFormat f, std::uint32_t tp) {
             return fmt::format("a fixed state of {} B per sequence (whole model, split over TP)",
                                grouped(sp.state_bytes.count()));
         case CacheKind::shared: return "reads another layer's cache: no bytes of its own";
+        case CacheKind::mlp_only: return "no attention or state, an MLP only: no bytes";
     }
     return "";
 }
@@ -151,8 +155,9 @@ Table layer_table(const ResolvedModel& rm, KvFormat f, std::uint32_t tp) {
     }
     for (std::uint32_t k = 0; k < m.layers().num_specs; ++k) {
         const CacheSpec& sp = m.layers().specs[k];
-        const bool attn =
-            sp.kind == CacheKind::full_attention || sp.kind == CacheKind::sliding_window;
+        const bool attn = sp.kind == CacheKind::full_attention ||
+                          sp.kind == CacheKind::sliding_window ||
+                          sp.kind == CacheKind::chunked_local;
         const bool mla = sp.kind == CacheKind::mla_latent;
         t.rows.push_back({cell_text(std::string(name(sp.kind))),
                           cell_count(m.layers().layers_with_spec(k), ""),
@@ -163,8 +168,10 @@ Table layer_table(const ResolvedModel& rm, KvFormat f, std::uint32_t tp) {
                                                   "")
                                      : cell_null(),
                           attn ? cell_count(sp.v_head_dim, "") : cell_null(),
-                          sp.kind == CacheKind::sliding_window ? cell_count(sp.window, "tokens")
-                                                               : cell_null(),
+                          sp.kind == CacheKind::sliding_window ||
+                                  sp.kind == CacheKind::chunked_local
+                              ? cell_count(sp.window, "tokens")
+                              : cell_null(),
                           cell_exact(layer_bytes_per_token(sp, f, 1)),
                           cell_exact(layer_bytes_per_token(sp, f, tp))});
         if (has_state) {

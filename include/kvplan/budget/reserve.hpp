@@ -123,6 +123,7 @@ namespace detail {
     switch (s.kind) {
         case CacheKind::full_attention:
         case CacheKind::sliding_window:
+        case CacheKind::chunked_local:
             return heads * qd +
                    std::uint64_t{kv_heads_per_rank(s.kv_heads, tp)} * (s.k_head_dim + s.v_head_dim) +
                    heads * s.v_head_dim;
@@ -133,6 +134,7 @@ namespace detail {
         }
         case CacheKind::shared: return heads * qd * 2;
         case CacheKind::constant_state: return 0;  // the mixer's shape is not in the config
+        case CacheKind::mlp_only: return 0;        // no mixer
     }
     return 0;
 }
@@ -144,6 +146,7 @@ namespace detail {
                                                               std::uint32_t tp) {
     const ModelConfig& c = m.config();
     const std::uint64_t per_width = c.mlp == MlpKind::gated ? 3 : 2;
+    if (!m.has_mlp(layer)) return 0;
     if (!c.moe.is_moe_layer(layer)) return per_width * ceil_div(c.intermediate_size, tp);
     const std::uint64_t routed =
         std::uint64_t{c.moe.experts_per_token} *

@@ -118,7 +118,7 @@ struct SglangKvPool {
                 p.mamba_state_ignored = true;
                 continue;
             }
-            if (spec.kind == CacheKind::shared) continue;
+            if (spec.kind == CacheKind::shared || spec.kind == CacheKind::mlp_only) continue;
             cell += layer_bytes_per_token(spec, f, sh.tp);
             if (spec.kind == CacheKind::mla_latent) {
                 k_row += layer_bytes_per_token(spec, f, sh.tp);

@@ -79,7 +79,7 @@ struct TrtllmKvCache {
                 c.mamba_state_ignored = true;
                 continue;
             }
-            if (spec.kind == CacheKind::shared) continue;
+            if (spec.kind == CacheKind::shared || spec.kind == CacheKind::mlp_only) continue;
             const std::uint64_t w = o.variable_window && spec.kind == CacheKind::sliding_window
                                         ? std::min(spec.window, max_seq)
                                         : max_seq;

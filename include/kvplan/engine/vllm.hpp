@@ -147,9 +147,14 @@ struct VllmSetup {
         // SlidingWindowSpec: cdiv(min(window - 1 + in-flight tokens, max_model_len), block) + 1.
         case CacheKind::sliding_window:
             return ceil_div(std::min(k.window - 1 + in_flight, len), k.block_size) + 1;
+        // ChunkedLocalAttentionSpec: cdiv(min(chunk + in-flight tokens, max_model_len), block),
+        // no +1 (vllm/v1/kv_cache_interface.py, max_admission_blocks_per_request).
+        case CacheKind::chunked_local:
+            return ceil_div(std::min(k.window + in_flight, len), k.block_size);
         // MambaSpec: page x (1 + speculative blocks), or x (2 + ...) in align mode.
         case CacheKind::constant_state: return mode == MambaCacheMode::align ? 2 : 1;
-        case CacheKind::shared: return 0;
+        case CacheKind::shared:
+        case CacheKind::mlp_only: return 0;
     }
     return 0;
 }
@@ -172,19 +177,27 @@ struct VllmSetup {
     bool any_full = false, any_sliding = false;
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
         any_full = any_full || L.specs[k].kind == CacheKind::full_attention;
-        any_sliding = any_sliding || L.specs[k].kind == CacheKind::sliding_window;
+        any_sliding = any_sliding || L.specs[k].kind == CacheKind::sliding_window ||
+                      L.specs[k].kind == CacheKind::chunked_local;
     }
     const bool demote_sliding =
         sliding_as_full || (!o.hybrid_kv_cache_manager && any_full && any_sliding);
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
         const CacheSpec& spec = L.specs[k];
         s.kind_of_spec[k] = 0xff;
-        if (spec.kind == CacheKind::shared || L.layers_with_spec(k) == 0) continue;
+        // Shared and MLP-only layers get no KV cache spec (a KV-sharing layer's
+        // kv_sharing_target_layer_name skips it in get_kv_cache_spec).
+        if (spec.kind == CacheKind::shared || spec.kind == CacheKind::mlp_only ||
+            L.layers_with_spec(k) == 0)
+            continue;
         CacheKind kind = spec.kind;
-        if (kind == CacheKind::sliding_window && demote_sliding) kind = CacheKind::full_attention;
+        if ((kind == CacheKind::sliding_window || kind == CacheKind::chunked_local) &&
+            demote_sliding)
+            kind = CacheKind::full_attention;
         const Bytes per_token = spec.kind == CacheKind::constant_state ? layer_state_bytes(spec, tp)
                                                                        : layer_bytes_per_token(spec, f, tp);
-        const std::uint64_t window = kind == CacheKind::sliding_window ? spec.window : 0;
+        const std::uint64_t window =
+            kind == CacheKind::sliding_window || kind == CacheKind::chunked_local ? spec.window : 0;
         std::uint32_t i = 0;
         while (i < c.num_kinds && !(c.kinds[i].kind == kind && c.kinds[i].window == window &&
                                     s.per_token[i] == per_token))
@@ -379,10 +392,16 @@ struct VllmSetup {
             case CacheKind::full_attention:
             case CacheKind::mla_latent:
             case CacheKind::shared:
+            case CacheKind::mlp_only:  // neither keeps a vLLM kind: never reached
                 g.kind = BlockGroupKind::full;
                 break;
             case CacheKind::sliding_window:
                 g.kind = BlockGroupKind::sliding_window;
+                g.span = k.window;
+                g.admission_cap = k.blocks_per_request;
+                break;
+            case CacheKind::chunked_local:
+                g.kind = BlockGroupKind::chunked_local;
                 g.span = k.window;
                 g.admission_cap = k.blocks_per_request;
                 break;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../json.hpp"
 
@@ -34,6 +35,16 @@ enum class Family : std::uint8_t {
     gpt_oss,
     granite_hybrid,
     jamba,
+    llama4,
+    glm4_moe,
+    qwen2_5_vl,
+    qwen3_vl,
+    qwen3_vl_moe,
+    gemma3n,
+    nemotron_h,
+    mamba,
+    mamba2,
+    plain,  ///< no model_type nor architectures: the plain decoder of plain_decoder.hpp
 };
 
 struct NamedFamily {
@@ -41,7 +52,8 @@ struct NamedFamily {
     Family family;
 };
 
-// transformers' model_type values this importer maps.
+// transformers' model_type values this importer maps: the one table that names a Family (its
+// first entry) and parses one. Where it follows vLLM, the vLLM model file is named.
 inline constexpr std::array model_types{
     NamedFamily{"llama", Family::llama},
     NamedFamily{"mistral", Family::mistral},
@@ -56,8 +68,9 @@ inline constexpr std::array model_types{
     NamedFamily{"gemma2", Family::gemma2},
     NamedFamily{"gemma3", Family::gemma3},
     NamedFamily{"gemma3_text", Family::gemma3},
-    NamedFamily{"deepseek_v2", Family::deepseek},
     NamedFamily{"deepseek_v3", Family::deepseek},
+    NamedFamily{"deepseek_v2", Family::deepseek},
+    NamedFamily{"deepseek_v32", Family::deepseek},  // deepseek_v2.py, with the V3.2 indexer
     NamedFamily{"falcon", Family::falcon},
     NamedFamily{"RefinedWeb", Family::falcon},
     NamedFamily{"RefinedWebModel", Family::falcon},
@@ -66,9 +79,24 @@ inline constexpr std::array model_types{
     NamedFamily{"gpt_oss", Family::gpt_oss},
     NamedFamily{"granitemoehybrid", Family::granite_hybrid},
     NamedFamily{"jamba", Family::jamba},
+    NamedFamily{"llama4", Family::llama4},  // llama4.py
+    NamedFamily{"llama4_text", Family::llama4},
+    NamedFamily{"glm4_moe", Family::glm4_moe},      // glm4_moe.py
+    NamedFamily{"qwen2_5_vl", Family::qwen2_5_vl},  // qwen2_5_vl.py
+    NamedFamily{"qwen2_5_vl_text", Family::qwen2_5_vl},
+    NamedFamily{"qwen3_vl", Family::qwen3_vl},  // qwen3_vl.py
+    NamedFamily{"qwen3_vl_text", Family::qwen3_vl},
+    NamedFamily{"qwen3_vl_moe", Family::qwen3_vl_moe},  // qwen3_vl_moe.py
+    NamedFamily{"qwen3_vl_moe_text", Family::qwen3_vl_moe},
+    NamedFamily{"gemma3n", Family::gemma3n},  // gemma3n.py
+    NamedFamily{"gemma3n_text", Family::gemma3n},
+    NamedFamily{"nemotron_h", Family::nemotron_h},  // nemotron_h.py
+    NamedFamily{"mamba", Family::mamba},            // mamba.py
+    NamedFamily{"falcon_mamba", Family::mamba},
+    NamedFamily{"mamba2", Family::mamba2},  // mamba2.py
 };
 
-// The architectures[0] class names, for files without model_type.
+// The architectures[0] class names, for files without a model_type kvplan maps.
 inline constexpr std::array architectures{
     NamedFamily{"LlamaForCausalLM", Family::llama},
     NamedFamily{"MistralForCausalLM", Family::mistral},
@@ -85,6 +113,7 @@ inline constexpr std::array architectures{
     NamedFamily{"Gemma3ForConditionalGeneration", Family::gemma3},
     NamedFamily{"DeepseekV2ForCausalLM", Family::deepseek},
     NamedFamily{"DeepseekV3ForCausalLM", Family::deepseek},
+    NamedFamily{"DeepseekV32ForCausalLM", Family::deepseek},
     NamedFamily{"FalconForCausalLM", Family::falcon},
     NamedFamily{"RWForCausalLM", Family::falcon},
     NamedFamily{"GPTNeoXForCausalLM", Family::gpt_neox},
@@ -92,6 +121,45 @@ inline constexpr std::array architectures{
     NamedFamily{"GptOssForCausalLM", Family::gpt_oss},
     NamedFamily{"GraniteMoeHybridForCausalLM", Family::granite_hybrid},
     NamedFamily{"JambaForCausalLM", Family::jamba},
+    NamedFamily{"Llama4ForConditionalGeneration", Family::llama4},
+    NamedFamily{"Llama4ForCausalLM", Family::llama4},
+    NamedFamily{"Glm4MoeForCausalLM", Family::glm4_moe},
+    NamedFamily{"Qwen2_5_VLForConditionalGeneration", Family::qwen2_5_vl},
+    NamedFamily{"Qwen3VLForConditionalGeneration", Family::qwen3_vl},
+    NamedFamily{"Qwen3VLMoeForConditionalGeneration", Family::qwen3_vl_moe},
+    NamedFamily{"Gemma3nForConditionalGeneration", Family::gemma3n},
+    NamedFamily{"Gemma3nForCausalLM", Family::gemma3n},
+    NamedFamily{"NemotronHForCausalLM", Family::nemotron_h},
+    NamedFamily{"MambaForCausalLM", Family::mamba},
+    NamedFamily{"FalconMambaForCausalLM", Family::mamba},
+    NamedFamily{"Mamba2ForCausalLM", Family::mamba2},
+};
+
+// model_type values of encoder-decoder models: refused by name, their cross-attention cache (a
+// second cache of the encoder's output, per sequence) being outside what kvplan sizes.
+inline constexpr std::array<std::string_view, 22> encoder_decoder_types{
+    "t5",
+    "mt5",
+    "umt5",
+    "longt5",
+    "switch_transformers",
+    "t5gemma",
+    "bart",
+    "mbart",
+    "plbart",
+    "marian",
+    "pegasus",
+    "pegasus_x",
+    "led",
+    "bigbird_pegasus",
+    "prophetnet",
+    "m2m_100",
+    "nllb_moe",
+    "blenderbot",
+    "whisper",
+    "fsmt",
+    "speech_to_text",
+    "seamless_m4t",
 };
 
 template <std::size_t N>
@@ -109,26 +177,71 @@ template <std::size_t N>
     return std::nullopt;
 }
 
-/// The family from model_type (a nested text_config's first, then the file's), else from
-/// architectures[0].
-[[nodiscard]] inline Family family_of(const JsonReader& top, const JsonReader& text) {
+/// The name of `f`: its first model_type in the table ("plain decoder" for Family::plain).
+[[nodiscard]] inline std::string_view name(Family f) {
+    for (const NamedFamily& n : model_types)
+        if (n.family == f) return n.name;
+    return "plain decoder";
+}
+
+/// The family of a config: a forced model_type (HfImportOptions::model_type) first; then
+/// model_type (a nested text_config's first, then the file's); a model_type kvplan does not map
+/// falls back to architectures[0], with a note; neither given means a plain decoder, with a note.
+/// Encoder-decoder models are refused, naming the field that says so.
+[[nodiscard]] inline Family family_of(const JsonReader& top, const JsonReader& text,
+                                      std::string_view forced, std::vector<std::string>& notes) {
+    const std::string expected = "a supported model_type (" + list_names(model_types) + ")";
     const bool nested = &text != &top;
     const std::optional<std::string> text_type =
         nested ? text.optional_string("model_type") : std::nullopt;
     const std::optional<std::string> top_type = top.optional_string("model_type");
+    const std::optional<std::vector<std::string>> archs =
+        top.optional_string_array("architectures");
+    const std::string file_type = text_type ? *text_type : top_type ? *top_type : "";
+
+    if (!forced.empty()) {
+        const auto f = lookup(model_types, forced);
+        if (!f)
+            detail::throw_field_error<InvalidInput>(top.source(), "model_type (forced)", expected,
+                                                    "\"" + std::string(forced) + "\"");
+        notes.push_back("model_type forced to \"" + std::string(forced) + "\"" +
+                        (file_type.empty() ? std::string(" (the file names none)")
+                                           : " (the file says \"" + file_type + "\")"));
+        return *f;
+    }
+
+    const char* const encdec =
+        "a decoder-only model (kvplan sizes the self-attention cache; the cross-attention cache "
+        "of an encoder-decoder model such as T5, BART or Whisper is not modelled)";
+    if (top.optional_boolean("is_encoder_decoder").value_or(false))
+        top.fail("is_encoder_decoder", encdec, "true");
+    for (std::string_view t : encoder_decoder_types)
+        if (top_type && *top_type == t) top.fail("model_type", encdec, "\"" + *top_type + "\"");
+
     if (text_type)
         if (const auto f = lookup(model_types, *text_type)) return *f;
     if (top_type)
         if (const auto f = lookup(model_types, *top_type)) return *f;
-    const std::string expected = "a supported model_type (" + list_names(model_types) + ")";
+    const bool has_arch = archs && !archs->empty();
+    if (has_arch) {
+        if (const auto f = lookup(architectures, archs->front())) {
+            if (!file_type.empty())
+                notes.push_back("model_type \"" + file_type +
+                                "\" is not one kvplan maps; imported by architectures[0] \"" +
+                                archs->front() + "\" as model_type \"" + std::string(name(*f)) +
+                                "\"");
+            return *f;
+        }
+    }
     if (text_type) text.fail("model_type", expected, "\"" + *text_type + "\"");
     if (top_type) top.fail("model_type", expected, "\"" + *top_type + "\"");
-    if (const auto archs = top.optional_string_array("architectures"); archs && !archs->empty()) {
-        if (const auto f = lookup(architectures, archs->front())) return *f;
+    if (has_arch)
         top.fail("architectures[0]", "a supported architecture (" + list_names(architectures) + ")",
                  "\"" + archs->front() + "\"");
-    }
-    top.fail("model_type", expected, "nothing (neither model_type nor architectures is given)");
+    notes.push_back(
+        "neither model_type nor architectures is given: read as a plain decoder (Llama-like: "
+        "gated MLP, RMSNorm, no biases)");
+    return Family::plain;
 }
 
 }  // namespace detail::hf

@@ -52,6 +52,32 @@
 //                           expand x hidden), mamba_dt_rank (missing or "auto": ceil(hidden /
 //                           16), as JambaConfig). Each Mamba layer keeps (K - 1) x d_inner conv
 //                           values and d_inner x N SSM values.
+//   Llama-4                 text_config; a layer with RoPE (no_rope_layers[i] 1, else every
+//                           no_rope_layer_interval-th layer is NoPE) attends within chunks of
+//                           attention_chunk_size (CacheKind::chunked_local); MoE where (i + 1) %
+//                           interleave_moe_layer_step == 0, experts and the shared expert of
+//                           intermediate_size, dense layers of intermediate_size_mlp (llama4.py).
+//   GLM-4.5 (glm4_moe)      first_k_dense_replace, n_shared_experts, QKV bias (attention_bias),
+//                           use_qk_norm, head_dim; the router's e_score_correction_bias.
+//   DeepSeek-V3.2           index_head_dim, index_n_heads: the indexer's key is cached per token
+//                           beside the latent (132 B for 128 dims), its weights counted.
+//   Gemma-3n                the last num_kv_shared_layers layers share earlier caches; per-layer
+//                           embeddings, AltUp and Laurel in extra_params; intermediate_size may be
+//                           a list of equal widths.
+//   Nemotron-H              hybrid_override_pattern: M (Mamba-2: mamba_num_heads, mamba_head_dim,
+//                           ssm_state_size, n_groups, conv_kernel), * (attention), - (MLP of
+//                           intermediate_size, squared ReLU), E (MoE: n_routed_experts,
+//                           moe_intermediate_size, moe_shared_expert_intermediate_size); one mixer
+//                           or one MLP per block; the SSM state in mamba_ssm_cache_dtype (float32
+//                           when absent) unless HfImportOptions says otherwise, as vLLM does.
+//   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),
+//   (Mamba-1), Mamba-2      time_step_rank; Mamba-2: num_heads, head_dim, n_groups. No attention,
+//                           no MLP: a fixed state per sequence.
+//   vision_config           Gemma-3 (SigLIP), Qwen2.5-VL, Qwen3-VL and Llama-4 towers are counted
+//                           into vision_params (hf_config/vision.hpp).
+//   no model_type           architectures[0] decides, with a note; with neither, the sizes are read
+//                           as a plain decoder (plain_decoder.hpp), with a note.
+//   encoder-decoder         is_encoder_decoder true, or a T5 / BART / Whisper model_type: refused.
 //
 // Defaults. A field that sizes the model is required. A missing flag takes the default of its
 // transformers config class, as every engine loading the file does: tie_word_embeddings (true for
@@ -69,9 +95,9 @@
 // Parameters the core's fields do not describe go to extra_params: gpt-oss's attention sinks (one
 // per head per layer), GPT-J's LM-head bias, Qwen3-Next's linear-attention mixers, its output gate
 // on the queries (q_proj is twice as wide) and its shared-expert gate, the Mamba mixers of
-// Granite-4.0-H and Jamba. Granite's dense variant still needs num_local_experts: its class
-// default is 8 experts, not a dense model. The vision tower of a multimodal wrapper and
-// DeepSeek-V3's multi-token-prediction layer are not part of the model.
+// Granite-4.0-H and Jamba, Nemotron-H, Mamba and Mamba-2. Granite's dense variant still needs
+// num_local_experts: its class default is 8 experts, not a dense model. Multi-token-prediction
+// layers (num_nextn_predict_layers) are not part of the model; a note says so.
 //
 // The functions are declared here and defined in import_impl.hpp, which one translation unit of the
 // program compiles: the one that defines KVPLAN_HF_CONFIG_IMPLEMENTATION before including
@@ -92,6 +118,22 @@ namespace kvplan {
 /// A parsed JSON document (nlohmann::json), as json.hpp names it.
 using Json = nlohmann::json;
 
+/// A model imported from a config.json, and what the import assumed that the file does not say (a
+/// model_type it fell back from, a plain decoder read without one, a vision tower counted apart,
+/// layers left out): one sentence each, for a front end to show.
+struct HfImport {
+    Model model;
+    std::vector<std::string> notes;
+};
+
+/// Maps a parsed Hugging Face config.json to a Model, with notes. `source` names the document in
+/// messages (a file name); `name` becomes the model's name (the source if empty). Throws
+/// InvalidInput naming the source, the JSON path, the expected and the found on anything it
+/// cannot map.
+[[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
+                                      std::string_view name = {},
+                                      const HfImportOptions& options = {});
+
 /// Maps a parsed Hugging Face config.json to a Model. `source` names the document in messages (a
 /// file name); `name` becomes the model's name (the source if empty). Throws InvalidInput naming
 /// the source, the JSON path, the expected and the found on anything it cannot map.
@@ -99,9 +141,14 @@ using Json = nlohmann::json;
                                        std::string_view name = {},
                                        const HfImportOptions& options = {});
 
-/// Loads a config.json, or the config.json inside a model folder. The model is named after the
-/// folder (for .../Llama-3-8B/config.json) or the file's stem. Throws InvalidInput on anything it
-/// cannot read or map.
+/// Imports a config.json, or the config.json inside a model folder, with notes. The file may hold
+/// Python's Infinity and NaN, as transformers writes them. The model is named after the folder
+/// (for .../Llama-3-8B/config.json) or the file's stem. Throws InvalidInput on anything it cannot
+/// read or map.
+[[nodiscard]] HfImport import_hf_config(const std::filesystem::path& file_or_folder,
+                                        const HfImportOptions& options = {});
+
+/// Loads a config.json, or the config.json inside a model folder (import_hf_config's model).
 [[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
                                    const HfImportOptions& options = {});
 
@@ -115,13 +162,23 @@ using Json = nlohmann::json;
 [[nodiscard]] std::optional<std::filesystem::path> find_bundled_model(
     const std::filesystem::path& config_dir, std::string_view id);
 
-/// Loads bundled model `id`, named by its id. Throws InvalidInput listing the bundled ids when
-/// there is no such model.
+/// Imports bundled model `id`, named by its id, with notes. Throws InvalidInput listing the
+/// bundled ids when there is no such model.
+[[nodiscard]] HfImport import_bundled_model(const std::filesystem::path& config_dir,
+                                            std::string_view id,
+                                            const HfImportOptions& options = {});
+
+/// Loads bundled model `id` (import_bundled_model's model).
 [[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,
                                        const HfImportOptions& options = {});
 
-/// A model named by a path (a config.json or a folder holding one) or a bundled id: a path that
-/// exists wins.
+/// Imports a model named by a path (a config.json or a folder holding one) or a bundled id, with
+/// notes: a path that exists wins.
+[[nodiscard]] HfImport import_model(const std::filesystem::path& config_dir,
+                                    std::string_view path_or_id,
+                                    const HfImportOptions& options = {});
+
+/// A model named by a path or a bundled id (import_model's model).
 [[nodiscard]] Model resolve_model(const std::filesystem::path& config_dir,
                                   std::string_view path_or_id, const HfImportOptions& options = {});
 

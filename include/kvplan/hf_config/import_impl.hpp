@@ -16,6 +16,7 @@
 #include "../error.hpp"
 #include "../json.hpp"
 #include "../model.hpp"
+#include "../plain_decoder.hpp"
 #include "../units.hpp"
 #include "checkpoint.hpp"
 #include "context_limit.hpp"
@@ -26,25 +27,109 @@
 #include "moe.hpp"
 #include "options.hpp"
 #include "recurrent.hpp"
+#include "state_space.hpp"
+#include "vision.hpp"
 
 namespace kvplan {
 
-/// Maps a parsed Hugging Face config.json to a Model. `source` names the document in messages (a
-/// file name); `name` becomes the model's name (the source if empty). Throws InvalidInput naming
-/// the source, the JSON path, the expected and the found on anything it cannot map.
-[[nodiscard]] Model model_from_hf_json(const Json& root, std::string_view source,
-                                       std::string_view name, const HfImportOptions& options) {
+namespace detail::hf {
+
+/// A Model from `c`, its validation failures named after `source`.
+[[nodiscard]] inline Model validated(const ModelConfig& c, std::string_view source) {
+    try {
+        return Model{c};
+    } catch (const InvalidModel& e) {
+        throw InvalidInput(std::string(source) + ": " + e.what());
+    }
+}
+
+/// A config with neither model_type nor architectures, through plain_decoder_config.
+[[nodiscard]] inline Model plain_from_json(const JsonReader& r, std::string_view name) {
+    PlainDecoder p;
+    p.name = name;
+    p.num_hidden_layers = u32(size_field(r, {"num_hidden_layers"}, max_layers));
+    p.hidden_size = size_field(r, {"hidden_size"}, ~0ULL);
+    p.num_attention_heads = u32(size_field(r, {"num_attention_heads"}));
+    p.num_key_value_heads =
+        u32(r.optional_positive_integer("num_key_value_heads", u32_max).value_or(0));
+    p.head_dim = u32(r.optional_positive_integer("head_dim", u32_max).value_or(0));
+    p.vocab_size = r.positive_integer("vocab_size");
+    p.intermediate_size = r.optional_positive_integer("intermediate_size").value_or(0);
+    if (const auto k = r.first_present({"num_local_experts", "num_experts", "n_routed_experts"})) {
+        p.num_experts = u32(r.positive_integer(*k, u32_max));
+        p.num_experts_per_tok = u32(r.positive_integer("num_experts_per_tok", p.num_experts));
+        p.moe_intermediate_size = r.optional_positive_integer("moe_intermediate_size").value_or(0);
+    }
+    p.sliding_window = r.optional_positive_integer("sliding_window").value_or(0);
+    p.max_position_embeddings = r.optional_positive_integer("max_position_embeddings").value_or(0);
+    p.tie_word_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+    if (p.num_experts == 0 && p.intermediate_size == 0)
+        r.fail("intermediate_size", "a positive integer (the MLP's width)",
+               "nothing (the field is missing)");
+    try {
+        return plain_decoder(p);
+    } catch (const InvalidModel& e) {
+        throw InvalidInput(r.source() + ": " + e.what());
+    }
+}
+
+/// The widths of `key`: one number, or one per layer that must all agree (Gemma-3n's
+/// intermediate_size).
+[[nodiscard]] inline std::uint64_t uniform_width(const JsonReader& r, std::string_view key) {
+    const Json* v = r.find(key);
+    if (v == nullptr || !v->is_array()) return r.positive_integer(key, ~0ULL);
+    const std::vector<std::uint64_t> widths =
+        r.optional_count_array(key).value_or(std::vector<std::uint64_t>{});
+    if (widths.empty()) r.fail(key, "a width, or one per layer", "an empty array");
+    for (std::size_t i = 0; i < widths.size(); ++i)
+        if (widths[i] != widths[0] || widths[i] == 0)
+            r.fail(JsonReader::element(key, i),
+                   "the same width on every layer (" + std::to_string(widths[0]) +
+                       "): kvplan sizes one dense MLP width",
+                   std::to_string(widths[i]));
+    return widths[0];
+}
+
+/// Gemma-3n's parameters beyond a Gemma-3 layer (transformers' Gemma3nTextModel): the per-layer
+/// embedding table (vocab_size_per_layer_input x layers x hidden_size_per_layer_input) and its
+/// projection and norm, AltUp's (altup_num_inputs - 1) input and output projections, and per
+/// layer AltUp (output scale, correction and prediction coefficients, router and its norm),
+/// Laurel (two rank-laurel_rank projections and a norm), the per-layer input gate and projection
+/// and its norm. v_norm has no weights.
+[[nodiscard]] inline std::uint64_t gemma3n_extras(const JsonReader& r, std::uint32_t n,
+                                                  std::uint64_t hidden) {
+    const std::uint64_t per_layer = r.positive_integer("hidden_size_per_layer_input", u32_max);
+    const std::uint64_t per_layer_vocab = r.positive_integer("vocab_size_per_layer_input", u32_max);
+    const std::uint64_t alt = r.positive_integer("altup_num_inputs", 64);
+    const std::uint64_t rank = r.positive_integer("laurel_rank", u32_max);
+    const std::uint64_t all = times(n, per_layer);
+    const std::uint64_t layer =
+        sum({hidden, times(alt, alt), times(alt, times(alt, alt)), times(hidden, alt), hidden,
+             times(2, times(hidden, rank)), hidden, times(2, times(hidden, per_layer)), hidden});
+    return sum({times(per_layer_vocab, all), times(hidden, all), per_layer,
+                times(2, times(alt - 1, times(hidden, hidden))), times(n, layer)});
+}
+
+}  // namespace detail::hf
+
+/// Maps a parsed Hugging Face config.json to a Model, with notes on what the import assumed.
+[[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
+                                      std::string_view name, const HfImportOptions& options) {
     using namespace detail::hf;
     const JsonReader top(root, std::string(source));
     const std::optional<JsonReader> text_config = top.optional_object("text_config");
     const JsonReader& r = text_config ? *text_config : top;
-    const Family f = family_of(top, r);
+    std::vector<std::string> notes;
+    const Family f = family_of(top, r, options.model_type, notes);
+    if (f == Family::plain) return {plain_from_json(r, name.empty() ? source : name), notes};
 
     ModelConfig c;
     c.name = name.empty() ? source : name;
 
+    const bool attention_free = f == Family::mamba || f == Family::mamba2;
     const std::uint32_t n = u32(size_field(r, {"num_hidden_layers", "n_layer"}, max_layers));
-    const std::uint64_t heads = size_field(r, {"num_attention_heads", "n_head"});
+    const std::uint64_t heads =
+        attention_free ? 0 : size_field(r, {"num_attention_heads", "n_head"});
     const std::uint64_t hidden = size_field(r, {"hidden_size", "n_embd"}, ~0ULL);
     c.num_heads = u32(heads);
     c.hidden_size = hidden;
@@ -66,14 +151,27 @@ namespace kvplan {
         r, f == Family::gemma3 || f == Family::falcon ? c.max_position_embeddings : 0,
         f == Family::gemma3);
 
+    // Families made of one mixer or one MLP per block.
+    if (attention_free || f == Family::nemotron_h) {
+        // MambaConfig and FalconMambaConfig leave tie_word_embeddings to PretrainedConfig (true);
+        // Mamba2Config and NemotronHConfig default it to false.
+        c.tie_embeddings = r.optional_boolean("tie_word_embeddings").value_or(f == Family::mamba);
+        c.extra_params = read_state_space(r, f, n, c, options, notes);
+        return {validated(c, source), notes};
+    }
+
     // Families.
-    const bool gemma = f == Family::gemma || f == Family::gemma2 || f == Family::gemma3;
+    const bool gemma =
+        f == Family::gemma || f == Family::gemma2 || f == Family::gemma3 || f == Family::gemma3n;
     const bool layer_norm = f == Family::falcon || f == Family::gpt_neox || f == Family::gptj;
     c.norm = layer_norm ? NormKind::layer : NormKind::rms;
     c.mlp = layer_norm ? MlpKind::plain : MlpKind::gated;
+    // Llama-4's use_qk_norm is an L2 norm without weights; GLM-4.5's q_norm and k_norm have them.
     c.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::qwen3_next ||
-                f == Family::gemma3;
-    c.norms_per_layer = f == Family::gemma2 || f == Family::gemma3 ? 4 : 2;
+                f == Family::gemma3 || f == Family::qwen3_vl || f == Family::qwen3_vl_moe ||
+                f == Family::gemma3n ||
+                (f == Family::glm4_moe && r.optional_boolean("use_qk_norm").value_or(false));
+    c.norms_per_layer = f == Family::gemma2 || f == Family::gemma3 || f == Family::gemma3n ? 4 : 2;
     const bool tie_default = gemma || f == Family::falcon;
     c.tie_embeddings =
         r.optional_boolean("tie_word_embeddings")
@@ -127,8 +225,15 @@ namespace kvplan {
         // MoE one.
         c.intermediate_size = r.positive_integer("shared_intermediate_size", ~0ULL);
     } else if (f == Family::deepseek || f == Family::qwen2_moe || f == Family::qwen3_moe ||
-               f == Family::qwen3_next) {
+               f == Family::qwen3_next || f == Family::qwen3_vl_moe) {
         c.intermediate_size = r.optional_positive_integer("intermediate_size", ~0ULL).value_or(0);
+    } else if (f == Family::llama4) {
+        // Llama-4's dense layers are intermediate_size_mlp wide (Llama4TextConfig: 16384); its
+        // intermediate_size is one expert's and the shared expert's width.
+        c.intermediate_size =
+            r.optional_positive_integer("intermediate_size_mlp", ~0ULL).value_or(16384);
+    } else if (f == Family::gemma3n) {
+        c.intermediate_size = uniform_width(r, "intermediate_size");
     } else {
         c.intermediate_size = r.positive_integer("intermediate_size", ~0ULL);
     }
@@ -146,14 +251,25 @@ namespace kvplan {
         }
         case Family::qwen2:
         case Family::qwen2_moe:
+        case Family::qwen2_5_vl:
             c.attention_bias = AttentionBias::qkv;
             break;  // fixed in Qwen2
+        case Family::glm4_moe:
+            // vLLM's Glm4MoeAttention (glm4_moe.py): qkv_proj takes attention_bias, o_proj none.
+            c.attention_bias = r.optional_boolean("attention_bias").value_or(false)
+                                   ? AttentionBias::qkv
+                                   : AttentionBias::none;
+            break;
         case Family::qwen3:
         case Family::qwen3_moe:
         case Family::qwen3_next:
+        case Family::qwen3_vl:
+        case Family::qwen3_vl_moe:
         case Family::gemma:
         case Family::gemma2:
         case Family::gemma3:
+        case Family::gemma3n:
+        case Family::llama4:
         case Family::granite_hybrid:
             c.attention_bias = r.optional_boolean("attention_bias").value_or(false)
                                    ? AttentionBias::qkvo
@@ -217,11 +333,32 @@ namespace kvplan {
                    "qk_nope_head_dim + qk_rope_head_dim at most " + std::to_string(u32_max),
                    std::to_string(nope + rope));
         c.head_dim = u32(nope + rope);
-        c.layers = LayerStack::uniform(n, mla_latent(u32(kv_lora), u32(rope)));
+        // DeepSeek-V3.2's lightning indexer caches a key of index_head_dim per token beside the
+        // latent (vLLM's DeepseekV32IndexerCache, deepseek_v2.py); index_topk marks V3.2.
+        std::uint64_t index_dim = 0;
+        if (r.has("index_topk") || r.has("index_head_dim")) {
+            index_dim = r.positive_integer("index_head_dim", u32_max);
+            c.mla.index_n_heads = u32(r.positive_integer("index_n_heads", u32_max));
+        }
+        c.layers = LayerStack::uniform(n, mla_latent(u32(kv_lora), u32(rope), u32(index_dim)));
     } else {
-        const std::vector<LayerKind> kinds = layer_kinds(r, f, n);
+        std::vector<LayerKind> kinds = layer_kinds(r, f, n);
+        if (f == Family::gemma3n) {
+            // Gemma3nTextConfig: the last num_kv_shared_layers layers read the cache of the last
+            // earlier layer of their type and add none (vLLM's gemma3n.py gives them a
+            // kv_sharing_target_layer_name, so get_kv_cache_spec skips them).
+            const std::uint64_t shared =
+                r.optional_count("num_kv_shared_layers", u32_max).value_or(0);
+            if (shared >= n)
+                r.fail("num_kv_shared_layers", "fewer than the " + std::to_string(n) + " layers",
+                       std::to_string(shared));
+            for (std::uint32_t i = n - u32(shared); i < n; ++i) kinds[i] = LayerKind::shared;
+        }
         const bool any_sliding = std::count(kinds.begin(), kinds.end(), LayerKind::sliding) > 0;
         const std::uint64_t window = any_sliding ? window_of(r, f) : 0;
+        const bool any_chunked = std::count(kinds.begin(), kinds.end(), LayerKind::chunked) > 0;
+        const std::uint64_t chunk =
+            any_chunked ? r.positive_integer("attention_chunk_size", ~0ULL) : 0;
         CacheSpec linear{};
         if (std::count(kinds.begin(), kinds.end(), LayerKind::linear) > 0) {
             const RecurrentShape shape = f == Family::granite_hybrid ? mamba2_layer(r, hidden)
@@ -240,10 +377,28 @@ namespace kvplan {
                                      std::count(kinds.begin(), kinds.end(), LayerKind::linear)),
                                  "the recurrent mixers' parameters");
         }
-        const CacheSpec full = full_attention(u32(kv_heads), u32(head_dim));
-        const CacheSpec slide = sliding_window(u32(kv_heads), u32(head_dim), window);
-        for (LayerKind k : kinds)
-            c.layers.append(k == LayerKind::full ? full : k == LayerKind::sliding ? slide : linear);
+        for (LayerKind k : kinds) {
+            switch (k) {
+                case LayerKind::full:
+                    c.layers.append(full_attention(u32(kv_heads), u32(head_dim)));
+                    break;
+                case LayerKind::sliding:
+                    c.layers.append(sliding_window(u32(kv_heads), u32(head_dim), window));
+                    break;
+                case LayerKind::linear:
+                    c.layers.append(linear);
+                    break;
+                case LayerKind::chunked:
+                    c.layers.append(chunked_local(u32(kv_heads), u32(head_dim), chunk));
+                    break;
+                case LayerKind::shared:
+                    c.layers.append(shared_cache(u32(kv_heads), u32(head_dim)));
+                    break;
+                case LayerKind::mlp:
+                    c.layers.append(mlp_only());
+                    break;
+            }
+        }
         c.head_dim = u32(head_dim);
         if (f == Family::qwen3_next) {
             // Gated attention: q_proj also produces an output gate per head, doubling its width.
@@ -253,32 +408,57 @@ namespace kvplan {
         }
     }
 
-    const bool moe_family = f == Family::mixtral || f == Family::qwen2_moe ||
-                            f == Family::qwen3_moe || f == Family::qwen3_next ||
-                            f == Family::deepseek || f == Family::gpt_oss ||
-                            f == Family::granite_hybrid || f == Family::jamba;
+    if (f == Family::gemma3n) extra += gemma3n_extras(r, n, hidden);
+
+    const bool moe_family =
+        f == Family::mixtral || f == Family::qwen2_moe || f == Family::qwen3_moe ||
+        f == Family::qwen3_next || f == Family::deepseek || f == Family::gpt_oss ||
+        f == Family::granite_hybrid || f == Family::jamba || f == Family::llama4 ||
+        f == Family::glm4_moe || f == Family::qwen3_vl_moe;
     if (moe_family) read_moe(r, f, c, extra);
     c.extra_params = extra;
 
-    try {
-        return Model{c};
-    } catch (const InvalidModel& e) {
-        throw InvalidInput(std::string(source) + ": " + e.what());
+    // A multimodal wrapper's vision tower, counted apart.
+    if (const auto vision = top.optional_object("vision_config")) {
+        if (const auto v = vision_params(*vision, f, hidden)) {
+            c.vision_params = *v;
+            notes.push_back("vision tower and projector: " + std::to_string(*v) +
+                            " parameters, counted apart from the language model");
+        } else {
+            notes.push_back("vision_config: the vision tower of model_type \"" +
+                            std::string(detail::hf::name(f)) + "\" is not counted");
+        }
     }
+    if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max); mtp && *mtp > 0)
+        notes.push_back("num_nextn_predict_layers " + std::to_string(*mtp) +
+                        ": the multi-token-prediction layers are not counted (vLLM loads them "
+                        "only as a speculative draft)");
+    return {validated(c, source), notes};
+}
+
+/// Maps a parsed Hugging Face config.json to a Model (import_hf_json without its notes).
+[[nodiscard]] Model model_from_hf_json(const Json& root, std::string_view source,
+                                       std::string_view name, const HfImportOptions& options) {
+    return import_hf_json(root, source, name, options).model;
 }
 
 /// Loads a config.json, or the config.json inside a model folder. The model is named after the
 /// folder (for .../Llama-3-8B/config.json) or the file's stem. Throws InvalidInput on anything it
 /// cannot read or map.
-[[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
-                                   const HfImportOptions& options) {
+[[nodiscard]] HfImport import_hf_config(const std::filesystem::path& file_or_folder,
+                                        const HfImportOptions& options) {
     std::filesystem::path file = file_or_folder;
     std::error_code ec;
     if (std::filesystem::is_directory(file, ec)) file /= "config.json";
     std::string name = file.stem().string();
     if (name == "config" && file.has_parent_path() && file.parent_path().has_filename())
         name = file.parent_path().filename().string();
-    return model_from_hf_json(read_json_file(file), file.string(), name, options);
+    return import_hf_json(read_json_file(file, JsonNumbers::python), file.string(), name, options);
+}
+
+[[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
+                                   const HfImportOptions& options) {
+    return import_hf_config(file_or_folder, options).model;
 }
 
 /// The folder of bundled model configs: `config_dir`/models when it exists, else `config_dir`.
@@ -310,8 +490,8 @@ namespace kvplan {
 
 /// Loads bundled model `id`, named by its id. Throws InvalidInput listing the bundled ids when
 /// there is no such model.
-[[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,
-                                       const HfImportOptions& options) {
+[[nodiscard]] HfImport import_bundled_model(const std::filesystem::path& config_dir,
+                                            std::string_view id, const HfImportOptions& options) {
     const auto file = find_bundled_model(config_dir, id);
     if (!file) {
         // Appended piece by piece: GCC 12 at -O2 warns falsely (-Wrestrict, GCC bug 105651) on
@@ -329,18 +509,28 @@ namespace kvplan {
         detail::throw_field_error<InvalidInput>(models_dir(config_dir).string(), "model", expected,
                                                 found);
     }
-    return model_from_hf_json(read_json_file(*file), file->string(), file->stem().string(),
-                              options);
+    return import_hf_json(read_json_file(*file, JsonNumbers::python), file->string(),
+                          file->stem().string(), options);
+}
+
+[[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,
+                                       const HfImportOptions& options) {
+    return import_bundled_model(config_dir, id, options).model;
 }
 
 /// A model named by a path (a config.json or a folder holding one) or a bundled id: a path that
 /// exists wins.
-[[nodiscard]] Model resolve_model(const std::filesystem::path& config_dir,
-                                  std::string_view path_or_id, const HfImportOptions& options) {
+[[nodiscard]] HfImport import_model(const std::filesystem::path& config_dir,
+                                    std::string_view path_or_id, const HfImportOptions& options) {
     std::error_code ec;
     const std::filesystem::path p{std::string(path_or_id)};
-    if (std::filesystem::exists(p, ec)) return load_hf_config(p, options);
-    return load_bundled_model(config_dir, path_or_id, options);
+    if (std::filesystem::exists(p, ec)) return import_hf_config(p, options);
+    return import_bundled_model(config_dir, path_or_id, options);
+}
+
+[[nodiscard]] Model resolve_model(const std::filesystem::path& config_dir,
+                                  std::string_view path_or_id, const HfImportOptions& options) {
+    return import_model(config_dir, path_or_id, options).model;
 }
 
 }  // namespace kvplan

@@ -16,14 +16,22 @@ namespace kvplan {
 namespace detail::hf {
 
 /// What one layer is, before it becomes a CacheSpec.
-enum class LayerKind : std::uint8_t { full, sliding, linear };
+enum class LayerKind : std::uint8_t {
+    full,     ///< full attention
+    sliding,  ///< sliding-window attention
+    linear,   ///< a recurrent layer: linear attention or Mamba
+    chunked,  ///< chunked local attention (Llama-4)
+    shared,   ///< reads an earlier layer's cache (Gemma-3n's KV-shared layers)
+    mlp,      ///< no mixer, an MLP only (Nemotron-H)
+};
 
 /// The per-layer kinds from layer_types, or from the family's own rule.
 [[nodiscard]] inline std::vector<LayerKind> layer_kinds(const JsonReader& r, Family f,
                                                         std::uint32_t n) {
     std::vector<LayerKind> kinds(n, LayerKind::full);
     const bool qwen = f == Family::qwen2 || f == Family::qwen2_moe || f == Family::qwen3 ||
-                      f == Family::qwen3_moe || f == Family::qwen3_next;
+                      f == Family::qwen3_moe || f == Family::qwen3_next ||
+                      f == Family::qwen2_5_vl || f == Family::qwen3_vl || f == Family::qwen3_vl_moe;
     const bool windows_on = r.optional_boolean("use_sliding_window").value_or(!qwen);
 
     if (f == Family::granite_hybrid) {
@@ -43,6 +51,31 @@ enum class LayerKind : std::uint8_t { full, sliding, linear };
             else if (t != "attention")
                 r.fail(JsonReader::element("layer_types", i), "\"mamba\" or \"attention\"",
                        "\"" + t + "\"");
+        }
+        return kinds;
+    }
+    if (f == Family::llama4) {
+        // vLLM's Llama4Attention (llama4.py): a layer with RoPE (no_rope_layers[i] == 1) attends
+        // within chunks of attention_chunk_size when the field is set; a NoPE layer attends to
+        // everything. Without no_rope_layers, Llama4TextConfig makes every
+        // no_rope_layer_interval-th layer NoPE (default 4).
+        const bool chunked = r.has("attention_chunk_size");
+        std::vector<std::uint64_t> rope(n, 1);
+        if (const auto list = r.optional_count_array("no_rope_layers")) {
+            if (list->size() != n)
+                r.fail("no_rope_layers", "one entry per layer (" + std::to_string(n) + ")",
+                       std::to_string(list->size()) + " entries");
+            rope = *list;
+        } else {
+            const std::uint64_t every =
+                r.optional_positive_integer("no_rope_layer_interval", u32_max).value_or(4);
+            for (std::uint32_t i = 0; i < n; ++i) rope[i] = (i + 1) % every != 0 ? 1 : 0;
+        }
+        for (std::uint32_t i = 0; i < n; ++i) {
+            if (rope[i] > 1)
+                r.fail(JsonReader::element("no_rope_layers", i), "0 (NoPE) or 1 (RoPE)",
+                       std::to_string(rope[i]));
+            if (rope[i] == 1 && chunked) kinds[i] = LayerKind::chunked;
         }
         return kinds;
     }

@@ -59,6 +59,10 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
 
     if (f == Family::mixtral || f == Family::gpt_oss || f == Family::jamba) {
         m.expert_intermediate_size = c.intermediate_size;
+    } else if (f == Family::llama4) {
+        // Llama4TextConfig: intermediate_size is an expert's width (intermediate_size_mlp the
+        // dense layers').
+        m.expert_intermediate_size = r.positive_integer("intermediate_size");
     } else if (f == Family::granite_hybrid) {
         // Granite's intermediate_size is the routed experts' width; the shared MLP has its own.
         m.expert_intermediate_size = r.positive_integer("intermediate_size");
@@ -76,8 +80,28 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
             // DeepSeek-V3's router carries e_score_correction_bias with topk_method noaux_tc.
             m.router_bias = r.optional_string("topk_method").value_or("") == "noaux_tc";
             break;
+        case Family::glm4_moe:
+            // vLLM's Glm4MoE (glm4_moe.py): the first first_k_dense_replace layers are dense,
+            // n_shared_experts always-on experts of moe_intermediate_size, and a router with an
+            // e_score_correction_bias on every MoE layer.
+            m.shared_experts = u32(r.optional_count("n_shared_experts", u32_max).value_or(0));
+            m.first_dense_layers =
+                u32(r.optional_count("first_k_dense_replace", u32_max).value_or(0));
+            m.router_bias = true;
+            break;
+        case Family::llama4: {
+            // vLLM's Llama4DecoderLayer (llama4.py): layer i routes when
+            // (i + 1) % interleave_moe_layer_step == 0; Llama4MoE adds one shared expert of
+            // intermediate_size; the router has no bias.
+            m.layer_freq =
+                u32(r.optional_positive_integer("interleave_moe_layer_step", u32_max).value_or(1));
+            m.layer_offset = 1;
+            m.shared_experts = 1;
+            break;
+        }
         case Family::qwen2_moe:
         case Family::qwen3_moe:
+        case Family::qwen3_vl_moe:
         case Family::qwen3_next: {
             m.layer_freq =
                 u32(r.optional_positive_integer("decoder_sparse_step", u32_max).value_or(1));

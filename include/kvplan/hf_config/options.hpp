@@ -3,6 +3,7 @@
 // What a Hugging Face config.json does not say and the import must be told.
 
 #include <cstdint>
+#include <string>
 
 namespace kvplan {
 
@@ -15,6 +16,9 @@ struct HfImportOptions {
     std::uint32_t state_element_bytes = 2;
     /// Bytes per value of the recurrent (SSM) state; 0: as state_element_bytes (vLLM's "auto").
     std::uint32_t ssm_state_element_bytes = 0;
+    /// A transformers model_type to import the file as, whatever it says (for a config whose own
+    /// model_type kvplan does not know); empty: the file's own.
+    std::string model_type{};
 };
 
 }  // namespace kvplan

@@ -62,32 +62,53 @@ struct RecurrentShape {
                      times(conv_dim, k), times(2, nv), dv, times(times(nv, dv), hidden)})};
 }
 
-/// A Mamba-2 layer (Granite-4.0-H): mamba_n_heads (nh) heads of mamba_d_head (p), mamba_n_groups
-/// (g) groups of B and C of mamba_d_state (N), a conv of mamba_d_conv (K) taps over d_inner =
-/// mamba_expand x hidden = nh x p channels plus B and C.
-[[nodiscard]] inline RecurrentShape mamba2_layer(const JsonReader& r, std::uint64_t hidden) {
-    const std::uint64_t nh = r.positive_integer("mamba_n_heads", u32_max);
-    const std::uint64_t n_state = r.positive_integer("mamba_d_state", u32_max);
-    const std::uint64_t g = r.positive_integer("mamba_n_groups", u32_max);
-    const std::uint64_t k = r.positive_integer("mamba_d_conv", u32_max);
-    const std::uint64_t expand = r.positive_integer("mamba_expand", u32_max);
+/// The field names of a Mamba-2 layer's shape, which each family spells its own way.
+struct Mamba2Fields {
+    std::string_view heads, head_dim, state, groups, conv, expand, conv_bias, proj_bias;
+    /// The config class requires heads x head_dim == expand x hidden (Granite, Mamba2Config);
+    /// NemotronHConfig does not: its mixer is heads x head_dim wide whatever expand says.
+    bool expand_checked = true;
+};
+
+/// Granite-4.0-H (GraniteMoeHybridConfig).
+inline constexpr Mamba2Fields granite_mamba2{"mamba_n_heads",   "mamba_d_head",   "mamba_d_state",
+                                             "mamba_n_groups",  "mamba_d_conv",   "mamba_expand",
+                                             "mamba_conv_bias", "mamba_proj_bias"};
+/// Nemotron-H (NemotronHConfig): in_proj and out_proj take use_bias.
+inline constexpr Mamba2Fields nemotron_mamba2{"mamba_num_heads", "mamba_head_dim", "ssm_state_size",
+                                              "n_groups",        "conv_kernel",    "expand",
+                                              "use_conv_bias",   "use_bias",       false};
+/// Mamba-2 and Codestral Mamba (Mamba2Config).
+inline constexpr Mamba2Fields plain_mamba2{"num_heads",   "head_dim", "state_size",    "n_groups",
+                                           "conv_kernel", "expand",   "use_conv_bias", "use_bias"};
+
+/// A Mamba-2 layer: `heads` (nh) heads of `head_dim` (p), `groups` (g) groups of B and C of
+/// `state` (N), a conv of `conv` (K) taps over d_inner = expand x hidden = nh x p channels plus B
+/// and C (the fields as `f` spells them).
+[[nodiscard]] inline RecurrentShape mamba2_layer(const JsonReader& r, std::uint64_t hidden,
+                                                 const Mamba2Fields& f = granite_mamba2) {
+    const std::uint64_t nh = r.positive_integer(f.heads, u32_max);
+    const std::uint64_t n_state = r.positive_integer(f.state, u32_max);
+    const std::uint64_t g = r.positive_integer(f.groups, u32_max);
+    const std::uint64_t k = r.positive_integer(f.conv, u32_max);
+    const std::uint64_t expand = f.expand_checked ? r.positive_integer(f.expand, u32_max) : 0;
     const std::uint64_t expanded = times(expand, hidden);
     // GraniteMoeHybridConfig: mamba_d_head "auto" is mamba_expand x hidden / mamba_n_heads.
     const std::uint64_t p =
-        is_auto(r, "mamba_d_head") ? expanded / nh : r.positive_integer("mamba_d_head", u32_max);
+        is_auto(r, f.head_dim) ? expanded / nh : r.positive_integer(f.head_dim, u32_max);
     const std::uint64_t d_inner = times(nh, p);
-    // GraniteMoeHybridConfig checks the two spellings of d_inner agree.
-    if (expanded != d_inner)
-        r.fail("mamba_d_head",
-               "mamba_n_heads x mamba_d_head equal to mamba_expand x hidden_size (" +
-                   std::to_string(expanded) + ")",
+    // The config classes check that the two spellings of d_inner agree.
+    if (f.expand_checked && expanded != d_inner)
+        r.fail(f.head_dim,
+               std::string(f.heads) + " x " + std::string(f.head_dim) + " equal to " +
+                   std::string(f.expand) + " x hidden_size (" + std::to_string(expanded) + ")",
                std::to_string(p) + " (" + std::to_string(nh) + " x " + std::to_string(p) + " = " +
                    std::to_string(d_inner) + ")");
     if (nh % g != 0)
-        r.fail("mamba_n_groups", "a divisor of the " + std::to_string(nh) + " mamba heads",
+        r.fail(f.groups, "a divisor of the " + std::to_string(nh) + " mamba heads",
                std::to_string(g));
-    const bool conv_bias = r.optional_boolean("mamba_conv_bias").value_or(true);
-    const bool proj_bias = r.optional_boolean("mamba_proj_bias").value_or(false);
+    const bool conv_bias = r.optional_boolean(f.conv_bias).value_or(true);
+    const bool proj_bias = r.optional_boolean(f.proj_bias).value_or(false);
     const std::uint64_t conv_dim = sum({d_inner, times(2, times(g, n_state))});
     // vLLM's MambaStateShapeCalculator.mamba2_state_shape: conv state (K - 1) x conv_dim, SSM
     // state nh x p x N.
@@ -103,32 +124,59 @@ struct RecurrentShape {
     return {.conv_values = conv_state, .ssm_values = ssm_state, .mixer_params = mixer};
 }
 
-/// A Mamba-1 layer (Jamba): d_inner = mamba_expand x hidden channels, mamba_d_state (N),
-/// mamba_d_conv (K) taps, mamba_dt_rank (R).
-[[nodiscard]] inline RecurrentShape mamba1_layer(const JsonReader& r, std::uint64_t hidden) {
-    const std::uint64_t n_state = r.positive_integer("mamba_d_state", u32_max);
-    const std::uint64_t k = r.positive_integer("mamba_d_conv", u32_max);
-    const std::uint64_t expand = r.positive_integer("mamba_expand", u32_max);
-    // JambaConfig: mamba_dt_rank "auto" (its default) is ceil(hidden / 16).
-    const std::uint64_t rank = r.contains("mamba_dt_rank") && !is_auto(r, "mamba_dt_rank")
-                                   ? r.positive_integer("mamba_dt_rank", u32_max)
+/// The field names of a Mamba-1 layer's shape, and whether it norms dt, B and C with weights.
+struct Mamba1Fields {
+    std::string_view state, conv, expand, dt_rank, conv_bias, proj_bias;
+    bool dt_bc_norms;
+    /// A field that states d_inner itself and wins over expand x hidden when present
+    /// (MambaConfig's intermediate_size: Falcon-Mamba-7B says expand 16 but intermediate_size
+    /// 8192, which is what transformers and vLLM build); empty: none.
+    std::string_view intermediate{};
+};
+
+/// Jamba (JambaConfig): its mixer norms dt, B and C with learned weights.
+inline constexpr Mamba1Fields jamba_mamba1{"mamba_d_state",
+                                           "mamba_d_conv",
+                                           "mamba_expand",
+                                           "mamba_dt_rank",
+                                           "mamba_conv_bias",
+                                           "mamba_proj_bias",
+                                           true};
+/// Mamba and Falcon-Mamba (MambaConfig, FalconMambaConfig): Falcon-Mamba's RMS norms on dt, B
+/// and C carry no weights, Mamba has none.
+inline constexpr Mamba1Fields plain_mamba1{
+    "state_size",    "conv_kernel", "expand", "time_step_rank",
+    "use_conv_bias", "use_bias",    false,    "intermediate_size"};
+
+/// A Mamba-1 layer: d_inner = expand x hidden channels, a state of N, a conv of K taps, a dt rank
+/// of R (the fields as `f` spells them).
+[[nodiscard]] inline RecurrentShape mamba1_layer(const JsonReader& r, std::uint64_t hidden,
+                                                 const Mamba1Fields& f = jamba_mamba1) {
+    const std::uint64_t n_state = r.positive_integer(f.state, u32_max);
+    const std::uint64_t k = r.positive_integer(f.conv, u32_max);
+    const std::uint64_t expand = r.positive_integer(f.expand, u32_max);
+    // JambaConfig and MambaConfig: a dt rank of "auto" (the default) is ceil(hidden / 16).
+    const std::uint64_t rank = r.contains(f.dt_rank) && !is_auto(r, f.dt_rank)
+                                   ? r.positive_integer(f.dt_rank, u32_max)
                                    : hidden / 16 + (hidden % 16 != 0 ? 1 : 0);
-    const bool conv_bias = r.optional_boolean("mamba_conv_bias").value_or(true);
-    const bool proj_bias = r.optional_boolean("mamba_proj_bias").value_or(false);
-    const std::uint64_t d_inner = times(expand, hidden);
+    const bool conv_bias = r.optional_boolean(f.conv_bias).value_or(true);
+    const bool proj_bias = r.optional_boolean(f.proj_bias).value_or(false);
+    const std::uint64_t d_inner = !f.intermediate.empty() && r.has(f.intermediate)
+                                      ? r.positive_integer(f.intermediate, u32_max)
+                                      : times(expand, hidden);
     // vLLM's MambaStateShapeCalculator.mamba1_state_shape: conv d_inner x (K - 1), SSM
     // d_inner x N.
     const std::uint64_t conv_state = times(k - 1, d_inner);
     const std::uint64_t ssm_state = times(d_inner, n_state);
-    // JambaMambaMixer (transformers): in_proj to x and gate, a depthwise conv1d, x_proj to dt, B
-    // and C, dt_proj (with bias), A_log (d_inner x N), D, out_proj, and Jamba's RMSNorms on dt,
-    // B and C.
+    // MambaMixer (vLLM mamba_mixer.py; transformers' JambaMambaMixer and MambaMixer): in_proj to
+    // x and gate, a depthwise conv1d, x_proj to dt, B and C, dt_proj (with bias), A_log
+    // (d_inner x N), D, out_proj, and (Jamba only) RMSNorms with weights on dt, B and C.
     const std::uint64_t bc = times(2, n_state);
     const std::uint64_t mixer =
         sum({times(hidden, times(2, d_inner)), proj_bias ? times(2, d_inner) : 0, times(d_inner, k),
              conv_bias ? d_inner : 0, times(d_inner, sum({rank, bc})), times(rank, d_inner),
              d_inner, times(d_inner, n_state), d_inner, times(d_inner, hidden),
-             proj_bias ? hidden : 0, rank, bc});
+             proj_bias ? hidden : 0, f.dt_bc_norms ? rank : 0, f.dt_bc_norms ? bc : 0});
     return {.conv_values = conv_state, .ssm_values = ssm_state, .mixer_params = mixer};
 }
 

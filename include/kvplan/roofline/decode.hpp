@@ -114,7 +114,8 @@ struct DecodeCosts {
             const CacheSpec& spec = L.specs[k];
             st.kv_per_token[k] = layer_bytes_per_token(spec, r.kv, st.shard.tp);
             st.state[k] = layer_state_bytes(spec, st.shard.tp);
-            if (spec.kind == CacheKind::full_attention || spec.kind == CacheKind::sliding_window)
+            if (spec.kind == CacheKind::full_attention || spec.kind == CacheKind::sliding_window ||
+                spec.kind == CacheKind::chunked_local)
                 st.attention_per_token[k] = 2.0 * heads * (spec.k_head_dim + spec.v_head_dim);
             else if (spec.kind == CacheKind::mla_latent)
                 st.attention_per_token[k] =

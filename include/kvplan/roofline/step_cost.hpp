@@ -123,6 +123,7 @@ struct RankMatmulParams {
         switch (spec.kind) {
             case CacheKind::full_attention:
             case CacheKind::sliding_window:
+            case CacheKind::chunked_local:
                 f += 2.0 * heads * (spec.k_head_dim + spec.v_head_dim) * kept * layers;
                 break;
             case CacheKind::mla_latent:
@@ -130,7 +131,8 @@ struct RankMatmulParams {
                      layers;
                 break;
             case CacheKind::constant_state:
-            case CacheKind::shared: break;
+            case CacheKind::shared:
+            case CacheKind::mlp_only: break;
         }
     }
     return f;
@@ -158,6 +160,15 @@ struct RankMatmulParams {
             case CacheKind::sliding_window:
                 f += 2.0 * heads * (spec.k_head_dim + spec.v_head_dim) * causal_sum(tokens, cap);
                 break;
+            case CacheKind::chunked_local: {
+                // Token i attends to the tokens of its chunk up to itself: each full chunk of C
+                // sums 1..C, the last partial chunk of r sums 1..r.
+                const std::uint64_t full = tokens / spec.window, r = tokens % spec.window;
+                const double per = causal_sum(spec.window, spec.window);
+                f += 2.0 * heads * (spec.k_head_dim + spec.v_head_dim) *
+                     (static_cast<double>(full) * per + causal_sum(r, r));
+                break;
+            }
             case CacheKind::mla_latent: {
                 // Prefill runs MLA unabsorbed: per head a (nope + rope) score and a v_head_dim value.
                 const double qk = m.config().mla.qk_nope_head_dim + spec.qk_rope_head_dim;
@@ -165,7 +176,8 @@ struct RankMatmulParams {
                 break;
             }
             case CacheKind::constant_state:
-            case CacheKind::shared: break;
+            case CacheKind::shared:
+            case CacheKind::mlp_only: break;
         }
     }
     return f;

@@ -1,0 +1,157 @@
+#pragma once
+
+// The parameters of a multimodal config's vision tower and projector, from its vision_config:
+// weights the language model does not cache with, counted apart (ModelConfig::vision_params).
+//   Gemma-3 (SigLIP, transformers' SiglipVisionModel and Gemma3MultiModalProjector): a patch
+//     convolution with bias, a position embedding per patch, layers of LayerNorm -> attention
+//     (q, k, v, o with biases) -> LayerNorm -> MLP (fc1, fc2 with biases), a final LayerNorm; the
+//     projector's vision x text matrix and its RMSNorm.
+//   Qwen2.5-VL (Qwen2_5_VisionTransformerPretrainedModel; vLLM's qwen2_5_vl.py): a Conv3d patch
+//     embedding without bias, layers of RMSNorm -> attention (fused qkv and proj, with biases) ->
+//     RMSNorm -> gated MLP (gate, up, down, with biases), and the patch merger (RMSNorm, then two
+//     linear layers with biases from merge^2 x hidden to out_hidden_size).
+//   Qwen3-VL (Qwen3VLVisionModel; vLLM's qwen3_vl.py): a Conv3d patch embedding with bias, a
+//     learned position embedding of num_position_embeddings, layers of LayerNorm -> attention ->
+//     LayerNorm -> MLP (linear_fc1, linear_fc2, with biases), the patch merger (LayerNorm over the
+//     hidden size, two linear layers), and one more merger per deepstack_visual_indexes entry
+//     (LayerNorm over merge^2 x hidden).
+//   Llama-4 (Llama4VisionModel and Llama4MultiModalProjector; vLLM's mllama4.py): an unfolded
+//     patch projection without bias, a class embedding, a position embedding per patch and one
+//     for the class token, LayerNorms before and after, layers of LayerNorm -> attention (q, k, v,
+//     o with biases) -> LayerNorm -> MLP (fc1, fc2 with biases), the pixel-shuffle adapter (fc1
+//     from intermediate_size to projector_input_dim, fc2 projector_output_dim square, no biases)
+//     and the projector from vision_output_dim to the text hidden size.
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "../detail/checked.hpp"
+#include "../json.hpp"
+#include "families.hpp"
+#include "fields.hpp"
+
+namespace kvplan {
+
+namespace detail::hf {
+
+/// The sum of products, each term a pair: OverflowError, never a wrap.
+[[nodiscard]] inline std::uint64_t vision_sum(
+    std::initializer_list<std::pair<std::uint64_t, std::uint64_t>> terms) {
+    std::uint64_t s = 0;
+    for (const auto& [a, b] : terms)
+        s = detail::add(s, detail::mul(a, b, "a vision tower's size"), "a vision tower's size");
+    return s;
+}
+
+/// The vision tower and projector of family `f` from `v` (its vision_config), or nullopt for a
+/// family whose tower kvplan does not count. `text_hidden` is the language model's hidden size.
+[[nodiscard]] inline std::optional<std::uint64_t> vision_params(const JsonReader& v, Family f,
+                                                                std::uint64_t text_hidden) {
+    const auto layers_of = [&](std::uint64_t per_layer, std::string_view key) {
+        return detail::mul(per_layer, v.positive_integer(key, u32_max), "a vision tower's size");
+    };
+    switch (f) {
+        case Family::gemma3: {
+            const std::uint64_t h = v.positive_integer("hidden_size", u32_max);
+            const std::uint64_t i = v.positive_integer("intermediate_size", u32_max);
+            const std::uint64_t p = v.positive_integer("patch_size", u32_max);
+            const std::uint64_t side = v.positive_integer("image_size", u32_max) / p;
+            const std::uint64_t ch = v.optional_positive_integer("num_channels", 64).value_or(3);
+            if (v.optional_boolean("vision_use_head").value_or(false))
+                v.fail("vision_use_head", "false (Gemma-3's tower has no pooling head)", "true");
+            const std::uint64_t layer =
+                vision_sum({{4, h * h}, {4, h}, {2, h * i}, {1, i}, {1, h}, {4, h}});
+            return vision_sum({{layers_of(layer, "num_hidden_layers"), 1},
+                               {ch * p * p, h},
+                               {1, h},
+                               {side * side, h},
+                               {2, h},
+                               // Gemma3MultiModalProjector: mm_input_projection_weight and
+                               // mm_soft_emb_norm.
+                               {h, text_hidden},
+                               {1, h}});
+        }
+        case Family::qwen2_5_vl: {
+            const std::uint64_t h = v.positive_integer("hidden_size", u32_max);
+            const std::uint64_t i = v.positive_integer("intermediate_size", u32_max);
+            const std::uint64_t p = v.positive_integer("patch_size", u32_max);
+            const std::uint64_t t =
+                v.optional_positive_integer("temporal_patch_size", 64).value_or(2);
+            const auto ch_key = v.first_present({"in_channels", "in_chans"});
+            const std::uint64_t ch = ch_key ? v.positive_integer(*ch_key, 64) : 3;
+            const std::uint64_t m =
+                v.optional_positive_integer("spatial_merge_size", 64).value_or(2);
+            const std::uint64_t out = v.positive_integer("out_hidden_size", u32_max);
+            const std::uint64_t layer = vision_sum(
+                {{3 * h, h}, {3, h}, {h, h}, {1, h}, {2 * h, i}, {2, i}, {i, h}, {1, h}, {2, h}});
+            const std::uint64_t merged = m * m * h;
+            return vision_sum({{layers_of(layer, "depth"), 1},
+                               {ch * t * p * p, h},
+                               {1, h},
+                               {merged, merged},
+                               {1, merged},
+                               {merged, out},
+                               {1, out}});
+        }
+        case Family::qwen3_vl:
+        case Family::qwen3_vl_moe: {
+            const std::uint64_t h = v.positive_integer("hidden_size", u32_max);
+            const std::uint64_t i = v.positive_integer("intermediate_size", u32_max);
+            const std::uint64_t p = v.positive_integer("patch_size", u32_max);
+            const std::uint64_t t =
+                v.optional_positive_integer("temporal_patch_size", 64).value_or(2);
+            const std::uint64_t ch = v.optional_positive_integer("in_channels", 64).value_or(3);
+            const std::uint64_t m =
+                v.optional_positive_integer("spatial_merge_size", 64).value_or(2);
+            const std::uint64_t out = v.positive_integer("out_hidden_size", u32_max);
+            const std::uint64_t pos = v.positive_integer("num_position_embeddings", u32_max);
+            const std::uint64_t deepstack = v.optional_count_array("deepstack_visual_indexes")
+                                                .value_or(std::vector<std::uint64_t>{})
+                                                .size();
+            const std::uint64_t layer =
+                vision_sum({{4 * h, h}, {4, h}, {2 * h, i}, {1, i}, {1, h}, {4, h}});
+            const std::uint64_t merged = m * m * h;
+            const std::uint64_t merger_linears =
+                vision_sum({{merged, merged}, {1, merged}, {merged, out}, {1, out}});
+            return vision_sum(
+                {{layers_of(layer, "depth"), 1},
+                 {ch * t * p * p, h},
+                 {1, h},
+                 {pos, h},
+                 {2, h},
+                 {merger_linears, 1},
+                 {deepstack, detail::add(merger_linears, 2 * merged, "a vision tower's size")}});
+        }
+        case Family::llama4: {
+            const std::uint64_t h = v.positive_integer("hidden_size", u32_max);
+            const std::uint64_t i = v.positive_integer("intermediate_size", u32_max);
+            const std::uint64_t p = v.positive_integer("patch_size", u32_max);
+            const std::uint64_t side = v.positive_integer("image_size", u32_max) / p;
+            const std::uint64_t ch = v.optional_positive_integer("num_channels", 64).value_or(3);
+            const std::uint64_t in = v.positive_integer("projector_input_dim", u32_max);
+            const std::uint64_t out = v.positive_integer("projector_output_dim", u32_max);
+            const std::uint64_t vis_out = v.positive_integer("vision_output_dim", u32_max);
+            if (v.optional_boolean("multi_modal_projector_bias").value_or(false))
+                v.fail("multi_modal_projector_bias", "false (Llama-4's projector has no bias)",
+                       "true");
+            const std::uint64_t layer =
+                vision_sum({{4 * h, h}, {4, h}, {2 * h, i}, {1, i}, {1, h}, {4, h}});
+            return vision_sum({{layers_of(layer, "num_hidden_layers"), 1},
+                               {ch * p * p, h},
+                               {1, h},
+                               {side * side + 1, h},
+                               {4, h},
+                               {i, in},
+                               {out, out},
+                               {vis_out, text_hidden}});
+        }
+        default:
+            return std::nullopt;
+    }
+}
+
+}  // namespace detail::hf
+
+}  // namespace kvplan
