@@ -50,6 +50,8 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/gpu.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
+  kvplan/plan/deployment.hpp
+  kvplan/plan/evaluate.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp

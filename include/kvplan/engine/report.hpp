@@ -182,6 +182,21 @@ struct EngineReport {
 
 namespace detail {
 
+/// Sequences of `context` tokens `kv` holds per stage at their exact bytes, the fixed state of
+/// Mamba and linear-attention layers included: the most an engine whose state pool kvplan does not
+/// model (SGLang's, TensorRT-LLM's) can hold beside its token pool.
+[[nodiscard]] constexpr std::uint64_t exact_sequences(const Replica& r, const Layout& l,
+                                                      std::span<const Bytes> kv,
+                                                      std::uint64_t context) {
+    std::uint64_t least = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const Bytes per_seq = kv_bytes_per_sequence(r.model, r.kv, context, l.stage(st));
+        if (per_seq.is_zero()) continue;
+        least = std::min(least, kv[kv.size() == 1 ? 0 : st] / per_seq);
+    }
+    return least;
+}
+
 /// The cache step of `e` given the KV memory per stage.
 constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const Layout& l,
                             std::span<const Bytes> kv, std::uint64_t context,
@@ -227,6 +242,8 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.tokens = rep.sglang.max_total_num_tokens;
             s.max_concurrency = sglang_max_concurrency(r.model, rep.sglang, context);
             s.admitted = static_cast<std::uint64_t>(s.max_concurrency);
+            if (rep.sglang.mamba_state_ignored)
+                s.admitted = std::min(s.admitted, exact_sequences(r, l, kv, context));
             s.sequence_cap = std::max<std::uint64_t>(
                 sglang_max_running(rep.sglang, context, eo.sglang), 1);
             s.starts = rep.sglang.max_total_num_tokens > 0;
@@ -244,6 +261,8 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.admitted = std::isfinite(s.max_concurrency)
                              ? static_cast<std::uint64_t>(s.max_concurrency)
                              : 0;
+            if (rep.trtllm.mamba_state_ignored)
+                s.admitted = std::min(s.admitted, exact_sequences(r, l, kv, context));
             s.sequence_cap = o.max_batch_size;
             s.starts = rep.trtllm.num_pools > 0 && s.max_concurrency >= 1.0;
             break;

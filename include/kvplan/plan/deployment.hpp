@@ -1,0 +1,175 @@
+#pragma once
+
+// A deployment as a design review states it: a model on GPUs of one type, how many and how they are
+// split, the weight and KV formats, and how the engine serves it; and the demand it must meet. The
+// one input of evaluate() (plan/evaluate.hpp), which every subcommand, the Python module and serving
+// code call.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "../budget/replica.hpp"
+#include "../budget/reserve.hpp"
+#include "../dtype.hpp"
+#include "../engine/kind.hpp"
+#include "../engine/report.hpp"
+#include "../error.hpp"
+#include "../gpu.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../weights.hpp"
+
+namespace kvplan {
+
+/// How the engine serves: which engine, and the knobs its command line sets, by their common
+/// meaning. Unset knobs take the engine's own default; each maps to the engine's flag.
+struct Serving {
+    Engine engine = Engine::vllm;
+    /// Tokens per KV block: vLLM --block-size, SGLang --page-size, TensorRT-LLM tokens_per_block.
+    std::optional<std::uint32_t> block_size{};
+    /// vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TensorRT-LLM
+    /// free_gpu_memory_fraction. The ideal profile has none.
+    std::optional<double> memory_fraction{};
+    /// Sequences at once: vLLM --max-num-seqs, SGLang --max-running-requests, TensorRT-LLM
+    /// max_batch_size.
+    std::optional<std::uint64_t> max_sequences{};
+    /// Tokens of one step: vLLM --max-num-batched-tokens (and the forward its profile run sizes).
+    std::optional<std::uint64_t> max_num_batched_tokens{};
+    /// vLLM --num-gpu-blocks-override.
+    std::optional<std::uint64_t> num_gpu_blocks{};
+    /// The KV memory per GPU, replacing the computed one (the "Available KV cache memory" an engine
+    /// logged).
+    std::optional<Bytes> kv_memory_per_gpu{};
+    /// Reserve terms known better than the model (a calibration profile).
+    ReserveOptions reserve{};
+    /// Serve contexts past the model's limit: vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, SGLang's
+    /// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.
+    bool allow_long_context = false;
+    /// Every other knob of each engine's profile; the fields above win over it.
+    EngineOptions tuning{};
+};
+
+/// vLLM's block sizes (vllm/config/cache.py, CacheConfig.block_size: BlockSize on CUDA).
+inline constexpr std::uint32_t vllm_block_sizes[] = {1, 8, 16, 32, 64, 128, 256};
+
+/// The engine's knobs resolved: its options, the budget's, and the block size it pages in.
+struct ResolvedServing {
+    Engine engine = Engine::vllm;
+    EngineOptions options{};
+    BudgetOptions budget{};
+    std::uint32_t block_size = 1;
+    bool block_size_given = false;
+    bool fraction_given = false;
+};
+
+/// `s` for a GPU `gpu`. Throws InvalidInput for a knob the engine cannot take: a block size vLLM
+/// refuses, a fraction outside (0, 1], a fraction for the ideal profile (which has none), zero
+/// sequences or tokens.
+[[nodiscard]] inline ResolvedServing resolve_serving(const Serving& s) {
+    const auto refuse = [&](const char* field, const std::string& expected,
+                            const std::string& found) {
+        detail::throw_field_error<InvalidInput>(std::string("engine ") + std::string(name(s.engine)), field,
+                                                expected, found);
+    };
+    ResolvedServing r;
+    r.engine = s.engine;
+    r.options = s.tuning;
+    r.budget.reserve = s.reserve;
+    r.budget.kv_memory_per_gpu = s.kv_memory_per_gpu;
+    if (s.block_size) {
+        const std::uint32_t b = *s.block_size;
+        if (b == 0) refuse("block_size", ">= 1 token", "0");
+        if (s.engine == Engine::vllm) {
+            bool ok = false;
+            for (std::uint32_t v : vllm_block_sizes) ok = ok || v == b;
+            if (!ok)
+                refuse("block_size",
+                       "one of vLLM's block sizes 1, 8, 16, 32, 64, 128, 256 (vllm/config/cache.py)",
+                       std::to_string(b));
+        }
+        r.block_size_given = true;
+    }
+    if (s.memory_fraction) {
+        const double f = *s.memory_fraction;
+        if (s.engine == Engine::ideal)
+            refuse("memory_fraction",
+                   "no fraction: the ideal profile gives the cache every byte but the weights",
+                   std::to_string(f));
+        if (!(f > 0.0 && f <= 1.0)) refuse("memory_fraction", "a fraction in (0, 1]", std::to_string(f));
+        r.fraction_given = true;
+        r.budget.utilization = f;
+        r.options.sglang.mem_fraction_static = f;
+        r.options.trtllm.free_gpu_memory_fraction = f;
+    }
+    if (s.max_sequences) {
+        if (*s.max_sequences == 0) refuse("max_sequences", ">= 1 sequence", "0");
+        const std::uint64_t cap = *s.max_sequences;
+        r.options.vllm.max_num_seqs =
+            static_cast<std::uint32_t>(cap > 0xFFFF'FFFFULL ? 0xFFFF'FFFFULL : cap);
+        r.options.sglang.max_running_requests = cap;
+        r.options.trtllm.max_batch_size = cap;
+    }
+    if (s.max_num_batched_tokens) {
+        if (*s.max_num_batched_tokens == 0) refuse("max_num_batched_tokens", ">= 1 token", "0");
+        r.options.vllm.max_num_batched_tokens = *s.max_num_batched_tokens;
+        r.budget.reserve.max_num_batched_tokens = *s.max_num_batched_tokens;
+    }
+    if (s.num_gpu_blocks) {
+        if (s.engine != Engine::vllm)
+            refuse("num_gpu_blocks", "vLLM (--num-gpu-blocks-override is its flag)",
+                   std::string(name(s.engine)));
+        r.options.vllm.num_gpu_blocks_override = *s.num_gpu_blocks;
+    }
+    switch (s.engine) {
+        case Engine::ideal:
+            r.block_size = s.block_size.value_or(1);
+            break;
+        case Engine::vllm:
+            r.block_size = s.block_size.value_or(r.options.vllm.block_size);
+            r.options.vllm.block_size = r.block_size;
+            break;
+        case Engine::sglang:
+            r.block_size = s.block_size.value_or(r.options.sglang.page_size);
+            r.options.sglang.page_size = r.block_size;
+            break;
+        case Engine::trtllm:
+            r.block_size = s.block_size.value_or(r.options.trtllm.tokens_per_block);
+            r.options.trtllm.tokens_per_block = r.block_size;
+            break;
+    }
+    return r;
+}
+
+/// A model deployed on GPUs: one replica is tp x pp GPUs; `gpus` GPUs make gpus / (tp x pp)
+/// replicas serving the demand between them.
+struct Deployment {
+    Model model;
+    GpuSpec gpu{};
+    ParallelConfig parallel{};
+    std::uint32_t gpus = 0;                  ///< every GPU deployed; 0: one replica
+    std::optional<WeightOptions> weights{};  ///< nullopt: the checkpoint's own format
+    KvFormat kv{};
+    Serving serving{};
+
+    /// GPUs in one replica.
+    [[nodiscard]] constexpr std::uint32_t replica_gpus() const noexcept {
+        return parallel.tp * parallel.pp;
+    }
+};
+
+/// Where the weight format came from.
+enum class WeightSource : std::uint8_t {
+    checkpoint,  ///< the config's quantization_config or torch_dtype
+    assumed,     ///< the config says neither: bf16 assumed
+    given,       ///< chosen by the caller (--weight-dtype)
+};
+
+/// What a deployment must serve: sequences of `context` tokens (prompt and output together, the
+/// length a review sizes for), `concurrency` of them at once over every replica.
+struct Demand {
+    std::uint64_t context = 0;
+    std::uint64_t concurrency = 1;
+};
+
+}  // namespace kvplan
