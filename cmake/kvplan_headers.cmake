@@ -50,8 +50,10 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/gpu.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
+  kvplan/plan.hpp
   kvplan/plan/deployment.hpp
   kvplan/plan/evaluate.hpp
+  kvplan/plan/search.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>
-#include <kvplan/plan/evaluate.hpp>
+#include <kvplan/plan.hpp>
 #include <string>
 
 #include "support/bundled_models.hpp"
@@ -137,4 +137,35 @@ TEST_CASE("the ideal profile is an upper bound no engine exceeds", "[evaluate][p
                         CHECK(a.kv_budget <= ideal.kv_budget);
                     }
                 }
+}
+
+TEST_CASE("the replica search ranks replicas whose figures are evaluate()'s own",
+          "[evaluate][plan]") {
+    // Llama-3-70B, 64 sequences of 8,000 tokens, on H100s and H200s with bf16 and fp8 KV.
+    const Model m = bundled("llama-3-70b");
+    SearchSpace space;
+    space.gpus = {gpu("h100-sxm"), gpu("h200-sxm")};
+    space.kv_formats = {KvFormat{KvDtype::bf16}, KvFormat{KvDtype::fp8_e4m3}};
+    const Demand demand{.context = 8000, .concurrency = 64};
+    const PlanAnswer p = plan_replicas(m, space, {}, demand);
+    REQUIRE_FALSE(p.fits.empty());
+    // 2 GPU types x 2 KV formats x the tp x pp layouts of 1 to 8 GPUs with tp a power of two
+    // dividing the count: n = 1..8 gives 1, 2, 1, 3, 1, 2, 1, 4 = 15, every one of which
+    // Llama-3-70B (64 heads, 8 KV heads) takes.
+    CHECK(p.searched == 2 * 2 * 15);
+    // Ranked: never more GPUs than the next; each figure is what evaluate() gives that deployment.
+    for (std::size_t i = 0; i + 1 < p.fits.size(); ++i)
+        CHECK(p.fits[i].answer.replica.gpus() <= p.fits[i + 1].answer.replica.gpus());
+    const PlanCandidate& best = p.fits.front();
+    const Deployment d{.model = m,
+                       .gpu = space.gpus[best.gpu],
+                       .parallel = best.answer.replica.parallel,
+                       .kv = space.kv_formats[best.kv]};
+    const ReplicaAnswer again = evaluate(d, demand);
+    CHECK(again.max_concurrency == best.answer.max_concurrency);
+    CHECK(again.kv_budget == best.answer.kv_budget);
+    CHECK(again.decode->tpot == best.answer.decode->tpot);
+    // Llama-3-70B's 141 GB of bf16 weights need two 80 GB H100s or one 141 GB H200: the best
+    // holds 64 sequences in at most two GPUs.
+    CHECK(best.answer.replica.gpus() <= 2);
 }

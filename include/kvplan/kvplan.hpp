@@ -13,4 +13,5 @@
 #include "engine.hpp"
 #include "roofline.hpp"
 #include "transfer.hpp"
+#include "plan.hpp"
 #include "presets.hpp"
