@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "explain.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
@@ -38,7 +39,7 @@ std::string off_by(Bytes modelled, Bytes measured) {
 void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ctx) {
     const LayoutInput li = parse_layout(o);
     const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
-    const WeightOptions weights = weight_options(o);
+    const std::optional<WeightOptions> weights_flag = parse_weights(o);
     EngineSetup engine = engine_setup(o);
     if (engine.engine != Engine::vllm)
         usage_error("--engine", "vllm (calibration reads vLLM logs)", o.engine);
@@ -46,6 +47,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     const VllmLogFacts facts = load_vllm_log(cf.log);
     const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const Model& m = rm.get();
+    const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
     const Layout layout = make_layout(m, li);
     std::optional<ResolvedGpu> gpu;
     if (!o.gpu.empty()) gpu = resolve_gpu(o.gpu, ctx);
@@ -209,7 +211,6 @@ void register_calibrate(CLI::App& app, Context& ctx) {
     sub->add_option("log", cf->log, "The vLLM log")->required();
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
     sub->get_option("--model")->required();
-    sub->add_option("--block-size", o->block_size, "vLLM's --block-size (default 16)");
     sub->add_option("--write-profile", cf->write_profile,
                     "Write the fitted profile (JSON) to this file");
     sub->callback([o, cf, &ctx] { run_calibrate(*cf, *o, ctx); });

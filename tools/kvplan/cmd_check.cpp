@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,10 +18,12 @@
 #include <kvplan/format.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/policy.hpp>
+#include <kvplan/plan/evaluate.hpp>
 #include <kvplan/roofline.hpp>
 #include <kvplan/weights.hpp>
 
-#include "capacity.hpp"
+#include "answer.hpp"
+#include "flags.hpp"
 #include "commands.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
@@ -99,14 +102,23 @@ CommonOptions replica_flags(const Policy& p) {
     return o;
 }
 
-Measure measure(const Requirement& q, const ReplicaInput& in) {
-    const Replica r = in.replica();
+Measure measure(const Requirement& q, const ReplicaRequest& in) {
+    const Deployment dep = in.deployment();
+    const Replica r = evaluate(dep, {.context = 1}, {.contexts = false, .decode = false}).replica;
     switch (q.kind) {
         case RequirementKind::min_concurrency: {
-            const FitResult f = compute_fit(r, in.engine, q.context_tokens, q.sequences);
-            return {static_cast<double>(f.max_concurrency), cell_count(f.max_concurrency, "sequences")};
+            const ReplicaAnswer a = evaluate(
+                dep, {.context = q.context_tokens, .concurrency = q.sequences}, {.contexts = false});
+            return {static_cast<double>(a.max_concurrency),
+                    cell_count(a.max_concurrency, "sequences")};
         }
         case RequirementKind::max_tpot: {
+            // Past the model's limit the engine does not start: no TPOT to meet.
+            const ReplicaAnswer a = evaluate(
+                dep, {.context = q.context_tokens, .concurrency = q.batch}, {.contexts = false});
+            if (a.refusal == Refusal::context_limit)
+                return {std::numeric_limits<double>::infinity(),
+                        cell_null("past the model's context limit")};
             const DecodeBound d = decode_bound(r, q.batch, q.context_tokens);
             return {d.tpot.in(seconds), cell(d.tpot)};
         }
@@ -119,9 +131,10 @@ Measure measure(const Requirement& q, const ReplicaInput& in) {
             return {static_cast<double>(b.count()), cell(b)};
         }
         case RequirementKind::min_context: {
-            const FitResult f = compute_fit(r, in.engine, q.tokens, q.sequences);
-            if (!f.max_context) return {0, cell_tokens(std::nullopt), true};
-            return {static_cast<double>(*f.max_context), cell_count(*f.max_context, "tokens")};
+            const ReplicaAnswer a =
+                evaluate(dep, {.context = q.tokens, .concurrency = q.sequences});
+            if (!a.max_context) return {0, cell_tokens(std::nullopt), true};
+            return {static_cast<double>(*a.max_context), cell_count(*a.max_context, "tokens")};
         }
     }
     return {};
@@ -245,12 +258,12 @@ void run_check(const CheckOptions& co, Context& ctx) {
     flags.model = model_arg;
     // Every requirement brings its own context; the replica's default is only for reading it.
     flags.context = "1";
-    const ReplicaInput in = read_replica_input(flags, ctx);
-    std::optional<ReplicaInput> base;
+    const ReplicaRequest in = read_replica(flags, ctx);
+    std::optional<ReplicaRequest> base;
     if (!co.baseline.empty()) {
         CommonOptions bf = flags;
         bf.model = co.baseline;
-        base = read_replica_input(bf, ctx);
+        base = read_replica(bf, ctx);
     }
 
     std::vector<Outcome> outs;
@@ -274,16 +287,19 @@ void run_check(const CheckOptions& co, Context& ctx) {
                                     outs.size() == 1 ? "" : "s")
                       : fmt::format("FAIL: {} of {} requirement{} not met", failed, outs.size(),
                                     outs.size() == 1 ? "" : "s");
+    const Replica heading_replica =
+        evaluate(in.deployment(), {.context = 1}, {.contexts = false, .decode = false}).replica;
     rep.heading = fmt::format("{} on {} x {} (tp {} x pp {}), KV {}, weights {}, engine {}{}",
-                              display_name(in.model), in.replica().gpus(), in.gpu.id, in.layout.tp,
-                              in.layout.pp, name(in.kv.dtype), name(in.weights.format),
-                              name(in.engine.engine),
+                              display_name(in.model), heading_replica.gpus(), in.gpu.id,
+                              in.flags.layout.tp, in.flags.layout.pp, name(in.flags.kv.dtype),
+                              describe_weights(heading_replica.weights),
+                              name(in.flags.serving.engine),
                               base ? "; baseline " + base->model.id : std::string());
     rep.inputs = {{"policy", cell_text(p.source)},
                   {"model", cell_text(in.model.id)},
                   {"gpu", cell_text(in.gpu.id)},
-                  {"tp", cell_count(in.layout.tp, "")},
-                  {"pp", cell_count(in.layout.pp, "")}};
+                  {"tp", cell_count(in.flags.layout.tp, "")},
+                  {"pp", cell_count(in.flags.layout.pp, "")}};
     if (base) rep.inputs.push_back({"baseline", cell_text(base->model.id)});
     rep.figures.push_back({"passed", "passed", cell_bool(failed == 0), {}, {}, false});
     rep.figures.push_back({"failed_count", "failed", cell_count(failed, ""), {}, {}, false});

@@ -1,5 +1,6 @@
 // kvplan compare: several models, GPUs or dtypes side by side. Comma lists in --model, --gpu,
-// --kv-dtype and --weight-dtype; every combination is one row.
+// --kv-dtype and --weight-dtype; every combination is one row, each row one call to
+// kvplan::evaluate (with --gpu) or to the KV and weight sizing (without).
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -8,14 +9,13 @@
 
 #include <kvplan/format.hpp>
 #include <kvplan/kv_bytes.hpp>
-#include <kvplan/roofline.hpp>
+#include <kvplan/plan/evaluate.hpp>
 #include <kvplan/weights.hpp>
 
-#include "capacity.hpp"
+#include "answer.hpp"
 #include "commands.hpp"
-#include "explain.hpp"
+#include "flags.hpp"
 #include "parse.hpp"
-#include "replica.hpp"
 #include "report.hpp"
 
 namespace kvplan::cli {
@@ -26,10 +26,23 @@ void run_compare(const CommonOptions& o, Context& ctx) {
     const auto models = split_list(o.model, "--model");
     const auto gpus = o.gpu.empty() ? std::vector<std::string>{} : split_list(o.gpu, "--gpu");
     const auto kvs = split_list(o.kv_dtype, "--kv-dtype");
-    const auto wds =
-        o.weight_dtype.empty() ? std::vector<std::string>{""} : split_list(o.weight_dtype, "--weight-dtype");
+    const auto wds = o.weight_dtype.empty() ? std::vector<std::string>{""}
+                                            : split_list(o.weight_dtype, "--weight-dtype");
+    // Every flag once, before any file is read.
+    CommonOptions first = o;
+    first.kv_dtype = kvs.front();
+    first.weight_dtype = wds.front();
     for (const auto& k : kvs) (void)parse_kv_dtype_flag(k, "--kv-dtype");
+    for (const auto& w : wds) {
+        CommonOptions one;
+        one.weight_dtype = w;
+        (void)parse_weights(one);
+    }
+    const ReplicaFlags flags = parse_replica_flags(first);
     const bool with_gpu = !gpus.empty();
+    if (!with_gpu) {
+        refuse_budget_flags_without_gpu(o);
+    }
     Report rep;
     rep.command = "compare";
     Table t;
@@ -49,54 +62,67 @@ void run_compare(const CommonOptions& o, Context& ctx) {
                                             {"tpot_seconds", "TPOT bound"}})
             t.columns.push_back(c);
     }
-    std::uint64_t context = 0, concurrency = 0;
-    for (const std::string& m : models)
+    std::uint64_t context = 0;
+    for (const std::string& m : models) {
+        const ResolvedModel rm = resolve_model(m, ctx, "--model", flags.import);
+        const std::uint64_t ctx_tokens =
+            flags.context ? *flags.context : context_limit(rm.get().config()).tokens;
+        context = ctx_tokens;
         for (const std::string& g : with_gpu ? gpus : std::vector<std::string>{""})
             for (const std::string& k : kvs)
                 for (const std::string& w : wds) {
-                    CommonOptions one = o;
-                    one.model = m;
-                    one.gpu = g;
-                    one.kv_dtype = k;
+                    CommonOptions one;
                     one.weight_dtype = w;
-                    std::vector<Cell> row;
-                    const ResolvedModel rm = resolve_model(m, ctx, "--model", import_options(o));
-                    const LayoutInput li = parse_layout(one);
-                    const Layout layout = make_layout(rm.get(), li);
+                    const std::optional<WeightOptions> wo = parse_weights(one);
                     const KvFormat f = parse_kv_dtype_flag(k, "--kv-dtype");
-                    const WeightOptions wo = weight_options(one);
-                    context = context_or_default(one, rm.get());
-                    concurrency = one.concurrency.empty() ? 1 : parse_count(one.concurrency, "--concurrency");
-                    Bytes per_token_gpu{}, per_seq{};
+                    const Layout layout = make_layout(rm.get(), flags.layout);
+                    const WeightOptions weights = wo ? *wo : checkpoint_weights(rm.get());
+                    Bytes per_token_gpu{};
                     for (std::uint32_t st = 0; st < layout.pp(); ++st)
-                        per_token_gpu = std::max(per_token_gpu, kv_bytes_per_token(rm.get(), f, layout.stage(st)));
-                    per_seq = kv_bytes_per_sequence(rm.get(), f, context);
-                    row = {cell_text(rm.id), cell_text(g.empty() ? "-" : g),
-                           cell_text(std::string(name(f.dtype))),
-                           cell_text(std::string(name(wo.format))), cell_count(li.tp, ""),
-                           cell_count(li.pp, ""), cell_exact(kv_bytes_per_token(rm.get(), f)),
-                           cell_exact(per_token_gpu), cell(per_seq),
-                           cell(max_weight_bytes_per_rank(rm.get(), layout, wo))};
+                        per_token_gpu = std::max(per_token_gpu,
+                                                 kv_bytes_per_token(rm.get(), f, layout.stage(st)));
+                    std::vector<Cell> row = {
+                        cell_text(rm.id),
+                        cell_text(g.empty() ? "-" : g),
+                        cell_text(name(f.dtype)),
+                        cell_text(describe_weights(weights)),
+                        cell_count(flags.layout.tp, ""),
+                        cell_count(flags.layout.pp, ""),
+                        cell_exact(kv_bytes_per_token(rm.get(), f)),
+                        cell_exact(per_token_gpu),
+                        cell(kv_bytes_per_sequence(rm.get(), f, ctx_tokens)),
+                        cell(max_weight_bytes_per_rank(rm.get(), layout, weights))};
                     if (with_gpu) {
-                        const ReplicaInput in = read_replica_input(one, ctx);
-                        const Replica r = in.replica();
-                        const FitResult fit = compute_fit(r, in.engine, in.context, in.concurrency);
-                        row.push_back(cell(fit.kv_budget));
-                        row.push_back(cell_count(fit.max_concurrency, ""));
-                        row.push_back(cell_tokens(fit.max_context));
-                        row.push_back(cell_bool(fit.fits));
-                        row.push_back(cell(decode_bound(r, in.concurrency, in.context).tpot));
+                        const ResolvedGpu gpu = resolve_gpu(g, ctx);
+                        const Deployment d{.model = rm.get(),
+                                           .gpu = gpu.spec,
+                                           .parallel = {.tp = flags.layout.tp,
+                                                        .pp = flags.layout.pp},
+                                           .gpus = flags.layout.gpus,
+                                           .weights = wo,
+                                           .kv = f,
+                                           .serving = flags.serving};
+                        const ReplicaAnswer a =
+                            evaluate(d, {.context = ctx_tokens, .concurrency = flags.concurrency});
+                        row.push_back(cell(a.kv_budget));
+                        row.push_back(cell_count(a.total_max_concurrency, ""));
+                        row.push_back(cell_tokens(a.max_context));
+                        row.push_back(cell_bool(a.fits()));
+                        row.push_back(a.decode ? cell(a.decode->tpot) : cell_null("-"));
                     }
                     t.rows.push_back(std::move(row));
                 }
+    }
     rep.heading = fmt::format("{} configuration{} side by side at {} tokens{}", t.rows.size(),
                               t.rows.size() == 1 ? "" : "s", grouped(context),
-                              with_gpu ? fmt::format(" x {} sequences", grouped(concurrency)) : "");
+                              with_gpu ? fmt::format(" x {} sequences", grouped(flags.concurrency))
+                                       : "");
     rep.inputs = {{"context_tokens", cell_count(context, "tokens")},
-                  {"concurrency", cell_count(concurrency, "sequences")}};
+                  {"concurrency", cell_count(flags.concurrency, "sequences")}};
     rep.tables.push_back(std::move(t));
     rep.csv_table = 0;
-    if (!with_gpu) rep.notes.push_back("add --gpu for the budget, the concurrency and the decode bound");
+    if (!with_gpu)
+        rep.notes.push_back("add --gpu for the budget, the concurrency and the decode bound");
     render(rep, parse_format(o.format), o.explain, *ctx.out);
 }
 

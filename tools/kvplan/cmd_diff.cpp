@@ -11,10 +11,12 @@
 #include <kvplan/hf_config.hpp>
 #include <kvplan/json.hpp>
 #include <kvplan/kv_bytes.hpp>
+#include <kvplan/plan/evaluate.hpp>
 #include <kvplan/roofline.hpp>
 #include <kvplan/weights.hpp>
 
-#include "capacity.hpp"
+#include "answer.hpp"
+#include "flags.hpp"
 #include "commands.hpp"
 #include "explain.hpp"
 #include "parse.hpp"
@@ -95,13 +97,15 @@ Cell change(double before, double after) {
 
 void run_diff(const DiffOptions& d, Context& ctx) {
     const CommonOptions& o = d.common;
-    const KvFormat f = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
-    (void)parse_layout(o);  // a bad --tp is a usage error before any file is read
-    const WeightOptions wo = weight_options(o);
-    if (!o.context.empty()) (void)parse_tokens(o.context, "--context");
-    const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD", import_options(d.common));
-    const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW", import_options(d.common));
-    const std::uint64_t context = context_or_default(o, a.get());
+    // Every flag once, before any file is read.
+    const ReplicaFlags flags = parse_replica_flags(o);
+    const KvFormat f = flags.kv;
+    const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD", flags.import);
+    const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW", flags.import);
+    const std::uint64_t context =
+        flags.context ? *flags.context : context_limit(a.get().config()).tokens;
+    const WeightOptions wa = flags.weights ? *flags.weights : checkpoint_weights(a.get());
+    const WeightOptions wb = flags.weights ? *flags.weights : checkpoint_weights(b.get());
 
     Report rep;
     rep.command = "diff";
@@ -149,29 +153,41 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     bytes_row("kv_bytes_per_token", kv_bytes_per_token(a.get(), f), kv_bytes_per_token(b.get(), f));
     bytes_row("kv_bytes_per_sequence", kv_bytes_per_sequence(a.get(), f, context),
               kv_bytes_per_sequence(b.get(), f, context));
-    bytes_row("weight_bytes", weight_bytes(a.get(), wo).total(), weight_bytes(b.get(), wo).total());
+    bytes_row("weight_bytes", weight_bytes(a.get(), wa).total(), weight_bytes(b.get(), wb).total());
     if (!o.gpu.empty()) {
-        CommonOptions oa = o, ob = o;
-        oa.model = d.old_model;
-        ob.model = d.new_model;
-        oa.context = ob.context = std::to_string(context);
-        const ReplicaInput ia = read_replica_input(oa, ctx);
-        const ReplicaInput ib = read_replica_input(ob, ctx);
-        const FitResult xa = compute_fit(ia.replica(), ia.engine, context, ia.concurrency);
-        const FitResult xb = compute_fit(ib.replica(), ib.engine, context, ib.concurrency);
+        const ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
+        const auto answer = [&](const ResolvedModel& m) {
+            return evaluate(Deployment{.model = m.get(),
+                                       .gpu = gpu.spec,
+                                       .parallel = {.tp = flags.layout.tp, .pp = flags.layout.pp},
+                                       .gpus = flags.layout.gpus,
+                                       .weights = flags.weights,
+                                       .kv = f,
+                                       .serving = flags.serving},
+                            {.context = context, .concurrency = flags.concurrency});
+        };
+        const ReplicaAnswer xa = answer(a), xb = answer(b);
         bytes_row("kv_budget_bytes_per_gpu", xa.kv_budget, xb.kv_budget);
         eff.rows.push_back({cell_text("max_concurrency"), cell_count(xa.max_concurrency, ""),
                             cell_count(xb.max_concurrency, ""),
                             change(static_cast<double>(xa.max_concurrency),
                                    static_cast<double>(xb.max_concurrency))});
-        const DecodeBound da = decode_bound(ia.replica(), ia.concurrency, context);
-        const DecodeBound db = decode_bound(ib.replica(), ib.concurrency, context);
-        eff.rows.push_back({cell_text("tpot_seconds"), cell(da.tpot), cell(db.tpot),
-                            change(da.tpot.in(seconds), db.tpot.in(seconds))});
-        eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(da.bound))),
-                            cell_text(std::string(name(db.bound))), cell_null("")});
-        rep.inputs.push_back({"gpu", cell_text(ia.gpu.id)});
-        rep.inputs.push_back({"concurrency", cell_count(ia.concurrency, "sequences")});
+        if (xa.decode && xb.decode) {
+            eff.rows.push_back({cell_text("tpot_seconds"), cell(xa.decode->tpot),
+                                cell(xb.decode->tpot),
+                                change(xa.decode->tpot.in(seconds), xb.decode->tpot.in(seconds))});
+            eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(xa.decode->bound))),
+                                cell_text(std::string(name(xb.decode->bound))), cell_null("")});
+        }
+        eff.rows.push_back({cell_text("verdict"), cell_text(refusal_key(xa.refusal)),
+                            cell_text(refusal_key(xb.refusal)), cell_null("")});
+        rep.inputs.push_back({"gpu", cell_text(gpu.id)});
+        rep.inputs.push_back({"concurrency", cell_count(flags.concurrency, "sequences")});
+    } else {
+        refuse_budget_flags_without_gpu(o);
+        if (!o.tp.empty() || !o.pp.empty())
+            usage_error(!o.tp.empty() ? "--tp" : "--pp",
+                        "--gpu as well (diff shows per-GPU figures only with a GPU)", "no --gpu");
     }
     const Bytes pa = kv_bytes_per_token(a.get(), f), pb = kv_bytes_per_token(b.get(), f);
     rep.heading = fmt::format("{} -> {}: KV per token {} -> {} ({})", a.id, b.id, fmt::format("{}", pa),

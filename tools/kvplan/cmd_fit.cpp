@@ -1,16 +1,18 @@
-// kvplan fit: does a workload fit a replica? The budget term by term, verdict first.
+// kvplan fit: does a workload fit a replica? The budget term by term, verdict first. One call to
+// kvplan::evaluate; this file parses and renders.
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <memory>
 
-#include "capacity.hpp"
 #include <kvplan/calibrate.hpp>
+#include <kvplan/plan/evaluate.hpp>
 
+#include "answer.hpp"
 #include "commands.hpp"
+#include "flags.hpp"
 #include "plot.hpp"
-#include "replica.hpp"
 #include "report.hpp"
 
 namespace kvplan::cli {
@@ -23,41 +25,38 @@ struct FitExtras {
 };
 
 void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
-    ReplicaInput in = read_replica_input(o, ctx);
+    ReplicaRequest in = read_replica(o, ctx);
     std::optional<CalibrationProfile> profile;
     if (!x.profile.empty()) {
         // A calibrated reserve (kvplan calibrate) replaces the modelled activation and graphs.
         profile = load_profile(x.profile);
-        in.engine.budget = apply_profile(*profile, in.engine.budget, in.engine.utilization_given);
+        BudgetOptions b;
+        b.reserve = in.flags.serving.reserve;
+        if (in.flags.serving.memory_fraction) b.utilization = *in.flags.serving.memory_fraction;
+        b = apply_profile(*profile, b, in.flags.serving.memory_fraction.has_value());
+        in.flags.serving.reserve = b.reserve;
+        if (!in.flags.serving.memory_fraction && in.flags.serving.engine != Engine::ideal)
+            in.flags.serving.memory_fraction = b.utilization;
     }
-    const Replica r = in.replica();
-    const FitResult f = compute_fit(r, in.engine, in.context, in.concurrency);
+    const Deployment d = in.deployment();
+    const ReplicaAnswer a = evaluate(d, in.demand());
     Report rep;
     rep.command = "fit";
-    rep.verdict = fit_verdict(f, r, in.gpu);
-    rep.heading = fmt::format("{}: weights {}, KV {}, engine {}, blocks of {} token{}", display_name(in.model),
-                              name(in.weights.format), name(in.kv.dtype), name(in.engine.engine),
-                              in.engine.block_size, in.engine.block_size == 1 ? "" : "s");
+    rep.verdict = verdict_line(a, in.gpu);
+    rep.heading = answer_heading(a, in.model);
     rep.inputs = {{"model", cell_text(in.model.id)},
                   {"gpu", cell_text(in.gpu.id)},
-                  {"gpus", cell_count(in.layout.gpus, "")},
-                  {"tp", cell_count(in.layout.tp, "")},
-                  {"pp", cell_count(in.layout.pp, "")},
-                  {"kv_dtype", cell_text(std::string(name(in.kv.dtype)))},
-                  {"weight_dtype", cell_text(std::string(name(in.weights.format)))},
-                  {"engine", cell_text(std::string(name(in.engine.engine)))},
-                  {"block_size", cell_count(in.engine.block_size, "tokens")},
-                  {"context_tokens", cell_count(in.context, "tokens")},
-                  {"concurrency", cell_count(in.concurrency, "sequences")}};
-    append_fit_figures(rep, f, r, in.model, in.gpu, in.engine);
-    if (in.layout.replicas > 1)
-        rep.notes.push_back(fmt::format(
-            "{} GPUs make {} replicas of tp {} x pp {}: {} sequences at once across them", in.layout.gpus,
-            in.layout.replicas, in.layout.tp, in.layout.pp,
-            grouped(f.max_concurrency * in.layout.replicas)));
-    if (!f.memory.outside_fits && !f.kv_given)
-        rep.notes.push_back("the terms outside the engine's fraction do not fit in what it leaves: "
-                            "lower the fraction");
+                  {"gpus", cell_count(a.gpus, "")},
+                  {"tp", cell_count(a.replica.parallel.tp, "")},
+                  {"pp", cell_count(a.replica.parallel.pp, "")},
+                  {"kv_dtype", cell_text(name(a.replica.kv.dtype))},
+                  {"weight_dtype", cell_text(name(a.replica.weights.format))},
+                  {"engine", cell_text(std::string(name(a.serving.engine)))},
+                  {"block_size", cell_count(a.serving.block_size, "tokens")},
+                  {"context_tokens", cell_count(a.demand.context, "tokens")},
+                  {"concurrency", cell_count(a.demand.concurrency, "sequences")}};
+    append_answer_figures(rep, a, in);
+    append_answer_notes(rep, a);
     if (profile)
         rep.notes.push_back(fmt::format(
             "reserve from the profile {} ({}, fitted on {} from {}){}", x.profile, profile->model,
@@ -65,9 +64,9 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
             profile->model == in.model.id ? "" : ": a different model than --model"));
     render(rep, parse_format(o.format), o.explain, *ctx.out);
     if (!x.plot.empty())
-        write_fit_plot(x.plot, r, in.engine, in.context, in.concurrency,
+        write_fit_plot(x.plot, d, in.demand(),
                        fmt::format("{} on {} x {}: sequences that fit against context",
-                                   display_name(in.model), r.gpus(), in.gpu.id));
+                                   display_name(in.model), a.gpus, in.gpu.id));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "explain.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
@@ -31,7 +32,6 @@ struct FleetFlags {
     std::string output_tokens;
     std::string epsilon;
     std::string percentile = "95";
-    std::string max_num_seqs;
     std::string efficiency = "1";
     std::string time_unit = "s";
 };
@@ -58,7 +58,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const TraceOptions topt = trace_options(ff.time_unit);
     const LayoutInput li = parse_layout(o);
     const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
-    const WeightOptions weights = weight_options(o);
+    const std::optional<WeightOptions> weights_flag = parse_weights(o);
     const EngineSetup engine = engine_setup(o);
     if (o.gpu.empty()) usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
 
@@ -77,11 +77,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
     const Model& m = rm.get();
+    const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
     const Layout layout = make_layout(m, li);
     const Replica r{
         .model = m, .gpu = g.spec, .parallel = {li.tp, li.pp, {}}, .weights = weights, .kv = kv};
-    if (!ff.max_num_seqs.empty())
-        fo.max_batch = parse_count(ff.max_num_seqs, "--max-num-seqs");
+    if (!o.max_num_seqs.empty())
+        fo.max_batch = parse_count(o.max_num_seqs, "--max-num-seqs");
     else if (engine.engine == Engine::vllm)
         fo.max_batch = vllm_batch_defaults(g.spec).max_num_seqs;
 
@@ -177,7 +178,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
           fmt::format("efficiency = {:g} (--efficiency)", fo.tpot_efficiency)}});
     if (fo.max_batch != 0)
         fig("max_num_seqs", "max_num_seqs", cell_count(fo.max_batch, "sequences"),
-            {ff.max_num_seqs.empty() ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
+            {o.max_num_seqs.empty() ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
                                      : "--max-num-seqs",
              {}});
     fig("batch", "Batch per replica", cell_count(p.batch, "sequences"));
@@ -224,8 +225,6 @@ void register_fleet(CLI::App& app, Context& ctx) {
         "constraint, replicas");
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
     sub->get_option("--model")->required();
-    sub->add_option("--block-size", o->block_size,
-                    "Tokens per KV block (paged attention); default: the engine's");
     sub->add_option("--rate", ff->rate, "Requests arriving per second")->required();
     sub->add_option("--tpot-ms", ff->tpot_ms, "Time per output token target, in ms")->required();
     sub->add_option("--ttft-ms", ff->ttft_ms,
@@ -242,9 +241,6 @@ void register_fleet(CLI::App& app, Context& ctx) {
     sub->add_option("--epsilon", ff->epsilon,
                     "Instead: the largest batch with P(KV in use > budget) <= epsilon (Chernoff "
                     "bound over the length distribution)");
-    sub->add_option("--max-num-seqs", ff->max_num_seqs,
-                    "The engine's batch limit; default: vLLM's for the GPU (1024 at 70 GiB and up, "
-                    "A100s excepted; else 256), none for other engines");
     sub->add_option("--efficiency", ff->efficiency,
                     "Fraction of the roofline decode bound the engine achieves: TPOT estimate = "
                     "bound / this")

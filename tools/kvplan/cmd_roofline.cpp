@@ -8,6 +8,7 @@
 #include <kvplan/format.hpp>
 #include <kvplan/roofline.hpp>
 
+#include "answer.hpp"
 #include "commands.hpp"
 #include "plot.hpp"
 #include "parse.hpp"
@@ -23,15 +24,28 @@ ComputeDtype compute_dtype_flag(const std::string& text) {
     usage_error("--compute-dtype", "tf32, bf16, fp16, fp8, int8 or fp4", text);
 }
 
-std::vector<RooflinePoint> roofline_points(const Replica& r, const std::vector<std::uint64_t>& batches,
+std::vector<RooflinePoint> roofline_points(const Deployment& d,
+                                           const std::vector<std::uint64_t>& batches,
                                            const std::vector<std::uint64_t>& contexts,
                                            const RooflineOptions& ro) {
     std::vector<RooflinePoint> out;
-    for (std::uint64_t c : contexts)
+    EvaluateOptions eo;
+    eo.contexts = false;
+    eo.decode = false;
+    for (std::uint64_t c : contexts) {
+        // Whether the cache holds the batch: evaluate's answer at (context, batch).
+        const ReplicaAnswer at = evaluate(d, {.context = c, .concurrency = 1}, eo);
+        const Replica& r = at.replica;
+        const DecodeCosts costs = decode_costs(r, ro);
+        const PrefillBound prefill = prefill_bound(r, c, 1, ro);
         for (std::uint64_t b : batches) {
-            RooflinePoint p{b, c, decode_bound(r, b, c, ro), prefill_bound(r, c, 1, ro)};
+            RooflinePoint p{b, c, decode_bound(costs, b, c), prefill};
+            p.cache_holds = at.max_concurrency;
+            p.refusal = at.refusal;
+            p.fits = at.starts() && at.max_concurrency >= b;
             out.push_back(std::move(p));
         }
+    }
     return out;
 }
 
@@ -57,34 +71,61 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     CommonOptions single = o;
     single.context = contexts.empty() ? "" : std::to_string(contexts.front());
     single.batch.clear();
-    const ReplicaInput in = read_replica_input(single, ctx);
+    const ReplicaRequest in = read_replica(single, ctx);
     if (contexts.empty()) contexts.push_back(in.context);
-    const Replica r = in.replica();
-    const std::vector<RooflinePoint> points = roofline_points(r, batches, contexts, ro);
+    const Deployment d = in.deployment();
+    const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro);
+    const Replica r = evaluate(d, {.context = contexts.front()},
+                               {.contexts = false, .decode = false})
+                          .replica;
 
     Report rep;
     rep.command = "roofline";
     rep.heading = fmt::format("{} on {} x {} (tp {} x pp {}): decode and prefill lower bounds at "
                               "peak {} and {} dense {}",
-                              display_name(in.model), r.gpus(), in.gpu.id, in.layout.tp,
-                              in.layout.pp, fmt::format("{}", in.gpu.spec.memory_bandwidth),
+                              display_name(in.model), r.gpus(), in.gpu.id, r.parallel.tp,
+                              r.parallel.pp, fmt::format("{}", in.gpu.spec.memory_bandwidth),
                               fmt::format("{}", roofline_peak(in.gpu.spec, ro.compute)),
                               name(ro.compute));
     rep.inputs = {{"model", cell_text(in.model.id)},
                   {"gpu", cell_text(in.gpu.id)},
-                  {"tp", cell_count(in.layout.tp, "")},
-                  {"pp", cell_count(in.layout.pp, "")},
-                  {"kv_dtype", cell_text(std::string(name(in.kv.dtype)))},
-                  {"weight_dtype", cell_text(std::string(name(in.weights.format)))},
+                  {"tp", cell_count(r.parallel.tp, "")},
+                  {"pp", cell_count(r.parallel.pp, "")},
+                  {"kv_dtype", cell_text(name(r.kv.dtype))},
+                  {"weight_dtype", cell_text(name(r.weights.format))},
+                  {"engine", cell_text(std::string(name(in.flags.serving.engine)))},
                   {"compute_dtype", cell_text(std::string(name(ro.compute)))},
                   {"memory_bandwidth_bytes_per_s", cell(in.gpu.spec.memory_bandwidth)},
                   {"peak_flops_per_s", cell(roofline_peak(in.gpu.spec, ro.compute))}};
-    if (points.size() == 1) append_roofline_figures(rep, points.front(), in, ro);
+    if (points.size() == 1) {
+        const RooflinePoint& p = points.front();
+        if (!p.fits)
+            rep.verdict = p.refusal != Refusal::none
+                              ? fmt::format("DOES NOT START at {} tokens ({}): the bound below is "
+                                            "for a replica that could not serve it",
+                                            grouped(p.context), refusal_key(p.refusal))
+                              : fmt::format("DOES NOT FIT: the cache holds {} sequences of {} "
+                                            "tokens, not a batch of {}; the bound below is for a "
+                                            "batch it cannot hold",
+                                            grouped(p.cache_holds), grouped(p.context),
+                                            grouped(p.batch));
+        append_roofline_figures(rep, p, in, r, ro);
+    }
     rep.tables.push_back(roofline_table(points));
     rep.tables.back().in_text = points.size() > 1;
     rep.csv_table = 0;
     rep.notes.push_back("bounds at peak figures: no real step is faster; all-reduce time is shown "
                         "apart and not added");
+    for (const RooflinePoint& p : points)
+        if (!p.fits) {
+            rep.notes.push_back("a row whose cache does not hold its batch is marked: its bound "
+                                "assumes memory the replica does not have");
+            break;
+        }
+    if (r.parallel.pp > 1)
+        rep.notes.push_back("pipeline stages run min(batch, pp) micro-batches, as vLLM keeps pp "
+                            "batches in flight: TPOT spans every stage, throughput is batch / "
+                            "TPOT");
     render(rep, parse_format(o.format), o.explain, *ctx.out);
     if (!oc.plot.empty())
         write_roofline_plot(oc.plot, r, contexts.front(),
@@ -113,7 +154,9 @@ Table roofline_table(const std::vector<RooflinePoint>& points) {
                  {"flops_per_step", "FLOPs/step/GPU"},
                  {"bound", "bound"},
                  {"prefill_seconds", "prefill (1 prompt)"},
-                 {"prefill_bound", "prefill bound"}};
+                 {"prefill_bound", "prefill bound"},
+                 {"fits", "cache holds it"},
+                 {"kv_wall_sequences", "KV wall"}};
     for (const RooflinePoint& p : points) {
         const StageStep& st = p.decode.stages[p.decode.limiting_stage];
         const StageStep& pst = p.prefill.stages[p.prefill.limiting_stage];
@@ -123,19 +166,22 @@ Table roofline_table(const std::vector<RooflinePoint>& points) {
                           cell_number(p.decode.tokens_per_s_per_gpu, "tokens/s", 1),
                           cell(st.bytes()), cell(st.flops()),
                           cell_text(std::string(name(p.decode.bound))), cell(p.prefill.ttft),
-                          cell_text(std::string(name(p.prefill.bound)))});
+                          cell_text(std::string(name(p.prefill.bound))),
+                          cell_bool(p.fits, "yes", "NO"),
+                          p.refusal == Refusal::none ? cell_count(p.cache_holds, "")
+                                                     : cell_null(refusal_key(p.refusal))});
     }
     return t;
 }
 
-void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaInput& in,
-                             const RooflineOptions& ro) {
+void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaRequest& in,
+                             const Replica& r, const RooflineOptions& ro) {
     const DecodeBound& d = p.decode;
     const StageStep& st = d.stages[d.limiting_stage];
     const std::string bw_src = in.gpu.source + ": memory_bandwidth.TB_per_s";
     const std::string fl_src =
         in.gpu.source + ": dense_tflops." + std::string(name(ro.compute));
-    const std::string stage = in.layout.pp > 1 ? fmt::format(" (stage {})", d.limiting_stage) : "";
+    const std::string stage = r.parallel.pp > 1 ? fmt::format(" (stage {})", d.limiting_stage) : "";
     rep.figures.push_back(
         {"decode_step_seconds", "decode step (lower bound)", cell(d.step), {},
          {"max(bytes read / peak bandwidth, FLOPs / peak FLOP/s) on the slowest rank" + stage,
@@ -145,11 +191,15 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaI
            fmt::format("compute time {} = {:.4g} FLOP / {} ({})", fmt::format("{}", st.compute_time),
                        st.flops().in(FLOP), fmt::format("{}", roofline_peak(in.gpu.spec, ro.compute)),
                        fl_src)}}});
-    rep.figures.push_back({"tpot_seconds", "time per output token", cell(d.tpot), {},
-                           {"sum of the stages' step bounds: a token passes every stage", {}}});
+    rep.figures.push_back(
+        {"tpot_seconds", "time per output token", cell(d.tpot), {},
+         {"max(a micro-batch's pass through every stage, a stage's cycle through every "
+          "micro-batch)",
+          {fmt::format("{} micro-batch{} of at most {} sequences", d.micro_batches,
+                       d.micro_batches == 1 ? "" : "es", grouped(d.micro_batch))}}});
     rep.figures.push_back({"tokens_per_second", "throughput (replica)",
                            cell_number(d.tokens_per_s, "tokens/s", 1), {},
-                           {"batch / decode step", {fmt::format("batch = {} (--batch)", p.batch)}}});
+                           {"batch / TPOT", {fmt::format("batch = {} (--batch)", p.batch)}}});
     rep.figures.push_back({"tokens_per_second_per_gpu", "throughput per GPU",
                            cell_number(d.tokens_per_s_per_gpu, "tokens/s", 1), {},
                            {"tokens_per_second / GPUs", {}}});
@@ -177,6 +227,15 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaI
                             {}}});
     rep.figures.push_back({"prefill_bound", "prefill bound by",
                            cell_text(std::string(name(p.prefill.bound))), {}, {}});
+    rep.figures.push_back({"fits", "the cache holds the batch", cell_bool(p.fits), {},
+                           {"evaluate() at the batch and context: the engine starts and holds it",
+                            {}}});
+    rep.figures.push_back(
+        {"kv_wall_sequences", fmt::format("KV wall at {} tokens", grouped(p.context)),
+         cell_count(p.cache_holds, "sequences"), {},
+         {"the batch at which the engine's cache is full for this context (fit's max "
+          "concurrency)",
+          {}}});
 }
 
 void register_roofline(CLI::App& app, Context& ctx) {
@@ -185,7 +244,11 @@ void register_roofline(CLI::App& app, Context& ctx) {
         "roofline",
         "Decode and prefill lower bounds; comma lists sweep (--batch 1,8,32 --context 1k,8k)");
     add_options(*sub, o->common,
-                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_output);
+                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
+    sub->add_option("-c,--context", o->common.context,
+                    "Tokens per sequence, comma list to sweep (1k,8k); default: the model's limit");
+    sub->add_option("-b,--batch,--concurrency", o->common.batch,
+                    "Sequences decoding at once, comma list to sweep (1,8,32)");
     sub->add_option("--compute-dtype", o->compute_dtype,
                     "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default bf16)");
     sub->get_option("--model")->required();

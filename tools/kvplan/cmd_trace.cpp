@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "explain.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
@@ -49,13 +50,14 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     const TraceOptions topt = trace_options(tf.time_unit);
     const LayoutInput li = parse_layout(o);
     const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
-    const WeightOptions weights = weight_options(o);
+    const std::optional<WeightOptions> weights_flag = parse_weights(o);
     const EngineSetup engine = engine_setup(o);
     std::optional<std::uint64_t> mml_flag;
     if (!tf.max_model_len.empty()) mml_flag = parse_tokens(tf.max_model_len, "--max-model-len");
 
     const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
     const Model& m = rm.get();
+    const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
     const Layout layout = make_layout(m, li);
     const Trace t = load_trace(tf.file, topt);
     const TraceLengths len = trace_lengths(t);
@@ -290,8 +292,6 @@ void register_trace(CLI::App& app, Context& ctx) {
         ->required();
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
     sub->get_option("--model")->required();
-    sub->add_option("--block-size", o->block_size,
-                    "Tokens per KV block (paged attention); default: the engine's");
     sub->add_option("--ttft-ms", tf->ttft_ms, "Time to first token, in ms")->capture_default_str();
     sub->add_option("--tpot-ms", tf->tpot_ms, "Time per output token, in ms")
         ->capture_default_str();

@@ -5,6 +5,7 @@
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/weights.hpp>
 
+#include "flags.hpp"
 #include "parse.hpp"
 
 namespace kvplan::cli {
@@ -202,31 +203,26 @@ Table stage_table(const ResolvedModel& rm, KvFormat f, const Layout& layout, std
     return t;
 }
 
-WeightOptions weight_options(const CommonOptions& o) {
-    WeightOptions w;
-    if (!o.weight_dtype.empty()) {
-        const auto f = parse_weight_format(o.weight_dtype);
-        if (!f)
-            usage_error("--weight-dtype", "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4)",
-                        o.weight_dtype);
-        w.format = *f;
-    }
-    return w;
+WeightOptions weight_options(const CommonOptions& o, const Model& m) {
+    if (const auto w = parse_weights(o)) return *w;
+    return checkpoint_weights(m);
 }
 
 void append_weight_figures(Report& r, const ResolvedModel& rm, const CommonOptions& o,
                            const LayoutInput& li) {
     const Model& m = rm.get();
-    const WeightOptions w = weight_options(o);
+    const WeightOptions w = weight_options(o, m);
     const Layout layout = make_layout(m, li);
     const WeightBytes whole = weight_bytes(m, w);
     const Bytes per_gpu = max_weight_bytes_per_rank(m, layout, w);
     const std::uint64_t params = total_params(m);
-    const std::string fmt_in = fmt::format("weight format {} for the blocks' linear layers{}; "
-                                           "embedding, LM head, norms and router 16-bit",
-                                           name(w.format),
-                                           o.weight_dtype.empty() ? " (default; --weight-dtype)"
-                                                                  : " (--weight-dtype)");
+    const std::string fmt_in = fmt::format(
+        "weight format {} for the blocks' linear layers{}; embedding, LM head, norms and router "
+        "16-bit",
+        describe_weights(w),
+        o.weight_dtype.empty() && o.expert_dtype.empty()
+            ? fmt::format(" (the checkpoint's: {})", m.config().checkpoint.source)
+            : " (--weight-dtype)");
     r.figures.push_back(
         {"weight_bytes", "Weights, whole model", cell(whole.total()), cell_exact(whole.total()),
          {"sum over tensors of rows x cols x bits per weight / 8, scales included",

@@ -36,8 +36,8 @@ namespace kvplan::cli {
 [[nodiscard]] Table stage_table(const ResolvedModel& rm, KvFormat f, const Layout& layout,
                                 std::uint64_t tokens);
 
-/// --weight-dtype (default bf16) as the weight model takes it.
-[[nodiscard]] WeightOptions weight_options(const CommonOptions& o);
+/// --weight-dtype and --expert-dtype, else `m`'s checkpoint format.
+[[nodiscard]] WeightOptions weight_options(const CommonOptions& o, const Model& m);
 
 /// weight_bytes (whole model) and weight_bytes_per_gpu (the fullest rank).
 void append_weight_figures(Report& r, const ResolvedModel& rm, const CommonOptions& o,

@@ -91,8 +91,8 @@ std::vector<ModelListing> bundled_models(const Context& ctx) {
 LayoutInput parse_layout(const CommonOptions& o) {
     LayoutInput l;
     constexpr std::uint64_t max_ranks = 1U << 16;
-    const auto tp = parse_count(o.tp, "--tp");
-    const auto pp = parse_count(o.pp, "--pp");
+    const auto tp = o.tp.empty() ? 1 : parse_count(o.tp, "--tp");
+    const auto pp = o.pp.empty() ? 1 : parse_count(o.pp, "--pp");
     if (tp > max_ranks) usage_error("--tp", "at most 65536", o.tp);
     if (pp > max_ranks) usage_error("--pp", "at most 65536", o.pp);
     l.tp = static_cast<std::uint32_t>(tp);

@@ -14,8 +14,8 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
                        "A bundled GPU id or alias (kvplan list gpus), or a path to a GPU spec JSON");
     if (groups & opt_layout) {
         sub.add_option("--gpus", o.gpus, "GPUs in the replica (default: tp x pp)");
-        sub.add_option("--tp", o.tp, "Tensor-parallel degree")->capture_default_str();
-        sub.add_option("--pp", o.pp, "Pipeline-parallel stages")->capture_default_str();
+        sub.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
+        sub.add_option("--pp", o.pp, "Pipeline-parallel stages (default 1)");
     }
     if (groups & opt_dtypes) {
         sub.add_option("--kv-dtype", o.kv_dtype,
@@ -23,7 +23,10 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
                        "nvfp4 mxfp4")
             ->capture_default_str();
         sub.add_option("--weight-dtype", o.weight_dtype,
-                       "Weight format (default: the model's torch_dtype, else bf16)");
+                       "Weight format: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 (default: the "
+                       "checkpoint's own, from its quantization_config or torch_dtype)");
+        sub.add_option("--expert-dtype", o.expert_dtype,
+                       "The routed experts' format, if not --weight-dtype's (gpt-oss: mxfp4)");
         sub.add_option("--mamba-cache-dtype", o.mamba_cache_dtype,
                        "State of Mamba and linear-attention layers, as vLLM's flag: auto (2 B, a "
                        "bf16 model's), bfloat16, float16 or float32")
@@ -36,19 +39,37 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
     if (groups & opt_workload) {
         sub.add_option("-c,--context", o.context,
                        "Tokens per sequence, as vLLM's --max-model-len reads them: 8192, 8k (8,000), "
-                       "25.6k, 8K (8,192)");
-        sub.add_option("-n,--concurrency", o.concurrency, "Sequences held at once");
-        sub.add_option("-b,--batch", o.batch, "Decode batch size (sequences per step)");
-        sub.add_option("--block-size", o.block_size,
-                       "Tokens per KV block (paged attention); default: the engine's");
+                       "25.6k, 8K (8,192); default: the model's limit");
+        sub.add_option("-n,--concurrency", o.concurrency,
+                       "Sequences held at once, over every replica of --gpus");
     }
+    if (groups & opt_batch)
+        sub.add_option("-b,--batch", o.batch, "Decode batch size (sequences per step)");
     if (groups & opt_budget) {
+        sub.add_option("-e,--engine", o.engine,
+                       "Engine profile: vllm (default), sglang, trtllm, or ideal (every byte but "
+                       "the weights, exact bytes: an upper bound no engine reaches)");
+        sub.add_option("--block-size", o.block_size,
+                       "Tokens per KV block: vLLM's --block-size, SGLang's --page-size; default: "
+                       "the engine's");
         sub.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
-                       "Fraction of GPU memory the engine may use (vLLM's flag); default: the "
-                       "engine's");
+                       "Fraction of GPU memory the engine may use: vLLM's flag, SGLang's "
+                       "--mem-fraction-static, TensorRT-LLM's free_gpu_memory_fraction; default: "
+                       "the engine's");
         sub.add_option("--kv-memory", o.kv_memory,
-                       "KV budget per GPU, replacing the computed one; names its unit (5.38GiB)");
-        sub.add_option("-e,--engine", o.engine, "Engine profile: ideal, vllm, sglang, trtllm");
+                       "KV memory per GPU, replacing the computed one (an engine's logged "
+                       "\"Available KV cache memory\"); names its unit (5.38GiB)");
+        sub.add_option("--max-num-seqs", o.max_num_seqs,
+                       "Sequences the engine runs at once: vLLM's --max-num-seqs, SGLang's "
+                       "--max-running-requests; default: the engine's");
+        sub.add_option("--max-num-batched-tokens", o.max_num_batched_tokens,
+                       "Tokens of one step (vLLM's flag; its profiled forward); default: vLLM's "
+                       "for the GPU");
+        sub.add_option("--num-gpu-blocks-override", o.num_gpu_blocks_override,
+                       "vLLM's flag: the block count, whatever the memory");
+        sub.add_flag("--allow-long-context", o.allow_long_context,
+                     "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
+                     "lets vLLM");
     }
     if (groups & opt_output) {
         sub.add_option("-f,--format", o.format, "Output: text, md, json or csv")

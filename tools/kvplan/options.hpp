@@ -15,10 +15,11 @@ struct CommonOptions {
     std::string model;  ///< a bundled id, or a path to a config.json or a folder holding one
     std::string gpu;    ///< a bundled id or alias, or a path to a spec JSON
     std::string gpus;   ///< GPUs in the replica; default tp x pp
-    std::string tp = "1";
-    std::string pp = "1";
+    std::string tp;  ///< empty: 1
+    std::string pp;  ///< empty: 1
     std::string kv_dtype = "bf16";
-    std::string weight_dtype;  ///< default: the model's own (torch_dtype), else bf16
+    std::string weight_dtype;  ///< default: the checkpoint's own format, else bf16
+    std::string expert_dtype;  ///< routed experts' format, if not --weight-dtype's
     std::string mamba_cache_dtype = "auto";      ///< Mamba / linear-attention conv state values
     std::string mamba_ssm_cache_dtype = "auto";  ///< their recurrent (SSM) state values
     std::string context;       ///< tokens per sequence
@@ -28,6 +29,10 @@ struct CommonOptions {
     std::string gpu_memory_utilization;
     std::string kv_memory;  ///< replaces the computed KV budget per GPU
     std::string engine;
+    std::string max_num_seqs;            ///< the engine's cap on sequences at once
+    std::string max_num_batched_tokens;  ///< tokens of one step
+    std::string num_gpu_blocks_override;
+    bool allow_long_context = false;     ///< contexts past the model's limit
     std::string format = "text";
     bool explain = false;
 };
@@ -38,9 +43,12 @@ enum OptionGroup : unsigned {
     opt_gpu = 1U << 1,       ///< --gpu
     opt_layout = 1U << 2,    ///< --gpus --tp --pp
     opt_dtypes = 1U << 3,    ///< --kv-dtype --weight-dtype --mamba-cache-dtype --mamba-ssm-cache-dtype
-    opt_workload = 1U << 4,  ///< --context --concurrency --batch --block-size
-    opt_budget = 1U << 5,    ///< --gpu-memory-utilization --kv-memory --engine
+    opt_workload = 1U << 4,  ///< --context --concurrency
+    opt_budget = 1U << 5,    ///< --engine and its knobs: --block-size --gpu-memory-utilization
+                             ///< --kv-memory --max-num-seqs --max-num-batched-tokens
+                             ///< --num-gpu-blocks-override --allow-long-context
     opt_output = 1U << 6,    ///< --format --explain
+    opt_batch = 1U << 7,     ///< --batch
 };
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);

@@ -6,7 +6,7 @@
 #include <kvplan/svg.hpp>
 #include <vector>
 
-#include "capacity.hpp"
+#include "answer.hpp"
 
 namespace kvplan::cli {
 
@@ -80,11 +80,11 @@ void write_roofline_plot(const std::string& path, const Replica& r, std::uint64_
     svg::write(c, path);
 }
 
-void write_fit_plot(const std::string& path, const Replica& r, const EngineSetup& e,
-                    std::uint64_t context, std::uint64_t concurrency, const std::string& title) {
-    // Up to the power of two at or past twice the target (or the trained length).
+void write_fit_plot(const std::string& path, const Deployment& d, const Demand& demand,
+                    const std::string& title) {
+    // Up to the power of two at or past twice the target (or the model's limit).
     const std::uint64_t want =
-        std::max<std::uint64_t>(2 * context, r.model.config().max_position_embeddings);
+        std::max<std::uint64_t>(2 * demand.context, context_limit(d.model.config()).tokens);
     std::uint64_t hi = 256;
     while (hi < want) hi *= 2;
     svg::LineChart c;
@@ -93,32 +93,36 @@ void write_fit_plot(const std::string& path, const Replica& r, const EngineSetup
     c.x.log = true;
     c.y.label = "sequences at once (max concurrency)";
     c.y.log = true;
+    const ReplicaAnswer target = evaluate(d, demand);
     svg::Series engine_line, exact;
-    engine_line.name = fmt::format("{} (block {})", name(e.engine), e.block_size);
+    engine_line.name = fmt::format("{} (block {})", name(target.serving.engine),
+                                   target.serving.block_size);
     engine_line.width = 3;
     exact.name = "exact bytes, no blocks";
     exact.dashed = true;
-    for (std::uint64_t ctx : doubling(128, hi, context)) {
-        const FitResult f = compute_fit(r, e, ctx, 1);
+    // Every point is evaluate()'s answer at that context, past the model's limit too.
+    Deployment at = d;
+    at.serving.allow_long_context = true;
+    const EvaluateOptions quick{.contexts = false, .decode = false};
+    for (std::uint64_t ctx : doubling(128, hi, demand.context)) {
+        const ReplicaAnswer a = evaluate(at, {.context = ctx, .concurrency = 1}, quick);
         const double x = static_cast<double>(ctx);
-        engine_line.points.push_back(
-            {x, f.max_concurrency_exact > 0 ? f.max_concurrency_exact : 0});
-        const Shard s = r.layout().stage(f.limiting_stage);
-        const Bytes per_seq = kv_bytes_per_sequence(r.model, r.kv, ctx, s);
-        exact.points.push_back({x, per_seq.is_zero() ? 0.0 : f.kv_budget.in(B) / per_seq.in(B)});
+        engine_line.points.push_back({x, static_cast<double>(a.max_concurrency)});
+        const Shard s = a.replica.layout().stage(a.limiting_stage);
+        const Bytes per_seq = kv_bytes_per_sequence(a.replica.model, a.replica.kv, ctx, s);
+        exact.points.push_back({x, per_seq.is_zero() ? 0.0 : a.kv_budget.in(B) / per_seq.in(B)});
     }
     c.series = {engine_line, exact};
-    const FitResult target = compute_fit(r, e, context, concurrency);
     svg::Marker m;
-    m.x = static_cast<double>(context);
-    m.y = static_cast<double>(concurrency);
-    m.label = fmt::format("target: {} x {} tokens ({})", grouped(concurrency), grouped(context),
-                          target.fits ? "fits" : "does not fit");
-    m.color = target.fits ? "#2ca02c" : "#d62728";
+    m.x = static_cast<double>(demand.context);
+    m.y = static_cast<double>(demand.concurrency);
+    m.label = fmt::format("target: {} x {} tokens ({})", grouped(demand.concurrency),
+                          grouped(demand.context), target.fits() ? "fits" : "does not fit");
+    m.color = target.fits() ? "#2ca02c" : "#d62728";
     c.markers.push_back(m);
     c.note = fmt::format("{} on {} x {} (tp {} x pp {}), KV in {}; KV budget {:.2f} GiB per GPU",
-                         r.model.name().c_str(), r.gpus(), r.gpu.name.c_str(), r.parallel.tp, r.parallel.pp,
-                         name(r.kv.dtype), target.kv_budget.in(GiB));
+                         d.model.name().c_str(), target.gpus, d.gpu.name.c_str(), d.parallel.tp,
+                         d.parallel.pp, name(d.kv.dtype), target.kv_budget.in(GiB));
     svg::write(c, path);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <kvplan/budget.hpp>
+#include <kvplan/plan/evaluate.hpp>
 #include <kvplan/roofline.hpp>
 #include <optional>
 #include <string>
@@ -21,7 +22,7 @@ void write_roofline_plot(const std::string& path, const Replica& r, std::uint64_
 
 /// The engine's maximum concurrency against context (128 tokens to twice the target, or the
 /// model's trained length), with the target (context, concurrency) marked.
-void write_fit_plot(const std::string& path, const Replica& r, const EngineSetup& e,
-                    std::uint64_t context, std::uint64_t concurrency, const std::string& title);
+void write_fit_plot(const std::string& path, const Deployment& d, const Demand& demand,
+                    const std::string& title);
 
 }  // namespace kvplan::cli

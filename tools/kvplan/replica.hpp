@@ -52,27 +52,3 @@ struct EngineSetup {
 
 }  // namespace kvplan::cli
 
-namespace kvplan::cli {
-
-/// Everything `fit` and friends read from flags, resolved and checked.
-struct ReplicaInput {
-    ResolvedModel model;
-    ResolvedGpu gpu;
-    LayoutInput layout;
-    KvFormat kv{};
-    WeightOptions weights{};
-    EngineSetup engine{};
-    std::uint64_t context = 0;      ///< --context, else the model's max_position_embeddings
-    std::uint64_t concurrency = 1;  ///< --concurrency
-
-    [[nodiscard]] Replica replica() const;
-};
-
-/// Reads --model --gpu --tp --pp --gpus --kv-dtype --weight-dtype --context --concurrency
-/// --block-size --gpu-memory-utilization --kv-memory --engine.
-[[nodiscard]] ReplicaInput read_replica_input(const CommonOptions& o, const Context& ctx);
-
-/// --context, else the model's trained length; a usage error when neither exists.
-[[nodiscard]] std::uint64_t context_or_default(const CommonOptions& o, const Model& m);
-
-}  // namespace kvplan::cli

@@ -1,13 +1,16 @@
 #pragma once
 
-// Roofline points shared by roofline, compare, check and diff.
+// Roofline points: the decode and prefill bounds at a (batch, context), and whether the replica's
+// cache holds that batch at all (evaluate's answer at the same point).
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <kvplan/plan/evaluate.hpp>
 #include <kvplan/roofline.hpp>
 
+#include "flags.hpp"
 #include "replica.hpp"
 #include "report.hpp"
 
@@ -18,6 +21,9 @@ struct RooflinePoint {
     std::uint64_t context = 0;
     DecodeBound decode{};
     PrefillBound prefill{};
+    bool fits = false;                ///< the engine starts and its cache holds the batch
+    std::uint64_t cache_holds = 0;    ///< sequences of the context the cache holds (the KV wall)
+    Refusal refusal = Refusal::none;  ///< why the engine does not start at this context
 };
 
 /// --compute-dtype (default bf16).
@@ -27,14 +33,14 @@ struct RooflinePoint {
 [[nodiscard]] FlopsPerSecond roofline_peak(const GpuSpec& g, ComputeDtype d);
 
 /// Every (batch, context), contexts outermost.
-[[nodiscard]] std::vector<RooflinePoint> roofline_points(const Replica& r,
+[[nodiscard]] std::vector<RooflinePoint> roofline_points(const Deployment& d,
                                                          const std::vector<std::uint64_t>& batches,
                                                          const std::vector<std::uint64_t>& contexts,
                                                          const RooflineOptions& ro);
 
 [[nodiscard]] Table roofline_table(const std::vector<RooflinePoint>& points);
 
-void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaInput& in,
-                             const RooflineOptions& ro);
+void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaRequest& in,
+                             const Replica& r, const RooflineOptions& ro);
 
 }  // namespace kvplan::cli

@@ -1,0 +1,391 @@
+#include "answer.hpp"
+
+#include <fmt/format.h>
+
+#include <kvplan/format.hpp>
+
+namespace kvplan::cli {
+
+namespace {
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+    return fmt::format("{} {}", grouped(n), n == 1 ? one : many);
+}
+
+std::string bytes(Bytes b) { return fmt::format("{}", b); }
+
+std::string source_of(const ReserveTerm& t, std::string_view modelled) {
+    return t.source == TermSource::given ? "given" : std::string(modelled);
+}
+
+/// The engine as its project spells it.
+const char* display(Engine e) {
+    switch (e) {
+        case Engine::vllm: return "vLLM";
+        case Engine::sglang: return "SGLang";
+        case Engine::trtllm: return "TensorRT-LLM";
+        case Engine::ideal: return "the ideal profile";
+    }
+    return "the engine";
+}
+
+/// The engine's flag for its sequence cap.
+const char* cap_flag(Engine e) {
+    switch (e) {
+        case Engine::vllm: return "max_num_seqs";
+        case Engine::sglang: return "max_running_requests";
+        case Engine::trtllm: return "max_batch_size";
+        case Engine::ideal: return "no cap";
+    }
+    return "cap";
+}
+
+}  // namespace
+
+const char* refusal_key(Refusal r) noexcept {
+    switch (r) {
+        case Refusal::none: return "none";
+        case Refusal::context_limit: return "context_limit";
+        case Refusal::weights: return "weights";
+        case Refusal::outside_fraction: return "outside_fraction";
+        case Refusal::request: return "request";
+        case Refusal::cache: return "cache";
+    }
+    return "?";
+}
+
+Cell cell_tokens(std::optional<std::uint64_t> v) {
+    if (!v) return {"any length", nullptr};
+    return cell_count(*v, "tokens");
+}
+
+std::string replica_phrase(const ReplicaAnswer& a, const ResolvedGpu& g) {
+    const std::string gpu_name = g.spec.name.empty() ? g.id : std::string(g.spec.name);
+    const std::uint32_t tp = a.replica.parallel.tp, pp = a.replica.parallel.pp;
+    if (a.replicas == 1) return fmt::format("{} x {} (tp {} x pp {})", a.gpus, gpu_name, tp, pp);
+    return fmt::format("{} x {} ({} replicas of tp {} x pp {})", a.gpus, gpu_name, a.replicas, tp,
+                       pp);
+}
+
+std::string refusal_text(const ReplicaAnswer& a) {
+    const std::string engine = display(a.serving.engine);
+    const EngineMemory& m = a.memory();
+    switch (a.refusal) {
+        case Refusal::none: return "";
+        case Refusal::context_limit:
+            return fmt::format(
+                "{} tokens pass the model's limit of {} tokens ({} = {}{}); {} refuses that "
+                "length (--allow-long-context serves it, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets "
+                "vLLM)",
+                grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field,
+                grouped(a.limit.field_tokens),
+                a.limit.rope_factor != 1.0
+                    ? fmt::format(", x {:g} rope scaling ({})", a.limit.rope_factor,
+                                  a.limit.rope_type)
+                    : std::string(),
+                engine);
+        case Refusal::weights:
+            return fmt::format("the weights ({}) and the terms charged with them ({}) need {} more "
+                               "than the engine's {} of memory",
+                               bytes(m.weights), bytes(m.charged - m.weights), bytes(m.shortfall),
+                               bytes(m.fraction_bytes));
+        case Refusal::outside_fraction:
+            return fmt::format("the terms kept outside the engine's fraction ({}) do not fit the "
+                               "{} it leaves: lower the fraction",
+                               bytes(m.outside), bytes(m.memory_total - m.fraction_bytes));
+        case Refusal::request:
+            if (a.estimated_max_model_len)
+                return fmt::format(
+                    "one sequence of {} tokens does not fit the {} of KV memory per GPU; the "
+                    "estimated maximum model length is {} tokens",
+                    grouped(a.demand.context), bytes(a.kv_budget),
+                    grouped(*a.estimated_max_model_len));
+            return fmt::format("one sequence of {} tokens does not fit the {} of KV memory per GPU",
+                               grouped(a.demand.context), bytes(a.kv_budget));
+        case Refusal::cache:
+            if (a.serving.engine == Engine::vllm && !a.report.vllm.refused.empty())
+                return std::string(a.report.vllm.refused);
+            return fmt::format("{} leaves no room for the KV cache", engine);
+    }
+    return "";
+}
+
+std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
+    const std::string where = replica_phrase(a, g);
+    const std::string seqs = plural(a.demand.concurrency, "sequence", "sequences");
+    const std::string room =
+        a.replicas == 1
+            ? grouped(a.max_concurrency)
+            : fmt::format("{} x {} = {}", a.replicas, grouped(a.max_concurrency),
+                          grouped(a.total_max_concurrency));
+    switch (a.verdict) {
+        case Verdict::fits:
+            return fmt::format("FITS: {} of {} tokens on {}; room for {} at once", seqs,
+                               grouped(a.demand.context), where, room);
+        case Verdict::does_not_fit: {
+            if (a.sequence_cap != 0 && a.admitted > a.sequence_cap &&
+                a.total_max_concurrency < a.demand.concurrency)
+                return fmt::format(
+                    "DOES NOT FIT: {} of {} tokens on {}; the engine's {} of {} caps it at {} "
+                    "(its cache holds {} per replica)",
+                    seqs, grouped(a.demand.context), where, cap_flag(a.serving.engine),
+                    grouped(a.sequence_cap), room, grouped(a.admitted));
+            return fmt::format(
+                "DOES NOT FIT: {} of {} tokens need {} of KV per GPU on {}; {} available, room "
+                "for {}",
+                seqs, grouped(a.demand.context), bytes(a.kv_needed), where, bytes(a.kv_budget),
+                room);
+        }
+        case Verdict::does_not_start:
+            return fmt::format("DOES NOT START: {} under {} on {}: {}", a.replica.model.name(),
+                               name(a.serving.engine), where, refusal_text(a));
+    }
+    return "";
+}
+
+std::string weights_phrase(const ReplicaAnswer& a) {
+    const std::string w = describe_weights(a.replica.weights);
+    switch (a.weight_source) {
+        case WeightSource::checkpoint:
+            return fmt::format("weights {} (the checkpoint's, {})", w,
+                               a.replica.model.config().checkpoint.source);
+        case WeightSource::assumed:
+            return fmt::format("weights {} (assumed: {})", w,
+                               a.replica.model.config().checkpoint.source);
+        case WeightSource::given: return fmt::format("weights {} (--weight-dtype)", w);
+    }
+    return w;
+}
+
+std::string answer_heading(const ReplicaAnswer& a, const ResolvedModel& m) {
+    const std::uint32_t b = a.serving.block_size;
+    return fmt::format("{}: {}, KV {}, engine {}, blocks of {} token{}; context limit {} tokens ({})",
+                       display_name(m), weights_phrase(a), name(a.replica.kv.dtype),
+                       name(a.serving.engine), b, b == 1 ? "" : "s", grouped(a.limit.tokens),
+                       a.limit.field);
+}
+
+void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaRequest& in) {
+    const EngineMemory& m = a.memory();
+    const Engine e = a.serving.engine;
+    const std::string frac = engine_fraction_name(e);
+    const std::string gpu_src = in.gpu.source + ": memory.driver_reported_bytes";
+    const std::string stage_note =
+        a.replica.parallel.pp > 1 ? fmt::format(" (stage {}, the limiting one)", a.limiting_stage)
+                                  : "";
+    rep.figures.push_back(
+        {"fits", "Verdict", cell_bool(a.fits(), "fits", "does not fit"), {},
+         {"starts and every replica together holds the concurrency",
+          {fmt::format("engine starts: {}", a.starts() ? "yes" : "no"),
+           fmt::format("max_concurrency = {} per replica x {} replica{}, concurrency = {}",
+                       grouped(a.max_concurrency), a.replicas, a.replicas == 1 ? "" : "s",
+                       grouped(a.demand.concurrency))}},
+         false});
+    rep.figures.push_back({"refusal", "Refusal", cell_text(refusal_key(a.refusal)), {},
+                           {"why the engine does not start (none when it starts)", {}}, false});
+    rep.figures.push_back({"gpu_memory_bytes", "GPU memory (driver total)", cell(m.memory_total),
+                           cell_exact(m.memory_total), {"the driver's total", {gpu_src}}});
+    if (!a.kv_given) {
+        std::string base_label = "total";
+        if (e == Engine::sglang) base_label = "(total - CUDA context - comm buffers)";
+        if (e == Engine::trtllm)
+            base_label = "(total - weights - activations - CUDA context - comm buffers - graphs)";
+        const std::string label = e == Engine::ideal
+                                      ? std::string("x 1 (ideal: every byte)")
+                                      : fmt::format("x {} {:.2f}", frac, m.fraction);
+        rep.figures.push_back(
+            {"fraction_bytes", label, cell(m.fraction_bytes), cell_exact(m.fraction_bytes),
+             {fmt::format("{} x {}", frac, base_label),
+              {fmt::format("{} = {:.4f}{}", frac, m.fraction,
+                           a.serving.fraction_given ? " (--gpu-memory-utilization)"
+                                                    : " (the engine's default)"),
+               fmt::format("{} = {} B", base_label, grouped(m.fraction_base.count()))}}});
+    }
+    const auto term = [&](const char* key, std::string label, Bytes b, Explanation how) {
+        rep.figures.push_back({key, std::move(label), cell(b), cell_exact(b), std::move(how)});
+    };
+    const bool ideal = e == Engine::ideal;
+    const bool charged_graphs = e == Engine::vllm && a.serving.options.vllm.charge_cuda_graphs;
+    const std::string in_out_act = e == Engine::sglang   ? " (outside the fraction)"
+                                   : e == Engine::trtllm ? " (before the fraction)"
+                                                         : "";
+    const std::string in_out_ctx = e == Engine::trtllm ? " (before the fraction)"
+                                                       : " (outside the fraction)";
+    const std::string in_out_graphs = charged_graphs      ? ""
+                                      : e == Engine::trtllm ? " (before the fraction)"
+                                                            : " (outside the fraction)";
+    term("weight_bytes_per_gpu",
+         "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
+         {"the tensors (or slices) this rank holds" + stage_note,
+          {"model: " + in.model.source, weights_phrase(a),
+           fmt::format("tp {}, pp {}", a.replica.parallel.tp, a.replica.parallel.pp)}});
+    if (!ideal) {
+        const Layout l = a.replica.layout();
+        const Reserve res =
+            reserve_on_rank(a.replica, l, a.limiting_stage, a.serving.budget.reserve);
+        term("activation_bytes", "- activation peak" + in_out_act, m.activation,
+             {"(residual + max(attention, MLP) intermediates) x tokens x element bytes + logits",
+              {fmt::format("tokens = max_num_batched_tokens = {}", res.activation_model.tokens),
+               fmt::format("per token {} B, logits {} B",
+                           grouped(res.activation_model.per_token.count()),
+                           grouped(res.activation_model.logits.count())),
+               source_of(res.activation,
+                         "modelled as vLLM's profile run measures it (budget/reserve.hpp)")}});
+        term("cuda_graph_bytes", "- CUDA graphs" + in_out_graphs, m.cuda_graphs,
+             {"captured batch sizes x 2 MiB",
+              {source_of(res.cuda_graphs, "modelled (budget/reserve.hpp)")}});
+        term("cuda_context_bytes", "- CUDA context" + in_out_ctx, m.cuda_context,
+             {"the CUDA context of the process",
+              {source_of(res.cuda_context, "700 MiB (budget/reserve.hpp)")}});
+        term("comm_buffer_bytes", "- communication buffers" + in_out_ctx, m.comm_buffers,
+             {"128 MiB per rank of a multi-GPU replica",
+              {source_of(res.comm_buffers, "SGLang's reserve rule (budget/reserve.hpp)")}});
+    }
+    rep.figures.push_back(
+        {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget), cell_exact(a.kv_budget),
+         a.kv_given ? Explanation{"given", {"--kv-memory"}}
+                    : Explanation{ideal ? "total - weights" + stage_note
+                                        : fmt::format("{} x base - charged terms{}", frac, stage_note),
+                                  {fmt::format("charged {} B", grouped(m.charged.count())),
+                                   fmt::format("engine {} (--engine)", name(e))}}});
+    rep.figures.push_back(
+        {"kv_bytes_per_sequence_per_gpu",
+         fmt::format("KV per sequence ({} tokens)", grouped(a.demand.context)),
+         cell(a.kv_per_sequence), cell_exact(a.kv_per_sequence),
+         {"blocks of block_size tokens each layer holds x block bytes, per GPU (windows keep "
+          "their own)",
+          {fmt::format("block_size = {} tokens{}", a.serving.block_size,
+                       a.serving.block_size_given ? " (--block-size)" : " (the engine's default)"),
+           fmt::format("kv dtype {} (--kv-dtype)", name(a.replica.kv.dtype))}}});
+    rep.figures.push_back({"kv_bytes_needed_per_gpu",
+                           fmt::format("KV needed (x {}{})",
+                                       plural(a.concurrency_per_replica, "sequence", "sequences"),
+                                       a.replicas > 1 ? " per replica" : ""),
+                           cell(a.kv_needed), cell_exact(a.kv_needed),
+                           {"kv_bytes_per_sequence_per_gpu x concurrency per replica", {}}});
+    if (a.shortfall.is_zero())
+        rep.figures.push_back({"headroom_bytes_per_gpu", "headroom", cell(a.headroom),
+                               cell_exact(a.headroom), {"KV budget - KV needed", {}}});
+    else
+        rep.figures.push_back({"shortfall_bytes_per_gpu", "shortfall", cell(a.shortfall),
+                               cell_exact(a.shortfall), {"KV needed - KV budget", {}}});
+    rep.figures.push_back(
+        {"kv_tokens_capacity", "KV capacity",
+         a.kv_tokens ? cell_count(*a.kv_tokens, "tokens") : cell_tokens(std::nullopt), {},
+         {"the engine's KV token figure (vLLM's \"GPU KV cache size\", SGLang's "
+          "max_total_num_tokens, TensorRT-LLM's blocks x tokens_per_block)",
+          {fmt::format("engine {}", name(e))}}});
+    if (e == Engine::vllm && a.report.vllm.refused.empty()) {
+        const VllmKvCache& v = a.report.vllm;
+        rep.figures.push_back(
+            {"num_gpu_blocks",
+             v.blocks_overridden ? "vLLM blocks (--num-gpu-blocks-override)"
+                                 : "vLLM blocks (one is the null block)",
+             cell_count(v.num_blocks, "blocks"),
+             {},
+             {"KV memory per GPU / bytes of one block over a group's layers "
+              "(vllm/v1/core/kv_cache_planning.py); one pool shared by every KV-cache group, block "
+              "0 held back as the null block (vllm/v1/core/block_pool.py)",
+              {fmt::format("{} B per block, {} group{}, {} usable",
+                           grouped(v.bytes_per_block.count()), v.num_groups,
+                           v.num_groups == 1 ? "" : "s", grouped(v.usable_blocks))}}});
+    }
+    rep.figures.push_back(
+        {"max_concurrency", fmt::format("max concurrency at {} tokens", grouped(a.demand.context)),
+         cell_count(a.max_concurrency, "sequences"), {},
+         {"sequences of the context each replica holds at once: what the engine's scheduler "
+          "admits in its cache, within its cap",
+          {fmt::format("admitted by the cache: {}", grouped(a.admitted)),
+           a.sequence_cap != 0 ? fmt::format("{} = {}", cap_flag(e), grouped(a.sequence_cap))
+                               : std::string("no sequence cap"),
+           fmt::format("the engine logs {:.2f}x", a.max_concurrency_ratio)}}});
+    rep.figures.push_back(
+        {"max_concurrency_ratio", fmt::format("{} logs", display(e)),
+         {fmt::format("{:.2f}x", a.max_concurrency_ratio), a.max_concurrency_ratio},
+         {},
+         {"vLLM's \"Maximum concurrency for N tokens per request: X.XXx\": blocks / the blocks one "
+          "request reserves (windows with the tokens in flight); SGLang and TensorRT-LLM: their "
+          "pool over one sequence",
+          {}}});
+    rep.figures.push_back({"sequence_cap", "sequence cap",
+                           a.sequence_cap == 0 ? cell_null("none")
+                                               : cell_count(a.sequence_cap, "sequences"),
+                           {},
+                           {"the engine's cap on sequences at once (--max-num-seqs)", {}},
+                           false});
+    rep.figures.push_back({"admitted_sequences", "admitted by the cache",
+                           cell_count(a.admitted, "sequences"), {},
+                           {"sequences the engine's cache holds at once, before the cap", {}},
+                           false});
+    if (a.replicas > 1)
+        rep.figures.push_back(
+            {"total_max_concurrency", fmt::format("over {} replicas", a.replicas),
+             cell_count(a.total_max_concurrency, "sequences"), {},
+             {"max_concurrency x replicas", {fmt::format("{} GPUs / (tp x pp)", a.gpus)}}});
+    rep.figures.push_back(
+        {"max_context",
+         fmt::format("max context at {}{}",
+                     plural(a.concurrency_per_replica, "sequence", "sequences"),
+                     a.max_context_at_limit ? " (the model's limit)" : ""),
+         cell_tokens(a.max_context), {},
+         {"the longest context of which the engine's cache holds that many at once, at most the "
+          "model's limit",
+          {fmt::format("limit {} tokens ({})", grouped(a.limit.tokens), a.limit.field)}}});
+    rep.figures.push_back(
+        {"longest_single_context",
+         std::string("longest single sequence") +
+             (a.longest_at_limit ? " (the model's limit)" : ""),
+         cell_tokens(a.longest_single_context), {},
+         {"the longest context one sequence alone can reach, at most the model's limit", {}}});
+    if (a.estimated_max_model_len)
+        rep.figures.push_back(
+            {"estimated_max_model_len", "vLLM's estimated maximum model length",
+             cell_count(*a.estimated_max_model_len, "tokens"), {},
+             {"the longest length whose one request fits the usable blocks "
+              "(_estimate_max_model_len_from_groups)",
+              {}}});
+    rep.figures.push_back({"context_limit_tokens", "context limit",
+                           cell_count(a.limit.tokens, "tokens"), {},
+                           {"the least of the config's length keys, rope scaling applied "
+                            "(vllm/config/model.py, _get_and_verify_max_len)",
+                            {fmt::format("{} = {}", a.limit.field, grouped(a.limit.field_tokens))}},
+                           false});
+    if (a.decode)
+        rep.figures.push_back(
+            {"tpot_seconds",
+             fmt::format("decode TPOT bound at {} x {} tokens", grouped(a.concurrency_per_replica),
+                         grouped(a.demand.context)),
+             cell(a.decode->tpot), {},
+             {"the roofline lower bound (kvplan roofline) at the load each replica carries", {}}});
+}
+
+void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
+    if (a.replicas > 1)
+        rep.notes.push_back(fmt::format(
+            "{} GPUs make {} replicas of tp {} x pp {}, each carrying {} of the {} sequences",
+            a.gpus, a.replicas, a.replica.parallel.tp, a.replica.parallel.pp,
+            grouped(a.concurrency_per_replica), grouped(a.demand.concurrency)));
+    if (a.serving.engine == Engine::vllm && a.starts() &&
+        a.admitted > static_cast<std::uint64_t>(a.max_concurrency_ratio) + 1)
+        rep.notes.push_back(fmt::format(
+            "vLLM logs {:.2f}x for {} tokens per request (it reserves each sliding window's tokens "
+            "in flight for every request); its scheduler admits {}, as windows stop growing",
+            a.max_concurrency_ratio, grouped(a.demand.context), grouped(a.admitted)));
+    if (a.sequence_cap != 0 && a.admitted > a.sequence_cap)
+        rep.notes.push_back(fmt::format(
+            "the engine's sequence cap ({}) binds: its cache holds {} (--max-num-seqs raises it)",
+            grouped(a.sequence_cap), grouped(a.admitted)));
+    if (a.over_limit && a.long_context_allowed)
+        rep.notes.push_back(fmt::format(
+            "{} tokens pass the model's limit of {} ({}); served as --allow-long-context asks, "
+            "though the model was not trained for it",
+            grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field));
+    if (a.weight_source == WeightSource::assumed)
+        rep.notes.push_back(fmt::format("weights sized as bf16: {}; --weight-dtype sets them",
+                                        a.replica.model.config().checkpoint.source));
+    if (!a.kv_given && !a.memory().outside_fits)
+        rep.notes.push_back("the terms outside the engine's fraction do not fit in what it leaves: "
+                            "lower the fraction");
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,135 @@
+#include "flags.hpp"
+
+#include <fmt/format.h>
+
+#include "parse.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+WeightFormat weight_format_flag(const std::string& text, std::string_view flag) {
+    if (const auto f = parse_weight_format(text)) return *f;
+    usage_error(flag, "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4)", text);
+}
+
+std::optional<std::uint64_t> optional_count(const std::string& text, std::string_view flag) {
+    if (text.empty()) return std::nullopt;
+    return parse_count(text, flag);
+}
+
+}  // namespace
+
+std::optional<WeightOptions> parse_weights(const CommonOptions& o) {
+    if (o.weight_dtype.empty() && o.expert_dtype.empty()) return std::nullopt;
+    WeightOptions w;
+    if (!o.weight_dtype.empty()) w.format = weight_format_flag(o.weight_dtype, "--weight-dtype");
+    if (!o.expert_dtype.empty())
+        w.expert_format = weight_format_flag(o.expert_dtype, "--expert-dtype");
+    return w;
+}
+
+Serving parse_serving(const CommonOptions& o) {
+    Serving s;
+    s.engine = parse_engine_flag(o.engine);
+    if (!o.block_size.empty()) {
+        const std::uint64_t b = parse_count(o.block_size, "--block-size");
+        if (b > (1U << 20)) usage_error("--block-size", "at most 1048576 tokens", o.block_size);
+        s.block_size = static_cast<std::uint32_t>(b);
+    }
+    if (!o.gpu_memory_utilization.empty()) {
+        if (s.engine == Engine::ideal)
+            usage_error("--gpu-memory-utilization",
+                        "no fraction with --engine ideal, which gives the cache every byte but "
+                        "the weights",
+                        o.gpu_memory_utilization);
+        s.memory_fraction = parse_fraction(o.gpu_memory_utilization, "--gpu-memory-utilization");
+    }
+    if (!o.kv_memory.empty()) s.kv_memory_per_gpu = parse_size(o.kv_memory, "--kv-memory");
+    s.max_sequences = optional_count(o.max_num_seqs, "--max-num-seqs");
+    s.max_num_batched_tokens = optional_count(o.max_num_batched_tokens, "--max-num-batched-tokens");
+    if (!o.num_gpu_blocks_override.empty()) {
+        if (s.engine != Engine::vllm)
+            usage_error("--num-gpu-blocks-override", "--engine vllm (it is vLLM's flag)",
+                        std::string(name(s.engine)));
+        s.num_gpu_blocks = parse_count(o.num_gpu_blocks_override, "--num-gpu-blocks-override", 2);
+    }
+    s.allow_long_context = o.allow_long_context;
+    // A knob the engine cannot take (vLLM's block sizes) is a usage error too.
+    try {
+        (void)resolve_serving(s);
+    } catch (const InvalidInput& e) {
+        throw UsageError(std::string("--block-size: ") + e.what());
+    }
+    return s;
+}
+
+ReplicaFlags parse_replica_flags(const CommonOptions& o) {
+    ReplicaFlags f;
+    f.layout = parse_layout(o);
+    f.kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    f.weights = parse_weights(o);
+    f.serving = parse_serving(o);
+    if (!o.context.empty()) f.context = parse_tokens(o.context, "--context");
+    if (!o.concurrency.empty()) f.concurrency = parse_count(o.concurrency, "--concurrency");
+    f.import = import_options(o);
+    return f;
+}
+
+Deployment ReplicaRequest::deployment() const {
+    return Deployment{.model = model.get(),
+                      .gpu = gpu.spec,
+                      .parallel = {.tp = flags.layout.tp, .pp = flags.layout.pp},
+                      .gpus = flags.layout.gpus,
+                      .weights = flags.weights,
+                      .kv = flags.kv,
+                      .serving = flags.serving};
+}
+
+ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx) {
+    // Flags first, so that a usage error is reported before any file is read.
+    ReplicaFlags flags = parse_replica_flags(o);
+    if (o.gpu.empty() && !flags.serving.kv_memory_per_gpu)
+        usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
+    ResolvedModel model = resolve_model(o.model, ctx, "--model", flags.import);
+    ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
+    const std::uint64_t context =
+        flags.context ? *flags.context : context_limit(model.get().config()).tokens;
+    ReplicaRequest r{std::move(model), std::move(gpu), std::move(flags), context};
+    (void)make_layout(r.model.get(), r.flags.layout);  // InvalidLayout before any figure
+    return r;
+}
+
+void refuse_budget_flags_without_gpu(const CommonOptions& o) {
+    const std::pair<const char*, bool> budget_flags[] = {
+        {"--concurrency", !o.concurrency.empty()},
+        {"--engine", !o.engine.empty()},
+        {"--block-size", !o.block_size.empty()},
+        {"--gpu-memory-utilization", !o.gpu_memory_utilization.empty()},
+        {"--kv-memory", !o.kv_memory.empty()},
+        {"--max-num-seqs", !o.max_num_seqs.empty()},
+        {"--max-num-batched-tokens", !o.max_num_batched_tokens.empty()},
+        {"--num-gpu-blocks-override", !o.num_gpu_blocks_override.empty()},
+        {"--allow-long-context", o.allow_long_context},
+        {"--gpus", !o.gpus.empty()}};
+    for (const auto& [flag, given] : budget_flags)
+        if (given)
+            usage_error(flag, "--gpu as well (it shapes the budget, which needs a GPU)",
+                        "no --gpu");
+}
+
+std::string describe_weights(const WeightOptions& w) {
+    std::string s = name(w.format);
+    if (w.format == WeightFormat::fp8 && w.layout.fp8_block != 0)
+        s += fmt::format(" ({} x {} blocks)", w.layout.fp8_block, w.layout.fp8_block);
+    if (w.format == WeightFormat::int4 && w.layout.group_size != 0 &&
+        w.layout.group_size != 0xFFFF'FFFFU)
+        s += fmt::format(" (groups of {})", w.layout.group_size);
+    if (w.expert_format && *w.expert_format != w.format)
+        s += fmt::format(", experts {}", name(*w.expert_format));
+    if (w.attention_format && *w.attention_format != w.format)
+        s += fmt::format(", attention {}", name(*w.attention_format));
+    return s;
+}
+
+}  // namespace kvplan::cli
