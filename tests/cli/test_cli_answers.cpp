@@ -1,0 +1,228 @@
+// One answer per replica, through the built binary: the wrong answers of the past, each as a
+// scenario, and fit, compare, plan and check agreeing with the library for the same replica.
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+json fit_json(const std::string& args) {
+    const CliRun r = run_kvplan("fit " + args + " --format json");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return json::parse(r.out);
+}
+
+/// The output of a program run with a shell command line.
+std::string run_program(const std::string& command) {
+    std::string out;
+    std::unique_ptr<FILE, int (*)(FILE*)> p(popen(command.c_str(), "r"), pclose);
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p.get()) != nullptr) out += buf;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b loads on one H100",
+          "[cli][answers]") {
+    // Its MXFP4 checkpoint is 65,248,815,744 B (test_checkpoint.cpp), not the 233.66 GB of bf16
+    // that left it "DOES NOT START" on every GPU.
+    const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
+    CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
+    CHECK(j["fits"] == true);
+    CHECK(j["refusal"] == "none");
+    // --weight-dtype still overrides: in bf16 it does not start.
+    const json bf16 = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16");
+    CHECK(bf16["fits"] == false);
+    CHECK(bf16["refusal"] == "weights");
+    // A separate flag sets the experts' format: bf16 elsewhere, mxfp4 experts is the checkpoint.
+    const json experts = fit_json(
+        "--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16 --expert-dtype mxfp4");
+    CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
+}
+
+TEST_CASE("a context past the model's limit does not start, naming the limit and its field",
+          "[cli][answers]") {
+    // Llama-3-8B: max_position_embeddings 8,192; vLLM refuses --max-model-len 200,000.
+    const CliRun r = run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 200k");
+    REQUIRE(r.code == 0);  // an answer, not an error
+    CHECK(r.out.rfind("DOES NOT START", 0) == 0);
+    CHECK(r.out.find("8,192") != std::string::npos);
+    CHECK(r.out.find("max_position_embeddings") != std::string::npos);
+    const json j = fit_json("--model llama-3-8b --gpu h100-sxm --context 200k");
+    CHECK(j["refusal"] == "context_limit");
+    CHECK(j["context_limit_tokens"].get<std::uint64_t>() == 8192);
+    // The explicit flag allows it, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 does.
+    const json allowed = fit_json("--model llama-3-8b --gpu h100-sxm --context 200k --allow-long-context");
+    CHECK(allowed["refusal"] == "none");
+    // Within the limit, the longest contexts stop at it.
+    const json within = fit_json("--model llama-3-8b --gpu h100-sxm --context 4k");
+    CHECK(within["longest_single_context"].get<std::uint64_t>() == 8192);
+}
+
+TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
+    // 8 x H100 at tp 4: two replicas of Llama-3-70B, each holding max_concurrency sequences of
+    // 8,000 tokens (63 at bf16, test_cli_commands.cpp); 100 sequences need 50 per replica.
+    const json j = fit_json("--model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
+                            "--concurrency 100");
+    CHECK(j["fits"] == true);
+    CHECK(j["total_max_concurrency"].get<std::uint64_t>() ==
+          2 * j["max_concurrency"].get<std::uint64_t>());
+    const CliRun r = run_kvplan("fit --model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
+                                "--concurrency 500");
+    CHECK(r.out.find("2 replicas of tp 4 x pp 1") != std::string::npos);
+    CHECK(r.out.find("room for 2 x 63 = 126") != std::string::npos);
+}
+
+TEST_CASE("roofline says when the cache cannot hold its batch, and takes --concurrency as --batch",
+          "[cli][answers]") {
+    // Llama-3-70B on 4 x H100 at 8,000 tokens holds 63 sequences (fit): a batch of 200 does not
+    // fit, 32 does.
+    const CliRun r = run_kvplan(
+        "roofline --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 200 "
+        "--format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["points"][0]["batch"] == 200);
+    CHECK(j["fits"] == false);
+    CHECK(j["kv_wall_sequences"].get<std::uint64_t>() == 63);
+    CHECK(run_kvplan("roofline --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --batch 32 "
+                     "--format json")
+              .out.find("\"fits\": true") != std::string::npos);
+}
+
+TEST_CASE("under pipeline parallelism batch-1 throughput is 1 / TPOT", "[cli][answers]") {
+    // Llama-3-70B at tp 4 x pp 2, batch 1: one sequence makes at most 1 / TPOT tokens a second.
+    const CliRun r = run_kvplan(
+        "roofline --model llama-3-70b --gpu h100-sxm --tp 4 --pp 2 --context 8k --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["tokens_per_second"].get<double>() ==
+          Approx(1.0 / j["tpot_seconds"].get<double>()));
+}
+
+TEST_CASE("a hybrid's verdict is what vLLM's scheduler admits, its logged figure beside it",
+          "[cli][answers]") {
+    // gpt-oss-120b at 8,000 tokens on one H100: sliding layers keep 128 tokens, so the scheduler
+    // admits about twice the logged "Maximum concurrency", and what it admits matches the budget
+    // over the bytes one sequence holds.
+    const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
+    const auto admitted = j["max_concurrency"].get<std::uint64_t>();
+    const double logged = j["max_concurrency_ratio"].get<double>();
+    CHECK(static_cast<double>(admitted) > 1.8 * logged);
+    CHECK(admitted <= j["kv_budget_bytes_per_gpu"].get<std::uint64_t>() /
+                          j["kv_bytes_per_sequence_per_gpu"].get<std::uint64_t>());
+    CHECK(j["num_gpu_blocks"].get<std::uint64_t>() > 0);
+}
+
+TEST_CASE("the engine's sequence cap applies in fit, compare and plan", "[cli][answers]") {
+    // Llama-3-8B at 256 tokens on an H200 holds thousands; vLLM's max_num_seqs is 1,024.
+    const json f = fit_json("--model llama-3-8b --gpu h200-sxm --context 256 --concurrency 2000");
+    CHECK(f["max_concurrency"].get<std::uint64_t>() == 1024);
+    CHECK(f["sequence_cap"].get<std::uint64_t>() == 1024);
+    CHECK(f["fits"] == false);
+    const CliRun c = run_kvplan("compare --model llama-3-8b --gpu h200-sxm --context 256 "
+                                "--concurrency 2000 --format json");
+    CHECK(json::parse(c.out)["rows"][0]["max_concurrency"].get<std::uint64_t>() == 1024);
+    const json raised = fit_json(
+        "--model llama-3-8b --gpu h200-sxm --context 256 --concurrency 2000 --max-num-seqs 4096");
+    CHECK(raised["fits"] == true);
+}
+
+TEST_CASE("vLLM's estimated length, its null block and --num-gpu-blocks-override reach fit",
+          "[cli][answers]") {
+    // Llama-3-8B (131,072 B per token, 16-token blocks of 2 MiB) with 50 blocks: 49 usable, so a
+    // request of 800 tokens (50 blocks) does not fit and vLLM names 49 x 16 = 784 tokens.
+    const json j = fit_json("--model llama-3-8b --gpu h100-sxm --context 800 "
+                            "--num-gpu-blocks-override 50");
+    CHECK(j["refusal"] == "request");
+    CHECK(j["num_gpu_blocks"].get<std::uint64_t>() == 50);
+    CHECK(j["estimated_max_model_len"].get<std::uint64_t>() == 784);
+    // vLLM's block sizes: 17 is refused with its reason, as a usage error.
+    const CliRun r = run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 8k --block-size 17");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("vllm/config/cache.py") != std::string::npos);
+}
+
+TEST_CASE("kvplan fit --format json and the library in one call give the same figures",
+          "[cli][answers]") {
+    // examples/fit_json.cpp: evaluate() for Llama-3-70B on 4 x H100, 48 x 8,000 tokens.
+    const json lib = json::parse(run_program(KVPLAN_FIT_EXAMPLE " llama-3-70b h100-sxm 4 8000 48"));
+    const json cli = fit_json("--model llama-3-70b --gpu h100-sxm --tp 4 --context 8000 --concurrency 48");
+    REQUIRE(lib.size() >= 20);
+    for (const auto& [key, value] : lib.items()) {
+        INFO(key);
+        REQUIRE(cli.contains(key));
+        if (value.is_number_float())
+            CHECK(cli[key].get<double>() == Approx(value.get<double>()).epsilon(1e-12));
+        else
+            CHECK(cli[key] == value);
+    }
+}
+
+TEST_CASE("fit, compare, plan and check give the same figures for the same replica",
+          "[cli][answers][properties]") {
+    // A grid of replicas: each one's max concurrency, KV budget and decode bound as fit prints
+    // them, against compare's row, plan's candidate and check's measure of the same replica.
+    for (const char* model : {"llama-3-70b", "qwen3-30b-a3b", "gpt-oss-120b"})
+        for (const char* gpu : {"h100-sxm", "h200-sxm"})
+            for (const char* tp : {"2", "4"})
+                for (const char* kv : {"bf16", "fp8"}) {
+                    const std::string replica = std::string("--model ") + model + " --gpu " + gpu +
+                                                " --tp " + tp + " --kv-dtype " + kv;
+                    const std::string load = " --context 8000 --concurrency 16";
+                    INFO(replica);
+                    const CliRun fr = run_kvplan("fit " + replica + load + " --format json");
+                    REQUIRE(fr.code == 0);
+                    const json f = json::parse(fr.out);
+                    const json c = json::parse(
+                        run_kvplan("compare " + replica + load + " --format json").out)["rows"][0];
+                    CHECK(c["max_concurrency"] == f["max_concurrency"]);
+                    CHECK(c["kv_budget_bytes_per_gpu"] == f["kv_budget_bytes_per_gpu"]);
+                    CHECK(c["tpot_seconds"].get<double>() == Approx(f["tpot_seconds"].get<double>()));
+                    // plan over this GPU and KV dtype with tp fixed by --max-gpus / --max-tp.
+                    const json p = json::parse(
+                        run_kvplan(std::string("plan --model ") + model + " --gpu " + gpu +
+                                   " --kv-dtype " + kv + load + " --max-gpus " + tp + " --max-tp " +
+                                   tp + " --top 100 --format json")
+                            .out);
+                    for (const json& row : p["candidates"])
+                        if (row["tp"].get<std::uint64_t>() == std::stoull(tp) && row["pp"] == 1) {
+                            CHECK(row["max_concurrency"] == f["max_concurrency"]);
+                            CHECK(row["kv_budget_bytes_per_gpu"] == f["kv_budget_bytes_per_gpu"]);
+                            CHECK(row["tpot_seconds"].get<double>() ==
+                                  Approx(f["tpot_seconds"].get<double>()));
+                        }
+                    // check's min_concurrency measures the same figure.
+                    const std::string policy =
+                        std::string(KVPLAN_TEST_BINARY_DIR) + "/answers_policy.json";
+                    {
+                        std::ofstream out(policy);
+                        out << json{{"schema", "kvplan-policy/1"},
+                                    {"model", model},
+                                    {"replica",
+                                     {{"gpu", gpu}, {"tp", std::stoi(tp)}, {"kv_dtype", kv}}},
+                                    {"requirements",
+                                     {{{"name", "load"},
+                                       {"kind", "min_concurrency"},
+                                       {"sequences", 16},
+                                       {"context_tokens", 8000}}}}}
+                                   .dump();
+                    }
+                    const json k = json::parse(
+                        run_kvplan("check --policy " + policy + " --format json").out);
+                    CHECK(k["requirements"][0]["measured"] == f["max_concurrency"]);
+                }
+}
