@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "budget.hpp"
+#include "detail/enum_table.hpp"
 #include "detail/flat_json.hpp"
 #include "detail/text.hpp"
 #include "error.hpp"
@@ -240,16 +241,15 @@ struct LogNumber {
 /// Where a figure of the fit came from.
 enum class FigureSource : std::uint8_t { log, given, modelled };
 
+/// Each source's spelling.
+inline constexpr FixedArray<detail::EnumName<FigureSource>, 3> figure_source_names{{
+    {FigureSource::log, "log"},
+    {FigureSource::given, "given"},
+    {FigureSource::modelled, "modelled"},
+}};
+
 [[nodiscard]] constexpr std::string_view name(FigureSource s) noexcept {
-    switch (s) {
-        case FigureSource::log:
-            return "log";
-        case FigureSource::given:
-            return "given";
-        case FigureSource::modelled:
-            return "modelled";
-    }
-    return "?";
+    return detail::enum_name(figure_source_names, s);
 }
 
 /// What the log cannot say, from elsewhere.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include "detail/enum_table.hpp"
 #include "model.hpp"
 #include "units.hpp"
 
@@ -22,21 +23,22 @@ inline constexpr std::array all_compute_dtypes{ComputeDtype::tf32, ComputeDtype:
                                                ComputeDtype::fp16, ComputeDtype::fp8,
                                                ComputeDtype::int8, ComputeDtype::fp4};
 
+/// Each compute type's spelling.
+inline constexpr FixedArray<detail::EnumName<ComputeDtype>, 6> compute_dtype_names{{
+    {ComputeDtype::tf32, "tf32"},
+    {ComputeDtype::bf16, "bf16"},
+    {ComputeDtype::fp16, "fp16"},
+    {ComputeDtype::fp8, "fp8"},
+    {ComputeDtype::int8, "int8"},
+    {ComputeDtype::fp4, "fp4"},
+}};
+
 [[nodiscard]] constexpr std::string_view name(ComputeDtype d) noexcept {
-    switch (d) {
-        case ComputeDtype::tf32: return "tf32";
-        case ComputeDtype::bf16: return "bf16";
-        case ComputeDtype::fp16: return "fp16";
-        case ComputeDtype::fp8: return "fp8";
-        case ComputeDtype::int8: return "int8";
-        case ComputeDtype::fp4: return "fp4";
-    }
-    return "?";
+    return detail::enum_name(compute_dtype_names, d);
 }
 
 [[nodiscard]] constexpr std::optional<ComputeDtype> parse_compute_dtype(std::string_view s) noexcept {
-    for (ComputeDtype d : all_compute_dtypes)
-        if (s == name(d)) return d;
+    if (const auto d = detail::enum_parse(compute_dtype_names, s)) return *d;
     return std::nullopt;
 }
 

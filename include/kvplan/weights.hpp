@@ -140,30 +140,22 @@ enum class ParamGroup : std::uint8_t {
 
 inline constexpr std::size_t param_group_count = 10;
 
+/// Each group's spelling.
+inline constexpr FixedArray<detail::EnumName<ParamGroup>, param_group_count> param_group_names{{
+    {ParamGroup::embedding, "embedding"},
+    {ParamGroup::lm_head, "lm_head"},
+    {ParamGroup::attention, "attention"},
+    {ParamGroup::dense_mlp, "dense_mlp"},
+    {ParamGroup::routed_experts, "routed_experts"},
+    {ParamGroup::shared_experts, "shared_experts"},
+    {ParamGroup::router, "router"},
+    {ParamGroup::norms, "norms"},
+    {ParamGroup::other, "other"},
+    {ParamGroup::vision, "vision"},
+}};
+
 [[nodiscard]] constexpr std::string_view name(ParamGroup g) noexcept {
-    switch (g) {
-        case ParamGroup::embedding:
-            return "embedding";
-        case ParamGroup::lm_head:
-            return "lm_head";
-        case ParamGroup::attention:
-            return "attention";
-        case ParamGroup::dense_mlp:
-            return "dense_mlp";
-        case ParamGroup::routed_experts:
-            return "routed_experts";
-        case ParamGroup::shared_experts:
-            return "shared_experts";
-        case ParamGroup::router:
-            return "router";
-        case ParamGroup::norms:
-            return "norms";
-        case ParamGroup::other:
-            return "other";
-        case ParamGroup::vision:
-            return "vision";
-    }
-    return "?";
+    return detail::enum_name(param_group_names, g);
 }
 
 /// A quantity (a parameter count or Bytes) for each ParamGroup.

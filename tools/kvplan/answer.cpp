@@ -42,17 +42,7 @@ const char* cap_flag(Engine e) {
 
 }  // namespace
 
-const char* refusal_key(Refusal r) noexcept {
-    switch (r) {
-        case Refusal::none: return "none";
-        case Refusal::context_limit: return "context_limit";
-        case Refusal::weights: return "weights";
-        case Refusal::outside_fraction: return "outside_fraction";
-        case Refusal::request: return "request";
-        case Refusal::cache: return "cache";
-    }
-    return "?";
-}
+const char* refusal_key(Refusal r) noexcept { return name(r); }
 
 Cell cell_tokens(std::optional<std::uint64_t> v) {
     if (!v) return {"any length", nullptr};

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../detail/enum_table.hpp"
 #include "../detail/checked.hpp"
 #include "../error.hpp"
 #include "../fixed_array.hpp"
@@ -37,19 +38,17 @@ enum class BlockGroupKind : std::uint8_t {
     state,           ///< MambaManager: a fixed running state (Mamba, linear attention)
 };
 
+/// Each kind's spelling, used in messages.
+inline constexpr FixedArray<detail::EnumName<BlockGroupKind>, 4> block_group_kind_names{{
+    {BlockGroupKind::full, "full"},
+    {BlockGroupKind::sliding_window, "sliding_window"},
+    {BlockGroupKind::chunked_local, "chunked_local"},
+    {BlockGroupKind::state, "state"},
+}};
+
 /// The spelling used in messages.
 [[nodiscard]] constexpr const char* name(BlockGroupKind k) noexcept {
-    switch (k) {
-        case BlockGroupKind::full:
-            return "full";
-        case BlockGroupKind::sliding_window:
-            return "sliding_window";
-        case BlockGroupKind::chunked_local:
-            return "chunked_local";
-        case BlockGroupKind::state:
-            return "state";
-    }
-    return "?";
+    return detail::enum_name(block_group_kind_names, k);
 }
 
 /// Kinds of group one pool describes (a model has a few: full, sliding windows, a state).

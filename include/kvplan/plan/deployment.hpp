@@ -11,6 +11,7 @@
 
 #include "../budget/replica.hpp"
 #include "../budget/reserve.hpp"
+#include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
 #include "../engine/report.hpp"
@@ -164,6 +165,17 @@ enum class WeightSource : std::uint8_t {
     assumed,     ///< the config says neither: bf16 assumed
     given,       ///< chosen by the caller (--weight-dtype)
 };
+
+/// Each source's spelling.
+inline constexpr FixedArray<detail::EnumName<WeightSource>, 3> weight_source_names{{
+    {WeightSource::checkpoint, "checkpoint"},
+    {WeightSource::assumed, "assumed"},
+    {WeightSource::given, "given"},
+}};
+
+[[nodiscard]] constexpr const char* name(WeightSource s) noexcept {
+    return detail::enum_name(weight_source_names, s);
+}
 
 /// What a deployment must serve: sequences of `context` tokens (prompt and output together, the
 /// length a review sizes for), `concurrency` of them at once over every replica.

@@ -18,6 +18,7 @@
 
 #include "../budget/replica.hpp"
 #include "../capacity.hpp"
+#include "../detail/enum_table.hpp"
 #include "../engine/report.hpp"
 #include "../error.hpp"
 #include "../kv_bytes.hpp"
@@ -46,6 +47,30 @@ enum class Refusal : std::uint8_t {
     request,           ///< one request of the context does not fit the cache
     cache,             ///< the engine cannot build a cache for this model
 };
+
+/// Each verdict's spelling.
+inline constexpr FixedArray<detail::EnumName<Verdict>, 3> verdict_names{{
+    {Verdict::fits, "fits"},
+    {Verdict::does_not_fit, "does_not_fit"},
+    {Verdict::does_not_start, "does_not_start"},
+}};
+
+/// Each refusal's spelling ("none" when the engine starts).
+inline constexpr FixedArray<detail::EnumName<Refusal>, 6> refusal_names{{
+    {Refusal::none, "none"},
+    {Refusal::context_limit, "context_limit"},
+    {Refusal::weights, "weights"},
+    {Refusal::outside_fraction, "outside_fraction"},
+    {Refusal::request, "request"},
+    {Refusal::cache, "cache"},
+}};
+
+[[nodiscard]] constexpr const char* name(Verdict v) noexcept {
+    return detail::enum_name(verdict_names, v);
+}
+[[nodiscard]] constexpr const char* name(Refusal r) noexcept {
+    return detail::enum_name(refusal_names, r);
+}
 
 /// How evaluate() works.
 struct EvaluateOptions {

@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 
+#include "../detail/enum_table.hpp"
 #include "../budget.hpp"
 #include "../roofline.hpp"
 
@@ -53,21 +54,18 @@ enum class GpuFamily : std::uint8_t { ampere, ada, hopper, blackwell, cdna3 };
 inline constexpr std::array all_gpu_families{GpuFamily::ampere, GpuFamily::ada, GpuFamily::hopper,
                                              GpuFamily::blackwell, GpuFamily::cdna3};
 
+/// Each family's spelling.
+inline constexpr FixedArray<detail::EnumName<GpuFamily>, 5> gpu_family_names{{
+    {GpuFamily::ampere, "ampere"},
+    {GpuFamily::ada, "ada"},
+    {GpuFamily::hopper, "hopper"},
+    {GpuFamily::blackwell, "blackwell"},
+    {GpuFamily::cdna3, "cdna3"},
+}};
+
 /// "ampere", "ada", "hopper", "blackwell", "cdna3".
 [[nodiscard]] constexpr std::string_view name(GpuFamily f) noexcept {
-    switch (f) {
-        case GpuFamily::ampere:
-            return "ampere";
-        case GpuFamily::ada:
-            return "ada";
-        case GpuFamily::hopper:
-            return "hopper";
-        case GpuFamily::blackwell:
-            return "blackwell";
-        case GpuFamily::cdna3:
-            return "cdna3";
-    }
-    return "?";
+    return detail::enum_name(gpu_family_names, f);
 }
 
 /// The family of a GPU by its id (a100* ampere; l4, l40* ada; h100*, h200*, gh200* hopper; b100*,

@@ -33,6 +33,7 @@
 
 #include "../budget/replica.hpp"
 #include "../detail/checked.hpp"
+#include "../detail/enum_table.hpp"
 #include "../detail/scale.hpp"
 #include "../gpu.hpp"
 #include "../kv_bytes.hpp"
@@ -52,9 +53,15 @@ struct Efficiency {
 /// What bounds a step.
 enum class Bound : std::uint8_t { memory, compute };
 
+/// Each bound's spelling.
+inline constexpr FixedArray<detail::EnumName<Bound>, 2> bound_names{{
+    {Bound::memory, "memory"},
+    {Bound::compute, "compute"},
+}};
+
 /// "memory" or "compute".
 [[nodiscard]] constexpr std::string_view name(Bound b) noexcept {
-    return b == Bound::memory ? "memory" : "compute";
+    return detail::enum_name(bound_names, b);
 }
 
 /// Options of the roofline.
