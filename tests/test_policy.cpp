@@ -8,6 +8,7 @@
 #include <fstream>
 #include <kvplan/policy.hpp>
 #include <string>
+#include <vector>
 
 using namespace kvplan;
 namespace fs = std::filesystem;
@@ -184,11 +185,16 @@ TEST_CASE("a policy's paths stay inside its folder", "[policy][paths]") {
 TEST_CASE("a bundled id in a policy is not a path", "[policy][paths]") {
     Policy p;
     p.source = "ci/policy.json";
-    const auto bundled = [](std::string_view id) { return id == "llama-3-70b"; };
+    const std::vector<std::string> bundled{"llama-3-70b", "llama-3-8b"};
     CHECK(policy_reference(p, "model", "llama-3-70b", bundled) == "llama-3-70b");
+    CHECK(policy_reference(p, "model", "Llama-3-70B", bundled) == "Llama-3-70B");
     CHECK(policy_reference(p, "model", "my-model/config.json", bundled) ==
           fs::path("ci/my-model/config.json").string());
     CHECK_THROWS_WITH(
         policy_reference(p, "model", "/etc/hosts", bundled),
         Catch::Contains("ci/policy.json: model:") && Catch::Contains("an absolute path"));
+    // Neither an id nor anything beside the policy: a mistyped id, with the nearest.
+    CHECK_THROWS_WITH(policy_reference(p, "model", "llama-3-70", bundled),
+                      "ci/policy.json: model: expected a bundled id or a path inside the policy's "
+                      "folder, found \"llama-3-70\", neither; did you mean 'llama-3-70b'?");
 }

@@ -401,15 +401,28 @@ inline void requirement_only_keys(const JsonReader& r, RequirementKind kind) {
     return joined;
 }
 
-/// What a policy names at `field`: `written` itself when `is_bundled(written)` says it is a
-/// bundled id (which no file beside the policy can shadow), else the file policy_file() finds for
-/// it inside the policy's folder. Throws InvalidInput as policy_file() does.
-template <class IsBundled>
-[[nodiscard]] std::string policy_reference(const Policy& p, std::string_view field,
-                                           std::string_view written, IsBundled&& is_bundled,
-                                           std::string_view file_in_folder = {}) {
-    if (is_bundled(written)) return std::string(written);
-    return policy_file(p, field, written, file_in_folder).string();
+/// What a policy names at `field`: `written` itself when it is one of the `bundled` ids
+/// (ignoring case; no file beside the policy can shadow one), else the file policy_file() finds
+/// for it inside the policy's folder. A name that is neither (no folder, no .json, nothing of
+/// that name beside the policy) is taken for a mistyped id and refused with the nearest bundled
+/// one. Throws InvalidInput naming the policy file and the field.
+[[nodiscard]] inline std::string policy_reference(const Policy& p, std::string_view field,
+                                                  std::string_view written,
+                                                  const std::vector<std::string>& bundled,
+                                                  std::string_view file_in_folder = {}) {
+    const std::string want = detail::lower_ascii(written);
+    for (const std::string& id : bundled)
+        if (detail::lower_ascii(id) == want) return std::string(written);
+    const std::filesystem::path file = policy_file(p, field, written, file_in_folder);
+    std::error_code ec;
+    const bool looks_like_id = written.find('/') == std::string_view::npos &&
+                               std::filesystem::path(std::string(written)).extension() != ".json";
+    if (looks_like_id && !std::filesystem::exists(file, ec))
+        detail::throw_field_error<InvalidInput>(p.source, field,
+                                                "a bundled id or a path inside the policy's folder",
+                                                "\"" + detail::printable(written) + "\", neither" +
+                                                    detail::did_you_mean(written, bundled));
+    return file.string();
 }
 
 /// Reads a policy file. Throws InvalidInput naming the file (and the field) on anything wrong.

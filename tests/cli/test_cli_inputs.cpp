@@ -158,8 +158,15 @@ TEST_CASE("a policy reads no file outside its folder", "[cli][check][paths]") {
     const CliRun ok = policy("models/mine", "my-h100.json");
     CHECK(ok.code == 0);
     CHECK(nlohmann::json::parse(ok.out)["requirements"][0]["measured"] == 131'072);
-    // A bundled id is an id, wherever the policy is.
+    // A bundled id is an id, wherever the policy is; a mistyped one gets the nearest.
     CHECK(policy("llama-3-8b", "h100").code == 0);
+    const CliRun model = policy("llama-3-8", "h100");
+    CHECK(model.code == 3);
+    CHECK_THAT(model.err, Catch::Contains("policy.json: model: ") &&
+                              Catch::EndsWith("found \"llama-3-8\", neither; did you mean "
+                                              "'llama-3-8b'?\n"));
+    CHECK_THAT(policy("llama-3-8b", "h10").err, Catch::Contains("policy.json: replica.gpu: ") &&
+                                                    Catch::EndsWith("did you mean 'h100'?\n"));
     // Absolute paths, `..` and links out are refused, for the model and the GPU alike.
     const std::string outside =
         (fs::path(KVPLAN_SOURCE_DIR) / "configs" / "gpus" / "l4.json").string();

@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -236,19 +235,14 @@ void run_check(const CheckOptions& co, Context& ctx) {
         if (!p.model)
             usage_error("--model", "a model (the policy names none: add \"model\" or --model)", "");
         // A bundled id, else a path inside the policy's folder (policy_file).
-        const auto bundled = [&](std::string_view id) {
-            const auto models = bundled_models(ctx);
-            return std::any_of(models.begin(), models.end(), [&](const ModelListing& m) {
-                return detail::lower_ascii(m.id) == detail::lower_ascii(id);
-            });
-        };
-        model_arg = policy_reference(p, "model", *p.model, bundled, "config.json");
+        std::vector<std::string> ids;
+        for (const ModelListing& m : bundled_models(ctx)) ids.push_back(m.id);
+        model_arg = policy_reference(p, "model", *p.model, ids, "config.json");
     }
     CommonOptions flags = replica_flags(p);
     flags.model = model_arg;
-    flags.gpu = policy_reference(p, "replica.gpu", p.replica.gpu, [&](std::string_view id) {
-        return GpuRegistry::load(ctx.config_dir).find_file(id) != nullptr;
-    });
+    flags.gpu = policy_reference(p, "replica.gpu", p.replica.gpu,
+                                 GpuRegistry::load(ctx.config_dir).names());
     // Every requirement brings its own context; the replica's default is only for reading it.
     flags.context = "1";
     const ReplicaInput in = read_replica_input(flags, ctx);
