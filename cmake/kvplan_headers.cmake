@@ -37,6 +37,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/calibrate.hpp
   kvplan/calibrate/latency.hpp
   kvplan/detail/flat_json.hpp
+  kvplan/detail/nearest.hpp
   kvplan/detail/scale.hpp
   kvplan/detail/text.hpp
   kvplan/engine.hpp

@@ -2,7 +2,7 @@
 # test binary runs the built CLI (its path passed as KVPLAN_EXE) and parses what it prints.
 if(TARGET kvplan_cli)
   kvplan_add_tests(kvplan_cli_tests
-    SOURCES cli/cli_runner.cpp cli/test_cli_parse.cpp cli/test_cli_commands.cpp
+    SOURCES cli/cli_runner.cpp cli/test_cli_parse.cpp cli/test_cli_commands.cpp cli/test_cli_inputs.cpp
             ${PROJECT_SOURCE_DIR}/tools/kvplan/parse.cpp
     LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
   target_include_directories(kvplan_cli_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)

@@ -5,10 +5,11 @@ kvplan_add_tests(kvplan_planning_io_tests
   LIBS kvplan::kvplan)
 
 # Charts: render SVGs in headless Chromium and check the PNG is not blank. Exit 77 (skipped) only
-# when Chromium is not installed.
+# when Chromium is not installed. libpng (Debian's libpng-dev) reads the screenshots.
+find_package(PNG REQUIRED)
 add_executable(svg_render_check render/svg_render_check.cpp)
-target_link_libraries(svg_render_check PRIVATE kvplan::kvplan)
+target_link_libraries(svg_render_check PRIVATE kvplan::kvplan PNG::PNG)
 kvplan_warnings(svg_render_check)
-add_test(NAME "render: PNG decoder self-test" COMMAND svg_render_check --self-test)
+add_test(NAME "render: PNG self-test (libpng)" COMMAND svg_render_check --self-test)
 add_test(NAME "render: a sample chart in Chromium" COMMAND svg_render_check --sample)
 set_tests_properties("render: a sample chart in Chromium" PROPERTIES SKIP_RETURN_CODE 77)

@@ -1,8 +1,13 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <kvplan/gpu_spec.hpp>
+#include <kvplan/presets.hpp>
+#include <kvplan/roofline.hpp>
 #include <string>
+#include <vector>
 
 using namespace kvplan;
 namespace fs = std::filesystem;
@@ -88,7 +93,6 @@ TEST_CASE("a user's own spec file loads the same way", "[gpu_spec]") {
     j["id"] = "my-h100";
     j["aliases"] = Json::array();
     j["memory"]["driver_reported_bytes"] = 81'106ULL * 1'048'576;  // what CUDA saw, say
-    j["extra_field_we_do_not_know"] = "ignored";
     std::ofstream(dir / "my-h100.json") << j.dump(2);
     const GpuSpec mine = reg.resolve((dir / "my-h100.json").string());
     CHECK(mine.id == "my-h100");
@@ -109,9 +113,10 @@ TEST_CASE("bad GPU spec files get clear errors", "[gpu_spec][errors]") {
     CHECK_THAT(error_of(bad_dir / "gpu-bad-schema.json"),
                Catch::Contains("gpu-bad-schema.json: schema: expected \"kvplan-gpu/1\", found "
                                "\"kvplan-gpu/2\""));
-    CHECK_THAT(error_of(bad_dir / "gpu-missing-driver-bytes.json"),
-               Catch::Contains("memory.driver_reported_bytes: expected a positive integer, found "
-                               "nothing (the field is missing)"));
+    CHECK_THAT(error_of(bad_dir / "gpu-missing-memory-bytes.json"),
+               Catch::Contains("gpu-missing-memory-bytes.json: memory.driver_reported_bytes: "
+                               "expected the total the driver reports, in bytes (or stated_bytes, "
+                               "the vendor's figure), found nothing (the field is missing)"));
     CHECK_THAT(error_of(bad_dir / "gpu-negative-bandwidth.json"),
                Catch::Contains("memory_bandwidth.TB_per_s: expected a number > 0, found -3.35"));
     CHECK_THAT(error_of(bad_dir / "gpu-wrong-type.json"),
@@ -144,4 +149,185 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
         CHECK(g.pcie_bandwidth == p->pcie_bandwidth);
         for (ComputeDtype d : all_compute_dtypes) CHECK(g.dense(d) == p->dense(d));
     }
+}
+
+namespace {
+
+/// The JSON block after the "minimal-spec" marker in configs/gpus/README.md.
+Json readme_minimal_spec() {
+    std::ifstream in(config_dir / "gpus" / "README.md");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const auto marker = text.find("<!-- minimal-spec");
+    REQUIRE(marker != std::string::npos);
+    const auto open = text.find("```json\n", marker);
+    const auto close = text.find("```", open + 8);
+    REQUIRE((open != std::string::npos && close != std::string::npos));
+    return Json::parse(text.substr(open + 8, close - open - 8));
+}
+
+std::string json_error(const Json& doc) {
+    try {
+        (void)gpu_spec_from_json(doc, "my-gpu.json");
+    } catch (const InvalidInput& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("the minimal spec of configs/gpus/README.md loads with what it states",
+          "[gpu_spec][minimal]") {
+    const Json doc = readme_minimal_spec();
+    // id, name, memory, bandwidth and one dense figure: five keys, nothing else.
+    CHECK(doc.size() == 5);
+    const GpuSpecFile g = gpu_spec_from_json(doc, "my-h100.json", "my-h100");
+    CHECK(g.spec.id == "my-h100");
+    // 81,559 MiB x 1,048,576 = 85,520,809,984 B, the H100 SXM's nvidia-smi total.
+    CHECK(g.spec.memory_total.count() == 85'520'809'984ULL);
+    CHECK_FALSE(g.memory_from_stated);
+    CHECK(g.spec.memory_bandwidth.in(TB_per_s) == Approx(3.35));
+    CHECK(g.spec.dense(ComputeDtype::bf16)->in(TFLOP_per_s) == Approx(989.4));
+    // What it leaves out is absent, not invented.
+    CHECK_FALSE(g.spec.dense(ComputeDtype::fp8).has_value());
+    CHECK(g.spec.memory_stated.is_zero());
+    CHECK(g.spec.scale_up_bandwidth == BytesPerSecond{});
+    CHECK(g.spec.pcie_bandwidth == BytesPerSecond{});
+    CHECK(g.aliases.empty());
+    CHECK(g.vendor.empty());
+    CHECK_FALSE(g.tdp_W.has_value());
+
+    // Saved as my-h100.json, the CLI's path look-up loads it too.
+    const fs::path dir = fs::temp_directory_path() / "kvplan-test-minimal-gpu";
+    fs::create_directories(dir);
+    std::ofstream(dir / "my-h100.json") << doc.dump(2);
+    CHECK(GpuRegistry::load(config_dir).resolve((dir / "my-h100.json").string()).memory_total ==
+          g.spec.memory_total);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a spec with only the stated memory budgets from it", "[gpu_spec][minimal]") {
+    Json doc = readme_minimal_spec();
+    doc["memory"] = {{"stated_bytes", 80'000'000'000ULL}};
+    const GpuSpecFile g = gpu_spec_from_json(doc, "my-gpu.json");
+    // 80 GB read in SI units, 5,520,809,984 B (6.5 %) below the driver's total for the part.
+    CHECK(g.spec.memory_total == 80 * GB);
+    CHECK(g.spec.memory_stated == 80 * GB);
+    CHECK(g.memory_from_stated);
+}
+
+TEST_CASE("a spec needs memory, bandwidth and one dense figure", "[gpu_spec][minimal]") {
+    Json doc = readme_minimal_spec();
+    doc["memory"] = Json::object();
+    CHECK(json_error(doc) ==
+          "my-gpu.json: memory.driver_reported_bytes: expected the total the driver reports, in "
+          "bytes (or stated_bytes, the vendor's figure), found nothing (the field is missing)");
+    doc = readme_minimal_spec();
+    doc["dense_tflops"] = {{"bf16", nullptr}};
+    CHECK_THAT(json_error(doc), Catch::StartsWith("my-gpu.json: dense_tflops.bf16: expected one "
+                                                  "dense figure in TFLOP/s"));
+    doc = readme_minimal_spec();
+    doc.erase("memory_bandwidth");
+    CHECK(json_error(doc) ==
+          "my-gpu.json: memory_bandwidth: expected an object, found nothing (the field is "
+          "missing)");
+    // One figure of any type is enough: an fp8-only part loads.
+    doc = readme_minimal_spec();
+    doc["dense_tflops"] = {{"fp8", 1978.9}};
+    CHECK(gpu_spec_from_json(doc, "my-gpu.json").spec.dense(ComputeDtype::fp8).has_value());
+}
+
+TEST_CASE("an unknown key in a GPU spec is an error naming the nearest", "[gpu_spec][keys]") {
+    Json doc = readme_minimal_spec();
+    doc["memory"]["driver_bytes"] = doc["memory"]["driver_reported_bytes"];
+    doc["memory"].erase("driver_reported_bytes");
+    CHECK(json_error(doc) ==
+          "my-gpu.json: memory.driver_bytes: expected a key of memory (stated, stated_bytes, "
+          "driver_reported_bytes, source), found the unknown key 'driver_bytes'; did you mean "
+          "'driver_reported_bytes'?");
+    doc = readme_minimal_spec();
+    doc["dense_tflops"]["bfloat16"] = 989.4;
+    CHECK_THAT(json_error(doc),
+               Catch::Contains("dense_tflops.bfloat16") && Catch::EndsWith("did you mean 'bf16'?"));
+    doc = readme_minimal_spec();
+    doc["memory_bandwidth"]["TB_per_sec"] = 3.35;
+    CHECK_THAT(json_error(doc), Catch::EndsWith("did you mean 'TB_per_s'?"));
+    doc = readme_minimal_spec();
+    doc["extra_field_we_do_not_know"] = "ignored before";
+    CHECK_THAT(json_error(doc),
+               Catch::StartsWith("my-gpu.json: extra_field_we_do_not_know: expected a key of a "
+                                 "GPU spec (schema, id, aliases,"));
+    doc = readme_minimal_spec();
+    doc["scale_up"] = {{"name", "NVLink 4"}, {"GB_per_s", 450}};
+    CHECK_THAT(json_error(doc), Catch::Contains("scale_up.GB_per_s") &&
+                                    Catch::EndsWith("did you mean 'GB_per_s_per_direction'?"));
+}
+
+TEST_CASE("every key the README's schema table defines is accepted", "[gpu_spec][keys]") {
+    // The table's keys, read from configs/gpus/README.md, are exactly those of the H100 file,
+    // which loads: a key the table documents but the reader refused would fail here.
+    std::ifstream in(config_dir / "gpus" / "README.md");
+    std::string line;
+    std::vector<std::string> documented;
+    while (std::getline(in, line)) {
+        if (line.rfind("| `", 0) != 0) continue;
+        const std::string key = line.substr(3, line.find('`', 3) - 3);
+        if (key == "dense_tflops.tf32") {  // the row "`dense_tflops.tf32` ... `fp4`"
+            for (ComputeDtype d : all_compute_dtypes)
+                documented.push_back("dense_tflops." + std::string(name(d)));
+        } else {
+            documented.push_back(key);
+        }
+    }
+    const Json h100 = read_json_file(config_dir / "gpus" / "h100-sxm.json");
+    std::vector<std::string> in_file;
+    for (const auto& [k, v] : h100.items()) {
+        if (v.is_object())
+            for (const auto& [k2, v2] : v.items()) in_file.push_back(k + "." + k2);
+        else
+            in_file.push_back(k);
+    }
+    std::sort(documented.begin(), documented.end());
+    std::sort(in_file.begin(), in_file.end());
+    CHECK(documented == in_file);
+    // 7 plain keys (schema, id, aliases, name, vendor, tdp_W, notes) and the fields of 5 objects:
+    // memory 4, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4 = 20.
+    CHECK(documented.size() == 27);
+    CHECK_NOTHROW(gpu_spec_from_json(h100, "h100-sxm.json", "h100-sxm"));
+}
+
+TEST_CASE("a GPU spec error names the spec, never a model", "[gpu_spec][errors]") {
+    // fp8 only: the roofline at its default bf16 needs a figure the file does not have.
+    Json doc = readme_minimal_spec();
+    doc["dense_tflops"] = {{"fp8", 1978.9}};
+    const GpuSpec g = gpu_spec_from_json(doc, "my-h100.json").spec;
+    const Replica r{.model = presets::llama_3_8b, .gpu = g};
+    CHECK_THROWS_WITH(decode_bound(r, 1, 1024),
+                      Catch::StartsWith("GPU spec 'my-h100': dense_tflops.bf16: expected") &&
+                          !Catch::Contains("model") && !Catch::Contains("Llama"));
+    CHECK_NOTHROW(decode_bound(r, 1, 1024, {.compute = ComputeDtype::fp8}));
+}
+
+TEST_CASE("a mistyped GPU name suggests the nearest id or alias", "[gpu_spec]") {
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    CHECK_THROWS_WITH(reg.resolve("h10"), Catch::EndsWith("found \"h10\"; did you mean 'h100'?"));
+    CHECK_THROWS_WITH(reg.resolve("mi300"), Catch::EndsWith("did you mean 'mi300x'?"));
+    CHECK_THROWS_WITH(reg.resolve("tpu-v5"), Catch::EndsWith("found \"tpu-v5\""));
+}
+
+TEST_CASE("the GPU spec fixtures are what their names say", "[gpu_spec][minimal]") {
+    const fs::path dir = fs::path{KVPLAN_TEST_DATA_DIR} / "gpu_specs";
+    // The fuzzer's minimal seed is the README's example.
+    CHECK(read_json_file(dir / "minimal.json") == readme_minimal_spec());
+    const GpuSpecFile stated =
+        gpu_spec_from_json(read_json_file(dir / "stated_only_fp8.json"), "s");
+    CHECK(stated.memory_from_stated);
+    CHECK(stated.spec.memory_total == 80 * GB);
+    CHECK_FALSE(stated.spec.dense(ComputeDtype::bf16).has_value());
+    const GpuSpecFile links =
+        gpu_spec_from_json(read_json_file(dir / "links_without_sources.json"), "l");
+    CHECK(links.spec.scale_up_bandwidth.in(GB_per_s) == Approx(450));
+    CHECK(links.spec.pcie_bandwidth.in(GB_per_s) == Approx(64));
+    CHECK_THROWS_WITH(gpu_spec_from_json(read_json_file(dir / "unknown_nested_key.json"), "u.json"),
+                      Catch::StartsWith("u.json: memory.driver_bytes: expected a key of memory"));
 }

@@ -242,6 +242,25 @@ TEST_CASE("sweeps report the bound at each batch and context", "[roofline]") {
 TEST_CASE("a GPU without a peak for the compute type is refused by name", "[roofline]") {
     // The A100 has no fp8 tensor cores.
     const Replica r{.model = llama_3_8b, .gpu = a100_sxm4_80gb()};
+    // Named as the GPU's spec file spells the field, never as the model's.
     CHECK_THROWS_WITH(decode_bound(r, 1, 128, {.compute = ComputeDtype::fp8}),
-                      Catch::Contains("dense_flops.fp8"));
+                      Catch::StartsWith("GPU spec 'a100-sxm4-80gb': dense_tflops.fp8: expected") &&
+                          !Catch::Contains("Llama"));
+}
+
+TEST_CASE("tensor parallelism on a GPU spec without any link is refused by name", "[roofline]") {
+    // A spec that states no scale-up link and no PCIe figure cannot price the all-reduce: tp 2
+    // is refused, tp 1 (no all-reduce) is not.
+    GpuSpec g = a100_sxm4_80gb();
+    g.scale_up_bandwidth = {};
+    g.pcie_bandwidth = {};
+    const Replica one{.model = llama_3_8b, .gpu = g};
+    CHECK_NOTHROW(decode_bound(one, 1, 128));
+    const Replica two{.model = llama_3_8b, .gpu = g, .parallel = {.tp = 2}};
+    CHECK_THROWS_WITH(
+        decode_bound(two, 1, 128),
+        Catch::Contains("GPU spec 'a100-sxm4-80gb': scale_up.GB_per_s_per_direction"));
+    g.pcie_bandwidth = 32.0 * GB_per_s;  // PCIe alone carries it, as on an L40S
+    const Replica pcie{.model = llama_3_8b, .gpu = g, .parallel = {.tp = 2}};
+    CHECK_NOTHROW(decode_bound(pcie, 1, 128));
 }

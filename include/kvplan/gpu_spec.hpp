@@ -6,9 +6,12 @@
 // as the key names it: TB_per_s and GB_per_s_per_direction are decimal, dense_tflops are 10^12
 // FLOP/s (dense, not sparse); null means "unsupported" or "no such link".
 //
-// Every key of the schema is required (sources and notes included, so a spec cannot lose its
-// citations); keys the schema does not name are ignored. Ids and aliases are lower case, unique
-// across the folder, and a file's id is its file name without .json; look-ups ignore case.
+// A spec needs only what sizing and the roofline use: id, name, memory (the driver's total or the
+// vendor's stated figure), memory bandwidth and one dense FLOP/s figure. Everything else (schema,
+// aliases, vendor, sources, links, TDP, notes) is optional; an absent link is zero, which the
+// roofline refuses only when it needs that link. Every object is strict: a key the schema does not
+// name is an error naming its path and the nearest known key. Ids and aliases are lower case,
+// unique across the folder, and a file's id is its file name without .json; look-ups ignore case.
 
 #include <algorithm>
 #include <cmath>
@@ -29,9 +32,10 @@ namespace kvplan {
 /// A GPU spec file as loaded: the spec the core computes with, plus what only the file says.
 struct GpuSpecFile {
     GpuSpec spec{};
-    std::vector<std::string> aliases;  ///< other lower-case names of the SKU
-    std::string vendor;                ///< "nvidia" or "amd"
-    double tdp_W = 0.0;                ///< maximum board power, watts
+    std::vector<std::string> aliases;  ///< other lower-case names of the SKU (may be none)
+    std::string vendor;                ///< "nvidia" or "amd"; empty when the file names none
+    std::optional<double> tdp_W{};     ///< maximum board power, watts, when the file states it
+    bool memory_from_stated = false;   ///< no driver total: the budget starts from stated_bytes
     std::filesystem::path file;        ///< where it was read from
 };
 
@@ -57,9 +61,10 @@ template <class Tag>
     return value * unit;
 }
 
-/// A required citation string, non-empty.
-inline void require_source(const JsonReader& r, std::string_view key) {
-    if (r.string(key).empty()) r.fail(key, "a citation", "an empty string");
+/// An optional citation string: non-empty when present.
+inline void optional_source(const JsonReader& r, std::string_view key) {
+    if (const auto s = r.optional_string(key); s && s->empty())
+        r.fail(key, "a citation (or no such key)", "an empty string");
 }
 
 }  // namespace detail
@@ -70,74 +75,114 @@ inline void require_source(const JsonReader& r, std::string_view key) {
 [[nodiscard]] inline GpuSpecFile gpu_spec_from_json(const Json& root, const std::string& source,
                                                     std::string_view expected_id = {}) {
     const JsonReader r(root, source);
+    r.only_keys({"schema", "id", "aliases", "name", "vendor", "memory", "memory_bandwidth",
+                 "dense_tflops", "scale_up", "pcie", "tdp_W", "notes"},
+                "a GPU spec",
+                {{"bandwidth", "memory_bandwidth"},
+                 {"hbm_bandwidth", "memory_bandwidth"},
+                 {"flops", "dense_tflops"},
+                 {"tflops", "dense_tflops"},
+                 {"nvlink", "scale_up"},
+                 {"comment", "notes"},
+                 {"_comment", "notes"},
+                 {"tdp", "tdp_W"}});
     GpuSpecFile out;
-    if (const std::string schema = r.string("schema"); schema != "kvplan-gpu/1")
-        r.fail("schema", "\"kvplan-gpu/1\"", "\"" + schema + "\"");
+    if (const auto schema = r.optional_string("schema"); schema && *schema != "kvplan-gpu/1")
+        r.fail("schema", "\"kvplan-gpu/1\"", "\"" + detail::printable(*schema) + "\"");
 
     const std::string id = r.string("id");
     if (id.size() > 64) r.fail("id", "at most 64 characters", std::to_string(id.size()));
     if (!detail::is_lower_id(id))
-        r.fail("id", "a lower-case id (a-z, 0-9, '-', '.', '_')", "\"" + id + "\"");
+        r.fail("id", "a lower-case id (a-z, 0-9, '-', '.', '_')",
+               "\"" + detail::printable(id) + "\"");
     if (!expected_id.empty() && id != expected_id)
         r.fail("id", "the file name without .json (\"" + std::string(expected_id) + "\")",
                "\"" + id + "\"");
-    const auto aliases = r.optional_string_array("aliases");
-    if (!aliases) r.fail("aliases", "an array of strings (may be empty)", "nothing or null");
-    for (std::size_t i = 0; i < aliases->size(); ++i)
-        if (!detail::is_lower_id((*aliases)[i]))
+    if (const auto aliases = r.optional_string_array("aliases")) out.aliases = *aliases;
+    for (std::size_t i = 0; i < out.aliases.size(); ++i)
+        if (!detail::is_lower_id(out.aliases[i]))
             r.fail(JsonReader::element("aliases", i), "a lower-case name",
-                   "\"" + (*aliases)[i] + "\"");
-    out.aliases = *aliases;
+                   "\"" + detail::printable(out.aliases[i]) + "\"");
     out.spec.id = std::string_view(id);
     const std::string product = r.string("name");
     if (product.empty() || product.size() > 95)
         r.fail("name", "the product name (1 to 95 characters)",
                std::to_string(product.size()) + " characters");
     out.spec.name = std::string_view(product);
-    out.vendor = r.string("vendor");
-    if (out.vendor != "nvidia" && out.vendor != "amd")
-        r.fail("vendor", "\"nvidia\" or \"amd\"", "\"" + out.vendor + "\"");
+    out.vendor = r.optional_string("vendor").value_or("");
+    if (r.has("vendor") && out.vendor != "nvidia" && out.vendor != "amd")
+        r.fail("vendor", "\"nvidia\" or \"amd\" (or no such key)",
+               "\"" + detail::printable(out.vendor) + "\"");
 
     const JsonReader mem = r.object("memory");
-    (void)mem.string("stated");
-    out.spec.memory_stated = Bytes::exactly(mem.positive_integer("stated_bytes"));
-    out.spec.memory_total = Bytes::exactly(mem.positive_integer("driver_reported_bytes"));
-    detail::require_source(mem, "source");
+    mem.only_keys({"stated", "stated_bytes", "driver_reported_bytes", "source"}, "memory",
+                  {{"bytes", "driver_reported_bytes"},
+                   {"total_bytes", "driver_reported_bytes"},
+                   {"driver_bytes", "driver_reported_bytes"}});
+    (void)mem.optional_string("stated");
+    const auto stated = mem.optional_positive_integer("stated_bytes");
+    const auto driver = mem.optional_positive_integer("driver_reported_bytes");
+    if (!stated && !driver)
+        mem.fail("driver_reported_bytes",
+                 "the total the driver reports, in bytes (or stated_bytes, the vendor's figure)",
+                 "nothing (the field is missing)");
+    if (stated) out.spec.memory_stated = Bytes::exactly(*stated);
+    out.spec.memory_total = Bytes::exactly(driver ? *driver : *stated);
+    out.memory_from_stated = !driver;
+    detail::optional_source(mem, "source");
 
     const JsonReader bw = r.object("memory_bandwidth");
+    bw.only_keys({"TB_per_s", "source"}, "memory_bandwidth");
     out.spec.memory_bandwidth =
         detail::finite_rate(bw, "TB_per_s", bw.positive_number("TB_per_s"), TB_per_s);
-    detail::require_source(bw, "source");
+    detail::optional_source(bw, "source");
 
     const JsonReader flops = r.object("dense_tflops");
+    flops.only_keys({"tf32", "bf16", "fp16", "fp8", "int8", "fp4", "source"}, "dense_tflops",
+                    {{"bfloat16", "bf16"}, {"float16", "fp16"}, {"fp8_e4m3", "fp8"}});
+    bool any = false;
     for (ComputeDtype d : all_compute_dtypes)
-        if (const auto tf = flops.positive_number_or_null(name(d)))
+        if (const auto tf = flops.optional_positive_number(name(d))) {
             out.spec.set_dense(d, detail::finite_rate(flops, name(d), *tf, TFLOP_per_s));
-    detail::require_source(flops, "source");
-    if (!out.spec.dense(ComputeDtype::bf16) && !out.spec.dense(ComputeDtype::fp16))
-        flops.fail("bf16", "a dense bf16 or fp16 figure (every serving GPU has one)", "null");
+            any = true;
+        }
+    detail::optional_source(flops, "source");
+    if (!any)
+        flops.fail("bf16",
+                   "one dense figure in TFLOP/s (bf16, fp16, fp8, int8, fp4 or tf32; the roofline "
+                   "uses the one --compute-dtype names)",
+                   "none");
 
-    const JsonReader up = r.object("scale_up");
-    const std::string link = up.string("name");
-    const auto up_bw = up.positive_number_or_null("GB_per_s_per_direction");
-    if ((link == "none") != !up_bw.has_value())
-        up.fail("GB_per_s_per_direction",
-                link == "none" ? "null (the link is \"none\")" : "a number > 0 for " + link,
-                up_bw ? std::to_string(*up_bw) : "null");
-    if (up_bw)
-        out.spec.scale_up_bandwidth =
-            detail::finite_rate(up, "GB_per_s_per_direction", *up_bw, GB_per_s);
-    detail::require_source(up, "source");
+    if (const auto up = r.optional_object("scale_up")) {
+        up->only_keys({"name", "GB_per_s_per_direction", "source"}, "scale_up",
+                      {{"GB_per_s", "GB_per_s_per_direction"}});
+        const auto link = up->optional_string("name");
+        const auto up_bw = up->optional_positive_number("GB_per_s_per_direction");
+        // A named link states its bandwidth; "none" states that there is no link.
+        if (link && (*link == "none") != !up_bw)
+            up->fail("GB_per_s_per_direction",
+                     *link == "none" ? "null (the link is \"none\")"
+                                     : "a number > 0 for " + detail::printable(*link),
+                     up_bw ? detail::number_text(*up_bw) : "null");
+        if (up_bw)
+            out.spec.scale_up_bandwidth =
+                detail::finite_rate(*up, "GB_per_s_per_direction", *up_bw, GB_per_s);
+        detail::optional_source(*up, "source");
+    }
 
-    const JsonReader pcie = r.object("pcie");
-    (void)pcie.positive_integer("gen", 16);
-    (void)pcie.positive_integer("lanes", 64);
-    out.spec.pcie_bandwidth = detail::finite_rate(
-        pcie, "GB_per_s_per_direction", pcie.positive_number("GB_per_s_per_direction"), GB_per_s);
-    detail::require_source(pcie, "source");
+    if (const auto pcie = r.optional_object("pcie")) {
+        pcie->only_keys({"gen", "lanes", "GB_per_s_per_direction", "source"}, "pcie",
+                        {{"GB_per_s", "GB_per_s_per_direction"}, {"generation", "gen"}});
+        (void)pcie->optional_positive_integer("gen", 16);
+        (void)pcie->optional_positive_integer("lanes", 64);
+        if (const auto v = pcie->optional_positive_number("GB_per_s_per_direction"))
+            out.spec.pcie_bandwidth =
+                detail::finite_rate(*pcie, "GB_per_s_per_direction", *v, GB_per_s);
+        detail::optional_source(*pcie, "source");
+    }
 
-    out.tdp_W = r.positive_number("tdp_W");
-    (void)r.string("notes");
+    out.tdp_W = r.optional_positive_number("tdp_W");
+    (void)r.optional_string("notes");
     return out;
 }
 
@@ -212,7 +257,16 @@ class GpuRegistry {
         for (const std::string& id : ids()) known += (known.empty() ? "" : ", ") + id;
         detail::throw_field_error<InvalidInput>(
             "gpu", "id", "a GPU id or alias (" + known + ") or a path to a spec file",
-            "\"" + std::string(id_alias_or_path) + "\"");
+            "\"" + detail::printable(id_alias_or_path) + "\"" +
+                detail::did_you_mean(id_alias_or_path, names()));
+    }
+
+    /// Every id and alias, ids first: what a mistyped name is matched against.
+    [[nodiscard]] std::vector<std::string> names() const {
+        std::vector<std::string> out = ids();
+        for (const GpuSpecFile& g : entries_)
+            out.insert(out.end(), g.aliases.begin(), g.aliases.end());
+        return out;
     }
 
     /// Every id, sorted.

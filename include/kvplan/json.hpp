@@ -1,16 +1,20 @@
 #pragma once
 
 // Reading JSON files the way every kvplan reader does: the one header that includes nlohmann/json.
-// A file that cannot be read, text that does not parse (with its line and column), a missing field,
-// a field of the wrong type or a size that is zero or negative: each throws InvalidInput whose
-// message names the file, the JSON path (`text_config.num_key_value_heads`), what was expected and
-// what was found. Fields a reader does not ask for are ignored.
+// A file that cannot be read or is larger than a config ever is, text that does not parse (with
+// its line and column), a missing field, a field of the wrong type or a size that is zero or
+// negative: each throws InvalidInput whose message names the file, the JSON path
+// (`text_config.num_key_value_heads`), what was expected and what was found. Fields a reader does
+// not ask for are ignored, unless it declares the keys it knows (JsonReader::only_keys): then an
+// unknown key is an error naming the nearest known one.
 
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "detail/nearest.hpp"
 #include "error.hpp"
 
 namespace kvplan {
@@ -52,6 +57,23 @@ namespace detail {
         default:
             return "an unsupported value";
     }
+}
+
+/// `s` as a message shows it: control characters as '?' (a message is one line), cut to
+/// `max` characters.
+[[nodiscard]] inline std::string printable(std::string_view s, std::size_t max = 40) {
+    std::string out(s.substr(0, s.size() > max ? max - 3 : s.size()));
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    if (s.size() > max) out += "...";
+    return out;
+}
+
+/// A number as a message shows it: 450, 0.9, 1.5e+20 (shortest of six significant digits).
+[[nodiscard]] inline std::string number_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
 }
 
 /// `s` in lower case (ASCII).
@@ -110,23 +132,64 @@ inline constexpr std::string_view python_literal_marks[] = {
 
 }  // namespace detail
 
-/// Reads and parses a JSON file. Throws InvalidInput naming the file when it is missing,
-/// unreadable, or not JSON (with the line and column of the first error).
+/// The largest JSON file kvplan reads: 1 MiB. Configs are kilobytes (the largest bundled one,
+/// a config.json or a GPU spec, is under 4 KB), and a CI gate reads files from the pull requests
+/// it judges, so a larger file is refused before any of it is read: parsing costs memory several
+/// times the file's size.
+inline constexpr std::uint64_t max_json_file_bytes = std::uint64_t{1} << 20;
+
+/// Reads and parses a JSON file of at most `max_bytes`, with the numbers `numbers` allows. Throws
+/// InvalidInput naming the file when it is missing, unreadable, larger than `max_bytes` (checked
+/// before reading a regular file; a pipe is read no further than `max_bytes` + 1), or not JSON
+/// (with the line and column of the first error).
 [[nodiscard]] inline Json read_json_file(const std::filesystem::path& file,
-                                         JsonNumbers numbers = JsonNumbers::strict) {
+                                         JsonNumbers numbers = JsonNumbers::strict,
+                                         std::uint64_t max_bytes = max_json_file_bytes) {
     const std::string where = file.string();
     std::error_code ec;
-    if (!std::filesystem::exists(file, ec))
+    const auto status = std::filesystem::status(file, ec);
+    if (!std::filesystem::exists(status))
         detail::throw_field_error<InvalidInput>(where, "file", "an existing JSON file",
                                                 "no such file");
-    if (std::filesystem::is_directory(file, ec))
+    if (std::filesystem::is_directory(status))
         detail::throw_field_error<InvalidInput>(where, "file", "a JSON file", "a directory");
+    const auto too_large = [&](const std::string& found) {
+        std::string limit = std::to_string(max_bytes) + " bytes";
+        if (max_bytes % (std::uint64_t{1} << 20) == 0)
+            limit = std::to_string(max_bytes >> 20) + " MiB (" + limit + ")";
+        detail::throw_field_error<InvalidInput>(
+            where, "file", "a JSON file of at most " + limit + ", as configs are kilobytes", found);
+    };
+    std::uint64_t size = 0;
+    const bool regular = std::filesystem::is_regular_file(status);
+    if (regular) {
+        size = std::filesystem::file_size(file, ec);
+        if (ec)
+            detail::throw_field_error<InvalidInput>(where, "file", "a readable file", "no access");
+        if (size > max_bytes) too_large("a file of " + std::to_string(size) + " bytes");
+    }
     std::ifstream in(file, std::ios::binary);
     if (!in) detail::throw_field_error<InvalidInput>(where, "file", "a readable file", "no access");
-    std::ostringstream text;
-    text << in.rdbuf();
+    // Read at most max_bytes + 1, so that a file which grew since it was measured, or a pipe, is
+    // refused rather than read whole.
+    std::string text;
+    std::uint64_t want = regular ? size : std::min<std::uint64_t>(max_bytes, 1U << 16);
+    while (true) {
+        const std::size_t have = text.size();
+        const std::uint64_t room = max_bytes + 1 - have;
+        const std::size_t chunk =
+            static_cast<std::size_t>(std::min(std::max(want, std::uint64_t{1}), room));
+        text.resize(have + chunk);
+        in.read(text.data() + have, static_cast<std::streamsize>(chunk));
+        text.resize(have + static_cast<std::size_t>(in.gcount()));
+        if (text.size() > max_bytes) too_large("more than " + std::to_string(max_bytes) + " bytes");
+        if (!in) break;
+        want = text.size();  // a pipe: grow geometrically
+    }
+    if (in.bad())
+        detail::throw_field_error<InvalidInput>(where, "file", "a readable file", "a read error");
     try {
-        if (numbers == JsonNumbers::strict) return Json::parse(text.str());
+        if (numbers == JsonNumbers::strict) return Json::parse(text);
         // The marks become doubles again as they are parsed.
         const Json::parser_callback_t restore = [](int, Json::parse_event_t event, Json& v) {
             if (event == Json::parse_event_t::value && v.is_string()) {
@@ -141,7 +204,7 @@ inline constexpr std::string_view python_literal_marks[] = {
             }
             return true;
         };
-        return Json::parse(detail::mark_python_literals(text.str()), restore);
+        return Json::parse(detail::mark_python_literals(text), restore);
     } catch (const Json::parse_error& e) {
         // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5:
         // syntax error ..."; keep the part from "line".
@@ -315,6 +378,44 @@ class JsonReader {
         const Json* v = find(key);
         if (v == nullptr || v->is_null()) return std::nullopt;
         return JsonReader(*v, source_, path(key));
+    }
+
+    /// Throws InvalidInput for the first key of this object (in key order) that `known` does not
+    /// list: "source: path.key: expected a key of `what` (k1, k2, ...), found the unknown key
+    /// 'key'; did you mean 'k1'?". `hints` map other spellings (an engine's name for a field) to
+    /// the key meant. Readers call it before reading, so that a misspelled required key is
+    /// reported as unknown, with its nearest, rather than as missing.
+    template <class Names>
+    void only_keys(const Names& known, std::string_view what,
+                   const std::vector<detail::NameHint>& hints = {}) const {
+        for (const auto& item : j_->items())
+            if (std::find(std::begin(known), std::end(known), item.key()) == std::end(known))
+                unknown_key(item.key(), known, what, hints);
+    }
+    void only_keys(std::initializer_list<std::string_view> known, std::string_view what,
+                   const std::vector<detail::NameHint>& hints = {}) const {
+        only_keys<std::initializer_list<std::string_view>>(known, what, hints);
+    }
+
+    /// Throws InvalidInput for `key`, which this object's `known` keys do not include, naming the
+    /// nearest of them (see only_keys).
+    template <class Names>
+    [[noreturn]] void unknown_key(std::string_view key, const Names& known, std::string_view what,
+                                  const std::vector<detail::NameHint>& hints = {}) const {
+        std::string expected = "a key of ";
+        expected.append(what).append(" (");
+        bool first = true;
+        for (const auto& k : known) {
+            if (!first) expected += ", ";
+            expected.append(std::string_view(k));
+            first = false;
+        }
+        expected += ")";
+        std::string found = "the unknown key '";
+        found.append(detail::printable(key)).append("'");
+        found += detail::did_you_mean(key, known, hints);
+        detail::throw_field_error<InvalidInput>(source_, path(detail::printable(key)), expected,
+                                                found);
     }
 
     /// "key[i]", the name of element i of array `key`, relative to this object.

@@ -1,5 +1,6 @@
 // libFuzzer harness: a kvplan-policy/1 file (kvplan check), read and, when it maps, judged on a
-// bundled model the way its requirements ask: budgets, decode bounds, sizes and weights.
+// bundled model the way its requirements ask: budgets, decode bounds, sizes and weights; the
+// paths it names are put through the confinement to its folder.
 
 #include <kvplan/policy.hpp>
 #include <kvplan/presets.hpp>
@@ -69,6 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (doc.is_discarded()) return 0;
     fuzz::expect_errors_only([&] {
         const Policy p = policy_from_json(doc, "fuzz.json");
+        // The paths it names, confined to its folder: only looked at (stat), never read.
+        fuzz::expect_errors_only([&] {
+            if (p.model) static_cast<void>(policy_file(p, "model", *p.model, "config.json"));
+        });
+        fuzz::expect_errors_only(
+            [&] { static_cast<void>(policy_file(p, "replica.gpu", p.replica.gpu)); });
         // A dense GQA model and an MoE MLA one.
         judge(p, presets::llama_3_70b);
         judge(p, presets::deepseek_v3);

@@ -5,7 +5,7 @@ set(KVPLAN_FUZZ_HARNESSES hf_config gpu_spec policy)
 set(KVPLAN_FUZZ_HEADER_hf_config include/kvplan/hf_config.hpp)
 set(KVPLAN_FUZZ_SEEDS_hf_config configs/models/*.json)
 set(KVPLAN_FUZZ_HEADER_gpu_spec include/kvplan/gpu_spec.hpp)
-set(KVPLAN_FUZZ_SEEDS_gpu_spec configs/gpus/*.json)
+set(KVPLAN_FUZZ_SEEDS_gpu_spec configs/gpus/*.json tests/data/gpu_specs/*.json)
 set(KVPLAN_FUZZ_HEADER_policy include/kvplan/policy.hpp)
 set(KVPLAN_FUZZ_SEEDS_policy examples/ci/*.json tests/data/cli/policy*.json)
 

@@ -3,11 +3,12 @@
 //
 //   svg_render_check FILE.svg     render FILE.svg
 //   svg_render_check --sample     render a chart built here with kvplan/svg.hpp
-//   svg_render_check --self-test  decode a small PNG whose pixels are known
+//   svg_render_check --self-test  decode PNGs whose pixels are known, and judge known pictures
 //
 // Exit 0 on success, 1 on a blank or unreadable picture, 77 when no Chromium is installed (ctest's
-// SKIP_RETURN_CODE). The PNG decoder (zlib inflate, RFC 1950/1951, and PNG's scanline filters)
-// is written here so that the check needs nothing beyond Chromium itself.
+// SKIP_RETURN_CODE). PNGs are read and written with libpng (Debian's libpng-dev).
+
+#include <png.h>
 
 #include <algorithm>
 #include <array>
@@ -28,240 +29,54 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// ---- Inflate
-// -------------------------------------------------------------------------------------
-
-class BitReader {
-   public:
-    explicit BitReader(const std::vector<std::uint8_t>& d) : d_(d) {}
-    unsigned bit() {
-        if (pos_ >= d_.size()) throw std::runtime_error("deflate: data ends early");
-        const unsigned b = (d_[pos_] >> bit_) & 1u;
-        if (++bit_ == 8) {
-            bit_ = 0;
-            ++pos_;
-        }
-        return b;
-    }
-    unsigned bits(unsigned n) {  // LSB first
-        unsigned v = 0;
-        for (unsigned i = 0; i < n; ++i) v |= bit() << i;
-        return v;
-    }
-    void align() {
-        if (bit_ != 0) {
-            bit_ = 0;
-            ++pos_;
-        }
-    }
-    std::uint8_t byte() {
-        if (pos_ >= d_.size()) throw std::runtime_error("deflate: data ends early");
-        return d_[pos_++];
-    }
-
-   private:
-    const std::vector<std::uint8_t>& d_;
-    std::size_t pos_ = 0;
-    unsigned bit_ = 0;
-};
-
-// A canonical Huffman code decoded bit by bit: count of codes per length, symbols in code order.
-struct Huffman {
-    std::array<int, 16> count{};
-    std::vector<int> symbols;
-    explicit Huffman(const std::vector<int>& lengths) {
-        for (int l : lengths) ++count[l];
-        count[0] = 0;
-        std::array<int, 16> offs{};
-        for (int l = 1; l < 16; ++l) offs[l] = offs[l - 1] + count[l - 1];
-        symbols.resize(lengths.size());
-        for (std::size_t s = 0; s < lengths.size(); ++s)
-            if (lengths[s] != 0) symbols[offs[lengths[s]]++] = static_cast<int>(s);
-    }
-    int decode(BitReader& br) const {
-        int code = 0, first = 0, index = 0;
-        for (int len = 1; len < 16; ++len) {
-            code |= static_cast<int>(br.bit());
-            const int n = count[len];
-            if (code - n < first) return symbols[index + (code - first)];
-            index += n;
-            first = (first + n) << 1;
-            code <<= 1;
-        }
-        throw std::runtime_error("deflate: bad Huffman code");
-    }
-};
-
-constexpr std::array<int, 29> len_base{3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
-                                       15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
-                                       67, 83, 99, 115, 131, 163, 195, 227, 258};
-constexpr std::array<int, 29> len_extra{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
-                                        2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-constexpr std::array<int, 30> dist_base{
-    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-constexpr std::array<int, 30> dist_extra{0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
-                                         6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
-
-void inflate_block(BitReader& br, const Huffman& lit, const Huffman& dist,
-                   std::vector<std::uint8_t>& out) {
-    for (;;) {
-        const int sym = lit.decode(br);
-        if (sym < 256) {
-            out.push_back(static_cast<std::uint8_t>(sym));
-        } else if (sym == 256) {
-            return;
-        } else {
-            const int li = sym - 257;
-            if (li >= 29) throw std::runtime_error("deflate: bad length code");
-            const std::size_t len = len_base[li] + br.bits(len_extra[li]);
-            const int di = dist.decode(br);
-            if (di >= 30) throw std::runtime_error("deflate: bad distance code");
-            const std::size_t d = dist_base[di] + br.bits(dist_extra[di]);
-            if (d > out.size()) throw std::runtime_error("deflate: distance too far back");
-            for (std::size_t i = 0; i < len; ++i) out.push_back(out[out.size() - d]);
-        }
-    }
-}
-
-std::vector<std::uint8_t> zlib_inflate(const std::vector<std::uint8_t>& z) {
-    if (z.size() < 2 || (z[0] & 0x0f) != 8 || ((z[0] << 8) | z[1]) % 31 != 0)
-        throw std::runtime_error("zlib: bad header");
-    const std::vector<std::uint8_t> body(z.begin() + 2, z.end());
-    BitReader br(body);
-    std::vector<std::uint8_t> out;
-    for (bool last = false; !last;) {
-        last = br.bit() != 0;
-        const unsigned type = br.bits(2);
-        if (type == 0) {
-            br.align();
-            const unsigned len = br.byte() | (br.byte() << 8);
-            const unsigned nlen = br.byte() | (br.byte() << 8);
-            if ((len ^ 0xffffu) != nlen) throw std::runtime_error("deflate: bad stored block");
-            for (unsigned i = 0; i < len; ++i) out.push_back(br.byte());
-        } else if (type == 1) {
-            std::vector<int> l(288), d(30, 5);
-            for (int i = 0; i < 288; ++i) l[i] = i < 144 ? 8 : i < 256 ? 9 : i < 280 ? 7 : 8;
-            inflate_block(br, Huffman(l), Huffman(d), out);
-        } else if (type == 2) {
-            const unsigned hlit = br.bits(5) + 257, hdist = br.bits(5) + 1, hclen = br.bits(4) + 4;
-            constexpr std::array<int, 19> order{16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
-                                                11, 4,  12, 3, 13, 2, 14, 1, 15};
-            std::vector<int> cl(19, 0);
-            for (unsigned i = 0; i < hclen; ++i) cl[order[i]] = static_cast<int>(br.bits(3));
-            const Huffman clh(cl);
-            std::vector<int> lens;
-            while (lens.size() < hlit + hdist) {
-                const int sym = clh.decode(br);
-                if (sym < 16) {
-                    lens.push_back(sym);
-                } else if (sym == 16) {
-                    if (lens.empty()) throw std::runtime_error("deflate: repeat with no length");
-                    const int prev = lens.back();
-                    for (unsigned n = 3 + br.bits(2); n > 0; --n) lens.push_back(prev);
-                } else {
-                    const unsigned n = sym == 17 ? 3 + br.bits(3) : 11 + br.bits(7);
-                    lens.insert(lens.end(), n, 0);
-                }
-            }
-            if (lens.size() != hlit + hdist) throw std::runtime_error("deflate: lengths overrun");
-            inflate_block(br, Huffman({lens.begin(), lens.begin() + hlit}),
-                          Huffman({lens.begin() + hlit, lens.end()}), out);
-        } else {
-            throw std::runtime_error("deflate: reserved block type");
-        }
-    }
-    return out;
-}
-
 // ---- PNG
 // -----------------------------------------------------------------------------------------
 
 struct Image {
     std::uint32_t width = 0, height = 0;
-    std::vector<std::array<std::uint8_t, 4>> rgba;  // row-major
+    std::vector<std::array<std::uint8_t, 4>> rgba;  ///< row by row
 };
 
-std::uint32_t be32(const std::uint8_t* p) {
-    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
-           p[3];
+/// The pixels of a PNG as 8-bit RGBA, decoded by libpng's simplified API (png_image): every
+/// colour type, bit depth and interlacing Chromium may write. Throws with libpng's message.
+Image decode_png(const std::vector<std::uint8_t>& bytes) {
+    png_image png{};
+    png.version = PNG_IMAGE_VERSION;
+    if (png_image_begin_read_from_memory(&png, bytes.data(), bytes.size()) == 0)
+        throw std::runtime_error(std::string("libpng: ") + png.message);
+    png.format = PNG_FORMAT_RGBA;
+    std::vector<std::uint8_t> buffer(PNG_IMAGE_SIZE(png));
+    if (png_image_finish_read(&png, nullptr, buffer.data(), 0, nullptr) == 0) {
+        const std::string message = png.message;
+        png_image_free(&png);
+        throw std::runtime_error("libpng: " + message);
+    }
+    Image img;
+    img.width = png.width;
+    img.height = png.height;
+    img.rgba.resize(std::size_t{png.width} * png.height);
+    for (std::size_t i = 0; i < img.rgba.size(); ++i)
+        for (std::size_t c = 0; c < 4; ++c) img.rgba[i][c] = buffer[4 * i + c];
+    return img;
 }
 
-Image decode_png(const std::vector<std::uint8_t>& f) {
-    static constexpr std::array<std::uint8_t, 8> sig{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    if (f.size() < 8 || !std::equal(sig.begin(), sig.end(), f.begin()))
-        throw std::runtime_error("png: bad signature");
-    Image img;
-    int depth = 0, colour = -1, interlace = 0;
-    std::vector<std::uint8_t> idat;
-    for (std::size_t p = 8; p + 12 <= f.size();) {
-        const std::uint32_t len = be32(&f[p]);
-        const std::string type(f.begin() + p + 4, f.begin() + p + 8);
-        if (p + 12 + len > f.size()) throw std::runtime_error("png: truncated chunk");
-        const std::uint8_t* d = &f[p + 8];
-        if (type == "IHDR") {
-            img.width = be32(d);
-            img.height = be32(d + 4);
-            depth = d[8];
-            colour = d[9];
-            interlace = d[12];
-        } else if (type == "IDAT") {
-            idat.insert(idat.end(), d, d + len);
-        } else if (type == "IEND") {
-            break;
-        }
-        p += 12 + len;
-    }
-    if (depth != 8 || interlace != 0 || (colour != 0 && colour != 2 && colour != 4 && colour != 6))
-        throw std::runtime_error("png: only 8-bit, non-interlaced grey/RGB/RGBA is read here");
-    const std::size_t ch = colour == 0 ? 1 : colour == 2 ? 3 : colour == 4 ? 2 : 4;
-    const std::size_t stride = img.width * ch;
-    const std::vector<std::uint8_t> raw = zlib_inflate(idat);
-    if (raw.size() < (stride + 1) * img.height) throw std::runtime_error("png: short image data");
-    std::vector<std::uint8_t> cur(stride), prev(stride, 0);
-    img.rgba.reserve(std::size_t{img.width} * img.height);
-    for (std::uint32_t y = 0; y < img.height; ++y) {
-        const std::uint8_t* row = &raw[y * (stride + 1)];
-        const int filter = row[0];
-        for (std::size_t i = 0; i < stride; ++i) {
-            const int a = i >= ch ? cur[i - ch] : 0, b = prev[i], c = i >= ch ? prev[i - ch] : 0;
-            int pred = 0;
-            switch (filter) {
-                case 0:
-                    pred = 0;
-                    break;
-                case 1:
-                    pred = a;
-                    break;
-                case 2:
-                    pred = b;
-                    break;
-                case 3:
-                    pred = (a + b) / 2;
-                    break;
-                case 4: {
-                    const int pp = a + b - c, pa = std::abs(pp - a), pb = std::abs(pp - b),
-                              pc = std::abs(pp - c);
-                    pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-                    break;
-                }
-                default:
-                    throw std::runtime_error("png: bad filter type");
-            }
-            cur[i] = static_cast<std::uint8_t>(row[1 + i] + pred);
-        }
-        for (std::uint32_t x = 0; x < img.width; ++x) {
-            const std::uint8_t* px = &cur[x * ch];
-            std::array<std::uint8_t, 4> v{};
-            if (ch == 1 || ch == 2)
-                v = {px[0], px[0], px[0], ch == 2 ? px[1] : std::uint8_t{255}};
-            else
-                v = {px[0], px[1], px[2], ch == 4 ? px[3] : std::uint8_t{255}};
-            img.rgba.push_back(v);
-        }
-        std::swap(cur, prev);
-    }
-    return img;
+/// `img` written as a PNG by libpng (8-bit RGBA).
+std::vector<std::uint8_t> encode_png(const Image& img) {
+    png_image png{};
+    png.version = PNG_IMAGE_VERSION;
+    png.width = img.width;
+    png.height = img.height;
+    png.format = PNG_FORMAT_RGBA;
+    std::vector<std::uint8_t> pixels;
+    for (const auto& p : img.rgba) pixels.insert(pixels.end(), p.begin(), p.end());
+    png_alloc_size_t size = 0;
+    if (png_image_write_to_memory(&png, nullptr, &size, 0, pixels.data(), 0, nullptr) == 0)
+        throw std::runtime_error(std::string("libpng: ") + png.message);
+    std::vector<std::uint8_t> out(size);
+    if (png_image_write_to_memory(&png, out.data(), &size, 0, pixels.data(), 0, nullptr) == 0)
+        throw std::runtime_error(std::string("libpng: ") + png.message);
+    out.resize(size);
+    return out;
 }
 
 std::vector<std::uint8_t> read_file(const fs::path& p) {
@@ -354,8 +169,14 @@ int render_and_check(const fs::path& svg) {
 }
 
 int self_test() {
+    bool ok = true;
+    const auto expect = [&](bool cond, const char* what) {
+        std::cout << (cond ? "ok:     " : "FAILED: ") << what << "\n";
+        ok = ok && cond;
+    };
     // A 3 x 2 RGB PNG written by Python's zlib (level 9, fixed Huffman), rows filtered with Sub and
-    // Paeth: (255,0,0) (0,255,0) (0,0,255) / (10,20,30) (200,100,50) (255,255,255).
+    // Paeth: (255,0,0) (0,255,0) (0,0,255) / (10,20,30) (200,100,50) (255,255,255). Read as RGBA,
+    // each pixel gains an opaque alpha.
     const std::vector<std::uint8_t> png{
         0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48,
         0x44, 0x52, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00,
@@ -363,12 +184,41 @@ int self_test() {
         0xda, 0x63, 0xfc, 0xcf, 0xc0, 0xc0, 0x08, 0xc6, 0x2c, 0xdc, 0x22, 0x72, 0x27, 0x52,
         0x45, 0xcc, 0xff, 0x33, 0x00, 0x00, 0x38, 0xb0, 0x05, 0xb9, 0x7e, 0x1d, 0xd2, 0x56,
         0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82};
-    const Image img = decode_png(png);
+    const Image small = decode_png(png);
     const std::vector<std::array<std::uint8_t, 4>> want{{255, 0, 0, 255},    {0, 255, 0, 255},
                                                         {0, 0, 255, 255},    {10, 20, 30, 255},
                                                         {200, 100, 50, 255}, {255, 255, 255, 255}};
-    const bool ok = img.width == 3 && img.height == 2 && img.rgba == want;
-    std::cout << (ok ? "PNG decoder self-test passed\n" : "PNG decoder self-test FAILED\n");
+    expect(small.width == 3 && small.height == 2 && small.rgba == want,
+           "a PNG from another encoder decodes to its known pixels");
+
+    // A picture as the check sees it: white, then with a red diagonal and a grey ramp drawn.
+    Image page;
+    page.width = page.height = 200;
+    page.rgba.assign(200 * 200, {255, 255, 255, 255});
+    expect(check_picture(page) == 1, "a blank page is judged blank");
+    for (std::uint32_t y = 0; y < 200; ++y)
+        for (std::uint32_t x = 0; x < 200; ++x) {
+            auto& p = page.rgba[y * 200 + x];
+            if (x / 4 == y / 4)
+                p = {220, 30, 30, 255};  // 4 px wide: 800 saturated pixels
+            else if (y >= 180)
+                p = {static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(x),
+                     static_cast<std::uint8_t>(x), 255};  // 200 greys
+        }
+    // Through libpng and back: the same pixels, and the same verdict.
+    const Image back = decode_png(encode_png(page));
+    expect(back.width == 200 && back.height == 200 && back.rgba == page.rgba,
+           "a PNG written by libpng reads back pixel for pixel");
+    expect(check_picture(back) == 0, "a drawn page is judged not blank");
+
+    bool refused = false;
+    try {
+        (void)decode_png({0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00});
+    } catch (const std::runtime_error&) {
+        refused = true;
+    }
+    expect(refused, "a truncated PNG is an error, not a picture");
+    std::cout << (ok ? "PNG self-test passed\n" : "PNG self-test FAILED\n");
     return ok ? 0 : 1;
 }
 

@@ -16,6 +16,7 @@
 
 #include <kvplan/error.hpp>
 #include <kvplan/format.hpp>
+#include <kvplan/gpu_spec.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/policy.hpp>
 #include <kvplan/plan/evaluate.hpp>
@@ -246,16 +247,15 @@ void run_check(const CheckOptions& co, Context& ctx) {
     if (model_arg.empty()) {
         if (!p.model)
             usage_error("--model", "a model (the policy names none: add \"model\" or --model)", "");
-        model_arg = *p.model;
-        // A relative path in the policy is relative to the policy file.
-        const fs::path rel{model_arg};
-        std::error_code ec;
-        const fs::path beside = fs::path(co.policy).parent_path() / rel;
-        if (rel.is_relative() && !fs::exists(rel, ec) && fs::exists(beside, ec))
-            model_arg = beside.string();
+        // A bundled id, else a path inside the policy's folder (policy_file).
+        std::vector<std::string> ids;
+        for (const ModelListing& m : bundled_models(ctx)) ids.push_back(m.id);
+        model_arg = policy_reference(p, "model", *p.model, ids, "config.json");
     }
     CommonOptions flags = replica_flags(p);
     flags.model = model_arg;
+    flags.gpu = policy_reference(p, "replica.gpu", p.replica.gpu,
+                                 GpuRegistry::load(ctx.config_dir).names());
     // Every requirement brings its own context; the replica's default is only for reading it.
     flags.context = "1";
     const ReplicaRequest in = read_replica(flags, ctx);

@@ -1,5 +1,6 @@
 #include <filesystem>
 
+#include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/gpu_spec.hpp>
 
@@ -23,10 +24,13 @@ ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_
         return {std::string(f->spec.id), bundled_source(ctx, f->file), f->spec, f->aliases};
     std::string known;
     for (const std::string& id : reg.ids()) known += (known.empty() ? "" : ", ") + id;
-    detail::throw_field_error<InvalidInput>(std::string(flag), "gpu",
-                                            "a bundled GPU id or alias (" + known +
-                                                ") or a path to a spec JSON",
-                                            "'" + arg + "'");
+    // With a near name the list gives way to it: messages are cut at 1023 characters.
+    const std::string near = detail::did_you_mean(arg, reg.names());
+    detail::throw_field_error<InvalidInput>(
+        std::string(flag), "gpu",
+        "a bundled GPU id or alias (" + (near.empty() ? known : "kvplan list gpus") +
+            ") or a path to a spec JSON",
+        "'" + arg + "'" + near);
 }
 
 std::vector<ResolvedGpu> bundled_gpus(const Context& ctx) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/presets.hpp>
@@ -71,10 +72,18 @@ ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::str
     if (const Model* m = find_preset(arg))
         return {arg, "built-in preset " + std::string(m->name()) + " (kvplan/presets.hpp)", *m};
     std::string ids;
-    for (const ModelListing& l : bundled_models(ctx)) ids += (ids.empty() ? "" : ", ") + l.id;
+    std::vector<std::string> known;
+    for (const ModelListing& l : bundled_models(ctx)) {
+        ids += (ids.empty() ? "" : ", ") + l.id;
+        known.push_back(l.id);
+    }
+    // With a near id the list gives way to it: messages are cut at 1023 characters.
+    const std::string near = detail::did_you_mean(arg, known);
     detail::throw_field_error<InvalidInput>(
-        std::string(flag), "model", "a bundled model id (" + ids + ") or a path to a config.json",
-        "'" + arg + "'");
+        std::string(flag), "model",
+        "a bundled model id (" + (near.empty() ? ids : "kvplan list models") +
+            ") or a path to a config.json",
+        "'" + arg + "'" + near);
 }
 
 std::vector<ModelListing> bundled_models(const Context& ctx) {

@@ -1,5 +1,6 @@
 #include "replica.hpp"
 
+#include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 
 #include "flags.hpp"
@@ -10,7 +11,8 @@ namespace kvplan::cli {
 Engine parse_engine_flag(const std::string& text) {
     if (text.empty()) return Engine::vllm;
     if (const auto e = parse_engine(text)) return *e;
-    usage_error("--engine", "ideal, vllm, sglang or trtllm", text);
+    throw UsageError("--engine: expected ideal, vllm, sglang or trtllm, found '" + text + "'" +
+                     detail::did_you_mean(text, {"ideal", "vllm", "sglang", "trtllm"}));
 }
 
 EngineSetup engine_setup(const CommonOptions& o) {

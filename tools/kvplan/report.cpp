@@ -231,22 +231,54 @@ std::string csv_field(const Json& v) {
     return q + "\"";
 }
 
+// Every row starts with the echoed inputs (model, gpu, tp...), so rows from several runs of a sweep
+// can be concatenated and still told apart. An input the record itself has a column for (a swept
+// context) is left to that column.
 void render_csv(const Report& r, std::ostream& out) {
-    if (r.csv_table && *r.csv_table < r.tables.size()) {
-        const Table& t = r.tables[*r.csv_table];
-        for (std::size_t c = 0; c < t.columns.size(); ++c) out << (c ? "," : "") << t.columns[c].key;
+    std::vector<std::string> keys;
+    std::vector<const Json*> values;
+    const Table* table =
+        r.csv_table && *r.csv_table < r.tables.size() ? &r.tables[*r.csv_table] : nullptr;
+    if (table != nullptr) {
+        for (const Column& c : table->columns) keys.push_back(c.key);
+    } else {
+        for (const Figure& f : r.figures) keys.push_back(f.key);
+    }
+    std::vector<std::pair<std::string, const Json*>> inputs;
+    for (const auto& [k, v] : r.inputs)
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) inputs.emplace_back(k, &v.json);
+    const auto row = [&](const std::vector<const Json*>& cells) {
+        bool first = true;
+        for (const auto& [k, v] : inputs) {
+            out << (first ? "" : ",") << csv_field(*v);
+            first = false;
+        }
+        for (const Json* c : cells) {
+            out << (first ? "" : ",") << csv_field(*c);
+            first = false;
+        }
         out << "\n";
-        for (const auto& row : t.rows) {
-            for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << csv_field(row[c].json);
-            out << "\n";
+    };
+    bool first = true;
+    for (const auto& [k, v] : inputs) {
+        out << (first ? "" : ",") << k;
+        first = false;
+    }
+    for (const std::string& k : keys) {
+        out << (first ? "" : ",") << k;
+        first = false;
+    }
+    out << "\n";
+    if (table != nullptr) {
+        for (const auto& cells : table->rows) {
+            values.clear();
+            for (const Cell& c : cells) values.push_back(&c.json);
+            row(values);
         }
         return;
     }
-    for (std::size_t i = 0; i < r.figures.size(); ++i) out << (i ? "," : "") << r.figures[i].key;
-    out << "\n";
-    for (std::size_t i = 0; i < r.figures.size(); ++i)
-        out << (i ? "," : "") << csv_field(r.figures[i].value.json);
-    out << "\n";
+    for (const Figure& f : r.figures) values.push_back(&f.value.json);
+    row(values);
 }
 
 }  // namespace

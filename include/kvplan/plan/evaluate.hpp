@@ -77,8 +77,8 @@ struct EvaluateOptions {
     /// The longest contexts (max_context, longest_single_context): a search over the engine's
     /// cache; off, they stay unset (a replica search that does not show them skips the cost).
     bool contexts = true;
-    /// The decode bound at the load each replica carries (when the GPU states its bandwidth and
-    /// the FLOP/s of `roofline.compute`).
+    /// The decode bound at the load each replica carries (when the GPU states its bandwidth, the
+    /// FLOP/s of `roofline.compute` and, at tp > 1, a link for the all-reduce).
     bool decode = true;
     RooflineOptions roofline{};
 };
@@ -318,7 +318,10 @@ namespace detail {
                                           kv_bytes_per_token(r.model, r.kv, l.stage(st)));
 
     // The decode bound at each replica's load.
-    if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute))
+    const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
+                          r.gpu.pcie_bandwidth > BytesPerSecond{};
+    if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute) &&
+        has_link)
         a.decode = decode_point(decode_costs(r, o.roofline), a.concurrency_per_replica,
                                 demand.context);
     return a;

@@ -277,11 +277,18 @@ namespace detail {
 
 constexpr void check_roofline(const Replica& r, const RooflineOptions& o) {
     const auto where = [&] { return model_where(r.model.config()); };
+    // A missing GPU figure is the GPU spec's, named as its file spells it (configs/gpus/README.md).
+    const auto gpu = [&] { return text("GPU spec '", r.gpu.id, "'"); };
     if (!(r.gpu.memory_bandwidth > BytesPerSecond{}))
-        throw_field_error<InvalidInput>(where(), "gpu.memory_bandwidth", "> 0", "0");
+        throw_field_error<InvalidInput>(gpu(), "memory_bandwidth.TB_per_s", "> 0", "0");
     if (!r.gpu.dense(o.compute))
-        throw_field_error<InvalidInput>(where(), "gpu.dense_flops." + std::string(name(o.compute)),
-                                        "a peak for the compute type", "none");
+        throw_field_error<InvalidInput>(gpu(), "dense_tflops." + std::string(name(o.compute)),
+                                        "a dense peak for the compute type", "none");
+    if (r.parallel.tp > 1 && !(r.gpu.scale_up_bandwidth > BytesPerSecond{}) &&
+        !(r.gpu.pcie_bandwidth > BytesPerSecond{}))
+        throw_field_error<InvalidInput>(gpu(), "scale_up.GB_per_s_per_direction",
+                                        "a link for the tensor-parallel all-reduce",
+                                        "none (and no pcie.GB_per_s_per_direction)");
     if (o.efficiency && !(o.efficiency->bandwidth > 0.0 && o.efficiency->bandwidth <= 1.0 &&
                           o.efficiency->compute > 0.0 && o.efficiency->compute <= 1.0))
         throw_field_error<InvalidInput>(where(), "efficiency", "fractions in (0, 1]", "outside");

@@ -1,0 +1,200 @@
+// policy.hpp: the kvplan-policy/1 reader is strict (every unknown key an error with the nearest
+// known one), and a path a policy names stays inside the policy's folder.
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <kvplan/policy.hpp>
+#include <string>
+#include <vector>
+
+using namespace kvplan;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A policy whose replica and first requirement are the given JSON members.
+Json policy_with(const std::string& replica, const std::string& requirement) {
+    return Json::parse(R"({"schema": "kvplan-policy/1", "model": "llama-3-70b", "replica": {)" +
+                       replica + R"(}, "requirements": [{)" + requirement + "}]}");
+}
+
+std::string error_of(const Json& doc) {
+    try {
+        (void)policy_from_json(doc, "policy.json");
+    } catch (const InvalidInput& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+const std::string gpu = R"("gpu": "h100", "tp": 4)";
+const std::string kv_cost = R"("kind": "max_kv_bytes_per_token", "bytes": 327680)";
+
+struct TempDir {
+    fs::path path;
+    explicit TempDir(const std::string& name)
+        : path(fs::temp_directory_path() /
+               ("kvplan-policy-" + name + "-" + std::to_string(::getpid()))) {
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+/// Writes an empty JSON object to `file` (its folders made).
+void touch(const fs::path& file) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << "{}";
+}
+
+}  // namespace
+
+TEST_CASE("a well-formed policy reads", "[policy]") {
+    const Policy p = policy_from_json(policy_with(gpu, kv_cost), "policy.json");
+    CHECK(p.replica.tp == 4);
+    CHECK(p.requirements.at(0).size == Bytes::exactly(327'680));
+}
+
+TEST_CASE("an engine's name for a replica key is an error naming the key meant", "[policy][keys]") {
+    // The typo the issue names: tensor_parallel was ignored and the replica judged at tp 4.
+    CHECK(error_of(policy_with(gpu + R"(, "tensor_parallel": 8)", kv_cost)) ==
+          "policy.json: replica.tensor_parallel: expected a key of the replica (gpu, tp, pp, "
+          "kv_dtype, weight_dtype, engine, gpu_memory_utilization, block_size), found the unknown "
+          "key 'tensor_parallel'; did you mean 'tp'?");
+    // vLLM's and SGLang's spellings.
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "tensor_parallel_size": 8)", kv_cost)),
+               Catch::EndsWith("did you mean 'tp'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "kv_cache_dtype": "fp8")", kv_cost)),
+               Catch::EndsWith("did you mean 'kv_dtype'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "mem_fraction_static": 0.8)", kv_cost)),
+               Catch::EndsWith("did you mean 'gpu_memory_utilization'?"));
+    // A plain misspelling, one edit away.
+    CHECK_THAT(
+        error_of(policy_with(gpu + R"(, "block_sise": 32)", kv_cost)),
+        Catch::Contains("replica.block_sise") && Catch::EndsWith("did you mean 'block_size'?"));
+}
+
+TEST_CASE("a misspelled required key is reported as unknown, not as missing", "[policy][keys]") {
+    // "gpuu" for "gpu": the error names the typo and the key, not "gpu: found nothing".
+    CHECK_THAT(error_of(policy_with(R"("gpuu": "h100")", kv_cost)),
+               Catch::Contains("replica.gpuu") && Catch::EndsWith("did you mean 'gpu'?"));
+    CHECK_THAT(error_of(policy_with(gpu, R"("knd": "min_context", "tokens": 8)")),
+               Catch::Contains("requirements[0].knd: expected a key of a requirement") &&
+                   Catch::EndsWith("did you mean 'kind'?"));
+}
+
+TEST_CASE("a misspelled unit key is unknown, with the unit meant", "[policy][keys]") {
+    // Before, {"gib": 40} read as a size with no unit key: "bytes: found nothing".
+    CHECK(error_of(policy_with(gpu, R"("kind": "max_weights_per_gpu", "gib": 40)")) ==
+          "policy.json: requirements[0].gib: expected a key of a max_weights_per_gpu requirement "
+          "(kind, name, bytes, KiB, MiB, GiB, kB, MB, GB), found the unknown key 'gib'; did you "
+          "mean 'GiB'?");
+    CHECK_THAT(error_of(policy_with(gpu, R"("kind": "max_weights_per_gpu", "gigabytes": 40)")),
+               Catch::EndsWith("did you mean 'GB'?"));
+    CHECK_THAT(error_of(policy_with(gpu, R"("kind": "max_weights_per_gpu", "KB": 40)")),
+               Catch::EndsWith("did you mean 'kB'?"));
+}
+
+TEST_CASE("a key of another kind of requirement is named as such", "[policy][keys]") {
+    CHECK(
+        error_of(policy_with(
+            gpu, R"("kind": "min_concurrency", "sequences": 8, "context_tokens": 8, "ms": 40)")) ==
+        "policy.json: requirements[0].ms: expected a key of a min_concurrency requirement (kind, "
+        "name, sequences, context_tokens), found 'ms', a key of max_tpot");
+    // min_context counts "tokens", not "context_tokens", which two other kinds take.
+    CHECK_THAT(error_of(policy_with(gpu, R"("kind": "min_context", "context_tokens": 8)")),
+               Catch::EndsWith("found 'context_tokens', a key of min_concurrency and max_tpot; "
+                               "did you mean 'tokens'?"));
+}
+
+TEST_CASE("unknown keys at the top of a policy are errors too", "[policy][keys]") {
+    Json doc = policy_with(gpu, kv_cost);
+    doc["requirement"] = Json::array();
+    CHECK_THAT(error_of(doc), Catch::StartsWith("policy.json: requirement: expected a key of a "
+                                                "policy (schema, description, model, replica, "
+                                                "requirements)") &&
+                                  Catch::EndsWith("did you mean 'requirements'?"));
+}
+
+TEST_CASE("a mistyped engine, dtype or kind names the nearest", "[policy]") {
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "engine": "sglnag")", kv_cost)),
+               Catch::EndsWith("found \"sglnag\"; did you mean 'sglang'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "kv_dtype": "fp9")", kv_cost)),
+               Catch::EndsWith("did you mean 'fp8'?"));
+    CHECK_THAT(error_of(policy_with(gpu, R"("kind": "min_concurency", "sequences": 1)")),
+               Catch::EndsWith("did you mean 'min_concurrency'?"));
+    // Nothing near: no guess.
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "engine": "tgi")", kv_cost)),
+               Catch::EndsWith("found \"tgi\""));
+}
+
+TEST_CASE("a policy's paths stay inside its folder", "[policy][paths]") {
+    TempDir dir("paths");
+    const fs::path root = dir.path / "repo";
+    touch(root / "ci" / "models" / "m" / "config.json");
+    touch(root / "ci" / "gpus" / "mine.json");
+    touch(root / "secret" / "config.json");
+    Policy p;
+    p.source = (root / "ci" / "policy.json").string();
+
+    // Inside: a file, a folder holding config.json, a `..` that comes back in.
+    CHECK(policy_file(p, "replica.gpu", "gpus/mine.json") == root / "ci" / "gpus" / "mine.json");
+    CHECK(policy_file(p, "model", "models/m", "config.json") == root / "ci" / "models" / "m");
+    CHECK(policy_file(p, "model", "models/../models/m") == root / "ci" / "models" / "m");
+    // A file that does not exist yet is inside too: reading it reports it missing.
+    CHECK(policy_file(p, "model", "absent/config.json") == root / "ci" / "absent" / "config.json");
+
+    const auto error = [&](std::string_view written, std::string_view in_folder = {}) {
+        try {
+            (void)policy_file(p, "model", written, in_folder);
+        } catch (const InvalidInput& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // An absolute path, and `..` out of the folder.
+    CHECK(error((root / "secret" / "config.json").string()) ==
+          p.source +
+              ": model: expected a bundled id or a path inside the policy's folder, found \"" +
+              (root / "secret" / "config.json").string() + "\", an absolute path");
+    CHECK_THAT(error("../secret/config.json"), Catch::EndsWith("which leads out of it"));
+    CHECK_THAT(error("models/../../secret"), Catch::EndsWith("which leads out of it"));
+    CHECK_THAT(error(""), Catch::EndsWith("an empty path"));
+
+    // A symbolic link out of the folder, to a file and to a folder.
+    fs::create_symlink(root / "secret" / "config.json", root / "ci" / "link.json");
+    fs::create_directory_symlink(root / "secret", root / "ci" / "linked");
+    CHECK_THAT(error("link.json"), Catch::EndsWith("which leads out of it"));
+    CHECK_THAT(error("linked/config.json"), Catch::EndsWith("which leads out of it"));
+    // A folder inside whose config.json is a link out.
+    fs::create_directories(root / "ci" / "trojan");
+    fs::create_symlink(root / "secret" / "config.json", root / "ci" / "trojan" / "config.json");
+    CHECK_THAT(error("trojan", "config.json"),
+               Catch::EndsWith("whose config.json leads out of it"));
+    // A link that stays inside is followed.
+    fs::create_symlink(root / "ci" / "gpus" / "mine.json", root / "ci" / "alias.json");
+    CHECK(error("alias.json") == "no error");
+}
+
+TEST_CASE("a bundled id in a policy is not a path", "[policy][paths]") {
+    Policy p;
+    p.source = "ci/policy.json";
+    const std::vector<std::string> bundled{"llama-3-70b", "llama-3-8b"};
+    CHECK(policy_reference(p, "model", "llama-3-70b", bundled) == "llama-3-70b");
+    CHECK(policy_reference(p, "model", "Llama-3-70B", bundled) == "Llama-3-70B");
+    CHECK(policy_reference(p, "model", "my-model/config.json", bundled) ==
+          fs::path("ci/my-model/config.json").string());
+    CHECK_THROWS_WITH(
+        policy_reference(p, "model", "/etc/hosts", bundled),
+        Catch::Contains("ci/policy.json: model:") && Catch::Contains("an absolute path"));
+    // Neither an id nor anything beside the policy: a mistyped id, with the nearest.
+    CHECK_THROWS_WITH(policy_reference(p, "model", "llama-3-70", bundled),
+                      "ci/policy.json: model: expected a bundled id or a path inside the policy's "
+                      "folder, found \"llama-3-70\", neither; did you mean 'llama-3-70b'?");
+}
