@@ -38,8 +38,8 @@ TEST_CASE("a distribution built from percentiles reproduces them as nearest-rank
     const std::vector<QuantilePoint> prompt{{50, 1000}, {95, 4000}, {100, 8000}};
     const std::vector<QuantilePoint> output{{50, 200}, {95, 800}};
     const LengthDistribution d = LengthDistribution::from_percentiles(prompt, output);
-    REQUIRE(d.samples.size() == 1000);
-    const TraceLengths l = trace_lengths(d.as_trace());
+    REQUIRE(d.requests() == 1000);
+    const TraceLengths l = trace_lengths(d.lengths);
     CHECK(l.prompt.p50 == 1000);
     CHECK(l.prompt.p95 == 4000);
     CHECK(l.prompt.max == 8000);
