@@ -2,6 +2,7 @@
 // every event sorted by comparison gives (tests/support/trace_reference.hpp), on random traces.
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <kvplan/presets.hpp>
 #include <kvplan/trace/replay.hpp>
@@ -171,29 +172,60 @@ TEST_CASE("a time-weighted percentile splits ranges of values until one value is
     }
 }
 
-TEST_CASE("the radix sort orders doubles as a stable comparison sort does", "[trace][replay]") {
-    // Negative, zero and negative zero (one instant), subnormal, huge and infinite times.
+TEST_CASE("both sorts of times order doubles as a stable comparison sort does",
+          "[trace][replay][property]") {
+    // Times spread evenly, in clusters (crowded ranges: by insertion, by comparison, by radix),
+    // all at one instant, and with negative, zero and negative zero (one instant), subnormal, huge
+    // and infinite ones.
     std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-1e6, 1e6);
     const std::vector<double> specials{
         0.0, -0.0, 1e-310, -1e-310, 1e300, -1e300, std::numeric_limits<double>::infinity(),
         2.5, 2.5};
-    std::uniform_real_distribution<double> u(-1e6, 1e6);
-    std::vector<double> x = specials;
-    for (int i = 0; i < 5000; ++i) x.push_back(i % 3 == 0 ? std::floor(u(rng) / 1e4) : u(rng));
-    std::vector<std::uint64_t> key;
-    std::vector<std::uint32_t> idx;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        key.push_back(detail::ordered_bits(x[i]));
-        idx.push_back(static_cast<std::uint32_t>(i));
+    for (int round = 0; round < 40; ++round) {
+        std::vector<double> x;
+        const int n = std::uniform_int_distribution<int>(2, 20000)(rng);
+        for (int i = 0; i < n; ++i) {
+            switch (round % 5) {
+                case 0:
+                    x.push_back(u(rng));
+                    break;
+                case 1:
+                    x.push_back(std::floor(u(rng) / 1e4));
+                    break;  // 200 values, repeated
+                case 2:
+                    x.push_back(i % 100 == 0 ? 1e6 : u(rng) / 1e6);
+                    break;  // a far outlier
+                case 3:
+                    x.push_back(7.0);
+                    break;
+                default:
+                    x.push_back(i < 9 ? specials[static_cast<std::size_t>(i)] : u(rng));
+            }
+        }
+        std::vector<std::uint32_t> want(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) want[i] = static_cast<std::uint32_t>(i);
+        std::stable_sort(want.begin(), want.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return x[a] < x[b]; });
+        for (int which = 0; which < 2; ++which) {
+            std::vector<std::uint64_t> key;
+            std::vector<std::uint32_t> idx;
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                key.push_back(detail::ordered_bits(x[i]));
+                idx.push_back(static_cast<std::uint32_t>(i));
+            }
+            if (which == 0)
+                detail::radix_sort_by_key(key, idx);
+            else
+                detail::sort_times(key, idx);
+            INFO("round " << round << (which == 0 ? ", radix" : ", by ranges"));
+            CHECK(idx == want);
+            bool keys_follow = true;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                keys_follow = keys_follow && detail::from_ordered_bits(key[i]) == x[idx[i]] + 0.0;
+            CHECK(keys_follow);
+        }
     }
-    detail::radix_sort_by_key(key, idx);
-    std::vector<std::uint32_t> want(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) want[i] = static_cast<std::uint32_t>(i);
-    std::stable_sort(want.begin(), want.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return x[a] < x[b]; });
-    CHECK(idx == want);
-    for (std::size_t i = 0; i < x.size(); ++i)
-        CHECK(detail::from_ordered_bits(key[i]) == x[idx[i]]);
 }
 
 TEST_CASE("a replay needs arrivals at more than one instant", "[trace][replay]") {

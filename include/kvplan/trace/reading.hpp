@@ -13,6 +13,8 @@
 // requests read (24 bytes each), not the file: a ten-million-row trace fits where its text would.
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -106,29 +108,77 @@ struct TraceColumnMatch {
     return v;
 }
 
+/// The days since 1970-01-01 of the last date read, for the next row (a trace's rows share their
+/// dates: the calendar is worked out once a day, not once a row).
+struct DateCache {
+    char date[10]{};
+    bool valid = false;
+    std::int64_t days = 0;
+};
+
+/// 0.1, 0.01, ...: the weights of a fraction's digits, each the one before divided by ten (as the
+/// digits are read; a table spares a division per digit, not a bit of the result).
+inline constexpr auto fraction_digit_weights = [] {
+    std::array<double, 32> w{};
+    double scale = 0.1;
+    for (double& x : w) {
+        x = scale;
+        scale /= 10;
+    }
+    return w;
+}();
+
+/// Whether the 10 characters at a and b (a date) are the same: two loads each, not a call.
+[[nodiscard]] inline bool same_date(const char* a, const char* b) noexcept {
+    std::uint64_t a8, b8;
+    std::uint16_t a2, b2;
+    std::memcpy(&a8, a, 8);
+    std::memcpy(&b8, b, 8);
+    std::memcpy(&a2, a + 8, 2);
+    std::memcpy(&b2, b + 8, 2);
+    return a8 == b8 && a2 == b2;
+}
+
 /// Seconds since 1970-01-01 of "YYYY-MM-DD[ T]HH:MM:SS[.frac][Z|+HH:MM|-HH:MM]", or nullopt.
-[[nodiscard]] inline std::optional<double> parse_date_time(std::string_view s) {
+[[nodiscard]] inline std::optional<double> parse_date_time(std::string_view s,
+                                                           DateCache* cache = nullptr) {
     s = trim(s);
     if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
         s[13] != ':' || s[16] != ':')
         return std::nullopt;
     const char* c = s.data();
-    const int y = fixed_digits(c, 4), mo = fixed_digits(c + 5, 2), d = fixed_digits(c + 8, 2),
-              h = fixed_digits(c + 11, 2), mi = fixed_digits(c + 14, 2),
+    const int h = fixed_digits(c + 11, 2), mi = fixed_digits(c + 14, 2),
               se = fixed_digits(c + 17, 2);
-    if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || se < 0) return std::nullopt;
-    const std::chrono::year_month_day ymd{std::chrono::year{y},
-                                          std::chrono::month{static_cast<unsigned>(mo)},
-                                          std::chrono::day{static_cast<unsigned>(d)}};
-    if (!ymd.ok() || h > 23 || mi > 59 || se > 60) return std::nullopt;
+    if (h < 0 || mi < 0 || se < 0 || h > 23 || mi > 59 || se > 60) return std::nullopt;
+    std::int64_t days = 0;
+    if (cache != nullptr && cache->valid && same_date(cache->date, c)) {
+        days = cache->days;
+    } else {
+        const int y = fixed_digits(c, 4), mo = fixed_digits(c + 5, 2), d = fixed_digits(c + 8, 2);
+        if (y < 0 || mo < 0 || d < 0) return std::nullopt;
+        const std::chrono::year_month_day ymd{std::chrono::year{y},
+                                              std::chrono::month{static_cast<unsigned>(mo)},
+                                              std::chrono::day{static_cast<unsigned>(d)}};
+        if (!ymd.ok()) return std::nullopt;
+        days = std::chrono::sys_days{ymd}.time_since_epoch().count();
+        if (cache != nullptr) {
+            std::memcpy(cache->date, c, 10);
+            cache->days = days;
+            cache->valid = true;
+        }
+    }
     double frac = 0;
     std::size_t at = 19;
     if (at < s.size() && s[at] == '.') {
-        double scale = 0.1;
         ++at;
         const std::size_t first = at;
-        for (; at < s.size() && s[at] >= '0' && s[at] <= '9'; ++at, scale /= 10)
+        double scale = 0;
+        for (; at < s.size() && s[at] >= '0' && s[at] <= '9'; ++at) {
+            const std::size_t k = at - first;
+            // Past the table (32 digits, far below a double's resolution) as before: divided.
+            scale = k < fraction_digit_weights.size() ? fraction_digit_weights[k] : scale / 10;
             frac += (s[at] - '0') * scale;
+        }
         if (at == first) return std::nullopt;
     }
     double offset = 0;
@@ -143,7 +193,6 @@ struct TraceColumnMatch {
             return std::nullopt;
         }
     }
-    const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
     return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + se + frac - offset;
 }
 
@@ -229,8 +278,8 @@ class TraceBuilder {
         return *v;
     }
     [[nodiscard]] double arrival(const TraceColumnMatch& c, std::string_view name,
-                                 std::string_view value) const {
-        if (auto dt = parse_date_time(value)) return *dt;
+                                 std::string_view value) {
+        if (auto dt = parse_date_time(value, &dates_)) return *dt;
         if (auto v = parse_double(value))
             return *v * (c.time_scale != 0 ? c.time_scale : opt_.numeric_time_unit.scale);
         throw_field_error<InvalidInput>(where(), name,
@@ -240,6 +289,7 @@ class TraceBuilder {
 
     TraceOptions opt_;
     Trace trace_;
+    DateCache dates_;
     double t0_ = 0;  ///< the earliest arrival so far
     std::size_t line_ = 0;
     bool any_time_ = false;
@@ -258,11 +308,9 @@ class CsvSplitter {
     [[nodiscard]] std::span<const std::string_view> split(std::string_view line, Where&& where) {
         fields_.clear();
         std::size_t start = 0, at = 0;
-        for (; at < line.size() && line[at] != '"'; ++at) {
-            if (line[at] == ',') {
-                fields_.push_back(line.substr(start, at - start));
-                start = at + 1;
-            }
+        while ((at = comma_or_quote(line, at)) < line.size() && line[at] == ',') {
+            fields_.push_back(line.substr(start, at - start));
+            start = ++at;
         }
         if (at == line.size()) {  // no quotes: the fields are views of the line
             fields_.push_back(line.substr(start));
@@ -305,6 +353,26 @@ class CsvSplitter {
     }
 
    private:
+    /// The first ',' or '"' in `line` from `from`, or its size: eight characters at a time (a
+    /// byte equal to c is a zero byte of the word XOR c, found by the borrow of subtracting 1
+    /// from every byte; the lowest one flagged is always a true one).
+    [[nodiscard]] static std::size_t comma_or_quote(std::string_view line, std::size_t from) {
+        std::size_t i = from;
+        if constexpr (std::endian::native == std::endian::little) {
+            constexpr std::uint64_t ones = 0x0101010101010101, highs = 0x8080808080808080;
+            for (; i + 8 <= line.size(); i += 8) {
+                std::uint64_t w;
+                std::memcpy(&w, line.data() + i, 8);
+                const std::uint64_t a = w ^ (ones * ','), b = w ^ (ones * '"');
+                const std::uint64_t hit = (((a - ones) & ~a) | ((b - ones) & ~b)) & highs;
+                if (hit != 0) return i + static_cast<std::size_t>(std::countr_zero(hit) / 8);
+            }
+        }
+        for (; i < line.size(); ++i)
+            if (line[i] == ',' || line[i] == '"') return i;
+        return line.size();
+    }
+
     std::vector<std::string_view> fields_;
     std::vector<std::string> buffers_;
 };

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,9 +70,9 @@ namespace detail {
     return std::bit_cast<double>((u >> 63) != 0 ? u & ~(std::uint64_t{1} << 63) : ~u);
 }
 
-/// Sorts `key` ascending with `idx` permuted alike: a least-significant-digit radix sort in 11-bit
-/// digits, skipping digits every key shares. Linear in the count (at most six passes).
-inline void radix_sort_by_key(std::vector<std::uint64_t>& key, std::vector<std::uint32_t>& idx) {
+/// Sorts `key` ascending with `idx` permuted alike, stably: a least-significant-digit radix sort
+/// in 11-bit digits, skipping digits every key shares. Linear in the count (at most six passes).
+inline void radix_sort_by_key(std::span<std::uint64_t> key, std::span<std::uint32_t> idx) {
     KVPLAN_EXPECTS(key.size() == idx.size());
     constexpr unsigned bits = 11, digits = (64 + bits - 1) / bits;
     constexpr std::size_t radix = std::size_t{1} << bits;
@@ -83,19 +84,93 @@ inline void radix_sort_by_key(std::vector<std::uint64_t>& key, std::vector<std::
             ++count[d * radix + ((k >> (d * bits)) & (radix - 1))];
     std::vector<std::uint64_t> key2(n);
     std::vector<std::uint32_t> idx2(n);
+    std::span<std::uint64_t> from_key = key, to_key = key2;
+    std::span<std::uint32_t> from_idx = idx, to_idx = idx2;
     for (unsigned d = 0; d < digits; ++d) {
         std::size_t* c = count.data() + d * radix;
         const unsigned shift = d * bits;
-        if (c[(key[0] >> shift) & (radix - 1)] == n) continue;  // every key has this digit
+        if (c[(from_key[0] >> shift) & (radix - 1)] == n) continue;  // every key has this digit
         std::size_t sum = 0;
         for (std::size_t b = 0; b < radix; ++b) sum += std::exchange(c[b], sum);
         for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t at = c[(key[i] >> shift) & (radix - 1)]++;
-            key2[at] = key[i];
-            idx2[at] = idx[i];
+            const std::size_t at = c[(from_key[i] >> shift) & (radix - 1)]++;
+            to_key[at] = from_key[i];
+            to_idx[at] = from_idx[i];
         }
-        key.swap(key2);
-        idx.swap(idx2);
+        std::swap(from_key, to_key);
+        std::swap(from_idx, to_idx);
+    }
+    if (from_key.data() != key.data()) {
+        std::copy(from_key.begin(), from_key.end(), key.begin());
+        std::copy(from_idx.begin(), from_idx.end(), idx.begin());
+    }
+}
+
+/// Sorts the ordered_bits of times (`key`) ascending with `idx` permuted alike, stably. Times
+/// spread over their range, so one pass spreads them into as many ranges as there are times
+/// (the range a time falls in rises with it) and a second puts each where its range starts; the
+/// few in a range are then sorted in place, by insertion (or radix, when many crowd in one).
+/// A trace's times come nearly in order (completions trail arrivals by a stay), so every pass
+/// writes near where it wrote last: two passes through memory, where a radix sort takes six.
+inline void sort_times(std::vector<std::uint64_t>& key, std::vector<std::uint32_t>& idx) {
+    KVPLAN_EXPECTS(key.size() == idx.size() && key.size() <= 0xFFFFFFFFu);
+    const std::size_t n = key.size();
+    if (n < 2) return;
+    const auto [lo_key, hi_key] = std::minmax_element(key.begin(), key.end());
+    const double lo = from_ordered_bits(*lo_key), hi = from_ordered_bits(*hi_key);
+    if (!(hi - lo > 0) || !(hi - lo < std::numeric_limits<double>::infinity())) {
+        radix_sort_by_key(key, idx);  // one instant, or an infinite range
+        return;
+    }
+    // (t - lo) x scale rises with t (each operation is monotonic), so ranges keep the order.
+    const double scale = static_cast<double>(n) / (hi - lo);
+    const auto range_of = [&](std::uint64_t k) {
+        const double r = (from_ordered_bits(k) - lo) * scale;
+        return r < static_cast<double>(n - 1) ? static_cast<std::size_t>(r) : n - 1;
+    };
+    std::vector<std::uint32_t> end(n, 0);  // end[r]: where range r ends, once placed
+    for (const std::uint64_t k : key) ++end[range_of(k)];
+    std::uint32_t sum = 0;
+    for (std::uint32_t& e : end) sum = e = sum + e;
+    std::vector<std::uint64_t> key2(n);
+    std::vector<std::uint32_t> idx2(n);
+    for (std::size_t i = n; i-- > 0;) {  // backwards, from each range's end: stable
+        const std::uint32_t at = --end[range_of(key[i])];
+        key2[at] = key[i];
+        idx2[at] = idx[i];
+    }
+    key.swap(key2);
+    idx.swap(idx2);
+    // end[r] is now where range r starts. A crowded range is sorted by a comparison sort while
+    // small enough for its log to be bounded, by radix past that: linear whatever the times.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> crowd;
+    for (std::size_t r = 0; r < n; ++r) {
+        const std::size_t first = end[r], last = r + 1 < n ? end[r + 1] : n;
+        if (last - first <= 1) continue;
+        if (last - first >= 4096) {
+            radix_sort_by_key(std::span(key).subspan(first, last - first),
+                              std::span(idx).subspan(first, last - first));
+            continue;
+        }
+        if (last - first > 32) {
+            crowd.clear();
+            for (std::size_t i = first; i < last; ++i) crowd.emplace_back(key[i], idx[i]);
+            std::stable_sort(crowd.begin(), crowd.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            for (std::size_t i = first; i < last; ++i) std::tie(key[i], idx[i]) = crowd[i - first];
+            continue;
+        }
+        for (std::size_t i = first + 1; i < last; ++i) {
+            const std::uint64_t k = key[i];
+            const std::uint32_t x = idx[i];
+            std::size_t j = i;
+            for (; j > first && key[j - 1] > k; --j) {
+                key[j] = key[j - 1];
+                idx[j] = idx[j - 1];
+            }
+            key[j] = k;
+            idx[j] = x;
+        }
     }
 }
 
@@ -112,11 +187,13 @@ template <class EachSegment>
     double below = 0;                      // time at values < lo
     std::vector<double> time(static_cast<std::size_t>(std::min(max_buckets, max_value) + 1));
     for (;;) {
-        const std::uint64_t width = (hi - lo) / max_buckets + 1;
-        const std::size_t used = static_cast<std::size_t>((hi - lo) / width + 1);
+        unsigned shift = 0;  // ranges of 2^shift values, at most max_buckets of them
+        while (((hi - lo) >> shift) >= max_buckets) ++shift;
+        const std::uint64_t width = std::uint64_t{1} << shift;
+        const std::size_t used = static_cast<std::size_t>(((hi - lo) >> shift) + 1);
         std::fill(time.begin(), time.begin() + static_cast<std::ptrdiff_t>(used), 0.0);
         each([&](std::uint64_t v, double dt) {
-            if (v >= lo && v <= hi) time[static_cast<std::size_t>((v - lo) / width)] += dt;
+            if (v >= lo && v <= hi) time[static_cast<std::size_t>((v - lo) >> shift)] += dt;
         });
         // The first range with time in it that reaches the percentile; else (sums rounded
         // differently at a finer split) the last with time in it.
@@ -166,8 +243,19 @@ class TraceReplay {
         if (n > index_mask)
             detail::throw_field_error<InvalidInput>(
                 t.source, "requests", "at most 1,073,741,823 requests", std::to_string(n));
+        // One pass over the requests: lengths, and what Little's law needs.
         detail::LengthCounter lengths;
-        for (const TraceRequest& q : t.requests) lengths.add(q.total_tokens());
+        double first = n > 0 ? t.requests[0].arrival.in(s) : 0, last = first, out_sum = 0;
+        bool in_order = true;
+        for (std::size_t i = 0; i < n; ++i) {
+            const TraceRequest& q = t.requests[i];
+            lengths.add(q.total_tokens());
+            const double a = q.arrival.in(s);
+            first = std::min(first, a);
+            last = std::max(last, a);
+            out_sum += static_cast<double>(q.output_tokens);
+            if (i > 0 && a < t.requests[i - 1].arrival.in(s)) in_order = false;
+        }
         const Histogram<std::uint64_t> h = std::move(lengths).finish();
         lengths_.reserve(h.bins().size());
         for (const auto& b : h.bins()) lengths_.push_back(b.value);
@@ -176,17 +264,7 @@ class TraceReplay {
             for (std::size_t k = 0; k < lengths_.size(); ++k)
                 dense_index_[static_cast<std::size_t>(lengths_[k])] = static_cast<std::uint32_t>(k);
         }
-        if (!t.has_arrivals || n < 2) return;
-        double first = t.requests[0].arrival.in(s), last = first, out_sum = 0;
-        bool in_order = true;
-        for (std::size_t i = 0; i < n; ++i) {
-            const double a = t.requests[i].arrival.in(s);
-            first = std::min(first, a);
-            last = std::max(last, a);
-            out_sum += static_cast<double>(t.requests[i].output_tokens);
-            if (i > 0 && a < t.requests[i - 1].arrival.in(s)) in_order = false;
-        }
-        if (!(last > first)) return;
+        if (!t.has_arrivals || n < 2 || !(last > first)) return;
         first_ = first;
         TraceConcurrency& c = requests_;
         c.arrival_span = (last - first) * s;
@@ -215,9 +293,7 @@ class TraceReplay {
         const Units u = units_of(held);
         const auto of = [&](std::uint32_t i, const TraceRequest&) { return u.units[i]; };
         check_total(of);
-        Kv kv = peak_of(of);
-        kv.p95 = p95_of(of, kv.peak);
-        return figures(kv, u.unit);
+        return figures(kv_of(of), u.unit);
     }
 
     /// As concurrency, with every request of total length lengths()[k] holding held[k]. Each
@@ -229,9 +305,7 @@ class TraceReplay {
         if (!has_replay_) return std::nullopt;
         Units u = units_of(held);
         const Bytes unit = u.unit;
-        auto& [units, kv] = remembered(std::move(u));
-        if (!kv.p95) kv.p95 = p95_of(by_length(units), kv.peak);
-        return figures(kv, unit);
+        return figures(remembered(std::move(u), true).second, unit);
     }
 
     /// The peak of the KV in flight alone, with held per length as concurrency_by_length takes it:
@@ -241,11 +315,12 @@ class TraceReplay {
         if (!has_replay_) return Bytes{};
         Units u = units_of(held);
         const Bytes unit = u.unit;
-        return unit * remembered(std::move(u)).second.peak;
+        return unit * remembered(std::move(u), false).second.peak;
     }
 
    private:
     static constexpr std::uint64_t dense_lengths = std::uint64_t{1} << 20;
+    static constexpr std::uint64_t dense_values = std::uint64_t{1} << 20;
     // An event: the request's index, whether it arrives (else it completes), and whether it is
     // the last event of its instant.
     static constexpr std::uint32_t arrives = std::uint32_t{1} << 31;
@@ -280,13 +355,18 @@ class TraceReplay {
         return {this, units};
     }
 
-    /// The walks of a table per length, walking it for its peak the first time.
-    std::pair<std::vector<std::uint64_t>, Kv>& remembered(Units&& u) {
-        for (auto& entry : remembered_)
-            if (entry.first == u.units) return entry;
+    /// The walks of a table per length: walked the first time it is asked for, again only for a
+    /// p95 first asked for later.
+    std::pair<std::vector<std::uint64_t>, Kv>& remembered(Units&& u, bool with_p95) {
+        for (auto& entry : remembered_) {
+            if (entry.first != u.units) continue;
+            if (with_p95 && !entry.second.p95)
+                entry.second.p95 = p95_of(by_length(entry.first), entry.second.peak);
+            return entry;
+        }
         const auto of = by_length(u.units);
         check_total(of);
-        const Kv kv = peak_of(of);
+        const Kv kv = with_p95 ? kv_of(of) : peak_of(of);
         return remembered_.emplace_back(std::move(u.units), kv);
     }
 
@@ -311,7 +391,7 @@ class TraceReplay {
                 key[i] = detail::ordered_bits(rq[i].arrival.in(s));
                 idx[i] = static_cast<std::uint32_t>(i);
             }
-            detail::radix_sort_by_key(key, idx);
+            detail::sort_times(key, idx);
             arrival_order = idx;
         }
         for (std::size_t i = 0; i < n; ++i) {
@@ -319,23 +399,32 @@ class TraceReplay {
                                           times_.time_in_system(rq[i].output_tokens).in(s));
             idx[i] = static_cast<std::uint32_t>(i);
         }
-        detail::radix_sort_by_key(key, idx);
-        // Merged: at one instant, completions before arrivals, as intervals are half-open.
-        events_.reserve(2 * n);
-        std::size_t ia = 0, ic = 0;
-        const auto arriving = [&](std::size_t k) {
-            return static_cast<std::uint32_t>(arrival_order.empty() ? k : arrival_order[k]);
+        detail::sort_times(key, idx);
+        // Merged, completions first at one instant (intervals are half-open), without a branch
+        // on which comes next; an event ends its instant when the next one is later.
+        events_.resize(2 * n);
+        constexpr double never = std::numeric_limits<double>::infinity();
+        const auto arrival_at = [&](std::size_t k) {
+            return k < n ? rq[arrival_order.empty() ? k : arrival_order[k]].arrival.in(s) : never;
         };
-        while (ic < n) {
-            const double tc = detail::from_ordered_bits(key[ic]);
-            const double ta = ia < n ? rq[arriving(ia)].arrival.in(s) : tc;
-            const double now = std::min(ta, tc);
-            for (; ic < n && detail::from_ordered_bits(key[ic]) == now; ++ic)
-                events_.push_back(idx[ic]);
-            for (; ia < n && rq[arriving(ia)].arrival.in(s) == now; ++ia)
-                events_.push_back(arriving(ia) | arrives);
-            events_.back() |= ends_instant;
+        std::size_t ia = 0, ic = 0;
+        double ta = arrival_at(0), tc = detail::from_ordered_bits(key[0]), prev = 0;
+        for (std::size_t k = 0; k < 2 * n; ++k) {
+            const bool completes = tc <= ta;
+            const double now = completes ? tc : ta;
+            // Both candidates read in bounds, so the choice can be a select, not a jump.
+            const std::uint32_t arriving = static_cast<std::uint32_t>(
+                arrival_order.empty() ? ia : arrival_order[std::min(ia, n - 1)]);
+            const std::uint32_t completing = idx[std::min(ic, n - 1)];
+            events_[k] = completes ? completing : arriving | arrives;
+            if (k > 0 && now != prev) events_[k - 1] |= ends_instant;
+            prev = now;
+            ic += completes ? 1 : 0;
+            ia += completes ? 0 : 1;
+            tc = ic < n ? detail::from_ordered_bits(key[ic]) : never;
+            ta = arrival_at(ia);
         }
+        events_.back() |= ends_instant;
         completion_time_ = std::move(key);
     }
 
@@ -389,12 +478,7 @@ class TraceReplay {
         total_time_ = total;
         const double horizon = prev - first_;
         c.mean_requests = horizon > 0 ? weighted / horizon : 0;
-        c.p95_requests = detail::time_weighted_percentile(
-            [&](auto&& fn) {
-                for (std::size_t k = 0; k < time_at.size(); ++k)
-                    if (time_at[k] > 0) fn(static_cast<std::uint64_t>(k), time_at[k]);
-            },
-            c.peak_requests, total_time_, 95);
+        c.p95_requests = dense_percentile(time_at, c.peak_requests);
     }
 
     template <class HeldOf>
@@ -407,6 +491,49 @@ class TraceReplay {
             }
         });
         return kv;
+    }
+
+    /// The peak and the p95 in one walk, counting the time spent at each value while the values
+    /// stay below dense_values (a few MiB of counts); past that, the p95 takes walks of its own.
+    template <class HeldOf>
+    [[nodiscard]] Kv kv_of(HeldOf&& held_of) const {
+        Kv kv;
+        std::vector<double> time_at;
+        bool dense = true;
+        double prev = 0;
+        std::uint64_t prev_v = 0;
+        bool started = false;
+        walk(held_of, [&](double now, std::uint64_t, std::uint64_t v) {
+            if (started && dense) time_at[static_cast<std::size_t>(prev_v)] += now - prev;
+            started = true;
+            prev = now;
+            prev_v = v;
+            if (v > kv.peak) {
+                kv.peak = v;
+                kv.peak_at = now - first_;
+            }
+            if (dense && v >= time_at.size()) {
+                if (v >= dense_values) {
+                    dense = false;
+                    time_at = {};
+                } else {
+                    time_at.resize(static_cast<std::size_t>(std::min(2 * v + 1, dense_values)));
+                }
+            }
+        });
+        kv.p95 = dense ? dense_percentile(time_at, kv.peak) : p95_of(held_of, kv.peak);
+        return kv;
+    }
+
+    /// The time-weighted p95 of time spent per value (values 0 to peak).
+    [[nodiscard]] std::uint64_t dense_percentile(const std::vector<double>& time_at,
+                                                 std::uint64_t peak) const {
+        return detail::time_weighted_percentile(
+            [&](auto&& fn) {
+                for (std::size_t k = 0; k < time_at.size(); ++k)
+                    if (time_at[k] > 0) fn(static_cast<std::uint64_t>(k), time_at[k]);
+            },
+            peak, total_time_, 95);
     }
 
     template <class HeldOf>
