@@ -3,11 +3,11 @@
 // Replaying a trace's arrivals: the concurrency they imply (Little's law, and the requests and KV
 // in flight over time), and the replica that holds the replay's peak.
 //
-// A replay sorts arrivals and completions once (a radix sort: linear in the requests) and is then
-// walked as often as a figure needs: once for a peak, a few times for a time-weighted percentile,
-// never sorting again. What a request holds depends only on its total length, so the KV of every
-// candidate replica is a table per distinct length; tables equal up to a factor (every stage of a
-// model whose layers are all alike) share one walk.
+// A replay sorts arrivals and completions once (linear in the requests: times spread into ranges,
+// or a radix sort) into one stream of events, then walks it as often as a figure needs: once for
+// a peak and a p95, never sorting again. What a request holds depends only on its total length,
+// so the KV of every candidate replica is a table per distinct length; tables equal up to a factor
+// (every stage of a model whose layers are all alike) share one walk.
 
 #include <algorithm>
 #include <bit>
@@ -218,7 +218,7 @@ template <class EachSegment>
 
 /// A trace's arrivals and completions at given service times, sorted once into one stream of
 /// events, to be walked for each figure and each candidate replica. Refers to the trace, which
-/// must outlive it. Memory: 16 bytes per request beside the trace (24 while sorting).
+/// must outlive it. Memory: 16 bytes per request beside the trace (32 while sorting).
 class TraceReplay {
     struct ByLength {
         const TraceReplay* replay;
