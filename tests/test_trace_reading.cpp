@@ -127,3 +127,24 @@ TEST_CASE("JSON Lines keys and values with escapes are decoded", "[trace][readin
     CHECK(t.requests[0].prompt_tokens == 12);
     CHECK(t.requests[0].output_tokens == 3);
 }
+
+TEST_CASE("a token count too large for an integer is bad input, not undefined behaviour",
+          "[trace][reading][errors]") {
+    // 1e41 passes as a double with no fraction; converting it to a 64-bit count would be
+    // undefined, so the range is checked first (a fuzzer found this).
+    CHECK_THROWS_WITH(parse_trace_csv("prompt_tokens,output_tokens\n1e41,1\n", "big.csv"),
+                      Catch::Contains("big.csv:2: prompt_tokens: expected a whole number of "
+                                      "tokens >= 0, found '1e41'"));
+    CHECK(parse_trace_csv("prompt_tokens,output_tokens\n512.0,1e3\n", "f.csv")
+              .requests[0]
+              .total_tokens() == 1512);
+}
+
+TEST_CASE("arrival times further apart than a double can hold are bad input",
+          "[trace][reading][errors]") {
+    // -1e308 s and 1e308 s are each a number, but not 2e308 s apart in a double.
+    CHECK_THROWS_WITH(
+        parse_trace_csv("arrival,prompt_tokens,output_tokens\n-1e308,1,1\n1e308,1,1\n", "far.csv"),
+        Catch::Contains("far.csv: arrival time: expected arrival times a finite "
+                        "number of seconds apart"));
+}

@@ -251,3 +251,22 @@ TEST_CASE("a replay whose sizes sum past 2^64 bytes is an overflow error, not a 
     const std::vector<Bytes> held(2, Bytes::exactly(std::uint64_t{1} << 63));
     CHECK_THROWS_AS(trace_concurrency(t, {1.0 * s, 1.0 * s}, held), OverflowError);
 }
+
+TEST_CASE("a stay too long for a double ends at infinity, after every arrival", "[trace][replay]") {
+    // TPOT 1e300 s: a request generating 1e9 tokens stays 1e309 s, infinite in a double. It is
+    // in flight from its arrival to the end; the others come and go around it.
+    const Trace t = parse_trace_csv(
+        "arrival,prompt_tokens,output_tokens\n0,1,1000000000\n1,1,0\n2,1,0\n", "inf.csv");
+    const std::vector<Bytes> held{1 * GiB, 2 * GiB, 4 * GiB};
+    const ServiceTimes times{0.5 * s, 1e300 * s};
+    const auto got = trace_concurrency(t, times, held);
+    const auto want = test::reference_concurrency(t, times, held);
+    REQUIRE(got);
+    REQUIRE(want);
+    // [0, inf) 1 GiB; [1, 1.5) and [2, 2.5) add 2 and 4 GiB: peak 5 GiB at 2 s, 2 in flight.
+    CHECK(got->peak_kv == 5 * GiB);
+    CHECK(got->peak_requests == 2);
+    CHECK(got->peak_at.in(s) == 2.0);
+    CHECK(got->peak_kv == want->peak_kv);
+    CHECK(got->peak_requests == want->peak_requests);
+}

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -257,8 +258,18 @@ class TraceBuilder {
             throw_field_error<InvalidInput>(trace_.source, "requests", "at least one request",
                                             "none");
         trace_.has_arrivals = any_time_;
-        if (any_time_)
-            for (TraceRequest& r : trace_.requests) r.arrival = (r.arrival.in(s)-t0_) * s;
+        if (any_time_) {
+            for (TraceRequest& r : trace_.requests) {
+                const double absolute = r.arrival.in(s);
+                const double since_first = absolute - t0_;
+                r.arrival = since_first * s;
+                if (!(since_first <= std::numeric_limits<double>::max()))
+                    throw_field_error<InvalidInput>(trace_.source, "arrival time",
+                                                    "arrival times a finite number of seconds "
+                                                    "apart",
+                                                    "some more than 1.8e308 s apart");
+            }
+        }
         return std::move(trace_);
     }
 

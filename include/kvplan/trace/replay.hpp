@@ -410,7 +410,8 @@ class TraceReplay {
         std::size_t ia = 0, ic = 0;
         double ta = arrival_at(0), tc = detail::from_ordered_bits(key[0]), prev = 0;
         for (std::size_t k = 0; k < 2 * n; ++k) {
-            const bool completes = tc <= ta;
+            // Counted, not compared with a sentinel: a time may itself be infinite.
+            const bool completes = (ia == n) | ((ic < n) & (tc <= ta));
             const double now = completes ? tc : ta;
             // Both candidates read in bounds, so the choice can be a select, not a jump.
             const std::uint32_t arriving = static_cast<std::uint32_t>(
