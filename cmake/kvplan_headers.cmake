@@ -62,6 +62,9 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/roofline/step_cost.hpp
   kvplan/svg.hpp
   kvplan/trace.hpp
+  kvplan/trace/distributions.hpp
+  kvplan/trace/reading.hpp
+  kvplan/trace/replay.hpp
   kvplan/transfer.hpp
   kvplan/weights.hpp
 )

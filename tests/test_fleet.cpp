@@ -2,7 +2,11 @@
 #include <cmath>
 #include <kvplan/fleet.hpp>
 #include <kvplan/presets.hpp>
+#include <random>
+#include <span>
 #include <vector>
+
+#include "support/trace_reference.hpp"
 
 using namespace kvplan;
 
@@ -38,8 +42,8 @@ TEST_CASE("a distribution built from percentiles reproduces them as nearest-rank
     const std::vector<QuantilePoint> prompt{{50, 1000}, {95, 4000}, {100, 8000}};
     const std::vector<QuantilePoint> output{{50, 200}, {95, 800}};
     const LengthDistribution d = LengthDistribution::from_percentiles(prompt, output);
-    REQUIRE(d.samples.size() == 1000);
-    const TraceLengths l = trace_lengths(d.as_trace());
+    REQUIRE(d.requests() == 1000);
+    const TraceLengths l = trace_lengths(d.lengths);
     CHECK(l.prompt.p50 == 1000);
     CHECK(l.prompt.p95 == 4000);
     CHECK(l.prompt.max == 8000);
@@ -172,4 +176,35 @@ TEST_CASE("on the Azure conversation sample, overflow sizing beats p95 sizing", 
     // In flight: 4 x (0.5 + 247.262 x 0.05) = 51.45 -> 2 replicas at 31, 1 at 80.
     CHECK(p95.replicas == 2);
     CHECK(e1.replicas == 1);
+}
+
+TEST_CASE("a length distribution counted from a trace gives its per-request means and sizes",
+          "[fleet][property]") {
+    // Random traces: the counted means equal the sums over requests (whole and half tokens, exact
+    // in double), and KV counted per length equals KV listed per request, then counted.
+    std::mt19937_64 rng(17);
+    for (int round = 0; round < 50; ++round) {
+        const Trace t = test::random_trace(rng);
+        const LengthDistribution d = LengthDistribution::from_trace(t);
+        double out = 0, context = 0;
+        for (const TraceRequest& q : t.requests) {
+            out += static_cast<double>(q.output_tokens);
+            context +=
+                static_cast<double>(q.prompt_tokens) + static_cast<double>(q.output_tokens) / 2;
+        }
+        const double n = static_cast<double>(t.requests.size());
+        INFO("round " << round);
+        CHECK(d.requests() == t.requests.size());
+        CHECK(d.mean_output() == out / n);
+        CHECK(d.mean_decode_context() == context / n);
+        const Model& m = round % 2 == 0 ? presets::gemma_3_27b : presets::llama_3_8b;
+        const Histogram<Bytes> counted = kv_histogram(d.lengths.total, m, KvDtype::bf16, 16);
+        const std::vector<Bytes> listed = kv_per_request(t, m, KvDtype::bf16, 16);
+        const Histogram<Bytes> want = histogram_of(std::span<const Bytes>(listed));
+        REQUIRE(counted.bins().size() == want.bins().size());
+        for (std::size_t i = 0; i < want.bins().size(); ++i) {
+            CHECK(counted.bins()[i].value == want.bins()[i].value);
+            CHECK(counted.bins()[i].count == want.bins()[i].count);
+        }
+    }
 }

@@ -31,7 +31,7 @@
 
 #include "detail/text.hpp"
 #include "error.hpp"
-#include "trace.hpp"
+#include "trace/distributions.hpp"
 #include "units.hpp"
 
 namespace kvplan {
@@ -97,16 +97,14 @@ struct QuantilePoint {
     return pts.back().tokens;
 }
 
-/// A length distribution as equally likely (prompt, output) samples.
+/// A length distribution: equally likely requests, counted by prompt, generated and total tokens
+/// (the total is what KV depends on; counted per request, so pairings are kept).
 struct LengthDistribution {
-    std::vector<TraceRequest> samples;
+    LengthCounts lengths;
 
     /// Every request of a trace, arrival times dropped.
     [[nodiscard]] static LengthDistribution from_trace(const Trace& t) {
-        LengthDistribution d;
-        d.samples = t.requests;
-        for (TraceRequest& r : d.samples) r.arrival = {};
-        return d;
+        return {length_counts(t)};
     }
 
     /// `n` samples at u = 1/n, 2/n, ..., 1 of the prompt and output quantile functions, paired at
@@ -117,30 +115,34 @@ struct LengthDistribution {
                                                              std::span<const QuantilePoint> output,
                                                              std::size_t n = 1000) {
         KVPLAN_EXPECTS(n >= 1 && !prompt.empty() && !output.empty());
-        LengthDistribution d;
-        d.samples.reserve(n);
+        std::vector<TraceRequest> samples;
+        samples.reserve(n);
         for (std::size_t i = 1; i <= n; ++i) {
             const double u = static_cast<double>(i) / static_cast<double>(n);
-            d.samples.push_back({quantile_tokens(prompt, u), quantile_tokens(output, u), {}});
+            samples.push_back({quantile_tokens(prompt, u), quantile_tokens(output, u), {}});
         }
-        return d;
+        return {length_counts(samples)};
     }
 
+    /// Requests (samples) in the distribution.
+    [[nodiscard]] std::uint64_t requests() const noexcept { return lengths.total.count(); }
     [[nodiscard]] double mean_output() const {
-        double sum = 0;
-        for (const TraceRequest& r : samples) sum += static_cast<double>(r.output_tokens);
-        return samples.empty() ? 0.0 : sum / static_cast<double>(samples.size());
+        return lengths.output.empty() ? 0.0 : mean_of(lengths.output);
     }
     /// Mean tokens in context over a request's decode: prompt + output / 2, averaged. What a decode
     /// step reads per sequence on average.
     [[nodiscard]] double mean_decode_context() const {
-        double sum = 0;
-        for (const TraceRequest& r : samples)
-            sum += static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2;
-        return samples.empty() ? 0.0 : sum / static_cast<double>(samples.size());
+        if (lengths.total.empty()) return 0.0;
+        // Sums of whole and half tokens: exact in double, so summed apart as well as together.
+        const auto sum = [](const Histogram<std::uint64_t>& h) {
+            double v = 0;
+            for (const auto& b : h.bins())
+                v += static_cast<double>(b.value) * static_cast<double>(b.count);
+            return v;
+        };
+        return (sum(lengths.prompt) + sum(lengths.output) / 2) /
+               static_cast<double>(lengths.total.count());
     }
-    /// As a trace without arrivals, for the trace functions (kv_per_request...).
-    [[nodiscard]] Trace as_trace() const { return {"length distribution", samples, false}; }
 };
 
 // ---- Overflow probability
@@ -154,23 +156,21 @@ struct SizeHistogram {
     double mean = 0;      ///< in units of scale
     double variance = 0;  ///< in units of scale^2
 
-    [[nodiscard]] static SizeHistogram of(std::span<const Bytes> sizes) {
+    [[nodiscard]] static SizeHistogram of(const Histogram<Bytes>& sizes) {
         KVPLAN_EXPECTS(!sizes.empty());
-        std::vector<Bytes> v(sizes.begin(), sizes.end());
-        std::sort(v.begin(), v.end());
         SizeHistogram h;
-        h.scale = v.back().in(B);
-        h.count = static_cast<double>(v.size());
-        for (std::size_t i = 0; i < v.size();) {
-            std::size_t j = i;
-            while (j < v.size() && v[j] == v[i]) ++j;
-            const double x = h.scale > 0 ? v[i].in(B) / h.scale : 0.0;
-            h.values.emplace_back(x, static_cast<double>(j - i));
-            i = j;
+        h.scale = sizes.max().in(B);
+        h.count = static_cast<double>(sizes.count());
+        for (const auto& [v, n] : sizes.bins()) {
+            const double x = h.scale > 0 ? v.in(B) / h.scale : 0.0;
+            h.values.emplace_back(x, static_cast<double>(n));
         }
         for (const auto& [x, c] : h.values) h.mean += x * c / h.count;
         for (const auto& [x, c] : h.values) h.variance += (x - h.mean) * (x - h.mean) * c / h.count;
         return h;
+    }
+    [[nodiscard]] static SizeHistogram of(std::span<const Bytes> sizes) {
+        return of(histogram_of(sizes));
     }
 
     /// log E[e^(theta X)] and the tilted mean E[X e^(theta X)] / E[e^(theta X)], computed stably
@@ -190,10 +190,9 @@ struct SizeHistogram {
 /// (equally likely): exp(batch x log E[e^(theta X)] - theta x capacity) at the theta that minimises
 /// it, found by bisection on the tilted mean (the exponent is convex in theta). 1 when the mean
 /// load already reaches capacity; 0 when even batch largest sizes fit.
-[[nodiscard]] inline double chernoff_overflow_bound(std::span<const Bytes> sizes,
-                                                    std::uint64_t batch, Bytes capacity) {
+[[nodiscard]] inline double chernoff_overflow_bound(const SizeHistogram& h, std::uint64_t batch,
+                                                    Bytes capacity) {
     if (batch == 0) return 0.0;
-    const SizeHistogram h = SizeHistogram::of(sizes);
     if (h.scale == 0) return 0.0;
     const double b = static_cast<double>(batch);
     const double a = capacity.in(B) / h.scale / b;  // capacity per request, in units of the largest
@@ -212,12 +211,23 @@ struct SizeHistogram {
     return std::min(1.0, std::exp(exponent));
 }
 
+[[nodiscard]] inline double chernoff_overflow_bound(const Histogram<Bytes>& sizes,
+                                                    std::uint64_t batch, Bytes capacity) {
+    if (batch == 0) return 0.0;
+    return chernoff_overflow_bound(SizeHistogram::of(sizes), batch, capacity);
+}
+
+[[nodiscard]] inline double chernoff_overflow_bound(std::span<const Bytes> sizes,
+                                                    std::uint64_t batch, Bytes capacity) {
+    if (batch == 0) return 0.0;
+    return chernoff_overflow_bound(SizeHistogram::of(sizes), batch, capacity);
+}
+
 /// The normal (central limit) estimate of the same probability: 1 - Phi((capacity - B mean) /
 /// (sd sqrt(B))). Not a bound; it understates right-skewed tails. For comparison only.
-[[nodiscard]] inline double normal_overflow_estimate(std::span<const Bytes> sizes,
-                                                     std::uint64_t batch, Bytes capacity) {
+[[nodiscard]] inline double normal_overflow_estimate(const SizeHistogram& h, std::uint64_t batch,
+                                                     Bytes capacity) {
     if (batch == 0) return 0.0;
-    const SizeHistogram h = SizeHistogram::of(sizes);
     if (h.scale == 0) return 0.0;
     const double b = static_cast<double>(batch);
     const double margin = capacity.in(B) / h.scale - b * h.mean;
@@ -225,14 +235,27 @@ struct SizeHistogram {
     return 0.5 * std::erfc(margin / std::sqrt(2.0 * b * h.variance));
 }
 
+[[nodiscard]] inline double normal_overflow_estimate(const Histogram<Bytes>& sizes,
+                                                     std::uint64_t batch, Bytes capacity) {
+    if (batch == 0) return 0.0;
+    return normal_overflow_estimate(SizeHistogram::of(sizes), batch, capacity);
+}
+
+[[nodiscard]] inline double normal_overflow_estimate(std::span<const Bytes> sizes,
+                                                     std::uint64_t batch, Bytes capacity) {
+    if (batch == 0) return 0.0;
+    return normal_overflow_estimate(SizeHistogram::of(sizes), batch, capacity);
+}
+
 /// The largest batch whose Chernoff bound on overflowing `capacity` is at most `epsilon` (0 when
 /// not even one request meets it). The bound grows with the batch, so the search bisects.
-[[nodiscard]] inline std::uint64_t largest_batch_within(std::span<const Bytes> sizes,
+[[nodiscard]] inline std::uint64_t largest_batch_within(const Histogram<Bytes>& sizes,
                                                         Bytes capacity, double epsilon) {
     KVPLAN_EXPECTS(!sizes.empty() && epsilon > 0 && epsilon < 1);
-    const Bytes smallest = *std::min_element(sizes.begin(), sizes.end());
+    const SizeHistogram h = SizeHistogram::of(sizes);
+    const Bytes smallest = sizes.min();
     const auto ok = [&](std::uint64_t b) {
-        return chernoff_overflow_bound(sizes, b, capacity) <= epsilon;
+        return chernoff_overflow_bound(h, b, capacity) <= epsilon;
     };
     if (!ok(1)) return 0;
     // Past capacity / smallest + 1 requests even the smallest sizes overflow.
@@ -244,6 +267,12 @@ struct SizeHistogram {
         (ok(mid) ? lo : hi) = mid;
     }
     return lo;
+}
+
+[[nodiscard]] inline std::uint64_t largest_batch_within(std::span<const Bytes> sizes,
+                                                        Bytes capacity, double epsilon) {
+    KVPLAN_EXPECTS(!sizes.empty());
+    return largest_batch_within(histogram_of(sizes), capacity, epsilon);
 }
 
 // ---- The plan
@@ -301,21 +330,20 @@ struct FleetPlan {
 };
 
 /// Plans replicas for `t`, with `kv_sizes` the paged KV per request on the replica's limiting rank
-/// (one per sample of the length distribution), `kv_budget` that rank's KV budget, and
+/// (counted over the length distribution), `kv_budget` that rank's KV budget, and
 /// `step_time(batch)` an estimate of one decode step at that batch (non-decreasing in the batch),
 /// such as roofline.hpp's decode bound at the distribution's mean decode context.
 template <class StepTime>
-[[nodiscard]] FleetPlan plan_fleet(const FleetTargets& t, std::span<const Bytes> kv_sizes,
+[[nodiscard]] FleetPlan plan_fleet(const FleetTargets& t, const Histogram<Bytes>& kv_sizes,
                                    double mean_output_tokens, Bytes kv_budget, StepTime step_time,
                                    const FleetOptions& o = {}) {
     KVPLAN_EXPECTS(!kv_sizes.empty() && o.tpot_efficiency > 0 && o.tpot_efficiency <= 1);
     FleetPlan p;
-    std::vector<Bytes> sorted(kv_sizes.begin(), kv_sizes.end());
-    std::sort(sorted.begin(), sorted.end());
-    p.kv_at_percentile = nearest_rank(std::span<const Bytes>{sorted}, o.size_at_percentile);
+    const SizeHistogram sizes = SizeHistogram::of(kv_sizes);
+    p.kv_at_percentile = kv_sizes.percentile(o.size_at_percentile);
     p.batch_kv_at_percentile =
         p.kv_at_percentile.is_zero() ? std::uint64_t{1} << 40 : kv_budget / p.kv_at_percentile;
-    if (o.epsilon > 0) p.batch_kv_overflow = largest_batch_within(sorted, kv_budget, o.epsilon);
+    if (o.epsilon > 0) p.batch_kv_overflow = largest_batch_within(kv_sizes, kv_budget, o.epsilon);
     p.batch_kv = p.batch_kv_overflow.value_or(p.batch_kv_at_percentile);
 
     const auto tpot_at = [&](std::uint64_t b) { return step_time(b) / o.tpot_efficiency; };
@@ -355,13 +383,22 @@ template <class StepTime>
     p.feasible = p.batch >= 1;
     if (p.feasible) {
         p.tpot_at_batch = tpot_at(p.batch);
-        p.overflow_bound = chernoff_overflow_bound(sorted, p.batch, kv_budget);
-        p.overflow_normal = normal_overflow_estimate(sorted, p.batch, kv_budget);
+        p.overflow_bound = chernoff_overflow_bound(sizes, p.batch, kv_budget);
+        p.overflow_normal = normal_overflow_estimate(sizes, p.batch, kv_budget);
         p.replicas = std::max<std::uint64_t>(
             1, static_cast<std::uint64_t>(
                    std::ceil(p.in_flight / static_cast<double>(p.batch) - 1e-9)));
     }
     return p;
+}
+
+/// As above, with one size per request (or sample).
+template <class StepTime>
+[[nodiscard]] FleetPlan plan_fleet(const FleetTargets& t, std::span<const Bytes> kv_sizes,
+                                   double mean_output_tokens, Bytes kv_budget, StepTime step_time,
+                                   const FleetOptions& o = {}) {
+    KVPLAN_EXPECTS(!kv_sizes.empty());
+    return plan_fleet(t, histogram_of(kv_sizes), mean_output_tokens, kv_budget, step_time, o);
 }
 
 }  // namespace kvplan

@@ -1,13 +1,15 @@
 # The fuzz harnesses: for each, the header it exercises and its seed inputs (globs under the
 # source tree). Shared by the libFuzzer build (tests/fuzz/CMakeLists.txt) and the replay tests
 # (tests/fuzz_replay.cmake). A harness whose header is not in the tree is skipped.
-set(KVPLAN_FUZZ_HARNESSES hf_config gpu_spec policy)
+set(KVPLAN_FUZZ_HARNESSES hf_config gpu_spec policy trace)
 set(KVPLAN_FUZZ_HEADER_hf_config include/kvplan/hf_config.hpp)
 set(KVPLAN_FUZZ_SEEDS_hf_config configs/models/*.json)
 set(KVPLAN_FUZZ_HEADER_gpu_spec include/kvplan/gpu_spec.hpp)
 set(KVPLAN_FUZZ_SEEDS_gpu_spec configs/gpus/*.json tests/data/gpu_specs/*.json)
 set(KVPLAN_FUZZ_HEADER_policy include/kvplan/policy.hpp)
 set(KVPLAN_FUZZ_SEEDS_policy examples/ci/*.json tests/data/cli/policy*.json)
+set(KVPLAN_FUZZ_HEADER_trace include/kvplan/trace/reading.hpp)
+set(KVPLAN_FUZZ_SEEDS_trace tests/data/traces/*.csv tests/data/traces/*.jsonl)
 
 # kvplan_fuzz_harnesses(<out-var>): the harnesses whose header and source exist.
 function(kvplan_fuzz_harnesses out)

@@ -86,8 +86,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     else if (engine.engine == Engine::vllm)
         fo.max_batch = vllm_batch_defaults(g.spec).max_num_seqs;
 
-    const Trace as_trace = dist.as_trace();
-    const TraceLengths len = trace_lengths(as_trace);
+    const TraceLengths len = trace_lengths(dist.lengths);
     const double mean_output = dist.mean_output();
     const std::uint64_t decode_context = std::max<std::uint64_t>(
         1, static_cast<std::uint64_t>(std::llround(dist.mean_decode_context())));
@@ -106,8 +105,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     std::uint32_t limiting = 0;
     Bytes budget{};
     for (std::uint32_t st = 0; st < layout.pp(); ++st) {
-        const std::vector<Bytes> sizes =
-            kv_per_request(as_trace, m, kv, engine.block_size, layout.stage(st));
+        const Histogram<Bytes> sizes =
+            kv_histogram(dist.lengths.total, m, kv, engine.block_size, layout.stage(st));
         const Bytes b = stage_kv_budget(r, layout, st, engine);
         FleetPlan p = plan_fleet(targets, sizes, mean_output, b, step, fo);
         if (!plan || p.batch < plan->batch) {

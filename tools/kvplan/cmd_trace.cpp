@@ -60,7 +60,9 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
     const Layout layout = make_layout(m, li);
     const Trace t = load_trace(tf.file, topt);
-    const TraceLengths len = trace_lengths(t);
+    // Counted per length once: every distribution below is computed per distinct length.
+    const LengthCounts counts = length_counts(t);
+    const TraceLengths len = trace_lengths(counts);
     const std::uint64_t max_model_len = mml_flag ? *mml_flag
                                         : m.config().max_position_embeddings != 0
                                             ? m.config().max_position_embeddings
@@ -69,9 +71,9 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     // The stage whose GPUs hold the most for the trace's long requests.
     const std::uint32_t busiest = busiest_stage(m, kv, layout, len.total.p99);
     const Shard rank = layout.stage(busiest);
-    const KvDistribution whole = kv_distribution(t, m, kv, block);
-    const KvDistribution per_gpu = kv_distribution(t, m, kv, block, rank);
-    const TraceWaste waste = trace_waste(t, m, kv, max_model_len, block, rank);
+    const KvDistribution whole = kv_distribution(counts.total, m, kv, block);
+    const KvDistribution per_gpu = kv_distribution(counts.total, m, kv, block, rank);
+    const TraceWaste waste = trace_waste(counts.total, m, kv, max_model_len, block, rank);
     const ServiceTimes times{ttft, tpot};
 
     Report rep;
@@ -156,8 +158,9 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
             "{} request{} longer than max_model_len ({} tokens) left out of the waste sums",
             waste.over_max_len, waste.over_max_len == 1 ? "" : "s", grouped(max_model_len)));
 
-    const std::vector<Bytes> held = kv_per_request(t, m, kv, block, rank);
-    const auto c = trace_concurrency(t, times, held);
+    // Sorted once; the replay on this replica and the search for the smallest one walk it.
+    TraceReplay replay(t, times);
+    const auto c = replay.concurrency_by_length(kv_per_length(replay, m, kv, block, rank));
     if (!c) {
         rep.notes.push_back(t.has_arrivals ? "all arrivals at one instant: no rate, no replay"
                                            : "the trace has no arrival times: no rate, no replay");
@@ -224,7 +227,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
             const auto budget_of = [&](const Replica& rr, const Layout& l, std::uint32_t st) {
                 return stage_kv_budget(rr, l, st, engine);
             };
-            const auto on = trace_on_replica(t, r, times, block, budget_of);
+            const auto on = trace_on_replica(replay, r, block, budget_of);
             if (on) {
                 rep.figures.push_back(
                     {"kv_budget_per_gpu",
@@ -248,7 +251,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                      {},
                      {"ceil(peak KV / KV budget), arrivals split evenly over replicas", {}}});
             }
-            const auto best = smallest_replica_for_trace(t, r, times, block, budget_of);
+            const auto best = smallest_replica_for_trace(replay, r, block, budget_of);
             rep.figures.push_back(
                 {"smallest_replica_for_peak",
                  "Smallest replica that holds the peak",

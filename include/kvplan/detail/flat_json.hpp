@@ -16,70 +16,89 @@
 namespace kvplan::detail {
 
 /// A JSON string starting at text[pos] == '"'; advances pos past the closing quote. Escapes are
-/// decoded except \u, which is kept as written (trace keys and values are ASCII).
-[[nodiscard]] inline std::string json_string(std::string_view text, std::size_t& pos,
-                                             std::string_view where) {
-    std::string out;
+/// decoded except \u, which is kept as written (trace keys and values are ASCII). The result views
+/// `text` when there is nothing to decode, else `buf`.
+[[nodiscard]] inline std::string_view json_string_view(std::string_view text, std::size_t& pos,
+                                                       std::string_view where, std::string& buf) {
+    const std::size_t start = pos + 1;
+    for (std::size_t i = start; i < text.size(); ++i) {
+        if (text[i] == '"') {
+            pos = i + 1;
+            return text.substr(start, i - start);
+        }
+        if (text[i] == '\\') break;
+    }
+    buf.clear();
     for (++pos; pos < text.size(); ++pos) {
         const char c = text[pos];
         if (c == '"') {
             ++pos;
-            return out;
+            return buf;
         }
         if (c == '\\' && pos + 1 < text.size()) {
             const char e = text[++pos];
             switch (e) {
                 case 'n':
-                    out.push_back('\n');
+                    buf.push_back('\n');
                     break;
                 case 't':
-                    out.push_back('\t');
+                    buf.push_back('\t');
                     break;
                 case 'r':
-                    out.push_back('\r');
+                    buf.push_back('\r');
                     break;
                 case 'b':
-                    out.push_back('\b');
+                    buf.push_back('\b');
                     break;
                 case 'f':
-                    out.push_back('\f');
+                    buf.push_back('\f');
                     break;
                 case 'u':
-                    out.append("\\u");
+                    buf.append("\\u");
                     break;
                 default:
-                    out.push_back(e);
+                    buf.push_back(e);
             }
         } else {
-            out.push_back(c);
+            buf.push_back(c);
         }
     }
     throw_field_error<InvalidInput>(where, "JSON", "a closing '\"'", "end of text");
+}
+
+/// As json_string_view, into a string of its own.
+[[nodiscard]] inline std::string json_string(std::string_view text, std::size_t& pos,
+                                             std::string_view where) {
+    std::string buf;
+    return std::string(json_string_view(text, pos, where, buf));
 }
 
 inline void json_skip_space(std::string_view text, std::size_t& pos) {
     while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
 }
 
-/// Skips one JSON value of any kind at pos, returning its text (strings decoded).
-inline std::string json_value(std::string_view text, std::size_t& pos, std::string_view where) {
+/// Skips one JSON value of any kind at pos, returning its text (strings decoded, into `buf` when
+/// they hold escapes; anything else as written in `text`).
+[[nodiscard]] inline std::string_view json_value_view(std::string_view text, std::size_t& pos,
+                                                      std::string_view where, std::string& buf) {
     json_skip_space(text, pos);
     if (pos >= text.size())
         throw_field_error<InvalidInput>(where, "JSON", "a value", "end of text");
-    if (text[pos] == '"') return json_string(text, pos, where);
+    if (text[pos] == '"') return json_string_view(text, pos, where, buf);
     if (text[pos] == '{' || text[pos] == '[') {
         int depth = 0;
         const std::size_t start = pos;
+        std::string skipped;
         while (pos < text.size()) {
             const char c = text[pos];
             if (c == '"') {
-                (void)json_string(text, pos, where);
+                (void)json_string_view(text, pos, where, skipped);
                 continue;
             }
             if (c == '{' || c == '[') ++depth;
             if (c == '}' || c == ']') --depth;
             ++pos;
-            if (depth == 0) return std::string(text.substr(start, pos - start));
+            if (depth == 0) return text.substr(start, pos - start);
         }
         throw_field_error<InvalidInput>(where, "JSON", "a closed object or array", "end of text");
     }
@@ -89,15 +108,23 @@ inline std::string json_value(std::string_view text, std::size_t& pos, std::stri
         ++pos;
     if (pos == start)
         throw_field_error<InvalidInput>(where, "JSON", "a value", quoted(text.substr(pos, 1)));
-    return std::string(text.substr(start, pos - start));
+    return text.substr(start, pos - start);
 }
 
-/// The top-level fields of the JSON object that is the whole of `text`, in order: (key, value)
-/// with string values decoded and other values as written ("null", "12", "[1, 2]"). Throws
-/// InvalidInput naming `where` when `text` is not one object.
-[[nodiscard]] inline std::vector<std::pair<std::string, std::string>> flat_json_object(
-    std::string_view text, std::string_view where) {
-    std::vector<std::pair<std::string, std::string>> fields;
+/// As json_value_view, into a string of its own.
+inline std::string json_value(std::string_view text, std::size_t& pos, std::string_view where) {
+    std::string buf;
+    return std::string(json_value_view(text, pos, where, buf));
+}
+
+/// Calls on_field(key, value) for each top-level field of the JSON object that is the whole of
+/// `text`, in order, with string values decoded and other values as written ("null", "12",
+/// "[1, 2]"). The views last until on_field returns. Throws InvalidInput naming `where` when
+/// `text` is not one object. Allocates only for strings with escapes.
+template <class OnField>
+inline void for_each_flat_json_field(std::string_view text, std::string_view where,
+                                     OnField&& on_field) {
+    std::string key_buf, value_buf;
     std::size_t p = 0;
     json_skip_space(text, p);
     if (p >= text.size() || text[p] != '{')
@@ -112,14 +139,14 @@ inline std::string json_value(std::string_view text, std::size_t& pos, std::stri
             if (p >= text.size() || text[p] != '"')
                 throw_field_error<InvalidInput>(where, "JSON", "a quoted key",
                                                 quoted(text.substr(p)));
-            std::string key = json_string(text, p, where);
+            const std::string_view key = json_string_view(text, p, where, key_buf);
             json_skip_space(text, p);
             if (p >= text.size() || text[p] != ':')
                 throw_field_error<InvalidInput>(where, "JSON", "':' after a key",
                                                 quoted(text.substr(p)));
             ++p;
-            std::string value = json_value(text, p, where);
-            fields.emplace_back(std::move(key), std::move(value));
+            const std::string_view value = json_value_view(text, p, where, value_buf);
+            on_field(key, value);
             json_skip_space(text, p);
             if (p < text.size() && text[p] == ',') {
                 ++p;
@@ -136,6 +163,17 @@ inline std::string json_value(std::string_view text, std::size_t& pos, std::stri
     if (p != text.size())
         throw_field_error<InvalidInput>(where, "JSON", "the end after the object",
                                         quoted(text.substr(p)));
+}
+
+/// The top-level fields of the JSON object that is the whole of `text`, in order: (key, value)
+/// with string values decoded and other values as written ("null", "12", "[1, 2]"). Throws
+/// InvalidInput naming `where` when `text` is not one object.
+[[nodiscard]] inline std::vector<std::pair<std::string, std::string>> flat_json_object(
+    std::string_view text, std::string_view where) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    for_each_flat_json_field(text, where, [&](std::string_view key, std::string_view value) {
+        fields.emplace_back(std::string(key), std::string(value));
+    });
     return fields;
 }
 

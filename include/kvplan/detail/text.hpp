@@ -60,7 +60,8 @@ namespace kvplan::detail {
 [[nodiscard]] inline std::optional<std::uint64_t> parse_token_count(std::string_view s) noexcept {
     if (auto v = parse_u64(s)) return v;
     const auto d = parse_double(s);
-    if (!d || *d < 0 || *d != static_cast<double>(static_cast<std::uint64_t>(*d)) || *d > 9.0e15)
+    // The range first: converting a double past 2^64 to an integer is undefined.
+    if (!d || *d < 0 || *d > 9.0e15 || *d != static_cast<double>(static_cast<std::uint64_t>(*d)))
         return std::nullopt;
     return static_cast<std::uint64_t>(*d);
 }
