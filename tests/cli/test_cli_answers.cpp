@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -225,4 +227,49 @@ TEST_CASE("fit, compare, plan and check give the same figures for the same repli
                         run_kvplan("check --policy " + policy + " --format json").out);
                     CHECK(k["requirements"][0]["measured"] == f["max_concurrency"]);
                 }
+}
+
+namespace {
+
+/// Whether `s` is well-formed UTF-8.
+bool valid_utf8(const std::string& s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (n == 0 || i + n > s.size()) return false;
+        for (std::size_t k = 1; k < n; ++k)
+            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+        i += n;
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("every failure is one line and exit 3, and everything printed is valid UTF-8",
+          "[cli][answers]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(KVPLAN_TEST_BINARY_DIR) / "utf8";
+    fs::create_directories(dir);
+    // A model folder whose name is not UTF-8 (bytes 0xFF 0xFE): it used to abort (exit 134).
+    const fs::path folder = dir / std::string("model\xff\xfe");
+    fs::create_directories(folder);
+    fs::copy_file(fs::path(KVPLAN_SOURCE_DIR) / "configs/models/llama-3-8b.json",
+                  folder / "config.json", fs::copy_options::overwrite_existing);
+    const CliRun r = run_kvplan("size --model '" + folder.string() + "' --context 8k --format json");
+    CHECK(r.code == 0);
+    CHECK(valid_utf8(r.out));
+    // The name's bytes are escaped, not dropped: \xFF\xFE.
+    CHECK(json::parse(r.out)["inputs"]["model"].get<std::string>().find("\\xFF\\xFE") !=
+          std::string::npos);
+    // An invalid JSON file starting with a byte-order mark and a stray byte.
+    const fs::path bad = dir / "bom.json";
+    {
+        std::ofstream out(bad, std::ios::binary);
+        out << "\xef\xbb\xbf{\"num_hidden_layers\": \xc3}";
+    }
+    const CliRun e = run_kvplan("size --model '" + bad.string() + "' --context 8k");
+    CHECK(e.code == 3);
+    CHECK(valid_utf8(e.err));
+    CHECK(std::count(e.err.begin(), e.err.end(), '\n') == 1);
 }

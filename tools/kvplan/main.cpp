@@ -17,6 +17,7 @@
 
 #include "commands.hpp"
 #include "context.hpp"
+#include "report.hpp"
 
 namespace {
 
@@ -127,6 +128,11 @@ int main(int argc, char** argv) {
     register_fleet(app, ctx);
     register_calibrate(app, ctx);
 
+    // Every failure is one line on stderr, valid UTF-8, and a documented exit code.
+    const auto fail = [](std::string_view kind, std::string_view what, int code) {
+        std::cerr << "kvplan: " << kind << ": " << utf8_escaped(what) << "\n";
+        return code;
+    };
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -136,20 +142,20 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        if (const auto unknown = explain_unknown(app, argc, argv)) {
-            std::cerr << "kvplan: error: " << *unknown << "\n";
-        } else {
-            std::cerr << "kvplan: error: " << with_nearest_member(e.what())
-                      << " (see kvplan --help)\n";
-        }
-        return exit_usage;
+        if (const auto unknown = explain_unknown(app, argc, argv))
+            return fail("error", *unknown, exit_usage);
+        return fail("error", with_nearest_member(e.what()) + " (see kvplan --help)", exit_usage);
     } catch (const UsageError& e) {
-        std::cerr << "kvplan: error: " << e.what() << "\n";
-        return exit_usage;
+        return fail("error", e.what(), exit_usage);
     } catch (const kvplan::Error& e) {
         // Bad data: the message names the file (or model), the field, the expected and the found.
-        std::cerr << "kvplan: invalid input: " << e.what() << "\n";
-        return exit_invalid_input;
+        return fail("invalid input", e.what(), exit_invalid_input);
+    } catch (const std::exception& e) {
+        // Anything else the input provoked (a file name the system cannot convert, a failed
+        // write): still one line and exit 3, never an abort.
+        return fail("invalid input", e.what(), exit_invalid_input);
+    } catch (...) {
+        return fail("invalid input", "an unexpected failure", exit_invalid_input);
     }
     std::cout.flush();
     return ctx.exit_code;

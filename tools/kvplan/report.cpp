@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <sstream>
 
 #include <kvplan/format.hpp>
 #include <kvplan/version.hpp>
@@ -195,6 +196,23 @@ Json table_json(const Table& t) {
     return rows;
 }
 
+/// `j` with every string and key made valid UTF-8 (utf8_escaped), so that bytes read from a file
+/// reach the output escaped as \xNN rather than refused or replaced.
+Json escaped(const Json& j) {
+    if (j.is_string()) return utf8_escaped(j.get_ref<const std::string&>());
+    if (j.is_array()) {
+        Json a = Json::array();
+        for (const Json& v : j) a.push_back(escaped(v));
+        return a;
+    }
+    if (j.is_object()) {
+        Json o = Json::object();
+        for (auto it = j.begin(); it != j.end(); ++it) o[utf8_escaped(it.key())] = escaped(*it);
+        return o;
+    }
+    return j;
+}
+
 void render_json(const Report& r, bool explain, std::ostream& out) {
     Json j = Json::object();
     j["command"] = r.command;
@@ -214,7 +232,7 @@ void render_json(const Report& r, bool explain, std::ostream& out) {
                 e[f.key] = Json{{"formula", f.explain.formula}, {"inputs", f.explain.inputs}};
         j["explain"] = std::move(e);
     }
-    out << j.dump(2) << "\n";
+    out << escaped(j).dump(2) << "\n";
 }
 
 std::string csv_field(const Json& v) {
@@ -284,12 +302,57 @@ void render_csv(const Report& r, std::ostream& out) {
 }  // namespace
 
 void render(const Report& r, Format f, bool explain, std::ostream& out) {
+    // Rendered whole, then made valid UTF-8: a name read from a file or a path may hold any bytes.
+    std::ostringstream s;
     switch (f) {
-        case Format::text: render_text(r, explain, out); break;
-        case Format::md: render_md(r, explain, out); break;
-        case Format::json: render_json(r, explain, out); break;
-        case Format::csv: render_csv(r, out); break;
+        case Format::text: render_text(r, explain, s); break;
+        case Format::md: render_md(r, explain, s); break;
+        case Format::json: render_json(r, explain, s); break;
+        case Format::csv: render_csv(r, s); break;
     }
+    out << utf8_escaped(s.str());
+}
+
+std::string utf8_escaped(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    const auto hex = [&](unsigned char c) {
+        static constexpr char digits[] = "0123456789ABCDEF";
+        out += "\\x";
+        out.push_back(digits[c >> 4]);
+        out.push_back(digits[c & 15]);
+    };
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            // Control characters but newline and tab would garble a terminal.
+            if (c < 0x20 && c != '\n' && c != '\t') hex(c);
+            else out.push_back(static_cast<char>(c));
+            ++i;
+            continue;
+        }
+        // A well-formed sequence (RFC 3629): its length from the lead byte, continuation bytes
+        // 10xxxxxx, no overlong forms, no surrogates, nothing past U+10FFFF.
+        std::size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                        : c >= 0xF0 && c <= 0xF4                      ? 4
+                                                                       : 0;
+        bool ok = n != 0 && i + n <= s.size();
+        for (std::size_t k = 1; ok && k < n; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+        if (ok && n >= 3) {
+            const auto c1 = static_cast<unsigned char>(s[i + 1]);
+            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F) &&
+                 !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 > 0x8F);
+        }
+        if (!ok) {
+            hex(c);
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
 }
 
 }  // namespace kvplan::cli

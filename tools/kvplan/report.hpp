@@ -93,4 +93,8 @@ void render(const Report& r, Format f, bool explain, std::ostream& out);
 
 [[nodiscard]] Format parse_format(std::string_view s);
 
+/// `s` as valid UTF-8: every byte that is not part of a well-formed sequence, and every control
+/// character but newline and tab, written as \xNN.
+[[nodiscard]] std::string utf8_escaped(std::string_view s);
+
 }  // namespace kvplan::cli
