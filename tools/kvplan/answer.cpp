@@ -139,9 +139,11 @@ std::string weights_phrase(const ReplicaAnswer& a) {
         case WeightSource::checkpoint:
             return fmt::format("weights {} (the checkpoint's, {})", w,
                                a.replica.model.config().checkpoint.source);
-        case WeightSource::assumed:
+        case WeightSource::assumed: {
+            const std::string why = a.replica.model.config().checkpoint.source;
             return fmt::format("weights {} (assumed: {})", w,
-                               a.replica.model.config().checkpoint.source);
+                               why.empty() ? "the model states no format" : why);
+        }
         case WeightSource::given: return fmt::format("weights {} (--weight-dtype)", w);
     }
     return w;
@@ -349,6 +351,10 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              {"the roofline lower bound (kvplan roofline) at the load each replica carries", {}}});
 }
 
+void append_model_notes(Report& rep, const ResolvedModel& m) {
+    for (const std::string& n : m.notes) rep.notes.push_back(display_name(m) + ": " + n);
+}
+
 void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
     if (a.replicas > 1)
         rep.notes.push_back(fmt::format(
@@ -370,9 +376,11 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
             "{} tokens pass the model's limit of {} ({}); served as --allow-long-context asks, "
             "though the model was not trained for it",
             grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field));
-    if (a.weight_source == WeightSource::assumed)
-        rep.notes.push_back(fmt::format("weights sized as bf16: {}; --weight-dtype sets them",
-                                        a.replica.model.config().checkpoint.source));
+    if (a.weight_source == WeightSource::assumed) {
+        const std::string why = a.replica.model.config().checkpoint.source;
+        rep.notes.push_back(fmt::format("weights sized as bf16 ({}); --weight-dtype sets them",
+                                        why.empty() ? "the model states no format" : why));
+    }
     if (!a.kv_given && !a.memory().outside_fits)
         rep.notes.push_back("the terms outside the engine's fraction do not fit in what it leaves: "
                             "lower the fraction");

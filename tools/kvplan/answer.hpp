@@ -35,6 +35,9 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
 /// admits, the cap, the limit, an unmodelled checkpoint format.
 void append_answer_notes(Report& rep, const ReplicaAnswer& a);
 
+/// What the import of the model assumed (a model_type it fell back from, layers left out...).
+void append_model_notes(Report& rep, const ResolvedModel& m);
+
 /// The name of a refusal, for JSON ("context_limit", ...; "none" when it starts).
 [[nodiscard]] const char* refusal_key(Refusal r) noexcept;
 

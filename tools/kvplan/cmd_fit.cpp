@@ -56,6 +56,7 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
                   {"context_tokens", cell_count(a.demand.context, "tokens")},
                   {"concurrency", cell_count(a.demand.concurrency, "sequences")}};
     append_answer_figures(rep, a, in);
+    append_model_notes(rep, in.model);
     append_answer_notes(rep, a);
     if (profile)
         rep.notes.push_back(fmt::format(
@@ -78,7 +79,6 @@ void register_fit(CLI::App& app, Context& ctx) {
     add_options(*sub, *o,
                 opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
                     opt_output);
-    sub->get_option("--model")->required();
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");

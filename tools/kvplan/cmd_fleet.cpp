@@ -74,7 +74,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         dist_source =
             fmt::format("prompt {} / output {} tokens", ff.prompt_tokens, ff.output_tokens);
     }
-    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
     const Model& m = rm.get();
     const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
@@ -223,7 +223,6 @@ void register_fleet(CLI::App& app, Context& ctx) {
         "Replicas for a request rate under TTFT/TPOT targets: batch per replica, binding "
         "constraint, replicas");
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
-    sub->get_option("--model")->required();
     sub->add_option("--rate", ff->rate, "Requests arriving per second")->required();
     sub->add_option("--tpot-ms", ff->tpot_ms, "Time per output token target, in ms")->required();
     sub->add_option("--ttft-ms", ff->ttft_ms,

@@ -84,7 +84,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
     const std::optional<std::uint64_t> context_flag =
         o.context.empty() ? std::nullopt : std::optional(parse_tokens(o.context, "--context"));
-    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const std::uint64_t context =
         context_flag ? *context_flag : context_limit(rm.get().config()).tokens;
     std::vector<ResolvedGpu> gpus;
@@ -125,6 +125,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                   {"concurrency", cell_count(concurrency, "sequences")},
                   {"engine", cell_text(std::string(name(serving.engine)))},
                   {"max_gpus", cell_count(max_gpus, "")}};
+    append_model_notes(rep, rm);
     rep.figures.push_back({"found", "found", cell_bool(!p.fits.empty()), {}, {}, false});
     rep.figures.push_back(
         {"layouts_searched", "layouts searched", cell_count(p.searched, ""), {}, {}, false});
@@ -193,7 +194,6 @@ void register_plan(CLI::App& app, Context& ctx) {
     sub->add_option("--rank", o->rank,
                     "gpus: fewest GPUs first; fastest: the lowest decode bound first")
         ->capture_default_str();
-    sub->get_option("--model")->required();
     sub->callback([o, &ctx] { run_plan(*o, ctx); });
 }
 

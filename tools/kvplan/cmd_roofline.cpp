@@ -111,6 +111,7 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                                             grouped(p.batch));
         append_roofline_figures(rep, p, in, r, ro);
     }
+    append_model_notes(rep, in.model);
     rep.tables.push_back(roofline_table(points));
     rep.tables.back().in_text = points.size() > 1;
     rep.csv_table = 0;
@@ -251,7 +252,6 @@ void register_roofline(CLI::App& app, Context& ctx) {
                     "Sequences decoding at once, comma list to sweep (1,8,32)");
     sub->add_option("--compute-dtype", o->compute_dtype,
                     "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default bf16)");
-    sub->get_option("--model")->required();
     sub->add_option("--plot", o->plot,
                     "Write the TPOT bound against batch (with the memory and compute lines) as an "
                     "SVG chart, at the first --context, the first --batch marked");

@@ -91,7 +91,7 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx) {
     ReplicaFlags flags = parse_replica_flags(o);
     if (o.gpu.empty() && !flags.serving.kv_memory_per_gpu)
         usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
-    ResolvedModel model = resolve_model(o.model, ctx, "--model", flags.import);
+    ResolvedModel model = resolve_model_flags(o, ctx, flags.import);
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
     const std::uint64_t context =
         flags.context ? *flags.context : context_limit(model.get().config()).tokens;

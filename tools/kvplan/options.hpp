@@ -11,8 +11,25 @@ class App;
 
 namespace kvplan::cli {
 
+/// A model given by its sizes on the command line, as web KV calculators take them (no file).
+struct InlineModel {
+    std::string layers, hidden_size, heads, kv_heads, head_dim, vocab, intermediate_size, experts,
+        experts_per_token, expert_intermediate_size, window, max_position_embeddings;
+
+    /// Whether any of the flags was given.
+    [[nodiscard]] bool given() const {
+        for (const std::string* s : {&layers, &hidden_size, &heads, &kv_heads, &head_dim, &vocab,
+                                     &intermediate_size, &experts, &experts_per_token,
+                                     &expert_intermediate_size, &window, &max_position_embeddings})
+            if (!s->empty()) return true;
+        return false;
+    }
+};
+
 struct CommonOptions {
     std::string model;  ///< a bundled id, or a path to a config.json or a folder holding one
+    std::string model_type;     ///< import the config as this transformers model_type
+    InlineModel inline_model;   ///< --layers, --hidden-size ...: a model with no file
     std::string gpu;    ///< a bundled id or alias, or a path to a spec JSON
     std::string gpus;   ///< GPUs in the replica; default tp x pp
     std::string tp;  ///< empty: 1
