@@ -169,3 +169,83 @@ TEST_CASE("the replica search ranks replicas whose figures are evaluate()'s own"
     // holds 64 sequences in at most two GPUs.
     CHECK(best.answer.replica.gpus() <= 2);
 }
+
+TEST_CASE("speculative decoding: the drafter's layers keep KV in the model's cache",
+          "[evaluate][speculation]") {
+    // Llama-3-8B: 32 layers x 2 x 8 KV heads x 128 x 2 B = 131,072 B per token. An EAGLE head is
+    // one more decoder layer of the same shape: +4,096 B per token, and its weights: q and o
+    // 4,096^2 each, k and v 4,096 x 1,024 each, MLP 3 x 4,096 x 14,336, two norms of 4,096 =
+    // 218,112,000 parameters = 436,224,000 B in bf16, on the one GPU.
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    const ReplicaAnswer plain = evaluate(d, {.context = 8192, .concurrency = 64});
+    d.serving.speculation = {.method = DraftMethod::eagle, .tokens = 3};
+    const ReplicaAnswer eagle = evaluate(d, {.context = 8192, .concurrency = 64});
+    CHECK(plain.kv_per_token.count() == 131'072);
+    CHECK(eagle.kv_per_token.count() == 135'168);
+    CHECK(eagle.drafter_layers == 1);
+    CHECK(eagle.drafter_kv_per_token.count() == 4'096);
+    CHECK((eagle.weights_per_gpu - plain.weights_per_gpu).count() == 436'224'000);
+    // Less memory and more bytes per block: never more sequences.
+    CHECK(eagle.kv_budget < plain.kv_budget);
+    CHECK(eagle.max_concurrency <= plain.max_concurrency);
+    // The decode bound is the model's own step (acceptance is not modelled).
+    REQUIRE(plain.decode);
+    REQUIRE(eagle.decode);
+    CHECK(eagle.decode->tpot == plain.decode->tpot);
+    // n-gram speculation has no drafter: the same figures as without.
+    d.serving.speculation = {.method = DraftMethod::ngram, .tokens = 3};
+    const ReplicaAnswer ngram = evaluate(d, {.context = 8192, .concurrency = 64});
+    CHECK(ngram.kv_per_token == plain.kv_per_token);
+    CHECK(ngram.max_concurrency == plain.max_concurrency);
+}
+
+TEST_CASE("speculative decoding: DeepSeek-V3's MTP layer, on the last pipeline stage",
+          "[evaluate][speculation]") {
+    // config.json: num_nextn_predict_layers 1. An MLA layer caches (512 + 64) x 2 B = 1,152 B per
+    // token: 61 layers hold 70,272 B, with the MTP layer 71,424 B.
+    Deployment d = deployment("deepseek-v3", "h200", 8, 2);
+    CHECK(d.model.config().mtp_layers == 1);
+    d.serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};
+    const ReplicaAnswer a = evaluate(d, {.context = 32'768, .concurrency = 16});
+    CHECK(a.kv_per_token.count() == 71'424);
+    CHECK(a.drafter_layers == 1);
+    // pp 2 splits the 61 layers 30 / 31 (vLLM's get_pp_indices gives the remainder to the last
+    // stage); the MTP layer joins the last: 32 layers there, their latent replicated over tp.
+    CHECK(a.replica.parallel.stage_layers[0] == 30);
+    CHECK(a.replica.parallel.stage_layers[1] == 32);
+    CHECK(a.kv_per_token_per_gpu.count() == 32 * 1'152);
+    // A model with no MTP layers cannot draft with them.
+    Deployment llama = deployment("llama-3-8b", "h100-sxm");
+    llama.serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};
+    CHECK_THROWS_AS(evaluate(llama, {.context = 8192}), InvalidInput);
+    // A drafter with no tokens to draft is refused, as vLLM refuses it.
+    llama.serving.speculation = {.method = DraftMethod::eagle, .tokens = 0};
+    CHECK_THROWS_AS(evaluate(llama, {.context = 8192}), InvalidInput);
+    // Speculation is modelled for vLLM only.
+    llama.serving.speculation = {.method = DraftMethod::eagle, .tokens = 2};
+    llama.serving.engine = Engine::sglang;
+    CHECK_THROWS_AS(evaluate(llama, {.context = 8192}), InvalidInput);
+}
+
+TEST_CASE("speculative decoding: a separate draft model brings its layers and its weights",
+          "[evaluate][speculation]") {
+    // Llama-3-70B at tp 4 x pp 2, drafted by Llama-3.1-8B. KV per token: 327,680 + 131,072 =
+    // 458,752 B. The draft model runs at the model's tp on the last stage: its 16,060,522,496 B
+    // split four ways, the 532,480 B of norms (32 layers x 2 x 4,096 + 4,096, x 2 B) replicated:
+    // (16,060,522,496 - 532,480) / 4 + 532,480 = 4,015,529,984 B more on the last stage's GPUs.
+    Deployment d = deployment("llama-3-70b", "h100-sxm", 4, 2);
+    const ReplicaAnswer plain = evaluate(d, {.context = 8192, .concurrency = 64});
+    d.serving.speculation = {
+        .method = DraftMethod::draft_model, .tokens = 4, .draft_model = bundled("llama-3.1-8b")};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 64});
+    CHECK(a.kv_per_token.count() == 458'752);
+    CHECK(a.drafter_layers == 32);
+    CHECK(a.drafter_weights.count() == 16'060'522'496ULL);
+    CHECK(a.weights.total() == plain.weights.total() + a.drafter_weights);
+    CHECK((a.report.stage_memory()[1].weights - plain.report.stage_memory()[1].weights).count() == 4'015'529'984ULL);
+    CHECK(a.report.stage_memory()[0].weights == plain.report.stage_memory()[0].weights);
+    CHECK(a.max_concurrency < plain.max_concurrency);
+    // Without a draft model there is nothing to draft with.
+    d.serving.speculation.draft_model.reset();
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+}
