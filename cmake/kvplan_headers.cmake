@@ -55,6 +55,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/deployment.hpp
   kvplan/plan/evaluate.hpp
   kvplan/plan/search.hpp
+  kvplan/plan/speculation.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp

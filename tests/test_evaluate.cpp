@@ -203,17 +203,23 @@ TEST_CASE("speculative decoding: DeepSeek-V3's MTP layer, on the last pipeline s
           "[evaluate][speculation]") {
     // config.json: num_nextn_predict_layers 1. An MLA layer caches (512 + 64) x 2 B = 1,152 B per
     // token: 61 layers hold 70,272 B, with the MTP layer 71,424 B.
-    Deployment d = deployment("deepseek-v3", "h200", 8, 2);
+    Deployment d = deployment("deepseek-v3", "h200-sxm", 8, 2);
     CHECK(d.model.config().mtp_layers == 1);
     d.serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};
     const ReplicaAnswer a = evaluate(d, {.context = 32'768, .concurrency = 16});
     CHECK(a.kv_per_token.count() == 71'424);
     CHECK(a.drafter_layers == 1);
-    // pp 2 splits the 61 layers 30 / 31 (vLLM's get_pp_indices gives the remainder to the last
-    // stage); the MTP layer joins the last: 32 layers there, their latent replicated over tp.
-    CHECK(a.replica.parallel.stage_layers[0] == 30);
-    CHECK(a.replica.parallel.stage_layers[1] == 32);
-    CHECK(a.kv_per_token_per_gpu.count() == 32 * 1'152);
+    // pp 2 splits the 61 layers 31 / 30 (vLLM's get_pp_indices in vllm/distributed/utils.py hands
+    // the remainder to the stages before the last, which also holds the LM head); the drafter runs
+    // on the last stage (gpu_model_runner.py builds it only where is_last_rank): 31 / 31 layers,
+    // each stage's latent replicated over tp, so 31 x 1,152 = 35,712 B per token on a GPU.
+    Deployment target = d;
+    target.serving.speculation = {};
+    const ReplicaAnswer plain = evaluate(target, {.context = 32'768, .concurrency = 16});
+    CHECK(plain.kv_per_token_per_gpu.count() == 31 * 1'152);  // the first stage's 31 layers
+    CHECK(a.replica.parallel.stage_layers[0] == 31);
+    CHECK(a.replica.parallel.stage_layers[1] == 31);
+    CHECK(a.kv_per_token_per_gpu.count() == 31 * 1'152);
     // A model with no MTP layers cannot draft with them.
     Deployment llama = deployment("llama-3-8b", "h100-sxm");
     llama.serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};

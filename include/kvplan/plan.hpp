@@ -6,3 +6,4 @@
 #include "plan/deployment.hpp"
 #include "plan/evaluate.hpp"
 #include "plan/search.hpp"
+#include "plan/speculation.hpp"

@@ -336,6 +336,12 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              {"the longest length whose one request fits the usable blocks "
               "(_estimate_max_model_len_from_groups)",
               {}}});
+    rep.figures.push_back({"drafter_layers", "speculative drafter layers",
+                           cell_count(a.drafter_layers, "layers"), {},
+                           {"layers a speculative drafter adds to the KV cache", {}}, false});
+    rep.figures.push_back({"drafter_kv_bytes_per_token", "drafter KV per token",
+                           cell(a.drafter_kv_per_token), cell_exact(a.drafter_kv_per_token),
+                           {"the drafter layers' KV per token, whole model", {}}, false});
     rep.figures.push_back({"context_limit_tokens", "context limit",
                            cell_count(a.limit.tokens, "tokens"), {},
                            {"the least of the config's length keys, rope scaling applied "
@@ -376,6 +382,23 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
             "{} tokens pass the model's limit of {} ({}); served as --allow-long-context asks, "
             "though the model was not trained for it",
             grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field));
+    if (const DraftMethod method = a.serving.draft_method; method != DraftMethod::none) {
+        const std::uint32_t tokens = a.serving.speculative_tokens;
+        if (a.drafter_layers == 0)
+            rep.notes.push_back(fmt::format(
+                "speculative decoding ({}): no drafter, no KV of its own", name(method)));
+        else
+            rep.notes.push_back(fmt::format(
+                "speculative decoding ({}, {} drafted per step): the drafter ({}) keeps its KV "
+                "in the model's cache (+{} B per token) and its weights on the last stage{}; the "
+                "decode bound is the model's own step, as acceptance is not modelled",
+                name(method), plural(tokens, "token", "tokens"),
+                plural(a.drafter_layers, "layer", "layers"),
+                grouped(a.drafter_kv_per_token.count()),
+                a.drafter_weights.is_zero()
+                    ? ""
+                    : fmt::format(" ({} for the draft model)", a.drafter_weights)));
+    }
     if (a.weight_source == WeightSource::assumed) {
         const std::string why = a.replica.model.config().checkpoint.source;
         rep.notes.push_back(fmt::format("weights sized as bf16 ({}); --weight-dtype sets them",

@@ -29,6 +29,51 @@ std::optional<WeightOptions> parse_weights(const CommonOptions& o) {
     return w;
 }
 
+Speculation parse_speculation(const CommonOptions& o, Engine engine) {
+    Speculation sp;
+    if (o.speculative_method.empty()) {
+        if (!o.num_speculative_tokens.empty())
+            usage_error("--num-speculative-tokens", "--speculative-method as well", "none given");
+        if (!o.draft_model.empty())
+            usage_error("--draft-model", "--speculative-method draft_model as well", "none given");
+        return sp;
+    }
+    const auto m = parse_draft_method(o.speculative_method);
+    if (!m)
+        throw UsageError(
+            "--speculative-method: expected none, ngram, eagle, eagle3, mtp or draft_model, "
+            "found '" +
+            o.speculative_method + "'" +
+            detail::did_you_mean(o.speculative_method,
+                                 {"none", "ngram", "eagle", "eagle3", "mtp", "draft_model"}));
+    sp.method = *m;
+    if (sp.method != DraftMethod::none && (engine == Engine::sglang || engine == Engine::trtllm))
+        usage_error("--speculative-method",
+                    "--engine vllm or ideal (speculative decoding is modelled as vLLM allocates "
+                    "for it)",
+                    std::string(name(engine)));
+    if (sp.method == DraftMethod::draft_model) {
+        if (o.draft_model.empty())
+            usage_error("--draft-model", "a draft model with --speculative-method draft_model",
+                        "none given");
+    } else if (!o.draft_model.empty()) {
+        usage_error("--draft-model", "--speculative-method draft_model", o.speculative_method);
+    }
+    const bool drafts = sp.method != DraftMethod::none;
+    if (drafts && o.num_speculative_tokens.empty())
+        usage_error("--num-speculative-tokens", "the tokens drafted per step with a drafter",
+                    "none given");
+    if (!drafts && !o.num_speculative_tokens.empty())
+        usage_error("--num-speculative-tokens", "a --speculative-method that drafts", "none");
+    if (drafts) {
+        const std::uint64_t t =
+            parse_count(o.num_speculative_tokens, "--num-speculative-tokens");
+        if (t > 64) usage_error("--num-speculative-tokens", "at most 64", o.num_speculative_tokens);
+        sp.tokens = static_cast<std::uint32_t>(t);
+    }
+    return sp;
+}
+
 Serving parse_serving(const CommonOptions& o) {
     Serving s;
     s.engine = parse_engine_flag(o.engine);
@@ -55,6 +100,7 @@ Serving parse_serving(const CommonOptions& o) {
         s.num_gpu_blocks = parse_count(o.num_gpu_blocks_override, "--num-gpu-blocks-override", 2);
     }
     s.allow_long_context = o.allow_long_context;
+    s.speculation = parse_speculation(o, s.engine);
     // A knob the engine cannot take (vLLM's block sizes) is a usage error too.
     try {
         (void)resolve_serving(s);
@@ -92,6 +138,9 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx) {
     if (o.gpu.empty() && !flags.serving.kv_memory_per_gpu)
         usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
     ResolvedModel model = resolve_model_flags(o, ctx, flags.import);
+    if (flags.serving.speculation.method == DraftMethod::draft_model)
+        flags.serving.speculation.draft_model =
+            resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
     const std::uint64_t context =
         flags.context ? *flags.context : context_limit(model.get().config()).tokens;
@@ -111,6 +160,9 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         {"--max-num-batched-tokens", !o.max_num_batched_tokens.empty()},
         {"--num-gpu-blocks-override", !o.num_gpu_blocks_override.empty()},
         {"--allow-long-context", o.allow_long_context},
+        {"--speculative-method", !o.speculative_method.empty()},
+        {"--num-speculative-tokens", !o.num_speculative_tokens.empty()},
+        {"--draft-model", !o.draft_model.empty()},
         {"--gpus", !o.gpus.empty()}};
     for (const auto& [flag, given] : budget_flags)
         if (given)

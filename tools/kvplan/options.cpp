@@ -98,6 +98,15 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
         sub.add_flag("--allow-long-context", o.allow_long_context,
                      "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                      "lets vLLM");
+        sub.add_option("--speculative-method", o.speculative_method,
+                       "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
+                       "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "
+                       "draft_model; its drafter's layers share the KV cache");
+        sub.add_option("--num-speculative-tokens", o.num_speculative_tokens,
+                       "Tokens drafted per step (vLLM's num_speculative_tokens)");
+        sub.add_option("--draft-model", o.draft_model,
+                       "The draft model of --speculative-method draft_model: a bundled id or a "
+                       "config.json");
     }
     if (groups & opt_output) {
         sub.add_option("-f,--format", o.format, "Output: text, md, json or csv")

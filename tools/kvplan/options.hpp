@@ -50,6 +50,9 @@ struct CommonOptions {
     std::string max_num_batched_tokens;  ///< tokens of one step
     std::string num_gpu_blocks_override;
     bool allow_long_context = false;     ///< contexts past the model's limit
+    std::string speculative_method;
+    std::string num_speculative_tokens;
+    std::string draft_model;
     std::string format = "text";
     bool explain = false;
 };

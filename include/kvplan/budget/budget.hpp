@@ -41,6 +41,11 @@ struct BudgetOptions {
     double utilization = default_gpu_memory_utilization;  ///< in (0, 1]
     ReserveOptions reserve{};
     std::optional<Bytes> kv_memory_per_gpu{};
+    /// The last drafter_layers layers of the model are a speculative drafter's
+    /// (plan/speculation.hpp); drafter_weights_per_gpu, when set, replaces their computed weights
+    /// on the last stage (a separate draft model, whose shapes are not the model's).
+    std::uint32_t drafter_layers = 0;
+    std::optional<Bytes> drafter_weights_per_gpu{};
 };
 
 /// One pipeline stage's budget (every TP rank of a stage holds the same), and what it holds.

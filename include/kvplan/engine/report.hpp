@@ -89,6 +89,18 @@ struct EngineMemory {
         ro.max_num_batched_tokens = eo.vllm.max_num_batched_tokens;
     const Reserve res = reserve_on_rank(r, l, stage, ro);
     em.weights = weight_bytes_per_rank(r.model, l, stage, r.weights).total();
+    if (b.drafter_weights_per_gpu && b.drafter_layers != 0 && stage + 1 == l.pp()) {
+        // A separate draft model's layers were appended for their cache; its own weights stand
+        // for what the model's shapes would give them.
+        const Shard s = l.stage(stage);
+        const std::uint32_t end = detail::shard_end(r.model, s);
+        const std::uint32_t first = end > b.drafter_layers ? end - b.drafter_layers : s.first_layer;
+        em.weights = em.weights -
+                     detail::computed_weight_bytes(r.model, r.weights, s.tp, first, end, false,
+                                                   false, false)
+                         .total() +
+                     *b.drafter_weights_per_gpu;
+    }
     em.activation = res.activation.bytes;
     em.cuda_graphs = res.cuda_graphs.bytes;
     em.cuda_context = res.cuda_context.bytes;

@@ -75,6 +75,10 @@ struct VllmOptions {
     /// The prompt of a max_model_len request, for what the scheduler admits (the rest is
     /// generated); 0: all but one token.
     std::uint64_t prompt_tokens = 0;
+    /// Speculative tokens per step (--speculative-config num_speculative_tokens): a Mamba state
+    /// keeps a block for each (MambaSpec.num_speculative_blocks). The drafter's own layers are
+    /// the model's (plan/speculation.hpp appends them).
+    std::uint32_t num_speculative_tokens = 0;
 };
 
 /// One kind of layer as vLLM's KV cache manager sees it: a KVCacheSpec and its groups.
@@ -87,6 +91,7 @@ struct VllmLayerKind {
     std::uint32_t block_size = 0;                ///< tokens per block (raised to unify page sizes)
     Bytes page{};                                ///< bytes of one block of one layer on a rank
     Bytes unpadded_page{};                       ///< the page before padding to the largest one
+    std::uint32_t speculative_blocks = 0;        ///< a state's blocks for speculative tokens
     std::uint64_t blocks_per_request = 0;        ///< blocks one request of max_model_len takes per group
 };
 
@@ -152,7 +157,8 @@ struct VllmSetup {
         case CacheKind::chunked_local:
             return ceil_div(std::min(k.window + in_flight, len), k.block_size);
         // MambaSpec: page x (1 + speculative blocks), or x (2 + ...) in align mode.
-        case CacheKind::constant_state: return mode == MambaCacheMode::align ? 2 : 1;
+        case CacheKind::constant_state:
+            return (mode == MambaCacheMode::align ? 2 : 1) + k.speculative_blocks;
         case CacheKind::shared:
         case CacheKind::mlp_only: return 0;
     }
@@ -231,6 +237,7 @@ struct VllmSetup {
     for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
         VllmLayerKind& k = c.kinds[i];
         k.block_size = c.block_size;
+        if (k.kind == CacheKind::constant_state) k.speculative_blocks = o.num_speculative_tokens;
         k.page = k.kind == CacheKind::constant_state
                      ? (attn_token.is_zero() ? s.per_token[i] : attn_token * c.block_size)
                      : s.per_token[i] * c.block_size;
@@ -408,6 +415,7 @@ struct VllmSetup {
             case CacheKind::constant_state:
                 g.kind = BlockGroupKind::state;
                 g.align = o.mamba_cache_mode == MambaCacheMode::align;
+                g.extra_blocks = k.speculative_blocks;
                 break;
         }
     }

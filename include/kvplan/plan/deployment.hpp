@@ -20,6 +20,7 @@
 #include "../layout.hpp"
 #include "../model.hpp"
 #include "../weights.hpp"
+#include "speculation.hpp"
 
 namespace kvplan {
 
@@ -47,6 +48,9 @@ struct Serving {
     /// Serve contexts past the model's limit: vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, SGLang's
     /// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.
     bool allow_long_context = false;
+    /// Speculative decoding: its drafter's layers and weights, its speculative tokens
+    /// (plan/speculation.hpp). Modelled for vLLM (and the ideal profile).
+    Speculation speculation{};
     /// Every other knob of each engine's profile; the fields above win over it.
     EngineOptions tuning{};
 };
@@ -62,6 +66,8 @@ struct ResolvedServing {
     std::uint32_t block_size = 1;
     bool block_size_given = false;
     bool fraction_given = false;
+    DraftMethod draft_method = DraftMethod::none;  ///< speculative decoding's drafter
+    std::uint32_t speculative_tokens = 0;           ///< tokens drafted per step
 };
 
 /// `s` for a GPU `gpu`. Throws InvalidInput for a knob the engine cannot take: a block size vLLM
@@ -115,6 +121,15 @@ struct ResolvedServing {
         if (*s.max_num_batched_tokens == 0) refuse("max_num_batched_tokens", ">= 1 token", "0");
         r.options.vllm.max_num_batched_tokens = *s.max_num_batched_tokens;
         r.budget.reserve.max_num_batched_tokens = *s.max_num_batched_tokens;
+    }
+    if (s.speculation.method != DraftMethod::none) {
+        if (s.engine == Engine::sglang || s.engine == Engine::trtllm)
+            refuse("speculation", "vLLM or the ideal profile (speculative decoding is modelled as "
+                                  "vLLM allocates for it)",
+                   std::string(name(s.engine)));
+        r.options.vllm.num_speculative_tokens = s.speculation.tokens;
+        r.draft_method = s.speculation.method;
+        r.speculative_tokens = s.speculation.tokens;
     }
     if (s.num_gpu_blocks) {
         if (s.engine != Engine::vllm)

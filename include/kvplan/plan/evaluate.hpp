@@ -28,6 +28,7 @@
 #include "../roofline/decode.hpp"
 #include "../weights.hpp"
 #include "deployment.hpp"
+#include "speculation.hpp"
 
 namespace kvplan {
 
@@ -86,7 +87,10 @@ struct EvaluateOptions {
 /// Every figure of a deployment under a demand.
 struct ReplicaAnswer {
     // What was evaluated, resolved.
-    Replica replica;                   ///< the model, GPU, layout, weights and KV format
+    Replica replica;  ///< the model (a speculative drafter's layers appended), GPU, layout, formats
+    std::uint32_t drafter_layers = 0;  ///< the last layers of replica.model that are the drafter's
+    Bytes drafter_weights{};           ///< a separate draft model's weights (whole)
+    Bytes drafter_kv_per_token{};      ///< the drafter layers' share of kv_per_token
     WeightSource weight_source = WeightSource::checkpoint;
     ResolvedServing serving{};
     Demand demand{};
@@ -210,9 +214,11 @@ namespace detail {
     if (demand.concurrency == 0)
         detail::throw_field_error<InvalidInput>(where(), "concurrency", ">= 1 sequence", "0");
     const WeightOptions weights = d.weights ? *d.weights : checkpoint_weights(d.model);
-    ReplicaAnswer a{.replica = Replica{.model = d.model,
+    // A speculative drafter's layers join the model's cache (plan/speculation.hpp).
+    const DraftedModel drafted = with_drafter(d.model, d.parallel, d.serving.speculation);
+    ReplicaAnswer a{.replica = Replica{.model = drafted.model,
                                        .gpu = d.gpu,
-                                       .parallel = d.parallel,
+                                       .parallel = drafted.parallel,
                                        .weights = weights,
                                        .kv = d.kv}};
     const Replica& r = a.replica;
@@ -228,6 +234,17 @@ namespace detail {
                       : d.model.config().checkpoint.known ? WeightSource::checkpoint
                                                           : WeightSource::assumed;
     a.serving = resolve_serving(d.serving);
+    a.drafter_layers = drafted.drafter_layers;
+    if (d.serving.speculation.method == DraftMethod::draft_model) {
+        // The draft model's weights on the last stage's GPUs, at the model's tensor parallelism
+        // (vLLM's draft_tensor_parallel_size defaults to the target's).
+        const Model& draft = *d.serving.speculation.draft_model;
+        const WeightOptions dw = checkpoint_weights(draft);
+        const Layout dl(draft, ParallelConfig{.tp = d.parallel.tp});
+        a.serving.budget.drafter_layers = drafted.drafter_layers;
+        a.serving.budget.drafter_weights_per_gpu = weight_bytes_per_rank(draft, dl, 0, dw).total();
+        a.drafter_weights = weight_bytes(draft, dw).total();
+    }
     if (r.gpu.memory_total.is_zero() && !a.serving.budget.kv_memory_per_gpu)
         detail::throw_field_error<InvalidInput>(detail::text("GPU '", r.gpu.id, "'"),
                                                 "memory_total", "> 0 bytes", "0");
@@ -309,10 +326,16 @@ namespace detail {
                              *a.longest_single_context == a.limit.tokens;
     }
 
-    // Weights and bytes.
+    // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
     a.weights = weight_bytes(r.model, r.weights);
-    a.weights_per_gpu = max_weight_bytes_per_rank(r.model, l, r.weights);
+    if (!a.drafter_weights.is_zero()) {
+        a.weights = weight_bytes(d.model, r.weights);
+        a.weights.other += a.drafter_weights;
+    }
+    for (const EngineMemory& m : a.report.stage_memory())
+        a.weights_per_gpu = std::max(a.weights_per_gpu, m.weights);
     a.kv_per_token = kv_bytes_per_token(r.model, r.kv);
+    if (a.drafter_layers != 0) a.drafter_kv_per_token = a.kv_per_token - kv_bytes_per_token(d.model, r.kv);
     for (std::uint32_t st = 0; st < l.pp(); ++st)
         a.kv_per_token_per_gpu = std::max(a.kv_per_token_per_gpu,
                                           kv_bytes_per_token(r.model, r.kv, l.stage(st)));
@@ -322,8 +345,14 @@ namespace detail {
                           r.gpu.pcie_bandwidth > BytesPerSecond{};
     if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute) &&
         has_link)
-        a.decode = decode_point(decode_costs(r, o.roofline), a.concurrency_per_replica,
-                                demand.context);
+        // The model's own step: what speculation saves depends on its acceptance, not modelled.
+        a.decode = decode_point(decode_costs(Replica{.model = d.model,
+                                                     .gpu = d.gpu,
+                                                     .parallel = d.parallel,
+                                                     .weights = weights,
+                                                     .kv = d.kv},
+                                             o.roofline),
+                                a.concurrency_per_replica, demand.context);
     return a;
 }
 
