@@ -142,6 +142,8 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
         CHECK(g.memory_bandwidth == p->memory_bandwidth);
         CHECK(g.scale_up_bandwidth == p->scale_up_bandwidth);
         CHECK(g.pcie_bandwidth == p->pcie_bandwidth);
+        CHECK(g.gpus_per_node == p->gpus_per_node);
+        CHECK(g.scale_out_bandwidth == p->scale_out_bandwidth);
         for (ComputeDtype d : all_compute_dtypes) CHECK(g.dense(d) == p->dense(d));
     }
 }

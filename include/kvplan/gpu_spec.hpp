@@ -136,6 +136,17 @@ inline void require_source(const JsonReader& r, std::string_view key) {
         pcie, "GB_per_s_per_direction", pcie.positive_number("GB_per_s_per_direction"), GB_per_s);
     detail::require_source(pcie, "source");
 
+    // Optional: the node the GPU sits in. Without it, 8 GPUs per node and no scale-out figure.
+    if (const auto node = r.optional_object("node")) {
+        out.spec.gpus_per_node =
+            static_cast<std::uint32_t>(node->positive_integer("gpus", 1'000'000));
+        (void)node->string("scale_out");
+        if (const auto out_bw = node->positive_number_or_null("GB_per_s_per_direction"))
+            out.spec.scale_out_bandwidth =
+                detail::finite_rate(*node, "GB_per_s_per_direction", *out_bw, GB_per_s);
+        detail::require_source(*node, "source");
+    }
+
     out.tdp_W = r.positive_number("tdp_W");
     (void)r.string("notes");
     return out;

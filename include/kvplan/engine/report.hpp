@@ -109,9 +109,10 @@ struct EngineMemory {
                          (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);
             break;
         case Engine::sglang:
-            em.fraction = eo.sglang.mem_fraction_static
-                              ? *eo.sglang.mem_fraction_static
-                              : sglang_mem_fraction(r.gpu, l.tp(), l.pp(), eo.sglang).fraction;
+            em.fraction =
+                eo.sglang.mem_fraction_static
+                    ? *eo.sglang.mem_fraction_static
+                    : sglang_mem_fraction(r.gpu, l.tp(), l.pp(), eo.sglang, l.dp()).fraction;
             em.fraction_base = detail::saturating_sub(em.memory_total, em.cuda_context + em.comm_buffers);
             em.fraction_bytes = detail::scale_down(em.fraction_base, em.fraction);
             em.charged = em.weights;
@@ -236,7 +237,7 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.starts = rep.vllm.enough_memory && rep.vllm.refused.empty();
             break;
         }
-        case Engine::sglang:
+        case Engine::sglang: {
             rep.sglang = sglang_kv_pool(r.model, r.kv, l, kv, eo.sglang);
             s.kv_memory = rep.sglang.available;
             s.tokens = rep.sglang.max_total_num_tokens;
@@ -244,10 +245,15 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.admitted = static_cast<std::uint64_t>(s.max_concurrency);
             if (rep.sglang.mamba_state_ignored)
                 s.admitted = std::min(s.admitted, exact_sequences(r, l, kv, context));
-            s.sequence_cap = std::max<std::uint64_t>(
-                sglang_max_running(rep.sglang, context, eo.sglang), 1);
+            // --max-running-requests is shared among the dp attention groups: each takes X // dp
+            // (python/sglang/srt/mem_cache/kv_cache_configurator.py, resolve_max_num_reqs).
+            SglangOptions so = eo.sglang;
+            if (so.max_running_requests && l.dp() > 1) *so.max_running_requests /= l.dp();
+            s.sequence_cap =
+                std::max<std::uint64_t>(sglang_max_running(rep.sglang, context, so), 1);
             s.starts = rep.sglang.max_total_num_tokens > 0;
             break;
+        }
         case Engine::trtllm: {
             TrtllmOptions o = eo.trtllm;
             if (o.max_seq_len == 0) o.max_seq_len = context;

@@ -152,9 +152,9 @@ struct Deployment {
     KvFormat kv{};
     Serving serving{};
 
-    /// GPUs in one replica.
+    /// GPUs in one replica: tp x pp, times dp under vLLM's rules (kvplan::replica_gpus).
     [[nodiscard]] constexpr std::uint32_t replica_gpus() const noexcept {
-        return parallel.tp * parallel.pp;
+        return static_cast<std::uint32_t>(kvplan::replica_gpus(parallel));
     }
 };
 

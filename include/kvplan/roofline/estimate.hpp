@@ -10,6 +10,7 @@
 //       = max(bytes / (bandwidth x f_bw), FLOPs / (peak x f_compute))
 //         + layers x t_layer                                   (launches and small kernels)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
+//         + MoE layers x (dispatch + combine at link peak)   (expert parallelism: AllToAll)
 //   bytes = weights (once, however many tokens) + KV of the b running sequences + KV written
 //   FLOPs = 2 x matmul parameters x (b + p) + attention of the decodes + causal attention of p
 //
@@ -31,9 +32,12 @@
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
 // passes every stage in turn: times are summed over stages, as the bound's TPOT is.
 //
+// Under attention data parallelism a step's time is its busiest dp rank's: ceil(B / dp) of the
+// decodes and the prefill chunk, with the experts seeing every rank's tokens.
+//
 // What it leaves out: prefix caching, speculative decoding, preemption, CPU-side scheduling that
-// does not scale with layers, and MoE all-to-all (expert parallelism). The fractions and fixed
-// costs are per GPU family, fitted on published measurements (default_params names them).
+// does not scale with layers, and the latency (not the bytes) of the MoE all-to-all. The fractions
+// and fixed costs are per GPU family, fitted on published measurements (default_params names them).
 
 #include <algorithm>
 #include <array>
@@ -183,7 +187,8 @@ struct StepTerms {
     Seconds compute{};            ///< FLOPs at peak x fraction
     Seconds layers{};             ///< layers x layer_overhead
     Seconds all_reduce{};         ///< latency and bytes of every all-reduce
-    Seconds time{};               ///< max(memory, compute) + layers + all_reduce
+    Seconds all_to_all{};         ///< expert parallelism's dispatch and combine at link peak
+    Seconds time{};               ///< max(memory, compute) + layers + all_reduce + all_to_all
     Bound bound = Bound::memory;  ///< the larger of memory and compute (first stage)
 };
 
@@ -266,8 +271,12 @@ struct PrefillPart {
     StepTerms t;
     t.decodes = decodes;
     t.prefill_tokens = tokens - decodes;
+    // Under attention data parallelism the busiest dp rank runs its own decodes and the chunk;
+    // the experts see every rank's tokens.
+    const std::uint64_t own = own_sequences(c.layout, decodes) + t.prefill_tokens;
     // Weights: read once per pass; MoE experts by the tokens of a pass.
     const std::uint64_t per_pass = (tokens + pre.passes - 1) / pre.passes;
+    const std::uint64_t own_per_pass = (own + pre.passes - 1) / pre.passes;
     const Bytes weights = weight_read_at(cs.weights, m.config(), per_pass).read * pre.passes;
     Bytes kv{};
     double attention = 0.0;
@@ -280,16 +289,16 @@ struct PrefillPart {
         // The KV the prompts write, and their causal attention, in the share this step does.
         Bytes prompt_kv{};
         for (std::uint32_t k = 0; k < L.num_specs; ++k)
-            prompt_kv +=
-                (cs.kv_per_token[k] * tokens_kept(L.specs[k], pre.prompt_tokens) + cs.state[k]) *
-                cs.layers[k];
+            prompt_kv += (cs.kv_per_token[k] *
+                              tokens_on_rank(tokens_kept(L.specs[k], pre.prompt_tokens), cs.shard) +
+                          cs.state[k]) *
+                         cs.layers[k];
         kv += scale_up(prompt_kv * pre.prompts, pre.share);
         attention += prefill_attention_flops(m, cs.shard, pre.prompt_tokens) *
                      static_cast<double>(pre.prompts) * pre.share;
     }
     t.bytes = weights + kv;
-    t.flops = Flops::in_base(
-        2.0 * (cs.matmul.dense + cs.matmul.routed) * static_cast<double>(tokens) + attention);
+    t.flops = matmul_flops(cs.matmul, own, tokens) + Flops::in_base(attention);
     const GpuSpec& g = c.replica.gpu;
     t.memory = t.bytes / (g.memory_bandwidth * p.bandwidth);
     t.compute = t.flops / (peak_flops(g, c.options.compute) * p.compute);
@@ -297,13 +306,21 @@ struct PrefillPart {
     const std::uint32_t layers = shard_end(m, cs.shard) - cs.shard.first_layer;
     const double passes = static_cast<double>(pre.passes);
     t.layers = p.layer_overhead * (static_cast<double>(layers) * passes);
-    if (c.layout.tp() > 1) {
+    if (c.layout.attention_tp() > 1) {
         // Two all-reduces per layer (after attention, after the MLP), each of a pass's tokens.
-        const AllReduce ar = all_reduce(c.replica, c.layout, per_pass, c.options);
+        const AllReduce ar = all_reduce(c.replica, c.layout, own_per_pass, c.options);
         t.all_reduce =
             (ar.per_layer + p.all_reduce_latency * 2.0) * (static_cast<double>(layers) * passes);
     }
-    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce;
+    // Expert parallelism: each MoE layer of the stage dispatches and combines a pass's tokens.
+    const AllToAll a2a = all_to_all(c.replica, c.layout, own_per_pass);
+    if (a2a.applies) {
+        std::uint32_t moe_layers = 0;
+        for (std::uint32_t i = cs.shard.first_layer; i < shard_end(m, cs.shard); ++i)
+            moe_layers += m.is_moe_layer(i) ? 1 : 0;
+        t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers) * passes);
+    }
+    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all;
     return t;
 }
 
@@ -318,6 +335,7 @@ struct PrefillPart {
         sum.compute += t.compute;
         sum.layers += t.layers;
         sum.all_reduce += t.all_reduce;
+        sum.all_to_all += t.all_to_all;
         sum.time += t.time;
     }
     return sum;
