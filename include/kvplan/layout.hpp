@@ -239,6 +239,13 @@ constexpr Placement place(const Model& m, const ParallelConfig& p) {
             if (p.redundant_experts > 0 && ep <= 1)
                 refuse("redundant_experts", text("0 without expert parallelism (--ep-size > 1)"),
                        text(p.redundant_experts));
+            if (moe && (std::uint64_t{c.moe.experts} + p.redundant_experts) % ep != 0)
+                refuse("ep",
+                       text("a divisor of the ", std::uint64_t{c.moe.experts} + p.redundant_experts,
+                            " experts (with the redundant ones): SGLang's FusedMoE asserts "
+                            "num_experts % ep_size == 0 "
+                            "(python/sglang/srt/layers/moe/fused_moe_triton/layer.py)"),
+                       text(ep));
             pl.gpus = tp;
             pl.attention_tp = tp / dp;
             pl.attention_dp = dp;

@@ -750,13 +750,83 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
     return detail::scaled(computed, target.count(), whole.count());
 }
 
+/// The weight bytes of a rank of every pipeline stage of a layout (weight_bytes_per_rank of each),
+/// computed together: alike layers are counted once for the whole model.
+struct StageWeights {
+    std::array<WeightBytes, max_pipeline_stages> stages{};
+    std::uint32_t num_stages = 0;
+    [[nodiscard]] constexpr const WeightBytes& operator[](std::uint32_t s) const {
+        KVPLAN_EXPECTS(s < num_stages);
+        return stages[s];
+    }
+    /// The fullest stage's total.
+    [[nodiscard]] constexpr Bytes most() const {
+        Bytes b{};
+        for (std::uint32_t s = 0; s < num_stages; ++s) b = std::max(b, stages[s].total());
+        return b;
+    }
+};
+
+/// weight_bytes_per_rank(m, layout, s, o) for every stage s.
+[[nodiscard]] constexpr StageWeights weight_bytes_per_stage(const Model& m, const Layout& layout,
+                                                            const WeightOptions& o = {}) {
+    detail::check_options(m, o);
+    const detail::RankParts parts = detail::rank_parts(layout.placement());
+    // One walk per class of layer, then each stage sums its classes.
+    std::array<std::uint32_t, detail::max_layer_classes> example{};
+    std::array<bool, detail::max_layer_classes> seen{};
+    for (std::uint32_t i = 0; i < m.num_layers(); ++i) {
+        const std::uint32_t k = detail::layer_class(m, i);
+        if (!seen[k]) example[k] = i;
+        seen[k] = true;
+    }
+    // Default-initialized (each entry zero): g++ 12 refuses value-initializing this array in a
+    // constant expression.
+    std::array<WeightBytes, detail::max_layer_classes> per_class;
+    for (std::uint32_t k = 0; k < detail::max_layer_classes; ++k)
+        if (seen[k])
+            detail::for_each_class_tensor(m, example[k], [&](const detail::WeightTensor& t) {
+                per_class[k][t.group] += detail::tensor_bytes(t, parts, o);
+            });
+    const bool override = o.override_params != 0 || !o.override_bytes.is_zero();
+    Bytes whole{}, target{};
+    if (override) {
+        whole = detail::whole_model_computed(m, o).total();
+        target = !o.override_bytes.is_zero()
+                     ? o.override_bytes
+                     : detail::scaled(whole, o.override_params, total_params(m));
+    }
+    const bool extras = m.config().extra_params != 0;
+    StageWeights sw;
+    sw.num_stages = layout.pp();
+    for (std::uint32_t st = 0; st < layout.pp(); ++st) {
+        const Shard s = layout.stage(st);
+        WeightBytes wb;
+        const auto add_tensor = [&](const detail::WeightTensor& t) {
+            wb[t.group] += detail::tensor_bytes(t, parts, o);
+        };
+        std::array<std::uint32_t, detail::max_layer_classes> count{};
+        const std::uint32_t end = std::min(s.end_layer, m.num_layers());
+        for (std::uint32_t i = s.first_layer; i < end; ++i) {
+            ++count[detail::layer_class(m, i)];
+            if (extras) detail::for_each_extra_tensor(m, i, add_tensor);
+        }
+        for (std::uint32_t k = 0; k < detail::max_layer_classes; ++k)
+            if (count[k] != 0)
+                for (std::size_t g = 0; g < param_group_count; ++g)
+                    wb[ParamGroup(g)] += per_class[k][ParamGroup(g)] * count[k];
+        const bool first = st == 0;
+        const bool last = st + 1 == layout.pp();
+        detail::for_each_edge_tensor(m, first, last, last && !first, add_tensor);
+        sw.stages[st] = override ? detail::scaled(wb, target.count(), whole.count()) : wb;
+    }
+    return sw;
+}
+
 /// The most weight bytes any rank of `layout` holds: what the tightest GPU must fit.
 [[nodiscard]] constexpr Bytes max_weight_bytes_per_rank(const Model& m, const Layout& layout,
                                                         const WeightOptions& o = {}) {
-    Bytes most{};
-    for (std::uint32_t st = 0; st < layout.pp(); ++st)
-        most = std::max(most, weight_bytes_per_rank(m, layout, st, o).total());
-    return most;
+    return weight_bytes_per_stage(m, layout, o).most();
 }
 
 }  // namespace kvplan

@@ -100,16 +100,23 @@ struct DecodeCosts {
     std::array<Stage, max_pipeline_stages> stages{};
 };
 
-/// The decode costs of `r`. Throws InvalidLayout, or InvalidInput as decode_bound does.
-[[nodiscard]] constexpr DecodeCosts decode_costs(const Replica& r, const RooflineOptions& o = {}) {
-    detail::check_roofline(r, o);
-    DecodeCosts c{r, r.layout(), o};
+namespace detail {
+
+/// The decode costs of `r` under its layout `l`, given its weights per stage
+/// (weight_bytes_per_stage) and matmul parameters per stage (rank_matmul_params_per_stage), which
+/// do not depend on the GPU or the KV format: a search computes them once per layout and weight
+/// format.
+[[nodiscard]] constexpr DecodeCosts decode_costs_with(
+    const Replica& r, const Layout& l, const StageWeights& weights,
+    const std::array<RankMatmulParams, max_pipeline_stages>& matmul, const RooflineOptions& o) {
+    check_roofline(r, o);
+    DecodeCosts c{r, l, o};
     const LayerStack& L = r.model.layers();
     for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
         DecodeCosts::Stage& st = c.stages[s];
         st.shard = c.layout.stage(s);
-        st.weights = detail::weight_base(r, c.layout, s);
-        st.matmul = detail::rank_matmul_params(r.model, c.layout, s);
+        st.weights = weight_base(r, c.layout, weights[s]);
+        st.matmul = matmul[s];
         st.layers = detail::layers_per_spec(r.model, st.shard);
         // The same terms, in the same order, as kv_bytes_per_sequence and
         // attention_flops_per_token, so the results agree to the bit.
@@ -127,6 +134,16 @@ struct DecodeCosts {
         }
     }
     return c;
+}
+
+}  // namespace detail
+
+/// The decode costs of `r`. Throws InvalidLayout, or InvalidInput as decode_bound does.
+[[nodiscard]] constexpr DecodeCosts decode_costs(const Replica& r, const RooflineOptions& o = {}) {
+    detail::check_roofline(r, o);
+    const Layout l = r.layout();
+    return detail::decode_costs_with(r, l, weight_bytes_per_stage(r.model, l, r.weights),
+                                     detail::rank_matmul_params_per_stage(r.model, l), o);
 }
 
 namespace detail {

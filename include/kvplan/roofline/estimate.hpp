@@ -256,6 +256,9 @@ struct PrefillPart {
     std::uint64_t prompt_tokens = 0;
     double share = 1.0;
     std::uint64_t passes = 1;
+    /// The prompts spread over the attention data-parallel ranks (ceil(prompts / dp) on the
+    /// busiest); otherwise all of them run on one rank.
+    bool spread = false;
 };
 
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
@@ -273,7 +276,15 @@ struct PrefillPart {
     t.prefill_tokens = tokens - decodes;
     // Under attention data parallelism the busiest dp rank runs its own decodes and the chunk;
     // the experts see every rank's tokens.
-    const std::uint64_t own = own_sequences(c.layout, decodes) + t.prefill_tokens;
+    const std::uint64_t own_prompts =
+        pre.spread ? own_sequences(c.layout, pre.prompts) : pre.prompts;
+    const std::uint64_t own_prefill =
+        pre.spread && pre.prompts > 0
+            ? static_cast<std::uint64_t>(static_cast<double>(own_prompts) *
+                                             static_cast<double>(pre.prompt_tokens) * pre.share +
+                                         0.5)
+            : t.prefill_tokens;
+    const std::uint64_t own = own_sequences(c.layout, decodes) + own_prefill;
     // Weights: read once per pass; MoE experts by the tokens of a pass.
     const std::uint64_t per_pass = (tokens + pre.passes - 1) / pre.passes;
     const std::uint64_t own_per_pass = (own + pre.passes - 1) / pre.passes;
@@ -293,9 +304,9 @@ struct PrefillPart {
                               tokens_on_rank(tokens_kept(L.specs[k], pre.prompt_tokens), cs.shard) +
                           cs.state[k]) *
                          cs.layers[k];
-        kv += scale_up(prompt_kv * pre.prompts, pre.share);
+        kv += scale_up(prompt_kv * own_prompts, pre.share);
         attention += prefill_attention_flops(m, cs.shard, pre.prompt_tokens) *
-                     static_cast<double>(pre.prompts) * pre.share;
+                     static_cast<double>(own_prompts) * pre.share;
     }
     t.bytes = weights + kv;
     t.flops = matmul_flops(cs.matmul, own, tokens) + Flops::in_base(attention);
@@ -382,47 +393,48 @@ struct RunningCap {
 
     if (l.kind == LoadKind::static_batch) {
         // Every prompt is admitted: a static batch holds its own KV.
-        const std::uint64_t B = l.concurrency;
-        e.running = e.running_cap = B;
-        e.chunks = detail::ceil_div_u(detail::mul(B, I, "a token count"), e.token_budget);
-        e.chunk = detail::ceil_div_u(B * I, e.chunks);
-        e.prefill_step = detail::step(c, 0, 0, {B, I, 1.0, e.chunks}, p);
-        e.decode_step = detail::step(c, B, e.mean_context, {}, p);
+        const std::uint64_t batch = l.concurrency;
+        e.running = e.running_cap = batch;
+        e.chunks = detail::ceil_div_u(detail::mul(batch, I, "a token count"), e.token_budget);
+        e.chunk = detail::ceil_div_u(batch * I, e.chunks);
+        e.prefill_step = detail::step(c, 0, 0, {batch, I, 1.0, e.chunks}, p);
+        e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
         e.itl = e.tpot = e.decode_step.time;
         e.ttft = e.ttft_prefill = e.prefill_step.time;
         e.request = e.ttft + e.itl * static_cast<double>(O - 1);
-        e.tokens_per_s = static_cast<double>(B * O) / e.request.in(seconds);
+        e.tokens_per_s = static_cast<double>(batch * O) / e.request.in(seconds);
         e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
-        e.ttft_bound = prefill_bound(r, I, B, bound_options).ttft;
-        e.itl_bound = decode_bound(r, B, I, bound_options).tpot;
+        e.ttft_bound = prefill_bound(r, I, batch, bound_options).ttft;
+        e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
         e.request_bound = e.ttft_bound + e.itl_bound * static_cast<double>(O - 1);
         return e;
     }
 
     e.running_cap = cap.sequences;
     e.kv_holds_one = cap.holds_one;
-    const std::uint64_t B = std::min(l.concurrency, cap.sequences);
-    e.running = B;
-    e.waiting = l.concurrency - B;
+    const std::uint64_t batch = std::min(l.concurrency, cap.sequences);
+    e.running = batch;
+    e.waiting = l.concurrency - batch;
     // Decodes go first; a prefill gets what is left of the token budget (at least one token).
-    const std::uint64_t left = e.token_budget > B ? e.token_budget - B : 1;
+    const std::uint64_t left = e.token_budget > batch ? e.token_budget - batch : 1;
     e.chunk = std::min(I, left);
     e.chunks = detail::ceil_div_u(I, e.chunk);
     const double share = 1.0 / static_cast<double>(e.chunks);
-    e.decode_step = detail::step(c, B, e.mean_context, {}, p);
-    e.mixed_step = detail::step(c, B - 1, e.mean_context, {1, I, share, 1}, p);
+    e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
+    e.mixed_step = detail::step(c, batch - 1, e.mean_context, {1, I, share, 1}, p);
     e.prefill_step = e.mixed_step;  // the request's own chunk rides along the other B - 1
-    e.mixed_share = std::min(1.0, static_cast<double>((B - 1) * e.chunks) / static_cast<double>(O));
+    e.mixed_share =
+        std::min(1.0, static_cast<double>((batch - 1) * e.chunks) / static_cast<double>(O));
     e.itl = e.decode_step.time + (e.mixed_step.time - e.decode_step.time) * e.mixed_share;
     e.tpot = e.itl;
     e.ttft_prefill = e.prefill_step.time * static_cast<double>(e.chunks);
-    e.ttft_in_flight = B > 1 ? e.itl * 0.5 : Seconds{};
+    e.ttft_in_flight = batch > 1 ? e.itl * 0.5 : Seconds{};
     e.request = e.ttft_prefill + e.ttft_in_flight + e.itl * static_cast<double>(O - 1);
-    e.ttft_queue = e.request * (static_cast<double>(e.waiting) / static_cast<double>(B));
+    e.ttft_queue = e.request * (static_cast<double>(e.waiting) / static_cast<double>(batch));
     e.ttft = e.ttft_prefill + e.ttft_in_flight + e.ttft_queue;
-    e.tokens_per_s = static_cast<double>(B) * static_cast<double>(O) / e.request.in(seconds);
+    e.tokens_per_s = static_cast<double>(batch) * static_cast<double>(O) / e.request.in(seconds);
     e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
-    e.itl_bound = decode_bound(r, B, I, bound_options).tpot;
+    e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
     e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
     return e;
 }

@@ -93,9 +93,9 @@ struct RankMatmulParams {
     double routed = 0.0;
 };
 
-[[nodiscard]] constexpr RankMatmulParams rank_matmul_params(const Model& m, const Layout& l,
-                                                            std::uint32_t stage) {
-    const Shard s = l.stage(stage);
+/// The matmul parameters of a rank of every stage of `l`: alike layers are walked once.
+[[nodiscard]] constexpr std::array<RankMatmulParams, max_pipeline_stages>
+rank_matmul_params_per_stage(const Model& m, const Layout& l) {
     const ModelConfig& c = m.config();
     const Placement& pl = l.placement();
     const RankParts parts = rank_parts(pl);
@@ -103,41 +103,58 @@ struct RankMatmulParams {
     const double expert_share = all_experts ? 1.0
                                             : static_cast<double>(pl.experts_per_gpu) /
                                                   static_cast<double>(pl.physical_experts);
-    RankMatmulParams p;
-    // Alike layers once, times their count (the sums are of integers below 2^53: exact in any
-    // order).
-    std::array<std::uint32_t, max_layer_classes> count{};
-    std::array<std::uint32_t, max_layer_classes> example{};
-    double scale = 1.0;
-    const auto add = [&](const WeightTensor& t) {
-        const bool matmul = t.linear || t.group == ParamGroup::lm_head;
-        if (!matmul || t.cols == 1) return;  // vectors: norms and biases
-        const std::uint32_t degree = degree_of(parts, t.group);
-        const RankSlice sl = rank_slice(t, degree);
-        const double per_copy = static_cast<double>(sl.rows) * static_cast<double>(sl.cols);
-        if (t.group == ParamGroup::routed_experts) {
-            const double per_token = per_copy * c.moe.experts_per_token;
-            p.routed += (all_experts ? per_token : per_token * expert_share) * scale;
-        } else {
-            const double gathered =
-                degree > pl.attention_tp ? static_cast<double>(degree / pl.attention_tp) : 1.0;
-            p.dense += per_copy * static_cast<double>(t.copies) * gathered * scale;
-        }
+    // Every sum is of integers below 2^53: exact in any order.
+    const auto adder = [&](RankMatmulParams& p, double scale) {
+        return [&p, scale, &parts, &pl, &c, all_experts, expert_share](const WeightTensor& t) {
+            const bool matmul = t.linear || t.group == ParamGroup::lm_head;
+            if (!matmul || t.cols == 1) return;  // vectors: norms and biases
+            const std::uint32_t degree = degree_of(parts, t.group);
+            const RankSlice sl = rank_slice(t, degree);
+            const double per_copy = static_cast<double>(sl.rows) * static_cast<double>(sl.cols);
+            if (t.group == ParamGroup::routed_experts) {
+                const double per_token = per_copy * c.moe.experts_per_token;
+                p.routed += (all_experts ? per_token : per_token * expert_share) * scale;
+            } else {
+                const double gathered =
+                    degree > pl.attention_tp ? static_cast<double>(degree / pl.attention_tp) : 1.0;
+                p.dense += per_copy * static_cast<double>(t.copies) * gathered * scale;
+            }
+        };
     };
-    for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) {
+    std::array<std::uint32_t, max_layer_classes> example{};
+    std::array<bool, max_layer_classes> seen{};
+    for (std::uint32_t i = 0; i < m.num_layers(); ++i) {
         const std::uint32_t k = layer_class(m, i);
-        if (count[k]++ == 0) example[k] = i;
-        for_each_extra_tensor(m, i, add);
+        if (!seen[k]) example[k] = i;
+        seen[k] = true;
     }
-    for (std::uint32_t k = 0; k < max_layer_classes; ++k) {
-        if (count[k] == 0) continue;
-        scale = static_cast<double>(count[k]);
-        for_each_class_tensor(m, example[k], add);
+    std::array<RankMatmulParams, max_layer_classes> per_class{};
+    for (std::uint32_t k = 0; k < max_layer_classes; ++k)
+        if (seen[k]) for_each_class_tensor(m, example[k], adder(per_class[k], 1.0));
+    const bool extras = c.extra_params != 0;
+    std::array<RankMatmulParams, max_pipeline_stages> out{};
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const Shard s = l.stage(st);
+        RankMatmulParams& p = out[st];
+        std::array<std::uint32_t, max_layer_classes> count{};
+        for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) {
+            ++count[layer_class(m, i)];
+            if (extras) for_each_extra_tensor(m, i, adder(p, 1.0));
+        }
+        for (std::uint32_t k = 0; k < max_layer_classes; ++k) {
+            if (count[k] == 0) continue;
+            p.dense += per_class[k].dense * count[k];
+            p.routed += per_class[k].routed * count[k];
+        }
+        // On the last stage the LM head multiplies; a tied model's table serves as its LM head.
+        if (st + 1 == l.pp()) for_each_edge_tensor(m, false, true, true, adder(p, 1.0));
     }
-    scale = 1.0;
-    // On the last stage the LM head multiplies; a tied model's table serves as its LM head.
-    if (stage + 1 == l.pp()) for_each_edge_tensor(m, false, true, true, add);
-    return p;
+    return out;
+}
+
+[[nodiscard]] constexpr RankMatmulParams rank_matmul_params(const Model& m, const Layout& l,
+                                                            std::uint32_t stage) {
+    return rank_matmul_params_per_stage(m, l)[stage];
 }
 
 /// The sequences of a batch of `batch` that the busiest attention data-parallel rank of `l` holds:
@@ -247,11 +264,10 @@ struct WeightRead {
     Bytes read{};                        ///< dense + experts x touched / held
 };
 
-/// The parts of weight_read that do not depend on the tokens: resident, dense and experts.
+/// The parts of weight_read that do not depend on the tokens, from the rank's weights `wb`.
 [[nodiscard]] constexpr WeightRead weight_base(const Replica& r, const Layout& l,
-                                               std::uint32_t stage) {
+                                               const WeightBytes& wb) {
     const ModelConfig& c = r.model.config();
-    const WeightBytes wb = weight_bytes_per_rank(r.model, l, stage, r.weights);
     WeightRead w;
     w.resident = wb.total();
     w.experts = wb.routed_experts;
@@ -272,6 +288,12 @@ struct WeightRead {
     base.experts_touched = base.experts_held == all ? touched : share * base.experts_held;
     base.read = base.dense + scale_down(base.experts, share);
     return base;
+}
+
+/// The parts of weight_read that do not depend on the tokens: resident, dense and experts.
+[[nodiscard]] constexpr WeightRead weight_base(const Replica& r, const Layout& l,
+                                               std::uint32_t stage) {
+    return weight_base(r, l, weight_bytes_per_rank(r.model, l, stage, r.weights));
 }
 
 [[nodiscard]] constexpr WeightRead weight_read(const Replica& r, const Layout& l, std::uint32_t stage,
