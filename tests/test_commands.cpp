@@ -124,3 +124,23 @@ TEST_CASE("both engines' lines for one deployment, each evaluated its own way", 
     ideal.serving = {.engine = Engine::ideal};
     CHECK_THROWS_AS(serve_command(evaluate(ideal, {.context = 8000})), InvalidInput);
 }
+
+TEST_CASE("the engines' flag names a command line takes are the ones their lines print",
+          "[commands]") {
+    // vLLM tp 2 x dp 4 with expert parallelism and dcp 2 over 2 stages; SGLang's restatement
+    // (tp 8, dp 4, ep 8, no dcp) without dcp.
+    const Model m = bundled("deepseek-v3");
+    const Deployment v{.model = m,
+                       .gpu = gpu("h200-sxm"),
+                       .parallel = {.tp = 2, .pp = 2, .dp = 4, .ep = 8, .dcp = 2}};
+    Deployment s = v;
+    s.parallel = {.tp = 8, .pp = 2, .dp = 4, .ep = 8, .redundant_experts = 32};
+    s.serving.engine = Engine::sglang;
+    const std::string vl = serve_command(evaluate(v, {.context = 8000})).line();
+    const std::string sl = serve_command(evaluate(s, {.context = 8000})).line();
+    for (const ParallelFlag& f : engine_parallel_flags) {
+        INFO(f.flag);
+        if (std::string(f.flag) == "--expert-parallel-size") continue;  // SGLang's alias
+        CHECK_THAT(f.engine == Engine::vllm ? vl : sl, Catch::Contains(f.flag));
+    }
+}

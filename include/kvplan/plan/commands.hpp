@@ -69,6 +69,34 @@ struct ServeCommand {
     }
 };
 
+/// Which ParallelConfig field an engine's parallelism flag sets.
+enum class ParallelField : std::uint8_t { tp, pp, dp, ep, dcp, redundant_experts };
+
+/// An engine's spelling of a parallelism flag, for a command line that takes the engines' own
+/// names beside kvplan's. `enables` marks vLLM's --enable-expert-parallel, a switch: it sets ep to
+/// dp x tp. Spellings of the engines' current main (vllm/engine/arg_utils.py; SGLang's
+/// python/sglang/srt/arg_groups/fields/parallel.py and server-arguments table).
+struct ParallelFlag {
+    const char* flag;
+    Engine engine;
+    ParallelField field;
+    bool enables = false;
+};
+
+inline constexpr ParallelFlag engine_parallel_flags[] = {
+    {"--tensor-parallel-size", Engine::vllm, ParallelField::tp},
+    {"--pipeline-parallel-size", Engine::vllm, ParallelField::pp},
+    {"--data-parallel-size", Engine::vllm, ParallelField::dp},
+    {"--enable-expert-parallel", Engine::vllm, ParallelField::ep, true},
+    {"--decode-context-parallel-size", Engine::vllm, ParallelField::dcp},
+    {"--tp-size", Engine::sglang, ParallelField::tp},
+    {"--pp-size", Engine::sglang, ParallelField::pp},
+    {"--dp-size", Engine::sglang, ParallelField::dp},
+    {"--ep-size", Engine::sglang, ParallelField::ep},
+    {"--expert-parallel-size", Engine::sglang, ParallelField::ep},
+    {"--ep-num-redundant-experts", Engine::sglang, ParallelField::redundant_experts},
+};
+
 /// What the command line needs that a deployment does not say.
 struct CommandOptions {
     /// The model to serve: a Hugging Face id or a local path (vllm serve MODEL, SGLang
