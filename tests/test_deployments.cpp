@@ -347,3 +347,17 @@ TEST_CASE("plan for DeepSeek-V3 at 32k x 256 lists dp and ep layouts and both en
         CHECK_THAT(sl, Catch::Contains(dp));
     }
 }
+
+TEST_CASE("the replica budget spreads the sequences over the dp ranks", "[deployments][budget]") {
+    // replica_budget (the budget behind the latency estimate's running cap): at dp 8 each GPU
+    // holds 256 / 8 = 32 of the sequences, and the replica 8 times what one GPU holds.
+    const Model m = bundled("deepseek-v3");
+    const Replica r{.model = m,
+                    .gpu = gpu("h200-sxm"),
+                    .parallel = {.tp = 1, .dp = 8, .ep = 8},
+                    .weights = checkpoint_weights(m)};
+    const ReplicaBudget b = replica_budget(r, {.context = 8000, .concurrency = 256});
+    CHECK(b.stages[0].kv_needed == b.stages[0].kv_per_sequence * 32);
+    CHECK(b.max_concurrency == 8 * b.stages[0].max_concurrency);
+    CHECK(b.fits);
+}

@@ -33,6 +33,11 @@
 // final norm and the LM head; with tied embeddings and more than one stage the last stage holds its
 // own copy of the embedding for the LM head (vllm/model_executor/models/llama.py: embed_tokens is
 // built `if is_first_rank or (tie_word_embeddings and is_last_rank)`).
+//
+// Under a layout's Placement (layout.hpp) each part splits over its own degree: attention over the
+// attention group, the dense MLP, shared experts, embedding and LM head as the engine places them,
+// and the routed experts spread over ep (the fullest GPU holds ceil((experts + redundant) / ep)),
+// each split expert_tp ways. Alike layers are counted once and multiplied.
 
 #include <algorithm>
 #include <array>

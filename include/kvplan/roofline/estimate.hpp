@@ -370,8 +370,10 @@ struct RunningCap {
     if (l.max_running) return {*l.max_running, true};
     const ReplicaBudget b = replica_budget(
         r, Workload{.context = l.prompt_tokens + l.output_tokens, .concurrency = l.concurrency});
-    const std::uint64_t seqs =
-        std::min<std::uint64_t>(b.max_concurrency, vllm_batch_defaults(r.gpu).max_num_seqs);
+    // max_num_seqs caps each attention data-parallel rank.
+    const std::uint64_t seqs = std::min<std::uint64_t>(
+        b.max_concurrency,
+        std::uint64_t{vllm_batch_defaults(r.gpu).max_num_seqs} * r.layout().dp());
     return {std::max<std::uint64_t>(seqs, 1), b.max_concurrency >= 1};
 }
 
