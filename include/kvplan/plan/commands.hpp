@@ -106,10 +106,11 @@ struct CommandOptions {
 
 namespace detail {
 
-/// `v` with at most four significant digits and no trailing zeros: 0.92, 0.857.
+/// `v` in its shortest decimal form (15 significant digits, no trailing zeros): 0.92, 0.857; a
+/// fraction printed so is the one kvplan computed with.
 [[nodiscard]] inline std::string short_number(double v) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v);
+    std::snprintf(buf, sizeof buf, "%.15g", v);
     return buf;
 }
 
