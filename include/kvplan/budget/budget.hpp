@@ -41,11 +41,6 @@ struct BudgetOptions {
     double utilization = default_gpu_memory_utilization;  ///< in (0, 1]
     ReserveOptions reserve{};
     std::optional<Bytes> kv_memory_per_gpu{};
-    /// The last drafter_layers layers of the model are a speculative drafter's
-    /// (plan/speculation.hpp); drafter_weights_per_gpu, when set, replaces their computed weights
-    /// on the last stage (a separate draft model, whose shapes are not the model's).
-    std::uint32_t drafter_layers = 0;
-    std::optional<Bytes> drafter_weights_per_gpu{};
 };
 
 /// One pipeline stage's budget (every TP rank of a stage holds the same), and what it holds.
@@ -160,7 +155,9 @@ constexpr void check_budget_inputs(const Replica& r, const Workload& w, const Bu
     return b;
 }
 
-/// The budget of every stage of `r` for workload `w`, and the replica's answers. Throws
+/// The budget of every stage of `r` for workload `w`, and the replica's answers. Under attention
+/// data parallelism each dp rank holds ceil(w.concurrency / dp) of the sequences, and the stages'
+/// figures are one rank's: the replica holds dp times their max_concurrency. Throws
 /// InvalidLayout for a layout the model cannot take and InvalidInput for a utilization outside
 /// (0, 1], a zero context, concurrency or block size, or a GPU without memory.
 [[nodiscard]] constexpr ReplicaBudget replica_budget(const Replica& r, const Workload& w,
@@ -175,9 +172,11 @@ constexpr void check_budget_inputs(const Replica& r, const Workload& w, const Bu
     rb.num_stages = l.pp();
     rb.fits = true;
     rb.max_concurrency = std::numeric_limits<std::uint64_t>::max();
+    Workload rank = w;  // one attention data-parallel rank's share
+    rank.concurrency = (w.concurrency + l.dp() - 1) / l.dp();
     bool first = true;
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        const StageBudget& b = rb.stages[st] = stage_budget(r, l, st, w, o);
+        const StageBudget& b = rb.stages[st] = stage_budget(r, l, st, rank, o);
         rb.fits = rb.fits && b.fits();
         rb.shortfall = std::max(rb.shortfall, b.shortfall);
         const StageBudget& lim = rb.stages[rb.limiting_stage];
@@ -194,6 +193,8 @@ constexpr void check_budget_inputs(const Replica& r, const Workload& w, const Bu
         first = false;
     }
     if (!rb.fits) rb.headroom = {};
+    if (l.dp() > 1 && rb.max_concurrency != std::numeric_limits<std::uint64_t>::max())
+        rb.max_concurrency = detail::mul(rb.max_concurrency, l.dp(), "a sequence count");
     return rb;
 }
 

@@ -157,8 +157,25 @@ struct ResolvedServing {
     return r;
 }
 
-/// A model deployed on GPUs: one replica is tp x pp GPUs; `gpus` GPUs make gpus / (tp x pp)
-/// replicas serving the demand between them.
+/// The parallel rules of engine `e`: whose flags a ParallelConfig's dp and ep are (the ideal
+/// profile takes vLLM's).
+[[nodiscard]] constexpr ParallelRules parallel_rules(Engine e) noexcept {
+    switch (e) {
+        case Engine::sglang:
+            return ParallelRules::sglang;
+        case Engine::trtllm:
+            return ParallelRules::trtllm;
+        case Engine::ideal:
+        case Engine::vllm:
+            return ParallelRules::vllm;
+    }
+    return ParallelRules::vllm;
+}
+
+/// A model deployed on GPUs: one replica is the GPUs of its parallel layout (tp x pp, times dp
+/// under vLLM's rules: replica_gpus); `gpus` GPUs make gpus / replica_gpus() replicas serving the
+/// demand between them. `parallel` is read in the flags of `serving.engine` (evaluate() sets
+/// parallel.rules from it).
 struct Deployment {
     Model model;
     GpuSpec gpu{};
@@ -168,9 +185,15 @@ struct Deployment {
     KvFormat kv{};
     Serving serving{};
 
-    /// GPUs in one replica.
+    /// The parallel layout in the rules of the serving engine.
+    [[nodiscard]] constexpr ParallelConfig parallel_config() const noexcept {
+        ParallelConfig p = parallel;
+        p.rules = parallel_rules(serving.engine);
+        return p;
+    }
+    /// GPUs in one replica: tp x pp, times dp under vLLM's rules (kvplan::replica_gpus).
     [[nodiscard]] constexpr std::uint32_t replica_gpus() const noexcept {
-        return parallel.tp * parallel.pp;
+        return static_cast<std::uint32_t>(kvplan::replica_gpus(parallel_config()));
     }
 };
 

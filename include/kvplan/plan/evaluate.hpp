@@ -7,8 +7,12 @@
 // fit, plan, compare, check, roofline, the Python module and serving code all call it, so a
 // replica has one set of figures whichever asks.
 //
-// Demand is over every replica: gpus / (tp x pp) replicas share the concurrency, each carrying
-// ceil(concurrency / replicas) sequences, and the verdict counts them all.
+// Demand is over every replica: gpus / replica_gpus replicas share the concurrency, each carrying
+// ceil(concurrency / replicas) sequences, and the verdict counts them all. Under attention data
+// parallelism a replica is dp ranks, each its own scheduler and cache (vLLM: one engine core per
+// dp rank; SGLang and TensorRT-LLM: one pool per attention group), each holding
+// ceil(concurrency_per_replica / dp) sequences and only their KV: the engine's figures are per dp
+// rank, and a replica holds dp times them.
 
 #include <algorithm>
 #include <cmath>
@@ -95,8 +99,15 @@ struct ReplicaAnswer {
     ResolvedServing serving{};
     Demand demand{};
     std::uint32_t gpus = 0;                   ///< every GPU deployed
-    std::uint32_t replicas = 1;               ///< gpus / (tp x pp)
+    std::uint32_t replicas = 1;               ///< gpus / replica GPUs
     std::uint64_t concurrency_per_replica = 0;  ///< ceil(concurrency / replicas)
+
+    // The layout resolved: what each GPU holds, and how the replica's sequences spread.
+    Placement placement{};
+    std::uint32_t replica_gpus = 1;  ///< GPUs of one replica
+    std::uint32_t nodes = 1;         ///< nodes one replica spans (the GPU's gpus_per_node)
+    std::uint32_t dp_ranks = 1;      ///< attention data-parallel ranks of a replica
+    std::uint64_t concurrency_per_dp_rank = 0;  ///< ceil(concurrency_per_replica / dp_ranks)
 
     // The model's context limit.
     ContextLimit limit{};
@@ -110,18 +121,24 @@ struct ReplicaAnswer {
     // Per GPU of the limiting stage.
     Bytes kv_budget{};          ///< the engine's KV memory (or the given figure)
     bool kv_given = false;
-    Bytes kv_per_sequence{};    ///< the blocks one sequence of the context holds
-    Bytes kv_needed{};          ///< kv_per_sequence x concurrency_per_replica
+    Bytes
+        kv_per_sequence{};  ///< the blocks one sequence of the context holds (its share under dcp)
+    Bytes kv_needed{};      ///< kv_per_sequence x concurrency_per_dp_rank
     Bytes headroom{};
     Bytes shortfall{};
     std::optional<std::uint64_t> kv_tokens{};  ///< the engine's KV token figure
 
-    // Sequences of the context, per replica unless said.
-    std::uint64_t admitted = 0;         ///< what the engine's cache holds at once
+    // Sequences of the context, per replica (dp ranks x one rank's) unless said.
+    std::uint64_t admitted = 0;         ///< what the engine's caches hold at once
     std::uint64_t sequence_cap = 0;     ///< the engine's cap on sequences (0: none)
-    std::uint64_t max_concurrency = 0;  ///< min(admitted, cap)
-    double max_concurrency_ratio = 0.0;  ///< the engine's logged figure (vLLM's "X.XXx")
+    std::uint64_t max_concurrency = 0;  ///< min(admitted, cap), rank by rank
+    double max_concurrency_ratio =
+        0.0;  ///< the engine's logged figure, per dp rank (vLLM's "X.XXx")
     std::uint64_t total_max_concurrency = 0;  ///< max_concurrency x replicas
+    // The same for one attention data-parallel rank (equal to the above when dp_ranks is 1).
+    std::uint64_t dp_rank_admitted = 0;
+    std::uint64_t dp_rank_sequence_cap = 0;
+    std::uint64_t dp_rank_max_concurrency = 0;
     /// The longest context each of concurrency_per_replica sequences can reach; nullopt: any.
     std::optional<std::uint64_t> max_context{};
     bool max_context_at_limit = false;  ///< the model's limit, not memory, sets it
@@ -137,6 +154,7 @@ struct ReplicaAnswer {
     // Weights and bytes.
     WeightBytes weights{};   ///< the whole model as stored
     Bytes weights_per_gpu{};  ///< the fullest rank
+    WeightBytes weights_on_gpu{};  ///< the fullest rank, per group
     Bytes kv_per_token{};     ///< the whole model
     Bytes kv_per_token_per_gpu{};  ///< the fullest stage's GPUs
 
@@ -203,53 +221,119 @@ namespace detail {
 
 }  // namespace detail
 
-/// Every figure of `d` under `demand`. Throws InvalidLayout for a layout the model cannot take or a
-/// GPU count that is no multiple of tp x pp, and InvalidInput for a knob the engine cannot take
+/// What evaluate() computes of a deployment that depends on neither the GPU, the KV format nor the
+/// demand: the layout checked and resolved, and per stage the weights and the matmul parameters of
+/// a rank. A search prepares it once per layout and weight format and evaluates every GPU and KV
+/// format with it.
+struct PreparedLayout {
+    Model model;                ///< the model, a speculative drafter's layers appended
+    ParallelConfig parallel{};  ///< its layout, the drafter's layers on the last stage
+    Layout layout;
+    WeightOptions weights{};
+    StageWeights stage_weights{};
+    std::array<detail::RankMatmulParams, max_pipeline_stages> matmul{};
+    std::uint32_t drafter_layers = 0;  ///< the last layers of `model` that are the drafter's
+    Bytes drafter_weights{};           ///< a separate draft model's weights, whole
+};
+
+/// The prepared layout of `m` under `p` (its rules as the engine's) with weights `w`, drafting as
+/// `s` says (plan/speculation.hpp). Throws InvalidLayout as Layout does, InvalidInput as
+/// with_drafter does.
+[[nodiscard]] constexpr PreparedLayout prepare_layout(const Model& m, const ParallelConfig& p,
+                                                      const WeightOptions& w,
+                                                      const Speculation& s = {}) {
+    DraftedModel dm = with_drafter(m, p, s);
+    const Layout layout(dm.model, dm.parallel);
+    PreparedLayout pl{std::move(dm.model), dm.parallel, layout, w};
+    pl.drafter_layers = dm.drafter_layers;
+    pl.stage_weights = weight_bytes_per_stage(pl.model, pl.layout, w);
+    if (s.method == DraftMethod::draft_model) {
+        // A draft model's own weights, in its checkpoint's format, stand for what its layers
+        // weigh in the model's shapes: on the last stage, at the model's tensor parallelism
+        // (vLLM's draft_tensor_parallel_size defaults to the target's, vllm/config/speculative.py).
+        const Model& draft = *s.draft_model;
+        const WeightOptions dw = checkpoint_weights(draft);
+        const WeightBytes own =
+            weight_bytes_per_rank(draft, Layout(draft, ParallelConfig{.tp = p.tp}), 0, dw);
+        const std::uint32_t last = pl.layout.pp() - 1;
+        const Shard sh = pl.layout.stage(last);
+        const std::uint32_t end = std::min(sh.end_layer, pl.model.num_layers());
+        const WeightBytes computed = detail::computed_weight_bytes(
+            pl.model, w, detail::rank_parts(pl.layout.placement()), end - pl.drafter_layers, end,
+            false, false, false);
+        WeightBytes& wb = pl.stage_weights.stages[last];
+        for (std::size_t g = 0; g < param_group_count; ++g)
+            wb[ParamGroup(g)] = wb[ParamGroup(g)] - computed[ParamGroup(g)] + own[ParamGroup(g)];
+        pl.drafter_weights = weight_bytes(draft, dw).total();
+    }
+    pl.matmul = detail::rank_matmul_params_per_stage(pl.model, pl.layout);
+    return pl;
+}
+
+/// The prepared layout of deployment `d` (its parallel layout in its engine's rules, its weights,
+/// its drafter).
+[[nodiscard]] constexpr PreparedLayout prepare_layout(const Deployment& d) {
+    return prepare_layout(d.model, d.parallel_config(),
+                          d.weights ? *d.weights : checkpoint_weights(d.model),
+                          d.serving.speculation);
+}
+
+/// Every figure of `d` under `demand`, with `prepared` = prepare_layout(d) computed beforehand
+/// (precondition: it is d's). Throws as evaluate(d, demand, o) does.
+[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
+                                            const EvaluateOptions& o,
+                                            const PreparedLayout& prepared);
+
+/// Every figure of `d` under `demand`. Throws InvalidLayout for a layout the model or the engine
+/// cannot take (with the engine's reason) or a GPU count that is no multiple of the replica's, and
+/// InvalidInput for a knob the engine cannot take
 /// (resolve_serving), a zero context or concurrency, or a GPU without memory.
 [[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
-                                               const EvaluateOptions& o = {}) {
+                                            const EvaluateOptions& o = {}) {
+    return evaluate(d, demand, o, prepare_layout(d));
+}
+
+[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
+                                            const EvaluateOptions& o,
+                                            const PreparedLayout& prepared) {
     const auto where = [&] { return detail::model_where(d.model.config()); };
     if (demand.context == 0)
         detail::throw_field_error<InvalidInput>(where(), "context", ">= 1 token", "0");
     if (demand.concurrency == 0)
         detail::throw_field_error<InvalidInput>(where(), "concurrency", ">= 1 sequence", "0");
-    const WeightOptions weights = d.weights ? *d.weights : checkpoint_weights(d.model);
-    // A speculative drafter's layers join the model's cache (plan/speculation.hpp).
-    const DraftedModel drafted = with_drafter(d.model, d.parallel, d.serving.speculation);
-    ReplicaAnswer a{.replica = Replica{.model = drafted.model,
+    ReplicaAnswer a{.replica = Replica{.model = prepared.model,
                                        .gpu = d.gpu,
-                                       .parallel = drafted.parallel,
-                                       .weights = weights,
+                                       .parallel = prepared.parallel,
+                                       .weights = prepared.weights,
                                        .kv = d.kv}};
     const Replica& r = a.replica;
-    const Layout l = r.layout();
+    const Layout& l = prepared.layout;
     const std::uint32_t per_replica = l.ranks();
     a.gpus = d.gpus == 0 ? per_replica : d.gpus;
     if (a.gpus % per_replica != 0)
         detail::throw_field_error<InvalidLayout>(
-            where(), "gpus", detail::text("a multiple of tp x pp = ", per_replica),
+            where(), "gpus",
+            detail::text("a multiple of the replica's ", per_replica, " GPUs (",
+                         r.parallel.rules == ParallelRules::vllm ? "dp x tp x pp" : "tp x pp", ")"),
             detail::text(a.gpus));
     a.replicas = a.gpus / per_replica;
+    a.placement = l.placement();
+    a.replica_gpus = per_replica;
+    const std::uint32_t node = std::max<std::uint32_t>(r.gpu.gpus_per_node, 1);
+    a.nodes = (per_replica + node - 1) / node;
+    a.dp_ranks = l.dp();
     a.weight_source = d.weights                        ? WeightSource::given
                       : d.model.config().checkpoint.known ? WeightSource::checkpoint
                                                           : WeightSource::assumed;
     a.serving = resolve_serving(d.serving);
-    a.drafter_layers = drafted.drafter_layers;
-    if (d.serving.speculation.method == DraftMethod::draft_model) {
-        // The draft model's weights on the last stage's GPUs, at the model's tensor parallelism
-        // (vLLM's draft_tensor_parallel_size defaults to the target's).
-        const Model& draft = *d.serving.speculation.draft_model;
-        const WeightOptions dw = checkpoint_weights(draft);
-        const Layout dl(draft, ParallelConfig{.tp = d.parallel.tp});
-        a.serving.budget.drafter_layers = drafted.drafter_layers;
-        a.serving.budget.drafter_weights_per_gpu = weight_bytes_per_rank(draft, dl, 0, dw).total();
-        a.drafter_weights = weight_bytes(draft, dw).total();
-    }
+    a.drafter_layers = prepared.drafter_layers;
+    a.drafter_weights = prepared.drafter_weights;
     if (r.gpu.memory_total.is_zero() && !a.serving.budget.kv_memory_per_gpu)
         detail::throw_field_error<InvalidInput>(detail::text("GPU '", r.gpu.id, "'"),
                                                 "memory_total", "> 0 bytes", "0");
     a.demand = demand;
     a.concurrency_per_replica = (demand.concurrency + a.replicas - 1) / a.replicas;
+    a.concurrency_per_dp_rank = (a.concurrency_per_replica + a.dp_ranks - 1) / a.dp_ranks;
 
     // The model's limit (vllm/config/model.py, _get_and_verify_max_len).
     a.limit = context_limit(d.model.config());
@@ -257,8 +341,8 @@ namespace detail {
     a.long_context_allowed = d.serving.allow_long_context;
 
     // The engine's memory and cache at the context.
-    a.report = engine_report(a.serving.engine, r, demand.context, a.serving.budget,
-                             a.serving.options);
+    a.report = detail::engine_report_with(a.serving.engine, r, l, prepared.stage_weights,
+                                          demand.context, a.serving.budget, a.serving.options);
     const EngineCapacity& cap = a.report.summary;
     a.limiting_stage = std::min(detail::engine_limiting_stage(a.report), l.pp() - 1);
     const Shard shard = l.stage(a.limiting_stage);
@@ -267,15 +351,18 @@ namespace detail {
                              : a.report.memory[a.limiting_stage].kv_memory;
     a.kv_per_sequence =
         reserved_per_sequence(r.model, r.kv, demand.context, a.serving.block_size, shard);
-    a.kv_needed = a.kv_per_sequence * a.concurrency_per_replica;
+    a.kv_needed = a.kv_per_sequence * a.concurrency_per_dp_rank;
     if (a.kv_needed <= a.kv_budget)
         a.headroom = a.kv_budget - a.kv_needed;
     else
         a.shortfall = a.kv_needed - a.kv_budget;
     a.kv_tokens = cap.tokens;
-    a.admitted = cap.starts ? cap.admitted : 0;
-    a.sequence_cap = cap.sequence_cap;
-    a.max_concurrency = cap.starts ? cap.max_sequences() : 0;
+    a.dp_rank_admitted = cap.starts ? cap.admitted : 0;
+    a.dp_rank_sequence_cap = cap.sequence_cap;
+    a.dp_rank_max_concurrency = cap.starts ? cap.max_sequences() : 0;
+    a.admitted = detail::mul(a.dp_rank_admitted, a.dp_ranks, "a sequence count");
+    a.sequence_cap = detail::mul(a.dp_rank_sequence_cap, a.dp_ranks, "a sequence count");
+    a.max_concurrency = detail::mul(a.dp_rank_max_concurrency, a.dp_ranks, "a sequence count");
     a.max_concurrency_ratio = cap.max_concurrency;
     a.total_max_concurrency = detail::mul(a.max_concurrency, a.replicas, "a sequence count");
     if (a.serving.engine == Engine::vllm && !a.report.vllm.enough_memory &&
@@ -304,6 +391,7 @@ namespace detail {
     if (a.refusal != Refusal::none) {
         a.verdict = Verdict::does_not_start;
         a.max_concurrency = a.admitted = a.total_max_concurrency = 0;
+        a.dp_rank_max_concurrency = a.dp_rank_admitted = 0;
     } else {
         a.verdict = a.total_max_concurrency >= demand.concurrency ? Verdict::fits
                                                                   : Verdict::does_not_fit;
@@ -317,8 +405,8 @@ namespace detail {
         const std::span<const Bytes> per_stage(kv.data(), l.pp());
         // Past the limit only when allowed; then up to 2^40 tokens.
         const std::uint64_t most = a.long_context_allowed ? (1ULL << 40) : a.limit.tokens;
-        a.max_context = detail::longest_admitted(r, l, per_stage, a.serving,
-                                                 a.concurrency_per_replica, most);
+        a.max_context =
+            detail::longest_admitted(r, l, per_stage, a.serving, a.concurrency_per_dp_rank, most);
         a.longest_single_context = detail::longest_admitted(r, l, per_stage, a.serving, 1, most);
         a.max_context_at_limit =
             !a.long_context_allowed && a.max_context && *a.max_context == a.limit.tokens;
@@ -332,8 +420,11 @@ namespace detail {
         a.weights = weight_bytes(d.model, r.weights);
         a.weights.other += a.drafter_weights;
     }
-    for (const EngineMemory& m : a.report.stage_memory())
-        a.weights_per_gpu = std::max(a.weights_per_gpu, m.weights);
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const WeightBytes& wb = prepared.stage_weights[st];
+        if (st == 0 || wb.total() > a.weights_on_gpu.total()) a.weights_on_gpu = wb;
+    }
+    a.weights_per_gpu = a.weights_on_gpu.total();
     a.kv_per_token = kv_bytes_per_token(r.model, r.kv);
     if (a.drafter_layers != 0) a.drafter_kv_per_token = a.kv_per_token - kv_bytes_per_token(d.model, r.kv);
     for (std::uint32_t st = 0; st < l.pp(); ++st)
@@ -341,18 +432,26 @@ namespace detail {
                                           kv_bytes_per_token(r.model, r.kv, l.stage(st)));
 
     // The decode bound at each replica's load.
-    const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
-                          r.gpu.pcie_bandwidth > BytesPerSecond{};
-    if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute) &&
-        has_link)
+    if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute)) {
         // The model's own step: what speculation saves depends on its acceptance, not modelled.
-        a.decode = decode_point(decode_costs(Replica{.model = d.model,
-                                                     .gpu = d.gpu,
-                                                     .parallel = d.parallel,
-                                                     .weights = weights,
-                                                     .kv = d.kv},
-                                             o.roofline),
-                                a.concurrency_per_replica, demand.context);
+        if (a.drafter_layers == 0) {
+            a.decode = decode_point(
+                detail::decode_costs_with(r, l, prepared.stage_weights, prepared.matmul, o.roofline),
+                a.concurrency_per_replica, demand.context);
+        } else {
+            const PreparedLayout target =
+                prepare_layout(d.model, d.parallel_config(), prepared.weights);
+            const Replica plain{.model = d.model,
+                                .gpu = d.gpu,
+                                .parallel = target.parallel,
+                                .weights = prepared.weights,
+                                .kv = d.kv};
+            a.decode = decode_point(detail::decode_costs_with(plain, target.layout,
+                                                              target.stage_weights, target.matmul,
+                                                              o.roofline),
+                                    a.concurrency_per_replica, demand.context);
+        }
+    }
     return a;
 }
 
