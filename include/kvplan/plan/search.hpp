@@ -3,7 +3,8 @@
 // The replica search behind `kvplan plan`: every GPU type, GPU count and layout of a search space,
 // every KV and weight format, each evaluated by evaluate() (so a candidate's figures are the ones
 // fit prints for it), those that hold the demand ranked, and the nearest misses kept for a review
-// that finds nothing fits.
+// that finds nothing fits. With a demand that splits its requests into prompt and output, each
+// candidate carries the latency estimate, and Ranking::estimate orders by it.
 
 #include <algorithm>
 #include <cstddef>
@@ -34,6 +35,10 @@ struct SearchSpace {
 enum class Ranking : std::uint8_t {
     fewest_gpus,  ///< fewest GPUs, then the most sequences held, then the faster decode bound
     fastest,      ///< the faster decode bound, then fewest GPUs
+    /// The most output tokens/s per GPU by the latency estimate at the demand (the load served on
+    /// the fewest GPU-seconds per token), then fewest GPUs, then the lower TPOT estimate;
+    /// candidates without an estimate after those with one, by fewest_gpus.
+    estimate,
 };
 
 /// One replica the search evaluated.
@@ -97,6 +102,17 @@ struct PlanAnswer {
                      [&](const PlanCandidate& a, const PlanCandidate& b) {
                          if (ranking == Ranking::fastest && tpot(a) != tpot(b))
                              return tpot(a) < tpot(b);
+                         if (ranking == Ranking::estimate) {
+                             const auto& ea = a.answer.estimate;
+                             const auto& eb = b.answer.estimate;
+                             if (ea.has_value() != eb.has_value()) return ea.has_value();
+                             if (ea && eb) {
+                                 if (ea->tokens_per_s_per_gpu != eb->tokens_per_s_per_gpu)
+                                     return ea->tokens_per_s_per_gpu > eb->tokens_per_s_per_gpu;
+                                 if (gpus(a) != gpus(b)) return gpus(a) < gpus(b);
+                                 if (ea->tpot != eb->tpot) return ea->tpot < eb->tpot;
+                             }
+                         }
                          if (gpus(a) != gpus(b)) return gpus(a) < gpus(b);
                          if (a.answer.max_concurrency != b.answer.max_concurrency)
                              return a.answer.max_concurrency > b.answer.max_concurrency;
