@@ -105,7 +105,12 @@ void use_profile(const CalibrationProfile& p, const std::string& path, const std
         s.reserve = b.reserve;
         if (!s.memory_fraction && s.engine != Engine::ideal) s.memory_fraction = b.utilization;
     }
-    if (!p.estimate) return;
+    s.estimate = profile_estimate(p, path, gpu_id, compute);
+}
+
+std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p, const std::string& path,
+                                               const std::string& gpu_id, ComputeDtype compute) {
+    if (!p.estimate) return std::nullopt;
     if (!p.gpu.empty() && p.gpu != gpu_id)
         detail::throw_field_error<InvalidInput>(
             path, "gpu",
@@ -119,7 +124,7 @@ void use_profile(const CalibrationProfile& p, const std::string& path, const std
                         "that type's peak (roofline --compute-dtype sets another)",
                         name(compute)),
             fmt::format("'{}'", name(p.estimate_compute)));
-    s.estimate = *p.estimate;
+    return p.estimate;
 }
 
 ReplicaFlags parse_replica_flags(const CommonOptions& o) {

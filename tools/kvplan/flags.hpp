@@ -51,6 +51,12 @@ void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& spl
 void use_profile(const CalibrationProfile& p, const std::string& path, const std::string& gpu_id,
                  ComputeDtype compute, Serving& s);
 
+/// A profile's estimate parameters (nullopt when it has none), checked as use_profile checks them.
+[[nodiscard]] std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p,
+                                                             const std::string& path,
+                                                             const std::string& gpu_id,
+                                                             ComputeDtype compute);
+
 /// The flags of a replica, parsed.
 struct ReplicaFlags {
     LayoutInput layout{};
