@@ -255,3 +255,176 @@ TEST_CASE("speculative decoding: a separate draft model brings its layers and it
     d.serving.speculation.draft_model.reset();
     CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
 }
+
+// ---- The latency estimate in the one answer --------------------------------------------------
+
+namespace {
+
+/// The estimate for the same replica and load through estimate_latency directly, with the running
+/// cap the answer's verdict counts.
+LatencyEstimate direct_estimate(const ReplicaAnswer& a, const EstimateParams& p) {
+    return estimate_latency(a.replica,
+                            Load{.concurrency = a.concurrency_per_replica,
+                                 .prompt_tokens = *a.demand.prompt_tokens,
+                                 .output_tokens = *a.demand.output_tokens,
+                                 .max_running = a.max_concurrency},
+                            p);
+}
+
+}  // namespace
+
+TEST_CASE("the estimate is estimate_latency's at the load, with the verdict's running cap",
+          "[evaluate][estimate]") {
+    // Llama-3-70B on 4 x H100 at tp 4: 48 clients, 1,000 tokens in and 200 out, sized at their
+    // 1,200 tokens. The cache holds far more than 48 such sequences (63 of 8,000 tokens,
+    // test_cli_commands.cpp), so all 48 run and none waits.
+    const ReplicaAnswer a =
+        evaluate(deployment("llama-3-70b", "h100-sxm", 4),
+                 {.context = 1200, .concurrency = 48, .prompt_tokens = 1000, .output_tokens = 200});
+    REQUIRE(a.estimate);
+    CHECK(a.estimate_basis == EstimateBasis::family_fitted);
+    CHECK(a.gpu_family == GpuFamily::hopper);
+    CHECK(a.estimate_params == default_params(GpuFamily::hopper).params);
+    const LatencyEstimate& e = *a.estimate;
+    CHECK(e.running_cap == a.max_concurrency);
+    CHECK(e.running == 48);
+    CHECK(e.waiting == 0);
+    CHECK(e.ttft_queue.in(seconds) == 0.0);
+    const LatencyEstimate direct = direct_estimate(a, a.estimate_params);
+    CHECK(e.itl == direct.itl);
+    CHECK(e.ttft == direct.ttft);
+    CHECK(e.tokens_per_s == direct.tokens_per_s);
+    // Beside its own bound, never below it; tokens/s per GPU is the replica's over its 4 GPUs.
+    CHECK(e.itl_bound <= e.itl);
+    CHECK(e.ttft_bound <= e.ttft);
+    CHECK(e.tokens_per_s_per_gpu == Approx(e.tokens_per_s / 4));
+    // The bound the answer already had is unchanged by the split: the same as without it.
+    const ReplicaAnswer plain =
+        evaluate(deployment("llama-3-70b", "h100-sxm", 4), {.context = 1200, .concurrency = 48});
+    CHECK_FALSE(plain.estimate);
+    CHECK(plain.estimate_basis == EstimateBasis::not_asked);
+    CHECK(plain.decode->tpot == a.decode->tpot);
+    CHECK(plain.max_concurrency == a.max_concurrency);
+}
+
+TEST_CASE("requests past what the cache holds wait, and the wait is in the TTFT",
+          "[evaluate][estimate]") {
+    // 200 clients of 8,000-token requests (7,000 in, 1,000 out) on Llama-3-70B at tp 4: the cache
+    // holds 63 (the verdict's max_concurrency), so 63 run and 137 wait; by Little's law for a
+    // closed loop the wait is 137 / 63 of a request's time.
+    const ReplicaAnswer a = evaluate(
+        deployment("llama-3-70b", "h100-sxm", 4),
+        {.context = 8000, .concurrency = 200, .prompt_tokens = 7000, .output_tokens = 1000});
+    CHECK(a.verdict == Verdict::does_not_fit);
+    CHECK(a.max_concurrency == 63);
+    REQUIRE(a.estimate);
+    CHECK(a.estimate->running == 63);
+    CHECK(a.estimate->waiting == 137);
+    CHECK(a.estimate->ttft_queue.in(seconds) ==
+          Approx(a.estimate->request.in(seconds)*137.0 / 63.0));
+    CHECK(a.estimate->ttft ==
+          a.estimate->ttft_prefill + a.estimate->ttft_in_flight + a.estimate->ttft_queue);
+}
+
+TEST_CASE("each replica's estimate is of its share of the clients", "[evaluate][estimate]") {
+    // 8 GPUs at tp 4 are 2 replicas: 100 clients are ceil(100 / 2) = 50 each.
+    Deployment d = deployment("llama-3-70b", "h100-sxm", 4);
+    d.gpus = 8;
+    const ReplicaAnswer a = evaluate(
+        d, {.context = 1200, .concurrency = 100, .prompt_tokens = 1000, .output_tokens = 200});
+    REQUIRE(a.estimate);
+    CHECK(a.estimate->concurrency == 50);
+    CHECK(a.estimate->itl == direct_estimate(a, a.estimate_params).itl);
+}
+
+TEST_CASE("given parameters change the estimate and never the bound", "[evaluate][estimate]") {
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    const Demand demand{
+        .context = 2500, .concurrency = 16, .prompt_tokens = 2000, .output_tokens = 500};
+    const ReplicaAnswer family = evaluate(d, demand);
+    d.serving.estimate = EstimateParams{.bandwidth = 0.5,
+                                        .compute = 0.3,
+                                        .layer_overhead = 50.0 * microseconds,
+                                        .all_reduce_latency = 0.0 * microseconds};
+    const ReplicaAnswer given = evaluate(d, demand);
+    REQUIRE(family.estimate);
+    REQUIRE(given.estimate);
+    CHECK(given.estimate_basis == EstimateBasis::given);
+    CHECK(given.estimate_params == *d.serving.estimate);
+    CHECK(given.estimate->itl == direct_estimate(given, *d.serving.estimate).itl);
+    // Hopper's bandwidth fraction is 1.00: at half of it the step's memory time doubles.
+    CHECK(given.estimate->decode_step.memory.in(seconds) ==
+          Approx(2 * family.estimate->decode_step.memory.in(seconds)));
+    CHECK(given.estimate->itl != family.estimate->itl);
+    CHECK(given.decode->tpot == family.decode->tpot);
+    CHECK(given.estimate->itl_bound == family.estimate->itl_bound);
+    CHECK(given.estimate->ttft_bound == family.estimate->ttft_bound);
+}
+
+TEST_CASE("the estimate says why it is absent", "[evaluate][estimate]") {
+    const Demand demand{
+        .context = 2500, .concurrency = 1, .prompt_tokens = 2000, .output_tokens = 500};
+    // Llama-3-70B's 141 GB of bf16 weights do not load on one 80 GB H100: nothing runs.
+    const ReplicaAnswer none = evaluate(deployment("llama-3-70b", "h100-sxm"), demand);
+    CHECK(none.refusal == Refusal::weights);
+    CHECK_FALSE(none.estimate);
+    CHECK(none.estimate_basis == EstimateBasis::does_not_start);
+    // A GPU whose family is not known has no default parameters; given ones serve.
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    d.gpu.id = "custom-accelerator";
+    const ReplicaAnswer unknown = evaluate(d, demand);
+    CHECK_FALSE(unknown.estimate);
+    CHECK(unknown.estimate_basis == EstimateBasis::unknown_family);
+    d.serving.estimate = default_params(GpuFamily::hopper).params;
+    CHECK(evaluate(d, demand).estimate_basis == EstimateBasis::given);
+    // Ada has no published measurement: the L4 borrows Ampere's values, and says so.
+    const ReplicaAnswer l4 =
+        evaluate(deployment("llama-3-8b", "l4"),
+                 {.context = 2500, .prompt_tokens = 2000, .output_tokens = 500});
+    CHECK(l4.estimate_basis == EstimateBasis::family_borrowed);
+    CHECK(l4.estimate_params == default_params(GpuFamily::ampere).params);
+}
+
+TEST_CASE("a split is both parts, each at least a token, within the context",
+          "[evaluate][estimate]") {
+    const Deployment d = deployment("llama-3-8b", "h100-sxm");
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .prompt_tokens = 2000}),
+                      Catch::Contains("output_tokens") && Catch::Contains("both"));
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .output_tokens = 500}),
+                      Catch::Contains("prompt_tokens"));
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .prompt_tokens = 0, .output_tokens = 500}),
+                      Catch::Contains("prompt_tokens") && Catch::Contains(">= 1 token"));
+    // 2,000 + 501 = 2,501 tokens pass a 2,500-token context.
+    CHECK_THROWS_AS(evaluate(d, {.context = 2500, .prompt_tokens = 2000, .output_tokens = 501}),
+                    InvalidInput);
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .prompt_tokens = 2000, .output_tokens = 501}),
+                      Catch::Contains("2500 tokens") && Catch::Contains("2501 tokens"));
+}
+
+TEST_CASE("ranked by the estimate, the replica search serves the most tokens per GPU first",
+          "[evaluate][plan][estimate]") {
+    const Model m = bundled("llama-3-70b");
+    SearchSpace space;
+    space.gpus = {gpu("h100-sxm"), gpu("h200-sxm")};
+    space.kv_formats = {KvFormat{KvDtype::bf16}, KvFormat{KvDtype::fp8_e4m3}};
+    const Demand demand{
+        .context = 1200, .concurrency = 64, .prompt_tokens = 1000, .output_tokens = 200};
+    const PlanAnswer p = plan_replicas(m, space, {}, demand, Ranking::estimate);
+    REQUIRE(p.fits.size() > 2);
+    for (std::size_t i = 0; i + 1 < p.fits.size(); ++i) {
+        REQUIRE(p.fits[i].answer.estimate);
+        CHECK(p.fits[i].answer.estimate->tokens_per_s_per_gpu >=
+              p.fits[i + 1].answer.estimate->tokens_per_s_per_gpu);
+    }
+    // The best's estimate is what evaluate() gives that deployment.
+    const PlanCandidate& best = p.fits.front();
+    const ReplicaAnswer again = evaluate(Deployment{.model = m,
+                                                    .gpu = space.gpus[best.gpu],
+                                                    .parallel = best.answer.replica.parallel,
+                                                    .kv = space.kv_formats[best.kv]},
+                                         demand);
+    CHECK(again.estimate->tokens_per_s_per_gpu == best.answer.estimate->tokens_per_s_per_gpu);
+    // The same candidates as the default ranking, in another order.
+    const PlanAnswer by_gpus = plan_replicas(m, space, {}, demand);
+    CHECK(by_gpus.fits.size() == p.fits.size());
+}

@@ -19,6 +19,7 @@
 #include "../gpu.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
+#include "../roofline/estimate.hpp"
 #include "../weights.hpp"
 #include "speculation.hpp"
 
@@ -53,6 +54,10 @@ struct Serving {
     Speculation speculation{};
     /// Every other knob of each engine's profile; the fields above win over it.
     EngineOptions tuning{};
+    /// The latency estimate's achieved fractions and fixed costs on the GPU deployed (a
+    /// calibration of it: kvplan calibrate --bench); nullopt: its family's defaults
+    /// (default_params).
+    std::optional<EstimateParams> estimate{};
 };
 
 /// vLLM's block sizes (vllm/config/cache.py, CacheConfig.block_size: BlockSize on CUDA).
@@ -216,10 +221,44 @@ inline constexpr FixedArray<detail::EnumName<WeightSource>, 3> weight_source_nam
 }
 
 /// What a deployment must serve: sequences of `context` tokens (prompt and output together, the
-/// length a review sizes for), `concurrency` of them at once over every replica.
+/// length a review sizes for), `concurrency` of them at once over every replica. With both
+/// `prompt_tokens` and `output_tokens` the requests are a closed loop of that many clients, every
+/// request of that prompt and output (at most the context together), and evaluate() gives the
+/// latency estimate beside the bound; without them, the bound alone. Neither is derived from the
+/// context: a split nobody stated would be a guess.
 struct Demand {
     std::uint64_t context = 0;
     std::uint64_t concurrency = 1;
+    std::optional<std::uint64_t> prompt_tokens{};  ///< I: prompt tokens of a request
+    std::optional<std::uint64_t> output_tokens{};  ///< O: output tokens, the first one included
 };
+
+/// A request's prompt and output.
+struct TokenSplit {
+    std::uint64_t prompt = 0;
+    std::uint64_t output = 0;
+};
+
+/// The split of `d`'s requests, or nullopt when it states none. Throws InvalidInput naming
+/// `where` when only one part is given, a part is zero, or the two pass the context.
+[[nodiscard]] inline std::optional<TokenSplit> token_split(const Demand& d, detail::TextRef where) {
+    if (!d.prompt_tokens && !d.output_tokens) return std::nullopt;
+    if (!d.prompt_tokens || !d.output_tokens)
+        detail::throw_field_error<InvalidInput>(
+            where, d.prompt_tokens ? "output_tokens" : "prompt_tokens",
+            "both prompt_tokens and output_tokens (the estimate needs the split)", "only one");
+    if (*d.prompt_tokens == 0)
+        detail::throw_field_error<InvalidInput>(where, "prompt_tokens", ">= 1 token", "0");
+    if (*d.output_tokens == 0)
+        detail::throw_field_error<InvalidInput>(where, "output_tokens", ">= 1 token", "0");
+    const std::uint64_t sum =
+        detail::add(*d.prompt_tokens, *d.output_tokens, "prompt_tokens + output_tokens");
+    if (sum > d.context)
+        detail::throw_field_error<InvalidInput>(
+            where, "prompt_tokens + output_tokens",
+            detail::text("at most the context, ", d.context, " tokens"),
+            detail::text(sum, " tokens"));
+    return TokenSplit{*d.prompt_tokens, *d.output_tokens};
+}
 
 }  // namespace kvplan

@@ -3,8 +3,9 @@
 // One answer per replica. evaluate() takes a deployment and a demand and returns every figure a
 // design review reads: the model's context limit, the engine's memory term by term, the KV budget
 // and what it holds (what the engine logs and what its scheduler admits, within its sequence cap),
-// the longest contexts, the verdict with its reason, the weights, and the decode bound at the load.
-// fit, plan, compare, check, roofline, the Python module and serving code all call it, so a
+// the longest contexts, the verdict with its reason, the weights, the decode bound at the load,
+// and, when the demand splits its requests into prompt and output, the latency estimate beside the
+// bound. fit, plan, compare, check, roofline, the Python module and serving code all call it, so a
 // replica has one set of figures whichever asks.
 //
 // Demand is over every replica: gpus / replica_gpus replicas share the concurrency, each carrying
@@ -13,6 +14,13 @@
 // dp rank; SGLang and TensorRT-LLM: one pool per attention group), each holding
 // ceil(concurrency_per_replica / dp) sequences and only their KV: the engine's figures are per dp
 // rank, and a replica holds dp times them.
+//
+// The estimate (roofline/estimate.hpp) is of each replica's load: a closed loop of
+// ceil(concurrency / replicas) clients, every request of the demand's prompt and output. It runs
+// at most max_concurrency of them at once, the figure the verdict counts (what the engine's cache
+// holds at the demand's context, within its sequence cap), so the estimate and the verdict agree
+// on how many sequences run; the others wait, and their wait is in the TTFT. The token budget of a
+// step is Serving::max_num_batched_tokens, else vLLM's default for the GPU.
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +38,7 @@
 #include "../model.hpp"
 #include "../paging.hpp"
 #include "../roofline/decode.hpp"
+#include "../roofline/estimate.hpp"
 #include "../weights.hpp"
 #include "deployment.hpp"
 #include "speculation.hpp"
@@ -70,6 +79,32 @@ inline constexpr FixedArray<detail::EnumName<Refusal>, 6> refusal_names{{
     {Refusal::cache, "cache"},
 }};
 
+/// Where the latency estimate's parameters came from, or why there is none.
+enum class EstimateBasis : std::uint8_t {
+    not_asked,        ///< the demand states no prompt / output split (or EvaluateOptions::estimate)
+    does_not_start,   ///< the engine refuses the configuration: nothing runs
+    no_gpu_figures,   ///< the GPU lacks the bound's figures (bandwidth, FLOP/s, a link at tp > 1)
+    unknown_family,   ///< no parameters given and the GPU's family is not known
+    family_fitted,    ///< the GPU family's defaults, fitted on published measurements
+    family_borrowed,  ///< the defaults of a family without published measurements (borrowed)
+    given,            ///< Serving::estimate (a calibration)
+};
+
+/// Each basis's spelling.
+inline constexpr FixedArray<detail::EnumName<EstimateBasis>, 7> estimate_basis_names{{
+    {EstimateBasis::not_asked, "not_asked"},
+    {EstimateBasis::does_not_start, "does_not_start"},
+    {EstimateBasis::no_gpu_figures, "no_gpu_figures"},
+    {EstimateBasis::unknown_family, "unknown_family"},
+    {EstimateBasis::family_fitted, "family_fitted"},
+    {EstimateBasis::family_borrowed, "family_borrowed"},
+    {EstimateBasis::given, "given"},
+}};
+
+[[nodiscard]] constexpr const char* name(EstimateBasis b) noexcept {
+    return detail::enum_name(estimate_basis_names, b);
+}
+
 [[nodiscard]] constexpr const char* name(Verdict v) noexcept {
     return detail::enum_name(verdict_names, v);
 }
@@ -85,6 +120,9 @@ struct EvaluateOptions {
     /// The decode bound at the load each replica carries (when the GPU states its bandwidth, the
     /// FLOP/s of `roofline.compute` and, at tp > 1, a link for the all-reduce).
     bool decode = true;
+    /// The latency estimate, when the demand splits its requests into prompt and output (off, it
+    /// stays unset whatever the demand).
+    bool estimate = true;
     RooflineOptions roofline{};
 };
 
@@ -161,6 +199,13 @@ struct ReplicaAnswer {
     /// The decode bound with each replica carrying concurrency_per_replica sequences of the
     /// context (unset when not asked or the GPU lacks the figures).
     std::optional<DecodePoint> decode{};
+
+    /// The latency estimate at each replica's load (see the header comment), its own bound beside
+    /// it (itl_bound, ttft_bound); unset when estimate_basis says why.
+    std::optional<LatencyEstimate> estimate{};
+    EstimateBasis estimate_basis = EstimateBasis::not_asked;
+    EstimateParams estimate_params{};       ///< the parameters it used
+    std::optional<GpuFamily> gpu_family{};  ///< the GPU's family, when known
 
     [[nodiscard]] constexpr bool fits() const noexcept { return verdict == Verdict::fits; }
     [[nodiscard]] constexpr bool starts() const noexcept {
@@ -301,6 +346,7 @@ struct PreparedLayout {
         detail::throw_field_error<InvalidInput>(where(), "context", ">= 1 token", "0");
     if (demand.concurrency == 0)
         detail::throw_field_error<InvalidInput>(where(), "concurrency", ">= 1 sequence", "0");
+    const std::optional<TokenSplit> split = token_split(demand, where());
     ReplicaAnswer a{.replica = Replica{.model = prepared.model,
                                        .gpu = d.gpu,
                                        .parallel = prepared.parallel,
@@ -432,25 +478,60 @@ struct PreparedLayout {
                                           kv_bytes_per_token(r.model, r.kv, l.stage(st)));
 
     // The decode bound at each replica's load.
-    if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute)) {
-        // The model's own step: what speculation saves depends on its acceptance, not modelled.
-        if (a.drafter_layers == 0) {
-            a.decode = decode_point(
-                detail::decode_costs_with(r, l, prepared.stage_weights, prepared.matmul, o.roofline),
-                a.concurrency_per_replica, demand.context);
+    // Both are of the model's own step: what speculation saves depends on its acceptance, not
+    // modelled, so a drafter's layers are left out.
+    std::optional<PreparedLayout> target;
+    std::optional<Replica> plain;
+    if (a.drafter_layers != 0) {
+        target = prepare_layout(d.model, d.parallel_config(), prepared.weights);
+        plain = Replica{.model = d.model,
+                        .gpu = d.gpu,
+                        .parallel = target->parallel,
+                        .weights = prepared.weights,
+                        .kv = d.kv};
+    }
+    const PreparedLayout& step = target ? *target : prepared;
+    const Replica& stepped = plain ? *plain : r;
+    const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
+                          r.gpu.pcie_bandwidth > BytesPerSecond{};
+    const bool has_figures =
+        r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute).has_value();
+    if (o.decode && has_figures)
+        a.decode = decode_point(detail::decode_costs_with(stepped, step.layout, step.stage_weights,
+                                                          step.matmul, o.roofline),
+                                a.concurrency_per_replica, demand.context);
+
+    // The latency estimate at each replica's load, with the verdict's running cap.
+    a.gpu_family = gpu_family(r.gpu);
+    if (!split || !o.estimate) {
+        a.estimate_basis = EstimateBasis::not_asked;
+    } else if (!a.starts()) {
+        a.estimate_basis = EstimateBasis::does_not_start;
+    } else if (!has_figures || !has_link) {
+        a.estimate_basis = EstimateBasis::no_gpu_figures;
+    } else if (!d.serving.estimate && !a.gpu_family) {
+        a.estimate_basis = EstimateBasis::unknown_family;
+    } else {
+        if (d.serving.estimate) {
+            a.estimate_params = *d.serving.estimate;
+            a.estimate_basis = EstimateBasis::given;
         } else {
-            const PreparedLayout target =
-                prepare_layout(d.model, d.parallel_config(), prepared.weights);
-            const Replica plain{.model = d.model,
-                                .gpu = d.gpu,
-                                .parallel = target.parallel,
-                                .weights = prepared.weights,
-                                .kv = d.kv};
-            a.decode = decode_point(detail::decode_costs_with(plain, target.layout,
-                                                              target.stage_weights, target.matmul,
-                                                              o.roofline),
-                                    a.concurrency_per_replica, demand.context);
+            const FamilyParams& f = default_params(*a.gpu_family);
+            a.estimate_params = f.params;
+            a.estimate_basis =
+                f.fitted ? EstimateBasis::family_fitted : EstimateBasis::family_borrowed;
         }
+        RooflineOptions ro = o.roofline;
+        ro.efficiency.reset();  // the estimate's fractions replace any efficiency
+        const Load load{.kind = LoadKind::serving,
+                        .concurrency = a.concurrency_per_replica,
+                        .prompt_tokens = split->prompt,
+                        .output_tokens = split->output,
+                        .max_num_batched_tokens = d.serving.max_num_batched_tokens};
+        a.estimate = estimate_latency(
+            detail::decode_costs_with(stepped, step.layout, step.stage_weights, step.matmul, ro),
+            load, a.estimate_params,
+            RunningCap{std::max<std::uint64_t>(a.max_concurrency, 1), a.max_concurrency >= 1});
     }
     return a;
 }

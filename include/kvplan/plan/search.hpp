@@ -4,7 +4,8 @@
 // (tp x pp, and attention data, expert and decode context parallelism as the engine takes them),
 // every KV and weight format, each evaluated by evaluate() (so a candidate's figures are the ones
 // fit prints for it), those that hold the demand ranked, and the nearest misses kept for a review
-// that finds nothing fits.
+// that finds nothing fits. With a demand that splits its requests into prompt and output, each
+// candidate carries the latency estimate, and Ranking::estimate orders by it.
 //
 // Which splits of n GPUs an engine takes (parallel_splits): tp a power of two, and
 //   vLLM     dp x tp x pp = n; ep 1 or dp x tp (--enable-expert-parallel); dcp dividing tp;
@@ -58,6 +59,10 @@ struct SearchSpace {
 enum class Ranking : std::uint8_t {
     fewest_gpus,  ///< fewest GPUs, then the most sequences held, then the faster decode bound
     fastest,      ///< the faster decode bound, then fewest GPUs
+    /// The most output tokens/s per GPU by the latency estimate at the demand (the load served on
+    /// the fewest GPU-seconds per token), then fewest GPUs, then the lower TPOT estimate;
+    /// candidates without an estimate after those with one, by fewest_gpus.
+    estimate,
 };
 
 /// One replica the search evaluated.
@@ -205,6 +210,9 @@ struct ValidSplit {
         std::uint64_t max_concurrency = 0;
         Seconds tpot{};
         bool fits = false;
+        bool estimated = false;     ///< the latency estimate is set
+        double per_gpu_rate = 0.0;  ///< its output tokens/s per GPU
+        Seconds estimate_tpot{};
     };
     std::vector<Key> keys;
     const bool kv_given = serving.kv_memory_per_gpu.has_value();
@@ -254,7 +262,7 @@ struct ValidSplit {
                         const bool timed = gpu.memory_bandwidth > BytesPerSecond{} &&
                                            gpu.dense(eo.roofline.compute).has_value();
                         if (ranking == Ranking::fastest && timed && space.keep > 0 &&
-                            fastest.size() == space.keep) {
+                            fastest.size() == space.keep && prep.drafter_layers == 0) {
                             // A token passes every stage, each reading at least its weights but
                             // the experts and the embedding: a floor under the bound, cheap.
                             Seconds floor{};
@@ -305,8 +313,10 @@ struct ValidSplit {
                                 std::push_heap(fastest.begin(), fastest.end(), slower);
                             }
                         }
-                        keys.push_back(
-                            {s, g, k, w, a.replica_gpus, a.max_concurrency, tpot, a.fits()});
+                        keys.push_back({s, g, k, w, a.replica_gpus, a.max_concurrency, tpot,
+                                        a.fits(), a.estimate.has_value(),
+                                        a.estimate ? a.estimate->tokens_per_s_per_gpu : 0.0,
+                                        a.estimate ? a.estimate->tpot : Seconds{}});
                     }
     }
 
@@ -315,6 +325,14 @@ struct ValidSplit {
     out.fitting = fits.size();
     std::stable_sort(fits.begin(), fits.end(), [&](const Key& a, const Key& b) {
         if (ranking == Ranking::fastest && a.tpot != b.tpot) return a.tpot < b.tpot;
+        if (ranking == Ranking::estimate) {
+            if (a.estimated != b.estimated) return a.estimated;
+            if (a.estimated) {
+                if (a.per_gpu_rate != b.per_gpu_rate) return a.per_gpu_rate > b.per_gpu_rate;
+                if (a.gpus != b.gpus) return a.gpus < b.gpus;
+                if (a.estimate_tpot != b.estimate_tpot) return a.estimate_tpot < b.estimate_tpot;
+            }
+        }
         if (a.gpus != b.gpus) return a.gpus < b.gpus;
         if (a.max_concurrency != b.max_concurrency) return a.max_concurrency > b.max_concurrency;
         return a.tpot < b.tpot;
