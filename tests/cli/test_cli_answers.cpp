@@ -420,3 +420,46 @@ TEST_CASE("plan searches dp, ep and dcp and prints both engines' command lines f
         CHECK(c["dcp"] == 1);
     }
 }
+
+TEST_CASE("disagg sizes the prefill and decode pools beside the aggregated plan",
+          "[cli][answers][parallel][disagg]") {
+    // tests/test_disaggregated.cpp's scenario, derived there by hand: Llama-3.1-70B in bf16 on H100
+    // SXM, 100 requests a second of 2,000 + 200 tokens, TTFT 500 ms, TPOT 25 ms, steps at peak.
+    // The decode pool: tp 8, TPOT(B) = (17,378,066,432 B of weights read + B x 2,100 x 40,960 B)
+    // / 3.35 TB/s + its all-reduce; the largest B within 25 ms is 552, which the cache holds (655
+    // of 2,200 tokens), and one replica serves 552 / (200 x TPOT) = 110.4 requests a second.
+    const CliRun r = run_kvplan(
+        "disagg --model llama-3.1-70b --gpu h100-sxm --rate 100 --prompt-tokens 2000 "
+        "--output-tokens 200 --ttft-ms 500 --tpot-ms 25 --latency bound --format json");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE(j["pools"].size() == 3);
+    const json& prefill = j["pools"][0];
+    const json& decode = j["pools"][1];
+    const json& aggregated = j["pools"][2];
+    CHECK(decode["pool"] == "decode");
+    CHECK(decode["tp"] == 8);
+    CHECK(decode["sequences_per_replica"] == 552);
+    CHECK(decode["replicas"] == 1);
+    CHECK(decode["gpus"] == 8);
+    CHECK(decode["tpot_seconds"].get<double>() <= 0.025);
+    // The prompt's KV on a decode GPU: 2,000 tokens x one KV head (2 x 128 x 2 B x 80 layers =
+    // 40,960 B a token) = 81,920,000 B, over InfiniBand NDR's 50 GB/s: 1.6384 ms.
+    CHECK(j["kv_transfer_bytes_per_gpu"] == 81'920'000);
+    CHECK(j["kv_transfer_seconds"].get<double>() == Approx(81'920'000 / 50e9));
+    // Whatever the prefill layout, it meets the TTFT target, and the totals add up.
+    CHECK(prefill["ttft_seconds"].get<double>() <= 0.5);
+    CHECK(j["disaggregated_gpus"] == prefill["gpus"].get<int>() + decode["gpus"].get<int>());
+    CHECK(j["aggregated_gpus"] == aggregated["gpus"]);
+    CHECK(aggregated["gpus"] == aggregated["replicas"].get<int>() * 8);
+    CHECK(j["disaggregated_smaller"] ==
+          (j["disaggregated_gpus"].get<int>() < j["aggregated_gpus"].get<int>()));
+    // Nonsense is refused: no rate (a usage error), a link it cannot read.
+    CHECK(run_kvplan("disagg --model llama-3.1-70b --gpu h100-sxm --prompt-tokens 2000 "
+                     "--output-tokens 200 --ttft-ms 500 --tpot-ms 25")
+              .code == 2);
+    CHECK(run_kvplan("disagg --model llama-3.1-70b --gpu h100-sxm --rate 10 --prompt-tokens 2000 "
+                     "--output-tokens 200 --ttft-ms 500 --tpot-ms 25 --link carrier-pigeon")
+              .code == 2);
+}
