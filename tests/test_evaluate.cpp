@@ -169,3 +169,53 @@ TEST_CASE("the replica search ranks replicas whose figures are evaluate()'s own"
     // holds 64 sequences in at most two GPUs.
     CHECK(best.answer.replica.gpus() <= 2);
 }
+
+TEST_CASE("a prepared deployment answers every demand exactly as evaluate() does",
+          "[evaluate][prepare]") {
+    // prepare() moves the weights, each stage's engine memory and the decode costs out of the
+    // per-demand work; none of them depends on the context or the concurrency, so every figure
+    // must come out the same, to the bit, for every bundled model, engine and demand.
+    for (const std::string& id : bundled_model_ids(config_dir))
+        for (Engine e : {Engine::vllm, Engine::sglang, Engine::trtllm, Engine::ideal})
+            for (std::uint32_t pp : {1U, 2U}) {
+                Deployment d{.model = bundled(id),
+                             .gpu = gpu("h100-sxm"),
+                             .parallel = {.tp = 1, .pp = pp},
+                             .gpus = 2 * pp};
+                d.serving.engine = e;
+                const PreparedDeployment p = prepare(d);
+                for (std::uint64_t ctx : {1ULL, 4096ULL, 8000ULL, 131072ULL})
+                    for (std::uint64_t n : {1ULL, 7ULL, 64ULL}) {
+                        INFO(id << " under " << name(e) << ", pp " << pp << ": " << n << " x "
+                                << ctx << " tokens");
+                        const ReplicaAnswer a = evaluate(d, {.context = ctx, .concurrency = n});
+                        const ReplicaAnswer b = evaluate(p, {.context = ctx, .concurrency = n});
+                        CHECK(b.verdict == a.verdict);
+                        CHECK(b.refusal == a.refusal);
+                        CHECK(b.limiting_stage == a.limiting_stage);
+                        CHECK(b.memory().fraction_bytes == a.memory().fraction_bytes);
+                        CHECK(b.memory().weights == a.memory().weights);
+                        CHECK(b.memory().activation == a.memory().activation);
+                        CHECK(b.kv_budget == a.kv_budget);
+                        CHECK(b.kv_per_sequence == a.kv_per_sequence);
+                        CHECK(b.headroom == a.headroom);
+                        CHECK(b.shortfall == a.shortfall);
+                        CHECK(b.kv_tokens == a.kv_tokens);
+                        CHECK(b.admitted == a.admitted);
+                        CHECK(b.max_concurrency == a.max_concurrency);
+                        CHECK(b.max_concurrency_ratio == a.max_concurrency_ratio);
+                        CHECK(b.total_max_concurrency == a.total_max_concurrency);
+                        CHECK(b.max_context == a.max_context);
+                        CHECK(b.longest_single_context == a.longest_single_context);
+                        CHECK(b.estimated_max_model_len == a.estimated_max_model_len);
+                        CHECK(b.weights.total() == a.weights.total());
+                        CHECK(b.weights_per_gpu == a.weights_per_gpu);
+                        REQUIRE(b.decode.has_value() == a.decode.has_value());
+                        if (a.decode) {
+                            CHECK(b.decode->step == a.decode->step);
+                            CHECK(b.decode->tpot == a.decode->tpot);
+                            CHECK(b.decode->bound == a.decode->bound);
+                        }
+                    }
+            }
+}

@@ -270,29 +270,44 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
     }
 }
 
-}  // namespace detail
-
-/// Engine `e` on replica `r` for sequences of `context` tokens (vLLM's max_model_len and
-/// TensorRT-LLM's max_seq_len unless set in `eo`): the KV memory it gives each stage
-/// (engine_memory), or `b.kv_memory_per_gpu` when given, and the cache it builds in it.
-[[nodiscard]] constexpr EngineReport engine_report(Engine e, const Replica& r, std::uint64_t context,
-                                                   const BudgetOptions& b = {},
-                                                   const EngineOptions& eo = {}) {
-    KVPLAN_EXPECTS(context >= 1);
-    const Layout l = r.layout();
+/// engine_report with each stage's memory given (`memory[st]` = engine_memory(e, r, l, st, b, eo)):
+/// the memory depends on no context, so a deployment asked about many prepares it once.
+[[nodiscard]] constexpr EngineReport engine_report_from(Engine e, const Replica& r, const Layout& l,
+                                                        std::span<const EngineMemory> memory,
+                                                        std::uint64_t context,
+                                                        const BudgetOptions& b,
+                                                        const EngineOptions& eo) {
+    KVPLAN_EXPECTS(context >= 1 && memory.size() == l.pp());
     EngineReport rep;
     rep.num_stages = l.pp();
     std::array<Bytes, max_pipeline_stages> kv{};
     bool fits = true;
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        rep.memory[st] = engine_memory(e, r, l, st, b, eo);
+        rep.memory[st] = memory[st];
         kv[st] = b.kv_memory_per_gpu ? *b.kv_memory_per_gpu : rep.memory[st].kv_memory;
         fits = fits && (b.kv_memory_per_gpu || (rep.memory[st].shortfall.is_zero() &&
                                                 rep.memory[st].outside_fits));
     }
-    detail::engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
+    engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
     rep.summary.starts = rep.summary.starts && fits;
     return rep;
+}
+
+}  // namespace detail
+
+/// Engine `e` on replica `r` for sequences of `context` tokens (vLLM's max_model_len and
+/// TensorRT-LLM's max_seq_len unless set in `eo`): the KV memory it gives each stage
+/// (engine_memory), or `b.kv_memory_per_gpu` when given, and the cache it builds in it.
+[[nodiscard]] constexpr EngineReport engine_report(Engine e, const Replica& r,
+                                                   std::uint64_t context,
+                                                   const BudgetOptions& b = {},
+                                                   const EngineOptions& eo = {}) {
+    KVPLAN_EXPECTS(context >= 1);
+    const Layout l = r.layout();
+    std::array<EngineMemory, max_pipeline_stages> memory{};
+    for (std::uint32_t st = 0; st < l.pp(); ++st) memory[st] = engine_memory(e, r, l, st, b, eo);
+    return detail::engine_report_from(e, r, l, std::span<const EngineMemory>(memory.data(), l.pp()),
+                                      context, b, eo);
 }
 
 }  // namespace kvplan

@@ -11,10 +11,12 @@
 // ceil(concurrency / replicas) sequences, and the verdict counts them all.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "../budget/replica.hpp"
 #include "../capacity.hpp"
@@ -197,13 +199,37 @@ namespace detail {
     return lo;
 }
 
+/// Whether the GPU states what the decode bound of `r` needs: its bandwidth, the FLOP/s of
+/// `o.compute` and, at tp > 1, a link for the all-reduce.
+[[nodiscard]] constexpr bool has_decode_figures(const Replica& r,
+                                                const RooflineOptions& o) noexcept {
+    const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
+                          r.gpu.pcie_bandwidth > BytesPerSecond{};
+    return r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.compute) && has_link;
+}
+
 }  // namespace detail
 
-/// Every figure of `d` under `demand`. Throws InvalidLayout for a layout the model cannot take or a
-/// GPU count that is no multiple of tp x pp, and InvalidInput for a knob the engine cannot take
-/// (resolve_serving), a zero context or concurrency, or a GPU without memory.
-[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
-                                               const EvaluateOptions& o = {}) {
+/// What evaluate() computes of a deployment that no demand changes: each stage's engine memory,
+/// the weights and the decode costs, the walks over every tensor of every layer that are most of
+/// an evaluation's time. Serving code that asks one deployment about many demands prepares it once
+/// (prepare) and pays only for what a demand changes.
+struct PreparedDeployment {
+    Deployment deployment;
+    EvaluateOptions options{};
+    std::array<EngineMemory, max_pipeline_stages> memory{};  ///< per stage, as engine_report has it
+    WeightBytes weights{};
+    Bytes weights_per_gpu{};
+    /// With options.decode, when the GPU has the figures.
+    std::optional<DecodeCosts> decode_costs{};
+};
+
+namespace detail {
+
+/// evaluate(), with what `p` prepared of `d` when it is given.
+[[nodiscard]] inline ReplicaAnswer evaluate_with(const Deployment& d, const Demand& demand,
+                                                 const EvaluateOptions& o,
+                                                 const PreparedDeployment* p) {
     const auto where = [&] { return detail::model_where(d.model.config()); };
     if (demand.context == 0)
         detail::throw_field_error<InvalidInput>(where(), "context", ">= 1 token", "0");
@@ -240,8 +266,12 @@ namespace detail {
     a.long_context_allowed = d.serving.allow_long_context;
 
     // The engine's memory and cache at the context.
-    a.report = engine_report(a.serving.engine, r, demand.context, a.serving.budget,
-                             a.serving.options);
+    a.report = p != nullptr ? detail::engine_report_from(
+                                  a.serving.engine, r, l,
+                                  std::span<const EngineMemory>(p->memory.data(), l.pp()),
+                                  demand.context, a.serving.budget, a.serving.options)
+                            : engine_report(a.serving.engine, r, demand.context, a.serving.budget,
+                                            a.serving.options);
     const EngineCapacity& cap = a.report.summary;
     a.limiting_stage = std::min(detail::engine_limiting_stage(a.report), l.pp() - 1);
     const Shard shard = l.stage(a.limiting_stage);
@@ -310,21 +340,57 @@ namespace detail {
     }
 
     // Weights and bytes.
-    a.weights = weight_bytes(r.model, r.weights);
-    a.weights_per_gpu = max_weight_bytes_per_rank(r.model, l, r.weights);
+    a.weights = p != nullptr ? p->weights : weight_bytes(r.model, r.weights);
+    a.weights_per_gpu =
+        p != nullptr ? p->weights_per_gpu : max_weight_bytes_per_rank(r.model, l, r.weights);
     a.kv_per_token = kv_bytes_per_token(r.model, r.kv);
     for (std::uint32_t st = 0; st < l.pp(); ++st)
         a.kv_per_token_per_gpu = std::max(a.kv_per_token_per_gpu,
                                           kv_bytes_per_token(r.model, r.kv, l.stage(st)));
 
     // The decode bound at each replica's load.
-    const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
-                          r.gpu.pcie_bandwidth > BytesPerSecond{};
-    if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute) &&
-        has_link)
-        a.decode = decode_point(decode_costs(r, o.roofline), a.concurrency_per_replica,
-                                demand.context);
+    if (o.decode && detail::has_decode_figures(r, o.roofline)) {
+        if (p != nullptr)
+            a.decode = decode_point(*p->decode_costs, a.concurrency_per_replica, demand.context);
+        else
+            a.decode = decode_point(decode_costs(r, o.roofline), a.concurrency_per_replica,
+                                    demand.context);
+    }
     return a;
+}
+
+}  // namespace detail
+
+/// Every figure of `d` under `demand`. Throws InvalidLayout for a layout the model cannot take or a
+/// GPU count that is no multiple of tp x pp, and InvalidInput for a knob the engine cannot take
+/// (resolve_serving), a zero context or concurrency, or a GPU without memory.
+[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
+                                            const EvaluateOptions& o = {}) {
+    return detail::evaluate_with(d, demand, o, nullptr);
+}
+
+/// What evaluate(d, demand, o) computes of `d` before any demand. Throws what evaluate throws for
+/// the deployment itself (a layout, a GPU count, an engine knob, a GPU without memory), so a
+/// prepared deployment is a valid one.
+[[nodiscard]] inline PreparedDeployment prepare(const Deployment& d,
+                                                const EvaluateOptions& o = {}) {
+    PreparedDeployment p{.deployment = d, .options = o};
+    // The deployment's own checks and its memory, at a demand that cannot fail them.
+    const ReplicaAnswer a = evaluate(d, {.context = 1, .concurrency = 1},
+                                     {.contexts = false, .decode = false, .roofline = o.roofline});
+    const Layout l = a.replica.layout();
+    for (std::uint32_t st = 0; st < l.pp(); ++st) p.memory[st] = a.report.memory[st];
+    p.weights = a.weights;
+    p.weights_per_gpu = a.weights_per_gpu;
+    if (o.decode && detail::has_decode_figures(a.replica, o.roofline))
+        p.decode_costs = decode_costs(a.replica, o.roofline);
+    return p;
+}
+
+/// evaluate(p.deployment, demand, p.options), to the bit, paying only for what the demand
+/// changes: the cache at the context, the longest contexts and the decode bound at the load.
+[[nodiscard]] inline ReplicaAnswer evaluate(const PreparedDeployment& p, const Demand& demand) {
+    return detail::evaluate_with(p.deployment, demand, p.options, &p);
 }
 
 }  // namespace kvplan
