@@ -452,8 +452,9 @@ std::shared_ptr<PyPool> make_pool(py::handle num_blocks, py::handle block_size, 
         if (!block_size.is_none())
             usage("block_size", "no block_size beside groups (each group has its own)",
                   std::string(py::str(block_size)));
+        if (!py::isinstance<py::sequence>(groups) || PyUnicode_Check(groups.ptr()))
+            wrong_type("groups", "a list of kvplan.BlockGroup", groups);
         const py::sequence seq = py::reinterpret_borrow<py::sequence>(groups);
-        if (!py::isinstance<py::sequence>(groups)) wrong_type("groups", "a list of BlockGroup", groups);
         if (seq.size() == 0 || seq.size() > kvplan::max_block_groups)
             usage("groups", "1 to 8 BlockGroup", std::to_string(seq.size()));
         for (std::size_t i = 0; i < seq.size(); ++i) {
@@ -937,6 +938,7 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "notes",
             [](const A& x) {
                 kvplan::cli::Report rep;
+                kvplan::cli::append_model_notes(rep, x.dep->model->rm);
                 kvplan::cli::append_answer_notes(rep, x.a);
                 return rep.notes;
             },
