@@ -8,22 +8,14 @@
 // kvplan.UsageError ("field: expected X, found Y"), bad data kvplan.InvalidInputError and its
 // subclasses, carrying the library's message.
 
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-
-#include <fmt/format.h>
 
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <memory>
-#include <optional>
-#include <sstream>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <kvplan/admission.hpp>
 #include <kvplan/admission/engine_pools.hpp>
 #include <kvplan/format.hpp>
@@ -33,6 +25,12 @@
 #include <kvplan/roofline.hpp>
 #include <kvplan/version.hpp>
 #include <kvplan/weights.hpp>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "answer.hpp"
 #include "app.hpp"
@@ -98,7 +96,8 @@ void translate(std::exception_ptr p) {
 std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
 [[noreturn]] void wrong_type(std::string_view field, std::string_view expected, py::handle found) {
-    throw py::type_error(fmt::format("{}: expected {}, found {}", field, expected, type_name(found)));
+    throw py::type_error(
+        fmt::format("{}: expected {}, found {}", field, expected, type_name(found)));
 }
 
 /// A whole number >= `min`: an int (not a bool).
@@ -200,7 +199,7 @@ kvplan::HfImportOptions import_options(const std::string& mamba, const std::stri
 }
 
 std::shared_ptr<PyModel> model_from(py::handle source, const std::string& mamba,
-                                     const std::string& ssm) {
+                                    const std::string& ssm) {
     const std::string arg = path_text(source, "source");
     const kvplan::cli::Context ctx = context();
     auto m = std::make_shared<PyModel>();
@@ -378,8 +377,9 @@ std::shared_ptr<PyRoofline> make_roofline(const std::shared_ptr<const PyDeployme
     } catch (const UsageError& e) {
         throw UsageError(keyword_message(e.what()));
     }
-    const kvplan::Replica r = d->fast.decode_costs ? d->fast.decode_costs->replica
-                                                   : kvplan::evaluate(d->fast, {.context = 1}).replica;
+    const kvplan::Replica r = d->fast.decode_costs
+                                  ? d->fast.decode_costs->replica
+                                  : kvplan::evaluate(d->fast, {.context = 1}).replica;
     return std::make_shared<PyRoofline>(PyRoofline{d, r, ro, kvplan::decode_costs(r, ro)});
 }
 
@@ -485,8 +485,9 @@ PyAdmission admit(PyPool& self, py::handle prompt_h, py::handle max_new_h, py::h
         for (std::uint32_t i = 0; i < s.num_groups; ++i)
             if (s.groups[i].kind != kvplan::BlockGroupKind::state &&
                 pt % s.groups[i].block_size != 0)
-                usage("prefix", fmt::format("a multiple of every group's block size ({} tokens)",
-                                            s.groups[i].block_size),
+                usage("prefix",
+                      fmt::format("a multiple of every group's block size ({} tokens)",
+                                  s.groups[i].block_size),
                       fmt::format("{} tokens", grouped(pt)));
         const bool held = px->p.holders > 0;
         if (held && px->pool != self.id)
@@ -517,7 +518,8 @@ PyAdmission admit(PyPool& self, py::handle prompt_h, py::handle max_new_h, py::h
 
 void check_request(const PyPool& self, const PyRequest& q) {
     if (!q.r.running)
-        usage("request", "a running request", q.pool == 0 ? "one never admitted" : "a released one");
+        usage("request", "a running request",
+              q.pool == 0 ? "one never admitted" : "a released one");
     if (q.pool != self.id) usage("request", "a request of this pool", "another pool's");
 }
 
@@ -560,9 +562,9 @@ std::shared_ptr<PyPool> engine_pool(const std::shared_ptr<const PyDeployment>& d
     const kvplan::AdmitPolicy p = policy_of(policy);
     const kvplan::ReplicaAnswer a = kvplan::evaluate(d->fast, demand_of(*d, context, py::int_(1)));
     if (!a.starts())
-        throw kvplan::InvalidInput(kvplan::detail::text(
-            "block_pool: expected an engine that starts, found ", name(a.refusal), " (",
-            kvplan::cli::refusal_text(a), ")"));
+        throw kvplan::InvalidInput(
+            kvplan::detail::text("block_pool: expected an engine that starts, found ",
+                                 name(a.refusal), " (", kvplan::cli::refusal_text(a), ")"));
     switch (a.serving.engine) {
         case kvplan::Engine::vllm:
             return std::make_shared<PyPool>(
@@ -613,19 +615,18 @@ std::string answer_repr(PyAnswer& a) {
 }
 
 std::string point_repr(const kvplan::DecodePoint& p) {
-    return fmt::format("<kvplan.DecodePoint batch {} x {} tokens: TPOT {}, {:.1f} tokens/s, {}-bound>",
-                       grouped(p.batch), grouped(p.context), seconds_text(p.tpot), p.tokens_per_s,
-                       name(p.bound));
+    return fmt::format(
+        "<kvplan.DecodePoint batch {} x {} tokens: TPOT {}, {:.1f} tokens/s, {}-bound>",
+        grouped(p.batch), grouped(p.context), seconds_text(p.tpot), p.tokens_per_s, name(p.bound));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Docstrings.
 
-constexpr const char* module_doc = R"(The compiled half of kvplan: use the kvplan package instead.)";
+constexpr const char* module_doc =
+    R"(The compiled half of kvplan: use the kvplan package instead.)";
 
 constexpr const char* model_doc = R"(A model, resolved as kvplan's --model resolves it.
-
-Model(source, *, mamba_cache_dtype="auto", mamba_ssm_cache_dtype="auto")
 
 source is a bundled id ("llama-3-70b", see Model.bundled()), a built-in preset, or a path
 (str or os.PathLike) to a Hugging Face config.json or to a folder holding one. The two
@@ -637,19 +638,11 @@ cannot be read, parsed or mapped, and kvplan.InvalidModelError for numbers no mo
 
 constexpr const char* gpu_doc = R"(A GPU, resolved as kvplan's --gpu resolves it.
 
-Gpu(source)
-
 source is a bundled id or alias ("h100-sxm", "h100"; see Gpu.bundled()) or a path to a GPU
 spec JSON (configs/gpus/README.md). Raises kvplan.InvalidInputError for an unknown id (with
 the nearest one) or a bad spec file.)";
 
 constexpr const char* deployment_doc = R"(A model served on GPUs, prepared for many evaluations.
-
-Deployment(model, gpu, *, tp=1, pp=1, gpus=None, kv_dtype="bf16", weight_dtype=None,
-           expert_dtype=None, engine="vllm", block_size=None,
-           gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None,
-           max_num_batched_tokens=None, num_gpu_blocks_override=None,
-           allow_long_context=False)
 
 model and gpu are kvplan.Model and kvplan.Gpu objects, or what their constructors take.
 Every keyword is the kvplan fit flag of the same name and reads its value the same way
@@ -665,9 +658,10 @@ Raises kvplan.UsageError for a value a flag would refuse (naming the keyword),
 kvplan.InvalidLayoutError for a layout the model cannot take, kvplan.InvalidInputError for a
 knob the engine cannot take.)";
 
-constexpr const char* evaluate_doc = R"(The replica's answer for a demand: a kvplan.ReplicaAnswer.
+constexpr const char* evaluate_doc = R"(evaluate($self, /, context=None, concurrency=1)
+--
 
-evaluate(context=None, concurrency=1)
+The replica's answer for a demand: a kvplan.ReplicaAnswer.
 
 context: tokens per sequence (prompt and output together), an int or a count as
   --context reads it ("8k" = 8,000, "8K" = 8,192); None: the model's context limit.
@@ -678,7 +672,8 @@ are searched on first read (a binary search over the engine's cache).
 
 Raises kvplan.UsageError for a context or concurrency below 1.)";
 
-constexpr const char* answer_doc = R"(Every figure of a deployment under a demand, as kvplan fit gives it.
+constexpr const char* answer_doc =
+    R"(Every figure of a deployment under a demand, as kvplan fit gives it.
 
 Attributes carry the names of kvplan fit's JSON keys (bytes as ints, seconds as floats), and
 a few more: fits, refusal, verdict, heading, notes, gpu_memory_bytes, fraction_bytes,
@@ -701,9 +696,6 @@ roofline's for the same inputs: bounds at peak bandwidth and FLOP/s, no real ste
 
 constexpr const char* pool_doc = R"(A block pool that admits requests as vLLM's scheduler does.
 
-BlockPool(num_blocks, block_size=None, *, groups=None, null_block=True, max_model_len=0,
-          watermark_blocks=0, full_sequence_must_fit=True, policy="engine")
-
 One pool of num_blocks blocks (the null block included), shared by its KV-cache groups:
 one full-attention group of block_size tokens (default 16), or the kvplan.BlockGroup list
 given. Deployment.block_pool() gives the pool the engine builds for a deployment.
@@ -717,6 +709,10 @@ request's peak so that no grow fails.)";
 
 PYBIND11_MODULE(_kvplan, m) {
     m.doc() = module_doc;
+    // Each docstring starts with its Python signature ("name($self, /, ...)" and "--"), which
+    // help() and inspect.signature read, instead of pybind11's C++ types.
+    py::options options;
+    options.disable_function_signatures();
     py::register_exception_translator(&translate);
     m.attr("version") = kvplan::version_string;
     m.attr("source_config_dir") = KVPLAN_CONFIG_DIR;
@@ -735,19 +731,19 @@ PYBIND11_MODULE(_kvplan, m) {
             }
             return py::make_tuple(code, py::bytes(out.str()), py::bytes(err.str()));
         },
-        py::arg("args"), "Runs the kvplan command line: (exit code, stdout, stderr).");
+        py::arg("args"),
+        "run(args)\n--\n\nRuns the kvplan command line: (exit code, stdout, stderr).");
 
     m.def("describe", [] {
         py::list commands;
         for (const kvplan::cli::CommandInfo& c : kvplan::cli::describe()) {
             py::list flags;
             for (const kvplan::cli::FlagInfo& f : c.flags)
-                flags.append(py::dict(py::arg("name") = f.name, py::arg("names") = f.names,
-                                      py::arg("description") = f.description,
-                                      py::arg("default") = f.default_value,
-                                      py::arg("positional") = f.positional,
-                                      py::arg("takes_value") = f.takes_value,
-                                      py::arg("required") = f.required));
+                flags.append(py::dict(
+                    py::arg("name") = f.name, py::arg("names") = f.names,
+                    py::arg("description") = f.description, py::arg("default") = f.default_value,
+                    py::arg("positional") = f.positional, py::arg("takes_value") = f.takes_value,
+                    py::arg("required") = f.required));
             commands.append(py::dict(py::arg("name") = c.name,
                                      py::arg("description") = c.description,
                                      py::arg("flags") = flags));
@@ -758,16 +754,22 @@ PYBIND11_MODULE(_kvplan, m) {
     // Model --------------------------------------------------------------------------------
     py::class_<PyModel, std::shared_ptr<PyModel>>(m, "Model", model_doc)
         .def(py::init(&model_from), py::arg("source"), py::kw_only(),
-             py::arg("mamba_cache_dtype") = "auto", py::arg("mamba_ssm_cache_dtype") = "auto")
-        .def_static("from_fields", &model_from_fields, py::kw_only(), py::arg("name") = "",
-                    py::arg("num_hidden_layers"), py::arg("hidden_size"),
-                    py::arg("num_attention_heads"), py::arg("num_key_value_heads") = 0,
-                    py::arg("head_dim") = 0, py::arg("vocab_size"),
-                    py::arg("intermediate_size") = 0, py::arg("num_experts") = 0,
-                    py::arg("num_experts_per_tok") = 0, py::arg("moe_intermediate_size") = 0,
-                    py::arg("sliding_window") = 0, py::arg("max_position_embeddings") = 0,
-                    py::arg("tie_word_embeddings") = false,
-                    R"(A plain decoder from the config.json fields it mirrors.
+             py::arg("mamba_cache_dtype") = "auto", py::arg("mamba_ssm_cache_dtype") = "auto",
+             "__init__(self, /, source, *, mamba_cache_dtype='auto', "
+             "mamba_ssm_cache_dtype='auto')\n--\n\nThe model `source` names: a bundled id, a "
+             "preset, or a path to a config.json or its folder.")
+        .def_static(
+            "from_fields", &model_from_fields, py::kw_only(), py::arg("name") = "",
+            py::arg("num_hidden_layers"), py::arg("hidden_size"), py::arg("num_attention_heads"),
+            py::arg("num_key_value_heads") = 0, py::arg("head_dim") = 0, py::arg("vocab_size"),
+            py::arg("intermediate_size") = 0, py::arg("num_experts") = 0,
+            py::arg("num_experts_per_tok") = 0, py::arg("moe_intermediate_size") = 0,
+            py::arg("sliding_window") = 0, py::arg("max_position_embeddings") = 0,
+            py::arg("tie_word_embeddings") = false,
+            R"(from_fields(*, name='', num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads=0, head_dim=0, vocab_size, intermediate_size=0, num_experts=0, num_experts_per_tok=0, moe_intermediate_size=0, sliding_window=0, max_position_embeddings=0, tie_word_embeddings=False)
+--
+
+A plain decoder from the config.json fields it mirrors.
 
 A Llama-like decoder (gated MLP, RMSNorm, no biases) with optional grouped-query attention
 (num_key_value_heads, 0: as many as the attention heads), an optional sliding window on
@@ -781,7 +783,7 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
                 for (const auto& l : kvplan::cli::bundled_models(context())) ids.push_back(l.id);
                 return ids;
             },
-            "The ids of the bundled models and built-in presets.")
+            "bundled()\n--\n\nThe ids of the bundled models and built-in presets.")
         .def_property_readonly(
             "id", [](const PyModel& m) { return m.rm.id; },
             "What it was resolved from: a bundled id or a path (the name for an inline model).")
@@ -793,10 +795,10 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
             "The model's name, as its config states it.")
         .def_property_readonly(
             "num_layers", [](const PyModel& m) { return m.get().num_layers(); }, "Layers.")
-        .def_property_readonly(
-            "hidden_size", [](const PyModel& m) { return m.get().config().hidden_size; })
-        .def_property_readonly(
-            "num_attention_heads", [](const PyModel& m) { return m.get().config().num_heads; })
+        .def_property_readonly("hidden_size",
+                               [](const PyModel& m) { return m.get().config().hidden_size; })
+        .def_property_readonly("num_attention_heads",
+                               [](const PyModel& m) { return m.get().config().num_heads; })
         .def_property_readonly("vocab_size",
                                [](const PyModel& m) { return m.get().config().vocab_size; })
         .def_property_readonly(
@@ -813,7 +815,8 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
                 return kvplan::kv_bytes_per_token(m.get(), kv_format(kv_dtype)).count();
             },
             py::arg("kv_dtype") = "bf16",
-            "KV bytes one token takes over the whole model (kvplan size's kv_bytes_per_token).")
+            "kv_bytes_per_token($self, /, kv_dtype='bf16')\n--\n\nKV bytes one token takes over "
+            "the whole model (kvplan size's kv_bytes_per_token).")
         .def(
             "kv_bytes_per_sequence",
             [](const PyModel& m, py::handle context, const std::string& kv_dtype) {
@@ -822,13 +825,16 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
                     .count();
             },
             py::arg("context"), py::arg("kv_dtype") = "bf16",
-            "KV bytes of one sequence of `context` tokens, windows and fixed state included "
+            "kv_bytes_per_sequence($self, /, context, kv_dtype='bf16')\n--\n\nKV bytes of one "
+            "sequence of `context` tokens, windows and fixed state included "
             "(kvplan size's kv_bytes_per_sequence).")
         .def("__repr__", &model_repr);
 
     // Gpu ----------------------------------------------------------------------------------
     py::class_<PyGpu, std::shared_ptr<PyGpu>>(m, "Gpu", gpu_doc)
-        .def(py::init(&gpu_from), py::arg("source"))
+        .def(py::init(&gpu_from), py::arg("source"),
+             "__init__(self, /, source)\n--\n\nThe GPU `source` names: a bundled id or alias, "
+             "or a path to a spec JSON.")
         .def_static(
             "bundled",
             [] {
@@ -836,13 +842,14 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
                 for (const auto& g : kvplan::cli::bundled_gpus(context())) ids.push_back(g.id);
                 return ids;
             },
-            "The ids of the bundled GPUs.")
-        .def_property_readonly("id", [](const PyGpu& g) { return g.rg.id; }, "The canonical id.")
+            "bundled()\n--\n\nThe ids of the bundled GPUs.")
+        .def_property_readonly(
+            "id", [](const PyGpu& g) { return g.rg.id; }, "The canonical id.")
         .def_property_readonly(
             "name", [](const PyGpu& g) { return std::string(g.rg.spec.name); },
             "The vendor's product name.")
-        .def_property_readonly("source", [](const PyGpu& g) { return g.rg.source; },
-                               "The spec file.")
+        .def_property_readonly(
+            "source", [](const PyGpu& g) { return g.rg.source; }, "The spec file.")
         .def_property_readonly("aliases", [](const PyGpu& g) { return g.rg.aliases; })
         .def_property_readonly(
             "memory_bytes", [](const PyGpu& g) { return g.rg.spec.memory_total.count(); },
@@ -867,7 +874,8 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
                 return f ? py::object(py::float_(f->in(kvplan::FLOP_per_s))) : py::none();
             },
             py::arg("compute_dtype") = "bf16",
-            "Peak dense tensor FLOP/s in a compute type, or None when the GPU has none.")
+            "dense_flops_per_s($self, /, compute_dtype='bf16')\n--\n\nPeak dense tensor FLOP/s in "
+            "a compute type, or None when the GPU has none.")
         .def("__repr__", &gpu_repr);
 
     // Deployment ---------------------------------------------------------------------------
@@ -879,23 +887,33 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
              py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
              py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
              py::arg("max_num_batched_tokens") = py::none(),
-             py::arg("num_gpu_blocks_override") = py::none(),
-             py::arg("allow_long_context") = false)
-        .def("evaluate", &evaluate, py::arg("context") = py::none(),
-             py::arg("concurrency") = 1, evaluate_doc)
+             py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
+             "__init__(self, /, model, gpu, *, tp=1, pp=1, gpus=None, kv_dtype='bf16', "
+             "weight_dtype=None, expert_dtype=None, engine='vllm', block_size=None, "
+             "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "
+             "max_num_batched_tokens=None, num_gpu_blocks_override=None, "
+             "allow_long_context=False)\n--\n\nChecks and prepares the deployment (see the "
+             "class).")
+        .def("evaluate", &evaluate, py::arg("context") = py::none(), py::arg("concurrency") = 1,
+             evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = "bf16",
-             "The decode and prefill bounds of this deployment: a kvplan.Roofline.")
+             "roofline($self, /, compute_dtype='bf16')\n--\n\nThe decode and prefill bounds of "
+             "this deployment, matmuls in `compute_dtype`: a kvplan.Roofline.")
         .def("block_pool", &engine_pool, py::arg("context") = py::none(), py::kw_only(),
              py::arg("policy") = "engine",
-             R"(The block pool the engine builds for sequences of `context` tokens (vLLM's
+             R"(block_pool($self, /, context=None, *, policy='engine')
+--
+
+The block pool the engine builds for sequences of `context` tokens (vLLM's
 max_model_len; None: the model's limit): a kvplan.BlockPool. vLLM and SGLang only.
 Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly("model", [](const PyDeployment& d) { return d.model; })
         .def_property_readonly("gpu", [](const PyDeployment& d) { return d.gpu; })
         .def_property_readonly("tp", [](const PyDeployment& d) { return d.flags.layout.tp; })
         .def_property_readonly("pp", [](const PyDeployment& d) { return d.flags.layout.pp; })
-        .def_property_readonly("gpus", [](const PyDeployment& d) { return d.flags.layout.gpus; },
-                               "Every GPU deployed.")
+        .def_property_readonly(
+            "gpus", [](const PyDeployment& d) { return d.flags.layout.gpus; },
+            "Every GPU deployed.")
         .def_property_readonly(
             "replicas", [](const PyDeployment& d) { return d.flags.layout.replicas; },
             "gpus / (tp x pp).")
@@ -918,17 +936,18 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         return py::int_(((mem(x)).*f).count());
     };
     py::class_<A>(m, "ReplicaAnswer", answer_doc)
-        .def_property_readonly("fits", [](const A& x) { return x.a.fits(); },
-                               "The engine starts and every replica together holds the demand.")
-        .def_property_readonly("starts", [](const A& x) { return x.a.starts(); },
-                               "The engine accepts the configuration.")
+        .def_property_readonly(
+            "fits", [](const A& x) { return x.a.fits(); },
+            "The engine starts and every replica together holds the demand.")
+        .def_property_readonly(
+            "starts", [](const A& x) { return x.a.starts(); },
+            "The engine accepts the configuration.")
         .def_property_readonly(
             "refusal", [](const A& x) { return std::string(name(x.a.refusal)); },
             "Why the engine does not start: none, context_limit, weights, outside_fraction, "
             "request or cache.")
         .def_property_readonly(
-            "verdict",
-            [](const A& x) { return kvplan::cli::verdict_line(x.a, x.dep->gpu->rg); },
+            "verdict", [](const A& x) { return kvplan::cli::verdict_line(x.a, x.dep->gpu->rg); },
             "The verdict line, as kvplan fit prints it.")
         .def_property_readonly(
             "heading",
@@ -949,8 +968,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly("replicas", [](const A& x) { return x.a.replicas; })
         .def_property_readonly("concurrency_per_replica",
                                [](const A& x) { return x.a.concurrency_per_replica; })
-        .def_property_readonly("block_size", [](const A& x) { return x.a.serving.block_size; },
-                               "Tokens per KV block the engine pages in.")
+        .def_property_readonly(
+            "block_size", [](const A& x) { return x.a.serving.block_size; },
+            "Tokens per KV block the engine pages in.")
         .def_property_readonly("limiting_stage", [](const A& x) { return x.a.limiting_stage; })
         .def_property_readonly("gpu_memory_bytes",
                                [mem](const A& x) { return mem(x).memory_total.count(); })
@@ -961,22 +981,18 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                                })
         .def_property_readonly("weight_bytes_per_gpu",
                                [mem](const A& x) { return mem(x).weights.count(); })
-        .def_property_readonly("activation_bytes",
-                               [reserve](const A& x) {
-                                   return reserve(x, &kvplan::EngineMemory::activation);
-                               })
-        .def_property_readonly("cuda_graph_bytes",
-                               [reserve](const A& x) {
-                                   return reserve(x, &kvplan::EngineMemory::cuda_graphs);
-                               })
-        .def_property_readonly("cuda_context_bytes",
-                               [reserve](const A& x) {
-                                   return reserve(x, &kvplan::EngineMemory::cuda_context);
-                               })
-        .def_property_readonly("comm_buffer_bytes",
-                               [reserve](const A& x) {
-                                   return reserve(x, &kvplan::EngineMemory::comm_buffers);
-                               })
+        .def_property_readonly(
+            "activation_bytes",
+            [reserve](const A& x) { return reserve(x, &kvplan::EngineMemory::activation); })
+        .def_property_readonly(
+            "cuda_graph_bytes",
+            [reserve](const A& x) { return reserve(x, &kvplan::EngineMemory::cuda_graphs); })
+        .def_property_readonly(
+            "cuda_context_bytes",
+            [reserve](const A& x) { return reserve(x, &kvplan::EngineMemory::cuda_context); })
+        .def_property_readonly(
+            "comm_buffer_bytes",
+            [reserve](const A& x) { return reserve(x, &kvplan::EngineMemory::comm_buffers); })
         .def_property_readonly("kv_budget_bytes_per_gpu",
                                [](const A& x) { return x.a.kv_budget.count(); })
         .def_property_readonly("kv_bytes_per_sequence_per_gpu",
@@ -990,18 +1006,19 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly(
             "kv_tokens_capacity", [](const A& x) { return optional_count(x.a.kv_tokens); },
             "The engine's KV token figure; None: nothing grows with the context.")
-        .def_property_readonly("num_gpu_blocks",
-                               [](const A& x) -> py::object {
-                                   if (x.a.serving.engine != kvplan::Engine::vllm ||
-                                       !x.a.report.vllm.refused.empty())
-                                       return py::none();
-                                   return py::int_(x.a.report.vllm.num_blocks);
-                               })
-        .def_property_readonly("max_concurrency", [](const A& x) { return x.a.max_concurrency; },
-                               "Sequences of the context each replica holds at once.")
-        .def_property_readonly("max_concurrency_ratio",
-                               [](const A& x) { return x.a.max_concurrency_ratio; },
-                               "The engine's logged figure (vLLM's \"X.XXx\").")
+        .def_property_readonly(
+            "num_gpu_blocks",
+            [](const A& x) -> py::object {
+                if (x.a.serving.engine != kvplan::Engine::vllm || !x.a.report.vllm.refused.empty())
+                    return py::none();
+                return py::int_(x.a.report.vllm.num_blocks);
+            })
+        .def_property_readonly(
+            "max_concurrency", [](const A& x) { return x.a.max_concurrency; },
+            "Sequences of the context each replica holds at once.")
+        .def_property_readonly(
+            "max_concurrency_ratio", [](const A& x) { return x.a.max_concurrency_ratio; },
+            "The engine's logged figure (vLLM's \"X.XXx\").")
         .def_property_readonly("sequence_cap",
                                [](const A& x) -> py::object {
                                    if (x.a.sequence_cap == 0) return py::none();
@@ -1017,8 +1034,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "longest_single_context",
             [](A& x) { return optional_count(x.contexts().longest_single_context); },
             "The longest context one sequence alone can reach; None: any.")
-        .def_property_readonly("estimated_max_model_len",
-                               [](const A& x) { return optional_count(x.a.estimated_max_model_len); })
+        .def_property_readonly(
+            "estimated_max_model_len",
+            [](const A& x) { return optional_count(x.a.estimated_max_model_len); })
         .def_property_readonly("context_limit_tokens", [](const A& x) { return x.a.limit.tokens; })
         .def_property_readonly(
             "tpot_seconds",
@@ -1034,12 +1052,13 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                 return py::cast(PyDecodePoint{*x.a.decode});
             },
             "The decode bound at each replica's load (a kvplan.DecodePoint), or None.")
-        .def_property_readonly(
-            "kv_bytes_per_token", [](const A& x) { return x.a.kv_per_token.count(); })
+        .def_property_readonly("kv_bytes_per_token",
+                               [](const A& x) { return x.a.kv_per_token.count(); })
         .def_property_readonly("kv_bytes_per_token_per_gpu",
                                [](const A& x) { return x.a.kv_per_token_per_gpu.count(); })
-        .def_property_readonly("weight_bytes", [](const A& x) { return x.a.weights.total().count(); },
-                               "The whole model's weights as stored.")
+        .def_property_readonly(
+            "weight_bytes", [](const A& x) { return x.a.weights.total().count(); },
+            "The whole model's weights as stored.")
         .def("__bool__", [](const A& x) { return x.a.fits(); })
         .def("__repr__", &answer_repr);
 
@@ -1057,9 +1076,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                                [](const PyDecodePoint& p) { return p.p.tokens_per_s; })
         .def_property_readonly("tokens_per_second_per_gpu",
                                [](const PyDecodePoint& p) { return p.p.tokens_per_s_per_gpu; })
-        .def_property_readonly("bound",
-                               [](const PyDecodePoint& p) { return std::string(name(p.p.bound)); },
-                               "\"memory\" or \"compute\".")
+        .def_property_readonly(
+            "bound", [](const PyDecodePoint& p) { return std::string(name(p.p.bound)); },
+            "\"memory\" or \"compute\".")
         .def("__repr__", [](const PyDecodePoint& p) { return point_repr(p.p); });
 
     py::class_<PyDecodeBound>(m, "DecodeBound",
@@ -1099,7 +1118,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         .def("__repr__", [](const PyDecodeBound& b) { return point_repr(kvplan::point_of(b.d)); });
 
     py::class_<PyPrefill>(m, "PrefillBound", "A prefill's lower bound (time to first token).")
-        .def_property_readonly("prompt_tokens", [](const PyPrefill& p) { return p.p.prompt_tokens; })
+        .def_property_readonly("prompt_tokens",
+                               [](const PyPrefill& p) { return p.p.prompt_tokens; })
         .def_property_readonly("prompts", [](const PyPrefill& p) { return p.p.prompts; })
         .def_property_readonly("prefill_seconds",
                                [](const PyPrefill& p) { return p.p.ttft.in(kvplan::seconds); })
@@ -1107,8 +1127,7 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                                [](const PyPrefill& p) { return std::string(name(p.p.bound)); })
         .def("__repr__", [](const PyPrefill& p) {
             return fmt::format("<kvplan.PrefillBound {} x {} tokens: {}, {}-bound>", p.p.prompts,
-                               grouped(p.p.prompt_tokens), seconds_text(p.p.ttft),
-                               name(p.p.bound));
+                               grouped(p.p.prompt_tokens), seconds_text(p.p.ttft), name(p.p.bound));
         });
 
     const auto roofline_context = [](const PyRoofline& r, py::handle context) {
@@ -1122,7 +1141,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                     r.costs, to_count(batch, "batch", "sequences"), roofline_context(r, context))};
             },
             py::arg("batch"), py::arg("context") = py::none(),
-            "The decode bound of `batch` sequences of `context` tokens (None: the model's "
+            "point($self, /, batch, context=None)\n--\n\nThe decode bound of `batch` sequences of "
+            "`context` tokens (None: the model's "
             "limit): a kvplan.DecodePoint, the fastest way to ask.")
         .def(
             "decode",
@@ -1131,7 +1151,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                     r.costs, to_count(batch, "batch", "sequences"), roofline_context(r, context))};
             },
             py::arg("batch"), py::arg("context") = py::none(),
-            "The decode bound with its bytes and FLOPs per step: a kvplan.DecodeBound.")
+            "decode($self, /, batch, context=None)\n--\n\nThe decode bound with its bytes and "
+            "FLOPs per step: a kvplan.DecodeBound.")
         .def(
             "prefill",
             [roofline_context](const PyRoofline& r, py::handle context, py::handle prompts) {
@@ -1140,29 +1161,31 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                                                        r.options)};
             },
             py::arg("context") = py::none(), py::arg("prompts") = 1,
-            "The prefill bound of `prompts` prompts of `context` tokens: a kvplan.PrefillBound.")
+            "prefill($self, /, context=None, prompts=1)\n--\n\nThe prefill bound of `prompts` "
+            "prompts of `context` tokens: a kvplan.PrefillBound.")
         .def(
             "compute_bound_batch",
             [roofline_context](const PyRoofline& r, py::handle context, py::handle max_batch) {
-                return optional_count(kvplan::compute_bound_batch(
-                    r.replica, roofline_context(r, context), r.options,
-                    to_count(max_batch, "max_batch", "sequences")));
+                return optional_count(
+                    kvplan::compute_bound_batch(r.replica, roofline_context(r, context), r.options,
+                                                to_count(max_batch, "max_batch", "sequences")));
             },
             py::arg("context") = py::none(), py::arg("max_batch") = 1ULL << 20,
-            "The smallest batch whose decode step is compute-bound, or None when memory still "
+            "compute_bound_batch($self, /, context=None, max_batch=1048576)\n--\n\nThe smallest "
+            "batch whose decode step is compute-bound, or None when memory still "
             "bounds it at max_batch.")
-        .def_property_readonly("compute_dtype",
-                               [](const PyRoofline& r) { return std::string(name(r.options.compute)); })
+        .def_property_readonly(
+            "compute_dtype",
+            [](const PyRoofline& r) { return std::string(name(r.options.compute)); })
         .def("__repr__", [](const PyRoofline& r) {
             return fmt::format("<kvplan.Roofline of {} in {}>", deployment_repr(*r.dep),
                                name(r.options.compute));
         });
 
     // Block pools --------------------------------------------------------------------------
-    py::class_<kvplan::BlockGroup>(m, "BlockGroup",
-                                   R"(KV-cache groups of one kind in a block pool, as vLLM's managers hold them.
-
-BlockGroup(kind="full", count=1, block_size=16, span=0, admission_cap=0, align=False)
+    py::class_<kvplan::BlockGroup>(
+        m, "BlockGroup",
+        R"(KV-cache groups of one kind in a block pool, as vLLM's managers hold them.
 
 kind: "full" (every block until the request ends), "sliding_window" or "chunked_local"
 (only the blocks the window or chunk of `span` tokens reaches), or "state" (a Mamba or
@@ -1186,9 +1209,11 @@ align: a state in vLLM's "align" mode (prefix caching).)")
                  return g;
              }),
              py::arg("kind") = "full", py::arg("count") = 1, py::arg("block_size") = 16,
-             py::arg("span") = 0, py::arg("admission_cap") = 0, py::arg("align") = false)
-        .def_property_readonly("kind",
-                               [](const kvplan::BlockGroup& g) { return std::string(name(g.kind)); })
+             py::arg("span") = 0, py::arg("admission_cap") = 0, py::arg("align") = false,
+             "__init__(self, /, kind='full', count=1, block_size=16, span=0, admission_cap=0, "
+             "align=False)\n--\n\nA group of `count` tables of `kind` (see the class).")
+        .def_property_readonly(
+            "kind", [](const kvplan::BlockGroup& g) { return std::string(name(g.kind)); })
         .def_readonly("count", &kvplan::BlockGroup::count)
         .def_readonly("block_size", &kvplan::BlockGroup::block_size)
         .def_readonly("span", &kvplan::BlockGroup::span)
@@ -1206,18 +1231,20 @@ align: a state in vLLM's "align" mode (prefix caching).)")
     py::class_<PyPrefix>(m, "Prefix",
                          R"(A prompt prefix that requests share through prefix caching.
 
-Prefix(tokens): `tokens` a multiple of every group's block size. Its full-attention blocks
+`tokens` is a multiple of every group's block size. Its full-attention blocks
 are held once while any request that uses it runs. Pass it to BlockPool.admit(prefix=...);
 set `cached = False` when the engine evicts it.)")
         .def(py::init([](py::handle tokens) {
-                 return PyPrefix{kvplan::SharedPrefix{.tokens = to_count(tokens, "tokens", "tokens")}};
+                 return PyPrefix{
+                     kvplan::SharedPrefix{.tokens = to_count(tokens, "tokens", "tokens")}};
              }),
-             py::arg("tokens"))
+             py::arg("tokens"), "__init__(self, /, tokens)\n--\n\nA prefix of `tokens` tokens.")
         .def_property_readonly("tokens", [](const PyPrefix& p) { return p.p.tokens; })
-        .def_property_readonly("holders", [](const PyPrefix& p) { return p.p.holders; },
-                               "Running requests that use it.")
-        .def_property_readonly("blocks", [](const PyPrefix& p) { return p.p.blocks; },
-                               "Blocks it holds while held.")
+        .def_property_readonly(
+            "holders", [](const PyPrefix& p) { return p.p.holders; },
+            "Running requests that use it.")
+        .def_property_readonly(
+            "blocks", [](const PyPrefix& p) { return p.p.blocks; }, "Blocks it holds while held.")
         .def_property(
             "cached", [](const PyPrefix& p) { return p.p.cached; },
             [](PyPrefix& p, bool cached) { p.p.cached = cached; },
@@ -1234,13 +1261,16 @@ set `cached = False` when the engine evicts it.)")
                           "to grow() and release().")
         .def_property_readonly("prompt", [](const PyRequest& q) { return q.r.prompt; })
         .def_property_readonly("max_new", [](const PyRequest& q) { return q.r.max_new; })
-        .def_property_readonly("tokens", [](const PyRequest& q) { return q.r.tokens; },
-                               "Tokens with a slot after its last step.")
+        .def_property_readonly(
+            "tokens", [](const PyRequest& q) { return q.r.tokens; },
+            "Tokens with a slot after its last step.")
         .def_property_readonly("chunk", [](const PyRequest& q) { return q.r.chunk; })
-        .def_property_readonly("blocks", [](const PyRequest& q) { return q.r.blocks(); },
-                               "Blocks it holds, its shared prefix's excluded.")
-        .def_property_readonly("committed", [](const PyRequest& q) { return q.r.committed; },
-                               "Blocks reserved for it (no_preemption).")
+        .def_property_readonly(
+            "blocks", [](const PyRequest& q) { return q.r.blocks(); },
+            "Blocks it holds, its shared prefix's excluded.")
+        .def_property_readonly(
+            "committed", [](const PyRequest& q) { return q.r.committed; },
+            "Blocks reserved for it (no_preemption).")
         .def_property_readonly("running", [](const PyRequest& q) { return q.r.running; })
         .def_property_readonly("prefix", [](const PyRequest& q) { return q.prefix; })
         .def("__repr__", [](const PyRequest& q) {
@@ -1251,21 +1281,27 @@ set `cached = False` when the engine evicts it.)")
 
     py::class_<PyAdmission>(m, "Admission",
                             "What BlockPool.admit decided: true when admitted, with the Request.")
-        .def_property_readonly("status",
-                               [](const PyAdmission& a) {
-                                   switch (a.res.status) {
-                                       case kvplan::AdmitStatus::admitted: return "admitted";
-                                       case kvplan::AdmitStatus::wait: return "wait";
-                                       case kvplan::AdmitStatus::never: return "never";
-                                   }
-                                   return "wait";
-                               },
-                               "\"admitted\"; \"wait\": it fits once running requests free "
-                               "blocks; \"never\": not even in an empty pool.")
-        .def_property_readonly("blocks", [](const PyAdmission& a) { return a.res.blocks; },
-                               "Admitted: blocks taken; else blocks asked for.")
-        .def_property_readonly("available", [](const PyAdmission& a) { return a.res.available; },
-                               "Blocks the ask was compared with.")
+        .def_property_readonly(
+            "status",
+            [](const PyAdmission& a) {
+                switch (a.res.status) {
+                    case kvplan::AdmitStatus::admitted:
+                        return "admitted";
+                    case kvplan::AdmitStatus::wait:
+                        return "wait";
+                    case kvplan::AdmitStatus::never:
+                        return "never";
+                }
+                return "wait";
+            },
+            "\"admitted\"; \"wait\": it fits once running requests free "
+            "blocks; \"never\": not even in an empty pool.")
+        .def_property_readonly(
+            "blocks", [](const PyAdmission& a) { return a.res.blocks; },
+            "Admitted: blocks taken; else blocks asked for.")
+        .def_property_readonly(
+            "available", [](const PyAdmission& a) { return a.res.available; },
+            "Blocks the ask was compared with.")
         .def_property_readonly("request", [](const PyAdmission& a) { return a.request; })
         .def("__bool__", [](const PyAdmission& a) { return static_cast<bool>(a.res); })
         .def("__repr__", [](const PyAdmission& a) {
@@ -1292,8 +1328,7 @@ set `cached = False` when the engine evicts it.)")
                                     "The blocks one request takes in an otherwise empty pool.")
         .def_readonly("gate", &kvplan::RequestNeed::gate,
                       "vLLM's whole-prompt check before its first step (0: off).")
-        .def_readonly("admission", &kvplan::RequestNeed::admission,
-                      "Blocks its first step takes.")
+        .def_readonly("admission", &kvplan::RequestNeed::admission, "Blocks its first step takes.")
         .def_readonly("peak", &kvplan::RequestNeed::peak, "The most it holds at any step.")
         .def_readonly("steady", &kvplan::RequestNeed::steady,
                       "The most it holds while decoding (0: it never decodes).")
@@ -1306,19 +1341,29 @@ set `cached = False` when the engine evicts it.)")
         .def(py::init(&make_pool), py::arg("num_blocks"), py::arg("block_size") = py::none(),
              py::kw_only(), py::arg("groups") = py::none(), py::arg("null_block") = true,
              py::arg("max_model_len") = 0, py::arg("watermark_blocks") = 0,
-             py::arg("full_sequence_must_fit") = true, py::arg("policy") = "engine")
+             py::arg("full_sequence_must_fit") = true, py::arg("policy") = "engine",
+             "__init__(self, /, num_blocks, block_size=None, *, groups=None, null_block=True, "
+             "max_model_len=0, watermark_blocks=0, full_sequence_must_fit=True, "
+             "policy='engine')\n--\n\nA pool with every usable block free (see the class).")
         .def("admit", &admit, py::arg("prompt"), py::arg("max_new"), py::kw_only(),
              py::arg("prefix") = py::none(), py::arg("chunk") = 0,
-             R"(Admits a waiting request of `prompt` tokens that may generate `max_new`, and runs
+             R"(admit($self, /, prompt, max_new, *, prefix=None, chunk=0)
+--
+
+Admits a waiting request of `prompt` tokens that may generate `max_new`, and runs
 its first step (`chunk` prompt tokens after the prefix hit; 0: all of them).
 Returns a kvplan.Admission: true with .request when admitted; .status "wait" when it fits
 once running requests free blocks, "never" when it cannot run even alone.)")
         .def("grow", &grow, py::arg("request"), py::arg("n") = 1,
-             R"(Runs a later step of `request` that computes `n` more tokens (the next prefill
+             R"(grow($self, /, request, n=1)
+--
+
+Runs a later step of `request` that computes `n` more tokens (the next prefill
 chunk, or 1 when decoding). Returns a kvplan.Growth, false when the pool is dry (vLLM then
 preempts a request: release() it and admit it again later).)")
         .def("release", &release, py::arg("request"),
-             "Returns every block `request` holds (finished or preempted); the blocks freed.")
+             "release($self, /, request)\n--\n\nReturns every block `request` holds (finished or "
+             "preempted); the blocks freed.")
         .def(
             "need",
             [](const PyPool& p, py::handle prompt_h, py::handle max_new_h, py::handle cached_h,
@@ -1334,7 +1379,8 @@ preempts a request: release() it and admit it again later).)")
             },
             py::arg("prompt"), py::arg("max_new"), py::kw_only(), py::arg("cached") = 0,
             py::arg("chunk") = 0,
-            "The blocks a request takes in an empty pool of this spec: a kvplan.RequestNeed.")
+            "need($self, /, prompt, max_new, *, cached=0, chunk=0)\n--\n\nThe blocks a request "
+            "takes in an empty pool of this spec: a kvplan.RequestNeed.")
         .def(
             "concurrent_requests",
             [](const PyPool& p, py::handle prompt_h, py::handle max_new_h) {
@@ -1343,13 +1389,15 @@ preempts a request: release() it and admit it again later).)")
                                                    to_count(max_new_h, "max_new", "tokens"));
             },
             py::arg("prompt"), py::arg("max_new"),
-            "Requests of one shape the pool runs at once under no_preemption.")
+            "concurrent_requests($self, /, prompt, max_new)\n--\n\nRequests of one shape the pool "
+            "runs at once under no_preemption.")
         .def_property_readonly("free_blocks", [](const PyPool& p) { return p.pool.free_blocks(); })
         .def_property_readonly("used_blocks", [](const PyPool& p) { return p.pool.used_blocks(); })
         .def_property_readonly("committed_blocks",
                                [](const PyPool& p) { return p.pool.committed_blocks(); })
-        .def_property_readonly("running", [](const PyPool& p) { return p.pool.running(); },
-                               "Requests admitted and not released.")
+        .def_property_readonly(
+            "running", [](const PyPool& p) { return p.pool.running(); },
+            "Requests admitted and not released.")
         .def_property_readonly("num_blocks",
                                [](const PyPool& p) { return p.pool.spec().num_blocks; })
         .def_property_readonly("usable_blocks",
