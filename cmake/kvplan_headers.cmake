@@ -52,9 +52,12 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
   kvplan/plan.hpp
+  kvplan/plan/commands.hpp
   kvplan/plan/deployment.hpp
+  kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
   kvplan/plan/search.hpp
+  kvplan/plan/speculation.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp

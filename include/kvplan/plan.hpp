@@ -1,8 +1,12 @@
 #pragma once
 
 // The planning layer's one answer: a deployment and its demand (plan/deployment.hpp), every figure
-// of a replica (plan/evaluate.hpp), and the replica search (plan/search.hpp).
+// of a replica (plan/evaluate.hpp), the replica search (plan/search.hpp), the engines' command
+// lines (plan/commands.hpp), and disaggregated prefill and decode pools (plan/disaggregated.hpp).
 
+#include "plan/commands.hpp"
 #include "plan/deployment.hpp"
+#include "plan/disaggregated.hpp"
 #include "plan/evaluate.hpp"
 #include "plan/search.hpp"
+#include "plan/speculation.hpp"

@@ -155,16 +155,22 @@ std::string path_text(py::handle v, std::string_view field) {
     wrong_type(field, "an id or a path (str or os.PathLike)", v);
 }
 
-/// A CLI usage message that names a flag ("--block-size: ...") with the keyword instead.
-std::string keyword_message(std::string m) {
-    if (m.rfind("--", 0) != 0) return m;
-    std::size_t end = 2;
-    while (end < m.size() && (std::isalnum(static_cast<unsigned char>(m[end])) || m[end] == '-'))
-        ++end;
-    std::string kw = m.substr(2, end - 2);
-    for (char& c : kw)
-        if (c == '-') c = '_';
-    return kw + m.substr(end);
+/// A CLI usage message with each flag it names ("--block-size: ...") as the keyword instead.
+std::string keyword_message(const std::string& m) {
+    std::string out;
+    for (std::size_t i = 0; i < m.size();) {
+        const bool flag = m.compare(i, 2, "--") == 0 && i + 2 < m.size() &&
+                          std::isalpha(static_cast<unsigned char>(m[i + 2])) &&
+                          (i == 0 || !std::isalnum(static_cast<unsigned char>(m[i - 1])));
+        if (!flag) {
+            out += m[i++];
+            continue;
+        }
+        for (i += 2;
+             i < m.size() && (std::isalnum(static_cast<unsigned char>(m[i])) || m[i] == '-'); ++i)
+            out += m[i] == '-' ? '_' : m[i];
+    }
+    return out;
 }
 
 std::string grouped(std::uint64_t n) { return kvplan::cli::grouped(n); }
@@ -271,10 +277,23 @@ struct PyDeployment {
     std::shared_ptr<const PyModel> model;
     std::shared_ptr<const PyGpu> gpu;
     kvplan::cli::ReplicaFlags flags;
-    kvplan::PreparedDeployment fast;    ///< the longest contexts left out: searched when read
-    kvplan::PreparedDeployment search;  ///< the same with them
+    kvplan::Deployment deployment;
+    /// What no GPU or demand changes (the layout, each stage's weights and matmul shapes, the
+    /// drafter), computed once: evaluate() pays only for what a demand changes.
+    kvplan::PreparedLayout prepared;
     std::uint64_t default_context = 0;  ///< the model's limit
+    std::string profile_path;           ///< profile=, as fit's notes name it
+    std::optional<kvplan::CalibrationProfile> profile{};
+    std::uint32_t replica_gpus = 1;  ///< GPUs of one replica (dp x tp x pp under vLLM's rules)
+    std::uint32_t gpus = 1;          ///< every GPU deployed
+    std::uint32_t replicas = 1;
 };
+
+/// evaluate() as Deployment.evaluate runs it: the longest contexts left out (searched when read).
+constexpr kvplan::EvaluateOptions fast_options{.contexts = false};
+/// The longest contexts alone.
+constexpr kvplan::EvaluateOptions contexts_options{
+    .contexts = true, .decode = false, .estimate = false};
 
 struct PyAnswer {
     kvplan::ReplicaAnswer a;
@@ -284,7 +303,8 @@ struct PyAnswer {
     /// The longest contexts, searched on first read (a binary search over the engine's cache).
     const kvplan::ReplicaAnswer& contexts() {
         if (!searched) {
-            const kvplan::ReplicaAnswer s = kvplan::evaluate(dep->search, a.demand);
+            const kvplan::ReplicaAnswer s =
+                kvplan::evaluate(dep->deployment, a.demand, contexts_options, dep->prepared);
             a.max_context = s.max_context;
             a.max_context_at_limit = s.max_context_at_limit;
             a.longest_single_context = s.longest_single_context;
@@ -295,30 +315,49 @@ struct PyAnswer {
     }
 };
 
-std::shared_ptr<PyDeployment> make_deployment(
-    py::handle model, py::handle gpu, py::handle tp, py::handle pp, py::handle gpus,
-    py::handle kv_dtype, py::handle weight_dtype, py::handle expert_dtype, py::handle engine,
-    py::handle block_size, py::handle gpu_memory_utilization, py::handle kv_memory,
-    py::handle max_num_seqs, py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override,
-    bool allow_long_context) {
+/// A count keyword of the library's parallel layout (no CLI flag reads it): an int >= 1.
+std::uint32_t layout_count(py::handle h, std::string_view field, std::string_view unit) {
+    const std::uint64_t n = to_count(h, field, unit);
+    if (n > 0xFFFF) usage(field, "at most 65,535", grouped(n));
+    return static_cast<std::uint32_t>(n);
+}
+
+struct DeploymentArgs {
+    py::handle model, gpu, tp, pp, dp, ep, dcp, gpus, kv_dtype, weight_dtype, expert_dtype, engine,
+        block_size, gpu_memory_utilization, kv_memory, max_num_seqs, max_num_batched_tokens,
+        num_gpu_blocks_override, speculative_method, num_speculative_tokens, draft_model, profile;
+    bool allow_long_context = false;
+};
+
+std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
     kvplan::cli::CommonOptions o;
-    o.tp = flag_text(tp, "tp");
-    o.pp = flag_text(pp, "pp");
-    o.gpus = flag_text(gpus, "gpus");
-    o.kv_dtype = flag_text(kv_dtype, "kv_dtype");
-    o.weight_dtype = flag_text(weight_dtype, "weight_dtype");
-    o.expert_dtype = flag_text(expert_dtype, "expert_dtype");
-    o.engine = flag_text(engine, "engine");
-    o.block_size = flag_text(block_size, "block_size");
-    o.gpu_memory_utilization = flag_text(gpu_memory_utilization, "gpu_memory_utilization");
+    o.tp = flag_text(x.tp, "tp");
+    o.pp = flag_text(x.pp, "pp");
+    o.gpus = flag_text(x.gpus, "gpus");
+    o.kv_dtype = flag_text(x.kv_dtype, "kv_dtype");
+    o.weight_dtype = flag_text(x.weight_dtype, "weight_dtype");
+    o.expert_dtype = flag_text(x.expert_dtype, "expert_dtype");
+    o.engine = flag_text(x.engine, "engine");
+    o.block_size = flag_text(x.block_size, "block_size");
+    o.gpu_memory_utilization = flag_text(x.gpu_memory_utilization, "gpu_memory_utilization");
     // An int is bytes; a string names its unit as --kv-memory does ("5.38GiB").
-    o.kv_memory = PyLong_Check(kv_memory.ptr()) && !PyBool_Check(kv_memory.ptr())
-                      ? std::to_string(to_count(kv_memory, "kv_memory", "bytes")) + "B"
-                      : flag_text(kv_memory, "kv_memory");
-    o.max_num_seqs = flag_text(max_num_seqs, "max_num_seqs");
-    o.max_num_batched_tokens = flag_text(max_num_batched_tokens, "max_num_batched_tokens");
-    o.num_gpu_blocks_override = flag_text(num_gpu_blocks_override, "num_gpu_blocks_override");
-    o.allow_long_context = allow_long_context;
+    o.kv_memory = PyLong_Check(x.kv_memory.ptr()) && !PyBool_Check(x.kv_memory.ptr())
+                      ? std::to_string(to_count(x.kv_memory, "kv_memory", "bytes")) + "B"
+                      : flag_text(x.kv_memory, "kv_memory");
+    o.max_num_seqs = flag_text(x.max_num_seqs, "max_num_seqs");
+    o.max_num_batched_tokens = flag_text(x.max_num_batched_tokens, "max_num_batched_tokens");
+    o.num_gpu_blocks_override = flag_text(x.num_gpu_blocks_override, "num_gpu_blocks_override");
+    o.allow_long_context = x.allow_long_context;
+    o.speculative_method = flag_text(x.speculative_method, "speculative_method");
+    o.num_speculative_tokens = flag_text(x.num_speculative_tokens, "num_speculative_tokens");
+    if (!x.draft_model.is_none() && !py::isinstance<PyModel>(x.draft_model))
+        o.draft_model = path_text(x.draft_model, "draft_model");
+    else if (!x.draft_model.is_none())
+        o.draft_model = "a kvplan.Model";  // given: parse_serving checks it goes with the method
+    const std::string profile = x.profile.is_none() ? "" : path_text(x.profile, "profile");
+    const std::uint32_t dp = layout_count(x.dp, "dp", "ranks");
+    const std::uint32_t ep = layout_count(x.ep, "ep", "GPUs");
+    const std::uint32_t dcp = layout_count(x.dcp, "dcp", "ranks");
 
     // Flags first, as the CLI parses them: a usage error before any file is read.
     kvplan::cli::ReplicaFlags flags;
@@ -327,28 +366,123 @@ std::shared_ptr<PyDeployment> make_deployment(
     } catch (const UsageError& e) {
         throw UsageError(keyword_message(e.what()));
     }
-    std::shared_ptr<const PyModel> m = as_model(model);
-    std::shared_ptr<const PyGpu> g = as_gpu(gpu);
-    (void)kvplan::cli::make_layout(m->get(), flags.layout);  // InvalidLayout before any figure
+    std::shared_ptr<const PyModel> m = as_model(x.model);
+    std::shared_ptr<const PyGpu> g = as_gpu(x.gpu);
+    if (flags.serving.speculation.method == kvplan::DraftMethod::draft_model)
+        flags.serving.speculation.draft_model = as_model(x.draft_model)->get();
     const std::uint64_t limit = kvplan::context_limit(m->get().config()).tokens;
-    const kvplan::cli::ReplicaRequest in{m->rm, g->rg, flags, limit};
-    const kvplan::Deployment dep = in.deployment();
-    return std::make_shared<PyDeployment>(PyDeployment{
-        std::move(m), std::move(g), std::move(flags), kvplan::prepare(dep, {.contexts = false}),
-        kvplan::prepare(dep, {.contexts = true}), limit});
+    kvplan::cli::ReplicaRequest in{m->rm, g->rg, flags, limit};
+    if (!profile.empty()) {
+        // As --profile: its measured reserve, and its estimate parameters when fitted on this GPU.
+        in.profile = kvplan::load_profile(profile);
+        in.profile_path = profile;
+        kvplan::cli::use_profile(*in.profile, profile, g->rg.id, kvplan::ComputeDtype::bf16,
+                                 in.flags.serving);
+    }
+    kvplan::Deployment dep = in.deployment();
+    dep.parallel.dp = dp;
+    dep.parallel.ep = ep;
+    dep.parallel.dcp = dcp;
+    // Without gpus=, one replica: tp x pp, times dp under vLLM's rules.
+    if (x.gpus.is_none()) dep.gpus = 0;
+    // The layout checked (InvalidLayout) and prepared before any figure.
+    kvplan::PreparedLayout prepared = kvplan::prepare_layout(dep);
+    // What evaluate() refuses of the deployment itself (a GPU count, an engine knob, a GPU
+    // without memory) raised now, at a demand that cannot fail.
+    const kvplan::ReplicaAnswer check = kvplan::evaluate(
+        dep, {.context = 1}, {.contexts = false, .decode = false, .estimate = false}, prepared);
+    auto d = std::make_shared<PyDeployment>(PyDeployment{
+        std::move(m), std::move(g), std::move(in.flags), std::move(dep), std::move(prepared), limit,
+        std::move(in.profile_path), std::move(in.profile)});
+    d->replica_gpus = check.replica_gpus;
+    d->gpus = check.gpus;
+    d->replicas = check.replicas;
+    return d;
 }
 
-kvplan::Demand demand_of(const PyDeployment& d, py::handle context, py::handle concurrency) {
+std::shared_ptr<PyDeployment> make_deployment(
+    py::handle model, py::handle gpu, py::handle tp, py::handle pp, py::handle dp, py::handle ep,
+    py::handle dcp, py::handle gpus, py::handle kv_dtype, py::handle weight_dtype,
+    py::handle expert_dtype, py::handle engine, py::handle block_size,
+    py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
+    py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override, bool allow_long_context,
+    py::handle speculative_method, py::handle num_speculative_tokens, py::handle draft_model,
+    py::handle profile) {
+    return deployment_from({.model = model,
+                            .gpu = gpu,
+                            .tp = tp,
+                            .pp = pp,
+                            .dp = dp,
+                            .ep = ep,
+                            .dcp = dcp,
+                            .gpus = gpus,
+                            .kv_dtype = kv_dtype,
+                            .weight_dtype = weight_dtype,
+                            .expert_dtype = expert_dtype,
+                            .engine = engine,
+                            .block_size = block_size,
+                            .gpu_memory_utilization = gpu_memory_utilization,
+                            .kv_memory = kv_memory,
+                            .max_num_seqs = max_num_seqs,
+                            .max_num_batched_tokens = max_num_batched_tokens,
+                            .num_gpu_blocks_override = num_gpu_blocks_override,
+                            .speculative_method = speculative_method,
+                            .num_speculative_tokens = num_speculative_tokens,
+                            .draft_model = draft_model,
+                            .profile = profile,
+                            .allow_long_context = allow_long_context});
+}
+
+kvplan::Demand demand_of(const PyDeployment& d, py::handle context, py::handle concurrency,
+                         py::handle prompt_tokens = py::none(),
+                         py::handle output_tokens = py::none()) {
     kvplan::Demand demand;
-    demand.context = context.is_none() ? d.default_context : to_tokens(context, "context");
+    if (prompt_tokens.is_none() != output_tokens.is_none())
+        usage(prompt_tokens.is_none() ? "prompt_tokens" : "output_tokens",
+              fmt::format("a token count beside {} (the latency estimate needs both parts of a "
+                          "request)",
+                          prompt_tokens.is_none() ? "output_tokens" : "prompt_tokens"),
+              "None");
+    if (!prompt_tokens.is_none()) {
+        demand.prompt_tokens = to_tokens(prompt_tokens, "prompt_tokens");
+        demand.output_tokens = to_tokens(output_tokens, "output_tokens");
+    }
+    // As --context: else the split's sum, else the model's limit.
+    if (!context.is_none()) {
+        demand.context = to_tokens(context, "context");
+        if (demand.prompt_tokens && demand.context < *demand.prompt_tokens + *demand.output_tokens)
+            usage("context",
+                  fmt::format("at least prompt_tokens + output_tokens = {} tokens",
+                              *demand.prompt_tokens + *demand.output_tokens),
+                  grouped(demand.context));
+    } else {
+        demand.context = demand.prompt_tokens ? *demand.prompt_tokens + *demand.output_tokens
+                                              : d.default_context;
+    }
     demand.concurrency = to_count(concurrency, "concurrency", "sequences");
     return demand;
 }
 
 PyAnswer evaluate(const std::shared_ptr<const PyDeployment>& d, py::handle context,
-                  py::handle concurrency) {
-    return PyAnswer{kvplan::evaluate(d->fast, demand_of(*d, context, concurrency)), d};
+                  py::handle concurrency, py::handle prompt_tokens, py::handle output_tokens) {
+    return PyAnswer{
+        kvplan::evaluate(d->deployment,
+                         demand_of(*d, context, concurrency, prompt_tokens, output_tokens),
+                         fast_options, d->prepared),
+        d};
 }
+
+/// A second figure of the latency estimate, or None without one.
+py::object estimate_seconds(const kvplan::ReplicaAnswer& a,
+                            kvplan::Seconds kvplan::LatencyEstimate::*f) {
+    if (!a.estimate) return py::none();
+    return py::float_(((*a.estimate).*f).in(kvplan::seconds));
+}
+
+struct PyEstimate {
+    kvplan::LatencyEstimate e;
+    kvplan::EstimateParams params;
+};
 
 struct PyDecodePoint {
     kvplan::DecodePoint p;
@@ -377,9 +511,11 @@ std::shared_ptr<PyRoofline> make_roofline(const std::shared_ptr<const PyDeployme
     } catch (const UsageError& e) {
         throw UsageError(keyword_message(e.what()));
     }
-    const kvplan::Replica r = d->fast.decode_costs
-                                  ? d->fast.decode_costs->replica
-                                  : kvplan::evaluate(d->fast, {.context = 1}).replica;
+    // The replica as kvplan roofline evaluates it (its layout resolved in the engine's rules).
+    const kvplan::Replica r =
+        kvplan::evaluate(d->deployment, {.context = 1},
+                         {.contexts = false, .decode = false, .estimate = false}, d->prepared)
+            .replica;
     return std::make_shared<PyRoofline>(PyRoofline{d, r, ro, kvplan::decode_costs(r, ro)});
 }
 
@@ -560,7 +696,8 @@ std::uint64_t release(PyPool& self, PyRequest& q) {
 std::shared_ptr<PyPool> engine_pool(const std::shared_ptr<const PyDeployment>& d,
                                     py::handle context, const std::string& policy) {
     const kvplan::AdmitPolicy p = policy_of(policy);
-    const kvplan::ReplicaAnswer a = kvplan::evaluate(d->fast, demand_of(*d, context, py::int_(1)));
+    const kvplan::ReplicaAnswer a = kvplan::evaluate(
+        d->deployment, demand_of(*d, context, py::int_(1)), fast_options, d->prepared);
     if (!a.starts())
         throw kvplan::InvalidInput(
             kvplan::detail::text("block_pool: expected an engine that starts, found ",
@@ -601,11 +738,15 @@ std::string gpu_repr(const PyGpu& g) {
 }
 
 std::string deployment_repr(const PyDeployment& d) {
-    const kvplan::Deployment& x = d.fast.deployment;
-    const auto& f = d.flags.layout;
-    std::string s = fmt::format("<kvplan.Deployment {} on {} x {} (tp {} x pp {}", d.model->rm.id,
-                                f.gpus, d.gpu->rg.id, f.tp, f.pp);
-    if (f.replicas > 1) s += fmt::format(", {} replicas", f.replicas);
+    const kvplan::Deployment& x = d.deployment;
+    const kvplan::ParallelConfig& p = x.parallel;
+    std::string s =
+        fmt::format("<kvplan.Deployment {} on {} x {} (", d.model->rm.id, d.gpus, d.gpu->rg.id);
+    if (p.dp > 1) s += fmt::format("dp {} x ", p.dp);
+    s += fmt::format("tp {} x pp {}", p.tp, p.pp);
+    if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
+    if (p.dcp > 1) s += fmt::format(", dcp {}", p.dcp);
+    if (d.replicas > 1) s += fmt::format(", {} replicas", d.replicas);
     s += fmt::format("), KV {}, {}>", name(x.kv.dtype), name(x.serving.engine));
     return s;
 }
@@ -647,30 +788,44 @@ constexpr const char* deployment_doc = R"(A model served on GPUs, prepared for m
 model and gpu are kvplan.Model and kvplan.Gpu objects, or what their constructors take.
 Every keyword is the kvplan fit flag of the same name and reads its value the same way
 (kv_memory: an int of bytes or a string naming its unit, "5.38GiB"; None: the flag's
-default). gpus is every GPU deployed, a multiple of tp x pp: gpus / (tp x pp) replicas
-share the concurrency.
+default; draft_model: a kvplan.Model or what its constructor takes; profile: a path to a
+calibration profile, as --profile). gpus is every GPU deployed, a multiple of a replica's
+GPUs: gpus / replica_gpus replicas share the concurrency.
+
+dp, ep and dcp are the library's parallel layout, read in the engine's flags (the command
+line's plan searches them): dp attention data-parallel ranks (vLLM --data-parallel-size, a
+replica of dp x tp x pp GPUs; SGLang --dp-size with --enable-dp-attention, within the tp
+GPUs), ep the GPUs the routed experts spread over (vLLM --enable-expert-parallel: dp x tp),
+dcp the ranks a sequence's tokens split over (vLLM --decode-context-parallel-size).
 
 Construction checks the deployment (the layout, the engine's knobs) and computes once what
-no demand changes: the weights, each stage's engine memory and the decode costs. Then
-evaluate(context, concurrency) answers in microseconds, with the figures kvplan.fit gives.
+no GPU or demand changes: the layout, each stage's weights and matmul shapes, the drafter.
+Then evaluate(context, concurrency) answers in microseconds, with the figures kvplan.fit
+gives.
 
 Raises kvplan.UsageError for a value a flag would refuse (naming the keyword),
 kvplan.InvalidLayoutError for a layout the model cannot take, kvplan.InvalidInputError for a
 knob the engine cannot take.)";
 
-constexpr const char* evaluate_doc = R"(evaluate($self, /, context=None, concurrency=1)
+constexpr const char* evaluate_doc =
+    R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None)
 --
 
 The replica's answer for a demand: a kvplan.ReplicaAnswer.
 
 context: tokens per sequence (prompt and output together), an int or a count as
-  --context reads it ("8k" = 8,000, "8K" = 8,192); None: the model's context limit.
+  --context reads it ("8k" = 8,000, "8K" = 8,192); None: prompt_tokens + output_tokens
+  when given, else the model's context limit.
 concurrency: sequences held at once over every replica.
+prompt_tokens, output_tokens: every request's prompt and output (both or neither), as
+  --prompt-tokens and --output-tokens: the answer then carries the latency estimate at each
+  replica's load (estimate, itl_estimate_seconds, ttft_estimate_seconds...) beside the bound.
 
 Every figure is kvplan.fit's for the same inputs. max_context and longest_single_context
 are searched on first read (a binary search over the engine's cache).
 
-Raises kvplan.UsageError for a context or concurrency below 1.)";
+Raises kvplan.UsageError for a context or concurrency below 1, one of prompt_tokens and
+output_tokens without the other, or a context shorter than the two.)";
 
 constexpr const char* answer_doc =
     R"(Every figure of a deployment under a demand, as kvplan fit gives it.
@@ -881,21 +1036,26 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
     // Deployment ---------------------------------------------------------------------------
     py::class_<PyDeployment, std::shared_ptr<PyDeployment>>(m, "Deployment", deployment_doc)
         .def(py::init(&make_deployment), py::arg("model"), py::arg("gpu"), py::kw_only(),
-             py::arg("tp") = 1, py::arg("pp") = 1, py::arg("gpus") = py::none(),
-             py::arg("kv_dtype") = "bf16", py::arg("weight_dtype") = py::none(),
-             py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
-             py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-             py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
-             py::arg("max_num_batched_tokens") = py::none(),
+             py::arg("tp") = 1, py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1,
+             py::arg("dcp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = "bf16",
+             py::arg("weight_dtype") = py::none(), py::arg("expert_dtype") = py::none(),
+             py::arg("engine") = "vllm", py::arg("block_size") = py::none(),
+             py::arg("gpu_memory_utilization") = py::none(), py::arg("kv_memory") = py::none(),
+             py::arg("max_num_seqs") = py::none(), py::arg("max_num_batched_tokens") = py::none(),
              py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
-             "__init__(self, /, model, gpu, *, tp=1, pp=1, gpus=None, kv_dtype='bf16', "
-             "weight_dtype=None, expert_dtype=None, engine='vllm', block_size=None, "
-             "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "
+             py::arg("speculative_method") = py::none(),
+             py::arg("num_speculative_tokens") = py::none(), py::arg("draft_model") = py::none(),
+             py::arg("profile") = py::none(),
+             "__init__(self, /, model, gpu, *, tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, "
+             "kv_dtype='bf16', weight_dtype=None, expert_dtype=None, engine='vllm', "
+             "block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "
              "max_num_batched_tokens=None, num_gpu_blocks_override=None, "
-             "allow_long_context=False)\n--\n\nChecks and prepares the deployment (see the "
-             "class).")
+             "allow_long_context=False, speculative_method=None, num_speculative_tokens=None, "
+             "draft_model=None, profile=None)\n--\n\nChecks and prepares the deployment (see "
+             "the class).")
         .def("evaluate", &evaluate, py::arg("context") = py::none(), py::arg("concurrency") = 1,
-             evaluate_doc)
+             py::kw_only(), py::arg("prompt_tokens") = py::none(),
+             py::arg("output_tokens") = py::none(), evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = "bf16",
              "roofline($self, /, compute_dtype='bf16')\n--\n\nThe decode and prefill bounds of "
              "this deployment, matmuls in `compute_dtype`: a kvplan.Roofline.")
@@ -909,20 +1069,37 @@ max_model_len; None: the model's limit): a kvplan.BlockPool. vLLM and SGLang onl
 Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly("model", [](const PyDeployment& d) { return d.model; })
         .def_property_readonly("gpu", [](const PyDeployment& d) { return d.gpu; })
-        .def_property_readonly("tp", [](const PyDeployment& d) { return d.flags.layout.tp; })
-        .def_property_readonly("pp", [](const PyDeployment& d) { return d.flags.layout.pp; })
+        .def_property_readonly("tp", [](const PyDeployment& d) { return d.deployment.parallel.tp; })
+        .def_property_readonly("pp", [](const PyDeployment& d) { return d.deployment.parallel.pp; })
         .def_property_readonly(
-            "gpus", [](const PyDeployment& d) { return d.flags.layout.gpus; },
-            "Every GPU deployed.")
+            "dp", [](const PyDeployment& d) { return d.deployment.parallel.dp; },
+            "Attention data-parallel ranks, in the engine's flags.")
         .def_property_readonly(
-            "replicas", [](const PyDeployment& d) { return d.flags.layout.replicas; },
-            "gpus / (tp x pp).")
+            "ep", [](const PyDeployment& d) { return d.deployment.parallel.ep; },
+            "GPUs the routed experts spread over (1: none).")
         .def_property_readonly(
-            "kv_dtype", [](const PyDeployment& d) { return name(d.fast.deployment.kv.dtype); })
-        .def_property_readonly("engine",
-                               [](const PyDeployment& d) {
-                                   return std::string(name(d.fast.deployment.serving.engine));
-                               })
+            "dcp", [](const PyDeployment& d) { return d.deployment.parallel.dcp; },
+            "Ranks each sequence's tokens split over (vLLM's decode context parallelism).")
+        .def_property_readonly(
+            "replica_gpus", [](const PyDeployment& d) { return d.replica_gpus; },
+            "GPUs of one replica: tp x pp, times dp under vLLM's rules.")
+        .def_property_readonly(
+            "gpus", [](const PyDeployment& d) { return d.gpus; }, "Every GPU deployed.")
+        .def_property_readonly(
+            "replicas", [](const PyDeployment& d) { return d.replicas; }, "gpus / replica_gpus.")
+        .def_property_readonly(
+            "speculative_method",
+            [](const PyDeployment& d) -> py::object {
+                const kvplan::DraftMethod m = d.deployment.serving.speculation.method;
+                if (m == kvplan::DraftMethod::none) return py::none();
+                return py::str(name(m));
+            },
+            "vLLM's speculative_config method, or None.")
+        .def_property_readonly("kv_dtype",
+                               [](const PyDeployment& d) { return name(d.deployment.kv.dtype); })
+        .def_property_readonly(
+            "engine",
+            [](const PyDeployment& d) { return std::string(name(d.deployment.serving.engine)); })
         .def_property_readonly(
             "context_limit_tokens", [](const PyDeployment& d) { return d.default_context; },
             "The model's limit, the context evaluate() takes by default.")
@@ -959,6 +1136,11 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                 kvplan::cli::Report rep;
                 kvplan::cli::append_model_notes(rep, x.dep->model->rm);
                 kvplan::cli::append_answer_notes(rep, x.a);
+                kvplan::cli::append_estimate_notes(
+                    rep, x.a, x.dep->profile_path,
+                    "fit's verdict is about memory and uses neither");
+                kvplan::cli::append_profile_notes(rep, x.dep->profile, x.dep->profile_path,
+                                                  x.dep->model->rm.id);
                 return rep.notes;
             },
             "What a reader needs beside the figures, as kvplan fit's notes.")
@@ -1059,10 +1241,216 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly(
             "weight_bytes", [](const A& x) { return x.a.weights.total().count(); },
             "The whole model's weights as stored.")
+        .def_property_readonly(
+            "drafter_layers", [](const A& x) { return x.a.drafter_layers; },
+            "Layers a speculative drafter adds to the KV cache.")
+        .def_property_readonly(
+            "drafter_kv_bytes_per_token",
+            [](const A& x) { return x.a.drafter_kv_per_token.count(); },
+            "The drafter layers' KV per token, whole model.")
+        .def_property_readonly(
+            "drafter_weight_bytes", [](const A& x) { return x.a.drafter_weights.count(); },
+            "A separate draft model's weights, whole (0 for a drafter of the model's own shape).")
+        // The parallel layout resolved.
+        .def_property_readonly("replica_gpus", [](const A& x) { return x.a.replica_gpus; })
+        .def_property_readonly(
+            "nodes", [](const A& x) { return x.a.nodes; },
+            "Nodes one replica spans (the GPU's gpus_per_node).")
+        .def_property_readonly(
+            "dp_ranks", [](const A& x) { return x.a.dp_ranks; },
+            "Attention data-parallel ranks of a replica, each its own scheduler and cache.")
+        .def_property_readonly("concurrency_per_dp_rank",
+                               [](const A& x) { return x.a.concurrency_per_dp_rank; })
+        .def_property_readonly(
+            "dp_rank_max_concurrency", [](const A& x) { return x.a.dp_rank_max_concurrency; },
+            "max_concurrency of one dp rank (equal to it when dp_ranks is 1).")
+        .def_property_readonly(
+            "placement",
+            [](const A& x) {
+                const kvplan::Placement& p = x.a.placement;
+                return py::dict(
+                    py::arg("gpus") = p.gpus, py::arg("attention_tp") = p.attention_tp,
+                    py::arg("attention_dp") = p.attention_dp, py::arg("dcp") = p.dcp,
+                    py::arg("dense_mlp_tp") = p.dense_mlp_tp,
+                    py::arg("shared_expert_tp") = p.shared_expert_tp,
+                    py::arg("embedding_tp") = p.embedding_tp, py::arg("lm_head_tp") = p.lm_head_tp,
+                    py::arg("expert_ep") = p.expert_ep, py::arg("expert_tp") = p.expert_tp,
+                    py::arg("physical_experts") = p.physical_experts,
+                    py::arg("experts_per_gpu") = p.experts_per_gpu,
+                    py::arg("experts_least") = p.experts_least);
+            },
+            "What each GPU of a stage holds: the degree each part of a layer is split over.")
+        // The latency estimate, with prompt_tokens and output_tokens: fit's keys.
+        .def_property_readonly("prompt_tokens",
+                               [](const A& x) { return optional_count(x.a.demand.prompt_tokens); })
+        .def_property_readonly("output_tokens",
+                               [](const A& x) { return optional_count(x.a.demand.output_tokens); })
+        .def_property_readonly(
+            "estimate_basis",
+            [](const A& x) -> py::object {
+                if (!x.a.demand.prompt_tokens) return py::none();
+                return py::str(name(x.a.estimate_basis));
+            },
+            "Where the estimate's parameters came from (family_fitted, family_borrowed, "
+            "given), or why there is none (does_not_start, no_gpu_figures, unknown_family); "
+            "None without prompt_tokens.")
+        .def_property_readonly(
+            "estimate",
+            [](const A& x) -> py::object {
+                if (!x.a.estimate) return py::none();
+                return py::cast(PyEstimate{*x.a.estimate, x.a.estimate_params});
+            },
+            "The latency estimate at each replica's load (a kvplan.LatencyEstimate), or None.")
+        .def_property_readonly(
+            "itl_estimate_seconds",
+            [](const A& x) { return estimate_seconds(x.a, &kvplan::LatencyEstimate::itl); })
+        .def_property_readonly(
+            "tpot_estimate_seconds",
+            [](const A& x) { return estimate_seconds(x.a, &kvplan::LatencyEstimate::tpot); })
+        .def_property_readonly(
+            "itl_bound_seconds",
+            [](const A& x) { return estimate_seconds(x.a, &kvplan::LatencyEstimate::itl_bound); })
+        .def_property_readonly(
+            "ttft_estimate_seconds",
+            [](const A& x) { return estimate_seconds(x.a, &kvplan::LatencyEstimate::ttft); })
+        .def_property_readonly("ttft_prefill_estimate_seconds",
+                               [](const A& x) {
+                                   return estimate_seconds(x.a,
+                                                           &kvplan::LatencyEstimate::ttft_prefill);
+                               })
+        .def_property_readonly("ttft_in_flight_estimate_seconds",
+                               [](const A& x) {
+                                   return estimate_seconds(
+                                       x.a, &kvplan::LatencyEstimate::ttft_in_flight);
+                               })
+        .def_property_readonly(
+            "ttft_queue_estimate_seconds",
+            [](const A& x) { return estimate_seconds(x.a, &kvplan::LatencyEstimate::ttft_queue); })
+        .def_property_readonly(
+            "ttft_bound_seconds",
+            [](const A& x) { return estimate_seconds(x.a, &kvplan::LatencyEstimate::ttft_bound); })
+        .def_property_readonly("tokens_per_second_estimate",
+                               [](const A& x) -> py::object {
+                                   if (!x.a.estimate) return py::none();
+                                   return py::float_(x.a.estimate->tokens_per_s);
+                               })
+        .def_property_readonly("tokens_per_second_per_gpu_estimate",
+                               [](const A& x) -> py::object {
+                                   if (!x.a.estimate) return py::none();
+                                   return py::float_(x.a.estimate->tokens_per_s_per_gpu);
+                               })
+        .def_property_readonly("estimate_running_sequences",
+                               [](const A& x) -> py::object {
+                                   if (!x.a.estimate) return py::none();
+                                   return py::int_(x.a.estimate->running);
+                               })
+        .def_property_readonly("estimate_waiting_requests",
+                               [](const A& x) -> py::object {
+                                   if (!x.a.estimate) return py::none();
+                                   return py::int_(x.a.estimate->waiting);
+                               })
+        .def_property_readonly("estimate_bandwidth_fraction",
+                               [](const A& x) -> py::object {
+                                   if (!x.a.estimate) return py::none();
+                                   return py::float_(x.a.estimate_params.bandwidth);
+                               })
+        .def_property_readonly("estimate_compute_fraction",
+                               [](const A& x) -> py::object {
+                                   if (!x.a.estimate) return py::none();
+                                   return py::float_(x.a.estimate_params.compute);
+                               })
+        .def_property_readonly(
+            "estimate_layer_overhead_seconds",
+            [](const A& x) -> py::object {
+                if (!x.a.estimate) return py::none();
+                return py::float_(x.a.estimate_params.layer_overhead.in(kvplan::seconds));
+            })
+        .def_property_readonly(
+            "estimate_all_reduce_latency_seconds",
+            [](const A& x) -> py::object {
+                if (!x.a.estimate) return py::none();
+                return py::float_(x.a.estimate_params.all_reduce_latency.in(kvplan::seconds));
+            })
         .def("__bool__", [](const A& x) { return x.a.fits(); })
         .def("__repr__", &answer_repr);
 
     // Roofline -----------------------------------------------------------------------------
+    py::class_<PyEstimate>(m, "LatencyEstimate",
+                           R"(The latency estimate of a replica's load, beside its bound.
+
+A closed loop of `concurrency` clients per replica, every request of the demand's prompt and
+output tokens; at most `running` of them run at once (the answer's max_concurrency), the others
+wait and their wait is in the TTFT. Steps are the roofline's terms at the fractions of peak
+the GPU family's published measurements give (or a calibration profile's). What a benchmark
+such as vllm bench serve should measure; the *_bound figures are what no step beats.)")
+        .def_property_readonly(
+            "concurrency", [](const PyEstimate& x) { return x.e.concurrency; },
+            "Clients per replica.")
+        .def_property_readonly(
+            "running", [](const PyEstimate& x) { return x.e.running; },
+            "Sequences decoding at once.")
+        .def_property_readonly(
+            "waiting", [](const PyEstimate& x) { return x.e.waiting; }, "Requests in the queue.")
+        .def_property_readonly("running_cap", [](const PyEstimate& x) { return x.e.running_cap; })
+        .def_property_readonly(
+            "token_budget", [](const PyEstimate& x) { return x.e.token_budget; },
+            "Tokens of one step (max_num_batched_tokens).")
+        .def_property_readonly(
+            "chunk", [](const PyEstimate& x) { return x.e.chunk; }, "Prefill tokens per chunk.")
+        .def_property_readonly(
+            "chunks", [](const PyEstimate& x) { return x.e.chunks; }, "Chunks per prompt.")
+        .def_property_readonly("mean_context", [](const PyEstimate& x) { return x.e.mean_context; })
+        .def_property_readonly("mixed_share", [](const PyEstimate& x) { return x.e.mixed_share; })
+        .def_property_readonly(
+            "itl_seconds", [](const PyEstimate& x) { return x.e.itl.in(kvplan::seconds); },
+            "Mean inter-token latency.")
+        .def_property_readonly(
+            "tpot_seconds", [](const PyEstimate& x) { return x.e.tpot.in(kvplan::seconds); },
+            "Time per output token after the first.")
+        .def_property_readonly(
+            "ttft_seconds", [](const PyEstimate& x) { return x.e.ttft.in(kvplan::seconds); },
+            "Prefill + half a step in flight + the queue.")
+        .def_property_readonly(
+            "ttft_prefill_seconds",
+            [](const PyEstimate& x) { return x.e.ttft_prefill.in(kvplan::seconds); })
+        .def_property_readonly(
+            "ttft_in_flight_seconds",
+            [](const PyEstimate& x) { return x.e.ttft_in_flight.in(kvplan::seconds); })
+        .def_property_readonly(
+            "ttft_queue_seconds",
+            [](const PyEstimate& x) { return x.e.ttft_queue.in(kvplan::seconds); })
+        .def_property_readonly(
+            "request_seconds", [](const PyEstimate& x) { return x.e.request.in(kvplan::seconds); },
+            "A request's time once admitted.")
+        .def_property_readonly(
+            "itl_bound_seconds",
+            [](const PyEstimate& x) { return x.e.itl_bound.in(kvplan::seconds); },
+            "The decode bound at the running sequences of the prompt's tokens.")
+        .def_property_readonly(
+            "ttft_bound_seconds",
+            [](const PyEstimate& x) { return x.e.ttft_bound.in(kvplan::seconds); },
+            "The prefill bound of one prompt alone.")
+        .def_property_readonly("tokens_per_second",
+                               [](const PyEstimate& x) { return x.e.tokens_per_s; })
+        .def_property_readonly("tokens_per_second_per_gpu",
+                               [](const PyEstimate& x) { return x.e.tokens_per_s_per_gpu; })
+        .def_property_readonly("bandwidth_fraction",
+                               [](const PyEstimate& x) { return x.params.bandwidth; })
+        .def_property_readonly("compute_fraction",
+                               [](const PyEstimate& x) { return x.params.compute; })
+        .def_property_readonly(
+            "layer_overhead_seconds",
+            [](const PyEstimate& x) { return x.params.layer_overhead.in(kvplan::seconds); })
+        .def_property_readonly(
+            "all_reduce_latency_seconds",
+            [](const PyEstimate& x) { return x.params.all_reduce_latency.in(kvplan::seconds); })
+        .def("__repr__", [](const PyEstimate& x) {
+            return fmt::format(
+                "<kvplan.LatencyEstimate {} running, {} waiting: ITL {}, TTFT {}, {:.1f} tokens/s>",
+                grouped(x.e.running), grouped(x.e.waiting), seconds_text(x.e.itl),
+                seconds_text(x.e.ttft), x.e.tokens_per_s);
+        });
+
     py::class_<PyDecodePoint>(m, "DecodePoint",
                               "A decode step's lower bound at a batch and context, as kvplan "
                               "roofline's points give it.")

@@ -201,7 +201,8 @@ TEST_CASE("fit, compare, plan and check give the same figures for the same repli
                                    tp + " --top 100 --format json")
                             .out);
                     for (const json& row : p["candidates"])
-                        if (row["tp"].get<std::uint64_t>() == std::stoull(tp) && row["pp"] == 1) {
+                        if (row["tp"].get<std::uint64_t>() == std::stoull(tp) && row["pp"] == 1 &&
+                            row["dp"] == 1 && row["ep"] == 1 && row["dcp"] == 1) {
                             CHECK(row["max_concurrency"] == f["max_concurrency"]);
                             CHECK(row["kv_budget_bytes_per_gpu"] == f["kv_budget_bytes_per_gpu"]);
                             CHECK(row["tpot_seconds"].get<double>() ==

@@ -20,6 +20,9 @@ SETUPS = [
      {"context": 4096, "concurrency": 100}),
     ({"gpu": "h100-sxm", "engine": "ideal", "kv_memory": "20GiB"},
      {"context": 131072, "concurrency": 2}),
+    # A prompt / output split: the latency estimate's keys too.
+    ({"gpu": "b200", "gpus": 2}, {"concurrency": 40, "prompt_tokens": 2000,
+                                 "output_tokens": 500}),
 ]
 
 
@@ -222,3 +225,128 @@ def test_bad_deployments_and_demands_raise_with_kvplans_message():
     with pytest.raises(kvplan.UsageError, match="compute_dtype"):
         d.roofline("fp9")
     assert math.isfinite(d.roofline().point(1).tpot_seconds)
+
+
+def test_speculative_decoding_gives_fits_figures():
+    # The drafter's layers share the model's cache, as --speculative-method says; a draft model
+    # is a kvplan.Model or what its constructor takes.
+    cases = [
+        ("llama-3.1-8b", {"speculative_method": "eagle", "num_speculative_tokens": 3}),
+        ("deepseek-v3", {"gpu": "h200-sxm", "tp": 8, "speculative_method": "mtp",
+                         "num_speculative_tokens": 1}),
+        ("llama-3.1-70b", {"tp": 4, "speculative_method": "draft_model",
+                           "num_speculative_tokens": 4, "draft_model": "llama-3.1-8b"}),
+        ("llama-3.1-8b", {"speculative_method": "ngram", "num_speculative_tokens": 5}),
+    ]
+    demand = {"context": 16384, "concurrency": 32, "prompt_tokens": 4000, "output_tokens": 1000}
+    for model, kw in cases:
+        deployment = {"gpu": "h100-sxm", **kw}
+        expected = cli_json(*fit_args(deployment, demand), "--model", model)
+        d = kvplan.Deployment(model, **deployment)
+        assert d.speculative_method == kw["speculative_method"]
+        assert_same_figures(d.evaluate(**demand), expected)
+    # Llama-3.1-8B: 32 layers x 2 x 8 KV heads x 128 x 2 B = 131,072 B per token; EAGLE's one
+    # decoder layer of the same shape adds 4,096 B.
+    eagle = kvplan.Deployment("llama-3.1-8b", "h100-sxm", speculative_method="eagle",
+                              num_speculative_tokens=3).evaluate(8192)
+    assert eagle.drafter_layers == 1 and eagle.drafter_kv_bytes_per_token == 4096
+    assert eagle.kv_bytes_per_token == 131072 + 4096
+    drafted = kvplan.Deployment("llama-3.1-70b", "h100-sxm", tp=4,
+                                speculative_method="draft_model", num_speculative_tokens=4,
+                                draft_model=kvplan.Model("llama-3.1-8b")).evaluate(8192)
+    # A draft model's weights are its own, as its checkpoint stores them.
+    assert drafted.drafter_weight_bytes == kvplan.Deployment("llama-3.1-8b", "h100-sxm").evaluate(
+        8192).weight_bytes
+
+
+def test_the_estimate_is_fits_and_reads_as_an_object():
+    d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
+    a = d.evaluate(concurrency=48, prompt_tokens=2000, output_tokens=500)
+    fit = kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, concurrency=48,
+                     prompt_tokens=2000, output_tokens=500)
+    # The context defaults to prompt + output, as --context does.
+    assert a.context_tokens == fit.inputs["context_tokens"] == 2500
+    assert a.notes == fit.notes and a.estimate_basis == fit.estimate_basis == "family_fitted"
+    e = a.estimate
+    assert e.itl_seconds == a.itl_estimate_seconds == fit.itl_estimate_seconds
+    assert e.ttft_seconds == fit.ttft_estimate_seconds
+    assert e.tokens_per_second == fit.tokens_per_second_estimate
+    assert e.bandwidth_fraction == fit.estimate_bandwidth_fraction
+    # A closed loop of 48 clients, all running (the cache holds 201 of 2,500 tokens): none waits.
+    assert e.concurrency == e.running == 48 and e.waiting == 0
+    # No step beats the bound.
+    assert e.itl_bound_seconds <= e.itl_seconds and e.ttft_bound_seconds <= e.ttft_seconds
+    assert repr(e).startswith("<kvplan.LatencyEstimate 48 running, 0 waiting: ITL ")
+    # Without the split, no estimate.
+    plain = d.evaluate(context=2500, concurrency=48)
+    assert plain.estimate is None and plain.estimate_basis is None
+    assert plain.itl_estimate_seconds is None
+
+
+def test_parallel_layouts_resolve_as_the_engine_places_them():
+    # vLLM --data-parallel-size 2 of tp 4: two engines of 4 GPUs each, each its own cache of the
+    # same budget as a lone tp 4 replica, so the replica holds twice the sequences.
+    one = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4).evaluate(8192, 64)
+    dp = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4, dp=2)
+    assert (dp.dp, dp.replica_gpus, dp.gpus, dp.replicas) == (2, 8, 8, 1)
+    assert repr(dp) == ("<kvplan.Deployment llama-3-70b on 8 x h100-sxm (dp 2 x tp 4 x pp 1), "
+                        "KV bf16, vllm>")
+    a = dp.evaluate(8192, 64)
+    assert a.dp_ranks == 2 and a.concurrency_per_dp_rank == 32
+    assert a.kv_budget_bytes_per_gpu == one.kv_budget_bytes_per_gpu
+    assert a.dp_rank_max_concurrency == one.max_concurrency
+    assert a.max_concurrency == 2 * one.max_concurrency
+    # DeepSeek-V3's 256 routed experts: over ep 8 GPUs 32 whole experts each; without ep each
+    # expert is split over the 8 tp ranks.
+    ep = kvplan.Deployment("deepseek-v3", "h200-sxm", tp=8, ep=8).evaluate(32768, 16)
+    assert ep.placement["expert_ep"] == 8 and ep.placement["experts_per_gpu"] == 32
+    tp = kvplan.Deployment("deepseek-v3", "h200-sxm", tp=8).evaluate(32768, 16)
+    assert tp.placement["expert_tp"] == 8 and tp.placement["experts_per_gpu"] == 256
+    # dcp 8 splits each sequence's tokens over the 8 ranks that hold the same MLA latent: 61
+    # layers x (512 + 64) x 2 B = 70,272 B per token; 32,768 tokens are 2,302,672,896 B on each
+    # GPU at dcp 1 and 4,096 tokens' 287,834,112 B at dcp 8.
+    for dcp, per_sequence in ((1, 2_302_672_896), (8, 287_834_112)):
+        a = kvplan.Deployment("deepseek-v3", "h200-sxm", tp=8, dcp=dcp).evaluate(32768, 16)
+        assert a.placement["dcp"] == dcp and a.kv_bytes_per_sequence_per_gpu == per_sequence
+
+
+def test_bad_layouts_splits_and_drafters_raise_with_kvplans_message():
+    with pytest.raises(kvplan.UsageError, match="^dp: expected >= 1 ranks, found 0$"):
+        kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4, dp=0)
+    with pytest.raises(kvplan.InvalidLayoutError,
+                       match="gpus: expected a multiple of the replica's 8 GPUs"):
+        kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4, dp=2, gpus=12)
+    with pytest.raises(kvplan.InvalidLayoutError, match="dcp: expected at most tp / kv_heads"):
+        kvplan.Deployment("llama-3-70b", "h100-sxm", tp=8, dcp=2)
+    with pytest.raises(kvplan.UsageError,
+                       match="^num_speculative_tokens: expected speculative_method as well"):
+        kvplan.Deployment("llama-3.1-8b", "h100-sxm", num_speculative_tokens=3)
+    with pytest.raises(kvplan.InvalidInputError, match="mtp_layers: expected multi-token"):
+        kvplan.Deployment("llama-3.1-8b", "h100-sxm", speculative_method="mtp",
+                          num_speculative_tokens=1)
+    d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
+    with pytest.raises(kvplan.UsageError, match="^output_tokens: expected a token count beside"):
+        d.evaluate(prompt_tokens=100)
+    with pytest.raises(kvplan.UsageError,
+                       match="^context: expected at least prompt_tokens \\+ output_tokens = 1100"):
+        d.evaluate(context=1000, prompt_tokens=900, output_tokens=200)
+    with pytest.raises(kvplan.UsageError, match="^prompt_tokens: expected >= 1 tokens, found 0$"):
+        d.evaluate(prompt_tokens=0, output_tokens=5)
+
+
+def test_a_calibration_profile_is_used_as_fit_uses_it(tmp_path):
+    # kvplan calibrate fits the reserve of a vLLM log and writes it as a profile; profile= uses
+    # it as --profile does: the measured reserve replaces the modelled activation and graphs.
+    profile = tmp_path / "llama-3-8b.profile.json"
+    log = SOURCE_DIR / "tests" / "data" / "logs" / "vllm-v0-llama-3.1-8b-rtx3090-20k.log"
+    calibration = cli_json("calibrate", str(log), "--model", "llama-3-8b", "--write-profile",
+                           str(profile))
+    expected = cli_json("fit", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--context", "8192",
+                        "--profile", str(profile))
+    answer = kvplan.Deployment("llama-3-8b", "h100-sxm", profile=profile).evaluate(8192)
+    assert_same_figures(answer, expected)
+    assert answer.activation_bytes == calibration["reserve"] and answer.cuda_graph_bytes == 0
+    assert answer.notes == expected["notes"]
+    assert any(n.startswith("reserve from the profile") for n in answer.notes)
+    with pytest.raises(kvplan.InvalidInputError, match="nothing-here.json"):
+        kvplan.Deployment("llama-3-8b", "h100-sxm", profile=tmp_path / "nothing-here.json")

@@ -21,10 +21,14 @@ std::string source_of(const ReserveTerm& t, std::string_view modelled) {
 /// The engine as its project spells it.
 const char* display(Engine e) {
     switch (e) {
-        case Engine::vllm: return "vLLM";
-        case Engine::sglang: return "SGLang";
-        case Engine::trtllm: return "TensorRT-LLM";
-        case Engine::ideal: return "the ideal profile";
+        case Engine::vllm:
+            return "vLLM";
+        case Engine::sglang:
+            return "SGLang";
+        case Engine::trtllm:
+            return "TensorRT-LLM";
+        case Engine::ideal:
+            return "the ideal profile";
     }
     return "the engine";
 }
@@ -32,10 +36,14 @@ const char* display(Engine e) {
 /// The engine's flag for its sequence cap.
 const char* cap_flag(Engine e) {
     switch (e) {
-        case Engine::vllm: return "max_num_seqs";
-        case Engine::sglang: return "max_running_requests";
-        case Engine::trtllm: return "max_batch_size";
-        case Engine::ideal: return "no cap";
+        case Engine::vllm:
+            return "max_num_seqs";
+        case Engine::sglang:
+            return "max_running_requests";
+        case Engine::trtllm:
+            return "max_batch_size";
+        case Engine::ideal:
+            return "no cap";
     }
     return "cap";
 }
@@ -61,7 +69,8 @@ std::string refusal_text(const ReplicaAnswer& a) {
     const std::string engine = display(a.serving.engine);
     const EngineMemory& m = a.memory();
     switch (a.refusal) {
-        case Refusal::none: return "";
+        case Refusal::none:
+            return "";
         case Refusal::context_limit:
             return fmt::format(
                 "{} tokens pass the model's limit of {} tokens ({} = {}{}); {} refuses that "
@@ -69,20 +78,21 @@ std::string refusal_text(const ReplicaAnswer& a) {
                 "vLLM)",
                 grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field,
                 grouped(a.limit.field_tokens),
-                a.limit.rope_factor != 1.0
-                    ? fmt::format(", x {:g} rope scaling ({})", a.limit.rope_factor,
-                                  a.limit.rope_type)
-                    : std::string(),
+                a.limit.rope_factor != 1.0 ? fmt::format(", x {:g} rope scaling ({})",
+                                                         a.limit.rope_factor, a.limit.rope_type)
+                                           : std::string(),
                 engine);
         case Refusal::weights:
-            return fmt::format("the weights ({}) and the terms charged with them ({}) need {} more "
-                               "than the engine's {} of memory",
-                               bytes(m.weights), bytes(m.charged - m.weights), bytes(m.shortfall),
-                               bytes(m.fraction_bytes));
+            return fmt::format(
+                "the weights ({}) and the terms charged with them ({}) need {} more "
+                "than the engine's {} of memory",
+                bytes(m.weights), bytes(m.charged - m.weights), bytes(m.shortfall),
+                bytes(m.fraction_bytes));
         case Refusal::outside_fraction:
-            return fmt::format("the terms kept outside the engine's fraction ({}) do not fit the "
-                               "{} it leaves: lower the fraction",
-                               bytes(m.outside), bytes(m.memory_total - m.fraction_bytes));
+            return fmt::format(
+                "the terms kept outside the engine's fraction ({}) do not fit the "
+                "{} it leaves: lower the fraction",
+                bytes(m.outside), bytes(m.memory_total - m.fraction_bytes));
         case Refusal::request:
             if (a.estimated_max_model_len)
                 return fmt::format(
@@ -104,10 +114,9 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
     const std::string where = replica_phrase(a, g);
     const std::string seqs = plural(a.demand.concurrency, "sequence", "sequences");
     const std::string room =
-        a.replicas == 1
-            ? grouped(a.max_concurrency)
-            : fmt::format("{} x {} = {}", a.replicas, grouped(a.max_concurrency),
-                          grouped(a.total_max_concurrency));
+        a.replicas == 1 ? grouped(a.max_concurrency)
+                        : fmt::format("{} x {} = {}", a.replicas, grouped(a.max_concurrency),
+                                      grouped(a.total_max_concurrency));
     switch (a.verdict) {
         case Verdict::fits:
             return fmt::format("FITS: {} of {} tokens on {}; room for {} at once", seqs,
@@ -144,17 +153,18 @@ std::string weights_phrase(const ReplicaAnswer& a) {
             return fmt::format("weights {} (assumed: {})", w,
                                why.empty() ? "the model states no format" : why);
         }
-        case WeightSource::given: return fmt::format("weights {} (--weight-dtype)", w);
+        case WeightSource::given:
+            return fmt::format("weights {} (--weight-dtype)", w);
     }
     return w;
 }
 
 std::string answer_heading(const ReplicaAnswer& a, const ResolvedModel& m) {
     const std::uint32_t b = a.serving.block_size;
-    return fmt::format("{}: {}, KV {}, engine {}, blocks of {} token{}; context limit {} tokens ({})",
-                       display_name(m), weights_phrase(a), name(a.replica.kv.dtype),
-                       name(a.serving.engine), b, b == 1 ? "" : "s", grouped(a.limit.tokens),
-                       a.limit.field);
+    return fmt::format(
+        "{}: {}, KV {}, engine {}, blocks of {} token{}; context limit {} tokens ({})",
+        display_name(m), weights_phrase(a), name(a.replica.kv.dtype), name(a.serving.engine), b,
+        b == 1 ? "" : "s", grouped(a.limit.tokens), a.limit.field);
 }
 
 void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaRequest& in) {
@@ -166,27 +176,39 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         a.replica.parallel.pp > 1 ? fmt::format(" (stage {}, the limiting one)", a.limiting_stage)
                                   : "";
     rep.figures.push_back(
-        {"fits", "Verdict", cell_bool(a.fits(), "fits", "does not fit"), {},
+        {"fits",
+         "Verdict",
+         cell_bool(a.fits(), "fits", "does not fit"),
+         {},
          {"starts and every replica together holds the concurrency",
           {fmt::format("engine starts: {}", a.starts() ? "yes" : "no"),
            fmt::format("max_concurrency = {} per replica x {} replica{}, concurrency = {}",
                        grouped(a.max_concurrency), a.replicas, a.replicas == 1 ? "" : "s",
                        grouped(a.demand.concurrency))}},
          false});
-    rep.figures.push_back({"refusal", "Refusal", cell_text(refusal_key(a.refusal)), {},
-                           {"why the engine does not start (none when it starts)", {}}, false});
-    rep.figures.push_back({"gpu_memory_bytes", "GPU memory (driver total)", cell(m.memory_total),
-                           cell_exact(m.memory_total), {"the driver's total", {gpu_src}}});
+    rep.figures.push_back({"refusal",
+                           "Refusal",
+                           cell_text(refusal_key(a.refusal)),
+                           {},
+                           {"why the engine does not start (none when it starts)", {}},
+                           false});
+    rep.figures.push_back({"gpu_memory_bytes",
+                           "GPU memory (driver total)",
+                           cell(m.memory_total),
+                           cell_exact(m.memory_total),
+                           {"the driver's total", {gpu_src}}});
     if (!a.kv_given) {
         std::string base_label = "total";
         if (e == Engine::sglang) base_label = "(total - CUDA context - comm buffers)";
         if (e == Engine::trtllm)
             base_label = "(total - weights - activations - CUDA context - comm buffers - graphs)";
-        const std::string label = e == Engine::ideal
-                                      ? std::string("x 1 (ideal: every byte)")
-                                      : fmt::format("x {} {:.2f}", frac, m.fraction);
+        const std::string label = e == Engine::ideal ? std::string("x 1 (ideal: every byte)")
+                                                     : fmt::format("x {} {:.2f}", frac, m.fraction);
         rep.figures.push_back(
-            {"fraction_bytes", label, cell(m.fraction_bytes), cell_exact(m.fraction_bytes),
+            {"fraction_bytes",
+             label,
+             cell(m.fraction_bytes),
+             cell_exact(m.fraction_bytes),
              {fmt::format("{} x {}", frac, base_label),
               {fmt::format("{} = {:.4f}{}", frac, m.fraction,
                            a.serving.fraction_given ? " (--gpu-memory-utilization)"
@@ -201,9 +223,9 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
     const std::string in_out_act = e == Engine::sglang   ? " (outside the fraction)"
                                    : e == Engine::trtllm ? " (before the fraction)"
                                                          : "";
-    const std::string in_out_ctx = e == Engine::trtllm ? " (before the fraction)"
-                                                       : " (outside the fraction)";
-    const std::string in_out_graphs = charged_graphs      ? ""
+    const std::string in_out_ctx =
+        e == Engine::trtllm ? " (before the fraction)" : " (outside the fraction)";
+    const std::string in_out_graphs = charged_graphs        ? ""
                                       : e == Engine::trtllm ? " (before the fraction)"
                                                             : " (outside the fraction)";
     term("weight_bytes_per_gpu",
@@ -234,16 +256,19 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
               {source_of(res.comm_buffers, "SGLang's reserve rule (budget/reserve.hpp)")}});
     }
     rep.figures.push_back(
-        {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget), cell_exact(a.kv_budget),
-         a.kv_given ? Explanation{"given", {"--kv-memory"}}
-                    : Explanation{ideal ? "total - weights" + stage_note
-                                        : fmt::format("{} x base - charged terms{}", frac, stage_note),
-                                  {fmt::format("charged {} B", grouped(m.charged.count())),
-                                   fmt::format("engine {} (--engine)", name(e))}}});
+        {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget),
+         cell_exact(a.kv_budget),
+         a.kv_given
+             ? Explanation{"given", {"--kv-memory"}}
+             : Explanation{ideal ? "total - weights" + stage_note
+                                 : fmt::format("{} x base - charged terms{}", frac, stage_note),
+                           {fmt::format("charged {} B", grouped(m.charged.count())),
+                            fmt::format("engine {} (--engine)", name(e))}}});
     rep.figures.push_back(
         {"kv_bytes_per_sequence_per_gpu",
          fmt::format("KV per sequence ({} tokens)", grouped(a.demand.context)),
-         cell(a.kv_per_sequence), cell_exact(a.kv_per_sequence),
+         cell(a.kv_per_sequence),
+         cell_exact(a.kv_per_sequence),
          {"blocks of block_size tokens each layer holds x block bytes, per GPU (windows keep "
           "their own)",
           {fmt::format("block_size = {} tokens{}", a.serving.block_size,
@@ -253,17 +278,26 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            fmt::format("KV needed (x {}{})",
                                        plural(a.concurrency_per_replica, "sequence", "sequences"),
                                        a.replicas > 1 ? " per replica" : ""),
-                           cell(a.kv_needed), cell_exact(a.kv_needed),
+                           cell(a.kv_needed),
+                           cell_exact(a.kv_needed),
                            {"kv_bytes_per_sequence_per_gpu x concurrency per replica", {}}});
     if (a.shortfall.is_zero())
-        rep.figures.push_back({"headroom_bytes_per_gpu", "headroom", cell(a.headroom),
-                               cell_exact(a.headroom), {"KV budget - KV needed", {}}});
+        rep.figures.push_back({"headroom_bytes_per_gpu",
+                               "headroom",
+                               cell(a.headroom),
+                               cell_exact(a.headroom),
+                               {"KV budget - KV needed", {}}});
     else
-        rep.figures.push_back({"shortfall_bytes_per_gpu", "shortfall", cell(a.shortfall),
-                               cell_exact(a.shortfall), {"KV needed - KV budget", {}}});
+        rep.figures.push_back({"shortfall_bytes_per_gpu",
+                               "shortfall",
+                               cell(a.shortfall),
+                               cell_exact(a.shortfall),
+                               {"KV needed - KV budget", {}}});
     rep.figures.push_back(
-        {"kv_tokens_capacity", "KV capacity",
-         a.kv_tokens ? cell_count(*a.kv_tokens, "tokens") : cell_tokens(std::nullopt), {},
+        {"kv_tokens_capacity",
+         "KV capacity",
+         a.kv_tokens ? cell_count(*a.kv_tokens, "tokens") : cell_tokens(std::nullopt),
+         {},
          {"the engine's KV token figure (vLLM's \"GPU KV cache size\", SGLang's "
           "max_total_num_tokens, TensorRT-LLM's blocks x tokens_per_block)",
           {fmt::format("engine {}", name(e))}}});
@@ -283,8 +317,10 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            v.num_groups == 1 ? "" : "s", grouped(v.usable_blocks))}}});
     }
     rep.figures.push_back(
-        {"max_concurrency", fmt::format("max concurrency at {} tokens", grouped(a.demand.context)),
-         cell_count(a.max_concurrency, "sequences"), {},
+        {"max_concurrency",
+         fmt::format("max concurrency at {} tokens", grouped(a.demand.context)),
+         cell_count(a.max_concurrency, "sequences"),
+         {},
          {"sequences of the context each replica holds at once: what the engine's scheduler "
           "admits in its cache, within its cap",
           {fmt::format("admitted by the cache: {}", grouped(a.admitted)),
@@ -292,34 +328,41 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                : std::string("no sequence cap"),
            fmt::format("the engine logs {:.2f}x", a.max_concurrency_ratio)}}});
     rep.figures.push_back(
-        {"max_concurrency_ratio", fmt::format("{} logs", display(e)),
+        {"max_concurrency_ratio",
+         fmt::format("{} logs", display(e)),
          {fmt::format("{:.2f}x", a.max_concurrency_ratio), a.max_concurrency_ratio},
          {},
          {"vLLM's \"Maximum concurrency for N tokens per request: X.XXx\": blocks / the blocks one "
           "request reserves (windows with the tokens in flight); SGLang and TensorRT-LLM: their "
           "pool over one sequence",
           {}}});
-    rep.figures.push_back({"sequence_cap", "sequence cap",
-                           a.sequence_cap == 0 ? cell_null("none")
-                                               : cell_count(a.sequence_cap, "sequences"),
+    rep.figures.push_back(
+        {"sequence_cap",
+         "sequence cap",
+         a.sequence_cap == 0 ? cell_null("none") : cell_count(a.sequence_cap, "sequences"),
+         {},
+         {"the engine's cap on sequences at once (--max-num-seqs)", {}},
+         false});
+    rep.figures.push_back({"admitted_sequences",
+                           "admitted by the cache",
+                           cell_count(a.admitted, "sequences"),
                            {},
-                           {"the engine's cap on sequences at once (--max-num-seqs)", {}},
-                           false});
-    rep.figures.push_back({"admitted_sequences", "admitted by the cache",
-                           cell_count(a.admitted, "sequences"), {},
                            {"sequences the engine's cache holds at once, before the cap", {}},
                            false});
     if (a.replicas > 1)
         rep.figures.push_back(
-            {"total_max_concurrency", fmt::format("over {} replicas", a.replicas),
-             cell_count(a.total_max_concurrency, "sequences"), {},
+            {"total_max_concurrency",
+             fmt::format("over {} replicas", a.replicas),
+             cell_count(a.total_max_concurrency, "sequences"),
+             {},
              {"max_concurrency x replicas", {fmt::format("{} GPUs / (tp x pp)", a.gpus)}}});
     rep.figures.push_back(
         {"max_context",
          fmt::format("max context at {}{}",
                      plural(a.concurrency_per_replica, "sequence", "sequences"),
                      a.max_context_at_limit ? " (the model's limit)" : ""),
-         cell_tokens(a.max_context), {},
+         cell_tokens(a.max_context),
+         {},
          {"the longest context of which the engine's cache holds that many at once, at most the "
           "model's limit",
           {fmt::format("limit {} tokens ({})", grouped(a.limit.tokens), a.limit.field)}}});
@@ -327,17 +370,33 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         {"longest_single_context",
          std::string("longest single sequence") +
              (a.longest_at_limit ? " (the model's limit)" : ""),
-         cell_tokens(a.longest_single_context), {},
+         cell_tokens(a.longest_single_context),
+         {},
          {"the longest context one sequence alone can reach, at most the model's limit", {}}});
     if (a.estimated_max_model_len)
-        rep.figures.push_back(
-            {"estimated_max_model_len", "vLLM's estimated maximum model length",
-             cell_count(*a.estimated_max_model_len, "tokens"), {},
-             {"the longest length whose one request fits the usable blocks "
-              "(_estimate_max_model_len_from_groups)",
-              {}}});
-    rep.figures.push_back({"context_limit_tokens", "context limit",
-                           cell_count(a.limit.tokens, "tokens"), {},
+        rep.figures.push_back({"estimated_max_model_len",
+                               "vLLM's estimated maximum model length",
+                               cell_count(*a.estimated_max_model_len, "tokens"),
+                               {},
+                               {"the longest length whose one request fits the usable blocks "
+                                "(_estimate_max_model_len_from_groups)",
+                                {}}});
+    rep.figures.push_back({"drafter_layers",
+                           "speculative drafter layers",
+                           cell_count(a.drafter_layers, "layers"),
+                           {},
+                           {"layers a speculative drafter adds to the KV cache", {}},
+                           false});
+    rep.figures.push_back({"drafter_kv_bytes_per_token",
+                           "drafter KV per token",
+                           cell(a.drafter_kv_per_token),
+                           cell_exact(a.drafter_kv_per_token),
+                           {"the drafter layers' KV per token, whole model", {}},
+                           false});
+    rep.figures.push_back({"context_limit_tokens",
+                           "context limit",
+                           cell_count(a.limit.tokens, "tokens"),
+                           {},
                            {"the least of the config's length keys, rope scaling applied "
                             "(vllm/config/model.py, _get_and_verify_max_len)",
                             {fmt::format("{} = {}", a.limit.field, grouped(a.limit.field_tokens))}},
@@ -347,12 +406,196 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
             {"tpot_seconds",
              fmt::format("decode TPOT bound at {} x {} tokens", grouped(a.concurrency_per_replica),
                          grouped(a.demand.context)),
-             cell(a.decode->tpot), {},
+             cell(a.decode->tpot),
+             {},
              {"the roofline lower bound (kvplan roofline) at the load each replica carries", {}}});
 }
 
 void append_model_notes(Report& rep, const ResolvedModel& m) {
     for (const std::string& n : m.notes) rep.notes.push_back(display_name(m) + ": " + n);
+}
+
+std::string family_display(GpuFamily f) {
+    switch (f) {
+        case GpuFamily::ampere:
+            return "Ampere";
+        case GpuFamily::ada:
+            return "Ada";
+        case GpuFamily::hopper:
+            return "Hopper";
+        case GpuFamily::blackwell:
+            return "Blackwell";
+        case GpuFamily::cdna3:
+            return "CDNA3";
+    }
+    return std::string(name(f));
+}
+
+std::string estimate_params_text(const EstimateParams& p) {
+    return fmt::format(
+        "bandwidth {:.2f} and compute {:.2f} of peak, {:.0f} us a layer, {:.0f} us "
+        "an all-reduce",
+        p.bandwidth, p.compute, p.layer_overhead.in(microseconds),
+        p.all_reduce_latency.in(microseconds));
+}
+
+std::string estimate_basis_text(EstimateBasis b, std::optional<GpuFamily> family,
+                                const EstimateParams& p, const std::string& profile_path) {
+    const std::string params = estimate_params_text(p);
+    switch (b) {
+        case EstimateBasis::family_fitted:
+            return fmt::format("{}'s defaults, fitted on {}: {}", family_display(*family),
+                               default_params(*family).fitted_on, params);
+        case EstimateBasis::family_borrowed: {
+            // fitted_on reads "none: Hopper's values (...)" for a family without measurements.
+            std::string_view on = default_params(*family).fitted_on;
+            if (on.substr(0, 6) == "none: ") on.remove_prefix(6);
+            return fmt::format("{}'s defaults, {}: {}", family_display(*family), on, params);
+        }
+        case EstimateBasis::given:
+            return fmt::format("calibrated, from the profile {}: {}", profile_path, params);
+        default:
+            return "";
+    }
+}
+
+std::string no_estimate_text(const ReplicaAnswer& a) {
+    switch (a.estimate_basis) {
+        case EstimateBasis::does_not_start:
+            return "no latency estimate: the engine does not start, so nothing runs";
+        case EstimateBasis::no_gpu_figures:
+            return "no latency estimate: the GPU spec lacks the bound's figures (memory bandwidth, "
+                   "dense FLOP/s, a link for tp > 1)";
+        case EstimateBasis::unknown_family:
+            return fmt::format(
+                "no latency estimate: GPU '{}' is of no known family, so no fitted fractions "
+                "apply; --profile with a calibration of it (kvplan calibrate --bench) gives them",
+                a.replica.gpu.id);
+        default:
+            return "";
+    }
+}
+
+void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::string& profile_path) {
+    if (!a.demand.prompt_tokens) return;
+    const auto json_only = [&](std::string key, Cell v) {
+        rep.figures.push_back({std::move(key), "", std::move(v), {}, {}, false});
+    };
+    json_only("estimate_basis", cell_text(name(a.estimate_basis)));
+    if (!a.estimate) return;
+    const LatencyEstimate& e = *a.estimate;
+    const std::uint64_t I = *a.demand.prompt_tokens, O = *a.demand.output_tokens;
+    const std::string basis =
+        estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params, profile_path);
+    const auto step_text = [](const StepTerms& t) {
+        return fmt::format("max(memory {}, compute {}) + layers {} + all-reduce {}", t.memory,
+                           t.compute, t.layers, t.all_reduce);
+    };
+    const auto fig = [&](std::string key, std::string label, Cell v, Explanation how) {
+        rep.figures.push_back({std::move(key), std::move(label), std::move(v), {}, std::move(how)});
+    };
+    const Explanation itl_how{
+        "decode step + share x (mixed step - decode step): the mean step while a request decodes",
+        {fmt::format("decode step {} = {}: {} sequences at the mean context {} tokens",
+                     e.decode_step.time, step_text(e.decode_step), grouped(e.running),
+                     grouped(e.mean_context)),
+         fmt::format("mixed step {} = {}: {} decodes and a prefill chunk of {} tokens",
+                     e.mixed_step.time, step_text(e.mixed_step), grouped(e.running - 1),
+                     grouped(e.chunk)),
+         fmt::format("share {:.3f} = min(1, (running - 1) x chunks per prompt / output tokens)",
+                     e.mixed_share),
+         "parameters: " + basis}};
+    fig("itl_estimate_seconds",
+        fmt::format("ITL = TPOT estimate ({} running, {} in / {} out)", grouped(e.running),
+                    grouped(I), grouped(O)),
+        cell(e.itl), itl_how);
+    rep.figures.push_back(
+        {"tpot_estimate_seconds", "TPOT estimate", cell(e.tpot), {}, itl_how, false});
+    fig("itl_bound_seconds", "ITL bound at the same load", cell(e.itl_bound),
+        {"the decode bound at the running sequences of the prompt's tokens: peak figures, no fixed "
+         "costs; no mean step is faster",
+         {fmt::format("{} sequences of {} tokens", grouped(e.running), grouped(I))}});
+    fig("ttft_estimate_seconds", fmt::format("TTFT estimate ({} waiting)", grouped(e.waiting)),
+        cell(e.ttft),
+        {"the prompt's prefill chunks + half a step in flight + the wait in the queue", {}});
+    fig("ttft_prefill_estimate_seconds",
+        fmt::format("  prefill: {} chunk{} of {} tokens", grouped(e.chunks),
+                    e.chunks == 1 ? "" : "s", grouped(e.chunk)),
+        cell(e.ttft_prefill),
+        {"chunks x a step carrying one chunk beside the other running requests' decodes",
+         {fmt::format("token budget {} a step (max_num_batched_tokens), the decodes first",
+                      grouped(e.token_budget))}});
+    fig("ttft_in_flight_estimate_seconds", "  half a step in flight", cell(e.ttft_in_flight),
+        {"a request arrives during a step and waits for it to end (none when it runs alone)", {}});
+    fig("ttft_queue_estimate_seconds",
+        fmt::format("  queue: {} waiting for {} slots", grouped(e.waiting), grouped(e.running)),
+        cell(e.ttft_queue),
+        {"(clients - running) / running x a request's time (Little's law, closed loop)",
+         {fmt::format("a request's time once admitted {}", e.request),
+          fmt::format("running at most {} (max concurrency)", grouped(e.running_cap))}});
+    fig("ttft_bound_seconds", "TTFT bound (one prompt's prefill)", cell(e.ttft_bound),
+        {"the prefill bound of one prompt alone: peak figures, no queue",
+         {fmt::format("{} tokens", grouped(I))}});
+    fig("tokens_per_second_estimate", "tokens/s estimate (replica)",
+        cell_number(e.tokens_per_s, "tokens/s", 1),
+        {"running x output tokens / a request's time", {}});
+    fig("tokens_per_second_per_gpu_estimate", "tokens/s estimate per GPU",
+        cell_number(e.tokens_per_s_per_gpu, "tokens/s", 1),
+        {"tokens_per_second_estimate / GPUs of a replica", {}});
+    json_only("estimate_running_sequences", cell_count(e.running, "sequences"));
+    json_only("estimate_waiting_requests", cell_count(e.waiting, "requests"));
+    json_only("estimate_bandwidth_fraction", cell_number(a.estimate_params.bandwidth, "", 2));
+    json_only("estimate_compute_fraction", cell_number(a.estimate_params.compute, "", 2));
+    json_only("estimate_layer_overhead_seconds", cell(a.estimate_params.layer_overhead));
+    json_only("estimate_all_reduce_latency_seconds", cell(a.estimate_params.all_reduce_latency));
+}
+
+void append_profile_notes(Report& rep, const std::optional<CalibrationProfile>& profile,
+                          const std::string& path, const std::string& model_id) {
+    if (profile && profile->has_reserve)
+        rep.notes.push_back(fmt::format(
+            "reserve from the profile {} ({}, fitted on {} from {}){}", path, profile->model,
+            profile->gpu.empty() ? std::string("its GPU") : profile->gpu, profile->source,
+            profile->model == model_id ? "" : ": a different model than --model"));
+    if (profile && profile->estimate && profile->model != model_id)
+        rep.notes.push_back(fmt::format(
+            "the estimate's parameters were calibrated on {}, a different model than --model",
+            profile->model));
+}
+
+void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::string& profile_path,
+                           const std::string& verdict_use) {
+    if (!a.demand.prompt_tokens) return;
+    if (!a.estimate) {
+        rep.notes.push_back(no_estimate_text(a));
+        return;
+    }
+    const LatencyEstimate& e = *a.estimate;
+    const std::uint64_t I = *a.demand.prompt_tokens, O = *a.demand.output_tokens;
+    rep.notes.push_back(fmt::format(
+        "latency: the estimate (what a benchmark such as vllm bench serve should measure) beside "
+        "the roofline bound (what no step beats); {}",
+        verdict_use));
+    rep.notes.push_back(fmt::format(
+        "the estimate assumes a closed loop of {} clients per replica, every request {} tokens in "
+        "and {} out; at most {} run at once (the max concurrency above), chunked prefill of {} "
+        "tokens a step with the decodes first, as vLLM V1 schedules; it leaves out prefix "
+        "caching, speculative decoding, preemption and MoE all-to-all",
+        grouped(e.concurrency), grouped(I), grouped(O), grouped(e.running_cap),
+        grouped(e.token_budget)));
+    rep.notes.push_back(
+        "estimate parameters: " +
+        estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params, profile_path));
+    if (a.demand.context > I + O)
+        rep.notes.push_back(fmt::format(
+            "the estimate runs at most {} at once, what the cache holds at {} tokens each; vLLM "
+            "admits by the blocks a request holds, so requests of {} tokens may run more at once "
+            "(--context {} shows it)",
+            grouped(a.max_concurrency), grouped(a.demand.context), grouped(I + O), I + O));
+    if (a.serving.engine == Engine::sglang || a.serving.engine == Engine::trtllm)
+        rep.notes.push_back(
+            fmt::format("the estimate schedules as vLLM V1 does; {}'s scheduler differs in detail",
+                        display(a.serving.engine)));
 }
 
 void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
@@ -376,14 +619,32 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
             "{} tokens pass the model's limit of {} ({}); served as --allow-long-context asks, "
             "though the model was not trained for it",
             grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field));
+    if (const DraftMethod method = a.serving.draft_method; method != DraftMethod::none) {
+        const std::uint32_t tokens = a.serving.speculative_tokens;
+        if (a.drafter_layers == 0)
+            rep.notes.push_back(fmt::format(
+                "speculative decoding ({}): no drafter, no KV of its own", name(method)));
+        else
+            rep.notes.push_back(fmt::format(
+                "speculative decoding ({}, {} drafted per step): the drafter ({}) keeps its KV "
+                "in the model's cache (+{} B per token) and its weights on the last stage{}; the "
+                "decode bound is the model's own step, as acceptance is not modelled",
+                name(method), plural(tokens, "token", "tokens"),
+                plural(a.drafter_layers, "layer", "layers"),
+                grouped(a.drafter_kv_per_token.count()),
+                a.drafter_weights.is_zero()
+                    ? ""
+                    : fmt::format(" ({} for the draft model)", a.drafter_weights)));
+    }
     if (a.weight_source == WeightSource::assumed) {
         const std::string why = a.replica.model.config().checkpoint.source;
         rep.notes.push_back(fmt::format("weights sized as bf16 ({}); --weight-dtype sets them",
                                         why.empty() ? "the model states no format" : why));
     }
     if (!a.kv_given && !a.memory().outside_fits)
-        rep.notes.push_back("the terms outside the engine's fraction do not fit in what it leaves: "
-                            "lower the fraction");
+        rep.notes.push_back(
+            "the terms outside the engine's fraction do not fit in what it leaves: "
+            "lower the fraction");
 }
 
 }  // namespace kvplan::cli

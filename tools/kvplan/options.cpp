@@ -98,7 +98,30 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
         sub.add_flag("--allow-long-context", o.allow_long_context,
                      "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                      "lets vLLM");
+        sub.add_option("--speculative-method", o.speculative_method,
+                       "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
+                       "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "
+                       "draft_model; its drafter's layers share the KV cache");
+        sub.add_option("--num-speculative-tokens", o.num_speculative_tokens,
+                       "Tokens drafted per step (vLLM's num_speculative_tokens)");
+        sub.add_option("--draft-model", o.draft_model,
+                       "The draft model of --speculative-method draft_model: a bundled id or a "
+                       "config.json");
     }
+    if (groups & opt_lengths) {
+        sub.add_option("--prompt-tokens", o.prompt_tokens,
+                       "Prompt tokens of every request; with --output-tokens, the latency "
+                       "estimate at the load (ITL, TPOT, TTFT with its queue, tokens/s) is shown "
+                       "beside the bound, and --context defaults to their sum");
+        sub.add_option("--output-tokens", o.output_tokens,
+                       "Output tokens of every request, the first one included; with "
+                       "--prompt-tokens");
+    }
+    if (groups & opt_profile)
+        sub.add_option("--profile", o.profile,
+                       "A calibration profile (kvplan calibrate --write-profile): its measured "
+                       "reserve replaces the modelled one, its estimate parameters (from a "
+                       "benchmark) the GPU family's defaults");
     if (groups & opt_output) {
         sub.add_option("-f,--format", o.format, "Output: text, md, json or csv")
             ->check(CLI::IsMember({"text", "md", "json", "csv"}))
