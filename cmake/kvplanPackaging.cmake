@@ -27,14 +27,19 @@ tensor and pipeline parallelism, paged or contiguous) and plans serving capacity
 under vLLM, SGLang and TensorRT-LLM, decode rooflines, fleets for a request rate and latency
 targets, and request traces replayed.
 
-This package holds the kvplan command-line tool with its bundled model and GPU configs, and the
-header-only C++20 library with its CMake package (find_package(kvplan)).")
+This package holds the kvplan command-line tool with its bundled model and GPU configs, the
+header-only C++20 library with its CMake package (find_package(kvplan)), and, when built, the
+kvplan Python module (import kvplan).")
 # Depends: what the CLI links, as dpkg-shlibdeps reads it from the binary (libfmt9, libstdc++6,
 # libgcc-s1, libc6 on Debian 12), so the field follows the build rather than a list kept by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The headers that use nlohmann_json (kvplan::json) or fmt (kvplan::format) need their headers;
 # the core and the CLI do not.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nlohmann-json3-dev (>= 3.11), libfmt-dev (>= 9)")
+# The Python module (python/), when built, is for one interpreter version.
+if(KVPLAN_PYTHON_DEB_RECOMMENDS)
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${KVPLAN_PYTHON_DEB_RECOMMENDS}")
+endif()
 
 # Debian keeps a package's license at /usr/share/doc/<package>/copyright.
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}"

@@ -248,7 +248,8 @@ TEST_CASE("speculative decoding: a separate draft model brings its layers and it
     CHECK(a.drafter_layers == 32);
     CHECK(a.drafter_weights.count() == 16'060'522'496ULL);
     CHECK(a.weights.total() == plain.weights.total() + a.drafter_weights);
-    CHECK((a.report.stage_memory()[1].weights - plain.report.stage_memory()[1].weights).count() == 4'015'529'984ULL);
+    CHECK((a.report.stage_memory()[1].weights - plain.report.stage_memory()[1].weights).count() ==
+          4'015'529'984ULL);
     CHECK(a.report.stage_memory()[0].weights == plain.report.stage_memory()[0].weights);
     CHECK(a.max_concurrency < plain.max_concurrency);
     // Without a draft model there is nothing to draft with.
@@ -427,4 +428,46 @@ TEST_CASE("ranked by the estimate, the replica search serves the most tokens per
     // The same candidates as the default ranking, in another order.
     const PlanAnswer by_gpus = plan_replicas(m, space, {}, demand);
     CHECK(by_gpus.fits.size() == p.fits.size());
+}
+
+TEST_CASE("a prepared layout holds what no demand changes, the same figures to the bit",
+          "[evaluate][prepare]") {
+    // prepare_layout computes once the whole model's weights and, with a drafter, the model's own
+    // step; an evaluation reads them instead of walking every tensor again, so each figure must be
+    // the one computed from the model directly, for every bundled model and many demands.
+    for (const std::string& id : bundled_model_ids(config_dir)) {
+        INFO(id);
+        const Deployment d = deployment(id, "h200-sxm");
+        const PreparedLayout p = prepare_layout(d);
+        const WeightBytes whole = weight_bytes(d.model, checkpoint_weights(d.model));
+        CHECK(p.weights_whole.total() == whole.total());
+        CHECK_FALSE(p.step.has_value());
+        for (std::uint64_t ctx : {1ULL, 4096ULL, 8000ULL})
+            for (std::uint64_t n : {1ULL, 64ULL}) {
+                const ReplicaAnswer a = evaluate(d, {.context = ctx, .concurrency = n}, {}, p);
+                CHECK(a.weights.total() == whole.total());
+                CHECK(a.weights.routed_experts == whole.routed_experts);
+            }
+    }
+    // EAGLE on Llama-3.1-8B: the step prepared without the drafter's layer is the plain model's,
+    // so the decode bound and the estimate at any demand are those of the model without it.
+    Deployment plain = deployment("llama-3.1-8b", "h100-sxm");
+    Deployment eagle = plain;
+    eagle.serving.speculation = {.method = DraftMethod::eagle, .tokens = 3};
+    const PreparedLayout pe = prepare_layout(eagle);
+    REQUIRE(pe.step.has_value());
+    CHECK(pe.step->stage_weights[0].total() == prepare_layout(plain).stage_weights[0].total());
+    for (std::uint64_t n : {1ULL, 16ULL, 64ULL}) {
+        const Demand demand{
+            .context = 3000, .concurrency = n, .prompt_tokens = 2000, .output_tokens = 1000};
+        const ReplicaAnswer a = evaluate(eagle, demand, {}, pe);
+        const ReplicaAnswer b = evaluate(plain, demand);
+        REQUIRE(a.decode.has_value());
+        REQUIRE(a.estimate.has_value());
+        CHECK(a.decode->tpot == b.decode->tpot);
+        // The estimate runs at most the verdict's sequences, which the drafter's KV lowers; at
+        // these loads both hold every client, so the step is the same.
+        CHECK(a.estimate->running == b.estimate->running);
+        CHECK(a.estimate->itl == b.estimate->itl);
+    }
 }

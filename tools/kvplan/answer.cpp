@@ -599,6 +599,19 @@ void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::str
     json_only("estimate_all_reduce_latency_seconds", cell(a.estimate_params.all_reduce_latency));
 }
 
+void append_profile_notes(Report& rep, const std::optional<CalibrationProfile>& profile,
+                          const std::string& path, const std::string& model_id) {
+    if (profile && profile->has_reserve)
+        rep.notes.push_back(fmt::format(
+            "reserve from the profile {} ({}, fitted on {} from {}){}", path, profile->model,
+            profile->gpu.empty() ? std::string("its GPU") : profile->gpu, profile->source,
+            profile->model == model_id ? "" : ": a different model than --model"));
+    if (profile && profile->estimate && profile->model != model_id)
+        rep.notes.push_back(fmt::format(
+            "the estimate's parameters were calibrated on {}, a different model than --model",
+            profile->model));
+}
+
 void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::string& profile_path,
                            const std::string& verdict_use) {
     if (!a.demand.prompt_tokens) return;

@@ -5,6 +5,7 @@
 // check and diff take the cells they need from the same answer.
 
 #include <kvplan/plan/evaluate.hpp>
+#include <optional>
 #include <string>
 
 #include "flags.hpp"
@@ -69,6 +70,11 @@ void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::str
 /// says what the command's answer uses (fit: memory alone). Nothing without a split.
 void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::string& profile_path,
                            const std::string& verdict_use);
+
+/// What a calibration profile at `path` changed (its reserve) and whether it was fitted on
+/// another model than `model_id`; nothing without one.
+void append_profile_notes(Report& rep, const std::optional<CalibrationProfile>& profile,
+                          const std::string& path, const std::string& model_id);
 
 /// The name of a refusal, for JSON ("context_limit", ...; "none" when it starts).
 [[nodiscard]] const char* refusal_key(Refusal r) noexcept;

@@ -24,7 +24,6 @@ struct FitExtras {
 
 void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     const ReplicaRequest in = read_replica(o, ctx);
-    const std::optional<CalibrationProfile>& profile = in.profile;
     const Deployment d = in.deployment();
     const ReplicaAnswer a = evaluate(d, in.demand());
     Report rep;
@@ -56,16 +55,7 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     append_estimate_notes(rep, a, in.profile_path,
                           "fit's verdict is about memory and uses neither");
     if (a.starts()) append_serve_commands(rep, d, in.demand(), served_model(in.model, ctx));
-    if (profile && profile->has_reserve)
-        rep.notes.push_back(fmt::format(
-            "reserve from the profile {} ({}, fitted on {} from {}){}", in.profile_path,
-            profile->model, profile->gpu.empty() ? std::string("its GPU") : profile->gpu,
-            profile->source,
-            profile->model == in.model.id ? "" : ": a different model than --model"));
-    if (profile && profile->estimate && profile->model != in.model.id)
-        rep.notes.push_back(fmt::format(
-            "the estimate's parameters were calibrated on {}, a different model than --model",
-            profile->model));
+    append_profile_notes(rep, in.profile, in.profile_path, in.model.id);
     render(rep, parse_format(o.format), o.explain, *ctx.out);
     if (!x.plot.empty())
         write_fit_plot(x.plot, d, in.demand(),

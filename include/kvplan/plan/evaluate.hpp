@@ -136,8 +136,8 @@ struct ReplicaAnswer {
     WeightSource weight_source = WeightSource::checkpoint;
     ResolvedServing serving{};
     Demand demand{};
-    std::uint32_t gpus = 0;                   ///< every GPU deployed
-    std::uint32_t replicas = 1;               ///< gpus / replica GPUs
+    std::uint32_t gpus = 0;                     ///< every GPU deployed
+    std::uint32_t replicas = 1;                 ///< gpus / replica GPUs
     std::uint64_t concurrency_per_replica = 0;  ///< ceil(concurrency / replicas)
 
     // The layout resolved: what each GPU holds, and how the replica's sequences spread.
@@ -149,7 +149,7 @@ struct ReplicaAnswer {
 
     // The model's context limit.
     ContextLimit limit{};
-    bool over_limit = false;       ///< demand.context passes limit.tokens
+    bool over_limit = false;  ///< demand.context passes limit.tokens
     bool long_context_allowed = false;
 
     // The engine: its memory per stage and its cache.
@@ -157,7 +157,7 @@ struct ReplicaAnswer {
     std::uint32_t limiting_stage = 0;  ///< the stage whose GPUs hold the fewest sequences
 
     // Per GPU of the limiting stage.
-    Bytes kv_budget{};          ///< the engine's KV memory (or the given figure)
+    Bytes kv_budget{};  ///< the engine's KV memory (or the given figure)
     bool kv_given = false;
     Bytes
         kv_per_sequence{};  ///< the blocks one sequence of the context holds (its share under dcp)
@@ -190,10 +190,10 @@ struct ReplicaAnswer {
     Refusal refusal = Refusal::none;
 
     // Weights and bytes.
-    WeightBytes weights{};   ///< the whole model as stored
-    Bytes weights_per_gpu{};  ///< the fullest rank
+    WeightBytes weights{};         ///< the whole model as stored
+    Bytes weights_per_gpu{};       ///< the fullest rank
     WeightBytes weights_on_gpu{};  ///< the fullest rank, per group
-    Bytes kv_per_token{};     ///< the whole model
+    Bytes kv_per_token{};          ///< the whole model
     Bytes kv_per_token_per_gpu{};  ///< the fullest stage's GPUs
 
     /// The decode bound with each replica carrying concurrency_per_replica sequences of the
@@ -222,10 +222,14 @@ namespace detail {
 /// The stage the engine's cache names as its tightest.
 [[nodiscard]] constexpr std::uint32_t engine_limiting_stage(const EngineReport& r) noexcept {
     switch (r.summary.engine) {
-        case Engine::ideal: return r.ideal.limiting_stage;
-        case Engine::vllm: return r.vllm.limiting_stage;
-        case Engine::sglang: return r.sglang.limiting_stage;
-        case Engine::trtllm: return r.trtllm.limiting_stage;
+        case Engine::ideal:
+            return r.ideal.limiting_stage;
+        case Engine::vllm:
+            return r.vllm.limiting_stage;
+        case Engine::sglang:
+            return r.sglang.limiting_stage;
+        case Engine::trtllm:
+            return r.trtllm.limiting_stage;
     }
     return 0;
 }
@@ -266,10 +270,20 @@ namespace detail {
 
 }  // namespace detail
 
+/// The model's own step of a prepared layout, without a speculative drafter's layers: what the
+/// decode bound and the latency estimate are of (acceptance is not modelled).
+struct PreparedStep {
+    ParallelConfig parallel{};
+    Layout layout;
+    StageWeights stage_weights{};
+    std::array<detail::RankMatmulParams, max_pipeline_stages> matmul{};
+};
+
 /// What evaluate() computes of a deployment that depends on neither the GPU, the KV format nor the
-/// demand: the layout checked and resolved, and per stage the weights and the matmul parameters of
-/// a rank. A search prepares it once per layout and weight format and evaluates every GPU and KV
-/// format with it.
+/// demand: the layout checked and resolved, per stage the weights and the matmul parameters of a
+/// rank, and the whole model's weights. A search prepares it once per layout and weight format and
+/// evaluates every GPU and KV format with it; serving code that asks one deployment about many
+/// demands prepares it once and pays only for what a demand changes.
 struct PreparedLayout {
     Model model;                ///< the model, a speculative drafter's layers appended
     ParallelConfig parallel{};  ///< its layout, the drafter's layers on the last stage
@@ -279,6 +293,10 @@ struct PreparedLayout {
     std::array<detail::RankMatmulParams, max_pipeline_stages> matmul{};
     std::uint32_t drafter_layers = 0;  ///< the last layers of `model` that are the drafter's
     Bytes drafter_weights{};           ///< a separate draft model's weights, whole
+    /// The whole model as stored (a separate draft model's weights in `other`).
+    WeightBytes weights_whole{};
+    /// With a drafter's layers, the model's own step (its prepared layout without them).
+    std::optional<PreparedStep> step{};
 };
 
 /// The prepared layout of `m` under `p` (its rules as the engine's) with weights `w`, drafting as
@@ -303,15 +321,25 @@ struct PreparedLayout {
         const std::uint32_t last = pl.layout.pp() - 1;
         const Shard sh = pl.layout.stage(last);
         const std::uint32_t end = std::min(sh.end_layer, pl.model.num_layers());
-        const WeightBytes computed = detail::computed_weight_bytes(
-            pl.model, w, detail::rank_parts(pl.layout.placement()), end - pl.drafter_layers, end,
-            false, false, false);
+        const WeightBytes computed =
+            detail::computed_weight_bytes(pl.model, w, detail::rank_parts(pl.layout.placement()),
+                                          end - pl.drafter_layers, end, false, false, false);
         WeightBytes& wb = pl.stage_weights.stages[last];
         for (std::size_t g = 0; g < param_group_count; ++g)
             wb[ParamGroup(g)] = wb[ParamGroup(g)] - computed[ParamGroup(g)] + own[ParamGroup(g)];
         pl.drafter_weights = weight_bytes(draft, dw).total();
     }
     pl.matmul = detail::rank_matmul_params_per_stage(pl.model, pl.layout);
+    if (pl.drafter_weights.is_zero()) {
+        pl.weights_whole = weight_bytes(pl.model, w);
+    } else {
+        pl.weights_whole = weight_bytes(m, w);
+        pl.weights_whole.other += pl.drafter_weights;
+    }
+    if (pl.drafter_layers != 0) {
+        const PreparedLayout t = prepare_layout(m, p, w);
+        pl.step = PreparedStep{t.parallel, t.layout, t.stage_weights, t.matmul};
+    }
     return pl;
 }
 
@@ -368,7 +396,7 @@ struct PreparedLayout {
     const std::uint32_t node = std::max<std::uint32_t>(r.gpu.gpus_per_node, 1);
     a.nodes = (per_replica + node - 1) / node;
     a.dp_ranks = l.dp();
-    a.weight_source = d.weights                        ? WeightSource::given
+    a.weight_source = d.weights                           ? WeightSource::given
                       : d.model.config().checkpoint.known ? WeightSource::checkpoint
                                                           : WeightSource::assumed;
     a.serving = resolve_serving(d.serving);
@@ -428,10 +456,10 @@ struct PreparedLayout {
     } else if (!a.kv_given && !outside_fits) {
         a.refusal = Refusal::outside_fraction;
     } else if (!cap.starts) {
-        const bool no_cache = (a.serving.engine == Engine::vllm && !a.report.vllm.refused.empty()) ||
-                              (a.serving.engine == Engine::sglang &&
-                               a.report.sglang.max_total_num_tokens == 0) ||
-                              (a.serving.engine == Engine::trtllm && a.report.trtllm.num_pools == 0);
+        const bool no_cache =
+            (a.serving.engine == Engine::vllm && !a.report.vllm.refused.empty()) ||
+            (a.serving.engine == Engine::sglang && a.report.sglang.max_total_num_tokens == 0) ||
+            (a.serving.engine == Engine::trtllm && a.report.trtllm.num_pools == 0);
         a.refusal = no_cache ? Refusal::cache : Refusal::request;
     }
     if (a.refusal != Refusal::none) {
@@ -439,8 +467,8 @@ struct PreparedLayout {
         a.max_concurrency = a.admitted = a.total_max_concurrency = 0;
         a.dp_rank_max_concurrency = a.dp_rank_admitted = 0;
     } else {
-        a.verdict = a.total_max_concurrency >= demand.concurrency ? Verdict::fits
-                                                                  : Verdict::does_not_fit;
+        a.verdict =
+            a.total_max_concurrency >= demand.concurrency ? Verdict::fits : Verdict::does_not_fit;
     }
 
     // The longest contexts, searched over the engine's own cache and capped at the limit.
@@ -461,45 +489,42 @@ struct PreparedLayout {
     }
 
     // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
-    a.weights = weight_bytes(r.model, r.weights);
-    if (!a.drafter_weights.is_zero()) {
-        a.weights = weight_bytes(d.model, r.weights);
-        a.weights.other += a.drafter_weights;
-    }
+    a.weights = prepared.weights_whole;
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const WeightBytes& wb = prepared.stage_weights[st];
         if (st == 0 || wb.total() > a.weights_on_gpu.total()) a.weights_on_gpu = wb;
     }
     a.weights_per_gpu = a.weights_on_gpu.total();
     a.kv_per_token = kv_bytes_per_token(r.model, r.kv);
-    if (a.drafter_layers != 0) a.drafter_kv_per_token = a.kv_per_token - kv_bytes_per_token(d.model, r.kv);
+    if (a.drafter_layers != 0)
+        a.drafter_kv_per_token = a.kv_per_token - kv_bytes_per_token(d.model, r.kv);
     for (std::uint32_t st = 0; st < l.pp(); ++st)
-        a.kv_per_token_per_gpu = std::max(a.kv_per_token_per_gpu,
-                                          kv_bytes_per_token(r.model, r.kv, l.stage(st)));
+        a.kv_per_token_per_gpu =
+            std::max(a.kv_per_token_per_gpu, kv_bytes_per_token(r.model, r.kv, l.stage(st)));
 
     // The decode bound at each replica's load.
     // Both are of the model's own step: what speculation saves depends on its acceptance, not
     // modelled, so a drafter's layers are left out.
-    std::optional<PreparedLayout> target;
+    const PreparedStep* const own = prepared.step ? &*prepared.step : nullptr;
+    const Layout& step_layout = own ? own->layout : prepared.layout;
+    const StageWeights& step_weights = own ? own->stage_weights : prepared.stage_weights;
+    const auto& step_matmul = own ? own->matmul : prepared.matmul;
     std::optional<Replica> plain;
-    if (a.drafter_layers != 0) {
-        target = prepare_layout(d.model, d.parallel_config(), prepared.weights);
+    if (own)
         plain = Replica{.model = d.model,
                         .gpu = d.gpu,
-                        .parallel = target->parallel,
+                        .parallel = own->parallel,
                         .weights = prepared.weights,
                         .kv = d.kv};
-    }
-    const PreparedLayout& step = target ? *target : prepared;
     const Replica& stepped = plain ? *plain : r;
     const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
                           r.gpu.pcie_bandwidth > BytesPerSecond{};
     const bool has_figures =
         r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute).has_value();
     if (o.decode && has_figures)
-        a.decode = decode_point(detail::decode_costs_with(stepped, step.layout, step.stage_weights,
-                                                          step.matmul, o.roofline),
-                                a.concurrency_per_replica, demand.context);
+        a.decode = decode_point(
+            detail::decode_costs_with(stepped, step_layout, step_weights, step_matmul, o.roofline),
+            a.concurrency_per_replica, demand.context);
 
     // The latency estimate at each replica's load, with the verdict's running cap.
     a.gpu_family = gpu_family(r.gpu);
@@ -529,8 +554,8 @@ struct PreparedLayout {
                         .output_tokens = split->output,
                         .max_num_batched_tokens = d.serving.max_num_batched_tokens};
         a.estimate = estimate_latency(
-            detail::decode_costs_with(stepped, step.layout, step.stage_weights, step.matmul, ro),
-            load, a.estimate_params,
+            detail::decode_costs_with(stepped, step_layout, step_weights, step_matmul, ro), load,
+            a.estimate_params,
             RunningCap{std::max<std::uint64_t>(a.max_concurrency, 1), a.max_concurrency >= 1});
     }
     return a;

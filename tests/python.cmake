@@ -1,0 +1,40 @@
+# The Python module (python/): pytest on tests/python/, one ctest per file, against the package
+# assembled in the build tree and the built CLI; and the installed package, imported from the
+# prefix "package: install" fills.
+if(TARGET kvplan_python AND TARGET kvplan_cli)
+  get_target_property(_kvplan_py kvplan_python KVPLAN_PYTHON_EXECUTABLE)
+  get_target_property(_kvplan_py_path kvplan_python KVPLAN_PACKAGE_PARENT)
+  get_target_property(_kvplan_py_site kvplan_python KVPLAN_PREFIX_SITE_DIR)
+  execute_process(COMMAND "${_kvplan_py}" -c "import pytest"
+                  RESULT_VARIABLE _kvplan_no_pytest OUTPUT_QUIET ERROR_QUIET)
+  if(_kvplan_no_pytest)
+    message(STATUS "kvplan: no Python tests (${_kvplan_py} has no pytest: python3-pytest)")
+  else()
+    # No bytecode or pytest cache written into the source tree.
+    set(_kvplan_py_env
+      "PYTHONPATH=${_kvplan_py_path}"
+      "PYTHONDONTWRITEBYTECODE=1"
+      "KVPLAN_EXE=$<TARGET_FILE:kvplan_cli>"
+      "KVPLAN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    foreach(_file IN ITEMS test_commands.py test_classes.py test_block_pool.py test_docs.py)
+      get_filename_component(_name "${_file}" NAME_WE)
+      add_test(NAME "python: ${_name}"
+        COMMAND "${_kvplan_py}" -m pytest -q -p no:cacheprovider
+                "${CMAKE_CURRENT_SOURCE_DIR}/python/${_file}"
+        WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+      set_tests_properties("python: ${_name}" PROPERTIES ENVIRONMENT "${_kvplan_py_env}")
+    endforeach()
+  endif()
+
+  # The installed package finds the installed configs, not the source tree's.
+  set(_kvplan_prefix "${CMAKE_CURRENT_BINARY_DIR}/package-prefix")
+  add_test(NAME "python: installed package"
+    COMMAND "${_kvplan_py}" -c
+      "import kvplan; print(kvplan.__file__, kvplan.config_dir(), kvplan.fit(model='llama-3-70b', gpu='h100-sxm', tp=4, context='8k', concurrency=48).max_concurrency)"
+    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+  set_tests_properties("python: installed package" PROPERTIES
+    FIXTURES_REQUIRED kvplan_installed
+    ENVIRONMENT "PYTHONPATH=${_kvplan_prefix}/${_kvplan_py_site};PYTHONDONTWRITEBYTECODE=1"
+    PASS_REGULAR_EXPRESSION
+      "^${_kvplan_prefix}/${_kvplan_py_site}/kvplan/__init__.py ${_kvplan_prefix}/share/kvplan 63\n$")
+endif()
