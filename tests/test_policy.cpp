@@ -57,14 +57,14 @@ void touch(const fs::path& file) {
 
 TEST_CASE("a well-formed policy reads", "[policy]") {
     const Policy p = policy_from_json(policy_with(gpu, kv_cost), "policy.json");
-    CHECK(p.replica.tp == 4);
+    CHECK(p.replicas.at(0).tp == 4);
     CHECK(p.requirements.at(0).size == Bytes::exactly(327'680));
 }
 
 TEST_CASE("an engine's name for a replica key is an error naming the key meant", "[policy][keys]") {
     // The typo the issue names: tensor_parallel was ignored and the replica judged at tp 4.
     CHECK(error_of(policy_with(gpu + R"(, "tensor_parallel": 8)", kv_cost)) ==
-          "policy.json: replica.tensor_parallel: expected a key of the replica (gpu, tp, pp, "
+          "policy.json: replica.tensor_parallel: expected a key of the replica (name, gpu, tp, pp, "
           "kv_dtype, weight_dtype, engine, gpu_memory_utilization, block_size), found the unknown "
           "key 'tensor_parallel'; did you mean 'tp'?");
     // vLLM's and SGLang's spellings.
@@ -109,8 +109,8 @@ TEST_CASE("a key of another kind of requirement is named as such", "[policy][key
         "name, sequences, context_tokens), found 'ms', a key of max_tpot");
     // min_context counts "tokens", not "context_tokens", which two other kinds take.
     CHECK_THAT(error_of(policy_with(gpu, R"("kind": "min_context", "context_tokens": 8)")),
-               Catch::EndsWith("found 'context_tokens', a key of min_concurrency and max_tpot; "
-                               "did you mean 'tokens'?"));
+               Catch::EndsWith("found 'context_tokens', a key of min_concurrency, max_tpot and "
+                               "max_regression; did you mean 'tokens'?"));
 }
 
 TEST_CASE("unknown keys at the top of a policy are errors too", "[policy][keys]") {
@@ -118,7 +118,7 @@ TEST_CASE("unknown keys at the top of a policy are errors too", "[policy][keys]"
     doc["requirement"] = Json::array();
     CHECK_THAT(error_of(doc), Catch::StartsWith("policy.json: requirement: expected a key of a "
                                                 "policy (schema, description, model, replica, "
-                                                "requirements)") &&
+                                                "replicas, requirements)") &&
                                   Catch::EndsWith("did you mean 'requirements'?"));
 }
 
