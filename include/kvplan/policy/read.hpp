@@ -145,6 +145,20 @@ inline const std::vector<NameHint> requirement_hints{
     {"metric", "figure"},
 };
 
+/// Other names for the figures a max_regression compares.
+inline const std::vector<NameHint> figure_hints{
+    {"concurrency", "max_concurrency"},
+    {"max_num_seqs", "max_concurrency"},
+    {"context", "max_context"},
+    {"max_model_len", "max_context"},
+    {"tpot_ms", "tpot"},
+    {"decode_latency", "tpot"},
+    {"kv_bytes", "kv_bytes_per_token"},
+    {"kv_per_token", "kv_bytes_per_token"},
+    {"weights", "weights_per_gpu"},
+    {"weight_bytes", "weights_per_gpu"},
+};
+
 /// The keys a max_regression of `figure` takes beside kind, name, figure and percent.
 [[nodiscard]] inline std::vector<std::string_view> regression_keys(CheckFigure figure) {
     switch (figure) {
@@ -375,9 +389,10 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
             if (!f) {
                 std::vector<std::string_view> figures;
                 for (CheckFigure each : all_check_figures) figures.push_back(name(each));
-                r.fail("figure",
-                       "max_concurrency, max_context, tpot, kv_bytes_per_token or weights_per_gpu",
-                       "\"" + printable(figure) + "\"" + did_you_mean(figure, figures));
+                r.fail(
+                    "figure",
+                    "max_concurrency, max_context, tpot, kv_bytes_per_token or weights_per_gpu",
+                    "\"" + printable(figure) + "\"" + did_you_mean(figure, figures, figure_hints));
             }
             q.figure = *f;
             regression_only_keys(r, q.figure);
@@ -441,14 +456,12 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
                     "\"" + printable(out[i].name) + "\", the name of " + out[j].path);
         }
     // Default names that clash (or clash with a given one) take their path.
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        if (named[i]) continue;
+    std::vector<bool> clashes(out.size(), false);
+    for (std::size_t i = 0; i < out.size(); ++i)
         for (std::size_t j = 0; j < out.size(); ++j)
-            if (j != i && out[j].name == out[i].name) {
-                out[i].name += " (" + out[i].path + ")";
-                break;
-            }
-    }
+            clashes[i] = clashes[i] || (j != i && !named[i] && out[j].name == out[i].name);
+    for (std::size_t i = 0; i < out.size(); ++i)
+        if (clashes[i]) out[i].name += " (" + out[i].path + ")";
     return out;
 }
 
