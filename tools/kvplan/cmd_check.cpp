@@ -164,8 +164,10 @@ std::string threshold_text(const Requirement& q) {
                 case CheckFigure::weights_per_gpu:
                     break;
             }
-            return fmt::format("{}{} {} by <= {} vs baseline", figure_words(q.figure), at,
-                               higher_is_better(q.figure) ? "falls" : "grows",
+            return fmt::format("{}{} {} <= {} vs baseline", figure_words(q.figure), at,
+                               higher_is_better(q.figure)      ? "falls"
+                               : q.figure == CheckFigure::tpot ? "grows"
+                                                               : "grow",
                                percent_text(q.percent));
         }
     }
@@ -244,16 +246,16 @@ std::string detail_text(const Judged& j, const CheckOutcome& o) {
     return s;
 }
 
-const char* status_word(CheckStatus s) {
-    switch (s) {
-        case CheckStatus::passed:
-            return "pass";
-        case CheckStatus::failed:
-            return "FAIL";
-        case CheckStatus::skipped:
-            return "skipped";
+/// "31 sequences (was 63 sequences, -50.8 %)": a figure beside the baseline's, briefly.
+std::string moved_text(const CheckOutcome& o) {
+    std::string s = figure_cell(o.measured).text;
+    if (o.baseline) {
+        s += " (was " + figure_cell(o.baseline).text;
+        const std::string change = change_cell(o).text;
+        if (!change.empty()) s += ", " + change;
+        s += ")";
     }
-    return "?";
+    return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -605,22 +607,26 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
     }
     if (!trace) return;
     for (const ConfigChange& c : trace->changes) {
-        if (!c.moves_any()) continue;
-        bool any_failed = false;
-        std::string moved;
+        std::size_t moved = 0;
+        std::vector<std::string> failing, met;
         for (std::size_t i = 0; i < c.moves.size(); ++i) {
             if (!c.moves[i]) continue;
+            ++moved;
             const CheckOutcome& o = j.result->outcomes[i];
-            any_failed = any_failed || o.status == CheckStatus::failed;
-            moved +=
-                fmt::format("; {} {}: {}", status_word(o.status), j.title(o), detail_text(j, o));
+            (o.status == CheckStatus::failed ? failing : met)
+                .push_back(j.title(o) + ": " + moved_text(o));
         }
-        out << (any_failed ? "::error" : "::notice") << " file=" << gh_escape(trace->file, true)
-            << ",line=" << c.line << ",title=" << gh_escape("kvplan check: " + c.path, true) << "::"
-            << gh_escape(fmt::format("{} changed from {} to {}{}", c.path, json_text(c.before),
-                                     json_text(c.after), moved),
-                         false)
-            << "\n";
+        if (moved == 0) continue;
+        // The failures it brings, else what it moves within bounds.
+        std::string text =
+            fmt::format("{} changed from {} to {}: it moves {} check{}, ", c.path,
+                        json_text(c.before), json_text(c.after), moved, moved == 1 ? "" : "s");
+        text += failing.empty() ? "all still met" : fmt::format("{} failing", failing.size());
+        for (const std::string& each : failing.empty() ? met : failing) text += "; " + each;
+        out << (failing.empty() ? "::notice" : "::error")
+            << " file=" << gh_escape(trace->file, true) << ",line=" << c.line
+            << ",title=" << gh_escape("kvplan check: " + c.path, true)
+            << "::" << gh_escape(text, false) << "\n";
     }
 }
 
@@ -739,9 +745,8 @@ void run_check(const CheckOptions& co, Context& ctx) {
     shown.key = "requirements_shown";
     shown.columns = {{"result", "result"}, {"name", "requirement"}};
     if (p.replicas.size() > 1) shown.columns.push_back({"replica", "replica"});
-    shown.columns.insert(
-        shown.columns.end(),
-        {{"kind", "kind"}, {"threshold_text", "required"}, {"measured", "measured"}});
+    shown.columns.insert(shown.columns.end(),
+                         {{"threshold_text", "required"}, {"measured", "measured"}});
     if (base) {
         shown.columns.push_back({"baseline", "baseline"});
         shown.columns.push_back({"change_percent", "change"});
@@ -774,14 +779,21 @@ void run_check(const CheckOptions& co, Context& ctx) {
              cell_text(r.path)});
         std::vector<Cell> row{result_cell, cell_text(q.name)};
         if (p.replicas.size() > 1) row.push_back(cell_text(r.name));
-        row.insert(row.end(), {cell_text(name(q.kind)), cell_text(threshold_text(q)), measured});
+        row.insert(row.end(), {cell_text(threshold_text(q)), measured});
         if (base) {
             row.push_back(baseline);
             row.push_back(change_cell(o));
         }
         shown.rows.push_back(std::move(row));
-        if (!o.reason.empty()) rep.notes.push_back(j.title(o) + ": " + o.reason);
+        // Without a baseline every regression is skipped: one note says so below.
+        if (!o.reason.empty() && (base || o.status != CheckStatus::skipped))
+            rep.notes.push_back(j.title(o) + ": " + o.reason);
     }
+    if (!base && result.skipped != 0)
+        rep.notes.push_back(fmt::format(
+            "{} max_regression check{} skipped: they compare with the previous config, given by "
+            "--baseline",
+            result.skipped, result.skipped == 1 ? "" : "s"));
     if (trace && trace->too_many)
         rep.notes.push_back(fmt::format(
             "the baseline's config.json differs in more than {} fields: no field is traced to "
