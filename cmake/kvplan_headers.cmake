@@ -54,9 +54,12 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plain_decoder.hpp
   kvplan/plan.hpp
   kvplan/plan/check.hpp
+  kvplan/plan/commands.hpp
   kvplan/plan/deployment.hpp
+  kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
   kvplan/plan/search.hpp
+  kvplan/plan/speculation.hpp
   kvplan/policy/requirements.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp

@@ -176,3 +176,69 @@ TEST_CASE("a profile survives its JSON and replaces the modelled reserve terms",
                                     "p.json"),
                       Catch::Contains("p.json: reserve_bytes: expected a whole number of bytes"));
 }
+
+TEST_CASE("a profile carries the estimate's parameters, with or without a reserve", "[calibrate]") {
+    // A benchmark-only profile: no log, so no memory figures; the four parameters and the peak
+    // the compute fraction is of survive the JSON exactly (9 significant digits, more when a
+    // double needs them to read back the same).
+    CalibrationProfile p;
+    p.model = "gemma-3-27b";
+    p.gpu = "h100-sxm";
+    p.has_reserve = false;
+    p.estimate = EstimateParams{.bandwidth = 0.62,
+                                .compute = 0.37,
+                                .layer_overhead = 123.0 * microseconds,
+                                .all_reduce_latency = 7.0 * microseconds};
+    p.estimate_compute = ComputeDtype::fp8;
+    p.estimate_source = "bench.json";
+    const std::string j = profile_json(p);
+    CHECK(j.find("reserve_bytes") == std::string::npos);
+    CHECK(j.find("gpu_memory_utilization") == std::string::npos);
+    CHECK(j.find("\"estimate_bandwidth_fraction\": 0.62,") != std::string::npos);
+    // 123 x 10^-6 s is not the double nearest 0.000123: printed with the digits that read back.
+    CHECK(j.find("\"estimate_layer_overhead_seconds\": 0.00012299999999999998,") !=
+          std::string::npos);
+    CHECK(j.find("\"estimate_source\": \"bench.json\"\n}") != std::string::npos);
+    const CalibrationProfile q = parse_profile(j, "p.json");
+    CHECK_FALSE(q.has_reserve);
+    REQUIRE(q.estimate);
+    CHECK(q.estimate->bandwidth == 0.62);
+    CHECK(q.estimate->compute == 0.37);
+    CHECK(q.estimate->layer_overhead == p.estimate->layer_overhead);
+    CHECK(q.estimate->all_reduce_latency == p.estimate->all_reduce_latency);
+    CHECK(q.estimate_compute == ComputeDtype::fp8);
+    CHECK(q.estimate_source == "bench.json");
+    // Without a reserve the budget is left as it was.
+    BudgetOptions base;
+    base.utilization = 0.85;
+    CHECK(apply_profile(q, base).utilization == 0.85);
+    CHECK_FALSE(apply_profile(q, base).reserve.activation.has_value());
+
+    // Both parts in one profile (a log and a benchmark of the same replica).
+    CalibrationFit c;
+    c.utilization = 0.9;
+    c.memory_total = 80 * GiB;
+    c.weights = 16 * GiB;
+    c.available_kv = 50 * GiB;
+    c.reserve = 2 * GiB;
+    CalibrationProfile both = make_profile(c, "llama-3-8b", "h100-sxm", 1, 1, "run.log");
+    both.estimate = p.estimate;
+    const CalibrationProfile r = parse_profile(profile_json(both), "both.json");
+    CHECK(r.has_reserve);
+    CHECK(r.reserve == 2 * GiB);
+    CHECK(r.estimate == p.estimate);
+    CHECK(r.estimate_compute == ComputeDtype::bf16);
+
+    // Part of the estimate is refused, naming what is missing; so is a fraction out of range.
+    CHECK_THROWS_WITH(parse_profile("{\"kvplan_profile\": 1, \"estimate_bandwidth_fraction\": "
+                                    "0.5, \"estimate_compute_fraction\": 0.4}",
+                                    "e.json"),
+                      Catch::Contains("e.json: estimate_*: expected all four") &&
+                          Catch::Contains("found 2 of them"));
+    CHECK_THROWS_WITH(
+        parse_profile("{\"kvplan_profile\": 1, \"estimate_bandwidth_fraction\": 1.5}", "e.json"),
+        Catch::Contains("estimate_bandwidth_fraction: expected a fraction in (0, 1]"));
+    CHECK_THROWS_WITH(parse_profile("{\"kvplan_profile\": 1}", "e.json"),
+                      Catch::Contains("reserve_bytes: expected the fitted reserve, or the "
+                                      "estimate_* parameters"));
+}

@@ -155,6 +155,39 @@ TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group token
               .kv_cache_tokens == 524'288);
 }
 
+TEST_CASE("vLLM: speculative tokens keep blocks beside each Mamba state", "[engine][vllm]") {
+    // MambaSpec.max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): a state takes
+    // (2 + num_speculative_blocks) pages in align mode, num_speculative_blocks being
+    // num_speculative_tokens. The hybrid above with 2 speculative tokens: 32 blocks for the full
+    // group and 2 + 2 for each of its 3 linear groups, 44 a request; 304 blocks / 44 = 6.91x.
+    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
+    const Model hybrid{ModelConfig{
+        .name = "hybrid-40",
+        .layers = LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
+        .num_heads = 16,
+        .head_dim = 256,
+        .hidden_size = 2048,
+        .intermediate_size = 512,
+        .vocab_size = 248320,
+        .max_position_embeddings = 262144}};
+    const Layout l{hybrid, {}};
+    const VllmOptions spec{.max_model_len = 65536,
+                           .mamba_cache_mode = MambaCacheMode::align,
+                           .token_report = VllmTokenReport::blocks_per_group,
+                           .num_speculative_tokens = 2};
+    const VllmKvCache c = vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, l, round_to_bytes(6.08, GiB), spec);
+    CHECK(c.num_blocks == 304);
+    CHECK(c.blocks_per_request == 44);
+    CHECK(c.max_concurrency == Approx(304.0 / 44));
+    // The scheduler admits what the blocks allow. The last request admitted needs its peak, 44
+    // blocks; once decoding, an aligned state holds 1 + 2 pages away from a block edge, so a
+    // running request holds 32 + 3 x 3 = 41. Of 303 usable blocks (one is the null block):
+    // 1 + (303 - 44) / 41 = 1 + 6 = 7 requests, one more than the logged 6.91x.
+    CHECK(c.blocks_to_admit == 44);
+    CHECK(c.blocks_held == 41);
+    CHECK(c.admitted == 7);
+}
+
 TEST_CASE("vLLM: fp8 KV on Qwen3-30B-A3B, and the estimate when max_model_len does not fit",
           "[engine][vllm]") {
     // vLLM issue #25350 (v0.10, --kv-cache-dtype fp8). Page per layer 16 x 4 x 256 x 1 B =

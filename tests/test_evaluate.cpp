@@ -169,3 +169,262 @@ TEST_CASE("the replica search ranks replicas whose figures are evaluate()'s own"
     // holds 64 sequences in at most two GPUs.
     CHECK(best.answer.replica.gpus() <= 2);
 }
+
+TEST_CASE("speculative decoding: the drafter's layers keep KV in the model's cache",
+          "[evaluate][speculation]") {
+    // Llama-3-8B: 32 layers x 2 x 8 KV heads x 128 x 2 B = 131,072 B per token. An EAGLE head is
+    // one more decoder layer of the same shape: +4,096 B per token, and its weights: q and o
+    // 4,096^2 each, k and v 4,096 x 1,024 each, MLP 3 x 4,096 x 14,336, two norms of 4,096 =
+    // 218,112,000 parameters = 436,224,000 B in bf16, on the one GPU.
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    const ReplicaAnswer plain = evaluate(d, {.context = 8192, .concurrency = 64});
+    d.serving.speculation = {.method = DraftMethod::eagle, .tokens = 3};
+    const ReplicaAnswer eagle = evaluate(d, {.context = 8192, .concurrency = 64});
+    CHECK(plain.kv_per_token.count() == 131'072);
+    CHECK(eagle.kv_per_token.count() == 135'168);
+    CHECK(eagle.drafter_layers == 1);
+    CHECK(eagle.drafter_kv_per_token.count() == 4'096);
+    CHECK((eagle.weights_per_gpu - plain.weights_per_gpu).count() == 436'224'000);
+    // Less memory and more bytes per block: never more sequences.
+    CHECK(eagle.kv_budget < plain.kv_budget);
+    CHECK(eagle.max_concurrency <= plain.max_concurrency);
+    // The decode bound is the model's own step (acceptance is not modelled).
+    REQUIRE(plain.decode);
+    REQUIRE(eagle.decode);
+    CHECK(eagle.decode->tpot == plain.decode->tpot);
+    // n-gram speculation has no drafter: the same figures as without.
+    d.serving.speculation = {.method = DraftMethod::ngram, .tokens = 3};
+    const ReplicaAnswer ngram = evaluate(d, {.context = 8192, .concurrency = 64});
+    CHECK(ngram.kv_per_token == plain.kv_per_token);
+    CHECK(ngram.max_concurrency == plain.max_concurrency);
+}
+
+TEST_CASE("speculative decoding: DeepSeek-V3's MTP layer, on the last pipeline stage",
+          "[evaluate][speculation]") {
+    // config.json: num_nextn_predict_layers 1. An MLA layer caches (512 + 64) x 2 B = 1,152 B per
+    // token: 61 layers hold 70,272 B, with the MTP layer 71,424 B.
+    Deployment d = deployment("deepseek-v3", "h200-sxm", 8, 2);
+    CHECK(d.model.config().mtp_layers == 1);
+    d.serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};
+    const ReplicaAnswer a = evaluate(d, {.context = 32'768, .concurrency = 16});
+    CHECK(a.kv_per_token.count() == 71'424);
+    CHECK(a.drafter_layers == 1);
+    // pp 2 splits the 61 layers 31 / 30 (vLLM's get_pp_indices in vllm/distributed/utils.py hands
+    // the remainder to the stages before the last, which also holds the LM head); the drafter runs
+    // on the last stage (gpu_model_runner.py builds it only where is_last_rank): 31 / 31 layers,
+    // each stage's latent replicated over tp, so 31 x 1,152 = 35,712 B per token on a GPU.
+    Deployment target = d;
+    target.serving.speculation = {};
+    const ReplicaAnswer plain = evaluate(target, {.context = 32'768, .concurrency = 16});
+    CHECK(plain.kv_per_token_per_gpu.count() == 31 * 1'152);  // the first stage's 31 layers
+    CHECK(a.replica.parallel.stage_layers[0] == 31);
+    CHECK(a.replica.parallel.stage_layers[1] == 31);
+    CHECK(a.kv_per_token_per_gpu.count() == 31 * 1'152);
+    // A model with no MTP layers cannot draft with them.
+    Deployment llama = deployment("llama-3-8b", "h100-sxm");
+    llama.serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};
+    CHECK_THROWS_AS(evaluate(llama, {.context = 8192}), InvalidInput);
+    // A drafter with no tokens to draft is refused, as vLLM refuses it.
+    llama.serving.speculation = {.method = DraftMethod::eagle, .tokens = 0};
+    CHECK_THROWS_AS(evaluate(llama, {.context = 8192}), InvalidInput);
+    // Speculation is modelled for vLLM only.
+    llama.serving.speculation = {.method = DraftMethod::eagle, .tokens = 2};
+    llama.serving.engine = Engine::sglang;
+    CHECK_THROWS_AS(evaluate(llama, {.context = 8192}), InvalidInput);
+}
+
+TEST_CASE("speculative decoding: a separate draft model brings its layers and its weights",
+          "[evaluate][speculation]") {
+    // Llama-3-70B at tp 4 x pp 2, drafted by Llama-3.1-8B. KV per token: 327,680 + 131,072 =
+    // 458,752 B. The draft model runs at the model's tp on the last stage: its 16,060,522,496 B
+    // split four ways, the 532,480 B of norms (32 layers x 2 x 4,096 + 4,096, x 2 B) replicated:
+    // (16,060,522,496 - 532,480) / 4 + 532,480 = 4,015,529,984 B more on the last stage's GPUs.
+    Deployment d = deployment("llama-3-70b", "h100-sxm", 4, 2);
+    const ReplicaAnswer plain = evaluate(d, {.context = 8192, .concurrency = 64});
+    d.serving.speculation = {
+        .method = DraftMethod::draft_model, .tokens = 4, .draft_model = bundled("llama-3.1-8b")};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 64});
+    CHECK(a.kv_per_token.count() == 458'752);
+    CHECK(a.drafter_layers == 32);
+    CHECK(a.drafter_weights.count() == 16'060'522'496ULL);
+    CHECK(a.weights.total() == plain.weights.total() + a.drafter_weights);
+    CHECK((a.report.stage_memory()[1].weights - plain.report.stage_memory()[1].weights).count() == 4'015'529'984ULL);
+    CHECK(a.report.stage_memory()[0].weights == plain.report.stage_memory()[0].weights);
+    CHECK(a.max_concurrency < plain.max_concurrency);
+    // Without a draft model there is nothing to draft with.
+    d.serving.speculation.draft_model.reset();
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+}
+
+// ---- The latency estimate in the one answer --------------------------------------------------
+
+namespace {
+
+/// The estimate for the same replica and load through estimate_latency directly, with the running
+/// cap the answer's verdict counts.
+LatencyEstimate direct_estimate(const ReplicaAnswer& a, const EstimateParams& p) {
+    return estimate_latency(a.replica,
+                            Load{.concurrency = a.concurrency_per_replica,
+                                 .prompt_tokens = *a.demand.prompt_tokens,
+                                 .output_tokens = *a.demand.output_tokens,
+                                 .max_running = a.max_concurrency},
+                            p);
+}
+
+}  // namespace
+
+TEST_CASE("the estimate is estimate_latency's at the load, with the verdict's running cap",
+          "[evaluate][estimate]") {
+    // Llama-3-70B on 4 x H100 at tp 4: 48 clients, 1,000 tokens in and 200 out, sized at their
+    // 1,200 tokens. The cache holds far more than 48 such sequences (63 of 8,000 tokens,
+    // test_cli_commands.cpp), so all 48 run and none waits.
+    const ReplicaAnswer a =
+        evaluate(deployment("llama-3-70b", "h100-sxm", 4),
+                 {.context = 1200, .concurrency = 48, .prompt_tokens = 1000, .output_tokens = 200});
+    REQUIRE(a.estimate);
+    CHECK(a.estimate_basis == EstimateBasis::family_fitted);
+    CHECK(a.gpu_family == GpuFamily::hopper);
+    CHECK(a.estimate_params == default_params(GpuFamily::hopper).params);
+    const LatencyEstimate& e = *a.estimate;
+    CHECK(e.running_cap == a.max_concurrency);
+    CHECK(e.running == 48);
+    CHECK(e.waiting == 0);
+    CHECK(e.ttft_queue.in(seconds) == 0.0);
+    const LatencyEstimate direct = direct_estimate(a, a.estimate_params);
+    CHECK(e.itl == direct.itl);
+    CHECK(e.ttft == direct.ttft);
+    CHECK(e.tokens_per_s == direct.tokens_per_s);
+    // Beside its own bound, never below it; tokens/s per GPU is the replica's over its 4 GPUs.
+    CHECK(e.itl_bound <= e.itl);
+    CHECK(e.ttft_bound <= e.ttft);
+    CHECK(e.tokens_per_s_per_gpu == Approx(e.tokens_per_s / 4));
+    // The bound the answer already had is unchanged by the split: the same as without it.
+    const ReplicaAnswer plain =
+        evaluate(deployment("llama-3-70b", "h100-sxm", 4), {.context = 1200, .concurrency = 48});
+    CHECK_FALSE(plain.estimate);
+    CHECK(plain.estimate_basis == EstimateBasis::not_asked);
+    CHECK(plain.decode->tpot == a.decode->tpot);
+    CHECK(plain.max_concurrency == a.max_concurrency);
+}
+
+TEST_CASE("requests past what the cache holds wait, and the wait is in the TTFT",
+          "[evaluate][estimate]") {
+    // 200 clients of 8,000-token requests (7,000 in, 1,000 out) on Llama-3-70B at tp 4: the cache
+    // holds 63 (the verdict's max_concurrency), so 63 run and 137 wait; by Little's law for a
+    // closed loop the wait is 137 / 63 of a request's time.
+    const ReplicaAnswer a = evaluate(
+        deployment("llama-3-70b", "h100-sxm", 4),
+        {.context = 8000, .concurrency = 200, .prompt_tokens = 7000, .output_tokens = 1000});
+    CHECK(a.verdict == Verdict::does_not_fit);
+    CHECK(a.max_concurrency == 63);
+    REQUIRE(a.estimate);
+    CHECK(a.estimate->running == 63);
+    CHECK(a.estimate->waiting == 137);
+    CHECK(a.estimate->ttft_queue.in(seconds) ==
+          Approx(a.estimate->request.in(seconds)*137.0 / 63.0));
+    CHECK(a.estimate->ttft ==
+          a.estimate->ttft_prefill + a.estimate->ttft_in_flight + a.estimate->ttft_queue);
+}
+
+TEST_CASE("each replica's estimate is of its share of the clients", "[evaluate][estimate]") {
+    // 8 GPUs at tp 4 are 2 replicas: 100 clients are ceil(100 / 2) = 50 each.
+    Deployment d = deployment("llama-3-70b", "h100-sxm", 4);
+    d.gpus = 8;
+    const ReplicaAnswer a = evaluate(
+        d, {.context = 1200, .concurrency = 100, .prompt_tokens = 1000, .output_tokens = 200});
+    REQUIRE(a.estimate);
+    CHECK(a.estimate->concurrency == 50);
+    CHECK(a.estimate->itl == direct_estimate(a, a.estimate_params).itl);
+}
+
+TEST_CASE("given parameters change the estimate and never the bound", "[evaluate][estimate]") {
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    const Demand demand{
+        .context = 2500, .concurrency = 16, .prompt_tokens = 2000, .output_tokens = 500};
+    const ReplicaAnswer family = evaluate(d, demand);
+    d.serving.estimate = EstimateParams{.bandwidth = 0.5,
+                                        .compute = 0.3,
+                                        .layer_overhead = 50.0 * microseconds,
+                                        .all_reduce_latency = 0.0 * microseconds};
+    const ReplicaAnswer given = evaluate(d, demand);
+    REQUIRE(family.estimate);
+    REQUIRE(given.estimate);
+    CHECK(given.estimate_basis == EstimateBasis::given);
+    CHECK(given.estimate_params == *d.serving.estimate);
+    CHECK(given.estimate->itl == direct_estimate(given, *d.serving.estimate).itl);
+    // Hopper's bandwidth fraction is 1.00: at half of it the step's memory time doubles.
+    CHECK(given.estimate->decode_step.memory.in(seconds) ==
+          Approx(2 * family.estimate->decode_step.memory.in(seconds)));
+    CHECK(given.estimate->itl != family.estimate->itl);
+    CHECK(given.decode->tpot == family.decode->tpot);
+    CHECK(given.estimate->itl_bound == family.estimate->itl_bound);
+    CHECK(given.estimate->ttft_bound == family.estimate->ttft_bound);
+}
+
+TEST_CASE("the estimate says why it is absent", "[evaluate][estimate]") {
+    const Demand demand{
+        .context = 2500, .concurrency = 1, .prompt_tokens = 2000, .output_tokens = 500};
+    // Llama-3-70B's 141 GB of bf16 weights do not load on one 80 GB H100: nothing runs.
+    const ReplicaAnswer none = evaluate(deployment("llama-3-70b", "h100-sxm"), demand);
+    CHECK(none.refusal == Refusal::weights);
+    CHECK_FALSE(none.estimate);
+    CHECK(none.estimate_basis == EstimateBasis::does_not_start);
+    // A GPU whose family is not known has no default parameters; given ones serve.
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    d.gpu.id = "custom-accelerator";
+    const ReplicaAnswer unknown = evaluate(d, demand);
+    CHECK_FALSE(unknown.estimate);
+    CHECK(unknown.estimate_basis == EstimateBasis::unknown_family);
+    d.serving.estimate = default_params(GpuFamily::hopper).params;
+    CHECK(evaluate(d, demand).estimate_basis == EstimateBasis::given);
+    // Ada has no published measurement: the L4 borrows Ampere's values, and says so.
+    const ReplicaAnswer l4 =
+        evaluate(deployment("llama-3-8b", "l4"),
+                 {.context = 2500, .prompt_tokens = 2000, .output_tokens = 500});
+    CHECK(l4.estimate_basis == EstimateBasis::family_borrowed);
+    CHECK(l4.estimate_params == default_params(GpuFamily::ampere).params);
+}
+
+TEST_CASE("a split is both parts, each at least a token, within the context",
+          "[evaluate][estimate]") {
+    const Deployment d = deployment("llama-3-8b", "h100-sxm");
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .prompt_tokens = 2000}),
+                      Catch::Contains("output_tokens") && Catch::Contains("both"));
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .output_tokens = 500}),
+                      Catch::Contains("prompt_tokens"));
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .prompt_tokens = 0, .output_tokens = 500}),
+                      Catch::Contains("prompt_tokens") && Catch::Contains(">= 1 token"));
+    // 2,000 + 501 = 2,501 tokens pass a 2,500-token context.
+    CHECK_THROWS_AS(evaluate(d, {.context = 2500, .prompt_tokens = 2000, .output_tokens = 501}),
+                    InvalidInput);
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2500, .prompt_tokens = 2000, .output_tokens = 501}),
+                      Catch::Contains("2500 tokens") && Catch::Contains("2501 tokens"));
+}
+
+TEST_CASE("ranked by the estimate, the replica search serves the most tokens per GPU first",
+          "[evaluate][plan][estimate]") {
+    const Model m = bundled("llama-3-70b");
+    SearchSpace space;
+    space.gpus = {gpu("h100-sxm"), gpu("h200-sxm")};
+    space.kv_formats = {KvFormat{KvDtype::bf16}, KvFormat{KvDtype::fp8_e4m3}};
+    const Demand demand{
+        .context = 1200, .concurrency = 64, .prompt_tokens = 1000, .output_tokens = 200};
+    const PlanAnswer p = plan_replicas(m, space, {}, demand, Ranking::estimate);
+    REQUIRE(p.fits.size() > 2);
+    for (std::size_t i = 0; i + 1 < p.fits.size(); ++i) {
+        REQUIRE(p.fits[i].answer.estimate);
+        CHECK(p.fits[i].answer.estimate->tokens_per_s_per_gpu >=
+              p.fits[i + 1].answer.estimate->tokens_per_s_per_gpu);
+    }
+    // The best's estimate is what evaluate() gives that deployment.
+    const PlanCandidate& best = p.fits.front();
+    const ReplicaAnswer again = evaluate(Deployment{.model = m,
+                                                    .gpu = space.gpus[best.gpu],
+                                                    .parallel = best.answer.replica.parallel,
+                                                    .kv = space.kv_formats[best.kv]},
+                                         demand);
+    CHECK(again.estimate->tokens_per_s_per_gpu == best.answer.estimate->tokens_per_s_per_gpu);
+    // The same candidates as the default ranking, in another order.
+    const PlanAnswer by_gpus = plan_replicas(m, space, {}, demand);
+    CHECK(by_gpus.fits.size() == p.fits.size());
+}

@@ -147,6 +147,8 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
         CHECK(g.memory_bandwidth == p->memory_bandwidth);
         CHECK(g.scale_up_bandwidth == p->scale_up_bandwidth);
         CHECK(g.pcie_bandwidth == p->pcie_bandwidth);
+        CHECK(g.gpus_per_node == p->gpus_per_node);
+        CHECK(g.scale_out_bandwidth == p->scale_out_bandwidth);
         for (ComputeDtype d : all_compute_dtypes) CHECK(g.dense(d) == p->dense(d));
     }
 }
@@ -291,8 +293,8 @@ TEST_CASE("every key the README's schema table defines is accepted", "[gpu_spec]
     std::sort(in_file.begin(), in_file.end());
     CHECK(documented == in_file);
     // 7 plain keys (schema, id, aliases, name, vendor, tdp_W, notes) and the fields of 5 objects:
-    // memory 4, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4 = 20.
-    CHECK(documented.size() == 27);
+    // memory 4, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4, node 4 = 24.
+    CHECK(documented.size() == 31);
     CHECK_NOTHROW(gpu_spec_from_json(h100, "h100-sxm.json", "h100-sxm"));
 }
 

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
+#include <kvplan/capacity.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/presets.hpp>
+#include <string>
 
 using namespace kvplan;
 using presets::llama_3_70b;
@@ -81,4 +83,135 @@ TEST_CASE("per-rank bytes times ranks covers the whole model", "[layout][propert
             }
         }
     }
+}
+
+// Attention data, expert and decode context parallelism, resolved under each engine's rules
+// (layout.hpp). DeepSeek-V3: 61 MLA layers, 128 query heads, 256 routed experts (8 per token) of
+// width 2,048, 1 shared expert, the first 3 layers dense.
+using presets::deepseek_v3;
+
+TEST_CASE("vLLM's data parallelism adds GPUs and its expert parallelism spans dp x tp",
+          "[layout][parallel]") {
+    // vllm serve -dp 8 -tp 1 --enable-expert-parallel: 8 engines of one GPU each, the experts over
+    // all 8 (FusedMoEParallelConfig.make: ep = dp x tp, the MoE's tp 1): 256 / 8 = 32 per GPU.
+    const Layout l{deepseek_v3, {.tp = 1, .dp = 8, .ep = 8}};
+    const Placement& p = l.placement();
+    CHECK(l.ranks() == 8);
+    CHECK(l.dp() == 8);
+    CHECK(p.attention_tp == 1);
+    CHECK(p.dense_mlp_tp == 1);
+    CHECK(p.embedding_tp == 1);
+    CHECK(p.expert_ep == 8);
+    CHECK(p.expert_tp == 1);
+    CHECK(p.experts_per_gpu == 32);
+    CHECK(p.experts_least == 32);
+    CHECK(l.stage(0).tp == 1);
+    // Without --enable-expert-parallel every expert is split over all dp x tp = 16 ranks.
+    const Layout moe_tp{deepseek_v3, {.tp = 2, .dp = 8}};
+    CHECK(moe_tp.ranks() == 16);
+    CHECK(moe_tp.placement().expert_ep == 1);
+    CHECK(moe_tp.placement().expert_tp == 16);
+    CHECK(moe_tp.placement().experts_per_gpu == 256);
+    // 24 EP ranks: 256 = 10 x 24 + 16, so the first 16 ranks hold 11 experts, the rest 10
+    // (determine_expert_map gives the remainder to the first ranks).
+    const Layout uneven{deepseek_v3, {.tp = 1, .dp = 24, .ep = 24}};
+    CHECK(uneven.placement().experts_per_gpu == 11);
+    CHECK(uneven.placement().experts_least == 10);
+}
+
+TEST_CASE("SGLang's dp attention lives within its tp GPUs", "[layout][parallel]") {
+    // --tp-size 8 --dp-size 8 --enable-dp-attention --ep-size 8: 8 GPUs, attention groups of one
+    // GPU, the embedding whole on each (VocabParallelEmbedding(enable_tp=False)), the dense MLP,
+    // shared experts and LM head split over all 8, 32 experts per GPU whole (moe_tp = 8 / 8).
+    const Layout l{deepseek_v3, {.tp = 8, .dp = 8, .ep = 8, .rules = ParallelRules::sglang}};
+    const Placement& p = l.placement();
+    CHECK(l.ranks() == 8);
+    CHECK(p.attention_tp == 1);
+    CHECK(p.attention_dp == 8);
+    CHECK(p.embedding_tp == 1);
+    CHECK(p.lm_head_tp == 8);
+    CHECK(p.dense_mlp_tp == 8);
+    CHECK(p.shared_expert_tp == 8);
+    CHECK(p.experts_per_gpu == 32);
+    CHECK(p.expert_tp == 1);
+    // ep 2 of tp 8: 128 experts per GPU, each split 4 ways.
+    const Layout half{deepseek_v3, {.tp = 8, .dp = 8, .ep = 2, .rules = ParallelRules::sglang}};
+    CHECK(half.placement().experts_per_gpu == 128);
+    CHECK(half.placement().expert_tp == 4);
+}
+
+TEST_CASE("TensorRT-LLM's attention dp keeps everything but the experts whole", "[layout][parallel]") {
+    // enable_attention_dp at tp 8 (modeling_deepseekv3.py: the dense MLP and shared experts take
+    // tp 1 under attention DP; the embedding is built without a mapping).
+    const Layout l{deepseek_v3, {.tp = 8, .dp = 8, .ep = 8, .rules = ParallelRules::trtllm}};
+    const Placement& p = l.placement();
+    CHECK(l.ranks() == 8);
+    CHECK(p.attention_tp == 1);
+    CHECK(p.dense_mlp_tp == 1);
+    CHECK(p.shared_expert_tp == 1);
+    CHECK(p.lm_head_tp == 1);
+    CHECK(p.experts_per_gpu == 32);
+}
+
+TEST_CASE("each engine refuses the splits it refuses, with its own reason",
+          "[layout][parallel][invalid]") {
+    const auto refused = [](const Model& m, const ParallelConfig& p) -> std::string {
+        try {
+            (void)Layout{m, p};
+        } catch (const InvalidLayout& e) {
+            return e.what();
+        }
+        return "";
+    };
+    // vLLM: ep is dp x tp or nothing; tp % dcp == 0; EPLB's even split; EPLB needs EP.
+    CHECK_THAT(refused(deepseek_v3, {.tp = 2, .dp = 4, .ep = 4}),
+               Catch::Contains("ep: expected 1, or dp x tp = 8"));
+    CHECK_THAT(refused(deepseek_v3, {.tp = 8, .dcp = 3}),
+               Catch::Contains("\"tp_size=8 must be divisible by dcp_size=3.\""));
+    CHECK_THAT(refused(deepseek_v3, {.tp = 1, .dp = 8, .ep = 8, .redundant_experts = 3}),
+               Catch::Contains("Got 259 experts and 8 EP ranks."));
+    CHECK_THAT(refused(deepseek_v3, {.tp = 8, .redundant_experts = 8}),
+               Catch::Contains("\"enable_expert_parallel must be True to use EPLB.\""));
+    // 256 + 32 = 288 = 8 x 36: even.
+    CHECK(Layout{deepseek_v3, {.tp = 1, .dp = 8, .ep = 8, .redundant_experts = 32}}
+              .placement()
+              .experts_per_gpu == 36);
+    // SGLang: dp and ep divide tp.
+    CHECK_THAT(refused(deepseek_v3, {.tp = 8, .dp = 3, .rules = ParallelRules::sglang}),
+               Catch::Contains("dp: expected a divisor of tp = 8"));
+    CHECK_THAT(refused(deepseek_v3, {.tp = 8, .ep = 3, .rules = ParallelRules::sglang}),
+               Catch::Contains("ep: expected a divisor of tp = 8"));
+    // TensorRT-LLM: attention dp is all of tp or nothing.
+    CHECK_THAT(refused(deepseek_v3, {.tp = 8, .dp = 4, .rules = ParallelRules::trtllm}),
+               Catch::Contains("dp: expected 1 or tp = 8"));
+    // Expert parallelism on a dense model.
+    CHECK_THAT(refused(llama_3_70b, {.tp = 8, .ep = 8}), Catch::Contains("mixture-of-experts"));
+    // DCP reuses the copies of a KV head: Llama-3-70B's 8 KV heads at tp 8 have none (tp / 8 = 1),
+    // at tp 16 two.
+    CHECK_THAT(refused(llama_3_70b, {.tp = 8, .dcp = 2}),
+               Catch::Contains("dcp: expected at most tp / kv_heads = 1"));
+    CHECK_NOTHROW((Layout{llama_3_70b, {.tp = 16, .dcp = 2}}));
+    // ... and only full attention and MLA split tokens (Gemma-2-27B at tp 32 holds two copies of
+    // each of its 16 KV heads, but half its layers slide).
+    CHECK_THAT(refused(presets::gemma_2_27b, {.tp = 32, .dcp = 2}),
+               Catch::Contains("SlidingWindowSpec asserts dcp == 1"));
+}
+
+TEST_CASE("decode context parallelism splits an MLA sequence's tokens over the dcp ranks",
+          "[layout][parallel]") {
+    // DeepSeek-V3 at tp 8: every rank holds the whole latent, (512 + 64) x 2 B x 61 layers =
+    // 70,272 B per token. With dcp 8 a rank holds ceil(8,000 / 8) = 1,000 of a sequence's 8,000
+    // tokens: 70,272,000 B against 562,176,000 B.
+    const Layout tp8{deepseek_v3, {.tp = 8}};
+    const Layout dcp8{deepseek_v3, {.tp = 8, .dcp = 8}};
+    CHECK(kv_bytes_per_token(deepseek_v3, KvDtype::bf16, tp8.stage(0)).count() == 70'272);
+    CHECK(kv_bytes_per_token(deepseek_v3, KvDtype::bf16, dcp8.stage(0)).count() == 70'272);
+    CHECK(kv_bytes_per_sequence(deepseek_v3, KvDtype::bf16, 8000, tp8.stage(0)).count() ==
+          562'176'000);
+    CHECK(kv_bytes_per_sequence(deepseek_v3, KvDtype::bf16, 8000, dcp8.stage(0)).count() ==
+          70'272'000);
+    // 8,001 tokens: rank 0 holds ceil(8,001 / 8) = 1,001.
+    CHECK(tokens_on_rank(8001, dcp8.stage(0)) == 1001);
+    // A rank's tokens that fit a budget are one in eight of the context's.
+    CHECK(*tokens_that_fit(70'272 * KiB, deepseek_v3, KvDtype::bf16, dcp8.stage(0)) == 8 * 1024);
 }

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,7 @@
 #include "detail/flat_json.hpp"
 #include "detail/text.hpp"
 #include "error.hpp"
+#include "roofline/estimate.hpp"
 #include "units.hpp"
 
 namespace kvplan {
@@ -361,14 +363,16 @@ struct CalibrationFit {
 
 // ---- The profile -----------------------------------------------------------------------------
 
-/// What later runs need from a calibration: the measured reserve of one model on one GPU under
-/// one engine, and the figures it came from.
+/// What later runs need from a calibration of one model on one GPU under one engine: the measured
+/// reserve (from a start-up log), the latency estimate's parameters (from a benchmark result), or
+/// both, and the files they came from.
 struct CalibrationProfile {
     std::string engine = "vllm";
     std::string model;
     std::string gpu;
     std::uint32_t tp = 1;
     std::uint32_t pp = 1;
+    bool has_reserve = true;  ///< false: no log was read, the memory fields below are unset
     double utilization = 0;
     Bytes memory_total{};
     Bytes weights{};
@@ -376,23 +380,28 @@ struct CalibrationProfile {
     Bytes reserve{};  ///< non-KV memory inside memory_total x utilization, weights excluded
     std::optional<Bytes> cuda_graphs{};  ///< the part of `reserve` that is CUDA graphs, when known
     std::string source;                  ///< the log it was fitted from
+    /// The latency estimate's fractions and fixed costs, fitted on a benchmark of this replica.
+    std::optional<EstimateParams> estimate{};
+    ComputeDtype estimate_compute = ComputeDtype::bf16;  ///< the peak its compute fraction is of
+    std::string estimate_source;                         ///< the benchmark result
 };
 
 [[nodiscard]] inline CalibrationProfile make_profile(const CalibrationFit& c, std::string model,
                                                      std::string gpu, std::uint32_t tp,
                                                      std::uint32_t pp, std::string source) {
-    return {"vllm",
-            std::move(model),
-            std::move(gpu),
-            tp,
-            pp,
-            c.utilization,
-            c.memory_total,
-            c.weights,
-            c.available_kv,
-            c.reserve,
-            c.cuda_graphs,
-            std::move(source)};
+    CalibrationProfile p;
+    p.model = std::move(model);
+    p.gpu = std::move(gpu);
+    p.tp = tp;
+    p.pp = pp;
+    p.utilization = c.utilization;
+    p.memory_total = c.memory_total;
+    p.weights = c.weights;
+    p.available_kv = c.available_kv;
+    p.reserve = c.reserve;
+    p.cuda_graphs = c.cuda_graphs;
+    p.source = std::move(source);
+    return p;
 }
 
 namespace detail {
@@ -427,14 +436,37 @@ namespace detail {
     j += "  \"gpu\": " + detail::json_quoted(p.gpu) + ",\n";
     j += "  \"tp\": " + std::to_string(p.tp) + ",\n";
     j += "  \"pp\": " + std::to_string(p.pp) + ",\n";
-    j += "  \"gpu_memory_utilization\": " + std::string(util) + ",\n";
-    j += size("memory_total", p.memory_total);
-    j += size("weights", p.weights);
-    j += size("available_kv", p.available_kv);
-    if (p.cuda_graphs) j += size("cuda_graphs", *p.cuda_graphs);
-    j += size("reserve", p.reserve);
-    j += "  \"source\": " + detail::json_quoted(p.source) + "\n}\n";
-    return j;
+    if (p.has_reserve) {
+        j += "  \"gpu_memory_utilization\": " + std::string(util) + ",\n";
+        j += size("memory_total", p.memory_total);
+        j += size("weights", p.weights);
+        j += size("available_kv", p.available_kv);
+        if (p.cuda_graphs) j += size("cuda_graphs", *p.cuda_graphs);
+        j += size("reserve", p.reserve);
+        j += "  \"source\": " + detail::json_quoted(p.source) + ",\n";
+    }
+    if (p.estimate) {
+        // The fewest digits that read back as the same double: a profile reproduces its estimate.
+        const auto number = [](std::string_view key, double v) {
+            char buf[40];
+            for (int digits = 9; digits <= 17; ++digits) {
+                std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+                if (std::strtod(buf, nullptr) == v) break;
+            }
+            return "  " + detail::json_quoted(key) + ": " + buf + ",\n";
+        };
+        j += number("estimate_bandwidth_fraction", p.estimate->bandwidth);
+        j += number("estimate_compute_fraction", p.estimate->compute);
+        j += number("estimate_layer_overhead_seconds", p.estimate->layer_overhead.in(seconds));
+        j += number("estimate_all_reduce_latency_seconds",
+                    p.estimate->all_reduce_latency.in(seconds));
+        j += "  \"estimate_compute_dtype\": " + detail::json_quoted(name(p.estimate_compute)) +
+             ",\n";
+        j += "  \"estimate_source\": " + detail::json_quoted(p.estimate_source) + ",\n";
+    }
+    // Every member above ends with a comma; the last one's is dropped.
+    j.erase(j.size() - 2, 1);
+    return j + "}\n";
 }
 
 /// Reads a profile written by profile_json. Throws InvalidInput naming `where` and the field.
@@ -442,6 +474,8 @@ namespace detail {
                                                       std::string_view where) {
     CalibrationProfile p;
     bool version = false, have_reserve = false, have_util = false;
+    EstimateParams est;
+    int estimate_keys = 0;
     const auto bytes = [&](const std::string& key, const std::string& v) {
         const auto n = detail::parse_u64(v);
         if (!n)
@@ -486,15 +520,51 @@ namespace detail {
             have_reserve = true;
         } else if (key == "source") {
             p.source = value;
+        } else if (key == "estimate_bandwidth_fraction" || key == "estimate_compute_fraction") {
+            const auto f = detail::parse_double(value);
+            if (!f || !(*f > 0 && *f <= 1))
+                detail::throw_field_error<InvalidInput>(where, key, "a fraction in (0, 1]",
+                                                        detail::quoted(value));
+            (key == "estimate_bandwidth_fraction" ? est.bandwidth : est.compute) = *f;
+            ++estimate_keys;
+        } else if (key == "estimate_layer_overhead_seconds" ||
+                   key == "estimate_all_reduce_latency_seconds") {
+            const auto t = detail::parse_double(value);
+            if (!t || !(*t >= 0 && *t < 1))
+                detail::throw_field_error<InvalidInput>(where, key, "a time in [0, 1) s",
+                                                        detail::quoted(value));
+            (key == "estimate_layer_overhead_seconds" ? est.layer_overhead
+                                                      : est.all_reduce_latency) =
+                Seconds::in_base(*t);
+            ++estimate_keys;
+        } else if (key == "estimate_compute_dtype") {
+            const auto d = parse_compute_dtype(value);
+            if (!d)
+                detail::throw_field_error<InvalidInput>(
+                    where, key, "tf32, bf16, fp16, fp8, int8 or fp4", detail::quoted(value));
+            p.estimate_compute = *d;
+        } else if (key == "estimate_source") {
+            p.estimate_source = value;
         }
     }
     if (!version)
         detail::throw_field_error<InvalidInput>(where, "kvplan_profile", "1 (a kvplan profile)",
                                                 "none");
-    if (!have_reserve)
-        detail::throw_field_error<InvalidInput>(where, "reserve_bytes", "the fitted reserve",
-                                                "none");
-    if (!have_util)
+    // A reserve part (from a log), an estimate part (from a benchmark), or both; each complete.
+    if (estimate_keys != 0 && estimate_keys != 4)
+        detail::throw_field_error<InvalidInput>(
+            where, "estimate_*",
+            "all four of estimate_bandwidth_fraction, estimate_compute_fraction, "
+            "estimate_layer_overhead_seconds and estimate_all_reduce_latency_seconds",
+            detail::text(estimate_keys, " of them"));
+    if (estimate_keys == 4) p.estimate = est;
+    p.has_reserve = have_reserve || have_util;
+    if (!have_reserve && (have_util || !p.estimate))
+        detail::throw_field_error<InvalidInput>(
+            where, "reserve_bytes",
+            p.estimate ? "the fitted reserve" : "the fitted reserve, or the estimate_* parameters",
+            "none");
+    if (have_reserve && !have_util)
         detail::throw_field_error<InvalidInput>(
             where, "gpu_memory_utilization", "the utilization the reserve was fitted at", "none");
     return p;
@@ -509,9 +579,10 @@ namespace detail {
 /// growth and (when it charged them) CUDA graphs replace the modelled activation and graph terms.
 /// The CUDA context and communication buffers, which vLLM allocates before its memory snapshot and
 /// so never appear in its reserve, stay as modelled. Utilization is the profile's unless `base` is
-/// to keep its own (keep_utilization).
+/// to keep its own (keep_utilization). A profile without a reserve leaves `base` as it is.
 [[nodiscard]] inline BudgetOptions apply_profile(const CalibrationProfile& p, BudgetOptions base,
                                                  bool keep_utilization = false) {
+    if (!p.has_reserve) return base;  // an estimate-only profile measured no memory
     const Bytes graphs = p.cuda_graphs.value_or(Bytes{});
     base.reserve.cuda_graphs = graphs;
     base.reserve.activation = p.reserve > graphs ? p.reserve - graphs : Bytes{};

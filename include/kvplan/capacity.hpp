@@ -17,10 +17,13 @@ namespace kvplan {
                                                     std::uint32_t block_size = 1,
                                                     const Shard& s = {}) {
     if (block_size == 1) return kv_bytes_per_sequence(m, f, tokens, s);
-    // paged_sequence's reserved bytes, without the used bytes it also sizes.
-    return detail::paged_sum(m, f, s, block_size, [&](const CacheSpec& spec) {
-               return held_blocks(spec, tokens, block_size).count();
-           }).reserved;
+    // paged_sequence's reserved bytes, without the used bytes it also sizes; under decode context
+    // parallelism each rank pages its share of the tokens (vLLM: cdiv(cdiv(L, dcp), block)).
+    const std::uint64_t held = tokens_on_rank(tokens, s);
+    return detail::paged_sum(
+               m, f, s, block_size,
+               [&](const CacheSpec& spec) { return held_blocks(spec, held, block_size).count(); })
+        .reserved;
 }
 
 /// Tokens of context that fit in `budget` counting every growing layer per token (the KV-token
@@ -29,7 +32,8 @@ namespace kvplan {
                                                                 KvFormat f, const Shard& s = {}) {
     const Bytes per_token = kv_bytes_per_token(m, f, s);
     if (per_token.is_zero()) return {};  // nothing grows with context
-    return budget / per_token;
+    // Under decode context parallelism a rank holds one token in dcp.
+    return detail::mul(budget / per_token, s.dcp, "a token count");
 }
 
 /// Sequences of `tokens` (>= 1) that fit in `budget`.
@@ -79,6 +83,7 @@ namespace kvplan {
     // Beyond budget / slope tokens the growing layers alone exceed the budget, so when that many
     // fit it is the answer (checked apart: budget / slope + 1 would wrap for a 1-byte slope).
     std::uint64_t lo = 0, hi = each_budget / slope;
+    if (s.dcp > 1) hi = hi > detail::u64_max / s.dcp ? detail::u64_max : hi * s.dcp;
     if (!fits(0)) return 0;
     if (fits(hi)) return hi;
     while (hi - lo > 1) {

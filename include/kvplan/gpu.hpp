@@ -52,6 +52,12 @@ struct GpuSpec {
     std::array<FlopsPerSecond, all_compute_dtypes.size()> dense_flops{};  ///< zero: unsupported
     BytesPerSecond scale_up_bandwidth{};  ///< NVLink / Infinity Fabric per GPU, one direction; zero: none
     BytesPerSecond pcie_bandwidth{};      ///< host link, one direction
+    /// GPUs one scale-up link joins (a node: 8 in an HGX or DGX board). A layout with more GPUs
+    /// than this crosses nodes.
+    std::uint32_t gpus_per_node = 8;
+    /// Node-to-node bandwidth per GPU, one direction (its NIC: 400 Gb/s InfiniBand NDR is
+    /// 50 GB/s); zero: not stated.
+    BytesPerSecond scale_out_bandwidth{};
 
     /// Peak dense tensor throughput for `d`, or nullopt when the GPU has none for it.
     [[nodiscard]] constexpr std::optional<FlopsPerSecond> dense(ComputeDtype d) const noexcept {
@@ -69,18 +75,21 @@ namespace gpus {
 namespace detail {
 
 /// A spec from the figures of its configs/gpus file: TB/s, dense TFLOP/s in all_compute_dtypes
-/// order (0: unsupported), GB/s per direction (0: no scale-up link).
-[[nodiscard]] constexpr GpuSpec make(std::string_view id, std::string_view name, std::uint64_t stated,
-                                     std::uint64_t driver, double tb_per_s,
+/// order (0: unsupported), GB/s per direction (0: no scale-up link; no scale-out figure).
+[[nodiscard]] constexpr GpuSpec make(std::string_view id, std::string_view name,
+                                     std::uint64_t stated, std::uint64_t driver, double tb_per_s,
                                      std::array<double, all_compute_dtypes.size()> tflops,
-                                     double scale_up_gb_per_s, double pcie_gb_per_s) {
+                                     double scale_up_gb_per_s, double pcie_gb_per_s,
+                                     double scale_out_gb_per_s = 0, std::uint32_t node_gpus = 8) {
     GpuSpec g{.id = id,
               .name = name,
               .memory_stated = Bytes::exactly(stated),
               .memory_total = Bytes::exactly(driver),
               .memory_bandwidth = tb_per_s * TB_per_s,
               .scale_up_bandwidth = scale_up_gb_per_s * GB_per_s,
-              .pcie_bandwidth = pcie_gb_per_s * GB_per_s};
+              .pcie_bandwidth = pcie_gb_per_s * GB_per_s,
+              .gpus_per_node = node_gpus,
+              .scale_out_bandwidth = scale_out_gb_per_s * GB_per_s};
     for (std::size_t i = 0; i < tflops.size(); ++i) g.dense_flops[i] = tflops[i] * TFLOP_per_s;
     return g;
 }
@@ -99,21 +108,21 @@ inline constexpr GpuSpec a100_sxm4_80gb = detail::make(
 inline constexpr GpuSpec a100_pcie_80gb = detail::make(
     "a100-pcie-80gb", "NVIDIA A100 80GB PCIe", 80'000'000'000, 85'899'345'920, 1.935,
     {156, 312, 312, 0, 624, 0}, 0, 32);
-inline constexpr GpuSpec h100_sxm = detail::make(
-    "h100-sxm", "NVIDIA H100 SXM5 80GB", 80'000'000'000, 85'520'809'984, 3.35,
-    {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64);
+inline constexpr GpuSpec h100_sxm =
+    detail::make("h100-sxm", "NVIDIA H100 SXM5 80GB", 80'000'000'000, 85'520'809'984, 3.35,
+                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50);
 inline constexpr GpuSpec h100_pcie = detail::make(
     "h100-pcie", "NVIDIA H100 PCIe 80GB", 80'000'000'000, 85'520'809'984, 2.0,
     {378, 756, 756, 1513, 1513, 0}, 0, 64);
 inline constexpr GpuSpec h100_nvl = detail::make(
     "h100-nvl", "NVIDIA H100 NVL 94GB", 94'000'000'000, 100'485'038'080, 3.9,
     {417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 300, 64);
-inline constexpr GpuSpec h200_sxm = detail::make(
-    "h200-sxm", "NVIDIA H200 SXM 141GB", 141'000'000'000, 150'754'820'096, 4.8,
-    {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64);
-inline constexpr GpuSpec b200 = detail::make(
-    "b200", "NVIDIA B200 (HGX B200, 180GB)", 180'000'000'000, 192'265'846'784, 7.7,
-    {1100, 2250, 2250, 4500, 4500, 9000}, 900, 64);
+inline constexpr GpuSpec h200_sxm =
+    detail::make("h200-sxm", "NVIDIA H200 SXM 141GB", 141'000'000'000, 150'754'820'096, 4.8,
+                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50);
+inline constexpr GpuSpec b200 =
+    detail::make("b200", "NVIDIA B200 (HGX B200, 180GB)", 180'000'000'000, 192'265'846'784, 7.7,
+                 {1100, 2250, 2250, 4500, 4500, 9000}, 900, 64, 50);
 inline constexpr GpuSpec mi300x = detail::make(
     "mi300x", "AMD Instinct MI300X", 192'000'000'000, 206'141'652'992, 5.3,
     {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64);

@@ -76,7 +76,7 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
                                                     std::string_view expected_id = {}) {
     const JsonReader r(root, source);
     r.only_keys({"schema", "id", "aliases", "name", "vendor", "memory", "memory_bandwidth",
-                 "dense_tflops", "scale_up", "pcie", "tdp_W", "notes"},
+                 "dense_tflops", "scale_up", "pcie", "node", "tdp_W", "notes"},
                 "a GPU spec",
                 {{"bandwidth", "memory_bandwidth"},
                  {"hbm_bandwidth", "memory_bandwidth"},
@@ -179,6 +179,18 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
             out.spec.pcie_bandwidth =
                 detail::finite_rate(*pcie, "GB_per_s_per_direction", *v, GB_per_s);
         detail::optional_source(*pcie, "source");
+    }
+
+    // Optional: the node the GPU sits in. Without it, 8 GPUs per node and no scale-out figure.
+    if (const auto node = r.optional_object("node")) {
+        node->only_keys({"gpus", "scale_out", "GB_per_s_per_direction", "source"}, "node");
+        out.spec.gpus_per_node =
+            static_cast<std::uint32_t>(node->positive_integer("gpus", 1'000'000));
+        (void)node->optional_string("scale_out");
+        if (const auto out_bw = node->positive_number_or_null("GB_per_s_per_direction"))
+            out.spec.scale_out_bandwidth =
+                detail::finite_rate(*node, "GB_per_s_per_direction", *out_bw, GB_per_s);
+        detail::optional_source(*node, "source");
     }
 
     out.tdp_W = r.optional_positive_number("tdp_W");

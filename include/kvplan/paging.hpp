@@ -123,8 +123,9 @@ template <class BlocksOf>
 /// One sequence of `tokens` in blocks of `block_size` tokens.
 [[nodiscard]] constexpr PagedUse paged_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
                                                 std::uint32_t block_size, const Shard& s = {}) {
+    const std::uint64_t held = tokens_on_rank(tokens, s);  // a rank's share under dcp
     PagedUse u = detail::paged_sum(m, f, s, block_size, [&](const CacheSpec& spec) {
-        return held_blocks(spec, tokens, block_size).count();
+        return held_blocks(spec, held, block_size).count();
     });
     u.used = kv_bytes_per_sequence(m, f, tokens, s);
     return u;
@@ -172,6 +173,9 @@ struct SharedPrefixUse {
     std::uint64_t tokens, std::uint32_t block_size, const Shard& s = {}) {
     KVPLAN_EXPECTS(block_size != 0 && prefix_tokens <= tokens);
     SharedPrefixUse u;
+    // Under decode context parallelism a rank pages its share of the prefix and of the tokens.
+    prefix_tokens = tokens_on_rank(prefix_tokens, s);
+    tokens = tokens_on_rank(tokens, s);
     u.shared_blocks = prefix_tokens / block_size;
     if (sequences == 0) return u;
     for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {

@@ -1,10 +1,14 @@
 #pragma once
 
 // The planning layer's one answer: a deployment and its demand (plan/deployment.hpp), every figure
-// of a replica (plan/evaluate.hpp), the replica search (plan/search.hpp), and a policy's
-// requirements judged on it (plan/check.hpp).
+// of a replica (plan/evaluate.hpp), the replica search (plan/search.hpp), the engines' command
+// lines (plan/commands.hpp), disaggregated prefill and decode pools (plan/disaggregated.hpp), and
+// a policy's requirements judged on a replica (plan/check.hpp).
 
 #include "plan/check.hpp"
+#include "plan/commands.hpp"
 #include "plan/deployment.hpp"
+#include "plan/disaggregated.hpp"
 #include "plan/evaluate.hpp"
 #include "plan/search.hpp"
+#include "plan/speculation.hpp"

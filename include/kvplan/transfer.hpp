@@ -68,14 +68,16 @@ inline constexpr Link infiniband_hdr{"InfiniBand HDR (200 Gb/s)", 25.0 * GB_per_
 struct KvTransfer {
     std::uint64_t tokens = 0;
     Bytes bytes_per_rank{};    ///< the rank holding the most of it (its busiest stage)
-    Bytes bytes_replica{};     ///< over every rank: tp x each stage's share
+    Bytes bytes_replica{};     ///< over the ranks of its dp rank: attention tp x each stage's share
     Link link{};
     std::uint32_t links_in_parallel = 1;  ///< ranks moving at once (1 for a shared link)
     Seconds time{};            ///< bytes_per_rank / bandwidth (per_gpu), or bytes_replica / bandwidth (shared)
 };
 
 /// Moving one sequence of `tokens` held under layout `l` over `link`; `block_size` > 1 moves whole
-/// blocks, as paged engines do. Throws InvalidInput for a link without bandwidth.
+/// blocks, as paged engines do. Each GPU of the sequence's attention data-parallel rank moves its
+/// own share at once (an MLA latent is whole on each of them; decode context parallelism splits
+/// the tokens). Throws InvalidInput for a link without bandwidth.
 [[nodiscard]] constexpr KvTransfer kv_transfer(const Model& m, KvFormat f, const Layout& l,
                                                std::uint64_t tokens, const Link& link,
                                                std::uint32_t block_size = 1) {
@@ -88,9 +90,10 @@ struct KvTransfer {
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const Bytes rank = reserved_per_sequence(m, f, tokens, block_size, l.stage(st));
         t.bytes_per_rank = std::max(t.bytes_per_rank, rank);
-        t.bytes_replica += rank * l.tp();
+        t.bytes_replica += rank * l.attention_tp();
     }
-    t.links_in_parallel = link.scope == LinkScope::per_gpu ? l.ranks() : 1;
+    // A sequence lives on one attention data-parallel rank: its GPUs move it.
+    t.links_in_parallel = link.scope == LinkScope::per_gpu ? l.dp_rank_gpus() : 1;
     t.time = link.scope == LinkScope::per_gpu ? t.bytes_per_rank / link.bandwidth
                                               : t.bytes_replica / link.bandwidth;
     return t;
@@ -133,7 +136,7 @@ struct SpeculativeOptions {
     s.target = reserved_per_sequence(target, f, context, bs, busiest);
     s.target_extra = reserved_per_sequence(target, f, context + k, bs, busiest) - s.target;
     if (o.draft) {
-        const Shard d{.tp = o.draft_tp != 0 ? o.draft_tp : l.tp()};
+        const Shard d{.tp = o.draft_tp != 0 ? o.draft_tp : l.attention_tp()};
         s.draft = reserved_per_sequence(*o.draft, o.draft_kv, context + k, bs, d);
     }
     s.per_sequence = s.target_extra + s.draft;

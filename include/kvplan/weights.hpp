@@ -33,6 +33,11 @@
 // final norm and the LM head; with tied embeddings and more than one stage the last stage holds its
 // own copy of the embedding for the LM head (vllm/model_executor/models/llama.py: embed_tokens is
 // built `if is_first_rank or (tie_word_embeddings and is_last_rank)`).
+//
+// Under a layout's Placement (layout.hpp) each part splits over its own degree: attention over the
+// attention group, the dense MLP, shared experts, embedding and LM head as the engine places them,
+// and the routed experts spread over ep (the fullest GPU holds ceil((experts + redundant) / ep)),
+// each split expert_tp ways. Alike layers are counted once and multiplied.
 
 #include <algorithm>
 #include <array>
@@ -301,9 +306,10 @@ constexpr void emit_mlp(Fn& fn, const ModelConfig& c, ParamGroup g, std::uint64_
            mul(extra, before, "extra_params") / holders;
 }
 
-/// Calls fn(WeightTensor) for every tensor of layer `layer`.
+/// Calls fn(WeightTensor) for every tensor of layer `layer` but its share of extra_params: what
+/// every layer of the same class (layer_class) has alike.
 template <class Fn>
-constexpr void for_each_layer_tensor(const Model& m, std::uint32_t layer, Fn&& fn) {
+constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& fn) {
     const ModelConfig& c = m.config();
     const CacheSpec& spec = m.layer(layer);
     const std::uint64_t h = c.hidden_size;
@@ -402,9 +408,29 @@ constexpr void for_each_layer_tensor(const Model& m, std::uint32_t layer, Fn&& f
     const std::uint64_t norm_width = c.norm == NormKind::layer ? 2 * h : h;
     for (std::uint32_t k = 0; k < c.norms_per_layer; ++k)
         emit_vector(fn, ParamGroup::norms, norm_width);
+}
 
+/// The tensor of layer `layer`'s share of extra_params (a row-split linear layer), if it has one.
+template <class Fn>
+constexpr void for_each_extra_tensor(const Model& m, std::uint32_t layer, Fn&& fn) {
     const std::uint64_t extra = extra_params_of_layer(m, layer);
     if (extra != 0) fn(WeightTensor{ParamGroup::other, TpSplit::row, 1, extra, 1, 0, true});
+}
+
+/// Calls fn(WeightTensor) for every tensor of layer `layer`.
+template <class Fn>
+constexpr void for_each_layer_tensor(const Model& m, std::uint32_t layer, Fn&& fn) {
+    for_each_class_tensor(m, layer, fn);
+    for_each_extra_tensor(m, layer, fn);
+}
+
+/// Layers whose tensors (extra_params aside) are alike share a class: the same cache spec, MLP
+/// and MoE. At most max_cache_specs x 3 classes.
+inline constexpr std::uint32_t max_layer_classes = max_cache_specs * 3;
+
+[[nodiscard]] constexpr std::uint32_t layer_class(const Model& m, std::uint32_t layer) {
+    const std::uint32_t mlp = !m.has_mlp(layer) ? 0 : m.config().moe.is_moe_layer(layer) ? 2 : 1;
+    return m.layers().spec_of_layer[layer] * 3 + mlp;
 }
 
 /// Calls fn for the embedding (`embedding`), the final norm and the LM head (`head`): the tensors
@@ -460,6 +486,48 @@ constexpr void for_each_edge_tensor(const Model& m, bool embedding, bool head,
     if (t.group == ParamGroup::routed_experts && o.expert_format) f = *o.expert_format;
     if (t.group == ParamGroup::attention && o.attention_format) f = *o.attention_format;
     return encoding(f, o.layout);
+}
+
+/// How one GPU holds each part of a layer (from a Placement), or the whole model as stored.
+struct RankParts {
+    bool whole = true;            ///< the model as stored: nothing split, no vocabulary padding
+    std::uint32_t attention = 1;  ///< also extra_params' mixers and the vision tower
+    std::uint32_t dense_mlp = 1;
+    std::uint32_t shared_experts = 1;
+    std::uint32_t embedding = 1;
+    std::uint32_t lm_head = 1;
+    std::uint32_t expert_tp = 1;
+    std::uint64_t experts = 0;  ///< routed experts per MoE layer on the GPU
+};
+
+/// The parts of the fullest GPU of placement `p` (the GPU with the most experts).
+[[nodiscard]] constexpr RankParts rank_parts(const Placement& p) noexcept {
+    return {.whole = false,
+            .attention = p.attention_tp,
+            .dense_mlp = p.dense_mlp_tp,
+            .shared_experts = p.shared_expert_tp,
+            .embedding = p.embedding_tp,
+            .lm_head = p.lm_head_tp,
+            .expert_tp = p.expert_tp,
+            .experts = p.experts_per_gpu};
+}
+
+/// The TP degree tensors of group `g` are split over under `p`.
+[[nodiscard]] constexpr std::uint32_t degree_of(const RankParts& p, ParamGroup g) noexcept {
+    switch (g) {
+        case ParamGroup::dense_mlp:
+            return p.dense_mlp;
+        case ParamGroup::shared_experts:
+            return p.shared_experts;
+        case ParamGroup::routed_experts:
+            return p.expert_tp;
+        case ParamGroup::embedding:
+            return p.embedding;
+        case ParamGroup::lm_head:
+            return p.lm_head;
+        default:
+            return p.attention;
+    }
 }
 
 /// Rows and columns of `t` that one rank of TP degree `tp` holds.
@@ -536,23 +604,50 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
     return out;
 }
 
-/// Weight bytes before any override, for the whole model (tp 0: no vocab padding) or one rank.
+/// Bytes of tensor `t` on a GPU holding `parts` under `o`.
+[[nodiscard]] constexpr Bytes tensor_bytes(const WeightTensor& t, const RankParts& parts,
+                                           const WeightOptions& o) {
+    if (parts.whole) return encoded_bytes(tensor_encoding(t, o), t.rows, t.cols, t.copies);
+    const RankSlice s = rank_slice(t, degree_of(parts, t.group));
+    const std::uint64_t copies = t.group == ParamGroup::routed_experts ? parts.experts : t.copies;
+    return encoded_bytes(tensor_encoding(t, o), s.rows, s.cols, copies);
+}
+
+/// Weight bytes before any override of layers [first, end) and the edge tensors asked for, on a GPU
+/// holding `parts` (or the whole model as stored). Alike layers (layer_class) are counted once and
+/// multiplied, so the cost is per class, not per layer.
 [[nodiscard]] constexpr WeightBytes computed_weight_bytes(const Model& m, const WeightOptions& o,
-                                                          std::uint32_t tp, std::uint32_t first,
-                                                          std::uint32_t end, bool embedding,
-                                                          bool head, bool head_copy_of_tied) {
+                                                          const RankParts& parts,
+                                                          std::uint32_t first, std::uint32_t end,
+                                                          bool embedding, bool head,
+                                                          bool head_copy_of_tied) {
     WeightBytes wb;
     const auto add_tensor = [&](const WeightTensor& t) {
-        const RankSlice s = tp == 0 ? RankSlice{t.rows, t.cols} : rank_slice(t, tp);
-        wb[t.group] += encoded_bytes(tensor_encoding(t, o), s.rows, s.cols, t.copies);
+        wb[t.group] += tensor_bytes(t, parts, o);
     };
-    for (std::uint32_t i = first; i < end; ++i) for_each_layer_tensor(m, i, add_tensor);
+    std::array<std::uint32_t, max_layer_classes> count{};
+    std::array<std::uint32_t, max_layer_classes> example{};
+    const bool extras = m.config().extra_params != 0;
+    for (std::uint32_t i = first; i < end; ++i) {
+        const std::uint32_t k = layer_class(m, i);
+        if (count[k]++ == 0) example[k] = i;
+        if (extras) for_each_extra_tensor(m, i, add_tensor);
+    }
+    for (std::uint32_t k = 0; k < max_layer_classes; ++k) {
+        if (count[k] == 0) continue;
+        WeightBytes one;
+        for_each_class_tensor(m, example[k], [&](const WeightTensor& t) {
+            one[t.group] += tensor_bytes(t, parts, o);
+        });
+        for (std::size_t g = 0; g < param_group_count; ++g)
+            wb[ParamGroup(g)] += one[ParamGroup(g)] * count[k];
+    }
     for_each_edge_tensor(m, embedding, head, head_copy_of_tied, add_tensor);
     return wb;
 }
 
 [[nodiscard]] constexpr WeightBytes whole_model_computed(const Model& m, const WeightOptions& o) {
-    return computed_weight_bytes(m, o, 0, 0, m.num_layers(), true, true, false);
+    return computed_weight_bytes(m, o, RankParts{}, 0, m.num_layers(), true, true, false);
 }
 
 }  // namespace detail
@@ -642,8 +737,8 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
     const bool first = stage == 0;
     const bool last = stage + 1 == layout.pp();
     const WeightBytes computed = detail::computed_weight_bytes(
-        m, o, s.tp, s.first_layer, std::min(s.end_layer, m.num_layers()), first, last,
-        last && !first);
+        m, o, detail::rank_parts(layout.placement()), s.first_layer,
+        std::min(s.end_layer, m.num_layers()), first, last, last && !first);
     if (o.override_params == 0 && o.override_bytes.is_zero()) return computed;
     const Bytes whole = detail::whole_model_computed(m, o).total();
     const Bytes target = !o.override_bytes.is_zero()
@@ -652,13 +747,83 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
     return detail::scaled(computed, target.count(), whole.count());
 }
 
+/// The weight bytes of a rank of every pipeline stage of a layout (weight_bytes_per_rank of each),
+/// computed together: alike layers are counted once for the whole model.
+struct StageWeights {
+    std::array<WeightBytes, max_pipeline_stages> stages{};
+    std::uint32_t num_stages = 0;
+    [[nodiscard]] constexpr const WeightBytes& operator[](std::uint32_t s) const {
+        KVPLAN_EXPECTS(s < num_stages);
+        return stages[s];
+    }
+    /// The fullest stage's total.
+    [[nodiscard]] constexpr Bytes most() const {
+        Bytes b{};
+        for (std::uint32_t s = 0; s < num_stages; ++s) b = std::max(b, stages[s].total());
+        return b;
+    }
+};
+
+/// weight_bytes_per_rank(m, layout, s, o) for every stage s.
+[[nodiscard]] constexpr StageWeights weight_bytes_per_stage(const Model& m, const Layout& layout,
+                                                            const WeightOptions& o = {}) {
+    detail::check_options(m, o);
+    const detail::RankParts parts = detail::rank_parts(layout.placement());
+    // One walk per class of layer, then each stage sums its classes.
+    std::array<std::uint32_t, detail::max_layer_classes> example{};
+    std::array<bool, detail::max_layer_classes> seen{};
+    for (std::uint32_t i = 0; i < m.num_layers(); ++i) {
+        const std::uint32_t k = detail::layer_class(m, i);
+        if (!seen[k]) example[k] = i;
+        seen[k] = true;
+    }
+    // Default-initialized (each entry zero): g++ 12 refuses value-initializing this array in a
+    // constant expression.
+    std::array<WeightBytes, detail::max_layer_classes> per_class;
+    for (std::uint32_t k = 0; k < detail::max_layer_classes; ++k)
+        if (seen[k])
+            detail::for_each_class_tensor(m, example[k], [&](const detail::WeightTensor& t) {
+                per_class[k][t.group] += detail::tensor_bytes(t, parts, o);
+            });
+    const bool override = o.override_params != 0 || !o.override_bytes.is_zero();
+    Bytes whole{}, target{};
+    if (override) {
+        whole = detail::whole_model_computed(m, o).total();
+        target = !o.override_bytes.is_zero()
+                     ? o.override_bytes
+                     : detail::scaled(whole, o.override_params, total_params(m));
+    }
+    const bool extras = m.config().extra_params != 0;
+    StageWeights sw;
+    sw.num_stages = layout.pp();
+    for (std::uint32_t st = 0; st < layout.pp(); ++st) {
+        const Shard s = layout.stage(st);
+        WeightBytes wb;
+        const auto add_tensor = [&](const detail::WeightTensor& t) {
+            wb[t.group] += detail::tensor_bytes(t, parts, o);
+        };
+        std::array<std::uint32_t, detail::max_layer_classes> count{};
+        const std::uint32_t end = std::min(s.end_layer, m.num_layers());
+        for (std::uint32_t i = s.first_layer; i < end; ++i) {
+            ++count[detail::layer_class(m, i)];
+            if (extras) detail::for_each_extra_tensor(m, i, add_tensor);
+        }
+        for (std::uint32_t k = 0; k < detail::max_layer_classes; ++k)
+            if (count[k] != 0)
+                for (std::size_t g = 0; g < param_group_count; ++g)
+                    wb[ParamGroup(g)] += per_class[k][ParamGroup(g)] * count[k];
+        const bool first = st == 0;
+        const bool last = st + 1 == layout.pp();
+        detail::for_each_edge_tensor(m, first, last, last && !first, add_tensor);
+        sw.stages[st] = override ? detail::scaled(wb, target.count(), whole.count()) : wb;
+    }
+    return sw;
+}
+
 /// The most weight bytes any rank of `layout` holds: what the tightest GPU must fit.
 [[nodiscard]] constexpr Bytes max_weight_bytes_per_rank(const Model& m, const Layout& layout,
                                                         const WeightOptions& o = {}) {
-    Bytes most{};
-    for (std::uint32_t st = 0; st < layout.pp(); ++st)
-        most = std::max(most, weight_bytes_per_rank(m, layout, st, o).total());
-    return most;
+    return weight_bytes_per_stage(m, layout, o).most();
 }
 
 }  // namespace kvplan

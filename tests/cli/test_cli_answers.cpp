@@ -201,7 +201,8 @@ TEST_CASE("fit, compare, plan and check give the same figures for the same repli
                                    tp + " --top 100 --format json")
                             .out);
                     for (const json& row : p["candidates"])
-                        if (row["tp"].get<std::uint64_t>() == std::stoull(tp) && row["pp"] == 1) {
+                        if (row["tp"].get<std::uint64_t>() == std::stoull(tp) && row["pp"] == 1 &&
+                            row["dp"] == 1 && row["ep"] == 1 && row["dcp"] == 1) {
                             CHECK(row["max_concurrency"] == f["max_concurrency"]);
                             CHECK(row["kv_budget_bytes_per_gpu"] == f["kv_budget_bytes_per_gpu"]);
                             CHECK(row["tpot_seconds"].get<double>() ==
@@ -272,4 +273,51 @@ TEST_CASE("every failure is one line and exit 3, and everything printed is valid
     CHECK(e.code == 3);
     CHECK(valid_utf8(e.err));
     CHECK(std::count(e.err.begin(), e.err.end(), '\n') == 1);
+}
+
+TEST_CASE("a model without a config: its sizes as flags give the bundled config's figures",
+          "[cli][answers][models]") {
+    // Llama-3-70B's sizes: 80 layers, hidden 8,192, 64 heads, 8 KV heads (head_dim 8,192 / 64 =
+    // 128), vocabulary 128,256, MLP 28,672, 8,192 positions. The plain decoder the flags build is
+    // the bundled config's model, so every figure agrees.
+    const json inline_sizes = fit_json(
+        "--layers 80 --hidden-size 8192 --heads 64 --kv-heads 8 --vocab 128256 "
+        "--intermediate-size 28672 --max-position-embeddings 8192 --gpu h100-sxm --tp 4 "
+        "--context 8k --concurrency 48");
+    const json bundled =
+        fit_json("--model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 48");
+    for (const char* key : {"weight_bytes_per_gpu", "kv_budget_bytes_per_gpu",
+                            "kv_bytes_per_sequence_per_gpu", "max_concurrency", "max_context"})
+        CHECK(inline_sizes[key] == bundled[key]);
+    // Both a model and sizes, or neither, is a usage error.
+    CHECK(run_kvplan("fit --model llama-3-8b --layers 3 --gpu h100-sxm --context 8k").code == 2);
+    CHECK(run_kvplan("fit --gpu h100-sxm --context 8k").code == 2);
+}
+
+TEST_CASE("an unknown model_type imports by its architecture or by --model-type, with a note",
+          "[cli][answers][models]") {
+    // Kimi-K2's model_type kimi_k2 is not one kvplan knows; architectures[0] is
+    // DeepseekV3ForCausalLM, so it imports as DeepSeek-V3's MLA: 61 layers x (512 + 64) x 2 B =
+    // 70,272 B per token, and the note says so.
+    const CliRun r = run_kvplan("size --model kimi-k2-instruct --context 8k --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["kv_bytes_per_token"].get<std::uint64_t>() == 61ULL * 576 * 2);
+    bool noted = false;
+    for (const json& n : j["notes"]) noted = noted || n.get<std::string>().find("architectures") != std::string::npos;
+    CHECK(noted);
+    // --model-type forces a family on a config whose own type is unknown.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(KVPLAN_TEST_BINARY_DIR) / "model_type";
+    fs::create_directories(dir);
+    json cfg = json::parse(std::ifstream(fs::path(KVPLAN_SOURCE_DIR) / "configs/models/llama-3-8b.json"));
+    cfg["model_type"] = "my_llama";
+    cfg.erase("architectures");
+    std::ofstream(dir / "config.json") << cfg.dump();
+    CHECK(run_kvplan("size --model " + dir.string() + " --context 8k").code == 3);
+    const CliRun forced =
+        run_kvplan("size --model " + dir.string() + " --model-type llama --context 8k --format json");
+    REQUIRE(forced.code == 0);
+    // Llama-3-8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token.
+    CHECK(json::parse(forced.out)["kv_bytes_per_token"].get<std::uint64_t>() == 131'072);
 }

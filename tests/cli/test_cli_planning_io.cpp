@@ -80,11 +80,11 @@ TEST_CASE("fleet sizes replicas for fixed lengths by hand", "[cli][fleet]") {
     const CliRun e = run_kvplan(args + " --epsilon 0.01");
     REQUIRE(e.code == 0);
     CHECK(json::parse(e.out)["batch_kv_overflow"].get<std::uint64_t>() == 52);
-    // A 6 ms target: batch 1 reads about 15.3 GB (4.6 ms at 3.35 TB/s), and every extra
-    // sequence 0.3 GB more, so TPOT binds below the KV budget's 52.
+    // Sized by the bound, a 6 ms target: batch 1 reads about 15.3 GB (4.6 ms at 3.35 TB/s), and
+    // every extra sequence 0.3 GB more, so TPOT binds below the KV budget's 52.
     const CliRun tp = run_kvplan(
         "fleet --model llama-3-8b --gpu h100-sxm --kv-memory 16GiB --rate 10 --tpot-ms 6 "
-        "--ttft-ms 1000 --prompt-tokens 2000 --output-tokens 500 --format json");
+        "--ttft-ms 1000 --prompt-tokens 2000 --output-tokens 500 --size-by bound --format json");
     REQUIRE(tp.code == 0);
     const json k = json::parse(tp.out);
     CHECK(k["binding"] == "TPOT");

@@ -139,9 +139,11 @@ std::string weights_phrase(const ReplicaAnswer& a) {
         case WeightSource::checkpoint:
             return fmt::format("weights {} (the checkpoint's, {})", w,
                                a.replica.model.config().checkpoint.source);
-        case WeightSource::assumed:
+        case WeightSource::assumed: {
+            const std::string why = a.replica.model.config().checkpoint.source;
             return fmt::format("weights {} (assumed: {})", w,
-                               a.replica.model.config().checkpoint.source);
+                               why.empty() ? "the model states no format" : why);
+        }
         case WeightSource::given: return fmt::format("weights {} (--weight-dtype)", w);
     }
     return w;
@@ -334,6 +336,12 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              {"the longest length whose one request fits the usable blocks "
               "(_estimate_max_model_len_from_groups)",
               {}}});
+    rep.figures.push_back({"drafter_layers", "speculative drafter layers",
+                           cell_count(a.drafter_layers, "layers"), {},
+                           {"layers a speculative drafter adds to the KV cache", {}}, false});
+    rep.figures.push_back({"drafter_kv_bytes_per_token", "drafter KV per token",
+                           cell(a.drafter_kv_per_token), cell_exact(a.drafter_kv_per_token),
+                           {"the drafter layers' KV per token, whole model", {}}, false});
     rep.figures.push_back({"context_limit_tokens", "context limit",
                            cell_count(a.limit.tokens, "tokens"), {},
                            {"the least of the config's length keys, rope scaling applied "
@@ -347,6 +355,180 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                          grouped(a.demand.context)),
              cell(a.decode->tpot), {},
              {"the roofline lower bound (kvplan roofline) at the load each replica carries", {}}});
+}
+
+void append_model_notes(Report& rep, const ResolvedModel& m) {
+    for (const std::string& n : m.notes) rep.notes.push_back(display_name(m) + ": " + n);
+}
+
+std::string family_display(GpuFamily f) {
+    switch (f) {
+        case GpuFamily::ampere:
+            return "Ampere";
+        case GpuFamily::ada:
+            return "Ada";
+        case GpuFamily::hopper:
+            return "Hopper";
+        case GpuFamily::blackwell:
+            return "Blackwell";
+        case GpuFamily::cdna3:
+            return "CDNA3";
+    }
+    return std::string(name(f));
+}
+
+std::string estimate_params_text(const EstimateParams& p) {
+    return fmt::format(
+        "bandwidth {:.2f} and compute {:.2f} of peak, {:.0f} us a layer, {:.0f} us "
+        "an all-reduce",
+        p.bandwidth, p.compute, p.layer_overhead.in(microseconds),
+        p.all_reduce_latency.in(microseconds));
+}
+
+std::string estimate_basis_text(EstimateBasis b, std::optional<GpuFamily> family,
+                                const EstimateParams& p, const std::string& profile_path) {
+    const std::string params = estimate_params_text(p);
+    switch (b) {
+        case EstimateBasis::family_fitted:
+            return fmt::format("{}'s defaults, fitted on {}: {}", family_display(*family),
+                               default_params(*family).fitted_on, params);
+        case EstimateBasis::family_borrowed: {
+            // fitted_on reads "none: Hopper's values (...)" for a family without measurements.
+            std::string_view on = default_params(*family).fitted_on;
+            if (on.substr(0, 6) == "none: ") on.remove_prefix(6);
+            return fmt::format("{}'s defaults, {}: {}", family_display(*family), on, params);
+        }
+        case EstimateBasis::given:
+            return fmt::format("calibrated, from the profile {}: {}", profile_path, params);
+        default:
+            return "";
+    }
+}
+
+std::string no_estimate_text(const ReplicaAnswer& a) {
+    switch (a.estimate_basis) {
+        case EstimateBasis::does_not_start:
+            return "no latency estimate: the engine does not start, so nothing runs";
+        case EstimateBasis::no_gpu_figures:
+            return "no latency estimate: the GPU spec lacks the bound's figures (memory bandwidth, "
+                   "dense FLOP/s, a link for tp > 1)";
+        case EstimateBasis::unknown_family:
+            return fmt::format(
+                "no latency estimate: GPU '{}' is of no known family, so no fitted fractions "
+                "apply; --profile with a calibration of it (kvplan calibrate --bench) gives them",
+                a.replica.gpu.id);
+        default:
+            return "";
+    }
+}
+
+void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::string& profile_path) {
+    if (!a.demand.prompt_tokens) return;
+    const auto json_only = [&](std::string key, Cell v) {
+        rep.figures.push_back({std::move(key), "", std::move(v), {}, {}, false});
+    };
+    json_only("estimate_basis", cell_text(name(a.estimate_basis)));
+    if (!a.estimate) return;
+    const LatencyEstimate& e = *a.estimate;
+    const std::uint64_t I = *a.demand.prompt_tokens, O = *a.demand.output_tokens;
+    const std::string basis =
+        estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params, profile_path);
+    const auto step_text = [](const StepTerms& t) {
+        return fmt::format("max(memory {}, compute {}) + layers {} + all-reduce {}", t.memory,
+                           t.compute, t.layers, t.all_reduce);
+    };
+    const auto fig = [&](std::string key, std::string label, Cell v, Explanation how) {
+        rep.figures.push_back({std::move(key), std::move(label), std::move(v), {}, std::move(how)});
+    };
+    const Explanation itl_how{
+        "decode step + share x (mixed step - decode step): the mean step while a request decodes",
+        {fmt::format("decode step {} = {}: {} sequences at the mean context {} tokens",
+                     e.decode_step.time, step_text(e.decode_step), grouped(e.running),
+                     grouped(e.mean_context)),
+         fmt::format("mixed step {} = {}: {} decodes and a prefill chunk of {} tokens",
+                     e.mixed_step.time, step_text(e.mixed_step), grouped(e.running - 1),
+                     grouped(e.chunk)),
+         fmt::format("share {:.3f} = min(1, (running - 1) x chunks per prompt / output tokens)",
+                     e.mixed_share),
+         "parameters: " + basis}};
+    fig("itl_estimate_seconds",
+        fmt::format("ITL = TPOT estimate ({} running, {} in / {} out)", grouped(e.running),
+                    grouped(I), grouped(O)),
+        cell(e.itl), itl_how);
+    rep.figures.push_back(
+        {"tpot_estimate_seconds", "TPOT estimate", cell(e.tpot), {}, itl_how, false});
+    fig("itl_bound_seconds", "ITL bound at the same load", cell(e.itl_bound),
+        {"the decode bound at the running sequences of the prompt's tokens: peak figures, no fixed "
+         "costs; no mean step is faster",
+         {fmt::format("{} sequences of {} tokens", grouped(e.running), grouped(I))}});
+    fig("ttft_estimate_seconds", fmt::format("TTFT estimate ({} waiting)", grouped(e.waiting)),
+        cell(e.ttft),
+        {"the prompt's prefill chunks + half a step in flight + the wait in the queue", {}});
+    fig("ttft_prefill_estimate_seconds",
+        fmt::format("  prefill: {} chunk{} of {} tokens", grouped(e.chunks),
+                    e.chunks == 1 ? "" : "s", grouped(e.chunk)),
+        cell(e.ttft_prefill),
+        {"chunks x a step carrying one chunk beside the other running requests' decodes",
+         {fmt::format("token budget {} a step (max_num_batched_tokens), the decodes first",
+                      grouped(e.token_budget))}});
+    fig("ttft_in_flight_estimate_seconds", "  half a step in flight", cell(e.ttft_in_flight),
+        {"a request arrives during a step and waits for it to end (none when it runs alone)", {}});
+    fig("ttft_queue_estimate_seconds",
+        fmt::format("  queue: {} waiting for {} slots", grouped(e.waiting), grouped(e.running)),
+        cell(e.ttft_queue),
+        {"(clients - running) / running x a request's time (Little's law, closed loop)",
+         {fmt::format("a request's time once admitted {}", e.request),
+          fmt::format("running at most {} (max concurrency)", grouped(e.running_cap))}});
+    fig("ttft_bound_seconds", "TTFT bound (one prompt's prefill)", cell(e.ttft_bound),
+        {"the prefill bound of one prompt alone: peak figures, no queue",
+         {fmt::format("{} tokens", grouped(I))}});
+    fig("tokens_per_second_estimate", "tokens/s estimate (replica)",
+        cell_number(e.tokens_per_s, "tokens/s", 1),
+        {"running x output tokens / a request's time", {}});
+    fig("tokens_per_second_per_gpu_estimate", "tokens/s estimate per GPU",
+        cell_number(e.tokens_per_s_per_gpu, "tokens/s", 1),
+        {"tokens_per_second_estimate / GPUs of a replica", {}});
+    json_only("estimate_running_sequences", cell_count(e.running, "sequences"));
+    json_only("estimate_waiting_requests", cell_count(e.waiting, "requests"));
+    json_only("estimate_bandwidth_fraction", cell_number(a.estimate_params.bandwidth, "", 2));
+    json_only("estimate_compute_fraction", cell_number(a.estimate_params.compute, "", 2));
+    json_only("estimate_layer_overhead_seconds", cell(a.estimate_params.layer_overhead));
+    json_only("estimate_all_reduce_latency_seconds", cell(a.estimate_params.all_reduce_latency));
+}
+
+void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::string& profile_path,
+                           const std::string& verdict_use) {
+    if (!a.demand.prompt_tokens) return;
+    if (!a.estimate) {
+        rep.notes.push_back(no_estimate_text(a));
+        return;
+    }
+    const LatencyEstimate& e = *a.estimate;
+    const std::uint64_t I = *a.demand.prompt_tokens, O = *a.demand.output_tokens;
+    rep.notes.push_back(fmt::format(
+        "latency: the estimate (what a benchmark such as vllm bench serve should measure) beside "
+        "the roofline bound (what no step beats); {}",
+        verdict_use));
+    rep.notes.push_back(fmt::format(
+        "the estimate assumes a closed loop of {} clients per replica, every request {} tokens in "
+        "and {} out; at most {} run at once (the max concurrency above), chunked prefill of {} "
+        "tokens a step with the decodes first, as vLLM V1 schedules; it leaves out prefix "
+        "caching, speculative decoding, preemption and MoE all-to-all",
+        grouped(e.concurrency), grouped(I), grouped(O), grouped(e.running_cap),
+        grouped(e.token_budget)));
+    rep.notes.push_back(
+        "estimate parameters: " +
+        estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params, profile_path));
+    if (a.demand.context > I + O)
+        rep.notes.push_back(fmt::format(
+            "the estimate runs at most {} at once, what the cache holds at {} tokens each; vLLM "
+            "admits by the blocks a request holds, so requests of {} tokens may run more at once "
+            "(--context {} shows it)",
+            grouped(a.max_concurrency), grouped(a.demand.context), grouped(I + O), I + O));
+    if (a.serving.engine == Engine::sglang || a.serving.engine == Engine::trtllm)
+        rep.notes.push_back(
+            fmt::format("the estimate schedules as vLLM V1 does; {}'s scheduler differs in detail",
+                        display(a.serving.engine)));
 }
 
 void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
@@ -370,9 +552,28 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
             "{} tokens pass the model's limit of {} ({}); served as --allow-long-context asks, "
             "though the model was not trained for it",
             grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field));
-    if (a.weight_source == WeightSource::assumed)
-        rep.notes.push_back(fmt::format("weights sized as bf16: {}; --weight-dtype sets them",
-                                        a.replica.model.config().checkpoint.source));
+    if (const DraftMethod method = a.serving.draft_method; method != DraftMethod::none) {
+        const std::uint32_t tokens = a.serving.speculative_tokens;
+        if (a.drafter_layers == 0)
+            rep.notes.push_back(fmt::format(
+                "speculative decoding ({}): no drafter, no KV of its own", name(method)));
+        else
+            rep.notes.push_back(fmt::format(
+                "speculative decoding ({}, {} drafted per step): the drafter ({}) keeps its KV "
+                "in the model's cache (+{} B per token) and its weights on the last stage{}; the "
+                "decode bound is the model's own step, as acceptance is not modelled",
+                name(method), plural(tokens, "token", "tokens"),
+                plural(a.drafter_layers, "layer", "layers"),
+                grouped(a.drafter_kv_per_token.count()),
+                a.drafter_weights.is_zero()
+                    ? ""
+                    : fmt::format(" ({} for the draft model)", a.drafter_weights)));
+    }
+    if (a.weight_source == WeightSource::assumed) {
+        const std::string why = a.replica.model.config().checkpoint.source;
+        rep.notes.push_back(fmt::format("weights sized as bf16 ({}); --weight-dtype sets them",
+                                        why.empty() ? "the model states no format" : why));
+    }
     if (!a.kv_given && !a.memory().outside_fits)
         rep.notes.push_back("the terms outside the engine's fraction do not fit in what it leaves: "
                             "lower the fraction");

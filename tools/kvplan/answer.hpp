@@ -35,6 +35,33 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
 /// admits, the cap, the limit, an unmodelled checkpoint format.
 void append_answer_notes(Report& rep, const ReplicaAnswer& a);
 
+/// What the import of the model assumed (a model_type it fell back from, layers left out...).
+void append_model_notes(Report& rep, const ResolvedModel& m);
+
+/// "Hopper", "Ampere", "CDNA3": a GPU family as its maker writes it.
+[[nodiscard]] std::string family_display(GpuFamily f);
+
+/// "bandwidth 1.00 and compute 0.46 of peak, 123 us a layer, 7 us an all-reduce".
+[[nodiscard]] std::string estimate_params_text(const EstimateParams& p);
+
+/// Where the estimate's parameters came from: the family's fitted defaults and what they were
+/// fitted on, a family's borrowed ones, or the profile at `profile_path`; with the parameters.
+[[nodiscard]] std::string estimate_basis_text(EstimateBasis b, std::optional<GpuFamily> family,
+                                              const EstimateParams& p,
+                                              const std::string& profile_path);
+
+/// Why there is no estimate, in a sentence ("" when there is one or none was asked for).
+[[nodiscard]] std::string no_estimate_text(const ReplicaAnswer& a);
+
+/// The latency estimate beside its bound (ITL and TPOT, TTFT and its parts, tokens/s per replica
+/// and per GPU), with the parameters as JSON-only keys; nothing when the demand states no split.
+void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::string& profile_path);
+
+/// What the estimate assumes and which parameters it used, or why there is none; `verdict_use`
+/// says what the command's answer uses (fit: memory alone). Nothing without a split.
+void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::string& profile_path,
+                           const std::string& verdict_use);
+
 /// The name of a refusal, for JSON ("context_limit", ...; "none" when it starts).
 [[nodiscard]] const char* refusal_key(Refusal r) noexcept;
 

@@ -45,7 +45,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         usage_error("--engine", "vllm (calibration reads vLLM logs)", o.engine);
 
     const VllmLogFacts facts = load_vllm_log(cf.log);
-    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
     const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
     const Layout layout = make_layout(m, li);
@@ -210,7 +210,6 @@ void register_calibrate(CLI::App& app, Context& ctx) {
         "Fit the non-KV reserve from a vLLM start-up log (V0 or V1) and compare with the model");
     sub->add_option("log", cf->log, "The vLLM log")->required();
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
-    sub->get_option("--model")->required();
     sub->add_option("--write-profile", cf->write_profile,
                     "Write the fitted profile (JSON) to this file");
     sub->callback([o, cf, &ctx] { run_calibrate(*cf, *o, ctx); });

@@ -23,7 +23,9 @@ namespace kvplan::cli {
 namespace {
 
 void run_compare(const CommonOptions& o, Context& ctx) {
-    const auto models = split_list(o.model, "--model");
+    // --model takes a comma list; the inline sizes (--layers ...) describe one model.
+    const auto models = o.inline_model.given() ? std::vector<std::string>{""}
+                                               : split_list(o.model, "--model");
     const auto gpus = o.gpu.empty() ? std::vector<std::string>{} : split_list(o.gpu, "--gpu");
     const auto kvs = split_list(o.kv_dtype, "--kv-dtype");
     const auto wds = o.weight_dtype.empty() ? std::vector<std::string>{""}
@@ -64,7 +66,9 @@ void run_compare(const CommonOptions& o, Context& ctx) {
     }
     std::uint64_t context = 0;
     for (const std::string& m : models) {
-        const ResolvedModel rm = resolve_model(m, ctx, "--model", flags.import);
+        CommonOptions one_model = o;
+        one_model.model = m;
+        const ResolvedModel rm = resolve_model_flags(one_model, ctx, flags.import);
         const std::uint64_t ctx_tokens =
             flags.context ? *flags.context : context_limit(rm.get().config()).tokens;
         context = ctx_tokens;
@@ -134,7 +138,6 @@ void register_compare(CLI::App& app, Context& ctx) {
         "compare", "Several models, GPUs or dtypes side by side (comma lists: --model a,b --gpu x,y)");
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload |
                               opt_budget | opt_output);
-    sub->get_option("--model")->required();
     sub->callback([o, &ctx] { run_compare(*o, ctx); });
 }
 

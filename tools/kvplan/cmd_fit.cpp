@@ -20,24 +20,12 @@ namespace kvplan::cli {
 namespace {
 
 struct FitExtras {
-    std::string plot;     ///< --plot FILE.svg
-    std::string profile;  ///< --profile FILE.json
+    std::string plot;  ///< --plot FILE.svg
 };
 
 void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
-    ReplicaRequest in = read_replica(o, ctx);
-    std::optional<CalibrationProfile> profile;
-    if (!x.profile.empty()) {
-        // A calibrated reserve (kvplan calibrate) replaces the modelled activation and graphs.
-        profile = load_profile(x.profile);
-        BudgetOptions b;
-        b.reserve = in.flags.serving.reserve;
-        if (in.flags.serving.memory_fraction) b.utilization = *in.flags.serving.memory_fraction;
-        b = apply_profile(*profile, b, in.flags.serving.memory_fraction.has_value());
-        in.flags.serving.reserve = b.reserve;
-        if (!in.flags.serving.memory_fraction && in.flags.serving.engine != Engine::ideal)
-            in.flags.serving.memory_fraction = b.utilization;
-    }
+    const ReplicaRequest in = read_replica(o, ctx);
+    const std::optional<CalibrationProfile>& profile = in.profile;
     const Deployment d = in.deployment();
     const ReplicaAnswer a = evaluate(d, in.demand());
     Report rep;
@@ -55,13 +43,26 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
                   {"block_size", cell_count(a.serving.block_size, "tokens")},
                   {"context_tokens", cell_count(a.demand.context, "tokens")},
                   {"concurrency", cell_count(a.demand.concurrency, "sequences")}};
+    if (a.demand.prompt_tokens) {
+        rep.inputs.push_back({"prompt_tokens", cell_count(*a.demand.prompt_tokens, "tokens")});
+        rep.inputs.push_back({"output_tokens", cell_count(*a.demand.output_tokens, "tokens")});
+    }
     append_answer_figures(rep, a, in);
+    append_estimate_figures(rep, a, in.profile_path);
+    append_model_notes(rep, in.model);
     append_answer_notes(rep, a);
-    if (profile)
+    append_estimate_notes(rep, a, in.profile_path,
+                          "fit's verdict is about memory and uses neither");
+    if (profile && profile->has_reserve)
         rep.notes.push_back(fmt::format(
-            "reserve from the profile {} ({}, fitted on {} from {}){}", x.profile, profile->model,
-            profile->gpu.empty() ? std::string("its GPU") : profile->gpu, profile->source,
+            "reserve from the profile {} ({}, fitted on {} from {}){}", in.profile_path,
+            profile->model, profile->gpu.empty() ? std::string("its GPU") : profile->gpu,
+            profile->source,
             profile->model == in.model.id ? "" : ": a different model than --model"));
+    if (profile && profile->estimate && profile->model != in.model.id)
+        rep.notes.push_back(fmt::format(
+            "the estimate's parameters were calibrated on {}, a different model than --model",
+            profile->model));
     render(rep, parse_format(o.format), o.explain, *ctx.out);
     if (!x.plot.empty())
         write_fit_plot(x.plot, d, in.demand(),
@@ -77,14 +78,10 @@ void register_fit(CLI::App& app, Context& ctx) {
         "fit", "Does a workload fit a replica? The KV budget term by term, verdict first");
     add_options(*sub, *o,
                 opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
-                    opt_output);
-    sub->get_option("--model")->required();
+                    opt_lengths | opt_profile | opt_output);
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");
-    sub->add_option("--profile", x->profile,
-                    "Use the non-KV reserve of a calibration profile (kvplan calibrate "
-                    "--write-profile)");
     sub->callback([o, x, &ctx] { run_fit(*o, *x, ctx); });
 }
 

@@ -1,6 +1,8 @@
 // kvplan fleet: replicas for a request rate under TTFT / TPOT targets. The batch per replica is the
-// largest where the TPOT estimate (roofline decode bound / efficiency) and the KV budget both hold;
-// in flight = rate x (TTFT + mean output x TPOT); replicas = ceil(in flight / batch).
+// largest where the TPOT figure and the KV budget both hold; in flight = rate x (TTFT + mean output
+// x TPOT); replicas = ceil(in flight / batch). The TPOT figure is the latency estimate's at the
+// batch (roofline/estimate.hpp, the default) or the roofline decode bound / --efficiency
+// (--size-by bound); both are shown either way.
 
 #include <fmt/format.h>
 
@@ -11,9 +13,10 @@
 #include <kvplan/roofline.hpp>
 #include <memory>
 
+#include "answer.hpp"
 #include "commands.hpp"
-#include "flags.hpp"
 #include "explain.hpp"
+#include "flags.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"
@@ -28,11 +31,10 @@ struct FleetFlags {
     std::string ttft_ms;
     std::string tpot_ms;
     std::string trace;
-    std::string prompt_tokens;
-    std::string output_tokens;
     std::string epsilon;
     std::string percentile = "95";
-    std::string efficiency = "1";
+    std::string efficiency;  ///< --size-by bound only; default 1
+    std::string size_by = "estimate";
     std::string time_unit = "s";
 };
 
@@ -50,16 +52,29 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         fo.epsilon = parse_positive(ff.epsilon, "--epsilon");
         if (fo.epsilon >= 1) usage_error("--epsilon", "a probability in (0, 1)", ff.epsilon);
     }
-    fo.tpot_efficiency = parse_fraction(ff.efficiency, "--efficiency");
-    if (ff.trace.empty() && (ff.prompt_tokens.empty() || ff.output_tokens.empty()))
+    if (ff.size_by != "estimate" && ff.size_by != "bound")
+        usage_error("--size-by",
+                    "estimate (the latency estimate's TPOT) or bound (the roofline decode bound / "
+                    "--efficiency)",
+                    ff.size_by);
+    const bool by_estimate = ff.size_by == "estimate";
+    if (by_estimate && !ff.efficiency.empty())
+        usage_error("--efficiency",
+                    "--size-by bound beside it (the estimate has its own fractions: --profile "
+                    "calibrates them)",
+                    ff.efficiency);
+    fo.tpot_efficiency =
+        ff.efficiency.empty() ? 1.0 : parse_fraction(ff.efficiency, "--efficiency");
+    if (ff.trace.empty() && (o.prompt_tokens.empty() || o.output_tokens.empty()))
         usage_error("--trace", "a trace, or both --prompt-tokens and --output-tokens", "neither");
-    if (!ff.trace.empty() && (!ff.prompt_tokens.empty() || !ff.output_tokens.empty()))
+    if (!ff.trace.empty() && (!o.prompt_tokens.empty() || !o.output_tokens.empty()))
         usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both", ff.trace);
     const TraceOptions topt = trace_options(ff.time_unit);
     const LayoutInput li = parse_layout(o);
     const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
-    const EngineSetup engine = engine_setup(o);
+    EngineSetup engine = engine_setup(o);
+    const Serving serving = parse_serving(o);
     if (o.gpu.empty()) usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
 
     LengthDistribution dist;
@@ -68,14 +83,31 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         dist = LengthDistribution::from_trace(load_trace(ff.trace, topt));
         dist_source = ff.trace;
     } else {
-        const auto p = parse_quantile_points(ff.prompt_tokens, "--prompt-tokens");
-        const auto q = parse_quantile_points(ff.output_tokens, "--output-tokens");
+        const auto p = parse_quantile_points(o.prompt_tokens, "--prompt-tokens");
+        const auto q = parse_quantile_points(o.output_tokens, "--output-tokens");
         dist = LengthDistribution::from_percentiles(p, q);
-        dist_source =
-            fmt::format("prompt {} / output {} tokens", ff.prompt_tokens, ff.output_tokens);
+        dist_source = fmt::format("prompt {} / output {} tokens", o.prompt_tokens, o.output_tokens);
     }
-    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
+    // --profile: its reserve shapes the KV budget, its parameters the estimate.
+    const std::optional<CalibrationProfile> profile = read_profile_flag(o);
+    std::optional<EstimateParams> params;
+    if (profile) {
+        engine.budget = apply_profile(*profile, engine.budget, engine.utilization_given);
+        params = profile_estimate(*profile, o.profile, g.id, ComputeDtype::bf16);
+    }
+    const EstimateBasis basis = params                           ? EstimateBasis::given
+                                : !default_params(g.spec)        ? EstimateBasis::unknown_family
+                                : default_params(g.spec)->fitted ? EstimateBasis::family_fitted
+                                                                 : EstimateBasis::family_borrowed;
+    if (!params && default_params(g.spec)) params = default_params(g.spec)->params;
+    if (by_estimate && !params)
+        detail::throw_field_error<InvalidInput>(
+            fmt::format("GPU '{}'", g.id), "family",
+            "a GPU family with fitted estimate parameters (A100, L4/L40, H100/H200/GH200, "
+            "B100/B200/GB200, MI300/MI325), a --profile calibrated on it, or --size-by bound",
+            "none known");
     const Model& m = rm.get();
     const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
     const Layout layout = make_layout(m, li);
@@ -90,46 +122,71 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const double mean_output = dist.mean_output();
     const std::uint64_t decode_context = std::max<std::uint64_t>(
         1, static_cast<std::uint64_t>(std::llround(dist.mean_decode_context())));
-    // TTFT: the target, else the roofline's prefill bound at the mean prompt (a lower bound).
     const std::uint64_t mean_prompt =
         std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(len.mean_prompt)));
+    const std::uint64_t mean_output_tokens =
+        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(mean_output)));
     const Seconds prefill_mean = prefill_bound(r, mean_prompt).ttft;
     const Seconds prefill_p95 = prefill_bound(r, std::max<std::uint64_t>(1, len.prompt.p95)).ttft;
-    const Seconds ttft = ttft_flag.value_or(prefill_mean);
-    const FleetTargets targets{.rate_per_s = rate, .ttft = ttft, .tpot = tpot};
-    const auto step = [&](std::uint64_t b) { return decode_bound(r, b, decode_context).tpot; };
+    const auto bound_at = [&](std::uint64_t b) { return decode_bound(r, b, decode_context).tpot; };
+    // The estimate with `b` requests running at once, each of the mean prompt and output: the
+    // batch the plan sizes is the one that runs, so none waits.
+    const DecodeCosts costs = decode_costs(r, RooflineOptions{});
+    const auto estimate_at = [&](std::uint64_t b) {
+        const Load l{.concurrency = b,
+                     .prompt_tokens = mean_prompt,
+                     .output_tokens = mean_output_tokens,
+                     .max_num_batched_tokens = serving.max_num_batched_tokens};
+        return estimate_latency(costs, l, *params, RunningCap{b, true});
+    };
+    const auto step = [&](std::uint64_t b) {
+        return by_estimate ? estimate_at(b).itl : bound_at(b);
+    };
 
     // One plan per pipeline stage (each has its own KV budget and share of each request); the
-    // stage with the smallest batch sets the replica's.
-    std::optional<FleetPlan> plan;
+    // stage with the smallest batch sets the replica's. The batch does not depend on the TTFT:
+    // without a target, the TTFT is the estimate's at the batch (by the estimate) or the prefill
+    // bound of the mean prompt (by the bound), and the plan is redone with it.
+    const auto plan_with = [&](Seconds ttft, std::uint32_t& limiting, Bytes& budget) {
+        const FleetTargets targets{.rate_per_s = rate, .ttft = ttft, .tpot = tpot};
+        std::optional<FleetPlan> plan;
+        for (std::uint32_t st = 0; st < layout.pp(); ++st) {
+            const Histogram<Bytes> sizes =
+                kv_histogram(dist.lengths.total, m, kv, engine.block_size, layout.stage(st));
+            const Bytes b = stage_kv_budget(r, layout, st, engine);
+            FleetPlan p = plan_fleet(targets, sizes, mean_output, b, step, fo);
+            if (!plan || p.batch < plan->batch) {
+                plan = p;
+                limiting = st;
+                budget = b;
+            }
+        }
+        return *plan;
+    };
     std::uint32_t limiting = 0;
     Bytes budget{};
-    for (std::uint32_t st = 0; st < layout.pp(); ++st) {
-        const Histogram<Bytes> sizes =
-            kv_histogram(dist.lengths.total, m, kv, engine.block_size, layout.stage(st));
-        const Bytes b = stage_kv_budget(r, layout, st, engine);
-        FleetPlan p = plan_fleet(targets, sizes, mean_output, b, step, fo);
-        if (!plan || p.batch < plan->batch) {
-            plan = p;
-            limiting = st;
-            budget = b;
-        }
-    }
-    const FleetPlan& p = *plan;
+    FleetPlan p = plan_with(ttft_flag.value_or(prefill_mean), limiting, budget);
+    std::optional<LatencyEstimate> at_batch;
+    if (params && p.feasible) at_batch = estimate_at(p.batch);
+    const bool ttft_estimated = !ttft_flag && by_estimate && at_batch;
+    const Seconds ttft = ttft_flag ? *ttft_flag : ttft_estimated ? at_batch->ttft : prefill_mean;
+    if (ttft_estimated) p = plan_with(ttft, limiting, budget);
 
     Report rep;
     rep.command = "fleet";
     rep.heading = fmt::format("{} on {} x {}: {:g} requests/s, TPOT {}, TTFT {}", display_name(rm),
                               describe_layout(r.parallel), g.id, rate, tpot, ttft);
+    const std::string sized_by = by_estimate ? "the latency estimate" : "the roofline bound";
     if (p.feasible)
         rep.verdict = fmt::format(
-            "{} replica{} of {} = {} GPU{} ({} binds at batch {})", p.replicas,
+            "{} replica{} of {} = {} GPU{} ({} binds at batch {}; sized by {})", p.replicas,
             p.replicas == 1 ? "" : "s", describe_layout(r.parallel), p.replicas * layout.ranks(),
-            p.replicas * layout.ranks() == 1 ? "" : "s", name(p.binding), p.batch);
+            p.replicas * layout.ranks() == 1 ? "" : "s", name(p.binding), p.batch, sized_by);
     else if (p.batch_tpot == 0)
         rep.verdict = fmt::format(
-            "NO BATCH MEETS THE TARGETS: one sequence alone decodes at {} per token, above {}",
-            step(1) / fo.tpot_efficiency, tpot);
+            "NO BATCH MEETS THE TARGETS: one sequence alone decodes at {} per token by {}, above "
+            "{}",
+            step(1) / fo.tpot_efficiency, sized_by, tpot);
     else
         rep.verdict = "NO BATCH MEETS THE TARGETS: one request does not fit the KV budget";
     rep.inputs = {{"model", cell_text(rm.id)},
@@ -142,16 +199,19 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                   {"lengths", cell_text(dist_source)},
                   {"rate", cell_number(rate, "requests/s", 3)},
                   {"tpot_target", cell(tpot)},
-                  {"ttft", cell(ttft)}};
+                  {"ttft", cell(ttft)},
+                  {"size_by", cell_text(ff.size_by)}};
     const auto fig = [&](std::string key, std::string label, Cell v, Explanation e = {}) {
         rep.figures.push_back({std::move(key), std::move(label), std::move(v), {}, std::move(e)});
     };
     fig("mean_output_tokens", "Mean output tokens", cell_number(mean_output, "tokens", 1));
     fig("time_in_system", "Time in system per request", cell(p.time_in_system),
         {"TTFT + mean output tokens x TPOT target",
-         {fmt::format(
-             "TTFT = {}{}", ttft,
-             ttft_flag ? " (--ttft-ms)" : " (roofline prefill bound at the mean prompt)")}});
+         {fmt::format("TTFT = {}{}", ttft,
+                      ttft_flag        ? " (--ttft-ms)"
+                      : ttft_estimated ? " (the estimate's at the batch: the mean prompt's "
+                                         "prefill chunks and half a step)"
+                                       : " (roofline prefill bound at the mean prompt)")}});
     fig("in_flight", "Requests in flight", cell_number(p.in_flight, "requests", 1),
         {"rate x time in system (Little's law)", {}});
     fig("kv_budget_per_gpu", fmt::format("KV budget per GPU (stage {})", limiting), cell(budget));
@@ -171,10 +231,16 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         p.batch_tpot_capped ? "Batch the TPOT target allows (at least)"
                             : "Batch the TPOT target allows",
         cell_count(p.batch_tpot, "sequences"),
-        {"largest B with decode bound(B) / efficiency <= TPOT target",
-         {fmt::format("decode context = {} tokens (mean prompt + output / 2)",
-                      grouped(decode_context)),
-          fmt::format("efficiency = {:g} (--efficiency)", fo.tpot_efficiency)}});
+        by_estimate
+            ? Explanation{"largest B with the ITL estimate at B running <= TPOT target",
+                          {fmt::format("requests of the mean prompt {} and output {} tokens",
+                                       grouped(mean_prompt), grouped(mean_output_tokens)),
+                           "estimate parameters: " +
+                               estimate_basis_text(basis, gpu_family(g.spec), *params, o.profile)}}
+            : Explanation{"largest B with decode bound(B) / efficiency <= TPOT target",
+                          {fmt::format("decode context = {} tokens (mean prompt + output / 2)",
+                                       grouped(decode_context)),
+                           fmt::format("efficiency = {:g} (--efficiency)", fo.tpot_efficiency)}});
     if (fo.max_batch != 0)
         fig("max_num_seqs", "max_num_seqs", cell_count(fo.max_batch, "sequences"),
             {o.max_num_seqs.empty() ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
@@ -183,7 +249,39 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     fig("batch", "Batch per replica", cell_count(p.batch, "sequences"));
     fig("binding", "Binding constraint", cell_text(std::string(name(p.binding))));
     if (p.feasible) {
-        fig("tpot_at_batch", "TPOT estimate at that batch", cell(p.tpot_at_batch));
+        fig("tpot_at_batch", fmt::format("TPOT at that batch, as sized ({})", ff.size_by),
+            cell(p.tpot_at_batch),
+            {by_estimate ? "the latency estimate's ITL" : "decode bound / efficiency", {}});
+        fig("tpot_bound_seconds", "TPOT bound at that batch", cell(bound_at(p.batch)),
+            {"the roofline decode bound at the batch and the mean decode context: no step is "
+             "faster",
+             {fmt::format("decode context = {} tokens", grouped(decode_context))}});
+        if (at_batch) {
+            const LatencyEstimate& e = *at_batch;
+            const Explanation how{
+                "the latency estimate with the batch running, requests of the mean prompt and "
+                "output",
+                {fmt::format("{} in / {} out", grouped(mean_prompt), grouped(mean_output_tokens)),
+                 "estimate parameters: " +
+                     estimate_basis_text(basis, gpu_family(g.spec), *params, o.profile)}};
+            // By the estimate the line above is this figure already.
+            rep.figures.push_back({"itl_estimate_seconds",
+                                   "ITL = TPOT estimate at that batch",
+                                   cell(e.itl),
+                                   {},
+                                   how,
+                                   !by_estimate});
+            rep.figures.push_back(
+                {"tpot_estimate_seconds", "TPOT estimate", cell(e.tpot), {}, how, false});
+            fig("ttft_estimate_seconds", "TTFT estimate at that batch (no queue)", cell(e.ttft),
+                how);
+            fig("ttft_bound_seconds", "TTFT bound (the mean prompt's prefill)", cell(prefill_mean),
+                {"the roofline prefill bound of the mean prompt alone", {}});
+            fig("tokens_per_second_estimate", "Output tokens/s per replica (estimate)",
+                cell_number(e.tokens_per_s, "tokens/s", 1), how);
+            fig("tokens_per_second_per_gpu_estimate", "Output tokens/s per GPU (estimate)",
+                cell_number(e.tokens_per_s_per_gpu, "tokens/s", 1), how);
+        }
         fig("overflow_bound", "P(KV in use > budget), Chernoff bound",
             cell_number(p.overflow_bound, "", 6));
         fig("overflow_normal", "P(KV in use > budget), normal estimate",
@@ -203,6 +301,34 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             *ttft_flag, grouped(len.prompt.p95), prefill_p95));
     rep.notes.push_back(
         "each request holds its paged KV at completion size for its whole stay (an upper bound)");
+    if (by_estimate)
+        rep.notes.push_back(
+            "sized by the latency estimate (what a benchmark should measure), the bound beside "
+            "it; --size-by bound sizes by the roofline bound / --efficiency instead");
+    else
+        rep.notes.push_back(fmt::format(
+            "sized by the roofline bound{}, which no real step beats: an optimistic fleet; the "
+            "estimate is beside it",
+            fo.tpot_efficiency == 1.0 ? std::string()
+                                      : fmt::format(" / efficiency {:g}", fo.tpot_efficiency)));
+    if (params)
+        rep.notes.push_back(fmt::format(
+            "the estimate assumes every request of the mean prompt and output, the batch running "
+            "at once (chunked prefill with decodes first, as vLLM V1 schedules); parameters: {}",
+            estimate_basis_text(basis, gpu_family(g.spec), *params, o.profile)));
+    else
+        rep.notes.push_back(fmt::format(
+            "no latency estimate: GPU '{}' is of no known family (--profile with a calibration "
+            "of it gives one)",
+            g.id));
+    if (ttft_flag && at_batch && at_batch->ttft > *ttft_flag)
+        rep.notes.push_back(fmt::format(
+            "the TTFT estimate at batch {} ({}) is above the target {}: the fleet meets the TPOT "
+            "target, not the TTFT one",
+            grouped(p.batch), at_batch->ttft, *ttft_flag));
+    if (profile && profile->has_reserve)
+        rep.notes.push_back(fmt::format("reserve from the profile {} ({}, fitted from {})",
+                                        o.profile, profile->model, profile->source));
     if (fo.epsilon > 0)
         rep.notes.push_back(
             "overflow mode: batch chosen by the Chernoff bound on the sum of B independent "
@@ -222,18 +348,23 @@ void register_fleet(CLI::App& app, Context& ctx) {
         "fleet",
         "Replicas for a request rate under TTFT/TPOT targets: batch per replica, binding "
         "constraint, replicas");
-    add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
-    sub->get_option("--model")->required();
+    add_options(*sub, *o,
+                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_lengths |
+                    opt_profile | opt_output);
     sub->add_option("--rate", ff->rate, "Requests arriving per second")->required();
     sub->add_option("--tpot-ms", ff->tpot_ms, "Time per output token target, in ms")->required();
     sub->add_option("--ttft-ms", ff->ttft_ms,
-                    "Time to first token target, in ms; default: the roofline prefill bound at "
-                    "the mean prompt");
+                    "Time to first token target, in ms; default: the estimate's TTFT at the batch "
+                    "(--size-by bound: the roofline prefill bound at the mean prompt)");
     sub->add_option("--trace", ff->trace, "Lengths from a request trace (CSV or JSON Lines)");
-    sub->add_option("--prompt-tokens", ff->prompt_tokens,
-                    "Prompt lengths: one number, or percentile:tokens pairs (50:1000,95:4000)");
-    sub->add_option("--output-tokens", ff->output_tokens,
-                    "Output lengths: one number, or percentile:tokens pairs (50:200,95:800)");
+    sub->get_option("--prompt-tokens")
+        ->description("Prompt lengths: one number, or percentile:tokens pairs (50:1000,95:4000)");
+    sub->get_option("--output-tokens")
+        ->description("Output lengths: one number, or percentile:tokens pairs (50:200,95:800)");
+    sub->add_option("--size-by", ff->size_by,
+                    "estimate: size by the latency estimate's TPOT at the batch; bound: by the "
+                    "roofline decode bound / --efficiency (an optimistic fleet)")
+        ->capture_default_str();
     sub->add_option("--percentile", ff->percentile,
                     "Size every request at this percentile of KV per request")
         ->capture_default_str();
@@ -241,9 +372,8 @@ void register_fleet(CLI::App& app, Context& ctx) {
                     "Instead: the largest batch with P(KV in use > budget) <= epsilon (Chernoff "
                     "bound over the length distribution)");
     sub->add_option("--efficiency", ff->efficiency,
-                    "Fraction of the roofline decode bound the engine achieves: TPOT estimate = "
-                    "bound / this")
-        ->capture_default_str();
+                    "With --size-by bound: the fraction of the decode bound the engine achieves, "
+                    "TPOT = bound / this (default 1)");
     sub->add_option("--time-unit", ff->time_unit, "Unit of numeric arrival times in --trace")
         ->capture_default_str();
     sub->callback([o, ff, &ctx] { run_fleet(*ff, *o, ctx); });

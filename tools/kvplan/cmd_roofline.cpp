@@ -27,11 +27,13 @@ ComputeDtype compute_dtype_flag(const std::string& text) {
 std::vector<RooflinePoint> roofline_points(const Deployment& d,
                                            const std::vector<std::uint64_t>& batches,
                                            const std::vector<std::uint64_t>& contexts,
-                                           const RooflineOptions& ro) {
+                                           const RooflineOptions& ro,
+                                           std::optional<TokenSplit> split) {
     std::vector<RooflinePoint> out;
     EvaluateOptions eo;
     eo.contexts = false;
     eo.decode = false;
+    eo.roofline = ro;
     for (std::uint64_t c : contexts) {
         // Whether the cache holds the batch: evaluate's answer at (context, batch).
         const ReplicaAnswer at = evaluate(d, {.context = c, .concurrency = 1}, eo);
@@ -43,6 +45,14 @@ std::vector<RooflinePoint> roofline_points(const Deployment& d,
             p.cache_holds = at.max_concurrency;
             p.refusal = at.refusal;
             p.fits = at.starts() && at.max_concurrency >= b;
+            // The estimate: a closed loop of `b` clients of the split, sized at `c` tokens.
+            if (split)
+                p.answer = evaluate(d,
+                                    {.context = c,
+                                     .concurrency = b,
+                                     .prompt_tokens = split->prompt,
+                                     .output_tokens = split->output},
+                                    eo);
             out.push_back(std::move(p));
         }
     }
@@ -68,13 +78,19 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     if (!o.context.empty()) contexts = parse_list(o.context, "--context", parse_tokens);
     RooflineOptions ro;
     ro.compute = compute_dtype_flag(oc.compute_dtype);
+    // With a split, every context sizes requests of prompt + output tokens at least.
+    const TokenSplitFlags split_flags = parse_token_split(o);
+    for (std::uint64_t c : contexts) check_context_holds_split(c, split_flags, o.context);
+    const std::optional<TokenSplit> split =
+        split_flags.given() ? std::optional(TokenSplit{*split_flags.prompt, *split_flags.output})
+                            : std::nullopt;
     CommonOptions single = o;
     single.context = contexts.empty() ? "" : std::to_string(contexts.front());
     single.batch.clear();
-    const ReplicaRequest in = read_replica(single, ctx);
+    const ReplicaRequest in = read_replica(single, ctx, ro.compute);
     if (contexts.empty()) contexts.push_back(in.context);
     const Deployment d = in.deployment();
-    const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro);
+    const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro, split);
     const Replica r = evaluate(d, {.context = contexts.front()},
                                {.contexts = false, .decode = false})
                           .replica;
@@ -97,9 +113,13 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                   {"compute_dtype", cell_text(std::string(name(ro.compute)))},
                   {"memory_bandwidth_bytes_per_s", cell(in.gpu.spec.memory_bandwidth)},
                   {"peak_flops_per_s", cell(roofline_peak(in.gpu.spec, ro.compute))}};
+    if (split) {
+        rep.inputs.push_back({"prompt_tokens", cell_count(split->prompt, "tokens")});
+        rep.inputs.push_back({"output_tokens", cell_count(split->output, "tokens")});
+    }
     if (points.size() == 1) {
         const RooflinePoint& p = points.front();
-        if (!p.fits)
+        if (!p.fits) {
             rep.verdict = p.refusal != Refusal::none
                               ? fmt::format("DOES NOT START at {} tokens ({}): the bound below is "
                                             "for a replica that could not serve it",
@@ -109,8 +129,14 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                                             "batch it cannot hold",
                                             grouped(p.cache_holds), grouped(p.context),
                                             grouped(p.batch));
+            if (p.answer && p.answer->estimate)
+                *rep.verdict += fmt::format("; the estimate runs {} at once and queues the rest",
+                                            grouped(p.answer->estimate->running));
+        }
         append_roofline_figures(rep, p, in, r, ro);
+        if (p.answer) append_estimate_figures(rep, *p.answer, in.profile_path);
     }
+    append_model_notes(rep, in.model);
     rep.tables.push_back(roofline_table(points));
     rep.tables.back().in_text = points.size() > 1;
     rep.csv_table = 0;
@@ -126,6 +152,34 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
         rep.notes.push_back("pipeline stages run min(batch, pp) micro-batches, as vLLM keeps pp "
                             "batches in flight: TPOT spans every stage, throughput is batch / "
                             "TPOT");
+    if (split) {
+        const std::string use =
+            "roofline's own figures are the bound at batch sequences of the context (a request's "
+            "last step); the estimate is the mean step of --batch clients, beside its bound at the "
+            "same load";
+        if (points.size() == 1) {
+            append_estimate_notes(rep, *points.front().answer, in.profile_path, use);
+        } else {
+            rep.notes.push_back(
+                "latency: the estimate (what a benchmark should measure) beside "
+                "the roofline bound; " +
+                use);
+            const ReplicaAnswer& a = *points.front().answer;
+            if (a.estimate)
+                rep.notes.push_back(fmt::format(
+                    "the estimate assumes a closed loop of --batch clients, every request {} "
+                    "tokens in and {} out, at most the KV wall running at once, chunked prefill "
+                    "as vLLM V1 schedules; estimate parameters: {}",
+                    grouped(split->prompt), grouped(split->output),
+                    estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params,
+                                        in.profile_path)));
+            for (const RooflinePoint& p : points)
+                if (!p.answer->estimate) {
+                    rep.notes.push_back(no_estimate_text(*p.answer) + " (rows marked)");
+                    break;
+                }
+        }
+    }
     render(rep, parse_format(o.format), o.explain, *ctx.out);
     if (!oc.plot.empty())
         write_roofline_plot(oc.plot, r, contexts.front(),
@@ -170,6 +224,30 @@ Table roofline_table(const std::vector<RooflinePoint>& points) {
                           cell_bool(p.fits, "yes", "NO"),
                           p.refusal == Refusal::none ? cell_count(p.cache_holds, "")
                                                      : cell_null(refusal_key(p.refusal))});
+    }
+    // The estimate's columns, beside the bound's.
+    if (points.empty() || !points.front().answer) return t;
+    t.columns.insert(t.columns.end(),
+                     {{"running_sequences", "running"},
+                      {"tpot_estimate_seconds", "TPOT est."},
+                      {"itl_estimate_seconds", "ITL est.", false},
+                      {"itl_bound_seconds", "ITL bound"},
+                      {"ttft_estimate_seconds", "TTFT est."},
+                      {"ttft_bound_seconds", "TTFT bound"},
+                      {"tokens_per_second_estimate", "tokens/s est."},
+                      {"tokens_per_second_per_gpu_estimate", "tokens/s/GPU est."}});
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const std::optional<LatencyEstimate>& e = points[i].answer->estimate;
+        std::vector<Cell>& row = t.rows[i];
+        if (!e) {
+            const Cell none = cell_null(name(points[i].answer->estimate_basis));
+            row.insert(row.end(), 8, none);
+            continue;
+        }
+        row.insert(row.end(),
+                   {cell_count(e->running, ""), cell(e->tpot), cell(e->itl), cell(e->itl_bound),
+                    cell(e->ttft), cell(e->ttft_bound), cell_number(e->tokens_per_s, "tokens/s", 1),
+                    cell_number(e->tokens_per_s_per_gpu, "tokens/s", 1)});
     }
     return t;
 }
@@ -244,14 +322,16 @@ void register_roofline(CLI::App& app, Context& ctx) {
         "roofline",
         "Decode and prefill lower bounds; comma lists sweep (--batch 1,8,32 --context 1k,8k)");
     add_options(*sub, o->common,
-                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
+                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_lengths |
+                    opt_profile | opt_output);
     sub->add_option("-c,--context", o->common.context,
                     "Tokens per sequence, comma list to sweep (1k,8k); default: the model's limit");
     sub->add_option("-b,--batch,--concurrency", o->common.batch,
-                    "Sequences decoding at once, comma list to sweep (1,8,32)");
+                    "Sequences decoding at once, comma list to sweep (1,8,32); with "
+                    "--prompt-tokens and --output-tokens, the clients of the load the estimate "
+                    "serves (those the cache does not hold wait)");
     sub->add_option("--compute-dtype", o->compute_dtype,
                     "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default bf16)");
-    sub->get_option("--model")->required();
     sub->add_option("--plot", o->plot,
                     "Write the TPOT bound against batch (with the memory and compute lines) as an "
                     "SVG chart, at the first --context, the first --batch marked");

@@ -25,7 +25,7 @@ struct SizeFigures {
 };
 
 void run_size(const CommonOptions& o, Context& ctx) {
-    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
     const KvFormat f = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
     const LayoutInput li = parse_layout(o);
@@ -120,6 +120,7 @@ void run_size(const CommonOptions& o, Context& ctx) {
         r.notes.push_back(fmt::format("{} GPUs hold {} replicas of tp {} x pp {}; figures are per "
                                       "replica",
                                       li.gpus, li.replicas, li.tp, li.pp));
+    for (const std::string& n : rm.notes) r.notes.push_back(display_name(rm) + ": " + n);
     render(r, parse_format(o.format), o.explain, *ctx.out);
 }
 
@@ -130,7 +131,6 @@ void register_size(CLI::App& app, Context& ctx) {
     CLI::App* sub = app.add_subcommand(
         "size", "KV bytes per token, per sequence and in total, whole model and per GPU");
     add_options(*sub, *o, opt_model | opt_layout | opt_dtypes | opt_workload | opt_output);
-    sub->get_option("--model")->required();
     sub->callback([o, &ctx] { run_size(*o, ctx); });
 }
 

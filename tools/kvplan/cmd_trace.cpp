@@ -55,7 +55,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     std::optional<std::uint64_t> mml_flag;
     if (!tf.max_model_len.empty()) mml_flag = parse_tokens(tf.max_model_len, "--max-model-len");
 
-    const ResolvedModel rm = resolve_model(o.model, ctx, "--model", import_options(o));
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
     const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
     const Layout layout = make_layout(m, li);
@@ -294,7 +294,6 @@ void register_trace(CLI::App& app, Context& ctx) {
     sub->add_option("file", tf->file, "The trace: CSV with a header row, or JSON Lines")
         ->required();
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
-    sub->get_option("--model")->required();
     sub->add_option("--ttft-ms", tf->ttft_ms, "Time to first token, in ms")->capture_default_str();
     sub->add_option("--tpot-ms", tf->tpot_ms, "Time per output token, in ms")
         ->capture_default_str();

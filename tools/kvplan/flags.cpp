@@ -29,6 +29,51 @@ std::optional<WeightOptions> parse_weights(const CommonOptions& o) {
     return w;
 }
 
+Speculation parse_speculation(const CommonOptions& o, Engine engine) {
+    Speculation sp;
+    if (o.speculative_method.empty()) {
+        if (!o.num_speculative_tokens.empty())
+            usage_error("--num-speculative-tokens", "--speculative-method as well", "none given");
+        if (!o.draft_model.empty())
+            usage_error("--draft-model", "--speculative-method draft_model as well", "none given");
+        return sp;
+    }
+    const auto m = parse_draft_method(o.speculative_method);
+    if (!m)
+        throw UsageError(
+            "--speculative-method: expected none, ngram, eagle, eagle3, mtp or draft_model, "
+            "found '" +
+            o.speculative_method + "'" +
+            detail::did_you_mean(o.speculative_method,
+                                 {"none", "ngram", "eagle", "eagle3", "mtp", "draft_model"}));
+    sp.method = *m;
+    if (sp.method != DraftMethod::none && (engine == Engine::sglang || engine == Engine::trtllm))
+        usage_error("--speculative-method",
+                    "--engine vllm or ideal (speculative decoding is modelled as vLLM allocates "
+                    "for it)",
+                    std::string(name(engine)));
+    if (sp.method == DraftMethod::draft_model) {
+        if (o.draft_model.empty())
+            usage_error("--draft-model", "a draft model with --speculative-method draft_model",
+                        "none given");
+    } else if (!o.draft_model.empty()) {
+        usage_error("--draft-model", "--speculative-method draft_model", o.speculative_method);
+    }
+    const bool drafts = sp.method != DraftMethod::none;
+    if (drafts && o.num_speculative_tokens.empty())
+        usage_error("--num-speculative-tokens", "the tokens drafted per step with a drafter",
+                    "none given");
+    if (!drafts && !o.num_speculative_tokens.empty())
+        usage_error("--num-speculative-tokens", "a --speculative-method that drafts", "none");
+    if (drafts) {
+        const std::uint64_t t =
+            parse_count(o.num_speculative_tokens, "--num-speculative-tokens");
+        if (t > 64) usage_error("--num-speculative-tokens", "at most 64", o.num_speculative_tokens);
+        sp.tokens = static_cast<std::uint32_t>(t);
+    }
+    return sp;
+}
+
 Serving parse_serving(const CommonOptions& o) {
     Serving s;
     s.engine = parse_engine_flag(o.engine);
@@ -55,6 +100,7 @@ Serving parse_serving(const CommonOptions& o) {
         s.num_gpu_blocks = parse_count(o.num_gpu_blocks_override, "--num-gpu-blocks-override", 2);
     }
     s.allow_long_context = o.allow_long_context;
+    s.speculation = parse_speculation(o, s.engine);
     // A knob the engine cannot take (vLLM's block sizes) is a usage error too.
     try {
         (void)resolve_serving(s);
@@ -62,6 +108,69 @@ Serving parse_serving(const CommonOptions& o) {
         throw UsageError(std::string("--block-size: ") + e.what());
     }
     return s;
+}
+
+TokenSplitFlags parse_token_split(const CommonOptions& o) {
+    TokenSplitFlags t;
+    if (o.prompt_tokens.empty() != o.output_tokens.empty()) {
+        const bool prompt = o.prompt_tokens.empty();
+        usage_error(prompt ? "--prompt-tokens" : "--output-tokens",
+                    fmt::format("a token count beside {} (the latency estimate needs both parts "
+                                "of a request)",
+                                prompt ? "--output-tokens" : "--prompt-tokens"),
+                    "none");
+    }
+    if (o.prompt_tokens.empty()) return t;
+    t.prompt = parse_tokens(o.prompt_tokens, "--prompt-tokens");
+    t.output = parse_tokens(o.output_tokens, "--output-tokens");
+    return t;
+}
+
+void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& split,
+                               const std::string& context_text) {
+    if (split.given() && context < split.sum())
+        usage_error(
+            "--context",
+            fmt::format("at least --prompt-tokens + --output-tokens = {} tokens", split.sum()),
+            context_text);
+}
+
+std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o) {
+    if (o.profile.empty()) return std::nullopt;
+    return load_profile(o.profile);
+}
+
+void use_profile(const CalibrationProfile& p, const std::string& path, const std::string& gpu_id,
+                 ComputeDtype compute, Serving& s) {
+    if (p.has_reserve) {
+        // A calibrated reserve (kvplan calibrate) replaces the modelled activation and graphs.
+        BudgetOptions b;
+        b.reserve = s.reserve;
+        if (s.memory_fraction) b.utilization = *s.memory_fraction;
+        b = apply_profile(p, b, s.memory_fraction.has_value());
+        s.reserve = b.reserve;
+        if (!s.memory_fraction && s.engine != Engine::ideal) s.memory_fraction = b.utilization;
+    }
+    s.estimate = profile_estimate(p, path, gpu_id, compute);
+}
+
+std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p, const std::string& path,
+                                               const std::string& gpu_id, ComputeDtype compute) {
+    if (!p.estimate) return std::nullopt;
+    if (!p.gpu.empty() && p.gpu != gpu_id)
+        detail::throw_field_error<InvalidInput>(
+            path, "gpu",
+            fmt::format("{} (--gpu): the estimate's fractions are of the GPU they were fitted on",
+                        gpu_id),
+            fmt::format("'{}'", p.gpu));
+    if (p.estimate_compute != compute)
+        detail::throw_field_error<InvalidInput>(
+            path, "estimate_compute_dtype",
+            fmt::format("{}, the compute type this estimate runs at: the compute fraction is of "
+                        "that type's peak (roofline --compute-dtype sets another)",
+                        name(compute)),
+            fmt::format("'{}'", name(p.estimate_compute)));
+    return p.estimate;
 }
 
 ReplicaFlags parse_replica_flags(const CommonOptions& o) {
@@ -72,6 +181,8 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     f.serving = parse_serving(o);
     if (!o.context.empty()) f.context = parse_tokens(o.context, "--context");
     if (!o.concurrency.empty()) f.concurrency = parse_count(o.concurrency, "--concurrency");
+    f.split = parse_token_split(o);
+    if (f.context) check_context_holds_split(*f.context, f.split, o.context);
     f.import = import_options(o);
     return f;
 }
@@ -86,17 +197,28 @@ Deployment ReplicaRequest::deployment() const {
                       .serving = flags.serving};
 }
 
-ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx) {
+ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx, ComputeDtype compute) {
     // Flags first, so that a usage error is reported before any file is read.
     ReplicaFlags flags = parse_replica_flags(o);
     if (o.gpu.empty() && !flags.serving.kv_memory_per_gpu)
         usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
-    ResolvedModel model = resolve_model(o.model, ctx, "--model", flags.import);
+    ResolvedModel model = resolve_model_flags(o, ctx, flags.import);
+    if (flags.serving.speculation.method == DraftMethod::draft_model)
+        flags.serving.speculation.draft_model =
+            resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
-    const std::uint64_t context =
-        flags.context ? *flags.context : context_limit(model.get().config()).tokens;
+    // Requests of a stated split are sized at their own length unless --context says otherwise.
+    const std::uint64_t context = flags.context ? *flags.context
+                                  : flags.split.given()
+                                      ? flags.split.sum()
+                                      : context_limit(model.get().config()).tokens;
     ReplicaRequest r{std::move(model), std::move(gpu), std::move(flags), context};
     (void)make_layout(r.model.get(), r.flags.layout);  // InvalidLayout before any figure
+    r.profile = read_profile_flag(o);
+    if (r.profile) {
+        r.profile_path = o.profile;
+        use_profile(*r.profile, r.profile_path, r.gpu.id, compute, r.flags.serving);
+    }
     return r;
 }
 
@@ -111,6 +233,9 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         {"--max-num-batched-tokens", !o.max_num_batched_tokens.empty()},
         {"--num-gpu-blocks-override", !o.num_gpu_blocks_override.empty()},
         {"--allow-long-context", o.allow_long_context},
+        {"--speculative-method", !o.speculative_method.empty()},
+        {"--num-speculative-tokens", !o.num_speculative_tokens.empty()},
+        {"--draft-model", !o.draft_model.empty()},
         {"--gpus", !o.gpus.empty()}};
     for (const auto& [flag, given] : budget_flags)
         if (given)

@@ -5,13 +5,13 @@
 // library's Deployment and Demand built. Subcommands call read_replica() and evaluate().
 
 #include <cstdint>
-#include <optional>
-#include <string>
-
+#include <kvplan/calibrate.hpp>
 #include <kvplan/dtype.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/plan/deployment.hpp>
 #include <kvplan/weights.hpp>
+#include <optional>
+#include <string>
 
 #include "context.hpp"
 #include "inputs.hpp"
@@ -27,6 +27,36 @@ namespace kvplan::cli {
 /// --max-num-batched-tokens, --num-gpu-blocks-override, --allow-long-context.
 [[nodiscard]] Serving parse_serving(const CommonOptions& o);
 
+/// --prompt-tokens and --output-tokens: both or neither (a usage error names the one missing).
+struct TokenSplitFlags {
+    std::optional<std::uint64_t> prompt{};
+    std::optional<std::uint64_t> output{};
+    [[nodiscard]] bool given() const { return prompt.has_value(); }
+    [[nodiscard]] std::uint64_t sum() const { return *prompt + *output; }
+};
+[[nodiscard]] TokenSplitFlags parse_token_split(const CommonOptions& o);
+
+/// --context against the split: at least prompt + output tokens (a usage error otherwise).
+void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& split,
+                               const std::string& context_text);
+
+/// --profile read (exit 3 on a bad file), or nullopt without the flag.
+[[nodiscard]] std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o);
+
+/// A profile's parts applied to a replica's serving knobs: its measured reserve (and
+/// utilization, unless --gpu-memory-utilization was given) and its estimate parameters. Throws
+/// InvalidInput (exit 3) naming `path` when the estimate was fitted on another GPU than `gpu_id`
+/// or with its compute fraction of another type's peak than `compute`: fractions do not carry
+/// over.
+void use_profile(const CalibrationProfile& p, const std::string& path, const std::string& gpu_id,
+                 ComputeDtype compute, Serving& s);
+
+/// A profile's estimate parameters (nullopt when it has none), checked as use_profile checks them.
+[[nodiscard]] std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p,
+                                                             const std::string& path,
+                                                             const std::string& gpu_id,
+                                                             ComputeDtype compute);
+
 /// The flags of a replica, parsed.
 struct ReplicaFlags {
     LayoutInput layout{};
@@ -35,6 +65,7 @@ struct ReplicaFlags {
     Serving serving{};
     std::optional<std::uint64_t> context{};
     std::uint64_t concurrency = 1;
+    TokenSplitFlags split{};
     HfImportOptions import{};
 };
 
@@ -46,14 +77,21 @@ struct ReplicaRequest {
     ResolvedModel model;
     ResolvedGpu gpu;
     ReplicaFlags flags;
-    std::uint64_t context = 0;  ///< --context, else the model's context limit
+    /// --context, else --prompt-tokens + --output-tokens, else the model's context limit.
+    std::uint64_t context = 0;
+    std::optional<CalibrationProfile> profile{};  ///< --profile, applied to flags.serving
+    std::string profile_path{};
 
     [[nodiscard]] Deployment deployment() const;
-    [[nodiscard]] Demand demand() const { return {context, flags.concurrency}; }
+    [[nodiscard]] Demand demand() const {
+        return {context, flags.concurrency, flags.split.prompt, flags.split.output};
+    }
 };
 
-/// Parses `o`'s replica flags, then resolves --model and --gpu (exit 3 on a bad file).
-[[nodiscard]] ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx);
+/// Parses `o`'s replica flags, then resolves --model and --gpu (exit 3 on a bad file) and applies
+/// --profile, whose estimate must be of `compute`'s peak.
+[[nodiscard]] ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
+                                          ComputeDtype compute = ComputeDtype::bf16);
 
 /// Refuses, as usage errors, the flags that shape a replica's budget when there is no --gpu to
 /// budget (compare and diff without --gpu): such a flag would be ignored.

@@ -1,3 +1,4 @@
+#include <cctype>
 #include <filesystem>
 
 #include <kvplan/detail/nearest.hpp>
@@ -18,6 +19,15 @@ ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_
     if (p.extension() == ".json" || fs::is_regular_file(p, ec)) {
         const GpuSpecFile f = load_gpu_spec(p);  // a missing file throws InvalidInput naming it
         return {std::string(f.spec.id), f.file.string(), f.spec, f.aliases};
+    }
+    // An id is its file's name: read that one file rather than every spec (a CLI call stays a
+    // few milliseconds). Aliases need the whole folder.
+    std::string lower = arg;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const fs::path direct = ctx.config_dir / "gpus" / (lower + ".json");
+    if (lower.find('/') == std::string::npos && fs::is_regular_file(direct, ec)) {
+        const GpuSpecFile f = load_gpu_spec(direct);
+        return {std::string(f.spec.id), bundled_source(ctx, f.file), f.spec, f.aliases};
     }
     const GpuRegistry reg = GpuRegistry::load(ctx.config_dir);
     if (const GpuSpecFile* f = reg.find_file(arg))

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <initializer_list>
 
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/hf_config.hpp>
+#include <kvplan/plain_decoder.hpp>
 #include <kvplan/presets.hpp>
 
 #include "parse.hpp"
@@ -51,7 +53,76 @@ HfImportOptions import_options(const CommonOptions& o) {
     if (const std::uint32_t b = bytes_of(o.mamba_cache_dtype, "--mamba-cache-dtype"); b != 0)
         import.state_element_bytes = b;
     import.ssm_state_element_bytes = bytes_of(o.mamba_ssm_cache_dtype, "--mamba-ssm-cache-dtype");
+    import.model_type = o.model_type;
     return import;
+}
+
+namespace {
+
+/// The model --layers, --hidden-size ... describe (kvplan/plain_decoder.hpp).
+ResolvedModel inline_model(const InlineModel& m) {
+    const auto count = [](const std::string& text, std::string_view flag) -> std::uint64_t {
+        return text.empty() ? 0 : parse_count(text, flag);
+    };
+    const auto u32 = [&](const std::string& text, std::string_view flag) {
+        const std::uint64_t v = count(text, flag);
+        if (v > 0xFFFF'FFFFULL) usage_error(flag, "at most 4294967295", text);
+        return static_cast<std::uint32_t>(v);
+    };
+    PlainDecoder p;
+    p.name = "inline";
+    p.num_hidden_layers = u32(m.layers, "--layers");
+    p.hidden_size = count(m.hidden_size, "--hidden-size");
+    p.num_attention_heads = u32(m.heads, "--heads");
+    p.num_key_value_heads = u32(m.kv_heads, "--kv-heads");
+    p.head_dim = u32(m.head_dim, "--head-dim");
+    p.vocab_size = count(m.vocab, "--vocab");
+    p.intermediate_size = count(m.intermediate_size, "--intermediate-size");
+    p.num_experts = u32(m.experts, "--experts");
+    p.num_experts_per_tok = u32(m.experts_per_token, "--experts-per-token");
+    p.moe_intermediate_size = count(m.expert_intermediate_size, "--expert-intermediate-size");
+    p.sliding_window = count(m.window, "--window");
+    p.max_position_embeddings =
+        m.max_position_embeddings.empty()
+            ? 0
+            : parse_tokens(m.max_position_embeddings, "--max-position-embeddings");
+    // A size that is missing or impossible is the flag's error, exit 2.
+    for (const auto& [flag, value] : std::initializer_list<std::pair<const char*, std::uint64_t>>{
+             {"--layers", p.num_hidden_layers},
+             {"--hidden-size", p.hidden_size},
+             {"--heads", p.num_attention_heads},
+             {"--vocab", p.vocab_size}})
+        if (value == 0) usage_error(flag, "a whole number >= 1 (the model's sizes need it)", "");
+    try {
+        ResolvedModel r{"inline", "the inline sizes (--layers, --hidden-size ...)",
+                        Model{plain_decoder_config(p)}};
+        r.notes.push_back("a plain decoder from its sizes: full attention"
+                          + std::string(p.sliding_window != 0 ? " in a sliding window" : "") +
+                          ", a gated MLP, RMS norms, no biases; weights bf16");
+        return r;
+    } catch (const InvalidModel& e) {
+        // The model's own check names the config field; say which flag sets it.
+        throw UsageError(std::string("model sizes: ") + e.what() +
+                         " (--layers --hidden-size --heads --kv-heads --head-dim --vocab "
+                         "--intermediate-size --experts --experts-per-token --window)");
+    }
+}
+
+}  // namespace
+
+ResolvedModel resolve_model_flags(const CommonOptions& o, const Context& ctx,
+                                  const HfImportOptions& import) {
+    const bool sized = o.inline_model.given();
+    if (sized && !o.model.empty())
+        usage_error("--model", "either a model or its sizes (--layers ...), not both", o.model);
+    if (sized && !o.model_type.empty())
+        usage_error("--model-type", "a config.json to import (--model), not inline sizes",
+                    o.model_type);
+    if (sized) return inline_model(o.inline_model);
+    if (o.model.empty())
+        usage_error("--model", "a model id, a config.json, or the model's sizes (--layers ...)",
+                    "");
+    return resolve_model(o.model, ctx, "--model", import);
 }
 
 ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::string_view flag,
@@ -63,10 +134,13 @@ ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::str
     if (fs::exists(p, ec) || p.extension() == ".json" || arg.find('/') != std::string::npos) {
         fs::path file = p;
         if (fs::is_directory(file, ec)) file /= "config.json";
-        return {arg, file.string(), load_hf_config(p, import)};
+        HfImport m = import_hf_config(p, import);
+        return {arg, file.string(), std::move(m.model), std::move(m.notes)};
     }
-    if (const auto file = find_bundled_model(ctx.config_dir, arg))
-        return {arg, bundled_source(ctx, *file), load_bundled_model(ctx.config_dir, arg, import)};
+    if (const auto file = find_bundled_model(ctx.config_dir, arg)) {
+        HfImport m = import_bundled_model(ctx.config_dir, arg, import);
+        return {arg, bundled_source(ctx, *file), std::move(m.model), std::move(m.notes)};
+    }
     if (const Model* m = find_preset(arg))
         return {arg, "built-in preset " + std::string(m->name()) + " (kvplan/presets.hpp)", *m};
     std::string ids;

@@ -23,6 +23,7 @@ struct ResolvedModel {
     std::string id;      ///< what the user asked for: a bundled id or a path
     std::string source;  ///< where the numbers come from: a file, or a built-in preset
     std::optional<Model> model;
+    std::vector<std::string> notes{};  ///< what the import assumed that the file does not say
 
     [[nodiscard]] const Model& get() const { return *model; }
 };
@@ -34,8 +35,13 @@ struct ResolvedModel {
                                           std::string_view flag = "--model",
                                           const HfImportOptions& import = {});
 
-/// The import options of --mamba-cache-dtype and --mamba-ssm-cache-dtype; a usage error names
-/// the flag for a type it does not know.
+/// --model, or the model the inline flags (--layers, --hidden-size ...) describe; exactly one of
+/// them (a usage error otherwise).
+[[nodiscard]] ResolvedModel resolve_model_flags(const CommonOptions& o, const Context& ctx,
+                                                const HfImportOptions& import);
+
+/// The import options of --model-type, --mamba-cache-dtype and --mamba-ssm-cache-dtype; a usage
+/// error names the flag for a type it does not know.
 [[nodiscard]] HfImportOptions import_options(const CommonOptions& o);
 
 /// "bundled models/llama-3-70b.json": a bundled file named relative to the config folder.

@@ -5,10 +5,38 @@
 namespace kvplan::cli {
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
-    if (groups & opt_model)
+    if (groups & opt_model) {
         sub.add_option("-m,--model", o.model,
                        "A bundled model id (kvplan list models), or a path to a config.json or to "
-                       "a folder holding one");
+                       "a folder holding one; or give the model's sizes with --layers ...");
+        sub.add_option("--model-type", o.model_type,
+                       "Import the config.json as this transformers model_type (for one whose own "
+                       "kvplan does not know)");
+        InlineModel& m = o.inline_model;
+        const char* group = "Model by its sizes (instead of --model)";
+        sub.add_option("--layers", m.layers, "num_hidden_layers")->group(group);
+        sub.add_option("--hidden-size", m.hidden_size, "hidden_size")->group(group);
+        sub.add_option("--heads", m.heads, "num_attention_heads")->group(group);
+        sub.add_option("--kv-heads", m.kv_heads, "num_key_value_heads (default: --heads)")
+            ->group(group);
+        sub.add_option("--head-dim", m.head_dim, "head_dim (default: hidden size / heads)")
+            ->group(group);
+        sub.add_option("--vocab", m.vocab, "vocab_size")->group(group);
+        sub.add_option("--intermediate-size", m.intermediate_size, "the dense MLP's width")
+            ->group(group);
+        sub.add_option("--experts", m.experts, "routed experts per MoE layer (default: dense)")
+            ->group(group);
+        sub.add_option("--experts-per-token", m.experts_per_token, "routed experts per token")
+            ->group(group);
+        sub.add_option("--expert-intermediate-size", m.expert_intermediate_size,
+                       "one expert's MLP width (default: --intermediate-size)")
+            ->group(group);
+        sub.add_option("--window", m.window, "a sliding window every layer keeps, in tokens")
+            ->group(group);
+        sub.add_option("--max-position-embeddings", m.max_position_embeddings,
+                       "the model's context limit (default: vLLM's 2,048)")
+            ->group(group);
+    }
     if (groups & opt_gpu)
         sub.add_option("-g,--gpu", o.gpu,
                        "A bundled GPU id or alias (kvplan list gpus), or a path to a GPU spec JSON");
@@ -70,7 +98,30 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
         sub.add_flag("--allow-long-context", o.allow_long_context,
                      "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                      "lets vLLM");
+        sub.add_option("--speculative-method", o.speculative_method,
+                       "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
+                       "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "
+                       "draft_model; its drafter's layers share the KV cache");
+        sub.add_option("--num-speculative-tokens", o.num_speculative_tokens,
+                       "Tokens drafted per step (vLLM's num_speculative_tokens)");
+        sub.add_option("--draft-model", o.draft_model,
+                       "The draft model of --speculative-method draft_model: a bundled id or a "
+                       "config.json");
     }
+    if (groups & opt_lengths) {
+        sub.add_option("--prompt-tokens", o.prompt_tokens,
+                       "Prompt tokens of every request; with --output-tokens, the latency "
+                       "estimate at the load (ITL, TPOT, TTFT with its queue, tokens/s) is shown "
+                       "beside the bound, and --context defaults to their sum");
+        sub.add_option("--output-tokens", o.output_tokens,
+                       "Output tokens of every request, the first one included; with "
+                       "--prompt-tokens");
+    }
+    if (groups & opt_profile)
+        sub.add_option("--profile", o.profile,
+                       "A calibration profile (kvplan calibrate --write-profile): its measured "
+                       "reserve replaces the modelled one, its estimate parameters (from a "
+                       "benchmark) the GPU family's defaults");
     if (groups & opt_output) {
         sub.add_option("-f,--format", o.format, "Output: text, md, json or csv")
             ->check(CLI::IsMember({"text", "md", "json", "csv"}))

@@ -11,8 +11,25 @@ class App;
 
 namespace kvplan::cli {
 
+/// A model given by its sizes on the command line, as web KV calculators take them (no file).
+struct InlineModel {
+    std::string layers, hidden_size, heads, kv_heads, head_dim, vocab, intermediate_size, experts,
+        experts_per_token, expert_intermediate_size, window, max_position_embeddings;
+
+    /// Whether any of the flags was given.
+    [[nodiscard]] bool given() const {
+        for (const std::string* s : {&layers, &hidden_size, &heads, &kv_heads, &head_dim, &vocab,
+                                     &intermediate_size, &experts, &experts_per_token,
+                                     &expert_intermediate_size, &window, &max_position_embeddings})
+            if (!s->empty()) return true;
+        return false;
+    }
+};
+
 struct CommonOptions {
     std::string model;  ///< a bundled id, or a path to a config.json or a folder holding one
+    std::string model_type;     ///< import the config as this transformers model_type
+    InlineModel inline_model;   ///< --layers, --hidden-size ...: a model with no file
     std::string gpu;    ///< a bundled id or alias, or a path to a spec JSON
     std::string gpus;   ///< GPUs in the replica; default tp x pp
     std::string tp;  ///< empty: 1
@@ -33,22 +50,31 @@ struct CommonOptions {
     std::string max_num_batched_tokens;  ///< tokens of one step
     std::string num_gpu_blocks_override;
     bool allow_long_context = false;     ///< contexts past the model's limit
+    std::string speculative_method;
+    std::string num_speculative_tokens;
+    std::string draft_model;
+    std::string prompt_tokens;  ///< prompt tokens of a request (the latency estimate's load)
+    std::string output_tokens;  ///< output tokens of a request
+    std::string profile;        ///< a calibration profile (kvplan calibrate --write-profile)
     std::string format = "text";
     bool explain = false;
 };
 
 /// Which groups of flags a subcommand takes.
 enum OptionGroup : unsigned {
-    opt_model = 1U << 0,     ///< --model
-    opt_gpu = 1U << 1,       ///< --gpu
-    opt_layout = 1U << 2,    ///< --gpus --tp --pp
-    opt_dtypes = 1U << 3,    ///< --kv-dtype --weight-dtype --mamba-cache-dtype --mamba-ssm-cache-dtype
+    opt_model = 1U << 0,   ///< --model
+    opt_gpu = 1U << 1,     ///< --gpu
+    opt_layout = 1U << 2,  ///< --gpus --tp --pp
+    opt_dtypes =
+        1U << 3,  ///< --kv-dtype --weight-dtype --mamba-cache-dtype --mamba-ssm-cache-dtype
     opt_workload = 1U << 4,  ///< --context --concurrency
     opt_budget = 1U << 5,    ///< --engine and its knobs: --block-size --gpu-memory-utilization
                              ///< --kv-memory --max-num-seqs --max-num-batched-tokens
                              ///< --num-gpu-blocks-override --allow-long-context
     opt_output = 1U << 6,    ///< --format --explain
     opt_batch = 1U << 7,     ///< --batch
+    opt_lengths = 1U << 8,   ///< --prompt-tokens --output-tokens
+    opt_profile = 1U << 9,   ///< --profile
 };
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);

@@ -76,6 +76,7 @@ void text_table(const Table& t, std::ostream& out) {
     if (!t.title.empty()) out << t.title << "\n";
     std::string line;
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        if (!t.columns[c].in_text) continue;
         const bool right = !t.rows.empty() && c < t.rows[0].size() && right_aligned(t.rows[0][c]);
         line.append("  ").append(right ? pad_left(t.columns[c].label, w[c])
                                       : pad(t.columns[c].label, w[c]));
@@ -85,8 +86,9 @@ void text_table(const Table& t, std::ostream& out) {
     for (const auto& row : t.rows) {
         line.clear();
         for (std::size_t c = 0; c < row.size() && c < w.size(); ++c)
-            line.append("  ").append(right_aligned(row[c]) ? pad_left(row[c].text, w[c])
-                                                           : pad(row[c].text, w[c]));
+            if (t.columns[c].in_text)
+                line.append("  ").append(right_aligned(row[c]) ? pad_left(row[c].text, w[c])
+                                                               : pad(row[c].text, w[c]));
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out << line << "\n";
     }
@@ -173,10 +175,12 @@ void render_md(const Report& r, bool explain, std::ostream& out) {
         if (!t.in_text) continue;
         if (!t.title.empty()) out << "**" << md_escape(t.title) << "**\n\n";
         out << "|";
-        for (const Column& c : t.columns) out << " " << md_escape(c.label) << " |";
+        for (const Column& c : t.columns)
+            if (c.in_text) out << " " << md_escape(c.label) << " |";
         out << "\n|";
         // A column of numbers is right-aligned, whichever row has the first one.
         for (std::size_t c = 0; c < t.columns.size(); ++c) {
+            if (!t.columns[c].in_text) continue;
             const bool right = std::any_of(t.rows.begin(), t.rows.end(), [&](const auto& row) {
                 return c < row.size() && right_aligned(row[c]);
             });
@@ -185,7 +189,8 @@ void render_md(const Report& r, bool explain, std::ostream& out) {
         out << "\n";
         for (const auto& row : t.rows) {
             out << "|";
-            for (const Cell& c : row) out << " " << md_escape(c.text) << " |";
+            for (std::size_t c = 0; c < row.size() && c < t.columns.size(); ++c)
+                if (t.columns[c].in_text) out << " " << md_escape(row[c].text) << " |";
             out << "\n";
         }
         out << "\n";

@@ -63,6 +63,7 @@ struct Figure {
 struct Column {
     std::string key;
     std::string label;
+    bool in_text = true;  ///< false: JSON and CSV only (another column shows the same figure)
 };
 
 /// Rows of records; `key` names the JSON array.

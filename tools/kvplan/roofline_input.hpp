@@ -1,7 +1,9 @@
 #pragma once
 
 // Roofline points: the decode and prefill bounds at a (batch, context), and whether the replica's
-// cache holds that batch at all (evaluate's answer at the same point).
+// cache holds that batch at all (evaluate's answer at the same point); with a prompt / output
+// split, the latency estimate beside them with `batch` the concurrency of the load (evaluate's
+// answer at the same point too).
 
 #include <cstdint>
 #include <string>
@@ -24,6 +26,9 @@ struct RooflinePoint {
     bool fits = false;                ///< the engine starts and its cache holds the batch
     std::uint64_t cache_holds = 0;    ///< sequences of the context the cache holds (the KV wall)
     Refusal refusal = Refusal::none;  ///< why the engine does not start at this context
+    /// With a split: evaluate() at (context, batch clients, the split), its estimate beside the
+    /// bound.
+    std::optional<ReplicaAnswer> answer{};
 };
 
 /// --compute-dtype (default bf16).
@@ -32,12 +37,13 @@ struct RooflinePoint {
 /// The GPU's dense peak for `d` (zero when it has none).
 [[nodiscard]] FlopsPerSecond roofline_peak(const GpuSpec& g, ComputeDtype d);
 
-/// Every (batch, context), contexts outermost.
-[[nodiscard]] std::vector<RooflinePoint> roofline_points(const Deployment& d,
-                                                         const std::vector<std::uint64_t>& batches,
-                                                         const std::vector<std::uint64_t>& contexts,
-                                                         const RooflineOptions& ro);
+/// Every (batch, context), contexts outermost; with `split`, each with the estimate.
+[[nodiscard]] std::vector<RooflinePoint> roofline_points(
+    const Deployment& d, const std::vector<std::uint64_t>& batches,
+    const std::vector<std::uint64_t>& contexts, const RooflineOptions& ro,
+    std::optional<TokenSplit> split = std::nullopt);
 
+/// The points; with an estimate, its columns beside the bound's.
 [[nodiscard]] Table roofline_table(const std::vector<RooflinePoint>& points);
 
 void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaRequest& in,

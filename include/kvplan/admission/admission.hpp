@@ -242,7 +242,7 @@ constexpr void guard_block_counts(const BlockPoolSpec& s, std::uint64_t last) {
                     window_at[i] = window_at[i] + 1 == g.span ? 0 : window_at[i] + 1;
                     break;
                 case BlockGroupKind::state:
-                    held[i] = g.align && block_edge ? 2 : 1;
+                    held[i] = (g.align && block_edge ? 2 : 1) + g.extra_blocks;
                     break;
             }
             at[i] = at[i] + 1 == g.block_size ? 0 : at[i] + 1;

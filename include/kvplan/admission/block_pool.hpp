@@ -68,6 +68,9 @@ struct BlockGroup {
     /// state: vLLM's mamba_cache_mode "align", used with prefix caching (block_size is then the
     /// attention block); otherwise the state is one block whatever the length.
     bool align = false;
+    /// state: blocks kept beside it for speculative decoding, one per speculative token
+    /// (MambaSpec.num_speculative_blocks, vllm/v1/kv_cache_interface.py).
+    std::uint32_t extra_blocks = 0;
 };
 
 /// A block pool: its size, the null block, its groups and the scheduler's admission knobs.
@@ -153,11 +156,12 @@ constexpr void validate(const BlockPoolSpec& s) {
                                                    std::uint64_t processed) {
     KVPLAN_EXPECTS(processed < tokens);
     if (g.kind == BlockGroupKind::state)
-        return g.align && processed > 0 &&
-                       detail::ceil_div(tokens, g.block_size) >
-                           detail::ceil_div(processed, g.block_size)
-                   ? 2
-                   : 1;
+        return (g.align && processed > 0 &&
+                        detail::ceil_div(tokens, g.block_size) >
+                            detail::ceil_div(processed, g.block_size)
+                    ? 2
+                    : 1) +
+               g.extra_blocks;
     return detail::ceil_div(tokens, g.block_size) - skipped_tokens(g, processed) / g.block_size;
 }
 

@@ -155,7 +155,9 @@ constexpr void check_budget_inputs(const Replica& r, const Workload& w, const Bu
     return b;
 }
 
-/// The budget of every stage of `r` for workload `w`, and the replica's answers. Throws
+/// The budget of every stage of `r` for workload `w`, and the replica's answers. Under attention
+/// data parallelism each dp rank holds ceil(w.concurrency / dp) of the sequences, and the stages'
+/// figures are one rank's: the replica holds dp times their max_concurrency. Throws
 /// InvalidLayout for a layout the model cannot take and InvalidInput for a utilization outside
 /// (0, 1], a zero context, concurrency or block size, or a GPU without memory.
 [[nodiscard]] constexpr ReplicaBudget replica_budget(const Replica& r, const Workload& w,
@@ -170,9 +172,11 @@ constexpr void check_budget_inputs(const Replica& r, const Workload& w, const Bu
     rb.num_stages = l.pp();
     rb.fits = true;
     rb.max_concurrency = std::numeric_limits<std::uint64_t>::max();
+    Workload rank = w;  // one attention data-parallel rank's share
+    rank.concurrency = (w.concurrency + l.dp() - 1) / l.dp();
     bool first = true;
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        const StageBudget& b = rb.stages[st] = stage_budget(r, l, st, w, o);
+        const StageBudget& b = rb.stages[st] = stage_budget(r, l, st, rank, o);
         rb.fits = rb.fits && b.fits();
         rb.shortfall = std::max(rb.shortfall, b.shortfall);
         const StageBudget& lim = rb.stages[rb.limiting_stage];
@@ -189,6 +193,8 @@ constexpr void check_budget_inputs(const Replica& r, const Workload& w, const Bu
         first = false;
     }
     if (!rb.fits) rb.headroom = {};
+    if (l.dp() > 1 && rb.max_concurrency != std::numeric_limits<std::uint64_t>::max())
+        rb.max_concurrency = detail::mul(rb.max_concurrency, l.dp(), "a sequence count");
     return rb;
 }
 

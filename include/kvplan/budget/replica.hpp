@@ -1,7 +1,7 @@
 #pragma once
 
-// A serving replica (a model on tp x pp GPUs of one type, its weight and KV formats) and the
-// workload it must serve.
+// A serving replica (a model on the GPUs of one parallel layout, of one type, its weight and KV
+// formats) and the workload it must serve.
 
 #include <cstdint>
 
@@ -14,18 +14,21 @@
 
 namespace kvplan {
 
-/// A serving replica: a model on tp x pp GPUs of one type, its weight format and its KV format.
+/// A serving replica: a model on the GPUs of one parallel layout, all of one type, its weight
+/// format and its KV format.
 struct Replica {
     Model model;
     GpuSpec gpu{};              ///< every GPU of the replica is of this type
-    ParallelConfig parallel{};  ///< tp x pp
+    ParallelConfig parallel{};  ///< tp x pp, and dp, ep, dcp under the rules it names
     WeightOptions weights{};    ///< weight format (and expert format, overrides)
     KvFormat kv{};              ///< KV cache element type and scales
 
     /// The layout checked against the model; throws InvalidLayout.
     [[nodiscard]] constexpr Layout layout() const { return Layout(model, parallel); }
-    /// GPUs in the replica: tp x pp.
-    [[nodiscard]] constexpr std::uint32_t gpus() const noexcept { return parallel.tp * parallel.pp; }
+    /// GPUs in the replica: tp x pp, times dp under vLLM's rules (replica_gpus).
+    [[nodiscard]] constexpr std::uint32_t gpus() const noexcept {
+        return static_cast<std::uint32_t>(replica_gpus(parallel));
+    }
 };
 
 /// What a replica must serve: sequences of the p95 context length, that many at once, paged in

@@ -143,18 +143,16 @@ namespace detail {
 /// activation's output alive together; for MoE, k experts per token plus each expert's output
 /// (fused_moe's intermediate caches) and the shared experts.
 [[nodiscard]] constexpr std::uint64_t mlp_activation_elements(const Model& m, std::uint32_t layer,
-                                                              std::uint32_t tp) {
+                                                              const RankParts& p) {
     const ModelConfig& c = m.config();
     const std::uint64_t per_width = c.mlp == MlpKind::gated ? 3 : 2;
     if (!m.has_mlp(layer)) return 0;
-    if (!c.moe.is_moe_layer(layer)) return per_width * ceil_div(c.intermediate_size, tp);
+    if (!c.moe.is_moe_layer(layer)) return per_width * ceil_div(c.intermediate_size, p.dense_mlp);
     const std::uint64_t routed =
         std::uint64_t{c.moe.experts_per_token} *
-        (per_width * ceil_div(c.moe.expert_intermediate_size, tp) + c.hidden_size);
-    return routed + per_width * ceil_div(shared_expert_width(c.moe), tp);
+        (per_width * ceil_div(c.moe.expert_intermediate_size, p.expert_tp) + c.hidden_size);
+    return routed + per_width * ceil_div(shared_expert_width(c.moe), p.shared_experts);
 }
-
-
 
 }  // namespace detail
 
@@ -166,6 +164,7 @@ namespace detail {
                                                        const WeightOptions& w = {}) {
     const Shard s = l.stage(stage);
     const ModelConfig& c = m.config();
+    const detail::RankParts parts = detail::rank_parts(l.placement());
     ActivationPeak a;
     a.tokens = tokens;
     a.element = Bytes::exactly(w.format == WeightFormat::fp32 ? 4 : 2);
@@ -173,7 +172,7 @@ namespace detail {
     for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {
         a.attention_elements =
             std::max(a.attention_elements, detail::attention_activation_elements(m, m.layer(i), s.tp));
-        a.mlp_elements = std::max(a.mlp_elements, detail::mlp_activation_elements(m, i, s.tp));
+        a.mlp_elements = std::max(a.mlp_elements, detail::mlp_activation_elements(m, i, parts));
     }
     a.per_token = a.element * (a.residual_elements + std::max(a.attention_elements, a.mlp_elements));
     a.hidden = a.per_token * tokens;

@@ -77,9 +77,13 @@ struct EngineMemory {
 ///   trtllm  free_gpu_memory_fraction x (total - weights - activation peak - context, NCCL and
 ///           graphs), the memory free after the PyTorch backend's profiling run
 ///           (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator).
-[[nodiscard]] constexpr EngineMemory engine_memory(Engine e, const Replica& r, const Layout& l,
-                                                   std::uint32_t stage, const BudgetOptions& b = {},
-                                                   const EngineOptions& eo = {}) {
+namespace detail {
+
+/// engine_memory with the stage's weights `weights` given.
+[[nodiscard]] constexpr EngineMemory engine_memory_with(Engine e, const Replica& r, const Layout& l,
+                                                        std::uint32_t stage, Bytes weights,
+                                                        const BudgetOptions& b,
+                                                        const EngineOptions& eo) {
     EngineMemory em;
     em.engine = e;
     em.memory_total = r.gpu.memory_total;
@@ -88,7 +92,7 @@ struct EngineMemory {
     if (e == Engine::vllm && !ro.max_num_batched_tokens)
         ro.max_num_batched_tokens = eo.vllm.max_num_batched_tokens;
     const Reserve res = reserve_on_rank(r, l, stage, ro);
-    em.weights = weight_bytes_per_rank(r.model, l, stage, r.weights).total();
+    em.weights = weights;
     em.activation = res.activation.bytes;
     em.cuda_graphs = res.cuda_graphs.bytes;
     em.cuda_context = res.cuda_context.bytes;
@@ -109,11 +113,14 @@ struct EngineMemory {
                          (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);
             break;
         case Engine::sglang:
-            em.fraction = eo.sglang.mem_fraction_static
-                              ? *eo.sglang.mem_fraction_static
-                              : sglang_mem_fraction(r.gpu, l.tp(), l.pp(), eo.sglang).fraction;
+            em.fraction =
+                eo.sglang.mem_fraction_static
+                    ? *eo.sglang.mem_fraction_static
+                    : sglang_mem_fraction(r.gpu, l.tp(), l.pp(), eo.sglang, l.dp()).fraction;
             em.fraction_base = detail::saturating_sub(em.memory_total, em.cuda_context + em.comm_buffers);
-            em.fraction_bytes = detail::scale_down(em.fraction_base, em.fraction);
+            // SGLang's heuristic goes negative when its reserve passes the GPU's memory (a small
+            // GPU under dp attention): nothing is left for weights or cache.
+            em.fraction_bytes = detail::scale_down(em.fraction_base, std::max(em.fraction, 0.0));
             em.charged = em.weights;
             em.outside = em.activation + em.cuda_graphs;
             break;
@@ -138,6 +145,15 @@ struct EngineMemory {
                                               e == Engine::sglang ? em.fraction_base : em.memory_total,
                                               em.fraction_bytes);
     return em;
+}
+
+}  // namespace detail
+
+[[nodiscard]] constexpr EngineMemory engine_memory(Engine e, const Replica& r, const Layout& l,
+                                                   std::uint32_t stage, const BudgetOptions& b = {},
+                                                   const EngineOptions& eo = {}) {
+    return detail::engine_memory_with(
+        e, r, l, stage, weight_bytes_per_rank(r.model, l, stage, r.weights).total(), b, eo);
 }
 
 /// What one engine makes of a replica, in the same terms for every engine.
@@ -236,7 +252,7 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.starts = rep.vllm.enough_memory && rep.vllm.refused.empty();
             break;
         }
-        case Engine::sglang:
+        case Engine::sglang: {
             rep.sglang = sglang_kv_pool(r.model, r.kv, l, kv, eo.sglang);
             s.kv_memory = rep.sglang.available;
             s.tokens = rep.sglang.max_total_num_tokens;
@@ -244,10 +260,15 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             s.admitted = static_cast<std::uint64_t>(s.max_concurrency);
             if (rep.sglang.mamba_state_ignored)
                 s.admitted = std::min(s.admitted, exact_sequences(r, l, kv, context));
-            s.sequence_cap = std::max<std::uint64_t>(
-                sglang_max_running(rep.sglang, context, eo.sglang), 1);
+            // --max-running-requests is shared among the dp attention groups: each takes X // dp
+            // (python/sglang/srt/mem_cache/kv_cache_configurator.py, resolve_max_num_reqs).
+            SglangOptions so = eo.sglang;
+            if (so.max_running_requests && l.dp() > 1) *so.max_running_requests /= l.dp();
+            s.sequence_cap =
+                std::max<std::uint64_t>(sglang_max_running(rep.sglang, context, so), 1);
             s.starts = rep.sglang.max_total_num_tokens > 0;
             break;
+        }
         case Engine::trtllm: {
             TrtllmOptions o = eo.trtllm;
             if (o.max_seq_len == 0) o.max_seq_len = context;
@@ -272,27 +293,43 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
 
 }  // namespace detail
 
-/// Engine `e` on replica `r` for sequences of `context` tokens (vLLM's max_model_len and
-/// TensorRT-LLM's max_seq_len unless set in `eo`): the KV memory it gives each stage
-/// (engine_memory), or `b.kv_memory_per_gpu` when given, and the cache it builds in it.
-[[nodiscard]] constexpr EngineReport engine_report(Engine e, const Replica& r, std::uint64_t context,
-                                                   const BudgetOptions& b = {},
-                                                   const EngineOptions& eo = {}) {
+namespace detail {
+
+/// engine_report of `r` under its layout `l`, given its weights per stage.
+[[nodiscard]] constexpr EngineReport engine_report_with(Engine e, const Replica& r, const Layout& l,
+                                                        const StageWeights& w,
+                                                        std::uint64_t context,
+                                                        const BudgetOptions& b,
+                                                        const EngineOptions& eo) {
     KVPLAN_EXPECTS(context >= 1);
-    const Layout l = r.layout();
     EngineReport rep;
     rep.num_stages = l.pp();
     std::array<Bytes, max_pipeline_stages> kv{};
     bool fits = true;
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        rep.memory[st] = engine_memory(e, r, l, st, b, eo);
+        rep.memory[st] = engine_memory_with(e, r, l, st, w[st].total(), b, eo);
         kv[st] = b.kv_memory_per_gpu ? *b.kv_memory_per_gpu : rep.memory[st].kv_memory;
         fits = fits && (b.kv_memory_per_gpu || (rep.memory[st].shortfall.is_zero() &&
                                                 rep.memory[st].outside_fits));
     }
-    detail::engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
+    engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
     rep.summary.starts = rep.summary.starts && fits;
     return rep;
+}
+
+}  // namespace detail
+
+/// Engine `e` on replica `r` for sequences of `context` tokens (vLLM's max_model_len and
+/// TensorRT-LLM's max_seq_len unless set in `eo`): the KV memory it gives each stage
+/// (engine_memory), or `b.kv_memory_per_gpu` when given, and the cache it builds in it. Under
+/// attention data parallelism the figures are one dp rank's (each has its own cache).
+[[nodiscard]] constexpr EngineReport engine_report(Engine e, const Replica& r,
+                                                   std::uint64_t context,
+                                                   const BudgetOptions& b = {},
+                                                   const EngineOptions& eo = {}) {
+    const Layout l = r.layout();
+    return detail::engine_report_with(e, r, l, weight_bytes_per_stage(r.model, l, r.weights),
+                                      context, b, eo);
 }
 
 }  // namespace kvplan

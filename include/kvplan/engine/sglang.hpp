@@ -46,17 +46,21 @@ struct SglangMemFraction {
     double constant_mib = 512.0;             ///< fixed metadata
     double prefill_mib = 0.0;                ///< max(chunked_prefill_size, 2048) x 1.5
     double cuda_graph_mib = 0.0;             ///< cuda_graph_max_bs x 2
+    /// With --enable-dp-attention: cuda_graph_max_bs x dp x 3, and x 1.5 more past a batch of 300
+    /// (reserve_for_graph_mb: "DP attention needs more padding").
+    double dp_attention_mib = 0.0;
     double parallel_mib = 0.0;               ///< tp x pp / 8 x 1024
     double floor_mib = 0.0;                  ///< 10 GiB on GPUs above 60 GiB, else 0
     double reserved_mib = 0.0;               ///< max(sum of the above, floor)
     double fraction = 0.0;                   ///< round((gpu_mem - reserved) / gpu_mem, 3)
 };
 
-/// SGLang's default mem_fraction_static for `gpu` at tp x pp, with the chunked-prefill size and
-/// CUDA-graph batch of its GPU-memory table unless `o` gives them.
+/// SGLang's default mem_fraction_static for `gpu` at tp x pp (and `dp` attention groups), with the
+/// chunked-prefill size and CUDA-graph batch of its GPU-memory table unless `o` gives them.
 [[nodiscard]] constexpr SglangMemFraction sglang_mem_fraction(const GpuSpec& gpu, std::uint32_t tp,
                                                               std::uint32_t pp,
-                                                              const SglangOptions& o = {}) {
+                                                              const SglangOptions& o = {},
+                                                              std::uint32_t dp = 1) {
     SglangMemFraction r;
     r.gpu_memory_mib = gpu.memory_total.count() / MiB.bytes;
     const std::uint64_t g = r.gpu_memory_mib;
@@ -72,10 +76,17 @@ struct SglangMemFraction {
     r.cuda_graph_max_bs = o.cuda_graph_max_bs.value_or(bs);
     r.prefill_mib = static_cast<double>(std::max<std::uint64_t>(r.chunked_prefill_size, 2048)) * 1.5;
     r.cuda_graph_mib = static_cast<double>(r.cuda_graph_max_bs) * 2.0;
+    if (dp > 1) {
+        // python/sglang/srt/arg_groups/memory_hook.py, reserve_for_graph_mb: the graph batch is
+        // the full tp's, not divided by dp.
+        const double bs_dp = static_cast<double>(r.cuda_graph_max_bs) * dp;
+        r.dp_attention_mib = bs_dp * 3.0 + (r.cuda_graph_max_bs > 300 ? bs_dp * 1.5 : 0.0);
+    }
     r.parallel_mib = static_cast<double>(tp) * static_cast<double>(pp) / 8.0 * 1024.0;
     r.floor_mib = g > 60 * 1024 ? 10.0 * 1024.0 : 0.0;
-    r.reserved_mib =
-        std::max(r.constant_mib + r.prefill_mib + r.cuda_graph_mib + r.parallel_mib, r.floor_mib);
+    r.reserved_mib = std::max(
+        r.constant_mib + r.prefill_mib + r.cuda_graph_mib + r.dp_attention_mib + r.parallel_mib,
+        r.floor_mib);
     const double x = (static_cast<double>(g) - r.reserved_mib) / static_cast<double>(g);
     r.fraction = static_cast<double>(static_cast<std::int64_t>(x * 1000.0 + 0.5)) / 1000.0;
     return r;

@@ -75,6 +75,10 @@ struct VllmOptions {
     /// The prompt of a max_model_len request, for what the scheduler admits (the rest is
     /// generated); 0: all but one token.
     std::uint64_t prompt_tokens = 0;
+    /// Speculative tokens per step (--speculative-config num_speculative_tokens): a Mamba state
+    /// keeps a block for each (MambaSpec.num_speculative_blocks). The drafter's own layers are
+    /// the model's (plan/speculation.hpp appends them).
+    std::uint32_t num_speculative_tokens = 0;
 };
 
 /// One kind of layer as vLLM's KV cache manager sees it: a KVCacheSpec and its groups.
@@ -84,9 +88,10 @@ struct VllmLayerKind {
     std::uint32_t layers = 0;                    ///< layers of this kind in the whole model
     std::uint32_t groups = 0;                    ///< KV cache groups they form
     std::uint32_t padding_layers = 0;            ///< empty slots in the last group ("Add N padding layers")
-    std::uint32_t block_size = 0;                ///< tokens per block (raised to unify page sizes)
+    std::uint32_t block_size = 0;  ///< tokens per block (raised to unify page sizes; x dcp)
     Bytes page{};                                ///< bytes of one block of one layer on a rank
     Bytes unpadded_page{};                       ///< the page before padding to the largest one
+    std::uint32_t speculative_blocks = 0;        ///< a state's blocks for speculative tokens
     std::uint64_t blocks_per_request = 0;        ///< blocks one request of max_model_len takes per group
 };
 
@@ -96,6 +101,9 @@ struct VllmKvCache {
     std::uint64_t max_model_len = 0;
     std::uint64_t in_flight_tokens = 0;  ///< concurrent batches x max_num_batched_tokens
     std::uint32_t block_size = 0;     ///< attention block size in use (raised for Mamba hybrids)
+    /// Decode context parallelism: each rank holds one token in dcp, and a kind's block_size
+    /// counts the tokens of a logical block (block_size x dcp) while its page holds block_size.
+    std::uint32_t dcp = 1;
     std::array<VllmLayerKind, max_cache_specs> kinds{};
     std::uint32_t num_kinds = 0;
     bool uniform_type = false;        ///< one group of every layer, pages of different sizes
@@ -152,7 +160,8 @@ struct VllmSetup {
         case CacheKind::chunked_local:
             return ceil_div(std::min(k.window + in_flight, len), k.block_size);
         // MambaSpec: page x (1 + speculative blocks), or x (2 + ...) in align mode.
-        case CacheKind::constant_state: return mode == MambaCacheMode::align ? 2 : 1;
+        case CacheKind::constant_state:
+            return (mode == MambaCacheMode::align ? 2 : 1) + k.speculative_blocks;
         case CacheKind::shared:
         case CacheKind::mlp_only: return 0;
     }
@@ -161,12 +170,12 @@ struct VllmSetup {
 
 /// `sliding_as_full`: allocate sliding layers as full attention (vLLM's fallback when MLA pages and
 /// sliding pages cannot be unified).
-[[nodiscard]] constexpr VllmSetup vllm_setup(const Model& m, KvFormat f, const Layout& l,
-                                            const VllmOptions& o, bool sliding_as_full = false) {
+[[nodiscard]] constexpr VllmSetup vllm_setup_blocks(const Model& m, KvFormat f, const Layout& l,
+                                                    const VllmOptions& o, bool sliding_as_full) {
     VllmSetup s;
     VllmKvCache& c = s.c;
     const LayerStack& L = m.layers();
-    const std::uint32_t tp = l.tp();
+    const std::uint32_t tp = l.attention_tp();
     c.max_model_len = o.max_model_len != 0 ? o.max_model_len : m.config().max_position_embeddings;
     const std::uint32_t batches =
         o.concurrent_batches != 0 ? o.concurrent_batches : (l.pp() == 1 ? 2 : l.pp());
@@ -231,6 +240,7 @@ struct VllmSetup {
     for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
         VllmLayerKind& k = c.kinds[i];
         k.block_size = c.block_size;
+        if (k.kind == CacheKind::constant_state) k.speculative_blocks = o.num_speculative_tokens;
         k.page = k.kind == CacheKind::constant_state
                      ? (attn_token.is_zero() ? s.per_token[i] : attn_token * c.block_size)
                      : s.per_token[i] * c.block_size;
@@ -295,6 +305,19 @@ struct VllmSetup {
         k.padding_layers = k.groups * c.group_size - k.layers;
         c.num_groups += k.groups;
     }
+    return s;
+}
+
+/// vllm_setup_blocks, then decode context parallelism: each rank's block still holds block_size
+/// tokens of its share, so the scheduler counts a request's blocks in units of block_size x dcp
+/// tokens (vllm/v1/core/single_type_kv_cache_manager.py; FullAttentionSpec.max_memory_usage_bytes
+/// takes cdiv(max_model_len, dcp) tokens). Layout refuses dcp > 1 for windowed and state layers.
+[[nodiscard]] constexpr VllmSetup vllm_setup(const Model& m, KvFormat f, const Layout& l,
+                                             const VllmOptions& o, bool sliding_as_full = false) {
+    VllmSetup s = vllm_setup_blocks(m, f, l, o, sliding_as_full);
+    s.c.dcp = l.dcp();
+    if (l.dcp() > 1)
+        for (std::uint32_t i = 0; i < s.c.num_kinds; ++i) s.c.kinds[i].block_size *= l.dcp();
     return s;
 }
 
@@ -408,6 +431,7 @@ struct VllmSetup {
             case CacheKind::constant_state:
                 g.kind = BlockGroupKind::state;
                 g.align = o.mamba_cache_mode == MambaCacheMode::align;
+                g.extra_blocks = k.speculative_blocks;
                 break;
         }
     }

@@ -429,10 +429,12 @@ namespace detail::hf {
                             std::string(detail::hf::name(f)) + "\" is not counted");
         }
     }
-    if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max); mtp && *mtp > 0)
+    if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max); mtp && *mtp > 0) {
+        c.mtp_layers = static_cast<std::uint32_t>(*mtp);
         notes.push_back("num_nextn_predict_layers " + std::to_string(*mtp) +
                         ": the multi-token-prediction layers are not counted (vLLM loads them "
-                        "only as a speculative draft)");
+                        "only as a speculative draft: --speculative-method mtp)");
+    }
     return {validated(c, source), notes};
 }
 

@@ -19,7 +19,9 @@
 #include "../gpu.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
+#include "../roofline/estimate.hpp"
 #include "../weights.hpp"
+#include "speculation.hpp"
 
 namespace kvplan {
 
@@ -47,8 +49,15 @@ struct Serving {
     /// Serve contexts past the model's limit: vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, SGLang's
     /// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.
     bool allow_long_context = false;
+    /// Speculative decoding: its drafter's layers and weights, its speculative tokens
+    /// (plan/speculation.hpp). Modelled for vLLM (and the ideal profile).
+    Speculation speculation{};
     /// Every other knob of each engine's profile; the fields above win over it.
     EngineOptions tuning{};
+    /// The latency estimate's achieved fractions and fixed costs on the GPU deployed (a
+    /// calibration of it: kvplan calibrate --bench); nullopt: its family's defaults
+    /// (default_params).
+    std::optional<EstimateParams> estimate{};
 };
 
 /// vLLM's block sizes (vllm/config/cache.py, CacheConfig.block_size: BlockSize on CUDA).
@@ -62,6 +71,8 @@ struct ResolvedServing {
     std::uint32_t block_size = 1;
     bool block_size_given = false;
     bool fraction_given = false;
+    DraftMethod draft_method = DraftMethod::none;  ///< speculative decoding's drafter
+    std::uint32_t speculative_tokens = 0;           ///< tokens drafted per step
 };
 
 /// `s` for a GPU `gpu`. Throws InvalidInput for a knob the engine cannot take: a block size vLLM
@@ -116,6 +127,15 @@ struct ResolvedServing {
         r.options.vllm.max_num_batched_tokens = *s.max_num_batched_tokens;
         r.budget.reserve.max_num_batched_tokens = *s.max_num_batched_tokens;
     }
+    if (s.speculation.method != DraftMethod::none) {
+        if (s.engine == Engine::sglang || s.engine == Engine::trtllm)
+            refuse("speculation", "vLLM or the ideal profile (speculative decoding is modelled as "
+                                  "vLLM allocates for it)",
+                   std::string(name(s.engine)));
+        r.options.vllm.num_speculative_tokens = s.speculation.tokens;
+        r.draft_method = s.speculation.method;
+        r.speculative_tokens = s.speculation.tokens;
+    }
     if (s.num_gpu_blocks) {
         if (s.engine != Engine::vllm)
             refuse("num_gpu_blocks", "vLLM (--num-gpu-blocks-override is its flag)",
@@ -142,8 +162,25 @@ struct ResolvedServing {
     return r;
 }
 
-/// A model deployed on GPUs: one replica is tp x pp GPUs; `gpus` GPUs make gpus / (tp x pp)
-/// replicas serving the demand between them.
+/// The parallel rules of engine `e`: whose flags a ParallelConfig's dp and ep are (the ideal
+/// profile takes vLLM's).
+[[nodiscard]] constexpr ParallelRules parallel_rules(Engine e) noexcept {
+    switch (e) {
+        case Engine::sglang:
+            return ParallelRules::sglang;
+        case Engine::trtllm:
+            return ParallelRules::trtllm;
+        case Engine::ideal:
+        case Engine::vllm:
+            return ParallelRules::vllm;
+    }
+    return ParallelRules::vllm;
+}
+
+/// A model deployed on GPUs: one replica is the GPUs of its parallel layout (tp x pp, times dp
+/// under vLLM's rules: replica_gpus); `gpus` GPUs make gpus / replica_gpus() replicas serving the
+/// demand between them. `parallel` is read in the flags of `serving.engine` (evaluate() sets
+/// parallel.rules from it).
 struct Deployment {
     Model model;
     GpuSpec gpu{};
@@ -153,9 +190,15 @@ struct Deployment {
     KvFormat kv{};
     Serving serving{};
 
-    /// GPUs in one replica.
+    /// The parallel layout in the rules of the serving engine.
+    [[nodiscard]] constexpr ParallelConfig parallel_config() const noexcept {
+        ParallelConfig p = parallel;
+        p.rules = parallel_rules(serving.engine);
+        return p;
+    }
+    /// GPUs in one replica: tp x pp, times dp under vLLM's rules (kvplan::replica_gpus).
     [[nodiscard]] constexpr std::uint32_t replica_gpus() const noexcept {
-        return parallel.tp * parallel.pp;
+        return static_cast<std::uint32_t>(kvplan::replica_gpus(parallel_config()));
     }
 };
 
@@ -178,10 +221,44 @@ inline constexpr FixedArray<detail::EnumName<WeightSource>, 3> weight_source_nam
 }
 
 /// What a deployment must serve: sequences of `context` tokens (prompt and output together, the
-/// length a review sizes for), `concurrency` of them at once over every replica.
+/// length a review sizes for), `concurrency` of them at once over every replica. With both
+/// `prompt_tokens` and `output_tokens` the requests are a closed loop of that many clients, every
+/// request of that prompt and output (at most the context together), and evaluate() gives the
+/// latency estimate beside the bound; without them, the bound alone. Neither is derived from the
+/// context: a split nobody stated would be a guess.
 struct Demand {
     std::uint64_t context = 0;
     std::uint64_t concurrency = 1;
+    std::optional<std::uint64_t> prompt_tokens{};  ///< I: prompt tokens of a request
+    std::optional<std::uint64_t> output_tokens{};  ///< O: output tokens, the first one included
 };
+
+/// A request's prompt and output.
+struct TokenSplit {
+    std::uint64_t prompt = 0;
+    std::uint64_t output = 0;
+};
+
+/// The split of `d`'s requests, or nullopt when it states none. Throws InvalidInput naming
+/// `where` when only one part is given, a part is zero, or the two pass the context.
+[[nodiscard]] inline std::optional<TokenSplit> token_split(const Demand& d, detail::TextRef where) {
+    if (!d.prompt_tokens && !d.output_tokens) return std::nullopt;
+    if (!d.prompt_tokens || !d.output_tokens)
+        detail::throw_field_error<InvalidInput>(
+            where, d.prompt_tokens ? "output_tokens" : "prompt_tokens",
+            "both prompt_tokens and output_tokens (the estimate needs the split)", "only one");
+    if (*d.prompt_tokens == 0)
+        detail::throw_field_error<InvalidInput>(where, "prompt_tokens", ">= 1 token", "0");
+    if (*d.output_tokens == 0)
+        detail::throw_field_error<InvalidInput>(where, "output_tokens", ">= 1 token", "0");
+    const std::uint64_t sum =
+        detail::add(*d.prompt_tokens, *d.output_tokens, "prompt_tokens + output_tokens");
+    if (sum > d.context)
+        detail::throw_field_error<InvalidInput>(
+            where, "prompt_tokens + output_tokens",
+            detail::text("at most the context, ", d.context, " tokens"),
+            detail::text(sum, " tokens"));
+    return TokenSplit{*d.prompt_tokens, *d.output_tokens};
+}
 
 }  // namespace kvplan

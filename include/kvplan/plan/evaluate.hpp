@@ -3,12 +3,24 @@
 // One answer per replica. evaluate() takes a deployment and a demand and returns every figure a
 // design review reads: the model's context limit, the engine's memory term by term, the KV budget
 // and what it holds (what the engine logs and what its scheduler admits, within its sequence cap),
-// the longest contexts, the verdict with its reason, the weights, and the decode bound at the load.
-// fit, plan, compare, check, roofline, the Python module and serving code all call it, so a
+// the longest contexts, the verdict with its reason, the weights, the decode bound at the load,
+// and, when the demand splits its requests into prompt and output, the latency estimate beside the
+// bound. fit, plan, compare, check, roofline, the Python module and serving code all call it, so a
 // replica has one set of figures whichever asks.
 //
-// Demand is over every replica: gpus / (tp x pp) replicas share the concurrency, each carrying
-// ceil(concurrency / replicas) sequences, and the verdict counts them all.
+// Demand is over every replica: gpus / replica_gpus replicas share the concurrency, each carrying
+// ceil(concurrency / replicas) sequences, and the verdict counts them all. Under attention data
+// parallelism a replica is dp ranks, each its own scheduler and cache (vLLM: one engine core per
+// dp rank; SGLang and TensorRT-LLM: one pool per attention group), each holding
+// ceil(concurrency_per_replica / dp) sequences and only their KV: the engine's figures are per dp
+// rank, and a replica holds dp times them.
+//
+// The estimate (roofline/estimate.hpp) is of each replica's load: a closed loop of
+// ceil(concurrency / replicas) clients, every request of the demand's prompt and output. It runs
+// at most max_concurrency of them at once, the figure the verdict counts (what the engine's cache
+// holds at the demand's context, within its sequence cap), so the estimate and the verdict agree
+// on how many sequences run; the others wait, and their wait is in the TTFT. The token budget of a
+// step is Serving::max_num_batched_tokens, else vLLM's default for the GPU.
 
 #include <algorithm>
 #include <cmath>
@@ -26,8 +38,10 @@
 #include "../model.hpp"
 #include "../paging.hpp"
 #include "../roofline/decode.hpp"
+#include "../roofline/estimate.hpp"
 #include "../weights.hpp"
 #include "deployment.hpp"
+#include "speculation.hpp"
 
 namespace kvplan {
 
@@ -65,6 +79,32 @@ inline constexpr FixedArray<detail::EnumName<Refusal>, 6> refusal_names{{
     {Refusal::cache, "cache"},
 }};
 
+/// Where the latency estimate's parameters came from, or why there is none.
+enum class EstimateBasis : std::uint8_t {
+    not_asked,        ///< the demand states no prompt / output split (or EvaluateOptions::estimate)
+    does_not_start,   ///< the engine refuses the configuration: nothing runs
+    no_gpu_figures,   ///< the GPU lacks the bound's figures (bandwidth, FLOP/s, a link at tp > 1)
+    unknown_family,   ///< no parameters given and the GPU's family is not known
+    family_fitted,    ///< the GPU family's defaults, fitted on published measurements
+    family_borrowed,  ///< the defaults of a family without published measurements (borrowed)
+    given,            ///< Serving::estimate (a calibration)
+};
+
+/// Each basis's spelling.
+inline constexpr FixedArray<detail::EnumName<EstimateBasis>, 7> estimate_basis_names{{
+    {EstimateBasis::not_asked, "not_asked"},
+    {EstimateBasis::does_not_start, "does_not_start"},
+    {EstimateBasis::no_gpu_figures, "no_gpu_figures"},
+    {EstimateBasis::unknown_family, "unknown_family"},
+    {EstimateBasis::family_fitted, "family_fitted"},
+    {EstimateBasis::family_borrowed, "family_borrowed"},
+    {EstimateBasis::given, "given"},
+}};
+
+[[nodiscard]] constexpr const char* name(EstimateBasis b) noexcept {
+    return detail::enum_name(estimate_basis_names, b);
+}
+
 [[nodiscard]] constexpr const char* name(Verdict v) noexcept {
     return detail::enum_name(verdict_names, v);
 }
@@ -80,19 +120,32 @@ struct EvaluateOptions {
     /// The decode bound at the load each replica carries (when the GPU states its bandwidth, the
     /// FLOP/s of `roofline.compute` and, at tp > 1, a link for the all-reduce).
     bool decode = true;
+    /// The latency estimate, when the demand splits its requests into prompt and output (off, it
+    /// stays unset whatever the demand).
+    bool estimate = true;
     RooflineOptions roofline{};
 };
 
 /// Every figure of a deployment under a demand.
 struct ReplicaAnswer {
     // What was evaluated, resolved.
-    Replica replica;                   ///< the model, GPU, layout, weights and KV format
+    Replica replica;  ///< the model (a speculative drafter's layers appended), GPU, layout, formats
+    std::uint32_t drafter_layers = 0;  ///< the last layers of replica.model that are the drafter's
+    Bytes drafter_weights{};           ///< a separate draft model's weights (whole)
+    Bytes drafter_kv_per_token{};      ///< the drafter layers' share of kv_per_token
     WeightSource weight_source = WeightSource::checkpoint;
     ResolvedServing serving{};
     Demand demand{};
     std::uint32_t gpus = 0;                   ///< every GPU deployed
-    std::uint32_t replicas = 1;               ///< gpus / (tp x pp)
+    std::uint32_t replicas = 1;               ///< gpus / replica GPUs
     std::uint64_t concurrency_per_replica = 0;  ///< ceil(concurrency / replicas)
+
+    // The layout resolved: what each GPU holds, and how the replica's sequences spread.
+    Placement placement{};
+    std::uint32_t replica_gpus = 1;  ///< GPUs of one replica
+    std::uint32_t nodes = 1;         ///< nodes one replica spans (the GPU's gpus_per_node)
+    std::uint32_t dp_ranks = 1;      ///< attention data-parallel ranks of a replica
+    std::uint64_t concurrency_per_dp_rank = 0;  ///< ceil(concurrency_per_replica / dp_ranks)
 
     // The model's context limit.
     ContextLimit limit{};
@@ -106,18 +159,24 @@ struct ReplicaAnswer {
     // Per GPU of the limiting stage.
     Bytes kv_budget{};          ///< the engine's KV memory (or the given figure)
     bool kv_given = false;
-    Bytes kv_per_sequence{};    ///< the blocks one sequence of the context holds
-    Bytes kv_needed{};          ///< kv_per_sequence x concurrency_per_replica
+    Bytes
+        kv_per_sequence{};  ///< the blocks one sequence of the context holds (its share under dcp)
+    Bytes kv_needed{};      ///< kv_per_sequence x concurrency_per_dp_rank
     Bytes headroom{};
     Bytes shortfall{};
     std::optional<std::uint64_t> kv_tokens{};  ///< the engine's KV token figure
 
-    // Sequences of the context, per replica unless said.
-    std::uint64_t admitted = 0;         ///< what the engine's cache holds at once
+    // Sequences of the context, per replica (dp ranks x one rank's) unless said.
+    std::uint64_t admitted = 0;         ///< what the engine's caches hold at once
     std::uint64_t sequence_cap = 0;     ///< the engine's cap on sequences (0: none)
-    std::uint64_t max_concurrency = 0;  ///< min(admitted, cap)
-    double max_concurrency_ratio = 0.0;  ///< the engine's logged figure (vLLM's "X.XXx")
+    std::uint64_t max_concurrency = 0;  ///< min(admitted, cap), rank by rank
+    double max_concurrency_ratio =
+        0.0;  ///< the engine's logged figure, per dp rank (vLLM's "X.XXx")
     std::uint64_t total_max_concurrency = 0;  ///< max_concurrency x replicas
+    // The same for one attention data-parallel rank (equal to the above when dp_ranks is 1).
+    std::uint64_t dp_rank_admitted = 0;
+    std::uint64_t dp_rank_sequence_cap = 0;
+    std::uint64_t dp_rank_max_concurrency = 0;
     /// The longest context each of concurrency_per_replica sequences can reach; nullopt: any.
     std::optional<std::uint64_t> max_context{};
     bool max_context_at_limit = false;  ///< the model's limit, not memory, sets it
@@ -133,12 +192,20 @@ struct ReplicaAnswer {
     // Weights and bytes.
     WeightBytes weights{};   ///< the whole model as stored
     Bytes weights_per_gpu{};  ///< the fullest rank
+    WeightBytes weights_on_gpu{};  ///< the fullest rank, per group
     Bytes kv_per_token{};     ///< the whole model
     Bytes kv_per_token_per_gpu{};  ///< the fullest stage's GPUs
 
     /// The decode bound with each replica carrying concurrency_per_replica sequences of the
     /// context (unset when not asked or the GPU lacks the figures).
     std::optional<DecodePoint> decode{};
+
+    /// The latency estimate at each replica's load (see the header comment), its own bound beside
+    /// it (itl_bound, ttft_bound); unset when estimate_basis says why.
+    std::optional<LatencyEstimate> estimate{};
+    EstimateBasis estimate_basis = EstimateBasis::not_asked;
+    EstimateParams estimate_params{};       ///< the parameters it used
+    std::optional<GpuFamily> gpu_family{};  ///< the GPU's family, when known
 
     [[nodiscard]] constexpr bool fits() const noexcept { return verdict == Verdict::fits; }
     [[nodiscard]] constexpr bool starts() const noexcept {
@@ -199,40 +266,120 @@ namespace detail {
 
 }  // namespace detail
 
-/// Every figure of `d` under `demand`. Throws InvalidLayout for a layout the model cannot take or a
-/// GPU count that is no multiple of tp x pp, and InvalidInput for a knob the engine cannot take
+/// What evaluate() computes of a deployment that depends on neither the GPU, the KV format nor the
+/// demand: the layout checked and resolved, and per stage the weights and the matmul parameters of
+/// a rank. A search prepares it once per layout and weight format and evaluates every GPU and KV
+/// format with it.
+struct PreparedLayout {
+    Model model;                ///< the model, a speculative drafter's layers appended
+    ParallelConfig parallel{};  ///< its layout, the drafter's layers on the last stage
+    Layout layout;
+    WeightOptions weights{};
+    StageWeights stage_weights{};
+    std::array<detail::RankMatmulParams, max_pipeline_stages> matmul{};
+    std::uint32_t drafter_layers = 0;  ///< the last layers of `model` that are the drafter's
+    Bytes drafter_weights{};           ///< a separate draft model's weights, whole
+};
+
+/// The prepared layout of `m` under `p` (its rules as the engine's) with weights `w`, drafting as
+/// `s` says (plan/speculation.hpp). Throws InvalidLayout as Layout does, InvalidInput as
+/// with_drafter does.
+[[nodiscard]] constexpr PreparedLayout prepare_layout(const Model& m, const ParallelConfig& p,
+                                                      const WeightOptions& w,
+                                                      const Speculation& s = {}) {
+    DraftedModel dm = with_drafter(m, p, s);
+    const Layout layout(dm.model, dm.parallel);
+    PreparedLayout pl{std::move(dm.model), dm.parallel, layout, w};
+    pl.drafter_layers = dm.drafter_layers;
+    pl.stage_weights = weight_bytes_per_stage(pl.model, pl.layout, w);
+    if (s.method == DraftMethod::draft_model) {
+        // A draft model's own weights, in its checkpoint's format, stand for what its layers
+        // weigh in the model's shapes: on the last stage, at the model's tensor parallelism
+        // (vLLM's draft_tensor_parallel_size defaults to the target's, vllm/config/speculative.py).
+        const Model& draft = *s.draft_model;
+        const WeightOptions dw = checkpoint_weights(draft);
+        const WeightBytes own =
+            weight_bytes_per_rank(draft, Layout(draft, ParallelConfig{.tp = p.tp}), 0, dw);
+        const std::uint32_t last = pl.layout.pp() - 1;
+        const Shard sh = pl.layout.stage(last);
+        const std::uint32_t end = std::min(sh.end_layer, pl.model.num_layers());
+        const WeightBytes computed = detail::computed_weight_bytes(
+            pl.model, w, detail::rank_parts(pl.layout.placement()), end - pl.drafter_layers, end,
+            false, false, false);
+        WeightBytes& wb = pl.stage_weights.stages[last];
+        for (std::size_t g = 0; g < param_group_count; ++g)
+            wb[ParamGroup(g)] = wb[ParamGroup(g)] - computed[ParamGroup(g)] + own[ParamGroup(g)];
+        pl.drafter_weights = weight_bytes(draft, dw).total();
+    }
+    pl.matmul = detail::rank_matmul_params_per_stage(pl.model, pl.layout);
+    return pl;
+}
+
+/// The prepared layout of deployment `d` (its parallel layout in its engine's rules, its weights,
+/// its drafter).
+[[nodiscard]] constexpr PreparedLayout prepare_layout(const Deployment& d) {
+    return prepare_layout(d.model, d.parallel_config(),
+                          d.weights ? *d.weights : checkpoint_weights(d.model),
+                          d.serving.speculation);
+}
+
+/// Every figure of `d` under `demand`, with `prepared` = prepare_layout(d) computed beforehand
+/// (precondition: it is d's). Throws as evaluate(d, demand, o) does.
+[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
+                                            const EvaluateOptions& o,
+                                            const PreparedLayout& prepared);
+
+/// Every figure of `d` under `demand`. Throws InvalidLayout for a layout the model or the engine
+/// cannot take (with the engine's reason) or a GPU count that is no multiple of the replica's, and
+/// InvalidInput for a knob the engine cannot take
 /// (resolve_serving), a zero context or concurrency, or a GPU without memory.
 [[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
-                                               const EvaluateOptions& o = {}) {
+                                            const EvaluateOptions& o = {}) {
+    return evaluate(d, demand, o, prepare_layout(d));
+}
+
+[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
+                                            const EvaluateOptions& o,
+                                            const PreparedLayout& prepared) {
     const auto where = [&] { return detail::model_where(d.model.config()); };
     if (demand.context == 0)
         detail::throw_field_error<InvalidInput>(where(), "context", ">= 1 token", "0");
     if (demand.concurrency == 0)
         detail::throw_field_error<InvalidInput>(where(), "concurrency", ">= 1 sequence", "0");
-    const WeightOptions weights = d.weights ? *d.weights : checkpoint_weights(d.model);
-    ReplicaAnswer a{.replica = Replica{.model = d.model,
+    const std::optional<TokenSplit> split = token_split(demand, where());
+    ReplicaAnswer a{.replica = Replica{.model = prepared.model,
                                        .gpu = d.gpu,
-                                       .parallel = d.parallel,
-                                       .weights = weights,
+                                       .parallel = prepared.parallel,
+                                       .weights = prepared.weights,
                                        .kv = d.kv}};
     const Replica& r = a.replica;
-    const Layout l = r.layout();
+    const Layout& l = prepared.layout;
     const std::uint32_t per_replica = l.ranks();
     a.gpus = d.gpus == 0 ? per_replica : d.gpus;
     if (a.gpus % per_replica != 0)
         detail::throw_field_error<InvalidLayout>(
-            where(), "gpus", detail::text("a multiple of tp x pp = ", per_replica),
+            where(), "gpus",
+            detail::text("a multiple of the replica's ", per_replica, " GPUs (",
+                         r.parallel.rules == ParallelRules::vllm ? "dp x tp x pp" : "tp x pp", ")"),
             detail::text(a.gpus));
     a.replicas = a.gpus / per_replica;
+    a.placement = l.placement();
+    a.replica_gpus = per_replica;
+    const std::uint32_t node = std::max<std::uint32_t>(r.gpu.gpus_per_node, 1);
+    a.nodes = (per_replica + node - 1) / node;
+    a.dp_ranks = l.dp();
     a.weight_source = d.weights                        ? WeightSource::given
                       : d.model.config().checkpoint.known ? WeightSource::checkpoint
                                                           : WeightSource::assumed;
     a.serving = resolve_serving(d.serving);
+    a.drafter_layers = prepared.drafter_layers;
+    a.drafter_weights = prepared.drafter_weights;
     if (r.gpu.memory_total.is_zero() && !a.serving.budget.kv_memory_per_gpu)
         detail::throw_field_error<InvalidInput>(detail::text("GPU '", r.gpu.id, "'"),
                                                 "memory_total", "> 0 bytes", "0");
     a.demand = demand;
     a.concurrency_per_replica = (demand.concurrency + a.replicas - 1) / a.replicas;
+    a.concurrency_per_dp_rank = (a.concurrency_per_replica + a.dp_ranks - 1) / a.dp_ranks;
 
     // The model's limit (vllm/config/model.py, _get_and_verify_max_len).
     a.limit = context_limit(d.model.config());
@@ -240,8 +387,8 @@ namespace detail {
     a.long_context_allowed = d.serving.allow_long_context;
 
     // The engine's memory and cache at the context.
-    a.report = engine_report(a.serving.engine, r, demand.context, a.serving.budget,
-                             a.serving.options);
+    a.report = detail::engine_report_with(a.serving.engine, r, l, prepared.stage_weights,
+                                          demand.context, a.serving.budget, a.serving.options);
     const EngineCapacity& cap = a.report.summary;
     a.limiting_stage = std::min(detail::engine_limiting_stage(a.report), l.pp() - 1);
     const Shard shard = l.stage(a.limiting_stage);
@@ -250,15 +397,18 @@ namespace detail {
                              : a.report.memory[a.limiting_stage].kv_memory;
     a.kv_per_sequence =
         reserved_per_sequence(r.model, r.kv, demand.context, a.serving.block_size, shard);
-    a.kv_needed = a.kv_per_sequence * a.concurrency_per_replica;
+    a.kv_needed = a.kv_per_sequence * a.concurrency_per_dp_rank;
     if (a.kv_needed <= a.kv_budget)
         a.headroom = a.kv_budget - a.kv_needed;
     else
         a.shortfall = a.kv_needed - a.kv_budget;
     a.kv_tokens = cap.tokens;
-    a.admitted = cap.starts ? cap.admitted : 0;
-    a.sequence_cap = cap.sequence_cap;
-    a.max_concurrency = cap.starts ? cap.max_sequences() : 0;
+    a.dp_rank_admitted = cap.starts ? cap.admitted : 0;
+    a.dp_rank_sequence_cap = cap.sequence_cap;
+    a.dp_rank_max_concurrency = cap.starts ? cap.max_sequences() : 0;
+    a.admitted = detail::mul(a.dp_rank_admitted, a.dp_ranks, "a sequence count");
+    a.sequence_cap = detail::mul(a.dp_rank_sequence_cap, a.dp_ranks, "a sequence count");
+    a.max_concurrency = detail::mul(a.dp_rank_max_concurrency, a.dp_ranks, "a sequence count");
     a.max_concurrency_ratio = cap.max_concurrency;
     a.total_max_concurrency = detail::mul(a.max_concurrency, a.replicas, "a sequence count");
     if (a.serving.engine == Engine::vllm && !a.report.vllm.enough_memory &&
@@ -287,6 +437,7 @@ namespace detail {
     if (a.refusal != Refusal::none) {
         a.verdict = Verdict::does_not_start;
         a.max_concurrency = a.admitted = a.total_max_concurrency = 0;
+        a.dp_rank_max_concurrency = a.dp_rank_admitted = 0;
     } else {
         a.verdict = a.total_max_concurrency >= demand.concurrency ? Verdict::fits
                                                                   : Verdict::does_not_fit;
@@ -300,8 +451,8 @@ namespace detail {
         const std::span<const Bytes> per_stage(kv.data(), l.pp());
         // Past the limit only when allowed; then up to 2^40 tokens.
         const std::uint64_t most = a.long_context_allowed ? (1ULL << 40) : a.limit.tokens;
-        a.max_context = detail::longest_admitted(r, l, per_stage, a.serving,
-                                                 a.concurrency_per_replica, most);
+        a.max_context =
+            detail::longest_admitted(r, l, per_stage, a.serving, a.concurrency_per_dp_rank, most);
         a.longest_single_context = detail::longest_admitted(r, l, per_stage, a.serving, 1, most);
         a.max_context_at_limit =
             !a.long_context_allowed && a.max_context && *a.max_context == a.limit.tokens;
@@ -309,21 +460,79 @@ namespace detail {
                              *a.longest_single_context == a.limit.tokens;
     }
 
-    // Weights and bytes.
+    // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
     a.weights = weight_bytes(r.model, r.weights);
-    a.weights_per_gpu = max_weight_bytes_per_rank(r.model, l, r.weights);
+    if (!a.drafter_weights.is_zero()) {
+        a.weights = weight_bytes(d.model, r.weights);
+        a.weights.other += a.drafter_weights;
+    }
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const WeightBytes& wb = prepared.stage_weights[st];
+        if (st == 0 || wb.total() > a.weights_on_gpu.total()) a.weights_on_gpu = wb;
+    }
+    a.weights_per_gpu = a.weights_on_gpu.total();
     a.kv_per_token = kv_bytes_per_token(r.model, r.kv);
+    if (a.drafter_layers != 0) a.drafter_kv_per_token = a.kv_per_token - kv_bytes_per_token(d.model, r.kv);
     for (std::uint32_t st = 0; st < l.pp(); ++st)
         a.kv_per_token_per_gpu = std::max(a.kv_per_token_per_gpu,
                                           kv_bytes_per_token(r.model, r.kv, l.stage(st)));
 
     // The decode bound at each replica's load.
+    // Both are of the model's own step: what speculation saves depends on its acceptance, not
+    // modelled, so a drafter's layers are left out.
+    std::optional<PreparedLayout> target;
+    std::optional<Replica> plain;
+    if (a.drafter_layers != 0) {
+        target = prepare_layout(d.model, d.parallel_config(), prepared.weights);
+        plain = Replica{.model = d.model,
+                        .gpu = d.gpu,
+                        .parallel = target->parallel,
+                        .weights = prepared.weights,
+                        .kv = d.kv};
+    }
+    const PreparedLayout& step = target ? *target : prepared;
+    const Replica& stepped = plain ? *plain : r;
     const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
                           r.gpu.pcie_bandwidth > BytesPerSecond{};
-    if (o.decode && r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute) &&
-        has_link)
-        a.decode = decode_point(decode_costs(r, o.roofline), a.concurrency_per_replica,
-                                demand.context);
+    const bool has_figures =
+        r.gpu.memory_bandwidth > BytesPerSecond{} && r.gpu.dense(o.roofline.compute).has_value();
+    if (o.decode && has_figures)
+        a.decode = decode_point(detail::decode_costs_with(stepped, step.layout, step.stage_weights,
+                                                          step.matmul, o.roofline),
+                                a.concurrency_per_replica, demand.context);
+
+    // The latency estimate at each replica's load, with the verdict's running cap.
+    a.gpu_family = gpu_family(r.gpu);
+    if (!split || !o.estimate) {
+        a.estimate_basis = EstimateBasis::not_asked;
+    } else if (!a.starts()) {
+        a.estimate_basis = EstimateBasis::does_not_start;
+    } else if (!has_figures || !has_link) {
+        a.estimate_basis = EstimateBasis::no_gpu_figures;
+    } else if (!d.serving.estimate && !a.gpu_family) {
+        a.estimate_basis = EstimateBasis::unknown_family;
+    } else {
+        if (d.serving.estimate) {
+            a.estimate_params = *d.serving.estimate;
+            a.estimate_basis = EstimateBasis::given;
+        } else {
+            const FamilyParams& f = default_params(*a.gpu_family);
+            a.estimate_params = f.params;
+            a.estimate_basis =
+                f.fitted ? EstimateBasis::family_fitted : EstimateBasis::family_borrowed;
+        }
+        RooflineOptions ro = o.roofline;
+        ro.efficiency.reset();  // the estimate's fractions replace any efficiency
+        const Load load{.kind = LoadKind::serving,
+                        .concurrency = a.concurrency_per_replica,
+                        .prompt_tokens = split->prompt,
+                        .output_tokens = split->output,
+                        .max_num_batched_tokens = d.serving.max_num_batched_tokens};
+        a.estimate = estimate_latency(
+            detail::decode_costs_with(stepped, step.layout, step.stage_weights, step.matmul, ro),
+            load, a.estimate_params,
+            RunningCap{std::max<std::uint64_t>(a.max_concurrency, 1), a.max_concurrency >= 1});
+    }
     return a;
 }
 

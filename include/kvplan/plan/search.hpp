@@ -1,15 +1,30 @@
 #pragma once
 
-// The replica search behind `kvplan plan`: every GPU type, GPU count and layout of a search space,
+// The replica search behind `kvplan plan`: every GPU type, GPU count and layout of a search space
+// (tp x pp, and attention data, expert and decode context parallelism as the engine takes them),
 // every KV and weight format, each evaluated by evaluate() (so a candidate's figures are the ones
 // fit prints for it), those that hold the demand ranked, and the nearest misses kept for a review
-// that finds nothing fits.
+// that finds nothing fits. With a demand that splits its requests into prompt and output, each
+// candidate carries the latency estimate, and Ranking::estimate orders by it.
+//
+// Which splits of n GPUs an engine takes (parallel_splits): tp a power of two, and
+//   vLLM     dp x tp x pp = n; ep 1 or dp x tp (--enable-expert-parallel); dcp dividing tp;
+//   SGLang   tp x pp = n; dp and ep dividing tp (--enable-dp-attention, --ep-size);
+//   TensorRT tp x pp = n; dp 1 or tp (enable_attention_dp); ep dividing tp;
+// then Layout refuses what the model or the engine cannot take (heads, experts, dcp beyond the
+// KV head copies). Attention data parallelism is tried on mixture-of-experts models only: on a
+// dense model dp ranks are replicas, which the search already counts.
+//
+// Speed: a split is checked against the model once, the weights of each split and weight format
+// are computed once and a GPU that cannot hold them is skipped (the engine would not start: every
+// engine charges the weights before the cache), and only the answers kept are stored.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "../error.hpp"
@@ -22,18 +37,32 @@ namespace kvplan {
 
 /// What the search tries.
 struct SearchSpace {
-    std::vector<GpuSpec> gpus{};                      ///< GPU types, in order of preference
-    std::vector<KvFormat> kv_formats{KvFormat{}};     ///< KV formats
+    std::vector<GpuSpec> gpus{};                   ///< GPU types, in order of preference
+    std::vector<KvFormat> kv_formats{KvFormat{}};  ///< KV formats
     /// Weight formats; nullopt: the checkpoint's own.
     std::vector<std::optional<WeightOptions>> weights{std::nullopt};
+    std::uint32_t min_gpus = 1;  ///< the fewest GPUs a replica may have
     std::uint32_t max_gpus = 8;  ///< the most GPUs a replica may have
-    std::uint32_t max_tp = 8;    ///< the largest tensor-parallel degree (one NVLink domain)
+    /// The largest attention tensor-parallel degree: heads split within one NVLink domain.
+    std::uint32_t max_tp = 8;
+    bool data_parallel = true;     ///< try attention data parallelism (mixture-of-experts models)
+    bool expert_parallel = true;   ///< try expert parallelism (mixture-of-experts models)
+    bool context_parallel = true;  ///< try decode context parallelism (vLLM)
+    /// Redundant experts for expert-parallel layouts (vLLM's EPLB, SGLang's
+    /// --ep-num-redundant-experts); 0: none.
+    std::uint32_t redundant_experts = 0;
+    /// The best fits kept with their whole answer; PlanAnswer::fitting counts them all.
+    std::size_t keep = 50;
 };
 
 /// How candidates that fit are ordered.
 enum class Ranking : std::uint8_t {
     fewest_gpus,  ///< fewest GPUs, then the most sequences held, then the faster decode bound
     fastest,      ///< the faster decode bound, then fewest GPUs
+    /// The most output tokens/s per GPU by the latency estimate at the demand (the load served on
+    /// the fewest GPU-seconds per token), then fewest GPUs, then the lower TPOT estimate;
+    /// candidates without an estimate after those with one, by fewest_gpus.
+    estimate,
 };
 
 /// One replica the search evaluated.
@@ -46,71 +75,286 @@ struct PlanCandidate {
 
 /// The search's answer.
 struct PlanAnswer {
-    std::vector<PlanCandidate> fits{};          ///< ranked
+    std::vector<PlanCandidate> fits{};            ///< ranked: the best SearchSpace::keep of them
     std::vector<PlanCandidate> nearest_misses{};  ///< those that start, the most sequences first
-    std::size_t searched = 0;  ///< layouts evaluated (those the model can take)
+    std::size_t searched = 0;  ///< candidates evaluated (layouts the model and engine take)
+    std::size_t fitting = 0;   ///< of them, those that hold the demand (fits keeps the best)
+    std::size_t layouts = 0;   ///< distinct parallel layouts the model and engine take
+    /// Every candidate was evaluated. The search skips those that cannot enter the kept list:
+    /// under Ranking::fewest_gpus it goes up in GPU count and stops after the count at which
+    /// SearchSpace::keep fits are found; under Ranking::fastest it skips a candidate whose decode
+    /// bound is slower than the keep fastest fits found so far. The kept fits are the same as an
+    /// exhaustive search's; fitting and the misses then count what was evaluated.
+    bool complete = true;
 };
 
+namespace detail {
+
+/// Calls fn(ParallelConfig) for each split of `n` GPUs that engine `e` takes for `m` under
+/// `space` (before the model's own checks, which Layout makes).
+template <class Fn>
+constexpr void for_each_split(const Model& m, Engine e, std::uint32_t n, const SearchSpace& space,
+                              Fn&& fn) {
+    const bool moe = m.config().moe.experts != 0;
+    const bool dp_on = moe && space.data_parallel;
+    const bool ep_on = moe && space.expert_parallel;
+    const ParallelRules rules = parallel_rules(e);
+    const std::uint32_t layers = m.num_layers();
+    const auto pp_ok = [&](std::uint32_t pp) {
+        return pp >= 1 && pp <= layers && pp <= max_pipeline_stages;
+    };
+    for (std::uint32_t tp = 1; tp <= n; tp *= 2) {
+        if (n % tp != 0) continue;
+        const std::uint32_t rest = n / tp;  // dp x pp (vLLM) or pp
+        if (rules == ParallelRules::vllm) {
+            if (tp > space.max_tp) break;
+            for (std::uint32_t dp = 1; dp <= rest; ++dp) {
+                if (rest % dp != 0 || (dp > 1 && !dp_on)) continue;
+                const std::uint32_t pp = rest / dp;
+                if (!pp_ok(pp)) continue;
+                const std::uint32_t flat = dp * tp;
+                for (std::uint32_t ep : {1U, flat}) {
+                    // ep 1 with dp > 1 splits every expert dp x tp ways: a layout of its own.
+                    if (ep > 1 && !ep_on) continue;
+                    const std::uint32_t redundant = ep > 1 ? space.redundant_experts : 0;
+                    for (std::uint32_t dcp = 1; dcp <= tp; dcp *= 2) {
+                        if (dcp > 1 && !space.context_parallel) break;
+                        fn(ParallelConfig{.tp = tp,
+                                          .pp = pp,
+                                          .dp = dp,
+                                          .ep = ep,
+                                          .dcp = dcp,
+                                          .redundant_experts = redundant,
+                                          .rules = rules});
+                    }
+                    if (flat == 1) break;  // ep 1 and dp x tp the same
+                }
+            }
+        } else {
+            // SGLang and TensorRT-LLM: tp is every GPU of a stage, dp and ep live within it.
+            const std::uint32_t pp = rest;
+            if (!pp_ok(pp)) continue;
+            for (std::uint32_t dp = 1; dp <= tp; dp *= 2) {
+                if (tp % dp != 0 || (dp > 1 && !dp_on)) continue;
+                if (rules == ParallelRules::trtllm && dp != 1 && dp != tp) continue;
+                const std::uint32_t attention_tp =
+                    rules == ParallelRules::trtllm && dp > 1 ? 1 : tp / dp;
+                if (attention_tp > space.max_tp) continue;
+                for (std::uint32_t ep = 1; ep <= tp; ep *= 2) {
+                    if (tp % ep != 0 || (ep > 1 && !ep_on)) continue;
+                    const std::uint32_t redundant =
+                        ep > 1 && rules == ParallelRules::sglang ? space.redundant_experts : 0;
+                    fn(ParallelConfig{.tp = tp,
+                                      .pp = pp,
+                                      .dp = dp,
+                                      .ep = ep,
+                                      .redundant_experts = redundant,
+                                      .rules = rules});
+                }
+            }
+        }
+    }
+}
+
+/// A split the model and engine take, with the GPUs it needs and, per weight format, what
+/// evaluate() computes of it whatever the GPU (prepare_layout).
+struct ValidSplit {
+    ParallelConfig parallel{};
+    std::uint32_t gpus = 0;
+    std::vector<PreparedLayout> prepared{};  ///< per SearchSpace::weights
+};
+
+}  // namespace detail
+
+/// Every layout of `n` GPUs that engine `e` takes for `m` under `space`, each checked by Layout
+/// (what the engine refuses is left out).
+[[nodiscard]] inline std::vector<ParallelConfig> parallel_splits(const Model& m, Engine e,
+                                                                 std::uint32_t n,
+                                                                 const SearchSpace& space = {}) {
+    std::vector<ParallelConfig> out;
+    detail::for_each_split(m, e, n, space, [&](const ParallelConfig& p) {
+        try {
+            (void)Layout(m, p);
+        } catch (const InvalidLayout&) {
+            return;
+        }
+        out.push_back(p);
+    });
+    return out;
+}
+
 /// Every replica of `space` for `model` serving `demand` (one replica holding it all) under
-/// `serving`, ranked by `ranking`; `misses` nearest misses are kept. Layouts the model cannot take
-/// (tp not dividing its heads) are skipped; a knob the engine cannot take throws InvalidInput.
+/// `serving`, ranked by `ranking`; the best space.keep fits and `misses` nearest misses are kept
+/// with their whole answer. Layouts the model or the engine cannot take are skipped; a knob the
+/// engine cannot take throws InvalidInput.
 [[nodiscard]] inline PlanAnswer plan_replicas(const Model& model, const SearchSpace& space,
                                               const Serving& serving, const Demand& demand,
                                               Ranking ranking = Ranking::fewest_gpus,
                                               std::size_t misses = 5) {
     PlanAnswer out;
+    (void)resolve_serving(serving);  // a knob the engine cannot take throws before any search
     EvaluateOptions eo;
     eo.contexts = false;
-    std::vector<PlanCandidate> started;
-    for (std::size_t g = 0; g < space.gpus.size(); ++g)
-        for (std::size_t k = 0; k < space.kv_formats.size(); ++k)
-            for (std::size_t w = 0; w < space.weights.size(); ++w)
-                for (std::uint32_t n = 1; n <= space.max_gpus; ++n)
-                    for (std::uint32_t tp = 1; tp <= std::min(n, space.max_tp); tp *= 2) {
-                        if (n % tp != 0) continue;
-                        const std::uint32_t pp = n / tp;
-                        if (pp > model.num_layers() || pp > max_pipeline_stages) continue;
+
+    // The layouts, each checked once; prepared per weight format when its GPU count is reached.
+    std::vector<detail::ValidSplit> splits;
+    for (std::uint32_t n = std::max<std::uint32_t>(space.min_gpus, 1); n <= space.max_gpus; ++n)
+        for (const ParallelConfig& p : parallel_splits(model, serving.engine, n, space))
+            splits.push_back(detail::ValidSplit{p, n, {}});
+    out.layouts = splits.size();
+
+    // Every candidate's ranking keys; the answers are computed again for those kept.
+    struct Key {
+        std::size_t split = 0, gpu = 0, kv = 0, weights = 0;
+        std::uint32_t gpus = 0;
+        std::uint64_t max_concurrency = 0;
+        Seconds tpot{};
+        bool fits = false;
+        bool estimated = false;     ///< the latency estimate is set
+        double per_gpu_rate = 0.0;  ///< its output tokens/s per GPU
+        Seconds estimate_tpot{};
+    };
+    std::vector<Key> keys;
+    const bool kv_given = serving.kv_memory_per_gpu.has_value();
+    // GPU counts in order: under fewest_gpus, once `keep` fits are found no larger replica can
+    // enter the kept list, and the search stops there.
+    std::size_t fits_found = 0;
+    // Under fastest, the decode bounds of the best `keep` fits so far (a max-heap): a candidate
+    // whose bound is slower than all of them cannot enter the kept list, whatever its fit.
+    std::vector<Seconds> fastest;
+    const auto slower = [](Seconds a, Seconds b) { return a < b; };
+    out.complete = true;
+    // The splits of each GPU count; under fastest the largest replicas (the fastest) go first, so
+    // that the bar rises early.
+    std::vector<std::pair<std::size_t, std::size_t>> groups;
+    for (std::size_t first = 0; first < splits.size();) {
+        std::size_t end = first;
+        while (end < splits.size() && splits[end].gpus == splits[first].gpus) ++end;
+        groups.emplace_back(first, end);
+        first = end;
+    }
+    if (ranking == Ranking::fastest) std::reverse(groups.begin(), groups.end());
+    for (const auto& [first, end] : groups) {
+        if (ranking == Ranking::fewest_gpus && space.keep > 0 && fits_found >= space.keep) {
+            out.complete = false;
+            break;
+        }
+        for (std::size_t s = first; s < end; ++s) {
+            splits[s].prepared.reserve(space.weights.size());
+            for (const auto& w : space.weights)
+                splits[s].prepared.push_back(
+                    prepare_layout(model, splits[s].parallel, w ? *w : checkpoint_weights(model),
+                                   serving.speculation));
+        }
+        for (std::size_t g = 0; g < space.gpus.size(); ++g)
+            for (std::size_t k = 0; k < space.kv_formats.size(); ++k)
+                for (std::size_t w = 0; w < space.weights.size(); ++w)
+                    for (std::size_t s = first; s < end; ++s) {
+                        const detail::ValidSplit& v = splits[s];
+                        const PreparedLayout& prep = v.prepared[w];
+                        ++out.searched;
+                        // Weights past the GPU's memory: no engine starts (each charges the
+                        // weights before its cache), so the answer is does_not_start, neither fit
+                        // nor miss.
+                        if (!kv_given && prep.stage_weights.most() > space.gpus[g].memory_total)
+                            continue;
+                        const GpuSpec& gpu = space.gpus[g];
+                        const bool timed = gpu.memory_bandwidth > BytesPerSecond{} &&
+                                           gpu.dense(eo.roofline.compute).has_value();
+                        if (ranking == Ranking::fastest && timed && space.keep > 0 &&
+                            fastest.size() == space.keep && prep.drafter_layers == 0) {
+                            // A token passes every stage, each reading at least its weights but
+                            // the experts and the embedding: a floor under the bound, cheap.
+                            Seconds floor{};
+                            for (std::uint32_t st = 0; st < prep.layout.pp(); ++st) {
+                                const WeightBytes& wb = prep.stage_weights[st];
+                                floor += (wb.total() - wb.routed_experts - wb.embedding) /
+                                         gpu.memory_bandwidth;
+                            }
+                            if (floor > fastest.front()) {
+                                out.complete = false;
+                                continue;
+                            }
+                            // The bound evaluate() would give, from the same prepared costs.
+                            const Replica r{.model = model,
+                                            .gpu = gpu,
+                                            .parallel = prep.layout.config(),
+                                            .weights = prep.weights,
+                                            .kv = space.kv_formats[k]};
+                            const Seconds tpot =
+                                decode_point(
+                                    detail::decode_costs_with(r, prep.layout, prep.stage_weights,
+                                                              prep.matmul, eo.roofline),
+                                    demand.concurrency, demand.context)
+                                    .tpot;
+                            if (tpot > fastest.front()) {
+                                out.complete = false;
+                                continue;
+                            }
+                        }
                         const Deployment d{.model = model,
-                                           .gpu = space.gpus[g],
-                                           .parallel = {.tp = tp, .pp = pp},
+                                           .gpu = gpu,
+                                           .parallel = v.parallel,
                                            .weights = space.weights[w],
                                            .kv = space.kv_formats[k],
                                            .serving = serving};
-                        std::optional<ReplicaAnswer> a;
-                        try {
-                            a = evaluate(d, demand, eo);
-                        } catch (const InvalidLayout&) {
-                            continue;  // tp does not divide the heads: not a layout it takes
+                        const ReplicaAnswer a = evaluate(d, demand, eo, prep);
+                        if (!a.starts()) continue;
+                        const Seconds tpot = a.decode ? a.decode->tpot : Seconds{};
+                        if (a.fits()) {
+                            ++fits_found;
+                            if (space.keep > 0 &&
+                                (fastest.size() < space.keep || tpot < fastest.front())) {
+                                if (fastest.size() == space.keep) {
+                                    std::pop_heap(fastest.begin(), fastest.end(), slower);
+                                    fastest.pop_back();
+                                }
+                                fastest.push_back(tpot);
+                                std::push_heap(fastest.begin(), fastest.end(), slower);
+                            }
                         }
-                        ++out.searched;
-                        PlanCandidate c{g, k, w, std::move(*a)};
-                        if (c.answer.fits())
-                            out.fits.push_back(std::move(c));
-                        else if (c.answer.starts())
-                            started.push_back(std::move(c));
+                        keys.push_back({s, g, k, w, a.replica_gpus, a.max_concurrency, tpot,
+                                        a.fits(), a.estimate.has_value(),
+                                        a.estimate ? a.estimate->tokens_per_s_per_gpu : 0.0,
+                                        a.estimate ? a.estimate->tpot : Seconds{}});
                     }
-    const auto tpot = [](const PlanCandidate& c) {
-        return c.answer.decode ? c.answer.decode->tpot : Seconds{};
+    }
+
+    std::vector<Key> fits, started;
+    for (const Key& key : keys) (key.fits ? fits : started).push_back(key);
+    out.fitting = fits.size();
+    std::stable_sort(fits.begin(), fits.end(), [&](const Key& a, const Key& b) {
+        if (ranking == Ranking::fastest && a.tpot != b.tpot) return a.tpot < b.tpot;
+        if (ranking == Ranking::estimate) {
+            if (a.estimated != b.estimated) return a.estimated;
+            if (a.estimated) {
+                if (a.per_gpu_rate != b.per_gpu_rate) return a.per_gpu_rate > b.per_gpu_rate;
+                if (a.gpus != b.gpus) return a.gpus < b.gpus;
+                if (a.estimate_tpot != b.estimate_tpot) return a.estimate_tpot < b.estimate_tpot;
+            }
+        }
+        if (a.gpus != b.gpus) return a.gpus < b.gpus;
+        if (a.max_concurrency != b.max_concurrency) return a.max_concurrency > b.max_concurrency;
+        return a.tpot < b.tpot;
+    });
+    std::stable_sort(started.begin(), started.end(), [&](const Key& a, const Key& b) {
+        if (a.max_concurrency != b.max_concurrency) return a.max_concurrency > b.max_concurrency;
+        return a.gpus < b.gpus;
+    });
+    const auto answer = [&](const Key& key) {
+        const Deployment d{.model = model,
+                           .gpu = space.gpus[key.gpu],
+                           .parallel = splits[key.split].parallel,
+                           .weights = space.weights[key.weights],
+                           .kv = space.kv_formats[key.kv],
+                           .serving = serving};
+        return PlanCandidate{key.gpu, key.kv, key.weights,
+                             evaluate(d, demand, eo, splits[key.split].prepared[key.weights])};
     };
-    const auto gpus = [](const PlanCandidate& c) { return c.answer.replica.gpus(); };
-    std::stable_sort(out.fits.begin(), out.fits.end(),
-                     [&](const PlanCandidate& a, const PlanCandidate& b) {
-                         if (ranking == Ranking::fastest && tpot(a) != tpot(b))
-                             return tpot(a) < tpot(b);
-                         if (gpus(a) != gpus(b)) return gpus(a) < gpus(b);
-                         if (a.answer.max_concurrency != b.answer.max_concurrency)
-                             return a.answer.max_concurrency > b.answer.max_concurrency;
-                         return tpot(a) < tpot(b);
-                     });
-    std::stable_sort(started.begin(), started.end(),
-                     [&](const PlanCandidate& a, const PlanCandidate& b) {
-                         if (a.answer.max_concurrency != b.answer.max_concurrency)
-                             return a.answer.max_concurrency > b.answer.max_concurrency;
-                         return gpus(a) < gpus(b);
-                     });
-    if (started.size() > misses)
-        started.erase(started.begin() + static_cast<std::ptrdiff_t>(misses), started.end());
-    out.nearest_misses = std::move(started);
+    for (std::size_t i = 0; i < fits.size() && i < space.keep; ++i)
+        out.fits.push_back(answer(fits[i]));
+    for (std::size_t i = 0; i < started.size() && i < misses; ++i)
+        out.nearest_misses.push_back(answer(started[i]));
     return out;
 }
 

@@ -46,7 +46,11 @@ struct DecodeBound {
     double tokens_per_s = 0.0;      ///< batch / tpot: the replica's throughput
     double tokens_per_s_per_gpu = 0.0;
     Bound bound = Bound::memory;    ///< what bounds the limiting stage
+    /// Sequences of the busiest attention data-parallel rank in the largest micro-batch:
+    /// ceil(micro_batch / dp) (each dp rank reads only its own sequences' KV).
+    std::uint64_t dp_rank_batch = 0;
     AllReduce all_reduce{};         ///< not in the bound (see the header comment)
+    AllToAll all_to_all{};          ///< expert parallelism's dispatch and combine; not in the bound
     std::optional<Seconds> step_estimate{};  ///< with the efficiency factors
     std::optional<double> tokens_per_s_estimate{};
     /// The stages in use.
@@ -96,16 +100,23 @@ struct DecodeCosts {
     std::array<Stage, max_pipeline_stages> stages{};
 };
 
-/// The decode costs of `r`. Throws InvalidLayout, or InvalidInput as decode_bound does.
-[[nodiscard]] constexpr DecodeCosts decode_costs(const Replica& r, const RooflineOptions& o = {}) {
-    detail::check_roofline(r, o);
-    DecodeCosts c{r, r.layout(), o};
+namespace detail {
+
+/// The decode costs of `r` under its layout `l`, given its weights per stage
+/// (weight_bytes_per_stage) and matmul parameters per stage (rank_matmul_params_per_stage), which
+/// do not depend on the GPU or the KV format: a search computes them once per layout and weight
+/// format.
+[[nodiscard]] constexpr DecodeCosts decode_costs_with(
+    const Replica& r, const Layout& l, const StageWeights& weights,
+    const std::array<RankMatmulParams, max_pipeline_stages>& matmul, const RooflineOptions& o) {
+    check_roofline(r, o);
+    DecodeCosts c{r, l, o};
     const LayerStack& L = r.model.layers();
     for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
         DecodeCosts::Stage& st = c.stages[s];
         st.shard = c.layout.stage(s);
-        st.weights = detail::weight_base(r, c.layout, s);
-        st.matmul = detail::rank_matmul_params(r.model, c.layout, s);
+        st.weights = weight_base(r, c.layout, weights[s]);
+        st.matmul = matmul[s];
         st.layers = detail::layers_per_spec(r.model, st.shard);
         // The same terms, in the same order, as kv_bytes_per_sequence and
         // attention_flops_per_token, so the results agree to the bit.
@@ -125,6 +136,16 @@ struct DecodeCosts {
     return c;
 }
 
+}  // namespace detail
+
+/// The decode costs of `r`. Throws InvalidLayout, or InvalidInput as decode_bound does.
+[[nodiscard]] constexpr DecodeCosts decode_costs(const Replica& r, const RooflineOptions& o = {}) {
+    detail::check_roofline(r, o);
+    const Layout l = r.layout();
+    return detail::decode_costs_with(r, l, weight_bytes_per_stage(r.model, l, r.weights),
+                                     detail::rank_matmul_params_per_stage(r.model, l), o);
+}
+
 namespace detail {
 
 /// What stage `s` reads and computes for `batch` sequences at `context` tokens.
@@ -135,24 +156,29 @@ struct DecodeLoad {
     Flops attention{};
 };
 
+/// What stage `s`'s busiest rank reads and computes for `batch` sequences at `context` tokens:
+/// its own sequences' KV and attention (ceil(batch / dp) of them, each over its share of the
+/// tokens under decode context parallelism), the weights, and the experts the whole batch
+/// touches.
 [[nodiscard]] constexpr DecodeLoad decode_load(const DecodeCosts& c, std::uint32_t s,
                                                std::uint64_t batch, std::uint64_t context) {
     const DecodeCosts::Stage& cs = c.stages[s];
     const Model& m = c.replica.model;
+    const std::uint64_t own = own_sequences(c.layout, batch);
     // kv_bytes_per_sequence and attention_flops_per_token over the prepared per-shape terms.
     Bytes kv{};
     double attention = 0.0;
     const LayerStack& L = m.layers();
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
         if (cs.layers[k] == 0) continue;
-        const std::uint64_t kept = tokens_kept(L.specs[k], context);
+        const std::uint64_t kept = tokens_on_rank(tokens_kept(L.specs[k], context), cs.shard);
         kv += (cs.kv_per_token[k] * kept + cs.state[k]) * cs.layers[k];
         attention += cs.attention_per_token[k] * static_cast<double>(kept) *
                      static_cast<double>(cs.layers[k]);
     }
-    return {weight_read_at(cs.weights, m.config(), batch), kv * batch,
-            Flops::in_base(2.0 * (cs.matmul.dense + cs.matmul.routed) * static_cast<double>(batch)),
-            Flops::in_base(attention * static_cast<double>(batch))};
+    return {weight_read_at(cs.weights, m.config(), batch), kv * own,
+            matmul_flops(cs.matmul, own, batch),
+            Flops::in_base(attention * static_cast<double>(own))};
 }
 
 /// Stage `s`'s step for `batch` sequences at `context` tokens.
@@ -228,7 +254,9 @@ constexpr void add_stage(PipelineTimes& p, std::uint32_t s, const MicroBatches& 
     d.bound = d.stages[d.limiting_stage].bound();
     d.tokens_per_s = static_cast<double>(batch) / d.tpot.in(seconds);
     d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
-    d.all_reduce = detail::all_reduce(c.replica, l, m.large, c.options);
+    d.dp_rank_batch = detail::own_sequences(l, m.large);
+    d.all_reduce = detail::all_reduce(c.replica, l, d.dp_rank_batch, c.options);
+    d.all_to_all = detail::all_to_all(c.replica, l, d.dp_rank_batch);
     if (c.options.efficiency) {
         d.step_estimate = e.step;
         d.tokens_per_s_estimate = static_cast<double>(batch) / e.tpot.in(seconds);
@@ -253,28 +281,44 @@ constexpr void add_stage(PipelineTimes& p, std::uint32_t s, const MicroBatches& 
     d.micro_batches = m.count;
     d.micro_batch = m.large;
     for (std::uint64_t c : contexts) d.longest_context = std::max(d.longest_context, c);
-    // A stage's step on micro-batch j: the sequences i with i mod count == j.
+    // A stage's step on micro-batch j: the sequences i with i mod count == j, the q-th of them on
+    // attention data-parallel rank q mod dp; the busiest rank's step is the stage's.
+    const std::uint32_t dp = l.dp();
     const auto stage_on = [&](std::uint32_t s, std::uint64_t j) {
-        StageStep st;
-        st.stage = s;
         const Shard sh = l.stage(s);
         std::uint64_t n = 0;
-        double attn = 0.0;
-        for (std::uint64_t i = j; i < contexts.size(); i += m.count) {
-            st.kv_read += kv_bytes_per_sequence(r.model, r.kv, contexts[i], sh);
-            attn += detail::attention_flops_per_token(r.model, sh, contexts[i]);
+        std::array<Bytes, 64> kv_of{};
+        std::array<double, 64> attn_of{};
+        std::array<std::uint64_t, 64> own_of{};
+        StageStep best;
+        bool first = true;
+        // Ranks beyond 64 are folded onto the first 64 in turn (each then holds at least as much
+        // as any real rank): the bound stays a bound.
+        const std::uint32_t slots = dp < 64 ? dp : 64;
+        for (std::uint64_t i = j, q = 0; i < contexts.size(); i += m.count, ++q) {
+            const std::size_t k = static_cast<std::size_t>(q % slots);
+            kv_of[k] += kv_bytes_per_sequence(r.model, r.kv, contexts[i], sh);
+            attn_of[k] += detail::attention_flops_per_token(r.model, sh, contexts[i]);
+            ++own_of[k];
             ++n;
         }
         const detail::WeightRead w = detail::weight_read(r, l, s, n);
-        st.weights_resident = w.resident;
-        st.weights_read = w.read;
-        st.experts_resident = w.experts;
-        st.experts_touched = w.experts_touched;
         const detail::RankMatmulParams p = detail::rank_matmul_params(r.model, l, s);
-        st.matmul_flops = Flops::in_base(2.0 * (p.dense + p.routed) * static_cast<double>(n));
-        st.attention_flops = Flops::in_base(attn);
-        detail::finish_stage(st, r.gpu, o);
-        return st;
+        for (std::uint32_t k = 0; k < slots; ++k) {
+            StageStep st;
+            st.stage = s;
+            st.kv_read = kv_of[k];
+            st.weights_resident = w.resident;
+            st.weights_read = w.read;
+            st.experts_resident = w.experts;
+            st.experts_touched = w.experts_touched;
+            st.matmul_flops = detail::matmul_flops(p, own_of[k], n);
+            st.attention_flops = Flops::in_base(attn_of[k]);
+            detail::finish_stage(st, r.gpu, o);
+            if (first || st.time() > best.time()) best = st;
+            first = false;
+        }
+        return best;
     };
     // Per micro-batch, its time through every stage; per stage, its cycle through every one.
     std::array<Seconds, max_pipeline_stages> cycle{}, e_cycle{};
@@ -311,7 +355,9 @@ constexpr void add_stage(PipelineTimes& p, std::uint32_t s, const MicroBatches& 
     d.bound = d.stages[d.limiting_stage].bound();
     d.tokens_per_s = static_cast<double>(d.batch) / d.tpot.in(seconds);
     d.tokens_per_s_per_gpu = d.tokens_per_s / l.ranks();
-    d.all_reduce = detail::all_reduce(r, l, m.large, o);
+    d.dp_rank_batch = detail::own_sequences(l, m.large);
+    d.all_reduce = detail::all_reduce(r, l, d.dp_rank_batch, o);
+    d.all_to_all = detail::all_to_all(r, l, d.dp_rank_batch);
     if (o.efficiency) d.tokens_per_s_estimate = static_cast<double>(d.batch) / e_tpot.in(seconds);
     return d;
 }

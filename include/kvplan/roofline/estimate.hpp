@@ -10,6 +10,7 @@
 //       = max(bytes / (bandwidth x f_bw), FLOPs / (peak x f_compute))
 //         + layers x t_layer                                   (launches and small kernels)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
+//         + MoE layers x (dispatch + combine at link peak)   (expert parallelism: AllToAll)
 //   bytes = weights (once, however many tokens) + KV of the b running sequences + KV written
 //   FLOPs = 2 x matmul parameters x (b + p) + attention of the decodes + causal attention of p
 //
@@ -31,9 +32,12 @@
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
 // passes every stage in turn: times are summed over stages, as the bound's TPOT is.
 //
+// Under attention data parallelism a step's time is its busiest dp rank's: ceil(B / dp) of the
+// decodes and the prefill chunk, with the experts seeing every rank's tokens.
+//
 // What it leaves out: prefix caching, speculative decoding, preemption, CPU-side scheduling that
-// does not scale with layers, and MoE all-to-all (expert parallelism). The fractions and fixed
-// costs are per GPU family, fitted on published measurements (default_params names them).
+// does not scale with layers, and the latency (not the bytes) of the MoE all-to-all. The fractions
+// and fixed costs are per GPU family, fitted on published measurements (default_params names them).
 
 #include <algorithm>
 #include <array>
@@ -181,7 +185,8 @@ struct StepTerms {
     Seconds compute{};            ///< FLOPs at peak x fraction
     Seconds layers{};             ///< layers x layer_overhead
     Seconds all_reduce{};         ///< latency and bytes of every all-reduce
-    Seconds time{};               ///< max(memory, compute) + layers + all_reduce
+    Seconds all_to_all{};         ///< expert parallelism's dispatch and combine at link peak
+    Seconds time{};               ///< max(memory, compute) + layers + all_reduce + all_to_all
     Bound bound = Bound::memory;  ///< the larger of memory and compute (first stage)
 };
 
@@ -249,6 +254,9 @@ struct PrefillPart {
     std::uint64_t prompt_tokens = 0;
     double share = 1.0;
     std::uint64_t passes = 1;
+    /// The prompts spread over the attention data-parallel ranks (ceil(prompts / dp) on the
+    /// busiest); otherwise all of them run on one rank.
+    bool spread = false;
 };
 
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
@@ -264,8 +272,20 @@ struct PrefillPart {
     StepTerms t;
     t.decodes = decodes;
     t.prefill_tokens = tokens - decodes;
+    // Under attention data parallelism the busiest dp rank runs its own decodes and the chunk;
+    // the experts see every rank's tokens.
+    const std::uint64_t own_prompts =
+        pre.spread ? own_sequences(c.layout, pre.prompts) : pre.prompts;
+    const std::uint64_t own_prefill =
+        pre.spread && pre.prompts > 0
+            ? static_cast<std::uint64_t>(static_cast<double>(own_prompts) *
+                                             static_cast<double>(pre.prompt_tokens) * pre.share +
+                                         0.5)
+            : t.prefill_tokens;
+    const std::uint64_t own = own_sequences(c.layout, decodes) + own_prefill;
     // Weights: read once per pass; MoE experts by the tokens of a pass.
     const std::uint64_t per_pass = (tokens + pre.passes - 1) / pre.passes;
+    const std::uint64_t own_per_pass = (own + pre.passes - 1) / pre.passes;
     const Bytes weights = weight_read_at(cs.weights, m.config(), per_pass).read * pre.passes;
     Bytes kv{};
     double attention = 0.0;
@@ -278,16 +298,16 @@ struct PrefillPart {
         // The KV the prompts write, and their causal attention, in the share this step does.
         Bytes prompt_kv{};
         for (std::uint32_t k = 0; k < L.num_specs; ++k)
-            prompt_kv +=
-                (cs.kv_per_token[k] * tokens_kept(L.specs[k], pre.prompt_tokens) + cs.state[k]) *
-                cs.layers[k];
-        kv += scale_up(prompt_kv * pre.prompts, pre.share);
+            prompt_kv += (cs.kv_per_token[k] *
+                              tokens_on_rank(tokens_kept(L.specs[k], pre.prompt_tokens), cs.shard) +
+                          cs.state[k]) *
+                         cs.layers[k];
+        kv += scale_up(prompt_kv * own_prompts, pre.share);
         attention += prefill_attention_flops(m, cs.shard, pre.prompt_tokens) *
-                     static_cast<double>(pre.prompts) * pre.share;
+                     static_cast<double>(own_prompts) * pre.share;
     }
     t.bytes = weights + kv;
-    t.flops = Flops::in_base(
-        2.0 * (cs.matmul.dense + cs.matmul.routed) * static_cast<double>(tokens) + attention);
+    t.flops = matmul_flops(cs.matmul, own, tokens) + Flops::in_base(attention);
     const GpuSpec& g = c.replica.gpu;
     t.memory = t.bytes / (g.memory_bandwidth * p.bandwidth);
     t.compute = t.flops / (peak_flops(g, c.options.compute) * p.compute);
@@ -295,13 +315,21 @@ struct PrefillPart {
     const std::uint32_t layers = shard_end(m, cs.shard) - cs.shard.first_layer;
     const double passes = static_cast<double>(pre.passes);
     t.layers = p.layer_overhead * (static_cast<double>(layers) * passes);
-    if (c.layout.tp() > 1) {
+    if (c.layout.attention_tp() > 1) {
         // Two all-reduces per layer (after attention, after the MLP), each of a pass's tokens.
-        const AllReduce ar = all_reduce(c.replica, c.layout, per_pass, c.options);
+        const AllReduce ar = all_reduce(c.replica, c.layout, own_per_pass, c.options);
         t.all_reduce =
             (ar.per_layer + p.all_reduce_latency * 2.0) * (static_cast<double>(layers) * passes);
     }
-    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce;
+    // Expert parallelism: each MoE layer of the stage dispatches and combines a pass's tokens.
+    const AllToAll a2a = all_to_all(c.replica, c.layout, own_per_pass);
+    if (a2a.applies) {
+        std::uint32_t moe_layers = 0;
+        for (std::uint32_t i = cs.shard.first_layer; i < shard_end(m, cs.shard); ++i)
+            moe_layers += m.is_moe_layer(i) ? 1 : 0;
+        t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers) * passes);
+    }
+    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all;
     return t;
 }
 
@@ -316,6 +344,7 @@ struct PrefillPart {
         sum.compute += t.compute;
         sum.layers += t.layers;
         sum.all_reduce += t.all_reduce;
+        sum.all_to_all += t.all_to_all;
         sum.time += t.time;
     }
     return sum;
@@ -339,8 +368,10 @@ struct RunningCap {
     if (l.max_running) return {*l.max_running, true};
     const ReplicaBudget b = replica_budget(
         r, Workload{.context = l.prompt_tokens + l.output_tokens, .concurrency = l.concurrency});
-    const std::uint64_t seqs =
-        std::min<std::uint64_t>(b.max_concurrency, vllm_batch_defaults(r.gpu).max_num_seqs);
+    // max_num_seqs caps each attention data-parallel rank.
+    const std::uint64_t seqs = std::min<std::uint64_t>(
+        b.max_concurrency,
+        std::uint64_t{vllm_batch_defaults(r.gpu).max_num_seqs} * r.layout().dp());
     return {std::max<std::uint64_t>(seqs, 1), b.max_concurrency >= 1};
 }
 
@@ -362,47 +393,48 @@ struct RunningCap {
 
     if (l.kind == LoadKind::static_batch) {
         // Every prompt is admitted: a static batch holds its own KV.
-        const std::uint64_t B = l.concurrency;
-        e.running = e.running_cap = B;
-        e.chunks = detail::ceil_div_u(detail::mul(B, I, "a token count"), e.token_budget);
-        e.chunk = detail::ceil_div_u(B * I, e.chunks);
-        e.prefill_step = detail::step(c, 0, 0, {B, I, 1.0, e.chunks}, p);
-        e.decode_step = detail::step(c, B, e.mean_context, {}, p);
+        const std::uint64_t batch = l.concurrency;
+        e.running = e.running_cap = batch;
+        e.chunks = detail::ceil_div_u(detail::mul(batch, I, "a token count"), e.token_budget);
+        e.chunk = detail::ceil_div_u(batch * I, e.chunks);
+        e.prefill_step = detail::step(c, 0, 0, {batch, I, 1.0, e.chunks}, p);
+        e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
         e.itl = e.tpot = e.decode_step.time;
         e.ttft = e.ttft_prefill = e.prefill_step.time;
         e.request = e.ttft + e.itl * static_cast<double>(O - 1);
-        e.tokens_per_s = static_cast<double>(B * O) / e.request.in(seconds);
+        e.tokens_per_s = static_cast<double>(batch * O) / e.request.in(seconds);
         e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
-        e.ttft_bound = prefill_bound(r, I, B, bound_options).ttft;
-        e.itl_bound = decode_bound(r, B, I, bound_options).tpot;
+        e.ttft_bound = prefill_bound(r, I, batch, bound_options).ttft;
+        e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
         e.request_bound = e.ttft_bound + e.itl_bound * static_cast<double>(O - 1);
         return e;
     }
 
     e.running_cap = cap.sequences;
     e.kv_holds_one = cap.holds_one;
-    const std::uint64_t B = std::min(l.concurrency, cap.sequences);
-    e.running = B;
-    e.waiting = l.concurrency - B;
+    const std::uint64_t batch = std::min(l.concurrency, cap.sequences);
+    e.running = batch;
+    e.waiting = l.concurrency - batch;
     // Decodes go first; a prefill gets what is left of the token budget (at least one token).
-    const std::uint64_t left = e.token_budget > B ? e.token_budget - B : 1;
+    const std::uint64_t left = e.token_budget > batch ? e.token_budget - batch : 1;
     e.chunk = std::min(I, left);
     e.chunks = detail::ceil_div_u(I, e.chunk);
     const double share = 1.0 / static_cast<double>(e.chunks);
-    e.decode_step = detail::step(c, B, e.mean_context, {}, p);
-    e.mixed_step = detail::step(c, B - 1, e.mean_context, {1, I, share, 1}, p);
+    e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
+    e.mixed_step = detail::step(c, batch - 1, e.mean_context, {1, I, share, 1}, p);
     e.prefill_step = e.mixed_step;  // the request's own chunk rides along the other B - 1
-    e.mixed_share = std::min(1.0, static_cast<double>((B - 1) * e.chunks) / static_cast<double>(O));
+    e.mixed_share =
+        std::min(1.0, static_cast<double>((batch - 1) * e.chunks) / static_cast<double>(O));
     e.itl = e.decode_step.time + (e.mixed_step.time - e.decode_step.time) * e.mixed_share;
     e.tpot = e.itl;
     e.ttft_prefill = e.prefill_step.time * static_cast<double>(e.chunks);
-    e.ttft_in_flight = B > 1 ? e.itl * 0.5 : Seconds{};
+    e.ttft_in_flight = batch > 1 ? e.itl * 0.5 : Seconds{};
     e.request = e.ttft_prefill + e.ttft_in_flight + e.itl * static_cast<double>(O - 1);
-    e.ttft_queue = e.request * (static_cast<double>(e.waiting) / static_cast<double>(B));
+    e.ttft_queue = e.request * (static_cast<double>(e.waiting) / static_cast<double>(batch));
     e.ttft = e.ttft_prefill + e.ttft_in_flight + e.ttft_queue;
-    e.tokens_per_s = static_cast<double>(B) * static_cast<double>(O) / e.request.in(seconds);
+    e.tokens_per_s = static_cast<double>(batch) * static_cast<double>(O) / e.request.in(seconds);
     e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
-    e.itl_bound = decode_bound(r, B, I, bound_options).tpot;
+    e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
     e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
     return e;
 }

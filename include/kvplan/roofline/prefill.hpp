@@ -34,6 +34,9 @@ struct PrefillBound {
     Seconds ttft{};
     Bound bound = Bound::memory;
     AllReduce all_reduce{};
+    AllToAll all_to_all{};  ///< expert parallelism's dispatch and combine; not in the bound
+    /// Prompts of the busiest attention data-parallel rank: ceil(prompts / dp).
+    std::uint64_t dp_rank_prompts = 0;
     std::optional<Seconds> ttft_estimate{};
     /// The stages in use.
     [[nodiscard]] constexpr std::span<const StageStep> stage_steps() const noexcept {
@@ -42,7 +45,8 @@ struct PrefillBound {
 };
 
 /// The prefill lower bound of `r`: FLOPs (the quadratic attention term included) and weight reads
-/// (experts touched by every prompt token) and the KV written.
+/// (experts touched by every prompt token) and the KV written. Under attention data parallelism the
+/// prompts spread over the dp ranks, the busiest taking ceil(prompts / dp) of them.
 [[nodiscard]] constexpr PrefillBound prefill_bound(const Replica& r, std::uint64_t prompt_tokens,
                                                    std::uint64_t prompts = 1,
                                                    const RooflineOptions& o = {}) {
@@ -54,6 +58,8 @@ struct PrefillBound {
     p.prompt_tokens = prompt_tokens;
     p.num_stages = l.pp();
     const std::uint64_t tokens = detail::mul(prompts, prompt_tokens, "a token count");
+    p.dp_rank_prompts = detail::own_sequences(l, prompts);
+    const std::uint64_t own = p.dp_rank_prompts * prompt_tokens;
     for (std::uint32_t s = 0; s < l.pp(); ++s) {
         StageStep& st = p.stages[s];
         st.stage = s;
@@ -63,18 +69,20 @@ struct PrefillBound {
         st.weights_read = w.read;
         st.experts_resident = w.experts;
         st.experts_touched = w.experts_touched;
-        st.kv_read = kv_bytes_per_sequence(r.model, r.kv, prompt_tokens, sh) * prompts;
+        st.kv_read = kv_bytes_per_sequence(r.model, r.kv, prompt_tokens, sh) * p.dp_rank_prompts;
         const detail::RankMatmulParams mp = detail::rank_matmul_params(r.model, l, s);
-        st.matmul_flops = Flops::in_base(2.0 * (mp.dense + mp.routed) * static_cast<double>(tokens));
-        st.attention_flops = Flops::in_base(detail::prefill_attention_flops(r.model, sh, prompt_tokens) *
-                                            static_cast<double>(prompts));
+        st.matmul_flops = detail::matmul_flops(mp, own, tokens);
+        st.attention_flops =
+            Flops::in_base(detail::prefill_attention_flops(r.model, sh, prompt_tokens) *
+                           static_cast<double>(p.dp_rank_prompts));
         detail::finish_stage(st, r.gpu, o);
         if (st.time() > p.stages[p.limiting_stage].time()) p.limiting_stage = s;
     }
     const StageStep& lim = p.stages[p.limiting_stage];
     p.ttft = lim.time();
     p.bound = lim.bound();
-    p.all_reduce = detail::all_reduce(r, l, tokens, o);
+    p.all_reduce = detail::all_reduce(r, l, own, o);
+    p.all_to_all = detail::all_to_all(r, l, own);
     if (o.efficiency) {
         Seconds worst{};
         for (std::uint32_t s = 0; s < l.pp(); ++s) worst = std::max(worst, *p.stages[s].estimate);

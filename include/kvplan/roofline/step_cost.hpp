@@ -88,30 +88,95 @@ struct RooflineOptions {
 
 namespace detail {
 
-/// Matrix-product parameters one token uses on a rank of stage `stage`: the linear layers of its
-/// layers (k of the E routed experts per MoE layer) and, on the last stage, the LM head.
+/// Matrix-product parameters a rank of stage `stage` multiplies per token: the linear layers of
+/// its layers (k of the routed experts per MoE layer) and, on the last stage, the LM head.
 struct RankMatmulParams {
-    double dense = 0.0;   ///< everything but the routed experts
-    double routed = 0.0;  ///< k experts per MoE layer
+    /// Everything but the routed experts, per token of the rank's own sequences. A part split over
+    /// more GPUs than the attention group (SGLang's dense MLP and LM head under dp attention) runs
+    /// on the tokens of every attention group it spans, so it counts that many times.
+    double dense = 0.0;
+    /// The routed experts, per token of the whole batch that routes to the rank's experts: k
+    /// experts of its expert_tp slice, times the share of the physical experts it holds.
+    double routed = 0.0;
 };
+
+/// The matmul parameters of a rank of every stage of `l`: alike layers are walked once.
+[[nodiscard]] constexpr std::array<RankMatmulParams, max_pipeline_stages>
+rank_matmul_params_per_stage(const Model& m, const Layout& l) {
+    const ModelConfig& c = m.config();
+    const Placement& pl = l.placement();
+    const RankParts parts = rank_parts(pl);
+    const bool all_experts = pl.experts_per_gpu == pl.physical_experts;
+    const double expert_share = all_experts ? 1.0
+                                            : static_cast<double>(pl.experts_per_gpu) /
+                                                  static_cast<double>(pl.physical_experts);
+    // Every sum is of integers below 2^53: exact in any order.
+    const auto adder = [&](RankMatmulParams& p, double scale) {
+        return [&p, scale, &parts, &pl, &c, all_experts, expert_share](const WeightTensor& t) {
+            const bool matmul = t.linear || t.group == ParamGroup::lm_head;
+            if (!matmul || t.cols == 1) return;  // vectors: norms and biases
+            const std::uint32_t degree = degree_of(parts, t.group);
+            const RankSlice sl = rank_slice(t, degree);
+            const double per_copy = static_cast<double>(sl.rows) * static_cast<double>(sl.cols);
+            if (t.group == ParamGroup::routed_experts) {
+                const double per_token = per_copy * c.moe.experts_per_token;
+                p.routed += (all_experts ? per_token : per_token * expert_share) * scale;
+            } else {
+                const double gathered =
+                    degree > pl.attention_tp ? static_cast<double>(degree / pl.attention_tp) : 1.0;
+                p.dense += per_copy * static_cast<double>(t.copies) * gathered * scale;
+            }
+        };
+    };
+    std::array<std::uint32_t, max_layer_classes> example{};
+    std::array<bool, max_layer_classes> seen{};
+    for (std::uint32_t i = 0; i < m.num_layers(); ++i) {
+        const std::uint32_t k = layer_class(m, i);
+        if (!seen[k]) example[k] = i;
+        seen[k] = true;
+    }
+    std::array<RankMatmulParams, max_layer_classes> per_class{};
+    for (std::uint32_t k = 0; k < max_layer_classes; ++k)
+        if (seen[k]) for_each_class_tensor(m, example[k], adder(per_class[k], 1.0));
+    const bool extras = c.extra_params != 0;
+    std::array<RankMatmulParams, max_pipeline_stages> out{};
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const Shard s = l.stage(st);
+        RankMatmulParams& p = out[st];
+        std::array<std::uint32_t, max_layer_classes> count{};
+        for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) {
+            ++count[layer_class(m, i)];
+            if (extras) for_each_extra_tensor(m, i, adder(p, 1.0));
+        }
+        for (std::uint32_t k = 0; k < max_layer_classes; ++k) {
+            if (count[k] == 0) continue;
+            p.dense += per_class[k].dense * count[k];
+            p.routed += per_class[k].routed * count[k];
+        }
+        // On the last stage the LM head multiplies; a tied model's table serves as its LM head.
+        if (st + 1 == l.pp()) for_each_edge_tensor(m, false, true, true, adder(p, 1.0));
+    }
+    return out;
+}
 
 [[nodiscard]] constexpr RankMatmulParams rank_matmul_params(const Model& m, const Layout& l,
                                                             std::uint32_t stage) {
-    const Shard s = l.stage(stage);
-    const ModelConfig& c = m.config();
-    RankMatmulParams p;
-    const auto add = [&](const WeightTensor& t) {
-        const bool matmul = t.linear || t.group == ParamGroup::lm_head;
-        if (!matmul || t.cols == 1) return;  // vectors: norms and biases
-        const RankSlice sl = rank_slice(t, s.tp);
-        const double per_copy = static_cast<double>(sl.rows) * static_cast<double>(sl.cols);
-        if (t.group == ParamGroup::routed_experts) p.routed += per_copy * c.moe.experts_per_token;
-        else p.dense += per_copy * static_cast<double>(t.copies);
-    };
-    for (std::uint32_t i = s.first_layer; i < shard_end(m, s); ++i) for_each_layer_tensor(m, i, add);
-    // On the last stage the LM head multiplies; a tied model's table serves as its LM head.
-    if (stage + 1 == l.pp()) for_each_edge_tensor(m, false, true, true, add);
-    return p;
+    return rank_matmul_params_per_stage(m, l)[stage];
+}
+
+/// The sequences of a batch of `batch` that the busiest attention data-parallel rank of `l` holds:
+/// ceil(batch / dp).
+[[nodiscard]] constexpr std::uint64_t own_sequences(const Layout& l, std::uint64_t batch) noexcept {
+    return l.dp() <= 1 ? batch : ceil_div(batch, l.dp());
+}
+
+/// Matmul FLOPs of a rank whose own sequences bring `own` tokens while `all` tokens of the batch
+/// route to its experts.
+[[nodiscard]] constexpr Flops matmul_flops(const RankMatmulParams& p, std::uint64_t own,
+                                           std::uint64_t all) {
+    if (own == all) return Flops::in_base(2.0 * (p.dense + p.routed) * static_cast<double>(all));
+    return Flops::in_base(
+        2.0 * (p.dense * static_cast<double>(own) + p.routed * static_cast<double>(all)));
 }
 
 /// Attention FLOPs of one token attending to a sequence of `tokens` on a shard: each layer's
@@ -125,7 +190,8 @@ struct RankMatmulParams {
     for (std::uint32_t k = 0; k < m.layers().num_specs; ++k) {
         if (count[k] == 0) continue;
         const CacheSpec& spec = m.layers().specs[k];
-        const double kept = static_cast<double>(tokens_kept(spec, tokens));
+        // Under decode context parallelism a rank attends over its share of the tokens.
+        const double kept = static_cast<double>(tokens_on_rank(tokens_kept(spec, tokens), s));
         const double layers = static_cast<double>(count[k]);
         switch (spec.kind) {
             case CacheKind::full_attention:
@@ -192,23 +258,28 @@ struct RankMatmulParams {
 
 /// Weight bytes a step reads on a rank of `stage` when `tokens` tokens pass: the rank's weights
 /// less the input embedding table (unless it is also the LM head), with routed experts scaled to
-/// the expected share the tokens touch.
+/// the expected share the tokens touch. Under expert parallelism the tokens are the whole batch
+/// routed to the rank's experts, and each of its physical experts is touched with probability
+/// 1 - (1 - k/P)^B (P: routed experts plus redundant copies).
 struct WeightRead {
     Bytes resident{};      ///< weight_bytes_per_rank
     Bytes dense{};         ///< read in full
     Bytes experts{};       ///< routed experts held on the rank
-    double experts_touched = 0.0;  ///< expected distinct experts per MoE layer
-    Bytes read{};          ///< dense + experts x touched / E
+    std::uint32_t experts_held = 0;      ///< routed experts per MoE layer on the rank
+    std::uint32_t physical_experts = 0;  ///< routed experts + redundant copies, per MoE layer
+    double experts_touched = 0.0;        ///< expected distinct experts per MoE layer on the rank
+    Bytes read{};                        ///< dense + experts x touched / held
 };
 
-/// The parts of weight_read that do not depend on the tokens: resident, dense and experts.
+/// The parts of weight_read that do not depend on the tokens, from the rank's weights `wb`.
 [[nodiscard]] constexpr WeightRead weight_base(const Replica& r, const Layout& l,
-                                               std::uint32_t stage) {
+                                               const WeightBytes& wb) {
     const ModelConfig& c = r.model.config();
-    const WeightBytes wb = weight_bytes_per_rank(r.model, l, stage, r.weights);
     WeightRead w;
     w.resident = wb.total();
     w.experts = wb.routed_experts;
+    w.experts_held = l.placement().experts_per_gpu;
+    w.physical_experts = l.placement().physical_experts;
     // A tied table on a single stage is the LM head too, so it is read in full.
     const bool table_is_head = c.tie_embeddings && l.pp() == 1;
     w.dense = w.resident - w.experts - (table_is_head ? Bytes{} : wb.embedding);
@@ -218,11 +289,18 @@ struct WeightRead {
 /// `base` (from weight_base) completed for `tokens` tokens: the experts they touch and the read.
 [[nodiscard]] constexpr WeightRead weight_read_at(WeightRead base, const ModelConfig& c,
                                                   std::uint64_t tokens) {
-    base.experts_touched =
-        expected_experts_touched(c.moe.experts, c.moe.experts_per_token, tokens);
-    const double share = c.moe.experts == 0 ? 0.0 : base.experts_touched / c.moe.experts;
+    const std::uint32_t all = base.physical_experts;
+    const double touched = expected_experts_touched(all, c.moe.experts_per_token, tokens);
+    const double share = all == 0 ? 0.0 : touched / all;
+    base.experts_touched = base.experts_held == all ? touched : share * base.experts_held;
     base.read = base.dense + scale_down(base.experts, share);
     return base;
+}
+
+/// The parts of weight_read that do not depend on the tokens: resident, dense and experts.
+[[nodiscard]] constexpr WeightRead weight_base(const Replica& r, const Layout& l,
+                                               std::uint32_t stage) {
+    return weight_base(r, l, weight_bytes_per_rank(r.model, l, stage, r.weights));
 }
 
 [[nodiscard]] constexpr WeightRead weight_read(const Replica& r, const Layout& l, std::uint32_t stage,
@@ -265,13 +343,44 @@ struct StageStep {
 
 /// The tensor-parallel all-reduce of a step: two per layer (after attention and after the MLP) of
 /// the batch's hidden states, a ring moving 2 (tp - 1) / tp of the message over each GPU's link.
+/// The ring spans the attention group (tp / dp under SGLang's dp attention, 1 under
+/// TensorRT-LLM's), and the node-to-node link when the group is larger than a node.
 struct AllReduce {
     Bytes message{};                ///< tokens x hidden x activation element
     BytesPerSecond link{};          ///< one direction: scale-up (NVLink) if any, else PCIe
     Seconds per_layer{};            ///< both all-reduces of one layer
     Seconds per_step{};             ///< per_layer x the layers of the busiest stage
+    bool crosses_nodes = false;     ///< the group spans nodes: `link` is the GPU's NIC
 };
 
+/// The expert-parallel all-to-all of a step, per GPU: each MoE layer sends every token's hidden
+/// state to the GPUs of its k experts (dispatch) and their outputs back (combine), one message per
+/// token and selected expert as DeepEP's low-latency kernels send them (deep_ep csrc/config.hpp,
+/// LowLatencyLayout): dispatch 16 + H + 4 H / 128 bytes in fp8 (one fp32 scale per 128 values)
+/// or 16 + 2 H in bf16, combine 2 H. Of a GPU's messages, (G - 1) / G leave it (G: the GPUs the
+/// experts spread over, routing uniform); those for GPUs of its own node go over the scale-up link,
+/// the rest over its NIC, both at once. Not part of the bound: a figure beside it, as the
+/// all-reduce.
+struct AllToAll {
+    bool applies = false;       ///< expert parallelism over more than one GPU
+    bool fp8_dispatch = false;  ///< the engine quantizes the dispatch to fp8
+    std::uint64_t tokens = 0;   ///< tokens a GPU dispatches per layer
+    std::uint32_t experts_per_token = 0;
+    Bytes dispatch_message{};         ///< per token and selected expert
+    Bytes combine_message{};          ///< per token and selected expert
+    Bytes dispatch{};                 ///< tokens x k x dispatch_message: one GPU, one layer
+    Bytes combine{};                  ///< tokens x k x combine_message
+    std::uint32_t group = 1;          ///< G: GPUs the experts spread over
+    std::uint32_t group_in_node = 1;  ///< of them, in one node (with the sender)
+    double to_node = 0.0;             ///< share of messages to other GPUs of the node
+    double off_node = 0.0;            ///< share of messages to other nodes
+    BytesPerSecond scale_up{};        ///< one direction (PCIe when the GPU has no scale-up link)
+    BytesPerSecond scale_out{};       ///< one direction; zero when the GPU states none
+    bool network_unknown = false;     ///< crosses nodes, no scale-out figure: times are infinite
+    std::uint32_t moe_layers = 0;     ///< MoE layers of the busiest stage
+    Seconds per_layer{};              ///< dispatch then combine
+    Seconds per_step{};               ///< per_layer x moe_layers
+};
 
 namespace detail {
 
@@ -318,19 +427,92 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
     st.estimate = t.estimate;
 }
 
+/// The scale-up link of `g` (PCIe when it has none).
+[[nodiscard]] constexpr BytesPerSecond scale_up_link(const GpuSpec& g) noexcept {
+    return g.scale_up_bandwidth > BytesPerSecond{} ? g.scale_up_bandwidth : g.pcie_bandwidth;
+}
+
+/// The all-reduce of `tokens` tokens (a rank's own) over the attention group of `l`.
 [[nodiscard]] constexpr AllReduce all_reduce(const Replica& r, const Layout& l, std::uint64_t tokens,
                                              const RooflineOptions& o) {
     AllReduce a;
     a.message = o.activation_element * mul(tokens, r.model.config().hidden_size, "a message");
-    a.link = r.gpu.scale_up_bandwidth > BytesPerSecond{} ? r.gpu.scale_up_bandwidth
-                                                         : r.gpu.pcie_bandwidth;
-    if (l.tp() <= 1 || !(a.link > BytesPerSecond{})) return a;
-    const double ring = 2.0 * (l.tp() - 1) / l.tp();
+    const std::uint32_t tp = l.attention_tp();
+    a.crosses_nodes = tp > r.gpu.gpus_per_node;
+    a.link = a.crosses_nodes ? r.gpu.scale_out_bandwidth : scale_up_link(r.gpu);
+    if (tp <= 1) return a;
+    if (!(a.link > BytesPerSecond{})) {
+        // A group across nodes without a node-to-node figure cannot be timed.
+        if (a.crosses_nodes) a.per_layer = a.per_step = time_at(1.0, 0.0);
+        return a;
+    }
+    const double ring = 2.0 * (tp - 1) / tp;
     a.per_layer = (a.message / a.link) * (2.0 * ring);
     std::uint32_t most = 0;
     for (std::uint32_t st = 0; st < l.pp(); ++st)
         most = std::max(most, l.stage(st).end_layer - l.stage(st).first_layer);
     a.per_step = a.per_layer * most;
+    return a;
+}
+
+/// Whether the engine of `l`'s rules dispatches in fp8: SGLang's DeepEP dispatcher does by default
+/// (--deepep-dispatcher-output-dtype auto); vLLM when the experts are fp8 in 128 x 128 blocks
+/// (vllm/model_executor/layers/fused_moe/all2all_utils.py); TensorRT-LLM is taken as bf16.
+[[nodiscard]] constexpr bool fp8_dispatch(const Replica& r) noexcept {
+    switch (r.parallel.rules) {
+        case ParallelRules::sglang:
+            return true;
+        case ParallelRules::vllm: {
+            const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+            return f == WeightFormat::fp8 && r.weights.layout.fp8_block == 128;
+        }
+        case ParallelRules::trtllm:
+            return false;
+    }
+    return false;
+}
+
+/// The all-to-all of `tokens` tokens dispatched by each GPU of `l`.
+[[nodiscard]] constexpr AllToAll all_to_all(const Replica& r, const Layout& l,
+                                            std::uint64_t tokens) {
+    AllToAll a;
+    const Placement& pl = l.placement();
+    const ModelConfig& c = r.model.config();
+    if (c.moe.experts == 0 || pl.expert_ep <= 1) return a;
+    a.applies = true;
+    a.fp8_dispatch = fp8_dispatch(r);
+    a.tokens = tokens;
+    a.experts_per_token = c.moe.experts_per_token;
+    const std::uint64_t h = c.hidden_size;
+    a.dispatch_message =
+        Bytes::exactly(a.fp8_dispatch ? 16 + h + ceil_div(h, 128) * 4 : 16 + 2 * h);
+    a.combine_message = Bytes::exactly(2 * h);
+    const std::uint64_t messages = mul(tokens, c.moe.experts_per_token, "a message count");
+    a.dispatch = a.dispatch_message * messages;
+    a.combine = a.combine_message * messages;
+    a.group = pl.expert_ep;
+    a.group_in_node = std::min(a.group, std::max<std::uint32_t>(r.gpu.gpus_per_node, 1));
+    a.to_node = static_cast<double>(a.group_in_node - 1) / a.group;
+    a.off_node = static_cast<double>(a.group - a.group_in_node) / a.group;
+    a.scale_up = scale_up_link(r.gpu);
+    a.scale_out = r.gpu.scale_out_bandwidth;
+    a.network_unknown = a.off_node > 0.0 && !(a.scale_out > BytesPerSecond{});
+    const auto over = [&](Bytes b) {
+        const double bytes = static_cast<double>(b.count());
+        const Seconds near = time_at(bytes * a.to_node, a.scale_up.in(B_per_s));
+        const Seconds far =
+            a.off_node > 0.0 ? time_at(bytes * a.off_node, a.scale_out.in(B_per_s)) : Seconds{};
+        return std::max(near, far);
+    };
+    a.per_layer = over(a.dispatch) + over(a.combine);
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        std::uint32_t n = 0;
+        const Shard sh = l.stage(st);
+        for (std::uint32_t i = sh.first_layer; i < shard_end(r.model, sh); ++i)
+            n += r.model.is_moe_layer(i) ? 1 : 0;
+        a.moe_layers = std::max(a.moe_layers, n);
+    }
+    a.per_step = a.per_layer * a.moe_layers;
     return a;
 }
 

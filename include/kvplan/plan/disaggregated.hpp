@@ -1,0 +1,392 @@
+#pragma once
+
+// Disaggregated prefill and decode: a pool of replicas that only prefill and a pool that only
+// decode, sized apart for a request rate and TTFT / TPOT targets, the prompt's KV moved between
+// them per request, and beside them the aggregated plan (replicas doing both) for the same
+// targets: the GPUs each way, and which is smaller.
+//
+// Timing. Steps are timed by the latency estimate (roofline/estimate.hpp: the GPU family's fitted
+// fractions of peak and fixed costs per layer and all-reduce, expert-parallel all-to-all included)
+// because pool sizes must hold against what users measure; the roofline bound is optimistic by a
+// factor of two or more at small batches, and a pool sized on it misses its targets.
+// LatencyModel::bound times the same steps at peak (fractions 1, no fixed costs), for a lower
+// bound on the GPUs.
+//
+// Prefill pool. Each attention data-parallel rank of a prefill replica is a server taking one
+// prompt at a time: its service time t_p is a step prefilling one prompt of I tokens per dp rank
+// (in passes of max_num_batched_tokens, as chunked prefill runs it). Requests arrive at random
+// (Poisson), so a server is an M/D/1 queue, as DistServe sizes its prefill instances (Zhong et al.,
+// "DistServe", OSDI 2024, section 3.1): a prompt waits W = rho t_p / (2 (1 - rho)) on average at
+// utilization rho. TTFT = W + t_p + the KV transfer must meet the target, so
+//     S = TTFT target - t_p - transfer,   rho_max = 2 S / (t_p + 2 S),
+//     servers = ceil(rate x t_p / rho_max),   replicas = ceil(servers / dp).
+//
+// Decode pool. A decode replica runs B sequences at the mean context I + O/2; its step time at B
+// is the TPOT. B is the largest batch whose TPOT meets the target and that its caches hold at
+// I + O tokens each (evaluate()'s max_concurrency). By Little's law the pool holds
+// rate x O x TPOT(B) sequences on average, so replicas = ceil(rate x O x TPOT(B) / B).
+//
+// Transfer. The decode side pulls the prompt's KV (vLLM's NixlConnector reads the blocks after
+// prefill; an MLA latent, whole on every rank, is read once per decode rank): each decode GPU of
+// the request's dp rank moves its share over its own link (transfer.hpp), and the time is added
+// to TTFT. Both pools use the same KV format (the connectors' handshake requires one cache dtype).
+//
+// Aggregated. A replica doing both runs C requests at once, prefill chunks riding along decodes
+// (the estimate's serving load); C is the largest concurrency whose TTFT and TPOT meet the targets
+// and that its caches hold, and replicas = ceil(rate x request time / C).
+//
+// Each pool's layout is chosen over the search space (GPU type, count, parallel layout, weight
+// format) as the one needing the fewest GPUs, then the faster step.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../error.hpp"
+#include "../roofline/estimate.hpp"
+#include "../transfer.hpp"
+#include "deployment.hpp"
+#include "evaluate.hpp"
+#include "search.hpp"
+
+namespace kvplan {
+
+/// What a disaggregated deployment must serve.
+struct DisaggDemand {
+    double rate = 0.0;                ///< requests per second, arriving at random (Poisson)
+    std::uint64_t prompt_tokens = 0;  ///< I, the prompt length sized for (a percentile of a trace)
+    std::uint64_t output_tokens = 0;  ///< O, the output length sized for, the first token included
+    Seconds ttft{};                   ///< target time to first token
+    Seconds tpot{};                   ///< target time per output token
+};
+
+/// How steps are timed.
+enum class LatencyModel : std::uint8_t {
+    estimate,  ///< the latency estimate with the GPU family's fitted parameters
+    bound,     ///< the same steps at peak bandwidth and FLOP/s, no fixed costs
+};
+
+/// Options of the disaggregated plan.
+struct DisaggOptions {
+    Link link = links::infiniband_ndr;  ///< between the pools, per GPU
+    LatencyModel latency = LatencyModel::estimate;
+    /// Replaces the GPU family's parameters (estimate). A GPU whose family has none is timed at
+    /// peak, and its pool says so (fitted false).
+    std::optional<EstimateParams> params{};
+    RooflineOptions roofline{};  ///< the compute type the matmuls run in
+};
+
+/// The prefill pool.
+struct PrefillPool {
+    PlanCandidate candidate;  ///< one replica, evaluated holding one prompt of I tokens
+    bool fitted = true;       ///< timed with fitted parameters (estimate)
+    std::uint32_t servers_per_replica = 1;  ///< its attention data-parallel ranks
+    std::uint64_t passes = 1;  ///< forwards per prompt (chunks of max_num_batched_tokens)
+    Seconds service{};         ///< t_p: one prompt per dp rank
+    Seconds transfer{};        ///< the prompt's KV to the decode pool
+    double utilization = 0.0;  ///< rho of each server at the rate
+    Seconds wait{};            ///< mean queueing wait (M/D/1)
+    Seconds ttft{};            ///< wait + service + transfer
+    std::uint64_t servers = 0;
+    std::uint32_t replicas = 0;
+    std::uint32_t gpus = 0;
+};
+
+/// The decode pool.
+struct DecodePool {
+    PlanCandidate candidate;  ///< one replica, evaluated at I + O tokens
+    bool fitted = true;
+    std::uint64_t batch = 0;         ///< sequences per replica at the TPOT target
+    std::uint64_t batch_cap = 0;     ///< what its caches hold (max_concurrency)
+    std::uint64_t mean_context = 0;  ///< I + O/2
+    Seconds tpot{};                  ///< at `batch`
+    double requests_per_s = 0.0;     ///< per replica: batch / (O x tpot)
+    std::uint32_t replicas = 0;
+    std::uint32_t gpus = 0;
+};
+
+/// The aggregated plan for the same targets.
+struct AggregatedPool {
+    PlanCandidate candidate;  ///< one replica, evaluated at I + O tokens
+    bool fitted = true;
+    std::uint64_t concurrency = 0;  ///< requests per replica at once meeting both targets
+    Seconds ttft{};
+    Seconds tpot{};
+    Seconds request{};            ///< a request's time once admitted
+    double requests_per_s = 0.0;  ///< per replica: concurrency / request
+    std::uint32_t replicas = 0;
+    std::uint32_t gpus = 0;
+};
+
+/// The disaggregated plan beside the aggregated one.
+struct DisaggPlan {
+    std::optional<PrefillPool> prefill{};
+    std::optional<DecodePool> decode{};
+    KvTransfer transfer{};   ///< one request's prompt KV, prefill to decode
+    std::uint32_t gpus = 0;  ///< prefill + decode (0: no disaggregated plan)
+    std::optional<AggregatedPool> aggregated{};
+    /// Both plans exist and the disaggregated one needs fewer GPUs.
+    bool disaggregated_smaller = false;
+    std::string note{};  ///< why a plan is missing
+};
+
+namespace detail {
+
+constexpr void check_disagg(const Model& m, const DisaggDemand& d) {
+    const auto where = [&] { return model_where(m.config()); };
+    if (!(d.rate > 0.0) || !std::isfinite(d.rate))
+        throw_field_error<InvalidInput>(where(), "rate", "> 0 requests per second",
+                                        std::to_string(d.rate));
+    if (d.prompt_tokens == 0)
+        throw_field_error<InvalidInput>(where(), "prompt_tokens", ">= 1 token", "0");
+    if (d.output_tokens == 0)
+        throw_field_error<InvalidInput>(where(), "output_tokens", ">= 1 token", "0");
+    if (!(d.ttft > Seconds{}))
+        throw_field_error<InvalidInput>(where(), "ttft", "> 0 s", "0 s or less");
+    if (!(d.tpot > Seconds{}))
+        throw_field_error<InvalidInput>(where(), "tpot", "> 0 s", "0 s or less");
+}
+
+/// The step parameters for `gpu` under `o`, and whether they are fitted.
+[[nodiscard]] inline std::pair<EstimateParams, bool> step_params(const GpuSpec& gpu,
+                                                                 const DisaggOptions& o) {
+    const EstimateParams peak{};  // fractions 1, no fixed costs
+    if (o.latency == LatencyModel::bound) return {peak, true};
+    if (o.params) return {*o.params, true};
+    if (const auto f = default_params(gpu)) return {f->params, true};
+    return {peak, false};
+}
+
+/// ceil(x) for a non-negative double that fits 64 bits.
+[[nodiscard]] inline std::uint64_t ceil_u64(double x) {
+    return static_cast<std::uint64_t>(std::ceil(x - 1e-9));
+}
+
+/// The largest n in [1, most] with ok(n), or 0 when not even ok(1); ok is monotone (true up to a
+/// point).
+template <class Ok>
+[[nodiscard]] std::uint64_t largest(std::uint64_t most, Ok ok) {
+    if (most == 0 || !ok(1)) return 0;
+    if (ok(most)) return most;
+    std::uint64_t lo = 1, hi = most;  // ok(lo), !ok(hi)
+    while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        (ok(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+/// Calls fn(deployment, prepared, gpu index, kv index, weights index) for each candidate of
+/// `space` whose weights fit its GPU.
+template <class Fn>
+void for_each_candidate(const Model& m, const SearchSpace& space, const Serving& serving, Fn&& fn) {
+    for (std::uint32_t n = std::max<std::uint32_t>(space.min_gpus, 1); n <= space.max_gpus; ++n)
+        for (const ParallelConfig& p : parallel_splits(m, serving.engine, n, space))
+            for (std::size_t w = 0; w < space.weights.size(); ++w) {
+                const PreparedLayout prep = prepare_layout(
+                    m, p, space.weights[w] ? *space.weights[w] : checkpoint_weights(m),
+                    serving.speculation);
+                for (std::size_t g = 0; g < space.gpus.size(); ++g) {
+                    if (!serving.kv_memory_per_gpu &&
+                        prep.stage_weights.most() > space.gpus[g].memory_total)
+                        continue;
+                    for (std::size_t k = 0; k < space.kv_formats.size(); ++k) {
+                        const Deployment d{.model = m,
+                                           .gpu = space.gpus[g],
+                                           .parallel = p,
+                                           .weights = space.weights[w],
+                                           .kv = space.kv_formats[k],
+                                           .serving = serving};
+                        fn(d, prep, g, k, w);
+                    }
+                }
+            }
+}
+
+/// Whether `a` (gpus, then time) is better than `b`.
+[[nodiscard]] inline bool better(std::uint32_t gpus_a, Seconds time_a, std::uint32_t gpus_b,
+                                 Seconds time_b) {
+    return gpus_a != gpus_b ? gpus_a < gpus_b : time_a < time_b;
+}
+
+}  // namespace detail
+
+/// The decode pool of one candidate `a` (evaluated at I + O), or nullopt when its caches hold no
+/// sequence or one sequence already misses the TPOT target.
+[[nodiscard]] inline std::optional<DecodePool> size_decode_pool(const PlanCandidate& a,
+                                                                const DisaggDemand& demand,
+                                                                const DisaggOptions& o = {}) {
+    const ReplicaAnswer& r = a.answer;
+    if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
+    const auto [params, fitted] = detail::step_params(r.replica.gpu, o);
+    const DecodeCosts c = decode_costs(r.replica, o.roofline);
+    DecodePool pool{.candidate = a, .fitted = fitted};
+    pool.batch_cap = r.max_concurrency;
+    pool.mean_context = demand.prompt_tokens + demand.output_tokens / 2;
+    const auto tpot = [&](std::uint64_t b) {
+        return detail::step(c, b, pool.mean_context, {}, params).time;
+    };
+    pool.batch =
+        detail::largest(pool.batch_cap, [&](std::uint64_t b) { return tpot(b) <= demand.tpot; });
+    if (pool.batch == 0) return std::nullopt;
+    pool.tpot = tpot(pool.batch);
+    const double O = static_cast<double>(demand.output_tokens);
+    pool.requests_per_s = static_cast<double>(pool.batch) / (O * pool.tpot.in(seconds));
+    const std::uint64_t replicas = detail::ceil_u64(demand.rate / pool.requests_per_s);
+    pool.replicas = static_cast<std::uint32_t>(std::max<std::uint64_t>(replicas, 1));
+    pool.gpus = pool.replicas * r.replica_gpus;
+    return pool;
+}
+
+/// The prefill pool of one candidate `a` (evaluated holding one prompt), with `transfer` the KV
+/// transfer time per request; nullopt when one prompt's service and transfer already miss the
+/// TTFT target.
+[[nodiscard]] inline std::optional<PrefillPool> size_prefill_pool(const PlanCandidate& a,
+                                                                  const DisaggDemand& demand,
+                                                                  Seconds transfer,
+                                                                  const DisaggOptions& o = {}) {
+    const ReplicaAnswer& r = a.answer;
+    if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
+    const auto [params, fitted] = detail::step_params(r.replica.gpu, o);
+    const DecodeCosts c = decode_costs(r.replica, o.roofline);
+    PrefillPool pool{.candidate = a, .fitted = fitted};
+    pool.servers_per_replica = r.dp_ranks;
+    const std::uint64_t budget = r.serving.options.vllm.max_num_batched_tokens.value_or(
+        vllm_batch_defaults(r.replica.gpu).max_num_batched_tokens);
+    pool.passes = detail::ceil_div_u(demand.prompt_tokens, budget);
+    pool.service = detail::step(c, 0, 0,
+                                {.prompts = r.dp_ranks,
+                                 .prompt_tokens = demand.prompt_tokens,
+                                 .share = 1.0,
+                                 .passes = pool.passes,
+                                 .spread = true},
+                                params)
+                       .time;
+    pool.transfer = transfer;
+    const Seconds slack = demand.ttft - pool.service - transfer;
+    if (!(slack > Seconds{})) return std::nullopt;
+    const double tp = pool.service.in(seconds), s = slack.in(seconds);
+    const double rho_max = 2.0 * s / (tp + 2.0 * s);
+    pool.servers = std::max<std::uint64_t>(detail::ceil_u64(demand.rate * tp / rho_max), 1);
+    pool.replicas = static_cast<std::uint32_t>((pool.servers + pool.servers_per_replica - 1) /
+                                               pool.servers_per_replica);
+    pool.servers = std::uint64_t{pool.replicas} * pool.servers_per_replica;
+    pool.utilization = demand.rate * tp / static_cast<double>(pool.servers);
+    pool.wait = Seconds::in_base(pool.utilization * tp / (2.0 * (1.0 - pool.utilization)));
+    pool.ttft = pool.wait + pool.service + transfer;
+    pool.gpus = pool.replicas * r.replica_gpus;
+    return pool;
+}
+
+/// The aggregated pool of one candidate `a` (evaluated at I + O), or nullopt when even one request
+/// at a time misses a target.
+[[nodiscard]] inline std::optional<AggregatedPool> size_aggregated_pool(
+    const PlanCandidate& a, const DisaggDemand& demand, const DisaggOptions& o = {}) {
+    const ReplicaAnswer& r = a.answer;
+    if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
+    const auto [params, fitted] = detail::step_params(r.replica.gpu, o);
+    const DecodeCosts c = decode_costs(r.replica, o.roofline);
+    AggregatedPool pool{.candidate = a, .fitted = fitted};
+    const auto at = [&](std::uint64_t n) {
+        const Load load{.concurrency = n,
+                        .prompt_tokens = demand.prompt_tokens,
+                        .output_tokens = demand.output_tokens,
+                        .max_num_batched_tokens = r.serving.options.vllm.max_num_batched_tokens,
+                        .max_running = n};
+        return estimate_latency(c, load, params, RunningCap{n, true});
+    };
+    pool.concurrency = detail::largest(r.max_concurrency, [&](std::uint64_t n) {
+        const LatencyEstimate e = at(n);
+        return e.ttft <= demand.ttft && e.tpot <= demand.tpot;
+    });
+    if (pool.concurrency == 0) return std::nullopt;
+    const LatencyEstimate e = at(pool.concurrency);
+    pool.ttft = e.ttft;
+    pool.tpot = e.tpot;
+    pool.request = e.request;
+    pool.requests_per_s = static_cast<double>(pool.concurrency) / e.request.in(seconds);
+    const std::uint64_t replicas = detail::ceil_u64(demand.rate / pool.requests_per_s);
+    pool.replicas = static_cast<std::uint32_t>(std::max<std::uint64_t>(replicas, 1));
+    pool.gpus = pool.replicas * r.replica_gpus;
+    return pool;
+}
+
+/// The disaggregated plan for `demand` over `space` under `serving`, and the aggregated plan
+/// beside it. Throws InvalidInput for a demand out of range or a knob the engine cannot take.
+[[nodiscard]] inline DisaggPlan plan_disaggregated(const Model& m, const SearchSpace& space,
+                                                   const Serving& serving,
+                                                   const DisaggDemand& demand,
+                                                   const DisaggOptions& o = {}) {
+    detail::check_disagg(m, demand);
+    (void)resolve_serving(serving);
+    const std::uint64_t I = demand.prompt_tokens, O = demand.output_tokens;
+    EvaluateOptions eo;
+    eo.contexts = false;
+    eo.decode = false;
+    eo.roofline = o.roofline;
+    DisaggPlan plan;
+
+    // Per KV format: the best decode pool, then the best prefill pool given its transfer.
+    std::vector<std::optional<DecodePool>> decode(space.kv_formats.size());
+    std::optional<AggregatedPool> aggregated;
+    detail::for_each_candidate(
+        m, space, serving,
+        [&](const Deployment& d, const PreparedLayout& p, std::size_t g, std::size_t k,
+            std::size_t w) {
+            const PlanCandidate full{g, k, w, evaluate(d, {.context = I + O}, eo, p)};
+            if (!full.answer.starts()) return;
+            if (auto pool = size_decode_pool(full, demand, o))
+                if (!decode[k] ||
+                    detail::better(pool->gpus, pool->tpot, decode[k]->gpus, decode[k]->tpot))
+                    decode[k] = std::move(pool);
+            if (auto pool = size_aggregated_pool(full, demand, o))
+                if (!aggregated ||
+                    detail::better(pool->gpus, pool->ttft, aggregated->gpus, aggregated->ttft))
+                    aggregated = std::move(pool);
+        });
+    std::vector<KvTransfer> transfer(space.kv_formats.size());
+    for (std::size_t k = 0; k < space.kv_formats.size(); ++k) {
+        if (!decode[k]) continue;
+        const ReplicaAnswer& da = decode[k]->candidate.answer;
+        transfer[k] =
+            kv_transfer(m, da.replica.kv, da.replica.layout(), I, o.link, da.serving.block_size);
+    }
+    std::vector<std::optional<PrefillPool>> prefill(space.kv_formats.size());
+    detail::for_each_candidate(
+        m, space, serving,
+        [&](const Deployment& d, const PreparedLayout& p, std::size_t g, std::size_t k,
+            std::size_t w) {
+            if (!decode[k]) return;
+            const PlanCandidate one{g, k, w, evaluate(d, {.context = I}, eo, p)};
+            if (!one.answer.starts()) return;
+            if (auto pool = size_prefill_pool(one, demand, transfer[k].time, o))
+                if (!prefill[k] ||
+                    detail::better(pool->gpus, pool->ttft, prefill[k]->gpus, prefill[k]->ttft))
+                    prefill[k] = std::move(pool);
+        });
+    for (std::size_t k = 0; k < space.kv_formats.size(); ++k) {
+        if (!decode[k] || !prefill[k]) continue;
+        const std::uint32_t gpus = decode[k]->gpus + prefill[k]->gpus;
+        if (plan.gpus == 0 || gpus < plan.gpus) {
+            plan.gpus = gpus;
+            plan.decode = decode[k];
+            plan.prefill = prefill[k];
+            plan.transfer = transfer[k];
+        }
+    }
+    plan.aggregated = std::move(aggregated);
+    if (plan.gpus == 0) plan.note = "no layout of the search space meets the targets disaggregated";
+    if (!plan.aggregated)
+        plan.note += std::string(plan.note.empty() ? "" : "; ") +
+                     "no layout of the search space meets the targets aggregated";
+    plan.disaggregated_smaller =
+        plan.gpus != 0 && plan.aggregated && plan.gpus < plan.aggregated->gpus;
+    return plan;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,18 @@
+# The deployments people run: attention data, expert and decode context parallelism evaluated and
+# searched, the engines' command lines, and disaggregated prefill and decode pools (needs
+# nlohmann_json to load the bundled models and GPUs).
+if(TARGET kvplan::json)
+  kvplan_add_tests(kvplan_parallel_tests
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_deployments.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/test_commands.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/test_disaggregated.cpp
+    LIBS kvplan::json)
+endif()
+
+# The README's parallel-layouts snippet is code of the compiled example.
+add_test(NAME "README: the parallel layouts snippet is the example's code"
+  COMMAND ${CMAKE_COMMAND}
+    -DDOC=${PROJECT_SOURCE_DIR}/README.md
+    -DSOURCE=${PROJECT_SOURCE_DIR}/examples/parallel_deployment.cpp
+    "-DMARKER=#include <kvplan/plan.hpp>"
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/support/check_snippet.cmake)

@@ -1,0 +1,169 @@
+// Disaggregated prefill and decode pools against the aggregated plan (plan/disaggregated.hpp).
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <kvplan/gpu_spec.hpp>
+#include <kvplan/plan.hpp>
+#include <string>
+
+#include "support/bundled_models.hpp"
+
+using namespace kvplan;
+using namespace kvplan::testing;
+
+TEST_CASE("a disaggregated plan for Llama-3.1-70B sizes both pools as the hand calculation does",
+          "[disaggregated]") {
+    // Llama-3.1-70B in bf16 on H100 SXM replicas of 8 GPUs, 100 requests a second of 2,000 prompt
+    // and 200 output tokens, TTFT within 500 ms and TPOT within 25 ms, the KV moved over
+    // InfiniBand NDR (50 GB/s per GPU). Timed at peak (LatencyModel::bound) so that every step is
+    // bytes / 3.35 TB/s, FLOPs / 989.4 TFLOP/s and the all-reduce's bytes / 450 GB/s. Of the four
+    // 8-GPU layouts (tp 1, 2, 4, 8 with pp 8, 4, 2, 1) tp 8 is fastest for both pools: a token
+    // passes every pipeline stage in turn.
+    const Model m = bundled("llama-3.1-70b");
+    SearchSpace space;
+    space.gpus = {load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    space.min_gpus = space.max_gpus = 8;
+    const DisaggDemand demand{.rate = 100.0,
+                              .prompt_tokens = 2000,
+                              .output_tokens = 200,
+                              .ttft = 0.5 * seconds,
+                              .tpot = 0.025 * seconds};
+    DisaggOptions o;
+    o.latency = LatencyModel::bound;
+    const DisaggPlan p = plan_disaggregated(m, space, {}, demand, o);
+    REQUIRE(p.prefill);
+    REQUIRE(p.decode);
+    REQUIRE(p.aggregated);
+    CHECK(p.prefill->candidate.answer.replica.parallel.tp == 8);
+    CHECK(p.decode->candidate.answer.replica.parallel.tp == 8);
+
+    // A rank at tp 8 multiplies, per token: per layer q 8,192 x 1,024, k and v 8,192 x 128 (one of
+    // the 8 KV heads), o 1,024 x 8,192, gate and up 8,192 x 3,584, down 3,584 x 8,192, times 80
+    // layers; and the LM head's 128,256 / 8 = 16,032 rows of 8,192.
+    const double layer = 8192.0 * 1024 + 2 * 8192.0 * 128 + 1024.0 * 8192 + 3 * 8192.0 * 3584;
+    const double matmul = 80 * layer + 16032.0 * 8192;
+    CHECK(matmul == 8'687'714'304.0);
+    // Its weights (bf16) less the embedding it only looks up: the matmuls and 2 x 80 + 1 norms of
+    // 8,192, 17,378,066,432 B. Its KV: one KV head, 2 x 128 x 2 B x 80 layers = 40,960 B a token.
+    const double weights_read = 2 * matmul + 2.0 * 8192 * 161;
+    CHECK(weights_read == 17'378'066'432.0);
+    const double kv_token = 40'960;
+    const double bw = 3.35e12, peak = 989.4e12, nvlink = 450e9;
+    // The ring all-reduce: 2 per layer of tokens x 8,192 x 2 B, each moving 2 x 7/8 of it.
+    const auto all_reduce = [&](double tokens) {
+        return tokens * 8192 * 2 / nvlink * 2 * (2 * 7.0 / 8) * 80;
+    };
+
+    // Prefill: one prompt of 2,000 tokens (within vLLM's 8,192-token budget: one pass), bound by
+    // compute: 2 x matmul x 2,000 plus causal attention, 80 layers x 2 x 8 heads x (128 + 128) x
+    // (1 + ... + 2,000); then its all-reduce.
+    const double flops = 2 * matmul * 2000 + 80 * 2.0 * 8 * 256 * (2000.0 * 2001 / 2);
+    const double t_p = flops / peak + all_reduce(2000);  // 35.79 ms + 20.39 ms = 56.17 ms
+    CHECK(p.prefill->passes == 1);
+    CHECK(p.prefill->service.in(seconds) == Approx(t_p));
+    // The decode pool pulls the prompt's KV: 2,000 x 40,960 B per decode GPU over 50 GB/s.
+    CHECK(p.transfer.bytes_per_rank.count() == 2000 * 40'960);
+    const double t_x = 2000 * kv_token / 50e9;  // 1.64 ms
+    CHECK(p.prefill->transfer.in(seconds) == Approx(t_x));
+    // M/D/1: slack S = 0.5 - t_p - t_x, rho_max = 2 S / (t_p + 2 S), servers =
+    // ceil(100 x t_p / rho_max) = ceil(5.97) = 6, one per replica (dp 1): 48 GPUs.
+    const double slack = 0.5 - t_p - t_x;
+    const double rho_max = 2 * slack / (t_p + 2 * slack);
+    const auto servers = static_cast<std::uint64_t>(std::ceil(100 * t_p / rho_max));
+    CHECK(servers == 6);
+    CHECK(p.prefill->servers == servers);
+    CHECK(p.prefill->replicas == 6);
+    CHECK(p.prefill->gpus == 48);
+    const double rho = 100 * t_p / 6;
+    CHECK(p.prefill->utilization == Approx(rho));
+    CHECK(p.prefill->ttft.in(seconds) == Approx(rho * t_p / (2 * (1 - rho)) + t_p + t_x));
+    CHECK(p.prefill->ttft <= demand.ttft);
+
+    // Decode at the mean context 2,000 + 200 / 2 = 2,100, bound by memory: TPOT(B) = (weights +
+    // B x 2,100 x 40,960 B) / 3.35 TB/s + the all-reduce of B tokens. The largest B within 25 ms is
+    // floor((25 ms - weights / bw) / (2,100 x 40,960 / bw + all_reduce(1))) = 552, which the
+    // caches hold (655 sequences of 2,200 tokens: below).
+    const auto tpot = [&](double b) {
+        return (weights_read + b * 2100 * kv_token) / bw + all_reduce(b);
+    };
+    const auto batch = static_cast<std::uint64_t>(
+        std::floor((0.025 - weights_read / bw) / (2100 * kv_token / bw + all_reduce(1))));
+    CHECK(batch == 552);
+    CHECK(2 * matmul * 552 / peak < (weights_read + 552 * 2100 * kv_token) / bw);  // memory-bound
+    CHECK(p.decode->batch == batch);
+    CHECK(p.decode->tpot.in(seconds) == Approx(tpot(552)));
+    // vLLM's cache per GPU: ceil(0.92 x 85,520,809,984) - weights 17,640,734,720 - activation
+    // (8,192 x 2 x (2 x 8,192 + 3 x 3,584) + 1,024 x 128,256 x 6) - graphs 512 MiB; in blocks of
+    // 16 x 40,960 B, one kept null; a sequence of 2,200 tokens takes 138 of them.
+    const std::uint64_t kv = 78'679'145'186ULL - 17'640'734'720ULL -
+                             (8192ULL * 2 * (2 * 8192 + 3 * 3584) + 1024ULL * 128'256 * 6) -
+                             512ULL * 1024 * 1024;
+    const std::uint64_t blocks = kv / (16 * 40'960);
+    CHECK(p.decode->batch_cap == 1 + (blocks - 1 - 138) / 138);  // 655
+    // Little's law: the pool holds 100 x 200 x TPOT sequences; one replica of 552 suffices.
+    const double per_replica = 552 / (200 * tpot(552));  // 110.4 requests per second
+    CHECK(p.decode->requests_per_s == Approx(per_replica));
+    CHECK(p.decode->replicas == 1);
+    CHECK(p.decode->gpus == 8);
+
+    // 48 + 8 = 56 GPUs disaggregated. Aggregated, a replica runs its requests' prefill chunks
+    // beside the decodes, which slows every decode step: at TPOT within 25 ms it runs fewer at
+    // once, and needs ceil(100 x request time / concurrency) replicas.
+    CHECK(p.gpus == 56);
+    const AggregatedPool& agg = *p.aggregated;
+    CHECK(agg.tpot <= demand.tpot);
+    CHECK(agg.ttft <= demand.ttft);
+    CHECK(agg.replicas ==
+          static_cast<std::uint32_t>(
+              std::ceil(100 * agg.request.in(seconds) / static_cast<double>(agg.concurrency))));
+    CHECK(agg.gpus == 8 * agg.replicas);
+    CHECK(agg.gpus == 64);
+    CHECK(p.disaggregated_smaller);
+}
+
+TEST_CASE("the pools refuse targets one request already misses", "[disaggregated]") {
+    const Model m = bundled("llama-3.1-70b");
+    SearchSpace space;
+    space.gpus = {load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    space.min_gpus = space.max_gpus = 8;
+    // A TPOT of 1 ms is below reading the weights once (17.4 GB / 3.35 TB/s = 5.2 ms).
+    const DisaggDemand tight{.rate = 1.0,
+                             .prompt_tokens = 2000,
+                             .output_tokens = 200,
+                             .ttft = 0.5 * seconds,
+                             .tpot = 0.001 * seconds};
+    const DisaggPlan p = plan_disaggregated(m, space, {}, tight, {.latency = LatencyModel::bound});
+    CHECK_FALSE(p.decode);
+    CHECK_FALSE(p.aggregated);
+    CHECK(p.gpus == 0);
+    CHECK_THAT(p.note, Catch::Contains("disaggregated") && Catch::Contains("aggregated"));
+    // A demand out of range is refused by name.
+    DisaggDemand bad = tight;
+    bad.rate = 0.0;
+    CHECK_THROWS_WITH(plan_disaggregated(m, space, {}, bad), Catch::Contains("rate"));
+}
+
+TEST_CASE("the latency estimate sizes larger pools than the bound", "[disaggregated]") {
+    // The estimate adds what the bound leaves out (achieved fractions of peak, fixed costs per
+    // layer and all-reduce), so each step is slower and a pool needs at least as many GPUs.
+    const Model m = bundled("llama-3.1-70b");
+    SearchSpace space;
+    space.gpus = {load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    space.min_gpus = space.max_gpus = 8;
+    const DisaggDemand demand{.rate = 100.0,
+                              .prompt_tokens = 2000,
+                              .output_tokens = 200,
+                              .ttft = 0.5 * seconds,
+                              .tpot = 0.04 * seconds};
+    const DisaggPlan bound =
+        plan_disaggregated(m, space, {}, demand, {.latency = LatencyModel::bound});
+    const DisaggPlan est = plan_disaggregated(m, space, {}, demand);
+    REQUIRE(bound.prefill);
+    REQUIRE(est.prefill);
+    CHECK(est.prefill->fitted);
+    CHECK(est.prefill->service > bound.prefill->service);
+    CHECK(est.prefill->gpus >= bound.prefill->gpus);
+    REQUIRE(est.decode);
+    CHECK(est.decode->gpus >= bound.decode->gpus);
+}
