@@ -286,6 +286,43 @@ TEST_CASE("a replica that cannot take the model fails every requirement on it", 
     CHECK_THAT(r.outcomes[0].reason, Catch::StartsWith("the replica cannot take this model: "));
 }
 
+TEST_CASE("a replica's dp, ep and dcp reach evaluate()", "[check][parallel]") {
+    // Under vLLM's rules (the ideal engine follows them) dp 2 is two engines of tp 4 each: 8 GPUs,
+    // each engine holding 76 sequences of 8,000 tokens as the one engine at tp 4 does, 152 in all.
+    Policy p = policy(R"({"kind": "min_concurrency", "sequences": 152, "context_tokens": 8000},
+                  {"kind": "max_weights_per_gpu", "bytes": 35278831616})");
+    p.replicas[0].dp = 2;
+    const auto gpus = gpus_of({"h100-sxm"});
+    const CheckResult r = check_policy(p, llama70(), gpus);
+    REQUIRE(r.outcomes.size() == 2);
+    CHECK(r.outcomes[0].measured->count == 152);
+    CHECK(r.outcomes[0].status == CheckStatus::passed);
+    CHECK(r.outcomes[0].answer->replica.parallel.dp == 2);
+    CHECK(r.outcomes[0].answer->replica_gpus == 8);
+    // Each GPU still holds a quarter of the weights: 35,278,831,616 B, at the bound.
+    CHECK(r.outcomes[1].measured->count == 35'278'831'616ULL);
+    CHECK(r.outcomes[1].status == CheckStatus::passed);
+
+    // Expert parallelism on a dense model is a layout it cannot take: every requirement fails on
+    // it, with the layout's reason.
+    p.replicas[0].dp = 1;
+    p.replicas[0].ep = 4;
+    const CheckResult dense = check_policy(p, llama70(), gpus);
+    REQUIRE(dense.outcomes.size() == 2);
+    CHECK(dense.failed == 2);
+    CHECK_FALSE(dense.outcomes[0].measured.has_value());
+    CHECK_THAT(dense.outcomes[0].reason,
+               Catch::StartsWith("the replica cannot take this model: ") &&
+                   Catch::Contains("expert parallelism needs a mixture-of-experts model"));
+
+    // vLLM refuses a dcp that does not divide tp (vllm/config/parallel.py).
+    p.replicas[0].ep = 1;
+    p.replicas[0].dcp = 3;
+    const CheckResult dcp = check_policy(p, llama70(), gpus);
+    CHECK(dcp.failed == 2);
+    CHECK_THAT(dcp.outcomes[1].reason, Catch::Contains("dcp"));
+}
+
 TEST_CASE("a TPOT asked of a GPU whose spec lacks its bandwidth is invalid input", "[check]") {
     GpuSpec bare = gpu("h100-sxm");
     bare.memory_bandwidth = {};
@@ -307,9 +344,17 @@ TEST_CASE("a policy replica maps onto the deployment evaluate() takes", "[check]
     r.engine = Engine::sglang;
     r.gpu_memory_utilization = 0.8;
     r.block_size = 64;
+    r.dp = 2;
+    r.ep = 2;
+    r.dcp = 1;
     const Deployment d = policy_deployment(r, llama70(), gpu("h100-sxm"));
     CHECK(d.parallel.tp == 2);
     CHECK(d.parallel.pp == 2);
+    CHECK(d.parallel.dp == 2);
+    CHECK(d.parallel.ep == 2);
+    CHECK(d.parallel.dcp == 1);
+    // SGLang's dp attention groups live within its tp GPUs: still tp x pp of them.
+    CHECK(d.replica_gpus() == 4);
     CHECK(d.gpus == 0);  // one replica
     CHECK(d.kv.dtype == KvDtype::fp8_e4m3);
     CHECK(d.weights->format == WeightFormat::fp8);

@@ -65,8 +65,8 @@ TEST_CASE("an engine's name for a replica key is an error naming the key meant",
     // The typo the issue names: tensor_parallel was ignored and the replica judged at tp 4.
     CHECK(error_of(policy_with(gpu + R"(, "tensor_parallel": 8)", kv_cost)) ==
           "policy.json: replica.tensor_parallel: expected a key of the replica (name, gpu, tp, pp, "
-          "kv_dtype, weight_dtype, engine, gpu_memory_utilization, block_size), found the unknown "
-          "key 'tensor_parallel'; did you mean 'tp'?");
+          "dp, ep, dcp, kv_dtype, weight_dtype, engine, gpu_memory_utilization, block_size), found "
+          "the unknown key 'tensor_parallel'; did you mean 'tp'?");
     // vLLM's and SGLang's spellings.
     CHECK_THAT(error_of(policy_with(gpu + R"(, "tensor_parallel_size": 8)", kv_cost)),
                Catch::EndsWith("did you mean 'tp'?"));
@@ -74,6 +74,17 @@ TEST_CASE("an engine's name for a replica key is an error naming the key meant",
                Catch::EndsWith("did you mean 'kv_dtype'?"));
     CHECK_THAT(error_of(policy_with(gpu + R"(, "mem_fraction_static": 0.8)", kv_cost)),
                Catch::EndsWith("did you mean 'gpu_memory_utilization'?"));
+    // The parallel layouts' flags: vLLM's --data-parallel-size, --enable-expert-parallel and
+    // --decode-context-parallel-size, SGLang's --ep-size.
+    CHECK_THAT(
+        error_of(policy_with(gpu + R"(, "data_parallel_size": 2)", kv_cost)),
+        Catch::Contains("replica.data_parallel_size") && Catch::EndsWith("did you mean 'dp'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "enable_expert_parallel": true)", kv_cost)),
+               Catch::EndsWith("did you mean 'ep'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "ep_size": 4)", kv_cost)),
+               Catch::EndsWith("did you mean 'ep'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "decode_context_parallel_size": 2)", kv_cost)),
+               Catch::EndsWith("did you mean 'dcp'?"));
     // A plain misspelling, one edit away.
     CHECK_THAT(
         error_of(policy_with(gpu + R"(, "block_sise": 32)", kv_cost)),
@@ -222,10 +233,36 @@ TEST_CASE("a policy lists several replicas, each named", "[policy][replicas]") {
     CHECK(p.replicas[0].path == "replicas[0]");
     CHECK(p.replicas[1].name == "h200 tp 2 x pp 1");  // the default name
     CHECK(p.replicas[1].kv_dtype == KvDtype::fp8_e4m3);
+    CHECK(p.replicas[1].dp == 1);  // no data, expert or decode context parallelism by default
+    CHECK(p.replicas[1].ep == 1);
+    CHECK(p.replicas[1].dcp == 1);
     // Today's single "replica" reads as a list of one.
     const Policy one = policy_from_json(policy_with(gpu, kv_cost), "policy.json");
     REQUIRE(one.replicas.size() == 1);
     CHECK(one.replicas[0].path == "replica");
+}
+
+TEST_CASE("a replica states its data, expert and decode context parallelism",
+          "[policy][replicas]") {
+    const Policy p =
+        policy_from_json(policy_doc(R"("replicas": [{"gpu": "h100", "tp": 8, "dp": 2, "ep": 16},
+                                   {"gpu": "h200", "tp": 8, "dcp": 4}], )" +
+                                    one_requirement),
+                         "policy.json");
+    REQUIRE(p.replicas.size() == 2);
+    CHECK(p.replicas[0].tp == 8);
+    CHECK(p.replicas[0].dp == 2);
+    CHECK(p.replicas[0].ep == 16);
+    CHECK(p.replicas[0].dcp == 1);
+    CHECK(p.replicas[1].dcp == 4);
+    // The default name shows what is not 1.
+    CHECK(p.replicas[0].name == "h100 tp 8 x pp 1 x dp 2 ep 16");
+    CHECK(p.replicas[1].name == "h200 tp 8 x pp 1 dcp 4");
+    // Degrees are positive integers, as tp and pp.
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "dp": 0)", kv_cost)),
+               Catch::StartsWith("policy.json: replica.dp: expected "));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "ep": 1.5)", kv_cost)),
+               Catch::StartsWith("policy.json: replica.ep: expected "));
 }
 
 TEST_CASE("replicas are given one way, at least one, told apart by name", "[policy][replicas]") {

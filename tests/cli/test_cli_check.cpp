@@ -279,3 +279,148 @@ TEST_CASE("check exits 0, 1, 2 and 3 as documented", "[cli][check][exit]") {
     CHECK_THAT(sarif.err,
                Catch::Contains("/no/such/folder/out.sarif: --sarif: expected a writable file"));
 }
+
+namespace {
+
+/// A folder in the test binary's folder, unique to this process, removed at the end.
+struct ScratchDir {
+    std::filesystem::path path;
+    explicit ScratchDir(const std::string& name) : path(out_file(name)) {
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    [[nodiscard]] std::string quoted(const std::string& name) const {
+        // Appended rather than "'" + string: GCC 12 warns of an overlap in that (-Wrestrict).
+        std::string q = "'";
+        q.append((path / name).string()).append("'");
+        return q;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a policy's replicas state dp, ep and dcp, and a wrong GPU id names the policy file",
+          "[cli][check][parallel]") {
+    ScratchDir dir("parallel");
+    // Two vLLM-rule engines (ideal) of tp 4 each on 8 H100s: 2 x 76 = 152 sequences of 8,000
+    // tokens (tests/test_check.cpp derives 76 for one).
+    std::ofstream(dir.path / "policy.json") << R"({
+  "schema": "kvplan-policy/1",
+  "model": "llama-3-70b",
+  "replicas": [
+    {"name": "dp 2", "gpu": "h100-sxm", "tp": 4, "dp": 2, "engine": "ideal", "block_size": 1},
+    {"name": "ep on a dense model", "gpu": "h100-sxm", "tp": 4, "ep": 4, "engine": "ideal"}
+  ],
+  "requirements": [
+    {"name": "chat load", "kind": "min_concurrency", "sequences": 152, "context_tokens": 8000}
+  ]
+})";
+    const CliRun r = run_kvplan("check --format json --policy " + dir.quoted("policy.json"));
+    CHECK(r.code == 1);
+    const json doc = json::parse(r.out);
+    const json& rows = doc["requirements"];
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]["measured"] == 152);
+    CHECK(rows[0]["result"] == true);
+    CHECK(rows[1]["result"] == false);
+    CHECK(rows[1]["measured"].is_null());
+    CHECK_THAT(rows[1]["reason"].get<std::string>(),
+               Catch::Contains("expert parallelism needs a mixture-of-experts model"));
+    // The heading counts the dp engines' GPUs and shows the layout.
+    const CliRun text = run_kvplan("check --policy " + dir.quoted("policy.json"));
+    CHECK_THAT(text.out, Catch::Contains("dp 2: 8 x h100-sxm (tp 4 x pp 1 x dp 2), KV bf16") &&
+                             Catch::Contains("ep on a dense model: 4 x h100-sxm (tp 4 x pp 1, "
+                                             "ep 4), KV bf16"));
+
+    // A GPU id one letter off, in the second replica: one line naming the policy, the field and
+    // the id meant; exit 3.
+    std::ofstream(dir.path / "typo.json") << R"({"schema": "kvplan-policy/1", "model": "llama-3-8b",
+  "replicas": [{"gpu": "h100-sxm"}, {"gpu": "h200-sxn"}],
+  "requirements": [{"kind": "max_kv_bytes_per_token", "KiB": 128}]})";
+    const CliRun typo = run_kvplan("check --policy " + dir.quoted("typo.json"));
+    CHECK(typo.code == 3);
+    CHECK(typo.err == "kvplan: invalid input: " + (dir.path / "typo.json").string() +
+                          ": replicas[1].gpu: expected a bundled id or a path inside the "
+                          "policy's folder, found \"h200-sxn\", neither; did you mean "
+                          "'h200-sxm'?\n");
+}
+
+TEST_CASE("check refuses an oversized config, baseline or GPU spec before reading it",
+          "[cli][check][limits]") {
+    ScratchDir dir("large");
+    // Sparse files of 300 MB (truncated, not written).
+    std::filesystem::create_directories(dir.path / "big-model");
+    for (const char* name : {"big-model/config.json", "big-gpu.json"}) {
+        std::ofstream(dir.path / name) << "{}";
+        std::filesystem::resize_file(dir.path / name, 300'000'000);
+    }
+    std::ofstream(dir.path / "policy.json")
+        << R"({"schema": "kvplan-policy/1", "model": "llama-3-8b", "replica": {"gpu": "big-gpu.json"},
+  "requirements": [{"kind": "max_kv_bytes_per_token", "KiB": 128}]})";
+    std::ofstream(dir.path / "ok.json")
+        << R"({"schema": "kvplan-policy/1", "model": "llama-3-8b", "replica": {"gpu": "h100"},
+  "requirements": [{"kind": "max_kv_bytes_per_token", "KiB": 128}]})";
+    const std::string gpu = (dir.path / "big-gpu.json").string();
+    const std::string config = (dir.path / "big-model" / "config.json").string();
+    const std::string policy = " --policy " + dir.quoted("ok.json");
+    const std::vector<std::pair<std::string, std::string>> runs{
+        {"check --policy " + dir.quoted("policy.json"), gpu},
+        {"check" + policy + " --model " + dir.quoted("big-model"), config},
+        {"check" + policy + " --baseline " + dir.quoted("big-model/config.json"), config}};
+    for (const auto& [args, file] : runs) {
+        INFO(args);
+        const CliRun r = run_kvplan(args);
+        CHECK(r.code == 3);
+        CHECK(lines_starting(r.err, "kvplan: ") == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("kvplan: invalid input: " + file + ": ") &&
+                              Catch::Contains("expected a JSON file of at most 1 MiB (1048576 "
+                                              "bytes)") &&
+                              Catch::Contains("found a file of 300000000 bytes"));
+    }
+}
+
+#ifdef KVPLAN_STRACE
+TEST_CASE("check opens the files it is given and the bundled ones it names, nothing else",
+          "[cli][check][paths]") {
+    namespace fs = std::filesystem;
+    const std::string trace = out_file("opened.txt");
+    const CliRun r = run_kvplan(regressions + doubled_heads,
+                                std::string("'") + KVPLAN_STRACE +
+                                    "' -f -qq -e trace=open,openat,creat -o '" + trace + "'");
+    REQUIRE(r.code == 1);
+    const fs::path configs = fs::weakly_canonical(KVPLAN_CONFIG_DIR);
+    const fs::path data = fs::weakly_canonical(std::string(KVPLAN_TEST_DATA_DIR) + "/cli");
+    // The policy, the model's config.json, the bundled baseline and the two GPUs the policy
+    // names; the models folder is listed to find the bundled id.
+    const std::set<fs::path> allowed{data / "policy_regressions.json",
+                                     data / "llama-3-70b-16kv" / "config.json",
+                                     configs / "models",
+                                     configs / "models" / "llama-3-70b.json",
+                                     configs / "gpus" / "h100-sxm.json",
+                                     configs / "gpus" / "h200-sxm.json"};
+    std::set<fs::path> opened;
+    std::ifstream in(trace);
+    for (std::string line; std::getline(in, line);) {
+        const std::size_t open = line.find('"'), close = line.find('"', open + 1);
+        if (open == std::string::npos || close == std::string::npos) continue;
+        const fs::path file = fs::weakly_canonical(line.substr(open + 1, close - open - 1));
+        const std::string s = file.string();
+        // The loader, the C and C++ runtimes and the locale.
+        bool system = false;
+        for (const char* prefix : {"/lib", "/usr/", "/etc/", "/proc/", "/sys/", "/dev/"})
+            system = system || s.rfind(prefix, 0) == 0;
+        if (!system) opened.insert(file);
+    }
+    std::remove(trace.c_str());
+    for (const fs::path& f : opened) {
+        INFO(f.string());
+        CHECK(allowed.count(f) == 1);
+    }
+    // And each of them was read.
+    CHECK(opened == allowed);
+}
+#endif

@@ -68,12 +68,10 @@ ModelInput read_model(const std::string& arg, const Context& ctx, std::string_vi
     return in;
 }
 
-/// The text of a JSON file already read (so at most 1 MiB); "" if it can no longer be read.
+/// The text of a JSON file already read (so at most 1 MiB), read no further than the limit
+/// should it have grown since; "" if it can no longer be read or has grown past the limit.
 std::string file_text(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    std::string text = s.str();
+    std::string text = detail::policy::file_text(file);
     if (text.size() > max_json_file_bytes) text.clear();
     return text;
 }
@@ -642,8 +640,19 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
             weights = describe_weights(o.answer->replica.weights);
             break;
         }
-    return fmt::format("{} x {} (tp {} x pp {}), KV {}, weights {}, engine {}", r.tp * r.pp,
-                       gpus[ri].id, r.tp, r.pp, name(r.kv_dtype), weights, name(r.engine));
+    // GPUs as the engine's rules count them: dp engines of tp x pp each under vLLM's.
+    const ParallelConfig layout{.tp = r.tp,
+                                .pp = r.pp,
+                                .dp = r.dp,
+                                .ep = r.ep,
+                                .dcp = r.dcp,
+                                .rules = parallel_rules(r.engine)};
+    std::string parallel = fmt::format("tp {} x pp {}", r.tp, r.pp);
+    if (r.dp != 1) parallel += fmt::format(" x dp {}", r.dp);
+    if (r.ep != 1) parallel += fmt::format(", ep {}", r.ep);
+    if (r.dcp != 1) parallel += fmt::format(", dcp {}", r.dcp);
+    return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}", replica_gpus(layout),
+                       gpus[ri].id, parallel, name(r.kv_dtype), weights, name(r.engine));
 }
 
 void run_check(const CheckOptions& co, Context& ctx) {
@@ -659,12 +668,24 @@ void run_check(const CheckOptions& co, Context& ctx) {
         for (const ModelListing& m : bundled_models(ctx)) ids.push_back(m.id);
         model_arg = policy_reference(p, "model", *p.model, ids, "config.json");
     }
-    const std::vector<std::string> gpu_names = GpuRegistry::load(ctx.config_dir).names();
+    // A bundled id names its own file (configs/gpus/<id>.json): only an alias, a path or a typo
+    // needs every spec's names, read once.
+    std::optional<std::vector<std::string>> gpu_names;
+    const auto bundled_gpu_names = [&](const std::string& written) -> std::vector<std::string> {
+        std::string lower = written;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        std::error_code ec;
+        if (lower.find('/') == std::string::npos && lower.find('\\') == std::string::npos &&
+            fs::is_regular_file(ctx.config_dir / "gpus" / (lower + ".json"), ec))
+            return {written};
+        if (!gpu_names) gpu_names = GpuRegistry::load(ctx.config_dir).names();
+        return *gpu_names;
+    };
     std::vector<ResolvedGpu> gpus;
     std::vector<GpuSpec> specs;
     for (const PolicyReplica& r : p.replicas) {
         const std::string field = r.path + ".gpu";
-        gpus.push_back(resolve_gpu(policy_reference(p, field, r.gpu, gpu_names), ctx,
+        gpus.push_back(resolve_gpu(policy_reference(p, field, r.gpu, bundled_gpu_names(r.gpu)), ctx,
                                    p.source + ": " + field));
         specs.push_back(gpus.back().spec);
     }
@@ -711,6 +732,9 @@ void run_check(const CheckOptions& co, Context& ctx) {
         rep.inputs.push_back({"gpu", cell_text(gpus[0].id)});
         rep.inputs.push_back({"tp", cell_count(p.replicas[0].tp, "")});
         rep.inputs.push_back({"pp", cell_count(p.replicas[0].pp, "")});
+        rep.inputs.push_back({"dp", cell_count(p.replicas[0].dp, "")});
+        rep.inputs.push_back({"ep", cell_count(p.replicas[0].ep, "")});
+        rep.inputs.push_back({"dcp", cell_count(p.replicas[0].dcp, "")});
     } else {
         rep.inputs.push_back({"replicas", cell_count(p.replicas.size(), "")});
     }

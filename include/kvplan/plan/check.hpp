@@ -39,12 +39,14 @@
 namespace kvplan {
 
 /// The deployment `r` describes for `model` on `gpu` (the GPU the front end resolved `r.gpu` to):
-/// one replica of tp x pp GPUs, its formats and its engine's knobs; the checkpoint's own weight
-/// format when the replica names none.
+/// one replica of tp x pp GPUs (x dp under vLLM's rules) with its dp, ep and dcp, its formats and
+/// its engine's knobs; the checkpoint's own weight format when the replica names none.
 [[nodiscard]] inline Deployment policy_deployment(const PolicyReplica& r, const Model& model,
                                                   const GpuSpec& gpu) {
-    Deployment d{
-        .model = model, .gpu = gpu, .parallel = {.tp = r.tp, .pp = r.pp}, .kv = r.kv_dtype};
+    Deployment d{.model = model,
+                 .gpu = gpu,
+                 .parallel = {.tp = r.tp, .pp = r.pp, .dp = r.dp, .ep = r.ep, .dcp = r.dcp},
+                 .kv = r.kv_dtype};
     if (r.weight_dtype) {
         WeightOptions w;
         w.format = *r.weight_dtype;

@@ -13,6 +13,8 @@
 //       "name": "H100 fleet",          (optional: as reports show it)
 //       "gpu": "h100-sxm",             (required: a bundled id or alias, or a spec path)
 //       "tp": 4, "pp": 1,              (default 1 and 1)
+//       "dp": 1, "ep": 1, "dcp": 1,    (default 1: data, expert and decode context parallelism,
+//                                        in the engine's rules; see ParallelConfig)
 //       "kv_dtype": "fp8",             (default "bf16")
 //       "weight_dtype": "bf16",        (default: the model's own)
 //       "engine": "vllm",              (default "vllm")
@@ -96,10 +98,12 @@ inline constexpr SizeKey size_keys[] = {{"bytes", B}, {"KiB", KiB}, {"MiB", MiB}
     return round_to_bytes(v, found->unit);
 }
 
-/// Engines' and people's names for the replica's keys: vLLM's --tensor-parallel-size and
-/// --kv-cache-dtype (vllm/engine/arg_utils.py, EngineArgs), SGLang's --tp-size, --page-size and
-/// --mem-fraction-static (python/sglang/srt/server_args.py, ServerArgs), TensorRT-LLM's
-/// tokens_per_block and free_gpu_memory_fraction (tensorrt_llm/llmapi/llm_args.py, KvCacheConfig).
+/// Engines' and people's names for the replica's keys: vLLM's --tensor-parallel-size,
+/// --data-parallel-size, --enable-expert-parallel, --decode-context-parallel-size and
+/// --kv-cache-dtype (vllm/engine/arg_utils.py, EngineArgs), SGLang's --tp-size, --dp-size,
+/// --ep-size, --page-size and --mem-fraction-static (python/sglang/srt/server_args.py,
+/// ServerArgs), TensorRT-LLM's moe_expert_parallel_size (tensorrt_llm/llmapi/llm_args.py) and its
+/// tokens_per_block and free_gpu_memory_fraction (the same file, KvCacheConfig).
 inline const std::vector<NameHint> replica_hints{
     {"tensor_parallel", "tp"},
     {"tensor_parallel_size", "tp"},
@@ -107,6 +111,15 @@ inline const std::vector<NameHint> replica_hints{
     {"pipeline_parallel", "pp"},
     {"pipeline_parallel_size", "pp"},
     {"pp_size", "pp"},
+    {"data_parallel_size", "dp"},
+    {"data_parallel", "dp"},
+    {"dp_size", "dp"},
+    {"expert_parallel_size", "ep"},
+    {"enable_expert_parallel", "ep"},
+    {"moe_expert_parallel_size", "ep"},
+    {"ep_size", "ep"},
+    {"decode_context_parallel_size", "dcp"},
+    {"dcp_size", "dcp"},
     {"kv_cache_dtype", "kv_dtype"},
     {"dtype", "weight_dtype"},
     {"torch_dtype", "weight_dtype"},
@@ -274,13 +287,16 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
 }
 
 [[nodiscard]] inline PolicyReplica read_replica(const JsonReader& r) {
-    r.only_keys({"name", "gpu", "tp", "pp", "kv_dtype", "weight_dtype", "engine",
+    r.only_keys({"name", "gpu", "tp", "pp", "dp", "ep", "dcp", "kv_dtype", "weight_dtype", "engine",
                  "gpu_memory_utilization", "block_size"},
                 "the replica", replica_hints);
     PolicyReplica p;
     p.gpu = r.string("gpu");
     p.tp = u32_field(r, "tp", 1);
     p.pp = u32_field(r, "pp", 1);
+    p.dp = u32_field(r, "dp", 1);
+    p.ep = u32_field(r, "ep", 1);
+    p.dcp = u32_field(r, "dcp", 1);
     if (const auto s = r.optional_string("kv_dtype")) {
         const auto d = parse_kv_dtype(*s);
         if (!d)

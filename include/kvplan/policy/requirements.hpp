@@ -144,6 +144,9 @@ struct PolicyReplica {
     std::string gpu;
     std::uint32_t tp = 1;
     std::uint32_t pp = 1;
+    std::uint32_t dp = 1;   ///< attention data parallelism, in the engine's rules (ParallelConfig)
+    std::uint32_t ep = 1;   ///< expert parallelism; 1: none
+    std::uint32_t dcp = 1;  ///< vLLM's decode context parallelism; 1: none
     KvDtype kv_dtype = KvDtype::bf16;
     std::optional<WeightFormat> weight_dtype{};  ///< nullopt: the checkpoint's own format
     Engine engine = Engine::vllm;
@@ -151,9 +154,14 @@ struct PolicyReplica {
     std::optional<std::uint32_t> block_size{};       ///< nullopt: the engine's
 };
 
-/// The name a replica goes by when the policy gives it none: "h100-sxm tp 4 x pp 1".
+/// The name a replica goes by when the policy gives it none: "h100-sxm tp 4 x pp 1", with
+/// " x dp 2", " ep 8" and " dcp 2" where those are not 1.
 [[nodiscard]] inline std::string default_replica_name(const PolicyReplica& r) {
-    return r.gpu + " tp " + std::to_string(r.tp) + " x pp " + std::to_string(r.pp);
+    std::string s = r.gpu + " tp " + std::to_string(r.tp) + " x pp " + std::to_string(r.pp);
+    if (r.dp != 1) s += " x dp " + std::to_string(r.dp);
+    if (r.ep != 1) s += " ep " + std::to_string(r.ep);
+    if (r.dcp != 1) s += " dcp " + std::to_string(r.dcp);
+    return s;
 }
 
 /// A policy: the replicas (at least one) and the requirements (at least one), each requirement
