@@ -424,3 +424,44 @@ TEST_CASE("check opens the files it is given and the bundled ones it names, noth
     CHECK(opened == allowed);
 }
 #endif
+
+TEST_CASE("the worked pull request of examples/ci/README.md fails as the README shows",
+          "[cli][check][example]") {
+    // examples/ci/pr/our-70b/config.json is Llama-3-70B's config with num_key_value_heads 8 -> 16
+    // (line 17) and transformers_version changed (line 24); pr/base/our-70b/config.json is the
+    // config before. The README prints this run; these are its figures.
+    const std::string ci = std::string("'") + KVPLAN_SOURCE_DIR + "/examples/ci/";
+    const std::string args = "check --policy " + ci + "policy.json' --model " + ci +
+                             "pr/our-70b/config.json' --baseline " + ci +
+                             "pr/base/our-70b/config.json'";
+    const CliRun md = run_kvplan(args + " --format md");
+    CHECK(md.code == 1);
+    CHECK_THAT(md.out, Catch::Contains("**FAIL: 11 of 16 checks not met (8 requirements on 2 "
+                                       "replicas)**"));
+    // KV per token: 2 x 80 layers x 16 heads x 128 x 2 B = 655,360 B, twice 327,680 B.
+    CHECK_THAT(md.out, Catch::Contains("| FAIL | KV cache cost per token | H100 fleet | <= 327,680 "
+                                       "B per token | 655,360 B | 327,680 B | +100.0 % |"));
+    // Weights per GPU: 35,949,920,256 B = 33.48 GiB against 35,278,831,616 B = 32.86 GiB
+    // (tests/test_check.cpp), +1.9 %: within the 40 GiB bound.
+    CHECK_THAT(md.out, Catch::Contains("| pass | weights leave half of each GPU for the cache | "
+                                       "H200 fleet | <= 40.00 GiB per GPU | 33.48 GiB | 32.86 GiB "
+                                       "| +1.9 % |"));
+    // The README's rows for the concurrency, as vLLM's budget gives them.
+    CHECK_THAT(md.out, Catch::Contains("| FAIL | max concurrency at 8,000 tokens falls by at most "
+                                       "10 % | H200 fleet | max concurrency at 8,000 tokens falls "
+                                       "<= 10 % vs baseline | 76 sequences | 154 sequences | "
+                                       "-50.6 % |"));
+    CHECK_THAT(md.out, Catch::EndsWith("> examples/ci/pr/our-70b/config.json:17: "
+                                       "num_key_value_heads changed from 8 to 16\n"));
+    // In GitHub Actions: the changed field at its line; transformers_version moves nothing.
+    const CliRun gha = run_kvplan(
+        args, "GITHUB_ACTIONS=true GITHUB_WORKSPACE='" + std::string(KVPLAN_SOURCE_DIR) + "'");
+    CHECK(gha.code == 1);
+    CHECK_THAT(gha.out, Catch::Contains("::error file=examples/ci/pr/our-70b/config.json,line=17,"
+                                        "title=kvplan check%3A num_key_value_heads::"
+                                        "num_key_value_heads changed from 8 to 16: it moves 15 "
+                                        "checks, 11 failing; "));
+    CHECK_THAT(gha.out, !Catch::Contains("transformers_version"));
+    CHECK_THAT(gha.out, Catch::Contains("::error file=examples/ci/policy.json,line=39,title=kvplan "
+                                        "check%3A KV cache cost per token on H100 fleet::"));
+}
