@@ -434,7 +434,8 @@ TEST_CASE("the worked pull request of examples/ci/README.md fails as the README 
     const std::string args = "check --policy " + ci + "policy.json' --model " + ci +
                              "pr/our-70b/config.json' --baseline " + ci +
                              "pr/base/our-70b/config.json'";
-    const CliRun md = run_kvplan(args + " --format md");
+    // Files are named relative to the workspace, the source tree here.
+    const CliRun md = run_kvplan(args + " --format md", in_workspace);
     CHECK(md.code == 1);
     CHECK_THAT(md.out, Catch::Contains("**FAIL: 11 of 16 checks not met (8 requirements on 2 "
                                        "replicas)**"));
@@ -454,8 +455,7 @@ TEST_CASE("the worked pull request of examples/ci/README.md fails as the README 
     CHECK_THAT(md.out, Catch::EndsWith("> examples/ci/pr/our-70b/config.json:17: "
                                        "num_key_value_heads changed from 8 to 16\n"));
     // In GitHub Actions: the changed field at its line; transformers_version moves nothing.
-    const CliRun gha = run_kvplan(
-        args, "GITHUB_ACTIONS=true GITHUB_WORKSPACE='" + std::string(KVPLAN_SOURCE_DIR) + "'");
+    const CliRun gha = run_kvplan(args, "GITHUB_ACTIONS=true " + in_workspace);
     CHECK(gha.code == 1);
     CHECK_THAT(gha.out, Catch::Contains("::error file=examples/ci/pr/our-70b/config.json,line=17,"
                                         "title=kvplan check%3A num_key_value_heads::"
