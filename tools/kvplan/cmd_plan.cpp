@@ -2,13 +2,13 @@
 // KV dtypes x weight formats, ranked. Without --gpu every bundled GPU is searched. One call to
 // kvplan::plan_replicas; every candidate's figures are evaluate()'s, as fit prints them.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <memory>
-
+#include <CLI/CLI.hpp>
 #include <kvplan/format.hpp>
+#include <kvplan/plan/commands.hpp>
 #include <kvplan/plan/search.hpp>
+#include <memory>
 
 #include "answer.hpp"
 #include "commands.hpp"
@@ -25,7 +25,11 @@ struct PlanOptions {
     std::string max_gpus = "8";
     std::string max_tp = "8";
     std::string top = "10";
-    std::string rank;  ///< default: estimate with a prompt / output split, else gpus
+    std::string rank;               ///< default: estimate with a prompt / output split, else gpus
+    bool no_dp = false;             ///< leave attention data parallelism out of the search
+    bool no_ep = false;             ///< leave expert parallelism out
+    bool no_dcp = false;            ///< leave decode context parallelism out
+    std::string redundant_experts;  ///< for the expert-parallel layouts
 };
 
 /// --weight-dtype as a list: formats, or "checkpoint" for the model's own (the default).
@@ -97,6 +101,14 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     SearchSpace space;
     space.max_gpus = static_cast<std::uint32_t>(max_gpus);
     space.max_tp = static_cast<std::uint32_t>(max_tp);
+    space.data_parallel = !po.no_dp;
+    space.expert_parallel = !po.no_ep;
+    space.context_parallel = !po.no_dcp;
+    if (!po.redundant_experts.empty()) {
+        const std::uint64_t r = parse_count(po.redundant_experts, "--redundant-experts", 0);
+        if (r > 65536) usage_error("--redundant-experts", "at most 65536", po.redundant_experts);
+        space.redundant_experts = static_cast<std::uint32_t>(r);
+    }
     space.kv_formats.clear();
     for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
         space.kv_formats.push_back(KvFormat(d));
@@ -116,7 +128,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                                   : split.given() ? split.sum()
                                                   : context_limit(rm.get().config()).tokens;
     std::vector<ResolvedGpu> gpus;
-    if (o.gpu.empty()) gpus = bundled_gpus(ctx);
+    if (o.gpu.empty())
+        gpus = bundled_gpus(ctx);
     else
         for (const std::string& g : split_list(o.gpu, "--gpu")) gpus.push_back(resolve_gpu(g, ctx));
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
@@ -138,15 +151,13 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     } else {
         const ReplicaAnswer& best = p.fits.front().answer;
         rep.verdict = fmt::format(
-            "{}: {} x {} (tp {} x pp {}, KV {}, weights {}) holds {} sequences of {} tokens; room "
-            "for {}",
+            "{}: {} x {} ({}, KV {}, weights {}) holds {} sequences of {} tokens; room for {}",
             rank == "fastest"    ? "FASTEST"
             : rank == "estimate" ? "MOST TOKENS/S PER GPU"
                                  : "SMALLEST",
-            best.gpus, gpus[p.fits.front().gpu].id, best.replica.parallel.tp,
-            best.replica.parallel.pp, name(best.replica.kv.dtype),
-            describe_weights(best.replica.weights), grouped(concurrency), grouped(context),
-            grouped(best.max_concurrency));
+            best.gpus, gpus[p.fits.front().gpu].id, layout_text(best.replica.parallel),
+            name(best.replica.kv.dtype), describe_weights(best.replica.weights),
+            grouped(concurrency), grouped(context), grouped(best.max_concurrency));
         if (best.estimate)
             *rep.verdict += fmt::format(
                 "; by the estimate {:.1f} tokens/s per GPU, TPOT {} (bound {}), TTFT {} (bound "
@@ -155,9 +166,11 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                 best.estimate->ttft, best.estimate->ttft_bound);
     }
     rep.heading = fmt::format(
-        "{}: {} GPU type{} x 1-{} GPUs x tp/pp x {} KV dtype{} x {} weight format{}, engine {}; {} "
+        "{}: {} GPU type{} x 1-{} GPUs x {} x {} KV dtype{} x {} weight format{}, engine {}; {} "
         "layouts searched, {} fit",
         display_name(rm), gpus.size(), gpus.size() == 1 ? "" : "s", max_gpus,
+        fmt::format("tp/pp{}{}{}", space.data_parallel ? "/dp" : "",
+                    space.expert_parallel ? "/ep" : "", space.context_parallel ? "/dcp" : ""),
         space.kv_formats.size(), space.kv_formats.size() == 1 ? "" : "s", space.weights.size(),
         space.weights.size() == 1 ? "" : "s", name(serving.engine), p.searched, p.fits.size());
     rep.inputs = {{"model", cell_text(rm.id)},
@@ -216,6 +229,17 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "weight format (--weight-dtype fp8) or a shorter context would; each miss shows how "
             "many sequences it holds");
     }
+    if (!p.fits.empty())
+        for (const EngineCommand& c : serve_commands(p, rm.get(), space, serving, demand,
+                                                     {.model = served_model(rm, ctx)})) {
+            if (c.command)
+                rep.notes.push_back(fmt::format("{} command line (candidate {}): {}",
+                                                name(c.engine), c.candidate + 1,
+                                                c.command->line()));
+            else
+                rep.notes.push_back(
+                    fmt::format("{}: no command line ({})", name(c.engine), c.refused));
+        }
     if (p.fits.size() > top)
         rep.notes.push_back(fmt::format("{} more fit; --top N shows more", p.fits.size() - top));
     if (rank == "fastest")
@@ -272,8 +296,9 @@ void register_plan(CLI::App& app, Context& ctx) {
         "GPUs to search, comma-separated ids or spec paths (default: every bundled GPU)");
     sub->get_option("--kv-dtype")->description("KV dtypes to search, comma-separated (bf16,fp8)");
     sub->get_option("--weight-dtype")
-        ->description("Weight formats to search, comma-separated (checkpoint,fp8); default: the "
-                      "checkpoint's own");
+        ->description(
+            "Weight formats to search, comma-separated (checkpoint,fp8); default: the "
+            "checkpoint's own");
     sub->add_option("--max-gpus", o->max_gpus, "The most GPUs a replica may have")
         ->capture_default_str();
     sub->add_option("--max-tp", o->max_tp, "The largest tensor-parallel degree (one NVLink domain)")
@@ -283,6 +308,12 @@ void register_plan(CLI::App& app, Context& ctx) {
                     "estimate: the most output tokens/s per GPU by the latency estimate (the "
                     "default with --prompt-tokens and --output-tokens); gpus: fewest GPUs first "
                     "(the default without them); fastest: the lowest decode bound first");
+    sub->add_flag("--no-dp", o->no_dp, "Leave attention data parallelism out of the search");
+    sub->add_flag("--no-ep", o->no_ep, "Leave expert parallelism out of the search");
+    sub->add_flag("--no-dcp", o->no_dcp, "Leave decode context parallelism out of the search");
+    sub->add_option(
+        "--redundant-experts", o->redundant_experts,
+        "Physical experts beyond the routed ones in the expert-parallel layouts (EPLB)");
     sub->callback([o, &ctx] { run_plan(*o, ctx); });
 }
 
