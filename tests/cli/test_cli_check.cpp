@@ -330,6 +330,12 @@ TEST_CASE("a policy's replicas state dp, ep and dcp, and a wrong GPU id names th
     CHECK(rows[1]["measured"].is_null());
     CHECK_THAT(rows[1]["reason"].get<std::string>(),
                Catch::Contains("expert parallelism needs a mixture-of-experts model"));
+    // One answer: fit at the same layout holds the same 152.
+    const CliRun fit = run_kvplan(
+        "fit --model llama-3-70b --gpu h100-sxm --tp 4 --dp 2 --engine ideal --block-size 1 "
+        "--context 8000 --format json");
+    REQUIRE(fit.code == 0);
+    CHECK(json::parse(fit.out)["max_concurrency"] == 152);
     // The heading counts the dp engines' GPUs and shows the layout.
     const CliRun text = run_kvplan("check --policy " + dir.quoted("policy.json"));
     CHECK_THAT(text.out, Catch::Contains("dp 2: 8 x h100-sxm (tp 4 x pp 1 x dp 2), KV bf16") &&
