@@ -49,15 +49,18 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/vllm.hpp
   kvplan/fleet.hpp
   kvplan/gpu.hpp
+  kvplan/json_position.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
   kvplan/plan.hpp
+  kvplan/plan/check.hpp
   kvplan/plan/commands.hpp
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
   kvplan/plan/search.hpp
   kvplan/plan/speculation.hpp
+  kvplan/policy/requirements.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp
@@ -94,6 +97,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/vision.hpp
   kvplan/json.hpp
   kvplan/policy.hpp
+  kvplan/policy/read.hpp
 )
 
 # kvplan::format: fmt formatters.

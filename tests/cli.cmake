@@ -3,6 +3,7 @@
 if(TARGET kvplan_cli)
   kvplan_add_tests(kvplan_cli_tests
     SOURCES cli/cli_runner.cpp cli/test_cli_parse.cpp cli/test_cli_commands.cpp cli/test_cli_inputs.cpp
+            cli/test_cli_check.cpp
             ${PROJECT_SOURCE_DIR}/tools/kvplan/parse.cpp
     LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
   target_include_directories(kvplan_cli_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)
@@ -10,6 +11,11 @@ if(TARGET kvplan_cli)
     KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}"
     KVPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   add_dependencies(kvplan_cli_tests kvplan_cli)
+  # Where strace is found, a test lists every file `kvplan check` opens.
+  find_program(KVPLAN_STRACE_EXE strace)
+  if(KVPLAN_STRACE_EXE)
+    target_compile_definitions(kvplan_cli_tests PRIVATE KVPLAN_STRACE="${KVPLAN_STRACE_EXE}")
+  endif()
 endif()
 if(TARGET kvplan::format)
   kvplan_add_tests(kvplan_format_tests SOURCES test_format.cpp LIBS kvplan::format)

@@ -1,10 +1,15 @@
-# Untrusted input: the size limit of every JSON file, strict policies, confined policy paths, and
-# the nearest-name suggestions of every reader (needs nlohmann_json).
+# Untrusted input: the size limit of every JSON file, strict policies, confined policy paths, the
+# positions of values in a JSON text, and the nearest-name suggestions of every reader (needs
+# nlohmann_json). And the policies judged.
 add_library(kvplan_static_nearest_tests OBJECT static/static_nearest.cpp)
 target_link_libraries(kvplan_static_nearest_tests PRIVATE kvplan::kvplan)
 kvplan_warnings(kvplan_static_nearest_tests)
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_input_checks_tests
-    SOURCES test_nearest.cpp test_json.cpp test_policy.cpp
+    SOURCES test_nearest.cpp test_json.cpp test_policy.cpp test_json_position.cpp
+    LIBS kvplan::json)
+  # A policy judged on bundled models and GPUs (plan/check.hpp), figures derived by hand.
+  kvplan_add_tests(kvplan_check_tests
+    SOURCES test_check.cpp
     LIBS kvplan::json)
 endif()

@@ -57,16 +57,16 @@ void touch(const fs::path& file) {
 
 TEST_CASE("a well-formed policy reads", "[policy]") {
     const Policy p = policy_from_json(policy_with(gpu, kv_cost), "policy.json");
-    CHECK(p.replica.tp == 4);
+    CHECK(p.replicas.at(0).tp == 4);
     CHECK(p.requirements.at(0).size == Bytes::exactly(327'680));
 }
 
 TEST_CASE("an engine's name for a replica key is an error naming the key meant", "[policy][keys]") {
     // The typo the issue names: tensor_parallel was ignored and the replica judged at tp 4.
     CHECK(error_of(policy_with(gpu + R"(, "tensor_parallel": 8)", kv_cost)) ==
-          "policy.json: replica.tensor_parallel: expected a key of the replica (gpu, tp, pp, "
-          "kv_dtype, weight_dtype, engine, gpu_memory_utilization, block_size), found the unknown "
-          "key 'tensor_parallel'; did you mean 'tp'?");
+          "policy.json: replica.tensor_parallel: expected a key of the replica (name, gpu, tp, pp, "
+          "dp, ep, dcp, kv_dtype, weight_dtype, engine, gpu_memory_utilization, block_size), found "
+          "the unknown key 'tensor_parallel'; did you mean 'tp'?");
     // vLLM's and SGLang's spellings.
     CHECK_THAT(error_of(policy_with(gpu + R"(, "tensor_parallel_size": 8)", kv_cost)),
                Catch::EndsWith("did you mean 'tp'?"));
@@ -74,6 +74,17 @@ TEST_CASE("an engine's name for a replica key is an error naming the key meant",
                Catch::EndsWith("did you mean 'kv_dtype'?"));
     CHECK_THAT(error_of(policy_with(gpu + R"(, "mem_fraction_static": 0.8)", kv_cost)),
                Catch::EndsWith("did you mean 'gpu_memory_utilization'?"));
+    // The parallel layouts' flags: vLLM's --data-parallel-size, --enable-expert-parallel and
+    // --decode-context-parallel-size, SGLang's --ep-size.
+    CHECK_THAT(
+        error_of(policy_with(gpu + R"(, "data_parallel_size": 2)", kv_cost)),
+        Catch::Contains("replica.data_parallel_size") && Catch::EndsWith("did you mean 'dp'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "enable_expert_parallel": true)", kv_cost)),
+               Catch::EndsWith("did you mean 'ep'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "ep_size": 4)", kv_cost)),
+               Catch::EndsWith("did you mean 'ep'?"));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "decode_context_parallel_size": 2)", kv_cost)),
+               Catch::EndsWith("did you mean 'dcp'?"));
     // A plain misspelling, one edit away.
     CHECK_THAT(
         error_of(policy_with(gpu + R"(, "block_sise": 32)", kv_cost)),
@@ -109,8 +120,8 @@ TEST_CASE("a key of another kind of requirement is named as such", "[policy][key
         "name, sequences, context_tokens), found 'ms', a key of max_tpot");
     // min_context counts "tokens", not "context_tokens", which two other kinds take.
     CHECK_THAT(error_of(policy_with(gpu, R"("kind": "min_context", "context_tokens": 8)")),
-               Catch::EndsWith("found 'context_tokens', a key of min_concurrency and max_tpot; "
-                               "did you mean 'tokens'?"));
+               Catch::EndsWith("found 'context_tokens', a key of min_concurrency, max_tpot and "
+                               "max_regression; did you mean 'tokens'?"));
 }
 
 TEST_CASE("unknown keys at the top of a policy are errors too", "[policy][keys]") {
@@ -118,7 +129,7 @@ TEST_CASE("unknown keys at the top of a policy are errors too", "[policy][keys]"
     doc["requirement"] = Json::array();
     CHECK_THAT(error_of(doc), Catch::StartsWith("policy.json: requirement: expected a key of a "
                                                 "policy (schema, description, model, replica, "
-                                                "requirements)") &&
+                                                "replicas, requirements)") &&
                                   Catch::EndsWith("did you mean 'requirements'?"));
 }
 
@@ -197,4 +208,182 @@ TEST_CASE("a bundled id in a policy is not a path", "[policy][paths]") {
     CHECK_THROWS_WITH(policy_reference(p, "model", "llama-3-70", bundled),
                       "ci/policy.json: model: expected a bundled id or a path inside the policy's "
                       "folder, found \"llama-3-70\", neither; did you mean 'llama-3-70b'?");
+}
+
+namespace {
+
+/// A policy with the given top-level members after the schema.
+Json policy_doc(const std::string& members) {
+    return Json::parse(R"({"schema": "kvplan-policy/1", )" + members + "}");
+}
+
+const std::string one_requirement =
+    R"("requirements": [{"kind": "max_kv_bytes_per_token", "KiB": 320}])";
+
+}  // namespace
+
+TEST_CASE("a policy lists several replicas, each named", "[policy][replicas]") {
+    const Policy p =
+        policy_from_json(policy_doc(R"("replicas": [{"name": "H100 fleet", "gpu": "h100", "tp": 4},
+                                   {"gpu": "h200", "tp": 2, "kv_dtype": "fp8"}], )" +
+                                    one_requirement),
+                         "policy.json");
+    REQUIRE(p.replicas.size() == 2);
+    CHECK(p.replicas[0].name == "H100 fleet");
+    CHECK(p.replicas[0].path == "replicas[0]");
+    CHECK(p.replicas[1].name == "h200 tp 2 x pp 1");  // the default name
+    CHECK(p.replicas[1].kv_dtype == KvDtype::fp8_e4m3);
+    CHECK(p.replicas[1].dp == 1);  // no data, expert or decode context parallelism by default
+    CHECK(p.replicas[1].ep == 1);
+    CHECK(p.replicas[1].dcp == 1);
+    // Today's single "replica" reads as a list of one.
+    const Policy one = policy_from_json(policy_with(gpu, kv_cost), "policy.json");
+    REQUIRE(one.replicas.size() == 1);
+    CHECK(one.replicas[0].path == "replica");
+}
+
+TEST_CASE("a replica states its data, expert and decode context parallelism",
+          "[policy][replicas]") {
+    const Policy p =
+        policy_from_json(policy_doc(R"("replicas": [{"gpu": "h100", "tp": 8, "dp": 2, "ep": 16},
+                                   {"gpu": "h200", "tp": 8, "dcp": 4}], )" +
+                                    one_requirement),
+                         "policy.json");
+    REQUIRE(p.replicas.size() == 2);
+    CHECK(p.replicas[0].tp == 8);
+    CHECK(p.replicas[0].dp == 2);
+    CHECK(p.replicas[0].ep == 16);
+    CHECK(p.replicas[0].dcp == 1);
+    CHECK(p.replicas[1].dcp == 4);
+    // The default name shows what is not 1.
+    CHECK(p.replicas[0].name == "h100 tp 8 x pp 1 x dp 2 ep 16");
+    CHECK(p.replicas[1].name == "h200 tp 8 x pp 1 dcp 4");
+    // Degrees are positive integers, as tp and pp.
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "dp": 0)", kv_cost)),
+               Catch::StartsWith("policy.json: replica.dp: expected "));
+    CHECK_THAT(error_of(policy_with(gpu + R"(, "ep": 1.5)", kv_cost)),
+               Catch::StartsWith("policy.json: replica.ep: expected "));
+}
+
+TEST_CASE("replicas are given one way, at least one, told apart by name", "[policy][replicas]") {
+    CHECK(error_of(policy_doc(R"("replica": {"gpu": "h100"}, "replicas": [{"gpu": "h200"}], )" +
+                              one_requirement)) ==
+          "policy.json: replicas: expected \"replica\" (one) or \"replicas\" (several), not both, "
+          "found both \"replica\" and \"replicas\"");
+    CHECK(error_of(policy_doc(one_requirement)) ==
+          "policy.json: replica: expected a replica (\"replica\": {...}) or several (\"replicas\": "
+          "[...]), found nothing (the field is missing)");
+    CHECK_THAT(error_of(policy_doc(R"("replicas": [], )" + one_requirement)),
+               Catch::EndsWith("replicas: expected at least one replica, found an empty array"));
+    CHECK(error_of(policy_doc(
+              R"("replicas": [{"name": "a", "gpu": "h100"}, {"name": "a", "gpu": "h200"}], )" +
+              one_requirement)) ==
+          "policy.json: replicas[1].name: expected a name no other replica has, found \"a\", the "
+          "name of replicas[0]");
+    // A key typed wrong inside the list names its element.
+    CHECK_THAT(
+        error_of(policy_doc(R"("replicas": [{"gpu": "h100"}, {"gpu": "h200", "tp_size": 2}], )" +
+                            one_requirement)),
+        Catch::StartsWith("policy.json: replicas[1].tp_size: expected a key of the replica") &&
+            Catch::EndsWith("did you mean 'tp'?"));
+    // Two unnamed replicas of one GPU and layout are told apart by their paths.
+    const Policy same = policy_from_json(
+        policy_doc(R"("replicas": [{"gpu": "h100"}, {"gpu": "h100", "kv_dtype": "fp8"}], )" +
+                   one_requirement),
+        "policy.json");
+    CHECK(same.replicas[0].name == "h100 tp 1 x pp 1 (replicas[0])");
+    CHECK(same.replicas[1].name == "h100 tp 1 x pp 1 (replicas[1])");
+}
+
+TEST_CASE("a replica's engine knobs are checked against its engine", "[policy][replicas]") {
+    // vLLM pages in blocks of 1, 8, 16, 32, 64, 128 or 256 tokens (vllm/config/cache.py).
+    CHECK(error_of(policy_with(gpu + R"(, "block_size": 12)", kv_cost)) ==
+          "policy.json: replica.block_size: expected one of vLLM's block sizes 1, 8, 16, 32, 64, "
+          "128, 256 (vllm/config/cache.py), found 12");
+    CHECK(error_of(policy_with(gpu + R"(, "engine": "sglang", "block_size": 12)", kv_cost)) ==
+          "no error");
+    // The ideal profile takes no memory fraction: it would be ignored.
+    CHECK_THAT(
+        error_of(
+            policy_with(gpu + R"(, "engine": "ideal", "gpu_memory_utilization": 0.9)", kv_cost)),
+        Catch::StartsWith("policy.json: replica.gpu_memory_utilization: expected no fraction "
+                          "with engine \"ideal\""));
+}
+
+TEST_CASE("a max_regression names its figure, its bound in percent and the figure's demand",
+          "[policy][regression]") {
+    const auto read = [](const std::string& requirement) {
+        return policy_from_json(policy_with(gpu, requirement), "policy.json").requirements.at(0);
+    };
+    const Requirement c = read(
+        R"("kind": "max_regression", "figure": "max_concurrency", "context_tokens": 8000, "percent": 10)");
+    CHECK(c.kind == RequirementKind::max_regression);
+    CHECK(c.figure == CheckFigure::max_concurrency);
+    CHECK(figure_of(c) == CheckFigure::max_concurrency);
+    CHECK(c.context_tokens == 8000);
+    CHECK(c.percent == 10.0);
+    CHECK(c.name == "max_regression of max_concurrency");
+    const Requirement t = read(
+        R"("kind": "max_regression", "figure": "tpot", "batch": 32, "context_tokens": 8000, "percent": 2.5)");
+    CHECK(t.batch == 32);
+    CHECK(t.percent == 2.5);
+    CHECK(read(R"("kind": "max_regression", "figure": "max_context", "percent": 0)").sequences ==
+          1);
+    CHECK(
+        read(R"("kind": "max_regression", "figure": "kv_bytes_per_token", "percent": 0)").percent ==
+        0.0);
+}
+
+TEST_CASE("a max_regression's keys are strict, figure by figure", "[policy][regression]") {
+    CHECK(error_of(policy_with(gpu, R"("kind": "max_regression", "figure": "kv_bytes_per_token",
+                                       "percent": 5, "context_tokens": 8000)")) ==
+          "policy.json: requirements[0].context_tokens: expected a key of a max_regression "
+          "requirement of kv_bytes_per_token (kind, name, figure, percent), found "
+          "'context_tokens', a key of max_regression of max_concurrency and max_regression of "
+          "tpot");
+    CHECK_THAT(error_of(policy_with(gpu, R"("kind": "max_regression", "figure": "concurrency",
+                                            "percent": 5)")),
+               Catch::StartsWith("policy.json: requirements[0].figure: expected max_concurrency, "
+                                 "max_context, tpot, kv_bytes_per_token or weights_per_gpu") &&
+                   Catch::EndsWith("did you mean 'max_concurrency'?"));
+    CHECK_THAT(
+        error_of(policy_with(gpu, R"("kind": "max_regression", "figure": "tpot",
+                                            "max_change_percent": 5)")),
+        Catch::EndsWith("found the unknown key 'max_change_percent'; did you mean 'percent'?"));
+    CHECK(error_of(policy_with(gpu, R"("kind": "max_regression", "figure": "weights_per_gpu",
+                                       "percent": -1)")) ==
+          "policy.json: requirements[0].percent: expected a percentage >= 0, found -1");
+    CHECK_THAT(
+        error_of(policy_with(gpu, R"("kind": "max_regression", "figure": "weights_per_gpu")")),
+        Catch::Contains("requirements[0].percent: expected a percentage >= 0"));
+    CHECK_THAT(error_of(policy_with(gpu, R"("kind": "max_regression", "figure": "tpot",
+                                            "percent": 5, "batch": 8)")),
+               Catch::Contains("requirements[0].context_tokens"));
+}
+
+TEST_CASE("a policy read from a file knows the line of each requirement and replica",
+          "[policy][lines]") {
+    TempDir dir("lines");
+    const fs::path file = dir.path / "policy.json";
+    std::ofstream(file) << "{\n"
+                           "  \"schema\": \"kvplan-policy/1\",\n"
+                           "  \"replicas\": [\n"
+                           "    {\"gpu\": \"h100\"},\n"
+                           "    {\"gpu\": \"h200\"}\n"
+                           "  ],\n"
+                           "  \"requirements\": [\n"
+                           "    {\"kind\": \"max_kv_bytes_per_token\", \"KiB\": 320},\n"
+                           "\n"
+                           "    {\n"
+                           "      \"kind\": \"max_weights_per_gpu\", \"GiB\": 40\n"
+                           "    }\n"
+                           "  ]\n"
+                           "}\n";
+    const Policy p = load_policy(file);
+    CHECK(p.replicas[0].line == 4);
+    CHECK(p.replicas[1].line == 5);
+    CHECK(p.requirements[0].line == 8);
+    CHECK(p.requirements[1].line == 10);
+    // Parsed from a document alone, the lines are unknown.
+    CHECK(policy_from_json(policy_with(gpu, kv_cost), "policy.json").requirements[0].line == 0);
 }

@@ -2,8 +2,10 @@
 
 // The planning layer's one answer: a deployment and its demand (plan/deployment.hpp), every figure
 // of a replica (plan/evaluate.hpp), the replica search (plan/search.hpp), the engines' command
-// lines (plan/commands.hpp), and disaggregated prefill and decode pools (plan/disaggregated.hpp).
+// lines (plan/commands.hpp), disaggregated prefill and decode pools (plan/disaggregated.hpp), and
+// a policy's requirements judged on a replica (plan/check.hpp).
 
+#include "plan/check.hpp"
 #include "plan/commands.hpp"
 #include "plan/deployment.hpp"
 #include "plan/disaggregated.hpp"

@@ -6,8 +6,10 @@ set(KVPLAN_FUZZ_HEADER_hf_config include/kvplan/hf_config.hpp)
 set(KVPLAN_FUZZ_SEEDS_hf_config configs/models/*.json)
 set(KVPLAN_FUZZ_HEADER_gpu_spec include/kvplan/gpu_spec.hpp)
 set(KVPLAN_FUZZ_SEEDS_gpu_spec configs/gpus/*.json tests/data/gpu_specs/*.json)
-set(KVPLAN_FUZZ_HEADER_policy include/kvplan/policy.hpp)
-set(KVPLAN_FUZZ_SEEDS_policy examples/ci/*.json tests/data/cli/policy*.json)
+set(KVPLAN_FUZZ_HEADER_policy include/kvplan/policy/read.hpp)
+# Further headers whose string literals join the dictionary: the kinds and figures a policy names.
+set(KVPLAN_FUZZ_DICTIONARY_policy include/kvplan/policy/requirements.hpp)
+set(KVPLAN_FUZZ_SEEDS_policy examples/ci/*.json tests/data/cli/policy*.json tests/fuzz/seeds/policy/*.json)
 set(KVPLAN_FUZZ_HEADER_trace include/kvplan/trace/reading.hpp)
 set(KVPLAN_FUZZ_SEEDS_trace tests/data/traces/*.csv tests/data/traces/*.jsonl)
 

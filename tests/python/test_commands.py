@@ -134,7 +134,8 @@ def test_check_returns_a_failed_requirement_as_an_answer(tmp_path):
     path.write_text(json.dumps(strict))
     assert cli("check", "--policy", str(path))[0] == 1
     failed = kvplan.check(policy=path)
-    assert failed.passed is False and failed.failed_count == 1
+    # The requirement is judged on each replica the example policy lists (the H100 and the H200).
+    assert failed.passed is False and failed.failed_count == len(strict["replicas"]) == 2
 
 
 def test_usage_errors_raise_with_the_cli_message():

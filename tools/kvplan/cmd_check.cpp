@@ -1,36 +1,38 @@
-// kvplan check: the CI gate. A policy file states requirements on a replica; each is measured on
-// the model (and, with --baseline, on the previous revision of it). Exit 0 when all pass, 1 when
-// any fails. Text, md or JSON on stdout, JUnit XML with --junit, and GitHub Actions annotations
-// when GITHUB_ACTIONS=true.
+// kvplan check: the CI gate. A policy file states requirements on one or more replicas; the library
+// judges each on each (kvplan::check_policy, plan/check.hpp) for the model and, with --baseline,
+// for its previous revision. Exit 0 when none fails, 1 when any does. Text, md, JSON or CSV on
+// stdout, JUnit XML with --junit, SARIF 2.1.0 with --sarif, and GitHub Actions annotations when
+// GITHUB_ACTIONS=true, each pointing at the policy's requirement and, when the model is a
+// config.json changed against a baseline config.json, at the changed fields that moved the figure.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <cctype>
 #include <cmath>
-#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
-#include <optional>
-
 #include <kvplan/error.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/gpu_spec.hpp>
-#include <kvplan/kv_bytes.hpp>
+#include <kvplan/hf_config.hpp>
+#include <kvplan/json_position.hpp>
+#include <kvplan/plan/check.hpp>
 #include <kvplan/policy.hpp>
-#include <kvplan/plan/evaluate.hpp>
-#include <kvplan/roofline.hpp>
-#include <kvplan/weights.hpp>
+#include <kvplan/version.hpp>
+#include <memory>
+#include <optional>
+#include <sstream>
 
 #include "answer.hpp"
-#include "flags.hpp"
 #include "commands.hpp"
+#include "flags.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"
 
-namespace kvplan::cli {
+namespace kvplan::cli::check_cmd {
 
 namespace {
 
@@ -41,104 +43,90 @@ struct CheckOptions {
     std::string model;
     std::string baseline;
     std::string junit;
+    std::string sarif;
     std::string format = "text";
 };
 
-/// What one requirement measured: a number in the requirement's unit, its display, and pass/fail.
-struct Measure {
-    double value = 0;           ///< in the JSON unit: sequences, seconds, bytes, tokens
-    Cell cell;                  ///< as a person reads it
-    bool unbounded = false;     ///< min_context: any length fits
+/// A model as the command line or the policy names it, and the config.json behind it.
+struct ModelInput {
+    ResolvedModel model;
+    std::optional<fs::path> file;  ///< its config.json, bundled ones included; none for a preset
+    bool given_as_path = false;    ///< a path, not a bundled id: a file of the repository judged
 };
 
-struct Outcome {
-    const Requirement* req = nullptr;
-    Measure measured;
-    std::optional<Measure> baseline;
-    bool passed = false;
-    std::string threshold_text;
-    double threshold = 0;
+ModelInput read_model(const std::string& arg, const Context& ctx, std::string_view flag) {
+    ModelInput in{resolve_model(arg, ctx, flag), std::nullopt, false};
+    std::error_code ec;
+    fs::path p{arg};
+    if (fs::is_directory(p, ec)) p /= "config.json";
+    if (fs::is_regular_file(p, ec)) {
+        in.file = p;
+        in.given_as_path = true;
+    } else if (const auto bundled = find_bundled_model(ctx.config_dir, arg)) {
+        in.file = *bundled;
+    }
+    return in;
+}
+
+/// The text of a JSON file already read (so at most 1 MiB), read no further than the limit
+/// should it have grown since; "" if it can no longer be read or has grown past the limit.
+std::string file_text(const fs::path& file) {
+    std::string text = detail::policy::file_text(file);
+    if (text.size() > max_json_file_bytes) text.clear();
+    return text;
+}
+
+/// A path as GitHub and SARIF want it: relative to the workspace (GITHUB_WORKSPACE, else the
+/// working directory) when inside it, with '/' separators; else as given.
+std::string repo_path(const std::string& path) {
+    std::error_code ec;
+    const char* ws = std::getenv("GITHUB_WORKSPACE");
+    const fs::path base = ws != nullptr && *ws != '\0' ? fs::path(ws) : fs::current_path(ec);
+    const fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    const fs::path root = fs::weakly_canonical(base, ec);
+    if (!ec) {
+        const fs::path rel = abs.lexically_relative(root);
+        if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
+    }
+    return fs::path(path).generic_string();
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the outcomes say, in words and cells.
+
+struct Judged {
+    const Policy* policy = nullptr;
+    const CheckResult* result = nullptr;
+
+    [[nodiscard]] const Requirement& req(const CheckOutcome& o) const {
+        return policy->requirements[o.requirement];
+    }
+    [[nodiscard]] const PolicyReplica& replica(const CheckOutcome& o) const {
+        return policy->replicas[o.replica];
+    }
+    [[nodiscard]] bool many_replicas() const { return policy->replicas.size() > 1; }
+    /// "cache cost", or "cache cost on H100" when the policy has several replicas.
+    [[nodiscard]] std::string title(const CheckOutcome& o) const {
+        return many_replicas() ? req(o).name + " on " + replica(o).name : req(o).name;
+    }
 };
 
-std::string xml_escape(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
-            default: out.push_back(c);
-        }
-    }
-    return out;
-}
+std::string percent_text(double p) { return fmt::format("{:g} %", p); }
 
-// GitHub Actions workflow commands escape %, CR and LF in messages (and , : in properties).
-std::string gh_escape(std::string_view s, bool property) {
-    std::string out;
-    for (char c : s) {
-        if (c == '%') out += "%25";
-        else if (c == '\r') out += "%0D";
-        else if (c == '\n') out += "%0A";
-        else if (property && c == ':') out += "%3A";
-        else if (property && c == ',') out += "%2C";
-        else out.push_back(c);
+const char* figure_words(CheckFigure f) {
+    switch (f) {
+        case CheckFigure::max_concurrency:
+            return "max concurrency";
+        case CheckFigure::max_context:
+            return "max context";
+        case CheckFigure::tpot:
+            return "TPOT bound";
+        case CheckFigure::kv_bytes_per_token:
+            return "KV bytes per token";
+        case CheckFigure::weights_per_gpu:
+            return "weights per GPU";
     }
-    return out;
-}
-
-CommonOptions replica_flags(const Policy& p) {
-    CommonOptions o;
-    o.gpu = p.replica.gpu;
-    o.tp = std::to_string(p.replica.tp);
-    o.pp = std::to_string(p.replica.pp);
-    o.kv_dtype = std::string(name(p.replica.kv_dtype));
-    if (p.replica.weight_dtype) o.weight_dtype = std::string(name(*p.replica.weight_dtype));
-    o.engine = std::string(name(p.replica.engine));
-    if (p.replica.gpu_memory_utilization)
-        o.gpu_memory_utilization = fmt::format("{}", *p.replica.gpu_memory_utilization);
-    if (p.replica.block_size) o.block_size = std::to_string(*p.replica.block_size);
-    return o;
-}
-
-Measure measure(const Requirement& q, const ReplicaRequest& in) {
-    const Deployment dep = in.deployment();
-    const Replica r = evaluate(dep, {.context = 1}, {.contexts = false, .decode = false}).replica;
-    switch (q.kind) {
-        case RequirementKind::min_concurrency: {
-            const ReplicaAnswer a = evaluate(
-                dep, {.context = q.context_tokens, .concurrency = q.sequences}, {.contexts = false});
-            return {static_cast<double>(a.max_concurrency),
-                    cell_count(a.max_concurrency, "sequences")};
-        }
-        case RequirementKind::max_tpot: {
-            // Past the model's limit the engine does not start: no TPOT to meet.
-            const ReplicaAnswer a = evaluate(
-                dep, {.context = q.context_tokens, .concurrency = q.batch}, {.contexts = false});
-            if (a.refusal == Refusal::context_limit)
-                return {std::numeric_limits<double>::infinity(),
-                        cell_null("past the model's context limit")};
-            const DecodeBound d = decode_bound(r, q.batch, q.context_tokens);
-            return {d.tpot.in(seconds), cell(d.tpot)};
-        }
-        case RequirementKind::max_kv_bytes_per_token: {
-            const Bytes b = kv_bytes_per_token(r.model, r.kv);
-            return {static_cast<double>(b.count()), cell_exact(b)};
-        }
-        case RequirementKind::max_weights_per_gpu: {
-            const Bytes b = max_weight_bytes_per_rank(r.model, r.layout(), r.weights);
-            return {static_cast<double>(b.count()), cell(b)};
-        }
-        case RequirementKind::min_context: {
-            const ReplicaAnswer a =
-                evaluate(dep, {.context = q.tokens, .concurrency = q.sequences});
-            if (!a.max_context) return {0, cell_tokens(std::nullopt), true};
-            return {static_cast<double>(*a.max_context), cell_count(*a.max_context, "tokens")};
-        }
-    }
-    return {};
+    return "figure";
 }
 
 std::string threshold_text(const Requirement& q) {
@@ -156,92 +144,520 @@ std::string threshold_text(const Requirement& q) {
         case RequirementKind::min_context:
             return fmt::format(">= {} tokens for {} sequence{}", grouped(q.tokens),
                                grouped(q.sequences), q.sequences == 1 ? "" : "s");
+        case RequirementKind::max_regression: {
+            std::string at;
+            switch (q.figure) {
+                case CheckFigure::max_concurrency:
+                    at = fmt::format(" at {} tokens", grouped(q.context_tokens));
+                    break;
+                case CheckFigure::max_context:
+                    at = fmt::format(" of {} sequence{}", grouped(q.sequences),
+                                     q.sequences == 1 ? "" : "s");
+                    break;
+                case CheckFigure::tpot:
+                    at = fmt::format(" at batch {} x {} tokens", grouped(q.batch),
+                                     grouped(q.context_tokens));
+                    break;
+                case CheckFigure::kv_bytes_per_token:
+                case CheckFigure::weights_per_gpu:
+                    break;
+            }
+            return fmt::format("{}{} {} <= {} vs baseline", figure_words(q.figure), at,
+                               higher_is_better(q.figure)      ? "falls"
+                               : q.figure == CheckFigure::tpot ? "grows"
+                                                               : "grow",
+                               percent_text(q.percent));
+        }
     }
     return "";
 }
 
+/// The bound in the requirement's unit (JSON "threshold"): sequences, seconds, bytes, tokens, or
+/// the percentage of a regression.
 double threshold_value(const Requirement& q) {
     switch (q.kind) {
-        case RequirementKind::min_concurrency: return static_cast<double>(q.sequences);
-        case RequirementKind::max_tpot: return q.tpot.in(seconds);
+        case RequirementKind::min_concurrency:
+            return static_cast<double>(q.sequences);
+        case RequirementKind::max_tpot:
+            return q.tpot.in(seconds);
         case RequirementKind::max_kv_bytes_per_token:
-        case RequirementKind::max_weights_per_gpu: return static_cast<double>(q.size.count());
-        case RequirementKind::min_context: return static_cast<double>(q.tokens);
+        case RequirementKind::max_weights_per_gpu:
+            return static_cast<double>(q.size.count());
+        case RequirementKind::min_context:
+            return static_cast<double>(q.tokens);
+        case RequirementKind::max_regression:
+            return q.percent;
     }
     return 0;
 }
 
-bool passes(const Requirement& q, const Measure& m) {
-    const double t = threshold_value(q);
-    switch (q.kind) {
-        case RequirementKind::min_concurrency: return m.value >= t;
-        case RequirementKind::max_tpot:
-        case RequirementKind::max_kv_bytes_per_token:
-        case RequirementKind::max_weights_per_gpu: return m.value <= t;
-        case RequirementKind::min_context: return m.unbounded || m.value >= t;
+/// A figure as a person and a machine read it.
+Cell figure_cell(const std::optional<FigureValue>& v) {
+    if (!v) return cell_null("none");
+    switch (v->figure) {
+        case CheckFigure::max_concurrency:
+            return cell_count(v->count, "sequences");
+        case CheckFigure::max_context:
+            return v->unbounded ? cell_tokens(std::nullopt) : cell_count(v->count, "tokens");
+        case CheckFigure::tpot:
+            return cell(v->time);
+        case CheckFigure::kv_bytes_per_token:
+            return cell_exact(Bytes::exactly(v->count));
+        case CheckFigure::weights_per_gpu:
+            return cell(Bytes::exactly(v->count));
     }
-    return false;
+    return cell_null("none");
 }
 
-Cell change_cell(const Outcome& o) {
-    if (!o.baseline || o.baseline->unbounded || o.measured.unbounded) return cell_null("");
-    const double before = o.baseline->value, after = o.measured.value;
-    if (before == 0) return cell_null(after == 0 ? "0 %" : "new");
-    const double pct = (after - before) / before * 100.0;
-    return {fmt::format("{:+.1f} %", pct), pct};
+Cell change_cell(const CheckOutcome& o) {
+    if (o.change_percent) return {fmt::format("{:+.1f} %", *o.change_percent), *o.change_percent};
+    if (!o.measured || !o.baseline) return cell_null("");
+    if (o.measured->unbounded || o.baseline->unbounded)
+        return cell_null(o.measured->unbounded == o.baseline->unbounded ? "0 %" : "");
+    return cell_null(o.measured->value() == 0 ? "0 %" : "new");
 }
 
-std::string unit_of(RequirementKind k) {
+/// Whether the figure is worse than the baseline's (a fall of what is better higher, a rise of
+/// the rest).
+bool worsened(const CheckOutcome& o) {
+    if (!o.measured || !o.baseline) return false;
+    if (o.baseline->unbounded || o.measured->unbounded)
+        return o.baseline->unbounded && !o.measured->unbounded;
+    const double now = o.measured->value(), before = o.baseline->value();
+    return higher_is_better(o.figure) ? now < before : now > before;
+}
+
+/// "required >= 32 sequences of 8,000 tokens, measured 37 sequences (baseline 76 sequences,
+/// -51.3 %)", and the reason when there is one.
+std::string detail_text(const Judged& j, const CheckOutcome& o) {
+    std::string s = fmt::format("required {}, measured {}", threshold_text(j.req(o)),
+                                figure_cell(o.measured).text);
+    if (o.baseline || o.baseline_answer || !o.reason.empty()) {
+        if (o.baseline || o.baseline_answer) {
+            s += " (baseline " + figure_cell(o.baseline).text;
+            const std::string change = change_cell(o).text;
+            if (!change.empty()) s += ", " + change;
+            s += ")";
+        }
+    }
+    if (!o.reason.empty()) s += ": " + o.reason;
+    return s;
+}
+
+/// "31 sequences (was 63 sequences, -50.8 %)": a figure beside the baseline's, briefly.
+std::string moved_text(const CheckOutcome& o) {
+    std::string s = figure_cell(o.measured).text;
+    if (o.baseline) {
+        s += " (was " + figure_cell(o.baseline).text;
+        const std::string change = change_cell(o).text;
+        if (!change.empty()) s += ", " + change;
+        s += ")";
+    }
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The config.json fields a change touched, and which outcomes each one moves.
+
+struct ConfigChange {
+    std::vector<std::string> steps;  ///< its path, key by key
+    std::string path;                ///< "text_config.num_key_value_heads"
+    std::optional<kvplan::Json> before, after;
+    std::uint32_t line = 0;   ///< in the model's config.json (a removed key: its parent's)
+    std::vector<bool> moves;  ///< per outcome: reverting this field alone changes it
+    [[nodiscard]] bool moves_any() const {
+        return std::find(moves.begin(), moves.end(), true) != moves.end();
+    }
+};
+
+std::string dotted(const std::vector<std::string>& steps) {
+    std::string s;
+    for (const std::string& k : steps) s += (s.empty() ? "" : ".") + k;
+    return s;
+}
+
+/// The leaves (arrays whole) where `a` and `b` differ, objects walked key by key.
+void changed_fields(const kvplan::Json* a, const kvplan::Json* b, std::vector<std::string>& steps,
+                    std::vector<ConfigChange>& out) {
+    if (a != nullptr && b != nullptr && a->is_object() && b->is_object()) {
+        for (auto it = b->begin(); it != b->end(); ++it) {
+            steps.push_back(it.key());
+            const auto f = a->find(it.key());
+            changed_fields(f == a->end() ? nullptr : &*f, &it.value(), steps, out);
+            steps.pop_back();
+        }
+        for (auto it = a->begin(); it != a->end(); ++it) {
+            if (b->contains(it.key())) continue;
+            steps.push_back(it.key());
+            changed_fields(&it.value(), nullptr, steps, out);
+            steps.pop_back();
+        }
+        return;
+    }
+    if (a != nullptr && b != nullptr && *a == *b) return;
+    ConfigChange c;
+    c.steps = steps;
+    c.path = dotted(steps);
+    if (a != nullptr) c.before = *a;
+    if (b != nullptr) c.after = *b;
+    out.push_back(std::move(c));
+}
+
+/// `doc` with change `c` undone: its value from before, or removed when it is new.
+kvplan::Json reverted(const kvplan::Json& doc, const ConfigChange& c) {
+    kvplan::Json out = doc;
+    kvplan::Json* node = &out;
+    for (std::size_t i = 0; i + 1 < c.steps.size(); ++i) node = &(*node)[c.steps[i]];
+    if (c.before)
+        (*node)[c.steps.back()] = *c.before;
+    else
+        node->erase(c.steps.back());
+    return out;
+}
+
+/// Whether two results differ in any figure or status, outcome by outcome, into `moves`.
+void mark_moves(const CheckResult& a, const CheckResult& b, std::vector<bool>& moves) {
+    moves.assign(a.outcomes.size(), false);
+    for (std::size_t i = 0; i < a.outcomes.size() && i < b.outcomes.size(); ++i) {
+        const CheckOutcome& x = a.outcomes[i];
+        const CheckOutcome& y = b.outcomes[i];
+        const bool same = x.status == y.status &&
+                          x.measured.has_value() == y.measured.has_value() &&
+                          (!x.measured || (x.measured->unbounded == y.measured->unbounded &&
+                                           x.measured->value() == y.measured->value()));
+        moves[i] = !same;
+    }
+}
+
+/// Reverting more fields than this one by one is not worth it: the baseline is another model.
+constexpr std::size_t max_changes_traced = 32;
+
+struct ConfigTrace {
+    std::string file;  ///< the model's config.json, as annotations name it
+    std::vector<ConfigChange> changes;
+    bool too_many = false;
+};
+
+/// The fields of the model's config.json that differ from the baseline's, each with its line and
+/// the outcomes it moves (judged again with that field alone reverted). Only for a model given as
+/// a config.json path against a baseline with a config.json.
+std::optional<ConfigTrace> trace_config(const ModelInput& model, const ModelInput& base,
+                                        const Policy& p, std::span<const GpuSpec> gpus,
+                                        const CheckResult& result) {
+    if (!model.given_as_path || !model.file || !base.file) return std::nullopt;
+    const kvplan::Json now = read_json_file(*model.file, JsonNumbers::python);
+    const kvplan::Json before = read_json_file(*base.file, JsonNumbers::python);
+    ConfigTrace t;
+    t.file = repo_path(model.file->string());
+    std::vector<std::string> steps;
+    changed_fields(&before, &now, steps, t.changes);
+    if (t.changes.size() > max_changes_traced) {
+        t.too_many = true;
+        t.changes.clear();
+        return t;
+    }
+    const std::string text = file_text(*model.file);
+    const Model& base_model = base.model.get();
+    for (ConfigChange& c : t.changes) {
+        std::vector<std::string> where = c.steps;
+        if (!c.after && !where.empty()) where.pop_back();  // removed: its parent's line
+        const auto at = json_position(text, std::span<const std::string>(where));
+        c.line = at ? at->line : 1;
+        try {
+            const Model m = model_from_hf_json(reverted(now, c), model.file->string(),
+                                               std::string(model.model.get().name()));
+            mark_moves(result, check_policy(p, m, gpus, &base_model), c.moves);
+        } catch (const Error&) {
+            // The model does not import without this field's change: it is bound up with
+            // every figure.
+            c.moves.assign(result.outcomes.size(), true);
+        }
+    }
+    return t;
+}
+
+std::string json_text(const std::optional<kvplan::Json>& v) {
+    return v ? v->dump() : std::string("(absent)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs.
+
+std::string xml_escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+    return out;
+}
+
+// GitHub Actions workflow commands escape %, CR and LF in messages (and , : in properties).
+std::string gh_escape(std::string_view s, bool property) {
+    std::string out;
+    for (char c : s) {
+        if (c == '%')
+            out += "%25";
+        else if (c == '\r')
+            out += "%0D";
+        else if (c == '\n')
+            out += "%0A";
+        else if (property && c == ':')
+            out += "%3A";
+        else if (property && c == ',')
+            out += "%2C";
+        else
+            out.push_back(c);
+    }
+    return out;
+}
+
+void write_file(const std::string& file, const char* flag, const std::string& content) {
+    std::ofstream out(file, std::ios::binary);
+    if (out) out << content;
+    if (!out)
+        detail::throw_field_error<InvalidInput>(file, flag, "a writable file",
+                                                "a path that cannot be written");
+}
+
+void write_junit(const std::string& file, const Judged& j, const std::string& model) {
+    const auto& outs = j.result->outcomes;
+    std::ostringstream out;
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out << "<testsuites name=\"kvplan check\" tests=\"" << outs.size() << "\" failures=\""
+        << j.result->failed << "\">\n";
+    out << "  <testsuite name=\"" << xml_escape("kvplan check " + model) << "\" tests=\""
+        << outs.size() << "\" failures=\"" << j.result->failed << "\" errors=\"0\" skipped=\""
+        << j.result->skipped << "\">\n";
+    for (const CheckOutcome& o : outs) {
+        const Requirement& q = j.req(o);
+        out << "    <testcase classname=\"kvplan.check." << xml_escape(name(q.kind)) << "\" name=\""
+            << xml_escape(j.title(o)) << "\" file=\"" << xml_escape(j.policy->source) << "\"";
+        if (q.line != 0) out << " line=\"" << q.line << "\"";
+        out << ">\n";
+        const std::string detail = detail_text(j, o);
+        switch (o.status) {
+            case CheckStatus::failed:
+                out << "      <failure message=\"" << xml_escape(detail) << "\" type=\""
+                    << xml_escape(name(q.kind)) << "\">" << xml_escape(detail) << " ["
+                    << xml_escape(j.policy->source + ": " + q.path) << "]</failure>\n";
+                break;
+            case CheckStatus::skipped:
+                out << "      <skipped message=\"" << xml_escape(o.reason) << "\"/>\n";
+                break;
+            case CheckStatus::passed:
+                out << "      <system-out>" << xml_escape(detail) << "</system-out>\n";
+                break;
+        }
+        out << "    </testcase>\n";
+    }
+    out << "  </testsuite>\n</testsuites>\n";
+    write_file(file, "--junit", utf8_escaped(out.str()));
+}
+
+/// A relative path as a URI reference: each byte outside RFC 3986's unreserved characters and
+/// '/' percent-encoded.
+std::string uri_of(const std::string& path) {
+    std::string out;
+    const bool absolute = !path.empty() && path.front() == '/';
+    if (absolute) out = "file://";
+    for (unsigned char c : path) {
+        if (std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~' || c == '/')
+            out.push_back(static_cast<char>(c));
+        else
+            out += fmt::format("%{:02X}", c);
+    }
+    return out;
+}
+
+Json sarif_location(const std::string& file, std::uint32_t line, const std::string& message) {
+    Json loc = {{"physicalLocation",
+                 {{"artifactLocation", {{"uri", uri_of(file)}}},
+                  {"region", {{"startLine", line == 0 ? 1 : line}}}}}};
+    if (!message.empty()) loc["message"] = {{"text", message}};
+    return loc;
+}
+
+const char* rule_summary(RequirementKind k) {
     switch (k) {
-        case RequirementKind::min_concurrency: return "sequences";
-        case RequirementKind::max_tpot: return "seconds";
+        case RequirementKind::min_concurrency:
+            return "The engine holds at least the required sequences of the context at once.";
+        case RequirementKind::max_tpot:
+            return "The decode-step (TPOT) lower bound at the batch and context is within the "
+                   "bound, "
+                   "and the engine starts at that context.";
         case RequirementKind::max_kv_bytes_per_token:
-        case RequirementKind::max_weights_per_gpu: return "bytes";
-        case RequirementKind::min_context: return "tokens";
+            return "The whole model's KV cache bytes per token are within the bound.";
+        case RequirementKind::max_weights_per_gpu:
+            return "The weight bytes on the fullest GPU are within the bound.";
+        case RequirementKind::min_context:
+            return "Each of the sequences can reach the context, within the model's context limit.";
+        case RequirementKind::max_regression:
+            return "A figure worsens by at most the allowed percentage against the baseline "
+                   "config.";
     }
     return "";
 }
 
-Json measure_json(const Measure& m) {
-    if (m.unbounded) return nullptr;
-    return m.cell.json;
+/// SARIF 2.1.0 for GitHub code scanning: one rule per requirement kind; a failed requirement is
+/// an error and a met one whose figure worsened against the baseline a note, each at the changed
+/// config.json field that moved it (a line of the pull request's diff) when known, with the
+/// policy's requirement beside it; otherwise at the requirement. A met requirement whose figure
+/// did not worsen is no finding, so that fixing one closes its alert.
+std::string sarif(const Judged& j, const std::optional<ConfigTrace>& trace) {
+    const std::string policy_file = repo_path(j.policy->source);
+    Json rules = Json::array();
+    for (const auto& k : requirement_kind_names) {
+        rules.push_back({{"id", std::string("kvplan/") + k.name},
+                         {"name", k.name},
+                         {"shortDescription", {{"text", std::string("kvplan check: ") + k.name}}},
+                         {"fullDescription", {{"text", rule_summary(k.value)}}},
+                         {"defaultConfiguration", {{"level", "error"}}},
+                         {"help",
+                          {{"text",
+                            "The requirement is stated in the policy file of kvplan "
+                            "check (schema kvplan-policy/1); see examples/ci/README.md."}}}});
+    }
+    Json results = Json::array();
+    for (std::size_t i = 0; i < j.result->outcomes.size(); ++i) {
+        const CheckOutcome& o = j.result->outcomes[i];
+        const Requirement& q = j.req(o);
+        const bool failed = o.status == CheckStatus::failed;
+        if (!failed && !worsened(o)) continue;
+        Json locations = Json::array(), related = Json::array();
+        const std::string at_policy = "the requirement " + q.path + " of the policy";
+        if (trace)
+            for (const ConfigChange& c : trace->changes) {
+                if (i >= c.moves.size() || !c.moves[i]) continue;
+                const std::string msg = fmt::format("{} changed from {} to {}", c.path,
+                                                    json_text(c.before), json_text(c.after));
+                (locations.empty() ? locations : related)
+                    .push_back(sarif_location(trace->file, c.line, msg));
+            }
+        const Json policy_loc = sarif_location(policy_file, q.line, at_policy);
+        if (locations.empty())
+            locations.push_back(policy_loc);
+        else
+            related.insert(related.begin(), policy_loc);
+        for (std::size_t k = 0; k < related.size(); ++k) related[k]["id"] = k + 1;
+        const auto rule = static_cast<std::size_t>(q.kind);
+        Json r = {{"ruleId", std::string("kvplan/") + name(q.kind)},
+                  {"ruleIndex", rule},
+                  {"level", failed ? "error" : "note"},
+                  {"message", {{"text", j.title(o) + ": " + detail_text(j, o)}}},
+                  {"locations", std::move(locations)}};
+        if (!related.empty()) r["relatedLocations"] = std::move(related);
+        // Several replicas judge one requirement at one line: the fingerprint tells them apart.
+        r["partialFingerprints"] = {{"kvplanRequirement/v1", q.path + "@" + j.replica(o).path}};
+        r["properties"] = {{"replica", j.replica(o).name},
+                           {"status", name(o.status)},
+                           {"measured", figure_cell(o.measured).json},
+                           {"baseline", figure_cell(o.baseline).json},
+                           {"unit", unit_name(o.figure)}};
+        results.push_back(std::move(r));
+    }
+    Json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                {"version", "2.1.0"},
+                {"runs",
+                 {{{"tool",
+                    {{"driver",
+                      {{"name", "kvplan"},
+                       {"semanticVersion", kvplan::version_string},
+                       {"rules", std::move(rules)}}}}},
+                   {"invocations",
+                    {{{"executionSuccessful", true}, {"exitCode", j.result->passed() ? 0 : 1}}}},
+                   {"results", std::move(results)}}}}};
+    return utf8_escaped(doc.dump(2)) + "\n";
 }
 
-void write_junit(const std::string& file, const Policy& p, const std::string& model,
-                 const std::vector<Outcome>& outs) {
-    std::ofstream out(file);
-    if (!out)
-        detail::throw_field_error<InvalidInput>(file, "--junit", "a writable file",
-                                                "a path that cannot be opened for writing");
-    std::size_t failures = 0;
-    for (const Outcome& o : outs) failures += o.passed ? 0 : 1;
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out << "<testsuites name=\"kvplan check\" tests=\"" << outs.size() << "\" failures=\""
-        << failures << "\">\n";
-    out << "  <testsuite name=\"" << xml_escape("kvplan check " + model) << "\" tests=\""
-        << outs.size() << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"0\">\n";
-    for (const Outcome& o : outs) {
-        out << "    <testcase classname=\"kvplan.check." << xml_escape(std::string(name(o.req->kind)))
-            << "\" name=\"" << xml_escape(o.req->name) << "\" file=\"" << xml_escape(p.source)
-            << "\">\n";
-        const std::string detail = fmt::format("required {}, measured {}{}", o.threshold_text,
-                                               o.measured.cell.text,
-                                               o.baseline ? " (baseline " + o.baseline->cell.text + ")" : "");
-        if (!o.passed)
-            out << "      <failure message=\"" << xml_escape(detail) << "\" type=\""
-                << xml_escape(std::string(name(o.req->kind))) << "\">" << xml_escape(detail)
-                << " [" << xml_escape(p.source + ": " + o.req->path) << "]</failure>\n";
-        else
-            out << "      <system-out>" << xml_escape(detail) << "</system-out>\n";
-        out << "    </testcase>\n";
+/// GitHub Actions annotations: one per outcome at the policy's requirement (an error when it
+/// failed), and one per changed config.json field that moved a figure, at its line, listing what
+/// it moved (an error when any of it failed).
+void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrace>& trace) {
+    const std::string policy_file = repo_path(j.policy->source);
+    for (const CheckOutcome& o : j.result->outcomes) {
+        const Requirement& q = j.req(o);
+        out << (o.status == CheckStatus::failed ? "::error" : "::notice")
+            << " file=" << gh_escape(policy_file, true);
+        if (q.line != 0) out << ",line=" << q.line;
+        out << ",title=" << gh_escape("kvplan check: " + j.title(o), true) << "::"
+            << gh_escape(j.title(o) + ": " + (o.status == CheckStatus::skipped ? "skipped, " : "") +
+                             detail_text(j, o),
+                         false)
+            << "\n";
     }
-    out << "  </testsuite>\n</testsuites>\n";
-    if (!out)
-        detail::throw_field_error<InvalidInput>(file, "--junit", "a writable file", "a write error");
+    if (!trace) return;
+    for (const ConfigChange& c : trace->changes) {
+        std::size_t moved = 0;
+        std::vector<std::string> failing, met;
+        for (std::size_t i = 0; i < c.moves.size(); ++i) {
+            if (!c.moves[i]) continue;
+            ++moved;
+            const CheckOutcome& o = j.result->outcomes[i];
+            (o.status == CheckStatus::failed ? failing : met)
+                .push_back(j.title(o) + ": " + moved_text(o));
+        }
+        if (moved == 0) continue;
+        // The failures it brings, else what it moves within bounds.
+        std::string text =
+            fmt::format("{} changed from {} to {}: it moves {} check{}, ", c.path,
+                        json_text(c.before), json_text(c.after), moved, moved == 1 ? "" : "s");
+        text += failing.empty() ? "all still met" : fmt::format("{} failing", failing.size());
+        for (const std::string& each : failing.empty() ? met : failing) text += "; " + each;
+        out << (failing.empty() ? "::notice" : "::error")
+            << " file=" << gh_escape(trace->file, true) << ",line=" << c.line
+            << ",title=" << gh_escape("kvplan check: " + c.path, true)
+            << "::" << gh_escape(text, false) << "\n";
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// "4 x h100-sxm (tp 4 x pp 1), KV bf16, weights bf16, engine vllm", from an answer when one was
+/// given (the weights as evaluated), else from the policy.
+std::string replica_text(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus) {
+    const PolicyReplica& r = j.policy->replicas[ri];
+    std::string weights = r.weight_dtype ? name(*r.weight_dtype) : "the checkpoint's";
+    for (const CheckOutcome& o : j.result->outcomes)
+        if (o.replica == ri && o.answer) {
+            weights = describe_weights(o.answer->replica.weights);
+            break;
+        }
+    // GPUs as the engine's rules count them: dp engines of tp x pp each under vLLM's.
+    const ParallelConfig layout{.tp = r.tp,
+                                .pp = r.pp,
+                                .dp = r.dp,
+                                .ep = r.ep,
+                                .dcp = r.dcp,
+                                .rules = parallel_rules(r.engine)};
+    std::string parallel = fmt::format("tp {} x pp {}", r.tp, r.pp);
+    if (r.dp != 1) parallel += fmt::format(" x dp {}", r.dp);
+    if (r.ep != 1) parallel += fmt::format(", ep {}", r.ep);
+    if (r.dcp != 1) parallel += fmt::format(", dcp {}", r.dcp);
+    return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}", replica_gpus(layout),
+                       gpus[ri].id, parallel, name(r.kv_dtype), weights, name(r.engine));
 }
 
 void run_check(const CheckOptions& co, Context& ctx) {
     if (co.policy.empty()) usage_error("--policy", "a policy file", "");
+    const Format f = parse_format(co.format);
     const Policy p = load_policy(co.policy);
     std::string model_arg = co.model;
     if (model_arg.empty()) {
@@ -252,134 +668,208 @@ void run_check(const CheckOptions& co, Context& ctx) {
         for (const ModelListing& m : bundled_models(ctx)) ids.push_back(m.id);
         model_arg = policy_reference(p, "model", *p.model, ids, "config.json");
     }
-    CommonOptions flags = replica_flags(p);
-    flags.model = model_arg;
-    flags.gpu = policy_reference(p, "replica.gpu", p.replica.gpu,
-                                 GpuRegistry::load(ctx.config_dir).names());
-    // Every requirement brings its own context; the replica's default is only for reading it.
-    flags.context = "1";
-    const ReplicaRequest in = read_replica(flags, ctx);
-    std::optional<ReplicaRequest> base;
-    if (!co.baseline.empty()) {
-        CommonOptions bf = flags;
-        bf.model = co.baseline;
-        base = read_replica(bf, ctx);
+    // A bundled id names its own file (configs/gpus/<id>.json): only an alias, a path or a typo
+    // needs every spec's names, read once.
+    std::optional<std::vector<std::string>> gpu_names;
+    const auto bundled_gpu_names = [&](const std::string& written) -> std::vector<std::string> {
+        std::string lower = written;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        std::error_code ec;
+        if (lower.find('/') == std::string::npos && lower.find('\\') == std::string::npos &&
+            fs::is_regular_file(ctx.config_dir / "gpus" / (lower + ".json"), ec))
+            return {written};
+        if (!gpu_names) gpu_names = GpuRegistry::load(ctx.config_dir).names();
+        return *gpu_names;
+    };
+    std::vector<ResolvedGpu> gpus;
+    std::vector<GpuSpec> specs;
+    for (const PolicyReplica& r : p.replicas) {
+        const std::string field = r.path + ".gpu";
+        gpus.push_back(resolve_gpu(policy_reference(p, field, r.gpu, bundled_gpu_names(r.gpu)), ctx,
+                                   p.source + ": " + field));
+        specs.push_back(gpus.back().spec);
     }
+    const ModelInput model = read_model(model_arg, ctx, co.model.empty() ? p.source : "--model");
+    std::optional<ModelInput> base;
+    if (!co.baseline.empty()) base = read_model(co.baseline, ctx, "--baseline");
 
-    std::vector<Outcome> outs;
-    for (const Requirement& q : p.requirements) {
-        Outcome o;
-        o.req = &q;
-        o.measured = measure(q, in);
-        if (base) o.baseline = measure(q, *base);
-        o.passed = passes(q, o.measured);
-        o.threshold_text = threshold_text(q);
-        o.threshold = threshold_value(q);
-        outs.push_back(std::move(o));
-    }
-    std::size_t failed = 0;
-    for (const Outcome& o : outs) failed += o.passed ? 0 : 1;
+    const CheckResult result =
+        check_policy(p, model.model.get(), specs, base ? &base->model.get() : nullptr);
+    const Judged j{&p, &result};
+    const std::optional<ConfigTrace> trace =
+        base ? trace_config(model, *base, p, specs, result) : std::nullopt;
 
+    const std::size_t n = result.outcomes.size();
     Report rep;
     rep.command = "check";
-    rep.verdict = failed == 0
-                      ? fmt::format("PASS: all {} requirement{} met", outs.size(),
-                                    outs.size() == 1 ? "" : "s")
-                      : fmt::format("FAIL: {} of {} requirement{} not met", failed, outs.size(),
-                                    outs.size() == 1 ? "" : "s");
-    const Replica heading_replica =
-        evaluate(in.deployment(), {.context = 1}, {.contexts = false, .decode = false}).replica;
-    rep.heading = fmt::format("{} on {} x {} (tp {} x pp {}), KV {}, weights {}, engine {}{}",
-                              display_name(in.model), heading_replica.gpus(), in.gpu.id,
-                              in.flags.layout.tp, in.flags.layout.pp, name(in.flags.kv.dtype),
-                              describe_weights(heading_replica.weights),
-                              name(in.flags.serving.engine),
-                              base ? "; baseline " + base->model.id : std::string());
-    rep.inputs = {{"policy", cell_text(p.source)},
-                  {"model", cell_text(in.model.id)},
-                  {"gpu", cell_text(in.gpu.id)},
-                  {"tp", cell_count(in.flags.layout.tp, "")},
-                  {"pp", cell_count(in.flags.layout.pp, "")}};
-    if (base) rep.inputs.push_back({"baseline", cell_text(base->model.id)});
-    rep.figures.push_back({"passed", "passed", cell_bool(failed == 0), {}, {}, false});
-    rep.figures.push_back({"failed_count", "failed", cell_count(failed, ""), {}, {}, false});
-    Table t;
-    t.key = "requirements";
-    t.columns = {{"result", "result"}, {"name", "requirement"}, {"kind", "kind"},
-                 {"threshold_text", "required"}, {"measured", "measured"}};
-    if (base) {
-        t.columns.push_back({"baseline", "baseline"});
-        t.columns.push_back({"change_percent", "change"});
+    // "requirements" on one replica; "checks", a requirement on a replica, on several.
+    const bool one = p.replicas.size() == 1;
+    const std::string unit = std::string(one ? "requirement" : "check") + (n == 1 ? "" : "s");
+    const std::string over = one ? std::string()
+                                 : fmt::format(" ({} requirements on {} replicas)",
+                                               p.requirements.size(), p.replicas.size());
+    if (!result.passed())
+        rep.verdict = fmt::format("FAIL: {} of {} {} not met{}", result.failed, n, unit, over);
+    else if (result.skipped == 0)
+        rep.verdict = fmt::format("PASS: all {} {} met{}", n, unit, over);
+    else
+        rep.verdict = fmt::format("PASS: {} of {} {} met, {} skipped{}", n - result.skipped, n,
+                                  unit, result.skipped, over);
+    if (p.replicas.size() == 1) {
+        rep.heading = fmt::format("{} on {}{}", display_name(model.model), replica_text(j, 0, gpus),
+                                  base ? "; baseline " + base->model.id : std::string());
+    } else {
+        std::string list;
+        for (std::size_t ri = 0; ri < p.replicas.size(); ++ri)
+            list += fmt::format("{}{}: {}", ri == 0 ? "" : "; ", p.replicas[ri].name,
+                                replica_text(j, ri, gpus));
+        rep.heading =
+            fmt::format("{} on {} replicas ({}){}", display_name(model.model), p.replicas.size(),
+                        list, base ? "; baseline " + base->model.id : std::string());
     }
-    t.columns.push_back({"unit", "unit"});
-    t.columns.push_back({"threshold", "threshold"});
-    t.columns.push_back({"path", "policy path"});
-    for (const Outcome& o : outs) {
-        std::vector<Cell> row{cell_bool(o.passed, "pass", "FAIL"), cell_text(o.req->name),
-                              cell_text(std::string(name(o.req->kind))), cell_text(o.threshold_text),
-                              {o.measured.cell.text, measure_json(o.measured)}};
+    rep.inputs = {{"policy", cell_text(p.source)}, {"model", cell_text(model.model.id)}};
+    if (p.replicas.size() == 1) {
+        rep.inputs.push_back({"gpu", cell_text(gpus[0].id)});
+        rep.inputs.push_back({"tp", cell_count(p.replicas[0].tp, "")});
+        rep.inputs.push_back({"pp", cell_count(p.replicas[0].pp, "")});
+        rep.inputs.push_back({"dp", cell_count(p.replicas[0].dp, "")});
+        rep.inputs.push_back({"ep", cell_count(p.replicas[0].ep, "")});
+        rep.inputs.push_back({"dcp", cell_count(p.replicas[0].dcp, "")});
+    } else {
+        rep.inputs.push_back({"replicas", cell_count(p.replicas.size(), "")});
+    }
+    if (base) rep.inputs.push_back({"baseline", cell_text(base->model.id)});
+    rep.figures.push_back({"passed", "passed", cell_bool(result.passed()), {}, {}, false});
+    rep.figures.push_back({"failed_count", "failed", cell_count(result.failed, ""), {}, {}, false});
+    rep.figures.push_back(
+        {"skipped_count", "skipped", cell_count(result.skipped, ""), {}, {}, false});
+
+    // The full table (JSON and CSV) and the one a person reads (text and md).
+    Table full;
+    full.key = "requirements";
+    full.columns = {{"result", "result"},
+                    {"status", "status"},
+                    {"name", "requirement"},
+                    {"kind", "kind"},
+                    {"figure", "figure"},
+                    {"replica", "replica"},
+                    {"threshold_text", "required"},
+                    {"measured", "measured"},
+                    {"baseline", "baseline"},
+                    {"change_percent", "change"},
+                    {"unit", "unit"},
+                    {"threshold", "threshold"},
+                    {"threshold_unit", "threshold unit"},
+                    {"reason", "reason"},
+                    {"path", "policy path"},
+                    {"line", "policy line"},
+                    {"replica_path", "replica path"}};
+    full.in_text = false;
+    Table shown;
+    shown.key = "requirements_shown";
+    shown.columns = {{"result", "result"}, {"name", "requirement"}};
+    if (p.replicas.size() > 1) shown.columns.push_back({"replica", "replica"});
+    shown.columns.insert(shown.columns.end(),
+                         {{"threshold_text", "required"}, {"measured", "measured"}});
+    if (base) {
+        shown.columns.push_back({"baseline", "baseline"});
+        shown.columns.push_back({"change_percent", "change"});
+    }
+    for (const CheckOutcome& o : result.outcomes) {
+        const Requirement& q = j.req(o);
+        const PolicyReplica& r = j.replica(o);
+        const Cell result_cell = o.status == CheckStatus::skipped
+                                     ? Cell{"skipped", nullptr}
+                                     : cell_bool(o.status == CheckStatus::passed, "pass", "FAIL");
+        const Cell measured = figure_cell(o.measured);
+        const Cell baseline = base ? figure_cell(o.baseline) : cell_null("");
+        full.rows.push_back(
+            {result_cell,
+             cell_text(name(o.status)),
+             cell_text(q.name),
+             cell_text(name(q.kind)),
+             cell_text(name(o.figure)),
+             cell_text(r.name),
+             cell_text(threshold_text(q)),
+             measured,
+             baseline,
+             change_cell(o),
+             cell_text(unit_name(o.figure)),
+             {"", threshold_value(q)},
+             cell_text(q.kind == RequirementKind::max_regression ? "percent" : unit_name(o.figure)),
+             o.reason.empty() ? cell_null("") : cell_text(o.reason),
+             cell_text(q.path),
+             q.line == 0 ? cell_null("") : cell_count(q.line, ""),
+             cell_text(r.path)});
+        std::vector<Cell> row{result_cell, cell_text(q.name)};
+        if (p.replicas.size() > 1) row.push_back(cell_text(r.name));
+        row.insert(row.end(), {cell_text(threshold_text(q)), measured});
         if (base) {
-            row.push_back({o.baseline->cell.text, measure_json(*o.baseline)});
+            row.push_back(baseline);
             row.push_back(change_cell(o));
         }
-        row.push_back(cell_text(unit_of(o.req->kind)));
-        row.push_back({"", o.threshold});
-        row.push_back(cell_text(o.req->path));
-        t.rows.push_back(std::move(row));
+        shown.rows.push_back(std::move(row));
+        // Without a baseline every regression is skipped: one note says so below.
+        if (!o.reason.empty() && (base || o.status != CheckStatus::skipped))
+            rep.notes.push_back(j.title(o) + ": " + o.reason);
     }
-    // The unit, threshold and path columns are for machines; the table shows the rest.
-    Table shown = t;
-    shown.key = "requirements_shown";
-    shown.columns.resize(shown.columns.size() - 3);
-    for (auto& row : shown.rows) row.resize(row.size() - 3);
-    t.in_text = false;
-    rep.tables.push_back(std::move(shown));
-    rep.tables.back().in_text = true;
-    rep.tables.push_back(std::move(t));
-    rep.csv_table = 1;
-
-    const Format f = parse_format(co.format);
-    if (f == Format::json) {
-        // One requirements array in JSON: the full one.
-        rep.tables.erase(rep.tables.begin());
+    if (!base && result.skipped != 0)
+        rep.notes.push_back(fmt::format(
+            "{} max_regression check{} skipped: they compare with the previous config, given by "
+            "--baseline",
+            result.skipped, result.skipped == 1 ? "" : "s"));
+    if (trace && trace->too_many)
+        rep.notes.push_back(fmt::format(
+            "the baseline's config.json differs in more than {} fields: no field is traced to "
+            "the figures it moves",
+            max_changes_traced));
+    if (trace)
+        for (const ConfigChange& c : trace->changes)
+            if (c.moves_any())
+                rep.notes.push_back(fmt::format("{}:{}: {} changed from {} to {}", trace->file,
+                                                c.line, c.path, json_text(c.before),
+                                                json_text(c.after)));
+    if (f == Format::json || f == Format::csv) {
+        rep.tables.push_back(std::move(full));
         rep.csv_table = 0;
+    } else {
+        rep.tables.push_back(std::move(shown));
     }
+
     const char* gha = std::getenv("GITHUB_ACTIONS");
-    if (gha != nullptr && std::string_view(gha) == "true" && f != Format::json && f != Format::csv) {
-        for (const Outcome& o : outs) {
-            const std::string msg =
-                fmt::format("{}: required {}, measured {}{}", o.req->name, o.threshold_text,
-                            o.measured.cell.text,
-                            o.baseline ? " (was " + o.baseline->cell.text + ")" : "");
-            *ctx.out << (o.passed ? "::notice" : "::error") << " file=" << gh_escape(p.source, true)
-                     << ",title=" << gh_escape("kvplan check: " + o.req->name, true)
-                     << "::" << gh_escape(msg, false) << "\n";
-        }
-    }
-    if (f == Format::csv) rep.tables.erase(rep.tables.begin()), rep.csv_table = 0;
+    if (gha != nullptr && std::string_view(gha) == "true" && f != Format::json && f != Format::csv)
+        annotate(*ctx.out, j, trace);
     render(rep, f, false, *ctx.out);
-    if (!co.junit.empty()) write_junit(co.junit, p, in.model.id, outs);
-    ctx.exit_code = failed == 0 ? exit_ok : exit_check_failed;
+    if (!co.junit.empty()) write_junit(co.junit, j, model.model.id);
+    if (!co.sarif.empty()) write_file(co.sarif, "--sarif", sarif(j, trace));
+    ctx.exit_code = result.passed() ? exit_ok : exit_check_failed;
 }
 
 }  // namespace
 
+}  // namespace kvplan::cli::check_cmd
+
+namespace kvplan::cli {
+
 void register_check(CLI::App& app, Context& ctx) {
-    auto o = std::make_shared<CheckOptions>();
+    auto o = std::make_shared<check_cmd::CheckOptions>();
     CLI::App* sub = app.add_subcommand(
-        "check", "CI gate: measure a model against a policy file; exit 0 pass, 1 fail");
+        "check", "CI gate: judge a model against a policy file; exit 0 pass, 1 fail");
     sub->add_option("-p,--policy", o->policy, "Policy file (JSON, schema kvplan-policy/1)")
         ->required();
     sub->add_option("-m,--model", o->model,
                     "The model to check (overrides the policy's \"model\"): a bundled id or a "
                     "path to a config.json or a folder");
     sub->add_option("--baseline", o->baseline,
-                    "The previous revision of the config: its figures and the change are shown");
+                    "The previous revision of the config: its figures, the change, and the "
+                    "policy's max_regression requirements");
     sub->add_option("--junit", o->junit, "Also write the results as JUnit XML to this file");
+    sub->add_option("--sarif", o->sarif,
+                    "Also write the findings as SARIF 2.1.0 to this file (GitHub code scanning)");
     sub->add_option("-f,--format", o->format, "Output: text, md, json or csv")
         ->check(CLI::IsMember({"text", "md", "json", "csv"}))
         ->capture_default_str();
-    sub->callback([o, &ctx] { run_check(*o, ctx); });
+    sub->callback([o, &ctx] { check_cmd::run_check(*o, ctx); });
 }
 
 }  // namespace kvplan::cli

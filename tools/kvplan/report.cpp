@@ -129,10 +129,12 @@ void render_text(const Report& r, bool explain, std::ostream& out) {
     for (const std::string& n : r.notes) out << "note: " << n << "\n";
 }
 
+// A pipe would end a table cell and a line break the row.
 std::string md_escape(std::string_view s) {
     std::string out;
     for (char c : s) {
         if (c == '|') out += "\\|";
+        else if (c == '\n') out += "<br>";
         else out.push_back(c);
     }
     return out;
@@ -150,7 +152,10 @@ void render_md(const Report& r, bool explain, std::ostream& out) {
         }
         out << "\n\n";
     }
-    if (!r.figures.empty()) {
+    // Figures shown only in JSON and CSV (check's verdict says them) make no table.
+    const bool any_figure =
+        std::any_of(r.figures.begin(), r.figures.end(), [](const Figure& f) { return f.in_text; });
+    if (any_figure) {
         out << (explain ? "| figure | value | exact | how |\n|---|--:|--:|---|\n"
                         : "| figure | value | exact |\n|---|--:|--:|\n");
         for (const Figure& f : r.figures) {
@@ -173,9 +178,12 @@ void render_md(const Report& r, bool explain, std::ostream& out) {
         for (const Column& c : t.columns)
             if (c.in_text) out << " " << md_escape(c.label) << " |";
         out << "\n|";
+        // A column of numbers is right-aligned, whichever row has the first one.
         for (std::size_t c = 0; c < t.columns.size(); ++c) {
             if (!t.columns[c].in_text) continue;
-            const bool right = !t.rows.empty() && c < t.rows[0].size() && right_aligned(t.rows[0][c]);
+            const bool right = std::any_of(t.rows.begin(), t.rows.end(), [&](const auto& row) {
+                return c < row.size() && right_aligned(row[c]);
+            });
             out << (right ? "--:|" : "---|");
         }
         out << "\n";
@@ -187,7 +195,9 @@ void render_md(const Report& r, bool explain, std::ostream& out) {
         }
         out << "\n";
     }
-    for (const std::string& n : r.notes) out << "> " << md_escape(n) << "\n";
+    // One quote each: consecutive quoted lines would run together as one paragraph.
+    for (std::size_t i = 0; i < r.notes.size(); ++i)
+        out << (i == 0 ? "" : "\n") << "> " << md_escape(r.notes[i]) << "\n";
 }
 
 Json table_json(const Table& t) {
