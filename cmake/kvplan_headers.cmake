@@ -53,12 +53,14 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plain_decoder.hpp
   kvplan/plan.hpp
   kvplan/plan/commands.hpp
+  kvplan/plan/curves.hpp
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
   kvplan/plan/search.hpp
   kvplan/plan/speculation.hpp
   kvplan/roofline.hpp
+  kvplan/roofline/attention_io.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp
   kvplan/roofline/prefill.hpp
