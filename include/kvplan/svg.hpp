@@ -517,19 +517,20 @@ struct Frame {
         if (d.point) {
             const Point p = *d.point;
             for (double r : {8.0, 14.0, 22.0, 34.0, 50.0, 70.0})
-                for (int k = 0; k < 6; ++k) {
-                    const bool right = k % 2 == 0;
-                    t.anchor = right ? Anchor::start : Anchor::end;
-                    t.x = p.x + (right ? r : -r);
-                    t.y = k < 2 ? p.y - r : k < 4 ? p.y + r + 10 : p.y + 4;
+                for (int k = 0; k < 8; ++k) {
+                    // Above, below and beside the point, right then left, then centred.
+                    const bool centred = k >= 6, to_right = k % 2 == 0;
+                    t.anchor = centred ? Anchor::middle : to_right ? Anchor::start : Anchor::end;
+                    t.x = centred ? p.x : p.x + (to_right ? r : -r);
+                    t.y = k < 2 || k == 6 ? p.y - r : k < 4 || k == 7 ? p.y + r + 10 : p.y + 4;
                     tries.push_back(t);
                 }
         } else if (d.vx) {
             const bool rightwards = *d.vx < f.x0 + 0.6 * (f.x1 - f.x0);
             for (int side = 0; side < 2; ++side) {
-                const bool right = (side == 0) == rightwards;
-                t.anchor = right ? Anchor::start : Anchor::end;
-                t.x = *d.vx + (right ? 5 : -5);
+                const bool to_right = (side == 0) == rightwards;
+                t.anchor = to_right ? Anchor::start : Anchor::end;
+                t.x = *d.vx + (to_right ? 5 : -5);
                 for (double y = f.y1 + 16; y <= f.y0 - 6; y += 7) {
                     t.y = y;
                     tries.push_back(t);
