@@ -55,6 +55,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan.hpp
   kvplan/plan/check.hpp
   kvplan/plan/commands.hpp
+  kvplan/plan/curves.hpp
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
@@ -62,6 +63,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/speculation.hpp
   kvplan/policy/requirements.hpp
   kvplan/roofline.hpp
+  kvplan/roofline/attention_io.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp
   kvplan/roofline/prefill.hpp

@@ -145,16 +145,22 @@ TEST_CASE("calibrate fits the reserve of a V0 log and reproduces its cache figur
 
 TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]") {
     const std::string roof = out_file("roofline-plot.svg");
-    const CliRun r = run_kvplan(
-        "roofline --model llama-3-8b --gpu h100-sxm --context 4096 --batch 64 "
-        "--plot '" +
-        roof + "'");
+    const std::string args = "roofline --model llama-3-8b --gpu h100-sxm --context 4096 --batch 64";
+    const CliRun r = run_kvplan(args + " --plot '" + roof + "'");
     REQUIRE(r.code == 0);
     const std::string svg = slurp(roof);
     CHECK(svg.find("<svg") != std::string::npos);
-    CHECK(svg.find("time per output token (ms)") != std::string::npos);
-    CHECK(svg.find("TPOT bound") != std::string::npos);
-    CHECK(svg.find("batch 64") != std::string::npos);
+    CHECK(svg.find("<svg class=\"panel\"") != std::string::npos);
+    CHECK(svg.find("tokens/s (bound)") != std::string::npos);
+    CHECK(svg.find("TPOT bound (ms)") != std::string::npos);
+    CHECK(svg.find("unfused: N x N scores written and read") != std::string::npos);
+    CHECK(svg.find("batch 64: ") != std::string::npos);
+    // The wall drawn is the one roofline reports: evaluate()'s max concurrency, not a figure of
+    // its own.
+    const CliRun j = run_kvplan(args + " --format json");
+    REQUIRE(j.code == 0);
+    const auto wall = json::parse(j.out)["kv_wall_sequences"].get<std::uint64_t>();
+    CHECK(svg.find("KV wall: " + std::to_string(wall) + " sequences") != std::string::npos);
     const std::string fitp = out_file("fit-plot.svg");
     const CliRun f = run_kvplan(
         "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 32k "
@@ -164,4 +170,30 @@ TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]")
     const std::string fsvg = slurp(fitp);
     CHECK(fsvg.find("context per sequence (tokens)") != std::string::npos);
     CHECK(fsvg.find("target: 40 x 32,000 tokens") != std::string::npos);
+}
+
+TEST_CASE("compare draws each GPU and KV dtype as a series with its KV wall", "[cli][plot]") {
+    const std::string path = out_file("compare-plot.svg");
+    const std::string args =
+        "compare --model llama-3-70b --gpu h100-sxm,h200-sxm --kv-dtype bf16,fp8 --tp 4 "
+        "--context 8192";
+    const CliRun r = run_kvplan(args + " --plot '" + path + "'");
+    REQUIRE(r.code == 0);
+    const std::string svg = slurp(path);
+    // Each row's wall is compare's own max_concurrency column.
+    const CliRun j = run_kvplan(args + " --format json");
+    REQUIRE(j.code == 0);
+    const json rows = json::parse(j.out)["rows"];
+    REQUIRE(rows.size() == 4);
+    for (const json& row : rows) {
+        const std::string series =
+            row["gpu"].get<std::string>() + ", KV " + row["kv_dtype"].get<std::string>() +
+            " (wall " + std::to_string(row["max_concurrency"].get<std::uint64_t>()) + ")";
+        CHECK(svg.find(">" + series + "</text>") != std::string::npos);
+    }
+    // Without a GPU there is nothing to draw: a usage error, before anything is printed.
+    const CliRun bad = run_kvplan("compare --model llama-3-70b --kv-dtype bf16,fp8 --plot '" +
+                                  out_file("none.svg") + "'");
+    CHECK(bad.code == 2);
+    CHECK(bad.out.empty());
 }

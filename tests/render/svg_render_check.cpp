@@ -1,5 +1,6 @@
-// Renders an SVG in headless Chromium to a PNG and checks that the picture is not blank: several
-// distinct colours, a share of non-white pixels, and saturated pixels (the coloured series).
+// Renders an SVG in headless Chromium to a PNG at the SVG's own size and checks that the picture
+// is not blank: several distinct colours, a share of non-white pixels, and saturated pixels (the
+// coloured series). A figure of several panels (<svg class="panel" ...>) is checked panel by panel.
 //
 //   svg_render_check FILE.svg     render FILE.svg
 //   svg_render_check --sample     render a chart built here with kvplan/svg.hpp
@@ -20,6 +21,7 @@
 #include <iostream>
 #include <iterator>
 #include <kvplan/svg.hpp>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -126,6 +128,92 @@ int check_picture(const Image& img) {
     return ok ? 0 : 1;
 }
 
+/// A script run on the chart in Chromium: every text's box as laid out with the real font,
+/// checked against the other texts, every drawn line (the grid aside) and the page.
+constexpr const char* layout_script = R"js(
+// Real glyph boxes from Chromium's layout, against each other, the drawn lines and the page.
+const problems = [];
+const texts = [...document.querySelectorAll('svg text')];
+const rects = texts.map(t => t.getBoundingClientRect());
+const page = document.querySelector('svg').getBoundingClientRect();
+const segs = [];
+const inGrid = el => el.parentElement && el.parentElement.getAttribute('stroke') === '#e0e0e0';
+for (const el of document.querySelectorAll('svg polyline, svg line')) {
+  if (inGrid(el)) continue;
+  const m = el.getScreenCTM();
+  const w = parseFloat(el.getAttribute('stroke-width') || (el.parentElement.getAttribute('stroke-width') || '1'));
+  const pt = (x, y) => { const p = el.ownerSVGElement.createSVGPoint(); p.x = x; p.y = y; return p.matrixTransform(m); };
+  let pts = [];
+  if (el.tagName === 'polyline') for (const p of el.points) pts.push(pt(p.x, p.y));
+  else pts = [pt(el.x1.baseVal.value, el.y1.baseVal.value), pt(el.x2.baseVal.value, el.y2.baseVal.value)];
+  for (let i = 1; i < pts.length; ++i) segs.push({a: pts[i - 1], b: pts[i], w: w});
+}
+const crosses = (s, r) => {
+  const h = s.w / 2, x0 = r.left - h, x1 = r.right + h, y0 = r.top - h, y1 = r.bottom + h;
+  let t0 = 0, t1 = 1;
+  const dx = s.b.x - s.a.x, dy = s.b.y - s.a.y;
+  const p = [-dx, dx, -dy, dy], q = [s.a.x - x0, x1 - s.a.x, s.a.y - y0, y1 - s.a.y];
+  for (let i = 0; i < 4; ++i) {
+    if (p[i] === 0) { if (q[i] < 0) return false; continue; }
+    const t = q[i] / p[i];
+    if (p[i] < 0) t0 = Math.max(t0, t); else t1 = Math.min(t1, t);
+    if (t0 > t1) return false;
+  }
+  return true;
+};
+for (let i = 0; i < texts.length; ++i) {
+  const r = rects[i], name = JSON.stringify(texts[i].textContent);
+  if (r.left < page.left || r.right > page.right || r.top < page.top || r.bottom > page.bottom)
+    problems.push(name + ' leaves the page');
+  for (let j = i + 1; j < texts.length; ++j) {
+    const o = rects[j];
+    if (r.left < o.right && o.left < r.right && r.top < o.bottom && o.top < r.bottom)
+      problems.push(name + ' overlaps ' + JSON.stringify(texts[j].textContent));
+  }
+  for (const s of segs) if (crosses(s, r)) { problems.push(name + ' crosses a line'); break; }
+}
+const out = document.createElement('pre');
+out.id = 'kvplan-layout';
+out.textContent = 'LAYOUT ' + texts.length + ' texts, ' + segs.length + ' segments, ' +
+                  problems.length + ' problems\n' + problems.join('\n') + '\nEND';
+document.body.appendChild(out);
+)js";
+
+/// The chart's layout as Chromium draws it: 0 when no text overlaps another, crosses a line or
+/// leaves the page, 1 otherwise (each problem printed).
+int check_layout(const std::string& chromium, const std::string& doc, const fs::path& dir) {
+    const fs::path html = dir / "layout.html";
+    {
+        std::ofstream out(html);
+        const std::size_t svg_start = doc.find("<svg");
+        out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head>"
+               "<body style=\"margin:0\">\n"
+            << doc.substr(svg_start == std::string::npos ? 0 : svg_start) << "<script>"
+            << layout_script << "</script></body></html>\n";
+    }
+    const fs::path dump = dir / "layout.txt";
+    const std::string cmd = "'" + chromium +
+                            "' --headless --no-sandbox --disable-gpu --no-first-run"
+                            " --disable-background-networking --disable-component-update"
+                            " --disable-sync --user-data-dir='" +
+                            (dir / "profile-layout").string() + "' --dump-dom 'file://" +
+                            html.string() + "' > '" + dump.string() + "' 2> /dev/null";
+    (void)std::system(cmd.c_str());
+    const auto bytes = read_file(dump);
+    const std::string text(bytes.begin(), bytes.end());
+    const std::string tag = "<pre id=\"kvplan-layout\">";
+    std::size_t at = text.find(tag);
+    if (at != std::string::npos) at += tag.size();
+    const std::size_t end = at == std::string::npos ? at : text.find("\nEND", at);
+    if (at == std::string::npos || end == std::string::npos) {
+        std::cerr << "chromium ran no layout check\n";
+        return 1;
+    }
+    const std::string report = text.substr(at, end - at);
+    std::cout << report << "\n";
+    return report.find(" 0 problems") != std::string::npos ? 0 : 1;
+}
+
 int render_and_check(const fs::path& svg) {
     const std::string chromium = find_chromium();
     if (chromium.empty()) {
@@ -142,13 +230,31 @@ int render_and_check(const fs::path& svg) {
         return 1;
     }
     const fs::path dir = tmpl;
+    // The page at the SVG's own size, and the panels' bands within it.
+    const auto text = read_file(svg);
+    const std::string doc(text.begin(), text.end());
+    std::smatch root;
+    int width = 800, height = 600;
+    if (std::regex_search(doc, root,
+                          std::regex("<svg[^>]* width=\"([0-9]+)\" height=\"([0-9]+)\""))) {
+        width = std::stoi(root[1]);
+        height = std::stoi(root[2]);
+    }
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> bands;  // y, height
+    const std::regex panel(
+        "<svg class=\"panel\" x=\"0\" y=\"([0-9]+)\" width=\"[0-9]+\" height=\"([0-9]+)\"");
+    for (auto it = std::sregex_iterator(doc.begin(), doc.end(), panel);
+         it != std::sregex_iterator(); ++it)
+        bands.emplace_back(std::stoul((*it)[1]), std::stoul((*it)[2]));
+    if (bands.empty()) bands.emplace_back(0, height);
     const fs::path png = dir / "out.png";
     const std::string cmd = "'" + chromium +
                             "' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
                             " --disable-background-networking --disable-component-update"
                             " --disable-sync --hide-scrollbars --user-data-dir='" +
                             (dir / "profile").string() + "' --screenshot='" + png.string() +
-                            "' --window-size=800,600 'file://" + fs::absolute(svg).string() +
+                            "' --window-size=" + std::to_string(width) + "," +
+                            std::to_string(height) + " 'file://" + fs::absolute(svg).string() +
                             "' > '" + (dir / "chromium.log").string() + "' 2>&1";
     const int rc = std::system(cmd.c_str());
     int result = 1;
@@ -158,10 +264,28 @@ int render_and_check(const fs::path& svg) {
             std::cerr << "chromium wrote no screenshot (exit " << rc << "); its log:\n"
                       << std::string(log.begin(), log.end()) << "\n";
         } else {
-            result = check_picture(decode_png(read_file(png)));
+            const Image img = decode_png(read_file(png));
+            result = 0;
+            for (std::size_t i = 0; i < bands.size(); ++i) {
+                const auto [y, h] = bands[i];
+                if (bands.size() > 1) std::cout << "panel " << i + 1 << ": ";
+                Image band;
+                band.width = img.width;
+                band.height = std::min<std::uint32_t>(h, img.height > y ? img.height - y : 0);
+                for (std::uint32_t r = y; r < y + band.height; ++r)
+                    band.rgba.insert(band.rgba.end(), img.rgba.begin() + std::size_t{r} * img.width,
+                                     img.rgba.begin() + std::size_t{r + 1} * img.width);
+                if (band.rgba.empty() || check_picture(band) != 0) result = 1;
+            }
         }
     } catch (const std::exception& e) {
         std::cerr << "cannot read the screenshot: " << e.what() << "\n";
+    }
+    try {
+        if (check_layout(chromium, doc, dir) != 0) result = 1;
+    } catch (const std::exception& e) {
+        std::cerr << "cannot check the layout: " << e.what() << "\n";
+        result = 1;
     }
     std::error_code ec;
     fs::remove_all(dir, ec);

@@ -16,13 +16,20 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "parse.hpp"
+#include "plot.hpp"
 #include "report.hpp"
 
 namespace kvplan::cli {
 
 namespace {
 
-void run_compare(const CommonOptions& o, Context& ctx) {
+struct CompareOptionsCli {
+    CommonOptions common;
+    std::string plot;  ///< --plot FILE.svg
+};
+
+void run_compare(const CompareOptionsCli& oc, Context& ctx) {
+    const CommonOptions& o = oc.common;
     // --model takes a comma list; the inline sizes (--layers ...) describe one model.
     const auto models = o.inline_model.given() ? std::vector<std::string>{""}
                                                : split_list(o.model, "--model");
@@ -42,6 +49,8 @@ void run_compare(const CommonOptions& o, Context& ctx) {
     }
     const ReplicaFlags flags = parse_replica_flags(first);
     const bool with_gpu = !gpus.empty();
+    if (!oc.plot.empty() && !with_gpu)
+        usage_error("--plot", "--gpu as well (the chart is of the decode bound)", "no --gpu");
     if (!with_gpu) {
         refuse_budget_flags_without_gpu(o);
     }
@@ -65,6 +74,7 @@ void run_compare(const CommonOptions& o, Context& ctx) {
             t.columns.push_back(c);
     }
     std::uint64_t context = 0;
+    std::vector<std::pair<std::string, Deployment>> plotted;  // --plot's series
     for (const std::string& m : models) {
         CommonOptions one_model = o;
         one_model.model = m;
@@ -107,6 +117,11 @@ void run_compare(const CommonOptions& o, Context& ctx) {
                                            .serving = flags.serving};
                         const ReplicaAnswer a =
                             evaluate(d, {.context = ctx_tokens, .concurrency = flags.concurrency});
+                        plotted.emplace_back(
+                            fmt::format("{}{}{}, KV {}", models.size() > 1 ? rm.id + " " : "", g,
+                                        wds.size() > 1 ? " " + describe_weights(weights) : "",
+                                        name(f.dtype)),
+                            d);
                         row.push_back(cell(a.kv_budget));
                         row.push_back(cell_count(a.total_max_concurrency, ""));
                         row.push_back(cell_tokens(a.max_context));
@@ -127,16 +142,24 @@ void run_compare(const CommonOptions& o, Context& ctx) {
     if (!with_gpu)
         rep.notes.push_back("add --gpu for the budget, the concurrency and the decode bound");
     render(rep, parse_format(o.format), o.explain, *ctx.out);
+    if (!oc.plot.empty())
+        write_compare_plot(
+            oc.plot, plotted, context,
+            fmt::format("{} configurations at {} tokens", plotted.size(), grouped(context)));
 }
 
 }  // namespace
 
 void register_compare(CLI::App& app, Context& ctx) {
-    auto o = std::make_shared<CommonOptions>();
+    auto o = std::make_shared<CompareOptionsCli>();
     CLI::App* sub = app.add_subcommand(
         "compare", "Several models, GPUs or dtypes side by side (comma lists: --model a,b --gpu x,y)");
-    add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload |
-                              opt_budget | opt_output);
+    add_options(
+        *sub, o->common,
+        opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget | opt_output);
+    sub->add_option("--plot", o->plot,
+                    "With --gpu, write an SVG chart with a series per configuration: tokens/s per "
+                    "GPU against batch up to each KV wall, and the KV wall against context");
     sub->callback([o, &ctx] { run_compare(*o, ctx); });
 }
 

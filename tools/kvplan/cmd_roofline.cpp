@@ -185,10 +185,10 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     }
     render(rep, parse_format(o.format), o.explain, *ctx.out);
     if (!oc.plot.empty())
-        write_roofline_plot(oc.plot, r, contexts.front(),
+        write_roofline_plot(oc.plot, d, contexts.front(),
                             o.batch.empty() ? std::nullopt : std::optional(batches.front()), ro,
-                            fmt::format("{} on {} x {}: time per output token against batch",
-                                        display_name(in.model), r.gpus(), in.gpu.id));
+                            fmt::format("{} on {} x {} (tp {} x pp {})", display_name(in.model),
+                                        r.gpus(), in.gpu.id, r.parallel.tp, r.parallel.pp));
 }
 
 }  // namespace
@@ -325,6 +325,31 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
                             {}}});
     rep.figures.push_back({"prefill_bound", "prefill bound by",
                            cell_text(std::string(name(p.prefill.bound))), {}, {}});
+    // The same prefill with an unfused attention kernel: the N x N scores cross HBM.
+    const PrefillAttention pa = prefill_attention(r, p.context, 1, ro);
+    rep.figures.push_back(
+        {"prefill_bytes",
+         "prefill HBM traffic per GPU, fused attention",
+         cell(pa.fused_bytes),
+         cell_exact(pa.fused_bytes),
+         {"weights read + KV written on the slowest stage: the scores stay on chip", {}}});
+    rep.figures.push_back(
+        {"prefill_unfused_bytes",
+         "prefill HBM traffic per GPU, unfused attention",
+         cell(pa.unfused_bytes),
+         cell_exact(pa.unfused_bytes),
+         {"the fused traffic + 4 x N^2 x heads x attention layers x 2 B (S = QK^T and the "
+          "softmax P, each written and read)",
+          {fmt::format("scores {} B at N = {}",
+                       grouped(pa.score_bytes[pa.unfused_limiting_stage].count()),
+                       grouped(p.context))}}});
+    rep.figures.push_back(
+        {"prefill_unfused_seconds",
+         "prefill bound, unfused attention",
+         cell(pa.unfused_ttft),
+         {},
+         {"max(unfused bytes / peak bandwidth, FLOPs / peak) on the slowest stage",
+          {fmt::format("bound by {}", name(pa.unfused_bound))}}});
     rep.figures.push_back({"fits", "the cache holds the batch", cell_bool(p.fits), {},
                            {"evaluate() at the batch and context: the engine starts and holds it",
                             {}}});
@@ -353,8 +378,9 @@ void register_roofline(CLI::App& app, Context& ctx) {
     sub->add_option("--compute-dtype", o->compute_dtype,
                     "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default bf16)");
     sub->add_option("--plot", o->plot,
-                    "Write the TPOT bound against batch (with the memory and compute lines) as an "
-                    "SVG chart, at the first --context, the first --batch marked");
+                    "Write an SVG chart at the first --context: tokens/s against batch (the KV "
+                    "wall and the compute knee marked, the first --batch too), TPOT against "
+                    "context, and prefill traffic and TTFT with and without fused attention");
     sub->get_option("--gpu")->required();
     sub->callback([o, &ctx] { run_roofline(*o, ctx); });
 }

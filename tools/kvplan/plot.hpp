@@ -1,6 +1,7 @@
 #pragma once
 
-// --plot FILE.svg for roofline and fit: charts drawn with kvplan/svg.hpp.
+// --plot FILE.svg for roofline, fit and compare: charts drawn with kvplan/svg.hpp from the figures
+// of kvplan/plan/curves.hpp and evaluate().
 
 #include <cstdint>
 #include <kvplan/budget.hpp>
@@ -8,17 +9,26 @@
 #include <kvplan/roofline.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "replica.hpp"
 
 namespace kvplan::cli {
 
-/// The decode bound per output token against batch (1 to 1,024, or twice `batch`), with the
-/// memory and compute lines it is the larger of, and `batch` marked. Throws InvalidInput when the
-/// file cannot be written.
-void write_roofline_plot(const std::string& path, const Replica& r, std::uint64_t context,
+/// The seeds' picture of `d` at `context` tokens, four panels: tokens/s (replica and per GPU)
+/// against batch with the KV wall and the compute knee marked; TPOT against context at `batch`
+/// (else the KV wall); prefill HBM traffic and the TTFT bound with and without fused attention
+/// against prompt length. Throws InvalidInput when the file cannot be written.
+void write_roofline_plot(const std::string& path, const Deployment& d, std::uint64_t context,
                          std::optional<std::uint64_t> batch, const RooflineOptions& o,
-                         const std::string& title);
+                         const std::string& subject);
+
+/// Several configurations as series of one chart: tokens/s per GPU against batch up to each one's
+/// KV wall, and the KV wall against context. `rows` pairs a legend name with its deployment.
+void write_compare_plot(const std::string& path,
+                        const std::vector<std::pair<std::string, Deployment>>& rows,
+                        std::uint64_t context, const std::string& subject);
 
 /// The engine's maximum concurrency against context (128 tokens to twice the target, or the
 /// model's trained length), with the target (context, concurrency) marked.
