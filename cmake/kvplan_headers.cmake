@@ -56,6 +56,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
+  kvplan/plan/review.hpp
   kvplan/plan/search.hpp
   kvplan/plan/speculation.hpp
   kvplan/roofline.hpp
@@ -91,6 +92,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/vision.hpp
   kvplan/json.hpp
   kvplan/policy.hpp
+  kvplan/price_file.hpp
 )
 
 # kvplan::format: fmt formatters.

@@ -8,5 +8,6 @@
 #include "plan/deployment.hpp"
 #include "plan/disaggregated.hpp"
 #include "plan/evaluate.hpp"
+#include "plan/review.hpp"
 #include "plan/search.hpp"
 #include "plan/speculation.hpp"
