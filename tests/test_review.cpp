@@ -83,9 +83,10 @@ TEST_CASE("fp8 KV and another GPU make a two-GPU Llama-3-70B replica fit", "[rev
     REQUIRE(miss.verdict == Verdict::does_not_fit);
     CHECK(miss.max_concurrency >= 4);
     CHECK(miss.max_concurrency < 8);
-    const std::vector<GpuSpec> others{gpu("a100-sxm4-80gb"), gpu("h200-sxm")};
+    const std::vector<GpuSpec> others{gpu("a100-sxm4-80gb"), gpu("b200"), gpu("h200-sxm")};
     const WhatWouldFit w = what_would_fit(d, demand, others);
-    // The A100 80 GB (79.3 GiB) holds no more than the H100: the H200 is the first that fits.
+    // The A100 80 GB (79.3 GiB) holds no more than the H100; of the H200 (140 GiB) and the B200
+    // (179 GiB), both of which fit, the H200 has the least memory.
     REQUIRE(w.other_gpu);
     CHECK(std::string(w.other_gpu->replica.gpu.id) == "h200-sxm");
     CHECK(w.other_gpu->max_concurrency >= 40);

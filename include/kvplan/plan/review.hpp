@@ -37,8 +37,8 @@ struct WhatWouldFit {
     /// (ReplicaAnswer::max_context). The demand's prompt / output split is kept when it fits
     /// that context, else dropped (no estimate). Unset when no context holds it.
     std::optional<ReplicaAnswer> shorter_context{};
-    /// The same layout and formats on another GPU: the first of the GPUs given that holds the
-    /// demand.
+    /// The same layout and formats on another GPU: of the GPUs given that hold the demand, the
+    /// one with the least memory (the smallest step up), the first of equals.
     std::optional<ReplicaAnswer> other_gpu{};
 
     [[nodiscard]] bool any() const noexcept {
@@ -60,8 +60,8 @@ struct WhatWouldFit {
 }
 
 /// What would make `d` hold `demand`: more replicas of it, fp8 KV, a shorter context, or one of
-/// `other_gpus` (those with d.gpu's id are skipped). Each is evaluated with `o`. Throws as
-/// evaluate(d, demand) does.
+/// `other_gpus` (the least memory that fits; d.gpu's id skipped). Each is evaluated with `o`.
+/// Throws as evaluate(d, demand) does.
 [[nodiscard]] inline WhatWouldFit what_would_fit(const Deployment& d, const Demand& demand,
                                                  std::span<const GpuSpec> other_gpus = {},
                                                  const EvaluateOptions& o = {}) {
@@ -112,13 +112,11 @@ struct WhatWouldFit {
 
     for (const GpuSpec& g : other_gpus) {
         if (g.id == d.gpu.id) continue;
+        if (out.other_gpu && !(g.memory_total < out.other_gpu->replica.gpu.memory_total)) continue;
         Deployment other = d;
         other.gpu = g;
         ReplicaAnswer a = evaluate(other, demand, o);
-        if (a.fits()) {
-            out.other_gpu = std::move(a);
-            break;
-        }
+        if (a.fits()) out.other_gpu = std::move(a);
     }
     return out;
 }
