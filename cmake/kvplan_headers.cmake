@@ -59,6 +59,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/review.hpp
   kvplan/plan/search.hpp
   kvplan/plan/speculation.hpp
+  kvplan/plan/tiers.hpp
   kvplan/roofline.hpp
   kvplan/roofline/decode.hpp
   kvplan/roofline/estimate.hpp

@@ -241,3 +241,36 @@ TEST_CASE("a bad price file names the field, what was expected and what was foun
             R"({"date": "d", "source": "s", "currency": "EUR", "dollars_per_gpu_hour": {"a": 1}})"),
         Catch::Contains("USD"));
 }
+
+TEST_CASE("host, NVMe and remote tiers hold sequences and bring one back faster than its prefill",
+          "[review][tiers]") {
+    // Llama-3-8B at 8,192 tokens: 8,192 x 131,072 B = 1,073,741,824 B (1 GiB) a sequence, in
+    // 512 whole 16-token blocks.
+    const Deployment d{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 8});
+    const TierAnswer t = kv_tiers(a, {.host = 64 * GiB, .nvme = 1000 * GB, .remote = 10 * GiB});
+    CHECK(t.sequence_bytes.count() == 1'073'741'824ULL);
+    REQUIRE(t.num_tiers == 3);
+    // Host: 64 GiB / 1 GiB = 64 sequences; back over the H100's PCIe Gen5 x16 at 64 GB/s one
+    // way: 1,073,741,824 / 64e9 = 16.78 ms.
+    CHECK(t.tiers[0].tier == Tier::host);
+    CHECK(t.tiers[0].sequences == 64);
+    CHECK(t.tiers[0].back.time.in(milliseconds) == Approx(1'073'741'824.0 / 64e9 * 1e3));
+    // NVMe: 1e12 / 1,073,741,824 = 931.3: 931 sequences; over Gen4 x4 (7.877 GB/s): 136.3 ms.
+    CHECK(t.tiers[1].sequences == 931);
+    CHECK(t.tiers[1].back.time.in(milliseconds) ==
+          Approx(1'073'741'824.0 / (16.0 * 4 * 128 / 130 / 8 * 1e9) * 1e3));
+    // Remote: 10 sequences, over InfiniBand NDR at 50 GB/s: 21.47 ms.
+    CHECK(t.tiers[2].sequences == 10);
+    CHECK(t.tiers[2].back.time.in(milliseconds) == Approx(1'073'741'824.0 / 50e9 * 1e3));
+    // Recomputing the prefill takes at least the matmul FLOPs of the 7.0e9 parameters outside
+    // the embedding, 2 x 7.0e9 x 8,192 = 1.15e14, over 989.4 TFLOP/s: 115.9 ms. PCIe brings
+    // the sequence back in under a seventh of that; NVMe, 64 / 7.877 = 8.125 times slower than
+    // PCIe, comes close to the recompute bound (a real prefill is slower than its bound).
+    REQUIRE(t.recompute);
+    CHECK(t.recompute->in(milliseconds) > 2 * 7.0e9 * 8192 / 989.4e12 * 1e3);
+    REQUIRE(t.tiers[0].versus_recompute);
+    CHECK(*t.tiers[0].versus_recompute < 1.0 / 7);
+    CHECK(*t.tiers[1].versus_recompute / *t.tiers[0].versus_recompute ==
+          Approx(64e9 / (16.0 * 4 * 128 / 130 / 8 * 1e9)));
+}

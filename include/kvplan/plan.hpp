@@ -11,3 +11,4 @@
 #include "plan/review.hpp"
 #include "plan/search.hpp"
 #include "plan/speculation.hpp"
+#include "plan/tiers.hpp"
