@@ -91,3 +91,24 @@ TEST_CASE("plan refuses cost without prices and review flags without the estimat
     CHECK(no_file.code == 3);
     CHECK_THAT(no_file.err, Catch::Contains("no-such.json"));
 }
+
+TEST_CASE("fit shows what host, NVMe and remote tiers hold and how fast a sequence comes back",
+          "[cli][fit][tiers]") {
+    // Llama-3-8B at 8,192 tokens: 1 GiB a sequence (tests/test_review.cpp). 64 GiB of host
+    // memory hold 64; one comes back over the H100's 64 GB/s PCIe in 1,073,741,824 / 64e9 s.
+    const CliRun r = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8192 --host-kv 64GiB --nvme-kv 1TB "
+        "--format json");
+    REQUIRE(r.code == 0);
+    const json t = json::parse(r.out)["kv_tiers"];
+    REQUIRE(t.size() == 2);
+    CHECK(t[0]["tier"] == "host");
+    CHECK(t[0]["sequences"] == 64);
+    CHECK(t[0]["back_seconds"].get<double>() == Approx(1'073'741'824.0 / 64e9));
+    CHECK(t[1]["tier"] == "nvme");
+    CHECK(t[1]["sequences"] == 931);  // 1e12 / 1,073,741,824 = 931.3
+    CHECK(t[0]["back_over_recompute"].get<double>() < 1.0);
+    const CliRun bad = run_kvplan("fit --model llama-3-8b --gpu h100-sxm --host-kv lots");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--host-kv"));
+}
