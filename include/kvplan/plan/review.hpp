@@ -78,10 +78,10 @@ struct WhatWouldFit {
     if (base.starts() && base.max_concurrency > 0) {
         const std::uint64_t k =
             (demand.concurrency + base.max_concurrency - 1) / base.max_concurrency;
-        const std::uint64_t gpus = k * base.replica_gpus;  // k <= concurrency: no overflow
+        // A count past what a GPU count holds is no answer.
         if (k <= std::numeric_limits<std::uint32_t>::max() / base.replica_gpus) {
             Deployment more = d;
-            more.gpus = static_cast<std::uint32_t>(gpus);
+            more.gpus = static_cast<std::uint32_t>(k) * base.replica_gpus;
             ReplicaAnswer a = evaluate(more, demand, o);
             if (a.fits()) out.more_gpus = std::move(a);
         }
