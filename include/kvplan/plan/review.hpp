@@ -51,9 +51,13 @@ struct WhatWouldFit {
 [[nodiscard]] inline Deployment candidate_deployment(const Model& model, const SearchSpace& space,
                                                      const Serving& serving,
                                                      const PlanCandidate& c) {
+    // The layout as searched: the answer's stages count a drafter's layers, which evaluate()
+    // appends again.
+    ParallelConfig searched = c.answer.replica.parallel;
+    if (c.answer.drafter_layers != 0 && searched.pp > 1) searched.stage_layers = {};
     return Deployment{.model = model,
                       .gpu = space.gpus[c.gpu],
-                      .parallel = c.answer.replica.parallel,
+                      .parallel = searched,
                       .weights = space.weights[c.weights],
                       .kv = space.kv_formats[c.kv],
                       .serving = serving};
