@@ -72,6 +72,9 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/trace/replay.hpp
   kvplan/transfer.hpp
   kvplan/weights.hpp
+  kvplan/weights/bytes.hpp
+  kvplan/weights/format.hpp
+  kvplan/weights/tensors.hpp
 )
 
 # kvplan::json: the headers that include nlohmann_json.

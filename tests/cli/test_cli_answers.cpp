@@ -321,3 +321,145 @@ TEST_CASE("an unknown model_type imports by its architecture or by --model-type,
     // Llama-3-8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token.
     CHECK(json::parse(forced.out)["kv_bytes_per_token"].get<std::uint64_t>() == 131'072);
 }
+
+TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag names as aliases",
+          "[cli][answers][parallel]") {
+    // DeepSeek-V3 (fp8 checkpoint, bf16 KV) on 8 x H200, 256 sequences of 8,000 tokens: the
+    // library's scenario (tests/test_deployments.cpp derives the weights and caches by hand).
+    const std::string base = "--model deepseek-v3 --gpu h200-sxm --context 8000 --concurrency 256";
+    const json tp8 = fit_json(base + " --tp 8");
+    CHECK(tp8["max_concurrency"] == 90);
+    CHECK(tp8["fits"] == false);
+    const json dpep = fit_json(base + " --dp 8 --enable-expert-parallel");
+    CHECK(dpep["inputs"]["dp"] == 8);
+    CHECK(dpep["inputs"]["ep"] == 8);  // vLLM: ep = dp x tp
+    CHECK(dpep["inputs"]["tp"] == 1);
+    CHECK(dpep["inputs"]["gpus"] == 8);
+    CHECK(dpep["max_concurrency"] == 488);
+    CHECK(dpep["max_concurrency_per_dp_rank"] == 61);  // 488 = 8 ranks x 61
+    CHECK(dpep["weight_bytes_per_gpu"] == 100'840'717'664ULL);
+    // Each dp rank holds only its own 256 / 8 = 32 sequences: 61 layers x (512 + 64) x 2 B =
+    // 70,272 B a token, x 8,000 tokens (500 whole blocks of 16) = 562,176,000 B a sequence.
+    CHECK(dpep["kv_bytes_per_sequence_per_gpu"] == 562'176'000ULL);
+    CHECK(dpep["kv_bytes_needed_per_gpu"] == 32 * 562'176'000ULL);
+    // vLLM's own spellings give the same answer.
+    const json aliased = fit_json(base + " --tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel");
+    CHECK(aliased["max_concurrency"] == dpep["max_concurrency"]);
+    // The command lines to paste state the layout in each engine's flags.
+    std::string notes;
+    for (const json& n : dpep["notes"]) notes += n.get<std::string>() + "\n";
+    CHECK_THAT(notes, Catch::Contains("vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 1 "
+                                      "--data-parallel-size 8 --enable-expert-parallel"));
+    CHECK_THAT(notes, Catch::Contains("python -m sglang.launch_server --model-path "
+                                      "deepseek-ai/DeepSeek-V3 --tp-size 8 --dp-size 8 "
+                                      "--enable-dp-attention --ep-size 8"));
+
+    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 45,302 blocks of 16
+    // tokens, each rank holding one token in 8. vLLM's "GPU KV cache size" at 8,192 tokens is
+    // blocks / cdiv(8,192, 16 x dcp) x 8,192: 45,302 x 16 = 724,832 tokens at dcp 1 and 45,302 x
+    // 128 = 5,798,656 at dcp 8, eight times as many; a sequence takes 1,024 x 70,272 B on a GPU.
+    const std::string at8k = "--model deepseek-v3 --gpu h200-sxm --context 8192 --tp 8";
+    const json dcp1 = fit_json(at8k);
+    const json dcp8 = fit_json(at8k + " --decode-context-parallel-size 8");
+    CHECK(dcp8["inputs"]["dcp"] == 8);
+    CHECK(dcp1["kv_tokens_capacity"] == 724'832);
+    CHECK(dcp8["kv_tokens_capacity"] == 5'798'656);
+    CHECK(dcp8["kv_bytes_per_sequence_per_gpu"] == 1024ULL * 70'272);
+
+    // roofline shows the expert all-to-all beside the bound only when experts spread.
+    const CliRun r1 = run_kvplan("roofline " + base.substr(0, base.find(" --concurrency")) +
+                                 " --dp 8 --ep 8 --batch 256 --format json");
+    REQUIRE(r1.code == 0);
+    const json rj = json::parse(r1.out);
+    CHECK(rj["all_to_all_seconds"].get<double>() > 0.0);
+    const CliRun r2 = run_kvplan("roofline " + base.substr(0, base.find(" --concurrency")) +
+                                 " --tp 8 --batch 256 --format json");
+    REQUIRE(r2.code == 0);
+    CHECK_FALSE(json::parse(r2.out).contains("all_to_all_seconds"));
+}
+
+TEST_CASE("a parallel layout the flags or the engine cannot take is refused",
+          "[cli][answers][parallel]") {
+    const std::string base = "fit --model deepseek-v3 --gpu h200-sxm --context 8000";
+    // Both ways of stating ep: a usage error (2).
+    CHECK(run_kvplan(base + " --dp 8 --ep 8 --enable-expert-parallel").code == 2);
+    // vLLM's dp 8 x tp 1 takes 8 GPUs a replica: 12 GPUs are no multiple (2).
+    const CliRun g = run_kvplan(base + " --dp 8 --gpus 12");
+    CHECK(g.code == 2);
+    CHECK_THAT(g.err, Catch::Contains("dp x tp x pp = 8"));
+    // dcp 3 does not divide tp 8: the layout's own reason (invalid input, 3).
+    CHECK(run_kvplan(base + " --tp 8 --dcp 3").code == 3);
+    // vLLM's expert parallelism spans dp x tp: ep 4 at dp 8 is refused with its reason (3).
+    CHECK(run_kvplan(base + " --dp 8 --ep 4").code == 3);
+}
+
+TEST_CASE("plan searches dp, ep and dcp and prints both engines' command lines for the best",
+          "[cli][answers][parallel]") {
+    // The issue's acceptance: plan --model deepseek-v3 --context 32k --concurrency 256.
+    const CliRun r = run_kvplan(
+        "plan --model deepseek-v3 --context 32k --concurrency 256 --format json");
+    REQUIRE(r.code == 0);
+    const json p = json::parse(r.out);
+    bool parallel = false;
+    for (const json& c : p["candidates"])
+        parallel = parallel || c["dp"].get<int>() > 1 || c["ep"].get<int>() > 1;
+    CHECK(parallel);
+    std::string notes;
+    for (const json& n : p["notes"]) notes += n.get<std::string>() + "\n";
+    CHECK_THAT(notes, Catch::Contains("vllm serve deepseek-ai/DeepSeek-V3"));
+    CHECK_THAT(notes, Catch::Contains("python -m sglang.launch_server"));
+    // With the axes off, every candidate is tp x pp alone.
+    const json plain = json::parse(
+        run_kvplan("plan --model deepseek-v3 --context 32k --concurrency 256 "
+                   "--no-dp --no-ep --no-dcp --format json")
+            .out);
+    CHECK_FALSE(plain["candidates"].empty());
+    for (const json& c : plain["candidates"]) {
+        CHECK(c["dp"] == 1);
+        CHECK(c["ep"] == 1);
+        CHECK(c["dcp"] == 1);
+    }
+}
+
+TEST_CASE("disagg sizes the prefill and decode pools beside the aggregated plan",
+          "[cli][answers][parallel][disagg]") {
+    // tests/test_disaggregated.cpp's scenario, derived there by hand: Llama-3.1-70B in bf16 on H100
+    // SXM, 100 requests a second of 2,000 + 200 tokens, TTFT 500 ms, TPOT 25 ms, steps at peak.
+    // The decode pool: tp 8, TPOT(B) = (17,378,066,432 B of weights read + B x 2,100 x 40,960 B)
+    // / 3.35 TB/s + its all-reduce; the largest B within 25 ms is 552, which the cache holds (655
+    // of 2,200 tokens), and one replica serves 552 / (200 x TPOT) = 110.4 requests a second.
+    const CliRun r = run_kvplan(
+        "disagg --model llama-3.1-70b --gpu h100-sxm --rate 100 --prompt-tokens 2000 "
+        "--output-tokens 200 --ttft-ms 500 --tpot-ms 25 --latency bound --format json");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE(j["pools"].size() == 3);
+    const json& prefill = j["pools"][0];
+    const json& decode = j["pools"][1];
+    const json& aggregated = j["pools"][2];
+    CHECK(decode["pool"] == "decode");
+    CHECK(decode["tp"] == 8);
+    CHECK(decode["sequences_per_replica"] == 552);
+    CHECK(decode["replicas"] == 1);
+    CHECK(decode["gpus"] == 8);
+    CHECK(decode["tpot_seconds"].get<double>() <= 0.025);
+    // The prompt's KV on a decode GPU: 2,000 tokens x one KV head (2 x 128 x 2 B x 80 layers =
+    // 40,960 B a token) = 81,920,000 B, over InfiniBand NDR's 50 GB/s: 1.6384 ms.
+    CHECK(j["kv_transfer_bytes_per_gpu"] == 81'920'000);
+    CHECK(j["kv_transfer_seconds"].get<double>() == Approx(81'920'000 / 50e9));
+    // Whatever the prefill layout, it meets the TTFT target, and the totals add up.
+    CHECK(prefill["ttft_seconds"].get<double>() <= 0.5);
+    CHECK(j["disaggregated_gpus"] == prefill["gpus"].get<int>() + decode["gpus"].get<int>());
+    CHECK(j["aggregated_gpus"] == aggregated["gpus"]);
+    CHECK(aggregated["gpus"] == aggregated["replicas"].get<int>() * 8);
+    CHECK(j["disaggregated_smaller"] ==
+          (j["disaggregated_gpus"].get<int>() < j["aggregated_gpus"].get<int>()));
+    // Nonsense is refused: no rate (a usage error), a link it cannot read.
+    CHECK(run_kvplan("disagg --model llama-3.1-70b --gpu h100-sxm --prompt-tokens 2000 "
+                     "--output-tokens 200 --ttft-ms 500 --tpot-ms 25")
+              .code == 2);
+    CHECK(run_kvplan("disagg --model llama-3.1-70b --gpu h100-sxm --rate 10 --prompt-tokens 2000 "
+                     "--output-tokens 200 --ttft-ms 500 --tpot-ms 25 --link carrier-pigeon")
+              .code == 2);
+}

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <kvplan/format.hpp>
+#include <kvplan/plan/commands.hpp>
 
 namespace kvplan::cli {
 
@@ -21,10 +22,14 @@ std::string source_of(const ReserveTerm& t, std::string_view modelled) {
 /// The engine as its project spells it.
 const char* display(Engine e) {
     switch (e) {
-        case Engine::vllm: return "vLLM";
-        case Engine::sglang: return "SGLang";
-        case Engine::trtllm: return "TensorRT-LLM";
-        case Engine::ideal: return "the ideal profile";
+        case Engine::vllm:
+            return "vLLM";
+        case Engine::sglang:
+            return "SGLang";
+        case Engine::trtllm:
+            return "TensorRT-LLM";
+        case Engine::ideal:
+            return "the ideal profile";
     }
     return "the engine";
 }
@@ -32,10 +37,14 @@ const char* display(Engine e) {
 /// The engine's flag for its sequence cap.
 const char* cap_flag(Engine e) {
     switch (e) {
-        case Engine::vllm: return "max_num_seqs";
-        case Engine::sglang: return "max_running_requests";
-        case Engine::trtllm: return "max_batch_size";
-        case Engine::ideal: return "no cap";
+        case Engine::vllm:
+            return "max_num_seqs";
+        case Engine::sglang:
+            return "max_running_requests";
+        case Engine::trtllm:
+            return "max_batch_size";
+        case Engine::ideal:
+            return "no cap";
     }
     return "cap";
 }
@@ -49,19 +58,43 @@ Cell cell_tokens(std::optional<std::uint64_t> v) {
     return cell_count(*v, "tokens");
 }
 
+std::string layout_text(const ParallelConfig& p) {
+    std::string s = p.rules == ParallelRules::vllm && p.dp > 1 ? fmt::format("dp {} x ", p.dp) : "";
+    s += fmt::format("tp {} x pp {}", p.tp, p.pp);
+    if (p.rules != ParallelRules::vllm && p.dp > 1) s += fmt::format(", dp attention {}", p.dp);
+    if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
+    if (p.dcp > 1) s += fmt::format(", dcp {}", p.dcp);
+    if (p.redundant_experts > 0)
+        s += fmt::format(", {} redundant expert{}", p.redundant_experts,
+                         p.redundant_experts == 1 ? "" : "s");
+    return s;
+}
+
+void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
+                           const std::string& model) {
+    for (const EngineCommand& c : serve_commands(d, demand, {.model = model})) {
+        if (c.command)
+            rep.notes.push_back(
+                fmt::format("{} command line: {}", display(c.engine), c.command->line()));
+        else
+            rep.notes.push_back(
+                fmt::format("{}: no command line ({})", display(c.engine), c.refused));
+    }
+}
+
 std::string replica_phrase(const ReplicaAnswer& a, const ResolvedGpu& g) {
     const std::string gpu_name = g.spec.name.empty() ? g.id : std::string(g.spec.name);
-    const std::uint32_t tp = a.replica.parallel.tp, pp = a.replica.parallel.pp;
-    if (a.replicas == 1) return fmt::format("{} x {} (tp {} x pp {})", a.gpus, gpu_name, tp, pp);
-    return fmt::format("{} x {} ({} replicas of tp {} x pp {})", a.gpus, gpu_name, a.replicas, tp,
-                       pp);
+    const std::string layout = layout_text(a.replica.parallel);
+    if (a.replicas == 1) return fmt::format("{} x {} ({})", a.gpus, gpu_name, layout);
+    return fmt::format("{} x {} ({} replicas of {})", a.gpus, gpu_name, a.replicas, layout);
 }
 
 std::string refusal_text(const ReplicaAnswer& a) {
     const std::string engine = display(a.serving.engine);
     const EngineMemory& m = a.memory();
     switch (a.refusal) {
-        case Refusal::none: return "";
+        case Refusal::none:
+            return "";
         case Refusal::context_limit:
             return fmt::format(
                 "{} tokens pass the model's limit of {} tokens ({} = {}{}); {} refuses that "
@@ -69,20 +102,21 @@ std::string refusal_text(const ReplicaAnswer& a) {
                 "vLLM)",
                 grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field,
                 grouped(a.limit.field_tokens),
-                a.limit.rope_factor != 1.0
-                    ? fmt::format(", x {:g} rope scaling ({})", a.limit.rope_factor,
-                                  a.limit.rope_type)
-                    : std::string(),
+                a.limit.rope_factor != 1.0 ? fmt::format(", x {:g} rope scaling ({})",
+                                                         a.limit.rope_factor, a.limit.rope_type)
+                                           : std::string(),
                 engine);
         case Refusal::weights:
-            return fmt::format("the weights ({}) and the terms charged with them ({}) need {} more "
-                               "than the engine's {} of memory",
-                               bytes(m.weights), bytes(m.charged - m.weights), bytes(m.shortfall),
-                               bytes(m.fraction_bytes));
+            return fmt::format(
+                "the weights ({}) and the terms charged with them ({}) need {} more "
+                "than the engine's {} of memory",
+                bytes(m.weights), bytes(m.charged - m.weights), bytes(m.shortfall),
+                bytes(m.fraction_bytes));
         case Refusal::outside_fraction:
-            return fmt::format("the terms kept outside the engine's fraction ({}) do not fit the "
-                               "{} it leaves: lower the fraction",
-                               bytes(m.outside), bytes(m.memory_total - m.fraction_bytes));
+            return fmt::format(
+                "the terms kept outside the engine's fraction ({}) do not fit the "
+                "{} it leaves: lower the fraction",
+                bytes(m.outside), bytes(m.memory_total - m.fraction_bytes));
         case Refusal::request:
             if (a.estimated_max_model_len)
                 return fmt::format(
@@ -104,10 +138,9 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
     const std::string where = replica_phrase(a, g);
     const std::string seqs = plural(a.demand.concurrency, "sequence", "sequences");
     const std::string room =
-        a.replicas == 1
-            ? grouped(a.max_concurrency)
-            : fmt::format("{} x {} = {}", a.replicas, grouped(a.max_concurrency),
-                          grouped(a.total_max_concurrency));
+        a.replicas == 1 ? grouped(a.max_concurrency)
+                        : fmt::format("{} x {} = {}", a.replicas, grouped(a.max_concurrency),
+                                      grouped(a.total_max_concurrency));
     switch (a.verdict) {
         case Verdict::fits:
             return fmt::format("FITS: {} of {} tokens on {}; room for {} at once", seqs,
@@ -144,17 +177,18 @@ std::string weights_phrase(const ReplicaAnswer& a) {
             return fmt::format("weights {} (assumed: {})", w,
                                why.empty() ? "the model states no format" : why);
         }
-        case WeightSource::given: return fmt::format("weights {} (--weight-dtype)", w);
+        case WeightSource::given:
+            return fmt::format("weights {} (--weight-dtype)", w);
     }
     return w;
 }
 
 std::string answer_heading(const ReplicaAnswer& a, const ResolvedModel& m) {
     const std::uint32_t b = a.serving.block_size;
-    return fmt::format("{}: {}, KV {}, engine {}, blocks of {} token{}; context limit {} tokens ({})",
-                       display_name(m), weights_phrase(a), name(a.replica.kv.dtype),
-                       name(a.serving.engine), b, b == 1 ? "" : "s", grouped(a.limit.tokens),
-                       a.limit.field);
+    return fmt::format(
+        "{}: {}, KV {}, engine {}, blocks of {} token{}; context limit {} tokens ({})",
+        display_name(m), weights_phrase(a), name(a.replica.kv.dtype), name(a.serving.engine), b,
+        b == 1 ? "" : "s", grouped(a.limit.tokens), a.limit.field);
 }
 
 void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaRequest& in) {
@@ -166,27 +200,39 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         a.replica.parallel.pp > 1 ? fmt::format(" (stage {}, the limiting one)", a.limiting_stage)
                                   : "";
     rep.figures.push_back(
-        {"fits", "Verdict", cell_bool(a.fits(), "fits", "does not fit"), {},
+        {"fits",
+         "Verdict",
+         cell_bool(a.fits(), "fits", "does not fit"),
+         {},
          {"starts and every replica together holds the concurrency",
           {fmt::format("engine starts: {}", a.starts() ? "yes" : "no"),
            fmt::format("max_concurrency = {} per replica x {} replica{}, concurrency = {}",
                        grouped(a.max_concurrency), a.replicas, a.replicas == 1 ? "" : "s",
                        grouped(a.demand.concurrency))}},
          false});
-    rep.figures.push_back({"refusal", "Refusal", cell_text(refusal_key(a.refusal)), {},
-                           {"why the engine does not start (none when it starts)", {}}, false});
-    rep.figures.push_back({"gpu_memory_bytes", "GPU memory (driver total)", cell(m.memory_total),
-                           cell_exact(m.memory_total), {"the driver's total", {gpu_src}}});
+    rep.figures.push_back({"refusal",
+                           "Refusal",
+                           cell_text(refusal_key(a.refusal)),
+                           {},
+                           {"why the engine does not start (none when it starts)", {}},
+                           false});
+    rep.figures.push_back({"gpu_memory_bytes",
+                           "GPU memory (driver total)",
+                           cell(m.memory_total),
+                           cell_exact(m.memory_total),
+                           {"the driver's total", {gpu_src}}});
     if (!a.kv_given) {
         std::string base_label = "total";
         if (e == Engine::sglang) base_label = "(total - CUDA context - comm buffers)";
         if (e == Engine::trtllm)
             base_label = "(total - weights - activations - CUDA context - comm buffers - graphs)";
-        const std::string label = e == Engine::ideal
-                                      ? std::string("x 1 (ideal: every byte)")
-                                      : fmt::format("x {} {:.2f}", frac, m.fraction);
+        const std::string label = e == Engine::ideal ? std::string("x 1 (ideal: every byte)")
+                                                     : fmt::format("x {} {:.2f}", frac, m.fraction);
         rep.figures.push_back(
-            {"fraction_bytes", label, cell(m.fraction_bytes), cell_exact(m.fraction_bytes),
+            {"fraction_bytes",
+             label,
+             cell(m.fraction_bytes),
+             cell_exact(m.fraction_bytes),
              {fmt::format("{} x {}", frac, base_label),
               {fmt::format("{} = {:.4f}{}", frac, m.fraction,
                            a.serving.fraction_given ? " (--gpu-memory-utilization)"
@@ -201,16 +247,21 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
     const std::string in_out_act = e == Engine::sglang   ? " (outside the fraction)"
                                    : e == Engine::trtllm ? " (before the fraction)"
                                                          : "";
-    const std::string in_out_ctx = e == Engine::trtllm ? " (before the fraction)"
-                                                       : " (outside the fraction)";
-    const std::string in_out_graphs = charged_graphs      ? ""
+    const std::string in_out_ctx =
+        e == Engine::trtllm ? " (before the fraction)" : " (outside the fraction)";
+    const std::string in_out_graphs = charged_graphs        ? ""
                                       : e == Engine::trtllm ? " (before the fraction)"
                                                             : " (outside the fraction)";
     term("weight_bytes_per_gpu",
          "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
          {"the tensors (or slices) this rank holds" + stage_note,
           {"model: " + in.model.source, weights_phrase(a),
-           fmt::format("tp {}, pp {}", a.replica.parallel.tp, a.replica.parallel.pp)}});
+           layout_text(a.replica.parallel) +
+               (a.placement.experts_per_gpu == 0
+                    ? std::string()
+                    : fmt::format("; {} of {} routed experts per GPU, each split {} ways",
+                                  a.placement.experts_per_gpu, a.placement.physical_experts,
+                                  a.placement.expert_tp))}});
     if (!ideal) {
         const Layout l = a.replica.layout();
         const Reserve res =
@@ -234,16 +285,19 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
               {source_of(res.comm_buffers, "SGLang's reserve rule (budget/reserve.hpp)")}});
     }
     rep.figures.push_back(
-        {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget), cell_exact(a.kv_budget),
-         a.kv_given ? Explanation{"given", {"--kv-memory"}}
-                    : Explanation{ideal ? "total - weights" + stage_note
-                                        : fmt::format("{} x base - charged terms{}", frac, stage_note),
-                                  {fmt::format("charged {} B", grouped(m.charged.count())),
-                                   fmt::format("engine {} (--engine)", name(e))}}});
+        {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget),
+         cell_exact(a.kv_budget),
+         a.kv_given
+             ? Explanation{"given", {"--kv-memory"}}
+             : Explanation{ideal ? "total - weights" + stage_note
+                                 : fmt::format("{} x base - charged terms{}", frac, stage_note),
+                           {fmt::format("charged {} B", grouped(m.charged.count())),
+                            fmt::format("engine {} (--engine)", name(e))}}});
     rep.figures.push_back(
         {"kv_bytes_per_sequence_per_gpu",
          fmt::format("KV per sequence ({} tokens)", grouped(a.demand.context)),
-         cell(a.kv_per_sequence), cell_exact(a.kv_per_sequence),
+         cell(a.kv_per_sequence),
+         cell_exact(a.kv_per_sequence),
          {"blocks of block_size tokens each layer holds x block bytes, per GPU (windows keep "
           "their own)",
           {fmt::format("block_size = {} tokens{}", a.serving.block_size,
@@ -251,19 +305,34 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
            fmt::format("kv dtype {} (--kv-dtype)", name(a.replica.kv.dtype))}}});
     rep.figures.push_back({"kv_bytes_needed_per_gpu",
                            fmt::format("KV needed (x {}{})",
-                                       plural(a.concurrency_per_replica, "sequence", "sequences"),
-                                       a.replicas > 1 ? " per replica" : ""),
-                           cell(a.kv_needed), cell_exact(a.kv_needed),
-                           {"kv_bytes_per_sequence_per_gpu x concurrency per replica", {}}});
+                                       plural(a.concurrency_per_dp_rank, "sequence", "sequences"),
+                                       a.dp_ranks > 1   ? " per dp rank"
+                                       : a.replicas > 1 ? " per replica"
+                                                        : ""),
+                           cell(a.kv_needed),
+                           cell_exact(a.kv_needed),
+                           {a.dp_ranks > 1 ? "kv_bytes_per_sequence_per_gpu x concurrency per dp "
+                                             "rank (each rank holds only its own sequences)"
+                                           : "kv_bytes_per_sequence_per_gpu x concurrency per "
+                                             "replica",
+                            {}}});
     if (a.shortfall.is_zero())
-        rep.figures.push_back({"headroom_bytes_per_gpu", "headroom", cell(a.headroom),
-                               cell_exact(a.headroom), {"KV budget - KV needed", {}}});
+        rep.figures.push_back({"headroom_bytes_per_gpu",
+                               "headroom",
+                               cell(a.headroom),
+                               cell_exact(a.headroom),
+                               {"KV budget - KV needed", {}}});
     else
-        rep.figures.push_back({"shortfall_bytes_per_gpu", "shortfall", cell(a.shortfall),
-                               cell_exact(a.shortfall), {"KV needed - KV budget", {}}});
+        rep.figures.push_back({"shortfall_bytes_per_gpu",
+                               "shortfall",
+                               cell(a.shortfall),
+                               cell_exact(a.shortfall),
+                               {"KV needed - KV budget", {}}});
     rep.figures.push_back(
-        {"kv_tokens_capacity", "KV capacity",
-         a.kv_tokens ? cell_count(*a.kv_tokens, "tokens") : cell_tokens(std::nullopt), {},
+        {"kv_tokens_capacity",
+         "KV capacity",
+         a.kv_tokens ? cell_count(*a.kv_tokens, "tokens") : cell_tokens(std::nullopt),
+         {},
          {"the engine's KV token figure (vLLM's \"GPU KV cache size\", SGLang's "
           "max_total_num_tokens, TensorRT-LLM's blocks x tokens_per_block)",
           {fmt::format("engine {}", name(e))}}});
@@ -283,8 +352,10 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            v.num_groups == 1 ? "" : "s", grouped(v.usable_blocks))}}});
     }
     rep.figures.push_back(
-        {"max_concurrency", fmt::format("max concurrency at {} tokens", grouped(a.demand.context)),
-         cell_count(a.max_concurrency, "sequences"), {},
+        {"max_concurrency",
+         fmt::format("max concurrency at {} tokens", grouped(a.demand.context)),
+         cell_count(a.max_concurrency, "sequences"),
+         {},
          {"sequences of the context each replica holds at once: what the engine's scheduler "
           "admits in its cache, within its cap",
           {fmt::format("admitted by the cache: {}", grouped(a.admitted)),
@@ -292,34 +363,55 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                : std::string("no sequence cap"),
            fmt::format("the engine logs {:.2f}x", a.max_concurrency_ratio)}}});
     rep.figures.push_back(
-        {"max_concurrency_ratio", fmt::format("{} logs", display(e)),
+        {"max_concurrency_ratio",
+         fmt::format("{} logs", display(e)),
          {fmt::format("{:.2f}x", a.max_concurrency_ratio), a.max_concurrency_ratio},
          {},
          {"vLLM's \"Maximum concurrency for N tokens per request: X.XXx\": blocks / the blocks one "
           "request reserves (windows with the tokens in flight); SGLang and TensorRT-LLM: their "
           "pool over one sequence",
           {}}});
-    rep.figures.push_back({"sequence_cap", "sequence cap",
-                           a.sequence_cap == 0 ? cell_null("none")
-                                               : cell_count(a.sequence_cap, "sequences"),
+    rep.figures.push_back(
+        {"sequence_cap",
+         "sequence cap",
+         a.sequence_cap == 0 ? cell_null("none") : cell_count(a.sequence_cap, "sequences"),
+         {},
+         {"the engine's cap on sequences at once (--max-num-seqs)", {}},
+         false});
+    rep.figures.push_back({"admitted_sequences",
+                           "admitted by the cache",
+                           cell_count(a.admitted, "sequences"),
                            {},
-                           {"the engine's cap on sequences at once (--max-num-seqs)", {}},
-                           false});
-    rep.figures.push_back({"admitted_sequences", "admitted by the cache",
-                           cell_count(a.admitted, "sequences"), {},
                            {"sequences the engine's cache holds at once, before the cap", {}},
                            false});
+    if (a.dp_ranks > 1)
+        rep.figures.push_back(
+            {"max_concurrency_per_dp_rank",
+             fmt::format("per attention dp rank (x {})", a.dp_ranks),
+             cell_count(a.dp_rank_max_concurrency, "sequences"),
+             {},
+             {"each dp rank schedules its own sequences in its own cache: max concurrency = dp "
+              "ranks x a rank's",
+              {fmt::format("a rank carries {} of the replica's {} sequences",
+                           grouped(a.concurrency_per_dp_rank), grouped(a.concurrency_per_replica)),
+               fmt::format("a rank's cache admits {}, its cap {}", grouped(a.dp_rank_admitted),
+                           a.dp_rank_sequence_cap == 0 ? std::string("none")
+                                                       : grouped(a.dp_rank_sequence_cap))}}});
     if (a.replicas > 1)
         rep.figures.push_back(
-            {"total_max_concurrency", fmt::format("over {} replicas", a.replicas),
-             cell_count(a.total_max_concurrency, "sequences"), {},
-             {"max_concurrency x replicas", {fmt::format("{} GPUs / (tp x pp)", a.gpus)}}});
+            {"total_max_concurrency",
+             fmt::format("over {} replicas", a.replicas),
+             cell_count(a.total_max_concurrency, "sequences"),
+             {},
+             {"max_concurrency x replicas",
+              {fmt::format("{} GPUs / {} GPUs a replica", a.gpus, a.replica_gpus)}}});
     rep.figures.push_back(
         {"max_context",
          fmt::format("max context at {}{}",
                      plural(a.concurrency_per_replica, "sequence", "sequences"),
                      a.max_context_at_limit ? " (the model's limit)" : ""),
-         cell_tokens(a.max_context), {},
+         cell_tokens(a.max_context),
+         {},
          {"the longest context of which the engine's cache holds that many at once, at most the "
           "model's limit",
           {fmt::format("limit {} tokens ({})", grouped(a.limit.tokens), a.limit.field)}}});
@@ -327,23 +419,33 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         {"longest_single_context",
          std::string("longest single sequence") +
              (a.longest_at_limit ? " (the model's limit)" : ""),
-         cell_tokens(a.longest_single_context), {},
+         cell_tokens(a.longest_single_context),
+         {},
          {"the longest context one sequence alone can reach, at most the model's limit", {}}});
     if (a.estimated_max_model_len)
-        rep.figures.push_back(
-            {"estimated_max_model_len", "vLLM's estimated maximum model length",
-             cell_count(*a.estimated_max_model_len, "tokens"), {},
-             {"the longest length whose one request fits the usable blocks "
-              "(_estimate_max_model_len_from_groups)",
-              {}}});
-    rep.figures.push_back({"drafter_layers", "speculative drafter layers",
-                           cell_count(a.drafter_layers, "layers"), {},
-                           {"layers a speculative drafter adds to the KV cache", {}}, false});
-    rep.figures.push_back({"drafter_kv_bytes_per_token", "drafter KV per token",
-                           cell(a.drafter_kv_per_token), cell_exact(a.drafter_kv_per_token),
-                           {"the drafter layers' KV per token, whole model", {}}, false});
-    rep.figures.push_back({"context_limit_tokens", "context limit",
-                           cell_count(a.limit.tokens, "tokens"), {},
+        rep.figures.push_back({"estimated_max_model_len",
+                               "vLLM's estimated maximum model length",
+                               cell_count(*a.estimated_max_model_len, "tokens"),
+                               {},
+                               {"the longest length whose one request fits the usable blocks "
+                                "(_estimate_max_model_len_from_groups)",
+                                {}}});
+    rep.figures.push_back({"drafter_layers",
+                           "speculative drafter layers",
+                           cell_count(a.drafter_layers, "layers"),
+                           {},
+                           {"layers a speculative drafter adds to the KV cache", {}},
+                           false});
+    rep.figures.push_back({"drafter_kv_bytes_per_token",
+                           "drafter KV per token",
+                           cell(a.drafter_kv_per_token),
+                           cell_exact(a.drafter_kv_per_token),
+                           {"the drafter layers' KV per token, whole model", {}},
+                           false});
+    rep.figures.push_back({"context_limit_tokens",
+                           "context limit",
+                           cell_count(a.limit.tokens, "tokens"),
+                           {},
                            {"the least of the config's length keys, rope scaling applied "
                             "(vllm/config/model.py, _get_and_verify_max_len)",
                             {fmt::format("{} = {}", a.limit.field, grouped(a.limit.field_tokens))}},
@@ -353,7 +455,8 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
             {"tpot_seconds",
              fmt::format("decode TPOT bound at {} x {} tokens", grouped(a.concurrency_per_replica),
                          grouped(a.demand.context)),
-             cell(a.decode->tpot), {},
+             cell(a.decode->tpot),
+             {},
              {"the roofline lower bound (kvplan roofline) at the load each replica carries", {}}});
 }
 
@@ -538,11 +641,11 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
             a.gpus, a.replicas, a.replica.parallel.tp, a.replica.parallel.pp,
             grouped(a.concurrency_per_replica), grouped(a.demand.concurrency)));
     if (a.serving.engine == Engine::vllm && a.starts() &&
-        a.admitted > static_cast<std::uint64_t>(a.max_concurrency_ratio) + 1)
+        a.dp_rank_admitted > static_cast<std::uint64_t>(a.max_concurrency_ratio) + 1)
         rep.notes.push_back(fmt::format(
             "vLLM logs {:.2f}x for {} tokens per request (it reserves each sliding window's tokens "
             "in flight for every request); its scheduler admits {}, as windows stop growing",
-            a.max_concurrency_ratio, grouped(a.demand.context), grouped(a.admitted)));
+            a.max_concurrency_ratio, grouped(a.demand.context), grouped(a.dp_rank_admitted)));
     if (a.sequence_cap != 0 && a.admitted > a.sequence_cap)
         rep.notes.push_back(fmt::format(
             "the engine's sequence cap ({}) binds: its cache holds {} (--max-num-seqs raises it)",
@@ -575,8 +678,9 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
                                         why.empty() ? "the model states no format" : why));
     }
     if (!a.kv_given && !a.memory().outside_fits)
-        rep.notes.push_back("the terms outside the engine's fraction do not fit in what it leaves: "
-                            "lower the fraction");
+        rep.notes.push_back(
+            "the terms outside the engine's fraction do not fit in what it leaves: "
+            "lower the fraction");
 }
 
 }  // namespace kvplan::cli

@@ -4,9 +4,8 @@
 // figures term by term with their explanations, and the notes. fit shows all of it; compare, plan,
 // check and diff take the cells they need from the same answer.
 
-#include <string>
-
 #include <kvplan/plan/evaluate.hpp>
+#include <string>
 
 #include "flags.hpp"
 #include "report.hpp"
@@ -18,6 +17,15 @@ namespace kvplan::cli {
 
 /// "FITS: ...", "DOES NOT FIT: ..." or "DOES NOT START: ..." with the reason.
 [[nodiscard]] std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g);
+
+/// "tp 4 x pp 1", "dp 8 x tp 1 x pp 1, ep 8", "tp 8 x pp 1, dp attention 8, ep 8": a layout as
+/// its engine's rules read it.
+[[nodiscard]] std::string layout_text(const ParallelConfig& p);
+
+/// The command lines to paste for `d` at `demand`, vLLM's and SGLang's, each evaluated under its
+/// own engine, as notes (or why an engine has none); `model` is what the engine loads.
+void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
+                           const std::string& model);
 
 /// Why the engine does not start, in a sentence ("" when it starts).
 [[nodiscard]] std::string refusal_text(const ReplicaAnswer& a);

@@ -100,8 +100,7 @@ void run_compare(const CommonOptions& o, Context& ctx) {
                         const ResolvedGpu gpu = resolve_gpu(g, ctx);
                         const Deployment d{.model = rm.get(),
                                            .gpu = gpu.spec,
-                                           .parallel = {.tp = flags.layout.tp,
-                                                        .pp = flags.layout.pp},
+                                           .parallel = flags.layout.parallel(),
                                            .gpus = flags.layout.gpus,
                                            .weights = wo,
                                            .kv = f,

@@ -84,6 +84,9 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
                   {"gpus", cell_count(a.gpus, "")},
                   {"tp", cell_count(a.replica.parallel.tp, "")},
                   {"pp", cell_count(a.replica.parallel.pp, "")},
+                  {"dp", cell_count(a.replica.parallel.dp, "")},
+                  {"ep", cell_count(a.replica.parallel.ep, "")},
+                  {"dcp", cell_count(a.replica.parallel.dcp, "")},
                   {"kv_dtype", cell_text(name(a.replica.kv.dtype))},
                   {"weight_dtype", cell_text(name(a.replica.weights.format))},
                   {"engine", cell_text(std::string(name(a.serving.engine)))},
@@ -115,6 +118,7 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     }
     append_estimate_notes(rep, a, in.profile_path,
                           "fit's verdict is about memory and uses neither");
+    if (a.starts()) append_serve_commands(rep, d, in.demand(), served_model(in.model, ctx));
     if (profile && profile->has_reserve)
         rep.notes.push_back(fmt::format(
             "reserve from the profile {} ({}, fitted on {} from {}){}", in.profile_path,
@@ -139,8 +143,8 @@ void register_fit(CLI::App& app, Context& ctx) {
     CLI::App* sub = app.add_subcommand(
         "fit", "Does a workload fit a replica? The KV budget term by term, verdict first");
     add_options(*sub, *o,
-                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
-                    opt_lengths | opt_profile | opt_output);
+                opt_model | opt_gpu | opt_layout | opt_parallel | opt_dtypes | opt_workload |
+                    opt_budget | opt_lengths | opt_profile | opt_output);
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");

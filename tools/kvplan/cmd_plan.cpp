@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <kvplan/format.hpp>
+#include <kvplan/plan/commands.hpp>
 #include <kvplan/plan/review.hpp>
 #include <kvplan/plan/search.hpp>
 #include <kvplan/price_file.hpp>
@@ -27,11 +28,15 @@ struct PlanOptions {
     std::string max_gpus = "8";
     std::string max_tp = "8";
     std::string top = "10";
-    std::string rank;     ///< default: estimate with a prompt / output split, else gpus
-    std::string prices;   ///< --prices FILE
-    std::string ttft_ms;  ///< --ttft-ms target
-    std::string tpot_ms;  ///< --tpot-ms target
-    bool pareto = false;  ///< --pareto
+    std::string rank;               ///< default: estimate with a prompt / output split, else gpus
+    bool no_dp = false;             ///< leave attention data parallelism out of the search
+    bool no_ep = false;             ///< leave expert parallelism out
+    bool no_dcp = false;            ///< leave decode context parallelism out
+    std::string redundant_experts;  ///< for the expert-parallel layouts
+    std::string prices;             ///< --prices FILE
+    std::string ttft_ms;            ///< --ttft-ms target
+    std::string tpot_ms;            ///< --tpot-ms target
+    bool pareto = false;            ///< --pareto
 };
 
 /// --weight-dtype as a list: formats, or "checkpoint" for the model's own (the default).
@@ -177,6 +182,14 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     SearchSpace space;
     space.max_gpus = static_cast<std::uint32_t>(max_gpus);
     space.max_tp = static_cast<std::uint32_t>(max_tp);
+    space.data_parallel = !po.no_dp;
+    space.expert_parallel = !po.no_ep;
+    space.context_parallel = !po.no_dcp;
+    if (!po.redundant_experts.empty()) {
+        const std::uint64_t r = parse_count(po.redundant_experts, "--redundant-experts", 0);
+        if (r > 65536) usage_error("--redundant-experts", "at most 65536", po.redundant_experts);
+        space.redundant_experts = static_cast<std::uint32_t>(r);
+    }
     space.kv_formats.clear();
     for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
         space.kv_formats.push_back(KvFormat(d));
@@ -248,16 +261,14 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     } else {
         const ReplicaAnswer& best = order.front()->answer;
         rep.verdict = fmt::format(
-            "{}: {} x {} (tp {} x pp {}, KV {}, weights {}) holds {} sequences of {} tokens; room "
-            "for {}",
+            "{}: {} x {} ({}, KV {}, weights {}) holds {} sequences of {} tokens; room for {}",
             rank == "fastest"    ? "FASTEST"
             : by_cost            ? "CHEAPEST PER TOKEN"
             : rank == "estimate" ? "MOST TOKENS/S PER GPU"
                                  : "SMALLEST",
-            best.gpus, gpus[order.front()->gpu].id, best.replica.parallel.tp,
-            best.replica.parallel.pp, name(best.replica.kv.dtype),
-            describe_weights(best.replica.weights), grouped(concurrency), grouped(context),
-            grouped(best.max_concurrency));
+            best.gpus, gpus[order.front()->gpu].id, layout_text(best.replica.parallel),
+            name(best.replica.kv.dtype), describe_weights(best.replica.weights),
+            grouped(concurrency), grouped(context), grouped(best.max_concurrency));
         if (best.estimate)
             *rep.verdict += fmt::format(
                 "; by the estimate {:.1f} tokens/s per GPU, TPOT {} (bound {}), TTFT {} (bound "
@@ -269,9 +280,11 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                                         *priced.front()->dollars_per_million_tokens);
     }
     rep.heading = fmt::format(
-        "{}: {} GPU type{} x 1-{} GPUs x tp/pp x {} KV dtype{} x {} weight format{}, engine {}; {} "
+        "{}: {} GPU type{} x 1-{} GPUs x {} x {} KV dtype{} x {} weight format{}, engine {}; {} "
         "layouts searched, {} fit",
         display_name(rm), gpus.size(), gpus.size() == 1 ? "" : "s", max_gpus,
+        fmt::format("tp/pp{}{}{}", space.data_parallel ? "/dp" : "",
+                    space.expert_parallel ? "/ep" : "", space.context_parallel ? "/dcp" : ""),
         space.kv_formats.size(), space.kv_formats.size() == 1 ? "" : "s", space.weights.size(),
         space.weights.size() == 1 ? "" : "s", name(serving.engine), p.searched, p.fits.size());
     rep.inputs = {{"model", cell_text(rm.id)},
@@ -374,6 +387,17 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "it, and another GPU that does (each evaluated as fit would); a smaller weight format "
             "(--weight-dtype fp8) or --max-gpus may find more");
     }
+    if (!p.fits.empty())
+        for (const EngineCommand& c : serve_commands(p, rm.get(), space, serving, demand,
+                                                     {.model = served_model(rm, ctx)})) {
+            if (c.command)
+                rep.notes.push_back(fmt::format("{} command line (candidate {}): {}",
+                                                name(c.engine), c.candidate + 1,
+                                                c.command->line()));
+            else
+                rep.notes.push_back(
+                    fmt::format("{}: no command line ({})", name(c.engine), c.refused));
+        }
     if (order.size() > top)
         rep.notes.push_back(fmt::format("{} more fit; --top N shows more", order.size() - top));
     if (review) {
@@ -478,6 +502,12 @@ void register_plan(CLI::App& app, Context& ctx) {
                     "Leave out candidates whose TPOT estimate passes this many milliseconds");
     sub->add_flag("--pareto", o->pareto,
                   "List the candidates not dominated on tokens/s per GPU and TPOT (estimates)");
+    sub->add_flag("--no-dp", o->no_dp, "Leave attention data parallelism out of the search");
+    sub->add_flag("--no-ep", o->no_ep, "Leave expert parallelism out of the search");
+    sub->add_flag("--no-dcp", o->no_dcp, "Leave decode context parallelism out of the search");
+    sub->add_option(
+        "--redundant-experts", o->redundant_experts,
+        "Physical experts beyond the routed ones in the expert-parallel layouts (EPLB)");
     sub->callback([o, &ctx] { run_plan(*o, ctx); });
 }
 

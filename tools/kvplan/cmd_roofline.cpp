@@ -97,16 +97,19 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
 
     Report rep;
     rep.command = "roofline";
-    rep.heading = fmt::format("{} on {} x {} (tp {} x pp {}): decode and prefill lower bounds at "
-                              "peak {} and {} dense {}",
-                              display_name(in.model), r.gpus(), in.gpu.id, r.parallel.tp,
-                              r.parallel.pp, fmt::format("{}", in.gpu.spec.memory_bandwidth),
+    rep.heading = fmt::format("{} on {} x {} ({}): decode and prefill lower bounds at peak {} "
+                              "and {} dense {}",
+                              display_name(in.model), r.gpus(), in.gpu.id, layout_text(r.parallel),
+                              fmt::format("{}", in.gpu.spec.memory_bandwidth),
                               fmt::format("{}", roofline_peak(in.gpu.spec, ro.compute)),
                               name(ro.compute));
     rep.inputs = {{"model", cell_text(in.model.id)},
                   {"gpu", cell_text(in.gpu.id)},
                   {"tp", cell_count(r.parallel.tp, "")},
                   {"pp", cell_count(r.parallel.pp, "")},
+                  {"dp", cell_count(r.parallel.dp, "")},
+                  {"ep", cell_count(r.parallel.ep, "")},
+                  {"dcp", cell_count(r.parallel.dcp, "")},
                   {"kv_dtype", cell_text(name(r.kv.dtype))},
                   {"weight_dtype", cell_text(name(r.weights.format))},
                   {"engine", cell_text(std::string(name(in.flags.serving.engine)))},
@@ -298,6 +301,23 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
                            cell(d.all_reduce.per_step), {},
                            {"2 all-reduces per layer of batch x hidden x 2 B over the scale-up link",
                             {fmt::format("link {}", fmt::format("{}", d.all_reduce.link))}}});
+    if (d.all_to_all.applies)
+        rep.figures.push_back(
+            {"all_to_all_seconds", "expert all-to-all per step (not added)",
+             d.all_to_all.network_unknown ? cell_null("unknown: no node-to-node figure")
+                                          : cell(d.all_to_all.per_step),
+             {},
+             {"dispatch + combine of each MoE layer: tokens x top-k x message, to the GPUs the "
+              "experts spread over, in the node by the scale-up link and across nodes by the "
+              "network",
+              {fmt::format("{} tokens a GPU dispatches x {} experts each, over {} GPUs ({} in the "
+                           "node); {} MoE layers",
+                           grouped(d.all_to_all.tokens), d.all_to_all.experts_per_token,
+                           d.all_to_all.group, d.all_to_all.group_in_node,
+                           d.all_to_all.moe_layers),
+               fmt::format("dispatch {} and combine {} per layer",
+                           fmt::format("{}", d.all_to_all.dispatch),
+                           fmt::format("{}", d.all_to_all.combine))}}});
     rep.figures.push_back({"prefill_seconds", fmt::format("prefill of {} tokens", grouped(p.context)),
                            cell(p.prefill.ttft), {},
                            {"max(weights + KV written / bandwidth, FLOPs incl. causal attention / "
@@ -322,8 +342,8 @@ void register_roofline(CLI::App& app, Context& ctx) {
         "roofline",
         "Decode and prefill lower bounds; comma lists sweep (--batch 1,8,32 --context 1k,8k)");
     add_options(*sub, o->common,
-                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_lengths |
-                    opt_profile | opt_output);
+                opt_model | opt_gpu | opt_layout | opt_parallel | opt_dtypes | opt_budget |
+                    opt_lengths | opt_profile | opt_output);
     sub->add_option("-c,--context", o->common.context,
                     "Tokens per sequence, comma list to sweep (1k,8k); default: the model's limit");
     sub->add_option("-b,--batch,--concurrency", o->common.batch,

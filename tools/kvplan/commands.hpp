@@ -22,5 +22,6 @@ void register_roofline(CLI::App& app, Context& ctx);
 void register_trace(CLI::App& app, Context& ctx);
 void register_fleet(CLI::App& app, Context& ctx);
 void register_calibrate(CLI::App& app, Context& ctx);
+void register_disagg(CLI::App& app, Context& ctx);
 
 }  // namespace kvplan::cli

@@ -190,7 +190,7 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
 Deployment ReplicaRequest::deployment() const {
     return Deployment{.model = model.get(),
                       .gpu = gpu.spec,
-                      .parallel = {.tp = flags.layout.tp, .pp = flags.layout.pp},
+                      .parallel = flags.layout.parallel(),
                       .gpus = flags.layout.gpus,
                       .weights = flags.weights,
                       .kv = flags.kv,
@@ -213,7 +213,7 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx, ComputeD
                                       ? flags.split.sum()
                                       : context_limit(model.get().config()).tokens;
     ReplicaRequest r{std::move(model), std::move(gpu), std::move(flags), context};
-    (void)make_layout(r.model.get(), r.flags.layout);  // InvalidLayout before any figure
+    (void)Layout(r.model.get(), r.deployment().parallel_config());  // InvalidLayout first
     r.profile = read_profile_flag(o);
     if (r.profile) {
         r.profile_path = o.profile;

@@ -1,15 +1,18 @@
 #include "inputs.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
-
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/plain_decoder.hpp>
 #include <kvplan/presets.hpp>
+#include <string>
 
 #include "parse.hpp"
 
@@ -96,8 +99,8 @@ ResolvedModel inline_model(const InlineModel& m) {
     try {
         ResolvedModel r{"inline", "the inline sizes (--layers, --hidden-size ...)",
                         Model{plain_decoder_config(p)}};
-        r.notes.push_back("a plain decoder from its sizes: full attention"
-                          + std::string(p.sliding_window != 0 ? " in a sliding window" : "") +
+        r.notes.push_back("a plain decoder from its sizes: full attention" +
+                          std::string(p.sliding_window != 0 ? " in a sliding window" : "") +
                           ", a gated MLP, RMS norms, no biases; weights bf16");
         return r;
     } catch (const InvalidModel& e) {
@@ -151,11 +154,11 @@ ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::str
     }
     // With a near id the list gives way to it: messages are cut at 1023 characters.
     const std::string near = detail::did_you_mean(arg, known);
-    detail::throw_field_error<InvalidInput>(
-        std::string(flag), "model",
-        "a bundled model id (" + (near.empty() ? ids : "kvplan list models") +
-            ") or a path to a config.json",
-        "'" + arg + "'" + near);
+    detail::throw_field_error<InvalidInput>(std::string(flag), "model",
+                                            "a bundled model id (" +
+                                                (near.empty() ? ids : "kvplan list models") +
+                                                ") or a path to a config.json",
+                                            "'" + arg + "'" + near);
 }
 
 std::vector<ModelListing> bundled_models(const Context& ctx) {
@@ -172,24 +175,44 @@ std::vector<ModelListing> bundled_models(const Context& ctx) {
 LayoutInput parse_layout(const CommonOptions& o) {
     LayoutInput l;
     constexpr std::uint64_t max_ranks = 1U << 16;
-    const auto tp = o.tp.empty() ? 1 : parse_count(o.tp, "--tp");
-    const auto pp = o.pp.empty() ? 1 : parse_count(o.pp, "--pp");
-    if (tp > max_ranks) usage_error("--tp", "at most 65536", o.tp);
-    if (pp > max_ranks) usage_error("--pp", "at most 65536", o.pp);
-    l.tp = static_cast<std::uint32_t>(tp);
-    l.pp = static_cast<std::uint32_t>(pp);
-    const std::uint64_t per_replica = tp * pp;
+    const auto degree = [&](const std::string& text, const char* flag, std::uint32_t none) {
+        if (text.empty()) return none;
+        const std::uint64_t v = parse_count(text, flag);
+        if (v > max_ranks) usage_error(flag, "at most 65536", text);
+        return static_cast<std::uint32_t>(v);
+    };
+    l.tp = degree(o.tp, "--tp", 1);
+    l.pp = degree(o.pp, "--pp", 1);
+    l.dp = degree(o.dp, "--dp", 1);
+    l.dcp = degree(o.dcp, "--dcp", 1);
+    if (o.enable_expert_parallel && !o.ep.empty())
+        usage_error("--enable-expert-parallel",
+                    "either it (vLLM: the experts over every dp x tp GPU) or --ep N", "both");
+    l.ep = o.enable_expert_parallel ? l.dp * l.tp : degree(o.ep, "--ep", 1);
+    if (!o.redundant_experts.empty()) {
+        const std::uint64_t r = parse_count(o.redundant_experts, "--redundant-experts", 0);
+        if (r > max_ranks) usage_error("--redundant-experts", "at most 65536", o.redundant_experts);
+        l.redundant_experts = static_cast<std::uint32_t>(r);
+    }
+    // vLLM's dp ranks are engines of tp x pp GPUs each; SGLang's and TensorRT-LLM's attention
+    // groups live within the tp GPUs.
+    const bool dp_adds_gpus = o.engine.empty() || o.engine == "vllm" || o.engine == "ideal";
+    const std::uint64_t per_replica =
+        std::uint64_t{l.tp} * l.pp * (dp_adds_gpus ? std::uint64_t{l.dp} : 1);
+    if (per_replica > max_ranks)
+        usage_error(dp_adds_gpus ? "--dp" : "--tp", "a replica of at most 65536 GPUs",
+                    std::to_string(per_replica));
     if (o.gpus.empty()) {
         l.gpus = static_cast<std::uint32_t>(per_replica);
     } else {
-        const auto g = parse_count(o.gpus, "--gpus");
-        if (g > max_ranks) usage_error("--gpus", "at most 65536", o.gpus);
+        const std::uint32_t g = degree(o.gpus, "--gpus", 1);
         if (g % per_replica != 0)
-            usage_error("--gpus",
-                        "a multiple of tp x pp = " + std::to_string(per_replica) +
-                            " (each replica takes tp x pp GPUs)",
-                        o.gpus);
-        l.gpus = static_cast<std::uint32_t>(g);
+            usage_error(
+                "--gpus",
+                fmt::format("a multiple of {} = {} (each replica takes that many GPUs)",
+                            dp_adds_gpus && l.dp > 1 ? "dp x tp x pp" : "tp x pp", per_replica),
+                o.gpus);
+        l.gpus = g;
     }
     l.replicas = static_cast<std::uint32_t>(l.gpus / per_replica);
     return l;
@@ -200,6 +223,24 @@ Layout make_layout(const Model& m, const LayoutInput& l) {
     p.tp = l.tp;
     p.pp = l.pp;
     return Layout(m, p);
+}
+
+std::string served_model(const ResolvedModel& m, const Context& ctx) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path given(m.id);
+    if (fs::is_directory(given, ec)) return m.id;
+    if (fs::is_regular_file(given, ec))
+        return given.has_parent_path() ? given.parent_path().string() : std::string(".");
+    // The bundled table's rows read "| id | repo | ...".
+    std::ifstream table(ctx.config_dir / "models" / "README.md");
+    const std::string row = "| " + m.id + " | ";
+    for (std::string line; std::getline(table, line);)
+        if (line.rfind(row, 0) == 0) {
+            const std::size_t end = line.find(" |", row.size());
+            if (end != std::string::npos) return line.substr(row.size(), end - row.size());
+        }
+    return m.id;
 }
 
 std::string display_name(const ResolvedModel& m) {

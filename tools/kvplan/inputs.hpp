@@ -5,14 +5,13 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <kvplan/dtype.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/model.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "context.hpp"
 #include "options.hpp"
@@ -58,13 +57,30 @@ struct ModelListing {
 struct LayoutInput {
     std::uint32_t tp = 1;
     std::uint32_t pp = 1;
-    std::uint32_t gpus = 1;      ///< tp x pp x replicas
-    std::uint32_t replicas = 1;  ///< data-parallel copies: gpus / (tp x pp)
+    std::uint32_t dp = 1;   ///< attention data-parallel ranks
+    std::uint32_t ep = 1;   ///< GPUs the routed experts spread over
+    std::uint32_t dcp = 1;  ///< decode context parallelism
+    std::uint32_t redundant_experts = 0;
+    std::uint32_t gpus = 1;      ///< replica GPUs x replicas
+    std::uint32_t replicas = 1;  ///< copies of the replica: gpus / replica GPUs
+    /// The layout as the library takes it (its rules set by the deployment's engine).
+    [[nodiscard]] ParallelConfig parallel() const {
+        return {.tp = tp,
+                .pp = pp,
+                .dp = dp,
+                .ep = ep,
+                .dcp = dcp,
+                .redundant_experts = redundant_experts};
+    }
 };
 [[nodiscard]] LayoutInput parse_layout(const CommonOptions& o);
 
 /// The layout a model takes, validated.
 [[nodiscard]] Layout make_layout(const Model& m, const LayoutInput& l);
+
+/// The model an engine's command line serves: the folder of a config given by path, else the
+/// Hugging Face repo configs/models/README.md lists for a bundled id, else the id.
+[[nodiscard]] std::string served_model(const ResolvedModel& m, const Context& ctx);
 
 /// "Llama-3-70B" or the id when the config has no name.
 [[nodiscard]] std::string display_name(const ResolvedModel& m);

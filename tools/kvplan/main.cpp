@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
     register_trace(app, ctx);
     register_fleet(app, ctx);
     register_calibrate(app, ctx);
+    register_disagg(app, ctx);
 
     // Every failure is one line on stderr, valid UTF-8, and a documented exit code.
     const auto fail = [](std::string_view kind, std::string_view what, int code) {

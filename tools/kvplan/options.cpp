@@ -1,8 +1,21 @@
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <kvplan/plan/commands.hpp>
 
 namespace kvplan::cli {
+
+namespace {
+
+/// kvplan's flag `own` and, as aliases, the engines' own spellings of the same field.
+std::string parallel_names(ParallelField f, const char* own) {
+    std::string names = own;
+    for (const ParallelFlag& p : engine_parallel_flags)
+        if (p.field == f && !p.enables) names += std::string(",") + p.flag;
+    return names;
+}
+
+}  // namespace
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
     if (groups & opt_model) {
@@ -38,12 +51,31 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
             ->group(group);
     }
     if (groups & opt_gpu)
-        sub.add_option("-g,--gpu", o.gpu,
-                       "A bundled GPU id or alias (kvplan list gpus), or a path to a GPU spec JSON");
+        sub.add_option(
+            "-g,--gpu", o.gpu,
+            "A bundled GPU id or alias (kvplan list gpus), or a path to a GPU spec JSON");
     if (groups & opt_layout) {
         sub.add_option("--gpus", o.gpus, "GPUs in the replica (default: tp x pp)");
-        sub.add_option("--tp", o.tp, "Tensor-parallel degree (default 1)");
-        sub.add_option("--pp", o.pp, "Pipeline-parallel stages (default 1)");
+        sub.add_option(parallel_names(ParallelField::tp, "--tp"), o.tp,
+                       "Tensor-parallel degree (default 1)");
+        sub.add_option(parallel_names(ParallelField::pp, "--pp"), o.pp,
+                       "Pipeline-parallel stages (default 1)");
+    }
+    if (groups & opt_parallel) {
+        sub.add_option(parallel_names(ParallelField::dp, "--dp"), o.dp,
+                       "Attention data-parallel ranks, each with its own sequences and cache "
+                       "(vLLM: dp engines of tp x pp GPUs; SGLang: dp attention groups within tp)");
+        sub.add_option(parallel_names(ParallelField::ep, "--ep"), o.ep,
+                       "GPUs the routed experts spread over (vLLM: 1 or dp x tp; SGLang: dividing "
+                       "tp)");
+        sub.add_flag("--enable-expert-parallel", o.enable_expert_parallel,
+                     "vLLM's switch: the routed experts over every dp x tp GPU (--ep dp x tp)");
+        sub.add_option(parallel_names(ParallelField::dcp, "--dcp"), o.dcp,
+                       "vLLM's decode context parallelism: each sequence's tokens split over dcp "
+                       "of the tp ranks (dividing tp)");
+        sub.add_option(parallel_names(ParallelField::redundant_experts, "--redundant-experts"),
+                       o.redundant_experts,
+                       "Physical experts beyond the routed ones, spread with them (EPLB)");
     }
     if (groups & opt_dtypes) {
         sub.add_option("--kv-dtype", o.kv_dtype,
@@ -65,9 +97,10 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
             ->capture_default_str();
     }
     if (groups & opt_workload) {
-        sub.add_option("-c,--context", o.context,
-                       "Tokens per sequence, as vLLM's --max-model-len reads them: 8192, 8k (8,000), "
-                       "25.6k, 8K (8,192); default: the model's limit");
+        sub.add_option(
+            "-c,--context", o.context,
+            "Tokens per sequence, as vLLM's --max-model-len reads them: 8192, 8k (8,000), "
+            "25.6k, 8K (8,192); default: the model's limit");
         sub.add_option("-n,--concurrency", o.concurrency,
                        "Sequences held at once, over every replica of --gpus");
     }

@@ -27,21 +27,26 @@ struct InlineModel {
 };
 
 struct CommonOptions {
-    std::string model;  ///< a bundled id, or a path to a config.json or a folder holding one
-    std::string model_type;     ///< import the config as this transformers model_type
-    InlineModel inline_model;   ///< --layers, --hidden-size ...: a model with no file
-    std::string gpu;    ///< a bundled id or alias, or a path to a spec JSON
-    std::string gpus;   ///< GPUs in the replica; default tp x pp
-    std::string tp;  ///< empty: 1
-    std::string pp;  ///< empty: 1
+    std::string model;         ///< a bundled id, or a path to a config.json or a folder holding one
+    std::string model_type;    ///< import the config as this transformers model_type
+    InlineModel inline_model;  ///< --layers, --hidden-size ...: a model with no file
+    std::string gpu;           ///< a bundled id or alias, or a path to a spec JSON
+    std::string gpus;          ///< GPUs in the replica; default tp x pp
+    std::string tp;            ///< empty: 1
+    std::string pp;            ///< empty: 1
+    std::string dp;            ///< attention data-parallel ranks; empty: 1
+    std::string ep;            ///< GPUs the routed experts spread over; empty: 1
+    std::string dcp;           ///< decode context parallelism (vLLM); empty: 1
+    std::string redundant_experts;        ///< physical experts beyond the routed ones
+    bool enable_expert_parallel = false;  ///< vLLM's switch: ep = dp x tp
     std::string kv_dtype = "bf16";
-    std::string weight_dtype;  ///< default: the checkpoint's own format, else bf16
-    std::string expert_dtype;  ///< routed experts' format, if not --weight-dtype's
-    std::string mamba_cache_dtype = "auto";      ///< Mamba / linear-attention conv state values
+    std::string weight_dtype;                ///< default: the checkpoint's own format, else bf16
+    std::string expert_dtype;                ///< routed experts' format, if not --weight-dtype's
+    std::string mamba_cache_dtype = "auto";  ///< Mamba / linear-attention conv state values
     std::string mamba_ssm_cache_dtype = "auto";  ///< their recurrent (SSM) state values
-    std::string context;       ///< tokens per sequence
-    std::string concurrency;   ///< sequences at once
-    std::string batch;         ///< decode batch
+    std::string context;                         ///< tokens per sequence
+    std::string concurrency;                     ///< sequences at once
+    std::string batch;                           ///< decode batch
     std::string block_size;
     std::string gpu_memory_utilization;
     std::string kv_memory;  ///< replaces the computed KV budget per GPU
@@ -49,7 +54,7 @@ struct CommonOptions {
     std::string max_num_seqs;            ///< the engine's cap on sequences at once
     std::string max_num_batched_tokens;  ///< tokens of one step
     std::string num_gpu_blocks_override;
-    bool allow_long_context = false;     ///< contexts past the model's limit
+    bool allow_long_context = false;  ///< contexts past the model's limit
     std::string speculative_method;
     std::string num_speculative_tokens;
     std::string draft_model;
@@ -67,14 +72,15 @@ enum OptionGroup : unsigned {
     opt_layout = 1U << 2,  ///< --gpus --tp --pp
     opt_dtypes =
         1U << 3,  ///< --kv-dtype --weight-dtype --mamba-cache-dtype --mamba-ssm-cache-dtype
-    opt_workload = 1U << 4,  ///< --context --concurrency
-    opt_budget = 1U << 5,    ///< --engine and its knobs: --block-size --gpu-memory-utilization
-                             ///< --kv-memory --max-num-seqs --max-num-batched-tokens
-                             ///< --num-gpu-blocks-override --allow-long-context
-    opt_output = 1U << 6,    ///< --format --explain
-    opt_batch = 1U << 7,     ///< --batch
-    opt_lengths = 1U << 8,   ///< --prompt-tokens --output-tokens
-    opt_profile = 1U << 9,   ///< --profile
+    opt_workload = 1U << 4,   ///< --context --concurrency
+    opt_budget = 1U << 5,     ///< --engine and its knobs: --block-size --gpu-memory-utilization
+                              ///< --kv-memory --max-num-seqs --max-num-batched-tokens
+                              ///< --num-gpu-blocks-override --allow-long-context
+    opt_output = 1U << 6,     ///< --format --explain
+    opt_batch = 1U << 7,      ///< --batch
+    opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens
+    opt_profile = 1U << 9,    ///< --profile
+    opt_parallel = 1U << 10,  ///< --dp --ep --dcp --redundant-experts --enable-expert-parallel
 };
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);

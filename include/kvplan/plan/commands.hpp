@@ -363,9 +363,13 @@ struct EngineCommand {
                                                " cannot state or start any of the layouts kept";
         for (std::size_t i = 0; i < plan.fits.size(); ++i) {
             const PlanCandidate& c = plan.fits[i];
+            // The layout as searched: a drafter's layers on the last stage are added again.
+            ParallelConfig searched = c.answer.replica.parallel;
+            if (c.answer.drafter_layers != 0 && searched.pp > 1)
+                searched.stage_layers = {};
             const Deployment d{.model = model,
                                .gpu = space.gpus[c.gpu],
-                               .parallel = c.answer.replica.parallel,
+                               .parallel = searched,
                                .weights = space.weights[c.weights],
                                .kv = space.kv_formats[c.kv],
                                .serving = serving};

@@ -223,7 +223,10 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
                                                                 const DisaggOptions& o = {}) {
     const ReplicaAnswer& r = a.answer;
     if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
-    const auto [params, fitted] = detail::step_params(r.replica.gpu, o);
+    // Named values, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::pair<EstimateParams, bool> chosen = detail::step_params(r.replica.gpu, o);
+    const EstimateParams params = chosen.first;
+    const bool fitted = chosen.second;
     const DecodeCosts c = decode_costs(r.replica, o.roofline);
     DecodePool pool{.candidate = a, .fitted = fitted};
     pool.batch_cap = r.max_concurrency;
@@ -252,7 +255,10 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
                                                                   const DisaggOptions& o = {}) {
     const ReplicaAnswer& r = a.answer;
     if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
-    const auto [params, fitted] = detail::step_params(r.replica.gpu, o);
+    // Named values, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::pair<EstimateParams, bool> chosen = detail::step_params(r.replica.gpu, o);
+    const EstimateParams params = chosen.first;
+    const bool fitted = chosen.second;
     const DecodeCosts c = decode_costs(r.replica, o.roofline);
     PrefillPool pool{.candidate = a, .fitted = fitted};
     pool.servers_per_replica = r.dp_ranks;
@@ -289,7 +295,10 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
     const PlanCandidate& a, const DisaggDemand& demand, const DisaggOptions& o = {}) {
     const ReplicaAnswer& r = a.answer;
     if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
-    const auto [params, fitted] = detail::step_params(r.replica.gpu, o);
+    // Named values, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::pair<EstimateParams, bool> chosen = detail::step_params(r.replica.gpu, o);
+    const EstimateParams params = chosen.first;
+    const bool fitted = chosen.second;
     const DecodeCosts c = decode_costs(r.replica, o.roofline);
     AggregatedPool pool{.candidate = a, .fitted = fitted};
     const auto at = [&](std::uint64_t n) {

@@ -1,0 +1,308 @@
+// kvplan disagg: a prefill pool and a decode pool sized apart for a request rate and TTFT / TPOT
+// targets, the prompt's KV moved between them, beside the aggregated plan for the same targets.
+// One call to kvplan::plan_disaggregated; the pools' figures are its own.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include <kvplan/format.hpp>
+#include <kvplan/plan/disaggregated.hpp>
+#include <kvplan/fleet.hpp>
+#include <kvplan/trace.hpp>
+
+#include "answer.hpp"
+#include "commands.hpp"
+#include "flags.hpp"
+#include "parse.hpp"
+#include "report.hpp"
+#include "traffic.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+struct DisaggOptionsCli {
+    CommonOptions common;
+    std::string max_gpus = "8";
+    std::string max_tp = "8";
+    std::string rate;
+    std::string ttft_ms;
+    std::string tpot_ms;
+    std::string trace;
+    std::string percentile = "95";
+    std::string time_unit = "s";
+    std::string link = "ib-ndr";
+    std::string latency = "estimate";
+};
+
+/// The link the prompt's KV crosses: a named one, the GPU's own node-to-node figure, or "N GB/s".
+Link parse_link(const std::string& text, const GpuSpec& gpu) {
+    if (text == "ib-ndr") return links::infiniband_ndr;
+    if (text == "ib-hdr") return links::infiniband_hdr;
+    if (text == "node") {
+        if (!(gpu.scale_out_bandwidth > BytesPerSecond{}))
+            usage_error("--link",
+                        "ib-ndr, ib-hdr, a bandwidth (25GB/s) or node with a GPU spec that states "
+                        "node.GB_per_s_per_direction",
+                        fmt::format("node, but GPU '{}' states no node-to-node figure", gpu.id));
+        return {"the GPU spec's node-to-node link", gpu.scale_out_bandwidth, LinkScope::per_gpu};
+    }
+    const std::string_view unit = "GB/s";
+    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit) {
+        const double v = parse_positive(text.substr(0, text.size() - unit.size()), "--link");
+        return {"the given link", v * GB_per_s, LinkScope::per_gpu};
+    }
+    usage_error("--link", "ib-ndr, ib-hdr, node or a bandwidth per GPU such as 25GB/s", text);
+}
+
+std::vector<Cell> pool_row(std::string pool, const PlanCandidate& c,
+                           const std::vector<ResolvedGpu>& gpus, std::uint32_t replicas,
+                           std::uint32_t total, std::uint64_t sequences, std::string per_replica,
+                           Seconds ttft, Seconds tpot) {
+    const ReplicaAnswer& a = c.answer;
+    const ParallelConfig& l = a.replica.parallel;
+    return {cell_text(std::move(pool)),
+            cell_text(gpus[c.gpu].id),
+            cell_text(layout_text(l)),
+            cell_count(l.tp, ""),
+            cell_count(l.pp, ""),
+            cell_count(l.dp, ""),
+            cell_count(l.ep, ""),
+            cell_count(l.dcp, ""),
+            cell_count(sequences, ""),
+            cell_text(name(a.replica.kv.dtype)),
+            cell_count(replicas, ""),
+            cell_count(total, ""),
+            cell_text(std::move(per_replica)),
+            ttft > Seconds{} ? cell(ttft) : cell_null("-"),
+            tpot > Seconds{} ? cell(tpot) : cell_null("-")};
+}
+
+void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
+    const CommonOptions& o = dc.common;
+    const std::uint64_t max_gpus = parse_count(dc.max_gpus, "--max-gpus");
+    const std::uint64_t max_tp = parse_count(dc.max_tp, "--max-tp");
+    if (max_gpus > 64) usage_error("--max-gpus", "at most 64", dc.max_gpus);
+    if (max_tp > 64) usage_error("--max-tp", "at most 64", dc.max_tp);
+    if (dc.latency != "estimate" && dc.latency != "bound")
+        usage_error("--latency",
+                    "estimate (the GPU family's fitted fractions and fixed costs) or bound (peak "
+                    "figures: a lower bound on the GPUs)",
+                    dc.latency);
+    const double rate = parse_positive(dc.rate, "--rate");
+    const double ttft_ms = parse_positive(dc.ttft_ms, "--ttft-ms");
+    const double tpot_ms = parse_positive(dc.tpot_ms, "--tpot-ms");
+
+    // The lengths sized for: the numbers given, or a percentile of a trace's.
+    std::uint64_t prompt = 0, output = 0;
+    std::string lengths_source;
+    if (dc.trace.empty()) {
+        if (o.prompt_tokens.empty() || o.output_tokens.empty())
+            usage_error("--prompt-tokens", "--prompt-tokens and --output-tokens, or --trace",
+                        "neither");
+        prompt = parse_tokens(o.prompt_tokens, "--prompt-tokens");
+        output = parse_tokens(o.output_tokens, "--output-tokens");
+        lengths_source = "as given";
+    } else {
+        if (!o.prompt_tokens.empty() || !o.output_tokens.empty())
+            usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both",
+                        dc.trace);
+        const TraceLengths len =
+            trace_lengths(LengthDistribution::from_trace(
+                              load_trace(dc.trace, trace_options(dc.time_unit)))
+                              .lengths);
+        const auto pick = [&](const Percentiles<std::uint64_t>& p) {
+            if (dc.percentile == "50") return p.p50;
+            if (dc.percentile == "95") return p.p95;
+            if (dc.percentile == "99") return p.p99;
+            if (dc.percentile == "max") return p.max;
+            usage_error("--percentile", "50, 95, 99 or max", dc.percentile);
+        };
+        prompt = pick(len.prompt);
+        output = pick(len.output);
+        lengths_source = fmt::format("p{} of {} requests in {}", dc.percentile,
+                                     grouped(len.requests), dc.trace);
+    }
+
+    SearchSpace space;
+    space.max_gpus = static_cast<std::uint32_t>(max_gpus);
+    space.max_tp = static_cast<std::uint32_t>(max_tp);
+    space.kv_formats.clear();
+    for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
+        space.kv_formats.push_back(KvFormat(d));
+    if (!o.weight_dtype.empty()) space.weights = {parse_weights(o)};
+    Serving serving = parse_serving(o);
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
+    std::vector<ResolvedGpu> gpus;
+    if (o.gpu.empty())
+        gpus = bundled_gpus(ctx);
+    else
+        for (const std::string& g : split_list(o.gpu, "--gpu")) gpus.push_back(resolve_gpu(g, ctx));
+    for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
+
+    DisaggOptions opt;
+    opt.link = parse_link(dc.link, gpus.front().spec);
+    opt.latency = dc.latency == "bound" ? LatencyModel::bound : LatencyModel::estimate;
+    const std::optional<CalibrationProfile> profile = read_profile_flag(o);
+    if (profile) {
+        if (gpus.size() != 1)
+            usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
+                        o.gpu.empty() ? "every bundled GPU" : o.gpu);
+        use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
+        opt.params = serving.estimate;
+    }
+    const DisaggDemand demand{.rate = rate,
+                              .prompt_tokens = prompt,
+                              .output_tokens = output,
+                              .ttft = ttft_ms / 1e3 * seconds,
+                              .tpot = tpot_ms / 1e3 * seconds};
+    const DisaggPlan p = plan_disaggregated(rm.get(), space, serving, demand, opt);
+
+    Report rep;
+    rep.command = "disagg";
+    const std::string targets =
+        fmt::format("{:g} requests/s of {} + {} tokens, TTFT {:g} ms, TPOT {:g} ms", rate,
+                    grouped(prompt), grouped(output), ttft_ms, tpot_ms);
+    if (p.gpus != 0 && p.aggregated)
+        rep.verdict = fmt::format(
+            "{}: disaggregated {} GPUs ({} prefill + {} decode) against aggregated {} GPUs, for {}",
+            p.disaggregated_smaller ? "DISAGGREGATED IS SMALLER" : "AGGREGATED IS AS SMALL OR SMALLER",
+            p.gpus, p.prefill->gpus, p.decode->gpus, p.aggregated->gpus, targets);
+    else if (p.gpus != 0)
+        rep.verdict = fmt::format("DISAGGREGATED ONLY: {} GPUs ({} prefill + {} decode) for {}",
+                                  p.gpus, p.prefill->gpus, p.decode->gpus, targets);
+    else if (p.aggregated)
+        rep.verdict = fmt::format("AGGREGATED ONLY: {} GPUs for {}", p.aggregated->gpus, targets);
+    else
+        rep.verdict = fmt::format("NO PLAN meets {} with replicas of up to {} GPUs", targets,
+                                  max_gpus);
+    rep.heading = fmt::format(
+        "{}: {} GPU type{} x 1-{} GPUs a replica, engine {}, steps timed by the {}; lengths {}",
+        display_name(rm), gpus.size(), gpus.size() == 1 ? "" : "s", max_gpus, name(serving.engine),
+        dc.latency == "bound" ? "roofline bound (peak figures)" : "latency estimate", lengths_source);
+    rep.inputs = {{"model", cell_text(rm.id)},
+                  {"rate_per_second", cell_number(rate, "requests/s", 3)},
+                  {"prompt_tokens", cell_count(prompt, "tokens")},
+                  {"output_tokens", cell_count(output, "tokens")},
+                  {"ttft_target_seconds", cell(demand.ttft)},
+                  {"tpot_target_seconds", cell(demand.tpot)},
+                  {"engine", cell_text(std::string(name(serving.engine)))},
+                  {"latency", cell_text(dc.latency)},
+                  {"link", cell_text(std::string(opt.link.name))},
+                  {"max_gpus", cell_count(max_gpus, "")}};
+    append_model_notes(rep, rm);
+    rep.figures.push_back({"disaggregated_gpus", "disaggregated GPUs", cell_count(p.gpus, "GPUs"),
+                           {}, {"prefill pool + decode pool", {}}});
+    rep.figures.push_back({"aggregated_gpus", "aggregated GPUs",
+                           p.aggregated ? cell_count(p.aggregated->gpus, "GPUs") : cell_null("none"),
+                           {}, {"replicas doing both, for the same targets", {}}});
+    rep.figures.push_back({"disaggregated_smaller", "disaggregated is smaller",
+                           cell_bool(p.disaggregated_smaller), {}, {}, false});
+    if (p.gpus != 0) {
+        rep.figures.push_back(
+            {"kv_transfer_bytes_per_gpu", "prompt KV moved per request, per decode GPU",
+             cell(p.transfer.bytes_per_rank), cell_exact(p.transfer.bytes_per_rank),
+             {"the prompt's KV on the decode GPU holding the most of it",
+              {fmt::format("{} tokens", grouped(p.transfer.tokens))}}});
+        rep.figures.push_back({"kv_transfer_seconds", "its transfer", cell(p.transfer.time), {},
+                               {"bytes / the link's bandwidth per GPU, added to TTFT",
+                                {fmt::format("{} at {}", opt.link.name,
+                                             fmt::format("{}", opt.link.bandwidth))}}});
+    }
+
+    Table t;
+    t.key = "pools";
+    // The layout's degrees and each replica's sequences (prefill: prompts at once, one per dp
+    // rank) are JSON and CSV columns; the text reads them in "layout" and "each replica".
+    t.columns = {{"pool", "pool"},
+                 {"gpu", "GPU"},
+                 {"layout", "layout"},
+                 {"tp", "tp", false},
+                 {"pp", "pp", false},
+                 {"dp", "dp", false},
+                 {"ep", "ep", false},
+                 {"dcp", "dcp", false},
+                 {"sequences_per_replica", "sequences", false},
+                 {"kv_dtype", "KV"},
+                 {"replicas", "replicas"},
+                 {"gpus", "GPUs"},
+                 {"per_replica", "each replica"},
+                 {"ttft_seconds", "TTFT"},
+                 {"tpot_seconds", "TPOT"}};
+    if (p.prefill)
+        t.rows.push_back(pool_row(
+            "prefill", p.prefill->candidate, gpus, p.prefill->replicas, p.prefill->gpus,
+            p.prefill->servers_per_replica,
+            fmt::format("{} server{} at {:.0f} % busy, {:.1f} ms a prompt in {} pass{}",
+                        p.prefill->servers_per_replica,
+                        p.prefill->servers_per_replica == 1 ? "" : "s",
+                        100 * p.prefill->utilization, p.prefill->service.in(seconds) * 1e3,
+                        p.prefill->passes, p.prefill->passes == 1 ? "" : "es"),
+            p.prefill->ttft, Seconds{}));
+    if (p.decode)
+        t.rows.push_back(pool_row(
+            "decode", p.decode->candidate, gpus, p.decode->replicas, p.decode->gpus,
+            p.decode->batch,
+            fmt::format("{} sequences (its cache holds {}), {:.1f} requests/s",
+                        grouped(p.decode->batch), grouped(p.decode->batch_cap),
+                        p.decode->requests_per_s),
+            Seconds{}, p.decode->tpot));
+    if (p.aggregated)
+        t.rows.push_back(pool_row(
+            "aggregated", p.aggregated->candidate, gpus, p.aggregated->replicas,
+            p.aggregated->gpus, p.aggregated->concurrency,
+            fmt::format("{} requests at once, {:.1f} requests/s", grouped(p.aggregated->concurrency),
+                        p.aggregated->requests_per_s),
+            p.aggregated->ttft, p.aggregated->tpot));
+    rep.tables.push_back(std::move(t));
+    rep.csv_table = 0;
+    if (!p.note.empty()) rep.notes.push_back(p.note);
+    const bool unfitted = (p.prefill && !p.prefill->fitted) || (p.decode && !p.decode->fitted) ||
+                          (p.aggregated && !p.aggregated->fitted);
+    if (unfitted)
+        rep.notes.push_back(
+            "a GPU of no known family was timed at peak figures: its pool is a lower bound");
+    rep.notes.push_back(
+        "prefill: each dp rank serves one prompt at a time, an M/D/1 queue at the rate (DistServe, "
+        "OSDI 2024); decode: the largest batch within the TPOT target that the cache holds, the "
+        "pool by Little's law; aggregated: chunked prefill riding along the decodes");
+    render(rep, parse_format(o.format), o.explain, *ctx.out);
+}
+
+}  // namespace
+
+void register_disagg(CLI::App& app, Context& ctx) {
+    auto o = std::make_shared<DisaggOptionsCli>();
+    CLI::App* sub = app.add_subcommand(
+        "disagg",
+        "Prefill and decode pools sized apart for a rate and TTFT/TPOT targets, beside the "
+        "aggregated plan");
+    add_options(*sub, o->common, opt_model | opt_gpu | opt_dtypes | opt_budget | opt_lengths |
+                                     opt_profile | opt_output);
+    sub->add_option("--rate", o->rate, "Requests arriving per second (at random)")->required();
+    sub->add_option("--ttft-ms", o->ttft_ms, "Time to first token target, in ms")->required();
+    sub->add_option("--tpot-ms", o->tpot_ms, "Time per output token target, in ms")->required();
+    sub->add_option("--trace", o->trace,
+                    "Lengths from a request trace (CSV or JSON Lines), at --percentile");
+    sub->add_option("--percentile", o->percentile, "With --trace: 50, 95, 99 or max")
+        ->capture_default_str();
+    sub->add_option("--time-unit", o->time_unit, "Unit of numeric arrival times in --trace")
+        ->capture_default_str();
+    sub->add_option("--link", o->link,
+                    "Between the pools, per GPU: ib-ndr (400 Gb/s), ib-hdr (200 Gb/s), node (the "
+                    "GPU spec's node-to-node figure) or a bandwidth such as 25GB/s")
+        ->capture_default_str();
+    sub->add_option("--latency", o->latency,
+                    "estimate (fitted fractions of peak and fixed costs) or bound (peak figures)")
+        ->capture_default_str();
+    sub->add_option("--max-gpus", o->max_gpus, "The most GPUs a replica of either pool may have")
+        ->capture_default_str();
+    sub->add_option("--max-tp", o->max_tp, "The largest tensor-parallel degree")
+        ->capture_default_str();
+    sub->callback([o, &ctx] { run_disagg(*o, ctx); });
+}
+
+}  // namespace kvplan::cli
