@@ -59,8 +59,10 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
+  kvplan/plan/review.hpp
   kvplan/plan/search.hpp
   kvplan/plan/speculation.hpp
+  kvplan/plan/tiers.hpp
   kvplan/policy/requirements.hpp
   kvplan/roofline.hpp
   kvplan/roofline/attention_io.hpp
@@ -100,6 +102,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/json.hpp
   kvplan/policy.hpp
   kvplan/policy/read.hpp
+  kvplan/price_file.hpp
 )
 
 # kvplan::format: fmt formatters.

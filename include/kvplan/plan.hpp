@@ -10,5 +10,7 @@
 #include "plan/deployment.hpp"
 #include "plan/disaggregated.hpp"
 #include "plan/evaluate.hpp"
+#include "plan/review.hpp"
 #include "plan/search.hpp"
 #include "plan/speculation.hpp"
+#include "plan/tiers.hpp"

@@ -6,11 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <kvplan/calibrate.hpp>
 #include <kvplan/plan/evaluate.hpp>
+#include <kvplan/plan/tiers.hpp>
 #include <memory>
 
 #include "answer.hpp"
 #include "commands.hpp"
 #include "flags.hpp"
+#include "parse.hpp"
 #include "plot.hpp"
 #include "report.hpp"
 
@@ -19,8 +21,54 @@ namespace kvplan::cli {
 namespace {
 
 struct FitExtras {
-    std::string plot;  ///< --plot FILE.svg
+    std::string plot;                         ///< --plot FILE.svg
+    std::string host_kv, nvme_kv, remote_kv;  ///< --host-kv / --nvme-kv / --remote-kv sizes
 };
+
+const char* tier_name(Tier t) {
+    switch (t) {
+        case Tier::host:
+            return "host";
+        case Tier::nvme:
+            return "nvme";
+        case Tier::remote:
+            return "remote";
+    }
+    return "?";
+}
+
+/// The tiers beside the GPU, as a table: what each holds and one sequence coming back.
+void append_tiers(Report& rep, const TierAnswer& t) {
+    Table tab;
+    tab.key = "kv_tiers";
+    tab.title = fmt::format(
+        "KV tiers beside the GPU: sequences of {} tokens ({} each over the replica's GPUs) held, "
+        "and one coming back",
+        grouped(t.context), t.sequence_bytes);
+    tab.columns = {{"tier", "tier"},
+                   {"size_bytes", "size"},
+                   {"sequences", "sequences"},
+                   {"link", "link"},
+                   {"link_bytes_per_second", "link/direction"},
+                   {"back_seconds", "back"},
+                   {"recompute_seconds", "recompute bound"},
+                   {"back_over_recompute", "back / recompute"}};
+    for (std::uint32_t i = 0; i < t.num_tiers; ++i) {
+        const TierFigures& f = t.tiers[i];
+        tab.rows.push_back(
+            {cell_text(tier_name(f.tier)), cell(f.size), cell_count(f.sequences, "sequences"),
+             cell_text(std::string(f.back.link.name)), cell(f.back.link.bandwidth),
+             cell(f.back.time), t.recompute ? cell(*t.recompute) : cell_null("-"),
+             f.versus_recompute ? cell_number(*f.versus_recompute, "x", 3) : cell_null("-")});
+    }
+    rep.tables.push_back(std::move(tab));
+    rep.notes.push_back(
+        "tiers: back = one sequence's bytes over the link's one-way bandwidth (each GPU its "
+        "share over its own PCIe or NIC; an NVMe drive carries the whole sequence), no latency; "
+        "recompute bound = the prefill bound of one prompt of the context; under 1, keeping an "
+        "evicted sequence in the tier beats recomputing it (vLLM --kv-offloading-size and "
+        "LMCache's local CPU and disk sizes are per replica, as --host-kv)");
+}
 
 void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     const ReplicaRequest in = read_replica(o, ctx);
@@ -52,6 +100,21 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     append_estimate_figures(rep, a, in.profile_path);
     append_model_notes(rep, in.model);
     append_answer_notes(rep, a);
+    TierSizes tiers;
+    if (!x.host_kv.empty()) tiers.host = parse_size(x.host_kv, "--host-kv");
+    if (!x.nvme_kv.empty()) tiers.nvme = parse_size(x.nvme_kv, "--nvme-kv");
+    if (!x.remote_kv.empty()) tiers.remote = parse_size(x.remote_kv, "--remote-kv");
+    if (tiers.host || tiers.nvme || tiers.remote) {
+        if (!a.starts())
+            usage_error(tiers.host   ? "--host-kv"
+                        : tiers.nvme ? "--nvme-kv"
+                                     : "--remote-kv",
+                        "a replica that starts (tiers hold what its GPUs evict)", name(a.refusal));
+        if (tiers.host && !(a.replica.gpu.pcie_bandwidth > BytesPerSecond{}))
+            usage_error("--host-kv", "a GPU spec with a PCIe figure (pcie.GB_per_s_per_direction)",
+                        in.gpu.id);
+        append_tiers(rep, kv_tiers(a, tiers));
+    }
     append_estimate_notes(rep, a, in.profile_path,
                           "fit's verdict is about memory and uses neither");
     if (a.starts()) append_serve_commands(rep, d, in.demand(), served_model(in.model, ctx));
@@ -75,6 +138,13 @@ void register_fit(CLI::App& app, Context& ctx) {
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");
+    sub->add_option("--host-kv", x->host_kv,
+                    "Host DRAM for KV per replica (vLLM --kv-offloading-size, LMCache local CPU): "
+                    "sequences it holds, one coming back over PCIe against recomputing it");
+    sub->add_option("--nvme-kv", x->nvme_kv,
+                    "NVMe for KV per replica (LMCache local disk), one PCIe Gen4 x4 drive");
+    sub->add_option("--remote-kv", x->remote_kv,
+                    "A remote KV store per replica, over RDMA (InfiniBand NDR, a NIC per GPU)");
     sub->callback([o, x, &ctx] { run_fit(*o, *x, ctx); });
 }
 

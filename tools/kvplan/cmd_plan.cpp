@@ -7,7 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/plan/commands.hpp>
+#include <kvplan/plan/review.hpp>
 #include <kvplan/plan/search.hpp>
+#include <kvplan/price_file.hpp>
+#include <limits>
 #include <memory>
 
 #include "answer.hpp"
@@ -30,6 +33,10 @@ struct PlanOptions {
     bool no_ep = false;             ///< leave expert parallelism out
     bool no_dcp = false;            ///< leave decode context parallelism out
     std::string redundant_experts;  ///< for the expert-parallel layouts
+    std::string prices;             ///< --prices FILE
+    std::string ttft_ms;            ///< --ttft-ms target
+    std::string tpot_ms;            ///< --tpot-ms target
+    bool pareto = false;            ///< --pareto
 };
 
 /// --weight-dtype as a list: formats, or "checkpoint" for the model's own (the default).
@@ -50,7 +57,8 @@ std::vector<std::optional<WeightOptions>> weight_axis(const CommonOptions& o) {
 }
 
 std::vector<Cell> candidate_row(std::size_t rank, const PlanCandidate& c,
-                                const std::vector<ResolvedGpu>& gpus, bool with_estimate) {
+                                const std::vector<ResolvedGpu>& gpus, bool with_estimate,
+                                const ReviewedCandidate* priced = nullptr) {
     const ReplicaAnswer& a = c.answer;
     std::vector<Cell> row{cell_count(rank, ""),
                           cell_text(gpus[c.gpu].id),
@@ -76,7 +84,54 @@ std::vector<Cell> candidate_row(std::size_t rank, const PlanCandidate& c,
     row.insert(row.end(),
                {cell(e.tpot), cell(e.itl), cell(e.ttft), cell_number(e.tokens_per_s, "tokens/s", 1),
                 cell_number(e.tokens_per_s_per_gpu, "tokens/s", 1)});
+    if (priced != nullptr) {
+        row.push_back(priced->dollars_per_gpu_hour
+                          ? cell_number(*priced->dollars_per_gpu_hour, "$/GPU-h", 2)
+                          : cell_null("no price"));
+        row.push_back(priced->dollars_per_million_tokens
+                          ? cell_number(*priced->dollars_per_million_tokens, "$/M tokens", 3)
+                          : cell_null("no price"));
+    }
     return row;
+}
+
+/// A miss's fixes, as cells: the GPUs of the fewest replicas that hold the demand, the sequences
+/// fp8 KV holds, the longest context that holds it, another GPU that does.
+std::vector<Cell> fix_cells(const WhatWouldFit& w) {
+    return {w.more_gpus ? cell_count(w.more_gpus->gpus, "GPUs") : cell_null("-"),
+            w.fp8_kv ? cell_count(w.fp8_kv->max_concurrency, "sequences") : cell_null("-"),
+            w.shorter_context ? cell_count(w.shorter_context->demand.context, "tokens")
+                              : cell_null("-"),
+            w.other_gpu ? cell_text(std::string(w.other_gpu->replica.gpu.id)) : cell_null("-")};
+}
+
+/// What would make a miss fit, in words.
+std::string fix_note(std::size_t i, const ResolvedGpu& g, const ReplicaAnswer& miss,
+                     const WhatWouldFit& w, const Demand& demand) {
+    std::string s = fmt::format("miss {} ({} x {}, tp {} x pp {}, KV {}, holds {} of {}) fits with",
+                                i, miss.gpus, g.id, miss.replica.parallel.tp,
+                                miss.replica.parallel.pp, name(miss.replica.kv.dtype),
+                                grouped(miss.max_concurrency), grouped(demand.concurrency));
+    std::vector<std::string> ways;
+    if (w.more_gpus)
+        ways.push_back(fmt::format("{} GPUs ({} replicas holding {})", w.more_gpus->gpus,
+                                   w.more_gpus->replicas,
+                                   grouped(w.more_gpus->total_max_concurrency)));
+    if (w.fp8_kv)
+        ways.push_back(fmt::format("fp8 KV (--kv-dtype fp8: {} sequences, {} KV/GPU)",
+                                   grouped(w.fp8_kv->max_concurrency), w.fp8_kv->kv_budget));
+    if (w.shorter_context)
+        ways.push_back(fmt::format("a context of at most {} tokens",
+                                   grouped(w.shorter_context->demand.context)));
+    if (w.other_gpu)
+        ways.push_back(fmt::format(
+            "{} GPU{} of {} ({} sequences)", w.other_gpu->gpus, w.other_gpu->gpus == 1 ? "" : "s",
+            std::string(w.other_gpu->replica.gpu.id), grouped(w.other_gpu->max_concurrency)));
+    if (ways.empty())
+        return s + " none of more GPUs, fp8 KV, a shorter context or another GPU alone";
+    for (std::size_t k = 0; k < ways.size(); ++k)
+        s += (k == 0 ? " " : k + 1 == ways.size() ? " or " : ", ") + ways[k];
+    return s;
 }
 
 void run_plan(const PlanOptions& po, Context& ctx) {
@@ -88,12 +143,38 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (max_tp > 64) usage_error("--max-tp", "at most 64", po.max_tp);
     const TokenSplitFlags split = parse_token_split(o);
     const std::string rank = po.rank.empty() ? (split.given() ? "estimate" : "gpus") : po.rank;
-    if (rank != "gpus" && rank != "fastest" && rank != "estimate")
+    if (rank != "gpus" && rank != "fastest" && rank != "estimate" && rank != "cost")
         usage_error("--rank",
-                    "estimate (the most output tokens/s per GPU by the latency estimate), gpus "
-                    "(fewest GPUs first) or fastest (the lowest TPOT bound first)",
+                    "estimate (the most output tokens/s per GPU by the latency estimate), cost "
+                    "(the fewest $ per million output tokens, with --prices), gpus (fewest GPUs "
+                    "first) or fastest (the lowest TPOT bound first)",
                     po.rank);
-    if (rank == "estimate" && !split.given())
+    const bool by_cost = rank == "cost";
+    LatencyTargets targets;
+    if (!po.ttft_ms.empty()) targets.ttft = parse_positive(po.ttft_ms, "--ttft-ms") * milliseconds;
+    if (!po.tpot_ms.empty()) targets.tpot = parse_positive(po.tpot_ms, "--tpot-ms") * milliseconds;
+    const bool targeted = targets.ttft || targets.tpot;
+    if (by_cost && po.prices.empty())
+        usage_error("--rank", "--prices FILE beside cost (US$ per GPU-hour by GPU id)", po.rank);
+    // Cost, targets and the Pareto view read the latency estimate, which needs the split.
+    const auto needs_split = [&](std::string_view flag, const std::string& value) {
+        if (!split.given())
+            usage_error(flag,
+                        "--prompt-tokens and --output-tokens beside it (the load the latency "
+                        "estimate serves)",
+                        value);
+    };
+    if (!po.prices.empty()) needs_split("--prices", po.prices);
+    if (targets.ttft) needs_split("--ttft-ms", po.ttft_ms);
+    if (targets.tpot) needs_split("--tpot-ms", po.tpot_ms);
+    if (po.pareto) needs_split("--pareto", "set");
+    if ((!po.prices.empty() || targeted) && rank != "estimate" && rank != "cost")
+        usage_error("--rank",
+                    "estimate or cost beside --prices, --ttft-ms or --tpot-ms (they rank by the "
+                    "estimate)",
+                    rank);
+    const bool reviewing = by_cost || !po.prices.empty() || targeted;
+    if ((rank == "estimate" || by_cost) && !split.given())
         usage_error("--rank",
                     "--prompt-tokens and --output-tokens beside estimate (the load the "
                     "estimate serves)",
@@ -113,6 +194,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
         space.kv_formats.push_back(KvFormat(d));
     space.weights = weight_axis(o);
+    // Ranked after the search, by cost or under targets, or charted: every fit is kept.
+    if (reviewing || po.pareto) space.keep = std::numeric_limits<std::size_t>::max();
     Serving serving = parse_serving(o);
     const std::uint64_t concurrency =
         o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
@@ -137,10 +220,30 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (profile) use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
 
     const Demand demand{context, concurrency, split.prompt, split.output};
-    const PlanAnswer p = plan_replicas(rm.get(), space, serving, demand,
-                                       rank == "fastest"    ? Ranking::fastest
-                                       : rank == "estimate" ? Ranking::estimate
-                                                            : Ranking::fewest_gpus);
+    const std::optional<PriceTable> prices =
+        po.prices.empty() ? std::nullopt : std::optional(load_price_table(po.prices));
+    const PlanAnswer p =
+        plan_replicas(rm.get(), space, serving, demand,
+                      rank == "fastest"                      ? Ranking::fastest
+                      : rank == "estimate" || rank == "cost" ? Ranking::estimate
+                                                             : Ranking::fewest_gpus);
+    std::optional<ReviewAnswer> review;
+    if (reviewing)
+        review =
+            rank_for_review(p.fits, by_cost ? ReviewRanking::cost : ReviewRanking::tokens_per_gpu,
+                            targets, prices ? &*prices : nullptr);
+    // The candidates in their order: the review's when ranking for one, else the search's.
+    std::vector<const PlanCandidate*> order;
+    std::vector<const ReviewedCandidate*> priced;
+    if (review) {
+        for (const ReviewedCandidate& r : review->ranked) {
+            order.push_back(&p.fits[r.index]);
+            priced.push_back(prices ? &r : nullptr);
+        }
+    } else {
+        for (const PlanCandidate& c : p.fits) order.push_back(&c);
+        priced.assign(order.size(), nullptr);
+    }
 
     Report rep;
     rep.command = "plan";
@@ -148,14 +251,22 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         rep.verdict = fmt::format(
             "NO REPLICA of up to {} GPUs fits {} sequences of {} tokens ({} layouts searched)",
             max_gpus, grouped(concurrency), grouped(context), p.searched);
+    } else if (order.empty()) {
+        rep.verdict = fmt::format(
+            "NO REPLICA meets the targets: {} fit {} sequences of {} tokens, {} miss the TTFT "
+            "target, {} the TPOT target, {} have no estimate{}",
+            p.fits.size(), grouped(concurrency), grouped(context), review->over_ttft,
+            review->over_tpot, review->without_estimate,
+            by_cost ? fmt::format(", {} no price", review->without_price) : std::string());
     } else {
-        const ReplicaAnswer& best = p.fits.front().answer;
+        const ReplicaAnswer& best = order.front()->answer;
         rep.verdict = fmt::format(
             "{}: {} x {} ({}, KV {}, weights {}) holds {} sequences of {} tokens; room for {}",
             rank == "fastest"    ? "FASTEST"
+            : by_cost            ? "CHEAPEST PER TOKEN"
             : rank == "estimate" ? "MOST TOKENS/S PER GPU"
                                  : "SMALLEST",
-            best.gpus, gpus[p.fits.front().gpu].id, layout_text(best.replica.parallel),
+            best.gpus, gpus[order.front()->gpu].id, layout_text(best.replica.parallel),
             name(best.replica.kv.dtype), describe_weights(best.replica.weights),
             grouped(concurrency), grouped(context), grouped(best.max_concurrency));
         if (best.estimate)
@@ -164,6 +275,9 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                 "{})",
                 best.estimate->tokens_per_s_per_gpu, best.estimate->tpot, best.estimate->itl_bound,
                 best.estimate->ttft, best.estimate->ttft_bound);
+        if (!priced.empty() && priced.front() && priced.front()->dollars_per_million_tokens)
+            *rep.verdict += fmt::format("; ${:.3f} per million output tokens",
+                                        *priced.front()->dollars_per_million_tokens);
     }
     rep.heading = fmt::format(
         "{}: {} GPU type{} x 1-{} GPUs x {} x {} KV dtype{} x {} weight format{}, engine {}; {} "
@@ -209,25 +323,69 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                         {"ttft_estimate_seconds", "TTFT est."},
                         {"tokens_per_second_estimate", "tokens/s est."},
                         {"tokens_per_second_per_gpu_estimate", "tokens/s/GPU est."}});
+    std::vector<Column> ranked_columns = columns;
+    if (prices)
+        ranked_columns.insert(ranked_columns.end(),
+                              {{"dollars_per_gpu_hour", "$/GPU-h"},
+                               {"dollars_per_million_output_tokens", "$/M tokens"}});
     Table t;
     t.key = "candidates";
-    t.columns = columns;
-    for (std::size_t i = 0; i < p.fits.size() && i < top; ++i)
-        t.rows.push_back(candidate_row(i + 1, p.fits[i], gpus, split.given()));
+    t.columns = ranked_columns;
+    for (std::size_t i = 0; i < order.size() && i < top; ++i)
+        t.rows.push_back(candidate_row(i + 1, *order[i], gpus, split.given(), priced[i]));
     rep.tables.push_back(std::move(t));
     rep.csv_table = 0;
+    if (po.pareto) {
+        std::vector<PlanCandidate> pool;
+        for (const PlanCandidate* c : order) pool.push_back(*c);
+        Table front;
+        front.key = "pareto";
+        front.title =
+            "Pareto front: no other candidate has as many tokens/s per GPU and as low a TPOT "
+            "(estimates), lowest TPOT first";
+        front.columns = ranked_columns;
+        const std::vector<std::size_t> idx = pareto_front(pool);
+        for (std::size_t i = 0; i < idx.size(); ++i)
+            front.rows.push_back(
+                candidate_row(i + 1, pool[idx[i]], gpus, split.given(), priced[idx[i]]));
+        rep.tables.push_back(std::move(front));
+        rep.notes.push_back(fmt::format(
+            "Pareto front: {} of {} candidates{} are not dominated on (tokens/s per GPU, TPOT "
+            "estimate)",
+            idx.size(), pool.size(), reviewing ? " meeting the targets" : ""));
+    }
     if (p.fits.empty() && !p.nearest_misses.empty()) {
+        // Another GPU: among those searched, or every bundled one when --gpu narrowed the search.
+        std::vector<GpuSpec> others;
+        if (o.gpu.empty())
+            others = space.gpus;
+        else
+            for (const ResolvedGpu& g : bundled_gpus(ctx)) others.push_back(g.spec);
         Table misses;
         misses.key = "nearest_misses";
-        misses.title = "Nearest misses (the most sequences held)";
+        misses.title = "Nearest misses (the most sequences held) and what would make each fit";
         misses.columns = columns;
-        for (std::size_t i = 0; i < p.nearest_misses.size(); ++i)
-            misses.rows.push_back(candidate_row(i + 1, p.nearest_misses[i], gpus, split.given()));
+        misses.columns.insert(misses.columns.end(),
+                              {{"fits_with_gpus", "fits on GPUs"},
+                               {"fits_with_fp8_kv_max_concurrency", "fp8 KV holds"},
+                               {"fits_with_context_tokens", "fits at context"},
+                               {"fits_with_other_gpu", "fits on GPU"}});
+        for (std::size_t i = 0; i < p.nearest_misses.size(); ++i) {
+            const PlanCandidate& miss = p.nearest_misses[i];
+            const WhatWouldFit w = what_would_fit(
+                candidate_deployment(rm.get(), space, serving, miss), demand, others);
+            std::vector<Cell> row = candidate_row(i + 1, miss, gpus, split.given());
+            const std::vector<Cell> fixes = fix_cells(w);
+            row.insert(row.end(), fixes.begin(), fixes.end());
+            misses.rows.push_back(std::move(row));
+            rep.notes.push_back(fix_note(i + 1, gpus[miss.gpu], miss.answer, w, demand));
+        }
         rep.tables.push_back(std::move(misses));
         rep.notes.push_back(
-            "none fits: more GPUs (--max-gpus), a smaller KV format (--kv-dtype fp8), a smaller "
-            "weight format (--weight-dtype fp8) or a shorter context would; each miss shows how "
-            "many sequences it holds");
+            "none fits: each miss shows the fewest GPUs of its layout that hold the demand (more "
+            "replicas), what fp8 KV holds when it holds it all, the longest context that holds "
+            "it, and another GPU that does (each evaluated as fit would); a smaller weight format "
+            "(--weight-dtype fp8) or --max-gpus may find more");
     }
     if (!p.fits.empty())
         for (const EngineCommand& c : serve_commands(p, rm.get(), space, serving, demand,
@@ -240,9 +398,33 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                 rep.notes.push_back(
                     fmt::format("{}: no command line ({})", name(c.engine), c.refused));
         }
-    if (p.fits.size() > top)
-        rep.notes.push_back(fmt::format("{} more fit; --top N shows more", p.fits.size() - top));
-    if (rank == "fastest")
+    if (order.size() > top)
+        rep.notes.push_back(fmt::format("{} more fit; --top N shows more", order.size() - top));
+    if (review) {
+        if (review->without_estimate + review->over_ttft + review->over_tpot +
+                review->without_price >
+            0)
+            rep.notes.push_back(fmt::format(
+                "left out of {} that fit: {} miss the TTFT target, {} the TPOT target, {} have no "
+                "estimate, {} no price",
+                p.fits.size(), review->over_ttft, review->over_tpot, review->without_estimate,
+                review->without_price));
+        if (targeted)
+            rep.notes.push_back(fmt::format(
+                "targets on the latency estimate: TTFT {}, TPOT {}",
+                targets.ttft ? fmt::format("at most {}", *targets.ttft) : std::string("none"),
+                targets.tpot ? fmt::format("at most {}", *targets.tpot) : std::string("none")));
+    }
+    if (prices)
+        rep.notes.push_back(fmt::format(
+            "$ per million output tokens = $/GPU-hour / (output tokens/s per GPU by the latency "
+            "estimate x 3,600 s) x 10^6, at the load above; prices from {} ({}, {}){}",
+            po.prices, prices->date, prices->source,
+            prices->example ? ": an EXAMPLE, not a quote" : ""));
+    if (by_cost)
+        rep.notes.push_back(
+            "ranked by $ per million output tokens, then output tokens/s per GPU, then GPUs");
+    else if (rank == "fastest")
         rep.notes.push_back("ranked by the decode-step bound at the target concurrency, then GPUs");
     else if (rank == "estimate")
         rep.notes.push_back(
@@ -307,7 +489,19 @@ void register_plan(CLI::App& app, Context& ctx) {
     sub->add_option("--rank", o->rank,
                     "estimate: the most output tokens/s per GPU by the latency estimate (the "
                     "default with --prompt-tokens and --output-tokens); gpus: fewest GPUs first "
-                    "(the default without them); fastest: the lowest decode bound first");
+                    "(the default without them); cost: the fewest $ per million output tokens "
+                    "(with --prices); fastest: the lowest decode bound "
+                    "first");
+    sub->add_option("--prices", o->prices,
+                    "A price file (US$ per GPU-hour by GPU id, its date and source; "
+                    "configs/prices/example.json is an example): $ per million output tokens per "
+                    "candidate");
+    sub->add_option("--ttft-ms", o->ttft_ms,
+                    "Leave out candidates whose TTFT estimate passes this many milliseconds");
+    sub->add_option("--tpot-ms", o->tpot_ms,
+                    "Leave out candidates whose TPOT estimate passes this many milliseconds");
+    sub->add_flag("--pareto", o->pareto,
+                  "List the candidates not dominated on tokens/s per GPU and TPOT (estimates)");
     sub->add_flag("--no-dp", o->no_dp, "Leave attention data parallelism out of the search");
     sub->add_flag("--no-ep", o->no_ep, "Leave expert parallelism out of the search");
     sub->add_flag("--no-dcp", o->no_dcp, "Leave decode context parallelism out of the search");

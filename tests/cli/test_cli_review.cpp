@@ -1,0 +1,114 @@
+// kvplan plan for a design review, through the built binary: what would make each nearest miss
+// fit, cost from a price file, ranking under latency targets, the Pareto front.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using nlohmann::json;
+
+namespace {
+const std::string prices = std::string(KVPLAN_SOURCE_DIR) + "/configs/prices/example.json";
+}  // namespace
+
+TEST_CASE("plan says what would make each nearest miss fit", "[cli][plan][review]") {
+    // Llama-3-8B on one H100 given 8 GiB of KV: vLLM's 4,096 blocks of 16 tokens less its null
+    // block hold floor(4,095 / 512) = 7 sequences of 8,192 tokens; 64 do not fit
+    // (tests/test_review.cpp derives each figure).
+    const CliRun r = run_kvplan(
+        "plan --model llama-3-8b --gpu h100-sxm --max-gpus 1 --kv-dtype bf16 --kv-memory 8GiB "
+        "--context 8192 --concurrency 64 --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE(j["nearest_misses"].size() == 1);
+    const json& miss = j["nearest_misses"][0];
+    CHECK(miss["max_concurrency"] == 7);
+    // ceil(64 / 7) = 10 replicas; 63 blocks each of 4,095 = 1,008 tokens; fp8 holds 15, short.
+    CHECK(miss["fits_with_gpus"] == 10);
+    CHECK(miss["fits_with_context_tokens"] == 1008);
+    CHECK(miss["fits_with_fp8_kv_max_concurrency"].is_null());
+    const CliRun text = run_kvplan(
+        "plan --model llama-3-8b --gpu h100-sxm --max-gpus 1 --kv-dtype bf16 --kv-memory 8GiB "
+        "--context 8192 --concurrency 64");
+    CHECK_THAT(text.out,
+               Catch::Contains("holds 7 of 64) fits with 10 GPUs (10 replicas holding 70)"));
+    CHECK_THAT(text.out, Catch::Contains("a context of at most 1,008 tokens"));
+}
+
+TEST_CASE("plan ranks by dollars per million output tokens under a TPOT target",
+          "[cli][plan][review]") {
+    const std::string args =
+        "plan --model llama-3-70b --gpu h100-sxm,h200-sxm --context 3000 --concurrency 64 "
+        "--prompt-tokens 2000 --output-tokens 1000 --prices " +
+        prices + " --rank cost --tpot-ms 40 --pareto --format json";
+    const CliRun r = run_kvplan(args);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    const json& c = j["candidates"];
+    REQUIRE(c.size() >= 2);
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        // $/M = $/GPU-h / (tokens/s per GPU x 3,600) x 1e6, the example file's 3.0 and 3.8.
+        const double price = c[i]["gpu"] == "h100-sxm" ? 3.0 : 3.8;
+        CHECK(c[i]["dollars_per_gpu_hour"].get<double>() == price);
+        CHECK(c[i]["dollars_per_million_output_tokens"].get<double>() ==
+              Approx(price / (c[i]["tokens_per_second_per_gpu_estimate"].get<double>() * 3600) *
+                     1e6));
+        CHECK(c[i]["tpot_estimate_seconds"].get<double>() <= 0.040);
+        if (i + 1 < c.size())
+            CHECK(c[i]["dollars_per_million_output_tokens"].get<double>() <=
+                  c[i + 1]["dollars_per_million_output_tokens"].get<double>());
+    }
+    // The front: along it, a lower TPOT costs tokens/s per GPU.
+    const json& front = j["pareto"];
+    REQUIRE_FALSE(front.empty());
+    for (std::size_t i = 0; i + 1 < front.size(); ++i) {
+        CHECK(front[i]["tpot_estimate_seconds"].get<double>() <=
+              front[i + 1]["tpot_estimate_seconds"].get<double>());
+        CHECK(front[i]["tokens_per_second_per_gpu_estimate"].get<double>() <=
+              front[i + 1]["tokens_per_second_per_gpu_estimate"].get<double>());
+    }
+    // The left-out count and the example mark are said.
+    const CliRun text =
+        run_kvplan(args.substr(0, args.size() - std::string(" --format json").size()));
+    CHECK_THAT(text.out, Catch::Contains("the TPOT target"));
+    CHECK_THAT(text.out, Catch::Contains("an EXAMPLE, not a quote"));
+}
+
+TEST_CASE("plan refuses cost without prices and review flags without the estimate's load",
+          "[cli][plan][review]") {
+    const CliRun no_prices = run_kvplan(
+        "plan --model llama-3-8b --gpu h100-sxm --prompt-tokens 1000 --output-tokens 100 --rank "
+        "cost");
+    CHECK(no_prices.code == 2);
+    CHECK_THAT(no_prices.err, Catch::Contains("--prices"));
+    const CliRun no_split = run_kvplan("plan --model llama-3-8b --gpu h100-sxm --pareto");
+    CHECK(no_split.code == 2);
+    CHECK_THAT(no_split.err, Catch::Contains("--prompt-tokens"));
+    const CliRun no_file = run_kvplan(
+        "plan --model llama-3-8b --gpu h100-sxm --prompt-tokens 1000 --output-tokens 100 --prices "
+        "no-such.json");
+    CHECK(no_file.code == 3);
+    CHECK_THAT(no_file.err, Catch::Contains("no-such.json"));
+}
+
+TEST_CASE("fit shows what host, NVMe and remote tiers hold and how fast a sequence comes back",
+          "[cli][fit][tiers]") {
+    // Llama-3-8B at 8,192 tokens: 1 GiB a sequence (tests/test_review.cpp). 64 GiB of host
+    // memory hold 64; one comes back over the H100's 64 GB/s PCIe in 1,073,741,824 / 64e9 s.
+    const CliRun r = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8192 --host-kv 64GiB --nvme-kv 1TB "
+        "--format json");
+    REQUIRE(r.code == 0);
+    const json t = json::parse(r.out)["kv_tiers"];
+    REQUIRE(t.size() == 2);
+    CHECK(t[0]["tier"] == "host");
+    CHECK(t[0]["sequences"] == 64);
+    CHECK(t[0]["back_seconds"].get<double>() == Approx(1'073'741'824.0 / 64e9));
+    CHECK(t[1]["tier"] == "nvme");
+    CHECK(t[1]["sequences"] == 931);  // 1e12 / 1,073,741,824 = 931.3
+    CHECK(t[0]["back_over_recompute"].get<double>() < 1.0);
+    const CliRun bad = run_kvplan("fit --model llama-3-8b --gpu h100-sxm --host-kv lots");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--host-kv"));
+}

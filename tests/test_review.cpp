@@ -1,0 +1,276 @@
+// A replica search for a design review (plan/review.hpp): what would make a miss fit, cost and
+// throughput under latency targets, the Pareto front; and the price file (price_file.hpp).
+
+// The one file of this program that compiles the config.json import.
+#define KVPLAN_HF_CONFIG_IMPLEMENTATION
+#include <catch2/catch.hpp>
+#include <kvplan/gpu_spec.hpp>
+#include <kvplan/hf_config.hpp>
+#include <kvplan/plan.hpp>
+#include <kvplan/price_file.hpp>
+#include <string>
+
+#include "support/bundled_models.hpp"
+
+using namespace kvplan;
+using namespace kvplan::testing;
+
+namespace {
+
+GpuSpec gpu(const std::string& id) {
+    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
+}
+
+/// A candidate of Llama-3-8B on one H100 whose estimate says `rate` tokens/s per GPU at `tpot`
+/// and `ttft`: the ranking reads only these figures, so they are set by hand.
+PlanCandidate with_estimate(const ReplicaAnswer& base, double rate, double tpot_ms, double ttft_ms,
+                            const GpuSpec& g) {
+    PlanCandidate c{0, 0, 0, base};
+    c.answer.replica.gpu = g;
+    c.answer.estimate = LatencyEstimate{};
+    c.answer.estimate->tokens_per_s_per_gpu = rate;
+    c.answer.estimate->tpot = tpot_ms * milliseconds;
+    c.answer.estimate->ttft = ttft_ms * milliseconds;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("a miss is made to fit by more replicas or a shorter context, not by fp8 alone",
+          "[review]") {
+    // Llama-3-8B: 32 layers x 2 x 8 KV heads x 128 x 2 B = 128 KiB per token in bf16. Given
+    // 8 GiB of KV per GPU, vLLM pages 16-token blocks of 2 MiB: 4,096 blocks
+    // (vllm/v1/core/kv_cache_utils.py, get_num_blocks). A sequence of 8,192 tokens holds 512 of
+    // them. Block 0 is the pool's null block (vllm/v1/core/block_pool.py, BlockPool), so 4,095
+    // are left: one H100 holds floor(4,095 / 512) = 7 sequences, and 20 do not fit.
+    Deployment d{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")};
+    d.serving.kv_memory_per_gpu = 8 * GiB;
+    const Demand demand{.context = 8192, .concurrency = 20};
+    const ReplicaAnswer miss = evaluate(d, demand);
+    REQUIRE(miss.verdict == Verdict::does_not_fit);
+    CHECK(miss.max_concurrency == 7);
+
+    const std::vector<GpuSpec> others{gpu("h100-sxm"), gpu("h200-sxm")};
+    const WhatWouldFit w = what_would_fit(d, demand, others);
+    // ceil(20 / 7) = 3 replicas of one GPU: 7 sequences each, 21 held.
+    REQUIRE(w.more_gpus);
+    CHECK(w.more_gpus->gpus == 3);
+    CHECK(w.more_gpus->replicas == 3);
+    CHECK(w.more_gpus->concurrency_per_replica == 7);
+    CHECK(w.more_gpus->total_max_concurrency == 21);
+    // fp8 halves a block to 1 MiB: 8,191 blocks hold 15 sequences of 512, still short of 20.
+    CHECK_FALSE(w.fp8_kv);
+    // 20 sequences share 4,095 blocks: 204 each (20 x 204 = 4,080), 204 x 16 = 3,264 tokens.
+    REQUIRE(w.shorter_context);
+    CHECK(w.shorter_context->demand.context == 3264);
+    CHECK(w.shorter_context->fits());
+    // One token more needs a 205th block per sequence: 4,100 > 4,095.
+    CHECK_FALSE(evaluate(d, {.context = 3265, .concurrency = 20}).fits());
+    // Another GPU is given the same 8 GiB of KV: it holds the same 7 (the H100 itself skipped).
+    CHECK_FALSE(w.other_gpu);
+    CHECK(w.any());
+}
+
+TEST_CASE("fp8 KV and another GPU make a two-GPU Llama-3-70B replica fit", "[review]") {
+    // Llama-3-70B at tp 2: 141 GB of bf16 weights leave an H100 (79.6 GiB, 0.9 of it to vLLM)
+    // about 6 GiB of KV; 80 layers x 2 x 8 KV heads x 128 x 2 B = 320 KiB per token, 160 KiB per
+    // GPU, so a sequence of 8,192 tokens takes 1.25 GiB a GPU: 4 sequences. An H200 (140 GiB)
+    // leaves about 60 GiB: some 48. fp8 halves the sequence: 9 on the H100.
+    const Deployment d{
+        .model = bundled("llama-3-70b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 2}};
+    const Demand demand{.context = 8192, .concurrency = 8};
+    const ReplicaAnswer miss = evaluate(d, demand);
+    REQUIRE(miss.verdict == Verdict::does_not_fit);
+    CHECK(miss.max_concurrency >= 4);
+    CHECK(miss.max_concurrency < 8);
+    const std::vector<GpuSpec> others{gpu("a100-sxm4-80gb"), gpu("b200"), gpu("h200-sxm")};
+    const WhatWouldFit w = what_would_fit(d, demand, others);
+    // The A100 80 GB (79.3 GiB) holds no more than the H100; of the H200 (140 GiB) and the B200
+    // (179 GiB), both of which fit, the H200 has the least memory.
+    REQUIRE(w.other_gpu);
+    CHECK(std::string(w.other_gpu->replica.gpu.id) == "h200-sxm");
+    CHECK(w.other_gpu->max_concurrency >= 40);
+    CHECK(w.other_gpu->replica.parallel.tp == 2);
+    REQUIRE(w.fp8_kv);
+    CHECK(w.fp8_kv->replica.kv.dtype == KvDtype::fp8_e4m3);
+    CHECK(w.fp8_kv->max_concurrency >= 8);
+    CHECK(w.fp8_kv->max_concurrency <= 2 * miss.max_concurrency + 1);
+    // Two replicas (4 GPUs) hold 2 x max_concurrency >= 8.
+    REQUIRE(w.more_gpus);
+    CHECK(w.more_gpus->gpus == 4);
+}
+
+TEST_CASE("a search that finds nothing says what would make each nearest miss fit",
+          "[review][plan]") {
+    // Llama-3-8B, 64 sequences of 8,192 tokens, within 8 GiB of KV per GPU and one GPU: each
+    // candidate holds 7 (bf16; 4,095 blocks of the 4,096 over 512 a sequence); none holds 64.
+    const Model m = bundled("llama-3-8b");
+    SearchSpace space;
+    space.gpus = {gpu("h100-sxm")};
+    space.kv_formats = {KvFormat{KvDtype::bf16}};
+    space.max_gpus = 1;
+    Serving s;
+    s.kv_memory_per_gpu = 8 * GiB;
+    const Demand demand{.context = 8192, .concurrency = 64};
+    const PlanAnswer p = plan_replicas(m, space, s, demand);
+    REQUIRE(p.fits.empty());
+    REQUIRE(p.nearest_misses.size() == 1);
+    const Deployment d = candidate_deployment(m, space, s, p.nearest_misses.front());
+    const WhatWouldFit w = what_would_fit(d, demand);
+    // ceil(64 / 7) = 10 replicas of one GPU.
+    REQUIRE(w.more_gpus);
+    CHECK(w.more_gpus->gpus == 10);
+    // fp8: 15 sequences, short of 64.
+    CHECK_FALSE(w.fp8_kv);
+    // 64 sequences in 4,095 blocks: 63 blocks each (4,032), 63 x 16 = 1,008 tokens.
+    REQUIRE(w.shorter_context);
+    CHECK(w.shorter_context->demand.context == 1008);
+}
+
+TEST_CASE("cost ranks by dollars per million output tokens, under the latency targets",
+          "[review][cost]") {
+    const ReplicaAnswer base = evaluate(
+        Deployment{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")}, {.context = 1024});
+    const GpuSpec h100 = gpu("h100-sxm"), h200 = gpu("h200-sxm"), l4 = gpu("l4");
+    const std::vector<PlanCandidate> c{
+        with_estimate(base, 1000.0, 20.0, 300.0, h100),   // 0
+        with_estimate(base, 1500.0, 30.0, 400.0, h200),   // 1
+        with_estimate(base, 200.0, 60.0, 900.0, l4),      // 2
+        with_estimate(base, 1200.0, 25.0, 2000.0, h100),  // 3: TTFT 2 s
+    };
+    PriceTable prices{.date = "2026-11-01",
+                      .source = "test",
+                      .example = true,
+                      .prices = {{"h100-sxm", 3.0}, {"h200-sxm", 3.8}}};
+    // US$/h over tokens per hour: H100 3.0 / (1,000 x 3,600) x 1e6 = 0.8333; H200 3.8 / (1,500 x
+    // 3,600) x 1e6 = 0.7037; the H100 at 1,200 tokens/s: 3.0 / 4.32e6 x 1e6 = 0.6944.
+    CHECK(dollars_per_million_tokens(3.0, 1000.0) == Approx(0.833333).epsilon(1e-6));
+    const ReviewAnswer cost = rank_for_review(c, ReviewRanking::cost, {}, &prices);
+    REQUIRE(cost.ranked.size() == 3);
+    CHECK(cost.without_price == 1);  // the L4 has no price
+    CHECK(cost.ranked[0].index == 3);
+    CHECK(*cost.ranked[0].dollars_per_million_tokens == Approx(0.694444).epsilon(1e-6));
+    CHECK(cost.ranked[1].index == 1);
+    CHECK(*cost.ranked[1].dollars_per_million_tokens == Approx(0.703704).epsilon(1e-6));
+    CHECK(cost.ranked[2].index == 0);
+    // A 1 s TTFT target leaves out the fourth, a 28 ms TPOT target the H200 and the L4.
+    const LatencyTargets targets{.ttft = 1.0 * seconds, .tpot = 28.0 * milliseconds};
+    const ReviewAnswer under = rank_for_review(c, ReviewRanking::cost, targets, &prices);
+    CHECK(under.over_ttft == 1);
+    CHECK(under.over_tpot == 2);
+    REQUIRE(under.ranked.size() == 1);
+    CHECK(under.ranked[0].index == 0);
+    // By tokens/s per GPU, no prices needed: 1,500, 1,200, 1,000, 200.
+    const ReviewAnswer rate = rank_for_review(c, ReviewRanking::tokens_per_gpu);
+    REQUIRE(rate.ranked.size() == 4);
+    CHECK(rate.ranked[0].index == 1);
+    CHECK(rate.ranked[1].index == 3);
+    CHECK(rate.ranked[2].index == 0);
+    CHECK(rate.ranked[3].index == 2);
+    CHECK_FALSE(rate.ranked[0].dollars_per_million_tokens);
+    // Without an estimate a candidate is counted, never ranked.
+    std::vector<PlanCandidate> none{PlanCandidate{0, 0, 0, base}};
+    CHECK(rank_for_review(none, ReviewRanking::tokens_per_gpu).without_estimate == 1);
+}
+
+TEST_CASE("the Pareto front keeps the candidates no other beats on both rate and TPOT",
+          "[review][pareto]") {
+    const ReplicaAnswer base = evaluate(
+        Deployment{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")}, {.context = 1024});
+    const GpuSpec g = gpu("h100-sxm");
+    // (tokens/s per GPU, TPOT ms): A (1000, 20), B (1500, 30), C (900, 25) dominated by A,
+    // D (1500, 35) dominated by B, E (400, 10), F (1000, 20) equal to A, G (2000, 50).
+    const std::vector<PlanCandidate> c{
+        with_estimate(base, 1000, 20, 0, g), with_estimate(base, 1500, 30, 0, g),
+        with_estimate(base, 900, 25, 0, g),  with_estimate(base, 1500, 35, 0, g),
+        with_estimate(base, 400, 10, 0, g),  with_estimate(base, 1000, 20, 0, g),
+        with_estimate(base, 2000, 50, 0, g)};
+    // The front by TPOT: E (10), A and F (20), B (30), G (50).
+    const std::vector<std::size_t> front = pareto_front(c);
+    CHECK(front == std::vector<std::size_t>{4, 0, 5, 1, 6});
+    // No kept point is dominated, every dropped one is.
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        bool dominated = false;
+        for (std::size_t j = 0; j < c.size(); ++j) {
+            const auto& a = *c[i].answer.estimate;
+            const auto& b = *c[j].answer.estimate;
+            dominated = dominated ||
+                        (b.tokens_per_s_per_gpu >= a.tokens_per_s_per_gpu && b.tpot <= a.tpot &&
+                         (b.tokens_per_s_per_gpu > a.tokens_per_s_per_gpu || b.tpot < a.tpot));
+        }
+        const bool kept = std::find(front.begin(), front.end(), i) != front.end();
+        CHECK(kept == !dominated);
+    }
+    // Without an estimate a candidate is not on the chart.
+    std::vector<PlanCandidate> none{PlanCandidate{0, 0, 0, base}};
+    CHECK(pareto_front(none).empty());
+}
+
+TEST_CASE("the example price file reads, marked as an example with its date and source",
+          "[review][prices]") {
+    const PriceTable t = load_price_table(config_dir / "prices" / "example.json");
+    CHECK(t.example);
+    CHECK(t.date == "2026-11-01");
+    CHECK_FALSE(t.source.empty());
+    CHECK(t.price("h100-sxm") == 3.0);
+    CHECK_FALSE(t.price("no-such-gpu"));
+    // Every id names a bundled GPU.
+    for (const GpuPrice& p : t.prices) {
+        INFO(p.gpu);
+        CHECK(std::filesystem::exists(config_dir / "gpus" / (p.gpu + ".json")));
+    }
+}
+
+TEST_CASE("a bad price file names the field, what was expected and what was found",
+          "[review][prices]") {
+    const auto read = [](const char* text) {
+        return price_table_from_json(Json::parse(text), "prices.json");
+    };
+    CHECK_THROWS_WITH(
+        read(R"({"date": "d", "source": "s", "dollars_per_gpu_hour": {"h100-sxm": 0}})"),
+        Catch::Contains("prices.json") && Catch::Contains("dollars_per_gpu_hour.h100-sxm") &&
+            Catch::Contains("> 0"));
+    CHECK_THROWS_WITH(read(R"({"date": "d", "source": "s", "price": {"h100-sxm": 2}})"),
+                      Catch::Contains("price") && Catch::Contains("did you mean"));
+    CHECK_THROWS_WITH(read(R"({"source": "s", "dollars_per_gpu_hour": {"h100-sxm": 2}})"),
+                      Catch::Contains("date"));
+    CHECK_THROWS_WITH(read(R"({"date": "d", "source": "s", "dollars_per_gpu_hour": {}})"),
+                      Catch::Contains("at least one GPU"));
+    CHECK_THROWS_WITH(
+        read(
+            R"({"date": "d", "source": "s", "currency": "EUR", "dollars_per_gpu_hour": {"a": 1}})"),
+        Catch::Contains("USD"));
+}
+
+TEST_CASE("host, NVMe and remote tiers hold sequences and bring one back faster than its prefill",
+          "[review][tiers]") {
+    // Llama-3-8B at 8,192 tokens: 8,192 x 131,072 B = 1,073,741,824 B (1 GiB) a sequence, in
+    // 512 whole 16-token blocks.
+    const Deployment d{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 8});
+    const TierAnswer t = kv_tiers(a, {.host = 64 * GiB, .nvme = 1000 * GB, .remote = 10 * GiB});
+    CHECK(t.sequence_bytes.count() == 1'073'741'824ULL);
+    REQUIRE(t.num_tiers == 3);
+    // Host: 64 GiB / 1 GiB = 64 sequences; back over the H100's PCIe Gen5 x16 at 64 GB/s one
+    // way: 1,073,741,824 / 64e9 = 16.78 ms.
+    CHECK(t.tiers[0].tier == Tier::host);
+    CHECK(t.tiers[0].sequences == 64);
+    CHECK(t.tiers[0].back.time.in(milliseconds) == Approx(1'073'741'824.0 / 64e9 * 1e3));
+    // NVMe: 1e12 / 1,073,741,824 = 931.3: 931 sequences; over Gen4 x4 (7.877 GB/s): 136.3 ms.
+    CHECK(t.tiers[1].sequences == 931);
+    CHECK(t.tiers[1].back.time.in(milliseconds) ==
+          Approx(1'073'741'824.0 / (16.0 * 4 * 128 / 130 / 8 * 1e9) * 1e3));
+    // Remote: 10 sequences, over InfiniBand NDR at 50 GB/s: 21.47 ms.
+    CHECK(t.tiers[2].sequences == 10);
+    CHECK(t.tiers[2].back.time.in(milliseconds) == Approx(1'073'741'824.0 / 50e9 * 1e3));
+    // Recomputing the prefill takes at least the matmul FLOPs of the 7.0e9 parameters outside
+    // the embedding, 2 x 7.0e9 x 8,192 = 1.15e14, over 989.4 TFLOP/s: 115.9 ms. PCIe brings
+    // the sequence back in under a seventh of that; NVMe, 64 / 7.877 = 8.125 times slower than
+    // PCIe, comes close to the recompute bound (a real prefill is slower than its bound).
+    REQUIRE(t.recompute);
+    CHECK(t.recompute->in(milliseconds) > 2 * 7.0e9 * 8192 / 989.4e12 * 1e3);
+    REQUIRE(t.tiers[0].versus_recompute);
+    CHECK(*t.tiers[0].versus_recompute < 1.0 / 7);
+    CHECK(*t.tiers[1].versus_recompute / *t.tiers[0].versus_recompute ==
+          Approx(64e9 / (16.0 * 4 * 128 / 130 / 8 * 1e9)));
+}
