@@ -70,16 +70,24 @@ std::string layout_text(const ParallelConfig& p) {
     return s;
 }
 
-void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
-                           const std::string& model) {
-    for (const EngineCommand& c : serve_commands(d, demand, {.model = model})) {
-        if (c.command)
-            rep.notes.push_back(
-                fmt::format("{} command line: {}", display(c.engine), c.command->line()));
-        else
+void append_command_notes(Report& rep, const std::vector<EngineCommand>& commands,
+                          bool name_candidate) {
+    for (const EngineCommand& c : commands) {
+        if (!c.command)
             rep.notes.push_back(
                 fmt::format("{}: no command line ({})", display(c.engine), c.refused));
+        else if (name_candidate)
+            rep.notes.push_back(fmt::format("{} command line (candidate {}): {}", display(c.engine),
+                                            c.candidate + 1, c.command->line()));
+        else
+            rep.notes.push_back(
+                fmt::format("{} command line: {}", display(c.engine), c.command->line()));
     }
+}
+
+void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
+                           const std::string& model) {
+    append_command_notes(rep, serve_commands(d, demand, {.model = model}), false);
 }
 
 std::string replica_phrase(const ReplicaAnswer& a, const ResolvedGpu& g) {

@@ -7,6 +7,9 @@
 #include <kvplan/plan/evaluate.hpp>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <kvplan/plan/commands.hpp>
 
 #include "flags.hpp"
 #include "report.hpp"
@@ -22,6 +25,11 @@ namespace kvplan::cli {
 /// "tp 4 x pp 1", "dp 8 x tp 1 x pp 1, ep 8", "tp 8 x pp 1, dp attention 8, ep 8": a layout as
 /// its engine's rules read it.
 [[nodiscard]] std::string layout_text(const ParallelConfig& p);
+
+/// Each engine's command line as a note ("vLLM command line: vllm serve ..."), naming the plan
+/// candidate it states when `name_candidate`, or why the engine has none.
+void append_command_notes(Report& rep, const std::vector<EngineCommand>& commands,
+                          bool name_candidate);
 
 /// The command lines to paste for `d` at `demand`, vLLM's and SGLang's, each evaluated under its
 /// own engine, as notes (or why an engine has none); `model` is what the engine loads.

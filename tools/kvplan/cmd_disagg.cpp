@@ -136,11 +136,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     if (!o.weight_dtype.empty()) space.weights = {parse_weights(o)};
     Serving serving = parse_serving(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
-    std::vector<ResolvedGpu> gpus;
-    if (o.gpu.empty())
-        gpus = bundled_gpus(ctx);
-    else
-        for (const std::string& g : split_list(o.gpu, "--gpu")) gpus.push_back(resolve_gpu(g, ctx));
+    const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
 
     DisaggOptions opt;

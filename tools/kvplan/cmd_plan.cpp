@@ -210,11 +210,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::uint64_t context = context_flag    ? *context_flag
                                   : split.given() ? split.sum()
                                                   : context_limit(rm.get().config()).tokens;
-    std::vector<ResolvedGpu> gpus;
-    if (o.gpu.empty())
-        gpus = bundled_gpus(ctx);
-    else
-        for (const std::string& g : split_list(o.gpu, "--gpu")) gpus.push_back(resolve_gpu(g, ctx));
+    const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile) use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
@@ -388,16 +384,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "(--weight-dtype fp8) or --max-gpus may find more");
     }
     if (!p.fits.empty())
-        for (const EngineCommand& c : serve_commands(p, rm.get(), space, serving, demand,
-                                                     {.model = served_model(rm, ctx)})) {
-            if (c.command)
-                rep.notes.push_back(fmt::format("{} command line (candidate {}): {}",
-                                                name(c.engine), c.candidate + 1,
-                                                c.command->line()));
-            else
-                rep.notes.push_back(
-                    fmt::format("{}: no command line ({})", name(c.engine), c.refused));
-        }
+        append_command_notes(rep,
+                             serve_commands(p, rm.get(), space, serving, demand,
+                                            {.model = served_model(rm, ctx)}),
+                             true);
     if (order.size() > top)
         rep.notes.push_back(fmt::format("{} more fit; --top N shows more", order.size() - top));
     if (review) {

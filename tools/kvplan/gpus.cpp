@@ -53,4 +53,11 @@ std::vector<ResolvedGpu> bundled_gpus(const Context& ctx) {
     return out;
 }
 
+std::vector<ResolvedGpu> resolve_gpu_list(const std::string& flag, const Context& ctx) {
+    if (flag.empty()) return bundled_gpus(ctx);
+    std::vector<ResolvedGpu> out;
+    for (const std::string& g : split_list(flag, "--gpu")) out.push_back(resolve_gpu(g, ctx));
+    return out;
+}
+
 }  // namespace kvplan::cli

@@ -30,6 +30,9 @@ struct ResolvedGpu {
 /// Every bundled GPU, sorted by id.
 [[nodiscard]] std::vector<ResolvedGpu> bundled_gpus(const Context& ctx);
 
+/// --gpu as a comma list of ids or spec paths, each resolved; empty: every bundled GPU.
+[[nodiscard]] std::vector<ResolvedGpu> resolve_gpu_list(const std::string& flag, const Context& ctx);
+
 /// The engine named by --engine (default vllm).
 [[nodiscard]] Engine parse_engine_flag(const std::string& text);
 
