@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <kvplan/calibrate.hpp>
+#include <kvplan/format.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/plan/tiers.hpp>
 #include <memory>

@@ -485,6 +485,17 @@ namespace detail::hf {
 [[nodiscard]] std::optional<std::filesystem::path> find_bundled_model(
     const std::filesystem::path& config_dir, std::string_view id) {
     const std::string want = detail::lower_ascii(id);
+    // Bundled file names are lower case: try the name itself before listing the folder, which
+    // costs more than the rest of a `kvplan fit` call. Only a plain name is tried as a path.
+    const bool plain = !want.empty() && want[0] != '.' &&
+                       std::all_of(want.begin(), want.end(), [](char c) {
+                           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                                  c == '_' || c == '.';
+                       });
+    std::error_code ec;
+    if (std::filesystem::path file = models_dir(config_dir) / (want + ".json");
+        plain && std::filesystem::is_regular_file(file, ec))
+        return file;
     for (const std::string& have : bundled_model_ids(config_dir))
         if (detail::lower_ascii(have) == want) return models_dir(config_dir) / (have + ".json");
     return std::nullopt;
