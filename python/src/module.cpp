@@ -504,10 +504,10 @@ struct PyRoofline {
 };
 
 std::shared_ptr<PyRoofline> make_roofline(const std::shared_ptr<const PyDeployment>& d,
-                                          const std::string& compute_dtype) {
+                                          const std::optional<std::string>& compute_dtype) {
     kvplan::RooflineOptions ro;
     try {
-        ro.compute = kvplan::cli::compute_dtype_flag(compute_dtype);
+        if (compute_dtype) ro.compute = kvplan::cli::compute_dtype_flag(*compute_dtype);
     } catch (const UsageError& e) {
         throw UsageError(keyword_message(e.what()));
     }
@@ -516,6 +516,7 @@ std::shared_ptr<PyRoofline> make_roofline(const std::shared_ptr<const PyDeployme
         kvplan::evaluate(d->deployment, {.context = 1},
                          {.contexts = false, .decode = false, .estimate = false}, d->prepared)
             .replica;
+    ro = kvplan::with_compute(ro, r);  // the weights' own type unless compute_dtype says otherwise
     return std::make_shared<PyRoofline>(PyRoofline{d, r, ro, kvplan::decode_costs(r, ro)});
 }
 
@@ -845,7 +846,7 @@ the GPU lacks the roofline's figures. Both headroom and shortfall are given (one
 
 constexpr const char* roofline_doc = R"(The decode and prefill lower bounds of a deployment.
 
-Deployment.roofline(compute_dtype="bf16") prepares the costs that depend on neither batch
+Deployment.roofline(compute_dtype=None) prepares the costs that depend on neither batch
 nor context; point(), decode() and prefill() then cost little. The figures are kvplan
 roofline's for the same inputs: bounds at peak bandwidth and FLOP/s, no real step is faster.)";
 
@@ -1021,7 +1022,8 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
             [](const PyGpu& g, const std::string& compute_dtype) -> py::object {
                 kvplan::ComputeDtype d{};
                 try {
-                    d = kvplan::cli::compute_dtype_flag(compute_dtype);
+                    d = kvplan::cli::compute_dtype_flag(compute_dtype).value_or(
+                        kvplan::ComputeDtype::bf16);
                 } catch (const UsageError& e) {
                     throw UsageError(keyword_message(e.what()));
                 }
@@ -1056,9 +1058,10 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
         .def("evaluate", &evaluate, py::arg("context") = py::none(), py::arg("concurrency") = 1,
              py::kw_only(), py::arg("prompt_tokens") = py::none(),
              py::arg("output_tokens") = py::none(), evaluate_doc)
-        .def("roofline", &make_roofline, py::arg("compute_dtype") = "bf16",
-             "roofline($self, /, compute_dtype='bf16')\n--\n\nThe decode and prefill bounds of "
-             "this deployment, matmuls in `compute_dtype`: a kvplan.Roofline.")
+        .def("roofline", &make_roofline, py::arg("compute_dtype") = py::none(),
+             "roofline($self, /, compute_dtype=None)\n--\n\nThe decode and prefill bounds of "
+             "this deployment, matmuls in `compute_dtype` (None: the type its weights run in, "
+             "as kvplan roofline without --compute-dtype): a kvplan.Roofline.")
         .def("block_pool", &engine_pool, py::arg("context") = py::none(), py::kw_only(),
              py::arg("policy") = "engine",
              R"(block_pool($self, /, context=None, *, policy='engine')
@@ -1568,10 +1571,10 @@ such as vllm bench serve should measure; the *_bound figures are what no step be
             "bounds it at max_batch.")
         .def_property_readonly(
             "compute_dtype",
-            [](const PyRoofline& r) { return std::string(name(r.options.compute)); })
+            [](const PyRoofline& r) { return std::string(name(*r.options.compute)); })
         .def("__repr__", [](const PyRoofline& r) {
             return fmt::format("<kvplan.Roofline of {} in {}>", deployment_repr(*r.dep),
-                               name(r.options.compute));
+                               name(*r.options.compute));
         });
 
     // Block pools --------------------------------------------------------------------------

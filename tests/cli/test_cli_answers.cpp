@@ -463,3 +463,32 @@ TEST_CASE("disagg sizes the prefill and decode pools beside the aggregated plan"
                      "--output-tokens 200 --ttft-ms 500 --tpot-ms 25 --link carrier-pigeon")
               .code == 2);
 }
+
+TEST_CASE("fit and roofline time an fp8 checkpoint's matmuls in fp8 unless told otherwise",
+          "[cli][answers][compute]") {
+    // NIM, Llama-3.3-70B fp8 on 2 x H100, 5,000 in / 500 out at concurrency 50: measured ITL
+    // 59.73 ms (tests/data/latency_measurements.json). W8A8 on Hopper runs at the fp8 peak.
+    const std::string replica =
+        "--model llama-3-70b --gpu h100-sxm --tp 2 --weight-dtype fp8 --kv-dtype fp8 "
+        "--prompt-tokens 5000 --output-tokens 500";
+    const json fit = fit_json(replica + " --concurrency 50");
+    const auto roofline = [&](const std::string& extra) {
+        const CliRun r = run_kvplan("roofline " + replica + " --batch 50 --format json" + extra);
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        return json::parse(r.out);
+    };
+    const json by_default = roofline("");
+    const json fp8 = roofline(" --compute-dtype fp8");
+    const json bf16 = roofline(" --compute-dtype bf16");
+    CHECK(by_default["inputs"]["compute_dtype"] == "fp8");
+    CHECK(by_default["itl_estimate_seconds"] == fp8["itl_estimate_seconds"]);
+    CHECK(fit["itl_estimate_seconds"] == fp8["itl_estimate_seconds"]);
+    CHECK(fit["itl_estimate_seconds"].get<double>() * 1e3 == Approx(59.73).epsilon(0.20));
+    CHECK(bf16["itl_estimate_seconds"].get<double>() * 1e3 > 1.5 * 59.73);
+    // A bf16 checkpoint stays in bf16.
+    const CliRun plain = run_kvplan(
+        "roofline --model llama-3-70b --gpu h100-sxm --tp 2 --batch 50 --format json");
+    REQUIRE(plain.code == 0);
+    CHECK(json::parse(plain.out)["inputs"]["compute_dtype"] == "bf16");
+}

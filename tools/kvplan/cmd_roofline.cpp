@@ -18,8 +18,8 @@
 
 namespace kvplan::cli {
 
-ComputeDtype compute_dtype_flag(const std::string& text) {
-    if (text.empty()) return ComputeDtype::bf16;
+std::optional<ComputeDtype> compute_dtype_flag(const std::string& text) {
+    if (text.empty()) return std::nullopt;
     if (const auto d = parse_compute_dtype(text)) return *d;
     usage_error("--compute-dtype", "tf32, bf16, fp16, fp8, int8 or fp4", text);
 }
@@ -90,10 +90,11 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     const ReplicaRequest in = read_replica(single, ctx, ro.compute);
     if (contexts.empty()) contexts.push_back(in.context);
     const Deployment d = in.deployment();
-    const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro, split);
     const Replica r = evaluate(d, {.context = contexts.front()},
                                {.contexts = false, .decode = false})
                           .replica;
+    ro = with_compute(ro, r);  // the weights' own type unless --compute-dtype says otherwise
+    const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro, split);
 
     Report rep;
     rep.command = "roofline";
@@ -101,8 +102,8 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                               "and {} dense {}",
                               display_name(in.model), r.gpus(), in.gpu.id, layout_text(r.parallel),
                               fmt::format("{}", in.gpu.spec.memory_bandwidth),
-                              fmt::format("{}", roofline_peak(in.gpu.spec, ro.compute)),
-                              name(ro.compute));
+                              fmt::format("{}", roofline_peak(in.gpu.spec, *ro.compute)),
+                              name(*ro.compute));
     rep.inputs = {{"model", cell_text(in.model.id)},
                   {"gpu", cell_text(in.gpu.id)},
                   {"tp", cell_count(r.parallel.tp, "")},
@@ -113,9 +114,9 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                   {"kv_dtype", cell_text(name(r.kv.dtype))},
                   {"weight_dtype", cell_text(name(r.weights.format))},
                   {"engine", cell_text(std::string(name(in.flags.serving.engine)))},
-                  {"compute_dtype", cell_text(std::string(name(ro.compute)))},
+                  {"compute_dtype", cell_text(std::string(name(*ro.compute)))},
                   {"memory_bandwidth_bytes_per_s", cell(in.gpu.spec.memory_bandwidth)},
-                  {"peak_flops_per_s", cell(roofline_peak(in.gpu.spec, ro.compute))}};
+                  {"peak_flops_per_s", cell(roofline_peak(in.gpu.spec, *ro.compute))}};
     if (split) {
         rep.inputs.push_back({"prompt_tokens", cell_count(split->prompt, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(split->output, "tokens")});
@@ -261,7 +262,7 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
     const StageStep& st = d.stages[d.limiting_stage];
     const std::string bw_src = in.gpu.source + ": memory_bandwidth.TB_per_s";
     const std::string fl_src =
-        in.gpu.source + ": dense_tflops." + std::string(name(ro.compute));
+        in.gpu.source + ": dense_tflops." + std::string(name(*ro.compute));
     const std::string stage = r.parallel.pp > 1 ? fmt::format(" (stage {})", d.limiting_stage) : "";
     rep.figures.push_back(
         {"decode_step_seconds", "decode step (lower bound)", cell(d.step), {},
@@ -270,7 +271,7 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
                        grouped(st.bytes().count()), fmt::format("{}", in.gpu.spec.memory_bandwidth),
                        bw_src),
            fmt::format("compute time {} = {:.4g} FLOP / {} ({})", fmt::format("{}", st.compute_time),
-                       st.flops().in(FLOP), fmt::format("{}", roofline_peak(in.gpu.spec, ro.compute)),
+                       st.flops().in(FLOP), fmt::format("{}", roofline_peak(in.gpu.spec, *ro.compute)),
                        fl_src)}}});
     rep.figures.push_back(
         {"tpot_seconds", "time per output token", cell(d.tpot), {},
@@ -376,7 +377,9 @@ void register_roofline(CLI::App& app, Context& ctx) {
                     "--prompt-tokens and --output-tokens, the clients of the load the estimate "
                     "serves (those the cache does not hold wait)");
     sub->add_option("--compute-dtype", o->compute_dtype,
-                    "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default bf16)");
+                    "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default: the "
+                    "weights' own where the GPU has a peak for it and vLLM multiplies in it, as "
+                    "fp8 W8A8; else bf16)");
     sub->add_option("--plot", o->plot,
                     "Write an SVG chart at the first --context: tokens/s against batch (the KV "
                     "wall and the compute knee marked, the first --batch too), TPOT against "

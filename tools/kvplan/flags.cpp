@@ -197,7 +197,8 @@ Deployment ReplicaRequest::deployment() const {
                       .serving = flags.serving};
 }
 
-ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx, ComputeDtype compute) {
+ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
+                            std::optional<ComputeDtype> compute) {
     // Flags first, so that a usage error is reported before any file is read.
     ReplicaFlags flags = parse_replica_flags(o);
     if (o.gpu.empty() && !flags.serving.kv_memory_per_gpu)
@@ -217,7 +218,10 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx, ComputeD
     r.profile = read_profile_flag(o);
     if (r.profile) {
         r.profile_path = o.profile;
-        use_profile(*r.profile, r.profile_path, r.gpu.id, compute, r.flags.serving);
+        const Deployment d = r.deployment();
+        const WeightOptions w = d.weights ? *d.weights : checkpoint_weights(d.model);
+        use_profile(*r.profile, r.profile_path, r.gpu.id,
+                    compute.value_or(matmul_compute(w, r.gpu.spec)), r.flags.serving);
     }
     return r;
 }

@@ -89,9 +89,10 @@ struct ReplicaRequest {
 };
 
 /// Parses `o`'s replica flags, then resolves --model and --gpu (exit 3 on a bad file) and applies
-/// --profile, whose estimate must be of `compute`'s peak.
+/// --profile, whose estimate must be of `compute`'s peak (unset: the type the replica's weights
+/// run in, matmul_compute).
 [[nodiscard]] ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
-                                          ComputeDtype compute = ComputeDtype::bf16);
+                                          std::optional<ComputeDtype> compute = std::nullopt);
 
 /// Refuses, as usage errors, the flags that shape a replica's budget when there is no --gpu to
 /// budget (compare and diff without --gpu): such a flag would be ignored.

@@ -31,8 +31,8 @@ struct RooflinePoint {
     std::optional<ReplicaAnswer> answer{};
 };
 
-/// --compute-dtype (default bf16).
-[[nodiscard]] ComputeDtype compute_dtype_flag(const std::string& text);
+/// --compute-dtype; unset when not given (the type the weights run in, matmul_compute).
+[[nodiscard]] std::optional<ComputeDtype> compute_dtype_flag(const std::string& text);
 
 /// The GPU's dense peak for `d` (zero when it has none).
 [[nodiscard]] FlopsPerSecond roofline_peak(const GpuSpec& g, ComputeDtype d);

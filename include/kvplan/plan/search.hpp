@@ -260,7 +260,9 @@ struct ValidSplit {
                             continue;
                         const GpuSpec& gpu = space.gpus[g];
                         const bool timed = gpu.memory_bandwidth > BytesPerSecond{} &&
-                                           gpu.dense(eo.roofline.compute).has_value();
+                                           gpu.dense(eo.roofline.compute.value_or(
+                                                         matmul_compute(prep.weights, gpu)))
+                                               .has_value();
                         if (ranking == Ranking::fastest && timed && space.keep > 0 &&
                             fastest.size() == space.keep && prep.drafter_layers == 0) {
                             // A token passes every stage, each reading at least its weights but

@@ -110,7 +110,7 @@ namespace detail {
     const Replica& r, const Layout& l, const StageWeights& weights,
     const std::array<RankMatmulParams, max_pipeline_stages>& matmul, const RooflineOptions& o) {
     check_roofline(r, o);
-    DecodeCosts c{r, l, o};
+    DecodeCosts c{r, l, with_compute(o, r)};
     const LayerStack& L = r.model.layers();
     for (std::uint32_t s = 0; s < c.layout.pp(); ++s) {
         DecodeCosts::Stage& st = c.stages[s];
@@ -270,8 +270,9 @@ constexpr void add_stage(PipelineTimes& p, std::uint32_t s, const MicroBatches& 
 /// (0, 1].
 [[nodiscard]] constexpr DecodeBound decode_bound(const Replica& r,
                                                  std::span<const std::uint64_t> contexts,
-                                                 const RooflineOptions& o = {}) {
+                                                 const RooflineOptions& options = {}) {
     KVPLAN_EXPECTS(!contexts.empty());
+    const RooflineOptions o = with_compute(options, r);
     detail::check_roofline(r, o);
     const Layout l = r.layout();
     const MicroBatches m = micro_batches(contexts.size(), l.pp());

@@ -310,7 +310,7 @@ struct PrefillPart {
     t.flops = matmul_flops(cs.matmul, own, tokens) + Flops::in_base(attention);
     const GpuSpec& g = c.replica.gpu;
     t.memory = t.bytes / (g.memory_bandwidth * p.bandwidth);
-    t.compute = t.flops / (peak_flops(g, c.options.compute) * p.compute);
+    t.compute = t.flops / (peak_flops(g, detail::compute_of(c.options)) * p.compute);
     t.bound = t.compute > t.memory ? Bound::compute : Bound::memory;
     const std::uint32_t layers = shard_end(m, cs.shard) - cs.shard.first_layer;
     const double passes = static_cast<double>(pre.passes);
@@ -440,8 +440,8 @@ struct RunningCap {
 }
 
 /// The estimate for `l` on `r` with parameters `p` (default_params(r.gpu) gives the fitted
-/// ones); `o.compute` is the type the matmuls run in. Throws InvalidInput as decode_bound does,
-/// or for parameters or a load out of range.
+/// ones); `o.compute` is the type the matmuls run in (unset: matmul_compute). Throws InvalidInput
+/// as decode_bound does, or for parameters or a load out of range.
 [[nodiscard]] constexpr LatencyEstimate estimate_latency(const Replica& r, const Load& l,
                                                          const EstimateParams& p,
                                                          const RooflineOptions& o = {}) {

@@ -49,8 +49,9 @@ struct PrefillBound {
 /// prompts spread over the dp ranks, the busiest taking ceil(prompts / dp) of them.
 [[nodiscard]] constexpr PrefillBound prefill_bound(const Replica& r, std::uint64_t prompt_tokens,
                                                    std::uint64_t prompts = 1,
-                                                   const RooflineOptions& o = {}) {
+                                                   const RooflineOptions& options = {}) {
     KVPLAN_EXPECTS(prompt_tokens >= 1 && prompts >= 1);
+    const RooflineOptions o = with_compute(options, r);
     detail::check_roofline(r, o);
     const Layout l = r.layout();
     PrefillBound p;

@@ -66,10 +66,54 @@ inline constexpr FixedArray<detail::EnumName<Bound>, 2> bound_names{{
 
 /// Options of the roofline.
 struct RooflineOptions {
-    ComputeDtype compute = ComputeDtype::bf16;  ///< the tensor-core type the matmuls run in
+    /// The tensor-core type the matmuls run in; unset, the one the engine runs the replica's
+    /// weights in on its GPU (matmul_compute).
+    std::optional<ComputeDtype> compute{};
     Bytes activation_element = Bytes::exactly(2);  ///< bytes of one activation value (all-reduce messages)
     std::optional<Efficiency> efficiency{};      ///< an estimate beside the bound
 };
+
+/// The tensor-core type vLLM runs the matmuls of weights in `w` in, on `gpu`: the weights' own
+/// type where the GPU has tensor cores for it and the engine's kernel multiplies in it, else bf16
+/// (fp16 and tf32 for fp16 and fp32 weights). The blocks' linear format decides (`w.format`):
+/// - fp8: W8A8, activations quantized per token, on GPUs with an fp8 peak (compute capability 8.9
+///   and up); without one vLLM runs FP8 Marlin, weight-only (Fp8LinearMethod, `use_marlin`, in
+///   vllm/model_executor/layers/quantization/fp8.py).
+/// - int8: W8A8 INT8 (the format's meaning here), on GPUs with an int8 peak.
+/// - nvfp4: W4A4 on GPUs with an fp4 peak (Blackwell, ModelOptNvFp4LinearMethod in
+///   vllm/model_executor/layers/quantization/modelopt.py); else Marlin, weight-only.
+/// - int4 (AWQ, GPTQ) and mxfp4: weight-only kernels (Marlin; gpt-oss's MXFP4 experts with bf16
+///   activations by default), bf16 compute.
+[[nodiscard]] constexpr ComputeDtype matmul_compute(const WeightOptions& w,
+                                                    const GpuSpec& gpu) noexcept {
+    const auto own = [&](ComputeDtype d) {
+        return gpu.dense(d).has_value() ? d : ComputeDtype::bf16;
+    };
+    switch (w.format) {
+        case WeightFormat::fp8: return own(ComputeDtype::fp8);
+        case WeightFormat::int8: return own(ComputeDtype::int8);
+        case WeightFormat::nvfp4: return own(ComputeDtype::fp4);
+        case WeightFormat::fp16: return own(ComputeDtype::fp16);
+        case WeightFormat::fp32: return own(ComputeDtype::tf32);
+        case WeightFormat::bf16:
+        case WeightFormat::int4:
+        case WeightFormat::mxfp4: return ComputeDtype::bf16;
+    }
+    return ComputeDtype::bf16;
+}
+
+/// `o` with its compute type resolved for `r` (matmul_compute when unset).
+[[nodiscard]] constexpr RooflineOptions with_compute(RooflineOptions o, const Replica& r) noexcept {
+    if (!o.compute) o.compute = matmul_compute(r.weights, r.gpu);
+    return o;
+}
+
+namespace detail {
+/// The compute type of options already resolved by with_compute (bf16 if not, as before).
+[[nodiscard]] constexpr ComputeDtype compute_of(const RooflineOptions& o) noexcept {
+    return o.compute.value_or(ComputeDtype::bf16);
+}
+}  // namespace detail
 
 /// Expected distinct experts a batch of `tokens` routes to in one MoE layer of `experts` experts,
 /// `k` per token, uniformly: E x (1 - (1 - k/E)^B).
@@ -390,8 +434,9 @@ constexpr void check_roofline(const Replica& r, const RooflineOptions& o) {
     const auto gpu = [&] { return text("GPU spec '", r.gpu.id, "'"); };
     if (!(r.gpu.memory_bandwidth > BytesPerSecond{}))
         throw_field_error<InvalidInput>(gpu(), "memory_bandwidth.TB_per_s", "> 0", "0");
-    if (!r.gpu.dense(o.compute))
-        throw_field_error<InvalidInput>(gpu(), "dense_tflops." + std::string(name(o.compute)),
+    const ComputeDtype compute = *with_compute(o, r).compute;
+    if (!r.gpu.dense(compute))
+        throw_field_error<InvalidInput>(gpu(), "dense_tflops." + std::string(name(compute)),
                                         "a dense peak for the compute type", "none");
     if (r.parallel.tp > 1 && !(r.gpu.scale_up_bandwidth > BytesPerSecond{}) &&
         !(r.gpu.pcie_bandwidth > BytesPerSecond{}))
@@ -413,10 +458,10 @@ struct StageTimes {
 [[nodiscard]] constexpr StageTimes stage_times(Bytes bytes, Flops flops, const GpuSpec& gpu,
                                                const RooflineOptions& o) {
     StageTimes t{bytes / gpu.memory_bandwidth,
-                 flops / gpu.dense(o.compute).value_or(FlopsPerSecond{})};
+                 flops / gpu.dense(compute_of(o)).value_or(FlopsPerSecond{})};
     if (o.efficiency)
         t.estimate = std::max(bytes / (gpu.memory_bandwidth * o.efficiency->bandwidth),
-                              flops / (*gpu.dense(o.compute) * o.efficiency->compute));
+                              flops / (*gpu.dense(compute_of(o)) * o.efficiency->compute));
     return t;
 }
 
