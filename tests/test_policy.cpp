@@ -65,8 +65,8 @@ TEST_CASE("an engine's name for a replica key is an error naming the key meant",
     // The typo the issue names: tensor_parallel was ignored and the replica judged at tp 4.
     CHECK(error_of(policy_with(gpu + R"(, "tensor_parallel": 8)", kv_cost)) ==
           "policy.json: replica.tensor_parallel: expected a key of the replica (name, gpu, tp, pp, "
-          "dp, ep, dcp, kv_dtype, weight_dtype, engine, gpu_memory_utilization, block_size), found "
-          "the unknown key 'tensor_parallel'; did you mean 'tp'?");
+          "dp, ep, dcp, redundant_experts, kv_dtype, weight_dtype, engine, gpu_memory_utilization, "
+          "block_size), found the unknown key 'tensor_parallel'; did you mean 'tp'?");
     // vLLM's and SGLang's spellings.
     CHECK_THAT(error_of(policy_with(gpu + R"(, "tensor_parallel_size": 8)", kv_cost)),
                Catch::EndsWith("did you mean 'tp'?"));

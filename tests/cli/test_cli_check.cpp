@@ -303,6 +303,61 @@ struct ScratchDir {
 
 }  // namespace
 
+TEST_CASE("a policy's replica states redundant experts, and check holds what fit holds",
+          "[cli][check][parallel]") {
+    ScratchDir dir("redundant");
+    // DeepSeek-V3 (fp8, 128 x 128 block scales) on 8 H200s, dp 8 x ep 8, with 32 redundant
+    // experts: 4 more per GPU. An expert is 3 matrices of 7,168 x 2,048 = 44,040,192 fp8 values
+    // and 3 x (7168/128 x 2048/128) = 2,688 fp32 scales (10,752 B): 44,050,944 B a layer, x 58
+    // MoE layers = 2,554,954,752 B; x 4 = 10,219,819,008 B more weights on each GPU.
+    std::ofstream(dir.path / "policy.json") << R"({
+  "schema": "kvplan-policy/1",
+  "model": "deepseek-v3",
+  "replicas": [
+    {"gpu": "h200-sxm", "tp": 1, "dp": 8, "ep": 8},
+    {"gpu": "h200-sxm", "tp": 1, "dp": 8, "ep": 8, "redundant_experts": 32}
+  ],
+  "requirements": [
+    {"name": "chat load", "kind": "min_concurrency", "sequences": 400, "context_tokens": 8000}
+  ]
+})";
+    const CliRun r = run_kvplan("check --format json --policy " + dir.quoted("policy.json"));
+    CHECK(r.code == 1);
+    const json rows = json::parse(r.out)["requirements"];
+    REQUIRE(rows.size() == 2);
+    const auto fit = [](const std::string& extra) {
+        const CliRun f = run_kvplan(
+            "fit --model deepseek-v3 --gpu h200-sxm --dp 8 --ep 8 --context 8000 --format json" +
+            extra);
+        REQUIRE(f.code == 0);
+        return json::parse(f.out);
+    };
+    const json plain = fit(""), redundant = fit(" --redundant-experts 32");
+    CHECK(redundant["weight_bytes_per_gpu"].get<std::uint64_t>() -
+              plain["weight_bytes_per_gpu"].get<std::uint64_t>() ==
+          10'219'819'008ULL);
+    // One answer: the policy's figures are fit's.
+    CHECK(rows[0]["measured"] == plain["max_concurrency"]);
+    CHECK(rows[1]["measured"] == redundant["max_concurrency"]);
+    CHECK(rows[1]["measured"].get<std::uint64_t>() < rows[0]["measured"].get<std::uint64_t>());
+    CHECK(rows[0]["result"] == true);
+    CHECK(rows[1]["result"] == false);
+    CHECK(rows[1]["replica"].get<std::string>().find("+32 redundant experts") !=
+          std::string::npos);
+    // vLLM's and SGLang's names for the key point at it.
+    std::ofstream(dir.path / "typo.json") << R"({
+  "schema": "kvplan-policy/1",
+  "model": "deepseek-v3",
+  "replica": {"gpu": "h200-sxm", "dp": 8, "ep": 8, "num_redundant_experts": 32},
+  "requirements": [
+    {"name": "chat load", "kind": "min_concurrency", "sequences": 1, "context_tokens": 8000}
+  ]
+})";
+    const CliRun typo = run_kvplan("check --policy " + dir.quoted("typo.json"));
+    CHECK(typo.code == 3);
+    CHECK_THAT(typo.err, Catch::Contains("'redundant_experts'"));
+}
+
 TEST_CASE("a policy's replicas state dp, ep and dcp, and a wrong GPU id names the policy file",
           "[cli][check][parallel]") {
     ScratchDir dir("parallel");

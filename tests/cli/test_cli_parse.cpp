@@ -92,3 +92,13 @@ TEST_CASE("fractions and dtypes are checked", "[cli][parse]") {
     CHECK(parse_kv_dtype_flag("fp8", "--kv-dtype") == KvDtype::fp8_e4m3);
     CHECK_THROWS_AS(parse_kv_dtype_flag("fp7", "--kv-dtype"), UsageError);
 }
+
+TEST_CASE("a replica search's bounds are whole numbers from 1 to 64", "[cli][parse]") {
+    // --max-gpus and --max-tp of plan and disagg: 64 GPUs is the largest replica searched.
+    CHECK(parse_search_bound("1", "--max-gpus") == 1);
+    CHECK(parse_search_bound("64", "--max-tp") == 64);
+    CHECK_THROWS_WITH(parse_search_bound("65", "--max-gpus"),
+                      Catch::Contains("--max-gpus") && Catch::Contains("at most 64"));
+    CHECK_THROWS_WITH(parse_search_bound("0", "--max-tp"), Catch::Contains(">= 1"));
+    CHECK_THROWS_WITH(parse_search_bound("8x", "--max-tp"), Catch::Contains("whole number"));
+}

@@ -646,11 +646,14 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
                                 .dp = r.dp,
                                 .ep = r.ep,
                                 .dcp = r.dcp,
+                                .redundant_experts = r.redundant_experts,
                                 .rules = parallel_rules(r.engine)};
     std::string parallel = fmt::format("tp {} x pp {}", r.tp, r.pp);
     if (r.dp != 1) parallel += fmt::format(" x dp {}", r.dp);
     if (r.ep != 1) parallel += fmt::format(", ep {}", r.ep);
     if (r.dcp != 1) parallel += fmt::format(", dcp {}", r.dcp);
+    if (r.redundant_experts != 0)
+        parallel += fmt::format(", +{} redundant experts", r.redundant_experts);
     return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}", replica_gpus(layout),
                        gpus[ri].id, parallel, name(r.kv_dtype), weights, name(r.engine));
 }

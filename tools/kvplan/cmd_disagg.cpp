@@ -83,10 +83,8 @@ std::vector<Cell> pool_row(std::string pool, const PlanCandidate& c,
 
 void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     const CommonOptions& o = dc.common;
-    const std::uint64_t max_gpus = parse_count(dc.max_gpus, "--max-gpus");
-    const std::uint64_t max_tp = parse_count(dc.max_tp, "--max-tp");
-    if (max_gpus > 64) usage_error("--max-gpus", "at most 64", dc.max_gpus);
-    if (max_tp > 64) usage_error("--max-tp", "at most 64", dc.max_tp);
+    const std::uint32_t max_gpus = parse_search_bound(dc.max_gpus, "--max-gpus");
+    const std::uint32_t max_tp = parse_search_bound(dc.max_tp, "--max-tp");
     if (dc.latency != "estimate" && dc.latency != "bound")
         usage_error("--latency",
                     "estimate (the GPU family's fitted fractions and fixed costs) or bound (peak "
@@ -128,8 +126,8 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     }
 
     SearchSpace space;
-    space.max_gpus = static_cast<std::uint32_t>(max_gpus);
-    space.max_tp = static_cast<std::uint32_t>(max_tp);
+    space.max_gpus = max_gpus;
+    space.max_tp = max_tp;
     space.kv_formats.clear();
     for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
         space.kv_formats.push_back(KvFormat(d));

@@ -136,11 +136,9 @@ std::string fix_note(std::size_t i, const ResolvedGpu& g, const ReplicaAnswer& m
 
 void run_plan(const PlanOptions& po, Context& ctx) {
     const CommonOptions& o = po.common;
-    const std::uint64_t max_gpus = parse_count(po.max_gpus, "--max-gpus");
-    const std::uint64_t max_tp = parse_count(po.max_tp, "--max-tp");
+    const std::uint32_t max_gpus = parse_search_bound(po.max_gpus, "--max-gpus");
+    const std::uint32_t max_tp = parse_search_bound(po.max_tp, "--max-tp");
     const std::uint64_t top = parse_count(po.top, "--top");
-    if (max_gpus > 64) usage_error("--max-gpus", "at most 64", po.max_gpus);
-    if (max_tp > 64) usage_error("--max-tp", "at most 64", po.max_tp);
     const TokenSplitFlags split = parse_token_split(o);
     const std::string rank = po.rank.empty() ? (split.given() ? "estimate" : "gpus") : po.rank;
     if (rank != "gpus" && rank != "fastest" && rank != "estimate" && rank != "cost")
@@ -180,8 +178,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                     "estimate serves)",
                     po.rank);
     SearchSpace space;
-    space.max_gpus = static_cast<std::uint32_t>(max_gpus);
-    space.max_tp = static_cast<std::uint32_t>(max_tp);
+    space.max_gpus = max_gpus;
+    space.max_tp = max_tp;
     space.data_parallel = !po.no_dp;
     space.expert_parallel = !po.no_ep;
     space.context_parallel = !po.no_dcp;

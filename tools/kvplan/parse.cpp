@@ -124,6 +124,12 @@ std::uint64_t parse_count(std::string_view text, std::string_view flag, std::uin
     return v;
 }
 
+std::uint32_t parse_search_bound(std::string_view text, std::string_view flag) {
+    const std::uint64_t v = parse_count(text, flag);
+    if (v > 64) usage_error(flag, "at most 64", text);
+    return static_cast<std::uint32_t>(v);
+}
+
 double parse_fraction(std::string_view text, std::string_view flag) {
     const std::string_view s = trim(text);
     bool has_point = false;

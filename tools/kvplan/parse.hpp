@@ -28,6 +28,10 @@ namespace kvplan::cli {
 [[nodiscard]] std::uint64_t parse_count(std::string_view text, std::string_view flag,
                                         std::uint64_t min = 1);
 
+/// A bound of a replica search (--max-gpus, --max-tp): a whole number in [1, 64], the largest
+/// replica the search takes.
+[[nodiscard]] std::uint32_t parse_search_bound(std::string_view text, std::string_view flag);
+
 /// A fraction in (0, 1], e.g. --gpu-memory-utilization 0.9.
 [[nodiscard]] double parse_fraction(std::string_view text, std::string_view flag);
 

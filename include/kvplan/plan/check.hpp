@@ -45,7 +45,12 @@ namespace kvplan {
                                                   const GpuSpec& gpu) {
     Deployment d{.model = model,
                  .gpu = gpu,
-                 .parallel = {.tp = r.tp, .pp = r.pp, .dp = r.dp, .ep = r.ep, .dcp = r.dcp},
+                 .parallel = {.tp = r.tp,
+                              .pp = r.pp,
+                              .dp = r.dp,
+                              .ep = r.ep,
+                              .dcp = r.dcp,
+                              .redundant_experts = r.redundant_experts},
                  .kv = r.kv_dtype};
     if (r.weight_dtype) {
         WeightOptions w;

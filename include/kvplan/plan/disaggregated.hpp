@@ -152,9 +152,14 @@ constexpr void check_disagg(const Model& m, const DisaggDemand& d) {
         throw_field_error<InvalidInput>(where(), "tpot", "> 0 s", "0 s or less");
 }
 
-/// The step parameters for `gpu` under `o`, and whether they are fitted.
-[[nodiscard]] inline std::pair<EstimateParams, bool> step_params(const GpuSpec& gpu,
-                                                                 const DisaggOptions& o) {
+/// The parameters a pool's steps are timed with, and whether they are fitted.
+struct StepParams {
+    EstimateParams params{};
+    bool fitted = true;
+};
+
+/// The step parameters for `gpu` under `o`.
+[[nodiscard]] inline StepParams step_params(const GpuSpec& gpu, const DisaggOptions& o) {
     const EstimateParams peak{};  // fractions 1, no fixed costs
     if (o.latency == LatencyModel::bound) return {peak, true};
     if (o.params) return {*o.params, true};
@@ -223,16 +228,13 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
                                                                 const DisaggOptions& o = {}) {
     const ReplicaAnswer& r = a.answer;
     if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
-    // Named values, not a structured binding: clang 14 cannot capture one in a lambda.
-    const std::pair<EstimateParams, bool> chosen = detail::step_params(r.replica.gpu, o);
-    const EstimateParams params = chosen.first;
-    const bool fitted = chosen.second;
+    const detail::StepParams timing = detail::step_params(r.replica.gpu, o);
     const DecodeCosts c = decode_costs(r.replica, o.roofline);
-    DecodePool pool{.candidate = a, .fitted = fitted};
+    DecodePool pool{.candidate = a, .fitted = timing.fitted};
     pool.batch_cap = r.max_concurrency;
     pool.mean_context = demand.prompt_tokens + demand.output_tokens / 2;
     const auto tpot = [&](std::uint64_t b) {
-        return detail::step(c, b, pool.mean_context, {}, params).time;
+        return detail::step(c, b, pool.mean_context, {}, timing.params).time;
     };
     pool.batch =
         detail::largest(pool.batch_cap, [&](std::uint64_t b) { return tpot(b) <= demand.tpot; });
@@ -255,12 +257,9 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
                                                                   const DisaggOptions& o = {}) {
     const ReplicaAnswer& r = a.answer;
     if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
-    // Named values, not a structured binding: clang 14 cannot capture one in a lambda.
-    const std::pair<EstimateParams, bool> chosen = detail::step_params(r.replica.gpu, o);
-    const EstimateParams params = chosen.first;
-    const bool fitted = chosen.second;
+    const detail::StepParams timing = detail::step_params(r.replica.gpu, o);
     const DecodeCosts c = decode_costs(r.replica, o.roofline);
-    PrefillPool pool{.candidate = a, .fitted = fitted};
+    PrefillPool pool{.candidate = a, .fitted = timing.fitted};
     pool.servers_per_replica = r.dp_ranks;
     const std::uint64_t budget = r.serving.options.vllm.max_num_batched_tokens.value_or(
         vllm_batch_defaults(r.replica.gpu).max_num_batched_tokens);
@@ -271,7 +270,7 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
                                  .share = 1.0,
                                  .passes = pool.passes,
                                  .spread = true},
-                                params)
+                                timing.params)
                        .time;
     pool.transfer = transfer;
     const Seconds slack = demand.ttft - pool.service - transfer;
@@ -295,19 +294,16 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
     const PlanCandidate& a, const DisaggDemand& demand, const DisaggOptions& o = {}) {
     const ReplicaAnswer& r = a.answer;
     if (!r.starts() || r.max_concurrency == 0) return std::nullopt;
-    // Named values, not a structured binding: clang 14 cannot capture one in a lambda.
-    const std::pair<EstimateParams, bool> chosen = detail::step_params(r.replica.gpu, o);
-    const EstimateParams params = chosen.first;
-    const bool fitted = chosen.second;
+    const detail::StepParams timing = detail::step_params(r.replica.gpu, o);
     const DecodeCosts c = decode_costs(r.replica, o.roofline);
-    AggregatedPool pool{.candidate = a, .fitted = fitted};
+    AggregatedPool pool{.candidate = a, .fitted = timing.fitted};
     const auto at = [&](std::uint64_t n) {
         const Load load{.concurrency = n,
                         .prompt_tokens = demand.prompt_tokens,
                         .output_tokens = demand.output_tokens,
                         .max_num_batched_tokens = r.serving.options.vllm.max_num_batched_tokens,
                         .max_running = n};
-        return estimate_latency(c, load, params, RunningCap{n, true});
+        return estimate_latency(c, load, timing.params, RunningCap{n, true});
     };
     pool.concurrency = detail::largest(r.max_concurrency, [&](std::uint64_t n) {
         const LatencyEstimate e = at(n);

@@ -101,7 +101,7 @@ inline constexpr SizeKey size_keys[] = {{"bytes", B}, {"KiB", KiB}, {"MiB", MiB}
 /// Engines' and people's names for the replica's keys: vLLM's --tensor-parallel-size,
 /// --data-parallel-size, --enable-expert-parallel, --decode-context-parallel-size and
 /// --kv-cache-dtype (vllm/engine/arg_utils.py, EngineArgs), SGLang's --tp-size, --dp-size,
-/// --ep-size, --page-size and --mem-fraction-static (python/sglang/srt/server_args.py,
+/// --ep-size, --ep-num-redundant-experts, --page-size and --mem-fraction-static (python/sglang/srt/server_args.py,
 /// ServerArgs), TensorRT-LLM's moe_expert_parallel_size (tensorrt_llm/llmapi/llm_args.py) and its
 /// tokens_per_block and free_gpu_memory_fraction (the same file, KvCacheConfig).
 inline const std::vector<NameHint> replica_hints{
@@ -120,6 +120,8 @@ inline const std::vector<NameHint> replica_hints{
     {"ep_size", "ep"},
     {"decode_context_parallel_size", "dcp"},
     {"dcp_size", "dcp"},
+    {"num_redundant_experts", "redundant_experts"},
+    {"ep_num_redundant_experts", "redundant_experts"},
     {"kv_cache_dtype", "kv_dtype"},
     {"dtype", "weight_dtype"},
     {"torch_dtype", "weight_dtype"},
@@ -287,8 +289,8 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
 }
 
 [[nodiscard]] inline PolicyReplica read_replica(const JsonReader& r) {
-    r.only_keys({"name", "gpu", "tp", "pp", "dp", "ep", "dcp", "kv_dtype", "weight_dtype", "engine",
-                 "gpu_memory_utilization", "block_size"},
+    r.only_keys({"name", "gpu", "tp", "pp", "dp", "ep", "dcp", "redundant_experts", "kv_dtype",
+                 "weight_dtype", "engine", "gpu_memory_utilization", "block_size"},
                 "the replica", replica_hints);
     PolicyReplica p;
     p.gpu = r.string("gpu");
@@ -297,6 +299,8 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
     p.dp = u32_field(r, "dp", 1);
     p.ep = u32_field(r, "ep", 1);
     p.dcp = u32_field(r, "dcp", 1);
+    if (const auto n = r.optional_count("redundant_experts", 1U << 16))
+        p.redundant_experts = static_cast<std::uint32_t>(*n);
     if (const auto s = r.optional_string("kv_dtype")) {
         const auto d = parse_kv_dtype(*s);
         if (!d)

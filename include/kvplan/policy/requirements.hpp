@@ -147,6 +147,9 @@ struct PolicyReplica {
     std::uint32_t dp = 1;   ///< attention data parallelism, in the engine's rules (ParallelConfig)
     std::uint32_t ep = 1;   ///< expert parallelism; 1: none
     std::uint32_t dcp = 1;  ///< vLLM's decode context parallelism; 1: none
+    /// Physical experts beyond the routed ones under ep (vLLM EPLB's num_redundant_experts,
+    /// SGLang's --ep-num-redundant-experts), each a copy's weights on some GPU.
+    std::uint32_t redundant_experts = 0;
     KvDtype kv_dtype = KvDtype::bf16;
     std::optional<WeightFormat> weight_dtype{};  ///< nullopt: the checkpoint's own format
     Engine engine = Engine::vllm;
@@ -155,12 +158,14 @@ struct PolicyReplica {
 };
 
 /// The name a replica goes by when the policy gives it none: "h100-sxm tp 4 x pp 1", with
-/// " x dp 2", " ep 8" and " dcp 2" where those are not 1.
+/// " x dp 2", " ep 8" and " dcp 2" where those are not 1, " +32 redundant experts" where some.
 [[nodiscard]] inline std::string default_replica_name(const PolicyReplica& r) {
     std::string s = r.gpu + " tp " + std::to_string(r.tp) + " x pp " + std::to_string(r.pp);
     if (r.dp != 1) s += " x dp " + std::to_string(r.dp);
     if (r.ep != 1) s += " ep " + std::to_string(r.ep);
     if (r.dcp != 1) s += " dcp " + std::to_string(r.dcp);
+    if (r.redundant_experts != 0)
+        s += " +" + std::to_string(r.redundant_experts) + " redundant experts";
     return s;
 }
 
