@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "detail/enum_table.hpp"
 #include "detail/text.hpp"
 #include "error.hpp"
 #include "trace/distributions.hpp"
@@ -297,16 +298,15 @@ struct FleetOptions {
 /// The constraint that sets the batch.
 enum class FleetBinding : std::uint8_t { kv_budget, tpot, max_batch };
 
+/// Each binding's spelling, as reports name it.
+inline constexpr FixedArray<detail::EnumName<FleetBinding>, 3> fleet_binding_names{{
+    {FleetBinding::kv_budget, "KV budget"},
+    {FleetBinding::tpot, "TPOT"},
+    {FleetBinding::max_batch, "max_num_seqs"},
+}};
+
 [[nodiscard]] constexpr std::string_view name(FleetBinding b) noexcept {
-    switch (b) {
-        case FleetBinding::kv_budget:
-            return "KV budget";
-        case FleetBinding::tpot:
-            return "TPOT";
-        case FleetBinding::max_batch:
-            return "max_num_seqs";
-    }
-    return "?";
+    return detail::enum_name(fleet_binding_names, b);
 }
 
 struct FleetPlan {

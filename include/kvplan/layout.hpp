@@ -27,6 +27,7 @@
 
 #include <cstdint>
 
+#include "detail/enum_table.hpp"
 #include "detail/message.hpp"
 #include "error.hpp"
 #include "fixed_array.hpp"
@@ -43,17 +44,16 @@ enum class ParallelRules : std::uint8_t {
     trtllm,  ///< TensorRT-LLM's (PyTorch backend)
 };
 
+/// Each rule set's spelling.
+inline constexpr FixedArray<detail::EnumName<ParallelRules>, 3> parallel_rules_names{{
+    {ParallelRules::vllm, "vllm"},
+    {ParallelRules::sglang, "sglang"},
+    {ParallelRules::trtllm, "trtllm"},
+}};
+
 /// The spelling of `r`: "vllm", "sglang" or "trtllm".
 [[nodiscard]] constexpr const char* name(ParallelRules r) noexcept {
-    switch (r) {
-        case ParallelRules::vllm:
-            return "vllm";
-        case ParallelRules::sglang:
-            return "sglang";
-        case ParallelRules::trtllm:
-            return "trtllm";
-    }
-    return "?";
+    return detail::enum_name(parallel_rules_names, r);
 }
 
 /// A parallel layout as a user states it, in the engine's own flags (`rules` says whose).
