@@ -471,3 +471,129 @@ TEST_CASE("a prepared layout holds what no demand changes, the same figures to t
         CHECK(a.estimate->itl == b.estimate->itl);
     }
 }
+
+TEST_CASE("a shared system prompt is held once: the blocks it saves and the sequences it adds",
+          "[evaluate][shared_prefix]") {
+    // Llama-3-8B in bf16: 2 (K, V) x 32 layers x 8 KV heads x 128 dims x 2 B = 131,072 B a token;
+    // a block of 16 tokens is 2 MiB. A sequence of 8,192 tokens holds 512 blocks, 1 GiB. A system
+    // prompt of 2,048 tokens is 128 full blocks, 256 MiB, which every sequence after the first no
+    // longer holds: each then needs 384 blocks, 768 MiB, of its own.
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    d.serving.kv_memory_per_gpu = 40 * GiB;
+    d.serving.block_size = 16;
+    const Demand plain{.context = 8192, .concurrency = 60};
+    Demand shared = plain;
+    shared.shared_prefix_tokens = 2048;
+
+    // The ideal profile: 40 GiB / 1 GiB = 40 sequences; sharing, 256 MiB + n x 768 MiB <= 40 GiB,
+    // n = (40,960 - 256) / 768 = 53 exactly.
+    d.serving.engine = Engine::ideal;
+    const ReplicaAnswer ideal = evaluate(d, shared);
+    CHECK(ideal.kv_per_sequence == 1 * GiB);
+    CHECK(ideal.shared_prefix_blocks == 128);
+    CHECK(ideal.shared_prefix_bytes_per_sequence == 256 * MiB);
+    CHECK(ideal.max_concurrency_without_sharing == 40);
+    CHECK(ideal.max_concurrency == 53);
+    CHECK(ideal.shared_prefix_concurrency_added() == 13);
+    // The 53 sequences it runs of the 60 asked: 52 of them do not hold the prefix again, 52 x 128
+    // = 6,656 blocks, 13 GiB; the 60 need 60 GiB - 59 x 256 MiB = 46,336 MiB.
+    CHECK(ideal.shared_prefix_blocks_saved == 6656);
+    CHECK(ideal.shared_prefix_bytes_saved == 13 * GiB);
+    CHECK(ideal.kv_needed == 46'336 * MiB);
+    CHECK(ideal.verdict == Verdict::does_not_fit);
+
+    // vLLM: 40 GiB / 2 MiB = 20,480 blocks, 20,479 past the null block; a request of 8,192 tokens
+    // holds 512 at its peak and while decoding, so 1 + (20,479 - 512) / 512 = 39 without sharing;
+    // sharing, the first pays its 512 and each other 384: 1 + 19,967 / 384 = 52.
+    d.serving.engine = Engine::vllm;
+    const ReplicaAnswer vllm = evaluate(d, shared);
+    CHECK(vllm.max_concurrency_without_sharing == 39);
+    CHECK(vllm.max_concurrency == 52);
+    CHECK(vllm.total_max_concurrency == 52);
+    CHECK(vllm.shared_prefix_blocks_saved == 51 * 128);
+    CHECK(vllm.shared_prefix_bytes_saved == 51 * 256 * MiB);
+    // Without a shared prefix the figures are today's, to the bit.
+    const ReplicaAnswer none = evaluate(d, plain);
+    CHECK(none.max_concurrency == 39);
+    CHECK(none.max_concurrency_without_sharing == 39);
+    CHECK(none.shared_prefix_blocks == 0);
+    CHECK(none.shared_prefix_bytes_saved.is_zero());
+    CHECK(none.kv_needed == 60 * GiB);
+}
+
+TEST_CASE("only full blocks of the prefix are shared, and never the last token's",
+          "[evaluate][shared_prefix]") {
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    d.serving.kv_memory_per_gpu = 40 * GiB;
+    d.serving.block_size = 16;
+    // 2,047 tokens are 127 full blocks and a partial one each sequence writes itself.
+    CHECK(evaluate(d, {.context = 8192, .shared_prefix_tokens = 2047}).shared_prefix_blocks ==
+          127);
+    CHECK(evaluate(d, {.context = 8192, .shared_prefix_tokens = 15}).shared_prefix_blocks == 0);
+    // A prefix as long as the context: the last token is recomputed (vLLM caps a hit at
+    // num_tokens - 1), so 8,191 tokens, 511 blocks, are shared and each sequence keeps one block.
+    const ReplicaAnswer whole = evaluate(d, {.context = 8192, .shared_prefix_tokens = 8192});
+    CHECK(whole.shared_prefix_blocks == 511);
+    CHECK(whole.shared_prefix_bytes_per_sequence == 511 * 2 * MiB);
+    CHECK(whole.max_concurrency > whole.max_concurrency_without_sharing);
+}
+
+TEST_CASE("a shared prefix is at most the context and the prompt", "[evaluate][shared_prefix]") {
+    const Deployment d = deployment("llama-3-8b", "h100-sxm");
+    CHECK_THROWS_AS(evaluate(d, {.context = 4096, .shared_prefix_tokens = 4097}), InvalidInput);
+    CHECK_THROWS_WITH(evaluate(d, {.context = 4096, .shared_prefix_tokens = 4097}),
+                      Catch::Contains("shared_prefix_tokens") &&
+                          Catch::Contains("at most the context, 4096 tokens") &&
+                          Catch::Contains("4097 tokens"));
+    CHECK_THROWS_WITH(evaluate(d, {.context = 4096,
+                                   .prompt_tokens = 1000,
+                                   .output_tokens = 500,
+                                   .shared_prefix_tokens = 1001}),
+                      Catch::Contains("shared_prefix_tokens") &&
+                          Catch::Contains("at most the prompt, 1000 tokens"));
+    CHECK_NOTHROW(evaluate(d, {.context = 4096,
+                               .prompt_tokens = 1000,
+                               .output_tokens = 500,
+                               .shared_prefix_tokens = 1000}));
+}
+
+TEST_CASE("a longer shared prefix never lowers the concurrency; none gives today's figures",
+          "[evaluate][shared_prefix][properties]") {
+    for (const char* model : {"llama-3-8b", "gpt-oss-120b", "gemma-3-27b", "deepseek-v3",
+                              "jamba-1.5-mini", "qwen3-30b-a3b"})
+        for (Engine e : {Engine::ideal, Engine::vllm, Engine::sglang, Engine::trtllm})
+            for (std::uint32_t tp : {1U, 8U}) {
+                Deployment d = deployment(model, "h200-sxm", tp);
+                d.serving.engine = e;
+                const std::uint64_t ctx = 8192;
+                const ReplicaAnswer base = [&] {
+                    try {
+                        return evaluate(d, {.context = ctx, .concurrency = 64});
+                    } catch (const InvalidLayout&) {
+                        return ReplicaAnswer{.replica = {.model = d.model}};
+                    }
+                }();
+                if (base.replica.parallel.tp != tp) continue;  // a layout it cannot take
+                INFO(model << " tp " << tp << " " << name(e));
+                const ReplicaAnswer zero =
+                    evaluate(d, {.context = ctx, .concurrency = 64, .shared_prefix_tokens = 0});
+                CHECK(zero.max_concurrency == base.max_concurrency);
+                CHECK(zero.admitted == base.admitted);
+                CHECK(zero.kv_needed == base.kv_needed);
+                CHECK(zero.verdict == base.verdict);
+                CHECK(base.max_concurrency_without_sharing == base.max_concurrency);
+                std::uint64_t last = base.max_concurrency;
+                Bytes last_saved{};
+                for (std::uint64_t p : {1ULL, 16ULL, 500ULL, 1024ULL, 4096ULL, 8000ULL, 8192ULL}) {
+                    const ReplicaAnswer a = evaluate(
+                        d, {.context = ctx, .concurrency = 64, .shared_prefix_tokens = p});
+                    INFO("prefix " << p);
+                    CHECK(a.max_concurrency >= last);
+                    CHECK(a.max_concurrency_without_sharing == base.max_concurrency);
+                    CHECK(a.shared_prefix_bytes_per_sequence >= last_saved);
+                    CHECK(a.kv_needed <= base.kv_needed);
+                    last = a.max_concurrency;
+                    last_saved = a.shared_prefix_bytes_per_sequence;
+                }
+            }
+}

@@ -225,12 +225,17 @@ inline constexpr FixedArray<detail::EnumName<WeightSource>, 3> weight_source_nam
 /// `prompt_tokens` and `output_tokens` the requests are a closed loop of that many clients, every
 /// request of that prompt and output (at most the context together), and evaluate() gives the
 /// latency estimate beside the bound; without them, the bound alone. Neither is derived from the
-/// context: a split nobody stated would be a guess.
+/// context: a split nobody stated would be a guess. With `shared_prefix_tokens`, every request
+/// starts with the same prompt prefix of that many tokens (a system prompt), which the engine's
+/// prefix cache (vLLM's and SGLang's prefix caching, TensorRT-LLM's KV cache reuse) holds once.
 struct Demand {
     std::uint64_t context = 0;
     std::uint64_t concurrency = 1;
     std::optional<std::uint64_t> prompt_tokens{};  ///< I: prompt tokens of a request
     std::optional<std::uint64_t> output_tokens{};  ///< O: output tokens, the first one included
+    /// Tokens of the prompt prefix every request shares; 0: none. At most the context, and at most
+    /// prompt_tokens when the split is given.
+    std::uint64_t shared_prefix_tokens = 0;
 };
 
 /// A request's prompt and output.
@@ -259,6 +264,20 @@ struct TokenSplit {
             detail::text("at most the context, ", d.context, " tokens"),
             detail::text(sum, " tokens"));
     return TokenSplit{*d.prompt_tokens, *d.output_tokens};
+}
+
+/// Throws InvalidInput naming `where` when `d`'s shared prefix passes its context, or its prompt
+/// when the split is given (the prefix is part of every prompt).
+inline void check_shared_prefix(const Demand& d, detail::TextRef where) {
+    if (d.shared_prefix_tokens > d.context)
+        detail::throw_field_error<InvalidInput>(
+            where, "shared_prefix_tokens", detail::text("at most the context, ", d.context, " tokens"),
+            detail::text(d.shared_prefix_tokens, " tokens"));
+    if (d.prompt_tokens && d.shared_prefix_tokens > *d.prompt_tokens)
+        detail::throw_field_error<InvalidInput>(
+            where, "shared_prefix_tokens",
+            detail::text("at most the prompt, ", *d.prompt_tokens, " tokens"),
+            detail::text(d.shared_prefix_tokens, " tokens"));
 }
 
 }  // namespace kvplan

@@ -21,6 +21,12 @@
 // holds at the demand's context, within its sequence cap), so the estimate and the verdict agree
 // on how many sequences run; the others wait, and their wait is in the TTFT. The token budget of a
 // step is Serving::max_num_batched_tokens, else vLLM's default for the GPU.
+//
+// A shared prompt prefix (Demand::shared_prefix_tokens, a system prompt every request starts
+// with) is held once per dp rank's cache, as prefix caching holds it: its full blocks come out of
+// the pool once and each sequence then needs only its own (paged_shared_prefix's rules). The
+// concurrency, the verdict and the KV needed count it; the answer keeps the figures without
+// sharing beside them. The longest contexts are searched without it.
 
 #include <algorithm>
 #include <cmath>
@@ -186,6 +192,24 @@ struct ReplicaAnswer {
     /// vLLM's "estimated maximum model length" when one request of the context does not fit.
     std::optional<std::uint64_t> estimated_max_model_len{};
 
+    // A shared prompt prefix (Demand::shared_prefix_tokens): the figures above count its blocks
+    // once per dp rank's cache; these say what that changed. Blocks and bytes are per GPU of the
+    // limiting stage (each rank pages its shard of the prefix); sequences per replica.
+    /// Full blocks of the prefix in one sequence's table, held once: prefix / block size (the
+    /// full-attention layers' tables; a sliding layer shares only the blocks in its window).
+    std::uint64_t shared_prefix_blocks = 0;
+    /// The bytes each sequence after the first does not hold, every layer counted.
+    Bytes shared_prefix_bytes_per_sequence{};
+    /// At the sequences a dp rank runs (min(concurrency_per_dp_rank, dp_rank_max_concurrency)):
+    /// the blocks and bytes they would hold again without sharing.
+    std::uint64_t shared_prefix_blocks_saved = 0;
+    Bytes shared_prefix_bytes_saved{};
+    /// admitted, max_concurrency and total_max_concurrency with every sequence holding the prefix
+    /// itself (equal to them without a shared prefix).
+    std::uint64_t admitted_without_sharing = 0;
+    std::uint64_t max_concurrency_without_sharing = 0;
+    std::uint64_t total_max_concurrency_without_sharing = 0;
+
     Verdict verdict = Verdict::does_not_start;
     Refusal refusal = Refusal::none;
 
@@ -207,6 +231,11 @@ struct ReplicaAnswer {
     EstimateParams estimate_params{};       ///< the parameters it used
     std::optional<GpuFamily> gpu_family{};  ///< the GPU's family, when known
 
+    /// The sequences per replica the shared prefix adds: max_concurrency less the figure
+    /// without sharing.
+    [[nodiscard]] constexpr std::uint64_t shared_prefix_concurrency_added() const noexcept {
+        return max_concurrency - max_concurrency_without_sharing;
+    }
     [[nodiscard]] constexpr bool fits() const noexcept { return verdict == Verdict::fits; }
     [[nodiscard]] constexpr bool starts() const noexcept {
         return verdict != Verdict::does_not_start;
@@ -266,6 +295,44 @@ namespace detail {
         (admits(mid) ? lo : hi) = mid;
     }
     return lo;
+}
+
+/// Sequences of `each` bytes a dp rank's cache holds when every one of them shares a prefix of
+/// `shared` bytes, held once, given `admitted`, what the engine's report `rep` holds without
+/// sharing. The prefix comes out of the pool once; each sequence then needs each - shared.
+///   vllm    its scheduler's own rule, 1 + (usable - peak) / steady (VllmKvCache::admitted), in
+///           bytes with the prefix taken off the steady figure of every sequence after the first:
+///           the first pays it in its peak;
+///   others  the pool their fractional figure (max_concurrency) sizes, ratio x each bytes, less
+///           the prefix, over each - shared; where the engine's state pool is not modelled
+///           (mamba_state_ignored), the admitted x each bytes its figure proves.
+/// Never fewer than `admitted`, and exactly it when nothing is shared.
+[[nodiscard]] constexpr std::uint64_t admitted_with_prefix(const EngineReport& rep,
+                                                           std::uint64_t admitted, Bytes each,
+                                                           Bytes shared) {
+    if (admitted == 0 || shared.is_zero() || !(shared < each)) return admitted;
+    std::uint64_t n = admitted;
+    if (rep.summary.engine == Engine::vllm) {
+        const VllmKvCache& c = rep.vllm;
+        const Bytes block = c.bytes_per_block;
+        const Bytes steady = block * c.blocks_held;
+        if (c.blocks_held != 0 && shared < steady && c.blocks_to_admit <= c.usable_blocks)
+            n = 1 + (block * (c.usable_blocks - c.blocks_to_admit)) / (steady - shared);
+    } else {
+        const bool state_ignored = (rep.summary.engine == Engine::sglang &&
+                                    rep.sglang.mamba_state_ignored) ||
+                                   (rep.summary.engine == Engine::trtllm &&
+                                    rep.trtllm.mamba_state_ignored);
+        const double ratio = rep.summary.max_concurrency;
+        Bytes pool = each * admitted;
+        if (!state_ignored && std::isfinite(ratio) &&
+            ratio * static_cast<double>(each.count()) <
+                static_cast<double>(std::numeric_limits<std::uint64_t>::max() / 2))
+            pool = std::max(pool, Bytes::exactly(static_cast<std::uint64_t>(
+                                      ratio * static_cast<double>(each.count()))));
+        if (shared < pool) n = (pool - shared) / (each - shared);
+    }
+    return std::max(n, admitted);
 }
 
 }  // namespace detail
@@ -375,6 +442,7 @@ struct PreparedLayout {
     if (demand.concurrency == 0)
         detail::throw_field_error<InvalidInput>(where(), "concurrency", ">= 1 sequence", "0");
     const std::optional<TokenSplit> split = token_split(demand, where());
+    check_shared_prefix(demand, where());
     ReplicaAnswer a{.replica = Replica{.model = prepared.model,
                                        .gpu = d.gpu,
                                        .parallel = prepared.parallel,
@@ -425,20 +493,57 @@ struct PreparedLayout {
                              : a.report.memory[a.limiting_stage].kv_memory;
     a.kv_per_sequence =
         reserved_per_sequence(r.model, r.kv, demand.context, a.serving.block_size, shard);
-    a.kv_needed = a.kv_per_sequence * a.concurrency_per_dp_rank;
-    if (a.kv_needed <= a.kv_budget)
-        a.headroom = a.kv_budget - a.kv_needed;
-    else
-        a.shortfall = a.kv_needed - a.kv_budget;
     a.kv_tokens = cap.tokens;
     a.dp_rank_admitted = cap.starts ? cap.admitted : 0;
     a.dp_rank_sequence_cap = cap.sequence_cap;
-    a.dp_rank_max_concurrency = cap.starts ? cap.max_sequences() : 0;
+    const auto within_cap = [&](std::uint64_t n) {
+        return a.dp_rank_sequence_cap == 0 ? n : std::min(n, a.dp_rank_sequence_cap);
+    };
+    a.admitted_without_sharing = detail::mul(a.dp_rank_admitted, a.dp_ranks, "a sequence count");
+    a.max_concurrency_without_sharing =
+        detail::mul(cap.starts ? cap.max_sequences() : 0, a.dp_ranks, "a sequence count");
+    a.total_max_concurrency_without_sharing =
+        detail::mul(a.max_concurrency_without_sharing, a.replicas, "a sequence count");
+
+    // A shared prompt prefix: its full blocks held once per dp rank's cache, each sequence then
+    // needing only its own (paged_shared_prefix's rules: only full blocks are shared, as vLLM
+    // caches only full blocks, vllm/v1/core/block_pool.py cache_full_blocks; a sliding layer shares
+    // them only while they are in its window). A request whose whole prompt is cached still
+    // computes its last token (vllm/v1/core/kv_cache_manager.py, get_computed_blocks:
+    // max_cache_hit_length = num_tokens - 1), so at most context - 1 tokens are shared.
+    std::uint64_t sharing_sequences = 0;  // sequences a dp rank runs, sharing it
+    Bytes shared_each{};
+    if (demand.shared_prefix_tokens != 0) {
+        const std::uint64_t prefix = std::min(demand.shared_prefix_tokens, demand.context - 1);
+        const SharedPrefixUse two = paged_shared_prefix(r.model, r.kv, 2, prefix, demand.context,
+                                                        a.serving.block_size, shard);
+        a.shared_prefix_blocks = two.shared_blocks;
+        shared_each = two.saved();
+        a.shared_prefix_bytes_per_sequence = shared_each;
+        a.dp_rank_admitted = detail::admitted_with_prefix(a.report, a.dp_rank_admitted,
+                                                          a.kv_per_sequence, shared_each);
+    }
+    a.dp_rank_max_concurrency = cap.starts ? within_cap(a.dp_rank_admitted) : 0;
     a.admitted = detail::mul(a.dp_rank_admitted, a.dp_ranks, "a sequence count");
     a.sequence_cap = detail::mul(a.dp_rank_sequence_cap, a.dp_ranks, "a sequence count");
     a.max_concurrency = detail::mul(a.dp_rank_max_concurrency, a.dp_ranks, "a sequence count");
     a.max_concurrency_ratio = cap.max_concurrency;
     a.total_max_concurrency = detail::mul(a.max_concurrency, a.replicas, "a sequence count");
+    // What the demand's sequences need on a GPU: each its blocks, the prefix's once.
+    a.kv_needed = a.kv_per_sequence * a.concurrency_per_dp_rank;
+    if (!shared_each.is_zero() && shared_each < a.kv_per_sequence) {
+        a.kv_needed -= shared_each * (a.concurrency_per_dp_rank - 1);
+        sharing_sequences = std::min(a.concurrency_per_dp_rank, a.dp_rank_max_concurrency);
+        if (sharing_sequences > 1) {
+            a.shared_prefix_blocks_saved =
+                detail::mul(a.shared_prefix_blocks, sharing_sequences - 1, "a block count");
+            a.shared_prefix_bytes_saved = shared_each * (sharing_sequences - 1);
+        }
+    }
+    if (a.kv_needed <= a.kv_budget)
+        a.headroom = a.kv_budget - a.kv_needed;
+    else
+        a.shortfall = a.kv_needed - a.kv_budget;
     if (a.serving.engine == Engine::vllm && !a.report.vllm.enough_memory &&
         a.report.vllm.refused.empty())
         a.estimated_max_model_len = a.report.vllm.estimated_max_model_len;
@@ -466,6 +571,10 @@ struct PreparedLayout {
         a.verdict = Verdict::does_not_start;
         a.max_concurrency = a.admitted = a.total_max_concurrency = 0;
         a.dp_rank_max_concurrency = a.dp_rank_admitted = 0;
+        a.max_concurrency_without_sharing = a.admitted_without_sharing = 0;
+        a.total_max_concurrency_without_sharing = 0;
+        a.shared_prefix_blocks_saved = 0;
+        a.shared_prefix_bytes_saved = Bytes{};
     } else {
         a.verdict =
             a.total_max_concurrency >= demand.concurrency ? Verdict::fits : Verdict::does_not_fit;
