@@ -1,10 +1,11 @@
 // `kvplan fit --format json` from code, in one call: evaluate() answers for a deployment and a
 // demand, and every figure the CLI prints is a field of that answer.
 //
-//   example_fit_json MODEL GPU TP CONTEXT CONCURRENCY
+//   example_fit_json MODEL GPU TP CONTEXT CONCURRENCY [SHARED_PREFIX]
 //
-// MODEL and GPU are bundled ids (configs/models, configs/gpus). Prints the figures under fit's JSON
-// keys; a test runs it beside the CLI and compares every one.
+// MODEL and GPU are bundled ids (configs/models, configs/gpus); SHARED_PREFIX, the tokens of a
+// system prompt every request starts with (fit --shared-prefix). Prints the figures under fit's
+// JSON keys; a test runs it beside the CLI and compares every one.
 
 // The one file of this program that compiles the config.json import.
 #define KVPLAN_HF_CONFIG_IMPLEMENTATION
@@ -21,8 +22,9 @@
 
 int main(int argc, char** argv) {
     using namespace kvplan;
-    if (argc != 6) {
-        std::fprintf(stderr, "usage: %s MODEL GPU TP CONTEXT CONCURRENCY\n", argv[0]);
+    if (argc != 6 && argc != 7) {
+        std::fprintf(stderr, "usage: %s MODEL GPU TP CONTEXT CONCURRENCY [SHARED_PREFIX]\n",
+                     argv[0]);
         return 2;
     }
     try {
@@ -32,7 +34,9 @@ int main(int argc, char** argv) {
             .gpu = GpuRegistry::load(dir).find_file(argv[2])->spec,
             .parallel = {.tp = static_cast<std::uint32_t>(std::stoul(argv[3]))},
         };
-        const Demand demand{.context = std::stoull(argv[4]), .concurrency = std::stoull(argv[5])};
+        const Demand demand{.context = std::stoull(argv[4]),
+                            .concurrency = std::stoull(argv[5]),
+                            .shared_prefix_tokens = argc == 7 ? std::stoull(argv[6]) : 0};
 
         const ReplicaAnswer a = evaluate(d, demand);  // the one call
 
@@ -59,6 +63,12 @@ int main(int argc, char** argv) {
         j["max_concurrency_ratio"] = a.max_concurrency_ratio;
         j["sequence_cap"] = a.sequence_cap;
         j["admitted_sequences"] = a.admitted;
+        j["shared_prefix_tokens"] = a.demand.shared_prefix_tokens;
+        j["shared_prefix_blocks"] = a.shared_prefix_blocks;
+        j["shared_prefix_blocks_saved"] = a.shared_prefix_blocks_saved;
+        j["shared_prefix_bytes_saved"] = a.shared_prefix_bytes_saved.count();
+        j["max_concurrency_without_sharing"] = a.max_concurrency_without_sharing;
+        j["shared_prefix_concurrency_added"] = a.shared_prefix_concurrency_added();
         j["max_context"] = a.max_context ? nlohmann::json(*a.max_context) : nlohmann::json();
         j["longest_single_context"] =
             a.longest_single_context ? nlohmann::json(*a.longest_single_context) : nlohmann::json();

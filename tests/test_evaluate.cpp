@@ -527,8 +527,7 @@ TEST_CASE("only full blocks of the prefix are shared, and never the last token's
     d.serving.kv_memory_per_gpu = 40 * GiB;
     d.serving.block_size = 16;
     // 2,047 tokens are 127 full blocks and a partial one each sequence writes itself.
-    CHECK(evaluate(d, {.context = 8192, .shared_prefix_tokens = 2047}).shared_prefix_blocks ==
-          127);
+    CHECK(evaluate(d, {.context = 8192, .shared_prefix_tokens = 2047}).shared_prefix_blocks == 127);
     CHECK(evaluate(d, {.context = 8192, .shared_prefix_tokens = 15}).shared_prefix_blocks == 0);
     // A prefix as long as the context: the last token is recomputed (vLLM caps a hit at
     // num_tokens - 1), so 8,191 tokens, 511 blocks, are shared and each sequence keeps one block.
@@ -585,8 +584,8 @@ TEST_CASE("a longer shared prefix never lowers the concurrency; none gives today
                 std::uint64_t last = base.max_concurrency;
                 Bytes last_saved{};
                 for (std::uint64_t p : {1ULL, 16ULL, 500ULL, 1024ULL, 4096ULL, 8000ULL, 8192ULL}) {
-                    const ReplicaAnswer a = evaluate(
-                        d, {.context = ctx, .concurrency = 64, .shared_prefix_tokens = p});
+                    const ReplicaAnswer a =
+                        evaluate(d, {.context = ctx, .concurrency = 64, .shared_prefix_tokens = p});
                     INFO("prefix " << p);
                     CHECK(a.max_concurrency >= last);
                     CHECK(a.max_concurrency_without_sharing == base.max_concurrency);

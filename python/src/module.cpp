@@ -435,7 +435,8 @@ std::shared_ptr<PyDeployment> make_deployment(
 
 kvplan::Demand demand_of(const PyDeployment& d, py::handle context, py::handle concurrency,
                          py::handle prompt_tokens = py::none(),
-                         py::handle output_tokens = py::none()) {
+                         py::handle output_tokens = py::none(),
+                         py::handle shared_prefix_tokens = py::none()) {
     kvplan::Demand demand;
     if (prompt_tokens.is_none() != output_tokens.is_none())
         usage(prompt_tokens.is_none() ? "prompt_tokens" : "output_tokens",
@@ -460,16 +461,20 @@ kvplan::Demand demand_of(const PyDeployment& d, py::handle context, py::handle c
                                               : d.default_context;
     }
     demand.concurrency = to_count(concurrency, "concurrency", "sequences");
+    // As --shared-prefix; past the context or the prompt, the library's InvalidInputError.
+    if (!shared_prefix_tokens.is_none())
+        demand.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
     return demand;
 }
 
 PyAnswer evaluate(const std::shared_ptr<const PyDeployment>& d, py::handle context,
-                  py::handle concurrency, py::handle prompt_tokens, py::handle output_tokens) {
-    return PyAnswer{
-        kvplan::evaluate(d->deployment,
-                         demand_of(*d, context, concurrency, prompt_tokens, output_tokens),
-                         fast_options, d->prepared),
-        d};
+                  py::handle concurrency, py::handle prompt_tokens, py::handle output_tokens,
+                  py::handle shared_prefix_tokens) {
+    return PyAnswer{kvplan::evaluate(d->deployment,
+                                     demand_of(*d, context, concurrency, prompt_tokens,
+                                               output_tokens, shared_prefix_tokens),
+                                     fast_options, d->prepared),
+                    d};
 }
 
 /// A second figure of the latency estimate, or None without one.
@@ -809,7 +814,8 @@ kvplan.InvalidLayoutError for a layout the model cannot take, kvplan.InvalidInpu
 knob the engine cannot take.)";
 
 constexpr const char* evaluate_doc =
-    R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None)
+    R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None,
+         shared_prefix_tokens=None)
 --
 
 The replica's answer for a demand: a kvplan.ReplicaAnswer.
@@ -821,6 +827,9 @@ concurrency: sequences held at once over every replica.
 prompt_tokens, output_tokens: every request's prompt and output (both or neither), as
   --prompt-tokens and --output-tokens: the answer then carries the latency estimate at each
   replica's load (estimate, itl_estimate_seconds, ttft_estimate_seconds...) beside the bound.
+shared_prefix_tokens: the prompt prefix every request starts with (a system prompt), as
+  --shared-prefix: its full blocks are held once, and the answer's max_concurrency counts it
+  (max_concurrency_without_sharing, shared_prefix_blocks_saved... say what it changed).
 
 Every figure is kvplan.fit's for the same inputs. max_context and longest_single_context
 are searched on first read (a binary search over the engine's cache).
@@ -838,7 +847,9 @@ comm_buffer_bytes, kv_budget_bytes_per_gpu, kv_bytes_per_sequence_per_gpu,
 kv_bytes_needed_per_gpu, headroom_bytes_per_gpu, shortfall_bytes_per_gpu,
 kv_tokens_capacity, num_gpu_blocks, max_concurrency, max_concurrency_ratio, sequence_cap,
 admitted_sequences, total_max_concurrency, max_context, longest_single_context,
-estimated_max_model_len, context_limit_tokens, tpot_seconds, and decode (a DecodePoint).
+estimated_max_model_len, context_limit_tokens, tpot_seconds, and decode (a DecodePoint); with
+a shared prefix, shared_prefix_tokens, shared_prefix_blocks, shared_prefix_blocks_saved,
+shared_prefix_bytes_saved, max_concurrency_without_sharing, shared_prefix_concurrency_added.
 
 Where fit's JSON leaves a key out, the attribute is None: fraction_bytes with kv_memory,
 the reserve terms under the ideal engine, num_gpu_blocks outside vLLM, tpot_seconds when
@@ -1057,7 +1068,8 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
              "the class).")
         .def("evaluate", &evaluate, py::arg("context") = py::none(), py::arg("concurrency") = 1,
              py::kw_only(), py::arg("prompt_tokens") = py::none(),
-             py::arg("output_tokens") = py::none(), evaluate_doc)
+             py::arg("output_tokens") = py::none(), py::arg("shared_prefix_tokens") = py::none(),
+             evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = py::none(),
              "roofline($self, /, compute_dtype=None)\n--\n\nThe decode and prefill bounds of "
              "this deployment, matmuls in `compute_dtype` (None: the type its weights run in, "
@@ -1214,6 +1226,26 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                                    return py::int_(x.a.sequence_cap);
                                })
         .def_property_readonly("admitted_sequences", [](const A& x) { return x.a.admitted; })
+        .def_property_readonly("shared_prefix_tokens",
+                               [](const A& x) { return x.a.demand.shared_prefix_tokens; })
+        .def_property_readonly(
+            "shared_prefix_blocks", [](const A& x) { return x.a.shared_prefix_blocks; },
+            "Full blocks of the shared prefix in a sequence's table, held once.")
+        .def_property_readonly(
+            "shared_prefix_blocks_saved", [](const A& x) { return x.a.shared_prefix_blocks_saved; },
+            "Blocks per GPU the sequences running would hold again without sharing.")
+        .def_property_readonly(
+            "shared_prefix_bytes_saved",
+            [](const A& x) { return x.a.shared_prefix_bytes_saved.count(); },
+            "Their bytes per GPU.")
+        .def_property_readonly(
+            "max_concurrency_without_sharing",
+            [](const A& x) { return x.a.max_concurrency_without_sharing; },
+            "max_concurrency with every sequence holding the shared prefix itself.")
+        .def_property_readonly(
+            "shared_prefix_concurrency_added",
+            [](const A& x) { return x.a.shared_prefix_concurrency_added(); },
+            "Sequences per replica the shared prefix adds.")
         .def_property_readonly("total_max_concurrency",
                                [](const A& x) { return x.a.total_max_concurrency; })
         .def_property_readonly(

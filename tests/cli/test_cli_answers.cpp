@@ -174,6 +174,62 @@ TEST_CASE("kvplan fit --format json and the library in one call give the same fi
     }
 }
 
+TEST_CASE("fit --shared-prefix and the library in one call give the same figures",
+          "[cli][answers][shared_prefix]") {
+    // Llama-3-8B on one H100 under vLLM, 64 x 8,192 tokens, every request starting with the same
+    // 2,048-token system prompt: 128 full blocks of 16 tokens (2 MiB each) held once.
+    const json lib =
+        json::parse(run_program(KVPLAN_FIT_EXAMPLE " llama-3-8b h100-sxm 1 8192 64 2048"));
+    const json cli = fit_json(
+        "--model llama-3-8b --gpu h100-sxm --context 8K --concurrency 64 --shared-prefix 2K");
+    REQUIRE(lib.size() >= 20);
+    for (const auto& [key, value] : lib.items()) {
+        INFO(key);
+        REQUIRE(cli.contains(key));
+        if (value.is_number_float())
+            CHECK(cli[key].get<double>() == Approx(value.get<double>()).epsilon(1e-12));
+        else
+            CHECK(cli[key] == value);
+    }
+    CHECK(cli["shared_prefix_tokens"] == 2048);
+    CHECK(cli["shared_prefix_blocks"] == 128);
+    // 63 sequences after the first do not hold the 128 blocks again: 8,064 blocks, 15.75 GiB.
+    CHECK(cli["shared_prefix_blocks_saved"] == 63 * 128);
+    CHECK(cli["shared_prefix_bytes_saved"].get<std::uint64_t>() == 63ULL * 128 * (2ULL << 20));
+    CHECK(cli["max_concurrency"].get<std::uint64_t>() >
+          cli["max_concurrency_without_sharing"].get<std::uint64_t>());
+    // Without the flag the keys stay, zero, and the figures are the unshared ones.
+    const json plain = fit_json("--model llama-3-8b --gpu h100-sxm --context 8K --concurrency 64");
+    CHECK(plain["shared_prefix_tokens"] == 0);
+    CHECK(plain["shared_prefix_bytes_saved"] == 0);
+    CHECK(plain["max_concurrency"] == cli["max_concurrency_without_sharing"]);
+    CHECK(plain["max_concurrency"] == plain["max_concurrency_without_sharing"]);
+
+    // plan's candidate of the same replica shows fit's figures.
+    const std::string load = " --context 8K --concurrency 100 --shared-prefix 2K";
+    const json f2 = fit_json("--model llama-3-8b --gpu h100-sxm --tp 2" + load);
+    const json p = json::parse(
+        run_kvplan("plan --model llama-3-8b --gpu h100-sxm --max-gpus 2 --top 10 --format json" +
+                   load)
+            .out);
+    bool seen = false;
+    for (const json& row : p["candidates"])
+        if (row["tp"] == 2 && row["pp"] == 1 && row["dp"] == 1 && row["dcp"] == 1) {
+            seen = true;
+            CHECK(row["max_concurrency"] == f2["max_concurrency"]);
+            CHECK(row["max_concurrency_without_sharing"] == f2["max_concurrency_without_sharing"]);
+            CHECK(row["shared_prefix_bytes_saved"] == f2["shared_prefix_bytes_saved"]);
+        }
+    CHECK(seen);
+    // A prefix past the context is refused by the library (exit 3), a bad count by the parser
+    // (exit 2), and a subcommand that does not size a demand does not take the flag.
+    CHECK(
+        run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 4k --shared-prefix 5k").code ==
+        3);
+    CHECK(run_kvplan("fit --model llama-3-8b --gpu h100-sxm --shared-prefix 2x").code == 2);
+    CHECK(run_kvplan("roofline --model llama-3-8b --gpu h100-sxm --shared-prefix 2k").code == 2);
+}
+
 TEST_CASE("fit, compare, plan and check give the same figures for the same replica",
           "[cli][answers][properties]") {
     // A grid of replicas: each one's max concurrency, KV budget and decode bound as fit prints

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <kvplan/format.hpp>
 #include <kvplan/plan/commands.hpp>
 
@@ -199,6 +200,62 @@ std::string answer_heading(const ReplicaAnswer& a, const ResolvedModel& m) {
         b == 1 ? "" : "s", grouped(a.limit.tokens), a.limit.field);
 }
 
+void append_shared_prefix_figures(Report& rep, const ReplicaAnswer& a) {
+    // Always in JSON and CSV (zero without a prefix), so their keys stay put; in text when asked.
+    const bool shown = a.demand.shared_prefix_tokens != 0;
+    const std::string where = a.dp_ranks > 1 ? "a dp rank's" : "the replica's";
+    const std::uint64_t running = std::min(a.concurrency_per_dp_rank, a.dp_rank_max_concurrency);
+    rep.figures.push_back({"shared_prefix_tokens",
+                           "shared prefix",
+                           cell_count(a.demand.shared_prefix_tokens, "tokens"),
+                           {},
+                           {"the prompt prefix every request starts with (--shared-prefix)", {}},
+                           false});
+    rep.figures.push_back(
+        {"shared_prefix_blocks",
+         "shared prefix: full blocks held once",
+         cell_count(a.shared_prefix_blocks, "blocks"),
+         {},
+         {"floor(min(shared prefix, context - 1) / block_size): only full blocks are shared "
+          "(vLLM caches full blocks; a request whose whole prompt hits recomputes its last token)",
+          {fmt::format("block_size = {} tokens", a.serving.block_size),
+           fmt::format("{} B each sequence after the first does not hold, per GPU",
+                       grouped(a.shared_prefix_bytes_per_sequence.count()))}},
+         shown});
+    rep.figures.push_back(
+        {"shared_prefix_blocks_saved",
+         fmt::format("shared prefix saves (x {})", plural(running, "sequence", "sequences")),
+         cell_count(a.shared_prefix_blocks_saved, "blocks"),
+         {},
+         {"shared_prefix_blocks x (sequences running - 1): blocks " + where +
+              " cache would hold again without sharing",
+          {fmt::format("sequences running = min({}, {})", grouped(a.concurrency_per_dp_rank),
+                       grouped(a.dp_rank_max_concurrency))}},
+         shown});
+    rep.figures.push_back({"shared_prefix_bytes_saved",
+                           "shared prefix saves per GPU",
+                           cell(a.shared_prefix_bytes_saved),
+                           cell_exact(a.shared_prefix_bytes_saved),
+                           {"the saved blocks' bytes on each GPU, every layer counted (a sliding "
+                            "layer shares only the blocks in its window)",
+                            {}},
+                           shown});
+    rep.figures.push_back({"max_concurrency_without_sharing",
+                           "max concurrency without sharing",
+                           cell_count(a.max_concurrency_without_sharing, "sequences"),
+                           {},
+                           {"max_concurrency with every sequence holding the prefix itself", {}},
+                           shown});
+    rep.figures.push_back(
+        {"shared_prefix_concurrency_added",
+         "sequences the shared prefix adds",
+         cell_count(a.shared_prefix_concurrency_added(), "sequences"),
+         {},
+         {"max_concurrency - max_concurrency_without_sharing, per replica",
+          {"the prefix comes out of the pool once; each sequence then needs only its own blocks"}},
+         shown});
+}
+
 void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaRequest& in) {
     const EngineMemory& m = a.memory();
     const Engine e = a.serving.engine;
@@ -311,19 +368,23 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
           {fmt::format("block_size = {} tokens{}", a.serving.block_size,
                        a.serving.block_size_given ? " (--block-size)" : " (the engine's default)"),
            fmt::format("kv dtype {} (--kv-dtype)", name(a.replica.kv.dtype))}}});
-    rep.figures.push_back({"kv_bytes_needed_per_gpu",
-                           fmt::format("KV needed (x {}{})",
-                                       plural(a.concurrency_per_dp_rank, "sequence", "sequences"),
-                                       a.dp_ranks > 1   ? " per dp rank"
-                                       : a.replicas > 1 ? " per replica"
-                                                        : ""),
-                           cell(a.kv_needed),
-                           cell_exact(a.kv_needed),
-                           {a.dp_ranks > 1 ? "kv_bytes_per_sequence_per_gpu x concurrency per dp "
-                                             "rank (each rank holds only its own sequences)"
-                                           : "kv_bytes_per_sequence_per_gpu x concurrency per "
-                                             "replica",
-                            {}}});
+    rep.figures.push_back(
+        {"kv_bytes_needed_per_gpu",
+         fmt::format("KV needed (x {}{})",
+                     plural(a.concurrency_per_dp_rank, "sequence", "sequences"),
+                     a.dp_ranks > 1   ? " per dp rank"
+                     : a.replicas > 1 ? " per replica"
+                                      : ""),
+         cell(a.kv_needed),
+         cell_exact(a.kv_needed),
+         {std::string(a.dp_ranks > 1 ? "kv_bytes_per_sequence_per_gpu x concurrency per dp "
+                                       "rank (each rank holds only its own sequences)"
+                                     : "kv_bytes_per_sequence_per_gpu x concurrency per "
+                                       "replica") +
+              (a.shared_prefix_bytes_per_sequence.is_zero()
+                   ? ""
+                   : " - the shared prefix's bytes x (sequences - 1)"),
+          {}}});
     if (a.shortfall.is_zero())
         rep.figures.push_back({"headroom_bytes_per_gpu",
                                "headroom",
@@ -413,6 +474,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              {},
              {"max_concurrency x replicas",
               {fmt::format("{} GPUs / {} GPUs a replica", a.gpus, a.replica_gpus)}}});
+    append_shared_prefix_figures(rep, a);
     rep.figures.push_back(
         {"max_context",
          fmt::format("max context at {}{}",
@@ -661,12 +723,23 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
             "{} GPUs make {} replicas of tp {} x pp {}, each carrying {} of the {} sequences",
             a.gpus, a.replicas, a.replica.parallel.tp, a.replica.parallel.pp,
             grouped(a.concurrency_per_replica), grouped(a.demand.concurrency)));
+    // The engine's log is of sequences that share nothing: compared with what it admits so.
+    const std::uint64_t unshared = a.admitted_without_sharing / a.dp_ranks;
     if (a.serving.engine == Engine::vllm && a.starts() &&
-        a.dp_rank_admitted > static_cast<std::uint64_t>(a.max_concurrency_ratio) + 1)
+        unshared > static_cast<std::uint64_t>(a.max_concurrency_ratio) + 1)
         rep.notes.push_back(fmt::format(
             "vLLM logs {:.2f}x for {} tokens per request (it reserves each sliding window's tokens "
             "in flight for every request); its scheduler admits {}, as windows stop growing",
-            a.max_concurrency_ratio, grouped(a.demand.context), grouped(a.dp_rank_admitted)));
+            a.max_concurrency_ratio, grouped(a.demand.context), grouped(unshared)));
+    if (a.demand.shared_prefix_tokens != 0)
+        rep.notes.push_back(fmt::format(
+            "shared prefix: every request starts with the same {} tokens; {}'s cache holds their "
+            "{} full blocks once (prefix caching: vLLM's --enable-prefix-caching, on by default; "
+            "SGLang's radix cache), so max concurrency is {} where it would be {}; the longest "
+            "contexts are without sharing",
+            grouped(a.demand.shared_prefix_tokens), a.dp_ranks > 1 ? "each dp rank" : "the replica",
+            grouped(a.shared_prefix_blocks), grouped(a.max_concurrency),
+            grouped(a.max_concurrency_without_sharing)));
     if (a.sequence_cap != 0 && a.admitted > a.sequence_cap)
         rep.notes.push_back(fmt::format(
             "the engine's sequence cap ({}) binds: its cache holds {} (--max-num-seqs raises it)",

@@ -48,6 +48,10 @@ void append_serve_commands(Report& rep, const Deployment& d, const Demand& deman
 /// The figures of fit, in order, with their explanations (the JSON keys of fit).
 void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaRequest& in);
 
+/// The shared prefix's figures (always in JSON and CSV, in text when the demand has one): its
+/// full blocks, the blocks and bytes it saves, the concurrency without sharing and what it adds.
+void append_shared_prefix_figures(Report& rep, const ReplicaAnswer& a);
+
 /// Notes a reader needs beside the figures: replicas, the engine's logged figure against what it
 /// admits, the cap, the limit, an unmodelled checkpoint format.
 void append_answer_notes(Report& rep, const ReplicaAnswer& a);

@@ -97,6 +97,9 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
         rep.inputs.push_back({"prompt_tokens", cell_count(*a.demand.prompt_tokens, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(*a.demand.output_tokens, "tokens")});
     }
+    if (a.demand.shared_prefix_tokens != 0)
+        rep.inputs.push_back(
+            {"shared_prefix_tokens", cell_count(a.demand.shared_prefix_tokens, "tokens")});
     append_answer_figures(rep, a, in);
     append_estimate_figures(rep, a, in.profile_path);
     append_model_notes(rep, in.model);
@@ -135,7 +138,7 @@ void register_fit(CLI::App& app, Context& ctx) {
         "fit", "Does a workload fit a replica? The KV budget term by term, verdict first");
     add_options(*sub, *o,
                 opt_model | opt_gpu | opt_layout | opt_parallel | opt_dtypes | opt_workload |
-                    opt_budget | opt_lengths | opt_profile | opt_output);
+                    opt_budget | opt_lengths | opt_prefix | opt_profile | opt_output);
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");

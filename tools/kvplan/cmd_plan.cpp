@@ -56,9 +56,15 @@ std::vector<std::optional<WeightOptions>> weight_axis(const CommonOptions& o) {
     return out;
 }
 
+/// The shared prefix's columns, after max_concurrency (with --shared-prefix).
+const std::vector<Column> prefix_columns = {
+    {"max_concurrency_without_sharing", "unshared"},
+    {"shared_prefix_blocks_saved", "prefix blocks saved", false},
+    {"shared_prefix_bytes_saved", "prefix saves/GPU"}};
+
 std::vector<Cell> candidate_row(std::size_t rank, const PlanCandidate& c,
                                 const std::vector<ResolvedGpu>& gpus, bool with_estimate,
-                                const ReviewedCandidate* priced = nullptr) {
+                                bool with_prefix, const ReviewedCandidate* priced = nullptr) {
     const ReplicaAnswer& a = c.answer;
     std::vector<Cell> row{cell_count(rank, ""),
                           cell_text(gpus[c.gpu].id),
@@ -75,6 +81,10 @@ std::vector<Cell> candidate_row(std::size_t rank, const PlanCandidate& c,
                           cell_count(a.max_concurrency, ""),
                           a.shortfall.is_zero() ? cell(a.headroom) : cell_null("-"),
                           a.decode ? cell(a.decode->tpot) : cell_null("-")};
+    if (with_prefix)
+        row.insert(row.begin() + 13, {cell_count(a.max_concurrency_without_sharing, ""),
+                                      cell_count(a.shared_prefix_blocks_saved, ""),
+                                      cell(a.shared_prefix_bytes_saved)});
     if (!with_estimate) return row;
     if (!a.estimate) {
         row.insert(row.end(), 5, cell_null(name(a.estimate_basis)));
@@ -213,7 +223,9 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile) use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
 
-    const Demand demand{context, concurrency, split.prompt, split.output};
+    const std::uint64_t shared_prefix =
+        o.shared_prefix.empty() ? 0 : parse_tokens(o.shared_prefix, "--shared-prefix");
+    const Demand demand{context, concurrency, split.prompt, split.output, shared_prefix};
     const std::optional<PriceTable> prices =
         po.prices.empty() ? std::nullopt : std::optional(load_price_table(po.prices));
     const PlanAnswer p =
@@ -291,6 +303,9 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         rep.inputs.push_back({"prompt_tokens", cell_count(*split.prompt, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(*split.output, "tokens")});
     }
+    const bool with_prefix = shared_prefix != 0;
+    if (with_prefix)
+        rep.inputs.push_back({"shared_prefix_tokens", cell_count(shared_prefix, "tokens")});
     append_model_notes(rep, rm);
     rep.figures.push_back({"found", "found", cell_bool(!p.fits.empty()), {}, {}, false});
     rep.figures.push_back(
@@ -310,6 +325,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                                    {"max_concurrency", "max seqs"},
                                    {"headroom_bytes_per_gpu", "headroom/GPU"},
                                    {"tpot_seconds", "TPOT bound"}};
+    if (with_prefix)
+        columns.insert(columns.begin() + 13, prefix_columns.begin(), prefix_columns.end());
     if (split.given())
         columns.insert(columns.end(),
                        {{"tpot_estimate_seconds", "TPOT est."},
@@ -326,9 +343,16 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     t.key = "candidates";
     t.columns = ranked_columns;
     for (std::size_t i = 0; i < order.size() && i < top; ++i)
-        t.rows.push_back(candidate_row(i + 1, *order[i], gpus, split.given(), priced[i]));
+        t.rows.push_back(
+            candidate_row(i + 1, *order[i], gpus, split.given(), with_prefix, priced[i]));
     rep.tables.push_back(std::move(t));
     rep.csv_table = 0;
+    if (with_prefix)
+        rep.notes.push_back(fmt::format(
+            "shared prefix: every request starts with the same {} tokens, whose full blocks each "
+            "dp rank's cache holds once (prefix caching); max seqs counts it, unshared is the "
+            "figure with every sequence holding its own copy",
+            grouped(shared_prefix)));
     if (po.pareto) {
         std::vector<PlanCandidate> pool;
         for (const PlanCandidate* c : order) pool.push_back(*c);
@@ -340,8 +364,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         front.columns = ranked_columns;
         const std::vector<std::size_t> idx = pareto_front(pool);
         for (std::size_t i = 0; i < idx.size(); ++i)
-            front.rows.push_back(
-                candidate_row(i + 1, pool[idx[i]], gpus, split.given(), priced[idx[i]]));
+            front.rows.push_back(candidate_row(i + 1, pool[idx[i]], gpus, split.given(),
+                                               with_prefix, priced[idx[i]]));
         rep.tables.push_back(std::move(front));
         rep.notes.push_back(fmt::format(
             "Pareto front: {} of {} candidates{} are not dominated on (tokens/s per GPU, TPOT "
@@ -368,7 +392,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             const PlanCandidate& miss = p.nearest_misses[i];
             const WhatWouldFit w = what_would_fit(
                 candidate_deployment(rm.get(), space, serving, miss), demand, others);
-            std::vector<Cell> row = candidate_row(i + 1, miss, gpus, split.given());
+            std::vector<Cell> row = candidate_row(i + 1, miss, gpus, split.given(), with_prefix);
             const std::vector<Cell> fixes = fix_cells(w);
             row.insert(row.end(), fixes.begin(), fixes.end());
             misses.rows.push_back(std::move(row));
@@ -461,7 +485,7 @@ void register_plan(CLI::App& app, Context& ctx) {
         "weight formats");
     add_options(*sub, o->common,
                 opt_model | opt_gpu | opt_dtypes | opt_workload | opt_budget | opt_lengths |
-                    opt_profile | opt_output);
+                    opt_prefix | opt_profile | opt_output);
     sub->get_option("--gpu")->description(
         "GPUs to search, comma-separated ids or spec paths (default: every bundled GPU)");
     sub->get_option("--kv-dtype")->description("KV dtypes to search, comma-separated (bf16,fp8)");

@@ -183,6 +183,8 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     if (!o.concurrency.empty()) f.concurrency = parse_count(o.concurrency, "--concurrency");
     f.split = parse_token_split(o);
     if (f.context) check_context_holds_split(*f.context, f.split, o.context);
+    if (!o.shared_prefix.empty())
+        f.shared_prefix = parse_tokens(o.shared_prefix, "--shared-prefix");
     f.import = import_options(o);
     return f;
 }
@@ -240,6 +242,7 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         {"--speculative-method", !o.speculative_method.empty()},
         {"--num-speculative-tokens", !o.num_speculative_tokens.empty()},
         {"--draft-model", !o.draft_model.empty()},
+        {"--shared-prefix", !o.shared_prefix.empty()},
         {"--gpus", !o.gpus.empty()}};
     for (const auto& [flag, given] : budget_flags)
         if (given)

@@ -66,6 +66,7 @@ struct ReplicaFlags {
     std::optional<std::uint64_t> context{};
     std::uint64_t concurrency = 1;
     TokenSplitFlags split{};
+    std::uint64_t shared_prefix = 0;  ///< --shared-prefix; 0: none
     HfImportOptions import{};
 };
 
@@ -84,7 +85,8 @@ struct ReplicaRequest {
 
     [[nodiscard]] Deployment deployment() const;
     [[nodiscard]] Demand demand() const {
-        return {context, flags.concurrency, flags.split.prompt, flags.split.output};
+        return {context, flags.concurrency, flags.split.prompt, flags.split.output,
+                flags.shared_prefix};
     }
 };
 

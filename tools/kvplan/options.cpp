@@ -150,6 +150,11 @@ void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
                        "Output tokens of every request, the first one included; with "
                        "--prompt-tokens");
     }
+    if (groups & opt_prefix)
+        sub.add_option("--shared-prefix,--shared-prefix-tokens", o.shared_prefix,
+                       "Prompt tokens every request starts with (a system prompt), held once by "
+                       "the engine's prefix cache: 2048, 2k, 2K; its full blocks are shared, and "
+                       "the answer shows the blocks it saves and the sequences it adds");
     if (groups & opt_profile)
         sub.add_option("--profile", o.profile,
                        "A calibration profile (kvplan calibrate --write-profile): its measured "

@@ -61,6 +61,7 @@ struct CommonOptions {
     std::string prompt_tokens;  ///< prompt tokens of a request (the latency estimate's load)
     std::string output_tokens;  ///< output tokens of a request
     std::string profile;        ///< a calibration profile (kvplan calibrate --write-profile)
+    std::string shared_prefix;  ///< prompt prefix tokens every request shares (a system prompt)
     std::string format = "text";
     bool explain = false;
 };
@@ -81,6 +82,7 @@ enum OptionGroup : unsigned {
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens
     opt_profile = 1U << 9,    ///< --profile
     opt_parallel = 1U << 10,  ///< --dp --ep --dcp --redundant-experts --enable-expert-parallel
+    opt_prefix = 1U << 11,    ///< --shared-prefix
 };
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);

@@ -271,7 +271,8 @@ struct TokenSplit {
 inline void check_shared_prefix(const Demand& d, detail::TextRef where) {
     if (d.shared_prefix_tokens > d.context)
         detail::throw_field_error<InvalidInput>(
-            where, "shared_prefix_tokens", detail::text("at most the context, ", d.context, " tokens"),
+            where, "shared_prefix_tokens",
+            detail::text("at most the context, ", d.context, " tokens"),
             detail::text(d.shared_prefix_tokens, " tokens"));
     if (d.prompt_tokens && d.shared_prefix_tokens > *d.prompt_tokens)
         detail::throw_field_error<InvalidInput>(

@@ -319,10 +319,9 @@ namespace detail {
         if (c.blocks_held != 0 && shared < steady && c.blocks_to_admit <= c.usable_blocks)
             n = 1 + (block * (c.usable_blocks - c.blocks_to_admit)) / (steady - shared);
     } else {
-        const bool state_ignored = (rep.summary.engine == Engine::sglang &&
-                                    rep.sglang.mamba_state_ignored) ||
-                                   (rep.summary.engine == Engine::trtllm &&
-                                    rep.trtllm.mamba_state_ignored);
+        const bool state_ignored =
+            (rep.summary.engine == Engine::sglang && rep.sglang.mamba_state_ignored) ||
+            (rep.summary.engine == Engine::trtllm && rep.trtllm.mamba_state_ignored);
         const double ratio = rep.summary.max_concurrency;
         Bytes pool = each * admitted;
         if (!state_ignored && std::isfinite(ratio) &&

@@ -110,8 +110,7 @@ struct WhatWouldFit {
                 *demand.prompt_tokens + *demand.output_tokens > shorter.context)
                 shorter.prompt_tokens = shorter.output_tokens = std::nullopt;
             // The same system prompt, cut where the shorter context ends.
-            shorter.shared_prefix_tokens =
-                std::min(shorter.shared_prefix_tokens, shorter.context);
+            shorter.shared_prefix_tokens = std::min(shorter.shared_prefix_tokens, shorter.context);
             ReplicaAnswer a = evaluate(d, shorter, o);
             if (a.fits()) out.shorter_context = std::move(a);
         }
