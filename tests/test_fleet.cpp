@@ -208,3 +208,30 @@ TEST_CASE("a length distribution counted from a trace gives its per-request mean
         }
     }
 }
+
+TEST_CASE("a shared prefix is held once and each request sized by its own blocks",
+          "[fleet][shared_prefix]") {
+    // Llama-3-8B in bf16: 128 KiB a token, 2 MiB a block of 16. Requests of 4,096 + 512 tokens
+    // hold 288 blocks, 576 MiB; a 2,048-token system prompt is 128 of them, 256 MiB, held once.
+    const std::vector<QuantilePoint> prompt{{100, 4096}}, output{{100, 512}};
+    const LengthDistribution d = LengthDistribution::from_percentiles(prompt, output);
+    const SharedPrefixKv sp =
+        kv_histogram_shared(d.lengths.total, presets::llama_3_8b, KvDtype::bf16, 16, {}, 2048);
+    CHECK(sp.blocks == 128);
+    CHECK(sp.held_once == 256 * MiB);
+    CHECK(sp.own.max() == 320 * MiB);
+    // No prefix: kv_histogram's sizes.
+    const SharedPrefixKv none =
+        kv_histogram_shared(d.lengths.total, presets::llama_3_8b, KvDtype::bf16, 16, {}, 0);
+    CHECK(none.own.max() ==
+          kv_histogram(d.lengths.total, presets::llama_3_8b, KvDtype::bf16, 16).max());
+    CHECK(none.held_once.is_zero());
+    // 40 GiB holds floor(40,960 / 576) = 71 whole requests; sharing, floor(40,704 / 320) = 127.
+    const auto step = [](std::uint64_t) { return 1 * milliseconds; };
+    const FleetTargets t{.rate_per_s = 1, .ttft = 1 * seconds, .tpot = 1 * seconds};
+    CHECK(plan_fleet(t, none.own, 512, 40 * GiB, step).batch_kv == 71);
+    CHECK(plan_fleet(t, sp.own, 512, 40 * GiB - sp.held_once, step).batch_kv == 127);
+    // The prefix is part of every prompt.
+    CHECK_NOTHROW(check_shared_prefix(d, 4096));
+    CHECK_THROWS_AS(check_shared_prefix(d, 4097), InvalidInput);
+}

@@ -146,6 +146,18 @@ struct LengthDistribution {
     }
 };
 
+/// Throws InvalidInput when a shared prefix of `prefix_tokens` passes the shortest prompt of `d`
+/// (Demand::shared_prefix_tokens is part of every prompt).
+inline void check_shared_prefix(const LengthDistribution& d, std::uint64_t prefix_tokens) {
+    if (prefix_tokens == 0 || d.lengths.prompt.empty()) return;
+    const std::uint64_t shortest = d.lengths.prompt.min();
+    if (prefix_tokens > shortest)
+        detail::throw_field_error<InvalidInput>(
+            "the length distribution", "shared_prefix_tokens",
+            detail::text("at most the shortest prompt, ", shortest, " tokens"),
+            detail::text(prefix_tokens, " tokens"));
+}
+
 // ---- Overflow probability
 // ------------------------------------------------------------------------
 

@@ -548,3 +548,40 @@ TEST_CASE("fit and roofline time an fp8 checkpoint's matmuls in fp8 unless told 
     REQUIRE(plain.code == 0);
     CHECK(json::parse(plain.out)["inputs"]["compute_dtype"] == "bf16");
 }
+
+TEST_CASE("fleet and compare take --shared-prefix: the prefix held once, each request its own",
+          "[cli][answers][shared_prefix]") {
+    // Llama-3-8B on one H100 (56.30 GiB of KV, 57,651 MiB), requests of 4,096 + 512 tokens: 288
+    // blocks of 2 MiB, 576 MiB each, so floor(57,651 / 576) = 100 at p95. A 2,048-token system
+    // prompt is 128 blocks, 256 MiB, held once: each request then holds 320 MiB of its own, and
+    // floor((57,651 - 256) / 320) = 179.
+    const std::string fleet =
+        "fleet --model llama-3-8b --gpu h100-sxm --rate 20 --tpot-ms 50 --prompt-tokens 4096 "
+        "--output-tokens 512 --format json";
+    const CliRun sr = run_kvplan(fleet + " --shared-prefix 2K");
+    INFO(sr.err);
+    REQUIRE(sr.code == 0);
+    const json shared = json::parse(sr.out);
+    const json plain = json::parse(run_kvplan(fleet).out);
+    CHECK(plain["batch_kv_at_percentile"] == 100);
+    CHECK(shared["batch_kv_at_percentile"] == 179);
+    CHECK(shared["kv_per_request_at_percentile"] == 320ULL << 20);
+    CHECK(shared["shared_prefix_blocks"] == 128);
+    CHECK(shared["shared_prefix_bytes_held_once"] == 256ULL << 20);
+    CHECK(shared["batch_without_sharing"] == plain["batch"]);
+    // A prefix longer than the shortest prompt is not every prompt's: refused.
+    CHECK(run_kvplan("fleet --model llama-3-8b --gpu h100-sxm --rate 20 --tpot-ms 50 "
+                     "--prompt-tokens 1000 --output-tokens 512 --shared-prefix 2K")
+              .code == 3);
+
+    // compare's row is fit's answer.
+    const std::string load = " --context 8K --concurrency 64 --shared-prefix 2K";
+    const json c =
+        json::parse(run_kvplan("compare --model llama-3-8b --gpu h100-sxm --format json" + load)
+                        .out)["rows"][0];
+    const json f = fit_json("--model llama-3-8b --gpu h100-sxm" + load);
+    CHECK(c["max_concurrency"] == f["max_concurrency"]);
+    CHECK(c["max_concurrency_without_sharing"] == f["max_concurrency_without_sharing"]);
+    // Without --gpu there is no budget to share in.
+    CHECK(run_kvplan("compare --model llama-3-8b --context 8K --shared-prefix 2K").code == 2);
+}

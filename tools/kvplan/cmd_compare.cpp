@@ -54,6 +54,9 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     if (!with_gpu) {
         refuse_budget_flags_without_gpu(o);
     }
+    if (!oc.plot.empty() && flags.shared_prefix != 0)
+        usage_error("--plot", "no --shared-prefix (the chart's KV walls hold no shared prefix)",
+                    o.shared_prefix);
     Report rep;
     rep.command = "compare";
     Table t;
@@ -66,11 +69,13 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                  {"kv_bytes_per_sequence", "KV/sequence"},
                  {"weight_bytes_per_gpu", "weights/GPU"}};
     if (with_gpu) {
-        for (Column c : std::vector<Column>{{"kv_budget_bytes_per_gpu", "KV budget/GPU"},
-                                            {"max_concurrency", "max seqs"},
-                                            {"max_context", "max context"},
-                                            {"fits", "fits"},
-                                            {"tpot_seconds", "TPOT bound"}})
+        for (Column c : std::vector<Column>{
+                 {"kv_budget_bytes_per_gpu", "KV budget/GPU"},
+                 {"max_concurrency", "max seqs"},
+                 {"max_concurrency_without_sharing", "unshared", flags.shared_prefix != 0},
+                 {"max_context", "max context"},
+                 {"fits", "fits"},
+                 {"tpot_seconds", "TPOT bound"}})
             t.columns.push_back(c);
     }
     std::uint64_t context = 0;
@@ -116,7 +121,9 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                                            .kv = f,
                                            .serving = flags.serving};
                         const ReplicaAnswer a =
-                            evaluate(d, {.context = ctx_tokens, .concurrency = flags.concurrency});
+                            evaluate(d, {.context = ctx_tokens,
+                                         .concurrency = flags.concurrency,
+                                         .shared_prefix_tokens = flags.shared_prefix});
                         plotted.emplace_back(
                             fmt::format("{}{}{}, KV {}", models.size() > 1 ? rm.id + " " : "", g,
                                         wds.size() > 1 ? " " + describe_weights(weights) : "",
@@ -124,6 +131,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                             d);
                         row.push_back(cell(a.kv_budget));
                         row.push_back(cell_count(a.total_max_concurrency, ""));
+                        row.push_back(cell_count(a.total_max_concurrency_without_sharing, ""));
                         row.push_back(cell_tokens(a.max_context));
                         row.push_back(cell_bool(a.fits()));
                         row.push_back(a.decode ? cell(a.decode->tpot) : cell_null("-"));
@@ -137,6 +145,8 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                                        : "");
     rep.inputs = {{"context_tokens", cell_count(context, "tokens")},
                   {"concurrency", cell_count(flags.concurrency, "sequences")}};
+    if (flags.shared_prefix != 0)
+        rep.inputs.push_back({"shared_prefix_tokens", cell_count(flags.shared_prefix, "tokens")});
     rep.tables.push_back(std::move(t));
     rep.csv_table = 0;
     if (!with_gpu)
@@ -154,9 +164,9 @@ void register_compare(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<CompareOptionsCli>();
     CLI::App* sub = app.add_subcommand(
         "compare", "Several models, GPUs or dtypes side by side (comma lists: --model a,b --gpu x,y)");
-    add_options(
-        *sub, o->common,
-        opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget | opt_output);
+    add_options(*sub, o->common,
+                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
+                    opt_prefix | opt_output);
     sub->add_option("--plot", o->plot,
                     "With --gpu, write an SVG chart with a series per configuration: tokens/s per "
                     "GPU against batch up to each KV wall, and the KV wall against context");

@@ -88,6 +88,9 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         dist = LengthDistribution::from_percentiles(p, q);
         dist_source = fmt::format("prompt {} / output {} tokens", o.prompt_tokens, o.output_tokens);
     }
+    const std::uint64_t shared_prefix =
+        o.shared_prefix.empty() ? 0 : parse_tokens(o.shared_prefix, "--shared-prefix");
+    check_shared_prefix(dist, shared_prefix);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
     // --profile: its reserve shapes the KV budget, its parameters the estimate.
@@ -147,30 +150,57 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     // stage with the smallest batch sets the replica's. The batch does not depend on the TTFT:
     // without a target, the TTFT is the estimate's at the batch (by the estimate) or the prefill
     // bound of the mean prompt (by the bound), and the plan is redone with it.
-    const auto plan_with = [&](Seconds ttft, std::uint32_t& limiting, Bytes& budget) {
+    // With a shared prefix each stage's pool holds the prefix's blocks once and every request
+    // only its own (kv_histogram_shared); `sharing` false plans as if nothing were shared.
+    struct StageSharing {
+        Bytes held_once{};
+        std::uint64_t blocks = 0;
+    };
+    const auto plan_with = [&](Seconds ttft, std::uint32_t& limiting, Bytes& budget,
+                               StageSharing& shared, bool sharing) {
         const FleetTargets targets{.rate_per_s = rate, .ttft = ttft, .tpot = tpot};
         std::optional<FleetPlan> plan;
         for (std::uint32_t st = 0; st < layout.pp(); ++st) {
-            const Histogram<Bytes> sizes =
-                kv_histogram(dist.lengths.total, m, kv, engine.block_size, layout.stage(st));
             const Bytes b = stage_kv_budget(r, layout, st, engine);
-            FleetPlan p = plan_fleet(targets, sizes, mean_output, b, step, fo);
+            FleetPlan p;
+            StageSharing here;
+            if (sharing && shared_prefix != 0) {
+                const SharedPrefixKv sp = kv_histogram_shared(
+                    dist.lengths.total, m, kv, engine.block_size, layout.stage(st), shared_prefix);
+                here = {sp.held_once, sp.blocks};
+                const Bytes left = sp.held_once < b ? b - sp.held_once : Bytes{};
+                p = plan_fleet(targets, sp.own, mean_output, left, step, fo);
+            } else {
+                const Histogram<Bytes> sizes =
+                    kv_histogram(dist.lengths.total, m, kv, engine.block_size, layout.stage(st));
+                p = plan_fleet(targets, sizes, mean_output, b, step, fo);
+            }
             if (!plan || p.batch < plan->batch) {
                 plan = p;
                 limiting = st;
                 budget = b;
+                shared = here;
             }
         }
         return *plan;
     };
     std::uint32_t limiting = 0;
     Bytes budget{};
-    FleetPlan p = plan_with(ttft_flag.value_or(prefill_mean), limiting, budget);
+    StageSharing shared;
+    FleetPlan p = plan_with(ttft_flag.value_or(prefill_mean), limiting, budget, shared, true);
     std::optional<LatencyEstimate> at_batch;
     if (params && p.feasible) at_batch = estimate_at(p.batch);
     const bool ttft_estimated = !ttft_flag && by_estimate && at_batch;
     const Seconds ttft = ttft_flag ? *ttft_flag : ttft_estimated ? at_batch->ttft : prefill_mean;
-    if (ttft_estimated) p = plan_with(ttft, limiting, budget);
+    if (ttft_estimated) p = plan_with(ttft, limiting, budget, shared, true);
+    // The same fleet with every request holding the prefix itself, for what sharing adds.
+    std::optional<FleetPlan> unshared;
+    if (shared_prefix != 0) {
+        std::uint32_t l = 0;
+        Bytes b{};
+        StageSharing none;
+        unshared = plan_with(ttft, l, b, none, false);
+    }
 
     Report rep;
     rep.command = "fleet";
@@ -198,6 +228,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                   {"block_size", cell_count(engine.block_size, "tokens")},
                   {"lengths", cell_text(dist_source)},
                   {"rate", cell_number(rate, "requests/s", 3)},
+                  {"shared_prefix_tokens", cell_count(shared_prefix, "tokens")},
                   {"tpot_target", cell(tpot)},
                   {"ttft", cell(ttft)},
                   {"size_by", cell_text(ff.size_by)}};
@@ -216,7 +247,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         {"rate x time in system (Little's law)", {}});
     fig("kv_budget_per_gpu", fmt::format("KV budget per GPU (stage {})", limiting), cell(budget));
     fig("kv_per_request_at_percentile",
-        fmt::format("KV per request at p{:g}, per GPU", fo.size_at_percentile),
+        fmt::format("KV per request at p{:g}, per GPU{}", fo.size_at_percentile,
+                    shared_prefix != 0 ? " (its own blocks)" : ""),
         cell(p.kv_at_percentile));
     fig("batch_kv_at_percentile",
         fmt::format("Batch the KV budget holds, each at p{:g}", fo.size_at_percentile),
@@ -248,6 +280,27 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
              {}});
     fig("batch", "Batch per replica", cell_count(p.batch, "sequences"));
     fig("binding", "Binding constraint", cell_text(std::string(name(p.binding))));
+    if (unshared) {
+        fig("shared_prefix_blocks", "Shared prefix: full blocks held once",
+            cell_count(shared.blocks, "blocks"),
+            {"floor(min(shared prefix, length - 1) / block_size): only full blocks are shared",
+             {fmt::format("block_size = {} tokens", engine.block_size)}});
+        fig("shared_prefix_bytes_held_once", "Shared prefix held once per GPU",
+            cell(shared.held_once),
+            {"the prefix's blocks, every layer counted, out of the KV budget once; each request "
+             "then sized by its own blocks",
+             {}});
+        fig("shared_prefix_bytes_saved", "Shared prefix saves per GPU at the batch",
+            cell(p.batch > 1 ? shared.held_once * (p.batch - 1) : Bytes{}),
+            {"held once x (batch - 1)", {}});
+        fig("batch_without_sharing", "Batch per replica without sharing",
+            cell_count(unshared->batch, "sequences"),
+            {"the same plan with every request holding the prefix itself",
+             {fmt::format("binding: {}", name(unshared->binding))}});
+        if (unshared->feasible)
+            fig("replicas_without_sharing", "Replicas without sharing",
+                cell_count(unshared->replicas, unshared->replicas == 1 ? "replica" : "replicas"));
+    }
     if (p.feasible) {
         fig("tpot_at_batch", fmt::format("TPOT at that batch, as sized ({})", ff.size_by),
             cell(p.tpot_at_batch),
@@ -301,6 +354,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             *ttft_flag, grouped(len.prompt.p95), prefill_p95));
     rep.notes.push_back(
         "each request holds its paged KV at completion size for its whole stay (an upper bound)");
+    if (shared_prefix != 0)
+        rep.notes.push_back(fmt::format(
+            "shared prefix: every request starts with the same {} tokens, whose full blocks the "
+            "engine's prefix cache holds once; the KV budget and the overflow figures count "
+            "them once and each request by its own blocks",
+            grouped(shared_prefix)));
     if (by_estimate)
         rep.notes.push_back(
             "sized by the latency estimate (what a benchmark should measure), the bound beside "
@@ -350,7 +409,7 @@ void register_fleet(CLI::App& app, Context& ctx) {
         "constraint, replicas");
     add_options(*sub, *o,
                 opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_lengths |
-                    opt_profile | opt_output);
+                    opt_prefix | opt_profile | opt_output);
     sub->add_option("--rate", ff->rate, "Requests arriving per second")->required();
     sub->add_option("--tpot-ms", ff->tpot_ms, "Time per output token target, in ms")->required();
     sub->add_option("--ttft-ms", ff->ttft_ms,

@@ -284,7 +284,10 @@ void write_fit_plot(const std::string& path, const Deployment& d, const Demand& 
     const ReplicaAnswer target = evaluate(d, demand);
     svg::Series engine_line, exact;
     engine_line.name =
-        fmt::format("{} (block {})", name(target.serving.engine), target.serving.block_size);
+        fmt::format("{} (block {}){}", name(target.serving.engine), target.serving.block_size,
+                    demand.shared_prefix_tokens == 0
+                        ? std::string()
+                        : fmt::format(", shared prefix {}", grouped(demand.shared_prefix_tokens)));
     engine_line.width = 3;
     exact.name = "exact bytes, no blocks";
     exact.dashed = true;
@@ -293,7 +296,13 @@ void write_fit_plot(const std::string& path, const Deployment& d, const Demand& 
     at.serving.allow_long_context = true;
     const EvaluateOptions quick{.contexts = false, .decode = false};
     for (std::uint64_t ctx : doubling(128, hi, demand.context)) {
-        const ReplicaAnswer a = evaluate(at, {.context = ctx, .concurrency = 1}, quick);
+        // The same system prompt at every context, cut where a shorter one ends.
+        const ReplicaAnswer a =
+            evaluate(at,
+                     {.context = ctx,
+                      .concurrency = 1,
+                      .shared_prefix_tokens = std::min(demand.shared_prefix_tokens, ctx)},
+                     quick);
         const double x = static_cast<double>(ctx);
         engine_line.points.push_back({x, static_cast<double>(a.max_concurrency)});
         const Shard s = a.replica.layout().stage(a.limiting_stage);

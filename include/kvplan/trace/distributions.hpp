@@ -285,6 +285,38 @@ struct TraceLengths {
     return Histogram<Bytes>(std::move(bins));
 }
 
+/// KV per request when every request starts with the same prompt prefix, held once by the
+/// engine's prefix cache (Demand::shared_prefix_tokens over a length distribution).
+struct SharedPrefixKv {
+    Histogram<Bytes> own;      ///< kv_histogram's sizes less the bytes each request shares
+    Bytes held_once{};         ///< the prefix's bytes the pool holds once (the most any shares)
+    std::uint64_t blocks = 0;  ///< full blocks of the prefix in a request's table
+};
+
+/// kv_histogram with a shared prefix of `prefix_tokens`, by paged_shared_prefix's rules (only full
+/// blocks, a sliding layer only while in its window, at most length - 1 tokens: a request whose
+/// whole prompt is cached computes its last token). A batch of n then holds held_once + the n
+/// requests' own sizes. Precondition: the prefix is part of every prompt.
+[[nodiscard]] inline SharedPrefixKv kv_histogram_shared(
+    const Histogram<std::uint64_t>& total_tokens, const Model& m, KvFormat f,
+    std::uint32_t block_size, const Shard& shard, std::uint64_t prefix_tokens) {
+    std::vector<Histogram<Bytes>::Bin> bins;
+    bins.reserve(total_tokens.bins().size());
+    SharedPrefixKv out;
+    for (const auto& b : total_tokens.bins()) {
+        const std::uint64_t prefix = b.value == 0 ? 0 : std::min(prefix_tokens, b.value - 1);
+        const SharedPrefixUse two =
+            paged_shared_prefix(m, f, 2, prefix, b.value, block_size, shard);
+        const Bytes held = kv_held(m, f, b.value, block_size, shard);
+        const Bytes shared = std::min(two.saved(), held);
+        bins.push_back({held - shared, b.count});
+        out.held_once = std::max(out.held_once, shared);
+        out.blocks = std::max(out.blocks, two.shared_blocks);
+    }
+    out.own = Histogram<Bytes>(std::move(bins));
+    return out;
+}
+
 /// The sum of counted sizes, exact (OverflowError past 2^64 - 1 bytes).
 [[nodiscard]] inline Bytes sum_of(const Histogram<Bytes>& h) {
     Bytes sum{};
