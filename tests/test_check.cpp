@@ -104,6 +104,26 @@ TEST_CASE("min_concurrency reads the answer's max_concurrency at the requirement
     CHECK(r.outcomes[0].answer->demand.context == 8000);
 }
 
+TEST_CASE("min_concurrency counts a shared prefix once", "[check][shared_prefix]") {
+    // A 2,000-token system prompt in blocks of 1 token is 2,000 blocks held once; each sequence
+    // then holds its own 6,000: (613,305 - 2,000) / 6,000 = 101 sequences of 8,000 tokens where 76
+    // hold without sharing.
+    const auto gpus = gpus_of({"h100-sxm"});
+    const Policy p = policy(
+        R"({"kind": "min_concurrency", "sequences": 101, "context_tokens": 8000,
+            "shared_prefix_tokens": 2000},
+           {"kind": "min_concurrency", "sequences": 102, "context_tokens": 8000,
+            "shared_prefix_tokens": 2000})");
+    CHECK(p.requirements.at(0).shared_prefix_tokens == 2000);
+    const CheckResult r = check_policy(p, llama70(), gpus);
+    REQUIRE(r.outcomes.size() == 2);
+    CHECK(r.outcomes[0].measured->count == 101);
+    CHECK(r.outcomes[0].status == CheckStatus::passed);
+    CHECK(r.outcomes[1].status == CheckStatus::failed);
+    CHECK(r.outcomes[0].answer->max_concurrency_without_sharing == 76);
+    CHECK(r.outcomes[0].answer->demand.shared_prefix_tokens == 2000);
+}
+
 TEST_CASE("sizes per token and per GPU come from the answer", "[check]") {
     const auto gpus = gpus_of({"h100-sxm"});
     const Policy p = policy(R"({"kind": "max_kv_bytes_per_token", "KiB": 320},

@@ -117,7 +117,8 @@ TEST_CASE("a key of another kind of requirement is named as such", "[policy][key
         error_of(policy_with(
             gpu, R"("kind": "min_concurrency", "sequences": 8, "context_tokens": 8, "ms": 40)")) ==
         "policy.json: requirements[0].ms: expected a key of a min_concurrency requirement (kind, "
-        "name, sequences, context_tokens), found 'ms', a key of max_tpot");
+        "name, sequences, context_tokens, shared_prefix_tokens), found 'ms', a key of "
+        "max_tpot");
     // min_context counts "tokens", not "context_tokens", which two other kinds take.
     CHECK_THAT(error_of(policy_with(gpu, R"("kind": "min_context", "context_tokens": 8)")),
                Catch::EndsWith("found 'context_tokens', a key of min_concurrency, max_tpot and "
@@ -386,4 +387,29 @@ TEST_CASE("a policy read from a file knows the line of each requirement and repl
     CHECK(p.requirements[1].line == 10);
     // Parsed from a document alone, the lines are unknown.
     CHECK(policy_from_json(policy_with(gpu, kv_cost), "policy.json").requirements[0].line == 0);
+}
+
+TEST_CASE("a shared prefix is a key of the demands that hold sequences, at most their context",
+          "[policy][keys][shared_prefix]") {
+    const Policy p = policy_from_json(
+        policy_with(gpu, R"("kind": "min_concurrency", "sequences": 8, "context_tokens": 8000,
+                         "shared_prefix_tokens": 2048)"),
+        "policy.json");
+    CHECK(p.requirements.at(0).shared_prefix_tokens == 2048);
+    const Policy regression =
+        policy_from_json(policy_with(gpu, R"("kind": "max_regression", "figure": "max_concurrency",
+                         "context_tokens": 8000, "percent": 5, "shared_prefix_tokens": 2048)"),
+                         "policy.json");
+    CHECK(regression.requirements.at(0).shared_prefix_tokens == 2048);
+    // Past the context: refused, naming the key and the context.
+    const std::string past = error_of(
+        policy_with(gpu, R"("kind": "min_concurrency", "sequences": 8, "context_tokens": 8000,
+                         "shared_prefix_tokens": 9000)"));
+    CHECK(past.find("shared_prefix_tokens") != std::string::npos);
+    CHECK(past.find("at most context_tokens, 8000") != std::string::npos);
+    // A requirement that holds no sequences of a context does not take it.
+    const std::string other = error_of(policy_with(
+        gpu, R"("kind": "max_kv_bytes_per_token", "bytes": 327680, "shared_prefix_tokens": 2048)"));
+    CHECK(other.find("shared_prefix_tokens") != std::string::npos);
+    CHECK(other.find("min_concurrency") != std::string::npos);
 }

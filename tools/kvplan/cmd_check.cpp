@@ -129,11 +129,18 @@ const char* figure_words(CheckFigure f) {
     return "figure";
 }
 
+/// ", sharing a 2,048-token prefix", or nothing without one.
+std::string prefix_text(const Requirement& q) {
+    return q.shared_prefix_tokens == 0
+               ? std::string()
+               : fmt::format(", sharing a {}-token prefix", grouped(q.shared_prefix_tokens));
+}
+
 std::string threshold_text(const Requirement& q) {
     switch (q.kind) {
         case RequirementKind::min_concurrency:
-            return fmt::format(">= {} sequences of {} tokens", grouped(q.sequences),
-                               grouped(q.context_tokens));
+            return fmt::format(">= {} sequences of {} tokens{}", grouped(q.sequences),
+                               grouped(q.context_tokens), prefix_text(q));
         case RequirementKind::max_tpot:
             return fmt::format("<= {} TPOT at batch {} x {} tokens", fmt::format("{}", q.tpot),
                                grouped(q.batch), grouped(q.context_tokens));
@@ -148,7 +155,7 @@ std::string threshold_text(const Requirement& q) {
             std::string at;
             switch (q.figure) {
                 case CheckFigure::max_concurrency:
-                    at = fmt::format(" at {} tokens", grouped(q.context_tokens));
+                    at = fmt::format(" at {} tokens{}", grouped(q.context_tokens), prefix_text(q));
                     break;
                 case CheckFigure::max_context:
                     at = fmt::format(" of {} sequence{}", grouped(q.sequences),

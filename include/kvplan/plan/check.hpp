@@ -206,7 +206,10 @@ struct Measure {
     switch (f) {
         case CheckFigure::max_concurrency: {
             const std::uint64_t n = q.kind == RequirementKind::min_concurrency ? q.sequences : 1;
-            v.count = answer({.context = q.context_tokens, .concurrency = n}, false, false)
+            v.count = answer({.context = q.context_tokens,
+                              .concurrency = n,
+                              .shared_prefix_tokens = q.shared_prefix_tokens},
+                             false, false)
                           .max_concurrency;
             break;
         }

@@ -23,7 +23,8 @@
 //     },
 //     "requirements": [                (at least one)
 //       {"name": "p95 chat load", "kind": "min_concurrency", "sequences": 64, "context_tokens":
-//       12000},
+//       12000, "shared_prefix_tokens": 2048},   (optional: a system prompt every request starts
+//                                                 with, its full blocks held once)
 //       {"name": "decode latency", "kind": "max_tpot", "ms": 40, "batch": 64, "context_tokens":
 //       8000},
 //       {"name": "cache cost", "kind": "max_kv_bytes_per_token", "bytes": 163840},
@@ -178,7 +179,7 @@ inline const std::vector<NameHint> figure_hints{
 [[nodiscard]] inline std::vector<std::string_view> regression_keys(CheckFigure figure) {
     switch (figure) {
         case CheckFigure::max_concurrency:
-            return {"context_tokens"};
+            return {"context_tokens", "shared_prefix_tokens"};
         case CheckFigure::max_context:
             return {"sequences"};
         case CheckFigure::tpot:
@@ -196,7 +197,7 @@ inline const std::vector<NameHint> figure_hints{
     std::vector<std::string_view> keys{"kind", "name"};
     switch (kind) {
         case RequirementKind::min_concurrency:
-            keys.insert(keys.end(), {"sequences", "context_tokens"});
+            keys.insert(keys.end(), {"sequences", "context_tokens", "shared_prefix_tokens"});
             break;
         case RequirementKind::max_tpot:
             keys.insert(keys.end(), {"ms", "batch", "context_tokens"});
@@ -209,7 +210,8 @@ inline const std::vector<NameHint> figure_hints{
             keys.insert(keys.end(), {"tokens", "sequences"});
             break;
         case RequirementKind::max_regression:
-            keys.insert(keys.end(), {"figure", "percent", "context_tokens", "batch", "sequences"});
+            keys.insert(keys.end(), {"figure", "percent", "context_tokens", "batch", "sequences",
+                                     "shared_prefix_tokens"});
             break;
     }
     return keys;
@@ -351,6 +353,19 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
     return p;
 }
 
+/// The optional shared prefix of a demand of `context` tokens (Demand::shared_prefix_tokens): at
+/// most the context; 0 when absent.
+[[nodiscard]] inline std::uint64_t shared_prefix_field(const JsonReader& r, std::uint64_t context) {
+    const std::uint64_t n = r.optional_count("shared_prefix_tokens").value_or(0);
+    if (n > context)
+        r.fail("shared_prefix_tokens",
+               "at most context_tokens, " + std::to_string(context) +
+                   " (the prefix is part of "
+                   "every request)",
+               std::to_string(n));
+    return n;
+}
+
 /// A percentage >= 0.
 [[nodiscard]] inline double percent_field(const JsonReader& r) {
     const Json* v = r.find("percent");
@@ -389,6 +404,7 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
         case RequirementKind::min_concurrency:
             q.sequences = r.positive_integer("sequences");
             q.context_tokens = r.positive_integer("context_tokens");
+            q.shared_prefix_tokens = shared_prefix_field(r, q.context_tokens);
             break;
         case RequirementKind::max_tpot:
             q.tpot = r.positive_number("ms") * milliseconds;
@@ -420,6 +436,7 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
             switch (q.figure) {
                 case CheckFigure::max_concurrency:
                     q.context_tokens = r.positive_integer("context_tokens");
+                    q.shared_prefix_tokens = shared_prefix_field(r, q.context_tokens);
                     break;
                 case CheckFigure::max_context:
                     q.sequences = r.optional_positive_integer("sequences").value_or(1);

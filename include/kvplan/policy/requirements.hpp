@@ -109,6 +109,9 @@ struct Requirement {
     std::uint64_t sequences = 0;  ///< min_concurrency, min_context, max_regression of max_context
     std::uint64_t context_tokens = 0;  ///< min_concurrency, max_tpot, max_regression of
                                        ///< max_concurrency and tpot: the p95 context
+    /// min_concurrency, max_regression of max_concurrency: the prompt prefix every request
+    /// shares (Demand::shared_prefix_tokens); 0: none.
+    std::uint64_t shared_prefix_tokens = 0;
     std::uint64_t tokens = 0;          ///< min_context
     std::uint64_t batch = 0;           ///< max_tpot, max_regression of tpot: sequences per step
     Seconds tpot{};                    ///< max_tpot
