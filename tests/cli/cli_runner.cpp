@@ -33,7 +33,14 @@ CliRun run_kvplan(const std::string& args, const std::string& env) {
 }
 
 std::string data_file(const std::string& name) {
-    return "'" + std::string(KVPLAN_TEST_DATA_DIR) + "/" + name + "'";
+    // Appended piece by piece: GCC 12 reports a false -Wrestrict on `"'" + std::string(...)`
+    // once inlined at -O2 (GCC bug 105651).
+    std::string quoted = "'";
+    quoted += KVPLAN_TEST_DATA_DIR;
+    quoted += '/';
+    quoted += name;
+    quoted += '\'';
+    return quoted;
 }
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
