@@ -145,7 +145,10 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
         if (gpus.size() != 1)
             usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                         o.gpu.empty() ? "every bundled GPU" : o.gpu);
-        use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
+        const WeightOptions w = space.weights.front() ? *space.weights.front()
+                                                      : checkpoint_weights(rm.get());
+        use_profile(*profile, o.profile, gpus.front().id, matmul_compute(w, gpus.front().spec),
+                    serving);
         opt.params = serving.estimate;
     }
     const DisaggDemand demand{.rate = rate,

@@ -95,7 +95,9 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     std::optional<EstimateParams> params;
     if (profile) {
         engine.budget = apply_profile(*profile, engine.budget, engine.utilization_given);
-        params = profile_estimate(*profile, o.profile, g.id, ComputeDtype::bf16);
+        // The fractions are of the peak the matmuls run at: the weights' own type.
+        const WeightOptions w = weights_flag ? *weights_flag : checkpoint_weights(rm.get());
+        params = profile_estimate(*profile, o.profile, g.id, matmul_compute(w, g.spec));
     }
     const EstimateBasis basis = params                           ? EstimateBasis::given
                                 : !default_params(g.spec)        ? EstimateBasis::unknown_family

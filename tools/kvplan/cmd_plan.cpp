@@ -211,7 +211,13 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
-    if (profile) use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
+    if (profile) {
+        // The estimate's compute fraction is of the peak the first weight format runs at.
+        const WeightOptions w = space.weights.front() ? *space.weights.front()
+                                                      : checkpoint_weights(rm.get());
+        use_profile(*profile, o.profile, gpus.front().id,
+                    matmul_compute(w, gpus.front().spec), serving);
+    }
 
     const Demand demand{context, concurrency, split.prompt, split.output};
     const std::optional<PriceTable> prices =
