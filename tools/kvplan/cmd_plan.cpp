@@ -251,6 +251,14 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         rep.verdict = fmt::format(
             "NO REPLICA of up to {} GPUs fits {} sequences of {} tokens ({} layouts searched)",
             max_gpus, grouped(concurrency), grouped(context), p.searched);
+        // Nothing even starts: say what stops the largest replica, as fit would.
+        if (p.refused)
+            *rep.verdict += fmt::format("; none starts: on {} x {} (tp {} x pp {}), {}",
+                                        p.refused->answer.replica_gpus,
+                                        gpus[p.refused->gpu].id,
+                                        p.refused->answer.replica.parallel.tp,
+                                        p.refused->answer.replica.parallel.pp,
+                                        refusal_text(p.refused->answer));
     } else if (order.empty()) {
         rep.verdict = fmt::format(
             "NO REPLICA meets the targets: {} fit {} sequences of {} tokens, {} miss the TTFT "
