@@ -456,3 +456,25 @@ TEST_CASE("diff shows the changed field and its effect", "[cli][diff]") {
     CHECK(run_kvplan("diff llama-3-70b").code == 2);
     CHECK(run_kvplan("diff llama-3-70b " + data_file("cli/config_not_json.json")).code == 3);
 }
+
+TEST_CASE("the README's quick start prints what the CLI prints", "[cli][docs]") {
+    // The first ```sh block after "## Quick start" ends with the kvplan call; the ```text block
+    // after it is its output, to the byte.
+    std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/README.md");
+    const std::string readme{std::istreambuf_iterator<char>(in), {}};
+    const std::size_t start = readme.find("## Quick start");
+    REQUIRE(start != std::string::npos);
+    const std::string call = "./build/tools/kvplan/kvplan ";
+    const std::size_t at = readme.find(call, start);
+    REQUIRE(at != std::string::npos);
+    const std::size_t call_end = readme.find('\n', at);
+    const std::string args = readme.substr(at + call.size(), call_end - at - call.size());
+    const std::string open = "```text\n";
+    const std::size_t text = readme.find(open, call_end);
+    REQUIRE(text != std::string::npos);
+    const std::size_t text_end = readme.find("```\n", text + open.size());
+    REQUIRE(text_end != std::string::npos);
+    const CliRun r = run_kvplan(args);
+    REQUIRE(r.code == 0);
+    CHECK(r.out == readme.substr(text + open.size(), text_end - text - open.size()));
+}
