@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <sstream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -477,4 +479,115 @@ TEST_CASE("the README's quick start prints what the CLI prints", "[cli][docs]") 
     const CliRun r = run_kvplan(args);
     REQUIRE(r.code == 0);
     CHECK(r.out == readme.substr(text + open.size(), text_end - text - open.size()));
+}
+
+namespace {
+
+/// One `$ kvplan ...` example of a Markdown ```text block: the command (continuation lines
+/// joined) and the lines shown under it.
+struct DocExample {
+    std::string command;
+    std::vector<std::string> shown;
+};
+
+std::vector<DocExample> doc_examples(const std::string& text) {
+    std::vector<DocExample> out;
+    std::istringstream in(text);
+    std::string line;
+    bool block = false, kvplan = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("```", 0) == 0) {
+            block = !block && line == "```text";
+            kvplan = false;
+            continue;
+        }
+        if (!block) continue;
+        if (line.rfind("$ ", 0) == 0) {
+            std::string command = line.substr(2);
+            while (!command.empty() && command.back() == '\\' && std::getline(in, line)) {
+                command.pop_back();
+                command += line;
+            }
+            out.push_back({command, {}});
+            kvplan = true;
+        } else if (kvplan) {
+            out.back().shown.push_back(line);
+        }
+    }
+    return out;
+}
+
+/// Whether `shown` is an excerpt of `printed`: each non-blank line found in order, where "..."
+/// in a shown line stands for anything and the text before it starts the printed line.
+bool is_excerpt(const std::vector<std::string>& shown, const std::vector<std::string>& printed) {
+    std::size_t from = 0;
+    for (const std::string& want : shown) {
+        if (want.find_first_not_of(' ') == std::string::npos) continue;
+        std::vector<std::string> parts;
+        for (std::size_t at = 0;;) {
+            const std::size_t dots = want.find("...", at);
+            parts.push_back(want.substr(at, dots == std::string::npos ? dots : dots - at));
+            if (dots == std::string::npos) break;
+            at = dots + 3;
+        }
+        bool found = false;
+        for (; from < printed.size() && !found; ++from) {
+            const std::string& have = printed[from];
+            std::size_t at = 0;
+            bool ok = true;
+            for (std::size_t i = 0; i < parts.size() && ok; ++i) {
+                std::string part = parts[i];
+                if (i != 0) {
+                    part.erase(0, part.find_first_not_of(' ') == std::string::npos
+                                      ? part.size()
+                                      : part.find_first_not_of(' '));
+                    while (!part.empty() && part.back() == ' ') part.pop_back();
+                }
+                if (part.empty()) continue;
+                const std::size_t hit = have.find(part, at);
+                ok = hit != std::string::npos && (i != 0 || hit == 0);
+                if (ok) at = hit + part.size();
+            }
+            found = ok;
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every kvplan example in the README and docs/cli.md is what the CLI prints",
+          "[cli][docs]") {
+    // The shown lines of each example are found in order in what the command prints (stdout,
+    // then stderr), run from the repository root; "$ echo $?" shows the exit code before it.
+    for (const char* doc : {"README.md", "docs/cli.md"}) {
+        std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/" + doc);
+        const std::string text{std::istreambuf_iterator<char>(in), {}};
+        const std::vector<DocExample> examples = doc_examples(text);
+        CHECK(examples.size() >= (std::string(doc) == "README.md" ? 5u : 10u));
+        int code = -1;
+        for (const DocExample& e : examples) {
+            INFO(doc << ": $ " << e.command);
+            if (e.command == "echo $?") {
+                REQUIRE(e.shown.size() >= 1);
+                CHECK(e.shown.front() == std::to_string(code));
+                continue;
+            }
+            REQUIRE(e.command.rfind("kvplan ", 0) == 0);
+            const CliRun r = run_kvplan(e.command.substr(7),
+                                        std::string("cd '") + KVPLAN_SOURCE_DIR + "' &&");
+            code = r.code;
+            std::vector<std::string> printed = lines_of(r.out);
+            for (std::string& l : lines_of(r.err)) printed.push_back(std::move(l));
+            CHECK(is_excerpt(e.shown, printed));
+        }
+    }
 }

@@ -179,8 +179,11 @@ void run_diff(const DiffOptions& d, Context& ctx) {
             eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(xa.decode->bound))),
                                 cell_text(std::string(name(xb.decode->bound))), cell_null("")});
         }
-        eff.rows.push_back({cell_text("verdict"), cell_text(refusal_key(xa.refusal)),
-                            cell_text(refusal_key(xb.refusal)), cell_null("")});
+        eff.rows.push_back({cell_text("verdict"), cell_text(std::string(name(xa.verdict))),
+                            cell_text(std::string(name(xb.verdict))), cell_null("")});
+        if (xa.refusal != Refusal::none || xb.refusal != Refusal::none)
+            eff.rows.push_back({cell_text("refusal"), cell_text(refusal_key(xa.refusal)),
+                                cell_text(refusal_key(xb.refusal)), cell_null("")});
         rep.inputs.push_back({"gpu", cell_text(gpu.id)});
         rep.inputs.push_back({"concurrency", cell_count(flags.concurrency, "sequences")});
     } else {
