@@ -1024,8 +1024,8 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
             [](const PyGpu& g, const std::string& compute_dtype) -> py::object {
                 kvplan::ComputeDtype d{};
                 try {
-                    d = kvplan::cli::compute_dtype_flag(compute_dtype).value_or(
-                        kvplan::ComputeDtype::bf16);
+                    d = kvplan::cli::compute_dtype_flag(compute_dtype)
+                            .value_or(kvplan::ComputeDtype::bf16);
                 } catch (const UsageError& e) {
                     throw UsageError(keyword_message(e.what()));
                 }

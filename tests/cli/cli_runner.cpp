@@ -84,7 +84,8 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
     return rows;
 }
 
-std::size_t csv_column(const std::vector<std::vector<std::string>>& rows, const std::string& header) {
+std::size_t csv_column(const std::vector<std::vector<std::string>>& rows,
+                       const std::string& header) {
     if (rows.empty()) throw std::runtime_error("empty CSV");
     for (std::size_t i = 0; i < rows[0].size(); ++i)
         if (rows[0][i] == header) return i;

@@ -185,9 +185,9 @@ TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and f
         const double e = std::log(j[est].get<double>() / j[measured].get<double>());
         return e * e;
     };
-    const double before = std::sqrt(
-        (sq("tpot_estimate_before", "measured_tpot") + sq("ttft_estimate_before", "measured_ttft")) /
-        2);
+    const double before = std::sqrt((sq("tpot_estimate_before", "measured_tpot") +
+                                     sq("ttft_estimate_before", "measured_ttft")) /
+                                    2);
     CHECK(j["rms_log_error"].get<double>() <= before);
 
     // The profile holds the estimate alone (no log, no reserve); fit at the benchmark's load with
@@ -223,13 +223,13 @@ TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and f
     // Nothing to calibrate on, or no GPU for the fractions: usage errors; an open-loop run: the
     // file's field.
     CHECK(run_kvplan("calibrate --model llama-3-70b").code == 2);
-    const CliRun no_gpu = run_kvplan("calibrate --bench " + data_file(bench) +
-                                     " --model llama-3-70b --tp 2");
+    const CliRun no_gpu =
+        run_kvplan("calibrate --bench " + data_file(bench) + " --model llama-3-70b --tp 2");
     CHECK(no_gpu.code == 2);
     CHECK(no_gpu.err.find("--gpu") != std::string::npos);
-    const CliRun open = run_kvplan(
-        "calibrate --bench " + data_file("vllm_bench_serve/open-loop-rate-4.json") +
-        " --model gemma-3-27b --gpu h100-sxm");
+    const CliRun open =
+        run_kvplan("calibrate --bench " + data_file("vllm_bench_serve/open-loop-rate-4.json") +
+                   " --model gemma-3-27b --gpu h100-sxm");
     CHECK(open.code == 3);
     CHECK(open.err.find("max_concurrency") != std::string::npos);
 }

@@ -45,8 +45,8 @@ TEST_CASE("plan says what stops every replica when none starts", "[cli][plan][re
     CHECK_THAT(ctx.out, Catch::Contains("none starts: on 4 x h100-sxm"));
     CHECK_THAT(ctx.out, Catch::Contains("pass the model's limit of 8,192 tokens"));
     // bf16 weights of 141,107,412,992 B (65.7 GiB a stage at pp 2) never fit two 24 GB L4s.
-    const CliRun w = run_kvplan(
-        "plan --model llama-3-70b --gpu l4 --max-gpus 2 --context 8k --concurrency 8");
+    const CliRun w =
+        run_kvplan("plan --model llama-3-70b --gpu l4 --max-gpus 2 --context 8k --concurrency 8");
     REQUIRE(w.code == 0);
     CHECK_THAT(w.out, Catch::Contains("none starts: on 2 x l4"));
     CHECK_THAT(w.out, Catch::Contains("the weights (65.71 GiB)"));

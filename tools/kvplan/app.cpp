@@ -114,10 +114,12 @@ struct Command {
 };
 
 constexpr Command commands[] = {
-    {"size", register_size},         {"fit", register_fit},           {"plan", register_plan},
-    {"compare", register_compare},   {"diff", register_diff},         {"check", register_check},
-    {"roofline", register_roofline}, {"list", register_list},         {"trace", register_trace},
-    {"fleet", register_fleet},       {"calibrate", register_calibrate}, {"disagg", register_disagg},
+    {"size", register_size},           {"fit", register_fit},
+    {"plan", register_plan},           {"compare", register_compare},
+    {"diff", register_diff},           {"check", register_check},
+    {"roofline", register_roofline},   {"list", register_list},
+    {"trace", register_trace},         {"fleet", register_fleet},
+    {"calibrate", register_calibrate}, {"disagg", register_disagg},
 };
 
 /// The command a command line names: its first word that is not an option, when that word is a

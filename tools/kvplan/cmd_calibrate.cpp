@@ -16,8 +16,8 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "flags.hpp"
 #include "explain.hpp"
+#include "flags.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"
@@ -35,7 +35,7 @@ struct CalibrateFlags {
 
 /// "+0.42 GiB, +7.1 %": how far `modelled` is from `measured`.
 std::string off_by(Bytes modelled, Bytes measured) {
-    const double d = modelled.in(GiB) - measured.in(GiB);
+    const double d = modelled.in(GiB)-measured.in(GiB);
     if (measured.is_zero()) return fmt::format("{:+.2f} GiB", d);
     return fmt::format("{:+.2f} GiB, {:+.1f} %", d, 100.0 * d / measured.in(GiB));
 }
@@ -201,8 +201,10 @@ void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
                      CalibrationProfile& profile, Report& rep, std::string& verdict) {
     const FigureAdder fig{rep};
     if (!cs.gpu)
-        usage_error("--gpu", "the GPU the benchmark ran on (the estimate's fractions are of its "
-                    "bandwidth and FLOP/s)", "none");
+        usage_error("--gpu",
+                    "the GPU the benchmark ran on (the estimate's fractions are of its "
+                    "bandwidth and FLOP/s)",
+                    "none");
     const BenchResult b = read_vllm_bench_result(bench);
     const Replica r{.model = cs.rm.get(),
                     .gpu = cs.gpu->spec,
@@ -239,20 +241,20 @@ void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
     fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(*ro.compute))));
     fig("measured_tpot", "TPOT, mean (measured)", cell(b.tpot.mean));
     fig("tpot_bound", "TPOT bound (HBM and FLOP/s peaks)", cell(after.itl_bound));
-    fig("tpot_estimate_before", fmt::format("TPOT estimate, {}", start_name), cell(before.itl),
-        {}, {"error against the measurement: " + error_of(before.itl, b.tpot.mean), {}});
+    fig("tpot_estimate_before", fmt::format("TPOT estimate, {}", start_name), cell(before.itl), {},
+        {"error against the measurement: " + error_of(before.itl, b.tpot.mean), {}});
     fig("tpot_estimate", "TPOT estimate, calibrated", cell(after.itl), {},
         {"error against the measurement: " + error_of(after.itl, b.tpot.mean), {}});
     fig("measured_ttft", "TTFT, mean (measured)", cell(b.ttft.mean));
-    fig("ttft_estimate_before", fmt::format("TTFT estimate, {}", start_name), cell(before.ttft),
-        {}, {"error against the measurement: " + error_of(before.ttft, b.ttft.mean), {}});
+    fig("ttft_estimate_before", fmt::format("TTFT estimate, {}", start_name), cell(before.ttft), {},
+        {"error against the measurement: " + error_of(before.ttft, b.ttft.mean), {}});
     fig("ttft_estimate", "TTFT estimate, calibrated", cell(after.ttft), {},
         {"error against the measurement: " + error_of(after.ttft, b.ttft.mean), {}});
     fig("bandwidth_fraction", "achieved fraction of peak bandwidth",
         cell_number(f.params.bandwidth, "", 2), {},
         {fmt::format("fitted on the TPOT; {} had {:.2f}", start_name, start.bandwidth), {}});
-    fig("compute_fraction", "achieved fraction of peak FLOP/s", cell_number(f.params.compute, "", 2),
-        {},
+    fig("compute_fraction", "achieved fraction of peak FLOP/s",
+        cell_number(f.params.compute, "", 2), {},
         {ttft_used ? fmt::format("fitted on the TTFT; {} had {:.2f}", start_name, start.compute)
                    : fmt::format("kept from {}: the TTFT was not used", start_name),
          {}});
@@ -296,12 +298,8 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     std::optional<ResolvedGpu> gpu;
     if (!o.gpu.empty()) gpu = resolve_gpu(o.gpu, ctx);
-    const CalibrationSetup cs{rm,
-                              gpu,
-                              li,
-                              kv,
-                              weights_flag ? *weights_flag : checkpoint_weights(rm.get()),
-                              engine};
+    const CalibrationSetup cs{
+        rm, gpu, li, kv, weights_flag ? *weights_flag : checkpoint_weights(rm.get()), engine};
 
     Report rep;
     rep.command = "calibrate";

@@ -246,7 +246,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     if (fo.max_batch != 0)
         fig("max_num_seqs", "max_num_seqs", cell_count(fo.max_batch, "sequences"),
             {o.max_num_seqs.empty() ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
-                                     : "--max-num-seqs",
+                                    : "--max-num-seqs",
              {}});
     fig("batch", "Batch per replica", cell_count(p.batch, "sequences"));
     fig("binding", "Binding constraint", cell_text(std::string(name(p.binding))));

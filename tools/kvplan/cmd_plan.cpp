@@ -213,10 +213,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile) {
         // The estimate's compute fraction is of the peak the first weight format runs at.
-        const WeightOptions w = space.weights.front() ? *space.weights.front()
-                                                      : checkpoint_weights(rm.get());
-        use_profile(*profile, o.profile, gpus.front().id,
-                    matmul_compute(w, gpus.front().spec), serving);
+        const WeightOptions w =
+            space.weights.front() ? *space.weights.front() : checkpoint_weights(rm.get());
+        use_profile(*profile, o.profile, gpus.front().id, matmul_compute(w, gpus.front().spec),
+                    serving);
     }
 
     const Demand demand{context, concurrency, split.prompt, split.output};
@@ -253,12 +253,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             max_gpus, grouped(concurrency), grouped(context), p.searched);
         // Nothing even starts: say what stops the largest replica, as fit would.
         if (p.refused)
-            *rep.verdict += fmt::format("; none starts: on {} x {} (tp {} x pp {}), {}",
-                                        p.refused->answer.replica_gpus,
-                                        gpus[p.refused->gpu].id,
-                                        p.refused->answer.replica.parallel.tp,
-                                        p.refused->answer.replica.parallel.pp,
-                                        refusal_text(p.refused->answer));
+            *rep.verdict += fmt::format(
+                "; none starts: on {} x {} (tp {} x pp {}), {}", p.refused->answer.replica_gpus,
+                gpus[p.refused->gpu].id, p.refused->answer.replica.parallel.tp,
+                p.refused->answer.replica.parallel.pp, refusal_text(p.refused->answer));
     } else if (order.empty()) {
         rep.verdict = fmt::format(
             "NO REPLICA meets the targets: {} fit {} sequences of {} tokens, {} miss the TTFT "
@@ -396,10 +394,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "(--weight-dtype fp8) or --max-gpus may find more");
     }
     if (!p.fits.empty())
-        append_command_notes(rep,
-                             serve_commands(p, rm.get(), space, serving, demand,
-                                            {.model = served_model(rm, ctx)}),
-                             true);
+        append_command_notes(
+            rep,
+            serve_commands(p, rm.get(), space, serving, demand, {.model = served_model(rm, ctx)}),
+            true);
     if (order.size() > top)
         rep.notes.push_back(fmt::format("{} more fit; --top N shows more", order.size() - top));
     if (review) {

@@ -246,9 +246,9 @@ struct ValidSplit {
         for (std::size_t s = first; s < end; ++s) {
             splits[s].prepared.reserve(space.weights.size());
             for (const auto& w : space.weights)
-                splits[s].prepared.push_back(
-                    prepare_layout(model, splits[s].parallel, w ? *w : checkpoint_weights(model),
-                                   serving.speculation));
+                splits[s].prepared.push_back(prepare_layout(model, splits[s].parallel,
+                                                            w ? *w : checkpoint_weights(model),
+                                                            serving.speculation));
         }
         for (std::size_t g = 0; g < space.gpus.size(); ++g)
             for (std::size_t k = 0; k < space.kv_formats.size(); ++k)
