@@ -12,13 +12,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <string>
-
-#include <nlohmann/json.hpp>
-
 #include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/plan.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 
 int main(int argc, char** argv) {
     using namespace kvplan;

@@ -8,11 +8,10 @@
 #define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <cstdio>
 #include <exception>
-#include <string>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>
+#include <string>
 
 int main(int argc, char** argv) {
     using namespace kvplan;
@@ -27,8 +26,7 @@ int main(int argc, char** argv) {
         const Workload w{.context = 8192, .concurrency = 32};
         const ReplicaBudget b = replica_budget(r, w);
         const StageBudget& s = b.stages[b.limiting_stage];
-        std::printf("%s on 4 x %s (tp 4)\n", model.name().c_str(),
-                    gpu.spec.name.c_str());
+        std::printf("%s on 4 x %s (tp 4)\n", model.name().c_str(), gpu.spec.name.c_str());
         std::printf("  GPU memory          %10.2f GiB (driver total)\n", s.memory_total.in(GiB));
         std::printf("  usable x %.2f       %10.2f GiB\n", b.utilization, s.usable.in(GiB));
         std::printf("  - weights           %10.2f GiB\n", s.weights.in(GiB));

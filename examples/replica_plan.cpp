@@ -3,9 +3,8 @@
 // to evaluate() answers all three.
 
 #include <cstdio>
-#include <string>
-
 #include <kvplan/kvplan.hpp>
+#include <string>
 
 int main() {
     using namespace kvplan;
@@ -22,16 +21,17 @@ int main() {
     const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 48});
 
     const EngineMemory& m = a.memory();
-    std::printf("%.2f GiB x %.2f - weights %.2f GiB - charged %.2f GiB = KV budget %.2f GiB per GPU\n",
-                m.memory_total.in(GiB), m.fraction, m.weights.in(GiB),
-                (m.charged - m.weights).in(GiB), a.kv_budget.in(GiB));
+    std::printf(
+        "%.2f GiB x %.2f - weights %.2f GiB - charged %.2f GiB = KV budget %.2f GiB per GPU\n",
+        m.memory_total.in(GiB), m.fraction, m.weights.in(GiB), (m.charged - m.weights).in(GiB),
+        a.kv_budget.in(GiB));
     std::printf("48 x 8192 tokens need %.2f GiB: %s, %llu sequences fit\n", a.kv_needed.in(GiB),
                 a.fits() ? "fits" : "does not fit",
                 static_cast<unsigned long long>(a.max_concurrency));
-    std::printf("vLLM: GPU KV cache size: %llu tokens; maximum concurrency for %llu tokens: %.2fx\n",
-                static_cast<unsigned long long>(a.report.vllm.kv_cache_tokens),
-                static_cast<unsigned long long>(a.report.vllm.max_model_len),
-                a.max_concurrency_ratio);
+    std::printf(
+        "vLLM: GPU KV cache size: %llu tokens; maximum concurrency for %llu tokens: %.2fx\n",
+        static_cast<unsigned long long>(a.report.vllm.kv_cache_tokens),
+        static_cast<unsigned long long>(a.report.vllm.max_model_len), a.max_concurrency_ratio);
     std::printf("decode: >= %.2f ms per token (%s-bound), <= %.0f tokens/s per GPU\n",
                 a.decode->tpot.in(milliseconds), std::string(name(a.decode->bound)).c_str(),
                 a.decode->tokens_per_s_per_gpu);

@@ -859,8 +859,8 @@ ReplayStats replay(const BlockPoolSpec& s, AdmitPolicy policy, std::uint64_t chu
     for (std::uint64_t step = 0; next < t.requests.size() || !waiting.empty() || !running.empty();
          ++step) {
         REQUIRE(step < 1'000'000);
-        while (next < t.requests.size() &&
-               static_cast<std::uint64_t>(t.requests[next].arrival.in(kvplan::seconds)*50.0) <= step) {
+        while (next < t.requests.size() && static_cast<std::uint64_t>(t.requests[next].arrival.in(
+                                               kvplan::seconds)*50.0) <= step) {
             const TraceRequest& q = t.requests[next];
             const std::uint64_t out = std::max<std::uint64_t>(q.output_tokens, 1);
             waiting.push_back(live(next, out, q.prompt_tokens, out, 0));

@@ -1,8 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/presets.hpp>
 
@@ -23,7 +21,8 @@ using kvplan::testing::h100_sxm;
 //     (2h + 3I) x 2 B per token, plus one row of logits per sequence x vocab x (2 + 4) B; vLLM's
 //     defaults are 2,048 tokens in 256 sequences on an A100, 8,192 in 1,024 on an H100.
 
-TEST_CASE("Llama-3-70B in bf16 does not fit on one A100-SXM4-80GB at 32 x 4,096 tokens", "[budget]") {
+TEST_CASE("Llama-3-70B in bf16 does not fit on one A100-SXM4-80GB at 32 x 4,096 tokens",
+          "[budget]") {
     const Replica r{.model = llama_3_70b, .gpu = a100_sxm4_80gb()};
     const ReplicaBudget b = replica_budget(r, {.context = 4096, .concurrency = 32});
     REQUIRE(b.num_stages == 1);
@@ -52,8 +51,8 @@ TEST_CASE("Llama-3-70B in bf16 does not fit on one A100-SXM4-80GB at 32 x 4,096 
 
 TEST_CASE("the smallest replica for Llama-3-70B at 32 x 4,096 takes three GPUs", "[budget]") {
     const std::array gpus{a100_sxm4_80gb(), h100_sxm()};
-    const auto choice =
-        smallest_replica(llama_3_70b, gpus, {}, KvDtype::bf16, {.context = 4096, .concurrency = 32});
+    const auto choice = smallest_replica(llama_3_70b, gpus, {}, KvDtype::bf16,
+                                         {.context = 4096, .concurrency = 32});
     REQUIRE(choice.has_value());
     // One GPU cannot hold the weights. Two cannot either: half the weights plus half the KV is
     // 70.55 + 21.47 = 92.0 GB against 79.0 GB usable (A100) or 78.7 GB (H100), whether split by
@@ -84,8 +83,10 @@ TEST_CASE("weights, reserve and KV budget never exceed the usable memory", "[bud
                     const Bytes committed = s.weights + s.reserve.total();
                     // Either the budget is what remains of usable memory, exactly, or nothing
                     // remains and the budget is zero.
-                    if (committed <= s.usable) CHECK(committed + s.kv_budget == s.usable);
-                    else CHECK(s.kv_budget.is_zero());
+                    if (committed <= s.usable)
+                        CHECK(committed + s.kv_budget == s.usable);
+                    else
+                        CHECK(s.kv_budget.is_zero());
                     // Fitting means weights, reserve and the KV needed fit in usable memory.
                     CHECK(s.fits() == (committed + s.kv_needed <= s.usable));
                     if (s.fits()) CHECK(committed + s.kv_needed + s.headroom == s.usable);
@@ -147,17 +148,21 @@ TEST_CASE("the busiest pipeline stage sets the capacity", "[budget]") {
 }
 
 TEST_CASE("per-stage figures agree with the core and the weights", "[budget]") {
-    const Replica r{.model = gemma_2_27b, .gpu = h100_sxm(), .parallel = {.tp = 2, .pp = 2},
+    const Replica r{.model = gemma_2_27b,
+                    .gpu = h100_sxm(),
+                    .parallel = {.tp = 2, .pp = 2},
                     .kv = KvDtype::fp8_e4m3};
     const Layout l = r.layout();
-    const ReplicaBudget b = replica_budget(r, {.context = 6000, .concurrency = 5, .block_size = 16});
+    const ReplicaBudget b =
+        replica_budget(r, {.context = 6000, .concurrency = 5, .block_size = 16});
     for (std::uint32_t st = 0; st < 2; ++st) {
         const StageBudget& s = b.stages[st];
         CHECK(s.weights == weight_bytes_per_rank(gemma_2_27b, l, st).total());
-        CHECK(s.kv_per_sequence == reserved_per_sequence(gemma_2_27b, KvDtype::fp8_e4m3, 6000, 16, l.stage(st)));
+        CHECK(s.kv_per_sequence ==
+              reserved_per_sequence(gemma_2_27b, KvDtype::fp8_e4m3, 6000, 16, l.stage(st)));
         CHECK(s.kv_per_token == kv_bytes_per_token(gemma_2_27b, KvDtype::fp8_e4m3, l.stage(st)));
-        CHECK(s.max_concurrency ==
-              sequences_that_fit(s.kv_budget, gemma_2_27b, KvDtype::fp8_e4m3, 6000, 16, l.stage(st)));
+        CHECK(s.max_concurrency == sequences_that_fit(s.kv_budget, gemma_2_27b, KvDtype::fp8_e4m3,
+                                                      6000, 16, l.stage(st)));
     }
 }
 
@@ -199,8 +204,10 @@ TEST_CASE("logits count only on the stage that holds the LM head", "[budget]") {
 
 TEST_CASE("each reserve term can be replaced by a figure", "[budget]") {
     const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
-    const BudgetOptions o{.reserve = {.cuda_context = 300 * MiB, .activation = 2 * GiB,
-                                      .cuda_graphs = Bytes{}, .comm_buffers = 64 * MiB}};
+    const BudgetOptions o{.reserve = {.cuda_context = 300 * MiB,
+                                      .activation = 2 * GiB,
+                                      .cuda_graphs = Bytes{},
+                                      .comm_buffers = 64 * MiB}};
     const StageBudget s = replica_budget(r, {.context = 1024}, o).stages[0];
     CHECK(s.reserve.cuda_context.bytes == 300 * MiB);
     CHECK(s.reserve.cuda_context.source == TermSource::given);
@@ -217,8 +224,8 @@ TEST_CASE("bad budget inputs name the field", "[budget]") {
     CHECK_THROWS_WITH(replica_budget(r, {.context = 1024}, {.utilization = 0.0}),
                       Catch::Contains("utilization"));
     CHECK_THROWS_AS(replica_budget(r, {.context = 0}), InvalidInput);
-    CHECK_THROWS_AS(replica_budget(Replica{.model = llama_3_8b, .gpu = h100_sxm(),
-                                           .parallel = {.tp = 3}},
-                                   {.context = 1024}),
-                    InvalidLayout);
+    CHECK_THROWS_AS(
+        replica_budget(Replica{.model = llama_3_8b, .gpu = h100_sxm(), .parallel = {.tp = 3}},
+                       {.context = 1024}),
+        InvalidLayout);
 }

@@ -24,8 +24,8 @@ Model with_quantization(const Json& q) {
 
 /// A minimal Llama config with the length keys of `extra`.
 Model with_lengths(const Json& extra) {
-    Json j = {{"model_type", "llama"},     {"num_hidden_layers", 2},   {"hidden_size", 256},
-              {"num_attention_heads", 4},  {"num_key_value_heads", 2}, {"intermediate_size", 512},
+    Json j = {{"model_type", "llama"},    {"num_hidden_layers", 2},   {"hidden_size", 256},
+              {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"intermediate_size", 512},
               {"vocab_size", 1000}};
     for (const auto& [k, v] : extra.items()) j[k] = v;
     return model_from_hf_json(j, "len.json", "len", {});
@@ -118,15 +118,17 @@ TEST_CASE("AWQ, GPTQ and compressed-tensors checkpoints keep their group sizes a
     CHECK_FALSE(three.config().checkpoint.known);
     CHECK(std::string(three.config().checkpoint.source).find("bit width") != std::string::npos);
     // compressed-tensors W4A16, symmetric, group 128: 4 + 16 / 128 bits: 2,048 + 32 x 2 = 2,112 B.
-    const Json w4a16 = {
-        {"quant_method", "compressed-tensors"},
-        {"config_groups",
-         {{"group_0",
-           {{"targets", {"Linear"}},
-            {"weights",
-             {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 128},
-              {"symmetric", true}}}}}}},
-        {"ignore", {"lm_head"}}};
+    const Json w4a16 = {{"quant_method", "compressed-tensors"},
+                        {"config_groups",
+                         {{"group_0",
+                           {{"targets", {"Linear"}},
+                            {"weights",
+                             {{"num_bits", 4},
+                              {"type", "int"},
+                              {"strategy", "group"},
+                              {"group_size", 128},
+                              {"symmetric", true}}}}}}},
+                        {"ignore", {"lm_head"}}};
     const WeightOptions ct = checkpoint_weights(with_quantization(w4a16));
     CHECK(ct.format == WeightFormat::int4);
     CHECK(detail::encoded_bytes(encoding(ct.format, ct.layout), 1, 4096, 1).count() == 2'112);
@@ -145,13 +147,14 @@ TEST_CASE("AWQ, GPTQ and compressed-tensors checkpoints keep their group sizes a
           16'777'216ULL + 4096 * 4);
     // nvfp4 (4 bits, an fp8 scale per 16, an fp32 per matrix): a 16 x 4,096 matrix is
     // 32,768 + 4,096 B and 4 B.
-    const Json nvfp4 = {
-        {"quant_method", "compressed-tensors"},
-        {"config_groups",
-         {{"group_0",
-           {{"weights",
-             {{"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"},
-              {"group_size", 16}}}}}}}};
+    const Json nvfp4 = {{"quant_method", "compressed-tensors"},
+                        {"config_groups",
+                         {{"group_0",
+                           {{"weights",
+                             {{"num_bits", 4},
+                              {"type", "float"},
+                              {"strategy", "tensor_group"},
+                              {"group_size", 16}}}}}}}};
     const WeightOptions n = checkpoint_weights(with_quantization(nvfp4));
     CHECK(n.format == WeightFormat::nvfp4);
     CHECK(detail::encoded_bytes(encoding(n.format, n.layout), 16, 4096, 1).count() ==

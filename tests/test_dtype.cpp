@@ -37,7 +37,8 @@ TEST_CASE("a vector costs its elements plus its scales, in whole bytes", "[dtype
     CHECK(vector_bytes(KvDtype::mxfp4, 128).count() == 68);
     // Odd sub-byte counts round up: 3 int4 values without scales = 12 bits = 2 B.
     CHECK(vector_bytes(KvFormat{KvDtype::int4, {}}, 3).count() == 2);
-    // A partial group still carries a scale: 17 NVFP4 values = 68 bits + 2 x 8 bits = 84 bits -> 11 B.
+    // A partial group still carries a scale: 17 NVFP4 values = 68 bits + 2 x 8 bits = 84 bits -> 11
+    // B.
     CHECK(vector_bytes(KvDtype::nvfp4, 17).count() == 11);
 }
 

@@ -1,8 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
-
 #include <kvplan/engine.hpp>
 #include <kvplan/presets.hpp>
 
@@ -26,53 +24,54 @@ const Model qwen3_14b{ModelConfig{.name = "Qwen3-14B",
                                   .max_position_embeddings = 40960}};
 
 // Qwen3-30B-A3B: 48 layers, 32 heads, 4 KV heads of 128, 128 experts of 768, 8 per token.
-const Model qwen3_30b_a3b{ModelConfig{
-    .name = "Qwen3-30B-A3B",
-    .layers = LayerStack::uniform(48, full_attention(4, 128)),
-    .num_heads = 32,
-    .head_dim = 128,
-    .hidden_size = 2048,
-    .vocab_size = 151936,
-    .max_position_embeddings = 40960,
-    .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 768}}};
+const Model qwen3_30b_a3b{
+    ModelConfig{.name = "Qwen3-30B-A3B",
+                .layers = LayerStack::uniform(48, full_attention(4, 128)),
+                .num_heads = 32,
+                .head_dim = 128,
+                .hidden_size = 2048,
+                .vocab_size = 151936,
+                .max_position_embeddings = 40960,
+                .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 768}}};
 
 // bigcode/starcoder2-3b: 30 layers, 24 heads, 2 KV heads of 128, sliding window 4,096 on every
 // layer, max_position_embeddings 16,384.
-const Model starcoder2_3b{ModelConfig{
-    .name = "starcoder2-3b",
-    .layers = LayerStack::uniform(30, sliding_window(2, 128, 4096)),
-    .num_heads = 24,
-    .hidden_size = 3072,
-    .intermediate_size = 12288,
-    .vocab_size = 49152,
-    .max_position_embeddings = 16384,
-    .mlp = MlpKind::plain,
-    .norm = NormKind::layer}};
+const Model starcoder2_3b{
+    ModelConfig{.name = "starcoder2-3b",
+                .layers = LayerStack::uniform(30, sliding_window(2, 128, 4096)),
+                .num_heads = 24,
+                .hidden_size = 3072,
+                .intermediate_size = 12288,
+                .vocab_size = 49152,
+                .max_position_embeddings = 16384,
+                .mlp = MlpKind::plain,
+                .norm = NormKind::layer}};
 
 // Qwen3-235B-A22B: 94 layers, 64 heads, 4 KV heads of 128, 128 experts of 1,536, 8 per token.
-const Model qwen3_235b_a22b{ModelConfig{
-    .name = "Qwen3-235B-A22B",
-    .layers = LayerStack::uniform(94, full_attention(4, 128)),
-    .num_heads = 64,
-    .head_dim = 128,
-    .hidden_size = 4096,
-    .vocab_size = 151936,
-    .max_position_embeddings = 40960,
-    .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 1536}}};
+const Model qwen3_235b_a22b{
+    ModelConfig{.name = "Qwen3-235B-A22B",
+                .layers = LayerStack::uniform(94, full_attention(4, 128)),
+                .num_heads = 64,
+                .head_dim = 128,
+                .hidden_size = 4096,
+                .vocab_size = 151936,
+                .max_position_embeddings = 40960,
+                .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 1536}}};
 
 }  // namespace
 
 // ---- vLLM ----------------------------------------------------------------------------------
 
-TEST_CASE("vLLM: Qwen3-14B with 6.51 GiB prints 42,656 tokens and 1.30x at 32,768", "[engine][vllm]") {
+TEST_CASE("vLLM: Qwen3-14B with 6.51 GiB prints 42,656 tokens and 1.30x at 32,768",
+          "[engine][vllm]") {
     // LMCache issue #1739 (vLLM 0.10): "Available KV cache memory: 6.51 GiB", "GPU KV cache size:
     // 42,656 tokens", "Maximum concurrency for 32,768 tokens per request: 1.30x".
     // Page per layer: 16 x 8 x (128 + 128) x 2 B = 65,536 B; 40 layers, one group: a block is
     // 2,621,440 B. 6.51 GiB = 6,990,102,446 B -> 2,666 blocks (2,666.5) -> 42,656 tokens.
     // A 32,768-token request takes 2,048 blocks: 2,666 / 2,048 = 1.3017578125 -> "1.30x".
     const Layout l{qwen3_14b, {}};
-    for (VllmTokenReport rule : {VllmTokenReport::blocks_per_group,
-                                 VllmTokenReport::concurrency_times_length}) {
+    for (VllmTokenReport rule :
+         {VllmTokenReport::blocks_per_group, VllmTokenReport::concurrency_times_length}) {
         const VllmKvCache c = vllm_kv_cache(qwen3_14b, KvDtype::bf16, l, round_to_bytes(6.51, GiB),
                                             {.max_model_len = 32768, .token_report = rule});
         CHECK(c.num_groups == 1);
@@ -87,7 +86,8 @@ TEST_CASE("vLLM: Qwen3-14B with 6.51 GiB prints 42,656 tokens and 1.30x at 32,76
     }
 }
 
-TEST_CASE("vLLM: a sliding window reserves window - 1 + batched tokens, plus a block", "[engine][vllm]") {
+TEST_CASE("vLLM: a sliding window reserves window - 1 + batched tokens, plus a block",
+          "[engine][vllm]") {
     // vLLM PR #19029 (v0.9), bigcode/starcoder2-3b at max_model_len 16,384: "GPU KV cache size:
     // 2,198,512 tokens" and "Maximum concurrency for 16,384 tokens per request: 178.68x" (134.19x
     // before the PR counted the window).
@@ -96,10 +96,12 @@ TEST_CASE("vLLM: a sliding window reserves window - 1 + batched tokens, plus a b
     // Page per layer 16 x 2 x 256 x 2 B = 16,384 B, 30 layers: 491,520 B per block, so 137,407
     // blocks need 67,538,288,640 B; give a little more.
     const Layout l{starcoder2_3b, {}};
-    const VllmKvCache c = vllm_kv_cache(
-        starcoder2_3b, KvDtype::bf16, l, Bytes::exactly(137'407ULL * 491'520 + 100'000),
-        {.max_model_len = 16384, .max_num_batched_tokens = 8192, .concurrent_batches = 1,
-         .token_report = VllmTokenReport::blocks_per_group});
+    const VllmKvCache c = vllm_kv_cache(starcoder2_3b, KvDtype::bf16, l,
+                                        Bytes::exactly(137'407ULL * 491'520 + 100'000),
+                                        {.max_model_len = 16384,
+                                         .max_num_batched_tokens = 8192,
+                                         .concurrent_batches = 1,
+                                         .token_report = VllmTokenReport::blocks_per_group});
     CHECK(c.num_blocks == 137'407);
     CHECK(c.kinds[0].blocks_per_request == 769);
     CHECK(c.kv_cache_tokens == 2'198'512);
@@ -113,7 +115,8 @@ TEST_CASE("vLLM: a sliding window reserves window - 1 + batched tokens, plus a b
     CHECK(now.blocks_per_request == 1025);
 }
 
-TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group tokens", "[engine][vllm]") {
+TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group tokens",
+          "[engine][vllm]") {
     // A vLLM v0.17.0 log of a 40-layer hybrid (three linear-attention layers to one full layer,
     // 2 KV heads of 256, fp8 KV, max_model_len 65,536, prefix caching on): "Setting attention block
     // size to 2096 tokens", "GPU KV cache size: 159,296 tokens", "Maximum concurrency for 65,536
@@ -128,7 +131,8 @@ TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group token
     const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
     const Model hybrid{ModelConfig{
         .name = "hybrid-40",
-        .layers = LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
+        .layers =
+            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
         .num_heads = 16,
         .head_dim = 256,
         .hidden_size = 2048,
@@ -139,7 +143,8 @@ TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group token
     const VllmOptions v0_17{.max_model_len = 65536,
                             .mamba_cache_mode = MambaCacheMode::align,
                             .token_report = VllmTokenReport::blocks_per_group};
-    const VllmKvCache c = vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, l, round_to_bytes(6.08, GiB), v0_17);
+    const VllmKvCache c =
+        vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, l, round_to_bytes(6.08, GiB), v0_17);
     CHECK(c.block_size == 2096);
     CHECK(c.page.count() == 2'146'304);
     CHECK(c.num_groups == 4);
@@ -163,7 +168,8 @@ TEST_CASE("vLLM: speculative tokens keep blocks beside each Mamba state", "[engi
     const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
     const Model hybrid{ModelConfig{
         .name = "hybrid-40",
-        .layers = LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
+        .layers =
+            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
         .num_heads = 16,
         .head_dim = 256,
         .hidden_size = 2048,
@@ -175,7 +181,8 @@ TEST_CASE("vLLM: speculative tokens keep blocks beside each Mamba state", "[engi
                            .mamba_cache_mode = MambaCacheMode::align,
                            .token_report = VllmTokenReport::blocks_per_group,
                            .num_speculative_tokens = 2};
-    const VllmKvCache c = vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, l, round_to_bytes(6.08, GiB), spec);
+    const VllmKvCache c =
+        vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, l, round_to_bytes(6.08, GiB), spec);
     CHECK(c.num_blocks == 304);
     CHECK(c.blocks_per_request == 44);
     CHECK(c.max_concurrency == Approx(304.0 / 44));
@@ -196,9 +203,9 @@ TEST_CASE("vLLM: fp8 KV on Qwen3-30B-A3B, and the estimate when max_model_len do
     // "Available KV cache memory: 10.55 GiB", "GPU KV cache size: 230,528 tokens" = 14,408 blocks
     // = 11,330,912,256 B (10.5527 GiB); at 100,000 tokens a request takes 6,250 blocks: 14,408 /
     // 6,250 = 2.30528 -> "2.31x".
-    const VllmKvCache ok = vllm_kv_cache(
-        qwen3_30b_a3b, KvDtype::fp8_e4m3, l, Bytes::exactly(14'408ULL * 786'432),
-        {.max_model_len = 100000, .token_report = VllmTokenReport::blocks_per_group});
+    const VllmKvCache ok =
+        vllm_kv_cache(qwen3_30b_a3b, KvDtype::fp8_e4m3, l, Bytes::exactly(14'408ULL * 786'432),
+                      {.max_model_len = 100000, .token_report = VllmTokenReport::blocks_per_group});
     CHECK(ok.num_blocks == 14'408);
     CHECK(ok.kv_cache_tokens == 230'528);
     CHECK(ok.max_concurrency == Approx(2.30528));
@@ -208,8 +215,9 @@ TEST_CASE("vLLM: fp8 KV on Qwen3-30B-A3B, and the estimate when max_model_len do
     // memory was in [7,630, 7,631) x 786,432 B; take 6,000,476,160 B (5.588 GiB, "5.59").
     // Current vLLM (PR #47272) holds the null block back from the check and the estimate: the
     // same memory's 7,630 blocks leave 7,629 usable, so it now names 7,629 x 16 = 122,064.
-    const VllmKvCache short_of = vllm_kv_cache(qwen3_30b_a3b, KvDtype::fp8_e4m3, l,
-                                               Bytes::exactly(6'000'476'160ULL), {.max_model_len = 221000});
+    const VllmKvCache short_of =
+        vllm_kv_cache(qwen3_30b_a3b, KvDtype::fp8_e4m3, l, Bytes::exactly(6'000'476'160ULL),
+                      {.max_model_len = 221000});
     CHECK_FALSE(short_of.enough_memory);
     CHECK(short_of.num_blocks == 7'630);
     CHECK(short_of.usable_blocks == 7'629);
@@ -223,13 +231,14 @@ TEST_CASE("vLLM: Gemma-3-27B forms 7 groups of 10 layers with 8 padding layers",
     // sliding layers form cdiv(52, 10) = 6 groups with 60 - 52 = 8 padding layers ("Add 8 padding
     // layers, may waste at most 15.38%"), full layers 1 group.
     const Layout l{gemma_3_27b, {}};
-    const VllmKvCache c =
-        vllm_kv_cache(gemma_3_27b, KvDtype::bf16, l, 20 * GiB,
-                      {.max_model_len = 32768, .max_num_batched_tokens = 8192, .concurrent_batches = 1});
+    const VllmKvCache c = vllm_kv_cache(
+        gemma_3_27b, KvDtype::bf16, l, 20 * GiB,
+        {.max_model_len = 32768, .max_num_batched_tokens = 8192, .concurrent_batches = 1});
     CHECK(c.num_groups == 7);
     CHECK(c.group_size == 10);
     CHECK(c.page.count() == 131'072);
-    const VllmLayerKind& sliding = c.kinds[0].kind == CacheKind::sliding_window ? c.kinds[0] : c.kinds[1];
+    const VllmLayerKind& sliding =
+        c.kinds[0].kind == CacheKind::sliding_window ? c.kinds[0] : c.kinds[1];
     CHECK(sliding.groups == 6);
     CHECK(sliding.padding_layers == 8);
     // A block is 10 layers x 131,072 B = 1,310,720 B: 20 GiB / that = 16,384 blocks.
@@ -276,8 +285,8 @@ TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
     CHECK(m.outside == 700 * MiB);
     CHECK(m.outside_fits);
     // Before v0.21 graphs were not charged: 536,870,912 B more for the cache.
-    const EngineMemory old = engine_memory(Engine::vllm, r, r.layout(), 0, {},
-                                           {.vllm = {.charge_cuda_graphs = false}});
+    const EngineMemory old =
+        engine_memory(Engine::vllm, r, r.layout(), 0, {}, {.vllm = {.charge_cuda_graphs = false}});
     CHECK(old.kv_memory - m.kv_memory == 512 * MiB);
 }
 
@@ -285,8 +294,8 @@ TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
 
 TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "[engine][sglang]") {
     // server_args.py: reserved MiB = 512 + max(chunked_prefill, 2048) x 1.5 + cuda_graph_max_bs x 2
-    // + tp x pp / 8 x 1024, at least 10,240 above 60 GiB; fraction = round((mem - reserved) / mem, 3).
-    // H100 (81,559 MiB): chunked prefill 8,192, graph batch 256 below tp 4, 512 from tp 4.
+    // + tp x pp / 8 x 1024, at least 10,240 above 60 GiB; fraction = round((mem - reserved) / mem,
+    // 3). H100 (81,559 MiB): chunked prefill 8,192, graph batch 256 below tp 4, 512 from tp 4.
     //   tp 1: 512 + 12,288 + 512 + 128 = 13,440 -> 68,119 / 81,559 = 0.83521 -> 0.835
     //   tp 4: 512 + 12,288 + 1,024 + 512 = 14,336 -> 0.82422 -> 0.824
     //   tp 8: 512 + 12,288 + 1,024 + 1,024 = 14,848 -> 0.81795 -> 0.818
@@ -303,14 +312,15 @@ TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "
     CHECK(sglang_mem_fraction(a100_sxm4_80gb(), 1, 1).fraction == 0.836);
 }
 
-TEST_CASE("SGLang: Qwen3-235B-A22B at tp 4 allocates 367,404 tokens of 8.23 GiB K", "[engine][sglang]") {
+TEST_CASE("SGLang: Qwen3-235B-A22B at tp 4 allocates 367,404 tokens of 8.23 GiB K",
+          "[engine][sglang]") {
     // vLLM issue #21348: "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB"
     // (GB there is 2^30 B). Each rank holds 1 of 4 KV heads: a cell is 94 x 1 x (128 + 128) x 2 B
     // = 48,128 B, so the pool memory was in [367,404, 367,405) x 48,128 B. K: (367,404 + 1 padded
     // row) x 94 x 128 x 2 B = 8,841,233,920 B = 8.234 GiB.
     const Layout l{qwen3_235b_a22b, {.tp = 4}};
-    const SglangKvPool p =
-        sglang_kv_pool(qwen3_235b_a22b, KvDtype::bf16, l, Bytes::exactly(367'404ULL * 48'128 + 100));
+    const SglangKvPool p = sglang_kv_pool(qwen3_235b_a22b, KvDtype::bf16, l,
+                                          Bytes::exactly(367'404ULL * 48'128 + 100));
     CHECK(p.cell_size.count() == 48'128);
     CHECK(p.max_total_num_tokens == 367'404);
     CHECK(p.k_size.count() == 8'841'233'920ULL);
@@ -336,7 +346,8 @@ TEST_CASE("SGLang: the fraction applies to memory free before load, weights come
 
 // ---- TensorRT-LLM --------------------------------------------------------------------------
 
-TEST_CASE("TensorRT-LLM: Llama-3.1-8B with fp8 KV allocates 8,219 blocks of 32 tokens", "[engine][trtllm]") {
+TEST_CASE("TensorRT-LLM: Llama-3.1-8B with fp8 KV allocates 8,219 blocks of 32 tokens",
+          "[engine][trtllm]") {
     // TensorRT-LLM issue #4275 (0.19, RTX 5090): "available: 17.83 GiB", "Number of blocks in KV
     // cache primary pool: 8219", "Number of tokens per block: 32.", "Allocated 16.05 GiB for max
     // tokens in paged KV cache (263008)". 32 layers x 8 heads x 256 x 1 B = 65,536 B per token.
@@ -344,8 +355,8 @@ TEST_CASE("TensorRT-LLM: Llama-3.1-8B with fp8 KV allocates 8,219 blocks of 32 t
     // 17.8343 GiB (and < 17.835 to print 17.83). Take 17.8345 GiB.
     const Model llama_3_1_8b = llama_3_8b;  // same shapes
     const Bytes free = round_to_bytes(17.8345, GiB);
-    const TrtllmKvCache c = trtllm_kv_cache(llama_3_1_8b, KvDtype::fp8_e4m3, Layout{llama_3_1_8b, {}},
-                                            detail::scale_down(free, 0.9));
+    const TrtllmKvCache c = trtllm_kv_cache(
+        llama_3_1_8b, KvDtype::fp8_e4m3, Layout{llama_3_1_8b, {}}, detail::scale_down(free, 0.9));
     REQUIRE(c.num_pools == 1);
     CHECK(c.pools[0].bytes_per_token.count() == 65'536);
     CHECK(c.pools[0].blocks == 8219);
@@ -354,7 +365,8 @@ TEST_CASE("TensorRT-LLM: Llama-3.1-8B with fp8 KV allocates 8,219 blocks of 32 t
     CHECK(c.pools[0].allocated.count() == 17'236'492'288ULL);
 }
 
-TEST_CASE("TensorRT-LLM: gpt-oss-120b sizes every layer as full attention by default", "[engine][trtllm]") {
+TEST_CASE("TensorRT-LLM: gpt-oss-120b sizes every layer as full attention by default",
+          "[engine][trtllm]") {
     // A PyTorch-backend log (DGX Spark): "kv size is 73728", 86,711 max tokens, "Number of tokens
     // per block: 32.", "Allocated 5.95 GiB for max tokens in paged KV cache (86720)".
     // 36 layers x 8 heads x (64 + 64) x 2 B = 73,728 B per token, the sliding layers included.
@@ -380,8 +392,13 @@ TEST_CASE("TensorRT-LLM: one pool per window, memory shared in proportion to win
         .append(sliding_window(6, 128, 1024))
         .append(full_attention(3, 128), 2)
         .append(sliding_window(2, 128, 4096), 2);
-    const Model m{ModelConfig{.name = "vswa", .layers = layers, .num_heads = 12, .head_dim = 128,
-                              .hidden_size = 1536, .intermediate_size = 4096, .vocab_size = 32000,
+    const Model m{ModelConfig{.name = "vswa",
+                              .layers = layers,
+                              .num_heads = 12,
+                              .head_dim = 128,
+                              .hidden_size = 1536,
+                              .intermediate_size = 4096,
+                              .vocab_size = 32000,
                               .max_position_embeddings = 8192}};
     const TrtllmKvCache c = trtllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB,
                                             {.max_seq_len = 8192, .variable_window = true});
@@ -391,7 +408,8 @@ TEST_CASE("TensorRT-LLM: one pool per window, memory shared in proportion to win
         CHECK(c.pools[k].share == Approx(static_cast<double>(c.pools[k].window) / 13312.0));
     }
     // Without per-layer windows every layer is one full-attention pool.
-    CHECK(trtllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB, {.max_seq_len = 8192}).num_pools == 1);
+    CHECK(trtllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB, {.max_seq_len = 8192})
+              .num_pools == 1);
 }
 
 TEST_CASE("TensorRT-LLM: the fraction applies to what is free after load and profiling",
@@ -419,8 +437,8 @@ TEST_CASE("given the same KV memory, no engine holds more tokens than the ideal 
           "[engine][property]") {
     // vLLM and SGLang round down to whole blocks and pages. TensorRT-LLM rounds its blocks up
     // (ceil(max_tokens / tokens_per_block)), so it may hold up to one block (32 tokens) more.
-    for (const Model* m : {&llama_3_8b, &llama_3_70b, &mixtral_8x7b, &qwen2_5_72b, &deepseek_v3,
-                           &falcon_7b}) {
+    for (const Model* m :
+         {&llama_3_8b, &llama_3_70b, &mixtral_8x7b, &qwen2_5_72b, &deepseek_v3, &falcon_7b}) {
         for (std::uint64_t gib : {1ULL, 7ULL, 33ULL}) {
             const Replica r{.model = *m, .gpu = h100_sxm()};
             const BudgetOptions given{.kv_memory_per_gpu = gib * GiB};
@@ -509,9 +527,8 @@ TEST_CASE("vLLM's concurrency figures match its own unit test for full, sliding 
                                  .vocab_size = 151936,
                                  .max_position_embeddings = 32768}};
     };
-    const VllmOptions o{.max_model_len = 16384,
-                        .max_num_batched_tokens = 1024,
-                        .concurrent_batches = 1};
+    const VllmOptions o{
+        .max_model_len = 16384, .max_num_batched_tokens = 1024, .concurrent_batches = 1};
     // Full attention: 16,384 / 16 = 1,024 blocks a request; 1,536 blocks -> 1.5x.
     const Model full = qwen(LayerStack::uniform(32, full_attention(32, 128)));
     VllmOptions with = o;
@@ -536,9 +553,10 @@ TEST_CASE("vLLM's concurrency figures match its own unit test for full, sliding 
     CHECK(h.max_concurrency == Approx(3.0));
 }
 
-TEST_CASE("vLLM's scheduler admits about twice what it logs for gpt-oss, whose sliding layers "
-          "keep a window",
-          "[engine][vllm]") {
+TEST_CASE(
+    "vLLM's scheduler admits about twice what it logs for gpt-oss, whose sliding layers "
+    "keep a window",
+    "[engine][vllm]") {
     // gpt-oss-120b: 36 layers alternating sliding (window 128) and full, 8 KV heads of 64. bf16:
     // 2 x 8 x 64 x 2 B = 2,048 B per token per layer, a page of 16 tokens 32,768 B; two groups of
     // 18 layers, a block 18 x 32,768 = 589,824 B. At 8,000 tokens on an H100 (8,192 batched
@@ -550,9 +568,9 @@ TEST_CASE("vLLM's scheduler admits about twice what it logs for gpt-oss, whose s
     // With 20,000 blocks (19,999 usable): logged 20,000 / 1,001 = 19.98x; admitted
     // 1 + (19,999 - 1,000) / 508 = 1 + 37 = 38.
     const Layout l{gpt_oss_120b, {}};
-    const VllmKvCache c = vllm_kv_cache(gpt_oss_120b, KvDtype::bf16, l,
-                                        Bytes::exactly(20'000ULL * 589'824),
-                                        {.max_model_len = 8000, .max_num_batched_tokens = 8192});
+    const VllmKvCache c =
+        vllm_kv_cache(gpt_oss_120b, KvDtype::bf16, l, Bytes::exactly(20'000ULL * 589'824),
+                      {.max_model_len = 8000, .max_num_batched_tokens = 8192});
     CHECK(c.num_groups == 2);
     CHECK(c.bytes_per_block.count() == 589'824);
     CHECK(c.num_blocks == 20'000);
@@ -572,18 +590,18 @@ TEST_CASE("vLLM pads an attention page that does not divide the largest instead 
     // layers of 3 KV heads (24,576 B): 32,768 is no multiple of 24,576, so the sliding page is
     // padded to 32,768 B and keeps its 16-token blocks (_unify_kv_cache_spec_page_size,
     // page_size_padded).
-    const Model m{ModelConfig{
-        .name = "uneven",
-        .layers = LayerStack::periodic(
-            8, std::array{full_attention(4, 128), sliding_window(3, 128, 512)}),
-        .num_heads = 12,
-        .head_dim = 128,
-        .hidden_size = 1536,
-        .intermediate_size = 4096,
-        .vocab_size = 32000,
-        .max_position_embeddings = 4096}};
-    const VllmKvCache c = vllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB,
-                                        {.max_model_len = 4096});
+    const Model m{
+        ModelConfig{.name = "uneven",
+                    .layers = LayerStack::periodic(
+                        8, std::array{full_attention(4, 128), sliding_window(3, 128, 512)}),
+                    .num_heads = 12,
+                    .head_dim = 128,
+                    .hidden_size = 1536,
+                    .intermediate_size = 4096,
+                    .vocab_size = 32000,
+                    .max_position_embeddings = 4096}};
+    const VllmKvCache c =
+        vllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 1 * GiB, {.max_model_len = 4096});
     CHECK(c.refused.empty());
     const VllmLayerKind& sliding =
         c.kinds[0].kind == CacheKind::sliding_window ? c.kinds[0] : c.kinds[1];

@@ -1,9 +1,8 @@
 // Error messages are built in place (detail::Message), so the core needs no <string>: these check
 // that what they say is exactly what was built, and that an oversized message is cut, not overrun.
 #include <catch2/catch.hpp>
-#include <kvplan/core.hpp>
-
 #include <cstdint>
+#include <kvplan/core.hpp>
 #include <limits>
 #include <optional>
 #include <string>

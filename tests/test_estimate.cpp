@@ -37,8 +37,10 @@ constexpr double kv_token_bytes = 131'072.0;
 constexpr double matmul_per_token = 7'504'658'432.0;
 constexpr double attn_per_token = 524'288.0;
 
-const EstimateParams half{
-    .bandwidth = 0.5, .compute = 0.5, .layer_overhead = 10.0 * microseconds, .all_reduce_latency = 5.0 * microseconds};
+const EstimateParams half{.bandwidth = 0.5,
+                          .compute = 0.5,
+                          .layer_overhead = 10.0 * microseconds,
+                          .all_reduce_latency = 5.0 * microseconds};
 
 }  // namespace
 
@@ -75,7 +77,8 @@ TEST_CASE("every layer adds its fixed overhead to a step", "[estimate]") {
         half);
     CHECK(e.decode_step.layers.in(microseconds) == Approx(320.0));
     CHECK(e.decode_step.all_reduce.in(seconds) == 0.0);
-    CHECK(e.decode_step.time.in(seconds) == Approx((w_bytes + 1001 * kv_token_bytes) / 0.5e12 + 320e-6));
+    CHECK(e.decode_step.time.in(seconds) ==
+          Approx((w_bytes + 1001 * kv_token_bytes) / 0.5e12 + 320e-6));
 }
 
 TEST_CASE("each tensor-parallel all-reduce costs its latency plus its bytes over the link",
@@ -134,7 +137,8 @@ TEST_CASE("a static batch's latency is its prefill then O - 1 decode steps", "[e
                                                 .prompt_tokens = 128,
                                                 .output_tokens = 20},
                                                half);
-    CHECK(e.request.in(seconds) == Approx(e.prefill_step.time.in(seconds) + 19 * e.decode_step.time.in(seconds)));
+    CHECK(e.request.in(seconds) ==
+          Approx(e.prefill_step.time.in(seconds) + 19 * e.decode_step.time.in(seconds)));
     // 8 x 20 tokens in that time.
     CHECK(e.tokens_per_s == Approx(160.0 / e.request.in(seconds)));
 }
@@ -151,8 +155,9 @@ TEST_CASE("other requests' prefill chunks ride along a share of a request's deco
     CHECK(e.mixed_share == Approx(0.03));
     CHECK(e.mixed_step.decodes == 3);
     CHECK(e.mixed_step.prefill_tokens == 1000);
-    CHECK(e.itl.in(seconds) == Approx(e.decode_step.time.in(seconds) +
-                                0.03 * (e.mixed_step.time.in(seconds)-e.decode_step.time.in(seconds))));
+    CHECK(e.itl.in(seconds) ==
+          Approx(e.decode_step.time.in(seconds) +
+                 0.03 * (e.mixed_step.time.in(seconds)-e.decode_step.time.in(seconds))));
     CHECK(e.tpot == e.itl);
     // TTFT: its own chunk beside 3 decodes, plus half a step in flight; nobody waits.
     CHECK(e.ttft_queue.in(seconds) == 0.0);
@@ -285,8 +290,10 @@ TEST_CASE("matmuls run in the weights' own type where the GPU and vLLM's kernel 
     // An explicit type wins.
     RooflineOptions o;
     o.compute = ComputeDtype::bf16;
-    const Replica fp8_70b{.model = presets::llama_3_70b, .gpu = gpus::h100_sxm,
-                          .parallel = {.tp = 2}, .weights = with(WeightFormat::fp8),
+    const Replica fp8_70b{.model = presets::llama_3_70b,
+                          .gpu = gpus::h100_sxm,
+                          .parallel = {.tp = 2},
+                          .weights = with(WeightFormat::fp8),
                           .kv = KvDtype::fp8_e4m3};
     CHECK(with_compute(o, fp8_70b).compute == ComputeDtype::bf16);
     CHECK(with_compute(RooflineOptions{}, fp8_70b).compute == ComputeDtype::fp8);
@@ -297,8 +304,11 @@ TEST_CASE("an fp8 checkpoint's estimate is timed at the fp8 peak unless told oth
     // NVIDIA's NIM figures for Llama-3.3-70B fp8 on 2 x H100, 5,000 in / 500 out, concurrency 50
     // (tests/data/latency_measurements.json, held out): measured ITL 59.73 ms. Its default
     // options leave the compute type to the weights: fp8, as the README's table computes it.
-    const Replica r{.model = presets::llama_3_70b, .gpu = gpus::h100_sxm, .parallel = {.tp = 2},
-                    .weights = {.format = WeightFormat::fp8}, .kv = KvDtype::fp8_e4m3};
+    const Replica r{.model = presets::llama_3_70b,
+                    .gpu = gpus::h100_sxm,
+                    .parallel = {.tp = 2},
+                    .weights = {.format = WeightFormat::fp8},
+                    .kv = KvDtype::fp8_e4m3};
     const Load load{.concurrency = 50, .prompt_tokens = 5000, .output_tokens = 500};
     const EstimateParams p = default_params(GpuFamily::hopper).params;
     RooflineOptions fp8, bf16;

@@ -146,8 +146,9 @@ TEST_CASE("the fleet plan takes the smallest batch limit and names it", "[fleet]
 TEST_CASE("a TPOT target below the batch-1 step is infeasible, not an error", "[fleet]") {
     const std::vector<Bytes> sizes(10, 1 * GiB);
     // Batch 1 takes 11 ms per token; a 5 ms target cannot be met.
-    const FleetPlan p = plan_fleet({.rate_per_s = 1, .ttft = 1.0 * seconds, .tpot = 5.0 * milliseconds}, sizes, 100,
-                                   100 * GiB, linear_step);
+    const FleetPlan p =
+        plan_fleet({.rate_per_s = 1, .ttft = 1.0 * seconds, .tpot = 5.0 * milliseconds}, sizes, 100,
+                   100 * GiB, linear_step);
     CHECK_FALSE(p.feasible);
     CHECK(p.batch_tpot == 0);
     CHECK(p.binding == FleetBinding::tpot);

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <kvplan/format.hpp>
 
 using namespace kvplan;

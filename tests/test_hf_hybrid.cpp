@@ -111,8 +111,7 @@ TEST_CASE("Granite-4.0-H-Small's MoE and Mamba mixers are counted", "[hf_hybrid]
     CHECK(active_params(m) == 8'803'121'664ULL);
 }
 
-TEST_CASE("Granite-4.0-H-Small's parameters are within 1% of IBM's figure",
-          "[hf_hybrid][params]") {
+TEST_CASE("Granite-4.0-H-Small's parameters are within 1% of IBM's figure", "[hf_hybrid][params]") {
     // tests/data/official_params.json: IBM's 32B total, 9B active.
     const Json official = read_json_file(data_dir / "official_params.json");
     const Json& entry = official.at("granite-4.0-h-small");
@@ -140,9 +139,9 @@ TEST_CASE("a dense Granite-4.0-H uses the shared MLP as its dense MLP", "[hf_hyb
 TEST_CASE("a Granite-4.0-H config missing a Mamba field is refused, naming file and field",
           "[hf_hybrid][errors]") {
     const Json good = bundled_json("granite-4.0-h-small");
-    for (const char* field : {"mamba_d_state", "mamba_n_heads", "mamba_d_head", "mamba_n_groups",
-                              "mamba_d_conv", "mamba_expand", "shared_intermediate_size",
-                              "num_local_experts", "layer_types"}) {
+    for (const char* field :
+         {"mamba_d_state", "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_conv",
+          "mamba_expand", "shared_intermediate_size", "num_local_experts", "layer_types"}) {
         INFO(field);
         Json j = good;
         j.erase(field);

@@ -59,23 +59,28 @@ TEST_CASE("Mistral-7B's window caps every layer", "[kv_bytes][window]") {
 
 TEST_CASE("K and V head dims can differ", "[kv_bytes]") {
     // 10 layers, 4 KV heads, K 192 dims, V 128 dims, bf16: 10 x 4 x (384 + 256) = 25,600 B.
-    const Model m{ModelConfig{.layers = LayerStack::uniform(10, CacheSpec{.kv_heads = 4,
-                                                                           .k_head_dim = 192,
-                                                                           .v_head_dim = 128}),
-                              .num_heads = 16,
-                              .hidden_size = 2048,
-                              .intermediate_size = 4096,
-                              .vocab_size = 1000}};
+    const Model m{ModelConfig{
+        .layers =
+            LayerStack::uniform(10, CacheSpec{.kv_heads = 4, .k_head_dim = 192, .v_head_dim = 128}),
+        .num_heads = 16,
+        .hidden_size = 2048,
+        .intermediate_size = 4096,
+        .vocab_size = 1000}};
     CHECK(kv_bytes_per_token(m, KvDtype::bf16).count() == 25'600);
 }
 
 TEST_CASE("constant-state layers cost the same at any length", "[kv_bytes][state]") {
     // 6 attention layers (2 x 8 x 128 x 2 = 4,096 B per token each) + 2 Mamba layers of 1 MiB.
     LayerStack s;
-    s.append(full_attention(8, 128), 3).append(constant_state(1 * MiB)).append(full_attention(8, 128), 3);
+    s.append(full_attention(8, 128), 3)
+        .append(constant_state(1 * MiB))
+        .append(full_attention(8, 128), 3);
     s.append(constant_state(1 * MiB));
-    const Model m{ModelConfig{.layers = s, .num_heads = 32, .hidden_size = 4096,
-                              .intermediate_size = 8192, .vocab_size = 32000}};
+    const Model m{ModelConfig{.layers = s,
+                              .num_heads = 32,
+                              .hidden_size = 4096,
+                              .intermediate_size = 8192,
+                              .vocab_size = 32000}};
     // 0 tokens: 2 MiB of state; 1,000 tokens: 2 MiB + 6 x 4,096 x 1,000 = 2,097,152 + 24,576,000.
     CHECK(kv_bytes_per_sequence(m, KvDtype::bf16, 0) == 2 * MiB);
     CHECK(kv_bytes_per_sequence(m, KvDtype::bf16, 1000).count() == 26'673'152);
@@ -87,9 +92,9 @@ TEST_CASE("more tokens never need fewer bytes", "[kv_bytes][property]") {
     for (const Model* m : presets::all) {
         for (KvDtype d : all_kv_dtypes) {
             Bytes prev{};
-            for (std::uint64_t t : {0ULL, 1ULL, 127ULL, 128ULL, 129ULL, 1000ULL, 1023ULL, 1024ULL,
-                                    1025ULL, 4095ULL, 4096ULL, 4097ULL, 32768ULL, 131072ULL,
-                                    10'000'000ULL}) {
+            for (std::uint64_t t :
+                 {0ULL, 1ULL, 127ULL, 128ULL, 129ULL, 1000ULL, 1023ULL, 1024ULL, 1025ULL, 4095ULL,
+                  4096ULL, 4097ULL, 32768ULL, 131072ULL, 10'000'000ULL}) {
                 const Bytes b = kv_bytes_per_sequence(*m, d, t);
                 INFO(m->name().c_str() << " " << name(d) << " tokens " << t);
                 CHECK(b >= prev);

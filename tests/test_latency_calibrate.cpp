@@ -66,7 +66,8 @@ TEST_CASE("the fit recovers the per-layer time from loads that tell it from band
     // the KV at 64, while the per-layer time is the same at every load, so bandwidth, compute
     // and per-layer time each move the figures differently and the grid point that made them is
     // the best fit.
-    const EstimateParams truth{.bandwidth = 0.85, .compute = 0.5, .layer_overhead = 37.0 * microseconds};
+    const EstimateParams truth{
+        .bandwidth = 0.85, .compute = 0.5, .layer_overhead = 37.0 * microseconds};
     RooflineOptions o;
     o.compute = ComputeDtype::fp8;
     Replica r = llama_70b_tp2();

@@ -106,7 +106,8 @@ TEST_CASE("the README table", "[.readme]") {
             static_cast<unsigned long long>(r.obs.load.prompt_tokens),
             static_cast<unsigned long long>(r.obs.load.output_tokens), serving ? "C" : "batch",
             static_cast<unsigned long long>(r.obs.load.concurrency), serving ? "ITL ms" : "e2e ms",
-            kvplan::testing::primary_measured(r).in(milliseconds), kvplan::testing::primary_bound(e).in(milliseconds),
+            kvplan::testing::primary_measured(r).in(milliseconds),
+            kvplan::testing::primary_bound(e).in(milliseconds),
             kvplan::testing::primary_estimate(e).in(milliseconds), 100.0 * relative_error(r, e));
     }
 }

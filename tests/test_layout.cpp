@@ -140,7 +140,8 @@ TEST_CASE("SGLang's dp attention lives within its tp GPUs", "[layout][parallel]"
     CHECK(half.placement().expert_tp == 4);
 }
 
-TEST_CASE("TensorRT-LLM's attention dp keeps everything but the experts whole", "[layout][parallel]") {
+TEST_CASE("TensorRT-LLM's attention dp keeps everything but the experts whole",
+          "[layout][parallel]") {
     // enable_attention_dp at tp 8 (modeling_deepseekv3.py: the dense MLP and shared experts take
     // tp 1 under attention DP; the embedding is built without a mapping).
     const Layout l{deepseek_v3, {.tp = 8, .dp = 8, .ep = 8, .rules = ParallelRules::trtllm}};

@@ -86,8 +86,11 @@ TEST_CASE("MoE layer placement follows first-dense and frequency", "[model]") {
     CHECK(m.is_moe_layer(3));
     CHECK(m.is_moe_layer(60));
     // Qwen's decoder_sparse_step 2: (i + 1) % 2 == 0, so layers 1, 3, 5 are MoE.
-    const MoeShape q{.experts = 60, .experts_per_token = 4, .expert_intermediate_size = 1408,
-                     .layer_freq = 2, .layer_offset = 1};
+    const MoeShape q{.experts = 60,
+                     .experts_per_token = 4,
+                     .expert_intermediate_size = 1408,
+                     .layer_freq = 2,
+                     .layer_offset = 1};
     CHECK_FALSE(q.is_moe_layer(0));
     CHECK(q.is_moe_layer(1));
 }
@@ -103,13 +106,13 @@ TEST_CASE("the new layer kinds are validated with the field named", "[model][inv
     // A chunked-local layer needs a chunk.
     ModelConfig c = small_dense();
     c.layers = LayerStack::uniform(4, chunked_local(2, 64, 0));
-    CHECK_THROWS_WITH(Model{c}, Catch::Contains("layers.specs[0].window") &&
-                                    Catch::Contains("> 0 tokens"));
+    CHECK_THROWS_WITH(Model{c},
+                      Catch::Contains("layers.specs[0].window") && Catch::Contains("> 0 tokens"));
     // A KV-sharing layer with its own projections must still divide the query heads.
     c = small_dense();
     c.layers = LayerStack{}.append(full_attention(2, 64)).append(shared_cache(3, 64));
-    CHECK_THROWS_WITH(Model{c}, Catch::Contains("layers.specs[1].kv_heads") &&
-                                    Catch::Contains("found 3"));
+    CHECK_THROWS_WITH(Model{c},
+                      Catch::Contains("layers.specs[1].kv_heads") && Catch::Contains("found 3"));
     // Query heads are required only where something attends.
     c = small_dense();
     c.num_heads = 0;
@@ -125,8 +128,10 @@ TEST_CASE("the new layer kinds are validated with the field named", "[model][inv
 
 TEST_CASE("under MlpLayers::mlp_only only the MLP-only layers carry an MLP", "[model]") {
     ModelConfig c = small_dense();
-    c.layers = LayerStack{}.append(full_attention(2, 64)).append(mlp_only()).append(
-        constant_state(Bytes::exactly(64)));
+    c.layers = LayerStack{}
+                   .append(full_attention(2, 64))
+                   .append(mlp_only())
+                   .append(constant_state(Bytes::exactly(64)));
     c.mlp_layers = MlpLayers::mlp_only;
     const Model m{c};
     CHECK_FALSE(m.has_mlp(0));

@@ -66,9 +66,11 @@ TEST_CASE("sequences sharing a prefix hold its full blocks once", "[paging][pref
 TEST_CASE("a sliding layer shares prefix blocks only inside its window", "[paging][prefix]") {
     // Mistral-7B (window 4,096): at 10,000 tokens a 2,000-token prefix has left every window,
     // so nothing is shared: 2 sequences hold twice one sequence's blocks.
-    const SharedPrefixUse u = paged_shared_prefix(mistral_7b_v0_1, KvDtype::bf16, 2, 2000, 10000, 16);
+    const SharedPrefixUse u =
+        paged_shared_prefix(mistral_7b_v0_1, KvDtype::bf16, 2, 2000, 10000, 16);
     CHECK(u.saved().is_zero());
     // At 3,000 tokens the whole prefix (125 full blocks) is inside the window and shared.
-    const SharedPrefixUse v = paged_shared_prefix(mistral_7b_v0_1, KvDtype::bf16, 2, 2000, 3000, 16);
+    const SharedPrefixUse v =
+        paged_shared_prefix(mistral_7b_v0_1, KvDtype::bf16, 2, 2000, 3000, 16);
     CHECK(v.blocks == 32ULL * (125 + 2 * (188 - 125)));
 }

@@ -1,8 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdint>
-
 #include <kvplan/presets.hpp>
 #include <kvplan/roofline.hpp>
 
@@ -45,7 +43,8 @@ TEST_CASE("Llama-3-70B bf16, 32 x 4,096 on one A100: about 182 GB a step, 89 ms"
     CHECK(d.tokens_per_s_per_gpu == d.tokens_per_s);
 }
 
-TEST_CASE("Llama-3-70B bf16 on 4 x H100, batch 1, short context: about 10.4 ms a token", "[roofline]") {
+TEST_CASE("Llama-3-70B bf16 on 4 x H100, batch 1, short context: about 10.4 ms a token",
+          "[roofline]") {
     // Each rank reads a quarter of every matrix (LM head included) and the whole of the
     // replicated norms: (139,006,066,688 - 2,637,824) / 4 + 2,637,824 = 34,753,495,040 B; KV:
     // 128 x 327,680 / 4 = 10,485,760 B. 34,763,980,800 B / 3.35e12 = 10.377 ms (the issue's
@@ -71,8 +70,9 @@ TEST_CASE("the tensor-parallel all-reduce stands apart from the bound", "[roofli
     CHECK(d.all_reduce.per_step.in(microseconds) == Approx(80 * 3.0 * 16'384 / 450e9 * 1e6));
     CHECK(d.step == d.stages[0].memory_time);
     // A single GPU has none.
-    CHECK(decode_bound(Replica{.model = llama_3_8b, .gpu = h100_sxm()}, 1, 128).all_reduce.per_step ==
-          Seconds{});
+    CHECK(
+        decode_bound(Replica{.model = llama_3_8b, .gpu = h100_sxm()}, 1, 128).all_reduce.per_step ==
+        Seconds{});
 }
 
 TEST_CASE("a MoE batch reads the experts it is expected to touch", "[roofline]") {
@@ -145,7 +145,9 @@ TEST_CASE("decode turns compute-bound at 324 sequences of 128 tokens on 4 x H100
 }
 
 TEST_CASE("per-rank figures agree with the core and the weights", "[roofline]") {
-    const Replica r{.model = gemma_2_27b, .gpu = h100_sxm(), .parallel = {.tp = 2, .pp = 2},
+    const Replica r{.model = gemma_2_27b,
+                    .gpu = h100_sxm(),
+                    .parallel = {.tp = 2, .pp = 2},
                     .kv = KvDtype::fp8_e4m3};
     const Layout l = r.layout();
     const DecodeBound d = decode_bound(r, 8, 6000);
@@ -211,11 +213,13 @@ TEST_CASE("prefill of 8,192 tokens on 4 x H100 is compute bound at 310 ms", "[ro
     // 309.96 ms, against 34.8 GB of weights read in 10.4 ms.
     const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.tp = 4}};
     const PrefillBound p = prefill_bound(r, 8192);
-    CHECK(p.stages[0].attention_flops.in(FLOP) == Approx(2.0 * 16 * 256 * (8192.0 * 8193 / 2) * 80));
+    CHECK(p.stages[0].attention_flops.in(FLOP) ==
+          Approx(2.0 * 16 * 256 * (8192.0 * 8193 / 2) * 80));
     CHECK(p.stages[0].matmul_flops.in(FLOP) == Approx(2.0 * 17'375'428'608.0 * 8192));
     CHECK(p.bound == Bound::compute);
-    CHECK(p.ttft.in(milliseconds) == Approx((2.0 * 17'375'428'608.0 * 8192 + 2.0 * 16 * 256 * (8192.0 * 8193 / 2) * 80) /
-                                  989.4e12 * 1e3));
+    CHECK(p.ttft.in(milliseconds) ==
+          Approx((2.0 * 17'375'428'608.0 * 8192 + 2.0 * 16 * 256 * (8192.0 * 8193 / 2) * 80) /
+                 989.4e12 * 1e3));
     // A window caps the quadratic term: Mistral-7B's 4,096-token window over 8,192 tokens is
     // 4,096 x 4,097 / 2 + 4,096 x 4,096 key positions per head, not 8,192 x 8,193 / 2.
     const Replica m{.model = mistral_7b_v0_1, .gpu = h100_sxm()};

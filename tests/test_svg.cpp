@@ -85,10 +85,12 @@ TEST_CASE("text widths follow DejaVu Sans's advances", "[svg][layout]") {
     CHECK(detail::text_width("\xc3\x97", 12) == Approx(1716.0 / 2048 * 12));
 }
 
-TEST_CASE("a segment crosses a box when it passes through it, not when it passes by", "[svg][layout]") {
+TEST_CASE("a segment crosses a box when it passes through it, not when it passes by",
+          "[svg][layout]") {
     const Box b{10, 10, 20, 20};
-    CHECK(detail::crosses({{0, 0}, {30, 30}, 1, ""}, b));   // the diagonal
-    CHECK(detail::crosses({{15, 0}, {15, 5}, 12, ""}, b));  // short of it, but 6 px of stroke reach it
+    CHECK(detail::crosses({{0, 0}, {30, 30}, 1, ""}, b));  // the diagonal
+    CHECK(detail::crosses({{15, 0}, {15, 5}, 12, ""},
+                          b));  // short of it, but 6 px of stroke reach it
     CHECK_FALSE(detail::crosses({{0, 25}, {30, 25}, 2, ""}, b));
     CHECK_FALSE(detail::crosses({{0, 15}, {5, 15}, 2, ""}, b));
 }
@@ -140,7 +142,8 @@ TEST_CASE("labels clear every line and each other, even when markers crowd", "[s
     CHECK(layout_problems(c).empty());
     // Every label is drawn: in the plot or, when no spot is free, in the legend.
     const std::string svg = render(c);
-    for (const Marker& m : c.markers) CHECK(svg.find(">" + m.label + "</text>") != std::string::npos);
+    for (const Marker& m : c.markers)
+        CHECK(svg.find(">" + m.label + "</text>") != std::string::npos);
 }
 
 TEST_CASE("the layout check finds a label laid over a line, a label or the edge", "[svg][layout]") {

@@ -38,7 +38,8 @@ TEST_CASE("size arithmetic never wraps", "[units][overflow]") {
 }
 
 TEST_CASE("fractional sizes round to the nearest byte", "[units]") {
-    // vLLM prints "Available KV cache memory: 5.38 GiB": 5.38 x 2^30 = 5,776,731,013.12 B -> ...013.
+    // vLLM prints "Available KV cache memory: 5.38 GiB": 5.38 x 2^30 = 5,776,731,013.12 B ->
+    // ...013.
     CHECK(round_to_bytes(5.38, GiB).count() == 5'776'731'013ULL);
     CHECK(round_to_bytes(0.4, B).count() == 0);
     CHECK_THROWS_AS(round_to_bytes(-1.0, GiB), OverflowError);

@@ -13,7 +13,8 @@
 namespace kvplan {
 
 /// Bytes one sequence of `tokens` reserves: exact for block_size 1, else its paged blocks.
-[[nodiscard]] constexpr Bytes reserved_per_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
+[[nodiscard]] constexpr Bytes reserved_per_sequence(const Model& m, KvFormat f,
+                                                    std::uint64_t tokens,
                                                     std::uint32_t block_size = 1,
                                                     const Shard& s = {}) {
     if (block_size == 1) return kv_bytes_per_sequence(m, f, tokens, s);
@@ -72,7 +73,7 @@ namespace kvplan {
         const std::uint64_t slack = 2ULL * block_size;
         const std::uint64_t plateau =
             window > detail::u64_max - slack ? detail::u64_max : window + slack;
-        if (fits(plateau)) return {};  // any length fits
+        if (fits(plateau)) return {};        // any length fits
         std::uint64_t lo = 0, hi = plateau;  // fits(lo) or lo == 0; !fits(hi)
         while (hi - lo > 1) {
             const std::uint64_t mid = lo + (hi - lo) / 2;

@@ -6,12 +6,12 @@
 // The published models as constexpr values are in kvplan/presets.hpp (as light); planning
 // (weights, GPUs, budgets, engines, rooflines) is in kvplan/kvplan.hpp.
 
-#include "version.hpp"
-#include "error.hpp"
-#include "units.hpp"
-#include "dtype.hpp"
-#include "model.hpp"
-#include "layout.hpp"
-#include "kv_bytes.hpp"
-#include "paging.hpp"
 #include "capacity.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "kv_bytes.hpp"
+#include "layout.hpp"
+#include "model.hpp"
+#include "paging.hpp"
+#include "units.hpp"
+#include "version.hpp"

@@ -9,8 +9,8 @@
 
 namespace kvplan {
 
-/// Every error kvplan throws: bad data, an impossible layout, an overflowing size. The message names
-/// where (a file, a model), the field, what was expected and what was found.
+/// Every error kvplan throws: bad data, an impossible layout, an overflowing size. The message
+/// names where (a file, a model), the field, what was expected and what was found.
 class Error : public std::exception {
    public:
     explicit Error(detail::TextRef message) noexcept { message_.append(message); }
@@ -25,12 +25,14 @@ class InvalidModel : public Error {
     using Error::Error;
 };
 
-/// A parallel layout the model cannot take (tp that does not divide kv_heads, more stages than layers...).
+/// A parallel layout the model cannot take (tp that does not divide kv_heads, more stages than
+/// layers...).
 class InvalidLayout : public Error {
     using Error::Error;
 };
 
-/// A size or count that does not fit in 64 bits, or an argument outside its domain (a negative length).
+/// A size or count that does not fit in 64 bits, or an argument outside its domain (a negative
+/// length).
 class OverflowError : public Error {
     using Error::Error;
 };
@@ -90,6 +92,6 @@ template <class E>
 }  // namespace kvplan
 
 /// A caller's broken precondition: aborts at run time, fails to compile in constant evaluation.
-#define KVPLAN_EXPECTS(cond)                                                        \
-    ((cond) ? static_cast<void>(0)                                                  \
+#define KVPLAN_EXPECTS(cond)       \
+    ((cond) ? static_cast<void>(0) \
             : ::kvplan::detail::contract_violation(#cond, __FILE__, __LINE__))

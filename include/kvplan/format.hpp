@@ -35,21 +35,23 @@ struct ScaleEntry {
 
 // Units a quantity may be printed in, smallest first. Auto-scaling picks the largest unit not
 // above the value, within the family (binary or decimal) asked for.
-inline constexpr std::array<ScaleEntry, 9> size_units{{{"B", 1.0, UnitFamily::base},
-                                                       {"kB", 1e3},
-                                                       {"MB", 1e6},
-                                                       {"GB", 1e9},
-                                                       {"TB", 1e12},
-                                                       {"KiB", 1024.0, UnitFamily::binary},
-                                                       {"MiB", 1048576.0, UnitFamily::binary},
-                                                       {"GiB", 1073741824.0, UnitFamily::binary},
-                                                       {"TiB", 1099511627776.0, UnitFamily::binary}}};
-inline constexpr std::array<ScaleEntry, 6> rate_units{{{"B/s", 1.0, UnitFamily::base},
-                                                       {"kB/s", 1e3},
-                                                       {"MB/s", 1e6},
-                                                       {"GB/s", 1e9},
-                                                       {"TB/s", 1e12},
-                                                       {"GiB/s", 1073741824.0, UnitFamily::binary}}};
+inline constexpr std::array<ScaleEntry, 9> size_units{
+    {{"B", 1.0, UnitFamily::base},
+     {"kB", 1e3},
+     {"MB", 1e6},
+     {"GB", 1e9},
+     {"TB", 1e12},
+     {"KiB", 1024.0, UnitFamily::binary},
+     {"MiB", 1048576.0, UnitFamily::binary},
+     {"GiB", 1073741824.0, UnitFamily::binary},
+     {"TiB", 1099511627776.0, UnitFamily::binary}}};
+inline constexpr std::array<ScaleEntry, 6> rate_units{
+    {{"B/s", 1.0, UnitFamily::base},
+     {"kB/s", 1e3},
+     {"MB/s", 1e6},
+     {"GB/s", 1e9},
+     {"TB/s", 1e12},
+     {"GiB/s", 1073741824.0, UnitFamily::binary}}};
 inline constexpr std::array<ScaleEntry, 4> time_units{
     {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0, UnitFamily::base}}};
 inline constexpr std::array<ScaleEntry, 6> flop_units{{{"FLOP", 1.0, UnitFamily::base},
@@ -125,10 +127,9 @@ template <class FormatContext, std::size_t N>
 auto format_scaled(double base_value, const QuantitySpec& spec,
                    const std::array<ScaleEntry, N>& units, bool binary_default,
                    FormatContext& ctx) {
-    const std::size_t u = spec.unit >= 0
-                              ? static_cast<std::size_t>(spec.unit)
-                              : auto_unit(base_value < 0 ? -base_value : base_value, units,
-                                          binary_default && !spec.si);
+    const std::size_t u = spec.unit >= 0 ? static_cast<std::size_t>(spec.unit)
+                                         : auto_unit(base_value < 0 ? -base_value : base_value,
+                                                     units, binary_default && !spec.si);
     return fmt::format_to(ctx.out(), "{:.{}f} {}", base_value / units[u].scale, spec.precision,
                           units[u].symbol);
 }
@@ -188,8 +189,8 @@ struct fmt::formatter<kvplan::Seconds> {
     }
     template <class FormatContext>
     auto format(kvplan::Seconds t, FormatContext& ctx) const {
-        return kvplan::detail::format_scaled(t.in(kvplan::seconds), spec, kvplan::detail::time_units,
-                                             false, ctx);
+        return kvplan::detail::format_scaled(t.in(kvplan::seconds), spec,
+                                             kvplan::detail::time_units, false, ctx);
     }
 };
 

@@ -37,21 +37,24 @@ inline constexpr FixedArray<detail::EnumName<ComputeDtype>, 6> compute_dtype_nam
     return detail::enum_name(compute_dtype_names, d);
 }
 
-[[nodiscard]] constexpr std::optional<ComputeDtype> parse_compute_dtype(std::string_view s) noexcept {
+[[nodiscard]] constexpr std::optional<ComputeDtype> parse_compute_dtype(
+    std::string_view s) noexcept {
     if (const auto d = detail::enum_parse(compute_dtype_names, s)) return *d;
     return std::nullopt;
 }
 
 /// One GPU SKU. Bandwidths are one direction, decimal (as vendors state them); memory is exact.
 struct GpuSpec {
-    ModelName id{};    ///< stable lower-case id, e.g. "h100-sxm"
-    ModelName name{};  ///< the vendor's product name
+    ModelName id{};         ///< stable lower-case id, e.g. "h100-sxm"
+    ModelName name{};       ///< the vendor's product name
     Bytes memory_stated{};  ///< the vendor's figure read in SI units (80 GB = 80e9 B)
-    Bytes memory_total{};   ///< what the driver reports as total (nvidia-smi): the budget starts here
+    Bytes
+        memory_total{};  ///< what the driver reports as total (nvidia-smi): the budget starts here
     BytesPerSecond memory_bandwidth{};
     std::array<FlopsPerSecond, all_compute_dtypes.size()> dense_flops{};  ///< zero: unsupported
-    BytesPerSecond scale_up_bandwidth{};  ///< NVLink / Infinity Fabric per GPU, one direction; zero: none
-    BytesPerSecond pcie_bandwidth{};      ///< host link, one direction
+    BytesPerSecond
+        scale_up_bandwidth{};  ///< NVLink / Infinity Fabric per GPU, one direction; zero: none
+    BytesPerSecond pcie_bandwidth{};  ///< host link, one direction
     /// GPUs one scale-up link joins (a node: 8 in an HGX or DGX board). A layout with more GPUs
     /// than this crosses nodes.
     std::uint32_t gpus_per_node = 8;
@@ -99,46 +102,45 @@ namespace detail {
 // The bundled configs/gpus/*.json as constants, for code that wants no JSON; a test checks that
 // each equals its file. Figures and their sources are in the files. Dense TFLOP/s order: tf32,
 // bf16, fp16, fp8, int8, fp4.
-inline constexpr GpuSpec a100_sxm4_40gb = detail::make(
-    "a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB", 40'000'000'000, 42'949'672'960, 1.555,
-    {156, 312, 312, 0, 624, 0}, 300, 32);
-inline constexpr GpuSpec a100_sxm4_80gb = detail::make(
-    "a100-sxm4-80gb", "NVIDIA A100 SXM4 80GB", 80'000'000'000, 85'899'345'920, 2.039,
-    {156, 312, 312, 0, 624, 0}, 300, 32);
-inline constexpr GpuSpec a100_pcie_80gb = detail::make(
-    "a100-pcie-80gb", "NVIDIA A100 80GB PCIe", 80'000'000'000, 85'899'345'920, 1.935,
-    {156, 312, 312, 0, 624, 0}, 0, 32);
+inline constexpr GpuSpec a100_sxm4_40gb =
+    detail::make("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB", 40'000'000'000, 42'949'672'960, 1.555,
+                 {156, 312, 312, 0, 624, 0}, 300, 32);
+inline constexpr GpuSpec a100_sxm4_80gb =
+    detail::make("a100-sxm4-80gb", "NVIDIA A100 SXM4 80GB", 80'000'000'000, 85'899'345'920, 2.039,
+                 {156, 312, 312, 0, 624, 0}, 300, 32);
+inline constexpr GpuSpec a100_pcie_80gb =
+    detail::make("a100-pcie-80gb", "NVIDIA A100 80GB PCIe", 80'000'000'000, 85'899'345'920, 1.935,
+                 {156, 312, 312, 0, 624, 0}, 0, 32);
 inline constexpr GpuSpec h100_sxm =
     detail::make("h100-sxm", "NVIDIA H100 SXM5 80GB", 80'000'000'000, 85'520'809'984, 3.35,
                  {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50);
-inline constexpr GpuSpec h100_pcie = detail::make(
-    "h100-pcie", "NVIDIA H100 PCIe 80GB", 80'000'000'000, 85'520'809'984, 2.0,
-    {378, 756, 756, 1513, 1513, 0}, 0, 64);
-inline constexpr GpuSpec h100_nvl = detail::make(
-    "h100-nvl", "NVIDIA H100 NVL 94GB", 94'000'000'000, 100'485'038'080, 3.9,
-    {417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 300, 64);
+inline constexpr GpuSpec h100_pcie =
+    detail::make("h100-pcie", "NVIDIA H100 PCIe 80GB", 80'000'000'000, 85'520'809'984, 2.0,
+                 {378, 756, 756, 1513, 1513, 0}, 0, 64);
+inline constexpr GpuSpec h100_nvl =
+    detail::make("h100-nvl", "NVIDIA H100 NVL 94GB", 94'000'000'000, 100'485'038'080, 3.9,
+                 {417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 300, 64);
 inline constexpr GpuSpec h200_sxm =
     detail::make("h200-sxm", "NVIDIA H200 SXM 141GB", 141'000'000'000, 150'754'820'096, 4.8,
                  {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50);
 inline constexpr GpuSpec b200 =
     detail::make("b200", "NVIDIA B200 (HGX B200, 180GB)", 180'000'000'000, 192'265'846'784, 7.7,
                  {1100, 2250, 2250, 4500, 4500, 9000}, 900, 64, 50);
-inline constexpr GpuSpec mi300x = detail::make(
-    "mi300x", "AMD Instinct MI300X", 192'000'000'000, 206'141'652'992, 5.3,
-    {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64);
-inline constexpr GpuSpec mi325x = detail::make(
-    "mi325x", "AMD Instinct MI325X", 256'000'000'000, 274'877'906'944, 6.0,
-    {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64);
-inline constexpr GpuSpec l40s = detail::make(
-    "l40s", "NVIDIA L40S", 48'000'000'000, 48'305'799'168, 0.864,
-    {183, 362.05, 362.05, 733, 733, 0}, 0, 32);
-inline constexpr GpuSpec l4 = detail::make(
-    "l4", "NVIDIA L4", 24'000'000'000, 24'152'899'584, 0.3, {60, 121, 121, 242.5, 242.5, 0}, 0, 32);
+inline constexpr GpuSpec mi300x =
+    detail::make("mi300x", "AMD Instinct MI300X", 192'000'000'000, 206'141'652'992, 5.3,
+                 {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64);
+inline constexpr GpuSpec mi325x =
+    detail::make("mi325x", "AMD Instinct MI325X", 256'000'000'000, 274'877'906'944, 6.0,
+                 {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64);
+inline constexpr GpuSpec l40s = detail::make("l40s", "NVIDIA L40S", 48'000'000'000, 48'305'799'168,
+                                             0.864, {183, 362.05, 362.05, 733, 733, 0}, 0, 32);
+inline constexpr GpuSpec l4 = detail::make("l4", "NVIDIA L4", 24'000'000'000, 24'152'899'584, 0.3,
+                                           {60, 121, 121, 242.5, 242.5, 0}, 0, 32);
 
 /// Every bundled GPU, in file-name order.
-inline constexpr std::array all{&a100_pcie_80gb, &a100_sxm4_40gb, &a100_sxm4_80gb, &b200,
-                                &h100_nvl,       &h100_pcie,      &h100_sxm,       &h200_sxm,
-                                &l4,             &l40s,           &mi300x,         &mi325x};
+inline constexpr std::array all{&a100_pcie_80gb, &a100_sxm4_40gb, &a100_sxm4_80gb, &b200, &h100_nvl,
+                                &h100_pcie,      &h100_sxm,       &h200_sxm,       &l4,   &l40s,
+                                &mi300x,         &mi325x};
 
 }  // namespace gpus
 

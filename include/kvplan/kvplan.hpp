@@ -5,13 +5,13 @@
 // the bundled model presets. JSON import (kvplan/hf_config.hpp) and fmt support (kvplan/format.hpp)
 // are opt-in headers.
 
-#include "core.hpp"
-#include "plain_decoder.hpp"
-#include "weights.hpp"
-#include "gpu.hpp"
 #include "budget.hpp"
+#include "core.hpp"
 #include "engine.hpp"
-#include "roofline.hpp"
-#include "transfer.hpp"
+#include "gpu.hpp"
+#include "plain_decoder.hpp"
 #include "plan.hpp"
 #include "presets.hpp"
+#include "roofline.hpp"
+#include "transfer.hpp"
+#include "weights.hpp"

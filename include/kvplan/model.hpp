@@ -310,7 +310,7 @@ struct ModelConfig {
     std::uint64_t intermediate_size = 0;  ///< dense MLP width
     std::uint64_t vocab_size = 0;
     std::uint64_t max_position_embeddings = 0;  ///< the trained context length, 0 if unknown
-    ContextLimit context_limit{};  ///< the importer's derivation; unset: max_position_embeddings
+    ContextLimit context_limit{};   ///< the importer's derivation; unset: max_position_embeddings
     CheckpointFormat checkpoint{};  ///< how the published weights are stored (unknown: bf16)
     bool tie_embeddings = false;
     MlpKind mlp = MlpKind::gated;

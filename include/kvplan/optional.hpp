@@ -12,12 +12,12 @@
 namespace kvplan {
 
 template <class T>
-    requires std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>
+requires std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>
 class Optional {
    public:
     using value_type = T;
 
-    constexpr Optional() noexcept = default;  // empty
+    constexpr Optional() noexcept = default;                             // empty
     constexpr Optional(T value) noexcept : value_(value), has_(true) {}  // NOLINT: as std::optional
 
     [[nodiscard]] constexpr bool has_value() const noexcept { return has_; }
@@ -36,9 +36,9 @@ class Optional {
 
     /// To std::optional<T>, or any optional-like type of the same value: empty stays empty.
     template <class O>
-        requires std::is_same_v<typename O::value_type, T> && std::is_default_constructible_v<O> &&
-                 std::is_constructible_v<O, const T&> && (!std::is_same_v<O, Optional>)
-    constexpr operator O() const {  // NOLINT: lets callers keep their std::optional
+    requires std::is_same_v<typename O::value_type, T> && std::is_default_constructible_v<O> &&
+        std::is_constructible_v<O, const T&> &&(!std::is_same_v<O, Optional>)constexpr
+        operator O() const {  // NOLINT: lets callers keep their std::optional
         return has_ ? O(value_) : O();
     }
 

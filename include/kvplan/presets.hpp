@@ -83,9 +83,9 @@ inline constexpr Model qwen2_5_72b{ModelConfig{
     .attention_bias = AttentionBias::qkv,
 }};
 
-// google/gemma-2-27b: 46 layers alternating sliding (even layers, window 4096) and global, 32 heads,
-// 16 KV heads, head_dim 128, hidden 4608, intermediate 36864, vocab 256000, tied embeddings, four
-// norms per layer, max_position_embeddings 8192.
+// google/gemma-2-27b: 46 layers alternating sliding (even layers, window 4096) and global, 32
+// heads, 16 KV heads, head_dim 128, hidden 4608, intermediate 36864, vocab 256000, tied embeddings,
+// four norms per layer, max_position_embeddings 8192.
 inline constexpr Model gemma_2_27b{ModelConfig{
     .name = "Gemma-2-27B",
     .layers = LayerStack::periodic(
@@ -147,7 +147,8 @@ inline constexpr Model deepseek_v3{ModelConfig{
 // of intermediate 2880, vocab 201088, attention and expert biases, max_position_embeddings 131072.
 inline constexpr Model gpt_oss_120b{ModelConfig{
     .name = "gpt-oss-120b",
-    .layers = LayerStack::periodic(36, FixedArray{sliding_window(8, 64, 128), full_attention(8, 64)}),
+    .layers =
+        LayerStack::periodic(36, FixedArray{sliding_window(8, 64, 128), full_attention(8, 64)}),
     .num_heads = 64,
     .head_dim = 64,
     .hidden_size = 2880,
@@ -156,7 +157,9 @@ inline constexpr Model gpt_oss_120b{ModelConfig{
     .max_position_embeddings = 131072,
     .attention_bias = AttentionBias::qkvo,
     .mlp_bias = true,
-    .moe = {.experts = 128, .experts_per_token = 4, .expert_intermediate_size = 2880,
+    .moe = {.experts = 128,
+            .experts_per_token = 4,
+            .expert_intermediate_size = 2880,
             .router_bias = true},
 }};
 
@@ -178,8 +181,8 @@ inline constexpr Model falcon_7b{ModelConfig{
 }};
 
 /// Every preset, for tests and listings.
-inline constexpr FixedArray all{&llama_3_8b,  &llama_3_70b, &llama_3_1_405b, &mistral_7b_v0_1,
-                                &mixtral_8x7b, &qwen2_5_72b, &gemma_2_27b,    &gemma_3_27b,
-                                &deepseek_v3, &gpt_oss_120b, &falcon_7b};
+inline constexpr FixedArray all{&llama_3_8b,   &llama_3_70b,  &llama_3_1_405b, &mistral_7b_v0_1,
+                                &mixtral_8x7b, &qwen2_5_72b,  &gemma_2_27b,    &gemma_3_27b,
+                                &deepseek_v3,  &gpt_oss_120b, &falcon_7b};
 
 }  // namespace kvplan::presets

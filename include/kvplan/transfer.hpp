@@ -67,11 +67,12 @@ inline constexpr Link infiniband_hdr{"InfiniBand HDR (200 Gb/s)", 25.0 * GB_per_
 /// The time to move one sequence's KV over a link, every term shown.
 struct KvTransfer {
     std::uint64_t tokens = 0;
-    Bytes bytes_per_rank{};    ///< the rank holding the most of it (its busiest stage)
-    Bytes bytes_replica{};     ///< over the ranks of its dp rank: attention tp x each stage's share
+    Bytes bytes_per_rank{};  ///< the rank holding the most of it (its busiest stage)
+    Bytes bytes_replica{};   ///< over the ranks of its dp rank: attention tp x each stage's share
     Link link{};
     std::uint32_t links_in_parallel = 1;  ///< ranks moving at once (1 for a shared link)
-    Seconds time{};            ///< bytes_per_rank / bandwidth (per_gpu), or bytes_replica / bandwidth (shared)
+    Seconds
+        time{};  ///< bytes_per_rank / bandwidth (per_gpu), or bytes_replica / bandwidth (shared)
 };
 
 /// Moving one sequence of `tokens` held under layout `l` over `link`; `block_size` > 1 moves whole
@@ -103,14 +104,14 @@ struct KvTransfer {
 /// positions (the verify pass writes KV for every draft token), and a draft model keeps its own
 /// cache of the context and its drafts.
 struct SpeculativeKv {
-    std::uint32_t draft_tokens = 0;   ///< k, per sequence per step
+    std::uint32_t draft_tokens = 0;  ///< k, per sequence per step
     std::uint64_t context = 0;
-    Bytes target{};                   ///< the target's cache of the context, without drafts
-    Bytes target_extra{};             ///< what k more positions add (whole blocks when paged)
-    Bytes draft{};                    ///< the draft model's cache of context + k (zero: no draft model)
-    Bytes per_sequence{};             ///< target_extra + draft
-    Bytes replica{};                  ///< per_sequence x concurrency on that rank
-    double overhead = 0.0;            ///< per_sequence / target
+    Bytes target{};         ///< the target's cache of the context, without drafts
+    Bytes target_extra{};   ///< what k more positions add (whole blocks when paged)
+    Bytes draft{};          ///< the draft model's cache of context + k (zero: no draft model)
+    Bytes per_sequence{};   ///< target_extra + draft
+    Bytes replica{};        ///< per_sequence x concurrency on that rank
+    double overhead = 0.0;  ///< per_sequence / target
 };
 
 /// Options for speculative_kv: the draft model, if any (EAGLE heads and MTP layers are small
@@ -124,9 +125,9 @@ struct SpeculativeOptions {
 
 /// The KV cost of `k` draft tokens per sequence at `context` tokens, `concurrency` sequences, on
 /// the busiest stage of the target under `l` (the draft's cache is counted on that stage's ranks).
-[[nodiscard]] constexpr SpeculativeKv speculative_kv(const Model& target, KvFormat f, const Layout& l,
-                                                     std::uint64_t context, std::uint32_t k,
-                                                     std::uint64_t concurrency,
+[[nodiscard]] constexpr SpeculativeKv speculative_kv(const Model& target, KvFormat f,
+                                                     const Layout& l, std::uint64_t context,
+                                                     std::uint32_t k, std::uint64_t concurrency,
                                                      const SpeculativeOptions& o = {}) {
     SpeculativeKv s;
     s.draft_tokens = k;

@@ -2,9 +2,9 @@
 
 // Strong quantities. Sizes are exact integers of bytes; rates, times and FLOPs are doubles.
 // A number enters with its unit named (80 * GiB, 3.35 * TB_per_s) and leaves with its unit named
-// (b.in(GB), t.in(milliseconds)). Decimal units (kB..TB, GB/s, TB/s) are what vendors state; binary units
-// (KiB..TiB) are what allocators and drivers report. Both are units of the one Bytes quantity, with
-// an exact ratio, so they never mix by accident: there is no bare number to mix.
+// (b.in(GB), t.in(milliseconds)). Decimal units (kB..TB, GB/s, TB/s) are what vendors state; binary
+// units (KiB..TiB) are what allocators and drivers report. Both are units of the one Bytes
+// quantity, with an exact ratio, so they never mix by accident: there is no bare number to mix.
 
 #include <cstdint>
 #include <type_traits>
@@ -90,7 +90,7 @@ class Bytes {
 
 /// n units: 80 * GiB. Negative n is an error.
 template <class I>
-    requires std::is_integral_v<I>
+requires std::is_integral_v<I>
 [[nodiscard]] constexpr Bytes operator*(I n, ByteUnit u) {
     if constexpr (std::is_signed_v<I>) {
         if (n < 0) throw OverflowError("a size cannot be negative");
@@ -99,15 +99,16 @@ template <class I>
 }
 
 template <class F>
-    requires std::is_floating_point_v<F>
+requires std::is_floating_point_v<F>
 constexpr Bytes operator*(F, ByteUnit) {
-    static_assert(!std::is_floating_point_v<F>,
-                  "a size is a whole number of bytes: write 80 * GiB, or round_to_bytes(5.38, GiB)");
+    static_assert(
+        !std::is_floating_point_v<F>,
+        "a size is a whole number of bytes: write 80 * GiB, or round_to_bytes(5.38, GiB)");
     return {};
 }
 
-/// The nearest whole byte to `value` units (5.38 GiB as an engine prints it). Negative, NaN, infinite
-/// or too large values throw OverflowError.
+/// The nearest whole byte to `value` units (5.38 GiB as an engine prints it). Negative, NaN,
+/// infinite or too large values throw OverflowError.
 [[nodiscard]] inline Bytes round_to_bytes(double value, ByteUnit u) {
     const double b = value * static_cast<double>(u.bytes);
     if (!(b >= 0.0) || b >= 18446744073709549568.0)  // largest double below 2^64
@@ -154,10 +155,18 @@ template <class Tag>
 }
 
 namespace tag {
-struct Rate { using Unit = RealUnit<Rate>; };
-struct Time { using Unit = RealUnit<Time>; };
-struct Flop { using Unit = RealUnit<Flop>; };
-struct FlopRate { using Unit = RealUnit<FlopRate>; };
+struct Rate {
+    using Unit = RealUnit<Rate>;
+};
+struct Time {
+    using Unit = RealUnit<Time>;
+};
+struct Flop {
+    using Unit = RealUnit<Flop>;
+};
+struct FlopRate {
+    using Unit = RealUnit<FlopRate>;
+};
 }  // namespace tag
 
 /// Bytes per second (decimal, as vendors state bandwidth).

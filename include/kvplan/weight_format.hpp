@@ -1,7 +1,7 @@
 #pragma once
 
-// How weights are stored: the format of a tensor's values and the scales beside them, and the format
-// a checkpoint's config says its weights are in. Light like the core: a model carries its
+// How weights are stored: the format of a tensor's values and the scales beside them, and the
+// format a checkpoint's config says its weights are in. Light like the core: a model carries its
 // checkpoint's format, and weights.hpp turns formats into bytes.
 
 #include <cstdint>
@@ -17,9 +17,9 @@ enum class WeightFormat : std::uint8_t {
     fp32,
     bf16,
     fp16,
-    fp8,    ///< 8-bit floats: one fp32 scale per matrix, per output channel or per square block
-    int8,   ///< 8-bit integers, one fp32 scale per output channel (W8A8 INT8)
-    int4,   ///< 4-bit integers in groups along the input (AWQ, GPTQ, W4A16), an fp16 scale per group
+    fp8,   ///< 8-bit floats: one fp32 scale per matrix, per output channel or per square block
+    int8,  ///< 8-bit integers, one fp32 scale per output channel (W8A8 INT8)
+    int4,  ///< 4-bit integers in groups along the input (AWQ, GPTQ, W4A16), an fp16 scale per group
     mxfp4,  ///< 4-bit e2m1 values, one e8m0 scale per 32 (OCP MX; gpt-oss's experts)
     nvfp4,  ///< 4-bit e2m1 values, one fp8 scale per 16 and one fp32 scale per matrix
 };
@@ -44,7 +44,7 @@ inline constexpr FixedArray<detail::EnumName<WeightFormat>, 13> weight_format_na
 
 /// Every format, in order.
 inline constexpr FixedArray<WeightFormat, 8> all_weight_formats{
-    WeightFormat::fp32, WeightFormat::bf16, WeightFormat::fp16, WeightFormat::fp8,
+    WeightFormat::fp32, WeightFormat::bf16, WeightFormat::fp16,  WeightFormat::fp8,
     WeightFormat::int8, WeightFormat::int4, WeightFormat::mxfp4, WeightFormat::nvfp4};
 
 /// The JSON and command-line spelling.
@@ -52,7 +52,8 @@ inline constexpr FixedArray<WeightFormat, 8> all_weight_formats{
     return detail::enum_name(weight_format_names, f);
 }
 
-/// Parses a spelling (see weight_format_names). Takes a C string or anything with data() and size().
+/// Parses a spelling (see weight_format_names). Takes a C string or anything with data() and
+/// size().
 [[nodiscard]] constexpr Optional<WeightFormat> parse_weight_format(detail::TextRef s) noexcept {
     return detail::enum_parse(weight_format_names, s);
 }
@@ -60,14 +61,18 @@ inline constexpr FixedArray<WeightFormat, 8> all_weight_formats{
 /// Bits per value of a format.
 [[nodiscard]] constexpr std::uint32_t value_bits(WeightFormat f) noexcept {
     switch (f) {
-        case WeightFormat::fp32: return 32;
+        case WeightFormat::fp32:
+            return 32;
         case WeightFormat::bf16:
-        case WeightFormat::fp16: return 16;
+        case WeightFormat::fp16:
+            return 16;
         case WeightFormat::fp8:
-        case WeightFormat::int8: return 8;
+        case WeightFormat::int8:
+            return 8;
         case WeightFormat::int4:
         case WeightFormat::mxfp4:
-        case WeightFormat::nvfp4: return 4;
+        case WeightFormat::nvfp4:
+            return 4;
     }
     return 16;
 }

@@ -376,8 +376,10 @@ std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
         // As --profile: its measured reserve, and its estimate parameters when fitted on this GPU.
         in.profile = kvplan::load_profile(profile);
         in.profile_path = profile;
-        kvplan::cli::use_profile(*in.profile, profile, g->rg.id, kvplan::ComputeDtype::bf16,
-                                 in.flags.serving);
+        const kvplan::WeightOptions w =
+            in.flags.weights ? *in.flags.weights : kvplan::checkpoint_weights(m->get());
+        kvplan::cli::use_profile(*in.profile, profile, g->rg.id,
+                                 kvplan::matmul_compute(w, g->rg.spec), in.flags.serving);
     }
     kvplan::Deployment dep = in.deployment();
     dep.parallel.dp = dp;
@@ -1033,8 +1035,8 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
             [](const PyGpu& g, const std::string& compute_dtype) -> py::object {
                 kvplan::ComputeDtype d{};
                 try {
-                    d = kvplan::cli::compute_dtype_flag(compute_dtype).value_or(
-                        kvplan::ComputeDtype::bf16);
+                    d = kvplan::cli::compute_dtype_flag(compute_dtype)
+                            .value_or(kvplan::ComputeDtype::bf16);
                 } catch (const UsageError& e) {
                     throw UsageError(keyword_message(e.what()));
                 }

@@ -33,8 +33,8 @@ CliRun run_kvplan(const std::string& args, const std::string& env) {
 }
 
 std::string data_file(const std::string& name) {
-    // Appended in place: GCC 12's -Wrestrict misreads "'" + std::string(...) at -O2 (a false
-    // positive that -Werror turns into a failed build).
+    // Appended piece by piece: GCC 12 reports a false -Wrestrict on `"'" + std::string(...)`
+    // once inlined at -O2 (GCC bug 105651).
     std::string quoted = "'";
     quoted += KVPLAN_TEST_DATA_DIR;
     quoted += '/';
@@ -84,7 +84,8 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
     return rows;
 }
 
-std::size_t csv_column(const std::vector<std::vector<std::string>>& rows, const std::string& header) {
+std::size_t csv_column(const std::vector<std::vector<std::string>>& rows,
+                       const std::string& header) {
     if (rows.empty()) throw std::runtime_error("empty CSV");
     for (std::size_t i = 0; i < rows[0].size(); ++i)
         if (rows[0][i] == header) return i;

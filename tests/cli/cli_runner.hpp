@@ -2,10 +2,9 @@
 
 // Runs the built kvplan binary and captures its exit code, stdout and stderr.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 struct CliRun {
     int code = -1;
@@ -23,4 +22,5 @@ std::string data_file(const std::string& name);
 std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 
 /// The column of `header` in a CSV's first row; throws if absent.
-std::size_t csv_column(const std::vector<std::vector<std::string>>& rows, const std::string& header);
+std::size_t csv_column(const std::vector<std::vector<std::string>>& rows,
+                       const std::string& header);

@@ -1,15 +1,13 @@
 // One answer per replica, through the built binary: the wrong answers of the past, each as a
 // scenario, and fit, compare, plan and check agreeing with the library for the same replica.
 
-#include <catch2/catch.hpp>
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -46,12 +44,14 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
     CHECK(j["fits"] == true);
     CHECK(j["refusal"] == "none");
     // --weight-dtype still overrides: in bf16 it does not start.
-    const json bf16 = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16");
+    const json bf16 =
+        fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16");
     CHECK(bf16["fits"] == false);
     CHECK(bf16["refusal"] == "weights");
     // A separate flag sets the experts' format: bf16 elsewhere, mxfp4 experts is the checkpoint.
     const json experts = fit_json(
-        "--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16 --expert-dtype mxfp4");
+        "--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16 --expert-dtype "
+        "mxfp4");
     CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
 }
 
@@ -67,7 +67,8 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
     CHECK(j["refusal"] == "context_limit");
     CHECK(j["context_limit_tokens"].get<std::uint64_t>() == 8192);
     // The explicit flag allows it, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 does.
-    const json allowed = fit_json("--model llama-3-8b --gpu h100-sxm --context 200k --allow-long-context");
+    const json allowed =
+        fit_json("--model llama-3-8b --gpu h100-sxm --context 200k --allow-long-context");
     CHECK(allowed["refusal"] == "none");
     // Within the limit, the longest contexts stop at it.
     const json within = fit_json("--model llama-3-8b --gpu h100-sxm --context 4k");
@@ -77,13 +78,15 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
     // 8 x H100 at tp 4: two replicas of Llama-3-70B, each holding max_concurrency sequences of
     // 8,000 tokens (63 at bf16, test_cli_commands.cpp); 100 sequences need 50 per replica.
-    const json j = fit_json("--model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
-                            "--concurrency 100");
+    const json j = fit_json(
+        "--model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
+        "--concurrency 100");
     CHECK(j["fits"] == true);
     CHECK(j["total_max_concurrency"].get<std::uint64_t>() ==
           2 * j["max_concurrency"].get<std::uint64_t>());
-    const CliRun r = run_kvplan("fit --model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
-                                "--concurrency 500");
+    const CliRun r = run_kvplan(
+        "fit --model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
+        "--concurrency 500");
     CHECK(r.out.find("2 replicas of tp 4 x pp 1") != std::string::npos);
     CHECK(r.out.find("room for 2 x 63 = 126") != std::string::npos);
 }
@@ -111,8 +114,7 @@ TEST_CASE("under pipeline parallelism batch-1 throughput is 1 / TPOT", "[cli][an
         "roofline --model llama-3-70b --gpu h100-sxm --tp 4 --pp 2 --context 8k --format json");
     REQUIRE(r.code == 0);
     const json j = json::parse(r.out);
-    CHECK(j["tokens_per_second"].get<double>() ==
-          Approx(1.0 / j["tpot_seconds"].get<double>()));
+    CHECK(j["tokens_per_second"].get<double>() == Approx(1.0 / j["tpot_seconds"].get<double>()));
 }
 
 TEST_CASE("a hybrid's verdict is what vLLM's scheduler admits, its logged figure beside it",
@@ -135,8 +137,9 @@ TEST_CASE("the engine's sequence cap applies in fit, compare and plan", "[cli][a
     CHECK(f["max_concurrency"].get<std::uint64_t>() == 1024);
     CHECK(f["sequence_cap"].get<std::uint64_t>() == 1024);
     CHECK(f["fits"] == false);
-    const CliRun c = run_kvplan("compare --model llama-3-8b --gpu h200-sxm --context 256 "
-                                "--concurrency 2000 --format json");
+    const CliRun c = run_kvplan(
+        "compare --model llama-3-8b --gpu h200-sxm --context 256 "
+        "--concurrency 2000 --format json");
     CHECK(json::parse(c.out)["rows"][0]["max_concurrency"].get<std::uint64_t>() == 1024);
     const json raised = fit_json(
         "--model llama-3-8b --gpu h200-sxm --context 256 --concurrency 2000 --max-num-seqs 4096");
@@ -147,13 +150,15 @@ TEST_CASE("vLLM's estimated length, its null block and --num-gpu-blocks-override
           "[cli][answers]") {
     // Llama-3-8B (131,072 B per token, 16-token blocks of 2 MiB) with 50 blocks: 49 usable, so a
     // request of 800 tokens (50 blocks) does not fit and vLLM names 49 x 16 = 784 tokens.
-    const json j = fit_json("--model llama-3-8b --gpu h100-sxm --context 800 "
-                            "--num-gpu-blocks-override 50");
+    const json j = fit_json(
+        "--model llama-3-8b --gpu h100-sxm --context 800 "
+        "--num-gpu-blocks-override 50");
     CHECK(j["refusal"] == "request");
     CHECK(j["num_gpu_blocks"].get<std::uint64_t>() == 50);
     CHECK(j["estimated_max_model_len"].get<std::uint64_t>() == 784);
     // vLLM's block sizes: 17 is refused with its reason, as a usage error.
-    const CliRun r = run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 8k --block-size 17");
+    const CliRun r =
+        run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 8k --block-size 17");
     CHECK(r.code == 2);
     CHECK(r.err.find("vllm/config/cache.py") != std::string::npos);
 }
@@ -162,7 +167,8 @@ TEST_CASE("kvplan fit --format json and the library in one call give the same fi
           "[cli][answers]") {
     // examples/fit_json.cpp: evaluate() for Llama-3-70B on 4 x H100, 48 x 8,000 tokens.
     const json lib = json::parse(run_program(KVPLAN_FIT_EXAMPLE " llama-3-70b h100-sxm 4 8000 48"));
-    const json cli = fit_json("--model llama-3-70b --gpu h100-sxm --tp 4 --context 8000 --concurrency 48");
+    const json cli =
+        fit_json("--model llama-3-70b --gpu h100-sxm --tp 4 --context 8000 --concurrency 48");
     REQUIRE(lib.size() >= 20);
     for (const auto& [key, value] : lib.items()) {
         INFO(key);
@@ -249,13 +255,14 @@ TEST_CASE("fit, compare, plan and check give the same figures for the same repli
                         run_kvplan("compare " + replica + load + " --format json").out)["rows"][0];
                     CHECK(c["max_concurrency"] == f["max_concurrency"]);
                     CHECK(c["kv_budget_bytes_per_gpu"] == f["kv_budget_bytes_per_gpu"]);
-                    CHECK(c["tpot_seconds"].get<double>() == Approx(f["tpot_seconds"].get<double>()));
+                    CHECK(c["tpot_seconds"].get<double>() ==
+                          Approx(f["tpot_seconds"].get<double>()));
                     // plan over this GPU and KV dtype with tp fixed by --max-gpus / --max-tp.
-                    const json p = json::parse(
-                        run_kvplan(std::string("plan --model ") + model + " --gpu " + gpu +
-                                   " --kv-dtype " + kv + load + " --max-gpus " + tp + " --max-tp " +
-                                   tp + " --top 100 --format json")
-                            .out);
+                    const json p =
+                        json::parse(run_kvplan(std::string("plan --model ") + model + " --gpu " +
+                                               gpu + " --kv-dtype " + kv + load + " --max-gpus " +
+                                               tp + " --max-tp " + tp + " --top 100 --format json")
+                                        .out);
                     for (const json& row : p["candidates"])
                         if (row["tp"].get<std::uint64_t>() == std::stoull(tp) && row["pp"] == 1 &&
                             row["dp"] == 1 && row["ep"] == 1 && row["dcp"] == 1) {
@@ -280,8 +287,8 @@ TEST_CASE("fit, compare, plan and check give the same figures for the same repli
                                        {"context_tokens", 8000}}}}}
                                    .dump();
                     }
-                    const json k = json::parse(
-                        run_kvplan("check --policy " + policy + " --format json").out);
+                    const json k =
+                        json::parse(run_kvplan("check --policy " + policy + " --format json").out);
                     CHECK(k["requirements"][0]["measured"] == f["max_concurrency"]);
                 }
 }
@@ -292,7 +299,11 @@ namespace {
 bool valid_utf8(const std::string& s) {
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
-        const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        const std::size_t n = c < 0x80         ? 1
+                              : (c >> 5) == 6  ? 2
+                              : (c >> 4) == 14 ? 3
+                              : (c >> 3) == 30 ? 4
+                                               : 0;
         if (n == 0 || i + n > s.size()) return false;
         for (std::size_t k = 1; k < n; ++k)
             if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
@@ -313,7 +324,8 @@ TEST_CASE("every failure is one line and exit 3, and everything printed is valid
     fs::create_directories(folder);
     fs::copy_file(fs::path(KVPLAN_SOURCE_DIR) / "configs/models/llama-3-8b.json",
                   folder / "config.json", fs::copy_options::overwrite_existing);
-    const CliRun r = run_kvplan("size --model '" + folder.string() + "' --context 8k --format json");
+    const CliRun r =
+        run_kvplan("size --model '" + folder.string() + "' --context 8k --format json");
     CHECK(r.code == 0);
     CHECK(valid_utf8(r.out));
     // The name's bytes are escaped, not dropped: \xFF\xFE.
@@ -360,19 +372,21 @@ TEST_CASE("an unknown model_type imports by its architecture or by --model-type,
     const json j = json::parse(r.out);
     CHECK(j["kv_bytes_per_token"].get<std::uint64_t>() == 61ULL * 576 * 2);
     bool noted = false;
-    for (const json& n : j["notes"]) noted = noted || n.get<std::string>().find("architectures") != std::string::npos;
+    for (const json& n : j["notes"])
+        noted = noted || n.get<std::string>().find("architectures") != std::string::npos;
     CHECK(noted);
     // --model-type forces a family on a config whose own type is unknown.
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(KVPLAN_TEST_BINARY_DIR) / "model_type";
     fs::create_directories(dir);
-    json cfg = json::parse(std::ifstream(fs::path(KVPLAN_SOURCE_DIR) / "configs/models/llama-3-8b.json"));
+    json cfg =
+        json::parse(std::ifstream(fs::path(KVPLAN_SOURCE_DIR) / "configs/models/llama-3-8b.json"));
     cfg["model_type"] = "my_llama";
     cfg.erase("architectures");
     std::ofstream(dir / "config.json") << cfg.dump();
     CHECK(run_kvplan("size --model " + dir.string() + " --context 8k").code == 3);
-    const CliRun forced =
-        run_kvplan("size --model " + dir.string() + " --model-type llama --context 8k --format json");
+    const CliRun forced = run_kvplan("size --model " + dir.string() +
+                                     " --model-type llama --context 8k --format json");
     REQUIRE(forced.code == 0);
     // Llama-3-8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token.
     CHECK(json::parse(forced.out)["kv_bytes_per_token"].get<std::uint64_t>() == 131'072);
@@ -399,7 +413,8 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
     CHECK(dpep["kv_bytes_per_sequence_per_gpu"] == 562'176'000ULL);
     CHECK(dpep["kv_bytes_needed_per_gpu"] == 32 * 562'176'000ULL);
     // vLLM's own spellings give the same answer.
-    const json aliased = fit_json(base + " --tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel");
+    const json aliased = fit_json(
+        base + " --tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel");
     CHECK(aliased["max_concurrency"] == dpep["max_concurrency"]);
     // The command lines to paste state the layout in each engine's flags.
     std::string notes;
@@ -452,8 +467,8 @@ TEST_CASE("a parallel layout the flags or the engine cannot take is refused",
 TEST_CASE("plan searches dp, ep and dcp and prints both engines' command lines for the best",
           "[cli][answers][parallel]") {
     // The issue's acceptance: plan --model deepseek-v3 --context 32k --concurrency 256.
-    const CliRun r = run_kvplan(
-        "plan --model deepseek-v3 --context 32k --concurrency 256 --format json");
+    const CliRun r =
+        run_kvplan("plan --model deepseek-v3 --context 32k --concurrency 256 --format json");
     REQUIRE(r.code == 0);
     const json p = json::parse(r.out);
     bool parallel = false;
@@ -465,10 +480,10 @@ TEST_CASE("plan searches dp, ep and dcp and prints both engines' command lines f
     CHECK_THAT(notes, Catch::Contains("vllm serve deepseek-ai/DeepSeek-V3"));
     CHECK_THAT(notes, Catch::Contains("python -m sglang.launch_server"));
     // With the axes off, every candidate is tp x pp alone.
-    const json plain = json::parse(
-        run_kvplan("plan --model deepseek-v3 --context 32k --concurrency 256 "
-                   "--no-dp --no-ep --no-dcp --format json")
-            .out);
+    const json plain =
+        json::parse(run_kvplan("plan --model deepseek-v3 --context 32k --concurrency 256 "
+                               "--no-dp --no-ep --no-dcp --format json")
+                        .out);
     CHECK_FALSE(plain["candidates"].empty());
     for (const json& c : plain["candidates"]) {
         CHECK(c["dp"] == 1);
@@ -543,8 +558,8 @@ TEST_CASE("fit and roofline time an fp8 checkpoint's matmuls in fp8 unless told 
     CHECK(fit["itl_estimate_seconds"].get<double>() * 1e3 == Approx(59.73).epsilon(0.20));
     CHECK(bf16["itl_estimate_seconds"].get<double>() * 1e3 > 1.5 * 59.73);
     // A bf16 checkpoint stays in bf16.
-    const CliRun plain = run_kvplan(
-        "roofline --model llama-3-70b --gpu h100-sxm --tp 2 --batch 50 --format json");
+    const CliRun plain =
+        run_kvplan("roofline --model llama-3-70b --gpu h100-sxm --tp 2 --batch 50 --format json");
     REQUIRE(plain.code == 0);
     CHECK(json::parse(plain.out)["inputs"]["compute_dtype"] == "bf16");
 }

@@ -342,8 +342,7 @@ TEST_CASE("a policy's replica states redundant experts, and check holds what fit
     CHECK(rows[1]["measured"].get<std::uint64_t>() < rows[0]["measured"].get<std::uint64_t>());
     CHECK(rows[0]["result"] == true);
     CHECK(rows[1]["result"] == false);
-    CHECK(rows[1]["replica"].get<std::string>().find("+32 redundant experts") !=
-          std::string::npos);
+    CHECK(rows[1]["replica"].get<std::string>().find("+32 redundant experts") != std::string::npos);
     // vLLM's and SGLang's names for the key point at it.
     std::ofstream(dir.path / "typo.json") << R"({
   "schema": "kvplan-policy/1",
@@ -458,11 +457,10 @@ TEST_CASE("check opens the files it is given and the bundled ones it names, noth
     // The policy, the model's config.json, the bundled baseline and the two GPUs the policy
     // names. A bundled id is opened by its file name; the models folder is listed only for an id
     // that is not one.
-    const std::set<fs::path> allowed{data / "policy_regressions.json",
-                                     data / "llama-3-70b-16kv" / "config.json",
-                                     configs / "models" / "llama-3-70b.json",
-                                     configs / "gpus" / "h100-sxm.json",
-                                     configs / "gpus" / "h200-sxm.json"};
+    const std::set<fs::path> allowed{
+        data / "policy_regressions.json", data / "llama-3-70b-16kv" / "config.json",
+        configs / "models" / "llama-3-70b.json", configs / "gpus" / "h100-sxm.json",
+        configs / "gpus" / "h200-sxm.json"};
     std::set<fs::path> opened;
     std::ifstream in(trace);
     for (std::string line; std::getline(in, line);) {

@@ -1,14 +1,14 @@
 // Every subcommand through the built binary: exit codes, and every format parsed back.
 
-#include <catch2/catch.hpp>
-
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
-
-#include <unistd.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
 
 #include "cli_runner.hpp"
 
@@ -52,7 +52,8 @@ TEST_CASE("size prints the Llama-3-70B cache in every format", "[cli][size]") {
     SECTION("md") {
         const CliRun r = run_kvplan(args + " --format md");
         REQUIRE(r.code == 0);
-        CHECK_THAT(r.out, Catch::Contains("| KV per token, whole model | 320.00 KiB | 327,680 B |"));
+        CHECK_THAT(r.out,
+                   Catch::Contains("| KV per token, whole model | 320.00 KiB | 327,680 B |"));
     }
     SECTION("explain shows the formula and the source of each value") {
         const CliRun r = run_kvplan(args + " --explain");
@@ -116,16 +117,11 @@ TEST_CASE("binary token suffixes reach the sizing", "[cli][size]") {
 }
 
 TEST_CASE("usage errors exit 2 with one line naming the flag", "[cli][exit]") {
-    for (const char* args : {"size --model llama-3-70b --context -5",
-                             "size --model llama-3-70b --context 0",
-                             "size --model llama-3-70b --kv-dtype fp7",
-                             "size --model llama-3-70b --format yaml",
-                             "size --model llama-3-70b --tp 0",
-                             "size --model llama-3-70b --gpus 6 --tp 4",
-                             "size --context 8k",
-                             "size --model llama-3-70b --no-such-flag",
-                             "frobnicate",
-                             ""}) {
+    for (const char* args :
+         {"size --model llama-3-70b --context -5", "size --model llama-3-70b --context 0",
+          "size --model llama-3-70b --kv-dtype fp7", "size --model llama-3-70b --format yaml",
+          "size --model llama-3-70b --tp 0", "size --model llama-3-70b --gpus 6 --tp 4",
+          "size --context 8k", "size --model llama-3-70b --no-such-flag", "frobnicate", ""}) {
         INFO(args);
         const CliRun r = run_kvplan(args);
         CHECK(r.code == 2);
@@ -133,8 +129,9 @@ TEST_CASE("usage errors exit 2 with one line naming the flag", "[cli][exit]") {
         CHECK(!r.err.empty());
     }
     const CliRun r = run_kvplan("size --model llama-3-70b --context -5");
-    CHECK(r.err == "kvplan: error: --context: expected a token count >= 1 (8192, 8k = 8,000, "
-                   "25.6k = 25,600, 8K = 8,192), found '-5'\n");
+    CHECK(r.err ==
+          "kvplan: error: --context: expected a token count >= 1 (8192, 8k = 8,000, "
+          "25.6k = 25,600, 8K = 8,192), found '-5'\n");
 }
 
 TEST_CASE("an impossible layout or an unknown model exits 3 with one line", "[cli][exit]") {
@@ -273,7 +270,8 @@ TEST_CASE("list gpus shows the bundled specs with their units", "[cli][list]") {
             CHECK(g["memory_bytes"].get<std::uint64_t>() == 85'520'809'984ULL);
         }
     CHECK(found);
-    CHECK_THAT(run_kvplan("list gpus").out, Catch::Contains("79.65 GiB") && Catch::Contains("3.35 TB/s"));
+    CHECK_THAT(run_kvplan("list gpus").out,
+               Catch::Contains("79.65 GiB") && Catch::Contains("3.35 TB/s"));
 }
 
 TEST_CASE("unknown GPUs and unreadable spec files exit 3 naming the file", "[cli][exit]") {
@@ -331,22 +329,24 @@ TEST_CASE("a failed requirement exits 1 and reports in text, JSON, JUnit and ann
     CHECK(run_kvplan(args + " --junit '" + junit + "'").code == 1);
     std::ifstream in(junit);
     const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CHECK_THAT(xml, Catch::Contains("<testsuites name=\"kvplan check\" tests=\"2\" failures=\"1\">") &&
-                        Catch::Contains("<failure message=\"required &lt;= 262,144 B per token"));
+    CHECK_THAT(xml,
+               Catch::Contains("<testsuites name=\"kvplan check\" tests=\"2\" failures=\"1\">") &&
+                   Catch::Contains("<failure message=\"required &lt;= 262,144 B per token"));
 
     const CliRun gha = run_kvplan(args, "GITHUB_ACTIONS=true");
     CHECK(gha.code == 1);
-    CHECK_THAT(gha.out, Catch::StartsWith("::error file=") &&
-                            Catch::Contains(",title=kvplan check%3A cache cost::cache cost: required") &&
-                            Catch::Contains("::notice file="));
+    CHECK_THAT(gha.out,
+               Catch::StartsWith("::error file=") &&
+                   Catch::Contains(",title=kvplan check%3A cache cost::cache cost: required") &&
+                   Catch::Contains("::notice file="));
 }
 
 TEST_CASE("check --baseline shows the change against the previous config", "[cli][check]") {
     // The new revision doubles the KV heads (16 instead of 8): 2 x 80 x 16 x 128 x 2 B =
     // 655,360 B per token, +100 % over the 327,680 B of the baseline.
-    const CliRun r = run_kvplan("check --policy " + data_file("cli/policy_tight.json") +
-                                " --model " + data_file("cli/llama-3-70b-16kv") +
-                                " --baseline llama-3-70b --format json");
+    const CliRun r =
+        run_kvplan("check --policy " + data_file("cli/policy_tight.json") + " --model " +
+                   data_file("cli/llama-3-70b-16kv") + " --baseline llama-3-70b --format json");
     CHECK(r.code == 1);
     const json doc = json::parse(r.out);
     CHECK(doc["requirements"][0]["measured"].get<std::uint64_t>() == 655'360);
@@ -360,12 +360,12 @@ TEST_CASE("bad policy and config files exit 3 with one line naming the file and 
         const char* file;
         const char* field;
     };
-    for (const Case& c : {Case{"policy_not_json.json", "valid JSON"},
-                          Case{"policy_wrong_schema.json", "schema"},
-                          Case{"policy_unknown_kind.json", "requirements[1].kind"},
-                          Case{"policy_negative_sequences.json", "requirements[0].sequences"},
-                          Case{"policy_two_units.json", "requirements[0].GB"},
-                          Case{"policy_bad_engine.json", "replica.engine"}}) {
+    for (const Case& c :
+         {Case{"policy_not_json.json", "valid JSON"}, Case{"policy_wrong_schema.json", "schema"},
+          Case{"policy_unknown_kind.json", "requirements[1].kind"},
+          Case{"policy_negative_sequences.json", "requirements[0].sequences"},
+          Case{"policy_two_units.json", "requirements[0].GB"},
+          Case{"policy_bad_engine.json", "replica.engine"}}) {
         INFO(c.file);
         const CliRun r = run_kvplan("check --policy " + data_file(std::string("cli/") + c.file));
         CHECK(r.code == 3);
@@ -376,7 +376,8 @@ TEST_CASE("bad policy and config files exit 3 with one line naming the file and 
     for (const Case& c : {Case{"config_not_json.json", "valid JSON"},
                           Case{"config_zero_heads.json", "num_attention_heads"}}) {
         INFO(c.file);
-        const CliRun r = run_kvplan("size --context 8k --model " + data_file(std::string("cli/") + c.file));
+        const CliRun r =
+            run_kvplan("size --context 8k --model " + data_file(std::string("cli/") + c.file));
         CHECK(r.code == 3);
         CHECK_THAT(r.err, Catch::Contains(c.file) && Catch::Contains(c.field));
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -450,9 +451,142 @@ TEST_CASE("diff shows the changed field and its effect", "[cli][diff]") {
     CHECK(j["effects"][0]["old"].get<std::uint64_t>() == 327'680);
     CHECK(j["effects"][0]["new"].get<std::uint64_t>() == 655'360);
     CHECK(j["effects"][0]["change_percent"].get<double>() == Approx(100.0));
-    const CliRun md = run_kvplan("diff llama-3-70b " + data_file("cli/llama-3-70b-16kv") +
-                                 " --format md");
+    const CliRun md =
+        run_kvplan("diff llama-3-70b " + data_file("cli/llama-3-70b-16kv") + " --format md");
     CHECK_THAT(md.out, Catch::Contains("| num_key_value_heads | 8 | 16 |"));
     CHECK(run_kvplan("diff llama-3-70b").code == 2);
     CHECK(run_kvplan("diff llama-3-70b " + data_file("cli/config_not_json.json")).code == 3);
+}
+
+TEST_CASE("the README's quick start prints what the CLI prints", "[cli][docs]") {
+    // The first ```sh block after "## Quick start" ends with the kvplan call; the ```text block
+    // after it is its output, to the byte.
+    std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/README.md");
+    const std::string readme{std::istreambuf_iterator<char>(in), {}};
+    const std::size_t start = readme.find("## Quick start");
+    REQUIRE(start != std::string::npos);
+    const std::string call = "./build/tools/kvplan/kvplan ";
+    const std::size_t at = readme.find(call, start);
+    REQUIRE(at != std::string::npos);
+    const std::size_t call_end = readme.find('\n', at);
+    const std::string args = readme.substr(at + call.size(), call_end - at - call.size());
+    const std::string open = "```text\n";
+    const std::size_t text = readme.find(open, call_end);
+    REQUIRE(text != std::string::npos);
+    const std::size_t text_end = readme.find("```\n", text + open.size());
+    REQUIRE(text_end != std::string::npos);
+    const CliRun r = run_kvplan(args);
+    REQUIRE(r.code == 0);
+    CHECK(r.out == readme.substr(text + open.size(), text_end - text - open.size()));
+}
+
+namespace {
+
+/// One `$ kvplan ...` example of a Markdown ```text block: the command (continuation lines
+/// joined) and the lines shown under it.
+struct DocExample {
+    std::string command;
+    std::vector<std::string> shown;
+};
+
+std::vector<DocExample> doc_examples(const std::string& text) {
+    std::vector<DocExample> out;
+    std::istringstream in(text);
+    std::string line;
+    bool block = false, kvplan = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("```", 0) == 0) {
+            block = !block && line == "```text";
+            kvplan = false;
+            continue;
+        }
+        if (!block) continue;
+        if (line.rfind("$ ", 0) == 0) {
+            std::string command = line.substr(2);
+            while (!command.empty() && command.back() == '\\' && std::getline(in, line)) {
+                command.pop_back();
+                command += line;
+            }
+            out.push_back({command, {}});
+            kvplan = true;
+        } else if (kvplan) {
+            out.back().shown.push_back(line);
+        }
+    }
+    return out;
+}
+
+/// Whether `shown` is an excerpt of `printed`: each non-blank line found in order, where "..."
+/// in a shown line stands for anything and the text before it starts the printed line.
+bool is_excerpt(const std::vector<std::string>& shown, const std::vector<std::string>& printed) {
+    std::size_t from = 0;
+    for (const std::string& want : shown) {
+        if (want.find_first_not_of(' ') == std::string::npos) continue;
+        std::vector<std::string> parts;
+        for (std::size_t at = 0;;) {
+            const std::size_t dots = want.find("...", at);
+            parts.push_back(want.substr(at, dots == std::string::npos ? dots : dots - at));
+            if (dots == std::string::npos) break;
+            at = dots + 3;
+        }
+        bool found = false;
+        for (; from < printed.size() && !found; ++from) {
+            const std::string& have = printed[from];
+            std::size_t at = 0;
+            bool ok = true;
+            for (std::size_t i = 0; i < parts.size() && ok; ++i) {
+                std::string part = parts[i];
+                if (i != 0) {
+                    part.erase(0, part.find_first_not_of(' ') == std::string::npos
+                                      ? part.size()
+                                      : part.find_first_not_of(' '));
+                    while (!part.empty() && part.back() == ' ') part.pop_back();
+                }
+                if (part.empty()) continue;
+                const std::size_t hit = have.find(part, at);
+                ok = hit != std::string::npos && (i != 0 || hit == 0);
+                if (ok) at = hit + part.size();
+            }
+            found = ok;
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every kvplan example in the README and docs/cli.md is what the CLI prints",
+          "[cli][docs]") {
+    // The shown lines of each example are found in order in what the command prints (stdout,
+    // then stderr), run from the repository root; "$ echo $?" shows the exit code before it.
+    for (const char* doc : {"README.md", "docs/cli.md"}) {
+        std::ifstream in(std::string(KVPLAN_SOURCE_DIR) + "/" + doc);
+        const std::string text{std::istreambuf_iterator<char>(in), {}};
+        const std::vector<DocExample> examples = doc_examples(text);
+        CHECK(examples.size() >= (std::string(doc) == "README.md" ? 5u : 10u));
+        int code = -1;
+        for (const DocExample& e : examples) {
+            INFO(doc << ": $ " << e.command);
+            if (e.command == "echo $?") {
+                REQUIRE(e.shown.size() >= 1);
+                CHECK(e.shown.front() == std::to_string(code));
+                continue;
+            }
+            REQUIRE(e.command.rfind("kvplan ", 0) == 0);
+            const CliRun r =
+                run_kvplan(e.command.substr(7), std::string("cd '") + KVPLAN_SOURCE_DIR + "' &&");
+            code = r.code;
+            std::vector<std::string> printed = lines_of(r.out);
+            for (std::string& l : lines_of(r.err)) printed.push_back(std::move(l));
+            CHECK(is_excerpt(e.shown, printed));
+        }
+    }
 }

@@ -47,8 +47,8 @@ TEST_CASE("uppercase suffixes are binary and take whole numbers only", "[cli][pa
 }
 
 TEST_CASE("zero, negative and malformed token counts are usage errors", "[cli][parse]") {
-    for (const char* bad : {"0", "-5", "-5k", "0k", "0.0001k", "", "k", "8 k", "8kb", "8.k",
-                            ".5k", "1e3", "eight", "8192.0", "+8"})
+    for (const char* bad : {"0", "-5", "-5k", "0k", "0.0001k", "", "k", "8 k", "8kb", "8.k", ".5k",
+                            "1e3", "eight", "8192.0", "+8"})
         CHECK_THROWS_AS(parse_tokens(bad, "--context"), UsageError);
     CHECK_THROWS_WITH(parse_tokens("-5", "--context"), Catch::StartsWith("--context: expected"));
     // 2^64 / 2^30 = 2^34 is the first G count that does not fit in 64 bits.
@@ -75,8 +75,9 @@ TEST_CASE("a bare number for memory is a usage error", "[cli][parse]") {
 }
 
 TEST_CASE("comma lists split and every item is checked", "[cli][parse]") {
-    const auto v = parse_list("1,8,32,128", "--batch",
-                              [](std::string_view s, std::string_view f) { return parse_count(s, f); });
+    const auto v = parse_list("1,8,32,128", "--batch", [](std::string_view s, std::string_view f) {
+        return parse_count(s, f);
+    });
     CHECK(v == std::vector<std::uint64_t>{1, 8, 32, 128});
     const auto t = parse_list("1k,8K", "--context", parse_tokens);
     CHECK(t == std::vector<std::uint64_t>{1'000, 8'192});

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <kvplan/calibrate/bench_result.hpp>
+#include <kvplan/calibrate/latency.hpp>
+#include <kvplan/presets.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -141,6 +144,94 @@ TEST_CASE("calibrate fits the reserve of a V0 log and reproduces its cache figur
         run_kvplan("calibrate " + data_file("traces/README.md") + " --model llama-3-8b");
     CHECK(bad.code == 3);
     CHECK(bad.err.find("log: expected vLLM start-up lines") != std::string::npos);
+}
+
+TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and fit uses them",
+          "[cli][calibrate]") {
+    // The NIM row Llama-3.3-70B fp8 on 2 x H100 SXM, 5,000 in / 500 out at concurrency 25 (TPOT
+    // 38.75 ms, TTFT 688.69 ms), in vllm bench serve's keys.
+    const std::string bench = "vllm_bench_serve/nim-llama-3.3-70b-fp8-2xh100-5000-500-c25.json";
+    const std::string replica =
+        " --model llama-3-70b --gpu h100-sxm --tp 2 --weight-dtype fp8 --kv-dtype fp8";
+    const std::string profile = out_file("llama-3-70b-nim-c25.profile.json");
+    const CliRun r = run_kvplan("calibrate --bench " + data_file(bench) + replica +
+                                " --format json --write-profile '" + profile + "'");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["measured_tpot"].get<double>() == Approx(0.03875));
+    CHECK(j["measured_ttft"].get<double>() == Approx(0.68869));
+    CHECK(j["compute_dtype"] == "fp8");
+    // The bound: fp8 weights (about 70.6 GB, 35.3 GB per GPU) and 25 sequences of 5,000 tokens at
+    // 2 x 80 x 8 x 128 x 1 B = 163,840 B per token (10.24 GB per GPU), over 3.35 TB/s: 13.6 ms.
+    CHECK(j["tpot_bound"].get<double>() == Approx(0.0136).epsilon(0.01));
+
+    // One answer: the library's calibration of the same observation from Hopper's defaults.
+    const kvplan::Replica rep{.model = kvplan::presets::llama_3_70b,
+                              .gpu = kvplan::gpus::h100_sxm,
+                              .parallel = {.tp = 2},
+                              .weights = {.format = kvplan::WeightFormat::fp8},
+                              .kv = kvplan::KvDtype::fp8_e4m3};
+    kvplan::RooflineOptions ro;
+    ro.compute = kvplan::ComputeDtype::fp8;
+    const kvplan::LatencyObservation obs = kvplan::observation_of(
+        kvplan::read_vllm_bench_result(std::string(KVPLAN_TEST_DATA_DIR) + "/" + bench), rep, ro);
+    const kvplan::EstimateParams start = kvplan::default_params(kvplan::GpuFamily::hopper).params;
+    const kvplan::FitResult f = kvplan::calibrate_fractions(obs, start);
+    CHECK(j["bandwidth_fraction"].get<double>() == Approx(f.params.bandwidth));
+    CHECK(j["compute_fraction"].get<double>() == Approx(f.params.compute));
+    CHECK(j["layer_overhead"].get<double>() == Approx(start.layer_overhead.in(kvplan::seconds)));
+    // The fit never does worse than where it started, over the figures it fitted.
+    const auto sq = [&](const char* est, const char* measured) {
+        const double e = std::log(j[est].get<double>() / j[measured].get<double>());
+        return e * e;
+    };
+    const double before = std::sqrt((sq("tpot_estimate_before", "measured_tpot") +
+                                     sq("ttft_estimate_before", "measured_ttft")) /
+                                    2);
+    CHECK(j["rms_log_error"].get<double>() <= before);
+
+    // The profile holds the estimate alone (no log, no reserve); fit at the benchmark's load with
+    // it gives the calibrated estimate.
+    const json p = json::parse(slurp(profile));
+    CHECK(p["estimate_compute_dtype"] == "fp8");
+    CHECK_FALSE(p.contains("reserve_bytes"));
+    const CliRun fit = run_kvplan("fit" + replica +
+                                  " --concurrency 25 --prompt-tokens 5000 --output-tokens 500 "
+                                  "--format json --profile '" +
+                                  profile + "'");
+    REQUIRE(fit.code == 0);
+    const json fj = json::parse(fit.out);
+    CHECK(fj["estimate_basis"] == "given");
+    CHECK(fj["tpot_estimate_seconds"].get<double>() ==
+          Approx(j["tpot_estimate"].get<double>()).epsilon(1e-9));
+    CHECK(fj["ttft_estimate_seconds"].get<double>() ==
+          Approx(j["ttft_estimate"].get<double>()).epsilon(1e-9));
+
+    // fleet and plan time the matmuls of fp8 weights in fp8 too, so they take the profile.
+    const CliRun fleet = run_kvplan("fleet" + replica +
+                                    " --rate 5 --prompt-tokens 5000 --output-tokens 500 "
+                                    "--tpot-ms 60 --profile '" +
+                                    profile + "'");
+    CHECK(fleet.code == 0);
+    CHECK(fleet.out.find("calibrated, from the profile") != std::string::npos);
+    const CliRun plan = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --weight-dtype fp8 --kv-dtype fp8 --max-gpus 2 "
+        "--concurrency 25 --prompt-tokens 5000 --output-tokens 500 --profile '" +
+        profile + "'");
+    CHECK(plan.code == 0);
+
+    // Nothing to calibrate on, or no GPU for the fractions: usage errors; an open-loop run: the
+    // file's field.
+    CHECK(run_kvplan("calibrate --model llama-3-70b").code == 2);
+    const CliRun no_gpu =
+        run_kvplan("calibrate --bench " + data_file(bench) + " --model llama-3-70b --tp 2");
+    CHECK(no_gpu.code == 2);
+    CHECK(no_gpu.err.find("--gpu") != std::string::npos);
+    const CliRun open =
+        run_kvplan("calibrate --bench " + data_file("vllm_bench_serve/open-loop-rate-4.json") +
+                   " --model gemma-3-27b --gpu h100-sxm");
+    CHECK(open.code == 3);
+    CHECK(open.err.find("max_concurrency") != std::string::npos);
 }
 
 TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]") {

@@ -36,6 +36,28 @@ TEST_CASE("plan says what would make each nearest miss fit", "[cli][plan][review
     CHECK_THAT(text.out, Catch::Contains("a context of at most 1,008 tokens"));
 }
 
+TEST_CASE("plan says what stops every replica when none starts", "[cli][plan][review]") {
+    // Llama-3-70B's config says max_position_embeddings = 8,192: 32k tokens stop every layout,
+    // and the verdict names the limit from the largest replica searched (4 GPUs).
+    const CliRun ctx = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --max-gpus 4 --context 32k --concurrency 8");
+    REQUIRE(ctx.code == 0);
+    CHECK_THAT(ctx.out, Catch::Contains("none starts: on 4 x h100-sxm"));
+    CHECK_THAT(ctx.out, Catch::Contains("pass the model's limit of 8,192 tokens"));
+    // bf16 weights of 141,107,412,992 B (65.7 GiB a stage at pp 2) never fit two 24 GB L4s.
+    const CliRun w =
+        run_kvplan("plan --model llama-3-70b --gpu l4 --max-gpus 2 --context 8k --concurrency 8");
+    REQUIRE(w.code == 0);
+    CHECK_THAT(w.out, Catch::Contains("none starts: on 2 x l4"));
+    CHECK_THAT(w.out, Catch::Contains("the weights (65.71 GiB)"));
+    // When a replica starts, the misses say the rest: no refusal in the verdict.
+    const CliRun m = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --max-gpus 4 --context 8k --concurrency 64");
+    REQUIRE(m.code == 0);
+    CHECK(m.out.find("none starts") == std::string::npos);
+    CHECK_THAT(m.out, Catch::Contains("Nearest misses"));
+}
+
 TEST_CASE("plan ranks by dollars per million output tokens under a TPOT target",
           "[cli][plan][review]") {
     const std::string args =

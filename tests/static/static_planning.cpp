@@ -13,8 +13,8 @@ constexpr Layout one_gpu{llama_3_8b, {}};
 
 // Llama-3-8B: a vLLM page is 16 x 8 x 256 x 2 B = 64 KiB per layer, 2 MiB per block of 32
 // layers: 10 GiB hold 5,120 blocks = 81,920 tokens.
-constexpr VllmKvCache vllm = vllm_kv_cache(llama_3_8b, KvDtype::bf16, one_gpu, 10 * GiB,
-                                           {.max_model_len = 8192});
+constexpr VllmKvCache vllm =
+    vllm_kv_cache(llama_3_8b, KvDtype::bf16, one_gpu, 10 * GiB, {.max_model_len = 8192});
 static_assert(vllm.num_blocks == 5120);
 static_assert(vllm.kv_cache_tokens == 81'920);
 // 5,120 blocks / 512 blocks per 8,192-token request = 10x.
@@ -22,7 +22,8 @@ static_assert(vllm.max_concurrency == 10.0);
 
 // SGLang: 1 GiB / 131,072 B per token = 8,192 tokens. TensorRT-LLM: the same tokens in 256
 // blocks of 32.
-static_assert(sglang_kv_pool(llama_3_8b, KvDtype::bf16, one_gpu, 1 * GiB).max_total_num_tokens == 8192);
+static_assert(sglang_kv_pool(llama_3_8b, KvDtype::bf16, one_gpu, 1 * GiB).max_total_num_tokens ==
+              8192);
 static_assert(trtllm_kv_cache(llama_3_8b, KvDtype::bf16, one_gpu, 1 * GiB).pools[0].blocks == 256);
 
 // Expected distinct experts: 8 x (1 - (3/4)^2) = 3.5.

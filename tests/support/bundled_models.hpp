@@ -5,11 +5,10 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <string>
-#include <string_view>
-
 #include <kvplan/hf_config.hpp>
 #include <kvplan/kv_bytes.hpp>
+#include <string>
+#include <string_view>
 
 namespace kvplan::testing {
 

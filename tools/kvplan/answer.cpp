@@ -433,7 +433,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
            fmt::format("the engine logs {:.2f}x", a.max_concurrency_ratio)}}});
     rep.figures.push_back(
         {"max_concurrency_ratio",
-         fmt::format("{} logs", display(e)),
+         fmt::format("  as {} logs it (concurrency ratio)", display(e)),
          {fmt::format("{:.2f}x", a.max_concurrency_ratio), a.max_concurrency_ratio},
          {},
          {"vLLM's \"Maximum concurrency for N tokens per request: X.XXx\": blocks / the blocks one "

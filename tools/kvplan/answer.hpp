@@ -4,12 +4,11 @@
 // figures term by term with their explanations, and the notes. fit shows all of it; compare, plan,
 // check and diff take the cells they need from the same answer.
 
+#include <kvplan/plan/commands.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <kvplan/plan/commands.hpp>
 
 #include "flags.hpp"
 #include "report.hpp"

@@ -114,10 +114,12 @@ struct Command {
 };
 
 constexpr Command commands[] = {
-    {"size", register_size},         {"fit", register_fit},           {"plan", register_plan},
-    {"compare", register_compare},   {"diff", register_diff},         {"check", register_check},
-    {"roofline", register_roofline}, {"list", register_list},         {"trace", register_trace},
-    {"fleet", register_fleet},       {"calibrate", register_calibrate}, {"disagg", register_disagg},
+    {"size", register_size},           {"fit", register_fit},
+    {"plan", register_plan},           {"compare", register_compare},
+    {"diff", register_diff},           {"check", register_check},
+    {"roofline", register_roofline},   {"list", register_list},
+    {"trace", register_trace},         {"fleet", register_fleet},
+    {"calibrate", register_calibrate}, {"disagg", register_disagg},
 };
 
 /// The command a command line names: its first word that is not an option, when that word is a
@@ -131,7 +133,8 @@ std::string_view named_command(std::span<const std::string> args) {
     return {};
 }
 
-/// The app with the command `only` registered on `ctx`, or every command when `only` is empty.
+/// The app with the command `only` registered on `ctx` (none when `only` names none), or every
+/// command when `only` is empty.
 /// Registering one command instead of all twelve is most of what a call saves: CLI11 checks each
 /// new option's names against every option of its command, and the twelve hold about 600.
 void build(CLI::App& app, Context& ctx, std::string_view only = {}) {
@@ -160,7 +163,9 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
         ctx.config_dir = config_dir;
         ctx.out = &out;
         CLI::App app{app_description, "kvplan"};
-        build(app, ctx, named_command(args));
+        // `kvplan --version` needs no command: registering none keeps it as fast as a call.
+        const bool version_only = args.size() == 1 && args[0] == "--version";
+        build(app, ctx, version_only ? std::string_view("--version") : named_command(args));
 
         // CLI11 and explain_unknown read argv as main receives it.
         std::vector<std::string> words;

@@ -1,5 +1,6 @@
-// kvplan calibrate: fit the non-KV reserve of one model on one GPU from a vLLM start-up log, say
-// how far the modelled figures were off, and write the profile later runs can use.
+// kvplan calibrate: fit the non-KV reserve of one model on one GPU from a vLLM start-up log, and
+// the latency estimate's fractions from a `vllm bench serve` result; say how far the modelled
+// figures were off, and write the profile later runs can use.
 
 #include <fmt/format.h>
 
@@ -7,14 +8,16 @@
 #include <cmath>
 #include <fstream>
 #include <kvplan/calibrate.hpp>
+#include <kvplan/calibrate/bench_result.hpp>
+#include <kvplan/calibrate/latency.hpp>
 #include <kvplan/engine.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/weights.hpp>
 #include <memory>
 
 #include "commands.hpp"
-#include "flags.hpp"
 #include "explain.hpp"
+#include "flags.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"
@@ -26,6 +29,7 @@ namespace {
 
 struct CalibrateFlags {
     std::string log;
+    std::string bench;
     std::string write_profile;
 };
 
@@ -36,70 +40,74 @@ std::string off_by(Bytes modelled, Bytes measured) {
     return fmt::format("{:+.2f} GiB, {:+.1f} %", d, 100.0 * d / measured.in(GiB));
 }
 
-void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ctx) {
-    const LayoutInput li = parse_layout(o);
-    const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
-    const std::optional<WeightOptions> weights_flag = parse_weights(o);
-    EngineSetup engine = engine_setup(o);
-    if (engine.engine != Engine::vllm)
-        usage_error("--engine", "vllm (calibration reads vLLM logs)", o.engine);
+/// Adds `key`/`label` figures to `rep`.
+struct FigureAdder {
+    Report& rep;
+    void operator()(std::string key, std::string label, Cell v, std::optional<Cell> exact = {},
+                    Explanation e = {}) const {
+        rep.figures.push_back(
+            {std::move(key), std::move(label), std::move(v), std::move(exact), std::move(e)});
+    }
+};
 
-    const VllmLogFacts facts = load_vllm_log(cf.log);
-    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
-    const Model& m = rm.get();
-    const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
-    const Layout layout = make_layout(m, li);
-    std::optional<ResolvedGpu> gpu;
-    if (!o.gpu.empty()) gpu = resolve_gpu(o.gpu, ctx);
+/// The replica both parts calibrate, as the flags give it.
+struct CalibrationSetup {
+    const ResolvedModel& rm;
+    const std::optional<ResolvedGpu>& gpu;
+    LayoutInput li;
+    KvFormat kv;
+    WeightOptions weights;
+    EngineSetup engine;
+};
+
+/// The log's part: the measured non-KV reserve beside the modelled one. Returns the profile with
+/// that reserve; the verdict's sentence goes to `verdict`.
+CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup& cs, Report& rep,
+                                 std::string& verdict) {
+    const FigureAdder fig{rep};
+    const Model& m = cs.rm.get();
+    const Layout layout = make_layout(m, cs.li);
+    const VllmLogFacts facts = load_vllm_log(log);
 
     // The log describes one worker; with pipeline stages, the first.
     const std::uint32_t stage = 0;
     CalibrationInputs in;
-    if (gpu) in.memory_total = gpu->spec.memory_total;
-    if (engine.utilization_given) in.utilization = engine.budget.utilization;
-    in.weights = weight_bytes_per_rank(m, layout, stage, weights).total();
-    in.block_size = engine.block_size;
+    if (cs.gpu) in.memory_total = cs.gpu->spec.memory_total;
+    if (cs.engine.utilization_given) in.utilization = cs.engine.budget.utilization;
+    in.weights = weight_bytes_per_rank(m, layout, stage, cs.weights).total();
+    in.block_size = cs.engine.block_size;
     // Block bytes for a model vLLM keeps in one KV cache group (one layer type): then the block
     // count pins the available memory to a whole number of blocks.
-    VllmOptions vo = engine.options.vllm;
+    VllmOptions vo = cs.engine.options.vllm;
     vo.max_model_len = facts.max_model_len.value_or(
         m.config().max_position_embeddings != 0 ? m.config().max_position_embeddings : 4096);
-    const VllmKvCache probe = vllm_kv_cache(m, kv, layout, 1 * GiB, vo);
+    const VllmKvCache probe = vllm_kv_cache(m, cs.kv, layout, 1 * GiB, vo);
     if (probe.num_groups == 1 && probe.refused.empty()) in.bytes_per_block = probe.bytes_per_block;
 
-    const CalibrationFit fit = fit_reserve(facts, in, cf.log);
+    const CalibrationFit fit = fit_reserve(facts, in, log);
 
     // The uncalibrated estimate: vLLM's accounting as modelled, at the same GPU and utilization.
-    GpuSpec spec = gpu ? gpu->spec : GpuSpec{};
+    GpuSpec spec = cs.gpu ? cs.gpu->spec : GpuSpec{};
     spec.memory_total = fit.memory_total;
-    const Replica r{
-        .model = m, .gpu = spec, .parallel = {li.tp, li.pp, {}}, .weights = weights, .kv = kv};
-    BudgetOptions b = engine.budget;
+    const Replica r{.model = m,
+                    .gpu = spec,
+                    .parallel = {cs.li.tp, cs.li.pp, {}},
+                    .weights = cs.weights,
+                    .kv = cs.kv};
+    BudgetOptions b = cs.engine.budget;
     b.utilization = fit.utilization;
-    EngineOptions eo = engine.options;
+    EngineOptions eo = cs.engine.options;
     eo.vllm.charge_cuda_graphs = facts.cuda_graphs_charged;
     const EngineMemory modelled = engine_memory(Engine::vllm, r, layout, stage, b, eo);
     const Bytes modelled_reserve =
         modelled.activation + (eo.vllm.charge_cuda_graphs ? modelled.cuda_graphs : Bytes{});
 
-    Report rep;
-    rep.command = "calibrate";
-    rep.heading =
-        fmt::format("{}: {} on {}, {}", cf.log, display_name(rm),
-                    gpu ? gpu->id : std::string("the log's GPU"), describe_layout(r.parallel));
-    rep.verdict = fmt::format(
+    verdict = fmt::format(
         "non-KV reserve {:.2f} GiB measured, {:.2f} GiB modelled ({}); KV memory {:.2f} GiB "
         "logged, {:.2f} GiB modelled ({})",
         fit.reserve.in(GiB), modelled_reserve.in(GiB), off_by(modelled_reserve, fit.reserve),
         fit.available_kv.in(GiB), modelled.kv_memory.in(GiB),
         off_by(modelled.kv_memory, fit.available_kv));
-    rep.inputs = {{"log", cell_text(cf.log)},
-                  {"model", cell_text(rm.id)},
-                  {"gpu", cell_text(gpu ? gpu->id : std::string())},
-                  {"tp", cell_count(li.tp, "")},
-                  {"pp", cell_count(li.pp, "")},
-                  {"kv_dtype", cell_text(std::string(name(kv.dtype)))},
-                  {"block_size", cell_count(engine.block_size, "tokens")}};
     const auto src = [](FigureSource s) {
         switch (s) {
             case FigureSource::log:
@@ -110,11 +118,6 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                 return std::string("modelled");
         }
         return std::string();
-    };
-    const auto fig = [&](std::string key, std::string label, Cell v, std::optional<Cell> exact = {},
-                         Explanation e = {}) {
-        rep.figures.push_back(
-            {std::move(key), std::move(label), std::move(v), std::move(exact), std::move(e)});
     };
     fig("memory_total", fmt::format("GPU memory ({})", src(fit.memory_total_source)),
         cell(fit.memory_total), cell_exact(fit.memory_total));
@@ -156,9 +159,9 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     // Does the model reproduce the log's own cache figures from the measured memory?
     if (facts.max_model_len &&
         (facts.gpu_blocks || facts.kv_cache_tokens || facts.max_concurrency)) {
-        VllmOptions ro = engine.options.vllm;
+        VllmOptions ro = cs.engine.options.vllm;
         ro.max_model_len = *facts.max_model_len;
-        const VllmKvCache c = vllm_kv_cache(m, kv, layout, fit.available_kv, ro);
+        const VllmKvCache c = vllm_kv_cache(m, cs.kv, layout, fit.available_kv, ro);
         if (facts.max_concurrency)
             fig("max_concurrency",
                 fmt::format("max concurrency at {} tokens: logged / reproduced",
@@ -182,9 +185,157 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         rep.notes.push_back(
             "weights and KV memory exceed memory x utilization: check --gpu and "
             "--gpu-memory-utilization");
+    return make_profile(fit, cs.rm.id, cs.gpu ? cs.gpu->id : std::string(), cs.li.tp, cs.li.pp,
+                        log);
+}
 
-    const CalibrationProfile profile =
-        make_profile(fit, rm.id, gpu ? gpu->id : std::string(), li.tp, li.pp, cf.log);
+/// "+4.2 %": how far `estimate` is from `measured`.
+std::string error_of(Seconds estimate, Seconds measured) {
+    return fmt::format("{:+.1f} %", 100.0 * (estimate / measured - 1.0));
+}
+
+/// The benchmark's part: the latency estimate's fractions fitted on one `vllm bench serve`
+/// result (calibrate_fractions), beside the bound and the estimate before calibration. Sets the
+/// estimate part of `profile`; the verdict's sentence goes to `verdict`.
+void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
+                     CalibrationProfile& profile, Report& rep, std::string& verdict) {
+    const FigureAdder fig{rep};
+    if (!cs.gpu)
+        usage_error("--gpu",
+                    "the GPU the benchmark ran on (the estimate's fractions are of its "
+                    "bandwidth and FLOP/s)",
+                    "none");
+    const BenchResult b = read_vllm_bench_result(bench);
+    const Replica r{.model = cs.rm.get(),
+                    .gpu = cs.gpu->spec,
+                    .parallel = {cs.li.tp, cs.li.pp, {}},
+                    .weights = cs.weights,
+                    .kv = cs.kv};
+    RooflineOptions ro;
+    ro.compute = matmul_compute(cs.weights, r.gpu);
+    const LatencyObservation obs = observation_of(b, r, ro);
+    // From the GPU family's defaults where kvplan has them: a single load then moves only the
+    // fractions it can tell (calibrate/latency.hpp).
+    const std::optional<FamilyParams> family = default_params(r.gpu);
+    const EstimateParams start = family ? family->params : fit_start;
+    const FitResult f = calibrate_fractions(obs, start);
+    const LatencyEstimate before = estimate_latency(r, obs.load, start, ro);
+    const LatencyEstimate after = estimate_latency(r, obs.load, f.params, ro);
+    const bool ttft_used = obs.ttft && after.waiting == 0;
+
+    verdict = fmt::format(
+        "TPOT {:.2f} ms measured, {:.2f} ms estimated after calibration ({:.2f} ms before, "
+        "bound {:.2f} ms); bandwidth fraction {:.2f}, compute fraction {:.2f}",
+        b.tpot.mean.in(milliseconds), after.itl.in(milliseconds), before.itl.in(milliseconds),
+        after.itl_bound.in(milliseconds), f.params.bandwidth, f.params.compute);
+    const std::string start_name =
+        family ? fmt::format("the {} defaults", name(family->family)) : std::string("fit_start");
+    fig("bench_load", "load (from the benchmark)",
+        cell_text(fmt::format("{} requests in flight, {} prompt / {} output tokens (means)",
+                              grouped(obs.load.concurrency), grouped(obs.load.prompt_tokens),
+                              grouped(obs.load.output_tokens))),
+        {},
+        {"max_concurrency (or every prompt at an infinite rate); total tokens / completed",
+         {fmt::format("{} completed, {} input and {} output tokens", grouped(b.completed),
+                      grouped(b.total_input_tokens), grouped(b.total_output_tokens))}});
+    fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(*ro.compute))));
+    fig("measured_tpot", "TPOT, mean (measured)", cell(b.tpot.mean));
+    fig("tpot_bound", "TPOT bound (HBM and FLOP/s peaks)", cell(after.itl_bound));
+    fig("tpot_estimate_before", fmt::format("TPOT estimate, {}", start_name), cell(before.itl), {},
+        {"error against the measurement: " + error_of(before.itl, b.tpot.mean), {}});
+    fig("tpot_estimate", "TPOT estimate, calibrated", cell(after.itl), {},
+        {"error against the measurement: " + error_of(after.itl, b.tpot.mean), {}});
+    fig("measured_ttft", "TTFT, mean (measured)", cell(b.ttft.mean));
+    fig("ttft_estimate_before", fmt::format("TTFT estimate, {}", start_name), cell(before.ttft), {},
+        {"error against the measurement: " + error_of(before.ttft, b.ttft.mean), {}});
+    fig("ttft_estimate", "TTFT estimate, calibrated", cell(after.ttft), {},
+        {"error against the measurement: " + error_of(after.ttft, b.ttft.mean), {}});
+    fig("bandwidth_fraction", "achieved fraction of peak bandwidth",
+        cell_number(f.params.bandwidth, "", 2), {},
+        {fmt::format("fitted on the TPOT; {} had {:.2f}", start_name, start.bandwidth), {}});
+    fig("compute_fraction", "achieved fraction of peak FLOP/s",
+        cell_number(f.params.compute, "", 2), {},
+        {ttft_used ? fmt::format("fitted on the TTFT; {} had {:.2f}", start_name, start.compute)
+                   : fmt::format("kept from {}: the TTFT was not used", start_name),
+         {}});
+    fig("layer_overhead", "per-layer time per step (kept)", cell(f.params.layer_overhead));
+    fig("all_reduce_latency", "all-reduce latency (kept)", cell(f.params.all_reduce_latency));
+    fig("rms_log_error", "fit: rms of ln(estimate / measured)", cell_number(f.rms_log_error, "", 4),
+        {}, {fmt::format("over {} measured figure{}", f.figures, f.figures == 1 ? "" : "s"), {}});
+    if (obs.ttft && !ttft_used)
+        rep.notes.push_back(fmt::format(
+            "the TTFT was not fitted: {} requests wait in the estimate's queue at this load, and "
+            "a queue's wait says little about the prefill's FLOP/s",
+            grouped(after.waiting)));
+    if (f.params.bandwidth >= FitSpace{}.bandwidth.hi && after.itl > b.tpot.mean)
+        rep.notes.push_back(fmt::format(
+            "the estimate stays above the measured TPOT at full bandwidth: its fixed costs of a "
+            "decode step ({} of layer time, {} of all-reduce) are more than this engine spends, "
+            "so the fit trades TPOT against TTFT",
+            after.decode_step.layers, after.decode_step.all_reduce));
+    rep.notes.push_back(
+        "calibration: one load tells the bandwidth fraction (from the TPOT) and the compute "
+        "fraction (from the TTFT) apart, not the fixed per-layer and all-reduce times, which keep "
+        "their defaults (calibrate/latency.hpp)");
+    if (!b.model_id.empty())
+        rep.notes.push_back(fmt::format("the benchmark ran {}; the estimate used --model {}",
+                                        b.model_id, cs.rm.id));
+    profile.estimate = f.params;
+    profile.estimate_compute = *ro.compute;
+    profile.estimate_source = bench;
+}
+
+void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ctx) {
+    if (cf.log.empty() && cf.bench.empty())
+        usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
+                    "neither");
+    EngineSetup engine = engine_setup(o);
+    if (engine.engine != Engine::vllm)
+        usage_error("--engine", "vllm (calibration reads vLLM's log and benchmark)", o.engine);
+    const LayoutInput li = parse_layout(o);
+    const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    const std::optional<WeightOptions> weights_flag = parse_weights(o);
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
+    std::optional<ResolvedGpu> gpu;
+    if (!o.gpu.empty()) gpu = resolve_gpu(o.gpu, ctx);
+    const CalibrationSetup cs{
+        rm, gpu, li, kv, weights_flag ? *weights_flag : checkpoint_weights(rm.get()), engine};
+
+    Report rep;
+    rep.command = "calibrate";
+    const std::string sources = !cf.log.empty() && !cf.bench.empty()
+                                    ? cf.log + " and " + cf.bench
+                                    : (cf.log.empty() ? cf.bench : cf.log);
+    rep.heading = fmt::format("{}: {} on {}, {}", sources, display_name(rm),
+                              gpu ? gpu->id : std::string("the log's GPU"),
+                              describe_layout(ParallelConfig{li.tp, li.pp, {}}));
+    rep.inputs = {{"log", cell_text(cf.log)},
+                  {"bench", cell_text(cf.bench)},
+                  {"model", cell_text(rm.id)},
+                  {"gpu", cell_text(gpu ? gpu->id : std::string())},
+                  {"tp", cell_count(li.tp, "")},
+                  {"pp", cell_count(li.pp, "")},
+                  {"weights", cell_text(describe_weights(cs.weights))},
+                  {"kv_dtype", cell_text(std::string(name(kv.dtype)))},
+                  {"block_size", cell_count(engine.block_size, "tokens")}};
+
+    std::string log_verdict, bench_verdict;
+    CalibrationProfile profile;
+    if (!cf.log.empty()) {
+        profile = calibrate_log(cf.log, cs, rep, log_verdict);
+    } else {
+        // An estimate-only profile: no memory was measured.
+        profile.has_reserve = false;
+        profile.model = rm.id;
+        profile.gpu = gpu ? gpu->id : std::string();
+        profile.tp = li.tp;
+        profile.pp = li.pp;
+    }
+    if (!cf.bench.empty()) calibrate_bench(cf.bench, cs, profile, rep, bench_verdict);
+    rep.verdict = log_verdict.empty()     ? bench_verdict
+                  : bench_verdict.empty() ? log_verdict
+                                          : log_verdict + "; " + bench_verdict;
+
     const std::string json = profile_json(profile);
     rep.extra_json["profile"] = Json::parse(json);
     if (!cf.write_profile.empty()) {
@@ -207,8 +358,12 @@ void register_calibrate(CLI::App& app, Context& ctx) {
     auto cf = std::make_shared<CalibrateFlags>();
     CLI::App* sub = app.add_subcommand(
         "calibrate",
-        "Fit the non-KV reserve from a vLLM start-up log (V0 or V1) and compare with the model");
-    sub->add_option("log", cf->log, "The vLLM log")->required();
+        "Fit the non-KV reserve from a vLLM start-up log (V0 or V1), the latency estimate's "
+        "fractions from a vllm bench serve result, or both, and compare with the model");
+    sub->add_option("log", cf->log, "The vLLM start-up log");
+    sub->add_option("--bench", cf->bench,
+                    "A `vllm bench serve --save-result` JSON of this replica: fits the estimate's "
+                    "bandwidth and compute fractions");
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
     sub->add_option("--write-profile", cf->write_profile,
                     "Write the fitted profile (JSON) to this file");

@@ -2,15 +2,14 @@
 // --kv-dtype and --weight-dtype; every combination is one row, each row one call to
 // kvplan::evaluate (with --gpu) or to the KV and weight sizing (without).
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <memory>
-
+#include <CLI/CLI.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/weights.hpp>
+#include <memory>
 
 #include "answer.hpp"
 #include "commands.hpp"
@@ -31,8 +30,8 @@ struct CompareOptionsCli {
 void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     const CommonOptions& o = oc.common;
     // --model takes a comma list; the inline sizes (--layers ...) describe one model.
-    const auto models = o.inline_model.given() ? std::vector<std::string>{""}
-                                               : split_list(o.model, "--model");
+    const auto models =
+        o.inline_model.given() ? std::vector<std::string>{""} : split_list(o.model, "--model");
     const auto gpus = o.gpu.empty() ? std::vector<std::string>{} : split_list(o.gpu, "--gpu");
     const auto kvs = split_list(o.kv_dtype, "--kv-dtype");
     const auto wds = o.weight_dtype.empty() ? std::vector<std::string>{""}
@@ -61,9 +60,12 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     rep.command = "compare";
     Table t;
     t.key = "rows";
-    t.columns = {{"model", "model"},       {"gpu", "GPU"},
-                 {"kv_dtype", "KV"},       {"weight_dtype", "weights"},
-                 {"tp", "tp"},             {"pp", "pp"},
+    t.columns = {{"model", "model"},
+                 {"gpu", "GPU"},
+                 {"kv_dtype", "KV"},
+                 {"weight_dtype", "weights"},
+                 {"tp", "tp"},
+                 {"pp", "pp"},
                  {"kv_bytes_per_token", "KV/token"},
                  {"kv_bytes_per_token_per_gpu", "KV/token/GPU"},
                  {"kv_bytes_per_sequence", "KV/sequence"},
@@ -139,10 +141,10 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                     t.rows.push_back(std::move(row));
                 }
     }
-    rep.heading = fmt::format("{} configuration{} side by side at {} tokens{}", t.rows.size(),
-                              t.rows.size() == 1 ? "" : "s", grouped(context),
-                              with_gpu ? fmt::format(" x {} sequences", grouped(flags.concurrency))
-                                       : "");
+    rep.heading =
+        fmt::format("{} configuration{} side by side at {} tokens{}", t.rows.size(),
+                    t.rows.size() == 1 ? "" : "s", grouped(context),
+                    with_gpu ? fmt::format(" x {} sequences", grouped(flags.concurrency)) : "");
     rep.inputs = {{"context_tokens", cell_count(context, "tokens")},
                   {"concurrency", cell_count(flags.concurrency, "sequences")}};
     if (flags.shared_prefix != 0)
@@ -163,7 +165,8 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
 void register_compare(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<CompareOptionsCli>();
     CLI::App* sub = app.add_subcommand(
-        "compare", "Several models, GPUs or dtypes side by side (comma lists: --model a,b --gpu x,y)");
+        "compare",
+        "Several models, GPUs or dtypes side by side (comma lists: --model a,b --gpu x,y)");
     add_options(*sub, o->common,
                 opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
                     opt_prefix | opt_output);

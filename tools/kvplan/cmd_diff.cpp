@@ -1,12 +1,10 @@
 // kvplan diff OLD NEW: two revisions of a config.json. What changed in the file, what changed in
 // the model kvplan maps it to, and the effect on bytes per token, capacity and the decode bound.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
-#include <memory>
-
 #include <kvplan/format.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/json.hpp>
@@ -14,11 +12,12 @@
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/roofline.hpp>
 #include <kvplan/weights.hpp>
+#include <memory>
 
 #include "answer.hpp"
-#include "flags.hpp"
 #include "commands.hpp"
 #include "explain.hpp"
+#include "flags.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"
@@ -44,7 +43,8 @@ std::optional<fs::path> config_file(const std::string& arg, const Context& ctx) 
 }
 
 /// Flattens a JSON document into "a.b[2]" -> value.
-void flatten(const Json& j, const std::string& path, std::vector<std::pair<std::string, Json>>& out) {
+void flatten(const Json& j, const std::string& path,
+             std::vector<std::pair<std::string, Json>>& out) {
     if (j.is_object() && !j.empty()) {
         for (auto it = j.begin(); it != j.end(); ++it)
             flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
@@ -109,7 +109,8 @@ void run_diff(const DiffOptions& d, Context& ctx) {
 
     Report rep;
     rep.command = "diff";
-    rep.inputs = {{"old", cell_text(a.id)}, {"new", cell_text(b.id)},
+    rep.inputs = {{"old", cell_text(a.id)},
+                  {"new", cell_text(b.id)},
                   {"kv_dtype", cell_text(std::string(name(f.dtype)))},
                   {"context_tokens", cell_count(context, "tokens")}};
 
@@ -145,10 +146,12 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     Table eff;
     eff.key = "effects";
     eff.title = "Effect";
-    eff.columns = {{"figure", "figure"}, {"old", "old"}, {"new", "new"}, {"change_percent", "change"}};
+    eff.columns = {
+        {"figure", "figure"}, {"old", "old"}, {"new", "new"}, {"change_percent", "change"}};
     const auto bytes_row = [&](const char* key, Bytes x, Bytes y) {
-        eff.rows.push_back({cell_text(key), cell_exact(x), cell_exact(y),
-                            change(static_cast<double>(x.count()), static_cast<double>(y.count()))});
+        eff.rows.push_back(
+            {cell_text(key), cell_exact(x), cell_exact(y),
+             change(static_cast<double>(x.count()), static_cast<double>(y.count()))});
     };
     bytes_row("kv_bytes_per_token", kv_bytes_per_token(a.get(), f), kv_bytes_per_token(b.get(), f));
     bytes_row("kv_bytes_per_sequence", kv_bytes_per_sequence(a.get(), f, context),
@@ -179,8 +182,11 @@ void run_diff(const DiffOptions& d, Context& ctx) {
             eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(xa.decode->bound))),
                                 cell_text(std::string(name(xb.decode->bound))), cell_null("")});
         }
-        eff.rows.push_back({cell_text("verdict"), cell_text(refusal_key(xa.refusal)),
-                            cell_text(refusal_key(xb.refusal)), cell_null("")});
+        eff.rows.push_back({cell_text("verdict"), cell_text(std::string(name(xa.verdict))),
+                            cell_text(std::string(name(xb.verdict))), cell_null("")});
+        if (xa.refusal != Refusal::none || xb.refusal != Refusal::none)
+            eff.rows.push_back({cell_text("refusal"), cell_text(refusal_key(xa.refusal)),
+                                cell_text(refusal_key(xb.refusal)), cell_null("")});
         rep.inputs.push_back({"gpu", cell_text(gpu.id)});
         rep.inputs.push_back({"concurrency", cell_count(flags.concurrency, "sequences")});
     } else {
@@ -190,16 +196,23 @@ void run_diff(const DiffOptions& d, Context& ctx) {
                         "--gpu as well (diff shows per-GPU figures only with a GPU)", "no --gpu");
     }
     const Bytes pa = kv_bytes_per_token(a.get(), f), pb = kv_bytes_per_token(b.get(), f);
-    rep.heading = fmt::format("{} -> {}: KV per token {} -> {} ({})", a.id, b.id, fmt::format("{}", pa),
-                              fmt::format("{}", pb),
-                              change(static_cast<double>(pa.count()), static_cast<double>(pb.count())).text);
-    rep.figures.push_back({"changed", "changed", cell_bool(!file.rows.empty() || !model.rows.empty()),
-                           {}, {}, false});
+    rep.heading =
+        fmt::format("{} -> {}: KV per token {} -> {} ({})", a.id, b.id, fmt::format("{}", pa),
+                    fmt::format("{}", pb),
+                    change(static_cast<double>(pa.count()), static_cast<double>(pb.count())).text);
+    rep.figures.push_back({"changed",
+                           "changed",
+                           cell_bool(!file.rows.empty() || !model.rows.empty()),
+                           {},
+                           {},
+                           false});
     rep.tables.push_back(std::move(file));
     rep.tables.push_back(std::move(model));
     rep.tables.push_back(std::move(eff));
     rep.csv_table = 2;
-    if (o.gpu.empty()) rep.notes.push_back("add --gpu (and --tp, --concurrency) for capacity and the decode bound");
+    if (o.gpu.empty())
+        rep.notes.push_back(
+            "add --gpu (and --tp, --concurrency) for capacity and the decode bound");
     render(rep, parse_format(o.format), o.explain, *ctx.out);
 }
 
@@ -208,12 +221,14 @@ void run_diff(const DiffOptions& d, Context& ctx) {
 void register_diff(CLI::App& app, Context& ctx) {
     auto d = std::make_shared<DiffOptions>();
     CLI::App* sub = app.add_subcommand(
-        "diff", "Two config.json revisions: what changed, and its effect on bytes per token, "
-                "capacity and the decode bound");
-    sub->add_option("OLD", d->old_model, "The previous config (a path or a bundled id)")->required();
+        "diff",
+        "Two config.json revisions: what changed, and its effect on bytes per token, "
+        "capacity and the decode bound");
+    sub->add_option("OLD", d->old_model, "The previous config (a path or a bundled id)")
+        ->required();
     sub->add_option("NEW", d->new_model, "The new config (a path or a bundled id)")->required();
-    add_options(*sub, d->common, opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
-                                     opt_output);
+    add_options(*sub, d->common,
+                opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget | opt_output);
     sub->callback([d, &ctx] { run_diff(*d, ctx); });
 }
 

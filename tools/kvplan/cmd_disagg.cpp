@@ -2,16 +2,15 @@
 // targets, the prompt's KV moved between them, beside the aggregated plan for the same targets.
 // One call to kvplan::plan_disaggregated; the pools' figures are its own.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <memory>
-#include <string>
-
+#include <CLI/CLI.hpp>
+#include <kvplan/fleet.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/plan/disaggregated.hpp>
-#include <kvplan/fleet.hpp>
 #include <kvplan/trace.hpp>
+#include <memory>
+#include <string>
 
 #include "answer.hpp"
 #include "commands.hpp"
@@ -108,10 +107,9 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
         if (!o.prompt_tokens.empty() || !o.output_tokens.empty())
             usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both",
                         dc.trace);
-        const TraceLengths len =
-            trace_lengths(LengthDistribution::from_trace(
-                              load_trace(dc.trace, trace_options(dc.time_unit)))
-                              .lengths);
+        const TraceLengths len = trace_lengths(
+            LengthDistribution::from_trace(load_trace(dc.trace, trace_options(dc.time_unit)))
+                .lengths);
         const auto pick = [&](const Percentiles<std::uint64_t>& p) {
             if (dc.percentile == "50") return p.p50;
             if (dc.percentile == "95") return p.p95;
@@ -121,8 +119,8 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
         };
         prompt = pick(len.prompt);
         output = pick(len.output);
-        lengths_source = fmt::format("p{} of {} requests in {}", dc.percentile,
-                                     grouped(len.requests), dc.trace);
+        lengths_source =
+            fmt::format("p{} of {} requests in {}", dc.percentile, grouped(len.requests), dc.trace);
     }
 
     SearchSpace space;
@@ -145,7 +143,10 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
         if (gpus.size() != 1)
             usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                         o.gpu.empty() ? "every bundled GPU" : o.gpu);
-        use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
+        const WeightOptions w =
+            space.weights.front() ? *space.weights.front() : checkpoint_weights(rm.get());
+        use_profile(*profile, o.profile, gpus.front().id, matmul_compute(w, gpus.front().spec),
+                    serving);
         opt.params = serving.estimate;
     }
     const DisaggDemand demand{.rate = rate,
@@ -163,7 +164,8 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     if (p.gpus != 0 && p.aggregated)
         rep.verdict = fmt::format(
             "{}: disaggregated {} GPUs ({} prefill + {} decode) against aggregated {} GPUs, for {}",
-            p.disaggregated_smaller ? "DISAGGREGATED IS SMALLER" : "AGGREGATED IS AS SMALL OR SMALLER",
+            p.disaggregated_smaller ? "DISAGGREGATED IS SMALLER"
+                                    : "AGGREGATED IS AS SMALL OR SMALLER",
             p.gpus, p.prefill->gpus, p.decode->gpus, p.aggregated->gpus, targets);
     else if (p.gpus != 0)
         rep.verdict = fmt::format("DISAGGREGATED ONLY: {} GPUs ({} prefill + {} decode) for {}",
@@ -171,12 +173,13 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     else if (p.aggregated)
         rep.verdict = fmt::format("AGGREGATED ONLY: {} GPUs for {}", p.aggregated->gpus, targets);
     else
-        rep.verdict = fmt::format("NO PLAN meets {} with replicas of up to {} GPUs", targets,
-                                  max_gpus);
+        rep.verdict =
+            fmt::format("NO PLAN meets {} with replicas of up to {} GPUs", targets, max_gpus);
     rep.heading = fmt::format(
         "{}: {} GPU type{} x 1-{} GPUs a replica, engine {}, steps timed by the {}; lengths {}",
         display_name(rm), gpus.size(), gpus.size() == 1 ? "" : "s", max_gpus, name(serving.engine),
-        dc.latency == "bound" ? "roofline bound (peak figures)" : "latency estimate", lengths_source);
+        dc.latency == "bound" ? "roofline bound (peak figures)" : "latency estimate",
+        lengths_source);
     rep.inputs = {{"model", cell_text(rm.id)},
                   {"rate_per_second", cell_number(rate, "requests/s", 3)},
                   {"prompt_tokens", cell_count(prompt, "tokens")},
@@ -188,23 +191,37 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                   {"link", cell_text(std::string(opt.link.name))},
                   {"max_gpus", cell_count(max_gpus, "")}};
     append_model_notes(rep, rm);
-    rep.figures.push_back({"disaggregated_gpus", "disaggregated GPUs", cell_count(p.gpus, "GPUs"),
-                           {}, {"prefill pool + decode pool", {}}});
-    rep.figures.push_back({"aggregated_gpus", "aggregated GPUs",
-                           p.aggregated ? cell_count(p.aggregated->gpus, "GPUs") : cell_null("none"),
-                           {}, {"replicas doing both, for the same targets", {}}});
-    rep.figures.push_back({"disaggregated_smaller", "disaggregated is smaller",
-                           cell_bool(p.disaggregated_smaller), {}, {}, false});
+    rep.figures.push_back({"disaggregated_gpus",
+                           "disaggregated GPUs",
+                           cell_count(p.gpus, "GPUs"),
+                           {},
+                           {"prefill pool + decode pool", {}}});
+    rep.figures.push_back(
+        {"aggregated_gpus",
+         "aggregated GPUs",
+         p.aggregated ? cell_count(p.aggregated->gpus, "GPUs") : cell_null("none"),
+         {},
+         {"replicas doing both, for the same targets", {}}});
+    rep.figures.push_back({"disaggregated_smaller",
+                           "disaggregated is smaller",
+                           cell_bool(p.disaggregated_smaller),
+                           {},
+                           {},
+                           false});
     if (p.gpus != 0) {
+        rep.figures.push_back({"kv_transfer_bytes_per_gpu",
+                               "prompt KV moved per request, per decode GPU",
+                               cell(p.transfer.bytes_per_rank),
+                               cell_exact(p.transfer.bytes_per_rank),
+                               {"the prompt's KV on the decode GPU holding the most of it",
+                                {fmt::format("{} tokens", grouped(p.transfer.tokens))}}});
         rep.figures.push_back(
-            {"kv_transfer_bytes_per_gpu", "prompt KV moved per request, per decode GPU",
-             cell(p.transfer.bytes_per_rank), cell_exact(p.transfer.bytes_per_rank),
-             {"the prompt's KV on the decode GPU holding the most of it",
-              {fmt::format("{} tokens", grouped(p.transfer.tokens))}}});
-        rep.figures.push_back({"kv_transfer_seconds", "its transfer", cell(p.transfer.time), {},
-                               {"bytes / the link's bandwidth per GPU, added to TTFT",
-                                {fmt::format("{} at {}", opt.link.name,
-                                             fmt::format("{}", opt.link.bandwidth))}}});
+            {"kv_transfer_seconds",
+             "its transfer",
+             cell(p.transfer.time),
+             {},
+             {"bytes / the link's bandwidth per GPU, added to TTFT",
+              {fmt::format("{} at {}", opt.link.name, fmt::format("{}", opt.link.bandwidth))}}});
     }
 
     Table t;
@@ -227,30 +244,30 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                  {"ttft_seconds", "TTFT"},
                  {"tpot_seconds", "TPOT"}};
     if (p.prefill)
-        t.rows.push_back(pool_row(
-            "prefill", p.prefill->candidate, gpus, p.prefill->replicas, p.prefill->gpus,
-            p.prefill->servers_per_replica,
-            fmt::format("{} server{} at {:.0f} % busy, {:.1f} ms a prompt in {} pass{}",
-                        p.prefill->servers_per_replica,
-                        p.prefill->servers_per_replica == 1 ? "" : "s",
-                        100 * p.prefill->utilization, p.prefill->service.in(seconds) * 1e3,
-                        p.prefill->passes, p.prefill->passes == 1 ? "" : "es"),
-            p.prefill->ttft, Seconds{}));
+        t.rows.push_back(
+            pool_row("prefill", p.prefill->candidate, gpus, p.prefill->replicas, p.prefill->gpus,
+                     p.prefill->servers_per_replica,
+                     fmt::format("{} server{} at {:.0f} % busy, {:.1f} ms a prompt in {} pass{}",
+                                 p.prefill->servers_per_replica,
+                                 p.prefill->servers_per_replica == 1 ? "" : "s",
+                                 100 * p.prefill->utilization, p.prefill->service.in(seconds)*1e3,
+                                 p.prefill->passes, p.prefill->passes == 1 ? "" : "es"),
+                     p.prefill->ttft, Seconds{}));
     if (p.decode)
-        t.rows.push_back(pool_row(
-            "decode", p.decode->candidate, gpus, p.decode->replicas, p.decode->gpus,
-            p.decode->batch,
-            fmt::format("{} sequences (its cache holds {}), {:.1f} requests/s",
-                        grouped(p.decode->batch), grouped(p.decode->batch_cap),
-                        p.decode->requests_per_s),
-            Seconds{}, p.decode->tpot));
+        t.rows.push_back(
+            pool_row("decode", p.decode->candidate, gpus, p.decode->replicas, p.decode->gpus,
+                     p.decode->batch,
+                     fmt::format("{} sequences (its cache holds {}), {:.1f} requests/s",
+                                 grouped(p.decode->batch), grouped(p.decode->batch_cap),
+                                 p.decode->requests_per_s),
+                     Seconds{}, p.decode->tpot));
     if (p.aggregated)
-        t.rows.push_back(pool_row(
-            "aggregated", p.aggregated->candidate, gpus, p.aggregated->replicas,
-            p.aggregated->gpus, p.aggregated->concurrency,
-            fmt::format("{} requests at once, {:.1f} requests/s", grouped(p.aggregated->concurrency),
-                        p.aggregated->requests_per_s),
-            p.aggregated->ttft, p.aggregated->tpot));
+        t.rows.push_back(
+            pool_row("aggregated", p.aggregated->candidate, gpus, p.aggregated->replicas,
+                     p.aggregated->gpus, p.aggregated->concurrency,
+                     fmt::format("{} requests at once, {:.1f} requests/s",
+                                 grouped(p.aggregated->concurrency), p.aggregated->requests_per_s),
+                     p.aggregated->ttft, p.aggregated->tpot));
     rep.tables.push_back(std::move(t));
     rep.csv_table = 0;
     if (!p.note.empty()) rep.notes.push_back(p.note);
@@ -274,8 +291,9 @@ void register_disagg(CLI::App& app, Context& ctx) {
         "disagg",
         "Prefill and decode pools sized apart for a rate and TTFT/TPOT targets, beside the "
         "aggregated plan");
-    add_options(*sub, o->common, opt_model | opt_gpu | opt_dtypes | opt_budget | opt_lengths |
-                                     opt_profile | opt_output);
+    add_options(
+        *sub, o->common,
+        opt_model | opt_gpu | opt_dtypes | opt_budget | opt_lengths | opt_profile | opt_output);
     sub->add_option("--rate", o->rate, "Requests arriving per second (at random)")->required();
     sub->add_option("--ttft-ms", o->ttft_ms, "Time to first token target, in ms")->required();
     sub->add_option("--tpot-ms", o->tpot_ms, "Time per output token target, in ms")->required();

@@ -98,7 +98,9 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     std::optional<EstimateParams> params;
     if (profile) {
         engine.budget = apply_profile(*profile, engine.budget, engine.utilization_given);
-        params = profile_estimate(*profile, o.profile, g.id, ComputeDtype::bf16);
+        // The fractions are of the peak the matmuls run at: the weights' own type.
+        const WeightOptions w = weights_flag ? *weights_flag : checkpoint_weights(rm.get());
+        params = profile_estimate(*profile, o.profile, g.id, matmul_compute(w, g.spec));
     }
     const EstimateBasis basis = params                           ? EstimateBasis::given
                                 : !default_params(g.spec)        ? EstimateBasis::unknown_family
@@ -276,7 +278,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     if (fo.max_batch != 0)
         fig("max_num_seqs", "max_num_seqs", cell_count(fo.max_batch, "sequences"),
             {o.max_num_seqs.empty() ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
-                                     : "--max-num-seqs",
+                                    : "--max-num-seqs",
              {}});
     fig("batch", "Batch per replica", cell_count(p.batch, "sequences"));
     fig("binding", "Binding constraint", cell_text(std::string(name(p.binding))));

@@ -1,14 +1,13 @@
 // kvplan list models|gpus: what --model and --gpu accept by name.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <memory>
-
 #include <kvplan/format.hpp>
 #include <kvplan/kv_bytes.hpp>
+#include <memory>
 
 #include "commands.hpp"
 #include "inputs.hpp"
@@ -80,12 +79,12 @@ void list_gpus(const ListOptions& o, Context& ctx) {
             const auto f = g.spec.dense(d);
             return f ? cell(*f) : cell_null();
         };
-        t.rows.push_back({cell_text(g.id), cell_text(aliases),
-                          cell_text(std::string(g.spec.name)), cell(g.spec.memory_total),
-                          cell(g.spec.memory_bandwidth), flops(ComputeDtype::bf16),
-                          flops(ComputeDtype::fp8),
-                          g.spec.scale_up_bandwidth > BytesPerSecond{} ? cell(g.spec.scale_up_bandwidth)
-                                                                       : cell_null("none"),
+        t.rows.push_back({cell_text(g.id), cell_text(aliases), cell_text(std::string(g.spec.name)),
+                          cell(g.spec.memory_total), cell(g.spec.memory_bandwidth),
+                          flops(ComputeDtype::bf16), flops(ComputeDtype::fp8),
+                          g.spec.scale_up_bandwidth > BytesPerSecond{}
+                              ? cell(g.spec.scale_up_bandwidth)
+                              : cell_null("none"),
                           cell_text(g.source)});
     }
     r.tables.push_back(std::move(t));
@@ -103,8 +102,10 @@ void register_list(CLI::App& app, Context& ctx) {
         ->check(CLI::IsMember({"models", "gpus"}));
     add_options(*sub, o->common, opt_output);
     sub->callback([o, &ctx] {
-        if (o->what == "models") list_models(*o, ctx);
-        else list_gpus(*o, ctx);
+        if (o->what == "models")
+            list_models(*o, ctx);
+        else
+            list_gpus(*o, ctx);
     });
 }
 

@@ -221,7 +221,13 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
-    if (profile) use_profile(*profile, o.profile, gpus.front().id, ComputeDtype::bf16, serving);
+    if (profile) {
+        // The estimate's compute fraction is of the peak the first weight format runs at.
+        const WeightOptions w =
+            space.weights.front() ? *space.weights.front() : checkpoint_weights(rm.get());
+        use_profile(*profile, o.profile, gpus.front().id, matmul_compute(w, gpus.front().spec),
+                    serving);
+    }
 
     const std::uint64_t shared_prefix =
         o.shared_prefix.empty() ? 0 : parse_tokens(o.shared_prefix, "--shared-prefix");
@@ -257,6 +263,12 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         rep.verdict = fmt::format(
             "NO REPLICA of up to {} GPUs fits {} sequences of {} tokens ({} layouts searched)",
             max_gpus, grouped(concurrency), grouped(context), p.searched);
+        // Nothing even starts: say what stops the largest replica, as fit would.
+        if (p.refused)
+            *rep.verdict += fmt::format(
+                "; none starts: on {} x {} (tp {} x pp {}), {}", p.refused->answer.replica_gpus,
+                gpus[p.refused->gpu].id, p.refused->answer.replica.parallel.tp,
+                p.refused->answer.replica.parallel.pp, refusal_text(p.refused->answer));
     } else if (order.empty()) {
         rep.verdict = fmt::format(
             "NO REPLICA meets the targets: {} fit {} sequences of {} tokens, {} miss the TTFT "
@@ -406,10 +418,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "(--weight-dtype fp8) or --max-gpus may find more");
     }
     if (!p.fits.empty())
-        append_command_notes(rep,
-                             serve_commands(p, rm.get(), space, serving, demand,
-                                            {.model = served_model(rm, ctx)}),
-                             true);
+        append_command_notes(
+            rep,
+            serve_commands(p, rm.get(), space, serving, demand, {.model = served_model(rm, ctx)}),
+            true);
     if (order.size() > top)
         rep.notes.push_back(fmt::format("{} more fit; --top N shows more", order.size() - top));
     if (review) {

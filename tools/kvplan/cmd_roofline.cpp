@@ -1,17 +1,16 @@
 // kvplan roofline: decode and prefill lower bounds; comma lists sweep batch x context.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <memory>
-
+#include <CLI/CLI.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/roofline.hpp>
+#include <memory>
 
 #include "answer.hpp"
 #include "commands.hpp"
-#include "plot.hpp"
 #include "parse.hpp"
+#include "plot.hpp"
 #include "replica.hpp"
 #include "report.hpp"
 #include "roofline_input.hpp"
@@ -70,10 +69,10 @@ struct RooflineOptionsCli {
 void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     const CommonOptions& o = oc.common;
     const std::vector<std::uint64_t> batches =
-        o.batch.empty() ? std::vector<std::uint64_t>{1}
-                        : parse_list(o.batch, "--batch", [](std::string_view s, std::string_view f) {
-                              return parse_count(s, f);
-                          });
+        o.batch.empty()
+            ? std::vector<std::uint64_t>{1}
+            : parse_list(o.batch, "--batch",
+                         [](std::string_view s, std::string_view f) { return parse_count(s, f); });
     std::vector<std::uint64_t> contexts;
     if (!o.context.empty()) contexts = parse_list(o.context, "--context", parse_tokens);
     RooflineOptions ro;
@@ -90,20 +89,19 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     const ReplicaRequest in = read_replica(single, ctx, ro.compute);
     if (contexts.empty()) contexts.push_back(in.context);
     const Deployment d = in.deployment();
-    const Replica r = evaluate(d, {.context = contexts.front()},
-                               {.contexts = false, .decode = false})
-                          .replica;
+    const Replica r =
+        evaluate(d, {.context = contexts.front()}, {.contexts = false, .decode = false}).replica;
     ro = with_compute(ro, r);  // the weights' own type unless --compute-dtype says otherwise
     const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro, split);
 
     Report rep;
     rep.command = "roofline";
-    rep.heading = fmt::format("{} on {} x {} ({}): decode and prefill lower bounds at peak {} "
-                              "and {} dense {}",
-                              display_name(in.model), r.gpus(), in.gpu.id, layout_text(r.parallel),
-                              fmt::format("{}", in.gpu.spec.memory_bandwidth),
-                              fmt::format("{}", roofline_peak(in.gpu.spec, *ro.compute)),
-                              name(*ro.compute));
+    rep.heading = fmt::format(
+        "{} on {} x {} ({}): decode and prefill lower bounds at peak {} "
+        "and {} dense {}",
+        display_name(in.model), r.gpus(), in.gpu.id, layout_text(r.parallel),
+        fmt::format("{}", in.gpu.spec.memory_bandwidth),
+        fmt::format("{}", roofline_peak(in.gpu.spec, *ro.compute)), name(*ro.compute));
     rep.inputs = {{"model", cell_text(in.model.id)},
                   {"gpu", cell_text(in.gpu.id)},
                   {"tp", cell_count(r.parallel.tp, "")},
@@ -125,14 +123,15 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
         const RooflinePoint& p = points.front();
         if (!p.fits) {
             rep.verdict = p.refusal != Refusal::none
-                              ? fmt::format("DOES NOT START at {} tokens ({}): the bound below is "
-                                            "for a replica that could not serve it",
-                                            grouped(p.context), refusal_key(p.refusal))
-                              : fmt::format("DOES NOT FIT: the cache holds {} sequences of {} "
-                                            "tokens, not a batch of {}; the bound below is for a "
-                                            "batch it cannot hold",
-                                            grouped(p.cache_holds), grouped(p.context),
-                                            grouped(p.batch));
+                              ? fmt::format(
+                                    "DOES NOT START at {} tokens ({}): the bound below is "
+                                    "for a replica that could not serve it",
+                                    grouped(p.context), refusal_key(p.refusal))
+                              : fmt::format(
+                                    "DOES NOT FIT: the cache holds {} sequences of {} "
+                                    "tokens, not a batch of {}; the bound below is for a "
+                                    "batch it cannot hold",
+                                    grouped(p.cache_holds), grouped(p.context), grouped(p.batch));
             if (p.answer && p.answer->estimate)
                 *rep.verdict += fmt::format("; the estimate runs {} at once and queues the rest",
                                             grouped(p.answer->estimate->running));
@@ -144,18 +143,21 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     rep.tables.push_back(roofline_table(points));
     rep.tables.back().in_text = points.size() > 1;
     rep.csv_table = 0;
-    rep.notes.push_back("bounds at peak figures: no real step is faster; all-reduce time is shown "
-                        "apart and not added");
+    rep.notes.push_back(
+        "bounds at peak figures: no real step is faster; all-reduce time is shown "
+        "apart and not added");
     for (const RooflinePoint& p : points)
         if (!p.fits) {
-            rep.notes.push_back("a row whose cache does not hold its batch is marked: its bound "
-                                "assumes memory the replica does not have");
+            rep.notes.push_back(
+                "a row whose cache does not hold its batch is marked: its bound "
+                "assumes memory the replica does not have");
             break;
         }
     if (r.parallel.pp > 1)
-        rep.notes.push_back("pipeline stages run min(batch, pp) micro-batches, as vLLM keeps pp "
-                            "batches in flight: TPOT spans every stage, throughput is batch / "
-                            "TPOT");
+        rep.notes.push_back(
+            "pipeline stages run min(batch, pp) micro-batches, as vLLM keeps pp "
+            "batches in flight: TPOT spans every stage, throughput is batch / "
+            "TPOT");
     if (split) {
         const std::string use =
             "roofline's own figures are the bound at batch sequences of the context (a request's "
@@ -219,15 +221,14 @@ Table roofline_table(const std::vector<RooflinePoint>& points) {
         const StageStep& st = p.decode.stages[p.decode.limiting_stage];
         const StageStep& pst = p.prefill.stages[p.prefill.limiting_stage];
         (void)pst;
-        t.rows.push_back({cell_count(p.batch, ""), cell_count(p.context, ""), cell(p.decode.step),
-                          cell(p.decode.tpot), cell_number(p.decode.tokens_per_s, "tokens/s", 1),
-                          cell_number(p.decode.tokens_per_s_per_gpu, "tokens/s", 1),
-                          cell(st.bytes()), cell(st.flops()),
-                          cell_text(std::string(name(p.decode.bound))), cell(p.prefill.ttft),
-                          cell_text(std::string(name(p.prefill.bound))),
-                          cell_bool(p.fits, "yes", "NO"),
-                          p.refusal == Refusal::none ? cell_count(p.cache_holds, "")
-                                                     : cell_null(refusal_key(p.refusal))});
+        t.rows.push_back(
+            {cell_count(p.batch, ""), cell_count(p.context, ""), cell(p.decode.step),
+             cell(p.decode.tpot), cell_number(p.decode.tokens_per_s, "tokens/s", 1),
+             cell_number(p.decode.tokens_per_s_per_gpu, "tokens/s", 1), cell(st.bytes()),
+             cell(st.flops()), cell_text(std::string(name(p.decode.bound))), cell(p.prefill.ttft),
+             cell_text(std::string(name(p.prefill.bound))), cell_bool(p.fits, "yes", "NO"),
+             p.refusal == Refusal::none ? cell_count(p.cache_holds, "")
+                                        : cell_null(refusal_key(p.refusal))});
     }
     // The estimate's columns, beside the bound's.
     if (points.empty() || !points.front().answer) return t;
@@ -261,50 +262,73 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
     const DecodeBound& d = p.decode;
     const StageStep& st = d.stages[d.limiting_stage];
     const std::string bw_src = in.gpu.source + ": memory_bandwidth.TB_per_s";
-    const std::string fl_src =
-        in.gpu.source + ": dense_tflops." + std::string(name(*ro.compute));
+    const std::string fl_src = in.gpu.source + ": dense_tflops." + std::string(name(*ro.compute));
     const std::string stage = r.parallel.pp > 1 ? fmt::format(" (stage {})", d.limiting_stage) : "";
     rep.figures.push_back(
-        {"decode_step_seconds", "decode step (lower bound)", cell(d.step), {},
+        {"decode_step_seconds",
+         "decode step (lower bound)",
+         cell(d.step),
+         {},
          {"max(bytes read / peak bandwidth, FLOPs / peak FLOP/s) on the slowest rank" + stage,
           {fmt::format("memory time {} = {} B / {} ({})", fmt::format("{}", st.memory_time),
                        grouped(st.bytes().count()), fmt::format("{}", in.gpu.spec.memory_bandwidth),
                        bw_src),
-           fmt::format("compute time {} = {:.4g} FLOP / {} ({})", fmt::format("{}", st.compute_time),
-                       st.flops().in(FLOP), fmt::format("{}", roofline_peak(in.gpu.spec, *ro.compute)),
-                       fl_src)}}});
+           fmt::format("compute time {} = {:.4g} FLOP / {} ({})",
+                       fmt::format("{}", st.compute_time), st.flops().in(FLOP),
+                       fmt::format("{}", roofline_peak(in.gpu.spec, *ro.compute)), fl_src)}}});
     rep.figures.push_back(
-        {"tpot_seconds", "time per output token", cell(d.tpot), {},
+        {"tpot_seconds",
+         "time per output token",
+         cell(d.tpot),
+         {},
          {"max(a micro-batch's pass through every stage, a stage's cycle through every "
           "micro-batch)",
           {fmt::format("{} micro-batch{} of at most {} sequences", d.micro_batches,
                        d.micro_batches == 1 ? "" : "es", grouped(d.micro_batch))}}});
-    rep.figures.push_back({"tokens_per_second", "throughput (replica)",
-                           cell_number(d.tokens_per_s, "tokens/s", 1), {},
+    rep.figures.push_back({"tokens_per_second",
+                           "throughput (replica)",
+                           cell_number(d.tokens_per_s, "tokens/s", 1),
+                           {},
                            {"batch / TPOT", {fmt::format("batch = {} (--batch)", p.batch)}}});
-    rep.figures.push_back({"tokens_per_second_per_gpu", "throughput per GPU",
-                           cell_number(d.tokens_per_s_per_gpu, "tokens/s", 1), {},
+    rep.figures.push_back({"tokens_per_second_per_gpu",
+                           "throughput per GPU",
+                           cell_number(d.tokens_per_s_per_gpu, "tokens/s", 1),
+                           {},
                            {"tokens_per_second / GPUs", {}}});
     rep.figures.push_back(
-        {"bytes_per_step", "bytes read per step per GPU", cell(st.bytes()), cell_exact(st.bytes()),
+        {"bytes_per_step",
+         "bytes read per step per GPU",
+         cell(st.bytes()),
+         cell_exact(st.bytes()),
          {"weights read + KV read on the slowest rank",
           {fmt::format("weights read {} B (of {} B resident; the embedding table is not read)",
                        grouped(st.weights_read.count()), grouped(st.weights_resident.count())),
            fmt::format("KV read {} B: {} sequences of {} tokens", grouped(st.kv_read.count()),
                        p.batch, grouped(p.context))}}});
-    rep.figures.push_back({"flops_per_step", "FLOPs per step per GPU", cell(st.flops()), {},
-                           {"2 x matmul parameters used x batch + attention",
-                            {fmt::format("matmul {}, attention {}", fmt::format("{}", st.matmul_flops),
-                                         fmt::format("{}", st.attention_flops))}}});
-    rep.figures.push_back({"bound", "bound by", cell_text(std::string(name(d.bound))), {},
+    rep.figures.push_back(
+        {"flops_per_step",
+         "FLOPs per step per GPU",
+         cell(st.flops()),
+         {},
+         {"2 x matmul parameters used x batch + attention",
+          {fmt::format("matmul {}, attention {}", fmt::format("{}", st.matmul_flops),
+                       fmt::format("{}", st.attention_flops))}}});
+    rep.figures.push_back({"bound",
+                           "bound by",
+                           cell_text(std::string(name(d.bound))),
+                           {},
                            {"compute when FLOPs / peak exceeds bytes / bandwidth", {}}});
-    rep.figures.push_back({"all_reduce_seconds", "TP all-reduce per step (not added)",
-                           cell(d.all_reduce.per_step), {},
-                           {"2 all-reduces per layer of batch x hidden x 2 B over the scale-up link",
-                            {fmt::format("link {}", fmt::format("{}", d.all_reduce.link))}}});
+    rep.figures.push_back(
+        {"all_reduce_seconds",
+         "TP all-reduce per step (not added)",
+         cell(d.all_reduce.per_step),
+         {},
+         {"2 all-reduces per layer of batch x hidden x 2 B over the scale-up link",
+          {fmt::format("link {}", fmt::format("{}", d.all_reduce.link))}}});
     if (d.all_to_all.applies)
         rep.figures.push_back(
-            {"all_to_all_seconds", "expert all-to-all per step (not added)",
+            {"all_to_all_seconds",
+             "expert all-to-all per step (not added)",
              d.all_to_all.network_unknown ? cell_null("unknown: no node-to-node figure")
                                           : cell(d.all_to_all.per_step),
              {},
@@ -314,18 +338,22 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
               {fmt::format("{} tokens a GPU dispatches x {} experts each, over {} GPUs ({} in the "
                            "node); {} MoE layers",
                            grouped(d.all_to_all.tokens), d.all_to_all.experts_per_token,
-                           d.all_to_all.group, d.all_to_all.group_in_node,
-                           d.all_to_all.moe_layers),
+                           d.all_to_all.group, d.all_to_all.group_in_node, d.all_to_all.moe_layers),
                fmt::format("dispatch {} and combine {} per layer",
                            fmt::format("{}", d.all_to_all.dispatch),
                            fmt::format("{}", d.all_to_all.combine))}}});
-    rep.figures.push_back({"prefill_seconds", fmt::format("prefill of {} tokens", grouped(p.context)),
-                           cell(p.prefill.ttft), {},
+    rep.figures.push_back({"prefill_seconds",
+                           fmt::format("prefill of {} tokens", grouped(p.context)),
+                           cell(p.prefill.ttft),
+                           {},
                            {"max(weights + KV written / bandwidth, FLOPs incl. causal attention / "
                             "peak) on the slowest stage",
                             {}}});
-    rep.figures.push_back({"prefill_bound", "prefill bound by",
-                           cell_text(std::string(name(p.prefill.bound))), {}, {}});
+    rep.figures.push_back({"prefill_bound",
+                           "prefill bound by",
+                           cell_text(std::string(name(p.prefill.bound))),
+                           {},
+                           {}});
     // The same prefill with an unfused attention kernel: the N x N scores cross HBM.
     const PrefillAttention pa = prefill_attention(r, p.context, 1, ro);
     rep.figures.push_back(
@@ -351,12 +379,17 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
          {},
          {"max(unfused bytes / peak bandwidth, FLOPs / peak) on the slowest stage",
           {fmt::format("bound by {}", name(pa.unfused_bound))}}});
-    rep.figures.push_back({"fits", "the cache holds the batch", cell_bool(p.fits), {},
-                           {"evaluate() at the batch and context: the engine starts and holds it",
-                            {}}});
     rep.figures.push_back(
-        {"kv_wall_sequences", fmt::format("KV wall at {} tokens", grouped(p.context)),
-         cell_count(p.cache_holds, "sequences"), {},
+        {"fits",
+         "the cache holds the batch",
+         cell_bool(p.fits),
+         {},
+         {"evaluate() at the batch and context: the engine starts and holds it", {}}});
+    rep.figures.push_back(
+        {"kv_wall_sequences",
+         fmt::format("KV wall at {} tokens", grouped(p.context)),
+         cell_count(p.cache_holds, "sequences"),
+         {},
          {"the batch at which the engine's cache is full for this context (fit's max "
           "concurrency)",
           {}}});
@@ -376,10 +409,11 @@ void register_roofline(CLI::App& app, Context& ctx) {
                     "Sequences decoding at once, comma list to sweep (1,8,32); with "
                     "--prompt-tokens and --output-tokens, the clients of the load the estimate "
                     "serves (those the cache does not hold wait)");
-    sub->add_option("--compute-dtype", o->compute_dtype,
-                    "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default: the "
-                    "weights' own where the GPU has a peak for it and vLLM multiplies in it, as "
-                    "fp8 W8A8; else bf16)");
+    sub->add_option(
+        "--compute-dtype", o->compute_dtype,
+        "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default: the "
+        "weights' own where the GPU has a peak for it and vLLM multiplies in it, as "
+        "fp8 W8A8; else bf16)");
     sub->add_option("--plot", o->plot,
                     "Write an SVG chart at the first --context: tokens/s against batch (the KV "
                     "wall and the compute knee marked, the first --batch too), TPOT against "

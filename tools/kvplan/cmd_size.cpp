@@ -1,13 +1,12 @@
 // kvplan size: KV bytes per token, per sequence and in total, for the whole model and per rank.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <memory>
-
+#include <CLI/CLI.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/paging.hpp>
+#include <memory>
 
 #include "commands.hpp"
 #include "explain.hpp"
@@ -31,9 +30,13 @@ void run_size(const CommonOptions& o, Context& ctx) {
     const LayoutInput li = parse_layout(o);
     const Layout layout = make_layout(m, li);
     std::uint64_t context = 0;
-    if (!o.context.empty()) context = parse_tokens(o.context, "--context");
-    else if (m.config().max_position_embeddings != 0) context = m.config().max_position_embeddings;
-    else usage_error("--context", "a context length (the model states no max_position_embeddings)", "");
+    if (!o.context.empty())
+        context = parse_tokens(o.context, "--context");
+    else if (m.config().max_position_embeddings != 0)
+        context = m.config().max_position_embeddings;
+    else
+        usage_error("--context", "a context length (the model states no max_position_embeddings)",
+                    "");
     const std::uint64_t concurrency =
         o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
     const std::uint32_t block =
@@ -60,9 +63,11 @@ void run_size(const CommonOptions& o, Context& ctx) {
     r.heading = fmt::format("{}: KV cache in {}, tp {} x pp {}, {} tokens x {} sequence{}",
                             display_name(rm), name(f.dtype), li.tp, li.pp, grouped(context),
                             grouped(concurrency), concurrency == 1 ? "" : "s");
-    r.inputs = {{"model", cell_text(rm.id)},          {"model_source", cell_text(rm.source)},
+    r.inputs = {{"model", cell_text(rm.id)},
+                {"model_source", cell_text(rm.source)},
                 {"kv_dtype", cell_text(std::string(name(f.dtype)))},
-                {"tp", cell_count(li.tp, "")},       {"pp", cell_count(li.pp, "")},
+                {"tp", cell_count(li.tp, "")},
+                {"pp", cell_count(li.pp, "")},
                 {"context_tokens", cell_count(context, "tokens")},
                 {"concurrency", cell_count(concurrency, "sequences")}};
 
@@ -71,8 +76,7 @@ void run_size(const CommonOptions& o, Context& ctx) {
     r.figures.push_back({"kv_bytes_per_token", "KV per token, whole model", cell(s.per_token),
                          cell_exact(s.per_token), per_token_how});
     r.figures.push_back({"kv_bytes_per_token_per_gpu", "KV per token, per GPU",
-                         cell(s.per_token_rank), cell_exact(s.per_token_rank),
-                         per_token_rank_how});
+                         cell(s.per_token_rank), cell_exact(s.per_token_rank), per_token_rank_how});
     r.figures.push_back({"kv_bytes_per_sequence", "KV per sequence, whole model",
                          cell(s.per_sequence), cell_exact(s.per_sequence),
                          explain_per_sequence(rm, f, context, Shard{})});
@@ -80,21 +84,29 @@ void run_size(const CommonOptions& o, Context& ctx) {
                          cell(s.per_sequence_rank), cell_exact(s.per_sequence_rank),
                          explain_per_sequence(rm, f, context, rank, li)});
     r.figures.push_back(
-        {"kv_bytes_total", "KV for all sequences, whole model", cell(s.total), cell_exact(s.total),
+        {"kv_bytes_total",
+         "KV for all sequences, whole model",
+         cell(s.total),
+         cell_exact(s.total),
          {"kv_bytes_per_sequence x concurrency",
           {fmt::format("kv_bytes_per_sequence = {} B", grouped(s.per_sequence.count())),
            fmt::format("concurrency = {} sequences (--concurrency)", grouped(concurrency))}}});
     r.figures.push_back(
-        {"kv_bytes_total_per_gpu", "KV for all sequences, per GPU", cell(s.total_rank),
+        {"kv_bytes_total_per_gpu",
+         "KV for all sequences, per GPU",
+         cell(s.total_rank),
          cell_exact(s.total_rank),
          {"kv_bytes_per_sequence_per_gpu x concurrency",
-          {fmt::format("kv_bytes_per_sequence_per_gpu = {} B", grouped(s.per_sequence_rank.count())),
+          {fmt::format("kv_bytes_per_sequence_per_gpu = {} B",
+                       grouped(s.per_sequence_rank.count())),
            fmt::format("concurrency = {} sequences (--concurrency)", grouped(concurrency))}}});
     if (block > 1) {
         const PagedUse paged = paged_sequence(m, f, context, block, rank);
         r.figures.push_back(
-            {"kv_bytes_per_sequence_paged_per_gpu", "KV per sequence in blocks, per GPU",
-             cell(paged.reserved), cell_exact(paged.reserved),
+            {"kv_bytes_per_sequence_paged_per_gpu",
+             "KV per sequence in blocks, per GPU",
+             cell(paged.reserved),
+             cell_exact(paged.reserved),
              {"sum over layers of ceil(tokens kept / block_size) x block_size x bytes per token",
               {fmt::format("block_size = {} tokens (--block-size)", block),
                fmt::format("{} blocks, {} B unused in the last block of each layer", paged.blocks,
@@ -117,9 +129,10 @@ void run_size(const CommonOptions& o, Context& ctx) {
             }
         }
     if (li.replicas > 1)
-        r.notes.push_back(fmt::format("{} GPUs hold {} replicas of tp {} x pp {}; figures are per "
-                                      "replica",
-                                      li.gpus, li.replicas, li.tp, li.pp));
+        r.notes.push_back(
+            fmt::format("{} GPUs hold {} replicas of tp {} x pp {}; figures are per "
+                        "replica",
+                        li.gpus, li.replicas, li.tp, li.pp));
     for (const std::string& n : rm.notes) r.notes.push_back(display_name(rm) + ": " + n);
     render(r, parse_format(o.format), o.explain, *ctx.out);
 }

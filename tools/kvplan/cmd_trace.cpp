@@ -11,8 +11,8 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "flags.hpp"
 #include "explain.hpp"
+#include "flags.hpp"
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"

@@ -13,9 +13,9 @@ namespace kvplan::cli {
 /// The documented exit codes (README, "Command line").
 enum ExitCode : int {
     exit_ok = 0,
-    exit_check_failed = 1,  ///< `check` ran and a requirement failed
-    exit_usage = 2,         ///< a flag, a value or a combination the command cannot take
-    exit_invalid_input = 3, ///< a file that cannot be read, parsed or mapped; an impossible layout
+    exit_check_failed = 1,   ///< `check` ran and a requirement failed
+    exit_usage = 2,          ///< a flag, a value or a combination the command cannot take
+    exit_invalid_input = 3,  ///< a file that cannot be read, parsed or mapped; an impossible layout
 };
 
 /// A command line that cannot be run as written: exit 2, one line on stderr.

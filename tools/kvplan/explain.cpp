@@ -13,7 +13,9 @@ namespace kvplan::cli {
 std::string describe_format(KvFormat f) {
     std::string s = fmt::format("{}: {} bits per value", name(f.dtype), bits(f.dtype));
     switch (f.scaling.granularity) {
-        case ScaleGranularity::per_tensor: s += ", no per-token scales"; break;
+        case ScaleGranularity::per_tensor:
+            s += ", no per-token scales";
+            break;
         case ScaleGranularity::per_token_head:
             s += fmt::format(" + one {}-bit scale per token per head (K and V each)",
                              f.scaling.scale_bits);
@@ -54,16 +56,18 @@ std::string describe_spec(const CacheSpec& sp, KvFormat f, std::uint32_t tp) {
             return s;
         }
         case CacheKind::mla_latent:
-            return fmt::format("one latent of kv_lora_rank {} + qk_rope_head_dim {} values -> {} B, "
-                               "the same on every TP rank",
-                               sp.kv_lora_rank, sp.qk_rope_head_dim,
-                               vector_bytes(f, std::uint64_t{sp.kv_lora_rank} + sp.qk_rope_head_dim)
-                                   .count());
+            return fmt::format(
+                "one latent of kv_lora_rank {} + qk_rope_head_dim {} values -> {} B, "
+                "the same on every TP rank",
+                sp.kv_lora_rank, sp.qk_rope_head_dim,
+                vector_bytes(f, std::uint64_t{sp.kv_lora_rank} + sp.qk_rope_head_dim).count());
         case CacheKind::constant_state:
             return fmt::format("a fixed state of {} B per sequence (whole model, split over TP)",
                                grouped(sp.state_bytes.count()));
-        case CacheKind::shared: return "reads another layer's cache: no bytes of its own";
-        case CacheKind::mlp_only: return "no attention or state, an MLP only: no bytes";
+        case CacheKind::shared:
+            return "reads another layer's cache: no bytes of its own";
+        case CacheKind::mlp_only:
+            return "no attention or state, an MLP only: no bytes";
     }
     return "";
 }
@@ -118,17 +122,16 @@ Explanation explain_per_sequence(const ResolvedModel& rm, KvFormat f, std::uint6
         const std::uint32_t n = layers_in_shard(m, k, shard);
         if (n == 0) continue;
         const Bytes each = layer_bytes_per_sequence(sp, f, tokens, shard.tp);
-        e.inputs.push_back(fmt::format("{} {} layer{}: {} B per token x {} tokens kept{} = {} B "
-                                       "each, {} B in all",
-                                       n, name(sp.kind), n == 1 ? "" : "s",
-                                       grouped(layer_bytes_per_token(sp, f, shard.tp).count()),
-                                       grouped(tokens_kept(sp, tokens)),
-                                       layer_state_bytes(sp, shard.tp).is_zero()
-                                           ? ""
-                                           : fmt::format(" + {} B state",
-                                                         grouped(layer_state_bytes(sp, shard.tp)
-                                                                     .count())),
-                                       grouped(each.count()), grouped((each * n).count())));
+        e.inputs.push_back(fmt::format(
+            "{} {} layer{}: {} B per token x {} tokens kept{} = {} B "
+            "each, {} B in all",
+            n, name(sp.kind), n == 1 ? "" : "s",
+            grouped(layer_bytes_per_token(sp, f, shard.tp).count()),
+            grouped(tokens_kept(sp, tokens)),
+            layer_state_bytes(sp, shard.tp).is_zero()
+                ? ""
+                : fmt::format(" + {} B state", grouped(layer_state_bytes(sp, shard.tp).count())),
+            grouped(each.count()), grouped((each * n).count())));
     }
     return e;
 }
@@ -160,21 +163,18 @@ Table layer_table(const ResolvedModel& rm, KvFormat f, std::uint32_t tp) {
                           sp.kind == CacheKind::sliding_window ||
                           sp.kind == CacheKind::chunked_local;
         const bool mla = sp.kind == CacheKind::mla_latent;
-        t.rows.push_back({cell_text(std::string(name(sp.kind))),
-                          cell_count(m.layers().layers_with_spec(k), ""),
-                          attn ? cell_count(sp.kv_heads, "") : cell_null(),
-                          attn ? cell_count(sp.k_head_dim, "")
-                               : mla ? cell_count(std::uint64_t{sp.kv_lora_rank} +
-                                                      sp.qk_rope_head_dim,
-                                                  "")
-                                     : cell_null(),
-                          attn ? cell_count(sp.v_head_dim, "") : cell_null(),
-                          sp.kind == CacheKind::sliding_window ||
-                                  sp.kind == CacheKind::chunked_local
-                              ? cell_count(sp.window, "tokens")
-                              : cell_null(),
-                          cell_exact(layer_bytes_per_token(sp, f, 1)),
-                          cell_exact(layer_bytes_per_token(sp, f, tp))});
+        t.rows.push_back(
+            {cell_text(std::string(name(sp.kind))), cell_count(m.layers().layers_with_spec(k), ""),
+             attn ? cell_count(sp.kv_heads, "") : cell_null(),
+             attn  ? cell_count(sp.k_head_dim, "")
+             : mla ? cell_count(std::uint64_t{sp.kv_lora_rank} + sp.qk_rope_head_dim, "")
+                   : cell_null(),
+             attn ? cell_count(sp.v_head_dim, "") : cell_null(),
+             sp.kind == CacheKind::sliding_window || sp.kind == CacheKind::chunked_local
+                 ? cell_count(sp.window, "tokens")
+                 : cell_null(),
+             cell_exact(layer_bytes_per_token(sp, f, 1)),
+             cell_exact(layer_bytes_per_token(sp, f, tp))});
         if (has_state) {
             t.rows.back().push_back(cell_exact(layer_state_bytes(sp, 1)));
             t.rows.back().push_back(cell_exact(layer_state_bytes(sp, tp)));
@@ -224,15 +224,22 @@ void append_weight_figures(Report& r, const ResolvedModel& rm, const CommonOptio
             ? fmt::format(" (the checkpoint's: {})", m.config().checkpoint.source)
             : " (--weight-dtype)");
     r.figures.push_back(
-        {"weight_bytes", "Weights, whole model", cell(whole.total()), cell_exact(whole.total()),
+        {"weight_bytes",
+         "Weights, whole model",
+         cell(whole.total()),
+         cell_exact(whole.total()),
          {"sum over tensors of rows x cols x bits per weight / 8, scales included",
           {"model: " + rm.source, fmt::format("{} parameters", grouped(params)), fmt_in,
-           fmt::format("attention {} B, MLP {} B, routed experts {} B, embedding {} B, LM head {} B",
-                       grouped(whole.attention.count()), grouped(whole.dense_mlp.count()),
-                       grouped(whole.routed_experts.count()), grouped(whole.embedding.count()),
-                       grouped(whole.lm_head.count()))}}});
+           fmt::format(
+               "attention {} B, MLP {} B, routed experts {} B, embedding {} B, LM head {} B",
+               grouped(whole.attention.count()), grouped(whole.dense_mlp.count()),
+               grouped(whole.routed_experts.count()), grouped(whole.embedding.count()),
+               grouped(whole.lm_head.count()))}}});
     r.figures.push_back(
-        {"weight_bytes_per_gpu", "Weights, fullest GPU", cell(per_gpu), cell_exact(per_gpu),
+        {"weight_bytes_per_gpu",
+         "Weights, fullest GPU",
+         cell(per_gpu),
+         cell_exact(per_gpu),
          {"the largest over ranks of the tensors (or tensor slices) each rank holds",
           {fmt::format("tp {}: column-parallel matrices split their rows, row-parallel ones their "
                        "columns, vocabulary padded to 64 (vLLM's linear.py)",

@@ -4,12 +4,11 @@
 // come about, layer by layer, and the per-layer and per-stage tables.
 
 #include <cstdint>
-#include <optional>
-#include <string>
-
 #include <kvplan/dtype.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/weights.hpp>
+#include <optional>
+#include <string>
 
 #include "inputs.hpp"
 #include "report.hpp"

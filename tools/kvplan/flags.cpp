@@ -66,8 +66,7 @@ Speculation parse_speculation(const CommonOptions& o, Engine engine) {
     if (!drafts && !o.num_speculative_tokens.empty())
         usage_error("--num-speculative-tokens", "a --speculative-method that drafts", "none");
     if (drafts) {
-        const std::uint64_t t =
-            parse_count(o.num_speculative_tokens, "--num-speculative-tokens");
+        const std::uint64_t t = parse_count(o.num_speculative_tokens, "--num-speculative-tokens");
         if (t > 64) usage_error("--num-speculative-tokens", "at most 64", o.num_speculative_tokens);
         sp.tokens = static_cast<std::uint32_t>(t);
     }

@@ -1,6 +1,5 @@
 #include <cctype>
 #include <filesystem>
-
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/gpu_spec.hpp>
@@ -36,11 +35,11 @@ ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_
     for (const std::string& id : reg.ids()) known += (known.empty() ? "" : ", ") + id;
     // With a near name the list gives way to it: messages are cut at 1023 characters.
     const std::string near = detail::did_you_mean(arg, reg.names());
-    detail::throw_field_error<InvalidInput>(
-        std::string(flag), "gpu",
-        "a bundled GPU id or alias (" + (near.empty() ? known : "kvplan list gpus") +
-            ") or a path to a spec JSON",
-        "'" + arg + "'" + near);
+    detail::throw_field_error<InvalidInput>(std::string(flag), "gpu",
+                                            "a bundled GPU id or alias (" +
+                                                (near.empty() ? known : "kvplan list gpus") +
+                                                ") or a path to a spec JSON",
+                                            "'" + arg + "'" + near);
 }
 
 std::vector<ResolvedGpu> bundled_gpus(const Context& ctx) {

@@ -68,8 +68,8 @@ std::uint64_t parse_tokens(std::string_view text, std::string_view flag) {
     const std::string_view decimal_suffixes = "kmgt", binary_suffixes = "KMGT";
     if (decimal_suffixes.find(suffix) != std::string_view::npos && is_decimal(number, has_point)) {
         // int(float(number) * 10**(3n)): multiply in double, then truncate toward zero.
-        const double mult = std::pow(10.0, 3.0 * static_cast<double>(
-                                                    decimal_suffixes.find(suffix) + 1));
+        const double mult =
+            std::pow(10.0, 3.0 * static_cast<double>(decimal_suffixes.find(suffix) + 1));
         const double v = to_double(number) * mult;
         if (!(v < u64_limit)) usage_error(flag, "a token count below 2^64", text);
         value = static_cast<std::uint64_t>(v);

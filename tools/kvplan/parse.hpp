@@ -4,12 +4,11 @@
 // Every function throws UsageError naming the flag, what it expected and what it found.
 
 #include <cstdint>
+#include <kvplan/dtype.hpp>
+#include <kvplan/units.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <kvplan/dtype.hpp>
-#include <kvplan/units.hpp>
 
 namespace kvplan::cli {
 

@@ -28,10 +28,14 @@ EngineSetup engine_setup(const CommonOptions& o) {
 
 std::string engine_fraction_name(Engine e) {
     switch (e) {
-        case Engine::ideal: return "utilization";
-        case Engine::vllm: return "gpu_memory_utilization";
-        case Engine::sglang: return "mem_fraction_static";
-        case Engine::trtllm: return "free_gpu_memory_fraction";
+        case Engine::ideal:
+            return "utilization";
+        case Engine::vllm:
+            return "gpu_memory_utilization";
+        case Engine::sglang:
+            return "mem_fraction_static";
+        case Engine::trtllm:
+            return "free_gpu_memory_fraction";
     }
     return "fraction";
 }

@@ -4,12 +4,11 @@
 // roofline, compare and check all start here.
 
 #include <cstdint>
-#include <string>
-#include <vector>
-
 #include <kvplan/budget.hpp>
 #include <kvplan/engine.hpp>
 #include <kvplan/gpu.hpp>
+#include <string>
+#include <vector>
 
 #include "inputs.hpp"
 
@@ -31,7 +30,8 @@ struct ResolvedGpu {
 [[nodiscard]] std::vector<ResolvedGpu> bundled_gpus(const Context& ctx);
 
 /// --gpu as a comma list of ids or spec paths, each resolved; empty: every bundled GPU.
-[[nodiscard]] std::vector<ResolvedGpu> resolve_gpu_list(const std::string& flag, const Context& ctx);
+[[nodiscard]] std::vector<ResolvedGpu> resolve_gpu_list(const std::string& flag,
+                                                        const Context& ctx);
 
 /// The engine named by --engine (default vllm).
 [[nodiscard]] Engine parse_engine_flag(const std::string& text);
@@ -54,4 +54,3 @@ struct EngineSetup {
 [[nodiscard]] std::string engine_fraction_name(Engine e);
 
 }  // namespace kvplan::cli
-

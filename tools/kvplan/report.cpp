@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ostream>
-#include <sstream>
-
 #include <kvplan/format.hpp>
 #include <kvplan/version.hpp>
+#include <ostream>
+#include <sstream>
 
 #include "context.hpp"
 
@@ -79,7 +78,7 @@ void text_table(const Table& t, std::ostream& out) {
         if (!t.columns[c].in_text) continue;
         const bool right = !t.rows.empty() && c < t.rows[0].size() && right_aligned(t.rows[0][c]);
         line.append("  ").append(right ? pad_left(t.columns[c].label, w[c])
-                                      : pad(t.columns[c].label, w[c]));
+                                       : pad(t.columns[c].label, w[c]));
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
@@ -133,9 +132,12 @@ void render_text(const Report& r, bool explain, std::ostream& out) {
 std::string md_escape(std::string_view s) {
     std::string out;
     for (char c : s) {
-        if (c == '|') out += "\\|";
-        else if (c == '\n') out += "<br>";
-        else out.push_back(c);
+        if (c == '|')
+            out += "\\|";
+        else if (c == '\n')
+            out += "<br>";
+        else
+            out.push_back(c);
     }
     return out;
 }
@@ -253,13 +255,17 @@ void render_json(const Report& r, bool explain, std::ostream& out) {
 std::string csv_field(const Json& v) {
     std::string s;
     if (v.is_null()) return s;
-    if (v.is_string()) s = v.get<std::string>();
-    else s = v.dump();
+    if (v.is_string())
+        s = v.get<std::string>();
+    else
+        s = v.dump();
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
     for (char c : s) {
-        if (c == '"') q += "\"\"";
-        else q.push_back(c);
+        if (c == '"')
+            q += "\"\"";
+        else
+            q.push_back(c);
     }
     return q + "\"";
 }
@@ -320,10 +326,18 @@ void render(const Report& r, Format f, bool explain, std::ostream& out) {
     // Rendered whole, then made valid UTF-8: a name read from a file or a path may hold any bytes.
     std::ostringstream s;
     switch (f) {
-        case Format::text: render_text(r, explain, s); break;
-        case Format::md: render_md(r, explain, s); break;
-        case Format::json: render_json(r, explain, s); break;
-        case Format::csv: render_csv(r, s); break;
+        case Format::text:
+            render_text(r, explain, s);
+            break;
+        case Format::md:
+            render_md(r, explain, s);
+            break;
+        case Format::json:
+            render_json(r, explain, s);
+            break;
+        case Format::csv:
+            render_csv(r, s);
+            break;
     }
     out << utf8_escaped(s.str());
 }
@@ -341,16 +355,19 @@ std::string utf8_escaped(std::string_view s) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
             // Control characters but newline and tab would garble a terminal.
-            if (c < 0x20 && c != '\n' && c != '\t') hex(c);
-            else out.push_back(static_cast<char>(c));
+            if (c < 0x20 && c != '\n' && c != '\t')
+                hex(c);
+            else
+                out.push_back(static_cast<char>(c));
             ++i;
             continue;
         }
         // A well-formed sequence (RFC 3629): its length from the lead byte, continuation bytes
         // 10xxxxxx, no overlong forms, no surrogates, nothing past U+10FFFF.
-        std::size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                        : c >= 0xF0 && c <= 0xF4                      ? 4
-                                                                       : 0;
+        std::size_t n = c >= 0xC2 && c <= 0xDF   ? 2
+                        : c >= 0xE0 && c <= 0xEF ? 3
+                        : c >= 0xF0 && c <= 0xF4 ? 4
+                                                 : 0;
         bool ok = n != 0 && i + n <= s.size();
         for (std::size_t k = 1; ok && k < n; ++k)
             ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;

@@ -7,14 +7,12 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <kvplan/units.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include <kvplan/units.hpp>
 
 namespace kvplan::cli {
 
@@ -29,14 +27,14 @@ struct Cell {
     Json json;
 };
 
-[[nodiscard]] Cell cell(Bytes b);                  ///< "40.00 GiB" / 42949672960
-[[nodiscard]] Cell cell_exact(Bytes b);            ///< "42,949,672,960 B" / 42949672960
-[[nodiscard]] Cell cell(Seconds t);                ///< "12.30 ms" / 0.0123 (seconds)
-[[nodiscard]] Cell cell(BytesPerSecond r);         ///< "3.35 TB/s" / 3.35e12 (bytes per second)
-[[nodiscard]] Cell cell(FlopsPerSecond r);         ///< "989.40 TFLOP/s" / 9.894e14
-[[nodiscard]] Cell cell(Flops f);                  ///< "1.23 TFLOP" / 1.23e12
+[[nodiscard]] Cell cell(Bytes b);           ///< "40.00 GiB" / 42949672960
+[[nodiscard]] Cell cell_exact(Bytes b);     ///< "42,949,672,960 B" / 42949672960
+[[nodiscard]] Cell cell(Seconds t);         ///< "12.30 ms" / 0.0123 (seconds)
+[[nodiscard]] Cell cell(BytesPerSecond r);  ///< "3.35 TB/s" / 3.35e12 (bytes per second)
+[[nodiscard]] Cell cell(FlopsPerSecond r);  ///< "989.40 TFLOP/s" / 9.894e14
+[[nodiscard]] Cell cell(Flops f);           ///< "1.23 TFLOP" / 1.23e12
 [[nodiscard]] Cell cell_count(std::uint64_t n, std::string_view unit);  ///< "8,000 tokens" / 8000
-[[nodiscard]] Cell cell_text(std::string s);       ///< a name or an id, the same for both
+[[nodiscard]] Cell cell_text(std::string s);  ///< a name or an id, the same for both
 [[nodiscard]] Cell cell_bool(bool b, std::string_view yes = "yes", std::string_view no = "no");
 [[nodiscard]] Cell cell_number(double v, std::string_view unit, int precision = 2);
 [[nodiscard]] Cell cell_null(std::string text = "-");
@@ -46,8 +44,9 @@ struct Cell {
 
 /// How a figure was obtained: shown with --explain.
 struct Explanation {
-    std::string formula;              ///< "2 x kv_heads x head_dim x dtype bytes x layers"
-    std::vector<std::string> inputs;  ///< "kv_heads = 8 (configs/models/x.json: num_key_value_heads)"
+    std::string formula;  ///< "2 x kv_heads x head_dim x dtype bytes x layers"
+    std::vector<std::string>
+        inputs;  ///< "kv_heads = 8 (configs/models/x.json: num_key_value_heads)"
 };
 
 /// A scalar result.
@@ -77,8 +76,8 @@ struct Table {
 
 struct Report {
     std::string command;
-    std::string heading;                 ///< one line: what was sized, on what
-    std::optional<std::string> verdict;  ///< printed first (fit, check)
+    std::string heading;                               ///< one line: what was sized, on what
+    std::optional<std::string> verdict;                ///< printed first (fit, check)
     std::vector<std::pair<std::string, Cell>> inputs;  ///< echoed inputs: model, gpu, tp...
     std::vector<Figure> figures;
     std::vector<Table> tables;

@@ -6,11 +6,10 @@
 // answer at the same point too).
 
 #include <cstdint>
-#include <string>
-#include <vector>
-
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/roofline.hpp>
+#include <string>
+#include <vector>
 
 #include "flags.hpp"
 #include "replica.hpp"

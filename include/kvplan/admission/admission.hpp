@@ -383,7 +383,8 @@ class BlockPool {
         // run; each check compares with the same free count.
         const std::uint64_t watermark = running_ > 0 ? spec_.watermark_blocks : 0;
         const std::uint64_t ask = (gate > step ? gate : step) + watermark;
-        // Alone in the pool: its first step, and its last (a full table is longest there), must fit.
+        // Alone in the pool: its first step, and its last (a full table is longest there), must
+        // fit.
         std::uint64_t alone = gate_alone > own + pfx ? gate_alone : own + pfx;
         if (last > tokens) {
             const std::uint64_t end = detail::own_blocks(spec_, last, last - 1, pt) + pfx;

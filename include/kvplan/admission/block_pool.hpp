@@ -23,8 +23,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../detail/enum_table.hpp"
 #include "../detail/checked.hpp"
+#include "../detail/enum_table.hpp"
 #include "../error.hpp"
 #include "../fixed_array.hpp"
 

@@ -6,8 +6,8 @@
 //
 // where utilization has vLLM's gpu_memory_utilization meaning (a fraction of the memory the driver
 // reports as total, not of the memory free), and the reserve is modelled term by term: the CUDA
-// context, the activation peak of a forward over max_num_batched_tokens (the LM head's logits at the
-// vocabulary size included), CUDA graphs and communication buffers. Every term is shown, has a
+// context, the activation peak of a forward over max_num_batched_tokens (the LM head's logits at
+// the vocabulary size included), CUDA graphs and communication buffers. Every term is shown, has a
 // documented default, and can be replaced by a figure. Ranks are never averaged: each pipeline
 // stage has its own layers, weights and reserve, and the stage that holds the fewest sequences sets
 // the capacity of the whole replica.
@@ -51,17 +51,20 @@ struct StageBudget {
     Bytes usable{};        ///< ceil(memory_total x utilization), as vLLM's requested_memory
     Bytes weights{};       ///< weight_bytes_per_rank of this stage
     Reserve reserve{};
-    Bytes kv_budget{};     ///< usable - weights - reserve (zero when they exceed it), or the given figure
-    bool kv_given = false;       ///< kv_budget is kv_memory_per_gpu, not computed
-    Bytes kv_per_token{};        ///< KV bytes per token of context on this rank (every growing layer)
-    Bytes kv_per_sequence{};     ///< bytes one sequence of the p95 context reserves (its blocks)
-    Bytes kv_needed{};           ///< kv_per_sequence x concurrency
-    Bytes headroom{};            ///< kv_budget - kv_needed when it fits, else zero
-    Bytes shortfall{};           ///< what is missing when it does not fit, else zero
-    std::optional<std::uint64_t> kv_tokens{};  ///< whole blocks of tokens the budget holds; nullopt: nothing grows
-    std::uint64_t max_concurrency = 0;        ///< sequences of the p95 context that fit
+    Bytes kv_budget{};      ///< usable - weights - reserve (zero when they exceed it), or the given
+                            ///< figure
+    bool kv_given = false;  ///< kv_budget is kv_memory_per_gpu, not computed
+    Bytes kv_per_token{};   ///< KV bytes per token of context on this rank (every growing layer)
+    Bytes kv_per_sequence{};  ///< bytes one sequence of the p95 context reserves (its blocks)
+    Bytes kv_needed{};        ///< kv_per_sequence x concurrency
+    Bytes headroom{};         ///< kv_budget - kv_needed when it fits, else zero
+    Bytes shortfall{};        ///< what is missing when it does not fit, else zero
+    std::optional<std::uint64_t>
+        kv_tokens{};  ///< whole blocks of tokens the budget holds; nullopt: nothing grows
+    std::uint64_t max_concurrency = 0;           ///< sequences of the p95 context that fit
     std::optional<std::uint64_t> max_context{};  ///< at the target concurrency; nullopt: any length
-    std::optional<std::uint64_t> longest_single_context{};  ///< one sequence alone; nullopt: any length
+    std::optional<std::uint64_t>
+        longest_single_context{};  ///< one sequence alone; nullopt: any length
     [[nodiscard]] constexpr bool fits() const noexcept { return shortfall.is_zero(); }
 };
 
@@ -73,12 +76,14 @@ struct ReplicaBudget {
     Workload workload{};
     std::array<StageBudget, max_pipeline_stages> stages{};
     std::uint32_t num_stages = 0;
-    std::uint32_t limiting_stage = 0;  ///< the stage with the fewest sequences (then least headroom)
-    bool fits = false;                 ///< every stage holds concurrency x the p95 context
-    Bytes headroom{};                  ///< the least headroom over stages, when it fits
-    Bytes shortfall{};                 ///< the largest shortfall over stages, when it does not
-    std::optional<std::uint64_t> kv_tokens{};  ///< tokens of KV the replica holds (least over stages)
-    std::uint64_t max_concurrency = 0;         ///< sequences of the p95 context at once
+    std::uint32_t limiting_stage =
+        0;              ///< the stage with the fewest sequences (then least headroom)
+    bool fits = false;  ///< every stage holds concurrency x the p95 context
+    Bytes headroom{};   ///< the least headroom over stages, when it fits
+    Bytes shortfall{};  ///< the largest shortfall over stages, when it does not
+    std::optional<std::uint64_t>
+        kv_tokens{};                    ///< tokens of KV the replica holds (least over stages)
+    std::uint64_t max_concurrency = 0;  ///< sequences of the p95 context at once
     std::optional<std::uint64_t> max_context{};  ///< longest context at the target concurrency
     /// The longest context one sequence can have: the estimate vLLM's "estimated maximum model
     /// length" gives when max_model_len does not fit (vllm/v1/core/kv_cache_utils.py).

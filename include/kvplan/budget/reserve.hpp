@@ -30,7 +30,7 @@ namespace kvplan {
 /// vLLM's default batch limits for `vllm serve` on a GPU.
 struct VllmBatchDefaults {
     std::uint64_t max_num_batched_tokens = 0;  ///< tokens in one forward (the profile run's size)
-    std::uint32_t max_num_seqs = 0;            ///< sequences at once (the profile run's logits rows)
+    std::uint32_t max_num_seqs = 0;  ///< sequences at once (the profile run's logits rows)
 };
 
 /// vLLM's defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs default batch sizes):
@@ -65,7 +65,8 @@ inline constexpr double default_gpu_memory_utilization = 0.92;
 struct ReserveOptions {
     /// Tokens of the profiled forward; nullopt: vLLM's default for the GPU (vllm_batch_defaults).
     std::optional<std::uint64_t> max_num_batched_tokens{};
-    /// Sequences of the profiled forward, one logits row each; nullopt: vLLM's max_num_seqs default.
+    /// Sequences of the profiled forward, one logits row each; nullopt: vLLM's max_num_seqs
+    /// default.
     std::optional<std::uint32_t> profile_sequences{};
     std::uint32_t cuda_graph_max_batch = default_cuda_graph_max_batch;
     std::optional<Bytes> cuda_context{};  ///< replaces default_cuda_context
@@ -87,16 +88,16 @@ struct ReserveTerm {
 /// measures it: the residual stream plus the larger of a layer's attention and MLP intermediates
 /// for every token, plus, on the last stage, the logits of one sampled token per profile sequence.
 struct ActivationPeak {
-    std::uint64_t tokens = 0;        ///< max_num_batched_tokens
-    Bytes element{};                 ///< bytes per activation value (2: bf16/fp16, 4: fp32)
+    std::uint64_t tokens = 0;              ///< max_num_batched_tokens
+    Bytes element{};                       ///< bytes per activation value (2: bf16/fp16, 4: fp32)
     std::uint64_t residual_elements = 0;   ///< per token: hidden_states and residual
     std::uint64_t attention_elements = 0;  ///< per token: q, k, v and the attention output
-    std::uint64_t mlp_elements = 0;        ///< per token: gate/up output and its activation (MoE: x k)
+    std::uint64_t mlp_elements = 0;  ///< per token: gate/up output and its activation (MoE: x k)
     Bytes per_token{};               ///< (residual + max(attention, mlp)) x element
     Bytes hidden{};                  ///< tokens x per_token
     std::uint64_t logits_rows = 0;   ///< min(tokens, profile sequences) on the last stage, else 0
     std::uint64_t vocab = 0;
-    Bytes logits{};                  ///< rows x vocab x (element + 4): the LM head output and its fp32 copy
+    Bytes logits{};  ///< rows x vocab x (element + 4): the LM head output and its fp32 copy
     [[nodiscard]] constexpr Bytes total() const { return hidden + logits; }
 };
 
@@ -104,7 +105,8 @@ struct ActivationPeak {
 struct Reserve {
     ReserveTerm cuda_context{};
     ReserveTerm activation{};
-    ActivationPeak activation_model{};  ///< the modelled peak (shown even when a figure replaces it)
+    ActivationPeak
+        activation_model{};  ///< the modelled peak (shown even when a figure replaces it)
     ReserveTerm cuda_graphs{};
     ReserveTerm comm_buffers{};
     [[nodiscard]] constexpr Bytes total() const {
@@ -115,7 +117,8 @@ struct Reserve {
 namespace detail {
 
 /// Per-token activation values of one layer's attention on a rank of TP degree `tp`.
-[[nodiscard]] constexpr std::uint64_t attention_activation_elements(const Model& m, const CacheSpec& s,
+[[nodiscard]] constexpr std::uint64_t attention_activation_elements(const Model& m,
+                                                                    const CacheSpec& s,
                                                                     std::uint32_t tp) {
     const ModelConfig& c = m.config();
     const std::uint64_t heads = c.num_heads / tp;
@@ -125,16 +128,20 @@ namespace detail {
         case CacheKind::sliding_window:
         case CacheKind::chunked_local:
             return heads * qd +
-                   std::uint64_t{kv_heads_per_rank(s.kv_heads, tp)} * (s.k_head_dim + s.v_head_dim) +
+                   std::uint64_t{kv_heads_per_rank(s.kv_heads, tp)} *
+                       (s.k_head_dim + s.v_head_dim) +
                    heads * s.v_head_dim;
         case CacheKind::mla_latent: {
             const std::uint64_t nope = c.mla.qk_nope_head_dim, v = c.mla.v_head_dim;
             return heads * (nope + s.qk_rope_head_dim) + s.kv_lora_rank + s.qk_rope_head_dim +
                    heads * (nope + v) + heads * v;
         }
-        case CacheKind::shared: return heads * qd * 2;
-        case CacheKind::constant_state: return 0;  // the mixer's shape is not in the config
-        case CacheKind::mlp_only: return 0;        // no mixer
+        case CacheKind::shared:
+            return heads * qd * 2;
+        case CacheKind::constant_state:
+            return 0;  // the mixer's shape is not in the config
+        case CacheKind::mlp_only:
+            return 0;  // no mixer
     }
     return 0;
 }
@@ -170,11 +177,12 @@ namespace detail {
     a.element = Bytes::exactly(w.format == WeightFormat::fp32 ? 4 : 2);
     a.residual_elements = 2 * c.hidden_size;
     for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {
-        a.attention_elements =
-            std::max(a.attention_elements, detail::attention_activation_elements(m, m.layer(i), s.tp));
+        a.attention_elements = std::max(a.attention_elements,
+                                        detail::attention_activation_elements(m, m.layer(i), s.tp));
         a.mlp_elements = std::max(a.mlp_elements, detail::mlp_activation_elements(m, i, parts));
     }
-    a.per_token = a.element * (a.residual_elements + std::max(a.attention_elements, a.mlp_elements));
+    a.per_token =
+        a.element * (a.residual_elements + std::max(a.attention_elements, a.mlp_elements));
     a.hidden = a.per_token * tokens;
     if (stage + 1 == l.pp()) {
         a.logits_rows = std::min<std::uint64_t>(tokens, profile_sequences);
@@ -190,11 +198,12 @@ namespace detail {
                                                 std::uint32_t stage, const ReserveOptions& o = {}) {
     Reserve res;
     const VllmBatchDefaults d = vllm_batch_defaults(r.gpu);
-    res.activation_model = activation_peak(r.model, l, stage,
-                                           o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
-                                           o.profile_sequences.value_or(d.max_num_seqs), r.weights);
+    res.activation_model = activation_peak(
+        r.model, l, stage, o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
+        o.profile_sequences.value_or(d.max_num_seqs), r.weights);
     const auto term = [](const std::optional<Bytes>& given, Bytes modelled) {
-        return given ? ReserveTerm{*given, TermSource::given} : ReserveTerm{modelled, TermSource::modelled};
+        return given ? ReserveTerm{*given, TermSource::given}
+                     : ReserveTerm{modelled, TermSource::modelled};
     };
     res.cuda_context = term(o.cuda_context, default_cuda_context);
     res.activation = term(o.activation, res.activation_model.total());

@@ -48,8 +48,11 @@ struct ReplicaChoice {
                 if (n % tp != 0) continue;
                 const std::uint32_t pp = n / tp;
                 if (pp > m.num_layers() || pp > max_pipeline_stages) continue;
-                const Replica r{.model = m, .gpu = gpus[g], .parallel = {.tp = tp, .pp = pp},
-                                .weights = weights, .kv = kv};
+                const Replica r{.model = m,
+                                .gpu = gpus[g],
+                                .parallel = {.tp = tp, .pp = pp},
+                                .weights = weights,
+                                .kv = kv};
                 try {
                     ReplicaBudget b = replica_budget(r, w, o);
                     if (b.fits) return ReplicaChoice{g, r.parallel, b};

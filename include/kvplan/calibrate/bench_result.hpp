@@ -75,7 +75,8 @@ namespace detail {
         m.mean = r.positive_number(mean) * milliseconds;
     else if (const auto v = r.optional_positive_number(mean))
         m.mean = *v * milliseconds;
-    if (const auto v = r.optional_positive_number("median_" + name + "_ms")) m.median = *v * milliseconds;
+    if (const auto v = r.optional_positive_number("median_" + name + "_ms"))
+        m.median = *v * milliseconds;
     if (const auto v = r.optional_positive_number("p99_" + name + "_ms")) m.p99 = *v * milliseconds;
     return m;
 }

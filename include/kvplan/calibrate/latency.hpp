@@ -54,8 +54,10 @@ struct FitSpace {
 };
 
 /// Where every default fit starts.
-inline constexpr EstimateParams fit_start{
-    .bandwidth = 0.8, .compute = 0.5, .layer_overhead = 20.0 * microseconds, .all_reduce_latency = 10.0 * microseconds};
+inline constexpr EstimateParams fit_start{.bandwidth = 0.8,
+                                          .compute = 0.5,
+                                          .layer_overhead = 20.0 * microseconds,
+                                          .all_reduce_latency = 10.0 * microseconds};
 
 /// The parameters found, and how well they fit.
 struct FitResult {

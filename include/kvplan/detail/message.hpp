@@ -52,8 +52,8 @@ class Message {
         return *this;
     }
     template <class I>
-        requires(std::is_integral_v<I> && !std::is_same_v<I, char> && !std::is_same_v<I, bool>)
-    constexpr Message& append(I value) noexcept {
+    requires(std::is_integral_v<I> && !std::is_same_v<I, char> &&
+             !std::is_same_v<I, bool>) constexpr Message& append(I value) noexcept {
         if constexpr (std::is_signed_v<I>) {
             if (value < 0) {
                 push('-');

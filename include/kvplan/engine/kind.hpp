@@ -16,7 +16,8 @@ namespace kvplan {
 enum class Engine : std::uint8_t { ideal, vllm, sglang, trtllm };
 
 /// Every engine profile, for listings and loops.
-inline constexpr std::array all_engines{Engine::ideal, Engine::vllm, Engine::sglang, Engine::trtllm};
+inline constexpr std::array all_engines{Engine::ideal, Engine::vllm, Engine::sglang,
+                                        Engine::trtllm};
 
 /// Every engine's spellings: the first is its name; "tensorrt-llm" and "trt-llm" are read too.
 inline constexpr FixedArray<detail::EnumName<Engine>, 6> engine_names{{

@@ -13,8 +13,8 @@
 // never averaged: every engine takes the minimum over its ranks.
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -49,8 +49,9 @@ struct EngineOptions {
 /// The KV memory an engine gives one GPU, term by term.
 struct EngineMemory {
     Engine engine = Engine::ideal;
-    Bytes memory_total{};    ///< the driver's total
-    double fraction = 0.0;   ///< gpu_memory_utilization, mem_fraction_static or free_gpu_memory_fraction
+    Bytes memory_total{};  ///< the driver's total
+    double fraction =
+        0.0;  ///< gpu_memory_utilization, mem_fraction_static or free_gpu_memory_fraction
     Bytes fraction_base{};   ///< what the fraction multiplies
     Bytes fraction_bytes{};  ///< fraction x base, rounded as the engine rounds it
     Bytes weights{};
@@ -58,10 +59,10 @@ struct EngineMemory {
     Bytes cuda_graphs{};
     Bytes cuda_context{};
     Bytes comm_buffers{};
-    Bytes charged{};         ///< terms subtracted from fraction_bytes
-    Bytes outside{};         ///< terms left to live outside fraction_bytes
-    Bytes kv_memory{};       ///< fraction_bytes - charged (zero if negative)
-    Bytes shortfall{};       ///< charged - fraction_bytes when the charged terms alone do not fit
+    Bytes charged{};           ///< terms subtracted from fraction_bytes
+    Bytes outside{};           ///< terms left to live outside fraction_bytes
+    Bytes kv_memory{};         ///< fraction_bytes - charged (zero if negative)
+    Bytes shortfall{};         ///< charged - fraction_bytes when the charged terms alone do not fit
     bool outside_fits = true;  ///< the outside terms fit in what the fraction leaves
 };
 
@@ -108,7 +109,8 @@ namespace detail {
             em.fraction = b.utilization;
             em.fraction_base = em.memory_total;
             em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
-            em.charged = em.weights + em.activation + (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{});
+            em.charged = em.weights + em.activation +
+                         (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{});
             em.outside = em.cuda_context + em.comm_buffers +
                          (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);
             break;
@@ -117,7 +119,8 @@ namespace detail {
                 eo.sglang.mem_fraction_static
                     ? *eo.sglang.mem_fraction_static
                     : sglang_mem_fraction(r.gpu, l.tp(), l.pp(), eo.sglang, l.dp()).fraction;
-            em.fraction_base = detail::saturating_sub(em.memory_total, em.cuda_context + em.comm_buffers);
+            em.fraction_base =
+                detail::saturating_sub(em.memory_total, em.cuda_context + em.comm_buffers);
             // SGLang's heuristic goes negative when its reserve passes the GPU's memory (a small
             // GPU under dp attention): nothing is left for weights or cache.
             em.fraction_bytes = detail::scale_down(em.fraction_base, std::max(em.fraction, 0.0));
@@ -126,7 +129,8 @@ namespace detail {
             break;
         case Engine::trtllm:
             // The fraction is a float in TensorRT-LLM (0.9 is 0.899999976, as its logs print).
-            em.fraction = static_cast<double>(static_cast<float>(eo.trtllm.free_gpu_memory_fraction));
+            em.fraction =
+                static_cast<double>(static_cast<float>(eo.trtllm.free_gpu_memory_fraction));
             em.fraction_base = detail::saturating_sub(
                 em.memory_total,
                 em.weights + em.activation + em.cuda_context + em.comm_buffers + em.cuda_graphs);
@@ -138,12 +142,13 @@ namespace detail {
     // vLLM checks at start-up that the free memory covers total x utilization; SGLang's activations
     // and graphs live in (1 - fraction) of what was free; TensorRT-LLM needs the weights and the
     // profiled peak to fit at all.
-    em.outside_fits = e == Engine::trtllm
-                          ? em.weights + em.activation + em.cuda_context + em.comm_buffers +
-                                    em.cuda_graphs <= em.memory_total
-                          : em.outside <= detail::saturating_sub(
-                                              e == Engine::sglang ? em.fraction_base : em.memory_total,
-                                              em.fraction_bytes);
+    em.outside_fits =
+        e == Engine::trtllm
+            ? em.weights + em.activation + em.cuda_context + em.comm_buffers + em.cuda_graphs <=
+                  em.memory_total
+            : em.outside <=
+                  detail::saturating_sub(e == Engine::sglang ? em.fraction_base : em.memory_total,
+                                         em.fraction_bytes);
     return em;
 }
 
@@ -160,16 +165,17 @@ namespace detail {
 struct EngineCapacity {
     Engine engine = Engine::ideal;
     Bytes kv_memory{};  ///< per GPU of the limiting stage
-    std::optional<std::uint64_t> tokens{};  ///< the KV tokens the engine reports (nullopt: nothing grows)
-    std::uint64_t context = 0;               ///< tokens per sequence the concurrency is for
-    double max_concurrency = 0.0;            ///< sequences of `context` the engine logs (a ratio)
+    std::optional<std::uint64_t>
+        tokens{};                  ///< the KV tokens the engine reports (nullopt: nothing grows)
+    std::uint64_t context = 0;     ///< tokens per sequence the concurrency is for
+    double max_concurrency = 0.0;  ///< sequences of `context` the engine logs (a ratio)
     /// Whole sequences of `context` the engine's scheduler holds at once in its cache (vLLM:
     /// vllm_admitted, past its null block and with windows that stop growing), before the cap.
     std::uint64_t admitted = 0;
     /// The engine's cap on sequences at once: vLLM's max_num_seqs, SGLang's max_running_requests,
     /// TensorRT-LLM's max_batch_size; 0: none (ideal).
     std::uint64_t sequence_cap = 0;
-    bool starts = true;                      ///< the engine accepts the configuration
+    bool starts = true;  ///< the engine accepts the configuration
 
     /// Sequences at once: what the cache admits, within the cap.
     [[nodiscard]] constexpr std::uint64_t max_sequences() const noexcept {
@@ -309,8 +315,8 @@ namespace detail {
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         rep.memory[st] = engine_memory_with(e, r, l, st, w[st].total(), b, eo);
         kv[st] = b.kv_memory_per_gpu ? *b.kv_memory_per_gpu : rep.memory[st].kv_memory;
-        fits = fits && (b.kv_memory_per_gpu || (rep.memory[st].shortfall.is_zero() &&
-                                                rep.memory[st].outside_fits));
+        fits = fits && (b.kv_memory_per_gpu ||
+                        (rep.memory[st].shortfall.is_zero() && rep.memory[st].outside_fits));
     }
     engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
     rep.summary.starts = rep.summary.starts && fits;

@@ -24,7 +24,7 @@ namespace kvplan {
 
 /// SGLang's knobs that shape the token pool.
 struct SglangOptions {
-    std::optional<double> mem_fraction_static{};  ///< nullopt: SGLang's heuristic
+    std::optional<double> mem_fraction_static{};          ///< nullopt: SGLang's heuristic
     std::optional<std::uint64_t> chunked_prefill_size{};  ///< nullopt: by GPU memory
     std::optional<std::uint32_t> cuda_graph_max_bs{};     ///< nullopt: by GPU memory and tp
     std::uint32_t page_size = 1;  ///< tokens per page (ServerArgs.page_size; 1 by default)
@@ -43,16 +43,16 @@ struct SglangMemFraction {
     std::uint64_t gpu_memory_mib = 0;        ///< nvidia-smi memory.total, MiB
     std::uint64_t chunked_prefill_size = 0;  ///< tokens
     std::uint32_t cuda_graph_max_bs = 0;
-    double constant_mib = 512.0;             ///< fixed metadata
-    double prefill_mib = 0.0;                ///< max(chunked_prefill_size, 2048) x 1.5
-    double cuda_graph_mib = 0.0;             ///< cuda_graph_max_bs x 2
+    double constant_mib = 512.0;  ///< fixed metadata
+    double prefill_mib = 0.0;     ///< max(chunked_prefill_size, 2048) x 1.5
+    double cuda_graph_mib = 0.0;  ///< cuda_graph_max_bs x 2
     /// With --enable-dp-attention: cuda_graph_max_bs x dp x 3, and x 1.5 more past a batch of 300
     /// (reserve_for_graph_mb: "DP attention needs more padding").
     double dp_attention_mib = 0.0;
-    double parallel_mib = 0.0;               ///< tp x pp / 8 x 1024
-    double floor_mib = 0.0;                  ///< 10 GiB on GPUs above 60 GiB, else 0
-    double reserved_mib = 0.0;               ///< max(sum of the above, floor)
-    double fraction = 0.0;                   ///< round((gpu_mem - reserved) / gpu_mem, 3)
+    double parallel_mib = 0.0;  ///< tp x pp / 8 x 1024
+    double floor_mib = 0.0;     ///< 10 GiB on GPUs above 60 GiB, else 0
+    double reserved_mib = 0.0;  ///< max(sum of the above, floor)
+    double fraction = 0.0;      ///< round((gpu_mem - reserved) / gpu_mem, 3)
 };
 
 /// SGLang's default mem_fraction_static for `gpu` at tp x pp (and `dp` attention groups), with the
@@ -68,13 +68,23 @@ struct SglangMemFraction {
     // tp < 4, graph bs for tp >= 4).
     std::uint64_t prefill = 16384;
     std::uint32_t bs = 512;
-    if (g < 20 * 1024) { prefill = 2048; bs = 8; }
-    else if (g < 35 * 1024) { prefill = 2048; bs = tp < 4 ? 24 : 80; }
-    else if (g < 60 * 1024) { prefill = 4096; bs = tp < 4 ? 32 : 160; }
-    else if (g < 160 * 1024) { prefill = 8192; bs = tp < 4 ? 256 : 512; }
+    if (g < 20 * 1024) {
+        prefill = 2048;
+        bs = 8;
+    } else if (g < 35 * 1024) {
+        prefill = 2048;
+        bs = tp < 4 ? 24 : 80;
+    } else if (g < 60 * 1024) {
+        prefill = 4096;
+        bs = tp < 4 ? 32 : 160;
+    } else if (g < 160 * 1024) {
+        prefill = 8192;
+        bs = tp < 4 ? 256 : 512;
+    }
     r.chunked_prefill_size = o.chunked_prefill_size.value_or(prefill);
     r.cuda_graph_max_bs = o.cuda_graph_max_bs.value_or(bs);
-    r.prefill_mib = static_cast<double>(std::max<std::uint64_t>(r.chunked_prefill_size, 2048)) * 1.5;
+    r.prefill_mib =
+        static_cast<double>(std::max<std::uint64_t>(r.chunked_prefill_size, 2048)) * 1.5;
     r.cuda_graph_mib = static_cast<double>(r.cuda_graph_max_bs) * 2.0;
     if (dp > 1) {
         // python/sglang/srt/arg_groups/memory_hook.py, reserve_for_graph_mb: the graph batch is
@@ -94,16 +104,17 @@ struct SglangMemFraction {
 
 /// SGLang's token pool on a replica.
 struct SglangKvPool {
-    Bytes available{};           ///< pool memory per GPU: the "rest" after weights within the fraction
+    Bytes available{};  ///< pool memory per GPU: the "rest" after weights within the fraction
     std::uint32_t limiting_stage = 0;
-    std::uint32_t layers = 0;    ///< layers in a cell on that stage
-    Bytes cell_size{};           ///< bytes of one token over those layers (get_cell_size_per_token)
+    std::uint32_t layers = 0;  ///< layers in a cell on that stage
+    Bytes cell_size{};         ///< bytes of one token over those layers (get_cell_size_per_token)
     std::uint64_t max_total_num_tokens = 0;  ///< "max_total_num_tokens=" (the full pool when split)
-    std::uint64_t swa_tokens = 0;  ///< sliding pool tokens under hybrid_swa_pool, else 0
+    std::uint64_t swa_tokens = 0;            ///< sliding pool tokens under hybrid_swa_pool, else 0
     std::uint32_t page_size = 1;
-    Bytes k_size{};              ///< "KV Cache is allocated. ... K size:" (MLA: the latent, "KV size")
-    Bytes v_size{};              ///< "V size:" (zero for MLA)
-    bool mamba_state_ignored = false;  ///< constant-state layers are not in the pool (their pool is not modelled)
+    Bytes k_size{};  ///< "KV Cache is allocated. ... K size:" (MLA: the latent, "KV size")
+    Bytes v_size{};  ///< "V size:" (zero for MLA)
+    bool mamba_state_ignored =
+        false;  ///< constant-state layers are not in the pool (their pool is not modelled)
 };
 
 /// SGLang's token pool for `m` under `l` with `available[stage]` bytes of pool memory per GPU
@@ -169,7 +180,8 @@ struct SglangKvPool {
             p.v_size = v_row * (tokens + o.page_size);
         }
     }
-    if (p.max_total_num_tokens == std::numeric_limits<std::uint64_t>::max()) p.max_total_num_tokens = 0;
+    if (p.max_total_num_tokens == std::numeric_limits<std::uint64_t>::max())
+        p.max_total_num_tokens = 0;
     return p;
 }
 
@@ -181,8 +193,8 @@ struct SglangKvPool {
 
 /// SGLang's cap on requests running at once (python/sglang/srt/mem_cache/kv_cache_configurator.py,
 /// KVCacheConfigurator.resolve_max_num_reqs): unset, the pool's tokens T per context_len tokens
-/// times 512, kept within [2,048, 4,096], and never above T / 2; set, the user's figure, never above
-/// T / 2.
+/// times 512, kept within [2,048, 4,096], and never above T / 2; set, the user's figure, never
+/// above T / 2.
 [[nodiscard]] constexpr std::uint64_t sglang_max_running(const SglangKvPool& p,
                                                          std::uint64_t context_len,
                                                          const SglangOptions& o = {}) {

@@ -22,10 +22,10 @@ namespace kvplan {
 
 /// TensorRT-LLM's knobs that shape the cache (tensorrt_llm/llmapi/llm_args.py, KvCacheConfig).
 struct TrtllmOptions {
-    double free_gpu_memory_fraction = 0.9;  ///< of the memory free after load (default 0.9)
-    std::uint32_t tokens_per_block = 32;    ///< default 32 (64 in older engine builds)
+    double free_gpu_memory_fraction = 0.9;      ///< of the memory free after load (default 0.9)
+    std::uint32_t tokens_per_block = 32;        ///< default 32 (64 in older engine builds)
     std::optional<std::uint64_t> max_tokens{};  ///< caps each pool's tokens
-    std::uint64_t max_seq_len = 0;          ///< window of full-attention layers; 0: max_position_embeddings
+    std::uint64_t max_seq_len = 0;  ///< window of full-attention layers; 0: max_position_embeddings
     /// max_attention_window set per layer from the model: one pool per window size (VSWA). Unset,
     /// every layer is sized as full attention, as TensorRT-LLM does by default.
     bool variable_window = false;
@@ -55,8 +55,9 @@ struct TrtllmKvCache {
     bool mamba_state_ignored = false;  ///< constant-state layers are left to another manager
 };
 
-/// TensorRT-LLM's KV cache for `m` under `l` with `available[stage]` bytes per GPU after the fraction
-/// (BaseKVCacheManager::calculateMaxNumBlocks, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp;
+/// TensorRT-LLM's KV cache for `m` under `l` with `available[stage]` bytes per GPU after the
+/// fraction (BaseKVCacheManager::calculateMaxNumBlocks,
+/// cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp;
 /// tensorrt_llm/_torch/pyexecutor/resource_manager.py). Block counts are the least over pipeline
 /// ranks, per window.
 [[nodiscard]] constexpr TrtllmKvCache trtllm_kv_cache(const Model& m, KvFormat f, const Layout& l,
@@ -67,7 +68,8 @@ struct TrtllmKvCache {
     TrtllmKvCache c;
     c.tokens_per_block = o.tokens_per_block;
     c.available = available[0];
-    const std::uint64_t max_seq = o.max_seq_len != 0 ? o.max_seq_len : m.config().max_position_embeddings;
+    const std::uint64_t max_seq =
+        o.max_seq_len != 0 ? o.max_seq_len : m.config().max_position_embeddings;
     bool first = true;
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const Shard sh = l.stage(st);
@@ -101,8 +103,9 @@ struct TrtllmKvCache {
             p.share = n == 1 ? 1.0
                              : static_cast<double>(p.window) *
                                    static_cast<double>(p.bytes_per_token.count()) / weight_sum;
-            p.max_tokens = static_cast<std::uint64_t>(static_cast<double>(avail.count()) * p.share /
-                                                      static_cast<double>(p.bytes_per_token.count()));
+            p.max_tokens =
+                static_cast<std::uint64_t>(static_cast<double>(avail.count()) * p.share /
+                                           static_cast<double>(p.bytes_per_token.count()));
             if (o.max_tokens) p.max_tokens = std::min(p.max_tokens, *o.max_tokens);
             p.blocks = detail::ceil_div(p.max_tokens, o.tokens_per_block);
         }
@@ -126,19 +129,23 @@ struct TrtllmKvCache {
 
 /// TensorRT-LLM's KV cache with the same memory on every GPU.
 [[nodiscard]] constexpr TrtllmKvCache trtllm_kv_cache(const Model& m, KvFormat f, const Layout& l,
-                                                      Bytes available, const TrtllmOptions& o = {}) {
+                                                      Bytes available,
+                                                      const TrtllmOptions& o = {}) {
     return trtllm_kv_cache(m, f, l, std::span<const Bytes>(&available, 1), o);
 }
 
 /// Sequences of `context` tokens TensorRT-LLM's pools hold at once: the least over windows of
-/// blocks / ceil(min(context, window) / tokens_per_block) (KVCacheManager::getMaxCapacityBatchSize).
-[[nodiscard]] constexpr double trtllm_max_concurrency(const TrtllmKvCache& c, std::uint64_t context) {
+/// blocks / ceil(min(context, window) / tokens_per_block)
+/// (KVCacheManager::getMaxCapacityBatchSize).
+[[nodiscard]] constexpr double trtllm_max_concurrency(const TrtllmKvCache& c,
+                                                      std::uint64_t context) {
     KVPLAN_EXPECTS(context >= 1);
     double best = std::numeric_limits<double>::infinity();
     for (std::uint32_t k = 0; k < c.num_pools; ++k) {
         const std::uint64_t per_seq =
             detail::ceil_div(std::min(context, c.pools[k].window), c.tokens_per_block);
-        best = std::min(best, static_cast<double>(c.pools[k].blocks) / static_cast<double>(per_seq));
+        best =
+            std::min(best, static_cast<double>(c.pools[k].blocks) / static_cast<double>(per_seq));
     }
     return c.num_pools == 0 ? 0.0 : best;
 }

@@ -45,7 +45,7 @@ enum class MambaCacheMode : std::uint8_t {
 
 /// vLLM's knobs that shape the cache.
 struct VllmOptions {
-    std::uint64_t max_model_len = 0;  ///< 0: the model's max_position_embeddings
+    std::uint64_t max_model_len = 0;                ///< 0: the model's max_position_embeddings
     std::uint32_t block_size = default_block_size;  ///< --block-size (CacheConfig default 16)
     /// nullopt: the reserve's figure in engine_report, else vLLM's default for the GPU; 8,192 when
     /// vllm_kv_cache is called without a GPU.
@@ -83,48 +83,49 @@ struct VllmOptions {
 
 /// One kind of layer as vLLM's KV cache manager sees it: a KVCacheSpec and its groups.
 struct VllmLayerKind {
-    CacheKind kind = CacheKind::full_attention;  ///< sliding layers become full without the hybrid manager
-    std::uint64_t window = 0;                    ///< sliding_window, for sliding layers
-    std::uint32_t layers = 0;                    ///< layers of this kind in the whole model
-    std::uint32_t groups = 0;                    ///< KV cache groups they form
-    std::uint32_t padding_layers = 0;            ///< empty slots in the last group ("Add N padding layers")
-    std::uint32_t block_size = 0;  ///< tokens per block (raised to unify page sizes; x dcp)
-    Bytes page{};                                ///< bytes of one block of one layer on a rank
-    Bytes unpadded_page{};                       ///< the page before padding to the largest one
-    std::uint32_t speculative_blocks = 0;        ///< a state's blocks for speculative tokens
-    std::uint64_t blocks_per_request = 0;        ///< blocks one request of max_model_len takes per group
+    CacheKind kind =
+        CacheKind::full_attention;     ///< sliding layers become full without the hybrid manager
+    std::uint64_t window = 0;          ///< sliding_window, for sliding layers
+    std::uint32_t layers = 0;          ///< layers of this kind in the whole model
+    std::uint32_t groups = 0;          ///< KV cache groups they form
+    std::uint32_t padding_layers = 0;  ///< empty slots in the last group ("Add N padding layers")
+    std::uint32_t block_size = 0;      ///< tokens per block (raised to unify page sizes; x dcp)
+    Bytes page{};                      ///< bytes of one block of one layer on a rank
+    Bytes unpadded_page{};             ///< the page before padding to the largest one
+    std::uint32_t speculative_blocks = 0;  ///< a state's blocks for speculative tokens
+    std::uint64_t blocks_per_request = 0;  ///< blocks one request of max_model_len takes per group
 };
 
 /// vLLM's KV cache on a replica: its groups, blocks, and the figures it prints.
 struct VllmKvCache {
-    Bytes available{};                ///< KV memory per GPU ("Available KV cache memory")
+    Bytes available{};  ///< KV memory per GPU ("Available KV cache memory")
     std::uint64_t max_model_len = 0;
     std::uint64_t in_flight_tokens = 0;  ///< concurrent batches x max_num_batched_tokens
-    std::uint32_t block_size = 0;     ///< attention block size in use (raised for Mamba hybrids)
+    std::uint32_t block_size = 0;        ///< attention block size in use (raised for Mamba hybrids)
     /// Decode context parallelism: each rank holds one token in dcp, and a kind's block_size
     /// counts the tokens of a logical block (block_size x dcp) while its page holds block_size.
     std::uint32_t dcp = 1;
     std::array<VllmLayerKind, max_cache_specs> kinds{};
     std::uint32_t num_kinds = 0;
-    bool uniform_type = false;        ///< one group of every layer, pages of different sizes
-    std::uint32_t num_groups = 0;     ///< KV cache groups
-    std::uint32_t group_size = 0;     ///< layers per group over the whole model
-    Bytes page{};                     ///< the common page of a layer (zero under uniform_type)
-    std::uint32_t limiting_stage = 0; ///< the pipeline stage with the fewest blocks
+    bool uniform_type = false;           ///< one group of every layer, pages of different sizes
+    std::uint32_t num_groups = 0;        ///< KV cache groups
+    std::uint32_t group_size = 0;        ///< layers per group over the whole model
+    Bytes page{};                        ///< the common page of a layer (zero under uniform_type)
+    std::uint32_t limiting_stage = 0;    ///< the pipeline stage with the fewest blocks
     std::uint32_t stage_group_size = 0;  ///< layers per group on that stage
-    Bytes bytes_per_block{};          ///< memory one block takes on that stage, over its layers
-    std::uint64_t num_blocks = 0;     ///< blocks every worker gets (the least over stages)
-    bool blocks_overridden = false;   ///< num_blocks is --num-gpu-blocks-override
+    Bytes bytes_per_block{};             ///< memory one block takes on that stage, over its layers
+    std::uint64_t num_blocks = 0;        ///< blocks every worker gets (the least over stages)
+    bool blocks_overridden = false;      ///< num_blocks is --num-gpu-blocks-override
     /// Blocks requests can take: num_blocks less the null block the pool holds back
     /// (vllm/v1/core/block_pool.py, BlockPool: block 0 is the null block).
     std::uint64_t usable_blocks = 0;
     std::uint64_t blocks_per_request = 0;  ///< blocks one request of max_model_len takes
-    double max_concurrency = 0.0;     ///< "Maximum concurrency for N tokens per request: X.XXx"
+    double max_concurrency = 0.0;       ///< "Maximum concurrency for N tokens per request: X.XXx"
     std::uint64_t kv_cache_tokens = 0;  ///< "GPU KV cache size: N tokens"
-    Bytes needed{};                   ///< KV memory one request of max_model_len needs (largest stage)
-    bool enough_memory = false;       ///< vLLM starts; otherwise it raises with the estimate below
+    Bytes needed{};              ///< KV memory one request of max_model_len needs (largest stage)
+    bool enough_memory = false;  ///< vLLM starts; otherwise it raises with the estimate below
     std::uint64_t estimated_max_model_len = 0;  ///< "the estimated maximum model length is N"
-    std::string_view refused{};       ///< non-empty: vLLM cannot build a cache for this model (why)
+    std::string_view refused{};  ///< non-empty: vLLM cannot build a cache for this model (why)
     /// What the scheduler admits, from the admission core on this pool (vllm_block_pool,
     /// request_need, in kvplan/admission/): requests of max_model_len tokens (VllmOptions::
     /// prompt_tokens of prompt) held at once when each running one holds its decoding blocks
@@ -134,7 +135,7 @@ struct VllmKvCache {
     std::uint64_t blocks_held = 0;
     std::uint64_t blocks_to_admit = 0;
     std::uint64_t admitted = 0;
-    bool sliding_fell_back = false;   ///< sliding layers allocated as full (MLA beside them)
+    bool sliding_fell_back = false;  ///< sliding layers allocated as full (MLA beside them)
 };
 
 namespace detail {
@@ -142,16 +143,18 @@ namespace detail {
 struct VllmSetup {
     VllmKvCache c{};
     std::array<std::uint8_t, max_cache_specs> kind_of_spec{};  // core spec -> vLLM kind
-    std::array<Bytes, max_cache_specs> per_token{};            // bytes per token (state: per request)
+    std::array<Bytes, max_cache_specs> per_token{};  // bytes per token (state: per request)
 };
 
 /// vLLM's page of one layer of `kind` at `block` tokens: per-token bytes x block size; a Mamba
 /// state is one page (padded to the attention page).
 [[nodiscard]] constexpr std::uint64_t vllm_blocks_for(const VllmLayerKind& k, std::uint64_t len,
-                                                      std::uint64_t in_flight, MambaCacheMode mode) {
+                                                      std::uint64_t in_flight,
+                                                      MambaCacheMode mode) {
     switch (k.kind) {
         case CacheKind::full_attention:
-        case CacheKind::mla_latent: return ceil_div(len, k.block_size);
+        case CacheKind::mla_latent:
+            return ceil_div(len, k.block_size);
         // SlidingWindowSpec: cdiv(min(window - 1 + in-flight tokens, max_model_len), block) + 1.
         case CacheKind::sliding_window:
             return ceil_div(std::min(k.window - 1 + in_flight, len), k.block_size) + 1;
@@ -163,7 +166,8 @@ struct VllmSetup {
         case CacheKind::constant_state:
             return (mode == MambaCacheMode::align ? 2 : 1) + k.speculative_blocks;
         case CacheKind::shared:
-        case CacheKind::mlp_only: return 0;
+        case CacheKind::mlp_only:
+            return 0;
     }
     return 0;
 }
@@ -203,8 +207,9 @@ struct VllmSetup {
         if ((kind == CacheKind::sliding_window || kind == CacheKind::chunked_local) &&
             demote_sliding)
             kind = CacheKind::full_attention;
-        const Bytes per_token = spec.kind == CacheKind::constant_state ? layer_state_bytes(spec, tp)
-                                                                       : layer_bytes_per_token(spec, f, tp);
+        const Bytes per_token = spec.kind == CacheKind::constant_state
+                                    ? layer_state_bytes(spec, tp)
+                                    : layer_bytes_per_token(spec, f, tp);
         const std::uint64_t window =
             kind == CacheKind::sliding_window || kind == CacheKind::chunked_local ? spec.window : 0;
         std::uint32_t i = 0;
@@ -227,8 +232,10 @@ struct VllmSetup {
     // vllm/model_executor/models/config.py).
     Bytes attn_token{}, state{};
     for (std::uint32_t i = 0; i < c.num_kinds; ++i) {
-        if (c.kinds[i].kind == CacheKind::constant_state) state = std::max(state, s.per_token[i]);
-        else attn_token = std::max(attn_token, s.per_token[i]);
+        if (c.kinds[i].kind == CacheKind::constant_state)
+            state = std::max(state, s.per_token[i]);
+        else
+            attn_token = std::max(attn_token, s.per_token[i]);
     }
     c.block_size = o.block_size;
     if (!state.is_zero() && !attn_token.is_zero()) {
@@ -284,8 +291,9 @@ struct VllmSetup {
             k.block_size =
                 static_cast<std::uint32_t>(k.block_size * (max_page.count() / k.page.count()));
         } else if (k.kind == CacheKind::mla_latent) {
-            c.refused = "the MLA layers' page does not divide the largest page and MLA cannot be "
-                        "padded (_unify_kv_cache_spec_page_size raises NotImplementedError)";
+            c.refused =
+                "the MLA layers' page does not divide the largest page and MLA cannot be "
+                "padded (_unify_kv_cache_spec_page_size raises NotImplementedError)";
             return s;
         }
         k.page = max_page;
@@ -349,7 +357,8 @@ struct VllmSetup {
     }
     std::uint32_t per_group = 0;
     for (std::uint32_t i = 0; i < c.num_kinds; ++i)
-        per_group = std::max(per_group, static_cast<std::uint32_t>(ceil_div(n[i], c.kinds[i].groups)));
+        per_group =
+            std::max(per_group, static_cast<std::uint32_t>(ceil_div(n[i], c.kinds[i].groups)));
     return {c.page * per_group, per_group};
 }
 
@@ -361,21 +370,24 @@ struct VllmSetup {
     if (c.uniform_type || c.num_kinds == 1) {
         Bytes b{};
         for (std::uint32_t i = 0; i < c.num_kinds; ++i)
-            b += c.kinds[i].page * mul(n[i], vllm_blocks_for(c.kinds[i], len, c.in_flight_tokens, mode),
+            b += c.kinds[i].page * mul(n[i],
+                                       vllm_blocks_for(c.kinds[i], len, c.in_flight_tokens, mode),
                                        "a block count");
         return b;
     }
     std::uint64_t blocks = 0;
     for (std::uint32_t i = 0; i < c.num_kinds; ++i)
-        blocks = add(blocks,
-                     mul(c.kinds[i].groups, vllm_blocks_for(c.kinds[i], len, c.in_flight_tokens, mode),
-                         "a block count"),
-                     "a block count");
+        blocks =
+            add(blocks,
+                mul(c.kinds[i].groups, vllm_blocks_for(c.kinds[i], len, c.in_flight_tokens, mode),
+                    "a block count"),
+                "a block count");
     return vllm_stage_block(c, n).first * blocks;
 }
 
-/// Blocks one request of `len` tokens takes over every group (get_max_concurrency_for_kv_cache_config:
-/// the sum over groups, or for one group of every layer the most its layers need).
+/// Blocks one request of `len` tokens takes over every group
+/// (get_max_concurrency_for_kv_cache_config: the sum over groups, or for one group of every layer
+/// the most its layers need).
 [[nodiscard]] constexpr std::uint64_t vllm_request_blocks(const VllmKvCache& c, std::uint64_t len,
                                                           MambaCacheMode mode) {
     std::uint64_t blocks = 0;
@@ -483,8 +495,8 @@ struct VllmSetup {
             c.stage_group_size = per_group;
             c.bytes_per_block = block;
         }
-        c.needed = std::max(c.needed, detail::vllm_stage_needed(c, n, c.max_model_len,
-                                                               o.mamba_cache_mode));
+        c.needed = std::max(c.needed,
+                            detail::vllm_stage_needed(c, n, c.max_model_len, o.mamba_cache_mode));
     }
     if (c.num_blocks == std::numeric_limits<std::uint64_t>::max()) c.num_blocks = 0;
     if (o.num_gpu_blocks_override) {
@@ -524,7 +536,8 @@ struct VllmSetup {
             static_cast<std::uint64_t>(c.max_concurrency * static_cast<double>(c.max_model_len));
     } else {
         std::uint32_t min_block = std::numeric_limits<std::uint32_t>::max();
-        for (std::uint32_t i = 0; i < c.num_kinds; ++i) min_block = std::min(min_block, c.kinds[i].block_size);
+        for (std::uint32_t i = 0; i < c.num_kinds; ++i)
+            min_block = std::min(min_block, c.kinds[i].block_size);
         c.kv_cache_tokens = detail::mul(c.num_blocks / c.num_groups, min_block, "a token count");
     }
     if (c.enough_memory) {

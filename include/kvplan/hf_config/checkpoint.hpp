@@ -7,12 +7,13 @@
 //                       keeps one fp32 scale per b x b block (DeepSeek-V3: 128), else one per
 //                       matrix; modules_to_not_convert / ignored_layers stay 16-bit.
 //   mxfp4               the routed experts in MXFP4 (transformers' Mxfp4HfQuantizer converts only
-//                       the experts); attention, routers, embeddings and the LM head stay 16-bit, as
-//                       gpt-oss's modules_to_not_convert lists.
+//                       the experts); attention, routers, embeddings and the LM head stay 16-bit,
+//                       as gpt-oss's modules_to_not_convert lists.
 //   awq, gptq           4-bit integers in groups of group_size (-1: one group per row) with an fp16
 //                       scale and a 4-bit zero point each (GPTQ stores its qzeros even when
 //                       symmetric); other bit widths are not modelled.
-//   compressed-tensors  config_groups' weights: num_bits 8 float (fp8 per tensor, channel or block),
+//   compressed-tensors  config_groups' weights: num_bits 8 float (fp8 per tensor, channel or
+//   block),
 //                       8 int with channel scales (int8), 4 int in groups (int4, zero points unless
 //                       symmetric), 4 float in groups of 16 (nvfp4); ignore lists that name
 //                       attention keep it 16-bit.
@@ -92,8 +93,9 @@ namespace detail::hf {
         } else if (strategy == "channel") {
             c.layout.fp8_per_channel = true;
         } else if (strategy != "tensor") {
-            return unmodelled("quantization_config: compressed-tensors fp8 of an unmodelled "
-                              "strategy (tensor, channel and block are)");
+            return unmodelled(
+                "quantization_config: compressed-tensors fp8 of an unmodelled "
+                "strategy (tensor, channel and block are)");
         }
     } else if (bits == 8u && type == "int" && strategy == "channel") {
         c.linear = WeightFormat::int8;
@@ -107,8 +109,9 @@ namespace detail::hf {
         const auto group = w->optional_positive_integer("group_size", 0xFFFF'FFFFULL);
         c.layout.group_size = group ? static_cast<std::uint32_t>(*group) : 16;
     } else {
-        return unmodelled("quantization_config: a compressed-tensors scheme kvplan does not model "
-                          "(fp8, int8 per channel, int4 in groups and nvfp4 are)");
+        return unmodelled(
+            "quantization_config: a compressed-tensors scheme kvplan does not model "
+            "(fp8, int8 per channel, int4 in groups and nvfp4 are)");
     }
     c.experts = c.linear;
     c.attention = keeps_attention(q) ? rest : c.linear;
@@ -168,13 +171,15 @@ namespace detail::hf {
             c.layout.group_size = 0xFFFF'FFFFU;
         else if (const auto group = q->optional_positive_integer("group_size", 0xFFFF'FFFFULL))
             c.layout.group_size = static_cast<std::uint32_t>(*group);
-        c.layout.int4_zero_points = method == "gptq" || q->optional_boolean("zero_point").value_or(true);
+        c.layout.int4_zero_points =
+            method == "gptq" || q->optional_boolean("zero_point").value_or(true);
         c.attention = keeps_attention(*q) ? rest : WeightFormat::int4;
         return c;
     }
     if (method == "compressed-tensors") return compressed_tensors(*q, rest);
-    return unmodelled("quantization_config: a quant_method kvplan does not model (fp8, mxfp4, "
-                      "awq, gptq and compressed-tensors are)");
+    return unmodelled(
+        "quantization_config: a quant_method kvplan does not model (fp8, mxfp4, "
+        "awq, gptq and compressed-tensors are)");
 }
 
 /// The weight format the checkpoint itself is stored in (checkpoint_format), as weight options;

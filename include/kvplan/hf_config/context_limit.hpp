@@ -28,18 +28,23 @@
 namespace kvplan::detail::hf {
 
 /// The keys vLLM reads for the length, in its order.
-inline constexpr std::array<const char*, 9> length_keys{
-    "max_position_embeddings", "n_positions",          "max_seq_len",
-    "seq_length",              "model_max_length",     "max_target_positions",
-    "max_sequence_length",     "max_seq_length",       "seq_len"};
+inline constexpr std::array<const char*, 9> length_keys{"max_position_embeddings",
+                                                        "n_positions",
+                                                        "max_seq_len",
+                                                        "seq_length",
+                                                        "model_max_length",
+                                                        "max_target_positions",
+                                                        "max_sequence_length",
+                                                        "max_seq_length",
+                                                        "seq_len"};
 
 /// The rope types whose factor does not multiply the length.
 inline constexpr std::array<std::string_view, 3> rope_types_not_scaling{"su", "longrope", "llama3"};
 
 /// `r` is the text config (or the file); `class_default` is the length its config class supplies
 /// when the file holds no key (0: none); `gemma3` skips rope scaling.
-[[nodiscard]] inline ContextLimit context_limit_of(const JsonReader& r,
-                                                   std::uint64_t class_default, bool gemma3) {
+[[nodiscard]] inline ContextLimit context_limit_of(const JsonReader& r, std::uint64_t class_default,
+                                                   bool gemma3) {
     ContextLimit c;
     c.tokens = 0;
     for (const char* key : length_keys) {
@@ -72,8 +77,8 @@ inline constexpr std::array<std::string_view, 3> rope_types_not_scaling{"su", "l
     if (!factor) return c;
     double base = static_cast<double>(c.tokens);
     if (type == "yarn") {
-        const auto original = rope->optional_positive_integer("original_max_position_embeddings",
-                                                              ~0ULL);
+        const auto original =
+            rope->optional_positive_integer("original_max_position_embeddings", ~0ULL);
         if (!original)
             rope->fail("original_max_position_embeddings",
                        "the trained length yarn scales (vLLM reads it)",

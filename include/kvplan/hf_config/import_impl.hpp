@@ -487,11 +487,11 @@ namespace detail::hf {
     const std::string want = detail::lower_ascii(id);
     // Bundled file names are lower case: try the name itself before listing the folder, which
     // costs more than the rest of a `kvplan fit` call. Only a plain name is tried as a path.
-    const bool plain = !want.empty() && want[0] != '.' &&
-                       std::all_of(want.begin(), want.end(), [](char c) {
-                           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                                  c == '_' || c == '.';
-                       });
+    const bool plain =
+        !want.empty() && want[0] != '.' && std::all_of(want.begin(), want.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                   c == '.';
+        });
     std::error_code ec;
     if (std::filesystem::path file = models_dir(config_dir) / (want + ".json");
         plain && std::filesystem::is_regular_file(file, ec))

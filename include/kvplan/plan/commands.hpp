@@ -365,8 +365,7 @@ struct EngineCommand {
             const PlanCandidate& c = plan.fits[i];
             // The layout as searched: a drafter's layers on the last stage are added again.
             ParallelConfig searched = c.answer.replica.parallel;
-            if (c.answer.drafter_layers != 0 && searched.pp > 1)
-                searched.stage_layers = {};
+            if (c.answer.drafter_layers != 0 && searched.pp > 1) searched.stage_layers = {};
             const Deployment d{.model = model,
                                .gpu = space.gpus[c.gpu],
                                .parallel = searched,

@@ -2,8 +2,8 @@
 
 // A deployment as a design review states it: a model on GPUs of one type, how many and how they are
 // split, the weight and KV formats, and how the engine serves it; and the demand it must meet. The
-// one input of evaluate() (plan/evaluate.hpp), which every subcommand, the Python module and serving
-// code call.
+// one input of evaluate() (plan/evaluate.hpp), which every subcommand, the Python module and
+// serving code call.
 
 #include <cstdint>
 #include <optional>
@@ -72,7 +72,7 @@ struct ResolvedServing {
     bool block_size_given = false;
     bool fraction_given = false;
     DraftMethod draft_method = DraftMethod::none;  ///< speculative decoding's drafter
-    std::uint32_t speculative_tokens = 0;           ///< tokens drafted per step
+    std::uint32_t speculative_tokens = 0;          ///< tokens drafted per step
 };
 
 /// `s` for a GPU `gpu`. Throws InvalidInput for a knob the engine cannot take: a block size vLLM
@@ -81,8 +81,8 @@ struct ResolvedServing {
 [[nodiscard]] inline ResolvedServing resolve_serving(const Serving& s) {
     const auto refuse = [&](const char* field, const std::string& expected,
                             const std::string& found) {
-        detail::throw_field_error<InvalidInput>(std::string("engine ") + std::string(name(s.engine)), field,
-                                                expected, found);
+        detail::throw_field_error<InvalidInput>(
+            std::string("engine ") + std::string(name(s.engine)), field, expected, found);
     };
     ResolvedServing r;
     r.engine = s.engine;
@@ -96,9 +96,10 @@ struct ResolvedServing {
             bool ok = false;
             for (std::uint32_t v : vllm_block_sizes) ok = ok || v == b;
             if (!ok)
-                refuse("block_size",
-                       "one of vLLM's block sizes 1, 8, 16, 32, 64, 128, 256 (vllm/config/cache.py)",
-                       std::to_string(b));
+                refuse(
+                    "block_size",
+                    "one of vLLM's block sizes 1, 8, 16, 32, 64, 128, 256 (vllm/config/cache.py)",
+                    std::to_string(b));
         }
         r.block_size_given = true;
     }
@@ -108,7 +109,8 @@ struct ResolvedServing {
             refuse("memory_fraction",
                    "no fraction: the ideal profile gives the cache every byte but the weights",
                    std::to_string(f));
-        if (!(f > 0.0 && f <= 1.0)) refuse("memory_fraction", "a fraction in (0, 1]", std::to_string(f));
+        if (!(f > 0.0 && f <= 1.0))
+            refuse("memory_fraction", "a fraction in (0, 1]", std::to_string(f));
         r.fraction_given = true;
         r.budget.utilization = f;
         r.options.sglang.mem_fraction_static = f;
@@ -129,8 +131,9 @@ struct ResolvedServing {
     }
     if (s.speculation.method != DraftMethod::none) {
         if (s.engine == Engine::sglang || s.engine == Engine::trtllm)
-            refuse("speculation", "vLLM or the ideal profile (speculative decoding is modelled as "
-                                  "vLLM allocates for it)",
+            refuse("speculation",
+                   "vLLM or the ideal profile (speculative decoding is modelled as "
+                   "vLLM allocates for it)",
                    std::string(name(s.engine)));
         r.options.vllm.num_speculative_tokens = s.speculation.tokens;
         r.draft_method = s.speculation.method;

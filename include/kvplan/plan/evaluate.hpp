@@ -627,9 +627,8 @@ struct PreparedLayout {
     const Replica& stepped = plain ? *plain : r;
     const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
                           r.gpu.pcie_bandwidth > BytesPerSecond{};
-    const bool has_figures =
-        r.gpu.memory_bandwidth > BytesPerSecond{} &&
-        r.gpu.dense(*with_compute(o.roofline, r).compute).has_value();
+    const bool has_figures = r.gpu.memory_bandwidth > BytesPerSecond{} &&
+                             r.gpu.dense(*with_compute(o.roofline, r).compute).has_value();
     if (o.decode && has_figures)
         a.decode = decode_point(
             detail::decode_costs_with(stepped, step_layout, step_weights, step_matmul, o.roofline),

@@ -77,6 +77,9 @@ struct PlanCandidate {
 struct PlanAnswer {
     std::vector<PlanCandidate> fits{};            ///< ranked: the best SearchSpace::keep of them
     std::vector<PlanCandidate> nearest_misses{};  ///< those that start, the most sequences first
+    /// When no candidate starts: the refused one with the most GPUs, whose refusal says what
+    /// stops every replica (a context past the model's limit, weights larger than the GPUs).
+    std::optional<PlanCandidate> refused{};
     std::size_t searched = 0;  ///< candidates evaluated (layouts the model and engine take)
     std::size_t fitting = 0;   ///< of them, those that hold the demand (fits keeps the best)
     std::size_t layouts = 0;   ///< distinct parallel layouts the model and engine take
@@ -215,6 +218,7 @@ struct ValidSplit {
         Seconds estimate_tpot{};
     };
     std::vector<Key> keys;
+    std::optional<Key> largest_refused;
     const bool kv_given = serving.kv_memory_per_gpu.has_value();
     // GPU counts in order: under fewest_gpus, once `keep` fits are found no larger replica can
     // enter the kept list, and the search stops there.
@@ -242,9 +246,9 @@ struct ValidSplit {
         for (std::size_t s = first; s < end; ++s) {
             splits[s].prepared.reserve(space.weights.size());
             for (const auto& w : space.weights)
-                splits[s].prepared.push_back(
-                    prepare_layout(model, splits[s].parallel, w ? *w : checkpoint_weights(model),
-                                   serving.speculation));
+                splits[s].prepared.push_back(prepare_layout(model, splits[s].parallel,
+                                                            w ? *w : checkpoint_weights(model),
+                                                            serving.speculation));
         }
         for (std::size_t g = 0; g < space.gpus.size(); ++g)
             for (std::size_t k = 0; k < space.kv_formats.size(); ++k)
@@ -256,8 +260,11 @@ struct ValidSplit {
                         // Weights past the GPU's memory: no engine starts (each charges the
                         // weights before its cache), so the answer is does_not_start, neither fit
                         // nor miss.
-                        if (!kv_given && prep.stage_weights.most() > space.gpus[g].memory_total)
+                        if (!kv_given && prep.stage_weights.most() > space.gpus[g].memory_total) {
+                            if (!largest_refused || v.gpus > largest_refused->gpus)
+                                largest_refused = Key{s, g, k, w, v.gpus};
                             continue;
+                        }
                         const GpuSpec& gpu = space.gpus[g];
                         const bool timed = gpu.memory_bandwidth > BytesPerSecond{} &&
                                            gpu.dense(eo.roofline.compute.value_or(
@@ -301,7 +308,11 @@ struct ValidSplit {
                                            .kv = space.kv_formats[k],
                                            .serving = serving};
                         const ReplicaAnswer a = evaluate(d, demand, eo, prep);
-                        if (!a.starts()) continue;
+                        if (!a.starts()) {
+                            if (!largest_refused || a.replica_gpus > largest_refused->gpus)
+                                largest_refused = Key{s, g, k, w, a.replica_gpus};
+                            continue;
+                        }
                         const Seconds tpot = a.decode ? a.decode->tpot : Seconds{};
                         if (a.fits()) {
                             ++fits_found;
@@ -357,6 +368,7 @@ struct ValidSplit {
         out.fits.push_back(answer(fits[i]));
     for (std::size_t i = 0; i < started.size() && i < misses; ++i)
         out.nearest_misses.push_back(answer(started[i]));
+    if (keys.empty() && largest_refused) out.refused = answer(*largest_refused);
     return out;
 }
 

@@ -99,8 +99,7 @@ namespace detail {
         case DraftMethod::eagle:
         case DraftMethod::eagle3: {
             const auto spec = detail::drafter_spec(target);
-            if (!spec)
-                refuse("layers", "an attention layer for the EAGLE head to repeat", 0);
+            if (!spec) refuse("layers", "an attention layer for the EAGLE head to repeat", 0);
             if (layers == 0) layers = 1;
             c.layers.append(*spec, layers);
             break;
@@ -122,7 +121,8 @@ namespace detail {
             break;
         }
         case DraftMethod::none:
-        case DraftMethod::ngram: break;
+        case DraftMethod::ngram:
+            break;
     }
     d.drafter_layers = layers;
     d.model = Model{c};

@@ -102,9 +102,10 @@ inline constexpr SizeKey size_keys[] = {{"bytes", B}, {"KiB", KiB}, {"MiB", MiB}
 /// Engines' and people's names for the replica's keys: vLLM's --tensor-parallel-size,
 /// --data-parallel-size, --enable-expert-parallel, --decode-context-parallel-size and
 /// --kv-cache-dtype (vllm/engine/arg_utils.py, EngineArgs), SGLang's --tp-size, --dp-size,
-/// --ep-size, --ep-num-redundant-experts, --page-size and --mem-fraction-static (python/sglang/srt/server_args.py,
-/// ServerArgs), TensorRT-LLM's moe_expert_parallel_size (tensorrt_llm/llmapi/llm_args.py) and its
-/// tokens_per_block and free_gpu_memory_fraction (the same file, KvCacheConfig).
+/// --ep-size, --ep-num-redundant-experts, --page-size and --mem-fraction-static
+/// (python/sglang/srt/server_args.py, ServerArgs), TensorRT-LLM's moe_expert_parallel_size
+/// (tensorrt_llm/llmapi/llm_args.py) and its tokens_per_block and free_gpu_memory_fraction (the
+/// same file, KvCacheConfig).
 inline const std::vector<NameHint> replica_hints{
     {"tensor_parallel", "tp"},
     {"tensor_parallel_size", "tp"},

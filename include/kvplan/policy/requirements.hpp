@@ -112,11 +112,11 @@ struct Requirement {
     /// min_concurrency, max_regression of max_concurrency: the prompt prefix every request
     /// shares (Demand::shared_prefix_tokens); 0: none.
     std::uint64_t shared_prefix_tokens = 0;
-    std::uint64_t tokens = 0;          ///< min_context
-    std::uint64_t batch = 0;           ///< max_tpot, max_regression of tpot: sequences per step
-    Seconds tpot{};                    ///< max_tpot
-    Bytes size{};                      ///< max_kv_bytes_per_token, max_weights_per_gpu
-    double percent = 0.0;              ///< max_regression: how far `figure` may worsen, in percent
+    std::uint64_t tokens = 0;  ///< min_context
+    std::uint64_t batch = 0;   ///< max_tpot, max_regression of tpot: sequences per step
+    Seconds tpot{};            ///< max_tpot
+    Bytes size{};              ///< max_kv_bytes_per_token, max_weights_per_gpu
+    double percent = 0.0;      ///< max_regression: how far `figure` may worsen, in percent
 };
 
 /// The figure a requirement reads: its own for max_regression, else the one its kind bounds.

@@ -34,23 +34,23 @@ namespace kvplan {
 
 /// A decode step's lower bound on a replica, every term shown.
 struct DecodeBound {
-    std::uint64_t batch = 0;        ///< sequences decoding one token each
+    std::uint64_t batch = 0;  ///< sequences decoding one token each
     std::uint64_t longest_context = 0;
     std::array<StageStep, max_pipeline_stages> stages{};
     std::uint32_t num_stages = 0;
     std::uint32_t limiting_stage = 0;
     std::uint64_t micro_batches = 1;  ///< in flight through the pipeline: min(batch, pp)
-    std::uint64_t micro_batch = 0;    ///< sequences of the largest micro-batch (the stages' records)
+    std::uint64_t micro_batch = 0;  ///< sequences of the largest micro-batch (the stages' records)
     Seconds step{};                 ///< the slowest stage on the first (largest) micro-batch
-    Seconds tpot{};                 ///< a token passes every stage, each stage serves every micro-batch
-    double tokens_per_s = 0.0;      ///< batch / tpot: the replica's throughput
+    Seconds tpot{};             ///< a token passes every stage, each stage serves every micro-batch
+    double tokens_per_s = 0.0;  ///< batch / tpot: the replica's throughput
     double tokens_per_s_per_gpu = 0.0;
-    Bound bound = Bound::memory;    ///< what bounds the limiting stage
+    Bound bound = Bound::memory;  ///< what bounds the limiting stage
     /// Sequences of the busiest attention data-parallel rank in the largest micro-batch:
     /// ceil(micro_batch / dp) (each dp rank reads only its own sequences' KV).
     std::uint64_t dp_rank_batch = 0;
-    AllReduce all_reduce{};         ///< not in the bound (see the header comment)
-    AllToAll all_to_all{};          ///< expert parallelism's dispatch and combine; not in the bound
+    AllReduce all_reduce{};  ///< not in the bound (see the header comment)
+    AllToAll all_to_all{};   ///< expert parallelism's dispatch and combine; not in the bound
     std::optional<Seconds> step_estimate{};  ///< with the efficiency factors
     std::optional<double> tokens_per_s_estimate{};
     /// The stages in use.
@@ -58,7 +58,6 @@ struct DecodeBound {
         return {stages.data(), num_stages};
     }
 };
-
 
 /// What a replica's decode bound needs that depends on neither the batch nor the context, per
 /// stage (the rank's weights and matmul parameters, which walk every tensor of every layer):
@@ -412,8 +411,8 @@ struct DecodePoint {
 
 /// The headline figures of a decode bound.
 [[nodiscard]] constexpr DecodePoint point_of(const DecodeBound& d) {
-    return {d.batch, d.longest_context, d.step, d.tpot, d.tokens_per_s, d.tokens_per_s_per_gpu,
-            d.bound, d.step_estimate};
+    return {d.batch,        d.longest_context,      d.step,  d.tpot,
+            d.tokens_per_s, d.tokens_per_s_per_gpu, d.bound, d.step_estimate};
 }
 
 /// The headline figures of the decode bound for `batch` sequences at `context` tokens, from

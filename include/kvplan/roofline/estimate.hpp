@@ -46,8 +46,8 @@
 #include <string>
 #include <string_view>
 
-#include "../detail/enum_table.hpp"
 #include "../budget.hpp"
+#include "../detail/enum_table.hpp"
 #include "../roofline.hpp"
 
 namespace kvplan {

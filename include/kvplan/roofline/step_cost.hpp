@@ -69,8 +69,9 @@ struct RooflineOptions {
     /// The tensor-core type the matmuls run in; unset, the one the engine runs the replica's
     /// weights in on its GPU (matmul_compute).
     std::optional<ComputeDtype> compute{};
-    Bytes activation_element = Bytes::exactly(2);  ///< bytes of one activation value (all-reduce messages)
-    std::optional<Efficiency> efficiency{};      ///< an estimate beside the bound
+    Bytes activation_element =
+        Bytes::exactly(2);  ///< bytes of one activation value (all-reduce messages)
+    std::optional<Efficiency> efficiency{};  ///< an estimate beside the bound
 };
 
 /// The tensor-core type vLLM runs the matmuls of weights in `w` in, on `gpu`: the weights' own
@@ -90,14 +91,20 @@ struct RooflineOptions {
         return gpu.dense(d).has_value() ? d : ComputeDtype::bf16;
     };
     switch (w.format) {
-        case WeightFormat::fp8: return own(ComputeDtype::fp8);
-        case WeightFormat::int8: return own(ComputeDtype::int8);
-        case WeightFormat::nvfp4: return own(ComputeDtype::fp4);
-        case WeightFormat::fp16: return own(ComputeDtype::fp16);
-        case WeightFormat::fp32: return own(ComputeDtype::tf32);
+        case WeightFormat::fp8:
+            return own(ComputeDtype::fp8);
+        case WeightFormat::int8:
+            return own(ComputeDtype::int8);
+        case WeightFormat::nvfp4:
+            return own(ComputeDtype::fp4);
+        case WeightFormat::fp16:
+            return own(ComputeDtype::fp16);
+        case WeightFormat::fp32:
+            return own(ComputeDtype::tf32);
         case WeightFormat::bf16:
         case WeightFormat::int4:
-        case WeightFormat::mxfp4: return ComputeDtype::bf16;
+        case WeightFormat::mxfp4:
+            return ComputeDtype::bf16;
     }
     return ComputeDtype::bf16;
 }
@@ -244,12 +251,13 @@ rank_matmul_params_per_stage(const Model& m, const Layout& l) {
                 f += 2.0 * heads * (spec.k_head_dim + spec.v_head_dim) * kept * layers;
                 break;
             case CacheKind::mla_latent:
-                f += 2.0 * heads * (2.0 * spec.kv_lora_rank + spec.qk_rope_head_dim) * kept *
-                     layers;
+                f +=
+                    2.0 * heads * (2.0 * spec.kv_lora_rank + spec.qk_rope_head_dim) * kept * layers;
                 break;
             case CacheKind::constant_state:
             case CacheKind::shared:
-            case CacheKind::mlp_only: break;
+            case CacheKind::mlp_only:
+                break;
         }
     }
     return f;
@@ -287,14 +295,16 @@ rank_matmul_params_per_stage(const Model& m, const Layout& l) {
                 break;
             }
             case CacheKind::mla_latent: {
-                // Prefill runs MLA unabsorbed: per head a (nope + rope) score and a v_head_dim value.
+                // Prefill runs MLA unabsorbed: per head a (nope + rope) score and a v_head_dim
+                // value.
                 const double qk = m.config().mla.qk_nope_head_dim + spec.qk_rope_head_dim;
                 f += 2.0 * heads * (qk + m.config().mla.v_head_dim) * causal_sum(tokens, cap);
                 break;
             }
             case CacheKind::constant_state:
             case CacheKind::shared:
-            case CacheKind::mlp_only: break;
+            case CacheKind::mlp_only:
+                break;
         }
     }
     return f;
@@ -306,9 +316,9 @@ rank_matmul_params_per_stage(const Model& m, const Layout& l) {
 /// routed to the rank's experts, and each of its physical experts is touched with probability
 /// 1 - (1 - k/P)^B (P: routed experts plus redundant copies).
 struct WeightRead {
-    Bytes resident{};      ///< weight_bytes_per_rank
-    Bytes dense{};         ///< read in full
-    Bytes experts{};       ///< routed experts held on the rank
+    Bytes resident{};                    ///< weight_bytes_per_rank
+    Bytes dense{};                       ///< read in full
+    Bytes experts{};                     ///< routed experts held on the rank
     std::uint32_t experts_held = 0;      ///< routed experts per MoE layer on the rank
     std::uint32_t physical_experts = 0;  ///< routed experts + redundant copies, per MoE layer
     double experts_touched = 0.0;        ///< expected distinct experts per MoE layer on the rank
@@ -347,8 +357,8 @@ struct WeightRead {
     return weight_base(r, l, weight_bytes_per_rank(r.model, l, stage, r.weights));
 }
 
-[[nodiscard]] constexpr WeightRead weight_read(const Replica& r, const Layout& l, std::uint32_t stage,
-                                               std::uint64_t tokens) {
+[[nodiscard]] constexpr WeightRead weight_read(const Replica& r, const Layout& l,
+                                               std::uint32_t stage, std::uint64_t tokens) {
     return weight_read_at(weight_base(r, l, stage), r.model.config(), tokens);
 }
 
@@ -367,15 +377,15 @@ struct WeightRead {
 /// One pipeline stage's ranks in a step (every TP rank of a stage does the same work).
 struct StageStep {
     std::uint32_t stage = 0;
-    Bytes weights_resident{};  ///< the rank's weights
-    Bytes weights_read{};      ///< what the step reads of them
-    Bytes experts_resident{};  ///< routed experts held on the rank
+    Bytes weights_resident{};      ///< the rank's weights
+    Bytes weights_read{};          ///< what the step reads of them
+    Bytes experts_resident{};      ///< routed experts held on the rank
     double experts_touched = 0.0;  ///< expected distinct experts per MoE layer
-    Bytes kv_read{};           ///< KV of every sequence on this rank (decode) or written (prefill)
-    Flops matmul_flops{};      ///< 2 x matmul parameters used x tokens
+    Bytes kv_read{};       ///< KV of every sequence on this rank (decode) or written (prefill)
+    Flops matmul_flops{};  ///< 2 x matmul parameters used x tokens
     Flops attention_flops{};
-    Seconds memory_time{};     ///< (weights_read + kv_read) / peak bandwidth
-    Seconds compute_time{};    ///< FLOPs / peak dense FLOP/s
+    Seconds memory_time{};              ///< (weights_read + kv_read) / peak bandwidth
+    Seconds compute_time{};             ///< FLOPs / peak dense FLOP/s
     std::optional<Seconds> estimate{};  ///< with the efficiency factors, if given
     [[nodiscard]] constexpr Bytes bytes() const { return weights_read + kv_read; }
     [[nodiscard]] constexpr Flops flops() const { return matmul_flops + attention_flops; }
@@ -390,11 +400,11 @@ struct StageStep {
 /// The ring spans the attention group (tp / dp under SGLang's dp attention, 1 under
 /// TensorRT-LLM's), and the node-to-node link when the group is larger than a node.
 struct AllReduce {
-    Bytes message{};                ///< tokens x hidden x activation element
-    BytesPerSecond link{};          ///< one direction: scale-up (NVLink) if any, else PCIe
-    Seconds per_layer{};            ///< both all-reduces of one layer
-    Seconds per_step{};             ///< per_layer x the layers of the busiest stage
-    bool crosses_nodes = false;     ///< the group spans nodes: `link` is the GPU's NIC
+    Bytes message{};             ///< tokens x hidden x activation element
+    BytesPerSecond link{};       ///< one direction: scale-up (NVLink) if any, else PCIe
+    Seconds per_layer{};         ///< both all-reduces of one layer
+    Seconds per_step{};          ///< per_layer x the layers of the busiest stage
+    bool crosses_nodes = false;  ///< the group spans nodes: `link` is the GPU's NIC
 };
 
 /// The expert-parallel all-to-all of a step, per GPU: each MoE layer sends every token's hidden
@@ -478,8 +488,8 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
 }
 
 /// The all-reduce of `tokens` tokens (a rank's own) over the attention group of `l`.
-[[nodiscard]] constexpr AllReduce all_reduce(const Replica& r, const Layout& l, std::uint64_t tokens,
-                                             const RooflineOptions& o) {
+[[nodiscard]] constexpr AllReduce all_reduce(const Replica& r, const Layout& l,
+                                             std::uint64_t tokens, const RooflineOptions& o) {
     AllReduce a;
     a.message = o.activation_element * mul(tokens, r.model.config().hidden_size, "a message");
     const std::uint32_t tp = l.attention_tp();

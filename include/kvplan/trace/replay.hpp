@@ -405,7 +405,8 @@ class TraceReplay {
         events_.resize(2 * n);
         constexpr double never = std::numeric_limits<double>::infinity();
         const auto arrival_at = [&](std::size_t k) {
-            return k < n ? rq[arrival_order.empty() ? k : arrival_order[k]].arrival.in(seconds) : never;
+            return k < n ? rq[arrival_order.empty() ? k : arrival_order[k]].arrival.in(seconds)
+                         : never;
         };
         std::size_t ia = 0, ic = 0;
         double ta = arrival_at(0), tc = detail::from_ordered_bits(key[0]), prev = 0;

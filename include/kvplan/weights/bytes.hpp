@@ -213,7 +213,6 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
     return computed_weight_bytes(m, o, RankParts{}, 0, m.num_layers(), true, true, false);
 }
 
-
 }  // namespace detail
 
 [[nodiscard]] constexpr Bytes bytes_per_expert(const Model& m, const WeightOptions& o = {}) {
@@ -342,6 +341,5 @@ struct StageWeights {
                                                         const WeightOptions& o = {}) {
     return weight_bytes_per_stage(m, layout, o).most();
 }
-
 
 }  // namespace kvplan

@@ -31,7 +31,8 @@ struct WeightEncoding {
 /// keep the scale only. mxfp4 is 4 + 8 / 32 = 4.25 bits per weight; nvfp4 4 + 8 / 16 = 4.5, with
 /// one fp32 scale per matrix more. fp8 keeps one fp32 scale per matrix, per output channel, or
 /// per 128 x 128 block (DeepSeek-V3: 8 + 32 / 16,384 = 8.002 bits per weight).
-[[nodiscard]] constexpr WeightEncoding encoding(WeightFormat f, const QuantLayout& q = {}) noexcept {
+[[nodiscard]] constexpr WeightEncoding encoding(WeightFormat f,
+                                                const QuantLayout& q = {}) noexcept {
     switch (f) {
         case WeightFormat::fp32:
             return {.value_bits = 32};
@@ -49,23 +50,26 @@ struct WeightEncoding {
                     .group_size = q.group_size != 0 ? q.group_size : 128,
                     .group_bits = static_cast<std::uint16_t>(q.int4_zero_points ? 20 : 16)};
         case WeightFormat::mxfp4:
-            return {.value_bits = 4, .group_size = q.group_size != 0 ? q.group_size : 32,
+            return {.value_bits = 4,
+                    .group_size = q.group_size != 0 ? q.group_size : 32,
                     .group_bits = 8};
         case WeightFormat::nvfp4:
-            return {.value_bits = 4, .group_size = q.group_size != 0 ? q.group_size : 16,
-                    .group_bits = 8, .tensor_scale_bits = 32};
+            return {.value_bits = 4,
+                    .group_size = q.group_size != 0 ? q.group_size : 16,
+                    .group_bits = 8,
+                    .tensor_scale_bits = 32};
     }
     return {};
 }
 
 /// How to size the weights: the format of the blocks' linear layers, optionally others for the
 /// routed experts and for attention, the scales' layout, and optionally a figure the user knows
-/// better than the config. Embeddings, the LM head, norms, biases and routers stay 16-bit (32-bit in
-/// an all-fp32 model), as quantized checkpoints keep them.
+/// better than the config. Embeddings, the LM head, norms, biases and routers stay 16-bit (32-bit
+/// in an all-fp32 model), as quantized checkpoints keep them.
 struct WeightOptions {
     WeightFormat format = WeightFormat::bf16;  ///< linear layers of the blocks
     std::optional<WeightFormat>
-        expert_format{};                ///< routed experts, if not `format` (gpt-oss: mxfp4)
+        expert_format{};  ///< routed experts, if not `format` (gpt-oss: mxfp4)
     std::optional<WeightFormat> attention_format{};  ///< attention, if not `format`
     QuantLayout layout{};               ///< group sizes and scale layout of quantized formats
     std::uint64_t override_params = 0;  ///< nonzero: the true parameter count; bytes scale to it
@@ -86,6 +90,5 @@ struct WeightOptions {
 [[nodiscard]] constexpr WeightOptions checkpoint_weights(const Model& m) {
     return checkpoint_weights(m.config().checkpoint);
 }
-
 
 }  // namespace kvplan

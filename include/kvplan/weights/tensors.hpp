@@ -120,9 +120,7 @@ using ParamCounts = PerGroup<std::uint64_t>;
 /// Weight bytes per group.
 using WeightBytes = PerGroup<Bytes>;
 
-
 namespace detail {
-
 
 /// How tensor parallelism divides a tensor.
 enum class TpSplit : std::uint8_t {
@@ -348,7 +346,6 @@ constexpr void for_each_edge_tensor(const Model& m, bool embedding, bool head,
 [[nodiscard]] constexpr std::uint64_t tensor_params(const WeightTensor& t) {
     return mul(mul(t.rows, t.cols, "a parameter count"), t.copies, "a parameter count");
 }
-
 
 }  // namespace detail
 
