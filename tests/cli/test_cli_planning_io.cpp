@@ -234,6 +234,50 @@ TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and f
     CHECK(open.err.find("max_concurrency") != std::string::npos);
 }
 
+TEST_CASE("calibrate with several benchmarks fits the fixed costs too", "[cli][calibrate]") {
+    // The NIM rows at concurrency 1, 25 and 100 (5,000 in / 500 out, fp8 on 2 x H100 SXM).
+    const std::string stem = "vllm_bench_serve/nim-llama-3.3-70b-fp8-2xh100-5000-500-c";
+    std::string args = "calibrate";
+    for (const char* c : {"1", "25", "100"}) args += " --bench " + data_file(stem + c + ".json");
+    const std::string profile = out_file("llama-3-70b-nim-3-loads.profile.json");
+    const CliRun r = run_kvplan(args +
+                                " --model llama-3-70b --gpu h100-sxm --tp 2 --weight-dtype fp8 "
+                                "--kv-dtype fp8 --format json --write-profile '" +
+                                profile + "'");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE(j["benchmarks"].size() == 3);
+    CHECK(j["benchmarks"][1]["measured_tpot"].get<double>() == Approx(0.03875));
+
+    // One answer: fit_params over the same three observations from Hopper's defaults.
+    const kvplan::Replica rep{.model = kvplan::presets::llama_3_70b,
+                              .gpu = kvplan::gpus::h100_sxm,
+                              .parallel = {.tp = 2},
+                              .weights = {.format = kvplan::WeightFormat::fp8},
+                              .kv = kvplan::KvDtype::fp8_e4m3};
+    kvplan::RooflineOptions ro;
+    ro.compute = kvplan::ComputeDtype::fp8;
+    std::vector<kvplan::LatencyObservation> obs;
+    for (const char* c : {"1", "25", "100"})
+        obs.push_back(kvplan::observation_of(
+            kvplan::read_vllm_bench_result(std::string(KVPLAN_TEST_DATA_DIR) + "/" + stem + c +
+                                           ".json"),
+            rep, ro));
+    const kvplan::EstimateParams start = kvplan::default_params(kvplan::GpuFamily::hopper).params;
+    const kvplan::FitResult f = kvplan::fit_params(obs, start);
+    CHECK(j["bandwidth_fraction"].get<double>() == Approx(f.params.bandwidth));
+    CHECK(j["compute_fraction"].get<double>() == Approx(f.params.compute));
+    CHECK(j["layer_overhead"].get<double>() == Approx(f.params.layer_overhead.in(kvplan::seconds)));
+    CHECK(j["all_reduce_latency"].get<double>() ==
+          Approx(f.params.all_reduce_latency.in(kvplan::seconds)));
+    // Fitted on these loads, the estimate is no further from them than the defaults.
+    CHECK(j["median_tpot_error"].get<double>() <= j["median_tpot_error_before"].get<double>());
+    const json p = json::parse(slurp(profile));
+    CHECK(p["estimate_layer_overhead_seconds"].get<double>() ==
+          Approx(f.params.layer_overhead.in(kvplan::seconds)));
+    CHECK(p["estimate_source"].get<std::string>().find("c100.json") != std::string::npos);
+}
+
 TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]") {
     const std::string roof = out_file("roofline-plot.svg");
     const std::string args = "roofline --model llama-3-8b --gpu h100-sxm --context 4096 --batch 64";

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <kvplan/calibrate.hpp>
@@ -14,6 +15,7 @@
 #include <kvplan/format.hpp>
 #include <kvplan/weights.hpp>
 #include <memory>
+#include <vector>
 
 #include "commands.hpp"
 #include "explain.hpp"
@@ -29,7 +31,7 @@ namespace {
 
 struct CalibrateFlags {
     std::string log;
-    std::string bench;
+    std::vector<std::string> benches;
     std::string write_profile;
 };
 
@@ -197,20 +199,25 @@ std::string error_of(Seconds estimate, Seconds measured) {
 /// The benchmark's part: the latency estimate's fractions fitted on one `vllm bench serve`
 /// result (calibrate_fractions), beside the bound and the estimate before calibration. Sets the
 /// estimate part of `profile`; the verdict's sentence goes to `verdict`.
-void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
-                     CalibrationProfile& profile, Report& rep, std::string& verdict) {
-    const FigureAdder fig{rep};
+/// The replica the benchmarks ran, with the GPU they need.
+Replica bench_replica(const CalibrationSetup& cs) {
     if (!cs.gpu)
         usage_error("--gpu",
                     "the GPU the benchmark ran on (the estimate's fractions are of its "
                     "bandwidth and FLOP/s)",
                     "none");
+    return Replica{.model = cs.rm.get(),
+                   .gpu = cs.gpu->spec,
+                   .parallel = {cs.li.tp, cs.li.pp, {}},
+                   .weights = cs.weights,
+                   .kv = cs.kv};
+}
+
+void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
+                     CalibrationProfile& profile, Report& rep, std::string& verdict) {
+    const FigureAdder fig{rep};
+    const Replica r = bench_replica(cs);
     const BenchResult b = read_vllm_bench_result(bench);
-    const Replica r{.model = cs.rm.get(),
-                    .gpu = cs.gpu->spec,
-                    .parallel = {cs.li.tp, cs.li.pp, {}},
-                    .weights = cs.weights,
-                    .kv = cs.kv};
     RooflineOptions ro;
     ro.compute = matmul_compute(cs.weights, r.gpu);
     const LatencyObservation obs = observation_of(b, r, ro);
@@ -285,8 +292,98 @@ void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
     profile.estimate_source = bench;
 }
 
+/// Several benchmarks of the replica at different loads: every parameter fitted on all of them
+/// (fit_params, as the family defaults were fitted), each load's figures before and after.
+void calibrate_benches(const std::vector<std::string>& benches, const CalibrationSetup& cs,
+                       CalibrationProfile& profile, Report& rep, std::string& verdict) {
+    const FigureAdder fig{rep};
+    const Replica r = bench_replica(cs);
+    RooflineOptions ro;
+    ro.compute = matmul_compute(cs.weights, r.gpu);
+    std::vector<BenchResult> results;
+    std::vector<LatencyObservation> obs;
+    for (const std::string& file : benches) {
+        results.push_back(read_vllm_bench_result(file));
+        obs.push_back(observation_of(results.back(), r, ro));
+    }
+    const std::optional<FamilyParams> family = default_params(r.gpu);
+    const EstimateParams start = family ? family->params : fit_start;
+    const FitResult f = fit_params(obs, start);
+    const std::string start_name =
+        family ? fmt::format("the {} defaults", name(family->family)) : std::string("fit_start");
+
+    Table t;
+    t.key = "benchmarks";
+    t.title = fmt::format(
+        "Each benchmark: measured, the bound, the estimate with {} and calibrated", start_name);
+    t.columns = {{"file", "file"},
+                 {"concurrency", "C"},
+                 {"prompt_tokens", "in"},
+                 {"output_tokens", "out"},
+                 {"measured_tpot", "TPOT"},
+                 {"tpot_bound", "bound"},
+                 {"tpot_estimate_before", "before"},
+                 {"tpot_estimate", "calibrated"},
+                 {"tpot_error", "error"},
+                 {"measured_ttft", "TTFT"},
+                 {"ttft_estimate_before", "before"},
+                 {"ttft_estimate", "calibrated"},
+                 {"ttft_error", "error"}};
+    std::vector<double> before_errors, after_errors;
+    for (std::size_t i = 0; i < obs.size(); ++i) {
+        const LatencyEstimate b = estimate_latency(r, obs[i].load, start, ro);
+        const LatencyEstimate a = estimate_latency(r, obs[i].load, f.params, ro);
+        const Seconds tpot = results[i].tpot.mean, ttft = results[i].ttft.mean;
+        before_errors.push_back(std::abs(b.itl / tpot - 1.0));
+        after_errors.push_back(std::abs(a.itl / tpot - 1.0));
+        t.rows.push_back(
+            {cell_text(benches[i]), cell_count(obs[i].load.concurrency, ""),
+             cell_count(obs[i].load.prompt_tokens, ""), cell_count(obs[i].load.output_tokens, ""),
+             cell(tpot), cell(a.itl_bound), cell(b.itl), cell(a.itl),
+             cell_number(100.0 * (a.itl / tpot - 1.0), "%", 1), cell(ttft), cell(b.ttft),
+             cell(a.ttft), cell_number(100.0 * (a.ttft / ttft - 1.0), "%", 1)});
+    }
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        const std::size_t n = v.size();
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+    };
+    verdict = fmt::format(
+        "{} benchmarks: median TPOT error {:.1f} % after calibration ({:.1f} % with {}); "
+        "bandwidth fraction {:.2f}, compute fraction {:.2f}, {} a layer, {} an all-reduce",
+        obs.size(), 100.0 * median(after_errors), 100.0 * median(before_errors), start_name,
+        f.params.bandwidth, f.params.compute, f.params.layer_overhead, f.params.all_reduce_latency);
+    fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(*ro.compute))));
+    fig("bandwidth_fraction", "achieved fraction of peak bandwidth",
+        cell_number(f.params.bandwidth, "", 2), {},
+        {fmt::format("{} had {:.2f}", start_name, start.bandwidth), {}});
+    fig("compute_fraction", "achieved fraction of peak FLOP/s",
+        cell_number(f.params.compute, "", 2), {},
+        {fmt::format("{} had {:.2f}", start_name, start.compute), {}});
+    fig("layer_overhead", "per-layer time per step", cell(f.params.layer_overhead), {},
+        {fmt::format("{} had {}", start_name, start.layer_overhead), {}});
+    fig("all_reduce_latency", "all-reduce latency", cell(f.params.all_reduce_latency), {},
+        {fmt::format("{} had {}", start_name, start.all_reduce_latency), {}});
+    fig("median_tpot_error", "median |TPOT error|, calibrated",
+        cell_number(100.0 * median(after_errors), "%", 1));
+    fig("median_tpot_error_before", fmt::format("median |TPOT error|, {}", start_name),
+        cell_number(100.0 * median(before_errors), "%", 1));
+    fig("rms_log_error", "fit: rms of ln(estimate / measured)", cell_number(f.rms_log_error, "", 4),
+        {}, {fmt::format("over {} measured figures", f.figures), {}});
+    rep.tables.push_back(std::move(t));
+    rep.notes.push_back(
+        "calibration: several loads tell the fixed per-layer and all-reduce times from the "
+        "fractions, so all four are fitted on every TPOT and TTFT (fit_params, "
+        "calibrate/latency.hpp; a TTFT is left out where the estimate's queue holds requests)");
+    profile.estimate = f.params;
+    profile.estimate_compute = *ro.compute;
+    profile.estimate_source.clear();
+    for (const std::string& file : benches)
+        profile.estimate_source += (profile.estimate_source.empty() ? "" : ", ") + file;
+}
+
 void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ctx) {
-    if (cf.log.empty() && cf.bench.empty())
+    if (cf.log.empty() && cf.benches.empty())
         usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
                     "neither");
     EngineSetup engine = engine_setup(o);
@@ -303,14 +400,16 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
 
     Report rep;
     rep.command = "calibrate";
-    const std::string sources = !cf.log.empty() && !cf.bench.empty()
-                                    ? cf.log + " and " + cf.bench
-                                    : (cf.log.empty() ? cf.bench : cf.log);
+    std::string benches;
+    for (const std::string& b : cf.benches) benches += (benches.empty() ? "" : ", ") + b;
+    const std::string sources = !cf.log.empty() && !benches.empty() ? cf.log + " and " + benches
+                                : cf.log.empty()                    ? benches
+                                                                    : cf.log;
     rep.heading = fmt::format("{}: {} on {}, {}", sources, display_name(rm),
                               gpu ? gpu->id : std::string("the log's GPU"),
                               describe_layout(ParallelConfig{li.tp, li.pp, {}}));
     rep.inputs = {{"log", cell_text(cf.log)},
-                  {"bench", cell_text(cf.bench)},
+                  {"bench", cell_text(benches)},
                   {"model", cell_text(rm.id)},
                   {"gpu", cell_text(gpu ? gpu->id : std::string())},
                   {"tp", cell_count(li.tp, "")},
@@ -331,7 +430,9 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         profile.tp = li.tp;
         profile.pp = li.pp;
     }
-    if (!cf.bench.empty()) calibrate_bench(cf.bench, cs, profile, rep, bench_verdict);
+    if (cf.benches.size() == 1)
+        calibrate_bench(cf.benches.front(), cs, profile, rep, bench_verdict);
+    if (cf.benches.size() > 1) calibrate_benches(cf.benches, cs, profile, rep, bench_verdict);
     rep.verdict = log_verdict.empty()     ? bench_verdict
                   : bench_verdict.empty() ? log_verdict
                                           : log_verdict + "; " + bench_verdict;
@@ -361,9 +462,12 @@ void register_calibrate(CLI::App& app, Context& ctx) {
         "Fit the non-KV reserve from a vLLM start-up log (V0 or V1), the latency estimate's "
         "fractions from a vllm bench serve result, or both, and compare with the model");
     sub->add_option("log", cf->log, "The vLLM start-up log");
-    sub->add_option("--bench", cf->bench,
+    sub->add_option("--bench", cf->benches,
                     "A `vllm bench serve --save-result` JSON of this replica: fits the estimate's "
-                    "bandwidth and compute fractions");
+                    "bandwidth and compute fractions; repeated, at several loads, fits its fixed "
+                    "costs too")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
     sub->add_option("--write-profile", cf->write_profile,
                     "Write the fitted profile (JSON) to this file");
