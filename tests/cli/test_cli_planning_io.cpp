@@ -23,6 +23,15 @@ std::string slurp(const std::string& path) {
     ss << in.rdbuf();
     return ss.str();
 }
+/// The NIM rows' replica: Llama-3.3-70B (Llama-3-70B's shapes), fp8 weights and KV, tp 2 on H100
+/// SXM.
+kvplan::Replica nim_replica() {
+    return {.model = kvplan::presets::llama_3_70b,
+            .gpu = kvplan::gpus::h100_sxm,
+            .parallel = {.tp = 2},
+            .weights = {.format = kvplan::WeightFormat::fp8},
+            .kv = kvplan::KvDtype::fp8_e4m3};
+}
 }  // namespace
 
 TEST_CASE("trace reports the Azure sample's KV, waste, replay and replica", "[cli][trace]") {
@@ -166,11 +175,7 @@ TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and f
     CHECK(j["tpot_bound"].get<double>() == Approx(0.0136).epsilon(0.01));
 
     // One answer: the library's calibration of the same observation from Hopper's defaults.
-    const kvplan::Replica rep{.model = kvplan::presets::llama_3_70b,
-                              .gpu = kvplan::gpus::h100_sxm,
-                              .parallel = {.tp = 2},
-                              .weights = {.format = kvplan::WeightFormat::fp8},
-                              .kv = kvplan::KvDtype::fp8_e4m3};
+    const kvplan::Replica rep = nim_replica();
     kvplan::RooflineOptions ro;
     ro.compute = kvplan::ComputeDtype::fp8;
     const kvplan::LatencyObservation obs = kvplan::observation_of(
@@ -250,11 +255,7 @@ TEST_CASE("calibrate with several benchmarks fits the fixed costs too", "[cli][c
     CHECK(j["benchmarks"][1]["measured_tpot"].get<double>() == Approx(0.03875));
 
     // One answer: fit_params over the same three observations from Hopper's defaults.
-    const kvplan::Replica rep{.model = kvplan::presets::llama_3_70b,
-                              .gpu = kvplan::gpus::h100_sxm,
-                              .parallel = {.tp = 2},
-                              .weights = {.format = kvplan::WeightFormat::fp8},
-                              .kv = kvplan::KvDtype::fp8_e4m3};
+    const kvplan::Replica rep = nim_replica();
     kvplan::RooflineOptions ro;
     ro.compute = kvplan::ComputeDtype::fp8;
     std::vector<kvplan::LatencyObservation> obs;

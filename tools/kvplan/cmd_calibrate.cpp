@@ -213,6 +213,18 @@ Replica bench_replica(const CalibrationSetup& cs) {
                    .kv = cs.kv};
 }
 
+/// Where a calibration starts: the GPU family's defaults where kvplan has them, else fit_start.
+struct FitStart {
+    EstimateParams params;
+    std::string name;  ///< "the hopper defaults"
+};
+
+FitStart fit_start_for(const GpuSpec& gpu) {
+    const std::optional<FamilyParams> family = default_params(gpu);
+    if (!family) return {fit_start, "fit_start"};
+    return {family->params, fmt::format("the {} defaults", name(family->family))};
+}
+
 void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
                      CalibrationProfile& profile, Report& rep, std::string& verdict) {
     const FigureAdder fig{rep};
@@ -223,8 +235,9 @@ void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
     const LatencyObservation obs = observation_of(b, r, ro);
     // From the GPU family's defaults where kvplan has them: a single load then moves only the
     // fractions it can tell (calibrate/latency.hpp).
-    const std::optional<FamilyParams> family = default_params(r.gpu);
-    const EstimateParams start = family ? family->params : fit_start;
+    const FitStart from = fit_start_for(r.gpu);
+    const EstimateParams& start = from.params;
+    const std::string& start_name = from.name;
     const FitResult f = calibrate_fractions(obs, start);
     const LatencyEstimate before = estimate_latency(r, obs.load, start, ro);
     const LatencyEstimate after = estimate_latency(r, obs.load, f.params, ro);
@@ -235,8 +248,6 @@ void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
         "bound {:.2f} ms); bandwidth fraction {:.2f}, compute fraction {:.2f}",
         b.tpot.mean.in(milliseconds), after.itl.in(milliseconds), before.itl.in(milliseconds),
         after.itl_bound.in(milliseconds), f.params.bandwidth, f.params.compute);
-    const std::string start_name =
-        family ? fmt::format("the {} defaults", name(family->family)) : std::string("fit_start");
     fig("bench_load", "load (from the benchmark)",
         cell_text(fmt::format("{} requests in flight, {} prompt / {} output tokens (means)",
                               grouped(obs.load.concurrency), grouped(obs.load.prompt_tokens),
@@ -306,11 +317,10 @@ void calibrate_benches(const std::vector<std::string>& benches, const Calibratio
         results.push_back(read_vllm_bench_result(file));
         obs.push_back(observation_of(results.back(), r, ro));
     }
-    const std::optional<FamilyParams> family = default_params(r.gpu);
-    const EstimateParams start = family ? family->params : fit_start;
+    const FitStart from = fit_start_for(r.gpu);
+    const EstimateParams& start = from.params;
+    const std::string& start_name = from.name;
     const FitResult f = fit_params(obs, start);
-    const std::string start_name =
-        family ? fmt::format("the {} defaults", name(family->family)) : std::string("fit_start");
 
     Table t;
     t.key = "benchmarks";
