@@ -232,6 +232,11 @@ TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and f
         run_kvplan("calibrate --bench " + data_file(bench) + " --model llama-3-70b --tp 2");
     CHECK(no_gpu.code == 2);
     CHECK(no_gpu.err.find("--gpu") != std::string::npos);
+    // A flag that only shapes a start-up log's cache is refused beside --bench alone, not ignored.
+    const CliRun unused =
+        run_kvplan("calibrate --bench " + data_file(bench) + replica + " --max-num-seqs 64");
+    CHECK(unused.code == 2);
+    CHECK(unused.err.find("--max-num-seqs") != std::string::npos);
     const CliRun open =
         run_kvplan("calibrate --bench " + data_file("vllm_bench_serve/open-loop-rate-4.json") +
                    " --model gemma-3-27b --gpu h100-sxm");

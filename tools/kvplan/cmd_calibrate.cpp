@@ -396,6 +396,27 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (cf.log.empty() && cf.benches.empty())
         usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
                     "neither");
+    if (cf.log.empty()) {
+        // The benchmark's estimate takes the replica at vLLM's defaults; what shapes the cache
+        // is read only with a start-up log, so alone it would be ignored.
+        const std::pair<const char*, bool> log_only[] = {
+            {"--block-size", !o.block_size.empty()},
+            {"--gpu-memory-utilization", !o.gpu_memory_utilization.empty()},
+            {"--kv-memory", !o.kv_memory.empty()},
+            {"--max-num-seqs", !o.max_num_seqs.empty()},
+            {"--max-num-batched-tokens", !o.max_num_batched_tokens.empty()},
+            {"--num-gpu-blocks-override", !o.num_gpu_blocks_override.empty()},
+            {"--allow-long-context", o.allow_long_context},
+            {"--speculative-method", !o.speculative_method.empty()},
+            {"--num-speculative-tokens", !o.num_speculative_tokens.empty()},
+            {"--draft-model", !o.draft_model.empty()}};
+        for (const auto& [flag, given] : log_only)
+            if (given)
+                usage_error(flag,
+                            "a start-up log as well (--bench alone fits the estimate at vLLM's "
+                            "defaults for the replica)",
+                            "--bench alone");
+    }
     EngineSetup engine = engine_setup(o);
     if (engine.engine != Engine::vllm)
         usage_error("--engine", "vllm (calibration reads vLLM's log and benchmark)", o.engine);
