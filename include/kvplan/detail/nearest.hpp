@@ -7,6 +7,7 @@
 // since `GIB` means `GiB`.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <initializer_list>
 #include <optional>
@@ -37,10 +38,15 @@ template <class Fold>
     a = a.substr(0, std::min(a.size(), cap));
     b = b.substr(0, std::min(b.size(), cap));
     const std::size_t n = a.size(), m = b.size();
-    // Three rows: i - 2 (for the swap), i - 1 and i.
-    std::vector<std::size_t> before(m + 1), prev(m + 1), cur(m + 1);
-    for (std::size_t j = 0; j <= m; ++j) prev[j] = j;
+    // Three rows, i - 2 (for the swap), i - 1 and i, taken in turn; fixed arrays, since the cap
+    // bounds them, keep the function allocation-free and constant-evaluable with every standard
+    // library (clang rejects libstdc++ 12's constexpr std::vector(n)).
+    std::array<std::array<std::size_t, cap + 1>, 3> rows{};
+    for (std::size_t j = 0; j <= m; ++j) rows[0][j] = j;
     for (std::size_t i = 1; i <= n; ++i) {
+        auto& cur = rows[i % 3];
+        const auto& prev = rows[(i - 1) % 3];
+        const auto& before = rows[(i + 1) % 3];  // (i - 2) % 3
         cur[0] = i;
         for (std::size_t j = 1; j <= m; ++j) {
             const bool same = fold(a[i - 1]) == fold(b[j - 1]);
@@ -49,10 +55,8 @@ template <class Fold>
                 fold(a[i - 2]) == fold(b[j - 1]))
                 cur[j] = std::min(cur[j], before[j - 2] + 1);
         }
-        std::swap(before, prev);
-        std::swap(prev, cur);
     }
-    return prev[m];
+    return rows[n % 3][m];
 }
 
 /// The optimal string alignment distance between `a` and `b`, ignoring ASCII case.
