@@ -156,6 +156,56 @@ TEST_CASE("help and version exit 0", "[cli][exit]") {
     CHECK_THAT(v.out, Catch::Contains("0.1"));
 }
 
+TEST_CASE("each command's help lists its flags once, each family under its heading",
+          "[cli][help]") {
+    // The families of shared flags live in option groups of their own (CLI11 checks a new flag
+    // against its group only), so nothing but this test sees a name given twice in one command.
+    for (const char* command : {"size", "fit", "plan", "compare", "diff", "check", "roofline",
+                                "list", "trace", "fleet", "calibrate", "disagg"}) {
+        INFO(command);
+        const CliRun r = run_kvplan(std::string(command) + " --help");
+        REQUIRE(r.code == 0);
+        CHECK_THAT(r.out, !Catch::Contains("Option Group"));
+        std::vector<std::string> names;
+        std::istringstream lines(r.out);
+        for (std::string line; std::getline(lines, line);) {
+            // A flag's line: two spaces, then its names, comma-separated, up to a space.
+            if (!line.starts_with("  -")) continue;
+            std::istringstream words(line.substr(2, line.find(' ', 2) - 2));
+            for (std::string name; std::getline(words, name, ',');) names.push_back(name);
+        }
+        REQUIRE(!names.empty());
+        std::sort(names.begin(), names.end());
+        const auto twice = std::adjacent_find(names.begin(), names.end());
+        if (twice != names.end()) FAIL_CHECK("given twice: " << *twice);
+    }
+    // fit's families, each under its heading, after fit's own flags.
+    const std::string fit = run_kvplan("fit --help").out;
+    const std::vector<std::string> order = {"Options:\n",
+                                            "  --plot",
+                                            "Model:\n",
+                                            "  -m,--model",
+                                            "Model by its sizes (instead of --model):\n",
+                                            "  --layers",
+                                            "Replica:\n",
+                                            "  -g,--gpu",
+                                            "Formats:\n",
+                                            "  --kv-dtype",
+                                            "Load:\n",
+                                            "  -c,--context",
+                                            "Engine:\n",
+                                            "  -e,--engine",
+                                            "Output:\n",
+                                            "  -f,--format"};
+    std::size_t at = 0;
+    for (const std::string& piece : order) {
+        INFO(piece);
+        const std::size_t found = fit.find(piece, at);
+        REQUIRE(found != std::string::npos);
+        at = found + piece.size();
+    }
+}
+
 TEST_CASE("list models names every bundled model, in json and csv", "[cli][list]") {
     const CliRun r = run_kvplan("list models --format json");
     REQUIRE(r.code == 0);

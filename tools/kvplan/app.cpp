@@ -10,6 +10,7 @@
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/version.hpp>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <regex>
@@ -33,6 +34,29 @@ std::string command_path(const CLI::App* app) {
         path = app->get_name() + (path.empty() ? "" : " ") + path;
     return path;
 }
+
+/// Every option of `app`, its option groups' first (options.cpp puts each family of flags in a
+/// group of its own), in the order they were added; CLI11's get_options lists its own only.
+std::vector<const CLI::Option*> all_options(const CLI::App& app) {
+    std::vector<const CLI::Option*> out;
+    for (const CLI::App* g :
+         app.get_subcommands([](const CLI::App* s) { return s->get_name().empty(); })) {
+        const auto more = all_options(*g);
+        out.insert(out.end(), more.begin(), more.end());
+    }
+    const auto own = app.get_options();
+    out.insert(out.end(), own.begin(), own.end());
+    return out;
+}
+
+/// Help that lists an option group's flags under its heading, as a command's own flags are
+/// listed, rather than in CLI11's indented "[Option Group: ...]" block.
+class GroupedHelp : public CLI::Formatter {
+   public:
+    std::string make_expanded(const CLI::App* group) const override {
+        return make_groups(group, CLI::AppFormatMode::Sub);
+    }
+};
 
 /// A command line CLI11 refused, explained by its first word that no command or option of the
 /// command it reached knows, with the nearest known word: "unknown option '--conccurency' of
@@ -64,7 +88,7 @@ std::optional<std::string> explain_unknown(const CLI::App& root, int argc, char*
             const CLI::Option* opt = cur->get_option_no_throw(name);
             if (opt == nullptr) {
                 std::vector<std::string> known;
-                for (const CLI::Option* o : cur->get_options()) {
+                for (const CLI::Option* o : all_options(*cur)) {
                     for (const std::string& l : o->get_lnames()) known.push_back("--" + l);
                     for (const std::string& s : o->get_snames()) known.push_back("-" + s);
                 }
@@ -76,7 +100,9 @@ std::optional<std::string> explain_unknown(const CLI::App& root, int argc, char*
             if (opt->get_expected_min() > 0 && !attached) values = opt->get_expected_min();
             continue;
         }
-        const auto subs = cur->get_subcommands([](const CLI::App*) { return true; });
+        // Commands only: an option group is a nameless subcommand to CLI11.
+        const auto subs =
+            cur->get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); });
         if (subs.empty()) continue;  // a positional argument
         const CLI::App* next = nullptr;
         std::vector<std::string> names;
@@ -138,6 +164,7 @@ std::string_view named_command(std::span<const std::string> args) {
 /// Registering one command instead of all twelve is most of what a call saves: CLI11 checks each
 /// new option's names against every option of its command, and the twelve hold about 600.
 void build(CLI::App& app, Context& ctx, std::string_view only = {}) {
+    app.formatter(std::make_shared<GroupedHelp>());  // before the commands, which copy it
     app.set_version_flag("--version", kvplan::version_string);
     app.require_subcommand(1);
     app.fallthrough(false);
@@ -215,7 +242,7 @@ std::vector<CommandInfo> describe() {
     std::vector<CommandInfo> out;
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
         CommandInfo c{sub->get_name(), sub->get_description(), {}};
-        for (const CLI::Option* o : sub->get_options()) {
+        for (const CLI::Option* o : all_options(*sub)) {
             const bool positional = o->get_lnames().empty();
             if (positional && !o->get_positional()) continue;  // a short name alone
             if (!positional && o->get_lnames()[0] == "help") continue;

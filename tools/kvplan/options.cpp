@@ -15,157 +15,188 @@ std::string parallel_names(ParallelField f, const char* own) {
     return names;
 }
 
+/// The option group of `sub` headed `heading`, made on first use. A family of flags in a group
+/// of its own is what keeps registering a command cheap: CLI11 checks each new option's names
+/// against every option before it in the same group, allocating as it goes, which over a
+/// command's 60 flags in one list was half the time of a whole `kvplan fit` call.
+CLI::App& in_group(CLI::App& sub, const std::string& heading) {
+    const auto named = [&heading](const CLI::App* g) {
+        return g->get_name().empty() && g->get_group() == heading;
+    };
+    for (CLI::App* g : sub.get_subcommands(named)) return *g;
+    CLI::App* g = sub.add_option_group(heading);
+    g->set_help_flag();  // the command's own --help serves; a group's copy would be one more flag
+    g->option_defaults()->group(heading);  // help lists the group's flags under its heading
+    return *g;
+}
+
 }  // namespace
 
-void add_options(CLI::App& sub, CommonOptions& o, unsigned groups) {
+void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
     if (groups & opt_model) {
-        sub.add_option("-m,--model", o.model,
-                       "A bundled model id (kvplan list models), or a path to a config.json or to "
-                       "a folder holding one; or give the model's sizes with --layers ...");
-        sub.add_option("--model-type", o.model_type,
-                       "Import the config.json as this transformers model_type (for one whose own "
-                       "kvplan does not know)");
+        CLI::App& group = in_group(cmd, "Model");
+        group.add_option(
+            "-m,--model", o.model,
+            "A bundled model id (kvplan list models), or a path to a config.json or to "
+            "a folder holding one; or give the model's sizes with --layers ...");
+        group.add_option(
+            "--model-type", o.model_type,
+            "Import the config.json as this transformers model_type (for one whose own "
+            "kvplan does not know)");
         InlineModel& m = o.inline_model;
-        const char* group = "Model by its sizes (instead of --model)";
-        sub.add_option("--layers", m.layers, "num_hidden_layers")->group(group);
-        sub.add_option("--hidden-size", m.hidden_size, "hidden_size")->group(group);
-        sub.add_option("--heads", m.heads, "num_attention_heads")->group(group);
-        sub.add_option("--kv-heads", m.kv_heads, "num_key_value_heads (default: --heads)")
-            ->group(group);
-        sub.add_option("--head-dim", m.head_dim, "head_dim (default: hidden size / heads)")
-            ->group(group);
-        sub.add_option("--vocab", m.vocab, "vocab_size")->group(group);
-        sub.add_option("--intermediate-size", m.intermediate_size, "the dense MLP's width")
-            ->group(group);
-        sub.add_option("--experts", m.experts, "routed experts per MoE layer (default: dense)")
-            ->group(group);
-        sub.add_option("--experts-per-token", m.experts_per_token, "routed experts per token")
-            ->group(group);
-        sub.add_option("--expert-intermediate-size", m.expert_intermediate_size,
-                       "one expert's MLP width (default: --intermediate-size)")
-            ->group(group);
-        sub.add_option("--window", m.window, "a sliding window every layer keeps, in tokens")
-            ->group(group);
-        sub.add_option("--max-position-embeddings", m.max_position_embeddings,
-                       "the model's context limit (default: vLLM's 2,048)")
-            ->group(group);
+        CLI::App& sizes = in_group(cmd, "Model by its sizes (instead of --model)");
+        sizes.add_option("--layers", m.layers, "num_hidden_layers");
+        sizes.add_option("--hidden-size", m.hidden_size, "hidden_size");
+        sizes.add_option("--heads", m.heads, "num_attention_heads");
+        sizes.add_option("--kv-heads", m.kv_heads, "num_key_value_heads (default: --heads)");
+        sizes.add_option("--head-dim", m.head_dim, "head_dim (default: hidden size / heads)");
+        sizes.add_option("--vocab", m.vocab, "vocab_size");
+        sizes.add_option("--intermediate-size", m.intermediate_size, "the dense MLP's width");
+        sizes.add_option("--experts", m.experts, "routed experts per MoE layer (default: dense)");
+        sizes.add_option("--experts-per-token", m.experts_per_token, "routed experts per token");
+        sizes.add_option("--expert-intermediate-size", m.expert_intermediate_size,
+                         "one expert's MLP width (default: --intermediate-size)");
+        sizes.add_option("--window", m.window, "a sliding window every layer keeps, in tokens");
+        sizes.add_option("--max-position-embeddings", m.max_position_embeddings,
+                         "the model's context limit (default: vLLM's 2,048)");
     }
-    if (groups & opt_gpu)
-        sub.add_option(
+    if (groups & opt_gpu) {
+        CLI::App& group = in_group(cmd, "Replica");
+        group.add_option(
             "-g,--gpu", o.gpu,
             "A bundled GPU id or alias (kvplan list gpus), or a path to a GPU spec JSON");
+    }
     if (groups & opt_layout) {
-        sub.add_option("--gpus", o.gpus, "GPUs in the replica (default: tp x pp)");
-        sub.add_option(parallel_names(ParallelField::tp, "--tp"), o.tp,
-                       "Tensor-parallel degree (default 1)");
-        sub.add_option(parallel_names(ParallelField::pp, "--pp"), o.pp,
-                       "Pipeline-parallel stages (default 1)");
+        CLI::App& group = in_group(cmd, "Replica");
+        group.add_option("--gpus", o.gpus, "GPUs in the replica (default: tp x pp)");
+        group.add_option(parallel_names(ParallelField::tp, "--tp"), o.tp,
+                         "Tensor-parallel degree (default 1)");
+        group.add_option(parallel_names(ParallelField::pp, "--pp"), o.pp,
+                         "Pipeline-parallel stages (default 1)");
     }
     if (groups & opt_parallel) {
-        sub.add_option(parallel_names(ParallelField::dp, "--dp"), o.dp,
-                       "Attention data-parallel ranks, each with its own sequences and cache "
-                       "(vLLM: dp engines of tp x pp GPUs; SGLang: dp attention groups within tp)");
-        sub.add_option(parallel_names(ParallelField::ep, "--ep"), o.ep,
-                       "GPUs the routed experts spread over (vLLM: 1 or dp x tp; SGLang: dividing "
-                       "tp)");
-        sub.add_flag("--enable-expert-parallel", o.enable_expert_parallel,
-                     "vLLM's switch: the routed experts over every dp x tp GPU (--ep dp x tp)");
-        sub.add_option(parallel_names(ParallelField::dcp, "--dcp"), o.dcp,
-                       "vLLM's decode context parallelism: each sequence's tokens split over dcp "
-                       "of the tp ranks (dividing tp)");
-        sub.add_option(parallel_names(ParallelField::redundant_experts, "--redundant-experts"),
-                       o.redundant_experts,
-                       "Physical experts beyond the routed ones, spread with them (EPLB)");
+        CLI::App& group = in_group(cmd, "Replica");
+        group.add_option(
+            parallel_names(ParallelField::dp, "--dp"), o.dp,
+            "Attention data-parallel ranks, each with its own sequences and cache "
+            "(vLLM: dp engines of tp x pp GPUs; SGLang: dp attention groups within tp)");
+        group.add_option(
+            parallel_names(ParallelField::ep, "--ep"), o.ep,
+            "GPUs the routed experts spread over (vLLM: 1 or dp x tp; SGLang: dividing "
+            "tp)");
+        group.add_flag("--enable-expert-parallel", o.enable_expert_parallel,
+                       "vLLM's switch: the routed experts over every dp x tp GPU (--ep dp x tp)");
+        group.add_option(parallel_names(ParallelField::dcp, "--dcp"), o.dcp,
+                         "vLLM's decode context parallelism: each sequence's tokens split over dcp "
+                         "of the tp ranks (dividing tp)");
+        group.add_option(parallel_names(ParallelField::redundant_experts, "--redundant-experts"),
+                         o.redundant_experts,
+                         "Physical experts beyond the routed ones, spread with them (EPLB)");
     }
     if (groups & opt_dtypes) {
-        sub.add_option("--kv-dtype", o.kv_dtype,
-                       "KV-cache element type: fp32 fp16 bf16 fp8 (= fp8_e4m3) fp8_e5m2 int8 int4 "
-                       "nvfp4 mxfp4")
+        CLI::App& group = in_group(cmd, "Formats");
+        group
+            .add_option("--kv-dtype", o.kv_dtype,
+                        "KV-cache element type: fp32 fp16 bf16 fp8 (= fp8_e4m3) fp8_e5m2 int8 int4 "
+                        "nvfp4 mxfp4")
             ->capture_default_str();
-        sub.add_option("--weight-dtype", o.weight_dtype,
-                       "Weight format: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 (default: the "
-                       "checkpoint's own, from its quantization_config or torch_dtype)");
-        sub.add_option("--expert-dtype", o.expert_dtype,
-                       "The routed experts' format, if not --weight-dtype's (gpt-oss: mxfp4)");
-        sub.add_option("--mamba-cache-dtype", o.mamba_cache_dtype,
-                       "State of Mamba and linear-attention layers, as vLLM's flag: auto (2 B, a "
-                       "bf16 model's), bfloat16, float16 or float32")
+        group.add_option("--weight-dtype", o.weight_dtype,
+                         "Weight format: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 (default: the "
+                         "checkpoint's own, from its quantization_config or torch_dtype)");
+        group.add_option("--expert-dtype", o.expert_dtype,
+                         "The routed experts' format, if not --weight-dtype's (gpt-oss: mxfp4)");
+        group
+            .add_option("--mamba-cache-dtype", o.mamba_cache_dtype,
+                        "State of Mamba and linear-attention layers, as vLLM's flag: auto (2 B, a "
+                        "bf16 model's), bfloat16, float16 or float32")
             ->capture_default_str();
-        sub.add_option("--mamba-ssm-cache-dtype", o.mamba_ssm_cache_dtype,
-                       "Their recurrent (SSM) state only, as vLLM's flag: auto (as "
-                       "--mamba-cache-dtype), bfloat16, float16 or float32")
+        group
+            .add_option("--mamba-ssm-cache-dtype", o.mamba_ssm_cache_dtype,
+                        "Their recurrent (SSM) state only, as vLLM's flag: auto (as "
+                        "--mamba-cache-dtype), bfloat16, float16 or float32")
             ->capture_default_str();
     }
     if (groups & opt_workload) {
-        sub.add_option(
+        CLI::App& group = in_group(cmd, "Load");
+        group.add_option(
             "-c,--context", o.context,
             "Tokens per sequence, as vLLM's --max-model-len reads them: 8192, 8k (8,000), "
             "25.6k, 8K (8,192); default: the model's limit");
-        sub.add_option("-n,--concurrency", o.concurrency,
-                       "Sequences held at once, over every replica of --gpus");
+        group.add_option("-n,--concurrency", o.concurrency,
+                         "Sequences held at once, over every replica of --gpus");
     }
-    if (groups & opt_batch)
-        sub.add_option("-b,--batch", o.batch, "Decode batch size (sequences per step)");
+    if (groups & opt_batch) {
+        CLI::App& group = in_group(cmd, "Load");
+        group.add_option("-b,--batch", o.batch, "Decode batch size (sequences per step)");
+    }
     if (groups & opt_budget) {
-        sub.add_option("-e,--engine", o.engine,
-                       "Engine profile: vllm (default), sglang, trtllm, or ideal (every byte but "
-                       "the weights, exact bytes: an upper bound no engine reaches)");
-        sub.add_option("--block-size", o.block_size,
-                       "Tokens per KV block: vLLM's --block-size, SGLang's --page-size; default: "
-                       "the engine's");
-        sub.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
-                       "Fraction of GPU memory the engine may use: vLLM's flag, SGLang's "
-                       "--mem-fraction-static, TensorRT-LLM's free_gpu_memory_fraction; default: "
-                       "the engine's");
-        sub.add_option("--kv-memory", o.kv_memory,
-                       "KV memory per GPU, replacing the computed one (an engine's logged "
-                       "\"Available KV cache memory\"); names its unit (5.38GiB)");
-        sub.add_option("--max-num-seqs", o.max_num_seqs,
-                       "Sequences the engine runs at once: vLLM's --max-num-seqs, SGLang's "
-                       "--max-running-requests; default: the engine's");
-        sub.add_option("--max-num-batched-tokens", o.max_num_batched_tokens,
-                       "Tokens of one step (vLLM's flag; its profiled forward); default: vLLM's "
-                       "for the GPU");
-        sub.add_option("--num-gpu-blocks-override", o.num_gpu_blocks_override,
-                       "vLLM's flag: the block count, whatever the memory");
-        sub.add_flag("--allow-long-context", o.allow_long_context,
-                     "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
-                     "lets vLLM");
-        sub.add_option("--speculative-method", o.speculative_method,
-                       "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
-                       "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "
-                       "draft_model; its drafter's layers share the KV cache");
-        sub.add_option("--num-speculative-tokens", o.num_speculative_tokens,
-                       "Tokens drafted per step (vLLM's num_speculative_tokens)");
-        sub.add_option("--draft-model", o.draft_model,
-                       "The draft model of --speculative-method draft_model: a bundled id or a "
-                       "config.json");
+        CLI::App& group = in_group(cmd, "Engine");
+        group.add_option("-e,--engine", o.engine,
+                         "Engine profile: vllm (default), sglang, trtllm, or ideal (every byte but "
+                         "the weights, exact bytes: an upper bound no engine reaches)");
+        group.add_option("--block-size", o.block_size,
+                         "Tokens per KV block: vLLM's --block-size, SGLang's --page-size; default: "
+                         "the engine's");
+        group.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
+                         "Fraction of GPU memory the engine may use: vLLM's flag, SGLang's "
+                         "--mem-fraction-static, TensorRT-LLM's free_gpu_memory_fraction; default: "
+                         "the engine's");
+        group.add_option("--kv-memory", o.kv_memory,
+                         "KV memory per GPU, replacing the computed one (an engine's logged "
+                         "\"Available KV cache memory\"); names its unit (5.38GiB)");
+        group.add_option("--max-num-seqs", o.max_num_seqs,
+                         "Sequences the engine runs at once: vLLM's --max-num-seqs, SGLang's "
+                         "--max-running-requests; default: the engine's");
+        group.add_option("--max-num-batched-tokens", o.max_num_batched_tokens,
+                         "Tokens of one step (vLLM's flag; its profiled forward); default: vLLM's "
+                         "for the GPU");
+        group.add_option("--num-gpu-blocks-override", o.num_gpu_blocks_override,
+                         "vLLM's flag: the block count, whatever the memory");
+        group.add_flag("--allow-long-context", o.allow_long_context,
+                       "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
+                       "lets vLLM");
+        group.add_option(
+            "--speculative-method", o.speculative_method,
+            "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
+            "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "
+            "draft_model; its drafter's layers share the KV cache");
+        group.add_option("--num-speculative-tokens", o.num_speculative_tokens,
+                         "Tokens drafted per step (vLLM's num_speculative_tokens)");
+        group.add_option("--draft-model", o.draft_model,
+                         "The draft model of --speculative-method draft_model: a bundled id or a "
+                         "config.json");
     }
     if (groups & opt_lengths) {
-        sub.add_option("--prompt-tokens", o.prompt_tokens,
-                       "Prompt tokens of every request; with --output-tokens, the latency "
-                       "estimate at the load (ITL, TPOT, TTFT with its queue, tokens/s) is shown "
-                       "beside the bound, and --context defaults to their sum");
-        sub.add_option("--output-tokens", o.output_tokens,
-                       "Output tokens of every request, the first one included; with "
-                       "--prompt-tokens");
+        CLI::App& group = in_group(cmd, "Load");
+        group.add_option("--prompt-tokens", o.prompt_tokens,
+                         "Prompt tokens of every request; with --output-tokens, the latency "
+                         "estimate at the load (ITL, TPOT, TTFT with its queue, tokens/s) is shown "
+                         "beside the bound, and --context defaults to their sum");
+        group.add_option("--output-tokens", o.output_tokens,
+                         "Output tokens of every request, the first one included; with "
+                         "--prompt-tokens");
     }
-    if (groups & opt_prefix)
-        sub.add_option("--shared-prefix,--shared-prefix-tokens", o.shared_prefix,
-                       "Prompt tokens every request starts with (a system prompt), held once by "
-                       "the engine's prefix cache: 2048, 2k, 2K; its full blocks are shared, and "
-                       "the answer shows the blocks it saves and the sequences it adds");
-    if (groups & opt_profile)
-        sub.add_option("--profile", o.profile,
-                       "A calibration profile (kvplan calibrate --write-profile): its measured "
-                       "reserve replaces the modelled one, its estimate parameters (from a "
-                       "benchmark) the GPU family's defaults");
+    if (groups & opt_prefix) {
+        CLI::App& group = in_group(cmd, "Load");
+        group.add_option("--shared-prefix,--shared-prefix-tokens", o.shared_prefix,
+                         "Prompt tokens every request starts with (a system prompt), held once by "
+                         "the engine's prefix cache: 2048, 2k, 2K; its full blocks are shared, and "
+                         "the answer shows the blocks it saves and the sequences it adds");
+    }
+    if (groups & opt_profile) {
+        CLI::App& group = in_group(cmd, "Engine");
+        group.add_option("--profile", o.profile,
+                         "A calibration profile (kvplan calibrate --write-profile): its measured "
+                         "reserve replaces the modelled one, its estimate parameters (from a "
+                         "benchmark) the GPU family's defaults");
+    }
     if (groups & opt_output) {
-        sub.add_option("-f,--format", o.format, "Output: text, md, json or csv")
+        CLI::App& group = in_group(cmd, "Output");
+        group.add_option("-f,--format", o.format, "Output: text, md, json or csv")
             ->check(CLI::IsMember({"text", "md", "json", "csv"}))
             ->capture_default_str();
-        sub.add_flag("--explain", o.explain,
-                     "Show each figure's formula, its inputs and the source of each spec value");
+        group.add_flag("--explain", o.explain,
+                       "Show each figure's formula, its inputs and the source of each spec value");
     }
 }
 
