@@ -309,13 +309,13 @@ struct EngineCommand {
     if (engines.empty()) engines = both;
     const ParallelConfig from = d.parallel_config();
     std::vector<EngineCommand> out;
+    out.reserve(engines.size());  // each is built in place: an answer is kilobytes
     for (Engine e : engines) {
-        EngineCommand ec;
+        EngineCommand& ec = out.emplace_back();
         ec.engine = e;
         ec.parallel = translate_parallel(from, parallel_rules(e));
         if (!ec.parallel) {
             ec.refused = std::string(name(e)) + " cannot state this layout in its flags";
-            out.push_back(std::move(ec));
             continue;
         }
         Deployment de = d;
@@ -338,7 +338,6 @@ struct EngineCommand {
         } catch (const Error& err) {
             ec.refused = err.what();
         }
-        out.push_back(std::move(ec));
     }
     return out;
 }
