@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/rounds.hpp"
+
 using namespace kvplan;
 using namespace kvplan::presets;
 
@@ -708,7 +710,7 @@ BlockPoolSpec random_spec(std::mt19937_64& rng) {
 TEST_CASE("a request's admission, peak and steady blocks match running it alone",
           "[admission][property]") {
     std::mt19937_64 rng(7);
-    for (int round = 0; round < 3000; ++round) {
+    for (int round = 0; round < test::rounds(3000); ++round) {
         const BlockPoolSpec s = random_spec(rng);
         const std::uint64_t prompt = 1 + rng() % 300, max_new = 1 + rng() % 120;
         // A hit is a multiple of every block size (lcm 32 covers 4, 8, 16, 32) below the prompt.
@@ -729,7 +731,7 @@ TEST_CASE("random admits, grows and releases leave the free count the reference 
     // Under engine the pool admits and grows exactly when the reference does; under
     // no_preemption it admits only what the reference admits, and no grow ever fails.
     std::mt19937_64 rng(99);
-    for (int round = 0; round < 800; ++round) {
+    for (int round = 0; round < test::rounds(800); ++round) {
         const BlockPoolSpec s = random_spec(rng);
         const AdmitPolicy policy =
             round % 2 == 0 ? AdmitPolicy::engine : AdmitPolicy::no_preemption;
