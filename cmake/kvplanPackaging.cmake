@@ -22,14 +22,15 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Description: CPack puts the summary on the first line and indents these lines under it (an
 # empty line becomes the " ." that separates paragraphs).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "\
-kvplan sizes the KV cache of LLM inference to the byte (per token, per sequence, per GPU under
-tensor and pipeline parallelism, paged or contiguous) and plans serving capacity: memory budgets
-under vLLM, SGLang and TensorRT-LLM, decode rooflines, fleets for a request rate and latency
-targets, and request traces replayed.
+kvplan sizes the KV cache of LLM inference to the byte (per token, per
+sequence, per GPU under tensor and pipeline parallelism, paged or contiguous)
+and plans serving capacity: memory budgets under vLLM, SGLang and
+TensorRT-LLM, decode rooflines, fleets for a request rate and latency targets,
+and request traces replayed.
 
-This package holds the kvplan command-line tool with its bundled model and GPU configs, the
-header-only C++20 library with its CMake package (find_package(kvplan)), and, when built, the
-kvplan Python module (import kvplan).")
+This package holds the kvplan command-line tool with its bundled model and GPU
+configs, the header-only C++20 library with its CMake package
+(find_package(kvplan)), and, when built, the kvplan Python module.")
 # Depends: what the CLI links, as dpkg-shlibdeps reads it from the binary (libfmt9, libstdc++6,
 # libgcc-s1, libc6 on Debian 12), so the field follows the build rather than a list kept by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -41,8 +42,14 @@ if(KVPLAN_PYTHON_DEB_RECOMMENDS)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${KVPLAN_PYTHON_DEB_RECOMMENDS}")
 endif()
 
-# Debian keeps a package's license at /usr/share/doc/<package>/copyright.
-install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DOCDIR}"
-        RENAME copyright)
+# What Debian policy asks of every package (lintian checks it in CI): the license in the
+# machine-readable copyright format at /usr/share/doc/<package>/copyright, pointing at the
+# system's copy of the Apache license, and a changelog; a native package's is changelog.gz,
+# compressed as dh_compress does (gzip -9n: no name or time stamp, so the build is reproducible).
+install(FILES "${PROJECT_SOURCE_DIR}/cmake/debian/copyright" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+configure_file(cmake/debian/changelog.in "${PROJECT_BINARY_DIR}/debian/changelog" @ONLY)
+execute_process(COMMAND gzip -9nf "${PROJECT_BINARY_DIR}/debian/changelog"
+                COMMAND_ERROR_IS_FATAL ANY)
+install(FILES "${PROJECT_BINARY_DIR}/debian/changelog.gz" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 
 include(CPack)
