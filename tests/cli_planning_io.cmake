@@ -1,5 +1,5 @@
 # kvplan trace, fleet, calibrate and --plot through the built binary; the charts it writes are
-# rendered in headless Chromium (skipped, exit 77, only when Chromium is not installed).
+# rendered in headless Chromium (exit 77 when Chromium is not installed: kvplan_skip_without_tool).
 if(TARGET kvplan_cli)
   kvplan_add_tests(kvplan_cli_planning_io_tests
     SOURCES cli/cli_runner.cpp cli/test_cli_planning_io.cpp
@@ -22,7 +22,8 @@ if(TARGET kvplan_cli)
     add_test(NAME "render: the README's ${_chart} chart in Chromium"
       COMMAND svg_render_check ${_plot_dir}/docs/${_chart}.svg)
     set_tests_properties("render: the README's ${_chart} chart in Chromium" PROPERTIES
-      FIXTURES_REQUIRED kvplan_readme_svgs SKIP_RETURN_CODE 77)
+      FIXTURES_REQUIRED kvplan_readme_svgs)
+    kvplan_skip_without_tool("render: the README's ${_chart} chart in Chromium")
   endforeach()
   add_test(NAME "render: kvplan roofline --plot writes a chart"
     COMMAND $<TARGET_FILE:kvplan_cli> roofline --model llama-3-70b --gpu h100-sxm --tp 4
@@ -32,7 +33,8 @@ if(TARGET kvplan_cli)
   add_test(NAME "render: kvplan roofline --plot in Chromium"
     COMMAND svg_render_check ${_plot_dir}/roofline.svg)
   set_tests_properties("render: kvplan roofline --plot in Chromium" PROPERTIES
-    FIXTURES_REQUIRED kvplan_roofline_svg SKIP_RETURN_CODE 77)
+    FIXTURES_REQUIRED kvplan_roofline_svg)
+  kvplan_skip_without_tool("render: kvplan roofline --plot in Chromium")
   add_test(NAME "render: kvplan fit --plot writes a chart"
     COMMAND $<TARGET_FILE:kvplan_cli> fit --model llama-3-70b --gpu h100-sxm --tp 4
             --context 32k --concurrency 40 --plot ${_plot_dir}/fit.svg)
@@ -41,5 +43,6 @@ if(TARGET kvplan_cli)
   add_test(NAME "render: kvplan fit --plot in Chromium"
     COMMAND svg_render_check ${_plot_dir}/fit.svg)
   set_tests_properties("render: kvplan fit --plot in Chromium" PROPERTIES
-    FIXTURES_REQUIRED kvplan_fit_svg SKIP_RETURN_CODE 77)
+    FIXTURES_REQUIRED kvplan_fit_svg)
+  kvplan_skip_without_tool("render: kvplan fit --plot in Chromium")
 endif()

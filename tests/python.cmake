@@ -7,7 +7,10 @@ if(TARGET kvplan_python AND TARGET kvplan_cli)
   get_target_property(_kvplan_py_site kvplan_python KVPLAN_PREFIX_SITE_DIR)
   execute_process(COMMAND "${_kvplan_py}" -c "import pytest"
                   RESULT_VARIABLE _kvplan_no_pytest OUTPUT_QUIET ERROR_QUIET)
-  if(_kvplan_no_pytest)
+  if(_kvplan_no_pytest AND KVPLAN_TESTS_REQUIRE_TOOLS)
+    message(FATAL_ERROR "kvplan: ${_kvplan_py} has no pytest, which the Python tests need "
+                        "(KVPLAN_TESTS_REQUIRE_TOOLS): install python3-pytest")
+  elseif(_kvplan_no_pytest)
     message(STATUS "kvplan: no Python tests (${_kvplan_py} has no pytest: python3-pytest)")
   else()
     # No bytecode or pytest cache written into the source tree.
