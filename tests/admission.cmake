@@ -9,10 +9,10 @@ add_library(kvplan_static_admission_tests OBJECT ${CMAKE_CURRENT_LIST_DIR}/stati
 target_link_libraries(kvplan_static_admission_tests PRIVATE kvplan::kvplan)
 kvplan_warnings(kvplan_static_admission_tests)
 
-# The README's admission snippet is code of the compiled example.
-add_test(NAME "README: the admission snippet is the example's code"
+# The admission snippet of docs/library.md is code of the compiled example.
+add_test(NAME "docs: the admission snippet is the example's code"
   COMMAND ${CMAKE_COMMAND}
-    -DDOC=${PROJECT_SOURCE_DIR}/README.md
+    -DDOC=${PROJECT_SOURCE_DIR}/docs/library.md
     -DSOURCE=${PROJECT_SOURCE_DIR}/examples/admission_controller.cpp
     "-DMARKER=#include <kvplan/admission.hpp>"
     -P ${CMAKE_CURRENT_SOURCE_DIR}/support/check_snippet.cmake)

@@ -9,10 +9,10 @@ if(TARGET kvplan::json)
     LIBS kvplan::json)
 endif()
 
-# The README's parallel-layouts snippet is code of the compiled example.
-add_test(NAME "README: the parallel layouts snippet is the example's code"
+# The parallel-layouts snippet of docs/library.md is code of the compiled example.
+add_test(NAME "docs: the parallel layouts snippet is the example's code"
   COMMAND ${CMAKE_COMMAND}
-    -DDOC=${PROJECT_SOURCE_DIR}/README.md
+    -DDOC=${PROJECT_SOURCE_DIR}/docs/library.md
     -DSOURCE=${PROJECT_SOURCE_DIR}/examples/parallel_deployment.cpp
     "-DMARKER=#include <kvplan/plan.hpp>"
     -P ${CMAKE_CURRENT_SOURCE_DIR}/support/check_snippet.cmake)

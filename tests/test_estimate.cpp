@@ -303,7 +303,7 @@ TEST_CASE("an fp8 checkpoint's estimate is timed at the fp8 peak unless told oth
           "[estimate][compute]") {
     // NVIDIA's NIM figures for Llama-3.3-70B fp8 on 2 x H100, 5,000 in / 500 out, concurrency 50
     // (tests/data/latency_measurements.json, held out): measured ITL 59.73 ms. Its default
-    // options leave the compute type to the weights: fp8, as the README's table computes it.
+    // options leave the compute type to the weights: fp8, as docs/accuracy.md's table computes it.
     const Replica r{.model = presets::llama_3_70b,
                     .gpu = gpus::h100_sxm,
                     .parallel = {.tp = 2},
@@ -316,7 +316,7 @@ TEST_CASE("an fp8 checkpoint's estimate is timed at the fp8 peak unless told oth
     bf16.compute = ComputeDtype::bf16;
     const LatencyEstimate by_default = estimate_latency(r, load, p);
     CHECK(by_default.itl == estimate_latency(r, load, p, fp8).itl);
-    // Within 20 % of the measurement (the README's row: 68.97 ms, +15.5 %) ...
+    // Within 20 % of the measurement (docs/accuracy.md's row: 68.97 ms, +15.5 %) ...
     CHECK(by_default.itl.in(milliseconds) == Approx(59.73).epsilon(0.20));
     // ... where timing fp8 matmuls at the bf16 peak, as every model was before, misses by more
     // than half (108.56 ms): the prefill chunks each step carries are compute-bound.

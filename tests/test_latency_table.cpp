@@ -1,6 +1,6 @@
 // The latency estimate against published measurements (tests/data/latency_measurements.json and
-// its README): the bound stays below every one, the estimate's error on the held-out rows, and
-// the fitted defaults reproduce.
+// its README; the tables of docs/accuracy.md): the bound stays below every one, the estimate's
+// error on the held-out rows, and the fitted defaults reproduce.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -62,7 +62,7 @@ TEST_CASE("on the held-out rows the estimate's median error is within 20 %", "[l
     std::sort(errors.begin(), errors.end());
     const double median = errors[errors.size() / 2];  // 27 rows: the 14th
     CHECK(median <= 0.20);
-    // The figure the README reports.
+    // The figure docs/accuracy.md reports.
     CHECK(median == Approx(0.0841).margin(0.0005));
 }
 
@@ -94,7 +94,7 @@ TEST_CASE("the fitted defaults reproduce from the fit rows", "[latency_table][fi
 }
 
 TEST_CASE("the README table", "[.readme]") {
-    // Prints the rows of the README's table: kvplan_latency_tests "[.readme]".
+    // Prints the rows of docs/accuracy.md's tables: kvplan_latency_tests "[.readme]".
     for (const MeasuredRow& r : latency_table()) {
         const LatencyEstimate e = estimate_row(r);
         const bool serving = r.obs.load.kind == LoadKind::serving;

@@ -146,7 +146,7 @@ def _make(info):
     run.__signature__ = signature
     doc = [info["description"].rstrip(".") + ".", "",
            f"Runs `kvplan {command}` in-process with --format json and returns its JSON as a",
-           "kvplan.Result whose attributes are the JSON's keys (README, \"JSON output\"): the",
+           "kvplan.Result whose attributes are the JSON's keys (docs/cli.md, \"JSON output\"): the",
            "command line's figures, to the byte.", "",
            "Each keyword is the flag of the same name (- as _), read as the flag reads it:",
            "numbers and strings as written (context=\"8k\" is 8,000 tokens), True for a",

@@ -26,7 +26,7 @@ class Result:
 
     Each key of the JSON object is an attribute: numbers, strings, booleans and None as they
     are (bytes as ints, seconds as floats), objects as Results, arrays as lists. The keys are
-    the command line's (README, "JSON output"), so code and JSON read alike:
+    the command line's (docs/cli.md, "JSON output"), so code and JSON read alike:
 
         >>> r = kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k",
         ...                concurrency=48)

@@ -1,4 +1,5 @@
-"""The README's Python example and the docstrings' examples run, and print what they say."""
+"""The Python examples of the README and docs/python.md, and the docstrings' examples, run and
+print what they say."""
 
 import contextlib
 import doctest
@@ -8,22 +9,23 @@ import re
 import kvplan
 from conftest import SOURCE_DIR
 
-
-def readme_python_section():
-    text = (SOURCE_DIR / "README.md").read_text()
-    start = text.index("\n## Python\n")
-    return text[start:text.index("\n## ", start + 1)]
+# Each example: a ```python block and, right after it, the ```text block of what it prints.
+EXAMPLE = re.compile(r"```python\n(.*?)```\s*```text\n(.*?)```", re.S)
 
 
-def test_the_readme_example_prints_what_the_readme_shows():
-    section = readme_python_section()
-    code = re.findall(r"```python\n(.*?)```", section, re.S)
-    shown = re.findall(r"```text\n(.*?)```", section, re.S)
-    assert len(code) == 1 and len(shown) == 1
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code[0], "README.md (## Python)", "exec"), {})
-    assert out.getvalue() == shown[0]
+def examples(doc):
+    return EXAMPLE.findall((SOURCE_DIR / doc).read_text())
+
+
+def test_the_doc_examples_print_what_the_docs_show():
+    for doc in ("README.md", "docs/python.md"):
+        found = examples(doc)
+        assert len(found) == 1, doc
+        for code, shown in found:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, doc, "exec"), {})
+            assert out.getvalue() == shown, doc
 
 
 def test_the_docstring_examples_hold():

@@ -1,4 +1,4 @@
-# The README's charts (docs/images/*.svg), each written by the CLI. Run as a script:
+# The charts of docs/cli.md (docs/images/*.svg), each written by the CLI. Run as a script:
 #
 #   cmake -DKVPLAN_EXE=<kvplan> -DOUT_DIR=<dir> -P tests/render/charts.cmake   write them to OUT_DIR
 #                                           and fail when one differs from docs/images (a test)

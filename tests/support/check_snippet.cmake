@@ -1,5 +1,5 @@
 # cmake -DDOC=README.md -DSOURCE=examples/x.cpp -DMARKER=text -P check_snippet.cmake
-# The README shows code from a compiled example: the first ```cpp block of DOC that contains MARKER
+# A document shows code from a compiled example: the first ```cpp block of DOC that contains MARKER
 # must be lines of SOURCE, each non-blank line (trimmed) found in SOURCE after the previous one; a
 # line "// ..." marks code left out.
 cmake_minimum_required(VERSION 3.25)
