@@ -162,6 +162,42 @@ TEST_CASE("replica names are told apart by hashing, as pair by pair they were",
                Catch::EndsWith(" (replicas[2])"));
 }
 
+TEST_CASE("a comma-separated list takes at most 64 items, and compare at most 1024 rows",
+          "[cli][limits]") {
+    const auto list = [](const std::string& item, int n) {
+        std::string s = item;
+        for (int i = 1; i < n; ++i) s += "," + item;
+        return s;
+    };
+    // 2,000 GPUs in one --gpu took 6 s; each is judged.
+    const CliRun gpus = run_kvplan("compare --model llama-3-8b --gpu " + list("h100", 2000));
+    CHECK(gpus.code == 2);
+    CHECK(gpus.err ==
+          "kvplan: error: --gpu: expected a comma-separated list of at most 64 items, found '2000 "
+          "items'\n");
+    for (const std::string& args :
+         {"plan --model llama-3-8b --context 8k --gpu " + list("h100", 65),
+          "plan --model llama-3-8b --context 8k --gpu h100 --kv-dtype " + list("fp8", 65),
+          "roofline --model llama-3-8b --gpu h100 --batch " + list("1", 65)}) {
+        const CliRun r = run_kvplan(args);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Contains("expected a comma-separated list of at most 64 items, "
+                                          "found '65 items'"));
+    }
+    // 64 GPUs x 17 models = 1,088 rows, past the 1,024; 64 GPUs alone, the longest list, are
+    // judged.
+    const CliRun rows =
+        run_kvplan("compare --model " + list("llama-3-8b", 17) + " --gpu " + list("h100", 64));
+    CHECK(rows.code == 2);
+    CHECK_THAT(rows.err, Catch::Contains("--model: expected at most 1,024 rows (models x GPUs x KV "
+                                         "dtypes x weight formats), found '17 x 64 x 1 x 1 = "
+                                         "1,088'"));
+    const CliRun ok =
+        run_kvplan("compare --model llama-3-8b --gpu " + list("h100", 64) + " --format json");
+    REQUIRE(ok.code == 0);
+    CHECK(json::parse(ok.out)["rows"].size() == 64);
+}
+
 TEST_CASE("tracing a changed config.json judges at most 2048 checks again",
           "[cli][check][limits]") {
     // Each changed field is traced by judging every check again with that field reverted: 22
