@@ -96,7 +96,9 @@ namespace detail::hf {
                                {1, out}});
         }
         case Family::qwen3_vl:
-        case Family::qwen3_vl_moe: {
+        case Family::qwen3_vl_moe:
+        case Family::qwen3_5:  // qwen3_5.py builds Qwen3-VL's Qwen3_VisionTransformer
+        case Family::qwen3_5_moe: {
             const std::uint64_t h = v.positive_integer("hidden_size", u32_max);
             const std::uint64_t i = v.positive_integer("intermediate_size", u32_max);
             const std::uint64_t p = v.positive_integer("patch_size", u32_max);
