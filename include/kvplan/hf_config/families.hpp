@@ -49,6 +49,7 @@ enum class Family : std::uint8_t {
     minimax_m2,     ///< MiniMax-M2: GQA, MoE on every layer, q/k norms over all heads
     mimo_v2_flash,  ///< MiMo-V2-Flash: full and sliding layers with their own KV heads
     deci,           ///< DeciLM / Nemotron-NAS: a block_configs entry per layer
+    gemma4,         ///< Gemma 4: per-layer-type KV heads and head size, MoE beside the MLP
     plain,          ///< no model_type nor architectures: the plain decoder of plain_decoder.hpp
 };
 
@@ -106,8 +107,10 @@ inline constexpr std::array model_types{
     NamedFamily{"minimax_m2", Family::minimax_m2},        // minimax_m2.py
     NamedFamily{"mimo_v2_flash", Family::mimo_v2_flash},  // mimo_v2_flash.py
     NamedFamily{"nemotron-nas", Family::deci},            // nemotron_nas.py
-    NamedFamily{"glm_moe_dsa", Family::deepseek},         // a name only: GLM-5 is DeepSeek-V3.2
-    NamedFamily{"mimo", Family::qwen2},  // a name only: mimo.py is Qwen2 with MTP layers
+    NamedFamily{"gemma4", Family::gemma4},                // gemma4.py
+    NamedFamily{"gemma4_text", Family::gemma4},
+    NamedFamily{"glm_moe_dsa", Family::deepseek},  // a name only: GLM-5 is DeepSeek-V3.2
+    NamedFamily{"mimo", Family::qwen2},            // a name only: mimo.py is Qwen2 with MTP layers
 };
 
 // The architectures[0] class names, for files without a model_type kvplan maps.
@@ -154,6 +157,8 @@ inline constexpr std::array architectures{
     NamedFamily{"MiniMaxM2ForCausalLM", Family::minimax_m2},
     NamedFamily{"MiMoV2FlashForCausalLM", Family::mimo_v2_flash},
     NamedFamily{"DeciLMForCausalLM", Family::deci},
+    NamedFamily{"Gemma4ForConditionalGeneration", Family::gemma4},
+    NamedFamily{"Gemma4ForCausalLM", Family::gemma4},
     NamedFamily{"GlmMoeDsaForCausalLM", Family::deepseek},
     NamedFamily{"MiMoForCausalLM", Family::qwen2},
 };

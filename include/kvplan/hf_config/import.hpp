@@ -87,6 +87,11 @@
 //   DeciLM (nemotron-nas)   block_configs: per layer n_heads_in_group (KV heads = heads / it) or
 //                           a no-op attention, and ffn_mult (width int(2 x mult x hidden / 3)
 //                           rounded up to 256, nemotron_nas.py).
+//   Gemma 4 (gemma4)        text_config; full layers of global_head_dim with
+//                           num_global_key_value_heads when attention_k_eq_v (V cached as K, as
+//                           vLLM does); enable_moe_block: num_experts x moe_intermediate_size,
+//                           top_k_experts, beside the dense MLP. Per-layer embeddings and
+//                           KV-shared layers (E2B, E4B) are refused.
 //   refused by name         deepseek_v4, kimi_k3, kimi_linear, minimax_m3: caches kvplan's layer
 //                           kinds cannot hold (families.hpp says what each needs).
 //   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),

@@ -167,15 +167,15 @@ namespace detail::hf {
     }
 
     // Families.
-    const bool gemma =
-        f == Family::gemma || f == Family::gemma2 || f == Family::gemma3 || f == Family::gemma3n;
+    const bool gemma = f == Family::gemma || f == Family::gemma2 || f == Family::gemma3 ||
+                       f == Family::gemma3n || f == Family::gemma4;
     const bool layer_norm = f == Family::falcon || f == Family::gpt_neox || f == Family::gptj;
     c.norm = layer_norm ? NormKind::layer : NormKind::rms;
     c.mlp = layer_norm ? MlpKind::plain : MlpKind::gated;
     // Llama-4's use_qk_norm is an L2 norm without weights; GLM-4.5's q_norm and k_norm have them.
     c.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || gated_delta_net_family(f) ||
                 f == Family::gemma3 || f == Family::qwen3_vl || f == Family::qwen3_vl_moe ||
-                f == Family::gemma3n ||
+                f == Family::gemma3n || f == Family::gemma4 ||
                 (f == Family::glm4_moe && r.optional_boolean("use_qk_norm").value_or(false));
     c.norms_per_layer = f == Family::gemma2 || f == Family::gemma3 || f == Family::gemma3n ? 4 : 2;
     const bool tie_default = gemma || f == Family::falcon;
@@ -285,6 +285,7 @@ namespace detail::hf {
         case Family::gemma2:
         case Family::gemma3:
         case Family::gemma3n:
+        case Family::gemma4:
         case Family::llama4:
         case Family::granite_hybrid:
             c.attention_bias = r.optional_boolean("attention_bias").value_or(false)
@@ -431,6 +432,24 @@ namespace detail::hf {
             if (r.optional_boolean("add_full_attention_sink_bias").value_or(false))
                 extra += count(LayerKind::full) * heads;
         }
+        if (f == Family::gemma4) {
+            // Gemma4DecoderLayer (gemma4.py): full layers have heads of global_head_dim and,
+            // with attention_k_eq_v, num_global_key_value_heads KV heads whose V is K. vLLM
+            // loads K's weights into V's slot of qkv_proj and caches V like any other layer, so
+            // both the cache and the weights in memory hold V (the checkpoint has no v_proj).
+            const bool k_eq_v = r.optional_boolean("attention_k_eq_v").value_or(false);
+            const std::uint64_t global_dim =
+                r.optional_positive_integer("global_head_dim", u32_max).value_or(head_dim);
+            const std::uint64_t global_kv =
+                k_eq_v ? r.optional_positive_integer("num_global_key_value_heads", u32_max)
+                             .value_or(kv_heads)
+                       : kv_heads;
+            if (heads % global_kv != 0)
+                r.fail("num_global_key_value_heads",
+                       "a divisor of the " + std::to_string(heads) + " attention heads",
+                       std::to_string(global_kv));
+            full = full_attention(u32(global_kv), u32(global_dim));
+        }
         CacheSpec linear{};
         if (std::count(kinds.begin(), kinds.end(), LayerKind::linear) > 0) {
             const RecurrentShape shape = f == Family::granite_hybrid ? mamba2_layer(r, hidden)
@@ -481,6 +500,35 @@ namespace detail::hf {
     }
 
     if (f == Family::gemma3n) extra += gemma3n_extras(r, n, hidden);
+    if (f == Family::gemma4) {
+        // The per-layer-embedding variants (E2B, E4B: hidden_size_per_layer_input, KV-shared
+        // layers, double-wide MLPs) are not modelled.
+        if (r.optional_count("hidden_size_per_layer_input").value_or(0) != 0)
+            r.fail("hidden_size_per_layer_input",
+                   "0 (Gemma 4's per-layer embeddings are not modelled)",
+                   std::to_string(*r.optional_count("hidden_size_per_layer_input")));
+        if (r.optional_count("num_kv_shared_layers", u32_max).value_or(0) != 0)
+            r.fail("num_kv_shared_layers", "0 (Gemma 4's KV-shared layers are not modelled)",
+                   std::to_string(*r.optional_count("num_kv_shared_layers", u32_max)));
+        // Four norms a layer (input, post-attention, pre- and post-feedforward) and a
+        // layer_scalar each, held in the checkpoint.
+        c.norms_per_layer = 4;
+        extra += n;
+        if (r.optional_boolean("enable_moe_block").value_or(false)) {
+            // The MoE block runs beside the dense MLP: kvplan's shared expert of
+            // intermediate_size. Gemma4Router's scale (hidden) and Gemma4MoE's per_expert_scale
+            // (experts), and three more norms (post_feedforward_layernorm_1 and _2,
+            // pre_feedforward_layernorm_2) per layer.
+            MoeShape& m = c.moe;
+            m.experts = u32(r.positive_integer("num_experts", u32_max));
+            m.experts_per_token = u32(r.positive_integer("top_k_experts", m.experts));
+            m.expert_intermediate_size = r.positive_integer("moe_intermediate_size", ~0ULL);
+            m.shared_experts = 1;
+            m.shared_intermediate_size = c.intermediate_size;
+            c.norms_per_layer = 7;
+            extra += std::uint64_t{n} * (hidden + m.experts);
+        }
+    }
     if (f == Family::minimax_m2) {
         // MiniMaxM2Attention (minimax_m2.py): every layer is full attention, and with
         // qk_norm_type "per_layer" q_norm and k_norm span all the heads (heads x head_dim and
@@ -597,13 +645,21 @@ namespace detail::hf {
     if (!file) {
         // Appended piece by piece: GCC 12 at -O2 warns falsely (-Wrestrict, GCC bug 105651) on
         // "literal" + std::string temporaries here.
+        // The list stops at 600 characters, so that the one-line message (detail::Message holds
+        // 1,023) keeps what was found.
         std::string expected = "a bundled model id (";
         bool first = true;
+        std::size_t left = 0;
         for (const std::string& s : bundled_model_ids(config_dir)) {
+            if (expected.size() > 600) {
+                ++left;
+                continue;
+            }
             if (!first) expected += ", ";
             expected += s;
             first = false;
         }
+        if (left != 0) expected.append(" and ").append(std::to_string(left)).append(" more");
         expected += ") or a config path";
         std::string found = "\"";
         found.append(id).append("\"");
