@@ -164,6 +164,12 @@ TEST_CASE("GLM-5.2's shared indexer layers hold no indexer key", "[hf_families_2
     j["indexer_types"][0] = "shared";
     CHECK_THAT(import_error(j), Catch::Contains("indexer_types[0]") &&
                                     Catch::Contains("the first layer has no indexer to share"));
+    // Its mlp_layer_types must agree with first_k_dense_replace (3).
+    Json k = bundled_json("glm-5.2");
+    k["mlp_layer_types"][3] = "dense";
+    CHECK_THAT(import_error(k), Catch::Contains("mlp_layer_types[3]") &&
+                                    Catch::Contains("expected \"sparse\"") &&
+                                    Catch::Contains("found \"dense\""));
 }
 
 TEST_CASE("GLM-5.1 has GLM-5's shapes", "[hf_families_2026][glm5]") {

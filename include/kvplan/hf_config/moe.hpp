@@ -82,6 +82,22 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
             m.layer_offset = 0;
             // DeepSeek-V3's router carries e_score_correction_bias with topk_method noaux_tc.
             m.router_bias = r.optional_string("topk_method").value_or("") == "noaux_tc";
+            // GLM-5.2 also lists each layer's MLP ("dense" or "sparse"); it must say what
+            // first_k_dense_replace and moe_layer_freq say.
+            if (const auto types = r.optional_string_array("mlp_layer_types")) {
+                if (types->size() != c.layers.num_layers)
+                    r.fail("mlp_layer_types",
+                           "one entry per layer (" + std::to_string(c.layers.num_layers) + ")",
+                           std::to_string(types->size()) + " entries");
+                for (std::uint32_t i = 0; i < types->size(); ++i) {
+                    const char* want = m.is_moe_layer(i) ? "sparse" : "dense";
+                    if ((*types)[i] != want)
+                        r.fail(JsonReader::element("mlp_layer_types", i),
+                               std::string("\"") + want +
+                                   "\", as first_k_dense_replace and moe_layer_freq say",
+                               "\"" + (*types)[i] + "\"");
+                }
+            }
             break;
         case Family::glm4_moe:
             // vLLM's Glm4MoE (glm4_moe.py): the first first_k_dense_replace layers are dense,
