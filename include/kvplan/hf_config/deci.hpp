@@ -4,7 +4,6 @@
 // block_configs, how many KV heads their attention has (or that it has none) and how wide their MLP
 // is.
 
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
