@@ -473,6 +473,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (!cf.write_profile.empty()) {
         std::ofstream out(cf.write_profile, std::ios::binary);
         out << json;
+        out.close();  // a full disk shows only when the buffer is written out
         if (!out)
             detail::throw_field_error<InvalidInput>(cf.write_profile, "file", "a writable file",
                                                     "none");

@@ -55,6 +55,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "../dtype.hpp"
@@ -68,6 +69,21 @@
 #include "requirements.hpp"
 
 namespace kvplan {
+
+// Limits on what a policy states. A gate reads policies from the pull requests it judges, and
+// judges each requirement on each replica (a check about a millisecond), the config.json fields a
+// change moved once more each: a policy of thousands must be refused in a moment, not judged for
+// minutes on gigabytes. A policy names the few fleets one model is served on and the dozen
+// figures that matter; the limits are well above that (docs/cli.md, "Policy limits").
+
+/// The most replicas a policy may state.
+inline constexpr std::size_t max_policy_replicas = 32;
+
+/// The most requirements a policy may state.
+inline constexpr std::size_t max_policy_requirements = 128;
+
+/// The most checks (replicas x requirements) a policy may ask for.
+inline constexpr std::size_t max_policy_checks = 1024;
 
 namespace detail::policy {
 
@@ -477,6 +493,11 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
     } else {
         const Json& list = r.array("replicas");
         if (list.empty()) r.fail("replicas", "at least one replica", "an empty array");
+        if (list.size() > max_policy_replicas)
+            r.fail(
+                "replicas",
+                "at most " + std::to_string(max_policy_replicas) + " replicas (a policy's limit)",
+                std::to_string(list.size()) + " replicas");
         for (std::size_t i = 0; i < list.size(); ++i) {
             const std::string path = JsonReader::element("replicas", i);
             const JsonReader each(list[i], r.source(), r.path(path));
@@ -485,19 +506,20 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
             named.push_back(each.has("name"));
         }
     }
-    for (std::size_t i = 0; i < out.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j) {
-            if (out[i].name != out[j].name) continue;
-            if (named[i] && named[j])
-                detail::throw_field_error<InvalidInput>(
-                    r.source(), r.path(out[i].path + ".name"), "a name no other replica has",
-                    "\"" + printable(out[i].name) + "\", the name of " + out[j].path);
-        }
+    // By hashing, not pair by pair: the time stays linear in the replicas.
+    std::unordered_map<std::string_view, std::size_t> first_named, uses;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        ++uses[out[i].name];
+        if (!named[i]) continue;
+        const auto [at, first] = first_named.emplace(out[i].name, i);
+        if (!first)
+            detail::throw_field_error<InvalidInput>(
+                r.source(), r.path(out[i].path + ".name"), "a name no other replica has",
+                "\"" + printable(out[i].name) + "\", the name of " + out[at->second].path);
+    }
     // Default names that clash (or clash with a given one) take their path.
     std::vector<bool> clashes(out.size(), false);
-    for (std::size_t i = 0; i < out.size(); ++i)
-        for (std::size_t j = 0; j < out.size(); ++j)
-            clashes[i] = clashes[i] || (j != i && !named[i] && out[j].name == out[i].name);
+    for (std::size_t i = 0; i < out.size(); ++i) clashes[i] = !named[i] && uses[out[i].name] > 1;
     for (std::size_t i = 0; i < out.size(); ++i)
         if (clashes[i]) out[i].name += " (" + out[i].path + ")";
     return out;
@@ -535,6 +557,17 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
     p.replicas = detail::policy::read_replicas(r);
     const Json& reqs = r.array("requirements");
     if (reqs.empty()) r.fail("requirements", "at least one requirement", "an empty array");
+    if (reqs.size() > max_policy_requirements)
+        r.fail("requirements",
+               "at most " + std::to_string(max_policy_requirements) +
+                   " requirements (a policy's limit)",
+               std::to_string(reqs.size()) + " requirements");
+    if (p.replicas.size() * reqs.size() > max_policy_checks)
+        r.fail("requirements",
+               "at most " + std::to_string(max_policy_checks) +
+                   " checks, replicas x requirements (a policy's limit)",
+               std::to_string(p.replicas.size()) + " replicas x " + std::to_string(reqs.size()) +
+                   " requirements = " + std::to_string(p.replicas.size() * reqs.size()));
     for (std::size_t i = 0; i < reqs.size(); ++i) {
         const std::string path = JsonReader::element("requirements", i);
         Requirement q = detail::policy::read_requirement(JsonReader(reqs[i], p.source, path));
