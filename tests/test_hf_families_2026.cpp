@@ -193,6 +193,16 @@ TEST_CASE("Kimi-K2.5 is imported by its text_config's architecture, as Kimi-K2",
     // The text model is Kimi-K2's (first_k_dense_replace 1, 384 experts): the same count.
     CHECK(total_params(im.model) - im.model.config().vision_params ==
           total_params(bundled("kimi-k2-instruct")));
+    // MoonViT (kimi_k25_vit.py), w = 1152, MLP 4304: 27 blocks of wqkv w x 3w and wo w x w with
+    // biases, two LayerNorms (4w), fc0 and fc1 with biases; patch Conv2d 3 x 14 x 14 x w + w; a
+    // learned 64 x 64 x w position table; the final LayerNorm 2w. Projector: LayerNorm 2w,
+    // linear_1 4608 x 4608 + 4608, linear_2 4608 x 7168 + 7168.
+    constexpr std::uint64_t w = 1'152, i = 4'304;
+    constexpr std::uint64_t block = 4 * w * w + 4 * w + 2 * w * i + i + w + 4 * w;
+    constexpr std::uint64_t tower = 27 * block + 3 * 14 * 14 * w + w + 64 * 64 * w + 2 * w + 2 * w +
+                                    4'608 * 4'608 + 4'608 + 4'608 * 7'168 + 7'168;
+    static_assert(tower == 471'143'920);
+    CHECK(im.model.config().vision_params == tower);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -97,9 +97,9 @@
 //   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),
 //   (Mamba-1), Mamba-2      time_step_rank; Mamba-2: num_heads, head_dim, n_groups. No attention,
 //                           no MLP: a fixed state per sequence.
-//   vision_config           Gemma-3 (SigLIP), Qwen2.5-VL, Qwen3-VL (and Qwen3.5), Llama-4 towers
-//   are counted
-//                           into vision_params (hf_config/vision.hpp).
+//   vision_config           Gemma-3 (SigLIP), Qwen2.5-VL, Qwen3-VL (and Qwen3.5), Llama-4 and
+//                           Kimi-K2.5 (MoonViT) towers are counted into vision_params
+//                           (hf_config/vision.hpp); Gemma 4's is not yet (a note says so).
 //   no model_type           architectures[0] decides, with a note; with neither, the sizes are read
 //                           as a plain decoder (plain_decoder.hpp), with a note.
 //   encoder-decoder         is_encoder_decoder true, or a T5 / BART / Whisper model_type: refused.
