@@ -320,6 +320,11 @@ TEST_CASE("Llama-3.3-Nemotron-Super-49B: attention on 49 layers, an MLP width pe
     // 3.28125 -> 17920 (1).
     CHECK(detail::hf::deci_ffn_width(1.0, 8'192) == 5'632);
     CHECK(detail::hf::deci_ffn_width(0.5, 8'192) == 2'816);
+    CHECK(detail::hf::deci_ffn_width(1e30, 8'192) == 0);  // refused, never a wrapped width
+    Json j = bundled_json("llama-3.3-nemotron-super-49b-v1");
+    j["block_configs"][2]["ffn"]["ffn_mult"] = 1e30;
+    CHECK_THAT(import_error(j), Catch::Contains("block_configs[2].ffn.ffn_mult") &&
+                                    Catch::Contains("a width of 1 to 2^32 - 1"));
     constexpr std::uint64_t h = 8'192;
     constexpr std::uint64_t mlp_widths =
         49 * 28'672 + 6 * 14'336 + 10 * 7'168 + 8 * 5'632 + 6 * 2'816 + 17'920;

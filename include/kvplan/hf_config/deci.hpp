@@ -18,9 +18,11 @@ namespace kvplan {
 namespace detail::hf {
 
 /// vLLM's _ffn_mult_to_intermediate_size (nemotron_nas.py): int(2 x ffn_mult x hidden / 3),
-/// rounded up to a multiple of 256. Computed in doubles in the order Python computes it.
+/// rounded up to a multiple of 256. Computed in doubles in the order Python computes it; 0 when it
+/// passes 32 bits.
 [[nodiscard]] inline std::uint64_t deci_ffn_width(double ffn_mult, std::uint64_t hidden) {
     const double raw = 2.0 * ffn_mult * static_cast<double>(hidden) / 3.0;
+    if (!(raw < 4294967296.0)) return 0;  // past 32 bits (or NaN): refused by the caller
     const auto width = static_cast<std::uint64_t>(raw);
     return (width + 255) / 256 * 256;
 }
