@@ -396,6 +396,10 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (cf.log.empty() && cf.benches.empty())
         usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
                     "neither");
+    if (!o.engine_version.empty())
+        usage_error("--engine-version",
+                    "no release with calibrate: a start-up log states the defaults it ran with",
+                    o.engine_version);
     if (cf.log.empty()) {
         // The benchmark's estimate takes the replica at vLLM's defaults; what shapes the cache
         // is read only with a start-up log, so alone it would be ignored.

@@ -308,9 +308,10 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
 }
 
 [[nodiscard]] inline PolicyReplica read_replica(const JsonReader& r) {
-    r.only_keys({"name", "gpu", "tp", "pp", "dp", "ep", "dcp", "redundant_experts", "kv_dtype",
-                 "weight_dtype", "engine", "gpu_memory_utilization", "block_size"},
-                "the replica", replica_hints);
+    r.only_keys(
+        {"name", "gpu", "tp", "pp", "dp", "ep", "dcp", "redundant_experts", "kv_dtype",
+         "weight_dtype", "engine", "gpu_memory_utilization", "block_size", "engine_version"},
+        "the replica", replica_hints);
     PolicyReplica p;
     p.gpu = r.string("gpu");
     p.tp = u32_field(r, "tp", 1);
@@ -365,6 +366,18 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
             r.fail("block_size",
                    "one of vLLM's block sizes 1, 8, 16, 32, 64, 128, 256 (vllm/config/cache.py)",
                    std::to_string(*p.block_size));
+    }
+    if (const auto s = r.optional_string("engine_version")) {
+        if (p.engine != Engine::vllm)
+            r.fail("engine_version", "engine \"vllm\" (the release table is vLLM's)",
+                   "\"" + printable(*s) + "\"");
+        const auto v = parse_engine_version(*s);
+        if (!v || !vllm_release_defaults(*v))
+            r.fail("engine_version",
+                   "a vLLM release as \"X.Y\", " + vllm_oldest_release.text() + " to " +
+                       vllm_newest_release.text(),
+                   "\"" + printable(*s) + "\"");
+        p.engine_version = *v;
     }
     p.name = r.optional_string("name").value_or(default_replica_name(p));
     return p;
