@@ -222,7 +222,8 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
     const auto add = [&](const detail::WeightTensor& t) {
         b += detail::encoded_bytes(detail::tensor_encoding(t, o), t.rows, t.cols, 1);
     };
-    detail::emit_mlp(add, c, ParamGroup::routed_experts, c.moe.expert_intermediate_size, 1);
+    detail::emit_mlp(add, c, ParamGroup::routed_experts, c.moe.expert_intermediate_size, 1,
+                     detail::expert_model_width(c));
     return b;
 }
 
