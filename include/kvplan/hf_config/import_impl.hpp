@@ -455,7 +455,8 @@ namespace detail::hf {
     std::string name = file.stem().string();
     if (name == "config" && file.has_parent_path() && file.parent_path().has_filename())
         name = file.parent_path().filename().string();
-    return import_hf_json(read_json_file(file, JsonNumbers::python), file.string(), name, options);
+    return import_hf_json(read_json_file(file, JsonNumbers::python, max_config_json_bytes),
+                          file.string(), name, options);
 }
 
 [[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
@@ -522,8 +523,8 @@ namespace detail::hf {
         detail::throw_field_error<InvalidInput>(models_dir(config_dir).string(), "model", expected,
                                                 found);
     }
-    return import_hf_json(read_json_file(*file, JsonNumbers::python), file->string(),
-                          file->stem().string(), options);
+    return import_hf_json(read_json_file(*file, JsonNumbers::python, max_config_json_bytes),
+                          file->string(), file->stem().string(), options);
 }
 
 [[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,
