@@ -419,11 +419,11 @@ struct QuantScheme {
     // reads, "bf16, experts mxfp4"): the dense MLP's format, else the shared experts', else
     // attention's; every part present is then set explicitly. extra_params outside any mixer
     // (attention sinks, Gemma-3n's per-layer tables) are not linear layers a scheme quantizes.
-    std::optional<WeightFormat> main = at(QuantPart::dense_mlp);
+    std::optional<WeightFormat> first = at(QuantPart::dense_mlp);
     for (QuantPart p : {QuantPart::shared_experts, QuantPart::attention, QuantPart::routed_experts})
-        if (!main) main = at(p);
+        if (!first) first = at(p);
     base.known = true;
-    base.linear = main.value_or(s.every_linear.value_or(base.rest));
+    base.linear = first.value_or(s.every_linear.value_or(base.rest));
     base.experts = at(QuantPart::routed_experts).value_or(base.linear);
     base.attention = at(QuantPart::attention).value_or(base.linear);
     if (const auto f = at(QuantPart::attention_output)) base.attention_output = *f;
