@@ -217,7 +217,9 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
         case CacheKind::full_attention:
         case CacheKind::sliding_window:
         case CacheKind::chunked_local: {
-            const std::uint64_t qd = m.query_head_dim();
+            // Queries are as wide as the layer's keys (Gemma 4's full layers have 512-wide heads,
+            // its sliding ones 256).
+            const std::uint64_t qd = spec.k_head_dim;
             emit_linear(fn, attn, TpSplit::column, heads * qd, h, qkv_bias, 1, c.num_heads);
             emit_linear(fn, attn, TpSplit::column, std::uint64_t{spec.kv_heads} * spec.k_head_dim,
                         h, qkv_bias, 1, spec.kv_heads);
