@@ -99,6 +99,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/layer_kinds.hpp
   kvplan/hf_config/moe.hpp
   kvplan/hf_config/options.hpp
+  kvplan/hf_config/quant_modules.hpp
   kvplan/hf_config/recurrent.hpp
   kvplan/hf_config/state_space.hpp
   kvplan/hf_config/vision.hpp

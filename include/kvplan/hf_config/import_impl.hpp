@@ -27,6 +27,7 @@
 #include "layer_kinds.hpp"
 #include "moe.hpp"
 #include "options.hpp"
+#include "quant_modules.hpp"
 #include "recurrent.hpp"
 #include "state_space.hpp"
 #include "vision.hpp"
@@ -111,12 +112,10 @@ namespace detail::hf {
                 times(2, times(alt - 1, times(hidden, hidden))), times(n, layer)});
 }
 
-}  // namespace detail::hf
-
-/// Maps a parsed Hugging Face config.json to a Model, with notes on what the import assumed.
-[[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
-                                      std::string_view name, const HfImportOptions& options) {
-    using namespace detail::hf;
+/// A parsed config.json as a Model, its checkpoint format read from quantization_config as a
+/// whole (checkpoint_format); import_hf_json then reads it module by module.
+[[nodiscard]] HfImport import_layers(const Json& root, std::string_view source,
+                                     std::string_view name, const HfImportOptions& options) {
     const JsonReader top(root, std::string(source));
     const std::optional<JsonReader> text_config = top.optional_object("text_config");
     const JsonReader& r = text_config ? *text_config : top;
@@ -574,6 +573,21 @@ namespace detail::hf {
     return {validated(c, source), notes};
 }
 
+}  // namespace detail::hf
+
+/// Maps a parsed Hugging Face config.json to a Model, with notes on what the import assumed.
+[[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
+                                      std::string_view name, const HfImportOptions& options) {
+    HfImport out = detail::hf::import_layers(root, source, name, options);
+    const JsonReader top(root, std::string(source));
+    if (!top.has("quantization_config")) return out;
+    // Where the quantization names modules, the format of each part of each layer.
+    ModelConfig c = out.model.config();
+    c.checkpoint = detail::hf::checkpoint_format_by_module(top, out.model, c.checkpoint, out.notes);
+    out.model = detail::hf::validated(c, source);
+    return out;
+}
+
 /// Maps a parsed Hugging Face config.json to a Model (import_hf_json without its notes).
 [[nodiscard]] Model model_from_hf_json(const Json& root, std::string_view source,
                                        std::string_view name, const HfImportOptions& options) {
@@ -591,7 +605,31 @@ namespace detail::hf {
     std::string name = file.stem().string();
     if (name == "config" && file.has_parent_path() && file.parent_path().has_filename())
         name = file.parent_path().filename().string();
-    return import_hf_json(read_json_file(file, JsonNumbers::python), file.string(), name, options);
+    Json root = read_json_file(file, JsonNumbers::python, max_config_json_bytes);
+    // A ModelOpt checkpoint keeps its quantization in hf_quant_config.json beside config.json;
+    // config.json's own quantization_config wins when both are there, as vLLM's get_quant_config
+    // (model_executor/model_loader/weight_utils.py) reads them.
+    const std::filesystem::path quant = file.parent_path() / "hf_quant_config.json";
+    std::vector<std::string> notes;
+    if (root.is_object() && !root.contains("quantization_config") &&
+        std::filesystem::is_regular_file(quant, ec)) {
+        const Json q = read_json_file(quant, JsonNumbers::python, max_config_json_bytes);
+        const JsonReader qr(q, quant.string());
+        const JsonReader section = qr.object("quantization");
+        // Its fields' types checked here, so that a bad one is named in this file.
+        (void)section.optional_string("quant_algo");
+        (void)section.optional_positive_integer("group_size");
+        (void)section.optional_string_array("exclude_modules");
+        (void)section.optional_object("quantized_layers");
+        Json merged = section.json();
+        merged["quant_method"] = "modelopt";
+        root["quantization_config"] = std::move(merged);
+        notes.push_back("quantization read from " + quant.filename().string() +
+                        " beside config.json");
+    }
+    HfImport out = import_hf_json(root, file.string(), name, options);
+    out.notes.insert(out.notes.begin(), notes.begin(), notes.end());
+    return out;
 }
 
 [[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
@@ -666,8 +704,8 @@ namespace detail::hf {
         detail::throw_field_error<InvalidInput>(models_dir(config_dir).string(), "model", expected,
                                                 found);
     }
-    return import_hf_json(read_json_file(*file, JsonNumbers::python), file->string(),
-                          file->stem().string(), options);
+    return import_hf_json(read_json_file(*file, JsonNumbers::python, max_config_json_bytes),
+                          file->string(), file->stem().string(), options);
 }
 
 [[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,

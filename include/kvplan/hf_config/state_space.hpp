@@ -159,6 +159,8 @@ inline std::uint64_t read_state_space(const JsonReader& r, Family f, std::uint32
                 detail::mul(r.positive_integer("moe_shared_expert_intermediate_size", ~0ULL),
                             m.shared_experts, "a shared expert width");
         m.router_bias = true;  // NemotronHTopkRouter's e_score_correction_bias
+        // LatentMoE (Nemotron-3-Super): the experts work in moe_latent_size features.
+        m.latent_size = r.optional_positive_integer("moe_latent_size", hidden).value_or(0);
     }
     return mixers;
 }
