@@ -1174,6 +1174,28 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly(
             "block_size", [](const A& x) { return x.a.serving.block_size; },
             "Tokens per KV block the engine pages in.")
+        .def_property_readonly(
+            "engine_version",
+            [](const A& x) -> py::object {
+                if (x.a.serving.engine != kvplan::Engine::vllm) return py::none();
+                return py::str(x.a.serving.engine_version.text());
+            },
+            "The vLLM release whose defaults apply (None for other engines).")
+        .def_property_readonly(
+            "gpu_memory_utilization",
+            [](const A& x) -> py::object {
+                if (x.a.serving.engine != kvplan::Engine::vllm) return py::none();
+                return py::float_(x.a.serving.budget.utilization);
+            },
+            "The fraction of GPU memory vLLM takes (None for other engines).")
+        .def_property_readonly(
+            "attention_backend",
+            [](const A& x) -> py::object {
+                if (x.a.serving.engine != kvplan::Engine::vllm || !x.a.serving.backend)
+                    return py::none();
+                return py::str(std::string(name(x.a.serving.backend->backend)));
+            },
+            "vLLM's attention backend for this model on this GPU (None where not chosen).")
         .def_property_readonly("limiting_stage", [](const A& x) { return x.a.limiting_stage; })
         .def_property_readonly("gpu_memory_bytes",
                                [mem](const A& x) { return mem(x).memory_total.count(); })
