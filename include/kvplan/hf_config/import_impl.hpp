@@ -212,6 +212,12 @@ namespace detail::hf {
                    "a multiple of the " + std::to_string(heads) + " heads (no head_dim is given)",
                    std::to_string(hidden));
         head_dim = hidden / heads;
+        // Checked here, where it is derived: the layers hold it in 32 bits.
+        if (head_dim > u32_max)
+            r.fail("hidden_size",
+                   "at most " + std::to_string(u32_max) + " x the " + std::to_string(heads) +
+                       " heads (hidden_size / heads is the head_dim, a 32-bit size)",
+                   std::to_string(hidden));
     }
 
     // MLP width.
