@@ -51,10 +51,11 @@ inline constexpr InputLimit profile_limit{"calibration profile", std::uint64_t{1
 inline constexpr InputLimit trace_limit{"trace", std::uint64_t{4} << 30,
                                         "as ten million requests take under 400 MB"};
 
-/// The longest line of a trace: 1 MiB. A request is a few numbers and a time stamp, and a JSON
-/// Lines trace that carries its prompt's text (which the reader skips) holds a 128k-token prompt
-/// in about 500 KB; a longer "line" is a binary file or a stream without line breaks.
-inline constexpr std::uint64_t max_trace_line_bytes = std::uint64_t{1} << 20;
+/// The longest line of a trace: 16 MiB. A request is a few numbers and a time stamp; a JSON Lines
+/// trace can also carry its prompt's text or its blocks' hashes (Mooncake's hash_ids), which the
+/// reader skips, a few MB at most. A longer "line" is a binary file or a stream without line
+/// breaks.
+inline constexpr std::uint64_t max_trace_line_bytes = std::uint64_t{16} << 20;
 
 /// The most requests a trace holds: 64 million (2^26), 32 bytes each in memory, 2 GiB in all.
 inline constexpr std::uint64_t max_trace_requests = std::uint64_t{1} << 26;

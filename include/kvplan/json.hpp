@@ -325,11 +325,11 @@ struct JsonFieldChange {
         todo.pop_back();
         const Json* a = item.before;
         const Json* b = item.after;
-        if (a != nullptr && b != nullptr && *a == *b) continue;
         const auto object_or_absent = [](const Json* v) { return v == nullptr || v->is_object(); };
         const bool lone_empty = (a == nullptr && b->empty()) || (b == nullptr && a->empty());
         if (!object_or_absent(a) || !object_or_absent(b) || lone_empty) {
-            out.push_back(std::move(item));
+            // Compared whole only here, at a leaf: two objects are walked, never compared.
+            if (a == nullptr || b == nullptr || *a != *b) out.push_back(std::move(item));
             continue;
         }
         std::vector<std::string> keys;

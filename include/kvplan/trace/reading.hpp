@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <span>
@@ -567,9 +566,7 @@ class TraceReader {
     // by doubling would hold up to twice the requests, and copy them).
     const std::uint64_t size = in.size().value_or(0);
     detail::TraceReader r(name, opt, detail::TraceFormat::detect);
-    // One buffer of twice the longest line: a line that does not fit once the buffer is compacted
-    // is longer than the limit.
-    std::string buf(static_cast<std::size_t>(2 * max_trace_line_bytes), '\0');
+    std::string buf(std::size_t{1} << 20, '\0');
     std::size_t have = 0, line_no = 0, consumed = 0;
     bool sized = size == 0;
     const auto too_long = [&](std::size_t at_line) {
@@ -612,6 +609,8 @@ class TraceReader {
         have = end - pos;
         if (have > max_trace_line_bytes) too_long(line_no + 1);
         std::memmove(buf.data(), buf.data() + pos, have);
+        // A line longer than the buffer: it grows, to twice the longest line at most.
+        if (have == buf.size()) buf.resize(2 * buf.size());
     }
     return std::move(r).finish();
 }
