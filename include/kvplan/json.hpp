@@ -168,7 +168,7 @@ class StrictJsonBuilder {
         if (object.contains(k)) {
             error_field_ = path(k);
             error_ = "each key once in an object (a reader would take the last)";
-            found_ = "the key '" + printable(k) + "' a second time";
+            found_ = std::string("the key '").append(printable(k)).append("' a second time");
             return false;
         }
         keys_.back() = k;
@@ -201,14 +201,19 @@ class StrictJsonBuilder {
    private:
     /// The JSON path of `key` in the innermost object: "text_config.head_dim", "a[2].b".
     [[nodiscard]] std::string path(std::string_view key) const {
+        // Appended piece by piece: GCC 12 warns falsely on "[" + std::to_string(...) once
+        // inlined (-Wrestrict, GCC bug 105651).
         std::string p;
         for (std::size_t i = 0; i + 1 < stack_.size(); ++i) {
-            if (stack_[i]->is_array())
-                p += "[" + std::to_string(stack_[i]->size() - 1) + "]";
-            else
-                p += (p.empty() ? "" : ".") + printable(keys_[i]);
+            if (stack_[i]->is_array()) {
+                p.append(1, '[').append(std::to_string(stack_[i]->size() - 1)).append(1, ']');
+            } else {
+                if (!p.empty()) p.append(1, '.');
+                p.append(printable(keys_[i]));
+            }
         }
-        return p + (p.empty() ? "" : ".") + printable(key);
+        if (!p.empty()) p.append(1, '.');
+        return p.append(printable(key));
     }
 
     Json* place(Json&& v) {
