@@ -22,6 +22,12 @@ struct InputLimit {
 /// file's size.
 inline constexpr std::uint64_t max_json_file_bytes = std::uint64_t{1} << 20;
 
+/// The largest Hugging Face config.json (or hf_quant_config.json) kvplan reads: 16 MiB. A quantized
+/// checkpoint's config may list every module it quantizes (MiniMax-M3-NVFP4's config.json is 3.09
+/// MB, 2.4 MB of it quantization_config); 16 MiB admits five times that and still bounds what a
+/// parse costs.
+inline constexpr std::uint64_t max_config_json_bytes = std::uint64_t{16} << 20;
+
 /// The deepest a JSON document nests: 64 objects or arrays. A config.json nests 3 deep (a
 /// vision-language model's text_config.rope_scaling), a policy 4; reading deeper nesting is only
 /// a way to exhaust the stack of whatever walks it.
@@ -30,6 +36,11 @@ inline constexpr std::uint32_t max_json_depth = 64;
 /// Configs, GPU specs, policies, baselines and price tables.
 inline constexpr InputLimit json_file_limit{"JSON file", max_json_file_bytes,
                                             "as configs are kilobytes"};
+
+/// Hugging Face config.json files (models and baselines), as read_json_file(file, numbers,
+/// max_config_json_bytes) reads them.
+inline constexpr InputLimit config_json_limit{"JSON file", max_config_json_bytes,
+                                              "as configs are kilobytes"};
 
 /// `vllm bench serve --save-result` files: 64 MiB. With --save-detailed they hold every
 /// request's inter-token latencies and generated text, tens of KB per request of 1,000 output

@@ -70,7 +70,7 @@ ModelInput read_model(const std::string& arg, const Context& ctx, std::string_vi
 
 /// The text of a JSON file already read: the command's InputSession serves it, unopened again.
 std::string file_text(const fs::path& file) {
-    return detail::read_input_text(file, json_file_limit);
+    return detail::read_input_text(file, config_json_limit);
 }
 
 /// A path as GitHub and SARIF want it: relative to the workspace (GITHUB_WORKSPACE, else the
@@ -328,8 +328,10 @@ std::optional<ConfigTrace> trace_config(const ModelInput& model, const ModelInpu
                                         const Policy& p, std::span<const GpuSpec> gpus,
                                         const CheckResult& result) {
     if (!model.given_as_path || !model.file || !base.file) return std::nullopt;
-    const kvplan::Json now = read_json_file(*model.file, JsonNumbers::python);
-    const kvplan::Json before = read_json_file(*base.file, JsonNumbers::python);
+    const kvplan::Json now =
+        read_json_file(*model.file, JsonNumbers::python, max_config_json_bytes);
+    const kvplan::Json before =
+        read_json_file(*base.file, JsonNumbers::python, max_config_json_bytes);
     ConfigTrace t;
     t.file = repo_path(model.file->string());
     for (JsonFieldChange& f : json_field_changes(before, now)) {

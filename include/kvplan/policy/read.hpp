@@ -635,7 +635,9 @@ inline void set_policy_lines(Policy& p, std::string_view text) {
     }
     // Read now, through the descriptor checked, when later reads will be served this text.
     if (detail::InputSession::current() != nullptr && fs::is_regular_file(file, ec))
-        (void)detail::read_input_text(file, json_file_limit, &root, p.source, field);
+        (void)detail::read_input_text(file,
+                                      file_in_folder.empty() ? json_file_limit : config_json_limit,
+                                      &root, p.source, field);
     return joined;
 }
 
