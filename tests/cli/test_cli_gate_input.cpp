@@ -170,7 +170,7 @@ TEST_CASE("a stream without an end is refused at its kind's limit, naming the fi
          "/dev/zero: file: expected a calibration profile of at most 1 MiB (1048576 bytes)"},
         {"check --policy /dev/zero",
          "/dev/zero: file: expected a JSON file of at most 1 MiB (1048576 bytes)"},
-        {"size --model /dev/zero", "expected a JSON file of at most 1 MiB (1048576 bytes)"}};
+        {"size --model /dev/zero", "expected a JSON file of at most 16 MiB (16777216 bytes)"}};
     for (const auto& [args, message] : runs) {
         INFO(args);
         const CliRun r = run_kvplan(args, bounded);
