@@ -37,6 +37,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/calibrate.hpp
   kvplan/calibrate/latency.hpp
   kvplan/detail/flat_json.hpp
+  kvplan/detail/input_file.hpp
   kvplan/detail/nearest.hpp
   kvplan/detail/scale.hpp
   kvplan/detail/text.hpp
@@ -51,6 +52,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/vllm_backend.hpp
   kvplan/fleet.hpp
   kvplan/gpu.hpp
+  kvplan/input_limits.hpp
   kvplan/json_position.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <kvplan/json.hpp>
+#include <limits>
 #include <string>
+#include <vector>
 
 using namespace kvplan;
 namespace fs = std::filesystem;
@@ -114,4 +116,81 @@ TEST_CASE("an unknown key is shown on one line and cut to 40 characters", "[json
     longer[std::string(1000, 'k')] = 1;
     CHECK_THROWS_WITH(JsonReader(longer, "p.json").only_keys({"tp"}, "x"),
                       Catch::Contains("'" + std::string(37, 'k') + "...'"));
+}
+
+TEST_CASE("one parser: nesting to 64 is read, 65 is refused", "[json][limits]") {
+    STATIC_REQUIRE(max_json_depth == 64);
+    // 64 arrays, one inside the other: the deepest input a reader takes.
+    const std::string at = std::string(64, '[') + std::string(64, ']');
+    CHECK(parse_json_text(at, "at.json").is_array());
+    const std::string over = std::string(65, '[') + std::string(65, ']');
+    CHECK_THROWS_WITH(parse_json_text(over, "over.json"),
+                      "over.json: (document): expected objects and arrays nested at most 64 deep, "
+                      "found deeper nesting");
+    // Objects count as arrays do: {"a": {"a": ... 65 deep.
+    std::string objects;
+    for (int i = 0; i < 65; ++i) objects += "{\"a\": ";
+    objects += "1" + std::string(65, '}');
+    CHECK_THROWS_WITH(parse_json_text(objects, "o.json"), Catch::Contains("at most 64 deep"));
+}
+
+TEST_CASE("one parser: a key twice is refused at its JSON path", "[json][keys]") {
+    CHECK_THROWS_WITH(parse_json_text(R"({"a": {"b": [0, {"c": 1, "c": 2}]}})", "d.json"),
+                      "d.json: a.b[1].c: expected each key once in an object (a reader would "
+                      "take the last), found the key 'c' a second time");
+    // The same key in two objects is two keys.
+    CHECK(parse_json_text(R"({"a": {"c": 1}, "b": {"c": 1}})", "ok.json")["b"]["c"] == 1);
+}
+
+TEST_CASE("one parser: bytes after the document, a NUL, and no bytes quoted", "[json]") {
+    CHECK_THROWS_WITH(parse_json_text("{\"a\": 1}\n {\"secret\": 2}", "t.json"),
+                      "t.json: (document): expected valid JSON, found line 2, column 2: syntax "
+                      "error while parsing value - unexpected '{'; expected end of input");
+    // nlohmann stops at a NUL as at the end of the text; it is refused where it stands.
+    const std::string nul = std::string("{\"a\": 1}\n ") + '\0' + "{\"b\": 2}";
+    CHECK_THROWS_WITH(parse_json_text(nul, "n.json"),
+                      "n.json: (document): expected valid JSON, found a NUL byte at line 2, "
+                      "column 2");
+    // An invalid literal: nlohmann says "last read: 'root:x'"; the message does not.
+    CHECK_THROWS_WITH(parse_json_text("root:x:0:0", "p.json"),
+                      !Catch::Contains("root") && Catch::Contains("line 1, column 1"));
+    // Python's literals still read as the doubles Python reads.
+    const Json py = parse_json_text("[Infinity, -Infinity]", "py.json", JsonNumbers::python);
+    CHECK(py[0].get<double>() == std::numeric_limits<double>::infinity());
+    CHECK(py[1].get<double>() == -std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("a file path with a control character is refused before any system call", "[json]") {
+    const std::string path = std::string("dir") + '\0' + "/../../etc/passwd";
+    CHECK_THROWS_WITH(read_json_file(fs::path(path)),
+                      "dir?/../../etc/passwd: file: expected a path without control characters, "
+                      "found \"dir?/../../etc/passwd\" (a NUL at byte 3)");
+}
+
+TEST_CASE("the fields two documents differ in, in key order, without recursion",
+          "[json][changes]") {
+    const Json a =
+        Json::parse(R"({"a": 1, "n": {"x": 1, "y": [1, 2]}, "gone": {"k": 1}, "e": {}})");
+    const Json b = Json::parse(R"({"a": 1, "n": {"x": 2, "y": [1, 2], "z": null}, "new": 3})");
+    const std::vector<JsonFieldChange> c = json_field_changes(a, b);
+    REQUIRE(c.size() == 5);
+    // e: an empty object gone, whole; gone.k: removed; n.x: 1 -> 2; n.z: added; new: added.
+    CHECK((c[0].steps == std::vector<std::string>{"e"}));
+    CHECK((*c[0].before == Json::object() && c[0].after == nullptr));
+    CHECK((c[1].steps == std::vector<std::string>{"gone", "k"}));
+    CHECK((c[2].steps == std::vector<std::string>{"n", "x"}));
+    CHECK((*c[2].before == 1 && *c[2].after == 2));
+    CHECK((c[3].steps == std::vector<std::string>{"n", "z"}));
+    CHECK((c[3].before == nullptr && c[3].after->is_null()));
+    CHECK((c[4].steps == std::vector<std::string>{"new"}));
+    CHECK(json_field_changes(a, a).empty());
+    // 10,000 objects deep (built in code, past what the parser takes): walked, not recursed.
+    Json deep = 1, deeper = 2;
+    for (int i = 0; i < 10'000; ++i) {
+        deep = Json{{"k", std::move(deep)}};
+        deeper = Json{{"k", std::move(deeper)}};
+    }
+    const auto far = json_field_changes(deep, deeper);
+    REQUIRE(far.size() == 1);
+    CHECK(far[0].steps.size() == 10'000);
 }

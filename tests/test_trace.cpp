@@ -177,7 +177,7 @@ TEST_CASE("bad trace data names the file, line, field, expected and found", "[tr
     CHECK_THROWS_WITH(parse_trace_csv("prompt_tokens,output_tokens\n", "empty.csv"),
                       Catch::Contains("empty.csv: requests: expected at least one request"));
     CHECK_THROWS_WITH(load_trace("no/such/trace.csv"),
-                      Catch::Contains("no/such/trace.csv: file: expected a readable file"));
+                      "no/such/trace.csv: file: expected an existing trace, found no such file");
 }
 
 TEST_CASE("the bundled Azure conversation sample matches independently computed figures",

@@ -40,8 +40,10 @@
 #include "budget.hpp"
 #include "detail/enum_table.hpp"
 #include "detail/flat_json.hpp"
+#include "detail/input_file.hpp"
 #include "detail/text.hpp"
 #include "error.hpp"
+#include "input_limits.hpp"
 #include "roofline/estimate.hpp"
 #include "units.hpp"
 
@@ -235,9 +237,10 @@ struct LogNumber {
     return f;
 }
 
-/// Reads the vLLM log at `path`. Throws InvalidInput.
+/// Reads the vLLM log at `path`, of at most vllm_log_limit. Throws InvalidInput.
 [[nodiscard]] inline VllmLogFacts load_vllm_log(const std::string& path) {
-    return parse_vllm_log(detail::read_text_file(path), path);
+    return parse_vllm_log(detail::read_input_text(path, vllm_log_limit),
+                          detail::without_controls(path));
 }
 
 /// Where a figure of the fit came from.
@@ -570,9 +573,10 @@ namespace detail {
     return p;
 }
 
-/// Reads the profile at `path`. Throws InvalidInput.
+/// Reads the profile at `path`, of at most profile_limit. Throws InvalidInput.
 [[nodiscard]] inline CalibrationProfile load_profile(const std::string& path) {
-    return parse_profile(detail::read_text_file(path), path);
+    return parse_profile(detail::read_input_text(path, profile_limit),
+                         detail::without_controls(path));
 }
 
 /// Budget options that use a profile's measured reserve: vLLM's profiled activation peak, non-torch

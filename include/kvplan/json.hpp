@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -23,8 +22,10 @@
 #include <string_view>
 #include <vector>
 
+#include "detail/input_file.hpp"
 #include "detail/nearest.hpp"
 #include "error.hpp"
+#include "input_limits.hpp"
 
 namespace kvplan {
 
@@ -132,93 +133,229 @@ inline constexpr std::string_view python_literal_marks[] = {
 
 }  // namespace detail
 
-/// The largest JSON file kvplan reads: 1 MiB. Configs are kilobytes (the largest bundled one,
-/// a config.json or a GPU spec, is under 4 KB), and a CI gate reads files from the pull requests
-/// it judges, so a larger file is refused before any of it is read: parsing costs memory several
-/// times the file's size.
-inline constexpr std::uint64_t max_json_file_bytes = std::uint64_t{1} << 20;
+namespace detail {
 
-/// The largest Hugging Face config.json (or hf_quant_config.json) kvplan reads: 16 MiB. A quantized
-/// checkpoint's config may list every module it quantizes (MiniMax-M3-NVFP4's config.json is 3.09
-/// MB, 2.4 MB of it quantization_config); 16 MiB admits five times that and still bounds what a
-/// parse costs.
-inline constexpr std::uint64_t max_config_json_bytes = std::uint64_t{16} << 20;
+/// Builds a JSON document from nlohmann's SAX events, refusing what nlohmann's own parser lets
+/// through: a key twice in one object (the last one would win while a reader of the file sees
+/// the first) and nesting deeper than max_json_depth. Restores the marks of
+/// mark_python_literals as the doubles they stand for.
+class StrictJsonBuilder {
+   public:
+    explicit StrictJsonBuilder(Json& root) : root_(root) {}
 
-/// Reads and parses a JSON file of at most `max_bytes`, with the numbers `numbers` allows. Throws
-/// InvalidInput naming the file when it is missing, unreadable, larger than `max_bytes` (checked
-/// before reading a regular file; a pipe is read no further than `max_bytes` + 1), or not JSON
-/// (with the line and column of the first error).
-[[nodiscard]] inline Json read_json_file(const std::filesystem::path& file,
-                                         JsonNumbers numbers = JsonNumbers::strict,
-                                         std::uint64_t max_bytes = max_json_file_bytes) {
-    const std::string where = file.string();
-    std::error_code ec;
-    const auto status = std::filesystem::status(file, ec);
-    if (!std::filesystem::exists(status))
-        detail::throw_field_error<InvalidInput>(where, "file", "an existing JSON file",
-                                                "no such file");
-    if (std::filesystem::is_directory(status))
-        detail::throw_field_error<InvalidInput>(where, "file", "a JSON file", "a directory");
-    const auto too_large = [&](const std::string& found) {
-        std::string limit = std::to_string(max_bytes) + " bytes";
-        if (max_bytes % (std::uint64_t{1} << 20) == 0)
-            limit = std::to_string(max_bytes >> 20) + " MiB (" + limit + ")";
-        detail::throw_field_error<InvalidInput>(
-            where, "file", "a JSON file of at most " + limit + ", as configs are kilobytes", found);
-    };
-    std::uint64_t size = 0;
-    const bool regular = std::filesystem::is_regular_file(status);
-    if (regular) {
-        size = std::filesystem::file_size(file, ec);
-        if (ec)
-            detail::throw_field_error<InvalidInput>(where, "file", "a readable file", "no access");
-        if (size > max_bytes) too_large("a file of " + std::to_string(size) + " bytes");
+    bool null() { return value(nullptr); }
+    bool boolean(bool v) { return value(v); }
+    bool number_integer(Json::number_integer_t v) { return value(v); }
+    bool number_unsigned(Json::number_unsigned_t v) { return value(v); }
+    bool number_float(Json::number_float_t v, const Json::string_t&) { return value(v); }
+    bool string(Json::string_t& v) {
+        if (v.size() > 8 && v[0] == '\x01' && v.compare(1, 7, "kvplan:") == 0) {
+            const std::string_view lit = std::string_view(v).substr(8);
+            const double inf = std::numeric_limits<double>::infinity();
+            return value(lit == "NaN"        ? std::numeric_limits<double>::quiet_NaN()
+                         : lit == "Infinity" ? inf
+                                             : -inf);
+        }
+        return value(std::move(v));
     }
-    std::ifstream in(file, std::ios::binary);
-    if (!in) detail::throw_field_error<InvalidInput>(where, "file", "a readable file", "no access");
-    // Read at most max_bytes + 1, so that a file which grew since it was measured, or a pipe, is
-    // refused rather than read whole.
-    std::string text;
-    std::uint64_t want = regular ? size : std::min<std::uint64_t>(max_bytes, 1U << 16);
-    while (true) {
-        const std::size_t have = text.size();
-        const std::uint64_t room = max_bytes + 1 - have;
-        const std::size_t chunk =
-            static_cast<std::size_t>(std::min(std::max(want, std::uint64_t{1}), room));
-        text.resize(have + chunk);
-        in.read(text.data() + have, static_cast<std::streamsize>(chunk));
-        text.resize(have + static_cast<std::size_t>(in.gcount()));
-        if (text.size() > max_bytes) too_large("more than " + std::to_string(max_bytes) + " bytes");
-        if (!in) break;
-        want = text.size();  // a pipe: grow geometrically
+    bool binary(Json::binary_t& v) { return value(std::move(v)); }
+    bool start_object(std::size_t) { return open(Json::object()); }
+    bool start_array(std::size_t) { return open(Json::array()); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+    bool key(Json::string_t& k) {
+        Json& object = *stack_.back();
+        if (object.contains(k)) {
+            error_field_ = path(k);
+            error_ = "each key once in an object (a reader would take the last)";
+            found_ = std::string("the key '").append(printable(k)).append("' a second time");
+            return false;
+        }
+        keys_.back() = k;
+        slot_ = &object[k];
+        return true;
     }
-    if (in.bad())
-        detail::throw_field_error<InvalidInput>(where, "file", "a readable file", "a read error");
-    try {
-        if (numbers == JsonNumbers::strict) return Json::parse(text);
-        // The marks become doubles again as they are parsed.
-        const Json::parser_callback_t restore = [](int, Json::parse_event_t event, Json& v) {
-            if (event == Json::parse_event_t::value && v.is_string()) {
-                const std::string& s = v.get_ref<const std::string&>();
-                if (s.size() > 8 && s[0] == '\x01' && s.compare(1, 7, "kvplan:") == 0) {
-                    const std::string_view lit = std::string_view(s).substr(8);
-                    const double inf = std::numeric_limits<double>::infinity();
-                    v = lit == "NaN"        ? std::numeric_limits<double>::quiet_NaN()
-                        : lit == "Infinity" ? inf
-                                            : -inf;
-                }
-            }
-            return true;
-        };
-        return Json::parse(detail::mark_python_literals(text), restore);
-    } catch (const Json::parse_error& e) {
-        // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5:
-        // syntax error ..."; keep the part from "line".
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+        // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column
+        // 5: syntax error while parsing value - invalid literal; last read: '...'". The line,
+        // the column and what was wrong are kept; the bytes read are not (the file may be one
+        // the user did not name).
         std::string msg = e.what();
         const auto at = msg.find("at line");
         if (at != std::string::npos) msg = msg.substr(at + 3);
-        detail::throw_field_error<InvalidInput>(where, "(document)", "valid JSON", msg);
+        if (const auto last = msg.find("; last read"); last != std::string::npos) {
+            const auto expected = msg.find("; expected", last + 1);
+            msg.erase(last, expected == std::string::npos ? std::string::npos : expected - last);
+        }
+        error_field_ = "(document)";
+        error_ = "valid JSON";
+        found_ = msg;
+        return false;
     }
+
+    /// Throws InvalidInput naming `where` with what stopped the parse.
+    [[noreturn]] void fail(std::string_view where) const {
+        throw_field_error<InvalidInput>(where, error_field_, error_, found_);
+    }
+
+   private:
+    /// The JSON path of `key` in the innermost object: "text_config.head_dim", "a[2].b".
+    [[nodiscard]] std::string path(std::string_view key) const {
+        // Appended piece by piece: GCC 12 warns falsely on "[" + std::to_string(...) once
+        // inlined (-Wrestrict, GCC bug 105651).
+        std::string p;
+        for (std::size_t i = 0; i + 1 < stack_.size(); ++i) {
+            if (stack_[i]->is_array()) {
+                p.append(1, '[').append(std::to_string(stack_[i]->size() - 1)).append(1, ']');
+            } else {
+                if (!p.empty()) p.append(1, '.');
+                p.append(printable(keys_[i]));
+            }
+        }
+        if (!p.empty()) p.append(1, '.');
+        return p.append(printable(key));
+    }
+
+    Json* place(Json&& v) {
+        if (stack_.empty()) {
+            root_ = std::move(v);
+            return &root_;
+        }
+        Json& top = *stack_.back();
+        if (top.is_array()) {
+            top.push_back(std::move(v));
+            return &top.back();
+        }
+        *slot_ = std::move(v);
+        return slot_;
+    }
+    template <class V>
+    bool value(V&& v) {
+        place(Json(std::forward<V>(v)));
+        return true;
+    }
+    bool open(Json&& container) {
+        if (stack_.size() >= max_json_depth) {
+            error_field_ = "(document)";
+            error_ =
+                "objects and arrays nested at most " + std::to_string(max_json_depth) + " deep";
+            found_ = "deeper nesting";
+            return false;
+        }
+        stack_.push_back(place(std::move(container)));
+        keys_.emplace_back();
+        return true;
+    }
+    bool close() {
+        stack_.pop_back();
+        keys_.pop_back();
+        return true;
+    }
+
+    Json& root_;
+    std::vector<Json*> stack_;
+    std::vector<std::string> keys_;  ///< per open container: the key being read (objects)
+    Json* slot_ = nullptr;           ///< the value of the key just read
+    std::string error_field_, error_, found_;
+};
+
+}  // namespace detail
+
+/// Parses `text`, a JSON document from `where` (a file name, for messages), with the numbers
+/// `numbers` allows: the one JSON parser of every kvplan reader. Throws InvalidInput naming
+/// `where` for text that is not one JSON document (with the line and column of the first error,
+/// and none of the text), a key given twice in one object (with its JSON path) and nesting
+/// deeper than max_json_depth.
+[[nodiscard]] inline Json parse_json_text(std::string_view text, std::string_view where,
+                                          JsonNumbers numbers = JsonNumbers::strict) {
+    // nlohmann's parser takes a NUL for the end of the text: whatever follows one would be
+    // ignored. Valid JSON holds none (inside a string it is written \u0000).
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        const std::string_view before = text.substr(0, nul);
+        const auto line = static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+        const auto last_nl = before.rfind('\n');
+        const std::size_t column = nul - (last_nl == std::string_view::npos ? 0 : last_nl + 1);
+        detail::throw_field_error<InvalidInput>(where, "(document)", "valid JSON",
+                                                "a NUL byte at line " + std::to_string(line + 1) +
+                                                    ", column " + std::to_string(column + 1));
+    }
+    Json root;
+    detail::StrictJsonBuilder builder(root);
+    const bool ok =
+        numbers == JsonNumbers::strict
+            ? Json::sax_parse(text, &builder)
+            : Json::sax_parse(detail::mark_python_literals(std::string(text)), &builder);
+    if (!ok) builder.fail(where);
+    return root;
+}
+
+/// Reads and parses a JSON file of at most `max_bytes`, with the numbers `numbers` allows. Throws
+/// InvalidInput naming the file when it is missing, unreadable, larger than `max_bytes` (checked
+/// before reading a regular file; a pipe is read no further than `max_bytes` + 1), or not one
+/// JSON document (parse_json_text). The file is opened once (detail::read_input_text).
+[[nodiscard]] inline Json read_json_file(const std::filesystem::path& file,
+                                         JsonNumbers numbers = JsonNumbers::strict,
+                                         std::uint64_t max_bytes = max_json_file_bytes) {
+    InputLimit limit = json_file_limit;
+    limit.max_bytes = max_bytes;
+    return parse_json_text(detail::read_input_text(file, limit),
+                           detail::without_controls(file.string()), numbers);
+}
+
+/// Reads and parses a JSON file of kind `limit` (bench_result_limit...), as read_json_file does.
+[[nodiscard]] inline Json read_json_file(const std::filesystem::path& file, JsonNumbers numbers,
+                                         const InputLimit& limit) {
+    return parse_json_text(detail::read_input_text(file, limit),
+                           detail::without_controls(file.string()), numbers);
+}
+
+/// A field where two JSON documents differ: its path key by key, and its value in each (nullptr
+/// where absent). The values point into the documents compared.
+struct JsonFieldChange {
+    std::vector<std::string> steps;
+    const Json* before = nullptr;
+    const Json* after = nullptr;
+};
+
+/// The fields where `before` and `after` differ, in key order: objects are walked key by key,
+/// anything else (arrays included, and an object only one side has that is empty) is compared
+/// whole. The one walk over two documents that `kvplan diff` and `kvplan check --baseline` share;
+/// a list, not recursion, so its depth costs no stack.
+[[nodiscard]] inline std::vector<JsonFieldChange> json_field_changes(const Json& before,
+                                                                     const Json& after) {
+    std::vector<JsonFieldChange> out;
+    std::vector<JsonFieldChange> todo{{{}, &before, &after}};
+    while (!todo.empty()) {
+        JsonFieldChange item = std::move(todo.back());
+        todo.pop_back();
+        const Json* a = item.before;
+        const Json* b = item.after;
+        const auto object_or_absent = [](const Json* v) { return v == nullptr || v->is_object(); };
+        const bool lone_empty = (a == nullptr && b->empty()) || (b == nullptr && a->empty());
+        if (!object_or_absent(a) || !object_or_absent(b) || lone_empty) {
+            // Compared whole only here, at a leaf: two objects are walked, never compared.
+            if (a == nullptr || b == nullptr || *a != *b) out.push_back(std::move(item));
+            continue;
+        }
+        std::vector<std::string> keys;
+        for (const Json* side : {a, b})
+            if (side != nullptr)
+                for (auto it = side->begin(); it != side->end(); ++it) keys.push_back(it.key());
+        std::sort(keys.begin(), keys.end());
+        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+        const auto child = [](const Json* side, const std::string& k) -> const Json* {
+            if (side == nullptr) return nullptr;
+            const auto it = side->find(k);
+            return it == side->end() ? nullptr : &*it;
+        };
+        // Pushed last key first, so that they come off the list in key order.
+        for (auto k = keys.rbegin(); k != keys.rend(); ++k) {
+            JsonFieldChange next{item.steps, child(a, *k), child(b, *k)};
+            next.steps.push_back(*k);
+            todo.push_back(std::move(next));
+        }
+    }
+    return out;
 }
 
 /// One JSON object being read, with the file it came from and its path inside the document, so

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -448,8 +449,10 @@ TEST_CASE("check refuses an oversized config, baseline or GPU spec before readin
 }
 
 #ifdef KVPLAN_STRACE
-TEST_CASE("check opens the files it is given and the bundled ones it names, nothing else",
-          "[cli][check][paths]") {
+TEST_CASE(
+    "check opens the files it is given and the bundled ones it names, each once, nothing "
+    "else",
+    "[cli][check][paths]") {
     namespace fs = std::filesystem;
     const std::string trace = out_file("opened.txt");
     const CliRun r = run_kvplan(regressions + doubled_heads,
@@ -466,6 +469,7 @@ TEST_CASE("check opens the files it is given and the bundled ones it names, noth
         configs / "models" / "llama-3-70b.json", configs / "gpus" / "h100-sxm.json",
         configs / "gpus" / "h200-sxm.json"};
     std::set<fs::path> opened;
+    std::map<fs::path, int> opens;
     std::ifstream in(trace);
     for (std::string line; std::getline(in, line);) {
         const std::size_t open = line.find('"'), close = line.find('"', open + 1);
@@ -476,15 +480,23 @@ TEST_CASE("check opens the files it is given and the bundled ones it names, noth
         bool system = false;
         for (const char* prefix : {"/lib", "/usr/", "/etc/", "/proc/", "/sys/", "/dev/"})
             system = system || s.rfind(prefix, 0) == 0;
-        if (!system) opened.insert(file);
+        if (!system) {
+            opened.insert(file);
+            ++opens[file];
+        }
     }
     std::remove(trace.c_str());
     for (const fs::path& f : opened) {
         INFO(f.string());
         CHECK(allowed.count(f) == 1);
     }
-    // And each of them was read.
+    // And each of them was read, through one open: the policy was opened again to find its
+    // lines, the config.json again to trace its changed fields.
     CHECK(opened == allowed);
+    for (const auto& [f, n] : opens) {
+        INFO(f.string());
+        CHECK(n == 1);
+    }
 }
 #endif
 

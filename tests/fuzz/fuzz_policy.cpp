@@ -1,7 +1,7 @@
-// libFuzzer harness: a kvplan-policy/1 file (kvplan check), read and, when it maps, judged by the
-// library on bundled models the way `kvplan check` judges it (check_policy, with and without a
-// baseline); the lines of its requirements are looked up in its text, and the paths it names are
-// put through the confinement to its folder.
+// libFuzzer harness: a kvplan-policy/1 file (kvplan check), parsed as load_policy parses it and,
+// when it maps, judged by the library on bundled models the way `kvplan check` judges it
+// (check_policy, with and without a baseline); the lines of its requirements are looked up in its
+// text, and the paths it names are put through the confinement to its folder.
 
 #include <kvplan/plan/check.hpp>
 #include <kvplan/policy.hpp>
@@ -75,9 +75,9 @@ void judge(const Policy& p, const Model& m, const Model& baseline) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = fuzz::as_text(data, size);
-    const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return 0;
     fuzz::expect_errors_only([&] {
+        // The parser load_policy uses: duplicate keys, nesting and NULs refused there.
+        const Json doc = parse_json_text(text, "fuzz.json");
         Policy p = policy_from_json(doc, "fuzz.json");
         set_policy_lines(p, text);
         // The text parsed, so every requirement and replica is found in it, on a line it has.

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <kvplan/detail/input_file.hpp>
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/version.hpp>
@@ -216,6 +217,8 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     };
     // Building the app allocates: even that failing is one line, never an escaping exception.
     try {
+        // Each file the command reads whole is opened once (kvplan/detail/input_file.hpp).
+        const detail::InputSession inputs;
         Context ctx;
         ctx.config_dir = config_dir;
         ctx.out = &out;

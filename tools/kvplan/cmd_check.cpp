@@ -68,12 +68,9 @@ ModelInput read_model(const std::string& arg, const Context& ctx, std::string_vi
     return in;
 }
 
-/// The text of a JSON file already read (so at most 1 MiB), read no further than the limit
-/// should it have grown since; "" if it can no longer be read or has grown past the limit.
+/// The text of a JSON file already read: the command's InputSession serves it, unopened again.
 std::string file_text(const fs::path& file) {
-    std::string text = detail::policy::file_text(file);
-    if (text.size() > max_json_file_bytes) text.clear();
-    return text;
+    return detail::read_input_text(file, config_json_limit);
 }
 
 /// A path as GitHub and SARIF want it: relative to the workspace (GITHUB_WORKSPACE, else the
@@ -283,33 +280,6 @@ std::string dotted(const std::vector<std::string>& steps) {
     return s;
 }
 
-/// The leaves (arrays whole) where `a` and `b` differ, objects walked key by key.
-void changed_fields(const kvplan::Json* a, const kvplan::Json* b, std::vector<std::string>& steps,
-                    std::vector<ConfigChange>& out) {
-    if (a != nullptr && b != nullptr && a->is_object() && b->is_object()) {
-        for (auto it = b->begin(); it != b->end(); ++it) {
-            steps.push_back(it.key());
-            const auto f = a->find(it.key());
-            changed_fields(f == a->end() ? nullptr : &*f, &it.value(), steps, out);
-            steps.pop_back();
-        }
-        for (auto it = a->begin(); it != a->end(); ++it) {
-            if (b->contains(it.key())) continue;
-            steps.push_back(it.key());
-            changed_fields(&it.value(), nullptr, steps, out);
-            steps.pop_back();
-        }
-        return;
-    }
-    if (a != nullptr && b != nullptr && *a == *b) return;
-    ConfigChange c;
-    c.steps = steps;
-    c.path = dotted(steps);
-    if (a != nullptr) c.before = *a;
-    if (b != nullptr) c.after = *b;
-    out.push_back(std::move(c));
-}
-
 /// `doc` with change `c` undone: its value from before, or removed when it is new.
 kvplan::Json reverted(const kvplan::Json& doc, const ConfigChange& c) {
     kvplan::Json out = doc;
@@ -364,8 +334,14 @@ std::optional<ConfigTrace> trace_config(const ModelInput& model, const ModelInpu
         read_json_file(*base.file, JsonNumbers::python, max_config_json_bytes);
     ConfigTrace t;
     t.file = repo_path(model.file->string());
-    std::vector<std::string> steps;
-    changed_fields(&before, &now, steps, t.changes);
+    for (JsonFieldChange& f : json_field_changes(before, now)) {
+        ConfigChange c;
+        c.path = dotted(f.steps);
+        c.steps = std::move(f.steps);
+        if (f.before != nullptr) c.before = *f.before;
+        if (f.after != nullptr) c.after = *f.after;
+        t.changes.push_back(std::move(c));
+    }
     t.fields = t.changes.size();
     t.too_many = t.fields > max_changes_traced;
     t.too_many_checks = !t.too_many && t.fields * result.outcomes.size() > max_checks_retraced;

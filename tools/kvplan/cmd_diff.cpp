@@ -42,19 +42,6 @@ std::optional<fs::path> config_file(const std::string& arg, const Context& ctx) 
     return find_bundled_model(ctx.config_dir, arg);
 }
 
-/// Flattens a JSON document into "a.b[2]" -> value.
-void flatten(const Json& j, const std::string& path,
-             std::vector<std::pair<std::string, Json>>& out) {
-    if (j.is_object() && !j.empty()) {
-        for (auto it = j.begin(); it != j.end(); ++it)
-            flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
-    } else {
-        out.emplace_back(path, j);
-    }
-}
-
-std::string shown(const Json* v) { return v == nullptr ? "(absent)" : v->dump(); }
-
 /// What kvplan's model says of each field that sizes the cache, for old and new.
 void model_rows(Table& t, const Model& a, const Model& b) {
     const auto add = [&](const std::string& field, std::uint64_t x, std::uint64_t y) {
@@ -120,22 +107,17 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     file.columns = {{"field", "field"}, {"old", "old"}, {"new", "new"}};
     const auto fa = config_file(d.old_model, ctx), fb = config_file(d.new_model, ctx);
     if (fa && fb) {
-        std::vector<std::pair<std::string, Json>> ja, jb;
-        flatten(read_json_file(*fa), "", ja);
-        flatten(read_json_file(*fb), "", jb);
-        const auto find = [](const auto& v, const std::string& k) -> const Json* {
-            for (const auto& [key, val] : v)
-                if (key == k) return &val;
-            return nullptr;
+        const kvplan::Json ja = read_json_file(*fa, JsonNumbers::python);
+        const kvplan::Json jb = read_json_file(*fb, JsonNumbers::python);
+        const auto shown = [](const kvplan::Json* v) {
+            return v == nullptr ? std::string("(absent)") : v->dump();
         };
-        for (const auto& [k, v] : ja) {
-            const Json* other = find(jb, k);
-            if (other == nullptr || *other != v)
-                file.rows.push_back({cell_text(k), cell_text(v.dump()), cell_text(shown(other))});
+        for (const JsonFieldChange& c : json_field_changes(ja, jb)) {
+            std::string field;
+            for (const std::string& k : c.steps) field += (field.empty() ? "" : ".") + k;
+            file.rows.push_back(
+                {cell_text(field), cell_text(shown(c.before)), cell_text(shown(c.after))});
         }
-        for (const auto& [k, v] : jb)
-            if (find(ja, k) == nullptr)
-                file.rows.push_back({cell_text(k), cell_text("(absent)"), cell_text(v.dump())});
     }
     Table model;
     model.key = "model_changes";

@@ -79,8 +79,11 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
 
     LengthDistribution dist;
     std::string dist_source;
+    bool azure_trace = false;
     if (!ff.trace.empty()) {
-        dist = LengthDistribution::from_trace(load_trace(ff.trace, topt));
+        const Trace t = load_trace(ff.trace, topt);
+        azure_trace = is_azure_llm_trace(t);
+        dist = LengthDistribution::from_trace(t);
         dist_source = ff.trace;
     } else {
         const auto p = parse_quantile_points(o.prompt_tokens, "--prompt-tokens");
@@ -395,8 +398,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             "overflow mode: batch chosen by the Chernoff bound on the sum of B independent "
             "requests' "
             "KV, a guarantee for that model; the normal estimate is shown for comparison only");
-    if (!ff.trace.empty() && is_azure_llm_trace(ff.trace))
-        rep.notes.push_back(std::string(azure_attribution));
+    if (azure_trace) rep.notes.push_back(std::string(azure_attribution));
     render(rep, parse_format(o.format), o.explain, *ctx.out);
 }
 

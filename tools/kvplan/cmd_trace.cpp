@@ -278,7 +278,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
         "percentiles are nearest-rank: the p-th is the smallest value with at least p % of "
         "requests at or below it (sorted[ceil(p/100 x n) - 1]); KV per request counts prompt + "
         "generated tokens");
-    if (is_azure_llm_trace(tf.file)) rep.notes.push_back(std::string(azure_attribution));
+    if (is_azure_llm_trace(t)) rep.notes.push_back(std::string(azure_attribution));
     render(rep, parse_format(o.format), o.explain, *ctx.out);
 }
 

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <kvplan/engine.hpp>
+#include <string>
+#include <vector>
 
 #include "parse.hpp"
 
@@ -24,12 +25,8 @@ std::string describe_layout(const ParallelConfig& p) {
     return fmt::format("tp {} x pp {} ({} GPU{})", p.tp, p.pp, n, n == 1 ? "" : "s");
 }
 
-bool is_azure_llm_trace(const std::string& path) {
-    std::ifstream in(path);
-    std::string first;
-    std::getline(in, first);
-    if (!first.empty() && first.back() == '\r') first.pop_back();
-    return first == "TIMESTAMP,ContextTokens,GeneratedTokens";
+bool is_azure_llm_trace(const Trace& t) {
+    return t.columns == std::vector<std::string>{"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
 }
 
 TraceOptions trace_options(std::string_view time_unit) {

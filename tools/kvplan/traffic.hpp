@@ -26,9 +26,10 @@ namespace kvplan::cli {
 /// "tp 2 x pp 1 (2 GPUs)".
 [[nodiscard]] std::string describe_layout(const ParallelConfig& p);
 
-/// Whether the file starts with the Azure LLM inference trace's header
+/// Whether the trace has the Azure LLM inference trace's header
 /// (TIMESTAMP,ContextTokens,GeneratedTokens): its license asks for attribution with every figure.
-[[nodiscard]] bool is_azure_llm_trace(const std::string& path);
+/// Judged from the trace read, so that the file is opened once (a named pipe can be read once).
+[[nodiscard]] bool is_azure_llm_trace(const Trace& t);
 
 /// The attribution the Azure LLM inference traces carry (CC-BY 4.0).
 inline constexpr std::string_view azure_attribution =

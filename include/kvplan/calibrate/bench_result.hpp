@@ -116,7 +116,9 @@ namespace detail {
 
 /// Reads a `vllm bench serve --save-result` file. Throws InvalidInput naming the file and field.
 [[nodiscard]] inline BenchResult read_vllm_bench_result(const std::filesystem::path& file) {
-    return vllm_bench_result_from_json(read_json_file(file), file.string());
+    return vllm_bench_result_from_json(
+        read_json_file(file, JsonNumbers::strict, bench_result_limit),
+        detail::without_controls(file.string()));
 }
 
 /// The run as an observation of `replica` (the model, GPU, layout and formats it ran with): a

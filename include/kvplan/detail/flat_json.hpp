@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../input_limits.hpp"
 #include "text.hpp"
 
 namespace kvplan::detail {
@@ -97,6 +98,11 @@ inline void json_skip_space(std::string_view text, std::size_t& pos) {
             }
             if (c == '{' || c == '[') ++depth;
             if (c == '}' || c == ']') --depth;
+            if (depth >= static_cast<int>(max_json_depth))
+                throw_field_error<InvalidInput>(
+                    where, "JSON",
+                    "objects and arrays nested at most " + std::to_string(max_json_depth) + " deep",
+                    "deeper nesting");
             ++pos;
             if (depth == 0) return text.substr(start, pos - start);
         }
@@ -120,11 +126,30 @@ inline std::string json_value(std::string_view text, std::size_t& pos, std::stri
 /// Calls on_field(key, value) for each top-level field of the JSON object that is the whole of
 /// `text`, in order, with string values decoded and other values as written ("null", "12",
 /// "[1, 2]"). The views last until on_field returns. Throws InvalidInput naming `where` when
-/// `text` is not one object. Allocates only for strings with escapes.
+/// `text` is not one object, or holds a key twice (a reader of the line sees the first, this one
+/// would take the last), or nests deeper than max_json_depth. Allocates only for strings with
+/// escapes and for objects of more than 16 keys.
 template <class OnField>
 inline void for_each_flat_json_field(std::string_view text, std::string_view where,
                                      OnField&& on_field) {
     std::string key_buf, value_buf;
+    // The keys seen: views of `text`, or copies of those decoded into key_buf.
+    std::string_view seen[16];
+    std::size_t n_seen = 0;
+    std::vector<std::string> more;
+    const auto once = [&](std::string_view key) {
+        for (std::size_t i = 0; i < n_seen; ++i)
+            if (seen[i] == key) return false;
+        for (const std::string& k : more)
+            if (k == key) return false;
+        const bool in_text = key.empty() || (key.data() >= text.data() &&
+                                             key.data() + key.size() <= text.data() + text.size());
+        if (in_text && n_seen < 16)
+            seen[n_seen++] = key;
+        else
+            more.emplace_back(key);
+        return true;
+    };
     std::size_t p = 0;
     json_skip_space(text, p);
     if (p >= text.size() || text[p] != '{')
@@ -140,6 +165,9 @@ inline void for_each_flat_json_field(std::string_view text, std::string_view whe
                 throw_field_error<InvalidInput>(where, "JSON", "a quoted key",
                                                 quoted(text.substr(p)));
             const std::string_view key = json_string_view(text, p, where, key_buf);
+            if (!once(key))
+                throw_field_error<InvalidInput>(where, "JSON", "each key once in an object",
+                                                "the key " + quoted(key) + " a second time");
             json_skip_space(text, p);
             if (p >= text.size() || text[p] != ':')
                 throw_field_error<InvalidInput>(where, "JSON", "':' after a key",

@@ -1,15 +1,13 @@
 #pragma once
 
 // Small text helpers shared by the opt-in readers (traces, engine logs): trimming, number parsing
-// that reports what it found, and reading a whole file. Not API.
+// that reports what it found. Not API.
 
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -74,15 +72,6 @@ namespace kvplan::detail {
     std::string q(1, '\'');
     q.append(cut ? s.substr(0, 37) : s).append(cut ? "...'" : "'");
     return q;
-}
-
-/// The bytes of the file at `path`; InvalidInput when it cannot be read.
-[[nodiscard]] inline std::string read_text_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw_field_error<InvalidInput>(path, "file", "a readable file", "none");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return std::move(ss).str();
 }
 
 }  // namespace kvplan::detail

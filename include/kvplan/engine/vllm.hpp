@@ -550,8 +550,15 @@ struct VllmSetup {
     c.max_concurrency =
         static_cast<double>(c.num_blocks) / static_cast<double>(c.blocks_per_request);
     if (o.token_report == VllmTokenReport::concurrency_times_length) {
-        c.kv_cache_tokens =
-            static_cast<std::uint64_t>(c.max_concurrency * static_cast<double>(c.max_model_len));
+        // A double at or past 2^64 has no integer to convert to (the conversion is undefined,
+        // and printed 0 for an override of 2^64 - 1 blocks).
+        const double tokens = c.max_concurrency * static_cast<double>(c.max_model_len);
+        if (!(tokens < 18446744073709551616.0))
+            throw OverflowError(
+                detail::text("size overflow: vLLM's KV token count (", c.num_blocks, " blocks",
+                             c.blocks_overridden ? ", --num-gpu-blocks-override" : "",
+                             ") exceeds 2^64 - 1 tokens"));
+        c.kv_cache_tokens = static_cast<std::uint64_t>(tokens);
     } else {
         std::uint32_t min_block = std::numeric_limits<std::uint32_t>::max();
         for (std::uint32_t i = 0; i < c.num_kinds; ++i)

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../detail/checked.hpp"
 #include "../error.hpp"
 #include "../json.hpp"
 #include "../model.hpp"
@@ -217,14 +218,21 @@ namespace detail::hf {
                    "a multiple of the " + std::to_string(heads) + " heads (no head_dim is given)",
                    std::to_string(hidden));
         head_dim = hidden / heads;
+        // Checked here, where it is derived: the layers hold it in 32 bits.
+        if (head_dim > u32_max)
+            r.fail("hidden_size",
+                   "at most " + std::to_string(u32_max) + " x the " + std::to_string(heads) +
+                       " heads (hidden_size / heads is the head_dim, a 32-bit size)",
+                   std::to_string(hidden));
     }
 
     // MLP width.
     if (f == Family::gptj) {
-        c.intermediate_size = r.optional_positive_integer("n_inner", ~0ULL).value_or(4 * hidden);
+        c.intermediate_size = r.optional_positive_integer("n_inner", ~0ULL)
+                                  .value_or(detail::mul(4, hidden, "4 x hidden_size"));
     } else if (f == Family::falcon) {
-        c.intermediate_size =
-            r.optional_positive_integer("ffn_hidden_size", ~0ULL).value_or(4 * hidden);
+        c.intermediate_size = r.optional_positive_integer("ffn_hidden_size", ~0ULL)
+                                  .value_or(detail::mul(4, hidden, "4 x hidden_size"));
     } else if (f == Family::granite_hybrid) {
         // GraniteMoeHybrid's shared_mlp: the dense MLP of a dense model, the shared expert of an
         // MoE one.
@@ -494,7 +502,12 @@ namespace detail::hf {
             // Gated attention: q_proj also produces an output gate per head, doubling its width.
             const std::uint64_t full_layers =
                 static_cast<std::uint64_t>(std::count(kinds.begin(), kinds.end(), LayerKind::full));
-            extra += full_layers * hidden * heads * head_dim;
+            extra = detail::add(
+                extra,
+                detail::mul(detail::mul(full_layers, hidden, "the output gate's weights"),
+                            detail::mul(heads, head_dim, "the output gate's weights"),
+                            "the output gate's weights"),
+                "the output gate's weights");
         }
     }
 

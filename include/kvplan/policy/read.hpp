@@ -51,7 +51,6 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -538,16 +537,6 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
     return out;
 }
 
-/// The text of a file already read whole as JSON (so at most max_json_file_bytes), or "" when it
-/// can no longer be read.
-[[nodiscard]] inline std::string file_text(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::string text(static_cast<std::size_t>(max_json_file_bytes) + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-    return text;
-}
-
 }  // namespace detail::policy
 
 /// Maps a parsed policy document. `source` names it in messages. Throws InvalidInput.
@@ -603,12 +592,15 @@ inline void set_policy_lines(Policy& p, std::string_view text) {
 
 /// The file a policy names at `field` ("model", "replica.gpu"): `written` taken relative to the
 /// policy's folder, which it must not leave. A CI gate reads policies from the pull requests it
-/// judges, so an absolute path, a `..` climbing out of the folder and a symbolic link pointing out
-/// of it are all refused: the canonical path of the file (of `file_in_folder` inside it, when
-/// `written` names a folder, as a model folder holds its config.json) must lie under the
-/// canonical path of the policy's folder. Returns the path joined lexically (policy folder /
+/// judges, so a path with a NUL or another control character (a NUL cuts the path for one system
+/// call and not another), an absolute path, a `..` climbing out of the folder and a symbolic link
+/// pointing out of it are all refused: the canonical path of the file (of `file_in_folder` inside
+/// it, when `written` names a folder, as a model folder holds its config.json), both as written
+/// and as joined, must lie under the canonical path of the policy's folder. Within an
+/// InputSession the file is then read, and the file its descriptor opened must lie there too:
+/// what is read later is that text. Returns the path joined lexically (policy folder /
 /// written), for messages that name what the policy said. Throws InvalidInput naming the policy
-/// file, the field and the path.
+/// file, the field and the path; never showing any of the file named.
 [[nodiscard]] inline std::filesystem::path policy_file(const Policy& p, std::string_view field,
                                                        std::string_view written,
                                                        std::string_view file_in_folder = {}) {
@@ -618,8 +610,10 @@ inline void set_policy_lines(Policy& p, std::string_view text) {
             p.source, field, "a bundled id or a path inside the policy's folder",
             "\"" + detail::printable(written, 80) + "\", " + std::string(why));
     };
-    const fs::path rel{std::string(written)};
     if (written.empty()) refuse("an empty path");
+    if (detail::has_control_character(written))
+        refuse("a path with a NUL or another control character");
+    const fs::path rel{std::string(written)};
     if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
         refuse("an absolute path");
     const fs::path folder = fs::path(p.source).parent_path();
@@ -629,16 +623,21 @@ inline void set_policy_lines(Policy& p, std::string_view text) {
     const fs::path joined = (folder / rel).lexically_normal();
     const auto inside = [&](const fs::path& file) {
         std::error_code e;
-        const fs::path real = fs::weakly_canonical(fs::absolute(file, e), e);
-        if (e) return false;
-        const auto [r_end, f_it] =
-            std::mismatch(root.begin(), root.end(), real.begin(), real.end());
-        return r_end == root.end();
+        return detail::lies_under(fs::weakly_canonical(fs::absolute(file, e), e), root) && !e;
     };
-    if (!inside(folder / rel)) refuse("which leads out of it");
-    if (!file_in_folder.empty() && fs::is_directory(folder / rel, ec) &&
-        !inside(folder / rel / std::string(file_in_folder)))
-        refuse("whose " + std::string(file_in_folder) + " leads out of it");
+    // As written and as joined: `link/..` means one folder to the kernel and another lexically.
+    if (!inside(folder / rel) || !inside(joined)) refuse("which leads out of it");
+    fs::path file = joined;
+    if (!file_in_folder.empty() && fs::is_directory(joined, ec)) {
+        file = joined / std::string(file_in_folder);
+        if (!inside(folder / rel / std::string(file_in_folder)) || !inside(file))
+            refuse("whose " + std::string(file_in_folder) + " leads out of it");
+    }
+    // Read now, through the descriptor checked, when later reads will be served this text.
+    if (detail::InputSession::current() != nullptr && fs::is_regular_file(file, ec))
+        (void)detail::read_input_text(file,
+                                      file_in_folder.empty() ? json_file_limit : config_json_limit,
+                                      &root, p.source, field);
     return joined;
 }
 
@@ -669,8 +668,11 @@ inline void set_policy_lines(Policy& p, std::string_view text) {
 /// Reads a policy file, with the line of each requirement and replica. Throws InvalidInput naming
 /// the file (and the field) on anything wrong.
 [[nodiscard]] inline Policy load_policy(const std::filesystem::path& file) {
-    Policy p = policy_from_json(read_json_file(file), file.string());
-    set_policy_lines(p, detail::policy::file_text(file));
+    // Read once: the lines are found in the text parsed.
+    const std::string text = detail::read_input_text(file, json_file_limit);
+    const std::string source = detail::without_controls(file.string());
+    Policy p = policy_from_json(parse_json_text(text, source), source);
+    set_policy_lines(p, text);
     return p;
 }
 

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <span>
@@ -32,8 +31,10 @@
 
 #include "../detail/checked.hpp"
 #include "../detail/flat_json.hpp"
+#include "../detail/input_file.hpp"
 #include "../detail/text.hpp"
 #include "../error.hpp"
+#include "../input_limits.hpp"
 #include "../units.hpp"
 
 namespace kvplan {
@@ -55,6 +56,7 @@ struct Trace {
     std::string source;                  ///< where it was read from, for messages
     std::vector<TraceRequest> requests;  ///< in file order
     bool has_arrivals = false;           ///< every request carries an arrival time
+    std::vector<std::string> columns{};  ///< a CSV trace's header, as written; none for JSON Lines
 };
 
 /// How to read numeric arrival times. A column named *_ms or *_us is read in that unit whatever
@@ -250,6 +252,10 @@ class TraceBuilder {
         // The absolute time for now; finish() makes it relative to the earliest.
         const double t = time_.value_or(0.0);
         if (trace_.requests.empty() || t < t0_) t0_ = t;
+        if (trace_.requests.size() >= max_trace_requests)
+            throw_field_error<InvalidInput>(
+                where(), "requests",
+                "a trace of at most " + std::to_string(max_trace_requests) + " requests", "more");
         trace_.requests.push_back({*prompt_, *output_, t * seconds});
     }
 
@@ -427,7 +433,9 @@ class TraceReader {
 
     [[nodiscard]] Trace finish() && {
         if (format_ != TraceFormat::jsonl && header_.empty()) check_header();
-        return std::move(b_).finish();
+        Trace t = std::move(b_).finish();
+        t.columns = std::move(header_);
+        return t;
     }
 
    private:
@@ -548,26 +556,28 @@ class TraceReader {
 }
 
 /// Reads the trace file at `path` (CSV or JSON Lines), in chunks: what stays in memory is the
-/// requests, not the text. Works on pipes too. Throws InvalidInput.
+/// requests, not the text. Opened once, so a named pipe works too. Throws InvalidInput, naming the
+/// file and the limit for a trace past trace_limit, a line past max_trace_line_bytes or more than
+/// max_trace_requests requests.
 [[nodiscard]] inline Trace load_trace(const std::string& path, TraceOptions opt = {}) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) detail::throw_field_error<InvalidInput>(path, "file", "a readable file", "none");
+    detail::InputFile in(path, trace_limit);
+    const std::string& name = in.name();
     // The file's size, when it has one, sizes the request list after the first chunk (growing it
     // by doubling would hold up to twice the requests, and copy them).
-    std::error_code ec;
-    const auto size = std::filesystem::is_regular_file(path, ec)
-                          ? std::filesystem::file_size(path, ec)
-                          : std::uintmax_t{0};
-    detail::TraceReader r(path, opt, detail::TraceFormat::detect);
+    const std::uint64_t size = in.size().value_or(0);
+    detail::TraceReader r(name, opt, detail::TraceFormat::detect);
     std::string buf(std::size_t{1} << 20, '\0');
     std::size_t have = 0, line_no = 0, consumed = 0;
-    bool sized = ec || size == 0;
+    bool sized = size == 0;
+    const auto too_long = [&](std::size_t at_line) {
+        detail::throw_field_error<InvalidInput>(name + ":" + std::to_string(at_line), "line",
+                                                "a line of at most " +
+                                                    detail::limit_text(max_trace_line_bytes) +
+                                                    ", as a request is a few fields",
+                                                "a longer one");
+    };
     for (;;) {
-        in.read(buf.data() + have, static_cast<std::streamsize>(buf.size() - have));
-        if (in.bad())
-            detail::throw_field_error<InvalidInput>(path, "file", "a readable file",
-                                                    "a read error");
-        const std::size_t got = static_cast<std::size_t>(in.gcount());
+        const std::size_t got = in.read(buf.data() + have, buf.size() - have);
         const std::size_t end = have + got;
         const std::string_view text(buf.data(), end);
         std::size_t pos = 0;
@@ -575,24 +585,32 @@ class TraceReader {
             const std::size_t stop =
                 static_cast<std::size_t>(static_cast<const char*>(nl) - text.data());
             std::string_view line = text.substr(pos, stop - pos);
+            if (line.size() > max_trace_line_bytes) too_long(line_no + 1);
             if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
             r.line(line, ++line_no);
             pos = stop + 1;
         }
         consumed += pos;
         if (got == 0) {  // the end: a last line without a line break
-            if (pos < end) r.line(detail::next_line(text, pos), ++line_no);
+            if (pos < end) {
+                if (end - pos > max_trace_line_bytes) too_long(line_no + 1);
+                r.line(detail::next_line(text, pos), ++line_no);
+            }
             break;
         }
         if (!sized && r.requests() > 0 && consumed > 0) {
             const double per_byte =
                 static_cast<double>(r.requests()) / static_cast<double>(consumed);
-            r.reserve(static_cast<std::size_t>(per_byte * static_cast<double>(size) * 1.02) + 64);
+            const double want = std::min(per_byte * static_cast<double>(size) * 1.02 + 64,
+                                         static_cast<double>(max_trace_requests));
+            r.reserve(static_cast<std::size_t>(want));
             sized = true;
         }
         have = end - pos;
+        if (have > max_trace_line_bytes) too_long(line_no + 1);
         std::memmove(buf.data(), buf.data() + pos, have);
-        if (have == buf.size()) buf.resize(2 * buf.size());  // a line longer than the buffer
+        // A line longer than the buffer: it grows, to twice the longest line at most.
+        if (have == buf.size()) buf.resize(2 * buf.size());
     }
     return std::move(r).finish();
 }
