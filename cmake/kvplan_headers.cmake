@@ -45,6 +45,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/kind.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
+  kvplan/engine/startup.hpp
   kvplan/engine/trtllm.hpp
   kvplan/engine/vllm.hpp
   kvplan/fleet.hpp

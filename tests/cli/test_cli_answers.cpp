@@ -39,9 +39,11 @@ std::string run_program(const std::string& command) {
 TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b loads on one H100",
           "[cli][answers]") {
     // Its MXFP4 checkpoint is 65,248,815,744 B (test_checkpoint.cpp), not the 233.66 GB of bf16
-    // that left it "DOES NOT START" on every GPU.
+    // that left it "DOES NOT START" on every GPU. vLLM's Hopper kernel holds 4,608 experts x
+    // 794,880 B more (a second copy of the swizzled scales, fp32 biases; test_evaluate.cpp).
     const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
-    CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
+    CHECK(j["weight_bytes_checkpoint_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
+    CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL + 4608ULL * 794'880);
     CHECK(j["fits"] == true);
     CHECK(j["refusal"] == "none");
     // --weight-dtype still overrides: in bf16 it does not start.
@@ -54,6 +56,28 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
         "--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16 --expert-dtype "
         "mxfp4");
     CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
+}
+
+TEST_CASE("fit refuses an FP8 layout whose expert width per GPU breaks its block, naming EP",
+          "[cli][answers][startup]") {
+    // Qwen3-235B-A22B-FP8 at tp 8: 1,536 / 8 = 192 per GPU, no multiple of 128 (vLLM's
+    // quantization/fp8.py, Fp8MoEMethod.create_weights); expert parallelism starts it.
+    const std::string model =
+        "--model " + std::string(KVPLAN_SOURCE_DIR) + "/tests/data/fp8/qwen3-235b-a22b-fp8.json";
+    const CliRun r =
+        run_kvplan("fit " + model + " --gpu h100-sxm --tp 8 --context 32k --concurrency 8");
+    REQUIRE(r.code == 0);  // an answer, not an error
+    CHECK(r.out.rfind("DOES NOT START", 0) == 0);
+    CHECK(r.out.find("leave 192 per GPU") != std::string::npos);
+    CHECK(r.out.find("--enable-expert-parallel") != std::string::npos);
+    CHECK(r.out.find("any length") == std::string::npos);
+    const json j = fit_json(model + " --gpu h100-sxm --tp 8 --context 32k --concurrency 8");
+    CHECK(j["refusal"] == "quantization_block");
+    const json ep = fit_json(model +
+                             " --gpu h100-sxm --tp 8 --enable-expert-parallel --context 32k "
+                             "--concurrency 8");
+    CHECK(ep["refusal"] == "none");
+    CHECK(ep["fits"] == true);
 }
 
 TEST_CASE("a context past the model's limit does not start, naming the limit and its field",
