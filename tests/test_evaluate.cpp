@@ -149,6 +149,38 @@ TEST_CASE(
     CHECK(a.startup.starting_tp == 16);
 }
 
+TEST_CASE("vLLM's MoE activation peak is its fused kernel's workspaces at the token budget",
+          "[evaluate][startup]") {
+    // Qwen3-235B-A22B-FP8 on 8 x L40S with expert parallelism. A token's values in the profiled
+    // forward: the residual stream 2 x 4,096, and the larger of attention (8 query heads x 128,
+    // one KV head x (128 + 128), 8 x 128 out: 2,304) and the MoE's workspaces
+    // (fused_moe/fused_moe.py, TritonExperts.workspace_shapes: k x (max(N / 2, H) + max(N, H)) +
+    // H with N = 2 x 1,536 and H = 4,096: 8 x (4,096 + 4,096) + 4,096 = 69,632), in bf16:
+    // (8,192 + 69,632) x 2 = 155,648 B. Logits: 256 sequences (vLLM's max_num_seqs on a 48 GB
+    // GPU) x 151,936 x (2 + 4) B = 233,373,696 B.
+    Deployment d = fp8_deployment("qwen3-235b-a22b-fp8.json", "l40s", 8);
+    d.parallel.ep = 8;
+    d.serving.max_num_batched_tokens = 8192;
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    CHECK(a.startup.refused == false);
+    // 155,648 x 8,192 + 233,373,696 = 1,508,442,112 B = 1.405 GiB: vLLM logs 1.4 GiB of peak
+    // activation for this replica (issue 23), a forward of 8,192 tokens.
+    CHECK(a.memory().activation.count() == 155'648ULL * 8192 + 233'373'696ULL);
+    CHECK(a.memory().activation.in(GiB) == Approx(1.4).epsilon(0.02));
+    // At the 2,048 tokens vLLM defaults to on a GPU under 70 GiB: 552,140,800 B (0.51 GiB).
+    d.serving.max_num_batched_tokens.reset();
+    CHECK(evaluate(d, {.context = 8192}).memory().activation.count() ==
+          155'648ULL * 2048 + 233'373'696ULL);
+    // Split eight ways without expert parallelism (Qwen3-235B in bf16) each expert is 192 wide on
+    // a GPU, yet the workspaces are as wide: max(192, 4,096) + max(384, 4,096) values per expert.
+    Deployment tp = deployment("qwen3-235b-a22b", "h100-sxm", 8);
+    tp.serving.max_num_batched_tokens = 8192;
+    const ReplicaAnswer t = evaluate(tp, {.context = 8192});
+    CHECK(t.placement.expert_tp == 8);
+    // Logits: 1,024 sequences (H100) x 151,936 x 6 B = 933,494,784 B.
+    CHECK(t.memory().activation.count() == 155'648ULL * 8192 + 933'494'784ULL);
+}
+
 TEST_CASE("a replica whose weights do not fit reaches no context, not any length", "[evaluate]") {
     // Llama-3-70B in bf16 (131.42 GiB) on one H100: the engine stops before it builds a cache,
     // so no length runs.

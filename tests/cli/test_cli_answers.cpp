@@ -427,15 +427,15 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
     // library's scenario (tests/test_deployments.cpp derives the weights and caches by hand).
     const std::string base = "--model deepseek-v3 --gpu h200-sxm --context 8000 --concurrency 256";
     const json tp8 = fit_json(base + " --tp 8");
-    CHECK(tp8["max_concurrency"] == 90);
+    CHECK(tp8["max_concurrency"] == 88);
     CHECK(tp8["fits"] == false);
     const json dpep = fit_json(base + " --dp 8 --enable-expert-parallel");
     CHECK(dpep["inputs"]["dp"] == 8);
     CHECK(dpep["inputs"]["ep"] == 8);  // vLLM: ep = dp x tp
     CHECK(dpep["inputs"]["tp"] == 1);
     CHECK(dpep["inputs"]["gpus"] == 8);
-    CHECK(dpep["max_concurrency"] == 488);
-    CHECK(dpep["max_concurrency_per_dp_rank"] == 61);  // 488 = 8 ranks x 61
+    CHECK(dpep["max_concurrency"] == 480);
+    CHECK(dpep["max_concurrency_per_dp_rank"] == 60);  // 480 = 8 ranks x 60
     CHECK(dpep["weight_bytes_per_gpu"] == 100'840'717'664ULL);
     // Each dp rank holds only its own 256 / 8 = 32 sequences: 61 layers x (512 + 64) x 2 B =
     // 70,272 B a token, x 8,000 tokens (500 whole blocks of 16) = 562,176,000 B a sequence.
@@ -454,16 +454,16 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
                                       "deepseek-ai/DeepSeek-V3 --tp-size 8 --dp-size 8 "
                                       "--enable-dp-attention --ep-size 8"));
 
-    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 45,302 blocks of 16
+    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 44,451 blocks of 16
     // tokens, each rank holding one token in 8. vLLM's "GPU KV cache size" at 8,192 tokens is
-    // blocks / cdiv(8,192, 16 x dcp) x 8,192: 45,302 x 16 = 724,832 tokens at dcp 1 and 45,302 x
-    // 128 = 5,798,656 at dcp 8, eight times as many; a sequence takes 1,024 x 70,272 B on a GPU.
+    // blocks / cdiv(8,192, 16 x dcp) x 8,192: 44,451 x 16 = 711,216 tokens at dcp 1 and 44,451 x
+    // 128 = 5,689,728 at dcp 8, eight times as many; a sequence takes 1,024 x 70,272 B on a GPU.
     const std::string at8k = "--model deepseek-v3 --gpu h200-sxm --context 8192 --tp 8";
     const json dcp1 = fit_json(at8k);
     const json dcp8 = fit_json(at8k + " --decode-context-parallel-size 8");
     CHECK(dcp8["inputs"]["dcp"] == 8);
-    CHECK(dcp1["kv_tokens_capacity"] == 724'832);
-    CHECK(dcp8["kv_tokens_capacity"] == 5'798'656);
+    CHECK(dcp1["kv_tokens_capacity"] == 711'216);
+    CHECK(dcp8["kv_tokens_capacity"] == 5'689'728);
     CHECK(dcp8["kv_bytes_per_sequence_per_gpu"] == 1024ULL * 70'272);
 
     // roofline shows the expert all-to-all beside the bound only when experts spread.
