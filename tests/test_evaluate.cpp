@@ -67,6 +67,11 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
     CHECK(a.weights_per_gpu.count() == stored + experts * (14'413'824 - 13'219'200 + 640));
     // 65.90 GiB: the high end of the range logged on Hopper is what Marlin's padding gives.
     CHECK(a.weights_per_gpu.in(GiB) == Approx(66.0).epsilon(0.02));
+    // engine_memory and engine_report, the memory step alone, count the same loaded bytes.
+    const Model oss = bundled("gpt-oss-120b");
+    const Replica r{.model = oss, .gpu = gpu("h100-sxm"), .weights = checkpoint_weights(oss)};
+    CHECK(engine_memory(Engine::vllm, r, r.layout(), 0).weights == h.weights_per_gpu);
+    CHECK(engine_report(Engine::vllm, r, 8000).memory[0].weights == h.weights_per_gpu);
     // SGLang is not modelled as repacking: it holds the checkpoint's bytes.
     Deployment sg = deployment("gpt-oss-120b", "h100-sxm");
     sg.serving.engine = Engine::sglang;

@@ -21,6 +21,7 @@
 #include "../detail/checked.hpp"
 #include "../detail/enum_table.hpp"
 #include "../fixed_array.hpp"
+#include "../gpu.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
 #include "../roofline/estimate.hpp"
@@ -273,6 +274,22 @@ namespace detail {
     }
     if (after > before) lw.loaded += (after - before) * lw.experts;
     return lw;
+}
+
+/// `stored` (weight_bytes_per_stage of `m` under `l` in `w`) with each stage's routed experts as
+/// engine `e` holds them once loaded on `gpu` (loaded_weights): what the engine's memory counts.
+[[nodiscard]] constexpr StageWeights loaded_stage_weights(Engine e, const GpuSpec& gpu,
+                                                          const Model& m, const Layout& l,
+                                                          const WeightOptions& w,
+                                                          const StageWeights& stored) {
+    StageWeights out = stored;
+    const std::optional<GpuFamily> family = gpu_family(gpu);
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const LoadedWeights lw = loaded_weights(e, family, m, l, st, w, stored[st].total());
+        // The growth is the routed experts' (the only tensors a kernel repacks).
+        out.stages[st][ParamGroup::routed_experts] += lw.loaded - lw.stored;
+    }
+    return out;
 }
 
 }  // namespace kvplan

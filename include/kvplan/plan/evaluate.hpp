@@ -496,14 +496,12 @@ struct PreparedLayout {
     // Start-up, as the engine runs it: the configuration's checks (the layout's, then the
     // quantized widths per rank), the weights as loaded, then the memory and the cache.
     a.startup = startup_check(a.serving.engine, r.model, l, r.weights);
-    StageWeights loaded = prepared.stage_weights;
+    const StageWeights loaded = loaded_stage_weights(a.serving.engine, r.gpu, r.model, l, r.weights,
+                                                     prepared.stage_weights);
     const std::optional<GpuFamily> family = gpu_family(r.gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        const WeightBytes& stored = prepared.stage_weights[st];
-        const LoadedWeights lw =
-            loaded_weights(a.serving.engine, family, r.model, l, st, r.weights, stored.total());
-        // The growth is the routed experts' (the only tensors a kernel repacks).
-        loaded.stages[st][ParamGroup::routed_experts] += lw.loaded - lw.stored;
+        const LoadedWeights lw = loaded_weights(a.serving.engine, family, r.model, l, st, r.weights,
+                                                prepared.stage_weights[st].total());
         if (st == 0 || lw.loaded > a.loaded.loaded) a.loaded = lw;
     }
     a.report = detail::engine_report_with(a.serving.engine, r, l, loaded, demand.context,
