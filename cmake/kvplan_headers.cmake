@@ -43,11 +43,13 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine.hpp
   kvplan/engine/ideal.hpp
   kvplan/engine/kind.hpp
+  kvplan/engine/release.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
   kvplan/engine/startup.hpp
   kvplan/engine/trtllm.hpp
   kvplan/engine/vllm.hpp
+  kvplan/engine/vllm_backend.hpp
   kvplan/fleet.hpp
   kvplan/gpu.hpp
   kvplan/json_position.hpp

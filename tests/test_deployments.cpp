@@ -96,7 +96,7 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(tp8.weights_per_gpu.count() == tp8_weights);
 
     // KV per GPU: each holds the whole latent of its own sequences, (512 + 64) x 2 B x 61 layers
-    // = 70,272 B per token; a sequence of 8,000 tokens in blocks of 16 is 500 blocks,
+    // = 70,272 B per token; a sequence of 8,000 tokens in blocks of 64 is 125 blocks,
     // 562,176,000 B, in both layouts. tp 8 holds the same latent on all 8 GPUs; at dp 8 each GPU
     // holds 32 of the 256 sequences.
     CHECK(tp8.kv_per_token_per_gpu.count() == 70'272);
@@ -127,15 +127,18 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     const std::uint64_t graphs = 256ULL * 2 * 1024 * 1024;
     CHECK(dpep.kv_budget.count() == fraction - dpep_weights - act_dpep - graphs);
     CHECK(tp8.kv_budget.count() == fraction - tp8_weights - act_tp8 - graphs);
-    // Blocks of 16 tokens x 70,272 B: 1,124,352 B. vLLM keeps one null block and admits a
-    // sequence per 500 blocks: 1 + (blocks - 1 - 500) / 500 per dp rank.
-    const std::uint64_t block = 16 * 70'272;
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 30,409
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 44,451
-    CHECK(blocks_dpep == 30'409);
-    CHECK(blocks_tp8 == 44'451);
-    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 500) / 500);  // 60
-    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 500) / 500);            // 88
+    // Blocks of 64 tokens (vLLM forces 64 for FlashMLA on Hopper: vllm/platforms/cuda.py) x
+    // 70,272 B: 4,497,408 B. vLLM keeps one null block and admits a sequence per 125 blocks:
+    // 1 + (blocks - 1 - 125) / 125 per dp rank.
+    CHECK(tp8.serving.block_size == 64);
+    const std::uint64_t block = 64 * 70'272;
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 7,602
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 11,112
+    CHECK(blocks_dpep == 7'602);
+    CHECK(blocks_tp8 == 11'112);
+    CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
+    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 60
+    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 88
     CHECK(tp8.max_concurrency == 88);
     CHECK(dpep.dp_rank_max_concurrency == 60);
     // Each dp rank is an engine of its own with its own cap (--max-num-seqs 1,024 per rank).
@@ -151,10 +154,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (44,451 blocks of 16 tokens, as above) are the same; each rank holds
-    // one token in 8, and vLLM counts a request's blocks in units of 16 x 8 = 128 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 16 x dcp) x 8,192): 44,451 x 16 = 711,216
-    // tokens at dcp 1, 44,451 x 128 = 5,689,728 at dcp 8.
+    // and the block count (11,112 blocks of 64 tokens, as above) are the same; each rank holds
+    // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 11,112 / 128 x 8,192 =
+    // 711,168 tokens at dcp 1, 11,112 / 16 x 8,192 = 5,689,344 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -163,15 +166,15 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 44'451);
-    CHECK(eight.report.vllm.num_blocks == 44'451);
-    CHECK(*one.kv_tokens == 711'216);
-    CHECK(*eight.kv_tokens == 5'689'728);
+    CHECK(one.report.vllm.num_blocks == 11'112);
+    CHECK(eight.report.vllm.num_blocks == 11'112);
+    CHECK(*one.kv_tokens == 711'168);
+    CHECK(*eight.kv_tokens == 5'689'344);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (44,450 - 512) / 512 = 86 against 1 + (44,450 - 64) / 64 = 694.
+    // Admitted: 1 + (11,111 - 128) / 128 = 86 against 1 + (11,111 - 16) / 16 = 694.
     CHECK(one.max_concurrency == 86);
     CHECK(eight.max_concurrency == 694);
 }
@@ -319,10 +322,11 @@ TEST_CASE("plan for DeepSeek-V3 at 32k x 256 lists dp and ep layouts and both en
     if (b.ep > 1) expected += " --enable-expert-parallel";
     if (b.dcp > 1) flag(expected, " --decode-context-parallel-size ", b.dcp);
     // What kvplan assumed: vLLM's 0.92, the context as --max-model-len, 1,024 sequences per dp
-    // rank (GPUs of 70 GiB or more), bf16 KV in blocks of 16.
+    // rank (GPUs of 70 GiB or more), bf16 KV; no --block-size: none was given, and vLLM forces
+    // the 64 kvplan assumed (FlashMLA on Hopper).
     expected +=
         " --gpu-memory-utilization 0.92 --max-model-len 32000 --max-num-seqs 1024"
-        " --kv-cache-dtype bfloat16 --block-size 16";
+        " --kv-cache-dtype bfloat16";
     CHECK(lines[0].command->line() == expected);
     // SGLang's line states its own layout: tp is every GPU of a stage, dp attention within it.
     const EngineCommand& sg = lines[1];
@@ -339,7 +343,7 @@ TEST_CASE("plan for DeepSeek-V3 at 32k x 256 lists dp and ep layouts and both en
     flag(head, " --tp-size ", s.tp);
     CHECK_THAT(sl, Catch::StartsWith(head));
     CHECK_THAT(sl, Catch::Contains("--context-length 32000"));
-    CHECK_THAT(sl, Catch::Contains("--kv-cache-dtype bf16 --page-size 1"));
+    CHECK_THAT(sl, Catch::EndsWith("--kv-cache-dtype bf16"));
     std::string fraction = "--mem-fraction-static ";
     fraction += detail::short_number(sg.answer->memory().fraction);
     CHECK_THAT(sl, Catch::Contains(fraction));

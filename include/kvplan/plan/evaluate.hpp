@@ -479,6 +479,7 @@ struct PreparedLayout {
                       : d.model.config().checkpoint.known ? WeightSource::checkpoint
                                                           : WeightSource::assumed;
     a.serving = resolve_serving(d.serving);
+    if (a.serving.engine == Engine::vllm) detail::vllm_model_defaults(a.serving, r);
     a.drafter_layers = prepared.drafter_layers;
     a.drafter_weights = prepared.drafter_weights;
     if (r.gpu.memory_total.is_zero() && !a.serving.budget.kv_memory_per_gpu)
