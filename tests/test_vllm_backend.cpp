@@ -149,7 +149,7 @@ TEST_CASE("vLLM releases: 0.9 of the GPU through v0.1x, 0.92 from v0.20", "[engi
     CHECK(EngineVersion{0, 9} < EngineVersion{0, 10});
 }
 
-TEST_CASE("--engine-version 0.10 gives vLLM 0.9 of the GPU and graphs outside the fraction",
+TEST_CASE("engine version 0.10 gives vLLM 0.9 of the GPU and graphs outside the fraction",
           "[engine][vllm]") {
     Deployment d{.model = llama_3_8b, .gpu = gpus::h100_sxm};
     d.serving.engine_version = EngineVersion{0, 10};

@@ -358,8 +358,10 @@ std::optional<ConfigTrace> trace_config(const ModelInput& model, const ModelInpu
                                         const Policy& p, std::span<const GpuSpec> gpus,
                                         const CheckResult& result) {
     if (!model.given_as_path || !model.file || !base.file) return std::nullopt;
-    const kvplan::Json now = read_json_file(*model.file, JsonNumbers::python);
-    const kvplan::Json before = read_json_file(*base.file, JsonNumbers::python);
+    const kvplan::Json now =
+        read_json_file(*model.file, JsonNumbers::python, max_config_json_bytes);
+    const kvplan::Json before =
+        read_json_file(*base.file, JsonNumbers::python, max_config_json_bytes);
     ConfigTrace t;
     t.file = repo_path(model.file->string());
     std::vector<std::string> steps;

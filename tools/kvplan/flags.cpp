@@ -269,6 +269,14 @@ std::string describe_weights(const WeightOptions& w) {
         s += fmt::format(", experts {}", name(*w.expert_format));
     if (w.attention_format && *w.attention_format != w.format)
         s += fmt::format(", attention {}", name(*w.attention_format));
+    const auto part = [&](const std::optional<WeightFormat>& f, const char* what) {
+        if (f) s += fmt::format(", {} {}", what, name(*f));
+    };
+    part(w.attention_output_format, "attention output");
+    part(w.shared_expert_format, "shared experts");
+    part(w.dense_mlp_format, "dense MLP");
+    part(w.mixer_format, "mixers");
+    part(w.lm_head_format, "LM head");
     return s;
 }
 
