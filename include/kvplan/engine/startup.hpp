@@ -86,6 +86,8 @@ namespace detail {
 [[nodiscard]] constexpr std::uint32_t fp8_block_of(const WeightOptions& w, ParamGroup g) noexcept {
     WeightFormat f = w.format;
     if (g == ParamGroup::routed_experts && w.expert_format) f = *w.expert_format;
+    if (g == ParamGroup::shared_experts && w.shared_expert_format) f = *w.shared_expert_format;
+    if (g == ParamGroup::dense_mlp && w.dense_mlp_format) f = *w.dense_mlp_format;
     return f == WeightFormat::fp8 ? w.layout.fp8_block : 0;
 }
 
