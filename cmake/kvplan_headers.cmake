@@ -47,6 +47,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/release.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
+  kvplan/engine/startup.hpp
   kvplan/engine/trtllm.hpp
   kvplan/engine/vllm.hpp
   kvplan/engine/vllm_backend.hpp

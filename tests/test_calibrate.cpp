@@ -80,6 +80,34 @@ TEST_CASE("the V0 fit reproduces vLLM's own reserve within the printed rounding"
     CHECK(c.consistent);
 }
 
+TEST_CASE("a failed start's negative KV memory calibrates the reserve it overran", "[calibrate]") {
+    // vLLM v1 prints "Available KV cache memory: %.2f GiB" before it checks the figure
+    // (vllm/v1/worker/gpu_worker.py), so a start that runs out prints it below zero and raises.
+    // Given 80 GiB at 0.9: usable = 72 GiB; reserve = usable - weights + shortfall =
+    // 72 - 64.4034 + 1.20 = 8.7966 GiB.
+    const std::string log =
+        "INFO [gpu_model_runner.py:2007] Model loading took 64.4034 GiB and 25.1 seconds\n"
+        "INFO [gpu_worker.py:298] Available KV cache memory: -1.20 GiB\n";
+    const VllmLogFacts f = parse_vllm_log(log, "failed.log");
+    CHECK_FALSE(f.available_kv.has_value());
+    REQUIRE(f.kv_shortfall.has_value());
+    CHECK(gib(f.kv_shortfall->value) == Approx(1.20));
+    CalibrationInputs in;
+    in.memory_total = 80 * GiB;
+    in.utilization = 0.9;
+    const CalibrationFit c = fit_reserve(f, in, "failed.log");
+    CHECK_FALSE(c.started);
+    CHECK(c.usable == 72 * GiB);
+    CHECK(c.available_kv.is_zero());
+    CHECK(gib(c.reserve) == Approx(8.7966).margin(1e-4));
+    CHECK(c.consistent);
+    // A later line of a start that succeeded replaces it (the last run counts).
+    const VllmLogFacts again = parse_vllm_log(
+        log + "INFO [gpu_worker.py:298] Available KV cache memory: 2.50 GiB\n", "retried.log");
+    CHECK_FALSE(again.kv_shortfall.has_value());
+    CHECK(gib(again.available_kv->value) == Approx(2.50));
+}
+
 TEST_CASE("block counts narrow the available KV memory to whole blocks", "[calibrate]") {
     // vllm #10517, Llama-3.1-8B: a V0 block is 16 tokens x 128 KiB = 2 MiB. 1952 blocks put the
     // available memory in [3904, 3906) MiB; the printed 3.81 GiB +- 0.005 is [3896.32, 3906.56]

@@ -111,13 +111,16 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     // profiled activation peak and the CUDA graphs (256 x 2 MiB). The activation over 8,192
     // tokens: 2 B x (residual 2 x 7,168 + the larger of attention and MLP per token) + the logits
     // of 1,024 rows x 129,280 x (2 + 4) B = 794,296,320 B.
+    // The MoE is the fused kernel's workspaces (fused_moe.py, TritonExperts.workspace_shapes):
+    // k x (max(N / 2, H) + max(N, H)) + H for N = 2 x the expert width on a GPU, H = 7,168, and
+    // the shared expert's gate, up and activation (3 x its width on a GPU).
     //   dp 8 x ep 8 (128 heads on a GPU, experts whole): attention 128 x 192 + 576 + 128 x 256 +
-    //   128 x 128 = 74,304; MoE 8 x (3 x 2,048 + 7,168) + 3 x 2,048 = 112,640.
+    //   128 x 128 = 74,304; MoE 8 x (7,168 + 7,168) + 7,168 + 3 x 2,048 = 128,000.
     //   tp 8 (16 heads, experts 256 wide): attention 16 x 192 + 576 + 16 x 256 + 16 x 128 =
-    //   9,792; MoE 8 x (3 x 256 + 7,168) + 3 x 256 = 64,256.
+    //   9,792; MoE 8 x (7,168 + 7,168) + 7,168 + 3 x 256 = 122,624.
     const std::uint64_t logits = 1024ULL * 129280 * 6;
-    const std::uint64_t act_dpep = 8192ULL * 2 * (2 * 7168 + 112640) + logits;
-    const std::uint64_t act_tp8 = 8192ULL * 2 * (2 * 7168 + 64256) + logits;
+    const std::uint64_t act_dpep = 8192ULL * 2 * (2 * 7168 + 128000) + logits;
+    const std::uint64_t act_tp8 = 8192ULL * 2 * (2 * 7168 + 122624) + logits;
     CHECK(dpep.memory().activation.count() == act_dpep);
     CHECK(tp8.memory().activation.count() == act_tp8);
     const std::uint64_t fraction = 138'694'434'489ULL;
@@ -129,20 +132,20 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     // 1 + (blocks - 1 - 125) / 125 per dp rank.
     CHECK(tp8.serving.block_size == 64);
     const std::uint64_t block = 64 * 70'272;
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 7,658
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 11,325
-    CHECK(blocks_dpep == 7'658);
-    CHECK(blocks_tp8 == 11'325);
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 7,602
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 11,112
+    CHECK(blocks_dpep == 7'602);
+    CHECK(blocks_tp8 == 11'112);
     CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
-    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 61
-    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 90, the issue's figure
-    CHECK(tp8.max_concurrency == 90);
-    CHECK(dpep.dp_rank_max_concurrency == 61);
+    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 60
+    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 88
+    CHECK(tp8.max_concurrency == 88);
+    CHECK(dpep.dp_rank_max_concurrency == 60);
     // Each dp rank is an engine of its own with its own cap (--max-num-seqs 1,024 per rank).
     CHECK(dpep.dp_rank_sequence_cap == 1024);
     CHECK(dpep.sequence_cap == 8 * 1024);
-    // 8 ranks x 61 = 488 sequences against 90: over three times (5.4).
-    CHECK(dpep.max_concurrency == 488);
+    // 8 ranks x 60 = 480 sequences against 88: over three times (5.5).
+    CHECK(dpep.max_concurrency == 480);
     CHECK(dpep.max_concurrency >= 3 * tp8.max_concurrency);
     CHECK(dpep.fits());
     CHECK_FALSE(tp8.fits());
@@ -151,10 +154,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (11,325 blocks of 64 tokens, as above) are the same; each rank holds
+    // and the block count (11,112 blocks of 64 tokens, as above) are the same; each rank holds
     // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 11,325 / 128 x 8,192 =
-    // 724,800 tokens at dcp 1, 11,325 / 16 x 8,192 = 5,798,400 at dcp 8.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 11,112 / 128 x 8,192 =
+    // 711,168 tokens at dcp 1, 11,112 / 16 x 8,192 = 5,689,344 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -163,17 +166,17 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 11'325);
-    CHECK(eight.report.vllm.num_blocks == 11'325);
-    CHECK(*one.kv_tokens == 724'800);
-    CHECK(*eight.kv_tokens == 5'798'400);
+    CHECK(one.report.vllm.num_blocks == 11'112);
+    CHECK(eight.report.vllm.num_blocks == 11'112);
+    CHECK(*one.kv_tokens == 711'168);
+    CHECK(*eight.kv_tokens == 5'689'344);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (11,324 - 128) / 128 = 88 against 1 + (11,324 - 16) / 16 = 707.
-    CHECK(one.max_concurrency == 88);
-    CHECK(eight.max_concurrency == 707);
+    // Admitted: 1 + (11,111 - 128) / 128 = 86 against 1 + (11,111 - 16) / 16 = 694.
+    CHECK(one.max_concurrency == 86);
+    CHECK(eight.max_concurrency == 694);
 }
 
 TEST_CASE("SGLang's dp attention reserves graph memory per dp rank and shares its sequence cap",

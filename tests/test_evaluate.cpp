@@ -38,6 +38,164 @@ TEST_CASE("gpt-oss-120b loads on one H100 in its MXFP4 checkpoint format", "[eva
     CHECK(a.max_concurrency >= 1);
 }
 
+TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks them",
+          "[evaluate][startup]") {
+    // vllm/model_executor/layers/quantization/mxfp4.py. 36 MoE layers x 128 experts on one GPU =
+    // 4,608 experts, each I = H = 2,880 wide; stored: gate/up 2 x 2,880 rows of 2,880 inputs and
+    // down 2,880 rows of 2,880, 4-bit values plus a byte per 32 inputs, and bf16 biases.
+    const std::uint64_t stored = 65'248'815'744ULL;  // test_checkpoint.cpp
+    const std::uint64_t experts = 36ULL * 128;
+    // Hopper runs the Triton kernel: 2,880 is a multiple of 64, so nothing is padded, but the
+    // swizzled scales are a second copy ((5,760 + 2,880) rows x 90 bytes = 777,600 B) and the
+    // biases become fp32 (2 more bytes for each of 5,760 + 2,880: 17,280 B).
+    const ReplicaAnswer h = evaluate(deployment("gpt-oss-120b", "h100-sxm"), {.context = 8000});
+    CHECK(h.loaded.kernel == WeightKernel::mxfp4_triton);
+    CHECK(h.weights_checkpoint_per_gpu.count() == stored);
+    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280));
+    CHECK(h.memory().weights == h.weights_per_gpu);
+    // vLLM logs "Model loading took" 64.4 to 66.0 GiB on Hopper (issue 23): within 2 % of the
+    // low end (68,911,622,784 B = 64.18 GiB).
+    CHECK(h.weights_per_gpu.in(GiB) == Approx(64.4).epsilon(0.02));
+    // Ampere runs Marlin: I to 2,944 (a multiple of 128), H to 3,072 (of 256). Per expert
+    // 2 x 2,944 x 3,072 / 2 + 5,888 x 96 + 3,072 x 2,944 / 2 + 3,072 x 92 = 14,413,824 B against
+    // 13,219,200 B stored, and bf16 biases 2 x (5,888 + 3,072 - 8,640) = 640 B longer.
+    const ReplicaAnswer a =
+        evaluate(deployment("gpt-oss-120b", "a100-sxm4-80gb"), {.context = 8000});
+    CHECK(a.loaded.kernel == WeightKernel::mxfp4_marlin);
+    CHECK(a.loaded.padded_intermediate == 2944);
+    CHECK(a.loaded.padded_hidden == 3072);
+    CHECK(a.weights_per_gpu.count() == stored + experts * (14'413'824 - 13'219'200 + 640));
+    // 65.90 GiB: the high end of the range logged on Hopper is what Marlin's padding gives.
+    CHECK(a.weights_per_gpu.in(GiB) == Approx(66.0).epsilon(0.02));
+    // engine_memory and engine_report, the memory step alone, count the same loaded bytes.
+    const Model oss = bundled("gpt-oss-120b");
+    const Replica r{.model = oss, .gpu = gpu("h100-sxm"), .weights = checkpoint_weights(oss)};
+    CHECK(engine_memory(Engine::vllm, r, r.layout(), 0).weights == h.weights_per_gpu);
+    CHECK(engine_report(Engine::vllm, r, 8000).memory[0].weights == h.weights_per_gpu);
+    // SGLang is not modelled as repacking: it holds the checkpoint's bytes.
+    Deployment sg = deployment("gpt-oss-120b", "h100-sxm");
+    sg.serving.engine = Engine::sglang;
+    const ReplicaAnswer s = evaluate(sg, {.context = 8000});
+    CHECK(s.weights_per_gpu.count() == stored);
+    CHECK(s.loaded.kernel == WeightKernel::as_stored);
+}
+
+namespace {
+
+Deployment fp8_deployment(const std::string& file, const std::string& g, std::uint32_t tp) {
+    return Deployment{
+        .model = load_hf_config(data_dir / "fp8" / file), .gpu = gpu(g), .parallel = {.tp = tp}};
+}
+
+}  // namespace
+
+TEST_CASE("an FP8 checkpoint whose expert width per GPU breaks its weight block does not start",
+          "[evaluate][startup]") {
+    // Qwen3-235B-A22B-FP8: moe_intermediate_size 1,536 in 128 x 128 blocks. At tp 8 each GPU
+    // holds 1,536 / 8 = 192 of every expert's gate/up outputs and down inputs, and 192 % 128 =
+    // 64: vLLM's Fp8MoEMethod.create_weights raises "The output_size of gate's and up's weight =
+    // 192 is not divisible by weight quantization block_n = 128" (quantization/fp8.py).
+    Deployment d = fp8_deployment("qwen3-235b-a22b-fp8.json", "h100-sxm", 8);
+    const ReplicaAnswer a = evaluate(d, {.context = 32768, .concurrency = 8});
+    CHECK(a.verdict == Verdict::does_not_start);
+    CHECK(a.refusal == Refusal::quantization_block);
+    CHECK(a.startup.part == StartupPart::routed_experts);
+    CHECK(a.startup.width == 1536);
+    CHECK(a.startup.ways == 8);
+    CHECK(a.startup.per_rank == 192);
+    CHECK(a.startup.block == 128);
+    CHECK(std::string(a.startup.source) == "vllm/model_executor/layers/quantization/fp8.py");
+    CHECK(a.max_concurrency == 0);
+    CHECK(a.max_context == 0u);  // nothing runs, not "any length"
+    // Expert parallelism keeps each expert whole (1,536 = 12 x 128); tp 4 keeps 384 = 3 x 128.
+    CHECK(a.startup.expert_parallel_starts);
+    CHECK(a.startup.starting_tp == 4);
+    // With --enable-expert-parallel (ep = dp x tp = 8) the same 8 GPUs start and hold the demand.
+    d.parallel.ep = 8;
+    const ReplicaAnswer ep = evaluate(d, {.context = 32768, .concurrency = 8});
+    CHECK(ep.refusal == Refusal::none);
+    CHECK(ep.placement.expert_tp == 1);
+    CHECK(ep.fits());
+    // SGLang checks the same rule (python/sglang/srt/layers/quantization/fp8.py).
+    Deployment sg = fp8_deployment("qwen3-235b-a22b-fp8.json", "h100-sxm", 8);
+    sg.serving.engine = Engine::sglang;
+    CHECK(evaluate(sg, {.context = 32768}).refusal == Refusal::quantization_block);
+}
+
+TEST_CASE("Qwen3-30B-A3B-FP8 does not start at tp 4 and starts at tp 2", "[evaluate][startup]") {
+    // moe_intermediate_size 768: 768 / 4 = 192 (192 % 128 = 64) is refused; 768 / 2 = 384 =
+    // 3 x 128 starts.
+    const ReplicaAnswer four =
+        evaluate(fp8_deployment("qwen3-30b-a3b-fp8.json", "h100-sxm", 4), {.context = 8192});
+    CHECK(four.refusal == Refusal::quantization_block);
+    CHECK(four.startup.per_rank == 192);
+    CHECK(four.startup.starting_tp == 2);
+    const ReplicaAnswer two =
+        evaluate(fp8_deployment("qwen3-30b-a3b-fp8.json", "h100-sxm", 2), {.context = 8192});
+    CHECK(two.refusal == Refusal::none);
+    CHECK_FALSE(two.startup.refused);
+}
+
+TEST_CASE(
+    "DeepSeek-V3 at tp 32 breaks its blocks in the dense MLP too: expert parallelism alone "
+    "does not start it",
+    "[evaluate][startup]") {
+    // deepseek-v3's config carries weight_block_size [128, 128]. At tp 32: routed experts 2,048 /
+    // 32 = 64, the shared expert 2,048 / 32 = 64 and the dense MLP 18,432 / 32 = 576 (vLLM's
+    // "Weight output_partition_size = 576 is not divisible by weight quantization block_n =
+    // 128"). Expert parallelism mends only the routed experts; tp 16 keeps 128, 128 and 1,152.
+    Deployment d = deployment("deepseek-v3", "h200-sxm", 32);
+    d.serving.allow_long_context = true;
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    CHECK(a.refusal == Refusal::quantization_block);
+    CHECK(a.startup.part == StartupPart::routed_experts);
+    CHECK(a.startup.per_rank == 64);
+    CHECK_FALSE(a.startup.expert_parallel_starts);
+    CHECK(a.startup.starting_tp == 16);
+}
+
+TEST_CASE("vLLM's MoE activation peak is its fused kernel's workspaces at the token budget",
+          "[evaluate][startup]") {
+    // Qwen3-235B-A22B-FP8 on 8 x L40S with expert parallelism. A token's values in the profiled
+    // forward: the residual stream 2 x 4,096, and the larger of attention (8 query heads x 128,
+    // one KV head x (128 + 128), 8 x 128 out: 2,304) and the MoE's workspaces
+    // (fused_moe/fused_moe.py, TritonExperts.workspace_shapes: k x (max(N / 2, H) + max(N, H)) +
+    // H with N = 2 x 1,536 and H = 4,096: 8 x (4,096 + 4,096) + 4,096 = 69,632), in bf16:
+    // (8,192 + 69,632) x 2 = 155,648 B. Logits: 256 sequences (vLLM's max_num_seqs on a 48 GB
+    // GPU) x 151,936 x (2 + 4) B = 233,373,696 B.
+    Deployment d = fp8_deployment("qwen3-235b-a22b-fp8.json", "l40s", 8);
+    d.parallel.ep = 8;
+    d.serving.max_num_batched_tokens = 8192;
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    CHECK(a.startup.refused == false);
+    // 155,648 x 8,192 + 233,373,696 = 1,508,442,112 B = 1.405 GiB: vLLM logs 1.4 GiB of peak
+    // activation for this replica (issue 23), a forward of 8,192 tokens.
+    CHECK(a.memory().activation.count() == 155'648ULL * 8192 + 233'373'696ULL);
+    CHECK(a.memory().activation.in(GiB) == Approx(1.4).epsilon(0.02));
+    // At the 2,048 tokens vLLM defaults to on a GPU under 70 GiB: 552,140,800 B (0.51 GiB).
+    d.serving.max_num_batched_tokens.reset();
+    CHECK(evaluate(d, {.context = 8192}).memory().activation.count() ==
+          155'648ULL * 2048 + 233'373'696ULL);
+    // Split eight ways without expert parallelism (Qwen3-235B in bf16) each expert is 192 wide on
+    // a GPU, yet the workspaces are as wide: max(192, 4,096) + max(384, 4,096) values per expert.
+    Deployment tp = deployment("qwen3-235b-a22b", "h100-sxm", 8);
+    tp.serving.max_num_batched_tokens = 8192;
+    const ReplicaAnswer t = evaluate(tp, {.context = 8192});
+    CHECK(t.placement.expert_tp == 8);
+    // Logits: 1,024 sequences (H100) x 151,936 x 6 B = 933,494,784 B.
+    CHECK(t.memory().activation.count() == 155'648ULL * 8192 + 933'494'784ULL);
+}
+
+TEST_CASE("a replica whose weights do not fit reaches no context, not any length", "[evaluate]") {
+    // Llama-3-70B in bf16 (131.42 GiB) on one H100: the engine stops before it builds a cache,
+    // so no length runs.
+    const ReplicaAnswer a = evaluate(deployment("llama-3-70b", "h100-sxm"), {.context = 8192});
+    CHECK(a.refusal == Refusal::weights);
+    CHECK(a.kv_budget.is_zero());
+    CHECK(a.max_context == 0u);
+    CHECK(a.longest_single_context == 0u);
+}
+
 TEST_CASE("a context past the model's limit does not start, unless allowed as vLLM allows it",
           "[evaluate]") {
     // Llama-3-8B's config allows 8,192 tokens (max_position_embeddings); vLLM refuses a longer

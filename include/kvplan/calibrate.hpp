@@ -41,6 +41,7 @@
 #include "detail/enum_table.hpp"
 #include "detail/flat_json.hpp"
 #include "detail/input_file.hpp"
+#include "detail/scale.hpp"
 #include "detail/text.hpp"
 #include "error.hpp"
 #include "input_limits.hpp"
@@ -64,6 +65,9 @@ struct VllmLogFacts {
     std::optional<LoggedSize> memory_total;
     std::optional<double> utilization;
     std::optional<LoggedSize> available_kv;
+    /// "Available KV cache memory: -X GiB": the start failed, the weights and the profiled peak
+    /// having taken X more than memory x utilization (vLLM then raises; the last line counts).
+    std::optional<LoggedSize> kv_shortfall;
     std::optional<LoggedSize> non_torch;
     std::optional<LoggedSize> activation_peak;  ///< the torch peak increase of the profile run
     std::optional<LoggedSize> peak_torch;  ///< older V0: the absolute torch peak, weights included
@@ -189,7 +193,14 @@ struct LogNumber {
             take(f.utilization, std::optional<double>(u->value));
         if (auto u = log_number_after(line, "Desired GPU memory utilization is ("))
             take(f.utilization, std::optional<double>(u->value));
-        take_size(f.available_kv, log_size_after(line, "Available KV cache memory:"));
+        if (const auto v = log_size_after(line, "Available KV cache memory:")) {
+            take_size(f.available_kv, v);
+            f.kv_shortfall.reset();
+        }
+        if (const auto v = log_size_after(line, "Available KV cache memory: -")) {
+            take_size(f.kv_shortfall, v);
+            f.available_kv.reset();
+        }
         take_size(f.available_kv, log_size_after(line, "reserved for KV Cache is"));
         take_size(f.available_kv, log_size_after(line, "kv_cache_size"));
         take_size(f.non_torch, log_size_after(line, "non_torch_memory takes"));
@@ -287,6 +298,10 @@ struct CalibrationFit {
     Bytes reserve{};                        ///< usable - weights - available_kv
     std::optional<Bytes> cuda_graphs{};     ///< part of the reserve when charged (v0.21+)
     bool consistent = true;                 ///< weights + available KV fit in usable
+    /// The log is a failed start: its KV memory was negative, kv_shortfall below zero
+    /// (available_kv is then zero and the reserve usable - weights + kv_shortfall).
+    bool started = true;
+    Bytes kv_shortfall{};
 };
 
 /// Fits the non-KV reserve from `f`. Throws InvalidInput naming `where` when a needed figure is in
@@ -350,6 +365,15 @@ struct CalibrationFit {
         } else {
             c.blocks_agree = false;  // a different model, dtype or layout than the log's
         }
+    }
+    if (!f.available_kv && !use_blocks && f.kv_shortfall) {
+        // A failed start: what the weights and the reserve took past memory x utilization.
+        c.started = false;
+        c.kv_shortfall = f.kv_shortfall->value;
+        c.reserve = detail::saturating_sub(c.usable + c.kv_shortfall, c.weights);
+        c.consistent = c.weights <= c.usable + c.kv_shortfall;
+        if (f.cuda_graphs_charged && f.cuda_graphs) c.cuda_graphs = f.cuda_graphs->value;
+        return c;
     }
     if (!f.available_kv && !use_blocks)
         detail::throw_field_error<InvalidInput>(

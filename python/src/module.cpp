@@ -844,9 +844,9 @@ constexpr const char* answer_doc =
 
 Attributes carry the names of kvplan fit's JSON keys (bytes as ints, seconds as floats), and
 a few more: fits, refusal, verdict, heading, notes, gpu_memory_bytes, fraction_bytes,
-weight_bytes_per_gpu, activation_bytes, cuda_graph_bytes, cuda_context_bytes,
-comm_buffer_bytes, kv_budget_bytes_per_gpu, kv_bytes_per_sequence_per_gpu,
-kv_bytes_needed_per_gpu, headroom_bytes_per_gpu, shortfall_bytes_per_gpu,
+weight_bytes_per_gpu (as loaded), weight_bytes_checkpoint_per_gpu, activation_bytes,
+cuda_graph_bytes, cuda_context_bytes, comm_buffer_bytes, kv_budget_bytes_per_gpu,
+kv_bytes_per_sequence_per_gpu, kv_bytes_needed_per_gpu, headroom_bytes_per_gpu, shortfall_bytes_per_gpu,
 kv_tokens_capacity, num_gpu_blocks, max_concurrency, max_concurrency_ratio, sequence_cap,
 admitted_sequences, total_max_concurrency, max_context, longest_single_context,
 estimated_max_model_len, context_limit_tokens, tpot_seconds, and decode (a DecodePoint); with
@@ -1206,6 +1206,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                                })
         .def_property_readonly("weight_bytes_per_gpu",
                                [mem](const A& x) { return mem(x).weights.count(); })
+        .def_property_readonly("weight_bytes_checkpoint_per_gpu",
+                               [](const A& x) { return x.a.weights_checkpoint_per_gpu.count(); })
         .def_property_readonly(
             "activation_bytes",
             [reserve](const A& x) { return reserve(x, &kvplan::EngineMemory::activation); })

@@ -39,9 +39,11 @@ std::string run_program(const std::string& command) {
 TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b loads on one H100",
           "[cli][answers]") {
     // Its MXFP4 checkpoint is 65,248,815,744 B (test_checkpoint.cpp), not the 233.66 GB of bf16
-    // that left it "DOES NOT START" on every GPU.
+    // that left it "DOES NOT START" on every GPU. vLLM's Hopper kernel holds 4,608 experts x
+    // 794,880 B more (a second copy of the swizzled scales, fp32 biases; test_evaluate.cpp).
     const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
-    CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
+    CHECK(j["weight_bytes_checkpoint_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
+    CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL + 4608ULL * 794'880);
     CHECK(j["fits"] == true);
     CHECK(j["refusal"] == "none");
     // --weight-dtype still overrides: in bf16 it does not start.
@@ -54,6 +56,28 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
         "--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16 --expert-dtype "
         "mxfp4");
     CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
+}
+
+TEST_CASE("fit refuses an FP8 layout whose expert width per GPU breaks its block, naming EP",
+          "[cli][answers][startup]") {
+    // Qwen3-235B-A22B-FP8 at tp 8: 1,536 / 8 = 192 per GPU, no multiple of 128 (vLLM's
+    // quantization/fp8.py, Fp8MoEMethod.create_weights); expert parallelism starts it.
+    const std::string model =
+        "--model " + std::string(KVPLAN_SOURCE_DIR) + "/tests/data/fp8/qwen3-235b-a22b-fp8.json";
+    const CliRun r =
+        run_kvplan("fit " + model + " --gpu h100-sxm --tp 8 --context 32k --concurrency 8");
+    REQUIRE(r.code == 0);  // an answer, not an error
+    CHECK(r.out.rfind("DOES NOT START", 0) == 0);
+    CHECK(r.out.find("leave 192 per GPU") != std::string::npos);
+    CHECK(r.out.find("--enable-expert-parallel") != std::string::npos);
+    CHECK(r.out.find("any length") == std::string::npos);
+    const json j = fit_json(model + " --gpu h100-sxm --tp 8 --context 32k --concurrency 8");
+    CHECK(j["refusal"] == "quantization_block");
+    const json ep = fit_json(model +
+                             " --gpu h100-sxm --tp 8 --enable-expert-parallel --context 32k "
+                             "--concurrency 8");
+    CHECK(ep["refusal"] == "none");
+    CHECK(ep["fits"] == true);
 }
 
 TEST_CASE("a context past the model's limit does not start, naming the limit and its field",
@@ -403,15 +427,15 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
     // library's scenario (tests/test_deployments.cpp derives the weights and caches by hand).
     const std::string base = "--model deepseek-v3 --gpu h200-sxm --context 8000 --concurrency 256";
     const json tp8 = fit_json(base + " --tp 8");
-    CHECK(tp8["max_concurrency"] == 90);
+    CHECK(tp8["max_concurrency"] == 88);
     CHECK(tp8["fits"] == false);
     const json dpep = fit_json(base + " --dp 8 --enable-expert-parallel");
     CHECK(dpep["inputs"]["dp"] == 8);
     CHECK(dpep["inputs"]["ep"] == 8);  // vLLM: ep = dp x tp
     CHECK(dpep["inputs"]["tp"] == 1);
     CHECK(dpep["inputs"]["gpus"] == 8);
-    CHECK(dpep["max_concurrency"] == 488);
-    CHECK(dpep["max_concurrency_per_dp_rank"] == 61);  // 488 = 8 ranks x 61
+    CHECK(dpep["max_concurrency"] == 480);
+    CHECK(dpep["max_concurrency_per_dp_rank"] == 60);  // 480 = 8 ranks x 60
     CHECK(dpep["weight_bytes_per_gpu"] == 100'840'717'664ULL);
     // Each dp rank holds only its own 256 / 8 = 32 sequences: 61 layers x (512 + 64) x 2 B =
     // 70,272 B a token, x 8,000 tokens (500 whole blocks of 16) = 562,176,000 B a sequence.
@@ -430,10 +454,10 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
                                       "deepseek-ai/DeepSeek-V3 --tp-size 8 --dp-size 8 "
                                       "--enable-dp-attention --ep-size 8"));
 
-    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 11,325 blocks of 64
+    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 11,112 blocks of 64
     // tokens (FlashMLA's on Hopper), each rank holding one token in 8. vLLM's "GPU KV cache size"
-    // at 8,192 tokens is blocks / cdiv(8,192, 64 x dcp) x 8,192: 11,325 / 128 x 8,192 = 724,800
-    // tokens at dcp 1 and 11,325 / 16 x 8,192 = 5,798,400 at dcp 8, eight times as many; a
+    // at 8,192 tokens is blocks / cdiv(8,192, 64 x dcp) x 8,192: 11,112 / 128 x 8,192 = 711,168
+    // tokens at dcp 1 and 11,112 / 16 x 8,192 = 5,689,344 at dcp 8, eight times as many; a
     // sequence takes 1,024 x 70,272 B on a GPU.
     const std::string at8k = "--model deepseek-v3 --gpu h200-sxm --context 8192 --tp 8";
     const json dcp1 = fit_json(at8k);

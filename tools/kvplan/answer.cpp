@@ -122,6 +122,9 @@ std::string refusal_text(const ReplicaAnswer& a) {
                                            : std::string(),
                 engine);
         case Refusal::weights:
+            if (m.charged == m.weights)
+                return fmt::format("the weights ({}) need {} more than the engine's {} of memory",
+                                   bytes(m.weights), bytes(m.shortfall), bytes(m.fraction_bytes));
             return fmt::format(
                 "the weights ({}) and the terms charged with them ({}) need {} more "
                 "than the engine's {} of memory",
@@ -141,6 +144,26 @@ std::string refusal_text(const ReplicaAnswer& a) {
                     grouped(*a.estimated_max_model_len));
             return fmt::format("one sequence of {} tokens does not fit the {} of KV memory per GPU",
                                grouped(a.demand.context), bytes(a.kv_budget));
+        case Refusal::quantization_block: {
+            const StartupCheck& c = a.startup;
+            std::string fix;
+            if (c.expert_parallel_starts)
+                fix = a.serving.engine == Engine::sglang
+                          ? fmt::format("--ep-size {} keeps every expert whole",
+                                        a.replica.parallel.tp)
+                          : "--enable-expert-parallel keeps every expert whole";
+            if (c.starting_tp != 0)
+                fix += fmt::format("{}tp {} (pp x {}) starts", fix.empty() ? "" : "; ",
+                                   c.starting_tp, a.replica.parallel.tp / c.starting_tp);
+            return fmt::format(
+                "the {} ({} wide) split {} ways leave {} per GPU, no multiple of the {}-wide "
+                "fp8 weight block ({}, create_weights){}",
+                c.part == StartupPart::routed_experts   ? "routed experts' gate/up and down"
+                : c.part == StartupPart::shared_experts ? "shared experts' gate/up and down"
+                                                        : "dense MLP's gate/up and down",
+                grouped(c.width), c.ways, grouped(c.per_rank), c.block, c.source,
+                fix.empty() ? std::string() : ": " + fix);
+        }
         case Refusal::cache:
             if (a.serving.engine == Engine::vllm && !a.report.vllm.refused.empty())
                 return std::string(a.report.vllm.refused);
@@ -168,6 +191,14 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
                     "(its cache holds {} per replica)",
                     seqs, grouped(a.demand.context), where, cap_flag(a.serving.engine),
                     grouped(a.sequence_cap), room, grouped(a.admitted));
+            if (a.max_concurrency == 0)
+                return fmt::format(
+                    "DOES NOT FIT: {} starts on {}, but not one sequence of {} tokens fits its "
+                    "cache ({} of KV per GPU, {} tokens; one sequence needs {}): it refuses such "
+                    "requests",
+                    display(a.serving.engine), where, grouped(a.demand.context), bytes(a.kv_budget),
+                    a.kv_tokens ? grouped(*a.kv_tokens) : std::string("no"),
+                    bytes(a.kv_per_sequence));
             return fmt::format(
                 "DOES NOT FIT: {} of {} tokens need {} of KV per GPU on {}; {} available, room "
                 "for {}",
@@ -368,6 +399,23 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                     : fmt::format("; {} of {} routed experts per GPU, each split {} ways",
                                   a.placement.experts_per_gpu, a.placement.physical_experts,
                                   a.placement.expert_tp))}});
+    // The checkpoint's bytes beside them: in the text only where the engine holds more.
+    const bool repacked = a.weights_checkpoint_per_gpu != a.weights_per_gpu;
+    rep.figures.push_back(
+        {"weight_bytes_checkpoint_per_gpu", "  (weights as stored in the checkpoint)",
+         cell(a.weights_checkpoint_per_gpu), cell_exact(a.weights_checkpoint_per_gpu),
+         repacked
+             ? Explanation{fmt::format("vLLM's {} kernel pads the MXFP4 experts' intermediate "
+                                       "width {} to {} and hidden {} to {} per GPU",
+                                       name(a.loaded.kernel), grouped(a.loaded.intermediate),
+                                       grouped(a.loaded.padded_intermediate),
+                                       grouped(a.loaded.hidden), grouped(a.loaded.padded_hidden)),
+                           {a.loaded.kernel == WeightKernel::mxfp4_triton
+                                ? "and keeps its swizzled scales beside the loaded ones, "
+                                  "biases in fp32 (quantization/mxfp4.py)"
+                                : "(vllm/model_executor/layers/quantization/mxfp4.py)"}}
+             : Explanation{"the weights the engine holds are the checkpoint's", {}},
+         repacked});
     if (!ideal) {
         const Layout l = a.replica.layout();
         const Reserve res =

@@ -12,6 +12,7 @@
 #include <kvplan/calibrate/bench_result.hpp>
 #include <kvplan/calibrate/latency.hpp>
 #include <kvplan/engine.hpp>
+#include <kvplan/engine/startup.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/weights.hpp>
 #include <memory>
@@ -76,7 +77,12 @@ CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup&
     CalibrationInputs in;
     if (cs.gpu) in.memory_total = cs.gpu->spec.memory_total;
     if (cs.engine.utilization_given) in.utilization = cs.engine.budget.utilization;
-    in.weights = weight_bytes_per_rank(m, layout, stage, cs.weights).total();
+    // The weights as vLLM holds them once loaded ("Model loading took"): MXFP4 experts repacked
+    // for the GPU's kernel (engine/startup.hpp).
+    in.weights = loaded_weights(Engine::vllm, cs.gpu ? gpu_family(cs.gpu->spec) : std::nullopt, m,
+                                layout, stage, cs.weights,
+                                weight_bytes_per_rank(m, layout, stage, cs.weights).total())
+                     .loaded;
     in.block_size = cs.engine.block_size;
     // Block bytes for a model vLLM keeps in one KV cache group (one layer type): then the block
     // count pins the available memory to a whole number of blocks.
@@ -100,11 +106,18 @@ CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup&
     b.utilization = fit.utilization;
     EngineOptions eo = cs.engine.options;
     eo.vllm.charge_cuda_graphs = facts.cuda_graphs_charged;
-    const EngineMemory modelled = engine_memory(Engine::vllm, r, layout, stage, b, eo);
+    const EngineMemory modelled =
+        detail::engine_memory_with(Engine::vllm, r, layout, stage, *in.weights, b, eo);
     const Bytes modelled_reserve =
         modelled.activation + (eo.vllm.charge_cuda_graphs ? modelled.cuda_graphs : Bytes{});
 
-    verdict = fmt::format(
+    verdict.clear();
+    if (!fit.started)
+        verdict = fmt::format(
+            "a failed start: vLLM's KV memory was -{:.2f} GiB (the weights and the reserve took "
+            "that much past memory x utilization); ",
+            fit.kv_shortfall.in(GiB));
+    verdict += fmt::format(
         "non-KV reserve {:.2f} GiB measured, {:.2f} GiB modelled ({}); KV memory {:.2f} GiB "
         "logged, {:.2f} GiB modelled ({})",
         fit.reserve.in(GiB), modelled_reserve.in(GiB), off_by(modelled_reserve, fit.reserve),
@@ -138,12 +151,20 @@ CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup&
           fit.blocks ? fmt::format("{} blocks of {} B", grouped(*fit.blocks),
                                    grouped(in.bytes_per_block->count()))
                      : std::string("no block count used")}});
+    if (!fit.started)
+        fig("kv_shortfall", "KV memory below zero (logged: a failed start)", cell(fit.kv_shortfall),
+            cell_exact(fit.kv_shortfall),
+            {"\"Available KV cache memory: -X GiB\": vLLM raised instead of building a cache", {}});
     fig("reserve", "= non-KV reserve (measured)", cell(fit.reserve), cell_exact(fit.reserve),
-        {"ceil(memory x utilization) - weights - available KV memory", {}});
+        {fit.started ? "ceil(memory x utilization) - weights - available KV memory"
+                     : "ceil(memory x utilization) - weights + the KV memory's shortfall",
+         {}});
     if (fit.cuda_graphs)
         fig("cuda_graphs", "  of which CUDA graphs (logged)", cell(*fit.cuda_graphs));
     fig("modelled_weights", "weights, modelled", cell(*in.weights), {},
-        {"weights.hpp: parameters x bytes per parameter on this rank", {}});
+        {"weights.hpp: parameters x bytes per parameter on this rank, as vLLM holds them once "
+         "loaded (engine/startup.hpp)",
+         {}});
     fig("modelled_reserve", "non-KV reserve, modelled", cell(modelled_reserve), {},
         {"activation peak of the profile run + CUDA graphs (when vLLM charges them)",
          {fmt::format("activation {}", modelled.activation),

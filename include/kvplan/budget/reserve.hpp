@@ -92,7 +92,8 @@ struct ActivationPeak {
     Bytes element{};                       ///< bytes per activation value (2: bf16/fp16, 4: fp32)
     std::uint64_t residual_elements = 0;   ///< per token: hidden_states and residual
     std::uint64_t attention_elements = 0;  ///< per token: q, k, v and the attention output
-    std::uint64_t mlp_elements = 0;  ///< per token: gate/up output and its activation (MoE: x k)
+    std::uint64_t mlp_elements = 0;  ///< per token: gate/up output and its activation (MoE: the
+                                     ///< fused kernel's workspaces)
     Bytes per_token{};               ///< (residual + max(attention, mlp)) x element
     Bytes hidden{};                  ///< tokens x per_token
     std::uint64_t logits_rows = 0;   ///< min(tokens, profile sequences) on the last stage, else 0
@@ -147,17 +148,21 @@ namespace detail {
 }
 
 /// Per-token activation values of one layer's MLP on a rank: the up projections' outputs and the
-/// activation's output alive together; for MoE, k experts per token plus each expert's output
-/// (fused_moe's intermediate caches) and the shared experts.
+/// activation's output alive together; for MoE, the fused kernel's workspaces and the shared
+/// experts. vLLM's fused MoE (vllm/model_executor/layers/fused_moe/fused_moe.py,
+/// TritonExperts.workspace_shapes) allocates for M tokens (M, k, max(N / 2, H)) and
+/// (M, k, max(N, H)) values and an (M, H) output, N being a rank's gate/up rows (2 x the expert
+/// width per rank, gated): an expert split thin still takes k x 2 x H values a token.
 [[nodiscard]] constexpr std::uint64_t mlp_activation_elements(const Model& m, std::uint32_t layer,
                                                               const RankParts& p) {
     const ModelConfig& c = m.config();
     const std::uint64_t per_width = c.mlp == MlpKind::gated ? 3 : 2;
     if (!m.has_mlp(layer)) return 0;
     if (!c.moe.is_moe_layer(layer)) return per_width * ceil_div(c.intermediate_size, p.dense_mlp);
+    const std::uint64_t n = (per_width - 1) * ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
+    const std::uint64_t h = c.hidden_size;
     const std::uint64_t routed =
-        std::uint64_t{c.moe.experts_per_token} *
-        (per_width * ceil_div(c.moe.expert_intermediate_size, p.expert_tp) + c.hidden_size);
+        std::uint64_t{c.moe.experts_per_token} * (std::max(n / 2, h) + std::max(n, h)) + h;
     return routed + per_width * ceil_div(shared_expert_width(c.moe), p.shared_experts);
 }
 

@@ -34,6 +34,7 @@
 #include "ideal.hpp"
 #include "kind.hpp"
 #include "sglang.hpp"
+#include "startup.hpp"
 #include "trtllm.hpp"
 #include "vllm.hpp"
 
@@ -154,11 +155,14 @@ namespace detail {
 
 }  // namespace detail
 
+/// engine_memory_with the stage's weights as engine `e` holds them once loaded (loaded_weights).
 [[nodiscard]] constexpr EngineMemory engine_memory(Engine e, const Replica& r, const Layout& l,
                                                    std::uint32_t stage, const BudgetOptions& b = {},
                                                    const EngineOptions& eo = {}) {
+    const Bytes stored = weight_bytes_per_rank(r.model, l, stage, r.weights).total();
     return detail::engine_memory_with(
-        e, r, l, stage, weight_bytes_per_rank(r.model, l, stage, r.weights).total(), b, eo);
+        e, r, l, stage,
+        loaded_weights(e, gpu_family(r.gpu), r.model, l, stage, r.weights, stored).loaded, b, eo);
 }
 
 /// What one engine makes of a replica, in the same terms for every engine.
@@ -334,8 +338,11 @@ namespace detail {
                                                    const BudgetOptions& b = {},
                                                    const EngineOptions& eo = {}) {
     const Layout l = r.layout();
-    return detail::engine_report_with(e, r, l, weight_bytes_per_stage(r.model, l, r.weights),
-                                      context, b, eo);
+    return detail::engine_report_with(
+        e, r, l,
+        loaded_stage_weights(e, r.gpu, r.model, l, r.weights,
+                             weight_bytes_per_stage(r.model, l, r.weights)),
+        context, b, eo);
 }
 
 }  // namespace kvplan

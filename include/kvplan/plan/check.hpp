@@ -181,6 +181,12 @@ namespace detail::check {
         }
         case Refusal::cache:
             return start + "it cannot build a KV cache for this model";
+        case Refusal::quantization_block:
+            return start + "the " + name(a.startup.part) + " split " +
+                   std::to_string(a.startup.ways) + " ways leave " + grouped(a.startup.per_rank) +
+                   " per GPU, no multiple of the " + std::to_string(a.startup.block) +
+                   "-wide fp8 weight block (" + std::string(a.startup.source) + ")" +
+                   (a.startup.expert_parallel_starts ? "; expert parallelism starts" : "");
     }
     return start + name(a.refusal);
 }

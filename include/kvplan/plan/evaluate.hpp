@@ -38,6 +38,7 @@
 #include "../capacity.hpp"
 #include "../detail/enum_table.hpp"
 #include "../engine/report.hpp"
+#include "../engine/startup.hpp"
 #include "../error.hpp"
 #include "../kv_bytes.hpp"
 #include "../layout.hpp"
@@ -66,6 +67,9 @@ enum class Refusal : std::uint8_t {
     outside_fraction,  ///< the terms kept outside the fraction do not fit what it leaves
     request,           ///< one request of the context does not fit the cache
     cache,             ///< the engine cannot build a cache for this model
+    /// a quantized layer's width per rank is no multiple of its weight block: the engine raises
+    /// while it creates the weights (ReplicaAnswer::startup says which, and what starts)
+    quantization_block,
 };
 
 /// Each verdict's spelling.
@@ -76,13 +80,14 @@ inline constexpr FixedArray<detail::EnumName<Verdict>, 3> verdict_names{{
 }};
 
 /// Each refusal's spelling ("none" when the engine starts).
-inline constexpr FixedArray<detail::EnumName<Refusal>, 6> refusal_names{{
+inline constexpr FixedArray<detail::EnumName<Refusal>, 7> refusal_names{{
     {Refusal::none, "none"},
     {Refusal::context_limit, "context_limit"},
     {Refusal::weights, "weights"},
     {Refusal::outside_fraction, "outside_fraction"},
     {Refusal::request, "request"},
     {Refusal::cache, "cache"},
+    {Refusal::quantization_block, "quantization_block"},
 }};
 
 /// Where the latency estimate's parameters came from, or why there is none.
@@ -213,12 +218,19 @@ struct ReplicaAnswer {
     Verdict verdict = Verdict::does_not_start;
     Refusal refusal = Refusal::none;
 
+    /// The start-up check of the quantized widths per rank (engine/startup.hpp).
+    StartupCheck startup{};
+
     // Weights and bytes.
-    WeightBytes weights{};         ///< the whole model as stored
-    Bytes weights_per_gpu{};       ///< the fullest rank
-    WeightBytes weights_on_gpu{};  ///< the fullest rank, per group
-    Bytes kv_per_token{};          ///< the whole model
-    Bytes kv_per_token_per_gpu{};  ///< the fullest stage's GPUs
+    WeightBytes weights{};  ///< the whole model as stored
+    /// The fullest rank as the engine holds it once loaded (MXFP4 experts padded and repacked
+    /// for the GPU's kernel; engine/startup.hpp, loaded_weights): what its memory counts.
+    Bytes weights_per_gpu{};
+    Bytes weights_checkpoint_per_gpu{};  ///< the fullest rank as the checkpoint stores it
+    LoadedWeights loaded{};              ///< the fullest rank's stored and loaded figures
+    WeightBytes weights_on_gpu{};        ///< the fullest rank as stored, per group
+    Bytes kv_per_token{};                ///< the whole model
+    Bytes kv_per_token_per_gpu{};        ///< the fullest stage's GPUs
 
     /// The decode bound with each replica carrying concurrency_per_replica sequences of the
     /// context (unset when not asked or the GPU lacks the figures).
@@ -482,9 +494,19 @@ struct PreparedLayout {
     a.over_limit = demand.context > a.limit.tokens;
     a.long_context_allowed = d.serving.allow_long_context;
 
-    // The engine's memory and cache at the context.
-    a.report = detail::engine_report_with(a.serving.engine, r, l, prepared.stage_weights,
-                                          demand.context, a.serving.budget, a.serving.options);
+    // Start-up, as the engine runs it: the configuration's checks (the layout's, then the
+    // quantized widths per rank), the weights as loaded, then the memory and the cache.
+    a.startup = startup_check(a.serving.engine, r.model, l, r.weights);
+    const StageWeights loaded = loaded_stage_weights(a.serving.engine, r.gpu, r.model, l, r.weights,
+                                                     prepared.stage_weights);
+    const std::optional<GpuFamily> family = gpu_family(r.gpu);
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const LoadedWeights lw = loaded_weights(a.serving.engine, family, r.model, l, st, r.weights,
+                                                prepared.stage_weights[st].total());
+        if (st == 0 || lw.loaded > a.loaded.loaded) a.loaded = lw;
+    }
+    a.report = detail::engine_report_with(a.serving.engine, r, l, loaded, demand.context,
+                                          a.serving.budget, a.serving.options);
     const EngineCapacity& cap = a.report.summary;
     a.limiting_stage = std::min(detail::engine_limiting_stage(a.report), l.pp() - 1);
     const Shard shard = l.stage(a.limiting_stage);
@@ -556,6 +578,8 @@ struct PreparedLayout {
     }
     if (a.over_limit && !a.long_context_allowed) {
         a.refusal = Refusal::context_limit;
+    } else if (a.startup.refused) {
+        a.refusal = Refusal::quantization_block;
     } else if (!a.kv_given && !weights_fit) {
         a.refusal = Refusal::weights;
     } else if (!a.kv_given && !outside_fits) {
@@ -581,7 +605,8 @@ struct PreparedLayout {
     }
 
     // The longest contexts, searched over the engine's own cache and capped at the limit.
-    if (o.contexts && a.refusal != Refusal::weights && a.refusal != Refusal::outside_fraction) {
+    if (o.contexts && a.refusal != Refusal::weights && a.refusal != Refusal::outside_fraction &&
+        a.refusal != Refusal::quantization_block) {
         std::array<Bytes, max_pipeline_stages> kv{};
         for (std::uint32_t st = 0; st < l.pp(); ++st)
             kv[st] = a.kv_given ? a.kv_budget : a.report.memory[st].kv_memory;
@@ -595,6 +620,9 @@ struct PreparedLayout {
             !a.long_context_allowed && a.max_context && *a.max_context == a.limit.tokens;
         a.longest_at_limit = !a.long_context_allowed && a.longest_single_context &&
                              *a.longest_single_context == a.limit.tokens;
+    } else if (o.contexts) {
+        // The engine stops before it builds a cache: no context runs (nullopt would read "any").
+        a.max_context = a.longest_single_context = 0;
     }
 
     // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
@@ -603,7 +631,10 @@ struct PreparedLayout {
         const WeightBytes& wb = prepared.stage_weights[st];
         if (st == 0 || wb.total() > a.weights_on_gpu.total()) a.weights_on_gpu = wb;
     }
-    a.weights_per_gpu = a.weights_on_gpu.total();
+    a.weights_checkpoint_per_gpu = a.weights_on_gpu.total();
+    a.weights_per_gpu = a.weights_checkpoint_per_gpu;
+    for (std::uint32_t st = 0; st < l.pp(); ++st)
+        a.weights_per_gpu = std::max(a.weights_per_gpu, loaded[st].total());
     a.kv_per_token = kv_bytes_per_token(r.model, r.kv);
     if (a.drafter_layers != 0)
         a.drafter_kv_per_token = a.kv_per_token - kv_bytes_per_token(d.model, r.kv);

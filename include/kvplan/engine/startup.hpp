@@ -1,0 +1,297 @@
+#pragma once
+
+// The engine's start-up before it measures memory, step by step as vLLM runs it
+// (vllm/v1/worker/gpu_worker.py: load_model, then determine_available_memory):
+//
+//   configuration  the layout's checks that throw InvalidLayout (layout.hpp: heads, KV heads and
+//                  experts per rank, the expert width under dp x tp) and the quantized layers'
+//                  widths per rank (startup_check, here): vLLM raises while it creates the
+//                  weights, before any memory is measured;
+//   weights        the weights as the engine holds them once loaded (loaded_weights, here):
+//                  MXFP4 experts padded and repacked for the kernel the GPU runs;
+//   memory         the activation peak and the pool (engine/report.hpp, engine_memory).
+//
+// A refused check is an answer, not an error: evaluate() (plan/evaluate.hpp) returns DOES NOT
+// START with the rule, its figures and, where one exists, the change that makes it start.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "../detail/checked.hpp"
+#include "../detail/enum_table.hpp"
+#include "../fixed_array.hpp"
+#include "../gpu.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../roofline/estimate.hpp"
+#include "../units.hpp"
+#include "../weights.hpp"
+#include "kind.hpp"
+
+namespace kvplan {
+
+/// The part of a layer a start-up check found too narrow on a rank.
+enum class StartupPart : std::uint8_t {
+    routed_experts,  ///< each routed expert's gate/up outputs and down input
+    shared_experts,  ///< the shared experts' gate/up outputs and down input
+    dense_mlp,       ///< a dense MLP's gate/up outputs and down input
+};
+
+inline constexpr FixedArray<detail::EnumName<StartupPart>, 3> startup_part_names{{
+    {StartupPart::routed_experts, "routed_experts"},
+    {StartupPart::shared_experts, "shared_experts"},
+    {StartupPart::dense_mlp, "dense_mlp"},
+}};
+
+[[nodiscard]] constexpr const char* name(StartupPart p) noexcept {
+    return detail::enum_name(startup_part_names, p);
+}
+
+/// A quantized layer's width per rank that is no multiple of its weight block: the engine raises
+/// while it creates the weights. Both engines check the same rule: vLLM in
+/// vllm/model_executor/layers/quantization/fp8.py (Fp8MoEMethod.create_weights for the experts,
+/// "The output_size of gate's and up's weight = 192 is not divisible by weight quantization
+/// block_n = 128"; validate_fp8_block_shape in utils/fp8_utils.py for the dense and shared
+/// layers), SGLang in python/sglang/srt/layers/quantization/fp8.py (Fp8MoEMethod.create_weights,
+/// the same message).
+struct StartupCheck {
+    bool refused = false;
+    StartupPart part = StartupPart::routed_experts;
+    std::uint64_t width = 0;     ///< the part's whole width (moe_intermediate_size)
+    std::uint32_t ways = 1;      ///< ranks it is split over
+    std::uint64_t per_rank = 0;  ///< width / ways: gate/up's output and down's input per rank
+    std::uint32_t block = 0;     ///< the weight block (weight_block_size)
+    std::string_view source{};   ///< the engine file that raises
+    /// Expert parallelism keeps every routed expert whole on its GPU (vLLM
+    /// --enable-expert-parallel, SGLang --ep-size = tp), and every part then passes.
+    bool expert_parallel_starts = false;
+    /// The largest tensor-parallel degree below the layout's at which every part passes, the other
+    /// GPUs going to pipeline stages (0: none does).
+    std::uint32_t starting_tp = 0;
+};
+
+namespace detail {
+
+/// Whether a part `width` wide split `ways` ways keeps whole blocks of `block` on each rank: the
+/// rank's gate/up output rows and down input columns, width / ways (vLLM splits a width
+/// evenly; a width that does not divide is refused by the layout before this check).
+[[nodiscard]] constexpr bool whole_blocks(std::uint64_t width, std::uint32_t ways,
+                                          std::uint32_t block) noexcept {
+    if (width == 0 || ways <= 1 || block == 0) return true;
+    return width % ways == 0 && (width / ways) % block == 0;
+}
+
+/// The fp8 block of the tensors of group `g` under `w` (0: not block-quantized).
+[[nodiscard]] constexpr std::uint32_t fp8_block_of(const WeightOptions& w, ParamGroup g) noexcept {
+    WeightFormat f = w.format;
+    if (g == ParamGroup::routed_experts && w.expert_format) f = *w.expert_format;
+    if (g == ParamGroup::shared_experts && w.shared_expert_format) f = *w.shared_expert_format;
+    if (g == ParamGroup::dense_mlp && w.dense_mlp_format) f = *w.dense_mlp_format;
+    return f == WeightFormat::fp8 ? w.layout.fp8_block : 0;
+}
+
+/// The first MLP part of `m` whose width, split as `p` says, breaks its fp8 block.
+[[nodiscard]] constexpr StartupCheck first_broken_block(const Model& m, std::uint32_t dense_tp,
+                                                        std::uint32_t shared_tp,
+                                                        std::uint32_t expert_tp,
+                                                        const WeightOptions& w) {
+    const ModelConfig& c = m.config();
+    StartupCheck s;
+    const auto check = [&](StartupPart part, ParamGroup g, std::uint64_t width,
+                           std::uint32_t ways) {
+        const std::uint32_t block = fp8_block_of(w, g);
+        if (s.refused || whole_blocks(width, ways, block)) return;
+        s.refused = true;
+        s.part = part;
+        s.width = width;
+        s.ways = ways;
+        s.per_rank = width / ways;
+        s.block = block;
+    };
+    bool dense = false, moe = false;
+    for (std::uint32_t i = 0; i < m.num_layers(); ++i) {
+        if (!m.has_mlp(i)) continue;
+        (c.moe.is_moe_layer(i) ? moe : dense) = true;
+    }
+    if (moe)
+        check(StartupPart::routed_experts, ParamGroup::routed_experts,
+              c.moe.expert_intermediate_size, expert_tp);
+    if (moe)
+        check(StartupPart::shared_experts, ParamGroup::shared_experts,
+              detail::shared_expert_width(c.moe), shared_tp);
+    if (dense) check(StartupPart::dense_mlp, ParamGroup::dense_mlp, c.intermediate_size, dense_tp);
+    return s;
+}
+
+}  // namespace detail
+
+/// The quantized widths per rank engine `e` checks when it creates the weights of `m` under `l`,
+/// in the format `w`: the first part that keeps no whole blocks, with the
+/// changes that make it start. Only vLLM and SGLang are modelled (TensorRT-LLM and the ideal
+/// profile pass).
+[[nodiscard]] constexpr StartupCheck startup_check(Engine e, const Model& m, const Layout& l,
+                                                   const WeightOptions& w) {
+    const Placement p = l.placement();
+    if (e != Engine::vllm && e != Engine::sglang) return {};
+    StartupCheck s =
+        detail::first_broken_block(m, p.dense_mlp_tp, p.shared_expert_tp, p.expert_tp, w);
+    if (!s.refused) return s;
+    s.source = e == Engine::vllm ? "vllm/model_executor/layers/quantization/fp8.py"
+                                 : "python/sglang/srt/layers/quantization/fp8.py";
+    // Expert parallelism: each routed expert whole on one GPU, the rest split as before.
+    s.expert_parallel_starts =
+        m.config().moe.experts != 0 &&
+        !detail::first_broken_block(m, p.dense_mlp_tp, p.shared_expert_tp, 1, w).refused;
+    // A smaller tp (the same GPUs in more pipeline stages): every degree tp set shrinks with it.
+    const std::uint32_t tp = l.tp();
+    for (std::uint32_t t = tp / 2; t >= 1 && s.starting_tp == 0; t /= 2) {
+        const std::uint32_t f = tp / t;
+        const auto shrink = [&](std::uint32_t d) { return d % f == 0 ? d / f : d; };
+        if (tp % t == 0 &&
+            !detail::first_broken_block(m, shrink(p.dense_mlp_tp), shrink(p.shared_expert_tp),
+                                        shrink(p.expert_tp), w)
+                 .refused)
+            s.starting_tp = t;
+    }
+    return s;
+}
+
+/// The kernel an engine runs a quantized format with, which sets how it holds the weights.
+enum class WeightKernel : std::uint8_t {
+    as_stored,         ///< the checkpoint's bytes, as the engine loads them
+    mxfp4_triton,      ///< vLLM's Triton MoE on Hopper (triton_kernels matmul_ogs)
+    mxfp4_marlin,      ///< vLLM's Marlin MoE (weight-only FP4) on Ampere, Ada and SM 12.x
+    mxfp4_flashinfer,  ///< vLLM's FlashInfer TRT-LLM MoE on Blackwell (SM 10.x)
+};
+
+inline constexpr FixedArray<detail::EnumName<WeightKernel>, 4> weight_kernel_names{{
+    {WeightKernel::as_stored, "as_stored"},
+    {WeightKernel::mxfp4_triton, "mxfp4_triton"},
+    {WeightKernel::mxfp4_marlin, "mxfp4_marlin"},
+    {WeightKernel::mxfp4_flashinfer, "mxfp4_flashinfer"},
+}};
+
+[[nodiscard]] constexpr const char* name(WeightKernel k) noexcept {
+    return detail::enum_name(weight_kernel_names, k);
+}
+
+/// One GPU's weights as stored and as the engine holds them once loaded.
+struct LoadedWeights {
+    WeightKernel kernel = WeightKernel::as_stored;
+    Bytes stored{};  ///< the checkpoint's bytes on the GPU
+    Bytes loaded{};  ///< what the engine holds ("Model loading took")
+    /// The routed experts' widths per rank as stored and as the kernel pads them (MXFP4 only).
+    std::uint64_t intermediate = 0, padded_intermediate = 0;
+    std::uint64_t hidden = 0, padded_hidden = 0;
+    std::uint64_t experts = 0;  ///< routed experts the GPU holds over its stage's MoE layers
+};
+
+namespace detail {
+
+/// One MXFP4 expert of one rank: gate/up (2 x intermediate rows of hidden) and down (hidden rows
+/// of intermediate), 4-bit values and an 8-bit scale per 32 along the input, as stored.
+[[nodiscard]] constexpr Bytes mxfp4_expert_bytes(std::uint64_t intermediate, std::uint64_t hidden) {
+    const WeightEncoding enc = encoding(WeightFormat::mxfp4);
+    return encoded_bytes(enc, 2 * intermediate, hidden, 1) +
+           encoded_bytes(enc, hidden, intermediate, 1);
+}
+
+/// Its scales alone: one byte per 32 inputs of every row.
+[[nodiscard]] constexpr Bytes mxfp4_expert_scale_bytes(std::uint64_t intermediate,
+                                                       std::uint64_t hidden) {
+    return Bytes::exactly(add(mul(2 * intermediate, ceil_div(hidden, 32), "scales"),
+                              mul(hidden, ceil_div(intermediate, 32), "scales"), "scales"));
+}
+
+}  // namespace detail
+
+/// The weights engine `e` holds on a GPU of stage `stage` of `m` under `l` once loaded, given
+/// what the checkpoint puts there (`stored`, weight_bytes_per_rank's total) and the GPU's family.
+/// Only vLLM's MXFP4 experts differ from the checkpoint
+/// (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend, create_weights and
+/// process_weights_after_loading):
+///   Hopper     the Triton kernel: the intermediate width per rank rounded up to 64; the
+///              swizzled scales are a second copy beside the loaded ones (w13_weight_scale
+///              stays registered), and the expert biases become fp32;
+///   Blackwell  FlashInfer's TRT-LLM kernel: intermediate and hidden rounded up to 256, biases
+///              fp32;
+///   others     Marlin (Ampere, Ada; mxfp4.py picks it where Triton's kernels are unsupported):
+///              intermediate rounded up to 128 and hidden to 256.
+/// The Hopper scale layout's own alignment (rows to 256, under 3 % of the scales) is not
+/// counted. fp8 on a GPU without fp8 (A100) runs through Marlin at the same bytes; int4 (AWQ,
+/// GPTQ) repacks to Marlin at the same bytes too. A given override of the weights is kept.
+[[nodiscard]] constexpr LoadedWeights loaded_weights(Engine e, std::optional<GpuFamily> family,
+                                                     const Model& m, const Layout& l,
+                                                     std::uint32_t stage, const WeightOptions& w,
+                                                     Bytes stored) {
+    LoadedWeights lw;
+    lw.stored = lw.loaded = stored;
+    const ModelConfig& c = m.config();
+    const WeightFormat experts = w.expert_format ? *w.expert_format : w.format;
+    if (e != Engine::vllm || experts != WeightFormat::mxfp4 || c.moe.experts == 0 || !family ||
+        *family == GpuFamily::cdna3 || w.override_params != 0 || !w.override_bytes.is_zero())
+        return lw;
+    const Placement p = l.placement();
+    const Shard sh = l.stage(stage);
+    std::uint64_t layers = 0;
+    for (std::uint32_t i = sh.first_layer; i < detail::shard_end(m, sh); ++i)
+        if (m.has_mlp(i) && c.moe.is_moe_layer(i)) ++layers;
+    lw.experts = detail::mul(layers, p.experts_per_gpu, "experts");
+    lw.intermediate = detail::ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
+    lw.hidden = c.hidden_size;
+    const auto round_up = [](std::uint64_t x, std::uint64_t to) {
+        return detail::ceil_div(x, to) * to;
+    };
+    bool second_scales = false, fp32_bias = false;
+    switch (*family) {
+        case GpuFamily::hopper:
+            lw.kernel = WeightKernel::mxfp4_triton;
+            lw.padded_intermediate = round_up(lw.intermediate, 64);
+            lw.padded_hidden = lw.hidden;
+            second_scales = fp32_bias = true;
+            break;
+        case GpuFamily::blackwell:
+            lw.kernel = WeightKernel::mxfp4_flashinfer;
+            lw.padded_intermediate = round_up(lw.intermediate, 256);
+            lw.padded_hidden = round_up(lw.hidden, 256);
+            fp32_bias = true;
+            break;
+        default:
+            lw.kernel = WeightKernel::mxfp4_marlin;
+            lw.padded_intermediate = round_up(lw.intermediate, 128);
+            lw.padded_hidden = round_up(lw.hidden, 256);
+            break;
+    }
+    // Per expert: the padded tensors less the stored ones, the second scales, the biases' growth.
+    const Bytes before = detail::mxfp4_expert_bytes(lw.intermediate, lw.hidden);
+    Bytes after = detail::mxfp4_expert_bytes(lw.padded_intermediate, lw.padded_hidden);
+    if (second_scales)
+        after += detail::mxfp4_expert_scale_bytes(lw.padded_intermediate, lw.padded_hidden);
+    if (c.mlp_bias) {
+        // gate/up and down biases, bf16 as stored; fp32 (or padded bf16) as loaded.
+        after +=
+            Bytes::exactly((fp32_bias ? 4 : 2) * (2 * lw.padded_intermediate + lw.padded_hidden));
+        after -= Bytes::exactly(2 * (2 * lw.intermediate + lw.hidden));
+    }
+    if (after > before) lw.loaded += (after - before) * lw.experts;
+    return lw;
+}
+
+/// `stored` (weight_bytes_per_stage of `m` under `l` in `w`) with each stage's routed experts as
+/// engine `e` holds them once loaded on `gpu` (loaded_weights): what the engine's memory counts.
+[[nodiscard]] constexpr StageWeights loaded_stage_weights(Engine e, const GpuSpec& gpu,
+                                                          const Model& m, const Layout& l,
+                                                          const WeightOptions& w,
+                                                          const StageWeights& stored) {
+    StageWeights out = stored;
+    const std::optional<GpuFamily> family = gpu_family(gpu);
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const LoadedWeights lw = loaded_weights(e, family, m, l, st, w, stored[st].total());
+        // The growth is the routed experts' (the only tensors a kernel repacks).
+        out.stages[st][ParamGroup::routed_experts] += lw.loaded - lw.stored;
+    }
+    return out;
+}
+
+}  // namespace kvplan
