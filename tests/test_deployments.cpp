@@ -107,7 +107,8 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(dpep.kv_needed.count() == 32ULL * 562'176'000);
     CHECK(tp8.kv_needed.count() == 256ULL * 562'176'000);
 
-    // vLLM's KV memory: ceil(0.92 x 150,754,820,096 B) = 138,694,434,489 B, less the weights, the
+    // vLLM's KV memory: ceil(0.92 x 150,109,945,856 B) = 138,101,150,188 B (the CUDA total of an
+    // H200, 143,156 MiB), less the weights, the
     // profiled activation peak and the CUDA graphs (256 x 2 MiB). The activation over 8,192
     // tokens: 2 B x (residual 2 x 7,168 + the larger of attention and MLP per token) + the logits
     // of 1,024 rows x 129,280 x (2 + 4) B = 794,296,320 B.
@@ -120,26 +121,28 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     const std::uint64_t act_tp8 = 8192ULL * 2 * (2 * 7168 + 64256) + logits;
     CHECK(dpep.memory().activation.count() == act_dpep);
     CHECK(tp8.memory().activation.count() == act_tp8);
-    const std::uint64_t fraction = 138'694'434'489ULL;
+    const std::uint64_t fraction = 138'101'150'188ULL;
     const std::uint64_t graphs = 256ULL * 2 * 1024 * 1024;
     CHECK(dpep.kv_budget.count() == fraction - dpep_weights - act_dpep - graphs);
     CHECK(tp8.kv_budget.count() == fraction - tp8_weights - act_tp8 - graphs);
     // Blocks of 16 tokens x 70,272 B: 1,124,352 B. vLLM keeps one null block and admits a
     // sequence per 500 blocks: 1 + (blocks - 1 - 500) / 500 per dp rank.
     const std::uint64_t block = 16 * 70'272;
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 30,632
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 45,302
-    CHECK(blocks_dpep == 30'632);
-    CHECK(blocks_tp8 == 45'302);
-    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 500) / 500);  // 61
-    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 500) / 500);            // 90, the issue's figure
-    CHECK(tp8.max_concurrency == 90);
-    CHECK(dpep.dp_rank_max_concurrency == 61);
+    // 33,848,890,508 B / 1,124,352 B = 30,105 blocks at dp 8 x ep 8; 50,342,230,476 B / 1,124,352
+    // B = 44,774 at tp 8.
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 30,105
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 44,774
+    CHECK(blocks_dpep == 30'105);
+    CHECK(blocks_tp8 == 44'774);
+    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 500) / 500);  // 60
+    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 500) / 500);            // 89
+    CHECK(tp8.max_concurrency == 89);
+    CHECK(dpep.dp_rank_max_concurrency == 60);
     // Each dp rank is an engine of its own with its own cap (--max-num-seqs 1,024 per rank).
     CHECK(dpep.dp_rank_sequence_cap == 1024);
     CHECK(dpep.sequence_cap == 8 * 1024);
-    // 8 ranks x 61 = 488 sequences against 90: over three times (5.4).
-    CHECK(dpep.max_concurrency == 488);
+    // 8 ranks x 60 = 480 sequences against 89: over three times (5.4).
+    CHECK(dpep.max_concurrency == 480);
     CHECK(dpep.max_concurrency >= 3 * tp8.max_concurrency);
     CHECK(dpep.fits());
     CHECK_FALSE(tp8.fits());
@@ -148,10 +151,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (45,302 blocks of 16 tokens, as above) are the same; each rank holds
+    // and the block count (44,774 blocks of 16 tokens, as above) are the same; each rank holds
     // one token in 8, and vLLM counts a request's blocks in units of 16 x 8 = 128 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 16 x dcp) x 8,192): 45,302 x 16 = 724,832
-    // tokens at dcp 1, 45,302 x 128 = 5,798,656 at dcp 8.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 16 x dcp) x 8,192): 44,774 x 16 = 716,384
+    // tokens at dcp 1, 44,774 x 128 = 5,731,072 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -160,17 +163,17 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 45'302);
-    CHECK(eight.report.vllm.num_blocks == 45'302);
-    CHECK(*one.kv_tokens == 724'832);
-    CHECK(*eight.kv_tokens == 5'798'656);
+    CHECK(one.report.vllm.num_blocks == 44'774);
+    CHECK(eight.report.vllm.num_blocks == 44'774);
+    CHECK(*one.kv_tokens == 716'384);
+    CHECK(*eight.kv_tokens == 5'731'072);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (45,301 - 512) / 512 = 88 against 1 + (45,301 - 64) / 64 = 707.
-    CHECK(one.max_concurrency == 88);
-    CHECK(eight.max_concurrency == 707);
+    // Admitted: 1 + (44,773 - 512) / 512 = 87 against 1 + (44,773 - 64) / 64 = 699.
+    CHECK(one.max_concurrency == 87);
+    CHECK(eight.max_concurrency == 699);
 }
 
 TEST_CASE("SGLang's dp attention reserves graph memory per dp rank and shares its sequence cap",

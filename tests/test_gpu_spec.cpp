@@ -38,6 +38,12 @@ TEST_CASE("every bundled GPU spec file loads", "[gpu_spec]") {
         // Driver totals are at least the vendor's figure read in GB, less ECC on GDDR cards
         // (L40S, L4 lose about 1/16): never below 90% of it.
         CHECK(g.spec.memory_total.count() * 10 >= g.spec.memory_stated.count() * 9);
+        // Every bundled file states the runtime's total, below the driver's by what the driver
+        // reserves (450 to 770 MiB on the NVIDIA parts, 0 on MI300X whose HIP and rocm-smi
+        // totals agree).
+        CHECK(g.memory_basis == MemoryBasis::runtime);
+        CHECK(g.spec.memory_total <= g.spec.memory_driver);
+        CHECK(g.spec.memory_driver - g.spec.memory_total < 800 * MiB);
         CHECK(g.spec.memory_bandwidth > BytesPerSecond{});
         CHECK(g.spec.dense(ComputeDtype::bf16).has_value());
         CHECK(g.spec.pcie_bandwidth > BytesPerSecond{});
@@ -46,11 +52,15 @@ TEST_CASE("every bundled GPU spec file loads", "[gpu_spec]") {
 
 TEST_CASE("GPU figures match the datasheet values in the files", "[gpu_spec]") {
     const GpuRegistry reg = GpuRegistry::load(config_dir);
-    // H100 SXM: 3.35 TB/s; nvidia-smi total 81,559 MiB = 81,559 x 1,048,576 = 85,520,809,984 B.
+    // H100 SXM: 3.35 TB/s; the CUDA runtime's total 81,090 MiB = 81,090 x 1,048,576 =
+    // 85,029,027,840 B (vLLM logs it as 79.19 GiB), 469 MiB below nvidia-smi's 81,559 MiB =
+    // 85,520,809,984 B, which stays in the file beside it.
     const GpuSpec h100 = *reg.find("h100-sxm");
     CHECK(h100.memory_bandwidth.in(TB_per_s) == Approx(3.35));
-    CHECK(h100.memory_total.count() == 81'559ULL * 1'048'576);
-    CHECK(h100.memory_total.count() == 85'520'809'984ULL);
+    CHECK(h100.memory_total.count() == 81'090ULL * 1'048'576);
+    CHECK(h100.memory_total.count() == 85'029'027'840ULL);
+    CHECK(h100.memory_driver == 81'559 * MiB);
+    CHECK(h100.memory_driver.count() == 85'520'809'984ULL);
     CHECK(h100.memory_stated == 80 * GB);
     // Dense, not sparse: BF16 989.4 TFLOP/s (the datasheet's 1,979 is with sparsity); no FP4.
     CHECK(h100.dense(ComputeDtype::bf16)->in(TFLOP_per_s) == Approx(989.4));
@@ -58,14 +68,16 @@ TEST_CASE("GPU figures match the datasheet values in the files", "[gpu_spec]") {
     // NVLink 4: 900 GB/s both ways = 450 GB/s per direction; PCIe Gen5 x16 64 GB/s.
     CHECK(h100.scale_up_bandwidth.in(GB_per_s) == Approx(450));
     CHECK(h100.pcie_bandwidth.in(GB_per_s) == Approx(64));
-    // A100-SXM4-80GB: 2.039 TB/s, 81,920 MiB, no FP8.
+    // A100-SXM4-80GB: 2.039 TB/s, no FP8; CUDA's deviceQuery printed 85,100,068,864 bytes, 762.25
+    // MiB below nvidia-smi's 81,920 MiB = 80 GiB (nvidia-smi -q: "Reserved : 763 MiB").
     const GpuSpec a100 = *reg.find("a100-sxm4-80gb");
     CHECK(a100.memory_bandwidth.in(TB_per_s) == Approx(2.039));
-    CHECK(a100.memory_total == 80 * GiB);
+    CHECK(a100.memory_total.count() == 85'100'068'864ULL);
+    CHECK(80 * GiB - a100.memory_total == 762 * MiB + 256 * KiB);
     CHECK_FALSE(a100.dense(ComputeDtype::fp8).has_value());
     // PCIe-only cards have no scale-up link.
     CHECK(reg.find("l40s")->scale_up_bandwidth == BytesPerSecond{});
-    // MI300X: 206,141,652,992 B as rocm-smi reports it (196,592 MiB).
+    // MI300X: 206,141,652,992 B as HIP and rocm-smi report it (196,592 MiB).
     CHECK(reg.find("mi300x")->memory_total.count() == 196'592ULL * 1'048'576);
 }
 
@@ -92,7 +104,7 @@ TEST_CASE("a user's own spec file loads the same way", "[gpu_spec]") {
     Json j = read_json_file(config_dir / "gpus" / "h100-sxm.json");
     j["id"] = "my-h100";
     j["aliases"] = Json::array();
-    j["memory"]["driver_reported_bytes"] = 81'106ULL * 1'048'576;  // what CUDA saw, say
+    j["memory"]["runtime_total_bytes"] = 81'106ULL * 1'048'576;  // what CUDA saw, say
     std::ofstream(dir / "my-h100.json") << j.dump(2);
     const GpuSpec mine = reg.resolve((dir / "my-h100.json").string());
     CHECK(mine.id == "my-h100");
@@ -114,9 +126,10 @@ TEST_CASE("bad GPU spec files get clear errors", "[gpu_spec][errors]") {
                Catch::Contains("gpu-bad-schema.json: schema: expected \"kvplan-gpu/1\", found "
                                "\"kvplan-gpu/2\""));
     CHECK_THAT(error_of(bad_dir / "gpu-missing-memory-bytes.json"),
-               Catch::Contains("gpu-missing-memory-bytes.json: memory.driver_reported_bytes: "
-                               "expected the total the driver reports, in bytes (or stated_bytes, "
-                               "the vendor's figure), found nothing (the field is missing)"));
+               Catch::Contains("gpu-missing-memory-bytes.json: memory.runtime_total_bytes: "
+                               "expected the total the CUDA or HIP runtime reports, in bytes (or "
+                               "driver_reported_bytes, or stated_bytes, the vendor's figure), "
+                               "found nothing (the field is missing)"));
     CHECK_THAT(error_of(bad_dir / "gpu-negative-bandwidth.json"),
                Catch::Contains("memory_bandwidth.TB_per_s: expected a number > 0, found -3.35"));
     CHECK_THAT(error_of(bad_dir / "gpu-wrong-type.json"),
@@ -134,7 +147,9 @@ TEST_CASE("bad GPU spec files get clear errors", "[gpu_spec][errors]") {
 }
 
 TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][presets]") {
-    static_assert(gpus::h100_sxm.memory_total.count() == 85'520'809'984ULL);
+    // 81,090 MiB x 1,048,576 and 81,559 MiB x 1,048,576.
+    static_assert(gpus::h100_sxm.memory_total.count() == 85'029'027'840ULL);
+    static_assert(gpus::h100_sxm.memory_driver.count() == 85'520'809'984ULL);
     const GpuRegistry reg = GpuRegistry::load(config_dir);
     REQUIRE(reg.files().size() == gpus::all.size());
     for (const GpuSpec* p : gpus::all) {
@@ -143,6 +158,7 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
         CHECK(g.name == p->name);
         CHECK(g.memory_stated == p->memory_stated);
         CHECK(g.memory_total == p->memory_total);
+        CHECK(g.memory_driver == p->memory_driver);
         // Both are the same decimal literal times the same power of ten: equal doubles.
         CHECK(g.memory_bandwidth == p->memory_bandwidth);
         CHECK(g.scale_up_bandwidth == p->scale_up_bandwidth);
@@ -185,9 +201,10 @@ TEST_CASE("the minimal spec of configs/gpus/README.md loads with what it states"
     CHECK(doc.size() == 5);
     const GpuSpecFile g = gpu_spec_from_json(doc, "my-h100.json", "my-h100");
     CHECK(g.spec.id == "my-h100");
-    // 81,559 MiB x 1,048,576 = 85,520,809,984 B, the H100 SXM's nvidia-smi total.
-    CHECK(g.spec.memory_total.count() == 85'520'809'984ULL);
-    CHECK_FALSE(g.memory_from_stated);
+    // 81,090 MiB x 1,048,576 = 85,029,027,840 B, the H100 SXM's CUDA total.
+    CHECK(g.spec.memory_total.count() == 85'029'027'840ULL);
+    CHECK(g.memory_basis == MemoryBasis::runtime);
+    CHECK(g.spec.memory_driver.is_zero());
     CHECK(g.spec.memory_bandwidth.in(TB_per_s) == Approx(3.35));
     CHECK(g.spec.dense(ComputeDtype::bf16)->in(TFLOP_per_s) == Approx(989.4));
     // What it leaves out is absent, not invented.
@@ -212,18 +229,39 @@ TEST_CASE("a spec with only the stated memory budgets from it", "[gpu_spec][mini
     Json doc = readme_minimal_spec();
     doc["memory"] = {{"stated_bytes", 80'000'000'000ULL}};
     const GpuSpecFile g = gpu_spec_from_json(doc, "my-gpu.json");
-    // 80 GB read in SI units, 5,520,809,984 B (6.5 %) below the driver's total for the part.
+    // 80 GB read in SI units, 5,029,027,840 B (5.9 %) below the CUDA total for the part.
     CHECK(g.spec.memory_total == 80 * GB);
     CHECK(g.spec.memory_stated == 80 * GB);
-    CHECK(g.memory_from_stated);
+    CHECK(g.memory_basis == MemoryBasis::stated);
+}
+
+TEST_CASE("a spec with only the driver's total budgets from it, and says so",
+          "[gpu_spec][minimal]") {
+    // A file written before runtime_total_bytes existed: nvidia-smi's 81,559 MiB, which still
+    // holds the driver's reservation, is the base rather than no figure at all.
+    Json doc = readme_minimal_spec();
+    doc["memory"] = {{"driver_reported_bytes", 81'559ULL * 1'048'576}};
+    const GpuSpecFile g = gpu_spec_from_json(doc, "my-gpu.json");
+    CHECK(g.spec.memory_total.count() == 85'520'809'984ULL);
+    CHECK(g.memory_basis == MemoryBasis::driver);
+}
+
+TEST_CASE("a runtime total above the driver's is refused", "[gpu_spec][errors]") {
+    // The runtime sees the driver's total less what the driver reserves: never more.
+    Json doc = readme_minimal_spec();
+    doc["memory"]["driver_reported_bytes"] = 81'000ULL * 1'048'576;  // 84,934,656,000 B
+    CHECK(json_error(doc) ==
+          "my-gpu.json: memory.runtime_total_bytes: expected at most driver_reported_bytes "
+          "(84934656000), found 85029027840");
 }
 
 TEST_CASE("a spec needs memory, bandwidth and one dense figure", "[gpu_spec][minimal]") {
     Json doc = readme_minimal_spec();
     doc["memory"] = Json::object();
     CHECK(json_error(doc) ==
-          "my-gpu.json: memory.driver_reported_bytes: expected the total the driver reports, in "
-          "bytes (or stated_bytes, the vendor's figure), found nothing (the field is missing)");
+          "my-gpu.json: memory.runtime_total_bytes: expected the total the CUDA or HIP runtime "
+          "reports, in bytes (or driver_reported_bytes, or stated_bytes, the vendor's figure), "
+          "found nothing (the field is missing)");
     doc = readme_minimal_spec();
     doc["dense_tflops"] = {{"bf16", nullptr}};
     CHECK_THAT(json_error(doc), Catch::StartsWith("my-gpu.json: dense_tflops.bf16: expected one "
@@ -241,12 +279,14 @@ TEST_CASE("a spec needs memory, bandwidth and one dense figure", "[gpu_spec][min
 
 TEST_CASE("an unknown key in a GPU spec is an error naming the nearest", "[gpu_spec][keys]") {
     Json doc = readme_minimal_spec();
-    doc["memory"]["driver_bytes"] = doc["memory"]["driver_reported_bytes"];
-    doc["memory"].erase("driver_reported_bytes");
+    doc["memory"]["driver_bytes"] = doc["memory"]["runtime_total_bytes"];
     CHECK(json_error(doc) ==
           "my-gpu.json: memory.driver_bytes: expected a key of memory (stated, stated_bytes, "
-          "driver_reported_bytes, source), found the unknown key 'driver_bytes'; did you mean "
-          "'driver_reported_bytes'?");
+          "runtime_total_bytes, driver_reported_bytes, source), found the unknown key "
+          "'driver_bytes'; did you mean 'driver_reported_bytes'?");
+    doc = readme_minimal_spec();
+    doc["memory"]["cuda_total_bytes"] = doc["memory"]["runtime_total_bytes"];
+    CHECK_THAT(json_error(doc), Catch::EndsWith("did you mean 'runtime_total_bytes'?"));
     doc = readme_minimal_spec();
     doc["dense_tflops"]["bfloat16"] = 989.4;
     CHECK_THAT(json_error(doc),
@@ -292,9 +332,10 @@ TEST_CASE("every key the README's schema table defines is accepted", "[gpu_spec]
     std::sort(documented.begin(), documented.end());
     std::sort(in_file.begin(), in_file.end());
     CHECK(documented == in_file);
-    // 7 plain keys (schema, id, aliases, name, vendor, tdp_W, notes) and the fields of 5 objects:
-    // memory 4, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4, node 4 = 24.
-    CHECK(documented.size() == 31);
+    // 7 plain keys (schema, id, aliases, name, vendor, tdp_W, notes) and the fields of 6 objects:
+    // memory 5, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4, node 4 = 25;
+    // 7 + 25 = 32.
+    CHECK(documented.size() == 32);
     CHECK_NOTHROW(gpu_spec_from_json(h100, "h100-sxm.json", "h100-sxm"));
 }
 
@@ -323,7 +364,7 @@ TEST_CASE("the GPU spec fixtures are what their names say", "[gpu_spec][minimal]
     CHECK(read_json_file(dir / "minimal.json") == readme_minimal_spec());
     const GpuSpecFile stated =
         gpu_spec_from_json(read_json_file(dir / "stated_only_fp8.json"), "s");
-    CHECK(stated.memory_from_stated);
+    CHECK(stated.memory_basis == MemoryBasis::stated);
     CHECK(stated.spec.memory_total == 80 * GB);
     CHECK_FALSE(stated.spec.dense(ComputeDtype::bf16).has_value());
     const GpuSpecFile links =

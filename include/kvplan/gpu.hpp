@@ -1,9 +1,9 @@
 #pragma once
 
-// A GPU as capacity planning sees it: memory (as the vendor states it and as the driver reports
-// it), peak memory bandwidth, dense tensor throughput per compute type, and its links. The bundled
-// specs are JSON files under configs/gpus/ (loaded by kvplan/gpu_spec.hpp); this struct is what
-// the core computes with.
+// A GPU as capacity planning sees it: memory (as the vendor states it and as the CUDA or HIP
+// runtime reports it), peak memory bandwidth, dense tensor throughput per compute type, and its
+// links. The bundled specs are JSON files under configs/gpus/ (loaded by kvplan/gpu_spec.hpp); this
+// struct is what the core computes with.
 
 #include <array>
 #include <cstdint>
@@ -48,8 +48,12 @@ struct GpuSpec {
     ModelName id{};         ///< stable lower-case id, e.g. "h100-sxm"
     ModelName name{};       ///< the vendor's product name
     Bytes memory_stated{};  ///< the vendor's figure read in SI units (80 GB = 80e9 B)
-    Bytes
-        memory_total{};  ///< what the driver reports as total (nvidia-smi): the budget starts here
+    /// What the CUDA or HIP runtime reports as total (cudaMemGetInfo, torch.cuda.mem_get_info):
+    /// the budget starts here. nvidia-smi's total is larger by the memory the driver reserves.
+    Bytes memory_total{};
+    /// What the driver's tool reports as total (nvidia-smi memory.total, rocm-smi VRAM Total):
+    /// SGLang sizes its reserve from it. Zero: not stated (memory_total stands in).
+    Bytes memory_driver{};
     BytesPerSecond memory_bandwidth{};
     std::array<FlopsPerSecond, all_compute_dtypes.size()> dense_flops{};  ///< zero: unsupported
     BytesPerSecond
@@ -77,17 +81,20 @@ struct GpuSpec {
 namespace gpus {
 namespace detail {
 
-/// A spec from the figures of its configs/gpus file: TB/s, dense TFLOP/s in all_compute_dtypes
-/// order (0: unsupported), GB/s per direction (0: no scale-up link; no scale-out figure).
+/// A spec from the figures of its configs/gpus file: bytes (stated, runtime; driver last), TB/s,
+/// dense TFLOP/s in all_compute_dtypes order (0: unsupported), GB/s per direction (0: no scale-up
+/// link; no scale-out figure).
 [[nodiscard]] constexpr GpuSpec make(std::string_view id, std::string_view name,
-                                     std::uint64_t stated, std::uint64_t driver, double tb_per_s,
+                                     std::uint64_t stated, std::uint64_t runtime, double tb_per_s,
                                      std::array<double, all_compute_dtypes.size()> tflops,
                                      double scale_up_gb_per_s, double pcie_gb_per_s,
-                                     double scale_out_gb_per_s = 0, std::uint32_t node_gpus = 8) {
+                                     double scale_out_gb_per_s = 0, std::uint32_t node_gpus = 8,
+                                     std::uint64_t driver = 0) {
     GpuSpec g{.id = id,
               .name = name,
               .memory_stated = Bytes::exactly(stated),
-              .memory_total = Bytes::exactly(driver),
+              .memory_total = Bytes::exactly(runtime),
+              .memory_driver = Bytes::exactly(driver),
               .memory_bandwidth = tb_per_s * TB_per_s,
               .scale_up_bandwidth = scale_up_gb_per_s * GB_per_s,
               .pcie_bandwidth = pcie_gb_per_s * GB_per_s,
@@ -103,39 +110,41 @@ namespace detail {
 // each equals its file. Figures and their sources are in the files. Dense TFLOP/s order: tf32,
 // bf16, fp16, fp8, int8, fp4.
 inline constexpr GpuSpec a100_sxm4_40gb =
-    detail::make("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB", 40'000'000'000, 42'949'672'960, 1.555,
-                 {156, 312, 312, 0, 624, 0}, 300, 32);
+    detail::make("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB", 40'000'000'000, 42'298'834'944, 1.555,
+                 {156, 312, 312, 0, 624, 0}, 300, 32, 0, 8, 42'949'672'960);
 inline constexpr GpuSpec a100_sxm4_80gb =
-    detail::make("a100-sxm4-80gb", "NVIDIA A100 SXM4 80GB", 80'000'000'000, 85'899'345'920, 2.039,
-                 {156, 312, 312, 0, 624, 0}, 300, 32);
+    detail::make("a100-sxm4-80gb", "NVIDIA A100 SXM4 80GB", 80'000'000'000, 85'100'068'864, 2.039,
+                 {156, 312, 312, 0, 624, 0}, 300, 32, 0, 8, 85'899'345'920);
 inline constexpr GpuSpec a100_pcie_80gb =
-    detail::make("a100-pcie-80gb", "NVIDIA A100 80GB PCIe", 80'000'000'000, 85'899'345'920, 1.935,
-                 {156, 312, 312, 0, 624, 0}, 0, 32);
+    detail::make("a100-pcie-80gb", "NVIDIA A100 80GB PCIe", 80'000'000'000, 85'100'068'864, 1.935,
+                 {156, 312, 312, 0, 624, 0}, 0, 32, 0, 8, 85'899'345'920);
 inline constexpr GpuSpec h100_sxm =
-    detail::make("h100-sxm", "NVIDIA H100 SXM5 80GB", 80'000'000'000, 85'520'809'984, 3.35,
-                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50);
+    detail::make("h100-sxm", "NVIDIA H100 SXM5 80GB", 80'000'000'000, 85'029'027'840, 3.35,
+                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50, 8, 85'520'809'984);
 inline constexpr GpuSpec h100_pcie =
-    detail::make("h100-pcie", "NVIDIA H100 PCIe 80GB", 80'000'000'000, 85'520'809'984, 2.0,
-                 {378, 756, 756, 1513, 1513, 0}, 0, 64);
+    detail::make("h100-pcie", "NVIDIA H100 PCIe 80GB", 80'000'000'000, 84'943'044'608, 2.0,
+                 {378, 756, 756, 1513, 1513, 0}, 0, 64, 0, 8, 85'520'809'984);
 inline constexpr GpuSpec h100_nvl =
-    detail::make("h100-nvl", "NVIDIA H100 NVL 94GB", 94'000'000'000, 100'485'038'080, 3.9,
-                 {417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 300, 64);
+    detail::make("h100-nvl", "NVIDIA H100 NVL 94GB", 94'000'000'000, 99'861'594'112, 3.9,
+                 {417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 300, 64, 0, 8, 100'485'038'080);
 inline constexpr GpuSpec h200_sxm =
-    detail::make("h200-sxm", "NVIDIA H200 SXM 141GB", 141'000'000'000, 150'754'820'096, 4.8,
-                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50);
+    detail::make("h200-sxm", "NVIDIA H200 SXM 141GB", 141'000'000'000, 150'109'945'856, 4.8,
+                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50, 8, 150'754'820'096);
 inline constexpr GpuSpec b200 =
-    detail::make("b200", "NVIDIA B200 (HGX B200, 180GB)", 180'000'000'000, 192'265'846'784, 7.7,
-                 {1100, 2250, 2250, 4500, 4500, 9000}, 900, 64, 50);
+    detail::make("b200", "NVIDIA B200 (HGX B200, 180GB)", 180'000'000'000, 191'502'483'456, 7.7,
+                 {1100, 2250, 2250, 4500, 4500, 9000}, 900, 64, 50, 8, 192'265'846'784);
 inline constexpr GpuSpec mi300x =
     detail::make("mi300x", "AMD Instinct MI300X", 192'000'000'000, 206'141'652'992, 5.3,
-                 {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64);
+                 {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64, 0, 8, 206'141'652'992);
 inline constexpr GpuSpec mi325x =
-    detail::make("mi325x", "AMD Instinct MI325X", 256'000'000'000, 274'877'906'944, 6.0,
-                 {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64);
-inline constexpr GpuSpec l40s = detail::make("l40s", "NVIDIA L40S", 48'000'000'000, 48'305'799'168,
-                                             0.864, {183, 362.05, 362.05, 733, 733, 0}, 0, 32);
-inline constexpr GpuSpec l4 = detail::make("l4", "NVIDIA L4", 24'000'000'000, 24'152'899'584, 0.3,
-                                           {60, 121, 121, 242.5, 242.5, 0}, 0, 32);
+    detail::make("mi325x", "AMD Instinct MI325X", 256'000'000'000, 274'861'129'728, 6.0,
+                 {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64, 0, 8, 274'877'906'944);
+inline constexpr GpuSpec l40s =
+    detail::make("l40s", "NVIDIA L40S", 48'000'000'000, 47'695'527'936, 0.864,
+                 {183, 362.05, 362.05, 733, 733, 0}, 0, 32, 0, 8, 48'305'799'168);
+inline constexpr GpuSpec l4 =
+    detail::make("l4", "NVIDIA L4", 24'000'000'000, 23'570'219'008, 0.3,
+                 {60, 121, 121, 242.5, 242.5, 0}, 0, 32, 0, 8, 24'152'899'584);
 
 /// Every bundled GPU, in file-name order.
 inline constexpr std::array all{&a100_pcie_80gb, &a100_sxm4_40gb, &a100_sxm4_80gb, &b200, &h100_nvl,

@@ -253,8 +253,9 @@ TEST_CASE("fit prints the verdict first, then every budget term", "[cli][fit]") 
     // 32 sequences need 32 x 655,360,000 B = 19.5 GiB per GPU, well inside what 80 GB less
     // 32.9 GiB of weights leaves.
     CHECK_THAT(r.out, Catch::StartsWith("FITS: 32 sequences of 8,000 tokens"));
-    // vLLM's budget: ceil(85,520,809,984 B x 0.92) = 78,679,145,186 B before weights and the rest.
-    CHECK_THAT(r.out, Catch::Contains("(78,679,145,186 B)") && Catch::Contains("- weights") &&
+    // vLLM's budget: ceil(85,029,027,840 B x 0.92) = 78,226,705,613 B (the H100's CUDA total,
+    // 81,090 MiB) before weights and the rest.
+    CHECK_THAT(r.out, Catch::Contains("(78,226,705,613 B)") && Catch::Contains("- weights") &&
                           Catch::Contains("- activation peak") &&
                           Catch::Contains("= KV budget per GPU"));
     const CliRun c = run_kvplan(
@@ -265,7 +266,7 @@ TEST_CASE("fit prints the verdict first, then every budget term", "[cli][fit]") 
     for (const char* col : {"fits", "kv_budget_bytes_per_gpu", "kv_tokens_capacity",
                             "max_concurrency", "max_context"})
         CHECK_NOTHROW(csv_column(rows, col));
-    CHECK(rows[1][csv_column(rows, "gpu_memory_bytes")] == "85520809984");
+    CHECK(rows[1][csv_column(rows, "gpu_memory_bytes")] == "85029027840");
 }
 
 TEST_CASE("roofline gives the decode bound and sweeps comma lists", "[cli][roofline]") {
@@ -316,12 +317,15 @@ TEST_CASE("list gpus shows the bundled specs with their units", "[cli][list]") {
     for (const json& g : j["gpus"])
         if (g["id"] == "h100-sxm") {
             found = true;
-            // nvidia-smi's 81,559 MiB x 1,048,576 = 85,520,809,984 B (configs/gpus/h100-sxm.json).
-            CHECK(g["memory_bytes"].get<std::uint64_t>() == 85'520'809'984ULL);
+            // The CUDA total 81,090 MiB x 1,048,576 = 85,029,027,840 B = 79.19 GiB, beside the
+            // datasheet's 80GB read in SI units (configs/gpus/h100-sxm.json).
+            CHECK(g["memory_bytes"].get<std::uint64_t>() == 85'029'027'840ULL);
+            CHECK(g["memory_bytes_stated"].get<std::uint64_t>() == 80'000'000'000ULL);
         }
     CHECK(found);
-    CHECK_THAT(run_kvplan("list gpus").out,
-               Catch::Contains("79.65 GiB") && Catch::Contains("3.35 TB/s"));
+    CHECK_THAT(run_kvplan("list gpus").out, Catch::Contains("79.19 GiB") &&
+                                                Catch::Contains("80 GB") &&
+                                                Catch::Contains("3.35 TB/s"));
 }
 
 TEST_CASE("unknown GPUs and unreadable spec files exit 3 naming the file", "[cli][exit]") {
@@ -483,7 +487,7 @@ TEST_CASE("compare puts every combination in one table", "[cli][compare]") {
     REQUIRE(g.code == 0);
     const auto rows = parse_csv(g.out);
     REQUIRE(rows.size() == 3);
-    // The H200 (143,771 MiB) leaves more KV budget than the H100 (81,559 MiB).
+    // The H200 (143,156 MiB) leaves more KV budget than the H100 (81,090 MiB).
     CHECK(std::stoull(rows[2][csv_column(rows, "max_concurrency")]) >
           std::stoull(rows[1][csv_column(rows, "max_concurrency")]));
 }

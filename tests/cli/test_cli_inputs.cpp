@@ -189,7 +189,8 @@ TEST_CASE("a minimal GPU spec sizes a replica; the roofline refuses only what it
     const std::string gpu = " --gpu " + dir.quoted("my-h100.json");
     const CliRun fit = run_kvplan("fit --model llama-3-8b --context 8k --format json" + gpu);
     REQUIRE(fit.code == 0);
-    // The driver total as written: 81,559 MiB = 85,520,809,984 B, as the bundled H100's.
+    // The driver total as written (a file with no runtime total budgets from it): 81,559 MiB =
+    // 85,520,809,984 B, the bundled H100's nvidia-smi total.
     CHECK(nlohmann::json::parse(fit.out)["gpu_memory_bytes"] == 85'520'809'984ULL);
     CHECK(run_kvplan("roofline --model llama-3-8b --context 8k" + gpu).code == 0);
     // tp 2 needs a link for the all-reduce, and fp8 a dense fp8 figure: neither is in the file.
@@ -237,7 +238,8 @@ TEST_CASE("CSV rows carry the inputs, so a sweep's rows can be told apart", "[cl
     CHECK(fits[1][csv_column(fits, "gpu")] == "h100-sxm");
     CHECK(fits[2][csv_column(fits, "gpu")] == "h200-sxm");
     CHECK(fits[1][csv_column(fits, "context_tokens")] == "8000");
-    // 81,559 MiB and 143,771 MiB (configs/gpus/h100-sxm.json, h200-sxm.json).
-    CHECK(fits[1][csv_column(fits, "gpu_memory_bytes")] == "85520809984");
-    CHECK(fits[2][csv_column(fits, "gpu_memory_bytes")] == "150754820096");
+    // The CUDA totals 81,090 MiB and 143,156 MiB, x 1,048,576 B (configs/gpus/h100-sxm.json,
+    // h200-sxm.json, memory.runtime_total_bytes).
+    CHECK(fits[1][csv_column(fits, "gpu_memory_bytes")] == "85029027840");
+    CHECK(fits[2][csv_column(fits, "gpu_memory_bytes")] == "150109945856");
 }
