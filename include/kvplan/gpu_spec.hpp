@@ -205,11 +205,27 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
         detail::optional_source(*pcie, "source");
     }
 
-    // Optional: the node the GPU sits in. Without it, 8 GPUs per node and no scale-out figure.
+    // Optional: the node the GPU sits in and the scale-up domain it belongs to. Without it, 8 GPUs
+    // per node, one scale-up domain per node and no scale-out figure.
     if (const auto node = r.optional_object("node")) {
-        node->only_keys({"gpus", "scale_out", "GB_per_s_per_direction", "source"}, "node");
+        node->only_keys({"gpus", "scale_up_gpus", "scale_out", "GB_per_s_per_direction", "source"},
+                        "node", {{"nvlink_domain", "scale_up_gpus"}, {"domain", "scale_up_gpus"}});
         out.spec.gpus_per_node =
             static_cast<std::uint32_t>(node->positive_integer("gpus", 1'000'000));
+        if (const auto domain = node->optional_positive_integer("scale_up_gpus", 1'000'000)) {
+            const std::uint64_t n = out.spec.gpus_per_node;
+            // A fabric joins part of one node (NVLink-bridged pairs) or whole nodes (an NVL72
+            // rack of 4-GPU trays), never a node and a piece of another.
+            if (n % *domain != 0 && *domain % n != 0)
+                node->fail("scale_up_gpus",
+                           "a divisor or a multiple of node.gpus (" + std::to_string(n) + ")",
+                           std::to_string(*domain));
+            const bool linked = out.spec.scale_up_bandwidth > BytesPerSecond{};
+            if (!linked && *domain != 1)
+                node->fail("scale_up_gpus", "1 (no scale_up link joins the GPUs)",
+                           std::to_string(*domain));
+            out.spec.scale_up_gpus = static_cast<std::uint32_t>(*domain);
+        }
         (void)node->optional_string("scale_out");
         if (const auto out_bw = node->positive_number_or_null("GB_per_s_per_direction"))
             out.spec.scale_out_bandwidth =

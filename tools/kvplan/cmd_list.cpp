@@ -74,6 +74,8 @@ void list_gpus(const ListOptions& o, Context& ctx) {
                  {"bf16_flops_per_s", "bf16 dense"},
                  {"fp8_flops_per_s", "fp8 dense"},
                  {"scale_up_bytes_per_s", "scale-up (one way)"},
+                 {"gpus_per_node", "GPUs/node"},
+                 {"scale_up_gpus", "GPUs/scale-up"},
                  {"source", "source"}};
     for (const ResolvedGpu& g : bundled_gpus(ctx)) {
         std::string aliases;
@@ -93,6 +95,7 @@ void list_gpus(const ListOptions& o, Context& ctx) {
              cell(g.spec.memory_bandwidth), flops(ComputeDtype::bf16), flops(ComputeDtype::fp8),
              g.spec.scale_up_bandwidth > BytesPerSecond{} ? cell(g.spec.scale_up_bandwidth)
                                                           : cell_null("none"),
+             cell_count(g.spec.gpus_per_node, ""), cell_count(g.spec.scale_up_domain(), ""),
              cell_text(g.source)});
     }
     r.tables.push_back(std::move(t));
