@@ -50,6 +50,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/fleet.hpp
   kvplan/gpu.hpp
   kvplan/json_position.hpp
+  kvplan/kv_support.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
   kvplan/plan.hpp

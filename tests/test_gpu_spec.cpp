@@ -4,6 +4,8 @@
 #include <fstream>
 #include <iterator>
 #include <kvplan/gpu_spec.hpp>
+#include <kvplan/kv_support.hpp>
+#include <kvplan/plan.hpp>
 #include <kvplan/presets.hpp>
 #include <kvplan/roofline.hpp>
 #include <string>
@@ -413,10 +415,10 @@ TEST_CASE("every key the README's schema table defines is accepted", "[gpu_spec]
     std::sort(documented.begin(), documented.end());
     std::sort(in_file.begin(), in_file.end());
     CHECK(documented == in_file);
-    // 7 plain keys (schema, id, aliases, name, vendor, tdp_W, notes) and the fields of 6 objects:
-    // memory 5, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4, node 5 = 26;
-    // 7 + 26 = 33.
-    CHECK(documented.size() == 33);
+    // 8 plain keys (schema, id, aliases, name, vendor, architecture, tdp_W, notes) and the fields
+    // of 6 objects: memory 5, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4,
+    // node 5 = 26; 8 + 26 = 34.
+    CHECK(documented.size() == 34);
     CHECK_NOTHROW(gpu_spec_from_json(h100, "h100-sxm.json", "h100-sxm"));
 }
 
@@ -456,4 +458,73 @@ TEST_CASE("the GPU spec fixtures are what their names say", "[gpu_spec][minimal]
     CHECK(links.spec.pcie_bandwidth.in(GB_per_s) == Approx(64));
     CHECK_THROWS_WITH(gpu_spec_from_json(read_json_file(dir / "unknown_nested_key.json"), "u.json"),
                       Catch::StartsWith("u.json: memory.driver_bytes: expected a key of memory"));
+}
+
+TEST_CASE("each bundled GPU names its architecture", "[gpu_spec][kv_dtype]") {
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    for (const GpuSpecFile& g : reg.files()) {
+        INFO(g.file.string());
+        CHECK(g.spec.arch != GpuArch::unknown);
+    }
+    CHECK(reg.find("a100-sxm4-80gb")->arch == GpuArch::ampere);
+    CHECK(reg.find("l40s")->arch == GpuArch::ada);
+    CHECK(reg.find("h100")->arch == GpuArch::hopper);
+    CHECK(reg.find("gb200")->arch == GpuArch::blackwell);
+    CHECK(reg.find("mi300x")->arch == GpuArch::cdna3);
+    CHECK(reg.find("mi355x")->arch == GpuArch::cdna4);
+    Json doc = readme_minimal_spec();
+    doc["architecture"] = "hoper";
+    CHECK(json_error(doc) ==
+          "my-gpu.json: architecture: expected ampere, ada, hopper, blackwell, cdna3 or cdna4, "
+          "found \"hoper\"; did you mean 'hopper'?");
+}
+
+TEST_CASE("a KV dtype is refused on an architecture that cannot hold it", "[gpu_spec][kv_dtype]") {
+    // NVFP4 needs Blackwell's FP4 tensor cores; MXFP4 needs FP4 with microscaling (Blackwell,
+    // CDNA4): MI300X (CDNA3) has no FP4 at all.
+    static_assert(kv_dtype_refusal(KvDtype::nvfp4, GpuArch::hopper, Engine::vllm).has_value());
+    static_assert(!kv_dtype_refusal(KvDtype::nvfp4, GpuArch::blackwell, Engine::vllm));
+    static_assert(kv_dtype_refusal(KvDtype::nvfp4, GpuArch::cdna4, Engine::vllm).has_value());
+    static_assert(kv_dtype_refusal(KvDtype::mxfp4, GpuArch::cdna3, Engine::vllm).has_value());
+    static_assert(!kv_dtype_refusal(KvDtype::mxfp4, GpuArch::cdna4, Engine::sglang));
+    static_assert(!kv_dtype_refusal(KvDtype::mxfp4, GpuArch::blackwell, Engine::vllm));
+    // FP8 on Ampere: vLLM and SGLang store it and attend in 16 bits; TensorRT-LLM needs SM 8.9.
+    static_assert(!kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ampere, Engine::vllm));
+    static_assert(!kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ampere, Engine::sglang));
+    static_assert(kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ampere, Engine::trtllm).has_value());
+    static_assert(!kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ada, Engine::trtllm));
+    // 16-bit and integer caches, and a GPU whose architecture is not stated: no rule.
+    static_assert(!kv_dtype_refusal(KvDtype::bf16, GpuArch::ampere, Engine::trtllm));
+    static_assert(!kv_dtype_refusal(KvDtype::int4, GpuArch::cdna3, Engine::vllm));
+    static_assert(!kv_dtype_refusal(KvDtype::nvfp4, GpuArch::unknown, Engine::vllm));
+
+    // evaluate() refuses it as bad input, naming the GPU, its architecture and the reason.
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    const Deployment on_mi300x{
+        .model = presets::llama_3_8b, .gpu = *reg.find("mi300x"), .kv = KvDtype::mxfp4};
+    CHECK_THROWS_WITH(evaluate(on_mi300x, {.context = 8192}),
+                      Catch::StartsWith("GPU 'mi300x' (cdna3): kv_dtype: expected a KV dtype it "
+                                        "can hold (an MXFP4 KV cache needs FP4 hardware") &&
+                          Catch::EndsWith("found mxfp4"));
+    Deployment on_b200 = on_mi300x;
+    on_b200.gpu = *reg.find("b200");
+    on_b200.kv = KvDtype::nvfp4;
+    CHECK(evaluate(on_b200, {.context = 8192}).starts());
+    on_b200.gpu = *reg.find("h200");
+    CHECK_THROWS_AS(evaluate(on_b200, {.context = 8192}), InvalidInput);
+}
+
+TEST_CASE("plan leaves out the GPUs that cannot hold a KV dtype", "[gpu_spec][kv_dtype]") {
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    SearchSpace space;
+    space.gpus = {*reg.find("h100"), *reg.find("b200")};
+    space.kv_formats = {KvFormat(KvDtype::nvfp4)};
+    space.max_gpus = 1;
+    const PlanAnswer p = plan_replicas(presets::llama_3_8b, space, {}, {.context = 8192});
+    REQUIRE_FALSE(p.fits.empty());
+    for (const PlanCandidate& c : p.fits) CHECK(c.gpu == 1);  // the B200 only
+    // With no GPU that can hold it, the refusal is the answer.
+    space.gpus = {*reg.find("h100")};
+    CHECK_THROWS_WITH(plan_replicas(presets::llama_3_8b, space, {}, {.context = 8192}),
+                      Catch::StartsWith("GPU 'h100-sxm' (hopper): kv_dtype:"));
 }

@@ -86,8 +86,8 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
 [[nodiscard]] inline GpuSpecFile gpu_spec_from_json(const Json& root, const std::string& source,
                                                     std::string_view expected_id = {}) {
     const JsonReader r(root, source);
-    r.only_keys({"schema", "id", "aliases", "name", "vendor", "memory", "memory_bandwidth",
-                 "dense_tflops", "scale_up", "pcie", "node", "tdp_W", "notes"},
+    r.only_keys({"schema", "id", "aliases", "name", "vendor", "architecture", "memory",
+                 "memory_bandwidth", "dense_tflops", "scale_up", "pcie", "node", "tdp_W", "notes"},
                 "a GPU spec",
                 {{"bandwidth", "memory_bandwidth"},
                  {"hbm_bandwidth", "memory_bandwidth"},
@@ -124,6 +124,18 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
     if (r.has("vendor") && out.vendor != "nvidia" && out.vendor != "amd")
         r.fail("vendor", "\"nvidia\" or \"amd\" (or no such key)",
                "\"" + detail::printable(out.vendor) + "\"");
+
+    if (const auto arch = r.optional_string("architecture")) {
+        const auto a = parse_gpu_arch(*arch);
+        if (!a || *a == GpuArch::unknown) {
+            std::vector<std::string> known;
+            for (const auto& n : gpu_arch_names)
+                if (n.value != GpuArch::unknown) known.emplace_back(n.name);
+            r.fail("architecture", "ampere, ada, hopper, blackwell, cdna3 or cdna4",
+                   "\"" + detail::printable(*arch) + "\"" + detail::did_you_mean(*arch, known));
+        }
+        out.spec.arch = *a;
+    }
 
     const JsonReader mem = r.object("memory");
     mem.only_keys(

@@ -644,3 +644,25 @@ TEST_CASE("every kvplan example in the README and docs/cli.md is what the CLI pr
         }
     }
 }
+
+TEST_CASE("a KV dtype the GPU cannot hold exits 3 with the reason", "[cli][exit][kv_dtype]") {
+    // NVFP4 is Blackwell's (b200 takes it, h100 does not); MI300X (CDNA3) has no FP4 for MXFP4;
+    // TensorRT-LLM's FP8 cache needs Ada or later, where vLLM stores fp8 on an A100 too.
+    const std::string base = "fit --model llama-3-8b --context 8k --concurrency 8 ";
+    const CliRun h100 = run_kvplan(base + "--gpu h100 --kv-dtype nvfp4");
+    CHECK(h100.code == 3);
+    CHECK_THAT(h100.err, Catch::Contains("GPU 'h100-sxm' (hopper): kv_dtype: expected a KV dtype "
+                                         "it can hold (an NVFP4 KV cache needs Blackwell's FP4 "
+                                         "tensor cores") &&
+                             Catch::Contains("found nvfp4"));
+    CHECK(run_kvplan(base + "--gpu b200 --kv-dtype nvfp4").code == 0);
+    const CliRun mi300x = run_kvplan(base + "--gpu mi300x --kv-dtype mxfp4");
+    CHECK(mi300x.code == 3);
+    CHECK_THAT(mi300x.err, Catch::Contains("GPU 'mi300x' (cdna3)") &&
+                               Catch::Contains("an MXFP4 KV cache needs FP4 hardware"));
+    CHECK(run_kvplan(base + "--gpu mi355x --kv-dtype mxfp4").code == 0);
+    const CliRun trt = run_kvplan(base + "--gpu a100-sxm4-80gb --kv-dtype fp8 --engine trtllm");
+    CHECK(trt.code == 3);
+    CHECK_THAT(trt.err, Catch::Contains("TensorRT-LLM's FP8 KV cache needs FP8 in hardware"));
+    CHECK(run_kvplan(base + "--gpu a100-sxm4-80gb --kv-dtype fp8").code == 0);
+}

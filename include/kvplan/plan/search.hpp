@@ -29,6 +29,7 @@
 
 #include "../error.hpp"
 #include "../gpu.hpp"
+#include "../kv_support.hpp"
 #include "../model.hpp"
 #include "deployment.hpp"
 #include "evaluate.hpp"
@@ -196,6 +197,30 @@ struct ValidSplit {
                                               std::size_t misses = 5) {
     PlanAnswer out;
     (void)resolve_serving(serving);  // a knob the engine cannot take throws before any search
+    // A KV dtype a GPU cannot hold is left out for that GPU (kv_support.hpp); when no GPU of the
+    // space can hold any of the KV dtypes, the first refusal is the answer.
+    const auto kv_refused = [&](std::size_t g, std::size_t k) {
+        return kv_dtype_refusal(space.kv_formats[k].dtype, space.gpus[g].arch, serving.engine);
+    };
+    {
+        std::optional<std::pair<std::size_t, std::size_t>> first_refused;
+        bool any = false;
+        for (std::size_t g = 0; g < space.gpus.size(); ++g)
+            for (std::size_t k = 0; k < space.kv_formats.size(); ++k) {
+                if (!kv_refused(g, k))
+                    any = true;
+                else if (!first_refused)
+                    first_refused = std::pair{g, k};
+            }
+        if (!any && first_refused) {
+            const GpuSpec& gpu = space.gpus[first_refused->first];
+            detail::throw_field_error<InvalidInput>(
+                detail::text("GPU '", gpu.id, "' (", name(gpu.arch), ")"), "kv_dtype",
+                detail::text("a KV dtype it can hold (",
+                             *kv_refused(first_refused->first, first_refused->second), ")"),
+                name(space.kv_formats[first_refused->second].dtype));
+        }
+    }
     EvaluateOptions eo;
     eo.contexts = false;
 
@@ -255,6 +280,7 @@ struct ValidSplit {
                 for (std::size_t w = 0; w < space.weights.size(); ++w)
                     for (std::size_t s = first; s < end; ++s) {
                         const detail::ValidSplit& v = splits[s];
+                        if (kv_refused(g, k)) continue;
                         const PreparedLayout& prep = v.prepared[w];
                         ++out.searched;
                         // Weights past the GPU's memory: no engine starts (each charges the
