@@ -364,3 +364,49 @@ TEST_CASE("the replica budget spreads the sequences over the dp ranks", "[deploy
     CHECK(b.max_concurrency == 8 * b.stages[0].max_concurrency);
     CHECK(b.fits);
 }
+
+TEST_CASE("whole-node layouts: a power of two within a node, stages across nodes",
+          "[deployments][layout]") {
+    const GpuSpec h200 = gpu("h200-sxm");  // 8 GPUs per node and per NVLink domain
+    const auto ok = [&](ParallelConfig p, std::uint32_t n, const GpuSpec& g) {
+        return deployed_layout(p, n, g);
+    };
+    // Within a node: 1, 2, 4 or 8 GPUs, no pipeline.
+    CHECK(ok({.tp = 8}, 8, h200));
+    CHECK(ok({.tp = 4}, 4, h200));
+    CHECK_FALSE(ok({.tp = 1, .pp = 7}, 7, h200));  // 7 GPUs: not a power of two
+    CHECK_FALSE(ok({.tp = 2, .pp = 2}, 4, h200));  // a pipeline within a node
+    // Past a node: whole nodes, each stage whole nodes: 9 x H200 at pp 9 is refused, 16 at tp 8
+    // x pp 2 and dp 2 x tp 8 taken, tp 4 x pp 4 (4-GPU stages) refused.
+    CHECK_FALSE(ok({.tp = 1, .pp = 9}, 9, h200));
+    CHECK(ok({.tp = 8, .pp = 2}, 16, h200));
+    CHECK(ok({.tp = 8, .dp = 2, .ep = 16}, 16, h200));
+    CHECK_FALSE(ok({.tp = 4, .pp = 4}, 16, h200));
+    // Tensor parallelism stays within the node: tp 16 (SGLang's rules, no dp attention) refused,
+    // tp 16 over dp 2 attention groups of 8 taken.
+    CHECK_FALSE(ok({.tp = 16, .rules = ParallelRules::sglang}, 16, h200));
+    CHECK(ok({.tp = 16, .dp = 2, .ep = 16, .rules = ParallelRules::sglang}, 16, h200));
+    // GB200: 4 GPUs a tray, 72 in the NVLink domain: tp 8 over two trays stays on NVLink.
+    CHECK(ok({.tp = 8}, 8, gpu("gb200")));
+    CHECK_FALSE(ok({.tp = 1, .pp = 6}, 6, gpu("gb200")));
+
+    // plan for Kimi-K2 (about a trillion fp8 parameters) on up to 16 H200s: only whole nodes.
+    const Model kimi = bundled("kimi-k2-instruct");
+    SearchSpace space;
+    space.gpus = {h200};
+    space.max_gpus = 16;
+    space.layouts = LayoutRule::whole_nodes;
+    const PlanAnswer p = plan_replicas(kimi, space, {}, {.context = 8192, .concurrency = 16});
+    REQUIRE_FALSE(p.fits.empty());
+    for (const PlanCandidate& c : p.fits) {
+        INFO(c.answer.replica_gpus);
+        CHECK((c.answer.replica_gpus == 8 || c.answer.replica_gpus == 16));
+    }
+    // The wider search finds the 9- and 7-GPU replicas whole nodes leave out.
+    space.layouts = LayoutRule::any;
+    bool odd = false;
+    for (const PlanCandidate& c :
+         plan_replicas(kimi, space, {}, {.context = 8192, .concurrency = 16}).fits)
+        odd = odd || c.answer.replica_gpus == 9 || c.answer.replica_gpus == 7;
+    CHECK(odd);
+}

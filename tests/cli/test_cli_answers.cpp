@@ -486,10 +486,11 @@ TEST_CASE("plan searches dp, ep and dcp and prints both engines' command lines f
     for (const json& n : p["notes"]) notes += n.get<std::string>() + "\n";
     CHECK_THAT(notes, Catch::Contains("vllm serve deepseek-ai/DeepSeek-V3"));
     CHECK_THAT(notes, Catch::Contains("python -m sglang.launch_server"));
-    // With the axes off, every candidate is tp x pp alone.
+    // With the axes off, every candidate is tp x pp alone (--any-layout: within 8 GPUs only
+    // replicas of 5 to 7 GPUs at pp 5 to 7 hold 256 sequences of 32k tokens, none a whole node).
     const json plain =
         json::parse(run_kvplan("plan --model deepseek-v3 --context 32k --concurrency 256 "
-                               "--no-dp --no-ep --no-dcp --format json")
+                               "--no-dp --no-ep --no-dcp --any-layout --format json")
                         .out);
     CHECK_FALSE(plain["candidates"].empty());
     for (const json& c : plain["candidates"]) {

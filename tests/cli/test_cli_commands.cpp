@@ -666,3 +666,47 @@ TEST_CASE("a KV dtype the GPU cannot hold exits 3 with the reason", "[cli][exit]
     CHECK_THAT(trt.err, Catch::Contains("TensorRT-LLM's FP8 KV cache needs FP8 in hardware"));
     CHECK(run_kvplan(base + "--gpu a100-sxm4-80gb --kv-dtype fp8").code == 0);
 }
+
+TEST_CASE("plan searches whole nodes unless --any-layout", "[cli][plan][layout]") {
+    // Kimi-K2 on up to 16 H200s (8 per node): whole nodes are 8 or 16 GPUs; the wider search also
+    // proposes replicas of 9 (pp 9) and fewer.
+    const std::string kimi =
+        "plan --model kimi-k2-instruct --gpu h200 --max-gpus 16 --context 8k --concurrency 16 "
+        "--top 50 --format json";
+    const CliRun r = run_kvplan(kimi);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE_FALSE(j["candidates"].empty());
+    for (const json& c : j["candidates"]) {
+        const auto n = c["gpus"].get<std::uint64_t>();
+        CHECK((n == 8 || n == 16));
+    }
+    const json any = json::parse(run_kvplan(kimi + " --any-layout").out);
+    bool odd = false;
+    for (const json& c : any["candidates"]) odd = odd || c["gpus"].get<std::uint64_t>() % 8 != 0;
+    CHECK(odd);
+}
+
+TEST_CASE("plan's command notes name their row, and none when no row meets the targets",
+          "[cli][plan][notes]") {
+    const std::string base =
+        "plan --model llama-3-70b --gpu h100,h200 --context 3k --concurrency 64 --prompt-tokens "
+        "2000 --output-tokens 1000";
+    const CliRun r = run_kvplan(base + " --tpot-ms 40 --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE_FALSE(j["candidates"].empty());
+    // The vLLM note states row 1's layout: its GPU count and tensor-parallel size.
+    const json& first = j["candidates"][0];
+    std::string vllm_note;
+    for (const json& n : j["notes"])
+        if (n.get<std::string>().rfind("vLLM command line", 0) == 0) vllm_note = n;
+    CHECK_THAT(vllm_note, Catch::StartsWith("vLLM command line (candidate 1): vllm serve") &&
+                              Catch::Contains("--tensor-parallel-size " +
+                                              std::to_string(first["tp"].get<int>()) + " "));
+    // A TPOT target nothing meets: no row, no command line, and in text no table header.
+    const CliRun none = run_kvplan(base + " --tpot-ms 0.01");
+    REQUIRE(none.code == 0);
+    CHECK(none.out.find("command line") == std::string::npos);
+    CHECK(none.out.find("  #  GPU") == std::string::npos);
+}

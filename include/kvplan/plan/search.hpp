@@ -36,6 +36,15 @@
 
 namespace kvplan {
 
+/// Which layouts the search tries.
+enum class LayoutRule : std::uint8_t {
+    /// Every split the model and the engine take (any GPU count, pipeline stages within a node).
+    any,
+    /// Layouts people deploy (deployed_layout): whole nodes, tensor parallelism within a node or
+    /// scale-up domain, pipeline stages across nodes. `kvplan plan` searches these by default.
+    whole_nodes,
+};
+
 /// What the search tries.
 struct SearchSpace {
     std::vector<GpuSpec> gpus{};                   ///< GPU types, in order of preference
@@ -54,7 +63,26 @@ struct SearchSpace {
     std::uint32_t redundant_experts = 0;
     /// The best fits kept with their whole answer; PlanAnswer::fitting counts them all.
     std::size_t keep = 50;
+    LayoutRule layouts = LayoutRule::any;  ///< which layouts, per GPU type (its node)
 };
+
+/// Whether `p` on `n` GPUs of `g` is a layout people deploy: within one node a power of two of its
+/// GPUs (1, 2, 4, 8: the node holds whole replicas) and no pipeline; past one node whole nodes,
+/// each pipeline stage whole nodes (stages across nodes, never within one). Attention's
+/// tensor-parallel group stays within the node or its scale-up domain (an NVL72 rack's 72 GPUs):
+/// vLLM's --tensor-parallel-size, SGLang's tp over its dp attention groups.
+[[nodiscard]] constexpr bool deployed_layout(const ParallelConfig& p, std::uint32_t n,
+                                             const GpuSpec& g) noexcept {
+    const std::uint32_t node = g.gpus_per_node > 0 ? g.gpus_per_node : 1;
+    const std::uint32_t dp = p.dp > 0 ? p.dp : 1;
+    const std::uint32_t pp = p.pp > 0 ? p.pp : 1;
+    const std::uint32_t attention_tp = p.rules == ParallelRules::vllm               ? p.tp
+                                       : dp > 1 && p.rules == ParallelRules::trtllm ? 1
+                                                                                    : p.tp / dp;
+    if (attention_tp > g.fast_domain()) return false;
+    if (n <= node) return (n & (n - 1)) == 0 && pp == 1;
+    return n % node == 0 && n % pp == 0 && (n / pp) % node == 0;
+}
 
 /// How candidates that fit are ordered.
 enum class Ranking : std::uint8_t {
@@ -281,6 +309,9 @@ struct ValidSplit {
                     for (std::size_t s = first; s < end; ++s) {
                         const detail::ValidSplit& v = splits[s];
                         if (kv_refused(g, k)) continue;
+                        if (space.layouts == LayoutRule::whole_nodes &&
+                            !deployed_layout(v.parallel, v.gpus, space.gpus[g]))
+                            continue;
                         const PreparedLayout& prep = v.prepared[w];
                         ++out.searched;
                         // Weights past the GPU's memory: no engine starts (each charges the
