@@ -43,10 +43,12 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine.hpp
   kvplan/engine/ideal.hpp
   kvplan/engine/kind.hpp
+  kvplan/engine/release.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
   kvplan/engine/trtllm.hpp
   kvplan/engine/vllm.hpp
+  kvplan/engine/vllm_backend.hpp
   kvplan/fleet.hpp
   kvplan/gpu.hpp
   kvplan/json_position.hpp
@@ -90,6 +92,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config.hpp
   kvplan/hf_config/checkpoint.hpp
   kvplan/hf_config/context_limit.hpp
+  kvplan/hf_config/deci.hpp
   kvplan/hf_config/families.hpp
   kvplan/hf_config/fields.hpp
   kvplan/hf_config/import.hpp
@@ -97,6 +100,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/layer_kinds.hpp
   kvplan/hf_config/moe.hpp
   kvplan/hf_config/options.hpp
+  kvplan/hf_config/quant_modules.hpp
   kvplan/hf_config/recurrent.hpp
   kvplan/hf_config/state_space.hpp
   kvplan/hf_config/vision.hpp

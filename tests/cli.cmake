@@ -3,7 +3,7 @@
 if(TARGET kvplan_cli)
   kvplan_add_tests(kvplan_cli_tests
     SOURCES cli/cli_runner.cpp cli/test_cli_parse.cpp cli/test_cli_commands.cpp cli/test_cli_inputs.cpp
-            cli/test_cli_check.cpp
+            cli/test_cli_check.cpp cli/test_cli_engine_flags.cpp
             ${PROJECT_SOURCE_DIR}/tools/kvplan/parse.cpp
     LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
   target_include_directories(kvplan_cli_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)
@@ -15,6 +15,27 @@ if(TARGET kvplan_cli)
   find_program(KVPLAN_STRACE_EXE strace)
   if(KVPLAN_STRACE_EXE)
     target_compile_definitions(kvplan_cli_tests PRIVATE KVPLAN_STRACE="${KVPLAN_STRACE_EXE}")
+  endif()
+endif()
+# kvplan check as a gate on files a pull request controls, its output side: policy limits,
+# fields escaped per format, empty flag values, lost output. Links the CLI's core for its escapers
+# and its list of flags (describe()).
+if(TARGET kvplan_cli)
+  kvplan_add_tests(kvplan_cli_gate_tests
+    SOURCES cli/cli_runner.cpp cli/test_cli_gate_output.cpp
+    LIBS kvplan_cli_core nlohmann_json::nlohmann_json)
+  target_compile_definitions(kvplan_cli_gate_tests PRIVATE KVPLAN_EXE="$<TARGET_FILE:kvplan_cli>"
+    KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}"
+    KVPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  add_dependencies(kvplan_cli_gate_tests kvplan_cli)
+  # The example workflow's check step, run in a scratch git repository.
+  find_program(KVPLAN_GIT_EXE git)
+  find_program(KVPLAN_BASH_EXE bash)
+  if(KVPLAN_GIT_EXE AND KVPLAN_BASH_EXE)
+    add_test(NAME "ci: the example workflow checks every changed config under the base policy"
+      COMMAND ${KVPLAN_BASH_EXE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/ci_workflow.sh
+              $<TARGET_FILE:kvplan_cli> ${PROJECT_SOURCE_DIR}
+              ${CMAKE_CURRENT_BINARY_DIR}/ci_workflow)
   endif()
 endif()
 if(TARGET kvplan::format)

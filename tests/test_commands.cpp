@@ -59,12 +59,27 @@ TEST_CASE("vLLM's command line states what kvplan assumed", "[commands]") {
                  .serving = {.memory_fraction = 0.9, .max_sequences = 256}};
     const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 4096});
     CHECK(a.placement.experts_per_gpu == 18);
-    const ServeCommand c = serve_command(a, {.model = "deepseek-ai/DeepSeek-V3"});
-    CHECK(c.line() ==
+    // 16 GPUs are two nodes of 8: dp ranks of one GPU, 8 on each node (--data-parallel-size-local
+    // 8), the second starting at rank 8 and headless. No --block-size: none was given, and vLLM
+    // picks the 64 kvplan assumed (FlashMLA on Hopper).
+    CHECK(a.nodes == 2);
+    CHECK(a.serving.block_size == 64);
+    const std::vector<ServeCommand> nodes =
+        serve_node_commands(a, {.model = "deepseek-ai/DeepSeek-V3"});
+    REQUIRE(nodes.size() == 2);
+    CHECK(serve_command(a, {.model = "deepseek-ai/DeepSeek-V3"}).line() == nodes[0].line());
+    CHECK(nodes[0].line() ==
           "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 1 --data-parallel-size 16 "
+          "--data-parallel-size-local 8 --data-parallel-address HEAD_NODE_IP "
           "--enable-expert-parallel --enable-eplb "
           "--eplb-config '{\"num_redundant_experts\": 32}' --gpu-memory-utilization 0.9 "
-          "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3 --block-size 16");
+          "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3");
+    CHECK(nodes[1].line() ==
+          "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 1 --data-parallel-size 16 "
+          "--data-parallel-size-local 8 --data-parallel-start-rank 8 "
+          "--data-parallel-address HEAD_NODE_IP --headless --enable-expert-parallel --enable-eplb "
+          "--eplb-config '{\"num_redundant_experts\": 32}' --gpu-memory-utilization 0.9 "
+          "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3");
     // Past the model's limit, allowed: the environment variable vLLM reads (Llama-3-8B: 8,192).
     Deployment l{.model = bundled("llama-3-8b"),
                  .gpu = gpu("h100-sxm"),
@@ -89,7 +104,81 @@ TEST_CASE("SGLang's command line states its own layout and fraction", "[commands
     CHECK(c.line() ==
           "python -m sglang.launch_server --model-path /models/dsv3 --tp-size 8 --dp-size 8 "
           "--enable-dp-attention --ep-size 8 --mem-fraction-static 0.769 --context-length 8000 "
-          "--max-running-requests 512 --kv-cache-dtype bf16 --page-size 1");
+          "--max-running-requests 512 --kv-cache-dtype bf16");
+}
+
+TEST_CASE("a command loads the weights kvplan assumed", "[commands]") {
+    // Qwen3-235B-A22B's checkpoint is bf16; sized with FP8 weights, the command must quantize at
+    // load (--quantization fp8 in both engines), or vLLM loads 2 bytes a parameter.
+    const Model m = bundled("qwen3-235b-a22b");
+    Deployment d{.model = m,
+                 .gpu = gpu("h200-sxm"),
+                 .parallel = {.tp = 4},
+                 .weights = WeightOptions{.format = WeightFormat::fp8}};
+    const std::vector<EngineCommand> fp8 = serve_commands(d, {.context = 8192}, {.model = "q"});
+    REQUIRE(fp8[0].command);
+    REQUIRE(fp8[1].command);
+    CHECK_THAT(fp8[0].command->line(), Catch::Contains(" --quantization fp8 "));
+    CHECK_THAT(fp8[1].command->line(), Catch::Contains(" --quantization fp8 "));
+    // The checkpoint's own format: no flag.
+    d.weights.reset();
+    const std::vector<EngineCommand> own = serve_commands(d, {.context = 8192}, {.model = "q"});
+    REQUIRE(own[0].command);
+    CHECK_THAT(own[0].command->line(), !Catch::Contains("--quantization"));
+    // INT4 is no format either engine makes at load: no command, and why.
+    d.weights = WeightOptions{.format = WeightFormat::int4};
+    const std::vector<EngineCommand> int4 = serve_commands(d, {.context = 8192}, {.model = "q"});
+    CHECK_FALSE(int4[0].command);
+    CHECK_THAT(int4[0].refused, Catch::Contains("int4 weights over a bf16 checkpoint"));
+}
+
+TEST_CASE("a replica over two nodes gets one command per node", "[commands]") {
+    // Llama-3.1-405B at tp 16 on H100s of 8 per node: two nodes. vLLM: --nnodes 2, --node-rank,
+    // --master-addr, the second node headless; SGLang: --nnodes 2, --node-rank, --dist-init-addr.
+    const Model m = bundled("llama-3.1-405b");
+    const Deployment d{.model = m, .gpu = gpu("h100-sxm"), .parallel = {.tp = 16}};
+    const std::vector<EngineCommand> c = serve_commands(d, {.context = 8192}, {.model = "m"});
+    REQUIRE(c[0].command);
+    REQUIRE(c[0].node_commands.size() == 2);
+    CHECK_THAT(c[0].node_commands[0].line(),
+               Catch::StartsWith("vllm serve m --tensor-parallel-size 16 --nnodes 2 --node-rank 0 "
+                                 "--master-addr HEAD_NODE_IP --gpu-memory-utilization"));
+    CHECK_THAT(c[0].node_commands[1].line(),
+               Catch::StartsWith("vllm serve m --tensor-parallel-size 16 --nnodes 2 --node-rank 1 "
+                                 "--master-addr HEAD_NODE_IP --headless --gpu-memory-utilization"));
+    CHECK(c[0].command->line() == c[0].node_commands[0].line());
+    REQUIRE(c[1].command);
+    REQUIRE(c[1].node_commands.size() == 2);
+    CHECK_THAT(c[1].node_commands[1].line(),
+               Catch::Contains("--tp-size 16 --nnodes 2 --node-rank 1 "
+                               "--dist-init-addr HEAD_NODE_IP:5000"));
+    // One node: one command, no node flags.
+    const Deployment one{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")};
+    const std::vector<EngineCommand> o = serve_commands(one, {.context = 8192}, {.model = "m"});
+    CHECK(o[0].node_commands.empty());
+    CHECK_THAT(o[0].command->line(), !Catch::Contains("--nnodes"));
+}
+
+TEST_CASE("the environment a vLLM answer depends on is in its command", "[commands]") {
+    // Llama-4-Scout's chunked local attention: kvplan assumes vLLM's hybrid manager, which
+    // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE switches (its default has been 0 and 1).
+    const Model m = bundled("llama-4-scout-17b-16e-instruct");
+    Deployment d{.model = m, .gpu = gpu("h100-sxm"), .parallel = {.tp = 4}};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    CHECK(a.serving.options.vllm.hybrid_kv_cache_manager);
+    CHECK_THAT(
+        serve_command(a, {.model = "m"}).line(),
+        Catch::StartsWith("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 vllm serve"));
+    // v0.10's default is 0 (PR #21761): kvplan sizes the chunked layers as full, and the command
+    // keeps that default.
+    d.serving.engine_version = EngineVersion{0, 10};
+    const ReplicaAnswer old = evaluate(d, {.context = 8192});
+    CHECK_FALSE(old.serving.options.vllm.hybrid_kv_cache_manager);
+    CHECK_THAT(serve_command(old, {.model = "m"}).line(), Catch::StartsWith("vllm serve"));
+    // Llama-4-Scout: 12 full and 36 chunked layers of 8 KV heads of 128; without the hybrid
+    // manager the chunked ones are full attention too: one kind, not two.
+    CHECK(a.report.vllm.num_kinds == 2);
+    CHECK(old.report.vllm.num_kinds == 1);
 }
 
 TEST_CASE("both engines' lines for one deployment, each evaluated its own way", "[commands]") {

@@ -96,7 +96,7 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(tp8.weights_per_gpu.count() == tp8_weights);
 
     // KV per GPU: each holds the whole latent of its own sequences, (512 + 64) x 2 B x 61 layers
-    // = 70,272 B per token; a sequence of 8,000 tokens in blocks of 16 is 500 blocks,
+    // = 70,272 B per token; a sequence of 8,000 tokens in blocks of 64 is 125 blocks,
     // 562,176,000 B, in both layouts. tp 8 holds the same latent on all 8 GPUs; at dp 8 each GPU
     // holds 32 of the 256 sequences.
     CHECK(tp8.kv_per_token_per_gpu.count() == 70'272);
@@ -125,17 +125,20 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     const std::uint64_t graphs = 256ULL * 2 * 1024 * 1024;
     CHECK(dpep.kv_budget.count() == fraction - dpep_weights - act_dpep - graphs);
     CHECK(tp8.kv_budget.count() == fraction - tp8_weights - act_tp8 - graphs);
-    // Blocks of 16 tokens x 70,272 B: 1,124,352 B. vLLM keeps one null block and admits a
-    // sequence per 500 blocks: 1 + (blocks - 1 - 500) / 500 per dp rank.
-    const std::uint64_t block = 16 * 70'272;
-    // 33,848,890,508 B / 1,124,352 B = 30,105 blocks at dp 8 x ep 8; 50,342,230,476 B / 1,124,352
-    // B = 44,774 at tp 8.
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 30,105
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 44,774
-    CHECK(blocks_dpep == 30'105);
-    CHECK(blocks_tp8 == 44'774);
-    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 500) / 500);  // 60
-    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 500) / 500);            // 89
+    // Blocks of 64 tokens (vLLM forces 64 for FlashMLA on Hopper: vllm/platforms/cuda.py) x
+    // 70,272 B: 4,497,408 B. vLLM keeps one null block and admits a sequence per 125 blocks:
+    // 1 + (blocks - 1 - 125) / 125 per dp rank.
+    CHECK(tp8.serving.block_size == 64);
+    const std::uint64_t block = 64 * 70'272;
+    // 33,848,890,508 B / 4,497,408 B = 7,526 blocks at dp 8 x ep 8; 50,342,230,476 B / 4,497,408
+    // B = 11,193 at tp 8.
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 7,526
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 11,193
+    CHECK(blocks_dpep == 7'526);
+    CHECK(blocks_tp8 == 11'193);
+    CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
+    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 60
+    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 89
     CHECK(tp8.max_concurrency == 89);
     CHECK(dpep.dp_rank_max_concurrency == 60);
     // Each dp rank is an engine of its own with its own cap (--max-num-seqs 1,024 per rank).
@@ -151,10 +154,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (44,774 blocks of 16 tokens, as above) are the same; each rank holds
-    // one token in 8, and vLLM counts a request's blocks in units of 16 x 8 = 128 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 16 x dcp) x 8,192): 44,774 x 16 = 716,384
-    // tokens at dcp 1, 44,774 x 128 = 5,731,072 at dcp 8.
+    // and the block count (11,193 blocks of 64 tokens, as above) are the same; each rank holds
+    // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 11,193 / 128 x 8,192 =
+    // 716,352 tokens at dcp 1, 11,193 / 16 x 8,192 = 5,730,816 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -163,15 +166,15 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 44'774);
-    CHECK(eight.report.vllm.num_blocks == 44'774);
-    CHECK(*one.kv_tokens == 716'384);
-    CHECK(*eight.kv_tokens == 5'731'072);
+    CHECK(one.report.vllm.num_blocks == 11'193);
+    CHECK(eight.report.vllm.num_blocks == 11'193);
+    CHECK(*one.kv_tokens == 716'352);
+    CHECK(*eight.kv_tokens == 5'730'816);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (44,773 - 512) / 512 = 87 against 1 + (44,773 - 64) / 64 = 699.
+    // Admitted: 1 + (11,192 - 128) / 128 = 87 against 1 + (11,192 - 16) / 16 = 699.
     CHECK(one.max_concurrency == 87);
     CHECK(eight.max_concurrency == 699);
 }
@@ -319,10 +322,11 @@ TEST_CASE("plan for DeepSeek-V3 at 32k x 256 lists dp and ep layouts and both en
     if (b.ep > 1) expected += " --enable-expert-parallel";
     if (b.dcp > 1) flag(expected, " --decode-context-parallel-size ", b.dcp);
     // What kvplan assumed: vLLM's 0.92, the context as --max-model-len, 1,024 sequences per dp
-    // rank (GPUs of 70 GiB or more), bf16 KV in blocks of 16.
+    // rank (GPUs of 70 GiB or more), bf16 KV; no --block-size: none was given, and vLLM forces
+    // the 64 kvplan assumed (FlashMLA on Hopper).
     expected +=
         " --gpu-memory-utilization 0.92 --max-model-len 32000 --max-num-seqs 1024"
-        " --kv-cache-dtype bfloat16 --block-size 16";
+        " --kv-cache-dtype bfloat16";
     CHECK(lines[0].command->line() == expected);
     // SGLang's line states its own layout: tp is every GPU of a stage, dp attention within it.
     const EngineCommand& sg = lines[1];
@@ -339,7 +343,7 @@ TEST_CASE("plan for DeepSeek-V3 at 32k x 256 lists dp and ep layouts and both en
     flag(head, " --tp-size ", s.tp);
     CHECK_THAT(sl, Catch::StartsWith(head));
     CHECK_THAT(sl, Catch::Contains("--context-length 32000"));
-    CHECK_THAT(sl, Catch::Contains("--kv-cache-dtype bf16 --page-size 1"));
+    CHECK_THAT(sl, Catch::EndsWith("--kv-cache-dtype bf16"));
     std::string fraction = "--mem-fraction-static ";
     fraction += detail::short_number(sg.answer->memory().fraction);
     CHECK_THAT(sl, Catch::Contains(fraction));

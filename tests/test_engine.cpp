@@ -610,3 +610,40 @@ TEST_CASE("vLLM pads an attention page that does not divide the largest instead 
     CHECK(sliding.block_size == 16);
     CHECK(c.enough_memory);
 }
+
+TEST_CASE("vLLM groups layers by spec: a draft of 8 x 128 heads beside targets of 4 x 256",
+          "[engine][vllm]") {
+    // Target: 10 full and 20 sliding (window 1,024) layers of 4 KV heads of 256; the drafter: one
+    // full layer of 8 KV heads of 128. Every page is 16 x 4 x 256 x 2 x 2 B = 16 x 8 x 128 x 2 x
+    // 2 B = 65,536 B, but the draft layer's FullAttentionSpec (num_kv_heads 8, head_size 128) is
+    // not the target's (4, 256): vLLM has three specs of 10, 20 and 1 layers
+    // (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size). The group size is
+    // the fewest, 1 (2 x 20 >= 3 x 1), so every layer is a group of its own: 31 groups. Grouped by
+    // bytes per token the draft would join the 10 full layers: groups of 11.
+    LayerStack L;
+    L.append(full_attention(4, 256), 10);
+    L.append(sliding_window(4, 256, 1024), 20);
+    L.append(full_attention(8, 128), 1);
+    const Model m{ModelConfig{.name = "target+draft",
+                              .layers = L,
+                              .num_heads = 32,
+                              .head_dim = 256,
+                              .hidden_size = 4096,
+                              .intermediate_size = 14336,
+                              .vocab_size = 32000,
+                              .max_position_embeddings = 32768}};
+    const VllmKvCache c =
+        vllm_kv_cache(m, KvDtype::bf16, Layout{m, {}}, 4 * GiB, {.max_model_len = 32768});
+    REQUIRE(c.refused.empty());
+    CHECK(c.num_kinds == 3);
+    CHECK(c.group_size == 1);
+    CHECK(c.num_groups == 31);
+    CHECK(c.page.count() == 65'536);
+    // A block is one group's layer: 4 GiB / 65,536 B = 65,536 blocks.
+    CHECK(c.num_blocks == 65'536);
+    // At tp 4 the heads on a rank are 1 x 256 and 2 x 128: still two specs.
+    const VllmKvCache t =
+        vllm_kv_cache(m, KvDtype::bf16, Layout{m, {.tp = 4}}, 4 * GiB, {.max_model_len = 32768});
+    CHECK(t.num_kinds == 3);
+    CHECK(t.num_groups == 31);
+}

@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <kvplan/plan/check.hpp>
 #include <kvplan/policy.hpp>
+#include <kvplan/presets.hpp>
 #include <string>
 #include <vector>
 
@@ -63,10 +65,11 @@ TEST_CASE("a well-formed policy reads", "[policy]") {
 
 TEST_CASE("an engine's name for a replica key is an error naming the key meant", "[policy][keys]") {
     // The typo the issue names: tensor_parallel was ignored and the replica judged at tp 4.
-    CHECK(error_of(policy_with(gpu + R"(, "tensor_parallel": 8)", kv_cost)) ==
-          "policy.json: replica.tensor_parallel: expected a key of the replica (name, gpu, tp, pp, "
-          "dp, ep, dcp, redundant_experts, kv_dtype, weight_dtype, engine, gpu_memory_utilization, "
-          "block_size), found the unknown key 'tensor_parallel'; did you mean 'tp'?");
+    CHECK(
+        error_of(policy_with(gpu + R"(, "tensor_parallel": 8)", kv_cost)) ==
+        "policy.json: replica.tensor_parallel: expected a key of the replica (name, gpu, tp, pp, "
+        "dp, ep, dcp, redundant_experts, kv_dtype, weight_dtype, engine, gpu_memory_utilization, "
+        "block_size, engine_version), found the unknown key 'tensor_parallel'; did you mean 'tp'?");
     // vLLM's and SGLang's spellings.
     CHECK_THAT(error_of(policy_with(gpu + R"(, "tensor_parallel_size": 8)", kv_cost)),
                Catch::EndsWith("did you mean 'tp'?"));
@@ -309,6 +312,20 @@ TEST_CASE("a replica's engine knobs are checked against its engine", "[policy][r
             policy_with(gpu + R"(, "engine": "ideal", "gpu_memory_utilization": 0.9)", kv_cost)),
         Catch::StartsWith("policy.json: replica.gpu_memory_utilization: expected no fraction "
                           "with engine \"ideal\""));
+    // engine_version: a vLLM release of kvplan's table (engine/release.hpp), read into the
+    // replica; the check then runs that release's defaults.
+    const Policy v010 = policy_from_json(
+        policy_with(gpu + R"(, "engine_version": "0.10")", kv_cost), "policy.json");
+    REQUIRE(v010.replicas.front().engine_version);
+    CHECK(*v010.replicas.front().engine_version == EngineVersion{0, 10});
+    CHECK(policy_deployment(v010.replicas.front(), presets::llama_3_70b, gpus::h100_sxm)
+              .serving.engine_version == EngineVersion{0, 10});
+    CHECK(error_of(policy_with(gpu + R"(, "engine_version": "0.9")", kv_cost)) ==
+          "policy.json: replica.engine_version: expected a vLLM release as \"X.Y\", 0.10 to "
+          "0.30, found \"0.9\"");
+    CHECK_THAT(
+        error_of(policy_with(gpu + R"(, "engine": "sglang", "engine_version": "0.10")", kv_cost)),
+        Catch::StartsWith("policy.json: replica.engine_version: expected engine \"vllm\""));
 }
 
 TEST_CASE("a max_regression names its figure, its bound in percent and the figure's demand",

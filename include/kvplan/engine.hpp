@@ -6,7 +6,9 @@
 
 #include "engine/ideal.hpp"
 #include "engine/kind.hpp"
+#include "engine/release.hpp"
 #include "engine/report.hpp"
 #include "engine/sglang.hpp"
 #include "engine/trtllm.hpp"
 #include "engine/vllm.hpp"
+#include "engine/vllm_backend.hpp"

@@ -138,6 +138,12 @@ inline constexpr std::string_view python_literal_marks[] = {
 /// times the file's size.
 inline constexpr std::uint64_t max_json_file_bytes = std::uint64_t{1} << 20;
 
+/// The largest Hugging Face config.json (or hf_quant_config.json) kvplan reads: 16 MiB. A quantized
+/// checkpoint's config may list every module it quantizes (MiniMax-M3-NVFP4's config.json is 3.09
+/// MB, 2.4 MB of it quantization_config); 16 MiB admits five times that and still bounds what a
+/// parse costs.
+inline constexpr std::uint64_t max_config_json_bytes = std::uint64_t{16} << 20;
+
 /// Reads and parses a JSON file of at most `max_bytes`, with the numbers `numbers` allows. Throws
 /// InvalidInput naming the file when it is missing, unreadable, larger than `max_bytes` (checked
 /// before reading a regular file; a pipe is read no further than `max_bytes` + 1), or not JSON

@@ -223,6 +223,9 @@ struct MoeShape {
     std::uint32_t layer_offset =
         0;                     ///< 0 as DeepSeek's moe_layer_freq; 1 as Qwen's decoder_sparse_step
     bool router_bias = false;  ///< the router has a bias per expert
+    /// LatentMoE (Nemotron-3-Super's moe_latent_size): the routed experts read and write this
+    /// width, between a projection down from the hidden size and one back up; 0: the hidden size.
+    std::uint64_t latent_size = 0;
 
     /// Whether layer `i` (0-based) has a routed MoE MLP.
     [[nodiscard]] constexpr bool is_moe_layer(std::uint32_t i) const noexcept {

@@ -757,6 +757,7 @@ requires std::is_same_v<Chart, LineChart> || std::is_same_v<Chart, Figure>
 inline void write(const Chart& c, const std::string& path) {
     std::ofstream out(path, std::ios::binary);
     if (out) out << render(c);
+    out.close();  // a full disk shows only when the buffer is written out
     if (!out)
         kvplan::detail::throw_field_error<InvalidInput>(path, "file", "a writable file", "none");
 }

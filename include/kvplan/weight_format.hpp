@@ -97,6 +97,14 @@ struct CheckpointFormat {
     WeightFormat linear = WeightFormat::bf16;     ///< the blocks' linear layers
     WeightFormat experts = WeightFormat::bf16;    ///< routed experts
     WeightFormat attention = WeightFormat::bf16;  ///< attention projections (may stay 16-bit)
+    /// Where a checkpoint's quantization names modules one by one (ModelOpt's exclude_modules and
+    /// quantized_layers, compressed-tensors' ignore and targets), the parts it treats apart; empty:
+    /// as `linear` (`attention` for the output projection).
+    Optional<WeightFormat> attention_output{};  ///< attention's output projection (o_proj)
+    Optional<WeightFormat> shared_experts{};
+    Optional<WeightFormat> dense_mlp{};
+    Optional<WeightFormat> mixers{};   ///< extra_params' linear layers; LatentMoE's projections
+    Optional<WeightFormat> lm_head{};  ///< a quantized LM head (else `rest`)
     /// Embeddings, the LM head, norms, biases and routers (fp32 in an all-fp32 model).
     WeightFormat rest = WeightFormat::bf16;
     QuantLayout layout{};

@@ -432,16 +432,21 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
                                       "deepseek-ai/DeepSeek-V3 --tp-size 8 --dp-size 8 "
                                       "--enable-dp-attention --ep-size 8"));
 
-    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 44,774 blocks of 16
-    // tokens, each rank holding one token in 8. vLLM's "GPU KV cache size" at 8,192 tokens is
-    // blocks / cdiv(8,192, 16 x dcp) x 8,192: 44,774 x 16 = 716,384 tokens at dcp 1 and 44,774 x
-    // 128 = 5,731,072 at dcp 8, eight times as many; a sequence takes 1,024 x 70,272 B on a GPU.
+    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 11,193 blocks of 64
+    // tokens (FlashMLA's on Hopper), each rank holding one token in 8. vLLM's "GPU KV cache size"
+    // at 8,192 tokens is blocks / cdiv(8,192, 64 x dcp) x 8,192: 11,193 / 128 x 8,192 = 716,352
+    // tokens at dcp 1 and 11,193 / 16 x 8,192 = 5,730,816 at dcp 8, eight times as many; a
+    // sequence takes 1,024 x 70,272 B on a GPU.
     const std::string at8k = "--model deepseek-v3 --gpu h200-sxm --context 8192 --tp 8";
     const json dcp1 = fit_json(at8k);
     const json dcp8 = fit_json(at8k + " --decode-context-parallel-size 8");
     CHECK(dcp8["inputs"]["dcp"] == 8);
-    CHECK(dcp1["kv_tokens_capacity"] == 716'384);
-    CHECK(dcp8["kv_tokens_capacity"] == 5'731'072);
+    CHECK(dcp1["block_size"] == 64);
+    const std::uint64_t blocks = dcp1["num_gpu_blocks"];
+    CHECK(blocks == dcp1["kv_budget_bytes_per_gpu"].get<std::uint64_t>() / (64 * 70'272));
+    CHECK(dcp8["num_gpu_blocks"] == blocks);
+    CHECK(dcp1["kv_tokens_capacity"] == blocks * 64);   // 8,192 / 128 blocks a sequence
+    CHECK(dcp8["kv_tokens_capacity"] == blocks * 512);  // 8,192 / 16
     CHECK(dcp8["kv_bytes_per_sequence_per_gpu"] == 1024ULL * 70'272);
 
     // roofline shows the expert all-to-all beside the bound only when experts spread.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "cli_runner.hpp"
 
@@ -427,18 +428,21 @@ TEST_CASE("check refuses an oversized config, baseline or GPU spec before readin
     const std::string gpu = (dir.path / "big-gpu.json").string();
     const std::string config = (dir.path / "big-model" / "config.json").string();
     const std::string policy = " --policy " + dir.quoted("ok.json");
-    const std::vector<std::pair<std::string, std::string>> runs{
-        {"check --policy " + dir.quoted("policy.json"), gpu},
-        {"check" + policy + " --model " + dir.quoted("big-model"), config},
-        {"check" + policy + " --baseline " + dir.quoted("big-model/config.json"), config}};
-    for (const auto& [args, file] : runs) {
+    // A config.json's cap is 16 MiB (max_config_json_bytes), a GPU spec's 1 MiB.
+    const std::string config_limit = "expected a JSON file of at most 16 MiB (16777216 bytes)";
+    const std::string gpu_limit = "expected a JSON file of at most 1 MiB (1048576 bytes)";
+    const std::vector<std::tuple<std::string, std::string, std::string>> runs{
+        {"check --policy " + dir.quoted("policy.json"), gpu, gpu_limit},
+        {"check" + policy + " --model " + dir.quoted("big-model"), config, config_limit},
+        {"check" + policy + " --baseline " + dir.quoted("big-model/config.json"), config,
+         config_limit}};
+    for (const auto& [args, file, limit] : runs) {
         INFO(args);
         const CliRun r = run_kvplan(args);
         CHECK(r.code == 3);
         CHECK(lines_starting(r.err, "kvplan: ") == 1);
         CHECK_THAT(r.err, Catch::StartsWith("kvplan: invalid input: " + file + ": ") &&
-                              Catch::Contains("expected a JSON file of at most 1 MiB (1048576 "
-                                              "bytes)") &&
+                              Catch::Contains(limit) &&
                               Catch::Contains("found a file of 300000000 bytes"));
     }
 }

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_runner.hpp"
 
@@ -118,12 +120,16 @@ TEST_CASE("oversized input files are refused before reading, exit 3", "[cli][lim
         std::ofstream(dir.path / name) << "{}";
         fs::resize_file(dir.path / name, 300'000'000);
     }
-    const std::string limit = "expected a JSON file of at most 1 MiB (1048576 bytes)";
+    // A config.json may hold a long quantization list: its cap is 16 MiB (max_config_json_bytes),
+    // other files' 1 MiB.
+    const std::string config_limit = "expected a JSON file of at most 16 MiB (16777216 bytes)";
+    const std::string file_limit = "expected a JSON file of at most 1 MiB (1048576 bytes)";
     const std::string size = "found a file of 300000000 bytes";
-    for (const std::string& args :
-         {"size --context 8k --model " + dir.quoted("config.json"),
-          "check --policy " + dir.quoted("policy.json"),
-          "fit --model llama-3-8b --context 8k --gpu " + dir.quoted("big-gpu.json")}) {
+    for (const auto& [args, limit] : std::vector<std::pair<std::string, std::string>>{
+             {"size --context 8k --model " + dir.quoted("config.json"), config_limit},
+             {"check --policy " + dir.quoted("policy.json"), file_limit},
+             {"fit --model llama-3-8b --context 8k --gpu " + dir.quoted("big-gpu.json"),
+              file_limit}}) {
         INFO(args);
         const CliRun r = run_kvplan(args);
         CHECK(r.code == 3);

@@ -77,6 +77,12 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
         if (!c.command)
             rep.notes.push_back(
                 fmt::format("{}: no command line ({})", display(c.engine), c.refused));
+        else if (!c.node_commands.empty())
+            for (std::size_t n = 0; n < c.node_commands.size(); ++n)
+                rep.notes.push_back(fmt::format(
+                    "{} command line{} (node {} of {}{}): {}", display(c.engine),
+                    name_candidate ? fmt::format(" (candidate {})", c.candidate + 1) : "", n,
+                    c.node_commands.size(), n == 0 ? ", the head" : "", c.node_commands[n].line()));
         else if (name_candidate)
             rep.notes.push_back(fmt::format("{} command line (candidate {}): {}", display(c.engine),
                                             c.candidate + 1, c.command->line()));
@@ -286,6 +292,41 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            cell(m.memory_total),
                            cell_exact(m.memory_total),
                            {"the total the CUDA or HIP runtime reports", {gpu_src}}});
+    if (e == Engine::vllm) {
+        const ResolvedServing& s = a.serving;
+        rep.figures.push_back(
+            {"engine_version",
+             "vLLM release",
+             cell_text(s.engine_version.text()),
+             {},
+             {"the release whose defaults apply (kvplan/engine/release.hpp)",
+              {s.engine_version_given
+                   ? std::string("--engine-version")
+                   : std::string("the newest release kvplan knows (--engine-version X.Y for "
+                                 "another)")}}});
+        rep.figures.push_back({"gpu_memory_utilization",
+                               "gpu_memory_utilization",
+                               cell_number(s.budget.utilization, "", 2),
+                               {},
+                               {"the fraction used", {}},
+                               false});
+        if (s.backend)
+            rep.figures.push_back(
+                {"attention_backend",
+                 "attention backend",
+                 cell_text(std::string(name(s.backend->backend))),
+                 {},
+                 {"vLLM's choice for this model on this GPU", {std::string(s.backend->rule)}}});
+        rep.figures.push_back(
+            {"block_size",
+             "block size",
+             cell_count(s.block_size, "tokens"),
+             {},
+             {"tokens per KV block",
+              {s.backend && s.backend->forced
+                   ? fmt::format("forced by {}", name(s.backend->backend))
+                   : std::string(s.block_size_given ? "--block-size" : "vLLM's default")}}});
+    }
     if (!a.kv_given) {
         std::string base_label = "total";
         if (e == Engine::sglang) base_label = "(total - CUDA context - comm buffers)";

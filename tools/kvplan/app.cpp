@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
@@ -134,6 +136,21 @@ std::string with_nearest_member(std::string message) {
     return message + kvplan::detail::did_you_mean(m[1].str(), members);
 }
 
+/// Refuses an empty value of every option of `app` and of its commands, as a usage error: an empty
+/// value would read as the option left out (`check --baseline ''` would skip every regression
+/// rule and pass), a flag silently ignored.
+void refuse_empty_values(CLI::App& app) {
+    static const CLI::Validator non_empty(
+        [](const std::string& v) {
+            return v.empty() ? std::string("expected a value, found ''") : std::string();
+        },
+        "");
+    for (CLI::Option* o : app.get_options())
+        if (o->get_expected_min() > 0) o->transform(non_empty);  // first, before any check
+    for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        refuse_empty_values(*sub);
+}
+
 struct Command {
     std::string_view name;
     void (*add)(CLI::App&, Context&);
@@ -170,6 +187,7 @@ void build(CLI::App& app, Context& ctx, std::string_view only = {}) {
     app.fallthrough(false);
     for (const Command& c : commands)
         if (only.empty() || c.name == only) c.add(app, ctx);
+    refuse_empty_values(app);
 }
 
 constexpr const char* app_description =
@@ -181,8 +199,20 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
         const std::filesystem::path& config_dir) {
     // Every failure is one line on `err`, valid UTF-8, and a documented exit code.
     const auto fail = [&err](std::string_view kind, std::string_view what, int code) {
-        err << "kvplan: " << kind << ": " << utf8_escaped(what) << "\n";
+        err << "kvplan: " << kind << ": " << text_field(what) << "\n";
         return code;
+    };
+    // Output lost (a full disk, a closed pipe) is a failure too: a gate must not pass on a report
+    // nobody got. The stream is checked once written out, since a buffered write fails late.
+    const auto written = [&out, &fail](int code) {
+        errno = 0;
+        out.flush();
+        if (out) return code;
+        const int e = errno;
+        return fail("error",
+                    "the output could not be written" +
+                        (e != 0 ? std::string(" (") + std::strerror(e) + ")" : std::string()),
+                    exit_invalid_input);
     };
     // Building the app allocates: even that failing is one line, never an escaping exception.
     try {
@@ -208,19 +238,18 @@ int run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
         try {
             app.parse(argc, argv.data());
         } catch (const CLI::CallForHelp& e) {
-            return app.exit(e, out, err);
+            return written(app.exit(e, out, err));
         } catch (const CLI::CallForAllHelp& e) {
-            return app.exit(e, out, err);
+            return written(app.exit(e, out, err));
         } catch (const CLI::CallForVersion& e) {
-            return app.exit(e, out, err);
+            return written(app.exit(e, out, err));
         } catch (const CLI::ParseError& e) {
             if (const auto unknown = explain_unknown(app, argc, argv.data()))
                 return fail("error", *unknown, exit_usage);
             return fail("error", with_nearest_member(e.what()) + " (see kvplan --help)",
                         exit_usage);
         }
-        out.flush();
-        return ctx.exit_code;
+        return written(ctx.exit_code);
     } catch (const UsageError& e) {
         return fail("error", e.what(), exit_usage);
     } catch (const kvplan::Error& e) {

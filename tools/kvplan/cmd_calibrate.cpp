@@ -396,6 +396,10 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (cf.log.empty() && cf.benches.empty())
         usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
                     "neither");
+    if (!o.engine_version.empty())
+        usage_error("--engine-version",
+                    "no release with calibrate: a start-up log states the defaults it ran with",
+                    o.engine_version);
     if (cf.log.empty()) {
         // The benchmark's estimate takes the replica at vLLM's defaults; what shapes the cache
         // is read only with a start-up log, so alone it would be ignored.
@@ -473,6 +477,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (!cf.write_profile.empty()) {
         std::ofstream out(cf.write_profile, std::ios::binary);
         out << json;
+        out.close();  // a full disk shows only when the buffer is written out
         if (!out)
             detail::throw_field_error<InvalidInput>(cf.write_profile, "file", "a writable file",
                                                     "none");

@@ -339,10 +339,16 @@ void mark_moves(const CheckResult& a, const CheckResult& b, std::vector<bool>& m
 /// Reverting more fields than this one by one is not worth it: the baseline is another model.
 constexpr std::size_t max_changes_traced = 32;
 
+/// Nor judging more checks again than this (changed fields x checks, a millisecond each): a policy
+/// of many checks traces fewer fields, so that a gate answers in seconds.
+constexpr std::size_t max_checks_retraced = 2048;
+
 struct ConfigTrace {
     std::string file;  ///< the model's config.json, as annotations name it
     std::vector<ConfigChange> changes;
-    bool too_many = false;
+    bool too_many = false;         ///< more changed fields than max_changes_traced
+    bool too_many_checks = false;  ///< more fields x checks than max_checks_retraced
+    std::size_t fields = 0;        ///< the fields that changed
 };
 
 /// The fields of the model's config.json that differ from the baseline's, each with its line and
@@ -352,14 +358,18 @@ std::optional<ConfigTrace> trace_config(const ModelInput& model, const ModelInpu
                                         const Policy& p, std::span<const GpuSpec> gpus,
                                         const CheckResult& result) {
     if (!model.given_as_path || !model.file || !base.file) return std::nullopt;
-    const kvplan::Json now = read_json_file(*model.file, JsonNumbers::python);
-    const kvplan::Json before = read_json_file(*base.file, JsonNumbers::python);
+    const kvplan::Json now =
+        read_json_file(*model.file, JsonNumbers::python, max_config_json_bytes);
+    const kvplan::Json before =
+        read_json_file(*base.file, JsonNumbers::python, max_config_json_bytes);
     ConfigTrace t;
     t.file = repo_path(model.file->string());
     std::vector<std::string> steps;
     changed_fields(&before, &now, steps, t.changes);
-    if (t.changes.size() > max_changes_traced) {
-        t.too_many = true;
+    t.fields = t.changes.size();
+    t.too_many = t.fields > max_changes_traced;
+    t.too_many_checks = !t.too_many && t.fields * result.outcomes.size() > max_checks_retraced;
+    if (t.too_many || t.too_many_checks) {
         t.changes.clear();
         return t;
     }
@@ -390,55 +400,10 @@ std::string json_text(const std::optional<kvplan::Json>& v) {
 // ---------------------------------------------------------------------------------------------
 // Outputs.
 
-std::string xml_escape(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&apos;";
-                break;
-            default:
-                out.push_back(c);
-        }
-    }
-    return out;
-}
-
-// GitHub Actions workflow commands escape %, CR and LF in messages (and , : in properties).
-std::string gh_escape(std::string_view s, bool property) {
-    std::string out;
-    for (char c : s) {
-        if (c == '%')
-            out += "%25";
-        else if (c == '\r')
-            out += "%0D";
-        else if (c == '\n')
-            out += "%0A";
-        else if (property && c == ':')
-            out += "%3A";
-        else if (property && c == ',')
-            out += "%2C";
-        else
-            out.push_back(c);
-    }
-    return out;
-}
-
 void write_file(const std::string& file, const char* flag, const std::string& content) {
     std::ofstream out(file, std::ios::binary);
     if (out) out << content;
+    out.close();  // a full disk shows only when the buffer is written out
     if (!out)
         detail::throw_field_error<InvalidInput>(file, flag, "a writable file",
                                                 "a path that cannot be written");
@@ -450,27 +415,27 @@ void write_junit(const std::string& file, const Judged& j, const std::string& mo
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out << "<testsuites name=\"kvplan check\" tests=\"" << outs.size() << "\" failures=\""
         << j.result->failed << "\">\n";
-    out << "  <testsuite name=\"" << xml_escape("kvplan check " + model) << "\" tests=\""
+    out << "  <testsuite name=\"" << xml_field("kvplan check " + model) << "\" tests=\""
         << outs.size() << "\" failures=\"" << j.result->failed << "\" errors=\"0\" skipped=\""
         << j.result->skipped << "\">\n";
     for (const CheckOutcome& o : outs) {
         const Requirement& q = j.req(o);
-        out << "    <testcase classname=\"kvplan.check." << xml_escape(name(q.kind)) << "\" name=\""
-            << xml_escape(j.title(o)) << "\" file=\"" << xml_escape(j.policy->source) << "\"";
+        out << "    <testcase classname=\"kvplan.check." << xml_field(name(q.kind)) << "\" name=\""
+            << xml_field(j.title(o)) << "\" file=\"" << xml_field(j.policy->source) << "\"";
         if (q.line != 0) out << " line=\"" << q.line << "\"";
         out << ">\n";
         const std::string detail = detail_text(j, o);
         switch (o.status) {
             case CheckStatus::failed:
-                out << "      <failure message=\"" << xml_escape(detail) << "\" type=\""
-                    << xml_escape(name(q.kind)) << "\">" << xml_escape(detail) << " ["
-                    << xml_escape(j.policy->source + ": " + q.path) << "]</failure>\n";
+                out << "      <failure message=\"" << xml_field(detail) << "\" type=\""
+                    << xml_field(name(q.kind)) << "\">" << xml_field(detail) << " ["
+                    << xml_field(j.policy->source + ": " + q.path) << "]</failure>\n";
                 break;
             case CheckStatus::skipped:
-                out << "      <skipped message=\"" << xml_escape(o.reason) << "\"/>\n";
+                out << "      <skipped message=\"" << xml_field(o.reason) << "\"/>\n";
                 break;
             case CheckStatus::passed:
-                out << "      <system-out>" << xml_escape(detail) << "</system-out>\n";
+                out << "      <system-out>" << xml_field(detail) << "</system-out>\n";
                 break;
         }
         out << "    </testcase>\n";
@@ -591,7 +556,7 @@ std::string sarif(const Judged& j, const std::optional<ConfigTrace>& trace) {
                    {"invocations",
                     {{{"executionSuccessful", true}, {"exitCode", j.result->passed() ? 0 : 1}}}},
                    {"results", std::move(results)}}}}};
-    return utf8_escaped(doc.dump(2)) + "\n";
+    return json_document(doc) + "\n";
 }
 
 /// GitHub Actions annotations: one per outcome at the policy's requirement (an error when it
@@ -602,12 +567,11 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
     for (const CheckOutcome& o : j.result->outcomes) {
         const Requirement& q = j.req(o);
         out << (o.status == CheckStatus::failed ? "::error" : "::notice")
-            << " file=" << gh_escape(policy_file, true);
+            << " file=" << gh_property(policy_file);
         if (q.line != 0) out << ",line=" << q.line;
-        out << ",title=" << gh_escape("kvplan check: " + j.title(o), true) << "::"
-            << gh_escape(j.title(o) + ": " + (o.status == CheckStatus::skipped ? "skipped, " : "") +
-                             detail_text(j, o),
-                         false)
+        out << ",title=" << gh_property("kvplan check: " + j.title(o)) << "::"
+            << gh_data(j.title(o) + ": " + (o.status == CheckStatus::skipped ? "skipped, " : "") +
+                       detail_text(j, o))
             << "\n";
     }
     if (!trace) return;
@@ -628,10 +592,9 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
                         json_text(c.before), json_text(c.after), moved, moved == 1 ? "" : "s");
         text += failing.empty() ? "all still met" : fmt::format("{} failing", failing.size());
         for (const std::string& each : failing.empty() ? met : failing) text += "; " + each;
-        out << (failing.empty() ? "::notice" : "::error")
-            << " file=" << gh_escape(trace->file, true) << ",line=" << c.line
-            << ",title=" << gh_escape("kvplan check: " + c.path, true)
-            << "::" << gh_escape(text, false) << "\n";
+        out << (failing.empty() ? "::notice" : "::error") << " file=" << gh_property(trace->file)
+            << ",line=" << c.line << ",title=" << gh_property("kvplan check: " + c.path)
+            << "::" << gh_data(text) << "\n";
     }
 }
 
@@ -833,6 +796,12 @@ void run_check(const CheckOptions& co, Context& ctx) {
             "the baseline's config.json differs in more than {} fields: no field is traced to "
             "the figures it moves",
             max_changes_traced));
+    if (trace && trace->too_many_checks)
+        rep.notes.push_back(fmt::format(
+            "the baseline's config.json differs in {} fields, too many to judge each again on "
+            "the {} checks (at most {} checks judged again): no field is traced to the figures it "
+            "moves",
+            trace->fields, n, grouped(max_checks_retraced)));
     if (trace)
         for (const ConfigChange& c : trace->changes)
             if (c.moves_any())

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <kvplan/format.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/plan/evaluate.hpp>
@@ -36,6 +37,17 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     const auto kvs = split_list(o.kv_dtype, "--kv-dtype");
     const auto wds = o.weight_dtype.empty() ? std::vector<std::string>{""}
                                             : split_list(o.weight_dtype, "--weight-dtype");
+    // A row per model, GPU, KV dtype and weight format: a few milliseconds each.
+    constexpr std::size_t max_rows = 1024;
+    const std::size_t gpu_count = std::max<std::size_t>(gpus.size(), 1);
+    const std::size_t rows = models.size() * gpu_count * kvs.size() * wds.size();
+    if (rows > max_rows)
+        usage_error("--model",
+                    fmt::format("at most {} rows (models x GPUs x KV dtypes x weight "
+                                "formats)",
+                                grouped(max_rows)),
+                    fmt::format("{} x {} x {} x {} = {}", models.size(), gpu_count, kvs.size(),
+                                wds.size(), grouped(rows)));
     // Every flag once, before any file is read.
     CommonOptions first = o;
     first.kv_dtype = kvs.front();

@@ -89,6 +89,11 @@ Serving parse_serving(const CommonOptions& o) {
                         o.gpu_memory_utilization);
         s.memory_fraction = parse_fraction(o.gpu_memory_utilization, "--gpu-memory-utilization");
     }
+    if (!o.engine_version.empty()) {
+        s.engine_version = parse_engine_version(o.engine_version);
+        if (!s.engine_version)
+            usage_error("--engine-version", "a release as X.Y (0.10)", o.engine_version);
+    }
     if (!o.kv_memory.empty()) s.kv_memory_per_gpu = parse_size(o.kv_memory, "--kv-memory");
     s.max_sequences = optional_count(o.max_num_seqs, "--max-num-seqs");
     s.max_num_batched_tokens = optional_count(o.max_num_batched_tokens, "--max-num-batched-tokens");
@@ -104,7 +109,10 @@ Serving parse_serving(const CommonOptions& o) {
     try {
         (void)resolve_serving(s);
     } catch (const InvalidInput& e) {
-        throw UsageError(std::string("--block-size: ") + e.what());
+        const std::string what = e.what();
+        throw UsageError((what.find("engine_version") != std::string::npos ? "--engine-version: "
+                                                                           : "--block-size: ") +
+                         what);
     }
     return s;
 }
@@ -233,6 +241,7 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         {"--engine", !o.engine.empty()},
         {"--block-size", !o.block_size.empty()},
         {"--gpu-memory-utilization", !o.gpu_memory_utilization.empty()},
+        {"--engine-version", !o.engine_version.empty()},
         {"--kv-memory", !o.kv_memory.empty()},
         {"--max-num-seqs", !o.max_num_seqs.empty()},
         {"--max-num-batched-tokens", !o.max_num_batched_tokens.empty()},
@@ -260,6 +269,14 @@ std::string describe_weights(const WeightOptions& w) {
         s += fmt::format(", experts {}", name(*w.expert_format));
     if (w.attention_format && *w.attention_format != w.format)
         s += fmt::format(", attention {}", name(*w.attention_format));
+    const auto part = [&](const std::optional<WeightFormat>& f, const char* what) {
+        if (f) s += fmt::format(", {} {}", what, name(*f));
+    };
+    part(w.attention_output_format, "attention output");
+    part(w.shared_expert_format, "shared experts");
+    part(w.dense_mlp_format, "dense MLP");
+    part(w.mixer_format, "mixers");
+    part(w.lm_head_format, "LM head");
     return s;
 }
 

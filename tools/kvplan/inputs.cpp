@@ -146,13 +146,19 @@ ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::str
     }
     if (const Model* m = find_preset(arg))
         return {arg, "built-in preset " + std::string(m->name()) + " (kvplan/presets.hpp)", *m};
+    // The ids listed stop at 600 characters (messages are cut at 1023, and what was found must
+    // show); with a near id the list gives way to it.
     std::string ids;
     std::vector<std::string> known;
+    std::size_t more = 0;
     for (const ModelListing& l : bundled_models(ctx)) {
-        ids += (ids.empty() ? "" : ", ") + l.id;
+        if (ids.size() <= 600)
+            ids += (ids.empty() ? "" : ", ") + l.id;
+        else
+            ++more;
         known.push_back(l.id);
     }
-    // With a near id the list gives way to it: messages are cut at 1023 characters.
+    if (more != 0) ids += " and " + std::to_string(more) + " more (kvplan list models)";
     const std::string near = detail::did_you_mean(arg, known);
     detail::throw_field_error<InvalidInput>(std::string(flag), "model",
                                             "a bundled model id (" +

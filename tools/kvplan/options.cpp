@@ -141,6 +141,10 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
                          "Fraction of GPU memory the engine may use: vLLM's flag, SGLang's "
                          "--mem-fraction-static, TensorRT-LLM's free_gpu_memory_fraction; default: "
                          "the engine's");
+        group.add_option("--engine-version", o.engine_version,
+                         "vLLM's release (X.Y) whose defaults apply: its gpu_memory_utilization, "
+                         "CUDA graph accounting and hybrid KV-cache manager; default: the newest "
+                         "kvplan knows");
         group.add_option("--kv-memory", o.kv_memory,
                          "KV memory per GPU, replacing the computed one (an engine's logged "
                          "\"Available KV cache memory\"); names its unit (5.38GiB)");

@@ -49,7 +49,8 @@ struct CommonOptions {
     std::string batch;                           ///< decode batch
     std::string block_size;
     std::string gpu_memory_utilization;
-    std::string kv_memory;  ///< replaces the computed KV budget per GPU
+    std::string engine_version;  ///< vLLM's release line whose defaults apply (X.Y)
+    std::string kv_memory;       ///< replaces the computed KV budget per GPU
     std::string engine;
     std::string max_num_seqs;            ///< the engine's cap on sequences at once
     std::string max_num_batched_tokens;  ///< tokens of one step

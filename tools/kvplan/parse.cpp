@@ -1,5 +1,6 @@
 #include "parse.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -155,6 +156,13 @@ KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag) {
 }
 
 std::vector<std::string> split_list(std::string_view text, std::string_view flag) {
+    // Each item is a model, GPU or format judged (compare: each of every other list's too): a
+    // list of thousands would run for minutes.
+    const auto count = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+    if (count > max_list_items)
+        usage_error(
+            flag, "a comma-separated list of at most " + std::to_string(max_list_items) + " items",
+            std::to_string(count) + " items");
     std::vector<std::string> items;
     std::size_t start = 0;
     while (true) {

@@ -3,6 +3,7 @@
 // Command-line values: token counts as vLLM reads them, sizes that name their unit, comma lists.
 // Every function throws UsageError naming the flag, what it expected and what it found.
 
+#include <cstddef>
 #include <cstdint>
 #include <kvplan/dtype.hpp>
 #include <kvplan/units.hpp>
@@ -40,7 +41,10 @@ namespace kvplan::cli {
 /// A KV-cache element type (bf16, fp8, int4, ...).
 [[nodiscard]] KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag);
 
-/// "a,b,c" split on commas; an empty item is a usage error.
+/// The most items a comma-separated flag takes.
+inline constexpr std::size_t max_list_items = 64;
+
+/// "a,b,c" split on commas; an empty item, or more than max_list_items, is a usage error.
 [[nodiscard]] std::vector<std::string> split_list(std::string_view text, std::string_view flag);
 
 /// Each item of a comma list through `parse`.

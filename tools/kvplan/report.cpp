@@ -93,6 +93,29 @@ void text_table(const Table& t, std::ostream& out) {
     }
 }
 
+/// `r` with every field a person reads (not the JSON values) passed through `esc`.
+Report fields_escaped(const Report& r, std::string (*esc)(std::string_view)) {
+    Report e = r;
+    if (e.verdict) e.verdict = esc(*e.verdict);
+    e.heading = esc(e.heading);
+    for (auto& [k, v] : e.inputs) v.text = esc(v.text);
+    for (Figure& f : e.figures) {
+        f.label = esc(f.label);
+        f.value.text = esc(f.value.text);
+        if (f.exact) f.exact->text = esc(f.exact->text);
+        f.explain.formula = esc(f.explain.formula);
+        for (std::string& in : f.explain.inputs) in = esc(in);
+    }
+    for (Table& t : e.tables) {
+        t.title = esc(t.title);
+        for (Column& c : t.columns) c.label = esc(c.label);
+        for (auto& row : t.rows)
+            for (Cell& c : row) c.text = esc(c.text);
+    }
+    for (std::string& n : e.notes) n = esc(n);
+    return e;
+}
+
 void render_text(const Report& r, bool explain, std::ostream& out) {
     if (r.verdict) out << *r.verdict << "\n";
     if (!r.heading.empty()) out << r.heading << "\n";
@@ -128,19 +151,9 @@ void render_text(const Report& r, bool explain, std::ostream& out) {
     for (const std::string& n : r.notes) out << "note: " << n << "\n";
 }
 
-// A pipe would end a table cell and a line break the row.
-std::string md_escape(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '|')
-            out += "\\|";
-        else if (c == '\n')
-            out += "<br>";
-        else
-            out.push_back(c);
-    }
-    return out;
-}
+// Every field of a Markdown report through md_field: a pipe would end a table cell, a line break
+// the row.
+std::string md_escape(std::string_view s) { return md_field(s); }
 
 void render_md(const Report& r, bool explain, std::ostream& out) {
     if (!r.heading.empty()) out << "### " << md_escape(r.heading) << "\n\n";
@@ -230,6 +243,23 @@ Json escaped(const Json& j) {
     return j;
 }
 
+}  // namespace
+
+std::string json_document(const Json& j) {
+    const std::string text = escaped(j).dump(2);
+    // "##[" would be a workflow command in a CI log (text_field); "\u005B" reads back as "[".
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t from = 0;;) {
+        const std::size_t at = text.find("##[", from);
+        if (at == std::string::npos) return out.append(text, from);
+        out.append(text, from, at + 2 - from).append("\\u005B");
+        from = at + 3;
+    }
+}
+
+namespace {
+
 void render_json(const Report& r, bool explain, std::ostream& out) {
     Json j = Json::object();
     j["command"] = r.command;
@@ -249,17 +279,17 @@ void render_json(const Report& r, bool explain, std::ostream& out) {
                 e[f.key] = Json{{"formula", f.explain.formula}, {"inputs", f.explain.inputs}};
         j["explain"] = std::move(e);
     }
-    out << escaped(j).dump(2) << "\n";
+    out << json_document(j) << "\n";
 }
 
 std::string csv_field(const Json& v) {
     std::string s;
     if (v.is_null()) return s;
     if (v.is_string())
-        s = v.get<std::string>();
+        s = text_field(v.get_ref<const std::string&>());
     else
         s = v.dump();
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string q = "\"";
     for (char c : s) {
         if (c == '"')
@@ -327,7 +357,7 @@ void render(const Report& r, Format f, bool explain, std::ostream& out) {
     std::ostringstream s;
     switch (f) {
         case Format::text:
-            render_text(r, explain, s);
+            render_text(fields_escaped(r, text_field), explain, s);
             break;
         case Format::md:
             render_md(r, explain, s);
@@ -342,49 +372,170 @@ void render(const Report& r, Format f, bool explain, std::ostream& out) {
     out << utf8_escaped(s.str());
 }
 
-std::string utf8_escaped(std::string_view s) {
+namespace {
+
+void hex_byte(std::string& out, unsigned char c) {
+    static constexpr char digits[] = "0123456789ABCDEF";
+    out += "\\x";
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+}
+
+/// The length of the well-formed UTF-8 sequence (RFC 3629) at s[i], a multi-byte one: its length
+/// from the lead byte, continuation bytes 10xxxxxx, no overlong forms, no surrogates, nothing past
+/// U+10FFFF. 0 when malformed.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c >= 0xC2 && c <= 0xDF   ? 2
+                          : c >= 0xE0 && c <= 0xEF ? 3
+                          : c >= 0xF0 && c <= 0xF4 ? 4
+                                                   : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+    if (n >= 3) {
+        const auto c1 = static_cast<unsigned char>(s[i + 1]);
+        if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) ||
+            (c == 0xF4 && c1 > 0x8F))
+            return 0;
+    }
+    return n;
+}
+
+/// `s` as valid UTF-8 with its control characters (C0, DEL, C1) written as \xNN; a whole
+/// document keeps newline and tab, a field (`one_line`) escapes them and U+2028 and U+2029 too.
+std::string escaped_utf8(std::string_view s, bool one_line) {
     std::string out;
     out.reserve(s.size());
-    const auto hex = [&](unsigned char c) {
-        static constexpr char digits[] = "0123456789ABCDEF";
-        out += "\\x";
-        out.push_back(digits[c >> 4]);
-        out.push_back(digits[c & 15]);
-    };
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
-            // Control characters but newline and tab would garble a terminal.
-            if (c < 0x20 && c != '\n' && c != '\t')
-                hex(c);
+            const bool kept = !one_line && (c == '\n' || c == '\t');
+            if ((c < 0x20 || c == 0x7F) && !kept)
+                hex_byte(out, c);
             else
                 out.push_back(static_cast<char>(c));
             ++i;
             continue;
         }
-        // A well-formed sequence (RFC 3629): its length from the lead byte, continuation bytes
-        // 10xxxxxx, no overlong forms, no surrogates, nothing past U+10FFFF.
-        std::size_t n = c >= 0xC2 && c <= 0xDF   ? 2
-                        : c >= 0xE0 && c <= 0xEF ? 3
-                        : c >= 0xF0 && c <= 0xF4 ? 4
-                                                 : 0;
-        bool ok = n != 0 && i + n <= s.size();
-        for (std::size_t k = 1; ok && k < n; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-        if (ok && n >= 3) {
-            const auto c1 = static_cast<unsigned char>(s[i + 1]);
-            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F) &&
-                 !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 > 0x8F);
-        }
-        if (!ok) {
-            hex(c);
+        const std::size_t n = utf8_length(s, i);
+        if (n == 0) {
+            hex_byte(out, c);
             ++i;
             continue;
         }
-        out.append(s.substr(i, n));
+        const auto c1 = static_cast<unsigned char>(s[i + 1]);
+        const bool c1_control = c == 0xC2 && c1 < 0xA0;  // U+0080 to U+009F
+        const bool separator = n == 3 && c == 0xE2 && c1 == 0x80 &&
+                               (static_cast<unsigned char>(s[i + 2]) & 0xFE) == 0xA8;
+        if (c1_control || (one_line && separator))
+            for (std::size_t k = 0; k < n; ++k) hex_byte(out, static_cast<unsigned char>(s[i + k]));
+        else
+            out.append(s.substr(i, n));
         i += n;
     }
     return out;
+}
+
+/// The length of the white space (as .NET's String.TrimStart takes it, which the Actions runner
+/// applies to each line) at s[i] of valid UTF-8 with no control characters; 0 if none.
+std::size_t white_space_length(std::string_view s, std::size_t i) {
+    const auto at = [&](std::size_t k) {
+        return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+    };
+    if (at(0) == ' ') return 1;
+    if (at(0) == 0xC2 && at(1) == 0xA0) return 2;                            // U+00A0
+    if (at(0) == 0xE1 && at(1) == 0x9A && at(2) == 0x80) return 3;           // U+1680
+    if (at(0) == 0xE2 && at(1) == 0x80 && (at(2) <= 0x8A || at(2) == 0xAF))  // U+2000-200A, 202F
+        return 3;
+    if (at(0) == 0xE2 && at(1) == 0x81 && at(2) == 0x9F) return 3;  // U+205F
+    if (at(0) == 0xE3 && at(1) == 0x80 && at(2) == 0x80) return 3;  // U+3000
+    return 0;
+}
+
+/// GitHub's escaping of a workflow command's message (and, `property`, of a property value),
+/// then the remaining control characters as text_field writes them.
+std::string gh_escaped(std::string_view s, bool property) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        if (c == '%')
+            out += "%25";
+        else if (c == '\r')
+            out += "%0D";
+        else if (c == '\n')
+            out += "%0A";
+        else if (property && c == ':')
+            out += "%3A";
+        else if (property && c == ',')
+            out += "%2C";
+        else
+            out.push_back(c);
+    }
+    return escaped_utf8(out, true);
+}
+
+}  // namespace
+
+std::string utf8_escaped(std::string_view s) { return escaped_utf8(s, false); }
+
+std::string text_field(std::string_view s) {
+    std::string e = escaped_utf8(s, true);
+    std::size_t lead = 0;
+    while (const std::size_t n = white_space_length(e, lead)) lead += n;
+    if (e.compare(lead, 2, "::") == 0) e.replace(lead, 1, "\\x3A");
+    for (std::size_t at = e.find("##["); at != std::string::npos; at = e.find("##[", at + 3))
+        e.replace(at + 2, 1, "\\x5B");
+    return e;
+}
+
+std::string md_field(std::string_view s) {
+    std::string out;
+    for (char c : text_field(s)) {
+        if (c == '|') out.push_back('\\');
+        out.push_back(c);
+    }
+    return out;
+}
+
+std::string gh_data(std::string_view s) { return gh_escaped(s, false); }
+
+std::string gh_property(std::string_view s) { return gh_escaped(s, true); }
+
+std::string xml_field(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
+            case '\n':
+                out += "&#10;";
+                break;
+            case '\r':
+                out += "&#13;";
+                break;
+            case '\t':
+                out += "&#9;";
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+    return escaped_utf8(out, true);
 }
 
 }  // namespace kvplan::cli

@@ -94,7 +94,40 @@ void render(const Report& r, Format f, bool explain, std::ostream& out);
 [[nodiscard]] Format parse_format(std::string_view s);
 
 /// `s` as valid UTF-8: every byte that is not part of a well-formed sequence, and every control
-/// character but newline and tab, written as \xNN.
+/// character but newline and tab (C0, DEL, C1), written as \xNN (a C1 character as its two bytes).
 [[nodiscard]] std::string utf8_escaped(std::string_view s);
+
+// One escaper per format a field read from a file (a requirement's or a replica's name, a path)
+// is printed in. A pull request controls those files, and GitHub Actions runs as a workflow
+// command any line of a step's output that starts, after white space, with "::" ("::error::",
+// "::stop-commands::"), or holds "##[" (the runner's older syntax): so no field may end a line,
+// and none may start a command (actions/runner, src/Runner.Common/ActionCommand.cs).
+
+/// A field of a line a person reads (text reports, CSV, error messages): utf8_escaped, with
+/// newline, tab, U+2028 and U+2029 escaped too, so the field stays on its line; a "::" after
+/// the field's leading white space written "\x3A:", and the "[" of "##[" written "\x5B".
+[[nodiscard]] std::string text_field(std::string_view s);
+
+/// A field of a Markdown report: text_field, and "|" written "\|" (it would end a table cell).
+[[nodiscard]] std::string md_field(std::string_view s);
+
+/// The message of a GitHub workflow command ("::error file=...::message"), escaped as the runner
+/// unescapes it: % as %25, CR as %0D, LF as %0A; the other control characters as text_field
+/// writes them.
+[[nodiscard]] std::string gh_data(std::string_view s);
+
+/// A property value of a GitHub workflow command (file=, title=): gh_data, and ':' as %3A and ','
+/// as %2C.
+[[nodiscard]] std::string gh_property(std::string_view s);
+
+/// `j` as a JSON document (indented by 2): every string and key made valid UTF-8 with its control
+/// characters written as \xNN (utf8_escaped), and "##[" written "##\u005B", which reads back the
+/// same.
+[[nodiscard]] std::string json_document(const Json& j);
+
+/// Text of an XML attribute or element (JUnit): the five entities, and newline, CR and tab as
+/// character references, so an attribute keeps them; other control characters as text_field
+/// writes them (XML 1.0 forbids them).
+[[nodiscard]] std::string xml_field(std::string_view s);
 
 }  // namespace kvplan::cli

@@ -127,7 +127,7 @@ namespace detail {
         case CacheKind::full_attention:
         case CacheKind::sliding_window:
         case CacheKind::chunked_local:
-            return heads * qd +
+            return heads * s.k_head_dim +  // queries are as wide as the layer's keys
                    std::uint64_t{kv_heads_per_rank(s.kv_heads, tp)} *
                        (s.k_head_dim + s.v_head_dim) +
                    heads * s.v_head_dim;

@@ -144,7 +144,19 @@ struct VllmSetup {
     VllmKvCache c{};
     std::array<std::uint8_t, max_cache_specs> kind_of_spec{};  // core spec -> vLLM kind
     std::array<Bytes, max_cache_specs> per_token{};  // bytes per token (state: per request)
+    std::array<CacheSpec, max_cache_specs> shape{};  // a kind's heads on a rank and head sizes
 };
+
+/// What a layer's KVCacheSpec holds beside its kind and window: its KV heads on a rank of TP
+/// degree `tp` and its head sizes (AttentionSpec.num_kv_heads, head_size, head_size_v; MLA's
+/// latent and RoPE sizes; a state's bytes).
+[[nodiscard]] constexpr CacheSpec vllm_spec_shape(const CacheSpec& spec, std::uint32_t tp) {
+    CacheSpec s = spec;
+    s.kind = CacheKind::full_attention;
+    s.window = 0;
+    if (spec.kv_heads != 0) s.kv_heads = kv_heads_per_rank(spec.kv_heads, tp);
+    return s;
+}
 
 /// vLLM's page of one layer of `kind` at `block` tokens: per-token bytes x block size; a Mamba
 /// state is one page (padded to the attention page).
@@ -212,14 +224,20 @@ struct VllmSetup {
                                     : layer_bytes_per_token(spec, f, tp);
         const std::uint64_t window =
             kind == CacheKind::sliding_window || kind == CacheKind::chunked_local ? spec.window : 0;
+        // One kind per distinct KVCacheSpec: vLLM groups layers by spec equality
+        // (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size groups the
+        // layers of each spec), so equal bytes per token in another shape (8 heads of 128 beside
+        // 4 of 256) are another kind.
+        const CacheSpec shape = vllm_spec_shape(spec, tp);
         std::uint32_t i = 0;
         while (i < c.num_kinds && !(c.kinds[i].kind == kind && c.kinds[i].window == window &&
-                                    s.per_token[i] == per_token))
+                                    s.per_token[i] == per_token && s.shape[i] == shape))
             ++i;
         if (i == c.num_kinds) {
             c.kinds[i].kind = kind;
             c.kinds[i].window = window;
             s.per_token[i] = per_token;
+            s.shape[i] = shape;
             ++c.num_kinds;
         }
         s.kind_of_spec[k] = static_cast<std::uint8_t>(i);

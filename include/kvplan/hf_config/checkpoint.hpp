@@ -13,10 +13,15 @@
 //                       scale and a 4-bit zero point each (GPTQ stores its qzeros even when
 //                       symmetric); other bit widths are not modelled.
 //   compressed-tensors  config_groups' weights: num_bits 8 float (fp8 per tensor, channel or
-//   block),
-//                       8 int with channel scales (int8), 4 int in groups (int4, zero points unless
-//                       symmetric), 4 float in groups of 16 (nvfp4); ignore lists that name
-//                       attention keep it 16-bit.
+//                       block), 8 int with channel scales (int8), 4 int in groups (int4, zero
+//                       points unless symmetric), 4 float in groups of 16 (nvfp4); ignore lists
+//                       that name attention keep it 16-bit.
+//   modelopt            NVIDIA ModelOpt's quant_algo (NVFP4, FP8, INT4_AWQ...: modelopt_format);
+//                       import_hf_config reads a model folder's hf_quant_config.json as this.
+//
+// This reads the file as a whole. Once the model's layers are known, quant_modules.hpp reads the
+// module lists (exclude_modules, ignore, modules_to_not_convert, quantized_layers, targets) part
+// by part, layer by layer.
 //
 // A method or shape kvplan does not model leaves the format unknown, with the reason in `source`:
 // the model is still sized (bf16 weights assumed) and the answer says so.
@@ -66,7 +71,93 @@ namespace detail::hf {
     return c;
 }
 
-/// compressed-tensors: the weights scheme of its first config group.
+/// `s` in upper case (ASCII).
+[[nodiscard]] inline std::string upper_ascii(std::string_view s) {
+    std::string out(s);
+    for (char& ch : out)
+        if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
+    return out;
+}
+
+/// A ModelOpt quant_algo (upper case) as the format it stores weights in, its scales' layout set
+/// in `layout`; nullopt for an algorithm kvplan does not model (MXFP8 among them). As ModelOpt's
+/// export writes them (modelopt/torch/export/quant_utils.py): NVFP4 and its W4A16 and AWQ variants
+/// 4-bit e2m1 values with an fp8 scale per group_size (16) inputs and an fp32 scale per matrix;
+/// FP8 one fp32 scale per matrix; FP8_PER_CHANNEL_PER_TOKEN one per output channel; FP8_PB_WO one
+/// per 128 x 128 block; INT4_AWQ, W4A16_AWQ and W4A8_AWQ symmetric 4-bit integers with a 16-bit
+/// scale per group_size (128) inputs; W8A8_SQ_PER_CHANNEL int8 with a scale per output channel.
+[[nodiscard]] inline std::optional<WeightFormat> modelopt_format(std::string_view algo,
+                                                                 std::optional<std::uint64_t> group,
+                                                                 QuantLayout& layout) {
+    const auto set_group = [&](std::uint32_t usual) {
+        const std::uint64_t g = group.value_or(usual);
+        if (layout.group_size == 0) layout.group_size = static_cast<std::uint32_t>(g);
+    };
+    if (algo == "NVFP4" || algo == "W4A16_NVFP4" || algo == "NVFP4_AWQ" ||
+        algo == "W4A8_NVFP4_FP8") {
+        set_group(16);
+        return WeightFormat::nvfp4;
+    }
+    if (algo == "FP8") return WeightFormat::fp8;
+    if (algo == "FP8_PER_CHANNEL_PER_TOKEN") {
+        layout.fp8_per_channel = true;
+        return WeightFormat::fp8;
+    }
+    if (algo == "FP8_PB_WO") {
+        layout.fp8_block = 128;
+        return WeightFormat::fp8;
+    }
+    if (algo == "INT4_AWQ" || algo == "W4A16_AWQ" || algo == "W4A8_AWQ") {
+        set_group(128);
+        layout.int4_zero_points = false;
+        return WeightFormat::int4;
+    }
+    if (algo == "W8A8_SQ_PER_CHANNEL") return WeightFormat::int8;
+    if (algo == "MXFP4") return WeightFormat::mxfp4;
+    return std::nullopt;
+}
+
+/// A compressed-tensors weights scheme as a format, its layout set in `layout`; nullopt for one
+/// kvplan does not model.
+[[nodiscard]] inline std::optional<WeightFormat> compressed_tensors_format(const JsonReader& w,
+                                                                           QuantLayout& layout) {
+    const auto bits = w.optional_positive_integer("num_bits", 64);
+    const std::string type = w.optional_string("type").value_or("int");
+    const std::string strategy = w.optional_string("strategy").value_or("tensor");
+    if (bits == 8u && type == "float") {
+        if (strategy == "block") {
+            const auto block = w.optional_count_array("block_structure");
+            if (!block || block->size() != 2 || (*block)[0] != (*block)[1] || (*block)[0] == 0)
+                return std::nullopt;
+            layout.fp8_block = static_cast<std::uint32_t>((*block)[0]);
+        } else if (strategy == "channel") {
+            layout.fp8_per_channel = true;
+        } else if (strategy != "tensor") {
+            return std::nullopt;
+        }
+        return WeightFormat::fp8;
+    }
+    if (bits == 8u && type == "int" && strategy == "channel") return WeightFormat::int8;
+    if (bits == 4u && type == "int" && (strategy == "group" || strategy == "channel")) {
+        const auto group = w.optional_positive_integer("group_size", 0xFFFF'FFFFULL);
+        if (layout.group_size == 0)
+            layout.group_size = strategy == "channel" ? 0xFFFF'FFFFU
+                                : group               ? static_cast<std::uint32_t>(*group)
+                                                      : 128;
+        layout.int4_zero_points = !w.optional_boolean("symmetric").value_or(true);
+        return WeightFormat::int4;
+    }
+    if (bits == 4u && type == "float") {
+        const auto group = w.optional_positive_integer("group_size", 0xFFFF'FFFFULL);
+        if (layout.group_size == 0)
+            layout.group_size = group ? static_cast<std::uint32_t>(*group) : 16;
+        return WeightFormat::nvfp4;
+    }
+    return std::nullopt;
+}
+
+/// compressed-tensors: the weights scheme of its first config group (quant_modules.hpp reads
+/// every group and the ignore list module by module once the model is known).
 [[nodiscard]] inline CheckpointFormat compressed_tensors(const JsonReader& q, WeightFormat rest) {
     const std::optional<JsonReader> groups = q.optional_object("config_groups");
     if (!groups || groups->json().empty())
@@ -75,45 +166,16 @@ namespace detail::hf {
     const JsonReader g = groups->object(first);
     const std::optional<JsonReader> w = g.optional_object("weights");
     if (!w) return unmodelled("quantization_config: compressed-tensors without a weights scheme");
-    const auto bits = w->optional_positive_integer("num_bits", 64);
-    const std::string type = w->optional_string("type").value_or("int");
-    const std::string strategy = w->optional_string("strategy").value_or("tensor");
     CheckpointFormat c;
     c.known = true;
     c.rest = rest;
     c.source = "quantization_config (compressed-tensors)";
-    if (bits == 8u && type == "float") {
-        c.linear = WeightFormat::fp8;
-        if (strategy == "block") {
-            const auto block = w->optional_count_array("block_structure");
-            if (!block || block->size() != 2 || (*block)[0] != (*block)[1] || (*block)[0] == 0)
-                return unmodelled(
-                    "quantization_config: compressed-tensors fp8 blocks that are not square");
-            c.layout.fp8_block = static_cast<std::uint32_t>((*block)[0]);
-        } else if (strategy == "channel") {
-            c.layout.fp8_per_channel = true;
-        } else if (strategy != "tensor") {
-            return unmodelled(
-                "quantization_config: compressed-tensors fp8 of an unmodelled "
-                "strategy (tensor, channel and block are)");
-        }
-    } else if (bits == 8u && type == "int" && strategy == "channel") {
-        c.linear = WeightFormat::int8;
-    } else if (bits == 4u && type == "int" && strategy == "group") {
-        c.linear = WeightFormat::int4;
-        const auto group = w->optional_positive_integer("group_size", 0xFFFF'FFFFULL);
-        c.layout.group_size = group ? static_cast<std::uint32_t>(*group) : 128;
-        c.layout.int4_zero_points = !w->optional_boolean("symmetric").value_or(true);
-    } else if (bits == 4u && type == "float") {
-        c.linear = WeightFormat::nvfp4;
-        const auto group = w->optional_positive_integer("group_size", 0xFFFF'FFFFULL);
-        c.layout.group_size = group ? static_cast<std::uint32_t>(*group) : 16;
-    } else {
+    const std::optional<WeightFormat> f = compressed_tensors_format(*w, c.layout);
+    if (!f)
         return unmodelled(
             "quantization_config: a compressed-tensors scheme kvplan does not model "
             "(fp8, int8 per channel, int4 in groups and nvfp4 are)");
-    }
-    c.experts = c.linear;
+    c.linear = c.experts = *f;
     c.attention = keeps_attention(q) ? rest : c.linear;
     return c;
 }
@@ -177,9 +239,27 @@ namespace detail::hf {
         return c;
     }
     if (method == "compressed-tensors") return compressed_tensors(*q, rest);
+    if (method == "modelopt") {
+        // NVIDIA ModelOpt, as config.json's quantization_config or hf_quant_config.json's
+        // "quantization" (import_hf_config reads the latter as the former).
+        c.source = "quantization_config (ModelOpt)";
+        const std::string algo = upper_ascii(q->optional_string("quant_algo").value_or(""));
+        if (algo == "MIXED_PRECISION") {
+            // Each module's own quant_algo, read once the model is known (quant_modules.hpp).
+            c.linear = c.experts = c.attention = rest;
+            return c;
+        }
+        const auto f = modelopt_format(algo, q->optional_positive_integer("group_size"), c.layout);
+        if (!f)
+            return unmodelled(
+                "quantization_config: a ModelOpt quant_algo kvplan does not model (NVFP4, FP8, "
+                "FP8_PB_WO, INT4_AWQ, W4A8_AWQ, W8A8_SQ_PER_CHANNEL and MXFP4 are)");
+        c.linear = c.experts = c.attention = *f;
+        return c;
+    }
     return unmodelled(
         "quantization_config: a quant_method kvplan does not model (fp8, mxfp4, "
-        "awq, gptq and compressed-tensors are)");
+        "awq, gptq, compressed-tensors and modelopt are)");
 }
 
 /// The weight format the checkpoint itself is stored in (checkpoint_format), as weight options;

@@ -44,7 +44,13 @@ enum class Family : std::uint8_t {
     nemotron_h,
     mamba,
     mamba2,
-    plain,  ///< no model_type nor architectures: the plain decoder of plain_decoder.hpp
+    qwen3_5,        ///< Qwen3.5 dense: Qwen3-Next's layers with a dense MLP
+    qwen3_5_moe,    ///< Qwen3.5 MoE: Qwen3-Next's layers, in a vision-language wrapper
+    minimax_m2,     ///< MiniMax-M2: GQA, MoE on every layer, q/k norms over all heads
+    mimo_v2_flash,  ///< MiMo-V2-Flash: full and sliding layers with their own KV heads
+    deci,           ///< DeciLM / Nemotron-NAS: a block_configs entry per layer
+    gemma4,         ///< Gemma 4: per-layer-type KV heads and head size, MoE beside the MLP
+    plain,          ///< no model_type nor architectures: the plain decoder of plain_decoder.hpp
 };
 
 struct NamedFamily {
@@ -93,7 +99,18 @@ inline constexpr std::array model_types{
     NamedFamily{"nemotron_h", Family::nemotron_h},  // nemotron_h.py
     NamedFamily{"mamba", Family::mamba},            // mamba.py
     NamedFamily{"falcon_mamba", Family::mamba},
-    NamedFamily{"mamba2", Family::mamba2},  // mamba2.py
+    NamedFamily{"mamba2", Family::mamba2},    // mamba2.py
+    NamedFamily{"qwen3_5", Family::qwen3_5},  // qwen3_5.py
+    NamedFamily{"qwen3_5_text", Family::qwen3_5},
+    NamedFamily{"qwen3_5_moe", Family::qwen3_5_moe},
+    NamedFamily{"qwen3_5_moe_text", Family::qwen3_5_moe},
+    NamedFamily{"minimax_m2", Family::minimax_m2},        // minimax_m2.py
+    NamedFamily{"mimo_v2_flash", Family::mimo_v2_flash},  // mimo_v2_flash.py
+    NamedFamily{"nemotron-nas", Family::deci},            // nemotron_nas.py
+    NamedFamily{"gemma4", Family::gemma4},                // gemma4.py
+    NamedFamily{"gemma4_text", Family::gemma4},
+    NamedFamily{"glm_moe_dsa", Family::deepseek},  // a name only: GLM-5 is DeepSeek-V3.2
+    NamedFamily{"mimo", Family::qwen2},            // a name only: mimo.py is Qwen2 with MTP layers
 };
 
 // The architectures[0] class names, for files without a model_type kvplan maps.
@@ -133,6 +150,44 @@ inline constexpr std::array architectures{
     NamedFamily{"MambaForCausalLM", Family::mamba},
     NamedFamily{"FalconMambaForCausalLM", Family::mamba},
     NamedFamily{"Mamba2ForCausalLM", Family::mamba2},
+    NamedFamily{"Qwen3_5ForConditionalGeneration", Family::qwen3_5},
+    NamedFamily{"Qwen3_5ForCausalLM", Family::qwen3_5},
+    NamedFamily{"Qwen3_5MoeForConditionalGeneration", Family::qwen3_5_moe},
+    NamedFamily{"Qwen3_5MoeForCausalLM", Family::qwen3_5_moe},
+    NamedFamily{"MiniMaxM2ForCausalLM", Family::minimax_m2},
+    NamedFamily{"MiMoV2FlashForCausalLM", Family::mimo_v2_flash},
+    NamedFamily{"DeciLMForCausalLM", Family::deci},
+    NamedFamily{"Gemma4ForConditionalGeneration", Family::gemma4},
+    NamedFamily{"Gemma4ForCausalLM", Family::gemma4},
+    NamedFamily{"GlmMoeDsaForCausalLM", Family::deepseek},
+    NamedFamily{"MiMoForCausalLM", Family::qwen2},
+};
+
+/// A model_type kvplan knows and refuses, with what it would need.
+struct RefusedFamily {
+    std::string_view name;
+    std::string_view reason;
+};
+
+// Families whose cache kvplan's layer kinds cannot hold exactly: refused by name rather than
+// sized wrong.
+inline constexpr std::array refused_types{
+    RefusedFamily{"deepseek_v4",
+                  "a model kvplan can size (DeepSeek-V4 caches a 128-token sliding window beside "
+                  "a KV compressed 4 or 128 times per layer (compress_ratios) and an indexer over "
+                  "the 4x pool, in its own fp8_ds_mla layout; kvplan has no compressed-pool layer "
+                  "kind)"},
+    RefusedFamily{"kimi_k3",
+                  "a model kvplan can size (Kimi-K3's text model is Kimi-Linear: KDA recurrent "
+                  "layers beside MLA with an output gate and a latent MoE; its weights are not "
+                  "modelled)"},
+    RefusedFamily{"kimi_linear",
+                  "a model kvplan can size (Kimi-Linear's KDA recurrent layers beside MLA are "
+                  "not modelled)"},
+    RefusedFamily{"minimax_m3",
+                  "a model kvplan can size (MiniMax-M3's block-sparse attention caches an index "
+                  "key per token on the sparse layers (sparse_attention_config); that cache is "
+                  "not modelled)"},
 };
 
 // model_type values of encoder-decoder models: refused by name, their cross-attention cache (a
@@ -218,10 +273,30 @@ template <std::size_t N>
     for (std::string_view t : encoder_decoder_types)
         if (top_type && *top_type == t) top.fail("model_type", encdec, "\"" + *top_type + "\"");
 
+    for (const RefusedFamily& refused : refused_types) {
+        if (text_type && *text_type == refused.name)
+            text.fail("model_type", std::string(refused.reason), "\"" + *text_type + "\"");
+        if (top_type && *top_type == refused.name)
+            top.fail("model_type", std::string(refused.reason), "\"" + *top_type + "\"");
+    }
+
     if (text_type)
         if (const auto f = lookup(model_types, *text_type)) return *f;
     if (top_type)
         if (const auto f = lookup(model_types, *top_type)) return *f;
+    // A wrapper (Kimi-K2.5's kimi_k25) whose text_config names its own architecture.
+    const std::optional<std::vector<std::string>> text_archs =
+        nested ? text.optional_string_array("architectures") : std::nullopt;
+    if (text_archs && !text_archs->empty()) {
+        if (const auto f = lookup(architectures, text_archs->front())) {
+            notes.push_back("model_type \"" + file_type +
+                            "\" is not one kvplan maps; imported by text_config.architectures[0] "
+                            "\"" +
+                            text_archs->front() + "\" as model_type \"" + std::string(name(*f)) +
+                            "\"");
+            return *f;
+        }
+    }
     const bool has_arch = archs && !archs->empty();
     if (has_arch) {
         if (const auto f = lookup(architectures, archs->front())) {

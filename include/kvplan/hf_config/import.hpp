@@ -70,11 +70,36 @@
 //                           moe_intermediate_size, moe_shared_expert_intermediate_size); one mixer
 //                           or one MLP per block; the SSM state in mamba_ssm_cache_dtype (float32
 //                           when absent) unless HfImportOptions says otherwise, as vLLM does.
+//                           Newer files (Nemotron-3 Ultra, 3.5) give layers_block_type instead:
+//                           "mamba", "attention", "mlp", "moe" per block (num_hidden_layers may
+//                           be absent: its length).
+//   Qwen3.5 (qwen3_5,       text_config of Qwen3-Next's layers (layer_types, Gated DeltaNet,
+//   qwen3_5_moe)            gated attention: attn_output_gate); qwen3_5 has a dense MLP of
+//                           intermediate_size; the vision tower is Qwen3-VL's.
+//   GLM-5 (glm_moe_dsa)     DeepSeek-V3.2's MLA and indexer under another name; GLM-5.2's
+//                           indexer_types: a "shared" layer has no indexer (weights or key cache).
+//   Kimi-K2.5 (kimi_k25)    text_config.architectures[0] decides (DeepseekV3ForCausalLM).
+//   MiniMax-M2              every layer full attention (attn_type_list all 1) and MoE of
+//                           num_local_experts x intermediate_size; q/k norms over all heads.
+//   MiMo-V2-Flash           hybrid_layer_pattern (1: sliding_window_size), per kind of layer its
+//                           KV heads and K/V head sizes (swa_num_key_value_heads, swa_v_head_dim,
+//                           v_head_dim); moe_layer_freq a 0/1 flag per layer.
+//   DeciLM (nemotron-nas)   block_configs: per layer n_heads_in_group (KV heads = heads / it) or
+//                           a no-op attention, and ffn_mult (width int(2 x mult x hidden / 3)
+//                           rounded up to 256, nemotron_nas.py).
+//   Gemma 4 (gemma4)        text_config; full layers of global_head_dim with
+//                           num_global_key_value_heads when attention_k_eq_v (V cached as K, as
+//                           vLLM does); enable_moe_block: num_experts x moe_intermediate_size,
+//                           top_k_experts, beside the dense MLP. Per-layer embeddings and
+//                           KV-shared layers (E2B, E4B) are refused.
+//   refused by name         deepseek_v4, kimi_k3, kimi_linear, minimax_m3: caches kvplan's layer
+//                           kinds cannot hold (families.hpp says what each needs).
 //   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),
 //   (Mamba-1), Mamba-2      time_step_rank; Mamba-2: num_heads, head_dim, n_groups. No attention,
 //                           no MLP: a fixed state per sequence.
-//   vision_config           Gemma-3 (SigLIP), Qwen2.5-VL, Qwen3-VL and Llama-4 towers are counted
-//                           into vision_params (hf_config/vision.hpp).
+//   vision_config           Gemma-3 (SigLIP), Qwen2.5-VL, Qwen3-VL (and Qwen3.5), Llama-4 and
+//                           Kimi-K2.5 (MoonViT) towers are counted into vision_params
+//                           (hf_config/vision.hpp); Gemma 4's is not yet (a note says so).
 //   no model_type           architectures[0] decides, with a note; with neither, the sizes are read
 //                           as a plain decoder (plain_decoder.hpp), with a note.
 //   encoder-decoder         is_encoder_decoder true, or a T5 / BART / Whisper model_type: refused.

@@ -20,12 +20,14 @@
 #include "../units.hpp"
 #include "checkpoint.hpp"
 #include "context_limit.hpp"
+#include "deci.hpp"
 #include "families.hpp"
 #include "fields.hpp"
 #include "import.hpp"
 #include "layer_kinds.hpp"
 #include "moe.hpp"
 #include "options.hpp"
+#include "quant_modules.hpp"
 #include "recurrent.hpp"
 #include "state_space.hpp"
 #include "vision.hpp"
@@ -110,12 +112,10 @@ namespace detail::hf {
                 times(2, times(alt - 1, times(hidden, hidden))), times(n, layer)});
 }
 
-}  // namespace detail::hf
-
-/// Maps a parsed Hugging Face config.json to a Model, with notes on what the import assumed.
-[[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
-                                      std::string_view name, const HfImportOptions& options) {
-    using namespace detail::hf;
+/// A parsed config.json as a Model, its checkpoint format read from quantization_config as a
+/// whole (checkpoint_format); import_hf_json then reads it module by module.
+[[nodiscard]] HfImport import_layers(const Json& root, std::string_view source,
+                                     std::string_view name, const HfImportOptions& options) {
     const JsonReader top(root, std::string(source));
     const std::optional<JsonReader> text_config = top.optional_object("text_config");
     const JsonReader& r = text_config ? *text_config : top;
@@ -127,7 +127,12 @@ namespace detail::hf {
     c.name = name.empty() ? source : name;
 
     const bool attention_free = f == Family::mamba || f == Family::mamba2;
-    const std::uint32_t n = u32(size_field(r, {"num_hidden_layers", "n_layer"}, max_layers));
+    // Newer NemotronHConfig files (Nemotron-3 Ultra) give the layers as layers_block_type alone.
+    const Json* block_types =
+        f == Family::nemotron_h ? r.optional_array("layers_block_type") : nullptr;
+    const std::uint32_t n = block_types != nullptr && !r.contains("num_hidden_layers")
+                                ? u32(block_types->size())
+                                : u32(size_field(r, {"num_hidden_layers", "n_layer"}, max_layers));
     const std::uint64_t heads =
         attention_free ? 0 : size_field(r, {"num_attention_heads", "n_head"});
     const std::uint64_t hidden = size_field(r, {"hidden_size", "n_embd"}, ~0ULL);
@@ -161,15 +166,15 @@ namespace detail::hf {
     }
 
     // Families.
-    const bool gemma =
-        f == Family::gemma || f == Family::gemma2 || f == Family::gemma3 || f == Family::gemma3n;
+    const bool gemma = f == Family::gemma || f == Family::gemma2 || f == Family::gemma3 ||
+                       f == Family::gemma3n || f == Family::gemma4;
     const bool layer_norm = f == Family::falcon || f == Family::gpt_neox || f == Family::gptj;
     c.norm = layer_norm ? NormKind::layer : NormKind::rms;
     c.mlp = layer_norm ? MlpKind::plain : MlpKind::gated;
     // Llama-4's use_qk_norm is an L2 norm without weights; GLM-4.5's q_norm and k_norm have them.
-    c.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || f == Family::qwen3_next ||
+    c.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe || gated_delta_net_family(f) ||
                 f == Family::gemma3 || f == Family::qwen3_vl || f == Family::qwen3_vl_moe ||
-                f == Family::gemma3n ||
+                f == Family::gemma3n || f == Family::gemma4 ||
                 (f == Family::glm4_moe && r.optional_boolean("use_qk_norm").value_or(false));
     c.norms_per_layer = f == Family::gemma2 || f == Family::gemma3 || f == Family::gemma3n ? 4 : 2;
     const bool tie_default = gemma || f == Family::falcon;
@@ -225,8 +230,12 @@ namespace detail::hf {
         // MoE one.
         c.intermediate_size = r.positive_integer("shared_intermediate_size", ~0ULL);
     } else if (f == Family::deepseek || f == Family::qwen2_moe || f == Family::qwen3_moe ||
-               f == Family::qwen3_next || f == Family::qwen3_vl_moe) {
+               f == Family::qwen3_next || f == Family::qwen3_5_moe || f == Family::qwen3_vl_moe) {
         c.intermediate_size = r.optional_positive_integer("intermediate_size", ~0ULL).value_or(0);
+    } else if (f == Family::minimax_m2 || f == Family::deci) {
+        // MiniMax-M2's intermediate_size is an expert's width and every layer routes; DeciLM's
+        // widths are per layer (read_deci).
+        c.intermediate_size = 0;
     } else if (f == Family::llama4) {
         // Llama-4's dense layers are intermediate_size_mlp wide (Llama4TextConfig: 16384); its
         // intermediate_size is one expert's and the shared expert's width.
@@ -241,7 +250,8 @@ namespace detail::hf {
     // Biases and norms per layer.
     std::uint64_t extra = 0;
     switch (f) {
-        case Family::llama: {
+        case Family::llama:
+        case Family::deci: {
             // vLLM's LlamaDecoderLayer also takes `bias` (InternLM).
             const bool b = r.optional_boolean("attention_bias").value_or(false) ||
                            r.optional_boolean("bias").value_or(false);
@@ -254,8 +264,10 @@ namespace detail::hf {
         case Family::qwen2_5_vl:
             c.attention_bias = AttentionBias::qkv;
             break;  // fixed in Qwen2
+        case Family::mimo_v2_flash:
         case Family::glm4_moe:
-            // vLLM's Glm4MoeAttention (glm4_moe.py): qkv_proj takes attention_bias, o_proj none.
+            // vLLM's MiMoV2Attention (mimo_v2_flash.py) as Glm4MoeAttention (glm4_moe.py): qkv_proj
+            // takes attention_bias, o_proj none.
             c.attention_bias = r.optional_boolean("attention_bias").value_or(false)
                                    ? AttentionBias::qkv
                                    : AttentionBias::none;
@@ -263,12 +275,16 @@ namespace detail::hf {
         case Family::qwen3:
         case Family::qwen3_moe:
         case Family::qwen3_next:
+        case Family::qwen3_5:
+        case Family::qwen3_5_moe:
+        case Family::minimax_m2:
         case Family::qwen3_vl:
         case Family::qwen3_vl_moe:
         case Family::gemma:
         case Family::gemma2:
         case Family::gemma3:
         case Family::gemma3n:
+        case Family::gemma4:
         case Family::llama4:
         case Family::granite_hybrid:
             c.attention_bias = r.optional_boolean("attention_bias").value_or(false)
@@ -340,7 +356,30 @@ namespace detail::hf {
             index_dim = r.positive_integer("index_head_dim", u32_max);
             c.mla.index_n_heads = u32(r.positive_integer("index_n_heads", u32_max));
         }
-        c.layers = LayerStack::uniform(n, mla_latent(u32(kv_lora), u32(rope), u32(index_dim)));
+        const CacheSpec indexed = mla_latent(u32(kv_lora), u32(rope), u32(index_dim));
+        const auto indexers = r.optional_string_array("indexer_types");
+        if (!indexers || index_dim == 0) {
+            c.layers = LayerStack::uniform(n, indexed);
+        } else {
+            // GLM-5.2's indexer_types: a "full" layer runs its own indexer; a "shared" layer
+            // reuses the top-k of the last full one and holds neither the indexer's weights nor
+            // its key cache.
+            if (indexers->size() != n)
+                r.fail("indexer_types", "one entry per layer (" + std::to_string(n) + ")",
+                       std::to_string(indexers->size()) + " entries");
+            for (std::uint32_t i = 0; i < n; ++i) {
+                const std::string& t = (*indexers)[i];
+                if (t != "full" && (t != "shared" || i == 0))
+                    r.fail(JsonReader::element("indexer_types", i),
+                           i == 0 ? "\"full\" (the first layer has no indexer to share)"
+                                  : "\"full\" or \"shared\"",
+                           "\"" + t + "\"");
+                c.layers.append(t == "full" ? indexed : mla_latent(u32(kv_lora), u32(rope)));
+            }
+        }
+    } else if (f == Family::deci) {
+        extra += read_deci(r, n, heads, head_dim, c);
+        c.head_dim = u32(head_dim);
     } else {
         std::vector<LayerKind> kinds = layer_kinds(r, f, n);
         if (f == Family::gemma3n) {
@@ -359,6 +398,57 @@ namespace detail::hf {
         const bool any_chunked = std::count(kinds.begin(), kinds.end(), LayerKind::chunked) > 0;
         const std::uint64_t chunk =
             any_chunked ? r.positive_integer("attention_chunk_size", ~0ULL) : 0;
+        CacheSpec full = full_attention(u32(kv_heads), u32(head_dim));
+        CacheSpec sliding = sliding_window(u32(kv_heads), u32(head_dim), window);
+        if (f == Family::mimo_v2_flash) {
+            // MiMoV2Attention: both kinds of layer have their own KV heads and K and V head
+            // sizes (v_head_dim, swa_num_key_value_heads, swa_head_dim, swa_v_head_dim); vLLM
+            // caches V at its own size (FlashAttentionDiffKVBackend). The query heads must agree:
+            // kvplan sizes one query projection.
+            full.v_head_dim = u32(r.positive_integer("v_head_dim", u32_max));
+            const std::uint64_t swa_heads = r.positive_integer("swa_num_attention_heads", u32_max);
+            if (swa_heads != heads)
+                r.fail("swa_num_attention_heads",
+                       "num_attention_heads (" + std::to_string(heads) + ")",
+                       std::to_string(swa_heads));
+            const std::uint64_t swa_kv = r.positive_integer("swa_num_key_value_heads", u32_max);
+            if (heads % swa_kv != 0)
+                r.fail("swa_num_key_value_heads",
+                       "a divisor of the " + std::to_string(heads) + " attention heads",
+                       std::to_string(swa_kv));
+            const std::uint64_t swa_dim = r.positive_integer("swa_head_dim", u32_max);
+            if (swa_dim != head_dim)
+                r.fail("swa_head_dim", "head_dim (" + std::to_string(head_dim) + ")",
+                       std::to_string(swa_dim));
+            sliding.kv_heads = u32(swa_kv);
+            sliding.v_head_dim = u32(r.positive_integer("swa_v_head_dim", u32_max));
+            // Learned attention sinks, one per query head, where the config adds them.
+            const auto count = [&](LayerKind k) {
+                return static_cast<std::uint64_t>(std::count(kinds.begin(), kinds.end(), k));
+            };
+            if (r.optional_boolean("add_swa_attention_sink_bias").value_or(false))
+                extra += count(LayerKind::sliding) * heads;
+            if (r.optional_boolean("add_full_attention_sink_bias").value_or(false))
+                extra += count(LayerKind::full) * heads;
+        }
+        if (f == Family::gemma4) {
+            // Gemma4DecoderLayer (gemma4.py): full layers have heads of global_head_dim and,
+            // with attention_k_eq_v, num_global_key_value_heads KV heads whose V is K. vLLM
+            // loads K's weights into V's slot of qkv_proj and caches V like any other layer, so
+            // both the cache and the weights in memory hold V (the checkpoint has no v_proj).
+            const bool k_eq_v = r.optional_boolean("attention_k_eq_v").value_or(false);
+            const std::uint64_t global_dim =
+                r.optional_positive_integer("global_head_dim", u32_max).value_or(head_dim);
+            const std::uint64_t global_kv =
+                k_eq_v ? r.optional_positive_integer("num_global_key_value_heads", u32_max)
+                             .value_or(kv_heads)
+                       : kv_heads;
+            if (heads % global_kv != 0)
+                r.fail("num_global_key_value_heads",
+                       "a divisor of the " + std::to_string(heads) + " attention heads",
+                       std::to_string(global_kv));
+            full = full_attention(u32(global_kv), u32(global_dim));
+        }
         CacheSpec linear{};
         if (std::count(kinds.begin(), kinds.end(), LayerKind::linear) > 0) {
             const RecurrentShape shape = f == Family::granite_hybrid ? mamba2_layer(r, hidden)
@@ -380,10 +470,10 @@ namespace detail::hf {
         for (LayerKind k : kinds) {
             switch (k) {
                 case LayerKind::full:
-                    c.layers.append(full_attention(u32(kv_heads), u32(head_dim)));
+                    c.layers.append(full);
                     break;
                 case LayerKind::sliding:
-                    c.layers.append(sliding_window(u32(kv_heads), u32(head_dim), window));
+                    c.layers.append(sliding);
                     break;
                 case LayerKind::linear:
                     c.layers.append(linear);
@@ -400,7 +490,7 @@ namespace detail::hf {
             }
         }
         c.head_dim = u32(head_dim);
-        if (f == Family::qwen3_next) {
+        if (gated_delta_net_family(f) && r.optional_boolean("attn_output_gate").value_or(true)) {
             // Gated attention: q_proj also produces an output gate per head, doubling its width.
             const std::uint64_t full_layers =
                 static_cast<std::uint64_t>(std::count(kinds.begin(), kinds.end(), LayerKind::full));
@@ -409,12 +499,57 @@ namespace detail::hf {
     }
 
     if (f == Family::gemma3n) extra += gemma3n_extras(r, n, hidden);
+    if (f == Family::gemma4) {
+        // The per-layer-embedding variants (E2B, E4B: hidden_size_per_layer_input, KV-shared
+        // layers, double-wide MLPs) are not modelled.
+        if (r.optional_count("hidden_size_per_layer_input").value_or(0) != 0)
+            r.fail("hidden_size_per_layer_input",
+                   "0 (Gemma 4's per-layer embeddings are not modelled)",
+                   std::to_string(*r.optional_count("hidden_size_per_layer_input")));
+        if (r.optional_count("num_kv_shared_layers", u32_max).value_or(0) != 0)
+            r.fail("num_kv_shared_layers", "0 (Gemma 4's KV-shared layers are not modelled)",
+                   std::to_string(*r.optional_count("num_kv_shared_layers", u32_max)));
+        // Four norms a layer (input, post-attention, pre- and post-feedforward) and a
+        // layer_scalar each, held in the checkpoint.
+        c.norms_per_layer = 4;
+        extra += n;
+        if (r.optional_boolean("enable_moe_block").value_or(false)) {
+            // The MoE block runs beside the dense MLP: kvplan's shared expert of
+            // intermediate_size. Gemma4Router's scale (hidden) and Gemma4MoE's per_expert_scale
+            // (experts), and three more norms (post_feedforward_layernorm_1 and _2,
+            // pre_feedforward_layernorm_2) per layer.
+            MoeShape& m = c.moe;
+            m.experts = u32(r.positive_integer("num_experts", u32_max));
+            m.experts_per_token = u32(r.positive_integer("top_k_experts", m.experts));
+            m.expert_intermediate_size = r.positive_integer("moe_intermediate_size", ~0ULL);
+            m.shared_experts = 1;
+            m.shared_intermediate_size = c.intermediate_size;
+            c.norms_per_layer = 7;
+            extra += std::uint64_t{n} * (hidden + m.experts);
+        }
+    }
+    if (f == Family::minimax_m2) {
+        // MiniMaxM2Attention (minimax_m2.py): every layer is full attention, and with
+        // qk_norm_type "per_layer" q_norm and k_norm span all the heads (heads x head_dim and
+        // kv_heads x head_dim weights), not one head.
+        if (const auto types = r.optional_count_array("attn_type_list"))
+            for (std::size_t i = 0; i < types->size(); ++i)
+                if ((*types)[i] != 1)
+                    r.fail(JsonReader::element("attn_type_list", i),
+                           "1 (softmax attention) on every layer", std::to_string((*types)[i]));
+        if (r.optional_boolean("use_qk_norm").value_or(false)) {
+            const std::string type = r.optional_string("qk_norm_type").value_or("per_layer");
+            if (type != "per_layer") r.fail("qk_norm_type", "\"per_layer\"", "\"" + type + "\"");
+            extra += std::uint64_t{n} * (heads + kv_heads) * head_dim;
+        }
+    }
 
     const bool moe_family =
         f == Family::mixtral || f == Family::qwen2_moe || f == Family::qwen3_moe ||
         f == Family::qwen3_next || f == Family::deepseek || f == Family::gpt_oss ||
         f == Family::granite_hybrid || f == Family::jamba || f == Family::llama4 ||
-        f == Family::glm4_moe || f == Family::qwen3_vl_moe;
+        f == Family::glm4_moe || f == Family::qwen3_vl_moe || f == Family::qwen3_5_moe ||
+        f == Family::minimax_m2 || f == Family::mimo_v2_flash;
     if (moe_family) read_moe(r, f, c, extra);
     c.extra_params = extra;
 
@@ -438,6 +573,21 @@ namespace detail::hf {
     return {validated(c, source), notes};
 }
 
+}  // namespace detail::hf
+
+/// Maps a parsed Hugging Face config.json to a Model, with notes on what the import assumed.
+[[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
+                                      std::string_view name, const HfImportOptions& options) {
+    HfImport out = detail::hf::import_layers(root, source, name, options);
+    const JsonReader top(root, std::string(source));
+    if (!top.has("quantization_config")) return out;
+    // Where the quantization names modules, the format of each part of each layer.
+    ModelConfig c = out.model.config();
+    c.checkpoint = detail::hf::checkpoint_format_by_module(top, out.model, c.checkpoint, out.notes);
+    out.model = detail::hf::validated(c, source);
+    return out;
+}
+
 /// Maps a parsed Hugging Face config.json to a Model (import_hf_json without its notes).
 [[nodiscard]] Model model_from_hf_json(const Json& root, std::string_view source,
                                        std::string_view name, const HfImportOptions& options) {
@@ -455,7 +605,31 @@ namespace detail::hf {
     std::string name = file.stem().string();
     if (name == "config" && file.has_parent_path() && file.parent_path().has_filename())
         name = file.parent_path().filename().string();
-    return import_hf_json(read_json_file(file, JsonNumbers::python), file.string(), name, options);
+    Json root = read_json_file(file, JsonNumbers::python, max_config_json_bytes);
+    // A ModelOpt checkpoint keeps its quantization in hf_quant_config.json beside config.json;
+    // config.json's own quantization_config wins when both are there, as vLLM's get_quant_config
+    // (model_executor/model_loader/weight_utils.py) reads them.
+    const std::filesystem::path quant = file.parent_path() / "hf_quant_config.json";
+    std::vector<std::string> notes;
+    if (root.is_object() && !root.contains("quantization_config") &&
+        std::filesystem::is_regular_file(quant, ec)) {
+        const Json q = read_json_file(quant, JsonNumbers::python, max_config_json_bytes);
+        const JsonReader qr(q, quant.string());
+        const JsonReader section = qr.object("quantization");
+        // Its fields' types checked here, so that a bad one is named in this file.
+        (void)section.optional_string("quant_algo");
+        (void)section.optional_positive_integer("group_size");
+        (void)section.optional_string_array("exclude_modules");
+        (void)section.optional_object("quantized_layers");
+        Json merged = section.json();
+        merged["quant_method"] = "modelopt";
+        root["quantization_config"] = std::move(merged);
+        notes.push_back("quantization read from " + quant.filename().string() +
+                        " beside config.json");
+    }
+    HfImport out = import_hf_json(root, file.string(), name, options);
+    out.notes.insert(out.notes.begin(), notes.begin(), notes.end());
+    return out;
 }
 
 [[nodiscard]] Model load_hf_config(const std::filesystem::path& file_or_folder,
@@ -509,21 +683,29 @@ namespace detail::hf {
     if (!file) {
         // Appended piece by piece: GCC 12 at -O2 warns falsely (-Wrestrict, GCC bug 105651) on
         // "literal" + std::string temporaries here.
+        // The list stops at 600 characters, so that the one-line message (detail::Message holds
+        // 1,023) keeps what was found.
         std::string expected = "a bundled model id (";
         bool first = true;
+        std::size_t left = 0;
         for (const std::string& s : bundled_model_ids(config_dir)) {
+            if (expected.size() > 600) {
+                ++left;
+                continue;
+            }
             if (!first) expected += ", ";
             expected += s;
             first = false;
         }
+        if (left != 0) expected.append(" and ").append(std::to_string(left)).append(" more");
         expected += ") or a config path";
         std::string found = "\"";
         found.append(id).append("\"");
         detail::throw_field_error<InvalidInput>(models_dir(config_dir).string(), "model", expected,
                                                 found);
     }
-    return import_hf_json(read_json_file(*file, JsonNumbers::python), file->string(),
-                          file->stem().string(), options);
+    return import_hf_json(read_json_file(*file, JsonNumbers::python, max_config_json_bytes),
+                          file->string(), file->stem().string(), options);
 }
 
 [[nodiscard]] Model load_bundled_model(const std::filesystem::path& config_dir, std::string_view id,

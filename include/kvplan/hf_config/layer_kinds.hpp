@@ -25,12 +25,17 @@ enum class LayerKind : std::uint8_t {
     mlp,      ///< no mixer, an MLP only (Nemotron-H)
 };
 
+/// Whether `f` is made of Qwen3-Next's layers: Gated DeltaNet and gated full attention.
+[[nodiscard]] inline bool gated_delta_net_family(Family f) {
+    return f == Family::qwen3_next || f == Family::qwen3_5 || f == Family::qwen3_5_moe;
+}
+
 /// The per-layer kinds from layer_types, or from the family's own rule.
 [[nodiscard]] inline std::vector<LayerKind> layer_kinds(const JsonReader& r, Family f,
                                                         std::uint32_t n) {
     std::vector<LayerKind> kinds(n, LayerKind::full);
     const bool qwen = f == Family::qwen2 || f == Family::qwen2_moe || f == Family::qwen3 ||
-                      f == Family::qwen3_moe || f == Family::qwen3_next ||
+                      f == Family::qwen3_moe || gated_delta_net_family(f) ||
                       f == Family::qwen2_5_vl || f == Family::qwen3_vl || f == Family::qwen3_vl_moe;
     const bool windows_on = r.optional_boolean("use_sliding_window").value_or(!qwen);
 
@@ -79,6 +84,24 @@ enum class LayerKind : std::uint8_t {
         }
         return kinds;
     }
+    if (f == Family::mimo_v2_flash) {
+        // MiMoV2FlashDecoderLayer.is_compressed_softmax_layer (mimo_v2_flash.py): layer i is
+        // sliding-window attention when hybrid_layer_pattern[i] == 1, full attention when 0.
+        const auto pattern = r.optional_count_array("hybrid_layer_pattern");
+        if (!pattern)
+            r.fail("hybrid_layer_pattern", "0 (full) or 1 (sliding window) for each layer",
+                   "nothing (the field is missing)");
+        if (pattern->size() != n)
+            r.fail("hybrid_layer_pattern", "one entry per layer (" + std::to_string(n) + ")",
+                   std::to_string(pattern->size()) + " entries");
+        for (std::uint32_t i = 0; i < n; ++i) {
+            if ((*pattern)[i] > 1)
+                r.fail(JsonReader::element("hybrid_layer_pattern", i),
+                       "0 (full) or 1 (sliding window)", std::to_string((*pattern)[i]));
+            if ((*pattern)[i] == 1) kinds[i] = LayerKind::sliding;
+        }
+        return kinds;
+    }
     if (f == Family::jamba) {
         // JambaConfig.layers_block_type: layer i is attention when i % attn_layer_period ==
         // attn_layer_offset, Mamba otherwise (class defaults 8 and 4).
@@ -104,11 +127,11 @@ enum class LayerKind : std::uint8_t {
                 kinds[i] = LayerKind::full;
             } else if (t == "sliding_attention") {
                 kinds[i] = windows_on ? LayerKind::sliding : LayerKind::full;
-            } else if (t == "linear_attention" && f == Family::qwen3_next) {
+            } else if (t == "linear_attention" && gated_delta_net_family(f)) {
                 kinds[i] = LayerKind::linear;
             } else {
                 r.fail(JsonReader::element("layer_types", i),
-                       f == Family::qwen3_next
+                       gated_delta_net_family(f)
                            ? "\"full_attention\", \"sliding_attention\" or \"linear_attention\""
                            : "\"full_attention\" or \"sliding_attention\"",
                        "\"" + t + "\"");
@@ -150,7 +173,9 @@ enum class LayerKind : std::uint8_t {
                 if ((i + 1) % pattern != 0) kinds[i] = LayerKind::sliding;
             break;
         }
-        case Family::qwen3_next: {
+        case Family::qwen3_next:
+        case Family::qwen3_5:
+        case Family::qwen3_5_moe: {
             const std::uint64_t interval =
                 r.optional_positive_integer("full_attention_interval").value_or(4);
             for (std::uint32_t i = 0; i < n; ++i)
@@ -165,6 +190,8 @@ enum class LayerKind : std::uint8_t {
 
 /// The window of sliding layers: sliding_window, or the family's transformers default.
 [[nodiscard]] inline std::uint64_t window_of(const JsonReader& r, Family f) {
+    // MiMoV2FlashDecoderLayer passes sliding_window_size to its sliding layers.
+    if (f == Family::mimo_v2_flash) return r.positive_integer("sliding_window_size", ~0ULL);
     if (const auto w = r.optional_positive_integer("sliding_window", ~0ULL)) return *w;
     switch (f) {
         case Family::gemma2:

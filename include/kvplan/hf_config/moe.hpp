@@ -59,6 +59,9 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
 
     if (f == Family::mixtral || f == Family::gpt_oss || f == Family::jamba) {
         m.expert_intermediate_size = c.intermediate_size;
+    } else if (f == Family::minimax_m2) {
+        // MiniMaxM2Config: intermediate_size is one expert's width; there is no dense MLP.
+        m.expert_intermediate_size = r.positive_integer("intermediate_size");
     } else if (f == Family::llama4) {
         // Llama4TextConfig: intermediate_size is an expert's width (intermediate_size_mlp the
         // dense layers').
@@ -79,6 +82,22 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
             m.layer_offset = 0;
             // DeepSeek-V3's router carries e_score_correction_bias with topk_method noaux_tc.
             m.router_bias = r.optional_string("topk_method").value_or("") == "noaux_tc";
+            // GLM-5.2 also lists each layer's MLP ("dense" or "sparse"); it must say what
+            // first_k_dense_replace and moe_layer_freq say.
+            if (const auto types = r.optional_string_array("mlp_layer_types")) {
+                if (types->size() != c.layers.num_layers)
+                    r.fail("mlp_layer_types",
+                           "one entry per layer (" + std::to_string(c.layers.num_layers) + ")",
+                           std::to_string(types->size()) + " entries");
+                for (std::uint32_t i = 0; i < types->size(); ++i) {
+                    const char* want = m.is_moe_layer(i) ? "sparse" : "dense";
+                    if ((*types)[i] != want)
+                        r.fail(JsonReader::element("mlp_layer_types", i),
+                               std::string("\"") + want +
+                                   "\", as first_k_dense_replace and moe_layer_freq say",
+                               "\"" + (*types)[i] + "\"");
+                }
+            }
             break;
         case Family::glm4_moe:
             // vLLM's Glm4MoE (glm4_moe.py): the first first_k_dense_replace layers are dense,
@@ -102,7 +121,8 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
         case Family::qwen2_moe:
         case Family::qwen3_moe:
         case Family::qwen3_vl_moe:
-        case Family::qwen3_next: {
+        case Family::qwen3_next:
+        case Family::qwen3_5_moe: {
             m.layer_freq =
                 u32(r.optional_positive_integer("decoder_sparse_step", u32_max).value_or(1));
             m.layer_offset = 1;
@@ -118,6 +138,36 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
         case Family::gpt_oss:
             m.router_bias = true;
             break;
+        case Family::minimax_m2:
+            // MiniMaxM2MoE: e_score_correction_bias when use_routing_bias; no shared expert.
+            if (r.optional_count("shared_intermediate_size").value_or(0) != 0)
+                r.fail("shared_intermediate_size", "0 (MiniMax-M2 has no shared expert)",
+                       std::to_string(*r.optional_count("shared_intermediate_size")));
+            m.router_bias = r.optional_boolean("use_routing_bias").value_or(false);
+            break;
+        case Family::mimo_v2_flash: {
+            // MiMoV2FlashDecoderLayer.is_moe_layer: moe_layer_freq is a 0/1 flag per layer. kvplan
+            // sizes a leading run of dense layers, then MoE on every layer. MiMoV2MoE's router
+            // always has an e_score_correction_bias; n_shared_experts is null (none).
+            const auto flags = r.optional_count_array("moe_layer_freq");
+            if (!flags || flags->size() != c.layers.num_layers)
+                r.fail("moe_layer_freq",
+                       "a 0/1 flag per layer (" + std::to_string(c.layers.num_layers) + ")",
+                       flags ? std::to_string(flags->size()) + " entries" : std::string("no list"));
+            std::uint32_t dense = 0;
+            while (dense < flags->size() && (*flags)[dense] == 0) ++dense;
+            for (std::size_t i = dense; i < flags->size(); ++i)
+                if ((*flags)[i] != 1)
+                    r.fail(JsonReader::element("moe_layer_freq", i),
+                           "1 (kvplan sizes leading dense layers, then MoE on every layer)",
+                           std::to_string((*flags)[i]));
+            m.first_dense_layers = dense;
+            if (r.optional_count("n_shared_experts", u32_max).value_or(0) != 0)
+                r.fail("n_shared_experts", "null or 0 (MiMoV2MoE has no shared expert)",
+                       std::to_string(*r.optional_count("n_shared_experts", u32_max)));
+            m.router_bias = true;
+            break;
+        }
         case Family::granite_hybrid:
             // GraniteMoeHybridDecoderLayer: every layer has the shared_mlp beside its experts.
             m.shared_experts = 1;
@@ -147,8 +197,10 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
             r.fail("intermediate_size", "a positive integer (the dense layers' MLP width)",
                    "nothing (the field is missing)");
     }
-    // Qwen2-MoE and Qwen3-Next gate the shared expert with a hidden x 1 projection per MoE layer.
-    if (m.shared_experts != 0 && (f == Family::qwen2_moe || f == Family::qwen3_next)) {
+    // Qwen2-MoE, Qwen3-Next and Qwen3.5 gate the shared expert with a hidden x 1 projection per MoE
+    // layer.
+    if (m.shared_experts != 0 &&
+        (f == Family::qwen2_moe || f == Family::qwen3_next || f == Family::qwen3_5_moe)) {
         std::uint64_t moe_layers = 0;
         for (std::uint32_t i = 0; i < c.layers.num_layers; ++i)
             moe_layers += m.is_moe_layer(i) ? 1 : 0;

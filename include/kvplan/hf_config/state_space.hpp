@@ -48,10 +48,36 @@ inline std::uint64_t read_state_space(const JsonReader& r, Family f, std::uint32
     }
 
     // Nemotron-H.
-    const std::string pattern = r.string("hybrid_override_pattern");
-    if (pattern.size() != n)
-        r.fail("hybrid_override_pattern", "one character per layer (" + std::to_string(n) + ")",
-               std::to_string(pattern.size()) + " characters");
+    // The layers: hybrid_override_pattern, one character per block, or (newer NemotronHConfig
+    // files: Nemotron-3 Ultra, Nemotron-3.5) layers_block_type, one name per block, which
+    // NemotronHConfig maps to the same characters.
+    std::string pattern;
+    if (const auto types = r.optional_string_array("layers_block_type")) {
+        for (std::size_t i = 0; i < types->size(); ++i) {
+            const std::string& t = (*types)[i];
+            const char ch = t == "mamba"       ? 'M'
+                            : t == "attention" ? '*'
+                            : t == "mlp"       ? '-'
+                            : t == "moe"       ? 'E'
+                                               : '\0';
+            if (ch == '\0')
+                r.fail(JsonReader::element("layers_block_type", i),
+                       "\"mamba\", \"attention\", \"mlp\" or \"moe\"", "\"" + t + "\"");
+            pattern += ch;
+        }
+        if (r.has("hybrid_override_pattern") && r.string("hybrid_override_pattern") != pattern)
+            r.fail("hybrid_override_pattern",
+                   "the blocks layers_block_type lists (\"" + pattern + "\")",
+                   "\"" + r.string("hybrid_override_pattern") + "\"");
+        if (pattern.size() != n)
+            r.fail("layers_block_type", "one entry per layer (" + std::to_string(n) + ")",
+                   std::to_string(pattern.size()) + " entries");
+    } else {
+        pattern = r.string("hybrid_override_pattern");
+        if (pattern.size() != n)
+            r.fail("hybrid_override_pattern", "one character per layer (" + std::to_string(n) + ")",
+                   std::to_string(pattern.size()) + " characters");
+    }
     const bool dense_mlp = pattern.find('-') != std::string::npos;
     const bool moe_mlp = pattern.find('E') != std::string::npos;
     if (dense_mlp && moe_mlp)
@@ -133,6 +159,8 @@ inline std::uint64_t read_state_space(const JsonReader& r, Family f, std::uint32
                 detail::mul(r.positive_integer("moe_shared_expert_intermediate_size", ~0ULL),
                             m.shared_experts, "a shared expert width");
         m.router_bias = true;  // NemotronHTopkRouter's e_score_correction_bias
+        // LatentMoE (Nemotron-3-Super): the experts work in moe_latent_size features.
+        m.latent_size = r.optional_positive_integer("moe_latent_size", hidden).value_or(0);
     }
     return mixers;
 }

@@ -21,11 +21,13 @@
 //     o with biases) -> LayerNorm -> MLP (fc1, fc2 with biases), the pixel-shuffle adapter (fc1
 //     from intermediate_size to projector_input_dim, fc2 projector_output_dim square, no biases)
 //     and the projector from vision_output_dim to the text hidden size.
+//   Kimi-K2.5 (MoonViT; vLLM's kimi_k25_vit.py): see Family::deepseek below.
 
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "../detail/checked.hpp"
 #include "../json.hpp"
@@ -96,7 +98,9 @@ namespace detail::hf {
                                {1, out}});
         }
         case Family::qwen3_vl:
-        case Family::qwen3_vl_moe: {
+        case Family::qwen3_vl_moe:
+        case Family::qwen3_5:  // qwen3_5.py builds Qwen3-VL's Qwen3_VisionTransformer
+        case Family::qwen3_5_moe: {
             const std::uint64_t h = v.positive_integer("hidden_size", u32_max);
             const std::uint64_t i = v.positive_integer("intermediate_size", u32_max);
             const std::uint64_t p = v.positive_integer("patch_size", u32_max);
@@ -146,6 +150,43 @@ namespace detail::hf {
                                {i, in},
                                {out, out},
                                {vis_out, text_hidden}});
+        }
+        case Family::deepseek: {
+            // Kimi-K2.5's MoonViT (vLLM's kimi_k25_vit.py, MoonViT3dPretrainedModel and
+            // KimiK25MultiModalProjector "patchmerger"): a Conv2d patch embedding with bias, a
+            // learned position table of init_pos_emb_height x init_pos_emb_width (the temporal
+            // one is a fixed buffer), vt_num_hidden_layers blocks of LayerNorm -> wqkv and wo with
+            // biases -> LayerNorm -> fc0 and fc1 with biases, a final LayerNorm; then the
+            // projector's LayerNorm over the tower's width and two linear layers with biases from
+            // merge x width to the text model's hidden size.
+            if (!v.has("vt_hidden_size") ||
+                v.optional_string("mm_projector_type").value_or("patchmerger") != "patchmerger" ||
+                v.optional_string("pos_emb_type").value_or("divided_fixed") != "divided_fixed")
+                return std::nullopt;
+            const std::uint64_t h = v.positive_integer("vt_hidden_size", u32_max);
+            const std::uint64_t i = v.positive_integer("vt_intermediate_size", u32_max);
+            const std::uint64_t p = v.positive_integer("patch_size", 65'536);
+            const std::uint64_t pos = detail::mul(
+                v.positive_integer("init_pos_emb_height", u32_max),
+                v.positive_integer("init_pos_emb_width", u32_max), "a vision tower's size");
+            const auto kernel = v.optional_count_array("merge_kernel_size")
+                                    .value_or(std::vector<std::uint64_t>{2, 2});
+            if (kernel.size() != 2 || kernel[0] == 0 || kernel[1] == 0 || kernel[0] > 64 ||
+                kernel[1] > 64)
+                v.fail("merge_kernel_size", "two positive sizes of at most 64",
+                       std::to_string(kernel.size()) + " entries");
+            const std::uint64_t merged = kernel[0] * kernel[1] * h;
+            const std::uint64_t layer =
+                vision_sum({{4 * h, h}, {4, h}, {2 * h, i}, {1, i}, {1, h}, {4, h}});
+            return vision_sum({{layers_of(layer, "vt_num_hidden_layers"), 1},
+                               {3 * p * p, h},
+                               {1, h},
+                               {pos, h},
+                               {4, h},
+                               {merged, merged},
+                               {1, merged},
+                               {merged, text_hidden},
+                               {1, text_hidden}});
         }
         default:
             return std::nullopt;

@@ -60,6 +60,7 @@ namespace kvplan {
     d.serving.engine = r.engine;
     d.serving.block_size = r.block_size;
     d.serving.memory_fraction = r.gpu_memory_utilization;
+    d.serving.engine_version = r.engine_version;
     return d;
 }
 

@@ -2,8 +2,9 @@
 
 // The command line that starts an engine as kvplan sized it: `vllm serve ...` and
 // `python -m sglang.launch_server ...` with the parallel layout, the memory fraction, the maximum
-// length, the sequence cap, the KV dtype and the block size that evaluate() assumed, so that what
-// the engine then logs is what kvplan predicted. Flag spellings follow the engines' current main:
+// length, the sequence cap, the KV dtype, the weights and the environment that evaluate() assumed,
+// one per node when the replica spans nodes, so that what the engine then logs is what kvplan
+// predicted. Flag spellings follow the engines' current main:
 // vllm/engine/arg_utils.py (EngineArgs.add_cli_args) and python/sglang/srt/arg_groups/fields/
 // (parallel.py and the server-arguments table of docs/advanced_features/server_arguments.md).
 //
@@ -11,6 +12,7 @@
 // the other engine's flags (translate_parallel) and evaluated under that engine: each command
 // carries its own engine's figures.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -102,6 +104,10 @@ struct CommandOptions {
     /// The model to serve: a Hugging Face id or a local path (vllm serve MODEL, SGLang
     /// --model-path). Empty: the config's name.
     std::string model{};
+    /// The first node's address in the commands of a replica that spans nodes (vLLM's
+    /// --master-addr and --data-parallel-address, SGLang's --dist-init-addr): a word to replace
+    /// before pasting.
+    std::string head_address = "HEAD_NODE_IP";
 };
 
 namespace detail {
@@ -152,95 +158,186 @@ namespace detail {
                                     "bf16, fp8_e4m3 or fp8_e5m2", name(d));
 }
 
+/// The quantization flag value that loads the weights `a` assumed from its checkpoint: empty when
+/// the checkpoint is in that format already, "fp8" for FP8 weights over a 16- or 32-bit checkpoint
+/// (vLLM and SGLang quantize them at load: --quantization fp8). Throws InvalidInput naming `where`
+/// for a format neither engine makes at load (serve a checkpoint in it).
+[[nodiscard]] inline std::string load_quantization(const ReplicaAnswer& a, const char* where) {
+    if (a.weight_source != WeightSource::given) return {};
+    const WeightOptions& w = a.replica.weights;
+    const WeightOptions c = checkpoint_weights(a.replica.model);
+    const auto experts = [](const WeightOptions& o) { return o.expert_format.value_or(o.format); };
+    const auto attention = [](const WeightOptions& o) {
+        return o.attention_format.value_or(o.format);
+    };
+    if (w.format == c.format && experts(w) == experts(c) && attention(w) == attention(c)) return {};
+    const auto wide = [](WeightFormat f) {
+        return f == WeightFormat::bf16 || f == WeightFormat::fp16 || f == WeightFormat::fp32;
+    };
+    if (w.format == WeightFormat::fp8 && experts(w) == WeightFormat::fp8 &&
+        attention(w) == WeightFormat::fp8 && wide(c.format) && wide(experts(c)) &&
+        wide(attention(c)))
+        return "fp8";
+    throw_field_error<InvalidInput>(
+        where, "weights",
+        "the checkpoint's own format, or fp8 over a 16-bit checkpoint (--quantization fp8 "
+        "quantizes at load); serve a checkpoint in the format assumed",
+        text(name(w.format), " weights over a ", name(c.format), " checkpoint"));
+}
+
 }  // namespace detail
 
-/// The command line that starts the engine of `a` (vLLM or SGLang) as evaluate() sized it: its
-/// parallel layout, memory fraction, maximum length (the demand's context), sequence cap, KV dtype
-/// and block size, and every knob the deployment gave. Throws InvalidInput for the ideal and
-/// TensorRT-LLM profiles (no command line here) and for a KV dtype the engine has no flag value
-/// for.
-[[nodiscard]] inline ServeCommand serve_command(const ReplicaAnswer& a,
-                                                const CommandOptions& o = {}) {
+/// The command lines that start the engine of `a` (vLLM or SGLang) as evaluate() sized it, one per
+/// node of the replica (node 0, the head, first): its parallel layout, memory fraction, maximum
+/// length (the demand's context), sequence cap and KV dtype; the weights it assumed (the engine's
+/// --quantization fp8 when FP8 weights are assumed over a 16-bit checkpoint); the block size only
+/// when one was given (left out, the engine picks the size evaluate() assumed: its default, or what
+/// its attention backend forces); every knob the deployment gave; and the environment the answer
+/// depends on. A replica that spans nodes gets one command per node: vLLM's --nnodes, --node-rank
+/// and --master-addr (the node-1.. commands --headless), or, for dp ranks that each fit a node,
+/// its data-parallel flags (--data-parallel-size-local, --data-parallel-start-rank,
+/// --data-parallel-address); SGLang's --nnodes, --node-rank and --dist-init-addr. Throws
+/// InvalidInput for the ideal and TensorRT-LLM profiles (no command line here), for a KV dtype the
+/// engine has no flag value for, for weights neither engine makes at load, and for dp ranks that
+/// cross nodes under vLLM.
+[[nodiscard]] inline std::vector<ServeCommand> serve_node_commands(const ReplicaAnswer& a,
+                                                                   const CommandOptions& o = {}) {
     const ResolvedServing& s = a.serving;
     const ParallelConfig& p = a.replica.parallel;
     const std::string model =
         o.model.empty() ? std::string(a.replica.model.name().c_str()) : o.model;
     const auto num = [](std::uint64_t v) { return std::to_string(v); };
-    ServeCommand c;
-    c.engine = s.engine;
-    std::vector<std::string>& v = c.argv;
-    const auto flag = [&](const char* f, const std::string& value) {
-        v.emplace_back(f);
-        v.push_back(value);
-    };
-    switch (s.engine) {
-        case Engine::vllm: {
-            if (a.over_limit && a.long_context_allowed)
-                c.env.emplace_back("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");
-            v = {"vllm", "serve", model};
-            flag("--tensor-parallel-size", num(p.tp));
-            if (p.pp > 1) flag("--pipeline-parallel-size", num(p.pp));
-            if (p.dp > 1) flag("--data-parallel-size", num(p.dp));
-            if (p.ep > 1) v.emplace_back("--enable-expert-parallel");
-            if (p.redundant_experts > 0) {
-                // --num-redundant-experts is gone; EPLB takes it in its config (arg_utils.py).
-                v.emplace_back("--enable-eplb");
-                std::string eplb = "{\"num_redundant_experts\": ";
-                eplb += num(p.redundant_experts);
-                eplb += '}';
-                flag("--eplb-config", eplb);
+    const std::uint32_t nodes = a.nodes > 0 ? a.nodes : 1;
+    std::vector<ServeCommand> out(nodes);
+    for (std::uint32_t node = 0; node < nodes; ++node) {
+        ServeCommand& c = out[node];
+        c.engine = s.engine;
+        std::vector<std::string>& v = c.argv;
+        const auto flag = [&](const char* f, const std::string& value) {
+            v.emplace_back(f);
+            v.push_back(value);
+        };
+        switch (s.engine) {
+            case Engine::vllm: {
+                const char* where = "vllm serve";
+                if (a.over_limit && a.long_context_allowed)
+                    c.env.emplace_back("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");
+                // The hybrid manager for chunked local attention is an environment switch
+                // (vllm/envs.py): set, the answer holds whatever the release's default.
+                if (s.options.vllm.hybrid_kv_cache_manager &&
+                    a.replica.model.layers().layers_of_kind(CacheKind::chunked_local) > 0)
+                    c.env.emplace_back("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1");
+                v = {"vllm", "serve", model};
+                flag("--tensor-parallel-size", num(p.tp));
+                if (p.pp > 1) flag("--pipeline-parallel-size", num(p.pp));
+                if (p.dp > 1) flag("--data-parallel-size", num(p.dp));
+                if (nodes > 1) {
+                    const std::uint64_t node_gpus = a.replica.gpu.gpus_per_node;
+                    const std::uint64_t rank_gpus = std::uint64_t{p.tp} * p.pp;
+                    if (p.dp > 1) {
+                        // Data-parallel ranks placed whole on nodes (vllm/engine/arg_utils.py,
+                        // the --data-parallel-* flags); the head serves the API.
+                        if (rank_gpus > node_gpus || node_gpus % rank_gpus != 0)
+                            detail::throw_field_error<InvalidInput>(
+                                where, "parallel",
+                                "dp ranks that each fit one node (tp x pp dividing the node's "
+                                "GPUs)",
+                                detail::text("tp x pp = ", rank_gpus, " on nodes of ", node_gpus,
+                                             " GPUs"));
+                        const std::uint64_t local = node_gpus / rank_gpus;
+                        flag("--data-parallel-size-local",
+                             num(std::min<std::uint64_t>(local, p.dp - local * node)));
+                        if (node > 0) flag("--data-parallel-start-rank", num(local * node));
+                        flag("--data-parallel-address", o.head_address);
+                    } else {
+                        // One engine over several nodes (ParallelConfig nnodes, node_rank,
+                        // master_addr).
+                        flag("--nnodes", num(nodes));
+                        flag("--node-rank", num(node));
+                        flag("--master-addr", o.head_address);
+                    }
+                    if (node > 0) v.emplace_back("--headless");
+                }
+                if (p.ep > 1) v.emplace_back("--enable-expert-parallel");
+                if (p.redundant_experts > 0) {
+                    // --num-redundant-experts is gone; EPLB takes it in its config.
+                    v.emplace_back("--enable-eplb");
+                    std::string eplb = "{\"num_redundant_experts\": ";
+                    eplb += num(p.redundant_experts);
+                    eplb += '}';
+                    flag("--eplb-config", eplb);
+                }
+                if (p.dcp > 1) flag("--decode-context-parallel-size", num(p.dcp));
+                if (const std::string q = detail::load_quantization(a, where); !q.empty())
+                    flag("--quantization", q);
+                flag("--gpu-memory-utilization", detail::short_number(s.budget.utilization));
+                flag("--max-model-len", num(a.demand.context));
+                flag("--max-num-seqs", num(a.dp_rank_sequence_cap));
+                flag("--kv-cache-dtype", detail::vllm_kv_dtype(a.replica.kv.dtype));
+                if (s.block_size_given) flag("--block-size", num(s.block_size));
+                if (s.options.vllm.max_num_batched_tokens)
+                    flag("--max-num-batched-tokens", num(*s.options.vllm.max_num_batched_tokens));
+                if (s.options.vllm.num_gpu_blocks_override)
+                    flag("--num-gpu-blocks-override", num(*s.options.vllm.num_gpu_blocks_override));
+                if (s.budget.kv_memory_per_gpu)
+                    flag("--kv-cache-memory-bytes", num(s.budget.kv_memory_per_gpu->count()));
+                break;
             }
-            if (p.dcp > 1) flag("--decode-context-parallel-size", num(p.dcp));
-            flag("--gpu-memory-utilization", detail::short_number(s.budget.utilization));
-            flag("--max-model-len", num(a.demand.context));
-            flag("--max-num-seqs", num(a.dp_rank_sequence_cap));
-            flag("--kv-cache-dtype", detail::vllm_kv_dtype(a.replica.kv.dtype));
-            flag("--block-size", num(s.block_size));
-            if (s.options.vllm.max_num_batched_tokens)
-                flag("--max-num-batched-tokens", num(*s.options.vllm.max_num_batched_tokens));
-            if (s.options.vllm.num_gpu_blocks_override)
-                flag("--num-gpu-blocks-override", num(*s.options.vllm.num_gpu_blocks_override));
-            if (s.budget.kv_memory_per_gpu)
-                flag("--kv-cache-memory-bytes", num(s.budget.kv_memory_per_gpu->count()));
-            break;
-        }
-        case Engine::sglang: {
-            if (a.over_limit && a.long_context_allowed)
-                c.env.emplace_back("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1");
-            v = {"python", "-m", "sglang.launch_server"};
-            flag("--model-path", model);
-            flag("--tp-size", num(p.tp));
-            if (p.pp > 1) flag("--pp-size", num(p.pp));
-            if (p.dp > 1) {
-                flag("--dp-size", num(p.dp));
-                v.emplace_back("--enable-dp-attention");
+            case Engine::sglang: {
+                const char* where = "python -m sglang.launch_server";
+                if (a.over_limit && a.long_context_allowed)
+                    c.env.emplace_back("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1");
+                v = {"python", "-m", "sglang.launch_server"};
+                flag("--model-path", model);
+                flag("--tp-size", num(p.tp));
+                if (p.pp > 1) flag("--pp-size", num(p.pp));
+                if (p.dp > 1) {
+                    flag("--dp-size", num(p.dp));
+                    v.emplace_back("--enable-dp-attention");
+                }
+                if (nodes > 1) {
+                    // python/sglang/srt/server_args.py: nnodes, node_rank, dist_init_addr
+                    // (host:port).
+                    flag("--nnodes", num(nodes));
+                    flag("--node-rank", num(node));
+                    flag("--dist-init-addr", o.head_address + ":5000");
+                }
+                if (p.ep > 1) flag("--ep-size", num(p.ep));
+                if (p.redundant_experts > 0)
+                    flag("--ep-num-redundant-experts", num(p.redundant_experts));
+                if (const std::string q = detail::load_quantization(a, where); !q.empty())
+                    flag("--quantization", q);
+                // The fraction SGLang's heuristic gives (or the one given), printed so that a
+                // release with another heuristic starts the same pool.
+                flag("--mem-fraction-static",
+                     detail::short_number(a.report.memory[a.limiting_stage].fraction));
+                flag("--context-length", num(a.demand.context));
+                // Unset, SGLang derives its cap from the pool per dp rank, as kvplan does.
+                if (s.options.sglang.max_running_requests)
+                    flag("--max-running-requests", num(*s.options.sglang.max_running_requests));
+                flag("--kv-cache-dtype", detail::sglang_kv_dtype(a.replica.kv.dtype));
+                if (s.block_size_given) flag("--page-size", num(s.block_size));
+                if (s.options.sglang.chunked_prefill_size)
+                    flag("--chunked-prefill-size", num(*s.options.sglang.chunked_prefill_size));
+                if (s.options.sglang.max_total_tokens)
+                    flag("--max-total-tokens", num(*s.options.sglang.max_total_tokens));
+                break;
             }
-            if (p.ep > 1) flag("--ep-size", num(p.ep));
-            if (p.redundant_experts > 0)
-                flag("--ep-num-redundant-experts", num(p.redundant_experts));
-            // The fraction SGLang's heuristic gives (or the one given), printed so that a release
-            // with another heuristic starts the same pool.
-            flag("--mem-fraction-static",
-                 detail::short_number(a.report.memory[a.limiting_stage].fraction));
-            flag("--context-length", num(a.demand.context));
-            // Unset, SGLang derives its cap from the pool per dp rank, as kvplan does.
-            if (s.options.sglang.max_running_requests)
-                flag("--max-running-requests", num(*s.options.sglang.max_running_requests));
-            flag("--kv-cache-dtype", detail::sglang_kv_dtype(a.replica.kv.dtype));
-            flag("--page-size", num(s.block_size));
-            if (s.options.sglang.chunked_prefill_size)
-                flag("--chunked-prefill-size", num(*s.options.sglang.chunked_prefill_size));
-            if (s.options.sglang.max_total_tokens)
-                flag("--max-total-tokens", num(*s.options.sglang.max_total_tokens));
-            break;
+            case Engine::ideal:
+            case Engine::trtllm:
+                detail::throw_field_error<InvalidInput>(
+                    "serve_command", "engine",
+                    "vllm or sglang (the engines with a command line here)", name(s.engine));
         }
-        case Engine::ideal:
-        case Engine::trtllm:
-            detail::throw_field_error<InvalidInput>(
-                "serve_command", "engine", "vllm or sglang (the engines with a command line here)",
-                name(s.engine));
     }
-    return c;
+    return out;
+}
+
+/// The command line of the first (head) node of serve_node_commands: the one command of a replica
+/// on one node.
+[[nodiscard]] inline ServeCommand serve_command(const ReplicaAnswer& a,
+                                                const CommandOptions& o = {}) {
+    return serve_node_commands(a, o).front();
 }
 
 /// Layout `p` (in the flags of its rules) stated in the flags of `to`: the same GPUs, the same
@@ -295,7 +392,9 @@ struct EngineCommand {
     std::size_t candidate = 0;  ///< serve_commands over a plan: the rank of the fit it states
     std::optional<ParallelConfig> parallel{};  ///< the layout in this engine's flags
     std::optional<ReplicaAnswer> answer{};     ///< evaluate() under this engine
-    std::optional<ServeCommand> command{};
+    std::optional<ServeCommand> command{};     ///< the head node's (the only one on one node)
+    /// One command per node when the replica spans nodes (the head's first); empty on one node.
+    std::vector<ServeCommand> node_commands{};
     std::string refused{};  ///< why there is no command (empty when there is one)
 };
 
@@ -323,6 +422,8 @@ struct EngineCommand {
         Deployment de = d;
         de.parallel = *ec.parallel;
         de.serving.engine = e;
+        // The release table is vLLM's: another engine runs its own defaults.
+        if (e != Engine::vllm) de.serving.engine_version.reset();
         if (d.serving.max_sequences && d.serving.engine != e) {
             // vLLM's cap is per dp rank, SGLang's is shared by them.
             const std::uint64_t dp = from.dp > 0 ? from.dp : 1;
@@ -333,9 +434,11 @@ struct EngineCommand {
         }
         try {
             ec.answer = evaluate(de, demand);
-            if (ec.answer->starts())
-                ec.command = serve_command(*ec.answer, o);
-            else
+            if (ec.answer->starts()) {
+                std::vector<ServeCommand> all = serve_node_commands(*ec.answer, o);
+                ec.command = all.front();
+                if (all.size() > 1) ec.node_commands = std::move(all);
+            } else
                 ec.refused = std::string(name(e)) + " does not start this deployment";
         } catch (const Error& err) {
             ec.refused = err.what();

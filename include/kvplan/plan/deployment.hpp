@@ -14,7 +14,9 @@
 #include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
+#include "../engine/release.hpp"
 #include "../engine/report.hpp"
+#include "../engine/vllm_backend.hpp"
 #include "../error.hpp"
 #include "../gpu.hpp"
 #include "../layout.hpp"
@@ -54,6 +56,9 @@ struct Serving {
     Speculation speculation{};
     /// Every other knob of each engine's profile; the fields above win over it.
     EngineOptions tuning{};
+    /// The engine's release line whose defaults apply (vLLM only: engine/release.hpp);
+    /// nullopt: vllm_newest_release.
+    std::optional<EngineVersion> engine_version{};
     /// The latency estimate's achieved fractions and fixed costs on the GPU deployed (a
     /// calibration of it: kvplan calibrate --bench); nullopt: its family's defaults
     /// (default_params).
@@ -71,13 +76,18 @@ struct ResolvedServing {
     std::uint32_t block_size = 1;
     bool block_size_given = false;
     bool fraction_given = false;
-    DraftMethod draft_method = DraftMethod::none;  ///< speculative decoding's drafter
-    std::uint32_t speculative_tokens = 0;          ///< tokens drafted per step
+    DraftMethod draft_method = DraftMethod::none;        ///< speculative decoding's drafter
+    std::uint32_t speculative_tokens = 0;                ///< tokens drafted per step
+    EngineVersion engine_version = vllm_newest_release;  ///< the release whose defaults apply
+    bool engine_version_given = false;
+    /// vLLM's attention backend and the block size it forces (evaluate() sets it for the GPU and
+    /// the model); nullopt: another engine, or a GPU of a family kvplan does not know.
+    std::optional<VllmBackendChoice> backend{};
 };
 
 /// `s` for a GPU `gpu`. Throws InvalidInput for a knob the engine cannot take: a block size vLLM
 /// refuses, a fraction outside (0, 1], a fraction for the ideal profile (which has none), zero
-/// sequences or tokens.
+/// sequences or tokens, an engine version for another engine than vLLM or outside its table.
 [[nodiscard]] inline ResolvedServing resolve_serving(const Serving& s) {
     const auto refuse = [&](const char* field, const std::string& expected,
                             const std::string& found) {
@@ -139,6 +149,21 @@ struct ResolvedServing {
         r.draft_method = s.speculation.method;
         r.speculative_tokens = s.speculation.tokens;
     }
+    if (s.engine_version) {
+        if (s.engine != Engine::vllm)
+            refuse("engine_version", "engine vllm (the release table is vLLM's)",
+                   s.engine_version->text());
+        const auto d = vllm_release_defaults(*s.engine_version);
+        if (!d)
+            refuse("engine_version",
+                   "a vLLM release from " + vllm_oldest_release.text() + " to " +
+                       vllm_newest_release.text(),
+                   s.engine_version->text());
+        r.engine_version = *s.engine_version;
+        r.engine_version_given = true;
+        if (!s.memory_fraction) r.budget.utilization = d->gpu_memory_utilization;
+        r.options.vllm.charge_cuda_graphs = d->charge_cuda_graphs;
+    }
     if (s.num_gpu_blocks) {
         if (s.engine != Engine::vllm)
             refuse("num_gpu_blocks", "vLLM (--num-gpu-blocks-override is its flag)",
@@ -164,6 +189,26 @@ struct ResolvedServing {
     }
     return r;
 }
+
+namespace detail {
+
+/// vLLM's defaults that depend on the replica, applied to `s` (resolved for vLLM): the attention
+/// backend and the block size it forces on the GPU's family (vllm_attention_backend), and, for a
+/// release whose hybrid manager is off for chunked local attention (engine/release.hpp), that
+/// manager off for a model with chunked layers.
+constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
+    s.backend = vllm_attention_backend(r.model, gpu_family(r.gpu), r.kv.dtype, r.parallel.dcp,
+                                       s.block_size);
+    if (s.backend) {
+        s.block_size = s.backend->block_size;
+        s.options.vllm.block_size = s.block_size;
+    }
+    const auto d = vllm_release_defaults(s.engine_version);
+    if (d && !d->chunked_local_hybrid && r.model.layers().layers_of_kind(CacheKind::chunked_local))
+        s.options.vllm.hybrid_kv_cache_manager = false;
+}
+
+}  // namespace detail
 
 /// The parallel rules of engine `e`: whose flags a ParallelConfig's dp and ep are (the ideal
 /// profile takes vLLM's).

@@ -55,6 +55,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "../dtype.hpp"
@@ -68,6 +69,21 @@
 #include "requirements.hpp"
 
 namespace kvplan {
+
+// Limits on what a policy states. A gate reads policies from the pull requests it judges, and
+// judges each requirement on each replica (a check about a millisecond), the config.json fields a
+// change moved once more each: a policy of thousands must be refused in a moment, not judged for
+// minutes on gigabytes. A policy names the few fleets one model is served on and the dozen
+// figures that matter; the limits are well above that (docs/cli.md, "Policy limits").
+
+/// The most replicas a policy may state.
+inline constexpr std::size_t max_policy_replicas = 32;
+
+/// The most requirements a policy may state.
+inline constexpr std::size_t max_policy_requirements = 128;
+
+/// The most checks (replicas x requirements) a policy may ask for.
+inline constexpr std::size_t max_policy_checks = 1024;
 
 namespace detail::policy {
 
@@ -292,9 +308,10 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
 }
 
 [[nodiscard]] inline PolicyReplica read_replica(const JsonReader& r) {
-    r.only_keys({"name", "gpu", "tp", "pp", "dp", "ep", "dcp", "redundant_experts", "kv_dtype",
-                 "weight_dtype", "engine", "gpu_memory_utilization", "block_size"},
-                "the replica", replica_hints);
+    r.only_keys(
+        {"name", "gpu", "tp", "pp", "dp", "ep", "dcp", "redundant_experts", "kv_dtype",
+         "weight_dtype", "engine", "gpu_memory_utilization", "block_size", "engine_version"},
+        "the replica", replica_hints);
     PolicyReplica p;
     p.gpu = r.string("gpu");
     p.tp = u32_field(r, "tp", 1);
@@ -349,6 +366,18 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
             r.fail("block_size",
                    "one of vLLM's block sizes 1, 8, 16, 32, 64, 128, 256 (vllm/config/cache.py)",
                    std::to_string(*p.block_size));
+    }
+    if (const auto s = r.optional_string("engine_version")) {
+        if (p.engine != Engine::vllm)
+            r.fail("engine_version", "engine \"vllm\" (the release table is vLLM's)",
+                   "\"" + printable(*s) + "\"");
+        const auto v = parse_engine_version(*s);
+        if (!v || !vllm_release_defaults(*v))
+            r.fail("engine_version",
+                   "a vLLM release as \"X.Y\", " + vllm_oldest_release.text() + " to " +
+                       vllm_newest_release.text(),
+                   "\"" + printable(*s) + "\"");
+        p.engine_version = *v;
     }
     p.name = r.optional_string("name").value_or(default_replica_name(p));
     return p;
@@ -477,6 +506,11 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
     } else {
         const Json& list = r.array("replicas");
         if (list.empty()) r.fail("replicas", "at least one replica", "an empty array");
+        if (list.size() > max_policy_replicas)
+            r.fail(
+                "replicas",
+                "at most " + std::to_string(max_policy_replicas) + " replicas (a policy's limit)",
+                std::to_string(list.size()) + " replicas");
         for (std::size_t i = 0; i < list.size(); ++i) {
             const std::string path = JsonReader::element("replicas", i);
             const JsonReader each(list[i], r.source(), r.path(path));
@@ -485,19 +519,20 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
             named.push_back(each.has("name"));
         }
     }
-    for (std::size_t i = 0; i < out.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j) {
-            if (out[i].name != out[j].name) continue;
-            if (named[i] && named[j])
-                detail::throw_field_error<InvalidInput>(
-                    r.source(), r.path(out[i].path + ".name"), "a name no other replica has",
-                    "\"" + printable(out[i].name) + "\", the name of " + out[j].path);
-        }
+    // By hashing, not pair by pair: the time stays linear in the replicas.
+    std::unordered_map<std::string_view, std::size_t> first_named, uses;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        ++uses[out[i].name];
+        if (!named[i]) continue;
+        const auto [at, first] = first_named.emplace(out[i].name, i);
+        if (!first)
+            detail::throw_field_error<InvalidInput>(
+                r.source(), r.path(out[i].path + ".name"), "a name no other replica has",
+                "\"" + printable(out[i].name) + "\", the name of " + out[at->second].path);
+    }
     // Default names that clash (or clash with a given one) take their path.
     std::vector<bool> clashes(out.size(), false);
-    for (std::size_t i = 0; i < out.size(); ++i)
-        for (std::size_t j = 0; j < out.size(); ++j)
-            clashes[i] = clashes[i] || (j != i && !named[i] && out[j].name == out[i].name);
+    for (std::size_t i = 0; i < out.size(); ++i) clashes[i] = !named[i] && uses[out[i].name] > 1;
     for (std::size_t i = 0; i < out.size(); ++i)
         if (clashes[i]) out[i].name += " (" + out[i].path + ")";
     return out;
@@ -535,6 +570,17 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
     p.replicas = detail::policy::read_replicas(r);
     const Json& reqs = r.array("requirements");
     if (reqs.empty()) r.fail("requirements", "at least one requirement", "an empty array");
+    if (reqs.size() > max_policy_requirements)
+        r.fail("requirements",
+               "at most " + std::to_string(max_policy_requirements) +
+                   " requirements (a policy's limit)",
+               std::to_string(reqs.size()) + " requirements");
+    if (p.replicas.size() * reqs.size() > max_policy_checks)
+        r.fail("requirements",
+               "at most " + std::to_string(max_policy_checks) +
+                   " checks, replicas x requirements (a policy's limit)",
+               std::to_string(p.replicas.size()) + " replicas x " + std::to_string(reqs.size()) +
+                   " requirements = " + std::to_string(p.replicas.size() * reqs.size()));
     for (std::size_t i = 0; i < reqs.size(); ++i) {
         const std::string path = JsonReader::element("requirements", i);
         Requirement q = detail::policy::read_requirement(JsonReader(reqs[i], p.source, path));

@@ -14,6 +14,7 @@
 #include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
+#include "../engine/release.hpp"
 #include "../fixed_array.hpp"
 #include "../units.hpp"
 #include "../weight_format.hpp"
@@ -158,6 +159,7 @@ struct PolicyReplica {
     Engine engine = Engine::vllm;
     std::optional<double> gpu_memory_utilization{};  ///< nullopt: the engine's
     std::optional<std::uint32_t> block_size{};       ///< nullopt: the engine's
+    std::optional<EngineVersion> engine_version{};   ///< vLLM's release; nullopt: the newest
 };
 
 /// The name a replica goes by when the policy gives it none: "h100-sxm tp 4 x pp 1", with

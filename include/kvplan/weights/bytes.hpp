@@ -42,12 +42,36 @@ namespace detail {
 /// The encoding a tensor is stored in under `o`.
 [[nodiscard]] constexpr WeightEncoding tensor_encoding(const WeightTensor& t,
                                                        const WeightOptions& o) noexcept {
+    if (t.group == ParamGroup::lm_head && o.lm_head_format)
+        return encoding(*o.lm_head_format, o.layout);
     // Embeddings, norms, biases and the router stay 16-bit, or 32-bit in an all-fp32 model.
     if (!t.linear || t.group == ParamGroup::router)
         return {.value_bits = static_cast<std::uint16_t>(o.format == WeightFormat::fp32 ? 32 : 16)};
     WeightFormat f = o.format;
-    if (t.group == ParamGroup::routed_experts && o.expert_format) f = *o.expert_format;
-    if (t.group == ParamGroup::attention && o.attention_format) f = *o.attention_format;
+    const auto pick = [&](const std::optional<WeightFormat>& g) {
+        if (g) f = *g;
+    };
+    switch (t.group) {
+        case ParamGroup::routed_experts:
+            pick(o.expert_format);
+            break;
+        case ParamGroup::attention:
+            pick(o.attention_format);
+            // The output projection is attention's one row-parallel linear layer.
+            if (t.split == TpSplit::row) pick(o.attention_output_format);
+            break;
+        case ParamGroup::shared_experts:
+            pick(o.shared_expert_format);
+            break;
+        case ParamGroup::dense_mlp:
+            pick(o.dense_mlp_format);
+            break;
+        case ParamGroup::other:
+            pick(o.mixer_format);
+            break;
+        default:
+            break;
+    }
     return encoding(f, o.layout);
 }
 
@@ -222,7 +246,8 @@ constexpr void check_options(const Model& m, const WeightOptions& o) {
     const auto add = [&](const detail::WeightTensor& t) {
         b += detail::encoded_bytes(detail::tensor_encoding(t, o), t.rows, t.cols, 1);
     };
-    detail::emit_mlp(add, c, ParamGroup::routed_experts, c.moe.expert_intermediate_size, 1);
+    detail::emit_mlp(add, c, ParamGroup::routed_experts, c.moe.expert_intermediate_size, 1,
+                     detail::expert_model_width(c));
     return b;
 }
 

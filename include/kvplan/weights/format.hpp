@@ -71,6 +71,15 @@ struct WeightOptions {
     std::optional<WeightFormat>
         expert_format{};  ///< routed experts, if not `format` (gpt-oss: mxfp4)
     std::optional<WeightFormat> attention_format{};  ///< attention, if not `format`
+    /// Attention's output projection, if not attention_format (DeepSeek-V3.1-NVFP4 quantizes
+    /// o_proj and keeps the other projections 16-bit).
+    std::optional<WeightFormat> attention_output_format{};
+    std::optional<WeightFormat> shared_expert_format{};  ///< shared experts, if not `format`
+    std::optional<WeightFormat> dense_mlp_format{};      ///< dense MLPs, if not `format`
+    /// extra_params' linear layers (Mamba and linear-attention mixers) and LatentMoE's latent
+    /// projections, if not `format`.
+    std::optional<WeightFormat> mixer_format{};
+    std::optional<WeightFormat> lm_head_format{};  ///< a quantized LM head (else 16-bit)
     QuantLayout layout{};               ///< group sizes and scale layout of quantized formats
     std::uint64_t override_params = 0;  ///< nonzero: the true parameter count; bytes scale to it
     Bytes override_bytes{};  ///< nonzero: the true total bytes; per-rank bytes scale to it
@@ -82,6 +91,15 @@ struct WeightOptions {
     w.format = c.linear;
     if (c.experts != c.linear) w.expert_format = c.experts;
     if (c.attention != c.linear) w.attention_format = c.attention;
+    const auto set = [&](std::optional<WeightFormat>& field, Optional<WeightFormat> f,
+                         WeightFormat base) {
+        if (f && *f != base) field = *f;
+    };
+    set(w.attention_output_format, c.attention_output, c.attention);
+    set(w.shared_expert_format, c.shared_experts, c.linear);
+    set(w.dense_mlp_format, c.dense_mlp, c.linear);
+    set(w.mixer_format, c.mixers, c.linear);
+    set(w.lm_head_format, c.lm_head, c.rest);
     w.layout = c.layout;
     return w;
 }

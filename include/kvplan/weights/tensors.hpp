@@ -158,11 +158,17 @@ constexpr void emit_vector(Fn& fn, ParamGroup g, std::uint64_t length) {
     if (length != 0) fn(WeightTensor{g, TpSplit::replicated, length, 1, 1, 0, false});
 }
 
-/// An MLP of width `width` with `copies` identical experts.
+/// The width the routed experts read and write: a LatentMoE's latent, else the hidden size.
+[[nodiscard]] constexpr std::uint64_t expert_model_width(const ModelConfig& c) noexcept {
+    return c.moe.latent_size != 0 ? c.moe.latent_size : c.hidden_size;
+}
+
+/// An MLP of width `width` with `copies` identical experts, reading and writing `model_width`
+/// features (0: the hidden size).
 template <class Fn>
 constexpr void emit_mlp(Fn& fn, const ModelConfig& c, ParamGroup g, std::uint64_t width,
-                        std::uint64_t copies) {
-    const std::uint64_t h = c.hidden_size;
+                        std::uint64_t copies, std::uint64_t model_width = 0) {
+    const std::uint64_t h = model_width != 0 ? model_width : c.hidden_size;
     const std::uint32_t up_matrices = c.mlp == MlpKind::gated ? 2 : 1;
     for (std::uint32_t k = 0; k < up_matrices; ++k)
         emit_linear(fn, g, TpSplit::column, width, h, c.mlp_bias, copies);
@@ -211,7 +217,9 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
         case CacheKind::full_attention:
         case CacheKind::sliding_window:
         case CacheKind::chunked_local: {
-            const std::uint64_t qd = m.query_head_dim();
+            // Queries are as wide as the layer's keys (Gemma 4's full layers have 512-wide heads,
+            // its sliding ones 256).
+            const std::uint64_t qd = spec.k_head_dim;
             emit_linear(fn, attn, TpSplit::column, heads * qd, h, qkv_bias, 1, c.num_heads);
             emit_linear(fn, attn, TpSplit::column, std::uint64_t{spec.kv_heads} * spec.k_head_dim,
                         h, qkv_bias, 1, spec.kv_heads);
@@ -287,7 +295,16 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
         const MoeShape& moe = c.moe;
         emit_linear(fn, ParamGroup::router, TpSplit::replicated, moe.experts, h, false);
         if (moe.router_bias) emit_vector(fn, ParamGroup::router, moe.experts);
-        emit_mlp(fn, c, ParamGroup::routed_experts, moe.expert_intermediate_size, moe.experts);
+        emit_mlp(fn, c, ParamGroup::routed_experts, moe.expert_intermediate_size, moe.experts,
+                 expert_model_width(c));
+        if (moe.latent_size != 0) {
+            // LatentMoE (vLLM's NemotronHMoE, nemotron_h.py): the router reads the hidden state,
+            // fc1_latent_proj takes it down to the latent the experts work in and
+            // fc2_latent_proj back up; both replicated on every rank, once per layer, not per
+            // expert.
+            emit_linear(fn, ParamGroup::other, TpSplit::replicated, moe.latent_size, h, c.mlp_bias);
+            emit_linear(fn, ParamGroup::other, TpSplit::replicated, h, moe.latent_size, c.mlp_bias);
+        }
         const std::uint64_t shared = shared_expert_width(moe);
         if (shared != 0) emit_mlp(fn, c, ParamGroup::shared_experts, shared, 1);
     } else {
@@ -380,7 +397,8 @@ constexpr void for_each_edge_tensor(const Model& m, bool embedding, bool head,
     const auto add = [&](const detail::WeightTensor& t) {
         n = detail::add(n, detail::mul(t.rows, t.cols, "a parameter count"), "a parameter count");
     };
-    detail::emit_mlp(add, c, ParamGroup::routed_experts, c.moe.expert_intermediate_size, 1);
+    detail::emit_mlp(add, c, ParamGroup::routed_experts, c.moe.expert_intermediate_size, 1,
+                     detail::expert_model_width(c));
     return n;
 }
 

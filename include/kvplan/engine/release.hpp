@@ -1,0 +1,115 @@
+#pragma once
+
+// Engine releases: the defaults of each vLLM release that change what fits. kvplan's rules follow
+// vLLM's main branch; an older release differs from it in the defaults of this table only, each
+// row naming where it changed. The newest release kvplan knows is the default and is named in every
+// answer, so a figure says which vLLM it is for.
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kvplan {
+
+/// A release line of an engine, major.minor (patches are not told apart).
+struct EngineVersion {
+    std::uint32_t major = 0;
+    std::uint32_t minor = 0;
+
+    friend constexpr auto operator<=>(const EngineVersion&, const EngineVersion&) = default;
+
+    /// "0.10".
+    [[nodiscard]] std::string text() const {
+        return std::to_string(major) + "." + std::to_string(minor);
+    }
+};
+
+/// Parses "X.Y" (digits only, at most 4 each; a leading "v" is read too), or nullopt.
+[[nodiscard]] constexpr std::optional<EngineVersion> parse_engine_version(
+    std::string_view s) noexcept {
+    if (!s.empty() && s.front() == 'v') s.remove_prefix(1);
+    const std::size_t dot = s.find('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    const auto number = [](std::string_view d) -> std::optional<std::uint32_t> {
+        if (d.empty() || d.size() > 4) return std::nullopt;
+        std::uint32_t v = 0;
+        for (char c : d) {
+            if (c < '0' || c > '9') return std::nullopt;
+            v = v * 10 + static_cast<std::uint32_t>(c - '0');
+        }
+        return v;
+    };
+    const auto major = number(s.substr(0, dot));
+    const auto minor = number(s.substr(dot + 1));
+    if (!major || !minor) return std::nullopt;
+    return EngineVersion{*major, *minor};
+}
+
+/// The defaults of one vLLM release line that change capacity (the rows of vllm_releases).
+struct VllmReleaseDefaults {
+    EngineVersion since{};  ///< the first release line with these defaults
+    /// --gpu-memory-utilization unset (vllm/config/cache.py, CacheConfig.gpu_memory_utilization).
+    double gpu_memory_utilization = 0.92;
+    /// CUDA graph memory estimated before the KV pool and charged to it
+    /// (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, vllm/v1/worker/gpu_worker.py); before, graphs
+    /// were captured after the pool and had to fit in the (1 - utilization) headroom.
+    bool charge_cuda_graphs = true;
+    /// The hybrid KV-cache manager for chunked local attention (Llama-4):
+    /// VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE's default (vllm/envs.py, read in
+    /// vllm/config/vllm.py); off, every chunked layer is allocated as full attention.
+    bool chunked_local_hybrid = true;
+};
+
+/// The oldest vLLM release line kvplan models: v0.10, the first with the v1 engine alone.
+inline constexpr EngineVersion vllm_oldest_release{0, 10};
+/// The newest vLLM release line kvplan knows; its defaults are those of vLLM's main branch that
+/// kvplan's rules follow.
+inline constexpr EngineVersion vllm_newest_release{0, 30};
+
+/// Where vLLM's defaults changed, oldest first; a release takes the last row at or before it.
+///   v0.10  gpu_memory_utilization 0.9 (CacheConfig, as since v0.1); graphs not charged; the hybrid
+///          manager off for chunked local attention (PR #21761, 2025-07-28, merged after v0.10.0
+///          and in v0.10.1: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0; on in
+///          v0.9.2 and v0.10.0 by PR #19351).
+///   v0.13  the hybrid manager on again for chunked local attention (PR #29627 set the variable's
+///          default to 1; the release is taken from the PR's place in the history, late 2025).
+///   v0.20  gpu_memory_utilization 0.92 (vllm/config/cache.py; 0.9 through the v0.1x releases).
+///   v0.21  CUDA graph memory estimated and charged to the KV budget
+///          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on).
+inline constexpr VllmReleaseDefaults vllm_releases[] = {
+    {.since = {0, 10},
+     .gpu_memory_utilization = 0.9,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = false},
+    {.since = {0, 13},
+     .gpu_memory_utilization = 0.9,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = true},
+    {.since = {0, 20},
+     .gpu_memory_utilization = 0.92,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = true},
+    {.since = {0, 21},
+     .gpu_memory_utilization = 0.92,
+     .charge_cuda_graphs = true,
+     .chunked_local_hybrid = true},
+};
+
+/// The defaults of vLLM release line `v`, or nullopt outside vllm_oldest_release ..
+/// vllm_newest_release.
+[[nodiscard]] constexpr std::optional<VllmReleaseDefaults> vllm_release_defaults(
+    EngineVersion v) noexcept {
+    if (v < vllm_oldest_release || v > vllm_newest_release) return std::nullopt;
+    VllmReleaseDefaults d = vllm_releases[0];
+    for (const VllmReleaseDefaults& r : vllm_releases)
+        if (r.since <= v) d = r;
+    return d;
+}
+
+static_assert(vllm_release_defaults({0, 10})->gpu_memory_utilization == 0.9);
+static_assert(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
+static_assert(!vllm_release_defaults({0, 9}) && !vllm_release_defaults({1, 0}));
+
+}  // namespace kvplan

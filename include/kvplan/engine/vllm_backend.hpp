@@ -1,0 +1,171 @@
+#pragma once
+
+// vLLM's attention backend and the block size it forces, by GPU architecture and model kind. The
+// rules of vllm/platforms/cuda.py (CudaPlatformBase.check_and_update_config, which forces the block
+// size of the MLA backends, and _get_backend_priorities, read at commit 002db4951e0c) and
+// vllm/platforms/rocm.py (_get_backend_priorities, read at commit 001eda31e3d0), with each
+// backend's block sizes (vllm/v1/attention/backends/, get_supported_kernel_block_sizes: FlashMLA
+// [64], FlashAttention MultipleOf(16)).
+//
+// A backend that forces a size changes the pool: DeepSeek-V3 on Hopper pages in blocks of 64
+// tokens, not 16, so num_gpu_blocks is a quarter of what 16-token blocks would give.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "../detail/enum_table.hpp"
+#include "../fixed_array.hpp"
+#include "../gpu.hpp"
+#include "../model.hpp"
+#include "../paging.hpp"
+#include "../roofline/estimate.hpp"
+
+namespace kvplan {
+
+/// vLLM's attention backends, spelled as vLLM logs them (AttentionBackendEnum).
+enum class VllmAttentionBackend : std::uint8_t {
+    flash_attn,
+    flashinfer,
+    flash_attn_mla,
+    flashmla,
+    flashmla_sparse,
+    flashinfer_mla,
+    cutlass_mla,
+    triton_mla,
+    rocm_attn,
+    rocm_aiter_mla_sparse,
+};
+
+inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 10>
+    vllm_attention_backend_names{{
+        {VllmAttentionBackend::flash_attn, "FLASH_ATTN"},
+        {VllmAttentionBackend::flashinfer, "FLASHINFER"},
+        {VllmAttentionBackend::flash_attn_mla, "FLASH_ATTN_MLA"},
+        {VllmAttentionBackend::flashmla, "FLASHMLA"},
+        {VllmAttentionBackend::flashmla_sparse, "FLASHMLA_SPARSE"},
+        {VllmAttentionBackend::flashinfer_mla, "FLASHINFER_MLA"},
+        {VllmAttentionBackend::cutlass_mla, "CUTLASS_MLA"},
+        {VllmAttentionBackend::triton_mla, "TRITON_MLA"},
+        {VllmAttentionBackend::rocm_attn, "ROCM_ATTN"},
+        {VllmAttentionBackend::rocm_aiter_mla_sparse, "ROCM_AITER_MLA_SPARSE"},
+    }};
+
+/// The name vLLM logs ("Using FLASHMLA attention backend").
+[[nodiscard]] constexpr std::string_view name(VllmAttentionBackend b) noexcept {
+    return detail::enum_name(vllm_attention_backend_names, b);
+}
+
+/// The backend vLLM picks and the block size it then pages in.
+struct VllmBackendChoice {
+    VllmAttentionBackend backend = VllmAttentionBackend::flash_attn;
+    std::uint32_t block_size = default_block_size;  ///< after the backend's forcing
+    bool forced = false;                            ///< the backend changed the block size
+    std::string_view rule{};                        ///< why, with the vLLM file it follows
+};
+
+/// vLLM's backend for model `m` on GPU family `family` with decode context parallelism `dcp`,
+/// the KV dtype `kv`, and `block_size` tokens asked for (--block-size, or vLLM's 16), or nullopt
+/// for a GPU whose family kvplan does not know (the block size then stays as asked).
+///   MLA, sparse indexer (DeepSeek-V3.2): FLASHMLA_SPARSE, block 64 on CUDA
+///     (check_and_update_config: "Forcing kv cache block size to 64 for FlashMLASparse");
+///     ROCM_AITER_MLA_SPARSE on ROCm, the block as asked.
+///   MLA on Blackwell (10.x): FLASHINFER_MLA when qk_nope_head_dim is 128 and dcp is 1 (block 32,
+///     or a multiple of 64, else 64); otherwise CUTLASS_MLA (a multiple of 128, else 128).
+///   MLA on Hopper: FlashMLA's dense kernel runs there, so the block becomes a multiple of 64;
+///     the backend picked is the first valid of FLASH_ATTN_MLA (bf16 KV only), FLASHMLA.
+///   MLA on Ampere and Ada: TRITON_MLA (no FlashAttention 3, no FlashMLA), the block as asked.
+///   MLA on CDNA3: TRITON_MLA (ROCm's AITER MLA is off unless VLLM_ROCM_USE_AITER is set).
+///   Other attention: FLASHINFER on Blackwell, FLASH_ATTN on the other NVIDIA GPUs, ROCM_ATTN on
+///     CDNA3; each takes blocks of a multiple of 16 as asked.
+[[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
+    const Model& m, std::optional<GpuFamily> family, KvDtype kv, std::uint32_t dcp,
+    std::uint32_t block_size) noexcept {
+    if (!family) return std::nullopt;
+    const LayerStack& L = m.layers();
+    bool mla = false, sparse = false;
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        if (L.specs[k].kind != CacheKind::mla_latent || L.layers_with_spec(k) == 0) continue;
+        mla = true;
+        sparse = sparse || L.specs[k].index_head_dim > 0;
+    }
+    VllmBackendChoice c;
+    c.block_size = block_size;
+    const auto force = [&](std::uint32_t to, std::string_view rule) {
+        c.forced = c.block_size != to;
+        c.block_size = to;
+        c.rule = rule;
+    };
+    const bool rocm = *family == GpuFamily::cdna3;
+    const bool blackwell = *family == GpuFamily::blackwell;
+    const bool hopper = *family == GpuFamily::hopper;
+    if (!mla) {
+        c.backend = rocm        ? VllmAttentionBackend::rocm_attn
+                    : blackwell ? VllmAttentionBackend::flashinfer
+                                : VllmAttentionBackend::flash_attn;
+        c.rule = rocm ? "ROCm's first backend (vllm/platforms/rocm.py, _get_backend_priorities)"
+                 : blackwell
+                     ? "Blackwell's first backend (vllm/platforms/cuda.py, _get_backend_priorities)"
+                     : "the first backend off Blackwell (vllm/platforms/cuda.py, "
+                       "_get_backend_priorities)";
+        return c;
+    }
+    if (sparse) {
+        if (rocm) {
+            c.backend = VllmAttentionBackend::rocm_aiter_mla_sparse;
+            c.rule = "ROCm's one sparse MLA backend (vllm/platforms/rocm.py)";
+            return c;
+        }
+        c.backend = VllmAttentionBackend::flashmla_sparse;
+        if (block_size != 64)
+            force(64,
+                  "FlashMLA sparse pages in blocks of 64 (vllm/platforms/cuda.py, "
+                  "check_and_update_config)");
+        else
+            c.rule = "FlashMLA sparse pages in blocks of 64 (vllm/platforms/cuda.py)";
+        return c;
+    }
+    if (blackwell) {
+        if (m.config().mla.qk_nope_head_dim == 128 && dcp == 1) {
+            c.backend = VllmAttentionBackend::flashinfer_mla;
+            if (block_size != 32 && block_size % 64 != 0)
+                force(64,
+                      "FlashInfer MLA, Blackwell's default for qk_nope_head_dim 128 at dcp 1, "
+                      "takes 32 or a multiple of 64 (vllm/platforms/cuda.py, "
+                      "check_and_update_config)");
+            else
+                c.rule =
+                    "FlashInfer MLA, Blackwell's default for qk_nope_head_dim 128 at dcp 1 "
+                    "(vllm/platforms/cuda.py)";
+            return c;
+        }
+        c.backend = VllmAttentionBackend::cutlass_mla;
+        if (block_size % 128 != 0)
+            force(128,
+                  "CUTLASS MLA, Blackwell's MLA backend otherwise, takes a multiple of 128 "
+                  "(vllm/platforms/cuda.py, check_and_update_config)");
+        else
+            c.rule = "CUTLASS MLA, Blackwell's MLA backend otherwise (vllm/platforms/cuda.py)";
+        return c;
+    }
+    if (hopper) {
+        // FLASH_ATTN_MLA comes first on Hopper but takes only 16-bit caches.
+        c.backend = kv == KvDtype::bf16 || kv == KvDtype::fp16
+                        ? VllmAttentionBackend::flash_attn_mla
+                        : VllmAttentionBackend::flashmla;
+        if (block_size % 64 != 0)
+            force(64,
+                  "FlashMLA's dense kernel runs on Hopper: vLLM forces a multiple of 64 "
+                  "(vllm/platforms/cuda.py, check_and_update_config)");
+        else
+            c.rule = "FlashMLA's dense kernel runs on Hopper (vllm/platforms/cuda.py)";
+        return c;
+    }
+    c.backend = VllmAttentionBackend::triton_mla;
+    c.rule = rocm ? "ROCm's MLA backend without AITER (vllm/platforms/rocm.py)"
+                  : "no FlashAttention 3 or FlashMLA before Hopper: Triton MLA "
+                    "(vllm/platforms/cuda.py, _get_backend_priorities)";
+    return c;
+}
+
+}  // namespace kvplan

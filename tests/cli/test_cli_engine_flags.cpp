@@ -1,0 +1,167 @@
+// Every vLLM command kvplan prints parses against vLLM's own argument list
+// (tests/data/engine_flags/vllm.txt, read from vllm/engine/arg_utils.py at the commit it names):
+// each flag is one vLLM has, a flag that takes a value has one, a switch has none.
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace {
+
+/// vLLM's flags: the name (and each alias) -> whether it takes a value.
+struct FlagList {
+    std::map<std::string, bool> takes_value;
+    std::string commit;
+};
+
+FlagList read_flags(const std::string& path) {
+    FlagList f;
+    std::ifstream in(path);
+    REQUIRE(in);
+    for (std::string line; std::getline(in, line);) {
+        if (const auto at = line.find("commit "); line.rfind('#', 0) == 0 && at != line.npos)
+            f.commit = line.substr(at + 7, 40);
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream words(line);
+        std::string names, kind;
+        words >> names >> kind;
+        REQUIRE((kind == "value" || kind == "switch"));
+        std::istringstream each(names);
+        for (std::string n; std::getline(each, n, ',');) f.takes_value[n] = kind == "value";
+    }
+    return f;
+}
+
+/// The words of a POSIX shell line as kvplan quotes them (ServeCommand::line): plain words, or
+/// single-quoted ones with '\'' for a quote.
+std::vector<std::string> shell_words(const std::string& line) {
+    std::vector<std::string> out;
+    std::string w;
+    bool in_word = false, quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted) {
+            if (c == '\'')
+                quoted = false;
+            else
+                w += c;
+        } else if (c == '\'') {
+            quoted = in_word = true;
+        } else if (c == '\\' && i + 1 < line.size()) {
+            w += line[++i];
+            in_word = true;
+        } else if (c == ' ') {
+            if (in_word) out.push_back(w);
+            w.clear();
+            in_word = false;
+        } else {
+            w += c;
+            in_word = true;
+        }
+    }
+    REQUIRE_FALSE(quoted);
+    if (in_word) out.push_back(w);
+    return out;
+}
+
+/// The command lines in a JSON answer's notes ("vLLM command line ...: <line>").
+std::vector<std::string> command_lines(const std::string& json_text) {
+    std::vector<std::string> out;
+    const nlohmann::json j = nlohmann::json::parse(json_text);
+    if (!j.contains("notes")) return out;
+    for (const auto& n : j["notes"]) {
+        const std::string s = n.get<std::string>();
+        const auto at = s.find("command line");
+        if (at == std::string::npos || s.find("no command line") != std::string::npos) continue;
+        const auto colon = s.find(": ", at);
+        REQUIRE(colon != std::string::npos);
+        out.push_back(s.substr(colon + 2));
+    }
+    return out;
+}
+
+/// Checks one vLLM line against the list; returns the flags it used.
+void check_vllm_line(const std::string& line, const FlagList& flags) {
+    INFO(line);
+    const std::vector<std::string> w = shell_words(line);
+    std::size_t i = 0;
+    // NAME=value assignments first.
+    for (; i < w.size() && w[i].find('=') != std::string::npos && w[i].rfind("--", 0) != 0; ++i) {
+        const std::string name = w[i].substr(0, w[i].find('='));
+        CHECK(name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == name.npos);
+    }
+    REQUIRE(i + 2 < w.size());
+    CHECK(w[i] == "vllm");
+    CHECK(w[i + 1] == "serve");
+    CHECK(w[i + 2].rfind("-", 0) != 0);  // the model, positional
+    for (i += 3; i < w.size(); ++i) {
+        INFO(w[i]);
+        REQUIRE(w[i].rfind("-", 0) == 0);
+        const auto f = flags.takes_value.find(w[i]);
+        REQUIRE(f != flags.takes_value.end());
+        if (f->second) {
+            REQUIRE(i + 1 < w.size());
+            CHECK(w[i + 1].rfind("--", 0) != 0);
+            ++i;
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "[cli][commands]") {
+    const FlagList flags =
+        read_flags(std::string(KVPLAN_SOURCE_DIR) + "/tests/data/engine_flags/vllm.txt");
+    CHECK(flags.commit.size() == 40);
+    CHECK(flags.takes_value.at("--tensor-parallel-size"));
+    CHECK_FALSE(flags.takes_value.at("--enable-expert-parallel"));
+    std::vector<std::string> runs;
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::string(KVPLAN_SOURCE_DIR) + "/configs/models")) {
+        if (e.path().extension() != ".json") continue;
+        const std::string id = e.path().stem().string();
+        runs.push_back("fit --model " + id + " --gpu h200-sxm --tp 8 --context 8k -f json");
+        runs.push_back("fit --model " + id + " --gpu h100-sxm --context 4k -f json");
+        runs.push_back("plan --model " + id + " --gpu h200-sxm --context 8k -f json");
+        runs.push_back("disagg --model " + id +
+                       " --gpu h200-sxm --rate 2 --ttft-ms 2000 --tpot-ms 100 --prompt-tokens "
+                       "1000 --output-tokens 200 -f json");
+    }
+    // What the bundled models alone do not reach: two nodes, quantization at load, the given
+    // block size, long contexts, dp ranks over nodes, an older release.
+    runs.push_back("fit --model llama-3.1-405b --gpu h100-sxm --tp 16 --context 8k -f json");
+    runs.push_back("fit --model llama-3.1-405b --gpu h100-sxm --tp 8 --pp 2 --context 8k -f json");
+    runs.push_back("fit --model qwen3-235b-a22b --gpu h200-sxm --tp 4 --weight-dtype fp8 -f json");
+    runs.push_back(
+        "fit --model deepseek-v3 --gpu h200-sxm --tp 1 --dp 16 --enable-expert-parallel "
+        "--redundant-experts 32 --context 8k -f json");
+    runs.push_back(
+        "fit --model llama-3-8b --gpu h100-sxm --block-size 32 --context 16k "
+        "--allow-long-context --max-num-batched-tokens 4096 -f json");
+    runs.push_back(
+        "fit --model llama-4-scout-17b-16e-instruct --gpu h100-sxm --tp 4 --context 8k "
+        "--engine-version 0.10 -f json");
+    std::size_t parsed = 0, multi_node = 0;
+    for (const std::string& r : runs) {
+        INFO("kvplan " << r);
+        const CliRun run = run_kvplan(r);
+        if (run.code != 0 && run.code != 1) continue;  // a layout the model cannot take
+        for (const std::string& line : command_lines(run.out)) {
+            if (line.find("vllm serve") == std::string::npos) continue;
+            check_vllm_line(line, flags);
+            ++parsed;
+            if (line.find("--nnodes") != std::string::npos ||
+                line.find("--data-parallel-size-local") != std::string::npos)
+                ++multi_node;
+        }
+    }
+    // At least one command per bundled model, and the multi-node ones.
+    CHECK(parsed >= 40);
+    CHECK(multi_node >= 4);
+}

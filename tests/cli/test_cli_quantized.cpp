@@ -1,0 +1,49 @@
+// Quantized checkpoints through the built binary: `kvplan size` and `fit` read a model folder's
+// hf_quant_config.json (NVIDIA ModelOpt) and size the weights from it.
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace {
+
+std::string folder(const std::string& name) { return data_file("quantized/" + name); }
+
+}  // namespace
+
+TEST_CASE("size reads hf_quant_config.json beside config.json: Qwen3-235B-A22B-NVFP4 134.1 GB",
+          "[cli][quantized]") {
+    // tests/test_quantized.cpp derives 134,101,505,504 B: NVFP4 attention and experts (4 bits
+    // and an fp8 scale per 16 weights, an fp32 scale per matrix), bf16 routers, norms, embedding
+    // and LM head. Without hf_quant_config.json the same config.json says bfloat16:
+    // 470,187,269,120 B.
+    for (const std::string& model :
+         {folder("Qwen3-235B-A22B-NVFP4"), folder("Qwen3-235B-A22B-NVFP4/config.json")}) {
+        INFO(model);
+        const CliRun r = run_kvplan("size --context 8k --model " + model);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("Weights, whole model") &&
+                              Catch::Contains("(134,101,505,504 B)") &&
+                              Catch::Contains("quantization read from hf_quant_config.json"));
+    }
+}
+
+TEST_CASE("fit names each part's format and sizes a rank from the checkpoint's quantization",
+          "[cli][quantized]") {
+    // DeepSeek-V3.2-NVFP4 (tests/test_quantized.cpp): 388,082,983,376 B whole, attention bf16 but
+    // its o_proj NVFP4.
+    const CliRun whole = run_kvplan("size --context 8k --model " + folder("DeepSeek-V3.2-NVFP4"));
+    CHECK(whole.code == 0);
+    CHECK_THAT(whole.out, Catch::Contains("(388,082,983,376 B)"));
+    const CliRun fit =
+        run_kvplan("fit --context 32k --gpu b200 --tp 8 --model " + folder("DeepSeek-V3.2-NVFP4"));
+    CHECK(fit.code == 0);
+    CHECK_THAT(fit.out, Catch::Contains("weights nvfp4, attention bf16, attention output nvfp4 "
+                                        "(the checkpoint's, quantization_config (ModelOpt))"));
+    // --weight-dtype still overrides the checkpoint's format.
+    const CliRun bf16 = run_kvplan("size --context 8k --weight-dtype bf16 --model " +
+                                   folder("Qwen3-235B-A22B-NVFP4"));
+    CHECK(bf16.code == 0);
+    CHECK_THAT(bf16.out, Catch::Contains("(470,187,269,120 B)"));
+}

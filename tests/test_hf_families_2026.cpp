@@ -1,0 +1,398 @@
+// The families of late 2026 (configs/models/README.md): Qwen3.5, GLM-5, Kimi-K2.5, MiniMax-M2,
+// MiMo-V2-Flash, Nemotron-3 with layers_block_type, Llama-3.3-Nemotron-Super (DeciLM), Gemma 4,
+// and the families kvplan refuses by name. Per family: the KV bytes per token and per sequence
+// (bf16 KV, derived by hand from the model code named in each case) and the parameter count.
+//
+// Compiled apart from test_hf_families.cpp (which compiles the import), in the same program.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <kvplan/hf_config.hpp>
+#include <kvplan/hf_config/deci.hpp>
+#include <kvplan/kv_bytes.hpp>
+#include <kvplan/weights.hpp>
+#include <string>
+
+#include "support/bundled_models.hpp"
+
+using namespace kvplan;
+using namespace kvplan::testing;
+
+namespace {
+
+std::uint64_t sequence_bytes(const Model& m, std::uint64_t tokens) {
+    return kv_bytes_per_sequence(m, KvDtype::bf16, tokens).count();
+}
+
+/// The message of importing `j`, or "no error".
+std::string import_error(const Json& j) {
+    try {
+        (void)model_from_hf_json(j, "kvplan-test.json");
+    } catch (const InvalidInput& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("the bundled configs number at least 70 and all import", "[hf_families_2026]") {
+    const auto ids = bundled_model_ids(config_dir);
+    // Issue 27 asked for at least 70 bundled models.
+    CHECK(ids.size() >= 70);
+    for (const char* id :
+         {"qwen3.5-27b", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b", "glm-5",
+          "glm-5.1", "glm-5.2", "kimi-k2.5", "minimax-m2.5", "minimax-m2.7", "mimo-v2-flash",
+          "mimo-7b-base", "nemotron-3.5-lightning-30b-a3b", "nemotron-3-ultra-550b-a55b",
+          "llama-3.3-nemotron-super-49b-v1", "llama-3.3-70b-instruct", "deepseek-r1",
+          "qwen3-coder-480b-a35b-instruct", "gemma-4-26b-a4b"}) {
+        INFO(id);
+        CHECK(std::find(ids.begin(), ids.end(), id) != ids.end());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Qwen3.5 (vLLM's qwen3_5.py): Qwen3-Next's decoder layers in a Qwen3-VL wrapper. layer_types:
+// every 4th layer is gated full attention, the rest Gated DeltaNet.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Qwen3.5-27B: 16 full-attention layers and 48 Gated DeltaNet states",
+          "[hf_families_2026][qwen3_5]") {
+    const Model m = bundled("qwen3.5-27b");
+    CHECK(m.layers().layers_of_kind(CacheKind::full_attention) == 16);
+    CHECK(m.layers().layers_of_kind(CacheKind::constant_state) == 48);
+    // KV: 16 full layers x 4 KV heads x 256 x 2 (K and V) x 2 B = 65,536 B per token.
+    CHECK(kv_token(m) == 16 * 4 * 256 * 2 * 2);
+    // A Gated DeltaNet layer's state (MambaStateShapeCalculator.gated_delta_net_state_shape):
+    // conv (4 - 1) x (2 x 16 x 128 + 48 x 128) = 30,720 values, recurrent 48 x 128 x 128 =
+    // 786,432 values; 817,152 x 2 B = 1,634,304 B per layer, x 48 per sequence.
+    CHECK(m.layer(0).state_bytes.count() ==
+          (3ULL * (2 * 16 * 128 + 48 * 128) + 48 * 128 * 128) * 2);
+    CHECK(sequence_bytes(m, 8'192) == 65'536ULL * 8'192 + 48ULL * 1'634'304);
+}
+
+TEST_CASE("Qwen3.5-27B's parameters: gated attention, DeltaNet, dense MLP, the tower apart",
+          "[hf_families_2026][qwen3_5][params]") {
+    const Model m = bundled("qwen3.5-27b");
+    // hidden h = 5120. Full attention (Qwen3NextAttention): q_proj with its output gate h x
+    // (24 x 256 x 2), k and v h x (4 x 256) each, o 6144 x h, q/k norms 2 x 256: 110,100,992.
+    constexpr std::uint64_t h = 5'120;
+    constexpr std::uint64_t attn = h * 12'288 + 2 * h * 1'024 + 6'144 * h + 2 * 256;
+    // Gated DeltaNet: in_proj_qkvz h x (4096 + 2 x 6144), in_proj_ba h x 96, conv1d 10240 x 4,
+    // dt_bias and A_log 2 x 48, its norm 128, out_proj 6144 x h.
+    constexpr std::uint64_t gdn = h * 16'384 + h * 96 + 10'240 * 4 + 2 * 48 + 128 + 6'144 * h;
+    // Dense MLP 3 x h x 17408, two norms per layer, final norm, untied embeddings 248320 x h x 2.
+    constexpr std::uint64_t text =
+        16 * attn + 48 * gdn + 64 * (3 * h * 17'408 + 2 * h) + h + 2 * 248'320ULL * h;
+    static_assert(text == 26'895'998'464ULL);
+    // The vision tower (Qwen3_VisionTransformer, 27 blocks of 1152, MLP 4304, patch 16 x 16 x 2
+    // x 3, 2304 position embeddings, merger 4608 -> 4608 -> 5120), counted apart.
+    constexpr std::uint64_t v = 1'152, vi = 4'304;
+    constexpr std::uint64_t block = 4 * v * v + 4 * v + 2 * v * vi + vi + v + 4 * v;
+    constexpr std::uint64_t tower = 27 * block + 3 * 2 * 16 * 16 * v + v + 2'304 * v + 2 * v +
+                                    4'608 * 4'608 + 4'608 + 4'608 * 5'120 + 5'120;
+    static_assert(tower == 460'730'096);
+    CHECK(m.config().vision_params == tower);
+    CHECK(total_params(m) == text + tower);  // 27.36B, the "27B" of the name
+}
+
+TEST_CASE("Qwen3.5-397B-A17B: 15 full layers, 512 experts and a gated shared expert",
+          "[hf_families_2026][qwen3_5][params]") {
+    const Model m = bundled("qwen3.5-397b-a17b");
+    // KV: 15 x 2 KV heads x 256 x 2 x 2 B = 30,720 B per token. State per DeltaNet layer: conv
+    // 3 x (4096 + 64 x 128) = 36,864 values, recurrent 64 x 128 x 128 = 1,048,576; x 2 B.
+    CHECK(kv_token(m) == 30'720);
+    CHECK(m.layer(0).state_bytes.count() == (36'864ULL + 1'048'576) * 2);
+    CHECK(sequence_bytes(m, 131'072) == 30'720ULL * 131'072 + 45ULL * 2'170'880);
+    CHECK(m.config().moe.experts == 512);
+    CHECK(m.config().moe.shared_intermediate_size == 1'024);
+    // Layers as Qwen3-Next's (h = 4096): 15 gated attention + 45 DeltaNet mixers, per layer a
+    // router h x 512, 512 experts and a shared expert of 3 x h x 1024, the shared-expert gate h,
+    // two norms; embeddings 248320 x h x 2; final norm. Tower as Qwen3.5-27B's, merger to 4096.
+    constexpr std::uint64_t h = 4'096;
+    constexpr std::uint64_t attn = h * 16'384 + 2 * h * 512 + 8'192 * h + 2 * 256;
+    constexpr std::uint64_t gdn =
+        h * (4'096 + 2 * 8'192) + h * 128 + 12'288 * 4 + 2 * 64 + 128 + 8'192 * h;
+    constexpr std::uint64_t layer_mlp = h * 512 + 512 * 3 * h * 1'024 + 3 * h * 1'024 + h;
+    constexpr std::uint64_t text =
+        15 * attn + 45 * gdn + 60 * (layer_mlp + 2 * h) + h + 2 * 248'320ULL * h;
+    static_assert(text == 396'346'350'336ULL);
+    CHECK(total_params(m) - m.config().vision_params == text);  // 396.3B: "397B"
+}
+
+// ---------------------------------------------------------------------------------------------
+// GLM-5 (glm_moe_dsa): DeepSeek-V3.2's MLA with the lightning indexer under another name.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("GLM-5 caches the MLA latent and the indexer key on 78 layers",
+          "[hf_families_2026][glm5]") {
+    const Model m = bundled("glm-5");
+    // Per layer: the latent (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B = 1,152 B, and the
+    // indexer key 128 fp8 + one fp32 scale = 132 B (vLLM's DeepseekV32IndexerCache).
+    CHECK(kv_token(m) == 78 * (576 * 2 + 132));
+    CHECK(sequence_bytes(m, 8'192) == 100'152ULL * 8'192);
+    // MLA (h = 6144, 64 heads, q_lora 2048, nope 192 + rope 64, v 256): q_a h x 2048 and its
+    // norm, q_b 2048 x 64 x 256, kv_a h x 576 and its norm 512, kv_b 512 x 64 x (192 + 256),
+    // o 64 x 256 x h. Indexer: wq_b 2048 x 32 x 128, wk h x 128, k_norm 2 x 128, weights_proj
+    // h x 32. Layers 0-2 dense (3 x h x 12288); 75 MoE layers of a router h x 256 with its bias,
+    // 256 + 1 shared experts of 3 x h x 2048. Two norms a layer, final norm, untied embeddings.
+    constexpr std::uint64_t h = 6'144;
+    constexpr std::uint64_t mla = h * 2'048 + 2'048 + 2'048 * 64 * 256 + h * 576 + 512 +
+                                  512 * 64 * (192 + 256) + 64 * 256 * h;
+    constexpr std::uint64_t indexer = 2'048 * 32 * 128 + h * 128 + 2 * 128 + h * 32;
+    constexpr std::uint64_t moe = h * 256 + 256 + 257 * 3 * h * 2'048;
+    constexpr std::uint64_t total =
+        78 * (mla + indexer + 2 * h) + 3 * 3 * h * 12'288 + 75 * moe + h + 2 * 154'880ULL * h;
+    static_assert(total == 743'911'218'432ULL);  // "744B"
+    CHECK(total_params(m) == total);
+}
+
+TEST_CASE("GLM-5.2's shared indexer layers hold no indexer key", "[hf_families_2026][glm5]") {
+    const Model m = bundled("glm-5.2");
+    // indexer_types: 21 "full" layers (0, 1, 2, then 6, 10, ..., 74) run an indexer and cache its
+    // key; the 57 "shared" ones reuse the last full layer's top-k.
+    CHECK(m.layer(0).index_head_dim == 128);
+    CHECK(m.layer(3).index_head_dim == 0);
+    CHECK(m.layer(6).index_head_dim == 128);
+    CHECK(kv_token(m) == 78 * 1'152 + 21 * 132);
+    // The same model as GLM-5 but 57 layers without the indexer's 9,371,904 parameters.
+    constexpr std::uint64_t indexer = 2'048 * 32 * 128 + 6'144 * 128 + 2 * 128 + 6'144 * 32;
+    CHECK(total_params(bundled("glm-5")) - total_params(m) == 57 * indexer);
+
+    Json j = bundled_json("glm-5.2");
+    j["indexer_types"][0] = "shared";
+    CHECK_THAT(import_error(j), Catch::Contains("indexer_types[0]") &&
+                                    Catch::Contains("the first layer has no indexer to share"));
+    // Its mlp_layer_types must agree with first_k_dense_replace (3).
+    Json k = bundled_json("glm-5.2");
+    k["mlp_layer_types"][3] = "dense";
+    CHECK_THAT(import_error(k), Catch::Contains("mlp_layer_types[3]") &&
+                                    Catch::Contains("expected \"sparse\"") &&
+                                    Catch::Contains("found \"dense\""));
+}
+
+TEST_CASE("GLM-5.1 has GLM-5's shapes", "[hf_families_2026][glm5]") {
+    CHECK(kv_token(bundled("glm-5.1")) == kv_token(bundled("glm-5")));
+    CHECK(total_params(bundled("glm-5.1")) == total_params(bundled("glm-5")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kimi-K2.5 (kimi_k25): a vision-language wrapper whose text_config is Kimi-K2 (kimi_k2, run by
+// vLLM as DeepseekV3ForCausalLM).
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Kimi-K2.5 is imported by its text_config's architecture, as Kimi-K2",
+          "[hf_families_2026][kimi]") {
+    const HfImport im = import_bundled_model(config_dir, "kimi-k2.5");
+    CHECK_THAT(im.notes.at(0), Catch::Contains("text_config.architectures[0]") &&
+                                   Catch::Contains("DeepseekV3ForCausalLM"));
+    // 61 MLA layers x 576 values x 2 B = 70,272 B per token: Kimi-K2's cache.
+    CHECK(kv_token(im.model) == 61 * 576 * 2);
+    CHECK(kv_token(im.model) == kv_token(bundled("kimi-k2-instruct")));
+    // The text model is Kimi-K2's (first_k_dense_replace 1, 384 experts): the same count.
+    CHECK(total_params(im.model) - im.model.config().vision_params ==
+          total_params(bundled("kimi-k2-instruct")));
+    // MoonViT (kimi_k25_vit.py), w = 1152, MLP 4304: 27 blocks of wqkv w x 3w and wo w x w with
+    // biases, two LayerNorms (4w), fc0 and fc1 with biases; patch Conv2d 3 x 14 x 14 x w + w; a
+    // learned 64 x 64 x w position table; the final LayerNorm 2w. Projector: LayerNorm 2w,
+    // linear_1 4608 x 4608 + 4608, linear_2 4608 x 7168 + 7168.
+    constexpr std::uint64_t w = 1'152, i = 4'304;
+    constexpr std::uint64_t block = 4 * w * w + 4 * w + 2 * w * i + i + w + 4 * w;
+    constexpr std::uint64_t tower = 27 * block + 3 * 14 * 14 * w + w + 64 * 64 * w + 2 * w + 2 * w +
+                                    4'608 * 4'608 + 4'608 + 4'608 * 7'168 + 7'168;
+    static_assert(tower == 471'143'920);
+    CHECK(im.model.config().vision_params == tower);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MiniMax-M2 (minimax_m2.py): full attention on all 62 layers, 256 experts of intermediate_size.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("MiniMax-M2.5: GQA 48/8 on 62 layers, q and k norms over every head",
+          "[hf_families_2026][minimax]") {
+    const Model m = bundled("minimax-m2.5");
+    // 62 x 8 KV heads x 128 x 2 x 2 B = 253,952 B per token.
+    CHECK(kv_token(m) == 62 * 8 * 128 * 2 * 2);
+    CHECK(m.config().moe.experts == 256);
+    CHECK(m.config().moe.expert_intermediate_size == 1'536);
+    CHECK(m.config().intermediate_size == 0);
+    // Per layer (h = 3072): q h x 6144, k and v h x 1024 each, o 6144 x h; q_norm 48 x 128 and
+    // k_norm 8 x 128 (qk_norm_type per_layer); router h x 256 with e_score_correction_bias;
+    // 256 experts of 3 x h x 1536; two norms. Final norm, untied embeddings 200064 x h x 2.
+    constexpr std::uint64_t h = 3'072;
+    constexpr std::uint64_t layer = h * 6'144 + 2 * h * 1'024 + 6'144 * h + 56 * 128 + h * 256 +
+                                    256 + 256 * 3 * h * 1'536 + 2 * h;
+    constexpr std::uint64_t total = 62 * layer + h + 2 * 200'064ULL * h;
+    static_assert(total == 228'689'764'864ULL);  // "230B total"
+    CHECK(total_params(m) == total);
+    CHECK(total_params(bundled("minimax-m2.7")) == total);
+
+    Json j = bundled_json("minimax-m2.7");
+    j["attn_type_list"][5] = 0;
+    CHECK_THAT(import_error(j), Catch::Contains("attn_type_list[5]") &&
+                                    Catch::Contains("1 (softmax attention) on every layer"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// MiMo-V2-Flash (mimo_v2_flash.py): 9 full layers (4 KV heads) and 39 sliding-window layers of
+// 128 tokens (8 KV heads), K 192 and V 128 wide on both.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("MiMo-V2-Flash: per-kind KV heads, K and V of their own sizes",
+          "[hf_families_2026][mimo]") {
+    const Model m = bundled("mimo-v2-flash");
+    CHECK(m.layers().layers_of_kind(CacheKind::full_attention) == 9);
+    CHECK(m.layers().layers_of_kind(CacheKind::sliding_window) == 39);
+    CHECK(m.layer(0).kv_heads == 4);
+    CHECK(m.layer(1).kv_heads == 8);
+    CHECK(m.layer(1).window == 128);
+    CHECK(m.layer(0).k_head_dim == 192);
+    CHECK(m.layer(0).v_head_dim == 128);
+    // Per token: full 9 x 4 x (192 + 128) x 2 B = 23,040; sliding 39 x 8 x 320 x 2 B = 199,680.
+    CHECK(kv_token(m) == 9 * 4 * 320 * 2 + 39 * 8 * 320 * 2);
+    // A sequence: the full layers hold every token, a sliding layer at most its 128.
+    CHECK(sequence_bytes(m, 8'192) == 23'040ULL * 8'192 + 199'680ULL * 128);
+    // Parameters (h = 4096, 64 query heads of 192): q h x 12288, k h x kv x 192, v h x kv x 128,
+    // o 8192 x h, a sink per head on sliding layers; layer 0 dense 3 x h x 16384; 47 MoE layers
+    // of a router h x 256 with its bias and 256 experts of 3 x h x 2048; two norms a layer; final
+    // norm; untied embeddings 152576 x h x 2.
+    constexpr std::uint64_t h = 4'096;
+    constexpr std::uint64_t full = h * 12'288 + h * 4 * 192 + h * 4 * 128 + 8'192 * h;
+    constexpr std::uint64_t sliding = h * 12'288 + h * 8 * 192 + h * 8 * 128 + 8'192 * h + 64;
+    constexpr std::uint64_t moe = h * 256 + 256 + 256 * 3 * h * 2'048;
+    constexpr std::uint64_t total =
+        9 * full + 39 * sliding + 3 * h * 16'384 + 47 * moe + 48 * 2 * h + h + 2 * 152'576ULL * h;
+    static_assert(total == 308'778'780'864ULL);  // "309B total"
+    CHECK(total_params(m) == total);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nemotron-3: layers_block_type in place of hybrid_override_pattern (nemotron_h.py).
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Nemotron-3.5-Lightning reads layers_block_type as Nemotron-3-Nano's pattern",
+          "[hf_families_2026][nemotron]") {
+    const Model m = bundled("nemotron-3.5-lightning-30b-a3b");
+    // 23 "mamba", 6 "attention", 23 "moe": the blocks of Nemotron-3-Nano-30B-A3B, same shapes.
+    CHECK(m.layers().layers_of_kind(CacheKind::constant_state) == 23);
+    CHECK(m.layers().layers_of_kind(CacheKind::full_attention) == 6);
+    CHECK(m.layers().layers_of_kind(CacheKind::mlp_only) == 23);
+    // 6 x 2 x 2 KV heads x 128 x 2 B = 6,144 B per token; each Mamba layer conv 3 x (64 x 64 +
+    // 2 x 8 x 128) x 2 B + SSM 64 x 64 x 128 x 4 B (mamba_ssm_cache_dtype float32) = 2,134,016 B.
+    CHECK(kv_token(m) == 6'144);
+    CHECK(sequence_bytes(m, 8'192) == 6'144ULL * 8'192 + 23ULL * 2'134'016);
+    CHECK(total_params(m) == total_params(bundled("nemotron-3-nano-30b-a3b")));
+}
+
+TEST_CASE("Nemotron-3-Ultra: layers_block_type alone gives the layer count",
+          "[hf_families_2026][nemotron]") {
+    const Model m = bundled("nemotron-3-ultra-550b-a55b");
+    // The file has no num_hidden_layers: 108 blocks, 48 Mamba, 12 attention, 48 MoE.
+    CHECK(m.num_layers() == 108);
+    CHECK(m.layers().layers_of_kind(CacheKind::full_attention) == 12);
+    // 12 x 2 x 2 KV heads x 128 x 2 B = 12,288 B per token. Mamba: conv 3 x (256 x 64 + 2 x 8 x
+    // 128) = 55,296 values x 2 B, SSM 256 x 64 x 128 = 2,097,152 values x 4 B: 8,499,200 B.
+    CHECK(kv_token(m) == 12 * 2 * 2 * 128 * 2);
+    CHECK(m.layer(0).state_bytes.count() == 55'296ULL * 2 + 2'097'152ULL * 4);
+
+    Json j = bundled_json("nemotron-3-ultra-550b-a55b");
+    j["layers_block_type"][1] = "dense";
+    CHECK_THAT(import_error(j),
+               Catch::Contains("layers_block_type[1]") &&
+                   Catch::Contains("\"mamba\", \"attention\", \"mlp\" or \"moe\""));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Llama-3.3-Nemotron-Super-49B (DeciLM, nemotron_nas.py): 49 of 80 layers have attention.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Llama-3.3-Nemotron-Super-49B: attention on 49 layers, an MLP width per layer",
+          "[hf_families_2026][deci]") {
+    const Model m = bundled("llama-3.3-nemotron-super-49b-v1");
+    CHECK(m.num_layers() == 80);
+    CHECK(m.layers().layers_of_kind(CacheKind::full_attention) == 49);
+    CHECK(m.layers().layers_of_kind(CacheKind::mlp_only) == 31);
+    // 64 heads / n_heads_in_group 8 = 8 KV heads of 8192 / 64 = 128: 49 x 8 x 128 x 2 x 2 B.
+    CHECK(kv_token(m) == 49 * 8 * 128 * 2 * 2);
+    // MLP widths int(2 x ffn_mult x 8192 / 3) rounded up to 256: 5.25 -> 28672 (49 layers),
+    // 2.625 -> 14336 (6), 1.3125 -> 7168 (10), 1.0 -> 5461 -> 5632 (8), 0.5 -> 2730 -> 2816 (6),
+    // 3.28125 -> 17920 (1).
+    CHECK(detail::hf::deci_ffn_width(1.0, 8'192) == 5'632);
+    CHECK(detail::hf::deci_ffn_width(0.5, 8'192) == 2'816);
+    CHECK(detail::hf::deci_ffn_width(1e30, 8'192) == 0);  // refused, never a wrapped width
+    Json j = bundled_json("llama-3.3-nemotron-super-49b-v1");
+    j["block_configs"][2]["ffn"]["ffn_mult"] = 1e30;
+    CHECK_THAT(import_error(j), Catch::Contains("block_configs[2].ffn.ffn_mult") &&
+                                    Catch::Contains("a width of 1 to 2^32 - 1"));
+    constexpr std::uint64_t h = 8'192;
+    constexpr std::uint64_t mlp_widths =
+        49 * 28'672 + 6 * 14'336 + 10 * 7'168 + 8 * 5'632 + 6 * 2'816 + 17'920;
+    // Attention layer: q and o h x h, k and v h x 1024, its input norm h. Every layer: a gated
+    // MLP 3 x h x width and its post-attention norm h. Final norm; untied embeddings 128256 x h.
+    constexpr std::uint64_t total =
+        49 * (2 * h * h + 2 * h * 1'024 + h) + 3 * h * mlp_widths + 80 * h + h + 2 * 128'256ULL * h;
+    static_assert(total == 49'867'145'216ULL);  // "49.9B"
+    CHECK(total_params(m) == total);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemma 4 (gemma4.py): sliding layers of 8 KV heads x 256, full layers of global_head_dim 512 with
+// num_global_key_value_heads 2 whose V is K (attention_k_eq_v); an MoE block beside the MLP.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Gemma 4 26B-A4B: KV heads and head size per layer type, V cached as K",
+          "[hf_families_2026][gemma4]") {
+    const HfImport im = import_bundled_model(config_dir, "gemma-4-26b-a4b");
+    const Model& m = im.model;
+    CHECK(m.layers().layers_of_kind(CacheKind::sliding_window) == 25);
+    CHECK(m.layers().layers_of_kind(CacheKind::full_attention) == 5);
+    CHECK(m.layer(0).kv_heads == 8);
+    CHECK(m.layer(0).k_head_dim == 256);
+    CHECK(m.layer(0).window == 1'024);
+    CHECK(m.layer(5).kv_heads == 2);
+    CHECK(m.layer(5).k_head_dim == 512);
+    // vLLM loads K's weights into V's slot and caches V like K: 2 x per layer. Per token:
+    // sliding 25 x 8 x 256 x 2 x 2 B = 204,800; full 5 x 2 x 512 x 2 x 2 B = 20,480.
+    CHECK(kv_token(m) == 25 * 8 * 256 * 2 * 2 + 5 * 2 * 512 * 2 * 2);
+    CHECK(sequence_bytes(m, 8'192) == 20'480ULL * 8'192 + 204'800ULL * 1'024);
+    // Parameters (h = 2816, 16 heads): sliding attention q and o 2 x h x 4096, k and v
+    // 2 x h x 2048, q/k norms 2 x 256; full attention q and o 2 x h x 8192, k and v 2 x h x 1024
+    // (V's slot as vLLM builds it), norms 2 x 512. Every layer: the MLP 3 x h x 2112, the router
+    // h x 128 and its scale h, per_expert_scale 128, 128 experts of 3 x h x 704, 7 norms of h and
+    // a layer_scalar. Final norm; embeddings tied (262144 x h).
+    constexpr std::uint64_t h = 2'816;
+    constexpr std::uint64_t sliding = 2 * h * 4'096 + 2 * h * 2'048 + 2 * 256;
+    constexpr std::uint64_t full = 2 * h * 8'192 + 2 * h * 1'024 + 2 * 512;
+    constexpr std::uint64_t layer =
+        3 * h * 2'112 + h * 128 + h + 128 + 128 * 3 * h * 704 + 7 * h + 1;
+    constexpr std::uint64_t text = 25 * sliding + 5 * full + 30 * layer + h + 262'144ULL * h;
+    static_assert(text == 25'247'559'710ULL);  // the checkpoint's 25,233,141,790 and V's slots
+    CHECK(total_params(m) == text);
+    CHECK_THAT(im.notes.back(), Catch::Contains("vision tower") && Catch::Contains("not counted"));
+
+    Json j = bundled_json("gemma-4-26b-a4b");
+    j["text_config"]["num_kv_shared_layers"] = 10;
+    CHECK_THAT(import_error(j), Catch::Contains("text_config.num_kv_shared_layers") &&
+                                    Catch::Contains("not modelled"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refused by name: the cache kvplan cannot hold exactly is named.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("DeepSeek-V4, Kimi-K3 and MiniMax-M3 are refused, naming what is missing",
+          "[hf_families_2026][errors]") {
+    Json v4 = bundled_json("deepseek-v3");
+    v4["model_type"] = "deepseek_v4";
+    CHECK_THAT(import_error(v4), Catch::Contains("model_type") &&
+                                     Catch::Contains("compress_ratios") &&
+                                     Catch::Contains("found \"deepseek_v4\""));
+    Json k3 = bundled_json("kimi-k2.5");
+    k3["model_type"] = "kimi_k3";
+    CHECK_THAT(import_error(k3), Catch::Contains("KDA") && Catch::Contains("found \"kimi_k3\""));
+    Json m3 = bundled_json("minimax-m2.5");
+    m3["model_type"] = "minimax_m3";
+    CHECK_THAT(import_error(m3),
+               Catch::Contains("sparse_attention_config") && Catch::Contains("\"minimax_m3\""));
+}

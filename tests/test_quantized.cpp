@@ -1,0 +1,340 @@
+// Quantized checkpoints sized from their own quantization files: ModelOpt's hf_quant_config.json
+// beside config.json, config.json's quantization_config (modelopt, compressed-tensors, fp8) read
+// module by module, the config size cap, and LatentMoE's expert width.
+//
+// Expected sizes are derived by hand in each comment from the parameter shapes and the storage
+// rule of each format (weights/format.hpp): nvfp4 stores r x c weights as r c / 2 B of e2m1
+// values, r x ceil(c / 16) B of fp8 scales and one 4 B fp32 scale; fp8 with 128 x 128 blocks
+// r c B and 4 B per block; bf16 2 B per value.
+
+#define KVPLAN_HF_CONFIG_IMPLEMENTATION
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <kvplan/hf_config.hpp>
+#include <kvplan/hf_config/quant_modules.hpp>
+#include <kvplan/weights.hpp>
+#include <string>
+
+#include "support/bundled_models.hpp"
+
+using namespace kvplan;
+using namespace kvplan::testing;
+
+namespace {
+
+const std::filesystem::path quantized = data_dir / "quantized";
+
+/// nvfp4 bytes of an r x c matrix.
+constexpr std::uint64_t nv(std::uint64_t r, std::uint64_t c) {
+    return r * c / 2 + r * ((c + 15) / 16) + 4;
+}
+/// fp8 bytes of an r x c matrix with one fp32 scale per 128 x 128 block.
+constexpr std::uint64_t fp8b(std::uint64_t r, std::uint64_t c) {
+    return r * c + 4 * ((r + 127) / 128) * ((c + 127) / 128);
+}
+constexpr std::uint64_t bf(std::uint64_t r, std::uint64_t c = 1) { return 2 * r * c; }
+
+bool has_note(const HfImport& imp, const std::string& part) {
+    for (const std::string& n : imp.notes)
+        if (n.find(part) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("module patterns match as fnmatch, regexes from the start and module prefixes",
+          "[quantized][patterns]") {
+    using detail::hf::glob_match;
+    CHECK(glob_match("model.layers.61*", "model.layers.61.mlp.experts.0.up_proj"));
+    CHECK_FALSE(glob_match("model.layers.61*", "model.layers.6.mlp.experts.0.up_proj"));
+    CHECK(glob_match("*self_attn*", "model.layers.3.self_attn.q_proj"));
+    CHECK(glob_match("model.layers.?.mlp", "model.layers.7.mlp"));
+    CHECK_FALSE(glob_match("model.layers.?.mlp", "model.layers.17.mlp"));
+    CHECK(glob_match("layers.[0-2].x", "layers.1.x"));
+    CHECK_FALSE(glob_match("layers.[!0-2].x", "layers.1.x"));
+    const Json j = {{"ignore", {"lm_head", "re:.*self_attn.*", "model.layers.0.mlp"}}};
+    const JsonReader r(j, "q.json");
+    const auto p = detail::hf::module_patterns(r, "ignore");
+    REQUIRE(p.size() == 3);
+    CHECK(p[0].matches("lm_head"));
+    CHECK_FALSE(p[0].matches("lm_head_extra"));
+    CHECK(p[1].matches("model.layers.5.self_attn.o_proj"));  // re.match: from the start
+    CHECK(p[2].matches("model.layers.0.mlp.down_proj"));     // a module covers its children
+    CHECK_FALSE(p[2].matches("model.layers.0.mlp_other"));
+    // A regex std::regex cannot read is bad input, named.
+    const Json bad = {{"ignore", {"re:(unclosed"}}};
+    CHECK_THROWS_WITH(detail::hf::module_patterns(JsonReader(bad, "b.json"), "ignore"),
+                      Catch::Contains("b.json") && Catch::Contains("ignore"));
+}
+
+TEST_CASE("Qwen3-235B-A22B-NVFP4 is sized from its hf_quant_config.json, 134.1 GB not 470 GB",
+          "[quantized][modelopt]") {
+    const HfImport imp = import_hf_config(quantized / "Qwen3-235B-A22B-NVFP4");
+    CHECK(has_note(imp, "hf_quant_config.json"));
+    const CheckpointFormat& c = imp.model.config().checkpoint;
+    CHECK(c.known);
+    CHECK(c.linear == WeightFormat::nvfp4);
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::nvfp4);  // ModelOpt quantizes attention here
+    CHECK_FALSE(c.lm_head.has_value());         // lm_head excluded: bf16
+    CHECK(c.layout.group_size == 16);
+    // Per layer (hidden 4,096, 64 query heads and 4 KV heads of 128, 128 experts of width 1,536):
+    // attention q and o 8,192 x 4,096 and 4,096 x 8,192 at nv() = 18,874,372 B each, k and v
+    // 512 x 4,096 at 1,179,652 B each; 3 x 128 expert matrices of 1,536 x 4,096 at 3,538,948 B;
+    // bf16 router 128 x 4,096, q/k norms 2 x 128 and layer norms 2 x 4,096. 94 layers, then the
+    // bf16 embedding and LM head 151,936 x 4,096 each and the final norm.
+    const std::uint64_t attention = 2 * nv(8192, 4096) + 2 * nv(512, 4096);
+    CHECK(attention == 40'108'048ULL);
+    const std::uint64_t layer =
+        attention + 384 * nv(1536, 4096) + bf(128, 4096) + bf(256) + bf(8192);
+    const std::uint64_t total = 94 * layer + 2 * bf(151'936, 4096) + bf(4096);
+    CHECK(total == 134'101'505'504ULL);
+    CHECK(weight_bytes(imp.model, checkpoint_weights(imp.model)).total().count() == total);
+    // Without the file beside it, the same config.json says bfloat16: 3.5 x as much.
+    const Model plain = model_from_hf_json(
+        read_json_file(quantized / "Qwen3-235B-A22B-NVFP4" / "config.json"), "config.json", "q");
+    CHECK(weight_bytes(plain, checkpoint_weights(plain)).total().count() == 470'187'269'120ULL);
+}
+
+TEST_CASE("DeepSeek-V3.2-NVFP4 keeps the excluded attention in bf16 and o_proj in NVFP4",
+          "[quantized][modelopt]") {
+    const HfImport imp = import_hf_config(quantized / "DeepSeek-V3.2-NVFP4" / "config.json");
+    const Model& m = imp.model;
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.linear == WeightFormat::nvfp4);            // the dense MLPs of layers 0 to 2
+    CHECK(c.attention == WeightFormat::bf16);          // q_a, q_b, kv_a, kv_b and indexer excluded
+    CHECK(c.attention_output == WeightFormat::nvfp4);  // o_proj is not in exclude_modules
+    CHECK(c.shared_experts == WeightFormat::nvfp4);
+    // One layer's attention: bf16 q_a 1,536 x 7,168, q_a_layernorm 1,536, q_b 24,576 x 1,536,
+    // kv_a 576 x 7,168, kv_a_layernorm 512, kv_b 32,768 x 512, indexer wq_b 8,192 x 1,536, wk
+    // 128 x 7,168, k_norm 2 x 128 and weights_proj 64 x 7,168; o_proj 7,168 x 16,384 in nvfp4.
+    const std::uint64_t attention = bf(1536, 7168) + bf(1536) + bf(24'576, 1536) + bf(576, 7168) +
+                                    bf(512) + bf(32'768, 512) + bf(8192, 1536) + bf(128, 7168) +
+                                    bf(256) + bf(64, 7168) + nv(7168, 16'384);
+    CHECK(attention == 233'312'772ULL);
+    // Dense layers 0-2: MLP 2 x 18,432 x 7,168 + 7,168 x 18,432 in nvfp4; MoE layers 3-60: 256
+    // experts and 1 shared expert of 2 x 2,048 x 7,168 + 7,168 x 2,048, the bf16 router 256 x
+    // 7,168 and its bias 256; 2 norms of 7,168 per layer; bf16 embedding and LM head 129,280 x
+    // 7,168 and the final norm.
+    const std::uint64_t expert = 2 * nv(2048, 7168) + nv(7168, 2048);
+    const std::uint64_t dense = attention + 2 * nv(18'432, 7168) + nv(7168, 18'432) + bf(14'336);
+    const std::uint64_t moe = attention + 257 * expert + bf(256, 7168) + bf(256) + bf(14'336);
+    const std::uint64_t total = 3 * dense + 58 * moe + 2 * bf(129'280, 7168) + bf(7168);
+    CHECK(total == 388'082'983'376ULL);
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == total);
+    // The excluded "model.layers.61*" is the multi-token-prediction layer, not counted here.
+}
+
+TEST_CASE("Kimi-K2.6-NVFP4's config.json quantization (modelopt) is read module by module",
+          "[quantized][modelopt]") {
+    const Model m = load_hf_config(quantized / "Kimi-K2.6-NVFP4");
+    const CheckpointFormat& c = m.config().checkpoint;
+    // ignore: "language_model.model.layers.0*" (the one dense layer), shared_experts* and
+    // self_attn* of every layer, lm_head: only the routed experts are NVFP4.
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.linear == WeightFormat::bf16);
+    CHECK(c.attention == WeightFormat::bf16);
+    CHECK(c.dense_mlp == WeightFormat::bf16);
+    CHECK(c.shared_experts == WeightFormat::bf16);
+    CHECK_FALSE(c.lm_head.has_value());
+    // 60 MoE layers x 384 experts x (2 x 2,048 x 7,168 + 7,168 x 2,048) in nvfp4.
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    CHECK(wb.routed_experts.count() == 60ULL * 384 * (2 * nv(2048, 7168) + nv(7168, 2048)));
+    CHECK(wb.shared_experts.count() == 60ULL * 3 * bf(2048, 7168));
+}
+
+TEST_CASE("Qwen3-235B-A22B-FP8 keeps 128 x 128 block scales and a bf16 LM head",
+          "[quantized][fp8]") {
+    const Model m = load_hf_config(quantized / "Qwen3-235B-A22B-FP8");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.linear == WeightFormat::fp8);
+    CHECK(c.attention == WeightFormat::fp8);  // modules_to_not_convert: norms, gates, lm_head
+    CHECK(c.layout.fp8_block == 128);
+    // Per layer: fp8 q 8,192 x 4,096, k and v 512 x 4,096, o 4,096 x 8,192, 128 experts of
+    // 2 x 1,536 x 4,096 + 4,096 x 1,536, with a 4 B scale per 128 x 128 block; bf16 router,
+    // q/k norms and layer norms; bf16 embedding and LM head.
+    const std::uint64_t layer = fp8b(8192, 4096) + 2 * fp8b(512, 4096) + fp8b(4096, 8192) +
+                                128 * (2 * fp8b(1536, 4096) + fp8b(4096, 1536)) + bf(128, 4096) +
+                                bf(256) + bf(8192);
+    const std::uint64_t total = 94 * layer + 2 * bf(151'936, 4096) + bf(4096);
+    CHECK(total == 236'445'455'360ULL);
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == total);
+}
+
+TEST_CASE("an exclusion that names a norm or an indexer part leaves attention quantized",
+          "[quantized][fp8]") {
+    // GLM-5-FP8's modules_to_not_convert names self_attn.kv_a_layernorm and
+    // self_attn.indexers_proj: neither is a projection kvplan quantizes, so attention stays fp8
+    // (a search for "attn" anywhere in the list used to keep all attention bf16).
+    Json j = bundled_json("deepseek-v3");
+    j["quantization_config"]["modules_to_not_convert"] = {"lm_head",
+                                                          "model.layers.0.self_attn.kv_a_layernorm",
+                                                          "model.layers.3.self_attn.indexers_proj"};
+    const Model m = model_from_hf_json(j, "glm.json", "glm");
+    CHECK(m.config().checkpoint.attention == WeightFormat::fp8);
+    // Naming the projections keeps them bf16.
+    j["quantization_config"]["modules_to_not_convert"] = {"re:.*self_attn\\.(q|kv)_[ab]_proj.*"};
+    const Model n = model_from_hf_json(j, "x.json", "x");
+    CHECK(n.config().checkpoint.attention == WeightFormat::bf16);
+    CHECK(n.config().checkpoint.attention_output == WeightFormat::fp8);
+}
+
+TEST_CASE("compressed-tensors int4 in groups of 32 on the experts only, others ignored",
+          "[quantized][compressed-tensors]") {
+    // The W4A16 shape of an experts-only int4 checkpoint: one group targeting Linear, int4
+    // symmetric in groups of 32, the rest ignored by regex.
+    Json j = bundled_json("kimi-k2-instruct");
+    j["quantization_config"] = {{"quant_method", "compressed-tensors"},
+                                {"format", "pack-quantized"},
+                                {"config_groups",
+                                 {{"group_0",
+                                   {{"targets", {"Linear"}},
+                                    {"weights",
+                                     {{"num_bits", 4},
+                                      {"type", "int"},
+                                      {"strategy", "group"},
+                                      {"group_size", 32},
+                                      {"symmetric", true}}}}}}},
+                                {"ignore",
+                                 {"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+                                  "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"}}};
+    const Model m = model_from_hf_json(j, "k.json", "k");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::int4);
+    CHECK(c.attention == WeightFormat::bf16);
+    CHECK(c.dense_mlp == WeightFormat::bf16);
+    CHECK(c.shared_experts == WeightFormat::bf16);
+    CHECK(c.layout.group_size == 32);
+    CHECK_FALSE(c.layout.int4_zero_points);
+    // An expert matrix 2,048 x 7,168: 4 bits a weight and a 16-bit scale per 32 inputs,
+    // 2,048 x 7,168 / 2 + 2,048 x 224 x 2 = 7,340,032 + 917,504 = 8,257,536 B (4.5 bits a
+    // weight); 60 MoE layers x 384 experts x 3 matrices (7,168 x 2,048 the same size).
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    CHECK(wb.routed_experts.count() == 60ULL * 384 * 3 * 8'257'536ULL);
+    CHECK(wb.attention.count() == weight_bytes(m, {}).attention.count());  // bf16
+}
+
+TEST_CASE("compressed-tensors groups: the first that targets a module decides its format",
+          "[quantized][compressed-tensors]") {
+    Json j = bundled_json("qwen3-30b-a3b");
+    j["quantization_config"] = {
+        {"quant_method", "compressed-tensors"},
+        {"config_groups",
+         {{"group_0",
+           {{"targets", {"re:.*mlp\\.experts.*"}},
+            {"weights",
+             {{"num_bits", 4},
+              {"type", "float"},
+              {"strategy", "tensor_group"},
+              {"group_size", 16}}}}},
+          {"group_1",
+           {{"targets", {"Linear"}},
+            {"weights", {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}}}}}}},
+        {"ignore", {"lm_head"}}};
+    const Model m = model_from_hf_json(j, "c.json", "c");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::fp8);
+    CHECK(c.layout.fp8_per_channel);
+}
+
+TEST_CASE("ModelOpt MIXED_PRECISION gives each listed module its own algorithm",
+          "[quantized][modelopt]") {
+    // As Nemotron-3.5-Lightning's hf_quant_config.json lists its modules (FP8 mixers, W4A16
+    // NVFP4 experts), here on a Qwen3 MoE: FP8 attention, NVFP4 experts, everything else bf16.
+    Json j = bundled_json("qwen3-30b-a3b");
+    Json layers = Json::object();
+    for (int i = 0; i < 48; ++i) {
+        const std::string l = "model.layers." + std::to_string(i);
+        for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"})
+            layers[l + ".self_attn." + p] = {{"quant_algo", "FP8"}};
+        layers[l + ".mlp.experts"] = {{"quant_algo", "W4A16_NVFP4"}, {"group_size", 16}};
+    }
+    j["quantization_config"] = {{"quant_method", "modelopt"},
+                                {"quant_algo", "MIXED_PRECISION"},
+                                {"quantized_layers", layers},
+                                {"exclude_modules", {"lm_head"}}};
+    const Model m = model_from_hf_json(j, "mix.json", "mix");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::fp8);
+    CHECK(c.layout.group_size == 16);
+    // An algorithm kvplan does not model leaves the checkpoint unknown.
+    j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "W4A4_SOMETHING"}};
+    CHECK_FALSE(model_from_hf_json(j, "u.json", "u").config().checkpoint.known);
+}
+
+TEST_CASE("a part excluded on some layers only takes the format of most, with a note",
+          "[quantized][modelopt]") {
+    Json j = bundled_json("qwen3-30b-a3b");
+    j["quantization_config"] = {{"quant_method", "modelopt"},
+                                {"quant_algo", "NVFP4"},
+                                {"exclude_modules", {"lm_head", "model.layers.0.self_attn*"}}};
+    const HfImport imp = import_hf_json(j, "p.json", "p");
+    CHECK(imp.model.config().checkpoint.attention == WeightFormat::nvfp4);
+    CHECK(has_note(imp, "formats of the attention differ across layers"));
+}
+
+TEST_CASE("a config.json over 1 MiB with a long quantization list is read; the cap is 16 MiB",
+          "[quantized][limits]") {
+    STATIC_REQUIRE(max_config_json_bytes == 16ULL * 1024 * 1024);
+    // MiniMax-M3-NVFP4's config.json is 3,087,083 B, 2.4 MB of it quantization_config. Here a
+    // 2 MB list of excluded modules that name nothing kvplan counts.
+    Json j = bundled_json("qwen3-30b-a3b");
+    Json ex = Json::array();
+    for (int i = 0; i < 40'000; ++i)
+        ex.push_back("vision_tower.blocks." + std::to_string(i) + ".attn.qkv");
+    j["quantization_config"] = {
+        {"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"exclude_modules", ex}};
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / "kvplan-quantized-cap";
+    std::filesystem::create_directories(dir);
+    { std::ofstream(dir / "config.json") << j.dump(2); }
+    REQUIRE(std::filesystem::file_size(dir / "config.json") > (1U << 20));
+    const Model m = load_hf_config(dir);
+    CHECK(m.config().checkpoint.attention == WeightFormat::fp8);
+    // Past 16 MiB: refused before it is parsed, the limit named.
+    {
+        std::ofstream out(dir / "config.json");
+        out << std::string((16U << 20) + 1, ' ');
+    }
+    CHECK_THROWS_WITH(load_hf_config(dir), Catch::Contains("16 MiB"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Nemotron-3-Super's LatentMoE experts work at the latent width, about 120.7B",
+          "[quantized][latent]") {
+    const Model m = load_hf_config(quantized / "Nemotron-3-Super-120B-A12B");
+    CHECK(m.config().moe.latent_size == 1024);
+    // 40 MoE blocks ("E") x 512 experts of up 2,688 x 1,024 and down 1,024 x 2,688 (squared
+    // ReLU, no gate): 40 x 512 x 5,505,024 = 112,742,891,520 routed parameters, not the
+    // 451 billion of experts at the hidden width 4,096.
+    const ParamCounts p = count_params(m);
+    CHECK(p.routed_experts == 40ULL * 512 * 2 * 2688 * 1024);
+    CHECK(params_per_expert(m) == 2ULL * 2688 * 1024);
+    // The shared expert stays at the hidden width: 40 x (5,376 x 4,096 x 2).
+    CHECK(p.shared_experts == 40ULL * 2 * 5376 * 4096);
+    // NVIDIA names the model 120B total (NVIDIA-Nemotron-3-Super-120B-A12B); the whole model
+    // counts 120,668,707,840 parameters, 241.3 GB in bf16 (917 GB with experts at full width).
+    CHECK(total_params(m) == 120'668'707'840ULL);
+}
+
+TEST_CASE("a bad hf_quant_config.json is named, with its field", "[quantized][modelopt]") {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / "kvplan-quantized-bad";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << bundled_json("qwen3-30b-a3b").dump();
+    {
+        std::ofstream(dir / "hf_quant_config.json")
+            << R"({"quantization": {"quant_algo": "NVFP4", "exclude_modules": 3}})";
+    }
+    CHECK_THROWS_WITH(load_hf_config(dir), Catch::Contains("hf_quant_config.json") &&
+                                               Catch::Contains("quantization.exclude_modules"));
+    { std::ofstream(dir / "hf_quant_config.json") << R"({"producer": {}})"; }
+    CHECK_THROWS_WITH(load_hf_config(dir),
+                      Catch::Contains("hf_quant_config.json") && Catch::Contains("quantization"));
+    std::filesystem::remove_all(dir);
+}

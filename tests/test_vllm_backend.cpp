@@ -1,0 +1,180 @@
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <kvplan/engine.hpp>
+#include <kvplan/plan/evaluate.hpp>
+#include <kvplan/presets.hpp>
+
+using namespace kvplan;
+using namespace kvplan::presets;
+
+namespace {
+
+/// DeepSeek-V3.2: DeepSeek-V3's latent with a sparse-attention indexer of index_head_dim 128.
+const Model deepseek_v3_2{ModelConfig{
+    .name = "DeepSeek-V3.2",
+    .layers = LayerStack::uniform(61, mla_latent(512, 64, 128)),
+    .num_heads = 128,
+    .head_dim = 192,
+    .hidden_size = 7168,
+    .intermediate_size = 18432,
+    .vocab_size = 129280,
+    .max_position_embeddings = 163840,
+    .mla = {.q_lora_rank = 1536, .qk_nope_head_dim = 128, .v_head_dim = 128, .index_n_heads = 64}}};
+
+VllmBackendChoice backend(const Model& m, GpuFamily f, KvDtype kv = KvDtype::bf16,
+                          std::uint32_t dcp = 1, std::uint32_t block = 16) {
+    const auto c = vllm_attention_backend(m, f, kv, dcp, block);
+    REQUIRE(c.has_value());
+    return *c;
+}
+
+}  // namespace
+
+TEST_CASE("vLLM pages an MLA model in blocks of 64 on Hopper, as FlashMLA forces",
+          "[engine][vllm][backend]") {
+    // vllm/platforms/cuda.py, check_and_update_config: off Blackwell, FlashMLA's dense kernel
+    // supported (sm90) -> "Forcing kv cache block size to 64 for FlashMLA backend" when the block
+    // is no multiple of 64. The H100 and the H200 are both Hopper.
+    REQUIRE(gpu_family(gpus::h100_sxm) == GpuFamily::hopper);
+    REQUIRE(gpu_family(gpus::h200_sxm) == GpuFamily::hopper);
+    const VllmBackendChoice bf16 = backend(deepseek_v3, GpuFamily::hopper);
+    CHECK(bf16.block_size == 64);
+    CHECK(bf16.forced);
+    // FLASH_ATTN_MLA is first on Hopper and takes 16-bit caches; an FP8 cache goes to FLASHMLA.
+    CHECK(bf16.backend == VllmAttentionBackend::flash_attn_mla);
+    const VllmBackendChoice fp8 = backend(deepseek_v3, GpuFamily::hopper, KvDtype::fp8_e4m3);
+    CHECK(fp8.backend == VllmAttentionBackend::flashmla);
+    CHECK(fp8.block_size == 64);
+    // A given multiple of 64 stands (128 % 64 == 0); 16 and 32 become 64.
+    CHECK(backend(deepseek_v3, GpuFamily::hopper, KvDtype::bf16, 1, 128).block_size == 128);
+    CHECK(!backend(deepseek_v3, GpuFamily::hopper, KvDtype::bf16, 1, 128).forced);
+    CHECK(backend(deepseek_v3, GpuFamily::hopper, KvDtype::bf16, 1, 32).block_size == 64);
+}
+
+TEST_CASE("vLLM's MLA backends on Blackwell: FlashInfer MLA, or CUTLASS MLA under dcp",
+          "[engine][vllm][backend]") {
+    REQUIRE(gpu_family(gpus::b200) == GpuFamily::blackwell);
+    // DeepSeek-V3's qk_nope_head_dim is 128 and dcp 1: FLASHINFER_MLA, which takes 32 or a
+    // multiple of 64; 16 becomes 64.
+    const VllmBackendChoice fi = backend(deepseek_v3, GpuFamily::blackwell);
+    CHECK(fi.backend == VllmAttentionBackend::flashinfer_mla);
+    CHECK(fi.block_size == 64);
+    CHECK(backend(deepseek_v3, GpuFamily::blackwell, KvDtype::bf16, 1, 32).block_size == 32);
+    // Under dcp FlashInfer MLA returns no LSE: CUTLASS_MLA, a multiple of 128.
+    const VllmBackendChoice cutlass = backend(deepseek_v3, GpuFamily::blackwell, KvDtype::bf16, 2);
+    CHECK(cutlass.backend == VllmAttentionBackend::cutlass_mla);
+    CHECK(cutlass.block_size == 128);
+    CHECK(backend(deepseek_v3, GpuFamily::blackwell, KvDtype::bf16, 2, 256).block_size == 256);
+}
+
+TEST_CASE("vLLM's sparse MLA (DeepSeek-V3.2) pages in 64 on CUDA, the rest as asked",
+          "[engine][vllm][backend]") {
+    // "Forcing kv cache block size to 64 for FlashMLASparse backend" (block_size != 64).
+    for (GpuFamily f : {GpuFamily::hopper, GpuFamily::blackwell}) {
+        const VllmBackendChoice c = backend(deepseek_v3_2, f, KvDtype::bf16, 1, 128);
+        CHECK(c.backend == VllmAttentionBackend::flashmla_sparse);
+        CHECK(c.block_size == 64);
+    }
+    // ROCm (vllm/platforms/rocm.py): ROCM_AITER_MLA_SPARSE, no forcing.
+    const VllmBackendChoice rocm = backend(deepseek_v3_2, GpuFamily::cdna3);
+    CHECK(rocm.backend == VllmAttentionBackend::rocm_aiter_mla_sparse);
+    CHECK(rocm.block_size == 16);
+    // Before Hopper, and on ROCm without AITER: TRITON_MLA at the block asked.
+    CHECK(backend(deepseek_v3, GpuFamily::ada).backend == VllmAttentionBackend::triton_mla);
+    CHECK(backend(deepseek_v3, GpuFamily::ampere).block_size == 16);
+    CHECK(backend(deepseek_v3, GpuFamily::cdna3).backend == VllmAttentionBackend::triton_mla);
+}
+
+TEST_CASE("vLLM's first attention backend per architecture keeps the 16-token block",
+          "[engine][vllm][backend]") {
+    // _get_backend_priorities: FLASHINFER first on Blackwell (10.x), FLASH_ATTN first elsewhere;
+    // ROCm: ROCM_ATTN first. Each takes a multiple of 16.
+    CHECK(backend(llama_3_8b, GpuFamily::hopper).backend == VllmAttentionBackend::flash_attn);
+    CHECK(backend(llama_3_8b, GpuFamily::ampere).backend == VllmAttentionBackend::flash_attn);
+    CHECK(backend(llama_3_8b, GpuFamily::blackwell).backend == VllmAttentionBackend::flashinfer);
+    CHECK(backend(llama_3_8b, GpuFamily::cdna3).backend == VllmAttentionBackend::rocm_attn);
+    CHECK(backend(llama_3_8b, GpuFamily::blackwell).block_size == 16);
+    CHECK(!backend(llama_3_8b, GpuFamily::hopper).forced);
+    // A GPU of no known family: no backend named, the block as asked.
+    CHECK(!vllm_attention_backend(llama_3_8b, std::nullopt, KvDtype::bf16, 1, 16));
+    CHECK(name(VllmAttentionBackend::flashmla) == "FLASHMLA");
+}
+
+TEST_CASE("DeepSeek-V3 on 8 x H200: blocks of 64 tokens and the block count they give",
+          "[engine][vllm][backend]") {
+    // FP8 weights (given), bf16 KV, tp 8. A block of 64 tokens over 61 layers of one latent of
+    // 512 + 64 values x 2 B: 64 x 61 x 1,152 B = 4,497,408 B; the pool is the KV budget over that,
+    // whatever the budget is.
+    const Deployment d{.model = deepseek_v3,
+                       .gpu = gpus::h200_sxm,
+                       .parallel = {.tp = 8},
+                       .weights = WeightOptions{.format = WeightFormat::fp8}};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    REQUIRE(a.serving.backend.has_value());
+    CHECK(a.serving.block_size == 64);
+    CHECK(a.report.vllm.block_size == 64);
+    CHECK(a.report.vllm.page.count() == 64u * 1152u);
+    CHECK(a.report.vllm.num_blocks == a.kv_budget.count() / (64u * 61u * 1152u));
+    // 16-token blocks would have made 4 times as many (within the rounding of the division).
+    const std::uint64_t at16 = a.kv_budget.count() / (16u * 61u * 1152u);
+    CHECK(at16 / 4 == a.report.vllm.num_blocks);
+    // A sequence of 8,192 tokens takes 128 blocks of 64.
+    CHECK(a.report.vllm.blocks_per_request == 128);
+    // --block-size 16 is forced to 64 as vLLM forces it.
+    Deployment given = d;
+    given.serving.block_size = 16;
+    CHECK(evaluate(given, {.context = 8192}).serving.block_size == 64);
+}
+
+TEST_CASE("vLLM releases: 0.9 of the GPU through v0.1x, 0.92 from v0.20", "[engine][vllm]") {
+    const auto v010 = vllm_release_defaults({0, 10});
+    REQUIRE(v010);
+    CHECK(v010->gpu_memory_utilization == 0.9);
+    CHECK(!v010->charge_cuda_graphs);
+    CHECK(!v010->chunked_local_hybrid);
+    CHECK(vllm_release_defaults({0, 19})->gpu_memory_utilization == 0.9);
+    CHECK(vllm_release_defaults({0, 13})->chunked_local_hybrid);
+    CHECK(vllm_release_defaults({0, 20})->gpu_memory_utilization == 0.92);
+    CHECK(!vllm_release_defaults({0, 20})->charge_cuda_graphs);
+    CHECK(vllm_release_defaults({0, 21})->charge_cuda_graphs);
+    CHECK(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
+    CHECK(!vllm_release_defaults({0, 9}));
+    CHECK(!vllm_release_defaults({vllm_newest_release.major, vllm_newest_release.minor + 1}));
+    CHECK(parse_engine_version("0.10") == EngineVersion{0, 10});
+    CHECK(parse_engine_version("v0.21") == EngineVersion{0, 21});
+    CHECK(!parse_engine_version("0.10.1"));
+    CHECK(!parse_engine_version("10"));
+    CHECK(EngineVersion{0, 9} < EngineVersion{0, 10});
+}
+
+TEST_CASE("engine version 0.10 gives vLLM 0.9 of the GPU and graphs outside the fraction",
+          "[engine][vllm]") {
+    Deployment d{.model = llama_3_8b, .gpu = gpus::h100_sxm};
+    d.serving.engine_version = EngineVersion{0, 10};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    const EngineMemory& m = a.memory();
+    CHECK(m.fraction == 0.9);
+    // ceil(total x 0.9), the total read from the spec.
+    CHECK(m.fraction_bytes.count() ==
+          static_cast<std::uint64_t>(
+              std::ceil(static_cast<double>(gpus::h100_sxm.memory_total.count()) * 0.9)));
+    // Before v0.21 the graphs are not charged: charged = weights + activation peak only.
+    CHECK(m.charged == m.weights + m.activation);
+    CHECK(a.serving.engine_version == EngineVersion{0, 10});
+    // The newest release: 0.92, graphs charged.
+    const ReplicaAnswer now =
+        evaluate(Deployment{.model = llama_3_8b, .gpu = gpus::h100_sxm}, {.context = 8192});
+    CHECK(now.memory().fraction == 0.92);
+    CHECK(now.memory().charged ==
+          now.memory().weights + now.memory().activation + now.memory().cuda_graphs);
+    // A fraction given wins over the release's.
+    d.serving.memory_fraction = 0.8;
+    CHECK(evaluate(d, {.context = 8192}).memory().fraction == 0.8);
+    // Another engine has no release table here.
+    Deployment s{.model = llama_3_8b, .gpu = gpus::h100_sxm};
+    s.serving.engine = Engine::sglang;
+    s.serving.engine_version = EngineVersion{0, 10};
+    CHECK_THROWS_AS(evaluate(s, {.context = 8192}), InvalidInput);
+}
