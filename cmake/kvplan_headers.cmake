@@ -55,6 +55,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/gpu.hpp
   kvplan/input_limits.hpp
   kvplan/json_position.hpp
+  kvplan/kv_support.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
   kvplan/plan.hpp

@@ -39,5 +39,5 @@ if(TARGET kvplan_python AND TARGET kvplan_cli)
     FIXTURES_REQUIRED kvplan_installed
     ENVIRONMENT "PYTHONPATH=${_kvplan_prefix}/${_kvplan_py_site};PYTHONDONTWRITEBYTECODE=1"
     PASS_REGULAR_EXPRESSION
-      "^${_kvplan_prefix}/${_kvplan_py_site}/kvplan/__init__.py ${_kvplan_prefix}/share/kvplan 63\n$")
+      "^${_kvplan_prefix}/${_kvplan_py_site}/kvplan/__init__.py ${_kvplan_prefix}/share/kvplan 62\n$")
 endif()

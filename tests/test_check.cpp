@@ -14,13 +14,13 @@
 //   k and v grow by 8,192 x 1,024 each per layer, a quarter of it per GPU: 80 x 2 x 2,097,152 =
 //   335,544,320 more parameters per GPU, 671,088,640 B: 35,949,920,256 B per GPU.
 //   KV per token: 655,360 B; per GPU 163,840 B.
-// GPUs (configs/gpus/): H100 SXM 85,520,809,984 B (81,559 MiB) at 3.35 TB/s; H200 SXM
-// 150,754,820,096 B (143,771 MiB) at 4.8 TB/s.
+// GPUs (configs/gpus/, the CUDA runtime's totals): H100 SXM 85,029,027,840 B (81,090 MiB) at
+// 3.35 TB/s; H200 SXM 150,109,945,856 B (143,156 MiB) at 4.8 TB/s.
 // The ideal engine gives the cache every byte but the weights, in blocks of 1 token, so:
-//   H100, 8 heads:  85,520,809,984 - 35,278,831,616 = 50,241,978,368 B / 81,920 = 613,305 tokens
-//   H100, 16 heads: 85,520,809,984 - 35,949,920,256 = 49,570,889,728 B / 163,840 = 302,556 tokens
-//   H200, 8 heads:  150,754,820,096 - 35,278,831,616 = 115,475,988,480 B / 81,920 = 1,409,619
-//   H200, 16 heads: 150,754,820,096 - 35,949,920,256 = 114,804,899,840 B / 163,840 = 700,713
+//   H100, 8 heads:  85,029,027,840 - 35,278,831,616 = 49,750,196,224 B / 81,920 = 607,302 tokens
+//   H100, 16 heads: 85,029,027,840 - 35,949,920,256 = 49,079,107,584 B / 163,840 = 299,555 tokens
+//   H200, 8 heads:  150,109,945,856 - 35,278,831,616 = 114,831,114,240 B / 81,920 = 1,401,747
+//   H200, 16 heads: 150,109,945,856 - 35,949,920,256 = 114,160,025,600 B / 163,840 = 696,777
 
 // The one file of this program that compiles the config.json import.
 #define KVPLAN_HF_CONFIG_IMPLEMENTATION
@@ -86,41 +86,41 @@ Model llama70_limited(std::uint64_t tokens) {
 
 TEST_CASE("min_concurrency reads the answer's max_concurrency at the requirement's context",
           "[check]") {
-    // 613,305 tokens / 8,000 = 76 sequences of 8,000 tokens on the H100.
+    // 607,302 tokens / 8,000 = 75 sequences of 8,000 tokens on the H100.
     const auto gpus = gpus_of({"h100-sxm"});
-    const Policy p = policy(R"({"kind": "min_concurrency", "sequences": 76, "context_tokens": 8000},
-                               {"kind": "min_concurrency", "sequences": 77, "context_tokens": 8000})");
+    const Policy p = policy(R"({"kind": "min_concurrency", "sequences": 75, "context_tokens": 8000},
+                               {"kind": "min_concurrency", "sequences": 76, "context_tokens": 8000})");
     const CheckResult r = check_policy(p, llama70(), gpus);
     REQUIRE(r.outcomes.size() == 2);
-    CHECK(r.outcomes[0].measured->count == 76);
+    CHECK(r.outcomes[0].measured->count == 75);
     CHECK(r.outcomes[0].status == CheckStatus::passed);
-    CHECK(r.outcomes[1].measured->count == 76);
+    CHECK(r.outcomes[1].measured->count == 75);
     CHECK(r.outcomes[1].status == CheckStatus::failed);
     CHECK(r.outcomes[1].reason.empty());  // the figure says why
     CHECK(r.failed == 1);
     CHECK_FALSE(r.passed());
     // The figure is the answer's.
-    CHECK(r.outcomes[0].answer->max_concurrency == 76);
+    CHECK(r.outcomes[0].answer->max_concurrency == 75);
     CHECK(r.outcomes[0].answer->demand.context == 8000);
 }
 
 TEST_CASE("min_concurrency counts a shared prefix once", "[check][shared_prefix]") {
     // A 2,000-token system prompt in blocks of 1 token is 2,000 blocks held once; each sequence
-    // then holds its own 6,000: (613,305 - 2,000) / 6,000 = 101 sequences of 8,000 tokens where 76
+    // then holds its own 6,000: (607,302 - 2,000) / 6,000 = 100 sequences of 8,000 tokens where 75
     // hold without sharing.
     const auto gpus = gpus_of({"h100-sxm"});
     const Policy p = policy(
-        R"({"kind": "min_concurrency", "sequences": 101, "context_tokens": 8000,
+        R"({"kind": "min_concurrency", "sequences": 100, "context_tokens": 8000,
             "shared_prefix_tokens": 2000},
-           {"kind": "min_concurrency", "sequences": 102, "context_tokens": 8000,
+           {"kind": "min_concurrency", "sequences": 101, "context_tokens": 8000,
             "shared_prefix_tokens": 2000})");
     CHECK(p.requirements.at(0).shared_prefix_tokens == 2000);
     const CheckResult r = check_policy(p, llama70(), gpus);
     REQUIRE(r.outcomes.size() == 2);
-    CHECK(r.outcomes[0].measured->count == 101);
+    CHECK(r.outcomes[0].measured->count == 100);
     CHECK(r.outcomes[0].status == CheckStatus::passed);
     CHECK(r.outcomes[1].status == CheckStatus::failed);
-    CHECK(r.outcomes[0].answer->max_concurrency_without_sharing == 76);
+    CHECK(r.outcomes[0].answer->max_concurrency_without_sharing == 75);
     CHECK(r.outcomes[0].answer->demand.shared_prefix_tokens == 2000);
 }
 
@@ -173,7 +173,7 @@ TEST_CASE("a config change that lowers max_position_embeddings below the policy'
     CHECK(r.outcomes[0].measured->count == 0);
     CHECK_FALSE(r.outcomes[1].measured.has_value());
     CHECK_THAT(r.outcomes[1].reason, Catch::Contains("context limit of 4,096 tokens"));
-    // One sequence alone reaches the limit either way (613,305 tokens of room): 8,192 before,
+    // One sequence alone reaches the limit either way (607,302 tokens of room): 8,192 before,
     // 4,096 after, a fall of 50 %.
     CHECK(r.outcomes[2].baseline->count == 8192);
     CHECK(r.outcomes[2].measured->count == 4096);
@@ -203,11 +203,11 @@ TEST_CASE("regressions against the baseline, derived for doubled KV heads", "[ch
     CHECK(status(0) == CheckStatus::passed);
     CHECK(status(1) == CheckStatus::failed);
 
-    // Max concurrency at 8,000 tokens: 613,305 / 8,000 = 76 before, 302,556 / 8,000 = 37 after:
-    // (37 - 76) / 76 = -51.32 %.
-    CHECK(r.outcomes[2].baseline->count == 76);
+    // Max concurrency at 8,000 tokens: 607,302 / 8,000 = 75 before, 299,555 / 8,000 = 37 after:
+    // (37 - 75) / 75 = -50.67 %.
+    CHECK(r.outcomes[2].baseline->count == 75);
     CHECK(r.outcomes[2].measured->count == 37);
-    CHECK(*r.outcomes[2].change_percent == Approx((37.0 - 76.0) / 76.0 * 100.0));
+    CHECK(*r.outcomes[2].change_percent == Approx((37.0 - 75.0) / 75.0 * 100.0));
     CHECK(status(2) == CheckStatus::passed);
     CHECK(status(3) == CheckStatus::failed);
 
@@ -234,10 +234,10 @@ TEST_CASE("regressions against the baseline, derived for doubled KV heads", "[ch
     CHECK(status(6) == CheckStatus::passed);
     CHECK(status(7) == CheckStatus::failed);
 
-    // The longest context of 64 sequences: 613,305 / 64 = 9,582, capped at the 8,192 limit,
-    // before; 302,556 / 64 = 4,727 after: -42.30 %.
+    // The longest context of 64 sequences: 607,302 / 64 = 9,489, capped at the 8,192 limit,
+    // before; 299,555 / 64 = 4,680 after: -42.87 %.
     CHECK(r.outcomes[8].baseline->count == 8192);
-    CHECK(r.outcomes[8].measured->count == 4727);
+    CHECK(r.outcomes[8].measured->count == 4680);
     CHECK(status(8) == CheckStatus::failed);
     CHECK(r.failed == 5);  // 1, 3, 5, 7 and 8
 }
@@ -263,13 +263,14 @@ TEST_CASE("a max_regression without a baseline is skipped, and the policy still 
 
 TEST_CASE("each requirement is judged on each replica, in the policy's order",
           "[check][replicas]") {
-    // 100 sequences of 8,000 tokens: the H100 holds 76, the H200 1,409,619 / 8,000 = 176. After
-    // the change: 37 and 700,713 / 8,000 = 87, a fall of 51.32 % and (87 - 176) / 176 = 50.57 %.
+    // 100 sequences of 8,000 tokens: the H100 holds 75, the H200 1,401,747 / 8,000 = 175. After
+    // the change: 37 and 696,777 / 8,000 = 87, a fall of (37 - 75) / 75 = 50.67 % and (87 - 175)
+    // / 175 = 50.29 %.
     const std::vector<std::string> ids{"h100-sxm", "h200-sxm"};
     const auto gpus = gpus_of(ids);
     const Policy p =
         policy(R"({"kind": "min_concurrency", "sequences": 100, "context_tokens": 8000},
-        {"kind": "max_regression", "figure": "max_concurrency", "context_tokens": 8000, "percent": 51})",
+        {"kind": "max_regression", "figure": "max_concurrency", "context_tokens": 8000, "percent": 50.5})",
                ids);
     REQUIRE(p.replicas.size() == 2);
     CHECK(p.replicas[0].name == "h100-sxm tp 4 x pp 1");
@@ -280,14 +281,14 @@ TEST_CASE("each requirement is judged on each replica, in the policy's order",
     CHECK(r.outcomes[0].replica == 0);
     CHECK(r.outcomes[1].replica == 1);
     CHECK(r.outcomes[2].requirement == 1);
-    CHECK(r.outcomes[0].baseline->count == 76);
-    CHECK(r.outcomes[1].baseline->count == 176);
+    CHECK(r.outcomes[0].baseline->count == 75);
+    CHECK(r.outcomes[1].baseline->count == 175);
     CHECK(r.outcomes[0].measured->count == 37);
     CHECK(r.outcomes[1].measured->count == 87);
     CHECK(r.outcomes[0].status == CheckStatus::failed);
     CHECK(r.outcomes[1].status == CheckStatus::failed);
-    // 51 % allows the H200's fall of 50.57 %, not the H100's of 51.32 %.
-    CHECK(*r.outcomes[3].change_percent == Approx((87.0 - 176.0) / 176.0 * 100.0));
+    // 50.5 % allows the H200's fall of 50.29 %, not the H100's of 50.67 %.
+    CHECK(*r.outcomes[3].change_percent == Approx((87.0 - 175.0) / 175.0 * 100.0));
     CHECK(r.outcomes[2].status == CheckStatus::failed);
     CHECK(r.outcomes[3].status == CheckStatus::passed);
     CHECK(r.failed == 3);
@@ -308,14 +309,14 @@ TEST_CASE("a replica that cannot take the model fails every requirement on it", 
 
 TEST_CASE("a replica's dp, ep and dcp reach evaluate()", "[check][parallel]") {
     // Under vLLM's rules (the ideal engine follows them) dp 2 is two engines of tp 4 each: 8 GPUs,
-    // each engine holding 76 sequences of 8,000 tokens as the one engine at tp 4 does, 152 in all.
-    Policy p = policy(R"({"kind": "min_concurrency", "sequences": 152, "context_tokens": 8000},
+    // each engine holding 75 sequences of 8,000 tokens as the one engine at tp 4 does, 150 in all.
+    Policy p = policy(R"({"kind": "min_concurrency", "sequences": 150, "context_tokens": 8000},
                   {"kind": "max_weights_per_gpu", "bytes": 35278831616})");
     p.replicas[0].dp = 2;
     const auto gpus = gpus_of({"h100-sxm"});
     const CheckResult r = check_policy(p, llama70(), gpus);
     REQUIRE(r.outcomes.size() == 2);
-    CHECK(r.outcomes[0].measured->count == 152);
+    CHECK(r.outcomes[0].measured->count == 150);
     CHECK(r.outcomes[0].status == CheckStatus::passed);
     CHECK(r.outcomes[0].answer->replica.parallel.dp == 2);
     CHECK(r.outcomes[0].answer->replica_gpus == 8);

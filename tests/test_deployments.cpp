@@ -107,7 +107,8 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(dpep.kv_needed.count() == 32ULL * 562'176'000);
     CHECK(tp8.kv_needed.count() == 256ULL * 562'176'000);
 
-    // vLLM's KV memory: ceil(0.92 x 150,754,820,096 B) = 138,694,434,489 B, less the weights, the
+    // vLLM's KV memory: ceil(0.92 x 150,109,945,856 B) = 138,101,150,188 B (the CUDA total of an
+    // H200, 143,156 MiB), less the weights, the
     // profiled activation peak and the CUDA graphs (256 x 2 MiB). The activation over 8,192
     // tokens: 2 B x (residual 2 x 7,168 + the larger of attention and MLP per token) + the logits
     // of 1,024 rows x 129,280 x (2 + 4) B = 794,296,320 B.
@@ -123,7 +124,7 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     const std::uint64_t act_tp8 = 8192ULL * 2 * (2 * 7168 + 122624) + logits;
     CHECK(dpep.memory().activation.count() == act_dpep);
     CHECK(tp8.memory().activation.count() == act_tp8);
-    const std::uint64_t fraction = 138'694'434'489ULL;
+    const std::uint64_t fraction = 138'101'150'188ULL;
     const std::uint64_t graphs = 256ULL * 2 * 1024 * 1024;
     CHECK(dpep.kv_budget.count() == fraction - dpep_weights - act_dpep - graphs);
     CHECK(tp8.kv_budget.count() == fraction - tp8_weights - act_tp8 - graphs);
@@ -132,20 +133,22 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     // 1 + (blocks - 1 - 125) / 125 per dp rank.
     CHECK(tp8.serving.block_size == 64);
     const std::uint64_t block = 64 * 70'272;
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 7,602
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 11,112
-    CHECK(blocks_dpep == 7'602);
-    CHECK(blocks_tp8 == 11'112);
+    // 33,597,232,268 B / 4,497,408 B = 7,470 blocks at dp 8 x ep 8; 49,385,929,164 B / 4,497,408
+    // B = 10,980 at tp 8.
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 7,470
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,980
+    CHECK(blocks_dpep == 7'470);
+    CHECK(blocks_tp8 == 10'980);
     CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
-    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 60
-    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 88
-    CHECK(tp8.max_concurrency == 88);
-    CHECK(dpep.dp_rank_max_concurrency == 60);
+    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 59
+    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 87
+    CHECK(tp8.max_concurrency == 87);
+    CHECK(dpep.dp_rank_max_concurrency == 59);
     // Each dp rank is an engine of its own with its own cap (--max-num-seqs 1,024 per rank).
     CHECK(dpep.dp_rank_sequence_cap == 1024);
     CHECK(dpep.sequence_cap == 8 * 1024);
-    // 8 ranks x 60 = 480 sequences against 88: over three times (5.5).
-    CHECK(dpep.max_concurrency == 480);
+    // 8 ranks x 59 = 472 sequences against 87: over three times (5.4).
+    CHECK(dpep.max_concurrency == 472);
     CHECK(dpep.max_concurrency >= 3 * tp8.max_concurrency);
     CHECK(dpep.fits());
     CHECK_FALSE(tp8.fits());
@@ -154,10 +157,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (11,112 blocks of 64 tokens, as above) are the same; each rank holds
+    // and the block count (10,980 blocks of 64 tokens, as above) are the same; each rank holds
     // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 11,112 / 128 x 8,192 =
-    // 711,168 tokens at dcp 1, 11,112 / 16 x 8,192 = 5,689,344 at dcp 8.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,980 / 128 x 8,192 =
+    // 702,720 tokens at dcp 1, 10,980 / 16 x 8,192 = 5,621,760 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -166,17 +169,17 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 11'112);
-    CHECK(eight.report.vllm.num_blocks == 11'112);
-    CHECK(*one.kv_tokens == 711'168);
-    CHECK(*eight.kv_tokens == 5'689'344);
+    CHECK(one.report.vllm.num_blocks == 10'980);
+    CHECK(eight.report.vllm.num_blocks == 10'980);
+    CHECK(*one.kv_tokens == 702'720);
+    CHECK(*eight.kv_tokens == 5'621'760);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (11,111 - 128) / 128 = 86 against 1 + (11,111 - 16) / 16 = 694.
-    CHECK(one.max_concurrency == 86);
-    CHECK(eight.max_concurrency == 694);
+    // Admitted: 1 + (10,979 - 128) / 128 = 85 against 1 + (10,979 - 16) / 16 = 686.
+    CHECK(one.max_concurrency == 85);
+    CHECK(eight.max_concurrency == 686);
 }
 
 TEST_CASE("SGLang's dp attention reserves graph memory per dp rank and shares its sequence cap",
@@ -367,4 +370,50 @@ TEST_CASE("the replica budget spreads the sequences over the dp ranks", "[deploy
     CHECK(b.stages[0].kv_needed == b.stages[0].kv_per_sequence * 32);
     CHECK(b.max_concurrency == 8 * b.stages[0].max_concurrency);
     CHECK(b.fits);
+}
+
+TEST_CASE("whole-node layouts: a power of two within a node, stages across nodes",
+          "[deployments][layout]") {
+    const GpuSpec h200 = gpu("h200-sxm");  // 8 GPUs per node and per NVLink domain
+    const auto ok = [&](ParallelConfig p, std::uint32_t n, const GpuSpec& g) {
+        return deployed_layout(p, n, g);
+    };
+    // Within a node: 1, 2, 4 or 8 GPUs, no pipeline.
+    CHECK(ok({.tp = 8}, 8, h200));
+    CHECK(ok({.tp = 4}, 4, h200));
+    CHECK_FALSE(ok({.tp = 1, .pp = 7}, 7, h200));  // 7 GPUs: not a power of two
+    CHECK_FALSE(ok({.tp = 2, .pp = 2}, 4, h200));  // a pipeline within a node
+    // Past a node: whole nodes, each stage whole nodes: 9 x H200 at pp 9 is refused, 16 at tp 8
+    // x pp 2 and dp 2 x tp 8 taken, tp 4 x pp 4 (4-GPU stages) refused.
+    CHECK_FALSE(ok({.tp = 1, .pp = 9}, 9, h200));
+    CHECK(ok({.tp = 8, .pp = 2}, 16, h200));
+    CHECK(ok({.tp = 8, .dp = 2, .ep = 16}, 16, h200));
+    CHECK_FALSE(ok({.tp = 4, .pp = 4}, 16, h200));
+    // Tensor parallelism stays within the node: tp 16 (SGLang's rules, no dp attention) refused,
+    // tp 16 over dp 2 attention groups of 8 taken.
+    CHECK_FALSE(ok({.tp = 16, .rules = ParallelRules::sglang}, 16, h200));
+    CHECK(ok({.tp = 16, .dp = 2, .ep = 16, .rules = ParallelRules::sglang}, 16, h200));
+    // GB200: 4 GPUs a tray, 72 in the NVLink domain: tp 8 over two trays stays on NVLink.
+    CHECK(ok({.tp = 8}, 8, gpu("gb200")));
+    CHECK_FALSE(ok({.tp = 1, .pp = 6}, 6, gpu("gb200")));
+
+    // plan for Kimi-K2 (about a trillion fp8 parameters) on up to 16 H200s: only whole nodes.
+    const Model kimi = bundled("kimi-k2-instruct");
+    SearchSpace space;
+    space.gpus = {h200};
+    space.max_gpus = 16;
+    space.layouts = LayoutRule::whole_nodes;
+    const PlanAnswer p = plan_replicas(kimi, space, {}, {.context = 8192, .concurrency = 16});
+    REQUIRE_FALSE(p.fits.empty());
+    for (const PlanCandidate& c : p.fits) {
+        INFO(c.answer.replica_gpus);
+        CHECK((c.answer.replica_gpus == 8 || c.answer.replica_gpus == 16));
+    }
+    // The wider search finds the 9- and 7-GPU replicas whole nodes leave out.
+    space.layouts = LayoutRule::any;
+    bool odd = false;
+    for (const PlanCandidate& c :
+         plan_replicas(kimi, space, {}, {.context = 8192, .concurrency = 16}).fits)
+        odd = odd || c.answer.replica_gpus == 9 || c.answer.replica_gpus == 7;
+    CHECK(odd);
 }

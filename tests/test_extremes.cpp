@@ -220,9 +220,9 @@ TEST_CASE("utilization 0 is refused and utilization 1 is the whole GPU", "[extre
     CHECK_THROWS_AS(replica_budget(r, w, {.utilization = 1.0000001}), InvalidInput);
     CHECK_THROWS_AS(replica_budget(r, w, {.utilization = std::nan("")}), InvalidInput);
     CHECK_THROWS_AS(replica_budget(r, w, {.utilization = HUGE_VAL}), InvalidInput);
-    // At 1, usable is the driver's whole total: 85,520,809,984 B for an H100 SXM (its file).
+    // At 1, usable is the runtime's whole total: 85,029,027,840 B for an H100 SXM (its file).
     const ReplicaBudget all = replica_budget(r, w, {.utilization = 1.0});
-    CHECK(all.stages[0].usable.count() == 85'520'809'984ULL);
+    CHECK(all.stages[0].usable.count() == 85'029'027'840ULL);
     // The smallest positive double still gives a whole byte, rounded up, and nothing fits.
     const ReplicaBudget least = replica_budget(r, w, {.utilization = 4.9e-324});
     CHECK(least.stages[0].usable.count() == 1u);

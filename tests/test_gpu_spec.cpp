@@ -4,9 +4,12 @@
 #include <fstream>
 #include <iterator>
 #include <kvplan/gpu_spec.hpp>
+#include <kvplan/kv_support.hpp>
+#include <kvplan/plan.hpp>
 #include <kvplan/presets.hpp>
 #include <kvplan/roofline.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace kvplan;
@@ -28,29 +31,118 @@ std::string error_of(const fs::path& file) {
 
 TEST_CASE("every bundled GPU spec file loads", "[gpu_spec]") {
     const GpuRegistry reg = GpuRegistry::load(config_dir);
-    // The twelve SKUs the issue asks for.
+    // The twelve SKUs of the first issue and the six of issue 27.
     CHECK(reg.ids() == std::vector<std::string>{
-                           "a100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "b200", "h100-nvl",
-                           "h100-pcie", "h100-sxm", "h200-sxm", "l4", "l40s", "mi300x", "mi325x"});
+                           "a100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "b200", "b300",
+                           "gb200", "gb300", "h100-nvl", "h100-pcie", "h100-sxm", "h20", "h200-sxm",
+                           "l4", "l40s", "mi300x", "mi325x", "mi355x", "rtx-pro-6000"});
     for (const GpuSpecFile& g : reg.files()) {
         INFO(g.file.string());
         CHECK(g.file.stem().string() == g.spec.id.c_str());
         // Driver totals are at least the vendor's figure read in GB, less ECC on GDDR cards
         // (L40S, L4 lose about 1/16): never below 90% of it.
         CHECK(g.spec.memory_total.count() * 10 >= g.spec.memory_stated.count() * 9);
+        // Every bundled file states the runtime's total, below the driver's by what the driver
+        // reserves (450 to 770 MiB on the NVIDIA parts, 0 on MI300X whose HIP and rocm-smi
+        // totals agree).
+        CHECK(g.memory_basis == MemoryBasis::runtime);
+        CHECK(g.spec.memory_total <= g.spec.memory_driver);
+        CHECK(g.spec.memory_driver - g.spec.memory_total < 800 * MiB);
         CHECK(g.spec.memory_bandwidth > BytesPerSecond{});
         CHECK(g.spec.dense(ComputeDtype::bf16).has_value());
         CHECK(g.spec.pcie_bandwidth > BytesPerSecond{});
+        // Every file states its node and scale-up domain; a domain without a link is one GPU.
+        CHECK(g.spec.scale_up_gpus >= 1);
+        CHECK(g.spec.gpus_per_node >= 1);
+        CHECK((g.spec.scale_up_bandwidth > BytesPerSecond{}) == (g.spec.scale_up_gpus > 1));
     }
+}
+
+TEST_CASE("GPUs per node and per scale-up domain are the systems' own", "[gpu_spec][node]") {
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    const auto node = [&](const char* id) {
+        const GpuSpec g = *reg.find(id);
+        return std::pair{g.gpus_per_node, g.scale_up_domain()};
+    };
+    // HGX/DGX boards: 8 GPUs joined by NVSwitch; AMD nodes: 8 joined by 7 Infinity Fabric links.
+    for (const char* id : {"a100-sxm4-80gb", "h100-sxm", "h200-sxm", "h20", "b200", "b300",
+                           "mi300x", "mi325x", "mi355x"})
+        CHECK(node(id) == std::pair{8U, 8U});
+    // NVL72 racks: 18 compute trays of 4 GPUs (2 superchips), 18 x 4 = 72 in one NVLink domain.
+    CHECK(node("gb200") == std::pair{4U, 72U});
+    CHECK(node("gb300") == std::pair{4U, 72U});
+    // H100 NVL: bridged pairs; PCIe cards without NVLink: a domain of one.
+    CHECK(node("h100-nvl") == std::pair{8U, 2U});
+    for (const char* id : {"a100-pcie-80gb", "h100-pcie", "l40s", "l4", "rtx-pro-6000"})
+        CHECK(node(id) == std::pair{8U, 1U});
+    // Off the node-to-node network: the node, or the rack's 72 GPUs for an NVL72 tray.
+    CHECK(reg.find("gb200")->fast_domain() == 72);
+    CHECK(reg.find("h100-nvl")->fast_domain() == 8);
+}
+
+TEST_CASE("a scale-up domain must divide or be whole nodes, and needs a link", "[gpu_spec][node]") {
+    Json doc = read_json_file(config_dir / "gpus" / "gb200.json");
+    doc["node"]["scale_up_gpus"] = 6;  // one tray and half of another
+    CHECK_THROWS_WITH(gpu_spec_from_json(doc, "gb200.json"),
+                      Catch::Contains("node.scale_up_gpus: expected a divisor or a multiple of "
+                                      "node.gpus (4), found 6"));
+    doc = read_json_file(config_dir / "gpus" / "l40s.json");
+    doc["node"]["scale_up_gpus"] = 8;
+    CHECK_THROWS_WITH(gpu_spec_from_json(doc, "l40s.json"),
+                      Catch::Contains("node.scale_up_gpus: expected 1 (no scale_up link joins "
+                                      "the GPUs), found 8"));
+}
+
+TEST_CASE("the new GPUs carry their datasheet figures", "[gpu_spec][new]") {
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    // GB200 NVL72: 13.4 TB for 72 GPUs is 186 GB each; 576 TB/s / 72 = 8 TB/s; dense FP4 1,440 PF
+    // (sparse) / 72 / 2 = 10 PF. nvidia-smi 189,471 MiB less B200's 728 MiB reservation: 188,743
+    // MiB of runtime total.
+    const GpuSpec gb200 = *reg.find("gb200");
+    CHECK(gb200.memory_stated == 186 * GB);
+    CHECK(gb200.memory_total == 188'743 * MiB);
+    CHECK(gb200.memory_driver - gb200.memory_total ==
+          reg.find("b200")->memory_driver - reg.find("b200")->memory_total);
+    CHECK(gb200.memory_bandwidth.in(TB_per_s) == Approx(8.0));
+    CHECK(gb200.dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(1'440'000.0 / 72 / 2));
+    // B300: HGX B300's 105 PF dense FP4 for 8 GPUs is 13,125 TFLOP/s each; 288 GB of HBM3e.
+    const GpuSpec b300 = *reg.find("b300");
+    CHECK(b300.dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(105'000.0 / 8));
+    CHECK(b300.memory_stated == 288 * GB);
+    CHECK(b300.memory_driver == 275'040 * MiB);
+    // GB300: 1,080 PF dense FP4 / 72 = 15 PF.
+    CHECK(reg.find("gb300")->dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(1'080'000.0 / 72));
+    // MI355X: 8,192 FP8 FLOP per clock per CU x 256 CUs x 2.4 GHz = 5,033.2 TFLOP/s; 288 GiB less
+    // MI300X's 16 MiB, which vLLM logs as 287.98 GiB.
+    const GpuSpec mi355x = *reg.find("mi355x");
+    CHECK(mi355x.dense(ComputeDtype::fp8)->in(TFLOP_per_s) ==
+          Approx(8192.0 * 256 * 2.4e9 / 1e12).epsilon(1e-5));
+    CHECK(mi355x.memory_total == 288 * GiB - 16 * MiB);
+    // H20: 96 GB, 4.0 TB/s, 148 dense BF16, no FP4; the runtime's 97,285 MiB.
+    const GpuSpec h20 = *reg.find("h20");
+    CHECK(h20.memory_total == 97'285 * MiB);
+    CHECK(h20.dense(ComputeDtype::bf16)->in(TFLOP_per_s) == Approx(148));
+    CHECK_FALSE(h20.dense(ComputeDtype::fp4).has_value());
+    // RTX PRO 6000 Server: 96 GB of GDDR7, no NVLink, the runtime's 97,250 MiB.
+    const GpuSpec rtx = *reg.find("rtx-pro-6000");
+    CHECK(rtx.memory_total == 97'250 * MiB);
+    CHECK(rtx.scale_up_bandwidth == BytesPerSecond{});
+    // gb200 is its own GPU now, no longer "did you mean 'b200'".
+    CHECK(reg.resolve("gb200").id == "gb200");
+    CHECK(reg.resolve("GB200-NVL72").id == "gb200");
 }
 
 TEST_CASE("GPU figures match the datasheet values in the files", "[gpu_spec]") {
     const GpuRegistry reg = GpuRegistry::load(config_dir);
-    // H100 SXM: 3.35 TB/s; nvidia-smi total 81,559 MiB = 81,559 x 1,048,576 = 85,520,809,984 B.
+    // H100 SXM: 3.35 TB/s; the CUDA runtime's total 81,090 MiB = 81,090 x 1,048,576 =
+    // 85,029,027,840 B (vLLM logs it as 79.19 GiB), 469 MiB below nvidia-smi's 81,559 MiB =
+    // 85,520,809,984 B, which stays in the file beside it.
     const GpuSpec h100 = *reg.find("h100-sxm");
     CHECK(h100.memory_bandwidth.in(TB_per_s) == Approx(3.35));
-    CHECK(h100.memory_total.count() == 81'559ULL * 1'048'576);
-    CHECK(h100.memory_total.count() == 85'520'809'984ULL);
+    CHECK(h100.memory_total.count() == 81'090ULL * 1'048'576);
+    CHECK(h100.memory_total.count() == 85'029'027'840ULL);
+    CHECK(h100.memory_driver == 81'559 * MiB);
+    CHECK(h100.memory_driver.count() == 85'520'809'984ULL);
     CHECK(h100.memory_stated == 80 * GB);
     // Dense, not sparse: BF16 989.4 TFLOP/s (the datasheet's 1,979 is with sparsity); no FP4.
     CHECK(h100.dense(ComputeDtype::bf16)->in(TFLOP_per_s) == Approx(989.4));
@@ -58,14 +150,16 @@ TEST_CASE("GPU figures match the datasheet values in the files", "[gpu_spec]") {
     // NVLink 4: 900 GB/s both ways = 450 GB/s per direction; PCIe Gen5 x16 64 GB/s.
     CHECK(h100.scale_up_bandwidth.in(GB_per_s) == Approx(450));
     CHECK(h100.pcie_bandwidth.in(GB_per_s) == Approx(64));
-    // A100-SXM4-80GB: 2.039 TB/s, 81,920 MiB, no FP8.
+    // A100-SXM4-80GB: 2.039 TB/s, no FP8; CUDA's deviceQuery printed 85,100,068,864 bytes, 762.25
+    // MiB below nvidia-smi's 81,920 MiB = 80 GiB (nvidia-smi -q: "Reserved : 763 MiB").
     const GpuSpec a100 = *reg.find("a100-sxm4-80gb");
     CHECK(a100.memory_bandwidth.in(TB_per_s) == Approx(2.039));
-    CHECK(a100.memory_total == 80 * GiB);
+    CHECK(a100.memory_total.count() == 85'100'068'864ULL);
+    CHECK(80 * GiB - a100.memory_total == 762 * MiB + 256 * KiB);
     CHECK_FALSE(a100.dense(ComputeDtype::fp8).has_value());
     // PCIe-only cards have no scale-up link.
     CHECK(reg.find("l40s")->scale_up_bandwidth == BytesPerSecond{});
-    // MI300X: 206,141,652,992 B as rocm-smi reports it (196,592 MiB).
+    // MI300X: 206,141,652,992 B as HIP and rocm-smi report it (196,592 MiB).
     CHECK(reg.find("mi300x")->memory_total.count() == 196'592ULL * 1'048'576);
 }
 
@@ -92,7 +186,7 @@ TEST_CASE("a user's own spec file loads the same way", "[gpu_spec]") {
     Json j = read_json_file(config_dir / "gpus" / "h100-sxm.json");
     j["id"] = "my-h100";
     j["aliases"] = Json::array();
-    j["memory"]["driver_reported_bytes"] = 81'106ULL * 1'048'576;  // what CUDA saw, say
+    j["memory"]["runtime_total_bytes"] = 81'106ULL * 1'048'576;  // what CUDA saw, say
     std::ofstream(dir / "my-h100.json") << j.dump(2);
     const GpuSpec mine = reg.resolve((dir / "my-h100.json").string());
     CHECK(mine.id == "my-h100");
@@ -114,9 +208,10 @@ TEST_CASE("bad GPU spec files get clear errors", "[gpu_spec][errors]") {
                Catch::Contains("gpu-bad-schema.json: schema: expected \"kvplan-gpu/1\", found "
                                "\"kvplan-gpu/2\""));
     CHECK_THAT(error_of(bad_dir / "gpu-missing-memory-bytes.json"),
-               Catch::Contains("gpu-missing-memory-bytes.json: memory.driver_reported_bytes: "
-                               "expected the total the driver reports, in bytes (or stated_bytes, "
-                               "the vendor's figure), found nothing (the field is missing)"));
+               Catch::Contains("gpu-missing-memory-bytes.json: memory.runtime_total_bytes: "
+                               "expected the total the CUDA or HIP runtime reports, in bytes (or "
+                               "driver_reported_bytes, or stated_bytes, the vendor's figure), "
+                               "found nothing (the field is missing)"));
     CHECK_THAT(error_of(bad_dir / "gpu-negative-bandwidth.json"),
                Catch::Contains("memory_bandwidth.TB_per_s: expected a number > 0, found -3.35"));
     CHECK_THAT(error_of(bad_dir / "gpu-wrong-type.json"),
@@ -134,7 +229,9 @@ TEST_CASE("bad GPU spec files get clear errors", "[gpu_spec][errors]") {
 }
 
 TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][presets]") {
-    static_assert(gpus::h100_sxm.memory_total.count() == 85'520'809'984ULL);
+    // 81,090 MiB x 1,048,576 and 81,559 MiB x 1,048,576.
+    static_assert(gpus::h100_sxm.memory_total.count() == 85'029'027'840ULL);
+    static_assert(gpus::h100_sxm.memory_driver.count() == 85'520'809'984ULL);
     const GpuRegistry reg = GpuRegistry::load(config_dir);
     REQUIRE(reg.files().size() == gpus::all.size());
     for (const GpuSpec* p : gpus::all) {
@@ -143,11 +240,13 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
         CHECK(g.name == p->name);
         CHECK(g.memory_stated == p->memory_stated);
         CHECK(g.memory_total == p->memory_total);
+        CHECK(g.memory_driver == p->memory_driver);
         // Both are the same decimal literal times the same power of ten: equal doubles.
         CHECK(g.memory_bandwidth == p->memory_bandwidth);
         CHECK(g.scale_up_bandwidth == p->scale_up_bandwidth);
         CHECK(g.pcie_bandwidth == p->pcie_bandwidth);
         CHECK(g.gpus_per_node == p->gpus_per_node);
+        CHECK(g.scale_up_gpus == p->scale_up_gpus);
         CHECK(g.scale_out_bandwidth == p->scale_out_bandwidth);
         for (ComputeDtype d : all_compute_dtypes) CHECK(g.dense(d) == p->dense(d));
     }
@@ -185,9 +284,10 @@ TEST_CASE("the minimal spec of configs/gpus/README.md loads with what it states"
     CHECK(doc.size() == 5);
     const GpuSpecFile g = gpu_spec_from_json(doc, "my-h100.json", "my-h100");
     CHECK(g.spec.id == "my-h100");
-    // 81,559 MiB x 1,048,576 = 85,520,809,984 B, the H100 SXM's nvidia-smi total.
-    CHECK(g.spec.memory_total.count() == 85'520'809'984ULL);
-    CHECK_FALSE(g.memory_from_stated);
+    // 81,090 MiB x 1,048,576 = 85,029,027,840 B, the H100 SXM's CUDA total.
+    CHECK(g.spec.memory_total.count() == 85'029'027'840ULL);
+    CHECK(g.memory_basis == MemoryBasis::runtime);
+    CHECK(g.spec.memory_driver.is_zero());
     CHECK(g.spec.memory_bandwidth.in(TB_per_s) == Approx(3.35));
     CHECK(g.spec.dense(ComputeDtype::bf16)->in(TFLOP_per_s) == Approx(989.4));
     // What it leaves out is absent, not invented.
@@ -212,18 +312,39 @@ TEST_CASE("a spec with only the stated memory budgets from it", "[gpu_spec][mini
     Json doc = readme_minimal_spec();
     doc["memory"] = {{"stated_bytes", 80'000'000'000ULL}};
     const GpuSpecFile g = gpu_spec_from_json(doc, "my-gpu.json");
-    // 80 GB read in SI units, 5,520,809,984 B (6.5 %) below the driver's total for the part.
+    // 80 GB read in SI units, 5,029,027,840 B (5.9 %) below the CUDA total for the part.
     CHECK(g.spec.memory_total == 80 * GB);
     CHECK(g.spec.memory_stated == 80 * GB);
-    CHECK(g.memory_from_stated);
+    CHECK(g.memory_basis == MemoryBasis::stated);
+}
+
+TEST_CASE("a spec with only the driver's total budgets from it, and says so",
+          "[gpu_spec][minimal]") {
+    // A file written before runtime_total_bytes existed: nvidia-smi's 81,559 MiB, which still
+    // holds the driver's reservation, is the base rather than no figure at all.
+    Json doc = readme_minimal_spec();
+    doc["memory"] = {{"driver_reported_bytes", 81'559ULL * 1'048'576}};
+    const GpuSpecFile g = gpu_spec_from_json(doc, "my-gpu.json");
+    CHECK(g.spec.memory_total.count() == 85'520'809'984ULL);
+    CHECK(g.memory_basis == MemoryBasis::driver);
+}
+
+TEST_CASE("a runtime total above the driver's is refused", "[gpu_spec][errors]") {
+    // The runtime sees the driver's total less what the driver reserves: never more.
+    Json doc = readme_minimal_spec();
+    doc["memory"]["driver_reported_bytes"] = 81'000ULL * 1'048'576;  // 84,934,656,000 B
+    CHECK(json_error(doc) ==
+          "my-gpu.json: memory.runtime_total_bytes: expected at most driver_reported_bytes "
+          "(84934656000), found 85029027840");
 }
 
 TEST_CASE("a spec needs memory, bandwidth and one dense figure", "[gpu_spec][minimal]") {
     Json doc = readme_minimal_spec();
     doc["memory"] = Json::object();
     CHECK(json_error(doc) ==
-          "my-gpu.json: memory.driver_reported_bytes: expected the total the driver reports, in "
-          "bytes (or stated_bytes, the vendor's figure), found nothing (the field is missing)");
+          "my-gpu.json: memory.runtime_total_bytes: expected the total the CUDA or HIP runtime "
+          "reports, in bytes (or driver_reported_bytes, or stated_bytes, the vendor's figure), "
+          "found nothing (the field is missing)");
     doc = readme_minimal_spec();
     doc["dense_tflops"] = {{"bf16", nullptr}};
     CHECK_THAT(json_error(doc), Catch::StartsWith("my-gpu.json: dense_tflops.bf16: expected one "
@@ -241,12 +362,14 @@ TEST_CASE("a spec needs memory, bandwidth and one dense figure", "[gpu_spec][min
 
 TEST_CASE("an unknown key in a GPU spec is an error naming the nearest", "[gpu_spec][keys]") {
     Json doc = readme_minimal_spec();
-    doc["memory"]["driver_bytes"] = doc["memory"]["driver_reported_bytes"];
-    doc["memory"].erase("driver_reported_bytes");
+    doc["memory"]["driver_bytes"] = doc["memory"]["runtime_total_bytes"];
     CHECK(json_error(doc) ==
           "my-gpu.json: memory.driver_bytes: expected a key of memory (stated, stated_bytes, "
-          "driver_reported_bytes, source), found the unknown key 'driver_bytes'; did you mean "
-          "'driver_reported_bytes'?");
+          "runtime_total_bytes, driver_reported_bytes, source), found the unknown key "
+          "'driver_bytes'; did you mean 'driver_reported_bytes'?");
+    doc = readme_minimal_spec();
+    doc["memory"]["cuda_total_bytes"] = doc["memory"]["runtime_total_bytes"];
+    CHECK_THAT(json_error(doc), Catch::EndsWith("did you mean 'runtime_total_bytes'?"));
     doc = readme_minimal_spec();
     doc["dense_tflops"]["bfloat16"] = 989.4;
     CHECK_THAT(json_error(doc),
@@ -292,9 +415,10 @@ TEST_CASE("every key the README's schema table defines is accepted", "[gpu_spec]
     std::sort(documented.begin(), documented.end());
     std::sort(in_file.begin(), in_file.end());
     CHECK(documented == in_file);
-    // 7 plain keys (schema, id, aliases, name, vendor, tdp_W, notes) and the fields of 5 objects:
-    // memory 4, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4, node 4 = 24.
-    CHECK(documented.size() == 31);
+    // 8 plain keys (schema, id, aliases, name, vendor, architecture, tdp_W, notes) and the fields
+    // of 6 objects: memory 5, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4,
+    // node 5 = 26; 8 + 26 = 34.
+    CHECK(documented.size() == 34);
     CHECK_NOTHROW(gpu_spec_from_json(h100, "h100-sxm.json", "h100-sxm"));
 }
 
@@ -312,7 +436,9 @@ TEST_CASE("a GPU spec error names the spec, never a model", "[gpu_spec][errors]"
 
 TEST_CASE("a mistyped GPU name suggests the nearest id or alias", "[gpu_spec]") {
     const GpuRegistry reg = GpuRegistry::load(config_dir);
-    CHECK_THROWS_WITH(reg.resolve("h10"), Catch::EndsWith("found \"h10\"; did you mean 'h100'?"));
+    // One letter from an alias ("h10" is as near h20 as h100: no longer an example).
+    CHECK_THROWS_WITH(reg.resolve("h100-sx"),
+                      Catch::EndsWith("found \"h100-sx\"; did you mean 'h100-sxm'?"));
     CHECK_THROWS_WITH(reg.resolve("mi300"), Catch::EndsWith("did you mean 'mi300x'?"));
     CHECK_THROWS_WITH(reg.resolve("tpu-v5"), Catch::EndsWith("found \"tpu-v5\""));
 }
@@ -323,7 +449,7 @@ TEST_CASE("the GPU spec fixtures are what their names say", "[gpu_spec][minimal]
     CHECK(read_json_file(dir / "minimal.json") == readme_minimal_spec());
     const GpuSpecFile stated =
         gpu_spec_from_json(read_json_file(dir / "stated_only_fp8.json"), "s");
-    CHECK(stated.memory_from_stated);
+    CHECK(stated.memory_basis == MemoryBasis::stated);
     CHECK(stated.spec.memory_total == 80 * GB);
     CHECK_FALSE(stated.spec.dense(ComputeDtype::bf16).has_value());
     const GpuSpecFile links =
@@ -332,4 +458,73 @@ TEST_CASE("the GPU spec fixtures are what their names say", "[gpu_spec][minimal]
     CHECK(links.spec.pcie_bandwidth.in(GB_per_s) == Approx(64));
     CHECK_THROWS_WITH(gpu_spec_from_json(read_json_file(dir / "unknown_nested_key.json"), "u.json"),
                       Catch::StartsWith("u.json: memory.driver_bytes: expected a key of memory"));
+}
+
+TEST_CASE("each bundled GPU names its architecture", "[gpu_spec][kv_dtype]") {
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    for (const GpuSpecFile& g : reg.files()) {
+        INFO(g.file.string());
+        CHECK(g.spec.arch != GpuArch::unknown);
+    }
+    CHECK(reg.find("a100-sxm4-80gb")->arch == GpuArch::ampere);
+    CHECK(reg.find("l40s")->arch == GpuArch::ada);
+    CHECK(reg.find("h100")->arch == GpuArch::hopper);
+    CHECK(reg.find("gb200")->arch == GpuArch::blackwell);
+    CHECK(reg.find("mi300x")->arch == GpuArch::cdna3);
+    CHECK(reg.find("mi355x")->arch == GpuArch::cdna4);
+    Json doc = readme_minimal_spec();
+    doc["architecture"] = "hoper";
+    CHECK(json_error(doc) ==
+          "my-gpu.json: architecture: expected ampere, ada, hopper, blackwell, cdna3 or cdna4, "
+          "found \"hoper\"; did you mean 'hopper'?");
+}
+
+TEST_CASE("a KV dtype is refused on an architecture that cannot hold it", "[gpu_spec][kv_dtype]") {
+    // NVFP4 needs Blackwell's FP4 tensor cores; MXFP4 needs FP4 with microscaling (Blackwell,
+    // CDNA4): MI300X (CDNA3) has no FP4 at all.
+    static_assert(kv_dtype_refusal(KvDtype::nvfp4, GpuArch::hopper, Engine::vllm).has_value());
+    static_assert(!kv_dtype_refusal(KvDtype::nvfp4, GpuArch::blackwell, Engine::vllm));
+    static_assert(kv_dtype_refusal(KvDtype::nvfp4, GpuArch::cdna4, Engine::vllm).has_value());
+    static_assert(kv_dtype_refusal(KvDtype::mxfp4, GpuArch::cdna3, Engine::vllm).has_value());
+    static_assert(!kv_dtype_refusal(KvDtype::mxfp4, GpuArch::cdna4, Engine::sglang));
+    static_assert(!kv_dtype_refusal(KvDtype::mxfp4, GpuArch::blackwell, Engine::vllm));
+    // FP8 on Ampere: vLLM and SGLang store it and attend in 16 bits; TensorRT-LLM needs SM 8.9.
+    static_assert(!kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ampere, Engine::vllm));
+    static_assert(!kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ampere, Engine::sglang));
+    static_assert(kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ampere, Engine::trtllm).has_value());
+    static_assert(!kv_dtype_refusal(KvDtype::fp8_e4m3, GpuArch::ada, Engine::trtllm));
+    // 16-bit and integer caches, and a GPU whose architecture is not stated: no rule.
+    static_assert(!kv_dtype_refusal(KvDtype::bf16, GpuArch::ampere, Engine::trtllm));
+    static_assert(!kv_dtype_refusal(KvDtype::int4, GpuArch::cdna3, Engine::vllm));
+    static_assert(!kv_dtype_refusal(KvDtype::nvfp4, GpuArch::unknown, Engine::vllm));
+
+    // evaluate() refuses it as bad input, naming the GPU, its architecture and the reason.
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    const Deployment on_mi300x{
+        .model = presets::llama_3_8b, .gpu = *reg.find("mi300x"), .kv = KvDtype::mxfp4};
+    CHECK_THROWS_WITH(evaluate(on_mi300x, {.context = 8192}),
+                      Catch::StartsWith("GPU 'mi300x' (cdna3): kv_dtype: expected a KV dtype it "
+                                        "can hold (an MXFP4 KV cache needs FP4 hardware") &&
+                          Catch::EndsWith("found mxfp4"));
+    Deployment on_b200 = on_mi300x;
+    on_b200.gpu = *reg.find("b200");
+    on_b200.kv = KvDtype::nvfp4;
+    CHECK(evaluate(on_b200, {.context = 8192}).starts());
+    on_b200.gpu = *reg.find("h200");
+    CHECK_THROWS_AS(evaluate(on_b200, {.context = 8192}), InvalidInput);
+}
+
+TEST_CASE("plan leaves out the GPUs that cannot hold a KV dtype", "[gpu_spec][kv_dtype]") {
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    SearchSpace space;
+    space.gpus = {*reg.find("h100"), *reg.find("b200")};
+    space.kv_formats = {KvFormat(KvDtype::nvfp4)};
+    space.max_gpus = 1;
+    const PlanAnswer p = plan_replicas(presets::llama_3_8b, space, {}, {.context = 8192});
+    REQUIRE_FALSE(p.fits.empty());
+    for (const PlanCandidate& c : p.fits) CHECK(c.gpu == 1);  // the B200 only
+    // With no GPU that can hold it, the refusal is the answer.
+    space.gpus = {*reg.find("h100")};
+    CHECK_THROWS_WITH(plan_replicas(presets::llama_3_8b, space, {}, {.context = 8192}),
+                      Catch::StartsWith("GPU 'h100-sxm' (hopper): kv_dtype:"));
 }

@@ -270,7 +270,7 @@ inline constexpr FixedArray<detail::EnumName<FigureSource>, 3> figure_source_nam
 
 /// What the log cannot say, from elsewhere.
 struct CalibrationInputs {
-    std::optional<Bytes> memory_total;  ///< the GPU's driver total (exact): preferred to the log's
+    std::optional<Bytes> memory_total;  ///< the GPU's runtime total (exact): preferred to the log's
     std::optional<double> utilization;  ///< overrides the log's gpu_memory_utilization
     double default_utilization = 0.9;   ///< when neither gives one (vLLM's default through v0.1x)
     std::optional<Bytes> weights;       ///< modelled weights, when the log has no weight line

@@ -1,20 +1,24 @@
 #pragma once
 
 // GPU spec files (schema `kvplan-gpu/1`, configs/gpus/README.md) -> kvplan::GpuSpec, and a registry
-// over a folder of them. The budget starts from memory.driver_reported_bytes (what nvidia-smi or
-// rocm-smi reports as total), never from the vendor's "80GB". Every figure is read with its unit
+// over a folder of them. The budget starts from memory.runtime_total_bytes (the total the CUDA or
+// HIP runtime reports: cudaMemGetInfo, torch.cuda.mem_get_info, the figure vLLM logs as "Free
+// memory on device (free/total GiB)"), never from the vendor's "80GB" nor from nvidia-smi's total,
+// which still counts the memory the driver reserves for itself. Every figure is read with its unit
 // as the key names it: TB_per_s and GB_per_s_per_direction are decimal, dense_tflops are 10^12
 // FLOP/s (dense, not sparse); null means "unsupported" or "no such link".
 //
-// A spec needs only what sizing and the roofline use: id, name, memory (the driver's total or the
-// vendor's stated figure), memory bandwidth and one dense FLOP/s figure. Everything else (schema,
-// aliases, vendor, sources, links, TDP, notes) is optional; an absent link is zero, which the
-// roofline refuses only when it needs that link. Every object is strict: a key the schema does not
-// name is an error naming its path and the nearest known key. Ids and aliases are lower case,
-// unique across the folder, and a file's id is its file name without .json; look-ups ignore case.
+// A spec needs only what sizing and the roofline use: id, name, memory (the runtime's total, else
+// the driver's, else the vendor's stated figure), memory bandwidth and one dense FLOP/s figure.
+// Everything else (schema, aliases, vendor, sources, links, TDP, notes) is optional; an absent link
+// is zero, which the roofline refuses only when it needs that link. Every object is strict: a key
+// the schema does not name is an error naming its path and the nearest known key. Ids and aliases
+// are lower case, unique across the folder, and a file's id is its file name without .json;
+// look-ups ignore case.
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -29,14 +33,21 @@
 
 namespace kvplan {
 
+/// Which memory figure of a spec file the budget starts from.
+enum class MemoryBasis : std::uint8_t {
+    runtime,  ///< runtime_total_bytes: what the CUDA/HIP runtime reports, as an engine sees it
+    driver,   ///< driver_reported_bytes alone: overstates by the memory the driver reserves
+    stated,   ///< stated_bytes alone: the vendor's figure read in SI units
+};
+
 /// A GPU spec file as loaded: the spec the core computes with, plus what only the file says.
 struct GpuSpecFile {
     GpuSpec spec{};
     std::vector<std::string> aliases;  ///< other lower-case names of the SKU (may be none)
     std::string vendor;                ///< "nvidia" or "amd"; empty when the file names none
     std::optional<double> tdp_W{};     ///< maximum board power, watts, when the file states it
-    bool memory_from_stated = false;   ///< no driver total: the budget starts from stated_bytes
-    std::filesystem::path file;        ///< where it was read from
+    MemoryBasis memory_basis = MemoryBasis::runtime;  ///< the figure memory_total was read from
+    std::filesystem::path file;                       ///< where it was read from
 };
 
 namespace detail {
@@ -75,8 +86,8 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
 [[nodiscard]] inline GpuSpecFile gpu_spec_from_json(const Json& root, const std::string& source,
                                                     std::string_view expected_id = {}) {
     const JsonReader r(root, source);
-    r.only_keys({"schema", "id", "aliases", "name", "vendor", "memory", "memory_bandwidth",
-                 "dense_tflops", "scale_up", "pcie", "node", "tdp_W", "notes"},
+    r.only_keys({"schema", "id", "aliases", "name", "vendor", "architecture", "memory",
+                 "memory_bandwidth", "dense_tflops", "scale_up", "pcie", "node", "tdp_W", "notes"},
                 "a GPU spec",
                 {{"bandwidth", "memory_bandwidth"},
                  {"hbm_bandwidth", "memory_bandwidth"},
@@ -114,21 +125,46 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
         r.fail("vendor", "\"nvidia\" or \"amd\" (or no such key)",
                "\"" + detail::printable(out.vendor) + "\"");
 
+    if (const auto arch = r.optional_string("architecture")) {
+        const auto a = parse_gpu_arch(*arch);
+        if (!a || *a == GpuArch::unknown) {
+            std::vector<std::string> known;
+            for (const auto& n : gpu_arch_names)
+                if (n.value != GpuArch::unknown) known.emplace_back(n.name);
+            r.fail("architecture", "ampere, ada, hopper, blackwell, cdna3 or cdna4",
+                   "\"" + detail::printable(*arch) + "\"" + detail::did_you_mean(*arch, known));
+        }
+        out.spec.arch = *a;
+    }
+
     const JsonReader mem = r.object("memory");
-    mem.only_keys({"stated", "stated_bytes", "driver_reported_bytes", "source"}, "memory",
-                  {{"bytes", "driver_reported_bytes"},
-                   {"total_bytes", "driver_reported_bytes"},
-                   {"driver_bytes", "driver_reported_bytes"}});
+    mem.only_keys(
+        {"stated", "stated_bytes", "runtime_total_bytes", "driver_reported_bytes", "source"},
+        "memory",
+        {{"bytes", "runtime_total_bytes"},
+         {"total_bytes", "runtime_total_bytes"},
+         {"cuda_total_bytes", "runtime_total_bytes"},
+         {"driver_bytes", "driver_reported_bytes"}});
     (void)mem.optional_string("stated");
     const auto stated = mem.optional_positive_integer("stated_bytes");
+    const auto runtime = mem.optional_positive_integer("runtime_total_bytes");
     const auto driver = mem.optional_positive_integer("driver_reported_bytes");
-    if (!stated && !driver)
-        mem.fail("driver_reported_bytes",
-                 "the total the driver reports, in bytes (or stated_bytes, the vendor's figure)",
+    if (!stated && !runtime && !driver)
+        mem.fail("runtime_total_bytes",
+                 "the total the CUDA or HIP runtime reports, in bytes (or driver_reported_bytes, "
+                 "or stated_bytes, the vendor's figure)",
                  "nothing (the field is missing)");
+    // The runtime's total is below the driver's, which the driver's reservation is part of.
+    if (runtime && driver && *runtime > *driver)
+        mem.fail("runtime_total_bytes",
+                 "at most driver_reported_bytes (" + std::to_string(*driver) + ")",
+                 std::to_string(*runtime));
     if (stated) out.spec.memory_stated = Bytes::exactly(*stated);
-    out.spec.memory_total = Bytes::exactly(driver ? *driver : *stated);
-    out.memory_from_stated = !driver;
+    if (driver) out.spec.memory_driver = Bytes::exactly(*driver);
+    out.spec.memory_total = Bytes::exactly(runtime ? *runtime : driver ? *driver : *stated);
+    out.memory_basis = runtime  ? MemoryBasis::runtime
+                       : driver ? MemoryBasis::driver
+                                : MemoryBasis::stated;
     detail::optional_source(mem, "source");
 
     const JsonReader bw = r.object("memory_bandwidth");
@@ -181,11 +217,27 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
         detail::optional_source(*pcie, "source");
     }
 
-    // Optional: the node the GPU sits in. Without it, 8 GPUs per node and no scale-out figure.
+    // Optional: the node the GPU sits in and the scale-up domain it belongs to. Without it, 8 GPUs
+    // per node, one scale-up domain per node and no scale-out figure.
     if (const auto node = r.optional_object("node")) {
-        node->only_keys({"gpus", "scale_out", "GB_per_s_per_direction", "source"}, "node");
+        node->only_keys({"gpus", "scale_up_gpus", "scale_out", "GB_per_s_per_direction", "source"},
+                        "node", {{"nvlink_domain", "scale_up_gpus"}, {"domain", "scale_up_gpus"}});
         out.spec.gpus_per_node =
             static_cast<std::uint32_t>(node->positive_integer("gpus", 1'000'000));
+        if (const auto domain = node->optional_positive_integer("scale_up_gpus", 1'000'000)) {
+            const std::uint64_t n = out.spec.gpus_per_node;
+            // A fabric joins part of one node (NVLink-bridged pairs) or whole nodes (an NVL72
+            // rack of 4-GPU trays), never a node and a piece of another.
+            if (n % *domain != 0 && *domain % n != 0)
+                node->fail("scale_up_gpus",
+                           "a divisor or a multiple of node.gpus (" + std::to_string(n) + ")",
+                           std::to_string(*domain));
+            const bool linked = out.spec.scale_up_bandwidth > BytesPerSecond{};
+            if (!linked && *domain != 1)
+                node->fail("scale_up_gpus", "1 (no scale_up link joins the GPUs)",
+                           std::to_string(*domain));
+            out.spec.scale_up_gpus = static_cast<std::uint32_t>(*domain);
+        }
         (void)node->optional_string("scale_out");
         if (const auto out_bw = node->positive_number_or_null("GB_per_s_per_direction"))
             out.spec.scale_out_bandwidth =

@@ -17,7 +17,7 @@ Two ways in, both running kvplan's own C++ in this process:
 
     >>> d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
     >>> d.evaluate(context=8000, concurrency=48).max_concurrency
-    63
+    62
 
 Errors raise kvplan.UsageError or kvplan.InvalidInputError (and its subclasses) carrying
 kvplan's message. The bundled model and GPU configs are read from config_dir().

@@ -25,7 +25,7 @@ _OWN = {"format"}
 _EXAMPLES = {
     "size": ('kvplan.size(model="llama-3-70b", context=8192).kv_bytes_per_sequence', "2684354560"),
     "fit": ('kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k",\n'
-            '...            concurrency=48).max_concurrency', "63"),
+            '...            concurrency=48).max_concurrency', "62"),
     "roofline": ('kvplan.roofline(model="llama-3-70b", gpu="h100-sxm", tp=4, batch=8,\n'
                  '...                 context="8k").bound', "'memory'"),
     "plan": ('kvplan.plan(model="llama-3-70b", gpu=["h100-sxm", "h200-sxm"], context="8k",\n'

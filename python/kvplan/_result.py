@@ -31,7 +31,7 @@ class Result:
         >>> r = kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k",
         ...                concurrency=48)
         >>> r.fits, r.max_concurrency, r.inputs.engine
-        (True, 63, 'vllm')
+        (True, 62, 'vllm')
 
     r["key"] and "key" in r work too; r._fields lists the keys and r._asdict() gives the JSON
     as dicts and lists (the leading underscore keeps them from shadowing a key, as in

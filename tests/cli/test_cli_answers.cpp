@@ -102,7 +102,9 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
 
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
     // 8 x H100 at tp 4: two replicas of Llama-3-70B, each holding max_concurrency sequences of
-    // 8,000 tokens (63 at bf16, test_cli_commands.cpp); 100 sequences need 50 per replica.
+    // 8,000 tokens (62 at bf16: 41,002,241,229 B of KV per GPU, 31,282 blocks of 16 x 81,920 B,
+    // 1 + (31,282 - 1 - 500) / 500 = 62 sequences of 500 blocks, as test_evaluate.cpp derives); 100
+    // sequences need 50 per replica.
     const json j = fit_json(
         "--model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
         "--concurrency 100");
@@ -113,13 +115,13 @@ TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answ
         "fit --model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
         "--concurrency 500");
     CHECK(r.out.find("2 replicas of tp 4 x pp 1") != std::string::npos);
-    CHECK(r.out.find("room for 2 x 63 = 126") != std::string::npos);
+    CHECK(r.out.find("room for 2 x 62 = 124") != std::string::npos);
 }
 
 TEST_CASE("roofline says when the cache cannot hold its batch, and takes --concurrency as --batch",
           "[cli][answers]") {
-    // Llama-3-70B on 4 x H100 at 8,000 tokens holds 63 sequences (fit): a batch of 200 does not
-    // fit, 32 does.
+    // Llama-3-70B on 4 x H100 at 8,000 tokens holds 62 sequences (fit; derived above): a batch of
+    // 200 does not fit, 32 does.
     const CliRun r = run_kvplan(
         "roofline --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 200 "
         "--format json");
@@ -127,7 +129,7 @@ TEST_CASE("roofline says when the cache cannot hold its batch, and takes --concu
     const json j = json::parse(r.out);
     CHECK(j["points"][0]["batch"] == 200);
     CHECK(j["fits"] == false);
-    CHECK(j["kv_wall_sequences"].get<std::uint64_t>() == 63);
+    CHECK(j["kv_wall_sequences"].get<std::uint64_t>() == 62);
     CHECK(run_kvplan("roofline --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --batch 32 "
                      "--format json")
               .out.find("\"fits\": true") != std::string::npos);
@@ -427,15 +429,15 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
     // library's scenario (tests/test_deployments.cpp derives the weights and caches by hand).
     const std::string base = "--model deepseek-v3 --gpu h200-sxm --context 8000 --concurrency 256";
     const json tp8 = fit_json(base + " --tp 8");
-    CHECK(tp8["max_concurrency"] == 88);
+    CHECK(tp8["max_concurrency"] == 87);
     CHECK(tp8["fits"] == false);
     const json dpep = fit_json(base + " --dp 8 --enable-expert-parallel");
     CHECK(dpep["inputs"]["dp"] == 8);
     CHECK(dpep["inputs"]["ep"] == 8);  // vLLM: ep = dp x tp
     CHECK(dpep["inputs"]["tp"] == 1);
     CHECK(dpep["inputs"]["gpus"] == 8);
-    CHECK(dpep["max_concurrency"] == 480);
-    CHECK(dpep["max_concurrency_per_dp_rank"] == 60);  // 480 = 8 ranks x 60
+    CHECK(dpep["max_concurrency"] == 472);
+    CHECK(dpep["max_concurrency_per_dp_rank"] == 59);  // 472 = 8 ranks x 59
     CHECK(dpep["weight_bytes_per_gpu"] == 100'840'717'664ULL);
     // Each dp rank holds only its own 256 / 8 = 32 sequences: 61 layers x (512 + 64) x 2 B =
     // 70,272 B a token, x 8,000 tokens (500 whole blocks of 16) = 562,176,000 B a sequence.
@@ -454,10 +456,10 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
                                       "deepseek-ai/DeepSeek-V3 --tp-size 8 --dp-size 8 "
                                       "--enable-dp-attention --ep-size 8"));
 
-    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 11,112 blocks of 64
+    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 10,980 blocks of 64
     // tokens (FlashMLA's on Hopper), each rank holding one token in 8. vLLM's "GPU KV cache size"
-    // at 8,192 tokens is blocks / cdiv(8,192, 64 x dcp) x 8,192: 11,112 / 128 x 8,192 = 711,168
-    // tokens at dcp 1 and 11,112 / 16 x 8,192 = 5,689,344 at dcp 8, eight times as many; a
+    // at 8,192 tokens is blocks / cdiv(8,192, 64 x dcp) x 8,192: 10,980 / 128 x 8,192 = 702,720
+    // tokens at dcp 1 and 10,980 / 16 x 8,192 = 5,621,760 at dcp 8, eight times as many; a
     // sequence takes 1,024 x 70,272 B on a GPU.
     const std::string at8k = "--model deepseek-v3 --gpu h200-sxm --context 8192 --tp 8";
     const json dcp1 = fit_json(at8k);
@@ -513,10 +515,11 @@ TEST_CASE("plan searches dp, ep and dcp and prints both engines' command lines f
     for (const json& n : p["notes"]) notes += n.get<std::string>() + "\n";
     CHECK_THAT(notes, Catch::Contains("vllm serve deepseek-ai/DeepSeek-V3"));
     CHECK_THAT(notes, Catch::Contains("python -m sglang.launch_server"));
-    // With the axes off, every candidate is tp x pp alone.
+    // With the axes off, every candidate is tp x pp alone (--any-layout: within 8 GPUs only
+    // replicas of 5 to 7 GPUs at pp 5 to 7 hold 256 sequences of 32k tokens, none a whole node).
     const json plain =
         json::parse(run_kvplan("plan --model deepseek-v3 --context 32k --concurrency 256 "
-                               "--no-dp --no-ep --no-dcp --format json")
+                               "--no-dp --no-ep --no-dcp --any-layout --format json")
                         .out);
     CHECK_FALSE(plain["candidates"].empty());
     for (const json& c : plain["candidates"]) {
@@ -600,10 +603,11 @@ TEST_CASE("fit and roofline time an fp8 checkpoint's matmuls in fp8 unless told 
 
 TEST_CASE("fleet and compare take --shared-prefix: the prefix held once, each request its own",
           "[cli][answers][shared_prefix]") {
-    // Llama-3-8B on one H100 (56.30 GiB of KV, 57,651 MiB), requests of 4,096 + 512 tokens: 288
-    // blocks of 2 MiB, 576 MiB each, so floor(57,651 / 576) = 100 at p95. A 2,048-token system
-    // prompt is 128 blocks, 256 MiB, held once: each request then holds 320 MiB of its own, and
-    // floor((57,651 - 256) / 320) = 179.
+    // Llama-3-8B on one H100 (60,002,446,541 B of KV = 55.88 GiB, 57,222.8 MiB: the CUDA total
+    // 85,029,027,840 B x 0.92 less weights, activation and graphs), requests of 4,096 + 512
+    // tokens: 288 blocks of 2 MiB, 576 MiB each, so floor(57,222.8 / 576) = 99 at p95. A
+    // 2,048-token system prompt is 128 blocks, 256 MiB, held once: each request then holds 320
+    // MiB of its own, and floor((57,222.8 - 256) / 320) = 178.
     const std::string fleet =
         "fleet --model llama-3-8b --gpu h100-sxm --rate 20 --tpot-ms 50 --prompt-tokens 4096 "
         "--output-tokens 512 --format json";
@@ -612,8 +616,8 @@ TEST_CASE("fleet and compare take --shared-prefix: the prefix held once, each re
     REQUIRE(sr.code == 0);
     const json shared = json::parse(sr.out);
     const json plain = json::parse(run_kvplan(fleet).out);
-    CHECK(plain["batch_kv_at_percentile"] == 100);
-    CHECK(shared["batch_kv_at_percentile"] == 179);
+    CHECK(plain["batch_kv_at_percentile"] == 99);
+    CHECK(shared["batch_kv_at_percentile"] == 178);
     CHECK(shared["kv_per_request_at_percentile"] == 320ULL << 20);
     CHECK(shared["shared_prefix_blocks"] == 128);
     CHECK(shared["shared_prefix_bytes_held_once"] == 256ULL << 20);

@@ -53,7 +53,7 @@ std::size_t lines_starting(const std::string& text, const std::string& prefix) {
 }  // namespace
 
 TEST_CASE("check judges each requirement on each replica of the policy", "[cli][check][replicas]") {
-    // Before the change: 76 and 176 sequences of 8,000 tokens on the H100 and the H200
+    // Before the change: 75 and 175 sequences of 8,000 tokens on the H100 and the H200
     // (tests/test_check.cpp); the regressions have nothing to compare with and are skipped.
     const CliRun r = run_kvplan(regressions + " --format json");
     REQUIRE(r.code == 0);
@@ -65,8 +65,8 @@ TEST_CASE("check judges each requirement on each replica of the policy", "[cli][
     CHECK(rows[0]["replica"] == "H100");
     CHECK(rows[1]["replica"] == "H200");
     CHECK(rows[0]["replica_path"] == "replicas[0]");
-    CHECK(rows[0]["measured"] == 76);
-    CHECK(rows[1]["measured"] == 176);
+    CHECK(rows[0]["measured"] == 75);
+    CHECK(rows[1]["measured"] == 175);
     CHECK(rows[2]["status"] == "skipped");
     CHECK(rows[2]["result"].is_null());
     CHECK(rows[2]["reason"] == "no baseline to compare with");
@@ -78,8 +78,8 @@ TEST_CASE("check judges each requirement on each replica of the policy", "[cli][
 }
 
 TEST_CASE("check judges regressions against the baseline", "[cli][check][regression]") {
-    // Doubling the KV heads: concurrency 76 -> 37 on the H100 (-51.3 %) and 176 -> 87 on the H200
-    // (-50.6 %), beyond 10 %; KV bytes per token 327,680 -> 655,360 B (+100 %), beyond 5 %; the
+    // Doubling the KV heads: concurrency 75 -> 37 on the H100 (-50.7 %) and 175 -> 87 on the H200
+    // (-50.3 %), beyond 10 %; KV bytes per token 327,680 -> 655,360 B (+100 %), beyond 5 %; the
     // TPOT bound at batch 1 x 8,000 tokens +3.75 %, within 5 %. The chat load (32) still holds.
     const CliRun r = run_kvplan(regressions + doubled_heads + " --format json");
     CHECK(r.code == 1);
@@ -89,13 +89,13 @@ TEST_CASE("check judges regressions against the baseline", "[cli][check][regress
     REQUIRE(rows.size() == 8);
     CHECK(rows[0]["result"] == true);  // 37 >= 32
     CHECK(rows[2]["measured"] == 37);
-    CHECK(rows[2]["baseline"] == 76);
-    CHECK(rows[2]["change_percent"].get<double>() == Approx((37.0 - 76.0) / 76.0 * 100.0));
+    CHECK(rows[2]["baseline"] == 75);
+    CHECK(rows[2]["change_percent"].get<double>() == Approx((37.0 - 75.0) / 75.0 * 100.0));
     CHECK(rows[2]["threshold"] == 10.0);
     CHECK(rows[2]["threshold_unit"] == "percent");
     CHECK(rows[2]["result"] == false);
     CHECK(rows[3]["measured"] == 87);
-    CHECK(rows[3]["baseline"] == 176);
+    CHECK(rows[3]["baseline"] == 175);
     CHECK(rows[4]["change_percent"].get<double>() == Approx(100.0));
     CHECK(rows[4]["result"] == false);
     CHECK(rows[6]["change_percent"].get<double>() ==
@@ -218,7 +218,7 @@ TEST_CASE("GitHub annotations point at the policy's line and at the changed conf
     CHECK_THAT(r.out,
                Catch::StartsWith("::error file=tests/data/cli/policy_context_8000.json,line=6,"
                                  "title=kvplan check%3A chat load::chat load: required >= 32 "
-                                 "sequences of 8,000 tokens, measured 0 sequences (baseline 76 "
+                                 "sequences of 8,000 tokens, measured 0 sequences (baseline 75 "
                                  "sequences, -100.0 %25): the engine does not start: 8,000 tokens "
                                  "pass the model's context limit of 4,096 tokens "
                                  "(max_position_embeddings)\n"));
@@ -228,7 +228,7 @@ TEST_CASE("GitHub annotations point at the policy's line and at the changed conf
                Catch::Contains("::error file=tests/data/cli/llama-3-70b-short/config.json,line=13,"
                                "title=kvplan check%3A max_position_embeddings::"
                                "max_position_embeddings changed from 8192 to 4096: it moves 2 "
-                               "checks, 2 failing; chat load: 0 sequences (was 76 sequences, "
+                               "checks, 2 failing; chat load: 0 sequences (was 75 sequences, "
                                "-100.0 %25); decode latency: none (was 10.57 ms)\n"));
     // Without the baseline the policy alone fails the same, at its lines.
     const CliRun alone = run_kvplan("check --policy " + data_file("cli/policy_context_8000.json") +
@@ -362,8 +362,8 @@ TEST_CASE("a policy's replica states redundant experts, and check holds what fit
 TEST_CASE("a policy's replicas state dp, ep and dcp, and a wrong GPU id names the policy file",
           "[cli][check][parallel]") {
     ScratchDir dir("parallel");
-    // Two vLLM-rule engines (ideal) of tp 4 each on 8 H100s: 2 x 76 = 152 sequences of 8,000
-    // tokens (tests/test_check.cpp derives 76 for one).
+    // Two vLLM-rule engines (ideal) of tp 4 each on 8 H100s: 2 x 75 = 150 sequences of 8,000
+    // tokens (tests/test_check.cpp derives 75 for one).
     std::ofstream(dir.path / "policy.json") << R"({
   "schema": "kvplan-policy/1",
   "model": "llama-3-70b",
@@ -372,7 +372,7 @@ TEST_CASE("a policy's replicas state dp, ep and dcp, and a wrong GPU id names th
     {"name": "ep on a dense model", "gpu": "h100-sxm", "tp": 4, "ep": 4, "engine": "ideal"}
   ],
   "requirements": [
-    {"name": "chat load", "kind": "min_concurrency", "sequences": 152, "context_tokens": 8000}
+    {"name": "chat load", "kind": "min_concurrency", "sequences": 150, "context_tokens": 8000}
   ]
 })";
     const CliRun r = run_kvplan("check --format json --policy " + dir.quoted("policy.json"));
@@ -380,18 +380,18 @@ TEST_CASE("a policy's replicas state dp, ep and dcp, and a wrong GPU id names th
     const json doc = json::parse(r.out);
     const json& rows = doc["requirements"];
     REQUIRE(rows.size() == 2);
-    CHECK(rows[0]["measured"] == 152);
+    CHECK(rows[0]["measured"] == 150);
     CHECK(rows[0]["result"] == true);
     CHECK(rows[1]["result"] == false);
     CHECK(rows[1]["measured"].is_null());
     CHECK_THAT(rows[1]["reason"].get<std::string>(),
                Catch::Contains("expert parallelism needs a mixture-of-experts model"));
-    // One answer: fit at the same layout holds the same 152.
+    // One answer: fit at the same layout holds the same 150.
     const CliRun fit = run_kvplan(
         "fit --model llama-3-70b --gpu h100-sxm --tp 4 --dp 2 --engine ideal --block-size 1 "
         "--context 8000 --format json");
     REQUIRE(fit.code == 0);
-    CHECK(json::parse(fit.out)["max_concurrency"] == 152);
+    CHECK(json::parse(fit.out)["max_concurrency"] == 150);
     // The heading counts the dp engines' GPUs and shows the layout.
     const CliRun text = run_kvplan("check --policy " + dir.quoted("policy.json"));
     CHECK_THAT(text.out, Catch::Contains("dp 2: 8 x h100-sxm (tp 4 x pp 1 x dp 2), KV bf16") &&
@@ -525,8 +525,8 @@ TEST_CASE("the worked pull request of examples/ci/README.md fails as the README 
     // The README's rows for the concurrency, as vLLM's budget gives them.
     CHECK_THAT(md.out, Catch::Contains("| FAIL | max concurrency at 8,000 tokens falls by at most "
                                        "10 % | H200 fleet | max concurrency at 8,000 tokens falls "
-                                       "<= 10 % vs baseline | 76 sequences | 154 sequences | "
-                                       "-50.6 % |"));
+                                       "<= 10 % vs baseline | 76 sequences | 153 sequences | "
+                                       "-50.3 % |"));
     CHECK_THAT(md.out, Catch::EndsWith("> examples/ci/pr/our-70b/config.json:17: "
                                        "num_key_value_heads changed from 8 to 16\n"));
     // In GitHub Actions: the changed field at its line; transformers_version moves nothing.

@@ -254,8 +254,9 @@ TEST_CASE("fit prints the verdict first, then every budget term", "[cli][fit]") 
     // 32 sequences need 32 x 655,360,000 B = 19.5 GiB per GPU, well inside what 80 GB less
     // 32.9 GiB of weights leaves.
     CHECK_THAT(r.out, Catch::StartsWith("FITS: 32 sequences of 8,000 tokens"));
-    // vLLM's budget: ceil(85,520,809,984 B x 0.92) = 78,679,145,186 B before weights and the rest.
-    CHECK_THAT(r.out, Catch::Contains("(78,679,145,186 B)") && Catch::Contains("- weights") &&
+    // vLLM's budget: ceil(85,029,027,840 B x 0.92) = 78,226,705,613 B (the H100's CUDA total,
+    // 81,090 MiB) before weights and the rest.
+    CHECK_THAT(r.out, Catch::Contains("(78,226,705,613 B)") && Catch::Contains("- weights") &&
                           Catch::Contains("- activation peak") &&
                           Catch::Contains("= KV budget per GPU"));
     const CliRun c = run_kvplan(
@@ -266,7 +267,7 @@ TEST_CASE("fit prints the verdict first, then every budget term", "[cli][fit]") 
     for (const char* col : {"fits", "kv_budget_bytes_per_gpu", "kv_tokens_capacity",
                             "max_concurrency", "max_context"})
         CHECK_NOTHROW(csv_column(rows, col));
-    CHECK(rows[1][csv_column(rows, "gpu_memory_bytes")] == "85520809984");
+    CHECK(rows[1][csv_column(rows, "gpu_memory_bytes")] == "85029027840");
 }
 
 TEST_CASE("roofline gives the decode bound and sweeps comma lists", "[cli][roofline]") {
@@ -317,12 +318,15 @@ TEST_CASE("list gpus shows the bundled specs with their units", "[cli][list]") {
     for (const json& g : j["gpus"])
         if (g["id"] == "h100-sxm") {
             found = true;
-            // nvidia-smi's 81,559 MiB x 1,048,576 = 85,520,809,984 B (configs/gpus/h100-sxm.json).
-            CHECK(g["memory_bytes"].get<std::uint64_t>() == 85'520'809'984ULL);
+            // The CUDA total 81,090 MiB x 1,048,576 = 85,029,027,840 B = 79.19 GiB, beside the
+            // datasheet's 80GB read in SI units (configs/gpus/h100-sxm.json).
+            CHECK(g["memory_bytes"].get<std::uint64_t>() == 85'029'027'840ULL);
+            CHECK(g["memory_bytes_stated"].get<std::uint64_t>() == 80'000'000'000ULL);
         }
     CHECK(found);
-    CHECK_THAT(run_kvplan("list gpus").out,
-               Catch::Contains("79.65 GiB") && Catch::Contains("3.35 TB/s"));
+    CHECK_THAT(run_kvplan("list gpus").out, Catch::Contains("79.19 GiB") &&
+                                                Catch::Contains("80 GB") &&
+                                                Catch::Contains("3.35 TB/s"));
 }
 
 TEST_CASE("unknown GPUs and unreadable spec files exit 3 naming the file", "[cli][exit]") {
@@ -484,7 +488,7 @@ TEST_CASE("compare puts every combination in one table", "[cli][compare]") {
     REQUIRE(g.code == 0);
     const auto rows = parse_csv(g.out);
     REQUIRE(rows.size() == 3);
-    // The H200 (143,771 MiB) leaves more KV budget than the H100 (81,559 MiB).
+    // The H200 (143,156 MiB) leaves more KV budget than the H100 (81,090 MiB).
     CHECK(std::stoull(rows[2][csv_column(rows, "max_concurrency")]) >
           std::stoull(rows[1][csv_column(rows, "max_concurrency")]));
 }
@@ -649,4 +653,70 @@ TEST_CASE("every kvplan example in the README and docs/ is what the CLI prints",
             CHECK(is_excerpt(e.shown, printed));
         }
     }
+}
+
+TEST_CASE("a KV dtype the GPU cannot hold exits 3 with the reason", "[cli][exit][kv_dtype]") {
+    // NVFP4 is Blackwell's (b200 takes it, h100 does not); MI300X (CDNA3) has no FP4 for MXFP4;
+    // TensorRT-LLM's FP8 cache needs Ada or later, where vLLM stores fp8 on an A100 too.
+    const std::string base = "fit --model llama-3-8b --context 8k --concurrency 8 ";
+    const CliRun h100 = run_kvplan(base + "--gpu h100 --kv-dtype nvfp4");
+    CHECK(h100.code == 3);
+    CHECK_THAT(h100.err, Catch::Contains("GPU 'h100-sxm' (hopper): kv_dtype: expected a KV dtype "
+                                         "it can hold (an NVFP4 KV cache needs Blackwell's FP4 "
+                                         "tensor cores") &&
+                             Catch::Contains("found nvfp4"));
+    CHECK(run_kvplan(base + "--gpu b200 --kv-dtype nvfp4").code == 0);
+    const CliRun mi300x = run_kvplan(base + "--gpu mi300x --kv-dtype mxfp4");
+    CHECK(mi300x.code == 3);
+    CHECK_THAT(mi300x.err, Catch::Contains("GPU 'mi300x' (cdna3)") &&
+                               Catch::Contains("an MXFP4 KV cache needs FP4 hardware"));
+    CHECK(run_kvplan(base + "--gpu mi355x --kv-dtype mxfp4").code == 0);
+    const CliRun trt = run_kvplan(base + "--gpu a100-sxm4-80gb --kv-dtype fp8 --engine trtllm");
+    CHECK(trt.code == 3);
+    CHECK_THAT(trt.err, Catch::Contains("TensorRT-LLM's FP8 KV cache needs FP8 in hardware"));
+    CHECK(run_kvplan(base + "--gpu a100-sxm4-80gb --kv-dtype fp8").code == 0);
+}
+
+TEST_CASE("plan searches whole nodes unless --any-layout", "[cli][plan][layout]") {
+    // Kimi-K2 on up to 16 H200s (8 per node): whole nodes are 8 or 16 GPUs; the wider search also
+    // proposes replicas of 9 (pp 9) and fewer.
+    const std::string kimi =
+        "plan --model kimi-k2-instruct --gpu h200 --max-gpus 16 --context 8k --concurrency 16 "
+        "--top 50 --format json";
+    const CliRun r = run_kvplan(kimi);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE_FALSE(j["candidates"].empty());
+    for (const json& c : j["candidates"]) {
+        const auto n = c["gpus"].get<std::uint64_t>();
+        CHECK((n == 8 || n == 16));
+    }
+    const json any = json::parse(run_kvplan(kimi + " --any-layout").out);
+    bool odd = false;
+    for (const json& c : any["candidates"]) odd = odd || c["gpus"].get<std::uint64_t>() % 8 != 0;
+    CHECK(odd);
+}
+
+TEST_CASE("plan's command notes name their row, and none when no row meets the targets",
+          "[cli][plan][notes]") {
+    const std::string base =
+        "plan --model llama-3-70b --gpu h100,h200 --context 3k --concurrency 64 --prompt-tokens "
+        "2000 --output-tokens 1000";
+    const CliRun r = run_kvplan(base + " --tpot-ms 40 --format json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE_FALSE(j["candidates"].empty());
+    // The vLLM note states row 1's layout: its GPU count and tensor-parallel size.
+    const json& first = j["candidates"][0];
+    std::string vllm_note;
+    for (const json& n : j["notes"])
+        if (n.get<std::string>().rfind("vLLM command line", 0) == 0) vllm_note = n;
+    CHECK_THAT(vllm_note, Catch::StartsWith("vLLM command line (candidate 1): vllm serve") &&
+                              Catch::Contains("--tensor-parallel-size " +
+                                              std::to_string(first["tp"].get<int>()) + " "));
+    // A TPOT target nothing meets: no row, no command line, and in text no table header.
+    const CliRun none = run_kvplan(base + " --tpot-ms 0.01");
+    REQUIRE(none.code == 0);
+    CHECK(none.out.find("command line") == std::string::npos);
+    CHECK(none.out.find("  #  GPU") == std::string::npos);
 }

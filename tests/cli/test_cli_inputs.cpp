@@ -85,7 +85,8 @@ TEST_CASE("a mistyped subcommand or flag exits 2 with the nearest one", "[cli][t
 TEST_CASE("a mistyped model, GPU or engine names the nearest", "[cli][typos]") {
     check_suggests("fit --model llama-3-70 --gpu h100 --context 8k", 3, "found 'llama-3-70'",
                    "llama-3-70b");
-    check_suggests("fit --model llama-3-70b --gpu h10 --context 8k", 3, "found 'h10'", "h100");
+    // "h10" is one edit from both h100 and h20 since h20 is bundled: a typo with one answer.
+    check_suggests("fit --model llama-3-70b --gpu h1000 --context 8k", 3, "found 'h1000'", "h100");
     check_suggests("fit --model llama-3-70b --gpu h100-sxm5 --context 8k", 3, "found 'h100-sxm5'",
                    "h100-sxm");
     check_suggests("fit --model llama-3-70b --gpu h100 --context 8k --engine vlm", 2,
@@ -171,8 +172,8 @@ TEST_CASE("a policy reads no file outside its folder", "[cli][check][paths]") {
     CHECK_THAT(model.err, Catch::Contains("policy.json: model: ") &&
                               Catch::EndsWith("found \"llama-3-8\", neither; did you mean "
                                               "'llama-3-8b'?\n"));
-    CHECK_THAT(policy("llama-3-8b", "h10").err, Catch::Contains("policy.json: replica.gpu: ") &&
-                                                    Catch::EndsWith("did you mean 'h100'?\n"));
+    CHECK_THAT(policy("llama-3-8b", "h1000").err, Catch::Contains("policy.json: replica.gpu: ") &&
+                                                      Catch::EndsWith("did you mean 'h100'?\n"));
     // Absolute paths, `..` and links out are refused, for the model and the GPU alike.
     const std::string outside =
         (fs::path(KVPLAN_SOURCE_DIR) / "configs" / "gpus" / "l4.json").string();
@@ -195,7 +196,8 @@ TEST_CASE("a minimal GPU spec sizes a replica; the roofline refuses only what it
     const std::string gpu = " --gpu " + dir.quoted("my-h100.json");
     const CliRun fit = run_kvplan("fit --model llama-3-8b --context 8k --format json" + gpu);
     REQUIRE(fit.code == 0);
-    // The driver total as written: 81,559 MiB = 85,520,809,984 B, as the bundled H100's.
+    // The driver total as written (a file with no runtime total budgets from it): 81,559 MiB =
+    // 85,520,809,984 B, the bundled H100's nvidia-smi total.
     CHECK(nlohmann::json::parse(fit.out)["gpu_memory_bytes"] == 85'520'809'984ULL);
     CHECK(run_kvplan("roofline --model llama-3-8b --context 8k" + gpu).code == 0);
     // tp 2 needs a link for the all-reduce, and fp8 a dense fp8 figure: neither is in the file.
@@ -243,7 +245,8 @@ TEST_CASE("CSV rows carry the inputs, so a sweep's rows can be told apart", "[cl
     CHECK(fits[1][csv_column(fits, "gpu")] == "h100-sxm");
     CHECK(fits[2][csv_column(fits, "gpu")] == "h200-sxm");
     CHECK(fits[1][csv_column(fits, "context_tokens")] == "8000");
-    // 81,559 MiB and 143,771 MiB (configs/gpus/h100-sxm.json, h200-sxm.json).
-    CHECK(fits[1][csv_column(fits, "gpu_memory_bytes")] == "85520809984");
-    CHECK(fits[2][csv_column(fits, "gpu_memory_bytes")] == "150754820096");
+    // The CUDA totals 81,090 MiB and 143,156 MiB, x 1,048,576 B (configs/gpus/h100-sxm.json,
+    // h200-sxm.json, memory.runtime_total_bytes).
+    CHECK(fits[1][csv_column(fits, "gpu_memory_bytes")] == "85029027840");
+    CHECK(fits[2][csv_column(fits, "gpu_memory_bytes")] == "150109945856");
 }

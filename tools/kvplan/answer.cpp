@@ -319,10 +319,10 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            {"why the engine does not start (none when it starts)", {}},
                            false});
     rep.figures.push_back({"gpu_memory_bytes",
-                           "GPU memory (driver total)",
+                           "GPU memory (runtime total)",
                            cell(m.memory_total),
                            cell_exact(m.memory_total),
-                           {"the driver's total", {gpu_src}}});
+                           {"the total the CUDA or HIP runtime reports", {gpu_src}}});
     if (e == Engine::vllm) {
         const ResolvedServing& s = a.serving;
         rep.figures.push_back(

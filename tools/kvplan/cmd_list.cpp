@@ -60,32 +60,43 @@ void list_models(const ListOptions& o, Context& ctx) {
 void list_gpus(const ListOptions& o, Context& ctx) {
     Report r;
     r.command = "list gpus";
-    r.heading = "Bundled GPUs (--gpu ID or alias); memory as the driver reports it, dense peaks";
+    r.heading =
+        "Bundled GPUs (--gpu ID or alias); memory as the CUDA or HIP runtime reports it, beside "
+        "the vendor's figure; dense peaks";
     Table t;
     t.key = "gpus";
     t.columns = {{"id", "id"},
                  {"aliases", "aliases"},
                  {"name", "name"},
                  {"memory_bytes", "memory"},
+                 {"memory_bytes_stated", "stated"},
                  {"memory_bandwidth_bytes_per_s", "bandwidth"},
                  {"bf16_flops_per_s", "bf16 dense"},
                  {"fp8_flops_per_s", "fp8 dense"},
                  {"scale_up_bytes_per_s", "scale-up (one way)"},
+                 {"gpus_per_node", "GPUs/node"},
+                 {"scale_up_gpus", "GPUs/scale-up"},
                  {"source", "source"}};
     for (const ResolvedGpu& g : bundled_gpus(ctx)) {
         std::string aliases;
         for (const std::string& a : g.aliases) aliases += (aliases.empty() ? "" : " ") + a;
+        // The vendor's figure in the vendor's unit (80 GB), beside the runtime's in GiB.
+        const auto stated = [](Bytes b) {
+            return Cell{fmt::format("{:.0f} GB", b.in(GB)), b.count()};
+        };
         const auto flops = [&](ComputeDtype d) {
             const auto f = g.spec.dense(d);
             return f ? cell(*f) : cell_null();
         };
-        t.rows.push_back({cell_text(g.id), cell_text(aliases), cell_text(std::string(g.spec.name)),
-                          cell(g.spec.memory_total), cell(g.spec.memory_bandwidth),
-                          flops(ComputeDtype::bf16), flops(ComputeDtype::fp8),
-                          g.spec.scale_up_bandwidth > BytesPerSecond{}
-                              ? cell(g.spec.scale_up_bandwidth)
-                              : cell_null("none"),
-                          cell_text(g.source)});
+        t.rows.push_back(
+            {cell_text(g.id), cell_text(aliases), cell_text(std::string(g.spec.name)),
+             cell(g.spec.memory_total),
+             g.spec.memory_stated.is_zero() ? cell_null() : stated(g.spec.memory_stated),
+             cell(g.spec.memory_bandwidth), flops(ComputeDtype::bf16), flops(ComputeDtype::fp8),
+             g.spec.scale_up_bandwidth > BytesPerSecond{} ? cell(g.spec.scale_up_bandwidth)
+                                                          : cell_null("none"),
+             cell_count(g.spec.gpus_per_node, ""), cell_count(g.spec.scale_up_domain(), ""),
+             cell_text(g.source)});
     }
     r.tables.push_back(std::move(t));
     r.csv_table = 0;

@@ -37,6 +37,7 @@ struct PlanOptions {
     std::string ttft_ms;            ///< --ttft-ms target
     std::string tpot_ms;            ///< --tpot-ms target
     bool pareto = false;            ///< --pareto
+    bool any_layout = false;        ///< --any-layout: every split, not only whole nodes
 };
 
 /// --weight-dtype as a list: formats, or "checkpoint" for the model's own (the default).
@@ -193,6 +194,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     space.data_parallel = !po.no_dp;
     space.expert_parallel = !po.no_ep;
     space.context_parallel = !po.no_dcp;
+    space.layouts = po.any_layout ? LayoutRule::any : LayoutRule::whole_nodes;
     if (!po.redundant_experts.empty()) {
         const std::uint64_t r = parse_count(po.redundant_experts, "--redundant-experts", 0);
         if (r > 65536) usage_error("--redundant-experts", "at most 65536", po.redundant_experts);
@@ -357,6 +359,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     for (std::size_t i = 0; i < order.size() && i < top; ++i)
         t.rows.push_back(
             candidate_row(i + 1, *order[i], gpus, split.given(), with_prefix, priced[i]));
+    // Nothing to rank (none starts, or none meets the targets): no header without rows in text.
+    t.in_text = !t.rows.empty();
     rep.tables.push_back(std::move(t));
     rep.csv_table = 0;
     if (with_prefix)
@@ -417,11 +421,16 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "it, and another GPU that does (each evaluated as fit would); a smaller weight format "
             "(--weight-dtype fp8) or --max-gpus may find more");
     }
-    if (!p.fits.empty())
-        append_command_notes(
-            rep,
-            serve_commands(p, rm.get(), space, serving, demand, {.model = served_model(rm, ctx)}),
-            true);
+    if (!order.empty()) {
+        // The command lines of the ranked rows, in their order: "candidate N" is row N (shown
+        // when N is within --top). None when no fit meets the targets.
+        PlanAnswer shown;
+        for (const PlanCandidate* c : order) shown.fits.push_back(*c);
+        append_command_notes(rep,
+                             serve_commands(shown, rm.get(), space, serving, demand,
+                                            {.model = served_model(rm, ctx)}),
+                             true);
+    }
     if (order.size() > top)
         rep.notes.push_back(fmt::format("{} more fit; --top N shows more", order.size() - top));
     if (review) {
@@ -529,6 +538,10 @@ void register_plan(CLI::App& app, Context& ctx) {
     sub->add_flag("--no-dp", o->no_dp, "Leave attention data parallelism out of the search");
     sub->add_flag("--no-ep", o->no_ep, "Leave expert parallelism out of the search");
     sub->add_flag("--no-dcp", o->no_dcp, "Leave decode context parallelism out of the search");
+    sub->add_flag(
+        "--any-layout", o->any_layout,
+        "Search every GPU count and split the engine takes, not only whole nodes (a power "
+        "of two within a node, pipeline stages across nodes)");
     sub->add_option(
         "--redundant-experts", o->redundant_experts,
         "Physical experts beyond the routed ones in the expert-parallel layouts (EPLB)");

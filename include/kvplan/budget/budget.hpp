@@ -4,8 +4,8 @@
 //
 //     KV budget = memory_total x utilization - weights on that rank - non-KV reserve
 //
-// where utilization has vLLM's gpu_memory_utilization meaning (a fraction of the memory the driver
-// reports as total, not of the memory free), and the reserve is modelled term by term: the CUDA
+// where utilization has vLLM's gpu_memory_utilization meaning (a fraction of the total the CUDA
+// runtime reports, not of the memory free), and the reserve is modelled term by term: the CUDA
 // context, the activation peak of a forward over max_num_batched_tokens (the LM head's logits at
 // the vocabulary size included), CUDA graphs and communication buffers. Every term is shown, has a
 // documented default, and can be replaced by a figure. Ranks are never averaged: each pipeline
@@ -47,7 +47,7 @@ struct BudgetOptions {
 struct StageBudget {
     std::uint32_t stage = 0;
     Shard shard{};
-    Bytes memory_total{};  ///< the driver's total for the GPU
+    Bytes memory_total{};  ///< the CUDA or HIP runtime's total for the GPU
     Bytes usable{};        ///< ceil(memory_total x utilization), as vLLM's requested_memory
     Bytes weights{};       ///< weight_bytes_per_rank of this stage
     Reserve reserve{};

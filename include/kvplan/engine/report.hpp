@@ -50,7 +50,7 @@ struct EngineOptions {
 /// The KV memory an engine gives one GPU, term by term.
 struct EngineMemory {
     Engine engine = Engine::ideal;
-    Bytes memory_total{};  ///< the driver's total
+    Bytes memory_total{};  ///< the CUDA or HIP runtime's total
     double fraction =
         0.0;  ///< gpu_memory_utilization, mem_fraction_static or free_gpu_memory_fraction
     Bytes fraction_base{};   ///< what the fraction multiplies

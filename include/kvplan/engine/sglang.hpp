@@ -62,7 +62,10 @@ struct SglangMemFraction {
                                                               const SglangOptions& o = {},
                                                               std::uint32_t dp = 1) {
     SglangMemFraction r;
-    r.gpu_memory_mib = gpu.memory_total.count() / MiB.bytes;
+    // SGLang reads nvidia-smi's memory.total (get_device_memory_capacity), which still counts the
+    // memory the driver reserves; without that figure, the runtime's total stands in.
+    r.gpu_memory_mib =
+        (gpu.memory_driver.is_zero() ? gpu.memory_total : gpu.memory_driver).count() / MiB.bytes;
     const std::uint64_t g = r.gpu_memory_mib;
     // The table of _handle_gpu_memory_settings: (upper bound GiB, chunked prefill, graph bs for
     // tp < 4, graph bs for tp >= 4).

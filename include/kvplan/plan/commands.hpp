@@ -131,12 +131,14 @@ namespace detail {
             return "fp8_e5m2";
         case KvDtype::fp8_ds_mla:
             return "fp8_ds_mla";
+        case KvDtype::nvfp4:
+            return "nvfp4";  // since April 2026, on Blackwell (kv_support.hpp)
         default:
             break;
     }
     throw_field_error<InvalidInput>("vllm serve", "--kv-cache-dtype",
-                                    "bf16, fp8_e4m3, fp8_e5m2 or fp8_ds_mla (vllm/config/cache.py, "
-                                    "CacheDType)",
+                                    "bf16, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4 "
+                                    "(vllm/config/cache.py, CacheDType)",
                                     name(d));
 }
 

@@ -41,6 +41,7 @@
 #include "../engine/startup.hpp"
 #include "../error.hpp"
 #include "../kv_bytes.hpp"
+#include "../kv_support.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
 #include "../paging.hpp"
@@ -479,6 +480,11 @@ struct PreparedLayout {
                       : d.model.config().checkpoint.known ? WeightSource::checkpoint
                                                           : WeightSource::assumed;
     a.serving = resolve_serving(d.serving);
+    // A KV dtype the GPU's architecture has no kernels for never starts (kv_support.hpp).
+    if (const auto why = kv_dtype_refusal(d.kv.dtype, d.gpu.arch, a.serving.engine))
+        detail::throw_field_error<InvalidInput>(
+            detail::text("GPU '", d.gpu.id, "' (", name(d.gpu.arch), ")"), "kv_dtype",
+            detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
     if (a.serving.engine == Engine::vllm) detail::vllm_model_defaults(a.serving, r);
     a.drafter_layers = prepared.drafter_layers;
     a.drafter_weights = prepared.drafter_weights;

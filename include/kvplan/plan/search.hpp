@@ -29,11 +29,21 @@
 
 #include "../error.hpp"
 #include "../gpu.hpp"
+#include "../kv_support.hpp"
 #include "../model.hpp"
 #include "deployment.hpp"
 #include "evaluate.hpp"
 
 namespace kvplan {
+
+/// Which layouts the search tries.
+enum class LayoutRule : std::uint8_t {
+    /// Every split the model and the engine take (any GPU count, pipeline stages within a node).
+    any,
+    /// Layouts people deploy (deployed_layout): whole nodes, tensor parallelism within a node or
+    /// scale-up domain, pipeline stages across nodes. `kvplan plan` searches these by default.
+    whole_nodes,
+};
 
 /// What the search tries.
 struct SearchSpace {
@@ -53,7 +63,26 @@ struct SearchSpace {
     std::uint32_t redundant_experts = 0;
     /// The best fits kept with their whole answer; PlanAnswer::fitting counts them all.
     std::size_t keep = 50;
+    LayoutRule layouts = LayoutRule::any;  ///< which layouts, per GPU type (its node)
 };
+
+/// Whether `p` on `n` GPUs of `g` is a layout people deploy: within one node a power of two of its
+/// GPUs (1, 2, 4, 8: the node holds whole replicas) and no pipeline; past one node whole nodes,
+/// each pipeline stage whole nodes (stages across nodes, never within one). Attention's
+/// tensor-parallel group stays within the node or its scale-up domain (an NVL72 rack's 72 GPUs):
+/// vLLM's --tensor-parallel-size, SGLang's tp over its dp attention groups.
+[[nodiscard]] constexpr bool deployed_layout(const ParallelConfig& p, std::uint32_t n,
+                                             const GpuSpec& g) noexcept {
+    const std::uint32_t node = g.gpus_per_node > 0 ? g.gpus_per_node : 1;
+    const std::uint32_t dp = p.dp > 0 ? p.dp : 1;
+    const std::uint32_t pp = p.pp > 0 ? p.pp : 1;
+    const std::uint32_t attention_tp = p.rules == ParallelRules::vllm               ? p.tp
+                                       : dp > 1 && p.rules == ParallelRules::trtllm ? 1
+                                                                                    : p.tp / dp;
+    if (attention_tp > g.fast_domain()) return false;
+    if (n <= node) return (n & (n - 1)) == 0 && pp == 1;
+    return n % node == 0 && n % pp == 0 && (n / pp) % node == 0;
+}
 
 /// How candidates that fit are ordered.
 enum class Ranking : std::uint8_t {
@@ -196,6 +225,30 @@ struct ValidSplit {
                                               std::size_t misses = 5) {
     PlanAnswer out;
     (void)resolve_serving(serving);  // a knob the engine cannot take throws before any search
+    // A KV dtype a GPU cannot hold is left out for that GPU (kv_support.hpp); when no GPU of the
+    // space can hold any of the KV dtypes, the first refusal is the answer.
+    const auto kv_refused = [&](std::size_t g, std::size_t k) {
+        return kv_dtype_refusal(space.kv_formats[k].dtype, space.gpus[g].arch, serving.engine);
+    };
+    {
+        std::optional<std::pair<std::size_t, std::size_t>> first_refused;
+        bool any = false;
+        for (std::size_t g = 0; g < space.gpus.size(); ++g)
+            for (std::size_t k = 0; k < space.kv_formats.size(); ++k) {
+                if (!kv_refused(g, k))
+                    any = true;
+                else if (!first_refused)
+                    first_refused = std::pair{g, k};
+            }
+        if (!any && first_refused) {
+            const GpuSpec& gpu = space.gpus[first_refused->first];
+            detail::throw_field_error<InvalidInput>(
+                detail::text("GPU '", gpu.id, "' (", name(gpu.arch), ")"), "kv_dtype",
+                detail::text("a KV dtype it can hold (",
+                             *kv_refused(first_refused->first, first_refused->second), ")"),
+                name(space.kv_formats[first_refused->second].dtype));
+        }
+    }
     EvaluateOptions eo;
     eo.contexts = false;
 
@@ -255,6 +308,10 @@ struct ValidSplit {
                 for (std::size_t w = 0; w < space.weights.size(); ++w)
                     for (std::size_t s = first; s < end; ++s) {
                         const detail::ValidSplit& v = splits[s];
+                        if (kv_refused(g, k)) continue;
+                        if (space.layouts == LayoutRule::whole_nodes &&
+                            !deployed_layout(v.parallel, v.gpus, space.gpus[g]))
+                            continue;
                         const PreparedLayout& prep = v.prepared[w];
                         ++out.searched;
                         // Weights past the GPU's memory: no engine starts (each charges the

@@ -493,7 +493,9 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
     AllReduce a;
     a.message = o.activation_element * mul(tokens, r.model.config().hidden_size, "a message");
     const std::uint32_t tp = l.attention_tp();
-    a.crosses_nodes = tp > r.gpu.gpus_per_node;
+    // Past the node, or past a scale-up domain of whole nodes (72 GPUs of an NVL72 rack), the
+    // group reaches the node-to-node network.
+    a.crosses_nodes = tp > r.gpu.fast_domain();
     a.link = a.crosses_nodes ? r.gpu.scale_out_bandwidth : scale_up_link(r.gpu);
     if (tp <= 1) return a;
     if (!(a.link > BytesPerSecond{})) {
@@ -546,7 +548,7 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
     a.dispatch = a.dispatch_message * messages;
     a.combine = a.combine_message * messages;
     a.group = pl.expert_ep;
-    a.group_in_node = std::min(a.group, std::max<std::uint32_t>(r.gpu.gpus_per_node, 1));
+    a.group_in_node = std::min(a.group, std::max<std::uint32_t>(r.gpu.fast_domain(), 1));
     a.to_node = static_cast<double>(a.group_in_node - 1) / a.group;
     a.off_node = static_cast<double>(a.group - a.group_in_node) / a.group;
     a.scale_up = scale_up_link(r.gpu);
