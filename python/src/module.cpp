@@ -1022,10 +1022,14 @@ Raises kvplan.InvalidModelError naming the field no model could have.)")
         .def_property_readonly("aliases", [](const PyGpu& g) { return g.rg.aliases; })
         .def_property_readonly(
             "memory_bytes", [](const PyGpu& g) { return g.rg.spec.memory_total.count(); },
-            "Memory as the driver reports its total, in bytes: where every budget starts.")
+            "Memory as the CUDA runtime reports its total, in bytes: where every budget starts.")
+        .def_property_readonly(
+            "memory_bytes_stated", [](const PyGpu& g) { return g.rg.spec.memory_stated.count(); },
+            "The vendor's figure, read in SI units (80 GB = 80e9 bytes), as `kvplan list gpus` "
+            "names it.")
         .def_property_readonly(
             "memory_stated_bytes", [](const PyGpu& g) { return g.rg.spec.memory_stated.count(); },
-            "The vendor's figure, read in SI units (80 GB = 80e9 bytes).")
+            "The earlier name of memory_bytes_stated.")
         .def_property_readonly(
             "memory_bandwidth_bytes_per_s",
             [](const PyGpu& g) { return g.rg.spec.memory_bandwidth.in(kvplan::B_per_s); },

@@ -133,6 +133,9 @@ def test_models_and_gpus_resolve_as_the_flags_do():
     assert g.id == "h100-sxm" and "h100" in g.aliases
     assert g.memory_bytes == cli_json("fit", "--model", "llama-3-8b", "--gpu",
                                       "h100")["gpu_memory_bytes"]
+    # The CUDA runtime's total (81,090 MiB, configs/gpus/h100-sxm.json) beside the stated 80 GB.
+    assert g.memory_bytes == 81_090 * 2**20
+    assert g.memory_bytes_stated == g.memory_stated_bytes == 80 * 10**9
     assert g.memory_bandwidth_bytes_per_s == 3.35e12
     assert g.dense_flops_per_s("bf16") == 989.4e12
     assert set(kvplan.Gpu.bundled()) >= {"h100-sxm", "h200-sxm", "mi300x"}
