@@ -8,6 +8,28 @@
 #include <sstream>
 #include <stdexcept>
 
+#ifdef KVPLAN_STRACE
+TracedRun run_kvplan_traced(const std::string& args, const std::string& trace_file) {
+    // LeakSanitizer cannot run under ptrace: leaks are looked for everywhere else.
+    TracedRun t{run_kvplan(args, std::string("ASAN_OPTIONS=detect_leaks=0 '") + KVPLAN_STRACE +
+                                     "' -f -qq -e trace=open,openat,creat -o '" + trace_file + "'"),
+                {}};
+    std::ifstream in(trace_file);
+    for (std::string line; std::getline(in, line);) {
+        const std::size_t open = line.find('"'), close = line.find('"', open + 1);
+        if (open == std::string::npos || close == std::string::npos) continue;
+        const std::filesystem::path file =
+            std::filesystem::weakly_canonical(line.substr(open + 1, close - open - 1));
+        const std::string s = file.string();
+        bool system = false;
+        for (const char* prefix : {"/lib", "/usr/", "/etc/", "/proc/", "/sys/", "/dev/"})
+            system = system || s.rfind(prefix, 0) == 0;
+        if (!system) ++t.opens[file];
+    }
+    return t;
+}
+#endif
+
 CliRun run_kvplan(const std::string& args, const std::string& env) {
     static int counter = 0;
     const std::string err_file =

@@ -455,10 +455,8 @@ TEST_CASE(
     "[cli][check][paths]") {
     namespace fs = std::filesystem;
     const std::string trace = out_file("opened.txt");
-    const CliRun r = run_kvplan(regressions + doubled_heads,
-                                // LeakSanitizer cannot run under ptrace.
-                                std::string("ASAN_OPTIONS=detect_leaks=0 '") + KVPLAN_STRACE +
-                                    "' -f -qq -e trace=open,openat,creat -o '" + trace + "'");
+    const TracedRun t = run_kvplan_traced(regressions + doubled_heads, trace);
+    const CliRun& r = t.run;
     REQUIRE(r.code == 1);
     const fs::path configs = fs::weakly_canonical(KVPLAN_CONFIG_DIR);
     const fs::path data = fs::weakly_canonical(std::string(KVPLAN_TEST_DATA_DIR) + "/cli");
@@ -470,22 +468,7 @@ TEST_CASE(
         configs / "models" / "llama-3-70b.json", configs / "gpus" / "h100-sxm.json",
         configs / "gpus" / "h200-sxm.json"};
     std::set<fs::path> opened;
-    std::map<fs::path, int> opens;
-    std::ifstream in(trace);
-    for (std::string line; std::getline(in, line);) {
-        const std::size_t open = line.find('"'), close = line.find('"', open + 1);
-        if (open == std::string::npos || close == std::string::npos) continue;
-        const fs::path file = fs::weakly_canonical(line.substr(open + 1, close - open - 1));
-        const std::string s = file.string();
-        // The loader, the C and C++ runtimes and the locale.
-        bool system = false;
-        for (const char* prefix : {"/lib", "/usr/", "/etc/", "/proc/", "/sys/", "/dev/"})
-            system = system || s.rfind(prefix, 0) == 0;
-        if (!system) {
-            opened.insert(file);
-            ++opens[file];
-        }
-    }
+    for (const auto& [f, n] : t.opens) opened.insert(f);
     std::remove(trace.c_str());
     for (const fs::path& f : opened) {
         INFO(f.string());
@@ -494,7 +477,7 @@ TEST_CASE(
     // And each of them was read, through one open: the policy was opened again to find its
     // lines, the config.json again to trace its changed fields.
     CHECK(opened == allowed);
-    for (const auto& [f, n] : opens) {
+    for (const auto& [f, n] : t.opens) {
         INFO(f.string());
         CHECK(n == 1);
     }

@@ -275,30 +275,21 @@ TEST_CASE("check opens the files a policy names once each, and nothing outside t
 "replica": {"gpu": "gpu.json"}, )" +
                                  policy_tail);
     const std::string trace = (dir.path / "opened.txt").string();
-    const CliRun r = run_kvplan(
+    const TracedRun t = run_kvplan_traced(
         "check --policy " + dir.quoted("policy.json") + " --baseline " + dir.quoted("base.json"),
-        // LeakSanitizer cannot run under ptrace: leaks are looked for everywhere else.
-        std::string("ASAN_OPTIONS=detect_leaks=0 '") + KVPLAN_STRACE +
-            "' -f -qq -e trace=open,openat,creat -o '" + trace + "'");
+        trace);
+    const CliRun& r = t.run;
     // 128 KiB per token, at the bound, on both.
     REQUIRE(r.code == 0);
     const fs::path root = fs::weakly_canonical(dir.path);
     const fs::path configs = fs::weakly_canonical(KVPLAN_CONFIG_DIR);
     const std::set<fs::path> named{root / "policy.json", root / "our-8b" / "config.json",
                                    root / "gpu.json", root / "base.json"};
+    // The files outside the bundled configs/: the ones the policy names, each opened once.
     std::map<fs::path, int> opens;
-    std::ifstream in(trace);
-    for (std::string line; std::getline(in, line);) {
-        const std::size_t open = line.find('"'), close = line.find('"', open + 1);
-        if (open == std::string::npos || close == std::string::npos) continue;
-        const fs::path file = fs::weakly_canonical(line.substr(open + 1, close - open - 1));
-        const std::string s = file.string();
-        // The loader, the C and C++ runtimes and the locale.
-        bool system = false;
-        for (const char* prefix : {"/lib", "/usr/", "/etc/", "/proc/", "/sys/", "/dev/"})
-            system = system || s.rfind(prefix, 0) == 0;
-        const bool bundled = s.rfind(configs.string() + "/", 0) == 0 || file == configs;
-        if (!system && !bundled) ++opens[file];
+    for (const auto& [f, n] : t.opens) {
+        const bool bundled = f.string().rfind(configs.string() + "/", 0) == 0 || f == configs;
+        if (!bundled) opens[f] = n;
     }
     for (const auto& [f, n] : opens) {
         INFO(f.string());
