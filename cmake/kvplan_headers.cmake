@@ -58,6 +58,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/kv_support.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
+  kvplan/quantity_text.hpp
   kvplan/plan.hpp
   kvplan/plan/check.hpp
   kvplan/plan/commands.hpp

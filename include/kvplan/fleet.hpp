@@ -32,6 +32,7 @@
 #include "detail/enum_table.hpp"
 #include "detail/text.hpp"
 #include "error.hpp"
+#include "quantity_text.hpp"
 #include "trace/distributions.hpp"
 #include "units.hpp"
 
@@ -47,11 +48,13 @@ struct QuantilePoint {
 };
 
 /// Reads "50:1000,95:4000,99:8000" (percentile:tokens, percentiles ascending, tokens not
-/// decreasing) or a bare "2000" (every request that long). Throws InvalidInput naming `field`.
+/// decreasing) or a bare "2000" (every request that long). Tokens are written as every token
+/// count is (read_token_count: 2000, 2k, 2K), so "50:1k,95:4k" is "50:1000,95:4000". Throws
+/// InvalidInput naming `field`.
 [[nodiscard]] inline std::vector<QuantilePoint> parse_quantile_points(std::string_view text,
                                                                       std::string_view field) {
     std::vector<QuantilePoint> pts;
-    if (auto n = detail::parse_token_count(text)) {
+    if (auto n = read_token_count(text).value) {
         pts.push_back({100.0, *n});
         return pts;
     }
@@ -67,7 +70,7 @@ struct QuantilePoint {
         const std::size_t colon = item.find(':');
         if (colon == std::string_view::npos) bad(item);
         const auto p = detail::parse_double(item.substr(0, colon));
-        const auto t = detail::parse_token_count(item.substr(colon + 1));
+        const auto t = read_token_count(item.substr(colon + 1)).value;
         if (!p || !t || *p < 0 || *p > 100) bad(item);
         if (!pts.empty() && (*p <= pts.back().percentile || *t < pts.back().tokens))
             detail::throw_field_error<InvalidInput>(
