@@ -65,9 +65,9 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                     ff.efficiency);
     fo.tpot_efficiency =
         ff.efficiency.empty() ? 1.0 : parse_fraction(ff.efficiency, "--efficiency");
-    if (ff.trace.empty() && (o.prompt_tokens.empty() || o.output_tokens.empty()))
+    if (ff.trace.empty() && (o.prompt_dist.empty() || o.output_dist.empty()))
         usage_error("--trace", "a trace, or both --prompt-tokens and --output-tokens", "neither");
-    if (!ff.trace.empty() && (!o.prompt_tokens.empty() || !o.output_tokens.empty()))
+    if (!ff.trace.empty() && (!o.prompt_dist.empty() || !o.output_dist.empty()))
         usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both", ff.trace);
     const TraceOptions topt = trace_options(ff.time_unit);
     const LayoutInput li = parse_layout(o);
@@ -86,13 +86,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         dist = LengthDistribution::from_trace(t);
         dist_source = ff.trace;
     } else {
-        const auto p = parse_quantile_points(o.prompt_tokens, "--prompt-tokens");
-        const auto q = parse_quantile_points(o.output_tokens, "--output-tokens");
+        const auto p = parse_quantile_points(o.prompt_dist, "--prompt-tokens");
+        const auto q = parse_quantile_points(o.output_dist, "--output-tokens");
         dist = LengthDistribution::from_percentiles(p, q);
-        dist_source = fmt::format("prompt {} / output {} tokens", o.prompt_tokens, o.output_tokens);
+        dist_source = fmt::format("prompt {} / output {} tokens", o.prompt_dist, o.output_dist);
     }
-    const std::uint64_t shared_prefix =
-        o.shared_prefix.empty() ? 0 : parse_tokens(o.shared_prefix, "--shared-prefix");
+    const std::uint64_t shared_prefix = o.shared_prefix.value_or(0);
     check_shared_prefix(dist, shared_prefix);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
@@ -121,8 +120,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const Layout layout = make_layout(m, li);
     const Replica r{
         .model = m, .gpu = g.spec, .parallel = {li.tp, li.pp, {}}, .weights = weights, .kv = kv};
-    if (!o.max_num_seqs.empty())
-        fo.max_batch = parse_count(o.max_num_seqs, "--max-num-seqs");
+    if (o.max_num_seqs)
+        fo.max_batch = *o.max_num_seqs;
     else if (engine.engine == Engine::vllm)
         fo.max_batch = vllm_batch_defaults(g.spec).max_num_seqs;
 
@@ -280,8 +279,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                            fmt::format("efficiency = {:g} (--efficiency)", fo.tpot_efficiency)}});
     if (fo.max_batch != 0)
         fig("max_num_seqs", "max_num_seqs", cell_count(fo.max_batch, "sequences"),
-            {o.max_num_seqs.empty() ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
-                                    : "--max-num-seqs",
+            {!o.max_num_seqs ? "vLLM's default for this GPU (vllm/engine/arg_utils.py)"
+                             : "--max-num-seqs",
              {}});
     fig("batch", "Batch per replica", cell_count(p.batch, "sequences"));
     fig("binding", "Binding constraint", cell_text(std::string(name(p.binding))));
@@ -412,7 +411,7 @@ void register_fleet(CLI::App& app, Context& ctx) {
         "Replicas for a request rate under TTFT/TPOT targets: batch per replica, binding "
         "constraint, replicas");
     add_options(*sub, *o,
-                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_lengths |
+                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_length_dists |
                     opt_prefix | opt_profile | opt_output);
     sub->add_option("--rate", ff->rate, "Requests arriving per second")->required();
     sub->add_option("--tpot-ms", ff->tpot_ms, "Time per output token target, in ms")->required();

@@ -30,20 +30,15 @@ void run_size(const CommonOptions& o, Context& ctx) {
     const LayoutInput li = parse_layout(o);
     const Layout layout = make_layout(m, li);
     std::uint64_t context = 0;
-    if (!o.context.empty())
-        context = parse_tokens(o.context, "--context");
+    if (o.context)
+        context = *o.context;
     else if (m.config().max_position_embeddings != 0)
         context = m.config().max_position_embeddings;
     else
         usage_error("--context", "a context length (the model states no max_position_embeddings)",
                     "");
-    const std::uint64_t concurrency =
-        o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
-    const std::uint32_t block =
-        o.block_size.empty()
-            ? 1
-            : static_cast<std::uint32_t>(parse_count(o.block_size, "--block-size"));
-    if (block > (1U << 20)) usage_error("--block-size", "at most 1048576 tokens", o.block_size);
+    const std::uint64_t concurrency = o.concurrency.value_or(1);
+    const std::uint32_t block = o.block_size.value_or(1);
 
     SizeFigures s;
     s.per_token = kv_bytes_per_token(m, f);
