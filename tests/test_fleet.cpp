@@ -2,7 +2,6 @@
 #include <cmath>
 #include <kvplan/fleet.hpp>
 #include <kvplan/presets.hpp>
-#include <random>
 #include <span>
 #include <vector>
 
@@ -183,7 +182,7 @@ TEST_CASE("a length distribution counted from a trace gives its per-request mean
           "[fleet][property]") {
     // Random traces: the counted means equal the sums over requests (whole and half tokens, exact
     // in double), and KV counted per length equals KV listed per request, then counted.
-    std::mt19937_64 rng(17);
+    KVPLAN_TEST_RNG(rng, 17);
     for (int round = 0; round < 50; ++round) {
         const Trace t = test::random_trace(rng);
         const LengthDistribution d = LengthDistribution::from_trace(t);
