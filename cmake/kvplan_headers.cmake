@@ -62,6 +62,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan.hpp
   kvplan/plan/check.hpp
   kvplan/plan/commands.hpp
+  kvplan/plan/compare.hpp
   kvplan/plan/curves.hpp
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
@@ -70,6 +71,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/replicas.hpp
   kvplan/plan/review.hpp
   kvplan/plan/search.hpp
+  kvplan/plan/size.hpp
   kvplan/plan/speculation.hpp
   kvplan/plan/tiers.hpp
   kvplan/policy/requirements.hpp
