@@ -44,6 +44,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine.hpp
   kvplan/engine/ideal.hpp
   kvplan/engine/kind.hpp
+  kvplan/engine/parallel.hpp
   kvplan/engine/release.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp

@@ -14,6 +14,7 @@
 #include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
+#include "../engine/parallel.hpp"
 #include "../engine/release.hpp"
 #include "../engine/report.hpp"
 #include "../engine/vllm_backend.hpp"
@@ -210,21 +211,6 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
 
 }  // namespace detail
 
-/// The parallel rules of engine `e`: whose flags a ParallelConfig's dp and ep are (the ideal
-/// profile takes vLLM's).
-[[nodiscard]] constexpr ParallelRules parallel_rules(Engine e) noexcept {
-    switch (e) {
-        case Engine::sglang:
-            return ParallelRules::sglang;
-        case Engine::trtllm:
-            return ParallelRules::trtllm;
-        case Engine::ideal:
-        case Engine::vllm:
-            return ParallelRules::vllm;
-    }
-    return ParallelRules::vllm;
-}
-
 /// A model deployed on GPUs: one replica is the GPUs of its parallel layout (tp x pp, times dp
 /// under vLLM's rules: replica_gpus); `gpus` GPUs make gpus / replica_gpus() replicas serving the
 /// demand between them. `parallel` is read in the flags of `serving.engine` (evaluate() sets
@@ -285,6 +271,20 @@ struct Demand {
     /// prompt_tokens when the split is given.
     std::uint64_t shared_prefix_tokens = 0;
 };
+
+/// The context a demand sizes for: `context` when stated; else, with a prompt / output split, the
+/// two together (requests sized at their own length); else the model's context limit
+/// (context_limit: max_position_embeddings, or the window of a sliding-window-only model).
+/// Throws SizeOverflow when the split's sum passes 64 bits.
+[[nodiscard]] constexpr std::uint64_t demand_context(const ModelConfig& m,
+                                                     std::optional<std::uint64_t> context,
+                                                     std::optional<std::uint64_t> prompt_tokens,
+                                                     std::optional<std::uint64_t> output_tokens) {
+    if (context) return *context;
+    if (prompt_tokens && output_tokens)
+        return detail::add(*prompt_tokens, *output_tokens, "prompt_tokens + output_tokens");
+    return context_limit(m).tokens;
+}
 
 /// A request's prompt and output.
 struct TokenSplit {
