@@ -72,6 +72,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/search.hpp
   kvplan/plan/speculation.hpp
   kvplan/plan/tiers.hpp
+  kvplan/plan/trace.hpp
   kvplan/policy/requirements.hpp
   kvplan/roofline.hpp
   kvplan/roofline/attention_io.hpp
