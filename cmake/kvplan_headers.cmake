@@ -31,6 +31,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/admission/engine_pools.hpp
   kvplan/budget.hpp
   kvplan/budget/budget.hpp
+  kvplan/budget/lora.hpp
   kvplan/budget/replica.hpp
   kvplan/budget/reserve.hpp
   kvplan/budget/search.hpp

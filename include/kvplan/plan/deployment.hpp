@@ -5,6 +5,8 @@
 // one input of evaluate() (plan/evaluate.hpp), which every subcommand, the Python module and
 // serving code call.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -312,6 +314,28 @@ struct TokenSplit {
             detail::text("at most the context, ", d.context, " tokens"),
             detail::text(sum, " tokens"));
     return TokenSplit{*d.prompt_tokens, *d.output_tokens};
+}
+
+/// The shared prefix a prefix-cache hit rate stands for, for memory: when a share `rate` of every
+/// prompt is found in the cache, those tokens are held once, as a prefix of floor(rate x
+/// prompt_tokens) tokens would be (rounded down: the cache shares whole blocks, and
+/// paged_shared_prefix counts only those). A rate is a share of the prompt, so `d` must state
+/// prompt_tokens. Throws InvalidInput naming `where` for a rate outside [0, 1] or no prompt.
+[[nodiscard]] inline std::uint64_t shared_prefix_of_hit_rate(const Demand& d, double rate,
+                                                             detail::TextRef where) {
+    if (!(rate >= 0.0 && rate <= 1.0))
+        detail::throw_field_error<InvalidInput>(
+            where, "prefix_hit_rate", "a share of the prompt from 0 to 1", std::to_string(rate));
+    if (!d.prompt_tokens)
+        detail::throw_field_error<InvalidInput>(
+            where, "prefix_hit_rate", "prompt_tokens as well (the rate is a share of the prompt)",
+            "no prompt_tokens");
+    // A decimal rate is not exact in binary (0.29 x 100 is 28.999999999999996): a product within
+    // a billionth of a whole number is that number, anything else rounds down.
+    const double tokens = rate * static_cast<double>(*d.prompt_tokens);
+    const double whole = std::round(tokens);
+    return static_cast<std::uint64_t>(
+        std::abs(tokens - whole) <= 1e-9 * std::max(1.0, tokens) ? whole : std::floor(tokens));
 }
 
 /// Throws InvalidInput naming `where` when `d`'s shared prefix passes its context, or its prompt
