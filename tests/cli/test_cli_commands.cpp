@@ -750,3 +750,32 @@ TEST_CASE("plan's command notes name their row, and none when no row meets the t
     CHECK(none.out.find("command line") == std::string::npos);
     CHECK(none.out.find("  #  GPU") == std::string::npos);
 }
+
+TEST_CASE("fit charges LoRA slots and reads a prefix hit rate", "[cli][fit][lora]") {
+    // 4 slots of rank 16 on Llama-3-70B at tp 4: 854,589,440 B a GPU (tests/test_budget.cpp), out
+    // of the KV budget byte for byte, and the engines' flags in the commands.
+    const std::string base = "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k";
+    const CliRun plain = run_kvplan(base + " --format json");
+    const CliRun lora = run_kvplan(base + " --max-loras 4 --max-lora-rank 16 --format json");
+    REQUIRE(plain.code == 0);
+    REQUIRE(lora.code == 0);
+    const json p = json::parse(plain.out), l = json::parse(lora.out);
+    CHECK(l["lora_bytes"].get<std::uint64_t>() == 854'589'440);
+    CHECK(p["kv_budget_bytes_per_gpu"].get<std::uint64_t>() -
+              l["kv_budget_bytes_per_gpu"].get<std::uint64_t>() ==
+          854'589'440);
+    CHECK_FALSE(p.contains("lora_bytes"));
+    const CliRun text = run_kvplan(base + " --max-loras 4");
+    CHECK(text.out.find("--enable-lora --max-loras 4 --max-lora-rank 16") != std::string::npos);
+    CHECK(run_kvplan(base + " --max-lora-rank 8").code == 2);
+
+    // 40 % of a 6,000-token prompt is the 2,400-token shared prefix --shared-prefix 2400 gives.
+    const std::string split = base + " --prompt-tokens 6000 --output-tokens 2000 --format json";
+    const CliRun rate = run_kvplan(split + " --prefix-hit-rate 0.4");
+    const CliRun prefix = run_kvplan(split + " --shared-prefix 2400");
+    REQUIRE(rate.code == 0);
+    CHECK(json::parse(rate.out)["max_concurrency"] == json::parse(prefix.out)["max_concurrency"]);
+    CHECK(run_kvplan(base + " --prefix-hit-rate 0.4").code == 2);  // no prompt to be a share of
+    CHECK(run_kvplan(split + " --prefix-hit-rate 0.4 --shared-prefix 2400").code == 2);
+    CHECK(run_kvplan(split + " --prefix-hit-rate 1.2").code == 2);
+}

@@ -136,7 +136,8 @@ void register_fit(CLI::App& app, Context& ctx) {
         "fit", "Does a workload fit a replica? The KV budget term by term, verdict first");
     add_options(*sub, *o,
                 opt_model | opt_gpu | opt_layout | opt_parallel | opt_dtypes | opt_workload |
-                    opt_budget | opt_lengths | opt_prefix | opt_profile | opt_output);
+                    opt_budget | opt_lengths | opt_prefix | opt_hit_rate | opt_profile |
+                    opt_output);
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");

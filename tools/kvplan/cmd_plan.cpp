@@ -225,7 +225,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                     serving);
     }
 
-    const std::uint64_t shared_prefix = o.shared_prefix.value_or(0);
+    const std::uint64_t shared_prefix = shared_prefix_flag(o, split.prompt);
     const Demand demand{context, concurrency, split.prompt, split.output, shared_prefix};
     const std::optional<PriceTable> prices =
         po.prices.empty() ? std::nullopt : std::optional(load_price_table(po.prices));
@@ -499,7 +499,7 @@ void register_plan(CLI::App& app, Context& ctx) {
         "weight formats");
     add_options(*sub, o->common,
                 opt_model | opt_gpu | opt_dtypes | opt_workload | opt_budget | opt_lengths |
-                    opt_prefix | opt_profile | opt_output);
+                    opt_prefix | opt_hit_rate | opt_profile | opt_output);
     sub->get_option("--gpu")->description(
         "GPUs to search, comma-separated ids or spec paths (default: every bundled GPU)");
     sub->get_option("--kv-dtype")->description("KV dtypes to search, comma-separated (bf16,fp8)");

@@ -80,6 +80,14 @@ Serving parse_serving(const CommonOptions& o) {
         s.num_gpu_blocks = *o.num_gpu_blocks_override;
     }
     s.allow_long_context = o.allow_long_context;
+    if (o.max_loras) {
+        s.reserve.lora.max_loras = *o.max_loras;
+        if (o.max_lora_rank) s.reserve.lora.max_lora_rank = *o.max_lora_rank;
+        s.reserve.lora.fully_sharded = o.fully_sharded_loras;
+    } else if (o.max_lora_rank || o.fully_sharded_loras) {
+        usage_error(o.max_lora_rank ? "--max-lora-rank" : "--fully-sharded-loras",
+                    "--max-loras as well (the adapter slots it describes)", "no --max-loras");
+    }
     s.speculation = parse_speculation(o, s.engine);
     // A knob the engine cannot take (vLLM's block sizes) is a usage error too.
     try {
@@ -154,6 +162,18 @@ std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p, cons
     return p.estimate;
 }
 
+std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint64_t> prompt) {
+    if (!o.prefix_hit_rate) return o.shared_prefix.value_or(0);
+    if (o.shared_prefix)
+        usage_error("--prefix-hit-rate", "--shared-prefix or --prefix-hit-rate, not both", "both");
+    if (!prompt)
+        usage_error("--prefix-hit-rate",
+                    "--prompt-tokens as well (the rate is a share of each prompt)",
+                    "no --prompt-tokens");
+    return shared_prefix_of_hit_rate(Demand{.prompt_tokens = prompt}, *o.prefix_hit_rate,
+                                     "--prefix-hit-rate");
+}
+
 ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     ReplicaFlags f;
     f.layout = parse_layout(o);
@@ -164,7 +184,7 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     f.concurrency = o.concurrency.value_or(1);
     f.split = parse_token_split(o);
     if (f.context) check_context_holds_split(*f.context, f.split);
-    f.shared_prefix = o.shared_prefix.value_or(0);
+    f.shared_prefix = shared_prefix_flag(o, f.split.prompt);
     f.import = import_options(o);
     return f;
 }

@@ -72,6 +72,11 @@ struct ReplicaFlags {
 /// Every replica flag `o` holds (a flag its subcommand does not register is empty).
 [[nodiscard]] ReplicaFlags parse_replica_flags(const CommonOptions& o);
 
+/// The shared prefix the load states: --shared-prefix, or --prefix-hit-rate of the prompt
+/// (shared_prefix_of_hit_rate); 0: none.
+[[nodiscard]] std::uint64_t shared_prefix_flag(const CommonOptions& o,
+                                               std::optional<std::uint64_t> prompt);
+
 /// A replica: its flags parsed, its model and GPU resolved.
 struct ReplicaRequest {
     ResolvedModel model;

@@ -159,6 +159,17 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
             group, "--num-gpu-blocks-override", o.num_gpu_blocks_override,
             [](std::string_view text, std::string_view flag) { return parse_count(text, flag, 2); },
             "vLLM's flag: the block count, whatever the memory");
+        const auto lora_count = [](std::string_view text, std::string_view flag) {
+            return static_cast<std::uint32_t>(parse_degree(text, flag));
+        };
+        typed(group, "--max-loras", o.max_loras, lora_count,
+              "LoRA adapter slots on each GPU (vLLM's --max-loras, SGLang's "
+              "--max-loras-per-batch): their weights are charged beside the model's");
+        typed(group, "--max-lora-rank", o.max_lora_rank, lora_count,
+              "The adapters' largest rank (default: vLLM's 16); with --max-loras");
+        group.add_flag("--fully-sharded-loras", o.fully_sharded_loras,
+                       "vLLM's flag: LoRA A of column layers and B of row layers split over "
+                       "tp too; with --max-loras");
         group.add_flag("--allow-long-context", o.allow_long_context,
                        "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                        "lets vLLM");
@@ -195,6 +206,12 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
               "Prompt tokens every request starts with (a system prompt), held once by "
               "the engine's prefix cache: 2048, 2k, 2K; its full blocks are shared, and "
               "the answer shows the blocks it saves and the sequences it adds");
+    }
+    if (groups & opt_hit_rate) {
+        CLI::App& group = in_group(cmd, "Load");
+        typed(group, "--prefix-hit-rate", o.prefix_hit_rate, parse_share,
+              "Share of each prompt the prefix cache finds (0 to 1), held once as a shared "
+              "prefix of that many of --prompt-tokens; instead of --shared-prefix");
     }
     if (groups & opt_profile) {
         CLI::App& group = in_group(cmd, "Engine");

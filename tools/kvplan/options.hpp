@@ -64,6 +64,9 @@ struct CommonOptions {
     std::optional<std::uint64_t> max_num_seqs;            ///< the engine's cap on sequences
     std::optional<std::uint64_t> max_num_batched_tokens;  ///< tokens of one step
     std::optional<std::uint64_t> num_gpu_blocks_override;
+    std::optional<std::uint32_t> max_loras;      ///< LoRA adapter slots on each GPU
+    std::optional<std::uint32_t> max_lora_rank;  ///< their rank
+    bool fully_sharded_loras = false;
     bool allow_long_context = false;  ///< contexts past the model's limit
     std::optional<DraftMethod> speculative_method;
     std::optional<std::uint32_t> num_speculative_tokens;
@@ -74,6 +77,7 @@ struct CommonOptions {
     std::string prompt_dist, output_dist;
     std::string profile;  ///< a calibration profile (kvplan calibrate --write-profile)
     std::optional<std::uint64_t> shared_prefix;  ///< prompt prefix tokens every request shares
+    std::optional<double> prefix_hit_rate;       ///< share of each prompt found in the cache
     std::string format = "text";
     bool explain = false;
 };
@@ -89,6 +93,7 @@ enum OptionGroup : unsigned {
     opt_budget = 1U << 5,     ///< --engine and its knobs: --block-size --gpu-memory-utilization
                               ///< --kv-memory --max-num-seqs --max-num-batched-tokens
                               ///< --num-gpu-blocks-override --allow-long-context
+                              ///< --max-loras --max-lora-rank --fully-sharded-loras
     opt_output = 1U << 6,     ///< --format --explain
     opt_batch = 1U << 7,      ///< --batch
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens
@@ -97,6 +102,7 @@ enum OptionGroup : unsigned {
     opt_prefix = 1U << 11,    ///< --shared-prefix
     /// --prompt-tokens --output-tokens as length distributions (50:1k,95:4k), kept as written
     opt_length_dists = 1U << 12,
+    opt_hit_rate = 1U << 13,  ///< --prefix-hit-rate (with a single --prompt-tokens)
 };
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);

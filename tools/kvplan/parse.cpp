@@ -73,6 +73,14 @@ double parse_fraction(std::string_view text, std::string_view flag) {
     return v;
 }
 
+double parse_share(std::string_view text, std::string_view flag) {
+    const std::string_view s = trim(text);
+    bool has_point = false;
+    const double v = is_decimal(s, has_point) ? to_double(s) : -1.0;
+    if (!(v >= 0.0 && v <= 1.0)) usage_error(flag, "a share in [0, 1], e.g. 0.4", text);
+    return v;
+}
+
 double parse_positive(std::string_view text, std::string_view flag) {
     const std::string_view s = trim(text);
     bool has_point = false;

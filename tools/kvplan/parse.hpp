@@ -41,6 +41,9 @@ namespace kvplan::cli {
 /// A fraction in (0, 1], e.g. --gpu-memory-utilization 0.9.
 [[nodiscard]] double parse_fraction(std::string_view text, std::string_view flag);
 
+/// A share in [0, 1], e.g. --prefix-hit-rate 0.4.
+[[nodiscard]] double parse_share(std::string_view text, std::string_view flag);
+
 /// A positive real number (milliseconds in a policy, a ratio).
 [[nodiscard]] double parse_positive(std::string_view text, std::string_view flag);
 
