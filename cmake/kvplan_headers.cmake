@@ -94,6 +94,7 @@ set(KVPLAN_PLANNING_HEADERS
 # kvplan::json: the headers that include nlohmann_json.
 set(KVPLAN_JSON_HEADERS
   kvplan/calibrate/bench_result.hpp
+  kvplan/calibrate/replica.hpp
   kvplan/gpu_spec.hpp
   kvplan/hf_config.hpp
   kvplan/hf_config/checkpoint.hpp
@@ -112,6 +113,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/vision.hpp
   kvplan/json.hpp
   kvplan/policy.hpp
+  kvplan/policy/attribution.hpp
   kvplan/policy/read.hpp
   kvplan/price_file.hpp
 )
