@@ -65,7 +65,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     }
     if (!oc.plot.empty() && flags.shared_prefix != 0)
         usage_error("--plot", "no --shared-prefix (the chart's KV walls hold no shared prefix)",
-                    o.shared_prefix);
+                    std::to_string(flags.shared_prefix));
     Report rep;
     rep.command = "compare";
     Table t;

@@ -25,17 +25,13 @@ void run_size(const CommonOptions& o, Context& ctx) {
     const LayoutInput li = parse_layout(o);
     (void)make_layout(m, li);  // the layout checked before the other flags
     SizeRequest req;
-    if (!o.context.empty())
-        req.context = parse_tokens(o.context, "--context");
+    if (o.context)
+        req.context = *o.context;
     else if (m.config().max_position_embeddings == 0 && m.config().context_limit.tokens == 0)
         usage_error("--context", "a context length (the model states no max_position_embeddings)",
                     "");
-    req.concurrency = o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
-    if (!o.block_size.empty()) {
-        const std::uint64_t block = parse_count(o.block_size, "--block-size");
-        if (block > (1U << 20)) usage_error("--block-size", "at most 1048576 tokens", o.block_size);
-        req.block_size = static_cast<std::uint32_t>(block);
-    }
+    req.concurrency = o.concurrency.value_or(1);
+    if (o.block_size) req.block_size = *o.block_size;
     req.weights = parse_weights(o);
     const SizeAnswer s = size(m, f, ParallelConfig{.tp = li.tp, .pp = li.pp}, req);
     const std::uint64_t context = s.context, concurrency = s.concurrency;
