@@ -70,6 +70,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
   kvplan/plan/fleet.hpp
+  kvplan/plan/refusal.hpp
   kvplan/plan/replicas.hpp
   kvplan/plan/review.hpp
   kvplan/plan/search.hpp
@@ -99,6 +100,7 @@ set(KVPLAN_PLANNING_HEADERS
 # kvplan::json: the headers that include nlohmann_json.
 set(KVPLAN_JSON_HEADERS
   kvplan/calibrate/bench_result.hpp
+  kvplan/calibrate/replica.hpp
   kvplan/gpu_spec.hpp
   kvplan/hf_config.hpp
   kvplan/hf_config/checkpoint.hpp
@@ -117,6 +119,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/vision.hpp
   kvplan/json.hpp
   kvplan/policy.hpp
+  kvplan/policy/attribution.hpp
   kvplan/policy/read.hpp
   kvplan/price_file.hpp
 )

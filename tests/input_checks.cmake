@@ -10,6 +10,6 @@ if(TARGET kvplan::json)
     LIBS kvplan::json)
   # A policy judged on bundled models and GPUs (plan/check.hpp), figures derived by hand.
   kvplan_add_tests(kvplan_check_tests
-    SOURCES test_check.cpp
+    SOURCES test_check.cpp test_attribution.cpp
     LIBS kvplan::json)
 endif()

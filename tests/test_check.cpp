@@ -149,9 +149,11 @@ TEST_CASE("a requirement whose context passes the model's limit fails", "[check]
     for (const CheckOutcome& o : r.outcomes) {
         CHECK(o.status == CheckStatus::failed);
         CHECK(o.answer->refusal == Refusal::context_limit);
+        // refusal_text (plan/refusal.hpp): the one text the CLI's verdict shows too.
         CHECK(o.reason ==
-              "the engine does not start: 16,384 tokens pass the model's context limit of 8,192 "
-              "tokens (max_position_embeddings)");
+              "the engine does not start: 16,384 tokens pass the model's limit of 8,192 tokens "
+              "(max_position_embeddings = 8,192); the ideal profile refuses that length "
+              "(--allow-long-context serves it, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets vLLM)");
     }
     CHECK(r.outcomes[0].measured->count == 0);
     // The longest context, capped at the limit, stands: 8,192 < 16,384.
@@ -172,7 +174,7 @@ TEST_CASE("a config change that lowers max_position_embeddings below the policy'
     CHECK(r.failed == 3);
     CHECK(r.outcomes[0].measured->count == 0);
     CHECK_FALSE(r.outcomes[1].measured.has_value());
-    CHECK_THAT(r.outcomes[1].reason, Catch::Contains("context limit of 4,096 tokens"));
+    CHECK_THAT(r.outcomes[1].reason, Catch::Contains("the model's limit of 4,096 tokens"));
     // One sequence alone reaches the limit either way (607,302 tokens of room): 8,192 before,
     // 4,096 after, a fall of 50 %.
     CHECK(r.outcomes[2].baseline->count == 8192);

@@ -12,6 +12,7 @@
 #include "plan/deployment.hpp"
 #include "plan/disaggregated.hpp"
 #include "plan/evaluate.hpp"
+#include "plan/refusal.hpp"
 #include "plan/review.hpp"
 #include "plan/search.hpp"
 #include "plan/size.hpp"

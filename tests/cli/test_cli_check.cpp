@@ -220,8 +220,10 @@ TEST_CASE("GitHub annotations point at the policy's line and at the changed conf
                                  "title=kvplan check%3A chat load::chat load: required >= 32 "
                                  "sequences of 8,000 tokens, measured 0 sequences (baseline 75 "
                                  "sequences, -100.0 %25): the engine does not start: 8,000 tokens "
-                                 "pass the model's context limit of 4,096 tokens "
-                                 "(max_position_embeddings)\n"));
+                                 "pass the model's limit of 4,096 tokens (max_position_embeddings "
+                                 "= 4,096); the ideal profile refuses that length "
+                                 "(--allow-long-context serves it, as "
+                                 "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets vLLM)\n"));
     CHECK_THAT(r.out, Catch::Contains("::error file=tests/data/cli/policy_context_8000.json,line=7,"
                                       "title=kvplan check%3A decode latency::"));
     CHECK_THAT(r.out,

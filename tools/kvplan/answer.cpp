@@ -20,35 +20,11 @@ std::string source_of(const ReserveTerm& t, std::string_view modelled) {
     return t.source == TermSource::given ? "given" : std::string(modelled);
 }
 
-/// The engine as its project spells it.
-const char* display(Engine e) {
-    switch (e) {
-        case Engine::vllm:
-            return "vLLM";
-        case Engine::sglang:
-            return "SGLang";
-        case Engine::trtllm:
-            return "TensorRT-LLM";
-        case Engine::ideal:
-            return "the ideal profile";
-    }
-    return "the engine";
-}
+/// The engine as its project spells it (engine/kind.hpp).
+std::string display(Engine e) { return std::string(display_name(e)); }
 
-/// The engine's flag for its sequence cap.
-const char* cap_flag(Engine e) {
-    switch (e) {
-        case Engine::vllm:
-            return "max_num_seqs";
-        case Engine::sglang:
-            return "max_running_requests";
-        case Engine::trtllm:
-            return "max_batch_size";
-        case Engine::ideal:
-            return "no cap";
-    }
-    return "cap";
-}
+/// The engine's knob of its sequence cap (engine/kind.hpp).
+std::string cap_flag(Engine e) { return std::string(sequence_cap_knob(e)); }
 
 }  // namespace
 
@@ -104,74 +80,6 @@ std::string replica_phrase(const ReplicaAnswer& a, const ResolvedGpu& g) {
     return fmt::format("{} x {} ({} replicas of {})", a.gpus, gpu_name, a.replicas, layout);
 }
 
-std::string refusal_text(const ReplicaAnswer& a) {
-    const std::string engine = display(a.serving.engine);
-    const EngineMemory& m = a.memory();
-    switch (a.refusal) {
-        case Refusal::none:
-            return "";
-        case Refusal::context_limit:
-            return fmt::format(
-                "{} tokens pass the model's limit of {} tokens ({} = {}{}); {} refuses that "
-                "length (--allow-long-context serves it, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets "
-                "vLLM)",
-                grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field,
-                grouped(a.limit.field_tokens),
-                a.limit.rope_factor != 1.0 ? fmt::format(", x {:g} rope scaling ({})",
-                                                         a.limit.rope_factor, a.limit.rope_type)
-                                           : std::string(),
-                engine);
-        case Refusal::weights:
-            if (m.charged == m.weights)
-                return fmt::format("the weights ({}) need {} more than the engine's {} of memory",
-                                   bytes(m.weights), bytes(m.shortfall), bytes(m.fraction_bytes));
-            return fmt::format(
-                "the weights ({}) and the terms charged with them ({}) need {} more "
-                "than the engine's {} of memory",
-                bytes(m.weights), bytes(m.charged - m.weights), bytes(m.shortfall),
-                bytes(m.fraction_bytes));
-        case Refusal::outside_fraction:
-            return fmt::format(
-                "the terms kept outside the engine's fraction ({}) do not fit the "
-                "{} it leaves: lower the fraction",
-                bytes(m.outside), bytes(m.memory_total - m.fraction_bytes));
-        case Refusal::request:
-            if (a.estimated_max_model_len)
-                return fmt::format(
-                    "one sequence of {} tokens does not fit the {} of KV memory per GPU; the "
-                    "estimated maximum model length is {} tokens",
-                    grouped(a.demand.context), bytes(a.kv_budget),
-                    grouped(*a.estimated_max_model_len));
-            return fmt::format("one sequence of {} tokens does not fit the {} of KV memory per GPU",
-                               grouped(a.demand.context), bytes(a.kv_budget));
-        case Refusal::quantization_block: {
-            const StartupCheck& c = a.startup;
-            std::string fix;
-            if (c.expert_parallel_starts)
-                fix = a.serving.engine == Engine::sglang
-                          ? fmt::format("--ep-size {} keeps every expert whole",
-                                        a.replica.parallel.tp)
-                          : "--enable-expert-parallel keeps every expert whole";
-            if (c.starting_tp != 0)
-                fix += fmt::format("{}tp {} (pp x {}) starts", fix.empty() ? "" : "; ",
-                                   c.starting_tp, a.replica.parallel.tp / c.starting_tp);
-            return fmt::format(
-                "the {} ({} wide) split {} ways leave {} per GPU, no multiple of the {}-wide "
-                "fp8 weight block ({}, create_weights){}",
-                c.part == StartupPart::routed_experts   ? "routed experts' gate/up and down"
-                : c.part == StartupPart::shared_experts ? "shared experts' gate/up and down"
-                                                        : "dense MLP's gate/up and down",
-                grouped(c.width), c.ways, grouped(c.per_rank), c.block, c.source,
-                fix.empty() ? std::string() : ": " + fix);
-        }
-        case Refusal::cache:
-            if (a.serving.engine == Engine::vllm && !a.report.vllm.refused.empty())
-                return std::string(a.report.vllm.refused);
-            return fmt::format("{} leaves no room for the KV cache", engine);
-    }
-    return "";
-}
-
 std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
     const std::string where = replica_phrase(a, g);
     const std::string seqs = plural(a.demand.concurrency, "sequence", "sequences");
@@ -206,8 +114,7 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
                 room);
         }
         case Verdict::does_not_start:
-            return fmt::format("DOES NOT START: {} under {} on {}: {}", a.replica.model.name(),
-                               name(a.serving.engine), where, refusal_text(a));
+            return does_not_start_text(a, where);
     }
     return "";
 }

@@ -6,6 +6,7 @@
 
 #include <kvplan/plan/commands.hpp>
 #include <kvplan/plan/evaluate.hpp>
+#include <kvplan/plan/refusal.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,9 +35,6 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
 /// own engine, as notes (or why an engine has none); `model` is what the engine loads.
 void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
                            const std::string& model);
-
-/// Why the engine does not start, in a sentence ("" when it starts).
-[[nodiscard]] std::string refusal_text(const ReplicaAnswer& a);
 
 /// "weights bf16 (the checkpoint's, torch_dtype)", "weights fp8 (--weight-dtype)".
 [[nodiscard]] std::string weights_phrase(const ReplicaAnswer& a);

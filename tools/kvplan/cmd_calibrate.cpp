@@ -11,6 +11,7 @@
 #include <kvplan/calibrate.hpp>
 #include <kvplan/calibrate/bench_result.hpp>
 #include <kvplan/calibrate/latency.hpp>
+#include <kvplan/calibrate/replica.hpp>
 #include <kvplan/engine.hpp>
 #include <kvplan/engine/startup.hpp>
 #include <kvplan/format.hpp>
@@ -53,63 +54,15 @@ struct FigureAdder {
     }
 };
 
-/// The replica both parts calibrate, as the flags give it.
-struct CalibrationSetup {
-    const ResolvedModel& rm;
-    const std::optional<ResolvedGpu>& gpu;
-    LayoutInput li;
-    KvFormat kv;
-    WeightOptions weights;
-    EngineSetup engine;
-};
-
-/// The log's part: the measured non-KV reserve beside the modelled one. Returns the profile with
-/// that reserve; the verdict's sentence goes to `verdict`.
-CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup& cs, Report& rep,
-                                 std::string& verdict) {
+/// The log's part, rendered: the measured non-KV reserve beside the modelled one. The verdict's
+/// sentence goes to `verdict`.
+void render_log(const LogCalibration& c, Report& rep, std::string& verdict) {
     const FigureAdder fig{rep};
-    const Model& m = cs.rm.get();
-    const Layout layout = make_layout(m, cs.li);
-    const VllmLogFacts facts = load_vllm_log(log);
-
-    // The log describes one worker; with pipeline stages, the first.
-    const std::uint32_t stage = 0;
-    CalibrationInputs in;
-    if (cs.gpu) in.memory_total = cs.gpu->spec.memory_total;
-    if (cs.engine.utilization_given) in.utilization = cs.engine.budget.utilization;
-    // The weights as vLLM holds them once loaded ("Model loading took"): MXFP4 experts repacked
-    // for the GPU's kernel (engine/startup.hpp).
-    in.weights = loaded_weights(Engine::vllm, cs.gpu ? gpu_family(cs.gpu->spec) : std::nullopt, m,
-                                layout, stage, cs.weights,
-                                weight_bytes_per_rank(m, layout, stage, cs.weights).total())
-                     .loaded;
-    in.block_size = cs.engine.block_size;
-    // Block bytes for a model vLLM keeps in one KV cache group (one layer type): then the block
-    // count pins the available memory to a whole number of blocks.
-    VllmOptions vo = cs.engine.options.vllm;
-    vo.max_model_len = facts.max_model_len.value_or(
-        m.config().max_position_embeddings != 0 ? m.config().max_position_embeddings : 4096);
-    const VllmKvCache probe = vllm_kv_cache(m, cs.kv, layout, 1 * GiB, vo);
-    if (probe.num_groups == 1 && probe.refused.empty()) in.bytes_per_block = probe.bytes_per_block;
-
-    const CalibrationFit fit = fit_reserve(facts, in, log);
-
-    // The uncalibrated estimate: vLLM's accounting as modelled, at the same GPU and utilization.
-    GpuSpec spec = cs.gpu ? cs.gpu->spec : GpuSpec{};
-    spec.memory_total = fit.memory_total;
-    const Replica r{.model = m,
-                    .gpu = spec,
-                    .parallel = {cs.li.tp, cs.li.pp, {}},
-                    .weights = cs.weights,
-                    .kv = cs.kv};
-    BudgetOptions b = cs.engine.budget;
-    b.utilization = fit.utilization;
-    EngineOptions eo = cs.engine.options;
-    eo.vllm.charge_cuda_graphs = facts.cuda_graphs_charged;
-    const EngineMemory modelled =
-        detail::engine_memory_with(Engine::vllm, r, layout, stage, *in.weights, b, eo);
-    const Bytes modelled_reserve =
-        modelled.activation + (eo.vllm.charge_cuda_graphs ? modelled.cuda_graphs : Bytes{});
+    const CalibrationFit& fit = c.fit;
+    const VllmLogFacts& facts = c.facts;
+    const EngineMemory& modelled = c.modelled;
+    const Bytes modelled_reserve = c.modelled_reserve;
+    const Bytes weights = *c.inputs.weights;
 
     verdict.clear();
     if (!fit.started)
@@ -149,7 +102,7 @@ CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup&
          {fmt::format("interval [{}, {}] B", grouped(fit.available_lo.count()),
                       grouped(fit.available_hi.count())),
           fit.blocks ? fmt::format("{} blocks of {} B", grouped(*fit.blocks),
-                                   grouped(in.bytes_per_block->count()))
+                                   grouped(c.inputs.bytes_per_block->count()))
                      : std::string("no block count used")}});
     if (!fit.started)
         fig("kv_shortfall", "KV memory below zero (logged: a failed start)", cell(fit.kv_shortfall),
@@ -161,7 +114,7 @@ CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup&
          {}});
     if (fit.cuda_graphs)
         fig("cuda_graphs", "  of which CUDA graphs (logged)", cell(*fit.cuda_graphs));
-    fig("modelled_weights", "weights, modelled", cell(*in.weights), {},
+    fig("modelled_weights", "weights, modelled", cell(weights), {},
         {"weights.hpp: parameters x bytes per parameter on this rank, as vLLM holds them once "
          "loaded (engine/startup.hpp)",
          {}});
@@ -169,36 +122,33 @@ CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup&
         {"activation peak of the profile run + CUDA graphs (when vLLM charges them)",
          {fmt::format("activation {}", modelled.activation),
           fmt::format("CUDA graphs {}{}", modelled.cuda_graphs,
-                      eo.vllm.charge_cuda_graphs ? "" : " (not charged by this vLLM)")}});
+                      c.graphs_charged ? "" : " (not charged by this vLLM)")}});
     fig("modelled_kv", "available KV memory, modelled", cell(modelled.kv_memory),
         cell_exact(modelled.kv_memory));
     fig("weights_error", "weights: modelled - logged",
-        cell_text(facts.weights ? off_by(*in.weights, facts.weights->value) : "no weight line"));
+        cell_text(facts.weights ? off_by(weights, facts.weights->value) : "no weight line"));
     fig("reserve_error", "reserve: modelled - measured",
         cell_text(off_by(modelled_reserve, fit.reserve)));
     fig("kv_error", "KV memory: modelled - logged",
         cell_text(off_by(modelled.kv_memory, fit.available_kv)));
 
-    // Does the model reproduce the log's own cache figures from the measured memory?
-    if (facts.max_model_len &&
-        (facts.gpu_blocks || facts.kv_cache_tokens || facts.max_concurrency)) {
-        VllmOptions ro = cs.engine.options.vllm;
-        ro.max_model_len = *facts.max_model_len;
-        const VllmKvCache c = vllm_kv_cache(m, cs.kv, layout, fit.available_kv, ro);
+    // The log's own cache figures, reproduced from the measured memory.
+    if (c.reproduced) {
+        const VllmKvCache& r = *c.reproduced;
         if (facts.max_concurrency)
             fig("max_concurrency",
                 fmt::format("max concurrency at {} tokens: logged / reproduced",
                             grouped(*facts.max_model_len)),
                 cell_text(
-                    fmt::format("{:.2f}x / {:.2f}x", *facts.max_concurrency, c.max_concurrency)));
+                    fmt::format("{:.2f}x / {:.2f}x", *facts.max_concurrency, r.max_concurrency)));
         if (facts.gpu_blocks)
             fig("gpu_blocks", "GPU blocks: logged / reproduced",
                 cell_text(
-                    fmt::format("{} / {}", grouped(*facts.gpu_blocks), grouped(c.num_blocks))));
+                    fmt::format("{} / {}", grouped(*facts.gpu_blocks), grouped(r.num_blocks))));
         if (facts.kv_cache_tokens)
             fig("kv_cache_tokens", "KV cache tokens: logged / reproduced",
                 cell_text(fmt::format("{} / {}", grouped(*facts.kv_cache_tokens),
-                                      grouped(c.kv_cache_tokens))));
+                                      grouped(r.kv_cache_tokens))));
     }
     if (!fit.blocks_agree)
         rep.notes.push_back(
@@ -208,8 +158,6 @@ CalibrationProfile calibrate_log(const std::string& log, const CalibrationSetup&
         rep.notes.push_back(
             "weights and KV memory exceed memory x utilization: check --gpu and "
             "--gpu-memory-utilization");
-    return make_profile(fit, cs.rm.id, cs.gpu ? cs.gpu->id : std::string(), cs.li.tp, cs.li.pp,
-                        log);
 }
 
 /// "+4.2 %": how far `estimate` is from `measured`.
@@ -217,52 +165,23 @@ std::string error_of(Seconds estimate, Seconds measured) {
     return fmt::format("{:+.1f} %", 100.0 * (estimate / measured - 1.0));
 }
 
-/// The benchmark's part: the latency estimate's fractions fitted on one `vllm bench serve`
-/// result (calibrate_fractions), beside the bound and the estimate before calibration. Sets the
-/// estimate part of `profile`; the verdict's sentence goes to `verdict`.
-/// The replica the benchmarks ran, with the GPU they need.
-Replica bench_replica(const CalibrationSetup& cs) {
-    if (!cs.gpu)
-        usage_error("--gpu",
-                    "the GPU the benchmark ran on (the estimate's fractions are of its "
-                    "bandwidth and FLOP/s)",
-                    "none");
-    return Replica{.model = cs.rm.get(),
-                   .gpu = cs.gpu->spec,
-                   .parallel = {cs.li.tp, cs.li.pp, {}},
-                   .weights = cs.weights,
-                   .kv = cs.kv};
+/// "the hopper defaults", or "fit_start" where kvplan has no defaults for the GPU's family.
+std::string start_name(const BenchCalibration& c) {
+    return c.start_family ? fmt::format("the {} defaults", name(*c.start_family))
+                          : std::string("fit_start");
 }
 
-/// Where a calibration starts: the GPU family's defaults where kvplan has them, else fit_start.
-struct FitStart {
-    EstimateParams params;
-    std::string name;  ///< "the hopper defaults"
-};
-
-FitStart fit_start_for(const GpuSpec& gpu) {
-    const std::optional<FamilyParams> family = default_params(gpu);
-    if (!family) return {fit_start, "fit_start"};
-    return {family->params, fmt::format("the {} defaults", name(family->family))};
-}
-
-void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
-                     CalibrationProfile& profile, Report& rep, std::string& verdict) {
+/// One benchmark's part, rendered: the fractions fitted on it (calibrate_fractions), beside the
+/// bound and the estimate before calibration. The verdict's sentence goes to `verdict`.
+void render_bench(const BenchCalibration& c, const BenchResult& b, const std::string& model_id,
+                  Report& rep, std::string& verdict) {
     const FigureAdder fig{rep};
-    const Replica r = bench_replica(cs);
-    const BenchResult b = read_vllm_bench_result(bench);
-    RooflineOptions ro;
-    ro.compute = matmul_compute(cs.weights, r.gpu);
-    const LatencyObservation obs = observation_of(b, r, ro);
-    // From the GPU family's defaults where kvplan has them: a single load then moves only the
-    // fractions it can tell (calibrate/latency.hpp).
-    const FitStart from = fit_start_for(r.gpu);
-    const EstimateParams& start = from.params;
-    const std::string& start_name = from.name;
-    const FitResult f = calibrate_fractions(obs, start);
-    const LatencyEstimate before = estimate_latency(r, obs.load, start, ro);
-    const LatencyEstimate after = estimate_latency(r, obs.load, f.params, ro);
-    const bool ttft_used = obs.ttft && after.waiting == 0;
+    const LatencyObservation& obs = c.figures.front().observation;
+    const LatencyEstimate& before = c.figures.front().before;
+    const LatencyEstimate& after = c.figures.front().after;
+    const FitResult& f = c.fit;
+    const EstimateParams& start = c.start;
+    const std::string start_name_text = start_name(c);
 
     verdict = fmt::format(
         "TPOT {:.2f} ms measured, {:.2f} ms estimated after calibration ({:.2f} ms before, "
@@ -277,31 +196,33 @@ void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
         {"max_concurrency (or every prompt at an infinite rate); total tokens / completed",
          {fmt::format("{} completed, {} input and {} output tokens", grouped(b.completed),
                       grouped(b.total_input_tokens), grouped(b.total_output_tokens))}});
-    fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(*ro.compute))));
+    fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(c.compute))));
     fig("measured_tpot", "TPOT, mean (measured)", cell(b.tpot.mean));
     fig("tpot_bound", "TPOT bound (HBM and FLOP/s peaks)", cell(after.itl_bound));
-    fig("tpot_estimate_before", fmt::format("TPOT estimate, {}", start_name), cell(before.itl), {},
-        {"error against the measurement: " + error_of(before.itl, b.tpot.mean), {}});
+    fig("tpot_estimate_before", fmt::format("TPOT estimate, {}", start_name_text), cell(before.itl),
+        {}, {"error against the measurement: " + error_of(before.itl, b.tpot.mean), {}});
     fig("tpot_estimate", "TPOT estimate, calibrated", cell(after.itl), {},
         {"error against the measurement: " + error_of(after.itl, b.tpot.mean), {}});
     fig("measured_ttft", "TTFT, mean (measured)", cell(b.ttft.mean));
-    fig("ttft_estimate_before", fmt::format("TTFT estimate, {}", start_name), cell(before.ttft), {},
+    fig("ttft_estimate_before", fmt::format("TTFT estimate, {}", start_name_text),
+        cell(before.ttft), {},
         {"error against the measurement: " + error_of(before.ttft, b.ttft.mean), {}});
     fig("ttft_estimate", "TTFT estimate, calibrated", cell(after.ttft), {},
         {"error against the measurement: " + error_of(after.ttft, b.ttft.mean), {}});
     fig("bandwidth_fraction", "achieved fraction of peak bandwidth",
         cell_number(f.params.bandwidth, "", 2), {},
-        {fmt::format("fitted on the TPOT; {} had {:.2f}", start_name, start.bandwidth), {}});
+        {fmt::format("fitted on the TPOT; {} had {:.2f}", start_name_text, start.bandwidth), {}});
     fig("compute_fraction", "achieved fraction of peak FLOP/s",
         cell_number(f.params.compute, "", 2), {},
-        {ttft_used ? fmt::format("fitted on the TTFT; {} had {:.2f}", start_name, start.compute)
-                   : fmt::format("kept from {}: the TTFT was not used", start_name),
+        {c.ttft_used
+             ? fmt::format("fitted on the TTFT; {} had {:.2f}", start_name_text, start.compute)
+             : fmt::format("kept from {}: the TTFT was not used", start_name_text),
          {}});
     fig("layer_overhead", "per-layer time per step (kept)", cell(f.params.layer_overhead));
     fig("all_reduce_latency", "all-reduce latency (kept)", cell(f.params.all_reduce_latency));
     fig("rms_log_error", "fit: rms of ln(estimate / measured)", cell_number(f.rms_log_error, "", 4),
         {}, {fmt::format("over {} measured figure{}", f.figures, f.figures == 1 ? "" : "s"), {}});
-    if (obs.ttft && !ttft_used)
+    if (obs.ttft && !c.ttft_used)
         rep.notes.push_back(fmt::format(
             "the TTFT was not fitted: {} requests wait in the estimate's queue at this load, and "
             "a queue's wait says little about the prefill's FLOP/s",
@@ -318,35 +239,22 @@ void calibrate_bench(const std::string& bench, const CalibrationSetup& cs,
         "their defaults (calibrate/latency.hpp)");
     if (!b.model_id.empty())
         rep.notes.push_back(fmt::format("the benchmark ran {}; the estimate used --model {}",
-                                        b.model_id, cs.rm.id));
-    profile.estimate = f.params;
-    profile.estimate_compute = *ro.compute;
-    profile.estimate_source = bench;
+                                        b.model_id, model_id));
 }
 
-/// Several benchmarks of the replica at different loads: every parameter fitted on all of them
-/// (fit_params, as the family defaults were fitted), each load's figures before and after.
-void calibrate_benches(const std::vector<std::string>& benches, const CalibrationSetup& cs,
-                       CalibrationProfile& profile, Report& rep, std::string& verdict) {
+/// Several benchmarks' part, rendered: every parameter fitted on all of them (fit_params, as the
+/// family defaults were fitted), each load's figures before and after.
+void render_benches(const BenchCalibration& c, const std::vector<BenchResult>& results,
+                    const std::vector<std::string>& files, Report& rep, std::string& verdict) {
     const FigureAdder fig{rep};
-    const Replica r = bench_replica(cs);
-    RooflineOptions ro;
-    ro.compute = matmul_compute(cs.weights, r.gpu);
-    std::vector<BenchResult> results;
-    std::vector<LatencyObservation> obs;
-    for (const std::string& file : benches) {
-        results.push_back(read_vllm_bench_result(file));
-        obs.push_back(observation_of(results.back(), r, ro));
-    }
-    const FitStart from = fit_start_for(r.gpu);
-    const EstimateParams& start = from.params;
-    const std::string& start_name = from.name;
-    const FitResult f = fit_params(obs, start);
-
+    const FitResult& f = c.fit;
+    const EstimateParams& start = c.start;
+    const std::string start_name_text = start_name(c);
     Table t;
     t.key = "benchmarks";
-    t.title = fmt::format(
-        "Each benchmark: measured, the bound, the estimate with {} and calibrated", start_name);
+    t.title =
+        fmt::format("Each benchmark: measured, the bound, the estimate with {} and calibrated",
+                    start_name_text);
     t.columns = {{"file", "file"},
                  {"concurrency", "C"},
                  {"prompt_tokens", "in"},
@@ -360,45 +268,40 @@ void calibrate_benches(const std::vector<std::string>& benches, const Calibratio
                  {"ttft_estimate_before", "before"},
                  {"ttft_estimate", "calibrated"},
                  {"ttft_error", "error"}};
-    std::vector<double> before_errors, after_errors;
-    for (std::size_t i = 0; i < obs.size(); ++i) {
-        const LatencyEstimate b = estimate_latency(r, obs[i].load, start, ro);
-        const LatencyEstimate a = estimate_latency(r, obs[i].load, f.params, ro);
+    for (std::size_t i = 0; i < c.figures.size(); ++i) {
+        const BenchFigures& bf = c.figures[i];
+        const LatencyEstimate& b = bf.before;
+        const LatencyEstimate& a = bf.after;
         const Seconds tpot = results[i].tpot.mean, ttft = results[i].ttft.mean;
-        before_errors.push_back(std::abs(b.itl / tpot - 1.0));
-        after_errors.push_back(std::abs(a.itl / tpot - 1.0));
-        t.rows.push_back(
-            {cell_text(benches[i]), cell_count(obs[i].load.concurrency, ""),
-             cell_count(obs[i].load.prompt_tokens, ""), cell_count(obs[i].load.output_tokens, ""),
-             cell(tpot), cell(a.itl_bound), cell(b.itl), cell(a.itl),
-             cell_number(100.0 * (a.itl / tpot - 1.0), "%", 1), cell(ttft), cell(b.ttft),
-             cell(a.ttft), cell_number(100.0 * (a.ttft / ttft - 1.0), "%", 1)});
+        t.rows.push_back({cell_text(files[i]), cell_count(bf.observation.load.concurrency, ""),
+                          cell_count(bf.observation.load.prompt_tokens, ""),
+                          cell_count(bf.observation.load.output_tokens, ""), cell(tpot),
+                          cell(a.itl_bound), cell(b.itl), cell(a.itl),
+                          cell_number(100.0 * (a.itl / tpot - 1.0), "%", 1), cell(ttft),
+                          cell(b.ttft), cell(a.ttft),
+                          cell_number(100.0 * (a.ttft / ttft - 1.0), "%", 1)});
     }
-    const auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        const std::size_t n = v.size();
-        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-    };
     verdict = fmt::format(
         "{} benchmarks: median TPOT error {:.1f} % after calibration ({:.1f} % with {}); "
         "bandwidth fraction {:.2f}, compute fraction {:.2f}, {} a layer, {} an all-reduce",
-        obs.size(), 100.0 * median(after_errors), 100.0 * median(before_errors), start_name,
-        f.params.bandwidth, f.params.compute, f.params.layer_overhead, f.params.all_reduce_latency);
-    fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(*ro.compute))));
+        c.figures.size(), 100.0 * c.median_tpot_error, 100.0 * c.median_tpot_error_before,
+        start_name_text, f.params.bandwidth, f.params.compute, f.params.layer_overhead,
+        f.params.all_reduce_latency);
+    fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(c.compute))));
     fig("bandwidth_fraction", "achieved fraction of peak bandwidth",
         cell_number(f.params.bandwidth, "", 2), {},
-        {fmt::format("{} had {:.2f}", start_name, start.bandwidth), {}});
+        {fmt::format("{} had {:.2f}", start_name_text, start.bandwidth), {}});
     fig("compute_fraction", "achieved fraction of peak FLOP/s",
         cell_number(f.params.compute, "", 2), {},
-        {fmt::format("{} had {:.2f}", start_name, start.compute), {}});
+        {fmt::format("{} had {:.2f}", start_name_text, start.compute), {}});
     fig("layer_overhead", "per-layer time per step", cell(f.params.layer_overhead), {},
-        {fmt::format("{} had {}", start_name, start.layer_overhead), {}});
+        {fmt::format("{} had {}", start_name_text, start.layer_overhead), {}});
     fig("all_reduce_latency", "all-reduce latency", cell(f.params.all_reduce_latency), {},
-        {fmt::format("{} had {}", start_name, start.all_reduce_latency), {}});
+        {fmt::format("{} had {}", start_name_text, start.all_reduce_latency), {}});
     fig("median_tpot_error", "median |TPOT error|, calibrated",
-        cell_number(100.0 * median(after_errors), "%", 1));
-    fig("median_tpot_error_before", fmt::format("median |TPOT error|, {}", start_name),
-        cell_number(100.0 * median(before_errors), "%", 1));
+        cell_number(100.0 * c.median_tpot_error, "%", 1));
+    fig("median_tpot_error_before", fmt::format("median |TPOT error|, {}", start_name_text),
+        cell_number(100.0 * c.median_tpot_error_before, "%", 1));
     fig("rms_log_error", "fit: rms of ln(estimate / measured)", cell_number(f.rms_log_error, "", 4),
         {}, {fmt::format("over {} measured figures", f.figures), {}});
     rep.tables.push_back(std::move(t));
@@ -406,11 +309,6 @@ void calibrate_benches(const std::vector<std::string>& benches, const Calibratio
         "calibration: several loads tell the fixed per-layer and all-reduce times from the "
         "fractions, so all four are fitted on every TPOT and TTFT (fit_params, "
         "calibrate/latency.hpp; a TTFT is left out where the estimate's queue holds requests)");
-    profile.estimate = f.params;
-    profile.estimate_compute = *ro.compute;
-    profile.estimate_source.clear();
-    for (const std::string& file : benches)
-        profile.estimate_source += (profile.estimate_source.empty() ? "" : ", ") + file;
 }
 
 void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ctx) {
@@ -452,8 +350,26 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     std::optional<ResolvedGpu> gpu;
     if (!o.gpu.empty()) gpu = resolve_gpu(o.gpu, ctx);
-    const CalibrationSetup cs{
-        rm, gpu, li, kv, weights_flag ? *weights_flag : checkpoint_weights(rm.get()), engine};
+    if (!cf.benches.empty() && !gpu)
+        usage_error("--gpu",
+                    "the GPU the benchmark ran on (the estimate's fractions are of its "
+                    "bandwidth and FLOP/s)",
+                    "none");
+    CalibrationRequest rq{.model = rm.get(),
+                          .gpu = gpu ? std::optional<GpuSpec>(gpu->spec) : std::nullopt,
+                          .parallel = {.tp = li.tp, .pp = li.pp},
+                          .kv = kv,
+                          .weights = weights_flag,
+                          .budget = engine.budget,
+                          .options = engine.options,
+                          .block_size = engine.block_size,
+                          .utilization_given = engine.utilization_given,
+                          .log_source = cf.log,
+                          .model_id = rm.id,
+                          .gpu_id = gpu ? gpu->id : std::string()};
+    if (!cf.log.empty()) rq.log = load_vllm_log(cf.log);
+    for (const std::string& b : cf.benches) rq.benches.push_back(read_vllm_bench_result(b));
+    const CalibrationAnswer answer = calibrate(rq);
 
     Report rep;
     rep.command = "calibrate";
@@ -471,29 +387,21 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                   {"gpu", cell_text(gpu ? gpu->id : std::string())},
                   {"tp", cell_count(li.tp, "")},
                   {"pp", cell_count(li.pp, "")},
-                  {"weights", cell_text(describe_weights(cs.weights))},
+                  {"weights", cell_text(describe_weights(answer.weights))},
                   {"kv_dtype", cell_text(std::string(name(kv.dtype)))},
                   {"block_size", cell_count(engine.block_size, "tokens")}};
 
     std::string log_verdict, bench_verdict;
-    CalibrationProfile profile;
-    if (!cf.log.empty()) {
-        profile = calibrate_log(cf.log, cs, rep, log_verdict);
-    } else {
-        // An estimate-only profile: no memory was measured.
-        profile.has_reserve = false;
-        profile.model = rm.id;
-        profile.gpu = gpu ? gpu->id : std::string();
-        profile.tp = li.tp;
-        profile.pp = li.pp;
-    }
-    if (cf.benches.size() == 1)
-        calibrate_bench(cf.benches.front(), cs, profile, rep, bench_verdict);
-    if (cf.benches.size() > 1) calibrate_benches(cf.benches, cs, profile, rep, bench_verdict);
+    if (answer.log) render_log(*answer.log, rep, log_verdict);
+    if (answer.bench && rq.benches.size() == 1)
+        render_bench(*answer.bench, rq.benches.front(), rm.id, rep, bench_verdict);
+    if (answer.bench && rq.benches.size() > 1)
+        render_benches(*answer.bench, rq.benches, cf.benches, rep, bench_verdict);
     rep.verdict = log_verdict.empty()     ? bench_verdict
                   : bench_verdict.empty() ? log_verdict
                                           : log_verdict + "; " + bench_verdict;
 
+    const CalibrationProfile& profile = answer.profile;
     const std::string json = profile_json(profile);
     rep.extra_json["profile"] = Json::parse(json);
     if (!cf.write_profile.empty()) {

@@ -3,7 +3,8 @@
 // for its previous revision. Exit 0 when none fails, 1 when any does. Text, md, JSON or CSV on
 // stdout, JUnit XML with --junit, SARIF 2.1.0 with --sarif, and GitHub Actions annotations when
 // GITHUB_ACTIONS=true, each pointing at the policy's requirement and, when the model is a
-// config.json changed against a baseline config.json, at the changed fields that moved the figure.
+// config.json changed against a baseline config.json, at the changed fields that moved the figure
+// (kvplan::attribute_config_changes, policy/attribution.hpp).
 
 #include <fmt/format.h>
 
@@ -20,6 +21,7 @@
 #include <kvplan/json_position.hpp>
 #include <kvplan/plan/check.hpp>
 #include <kvplan/policy.hpp>
+#include <kvplan/policy/attribution.hpp>
 #include <kvplan/version.hpp>
 #include <memory>
 #include <optional>
@@ -263,67 +265,14 @@ std::string moved_text(const CheckOutcome& o) {
 // ---------------------------------------------------------------------------------------------
 // The config.json fields a change touched, and which outcomes each one moves.
 
-struct ConfigChange {
-    std::vector<std::string> steps;  ///< its path, key by key
-    std::string path;                ///< "text_config.num_key_value_heads"
-    std::optional<kvplan::Json> before, after;
-    std::uint32_t line = 0;   ///< in the model's config.json (a removed key: its parent's)
-    std::vector<bool> moves;  ///< per outcome: reverting this field alone changes it
-    [[nodiscard]] bool moves_any() const {
-        return std::find(moves.begin(), moves.end(), true) != moves.end();
-    }
-};
-
-std::string dotted(const std::vector<std::string>& steps) {
-    std::string s;
-    for (const std::string& k : steps) s += (s.empty() ? "" : ".") + k;
-    return s;
-}
-
-/// `doc` with change `c` undone: its value from before, or removed when it is new.
-kvplan::Json reverted(const kvplan::Json& doc, const ConfigChange& c) {
-    kvplan::Json out = doc;
-    kvplan::Json* node = &out;
-    for (std::size_t i = 0; i + 1 < c.steps.size(); ++i) node = &(*node)[c.steps[i]];
-    if (c.before)
-        (*node)[c.steps.back()] = *c.before;
-    else
-        node->erase(c.steps.back());
-    return out;
-}
-
-/// Whether two results differ in any figure or status, outcome by outcome, into `moves`.
-void mark_moves(const CheckResult& a, const CheckResult& b, std::vector<bool>& moves) {
-    moves.assign(a.outcomes.size(), false);
-    for (std::size_t i = 0; i < a.outcomes.size() && i < b.outcomes.size(); ++i) {
-        const CheckOutcome& x = a.outcomes[i];
-        const CheckOutcome& y = b.outcomes[i];
-        const bool same = x.status == y.status &&
-                          x.measured.has_value() == y.measured.has_value() &&
-                          (!x.measured || (x.measured->unbounded == y.measured->unbounded &&
-                                           x.measured->value() == y.measured->value()));
-        moves[i] = !same;
-    }
-}
-
-/// Reverting more fields than this one by one is not worth it: the baseline is another model.
-constexpr std::size_t max_changes_traced = 32;
-
-/// Nor judging more checks again than this (changed fields x checks, a millisecond each): a policy
-/// of many checks traces fewer fields, so that a gate answers in seconds.
-constexpr std::size_t max_checks_retraced = 2048;
-
-struct ConfigTrace {
-    std::string file;  ///< the model's config.json, as annotations name it
-    std::vector<ConfigChange> changes;
-    bool too_many = false;         ///< more changed fields than max_changes_traced
-    bool too_many_checks = false;  ///< more fields x checks than max_checks_retraced
-    std::size_t fields = 0;        ///< the fields that changed
+/// The attribution (policy/attribution.hpp) and the file its lines are in, as annotations name it.
+struct ConfigTrace : ConfigAttribution {
+    std::string file;
 };
 
 /// The fields of the model's config.json that differ from the baseline's, each with its line and
-/// the outcomes it moves (judged again with that field alone reverted). Only for a model given as
-/// a config.json path against a baseline with a config.json.
+/// the outcomes it moves (kvplan::attribute_config_changes). Only for a model given as a
+/// config.json path against a baseline with a config.json.
 std::optional<ConfigTrace> trace_config(const ModelInput& model, const ModelInput& base,
                                         const Policy& p, std::span<const GpuSpec> gpus,
                                         const CheckResult& result) {
@@ -332,40 +281,18 @@ std::optional<ConfigTrace> trace_config(const ModelInput& model, const ModelInpu
         read_json_file(*model.file, JsonNumbers::python, max_config_json_bytes);
     const kvplan::Json before =
         read_json_file(*base.file, JsonNumbers::python, max_config_json_bytes);
-    ConfigTrace t;
-    t.file = repo_path(model.file->string());
-    for (JsonFieldChange& f : json_field_changes(before, now)) {
-        ConfigChange c;
-        c.path = dotted(f.steps);
-        c.steps = std::move(f.steps);
-        if (f.before != nullptr) c.before = *f.before;
-        if (f.after != nullptr) c.after = *f.after;
-        t.changes.push_back(std::move(c));
-    }
-    t.fields = t.changes.size();
-    t.too_many = t.fields > max_changes_traced;
-    t.too_many_checks = !t.too_many && t.fields * result.outcomes.size() > max_checks_retraced;
-    if (t.too_many || t.too_many_checks) {
-        t.changes.clear();
-        return t;
-    }
     const std::string text = file_text(*model.file);
-    const Model& base_model = base.model.get();
-    for (ConfigChange& c : t.changes) {
-        std::vector<std::string> where = c.steps;
-        if (!c.after && !where.empty()) where.pop_back();  // removed: its parent's line
-        const auto at = json_position(text, std::span<const std::string>(where));
-        c.line = at ? at->line : 1;
-        try {
-            const Model m = model_from_hf_json(reverted(now, c), model.file->string(),
-                                               std::string(model.model.get().name()));
-            mark_moves(result, check_policy(p, m, gpus, &base_model), c.moves);
-        } catch (const Error&) {
-            // The model does not import without this field's change: it is bound up with
-            // every figure.
-            c.moves.assign(result.outcomes.size(), true);
-        }
-    }
+    const std::string source = model.file->string();
+    const std::string name(model.model.get().name());
+    ConfigTrace t;
+    static_cast<ConfigAttribution&>(t) =
+        attribute_config_changes({.config = &now,
+                                  .config_text = text,
+                                  .source = source,
+                                  .model_name = name,
+                                  .baseline = &before},
+                                 p, gpus, base.model.get(), result);
+    t.file = repo_path(model.file->string());
     return t;
 }
 

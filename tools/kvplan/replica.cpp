@@ -21,18 +21,6 @@ EngineSetup engine_setup(const CommonOptions& o) {
                        .utilization_given = r.fraction_given};
 }
 
-std::string engine_fraction_name(Engine e) {
-    switch (e) {
-        case Engine::ideal:
-            return "utilization";
-        case Engine::vllm:
-            return "gpu_memory_utilization";
-        case Engine::sglang:
-            return "mem_fraction_static";
-        case Engine::trtllm:
-            return "free_gpu_memory_fraction";
-    }
-    return "fraction";
-}
+std::string engine_fraction_name(Engine e) { return std::string(fraction_knob(e)); }
 
 }  // namespace kvplan::cli

@@ -35,6 +35,7 @@
 #include "../weights.hpp"
 #include "deployment.hpp"
 #include "evaluate.hpp"
+#include "refusal.hpp"
 
 namespace kvplan {
 
@@ -130,65 +131,13 @@ struct CheckResult {
 namespace detail::check {
 
 /// 1234567 -> "1,234,567".
-[[nodiscard]] inline std::string grouped(std::uint64_t n) {
-    const std::string digits = std::to_string(n);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-        out.push_back(digits[i]);
-    }
-    return out;
-}
+[[nodiscard]] inline std::string grouped(std::uint64_t n) { return grouped_digits(n); }
 
-/// A factor as a person writes it: "4", "2.5".
-[[nodiscard]] inline std::string factor_text(double f) {
-    if (f == std::floor(f) && std::fabs(f) < 1e15) return std::to_string(static_cast<long long>(f));
-    std::string s = std::to_string(f);
-    while (!s.empty() && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
-    return s;
-}
-
-/// Why the engine does not start, in a sentence.
+/// Why the engine does not start, in a sentence: refusal_text (plan/refusal.hpp), the one text
+/// every front end shows.
 [[nodiscard]] inline std::string refusal_reason(const ReplicaAnswer& a) {
-    const std::string start = "the engine does not start: ";
-    switch (a.refusal) {
-        case Refusal::none:
-            return "";
-        case Refusal::context_limit: {
-            std::string why = start + grouped(a.demand.context) +
-                              " tokens pass the model's context limit of " +
-                              grouped(a.limit.tokens) + " tokens (" + a.limit.field;
-            if (a.limit.rope_factor != 1.0)
-                why += " " + grouped(a.limit.field_tokens) + " x rope scaling " +
-                       factor_text(a.limit.rope_factor);
-            return why + ")";
-        }
-        case Refusal::weights:
-            return start + "the weights (" + grouped(a.memory().weights.count()) +
-                   " B per GPU) and what is charged with them exceed the engine's memory";
-        case Refusal::outside_fraction:
-            return start +
-                   "what lives outside the engine's memory fraction (CUDA context, communication "
-                   "buffers) does not fit in what the fraction leaves";
-        case Refusal::request: {
-            std::string why = start + "one sequence of " + grouped(a.demand.context) +
-                              " tokens does not fit the KV cache";
-            if (a.estimated_max_model_len)
-                why += " (vLLM estimates a maximum model length of " +
-                       grouped(*a.estimated_max_model_len) + " tokens)";
-            return why;
-        }
-        case Refusal::cache:
-            return start + "it cannot build a KV cache for this model";
-        case Refusal::quantization_block:
-            return start + "the " + name(a.startup.part) + " split " +
-                   std::to_string(a.startup.ways) + " ways leave " + grouped(a.startup.per_rank) +
-                   " per GPU, no multiple of the " + std::to_string(a.startup.block) +
-                   "-wide fp8 weight block (" + std::string(a.startup.source) + ")" +
-                   (a.startup.expert_parallel_starts ? "; expert parallelism starts" : "");
-    }
-    return start + name(a.refusal);
+    return a.refusal == Refusal::none ? std::string()
+                                      : "the engine does not start: " + refusal_text(a);
 }
 
 /// A figure read from an answer, or why there is none.

@@ -1,0 +1,235 @@
+#pragma once
+
+// `kvplan calibrate` as one library call: a replica calibrated on what vLLM measured. From a
+// start-up log, the non-KV reserve (calibrate.hpp, fit_reserve) beside the modelled one, and the
+// log's own cache figures reproduced from the measured memory; from one `vllm bench serve` result,
+// the latency estimate's bandwidth and compute fractions (calibrate_fractions); from several, at
+// different loads, all four parameters (fit_params). The answer holds every figure a front end
+// shows and the profile later runs use.
+//
+// Opt-in (needs nlohmann_json for the benchmark results).
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../budget.hpp"
+#include "../calibrate.hpp"
+#include "../engine.hpp"
+#include "../engine/startup.hpp"
+#include "../error.hpp"
+#include "../gpu.hpp"
+#include "../layout.hpp"
+#include "../model.hpp"
+#include "../roofline.hpp"
+#include "../weights.hpp"
+#include "bench_result.hpp"
+#include "latency.hpp"
+
+namespace kvplan {
+
+/// The replica calibrated and what was measured on it.
+struct CalibrationRequest {
+    Model model;
+    std::optional<GpuSpec> gpu{};  ///< needed with benchmarks; a log can state the memory
+    ParallelConfig parallel{};     ///< tp x pp (the log describes the first stage's worker)
+    KvFormat kv{};
+    std::optional<WeightOptions> weights{};  ///< nullopt: the checkpoint's own format
+    BudgetOptions budget{};                  ///< vLLM's budget, as resolve_serving gives it
+    EngineOptions options{};
+    std::uint32_t block_size = 16;       ///< tokens per block
+    bool utilization_given = false;      ///< budget.utilization overrides the log's
+    std::optional<VllmLogFacts> log{};   ///< a start-up log's facts (parse_vllm_log)
+    std::string log_source{};            ///< its file, for messages and the profile
+    std::vector<BenchResult> benches{};  ///< `vllm bench serve` results of this replica
+    std::string model_id{};              ///< the profile's model name
+    std::string gpu_id{};                ///< the profile's GPU name
+};
+
+/// The log's part: the measured reserve beside the modelled one.
+struct LogCalibration {
+    VllmLogFacts facts{};
+    CalibrationInputs inputs{};  ///< what the fit took from outside the log
+    CalibrationFit fit{};
+    EngineMemory modelled{};   ///< vLLM's accounting as modelled at the fit's memory
+    Bytes modelled_reserve{};  ///< activation + CUDA graphs when charged
+    bool graphs_charged = false;
+    /// The log's cache figures (blocks, tokens, concurrency) reproduced from the measured KV
+    /// memory at the log's max_model_len; none when the log states none of them.
+    std::optional<VllmKvCache> reproduced{};
+};
+
+/// One benchmark's figures: measured, the bound, the estimate before and after calibration.
+struct BenchFigures {
+    LatencyObservation observation;
+    LatencyEstimate before{};  ///< with the starting parameters
+    LatencyEstimate after{};   ///< with the fitted ones
+};
+
+/// The benchmarks' part.
+struct BenchCalibration {
+    ComputeDtype compute = ComputeDtype::bf16;  ///< the peak the compute fraction is of
+    /// The GPU family whose defaults the fit started from; nullopt: fit_start.
+    std::optional<GpuFamily> start_family{};
+    EstimateParams start{};
+    FitResult fit{};
+    std::vector<BenchFigures> figures{};  ///< one per benchmark, in order
+    /// One benchmark: whether its TTFT was fitted (not where the estimate's queue holds requests).
+    bool ttft_used = false;
+    double median_tpot_error_before = 0;  ///< median |estimate / measured - 1|, started
+    double median_tpot_error = 0;         ///< the same, calibrated
+};
+
+/// Every figure of a calibration and the profile it yields.
+struct CalibrationAnswer {
+    WeightOptions weights{};
+    std::optional<LogCalibration> log{};
+    std::optional<BenchCalibration> bench{};
+    CalibrationProfile profile{};
+};
+
+namespace detail::calibration {
+
+[[nodiscard]] inline double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    if (n == 0) return 0;
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+[[nodiscard]] inline LogCalibration calibrate_log(const CalibrationRequest& rq,
+                                                  const WeightOptions& weights) {
+    const Model& m = rq.model;
+    const Layout layout(m, ParallelConfig{.tp = rq.parallel.tp, .pp = rq.parallel.pp});
+    LogCalibration c;
+    c.facts = *rq.log;
+    // The log describes one worker; with pipeline stages, the first.
+    const std::uint32_t stage = 0;
+    CalibrationInputs& in = c.inputs;
+    if (rq.gpu) in.memory_total = rq.gpu->memory_total;
+    if (rq.utilization_given) in.utilization = rq.budget.utilization;
+    // The weights as vLLM holds them once loaded ("Model loading took"): MXFP4 experts repacked
+    // for the GPU's kernel (engine/startup.hpp).
+    in.weights =
+        loaded_weights(Engine::vllm, rq.gpu ? gpu_family(*rq.gpu) : std::nullopt, m, layout, stage,
+                       weights, weight_bytes_per_rank(m, layout, stage, weights).total())
+            .loaded;
+    in.block_size = rq.block_size;
+    // Block bytes for a model vLLM keeps in one KV cache group (one layer type): then the block
+    // count pins the available memory to a whole number of blocks.
+    VllmOptions vo = rq.options.vllm;
+    vo.max_model_len = c.facts.max_model_len.value_or(
+        m.config().max_position_embeddings != 0 ? m.config().max_position_embeddings : 4096);
+    const VllmKvCache probe = vllm_kv_cache(m, rq.kv, layout, 1 * GiB, vo);
+    if (probe.num_groups == 1 && probe.refused.empty()) in.bytes_per_block = probe.bytes_per_block;
+
+    c.fit = fit_reserve(c.facts, in, rq.log_source);
+
+    // The uncalibrated estimate: vLLM's accounting as modelled, at the same GPU and utilization.
+    GpuSpec spec = rq.gpu ? *rq.gpu : GpuSpec{};
+    spec.memory_total = c.fit.memory_total;
+    const Replica r{.model = m,
+                    .gpu = spec,
+                    .parallel = {rq.parallel.tp, rq.parallel.pp, {}},
+                    .weights = weights,
+                    .kv = rq.kv};
+    BudgetOptions b = rq.budget;
+    b.utilization = c.fit.utilization;
+    EngineOptions eo = rq.options;
+    eo.vllm.charge_cuda_graphs = c.facts.cuda_graphs_charged;
+    c.graphs_charged = eo.vllm.charge_cuda_graphs;
+    c.modelled = detail::engine_memory_with(Engine::vllm, r, layout, stage, *in.weights, b, eo);
+    c.modelled_reserve =
+        c.modelled.activation + (c.graphs_charged ? c.modelled.cuda_graphs : Bytes{});
+
+    // Does the model reproduce the log's own cache figures from the measured memory?
+    if (c.facts.max_model_len &&
+        (c.facts.gpu_blocks || c.facts.kv_cache_tokens || c.facts.max_concurrency)) {
+        VllmOptions ro = rq.options.vllm;
+        ro.max_model_len = *c.facts.max_model_len;
+        c.reproduced = vllm_kv_cache(m, rq.kv, layout, c.fit.available_kv, ro);
+    }
+    return c;
+}
+
+[[nodiscard]] inline BenchCalibration calibrate_benches(const CalibrationRequest& rq,
+                                                        const WeightOptions& weights) {
+    if (!rq.gpu)
+        throw_field_error<InvalidInput>("calibrate", "gpu",
+                                        "the GPU the benchmark ran on (the estimate's fractions "
+                                        "are of its bandwidth and FLOP/s)",
+                                        "none");
+    const Replica r{.model = rq.model,
+                    .gpu = *rq.gpu,
+                    .parallel = {rq.parallel.tp, rq.parallel.pp, {}},
+                    .weights = weights,
+                    .kv = rq.kv};
+    BenchCalibration c;
+    RooflineOptions ro;
+    ro.compute = matmul_compute(weights, r.gpu);
+    c.compute = *ro.compute;
+    std::vector<LatencyObservation> obs;
+    for (const BenchResult& b : rq.benches) obs.push_back(observation_of(b, r, ro));
+    // From the GPU family's defaults where kvplan has them: a single load then moves only the
+    // fractions it can tell (calibrate/latency.hpp).
+    const std::optional<FamilyParams> family = default_params(r.gpu);
+    c.start_family = family ? std::optional<GpuFamily>(family->family) : std::nullopt;
+    c.start = family ? family->params : fit_start;
+    // One load tells the fractions apart; several tell the fixed costs too.
+    c.fit = obs.size() == 1 ? calibrate_fractions(obs.front(), c.start) : fit_params(obs, c.start);
+    std::vector<double> before_errors, after_errors;
+    for (std::size_t i = 0; i < obs.size(); ++i) {
+        BenchFigures f{.observation = obs[i],
+                       .before = estimate_latency(r, obs[i].load, c.start, ro),
+                       .after = estimate_latency(r, obs[i].load, c.fit.params, ro)};
+        const Seconds tpot = rq.benches[i].tpot.mean;
+        before_errors.push_back(std::abs(f.before.itl / tpot - 1.0));
+        after_errors.push_back(std::abs(f.after.itl / tpot - 1.0));
+        c.figures.push_back(std::move(f));
+    }
+    c.ttft_used = obs.size() == 1 && obs.front().ttft && c.figures.front().after.waiting == 0;
+    c.median_tpot_error_before = median(before_errors);
+    c.median_tpot_error = median(after_errors);
+    return c;
+}
+
+}  // namespace detail::calibration
+
+/// Calibrates the replica of `rq` on its log, its benchmarks or both. Throws InvalidInput when
+/// neither is given, when a needed figure is in neither the log nor the request (fit_reserve), when
+/// benchmarks come without a GPU, and as observation_of does for a benchmark of an open loop.
+[[nodiscard]] inline CalibrationAnswer calibrate(const CalibrationRequest& rq) {
+    if (!rq.log && rq.benches.empty())
+        detail::throw_field_error<InvalidInput>("calibrate", "log",
+                                                "a vLLM start-up log, a vllm bench serve result, "
+                                                "or both",
+                                                "neither");
+    CalibrationAnswer a;
+    a.weights = rq.weights ? *rq.weights : checkpoint_weights(rq.model);
+    if (rq.log) {
+        a.log = detail::calibration::calibrate_log(rq, a.weights);
+        a.profile = make_profile(a.log->fit, rq.model_id, rq.gpu_id, rq.parallel.tp, rq.parallel.pp,
+                                 rq.log_source);
+    } else {
+        // An estimate-only profile: no memory was measured.
+        a.profile.has_reserve = false;
+        a.profile.model = rq.model_id;
+        a.profile.gpu = rq.gpu_id;
+        a.profile.tp = rq.parallel.tp;
+        a.profile.pp = rq.parallel.pp;
+    }
+    if (!rq.benches.empty()) {
+        a.bench = detail::calibration::calibrate_benches(rq, a.weights);
+        a.profile.estimate = a.bench->fit.params;
+        a.profile.estimate_compute = a.bench->compute;
+        a.profile.estimate_source.clear();
+        for (const BenchResult& b : rq.benches)
+            a.profile.estimate_source += (a.profile.estimate_source.empty() ? "" : ", ") + b.source;
+    }
+    return a;
+}
+
+}  // namespace kvplan

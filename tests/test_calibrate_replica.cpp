@@ -1,0 +1,126 @@
+// kvplan::calibrate (calibrate/replica.hpp): `kvplan calibrate` as one library call, on a vLLM
+// start-up log and on `vllm bench serve` results, figures derived by hand.
+
+// The one file of this program that compiles the config.json import (either may come first).
+#define KVPLAN_HF_CONFIG_IMPLEMENTATION
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <kvplan/calibrate/replica.hpp>
+#include <kvplan/gpu.hpp>
+#include <kvplan/presets.hpp>
+#include <string>
+
+using namespace kvplan;
+
+namespace {
+
+std::string data(const std::string& name) { return std::string(KVPLAN_TEST_DATA_DIR "/") + name; }
+
+const std::string nim = "vllm_bench_serve/nim-llama-3.3-70b-fp8-2xh100-5000-500-c";
+
+/// The NIM rows' replica: Llama-3.3-70B (Llama-3-70B's shapes) in fp8 on 2 x H100 SXM.
+CalibrationRequest nim_request() {
+    return {.model = presets::llama_3_70b,
+            .gpu = gpus::h100_sxm,
+            .parallel = {.tp = 2},
+            .kv = KvDtype::fp8_e4m3,
+            .weights = WeightOptions{.format = WeightFormat::fp8},
+            .model_id = "llama-3-70b",
+            .gpu_id = "h100-sxm"};
+}
+
+}  // namespace
+
+TEST_CASE("calibrate fits a V0 log's reserve and reproduces its cache figures", "[calibrate]") {
+    // vllm #10517, Llama-3.1-8B (Llama-3-8B's shapes) on an RTX 3090, 20,000-token max_model_len:
+    // reserve = ceil(23.58 GiB x 0.90) - 14.9888 GiB - 3,905 MiB (1,952 blocks of 16 tokens x
+    // 131,072 B = 2 MiB, within the logged 3.81 +- 0.005 GiB) = 21.222 - 14.9888 - 3.8135 =
+    // 2.41972 GiB. From 3,905 MiB vLLM's V0 rule gives floor(3,905 / 2) = 1,952 blocks, and
+    // 1,952 x 16 / 20,000 = 1.5616x, as logged.
+    CalibrationRequest rq{.model = presets::llama_3_8b,
+                          .kv = KvDtype::bf16,
+                          .log = load_vllm_log(data("logs/vllm-v0-llama-3.1-8b-rtx3090-20k.log")),
+                          .log_source = "rtx3090.log",
+                          .model_id = "llama-3-8b"};
+    const CalibrationAnswer a = calibrate(rq);
+    REQUIRE(a.log.has_value());
+    CHECK_FALSE(a.bench.has_value());
+    CHECK(a.log->fit.reserve.in(GiB) == Approx(2.41972).margin(1e-4));
+    CHECK(a.log->inputs.bytes_per_block == 2 * MiB);
+    REQUIRE(a.log->reproduced.has_value());
+    CHECK(a.log->reproduced->num_blocks == 1952);
+    CHECK(a.log->reproduced->max_concurrency == Approx(1.5616));
+    // The profile carries the measured reserve, for later runs.
+    CHECK(a.profile.has_reserve);
+    CHECK(a.profile.reserve == a.log->fit.reserve);
+    CHECK(a.profile.source == "rtx3090.log");
+    CHECK_FALSE(a.profile.estimate.has_value());
+}
+
+TEST_CASE("calibrate fits the estimate's fractions on one benchmark from Hopper's defaults",
+          "[calibrate]") {
+    // The NIM row at concurrency 25 (TPOT 38.75 ms, TTFT 688.69 ms). The bound: fp8 weights
+    // (35.3 GB per GPU) and 25 sequences of 5,000 tokens at 2 x 80 x 8 x 128 x 1 B = 163,840 B
+    // per token (10.24 GB per GPU) over 3.35 TB/s: 13.6 ms.
+    CalibrationRequest rq = nim_request();
+    rq.benches.push_back(read_vllm_bench_result(data(nim + "25.json")));
+    const CalibrationAnswer a = calibrate(rq);
+    REQUIRE(a.bench.has_value());
+    CHECK_FALSE(a.log.has_value());
+    const BenchCalibration& b = *a.bench;
+    CHECK(b.compute == ComputeDtype::fp8);
+    REQUIRE(b.start_family.has_value());
+    CHECK(*b.start_family == GpuFamily::hopper);
+    REQUIRE(b.figures.size() == 1);
+    CHECK(b.figures[0].observation.load.concurrency == 25);
+    CHECK(b.figures[0].after.itl_bound.in(seconds) == Approx(0.0136).epsilon(0.01));
+    // One load moves only the fractions: the fixed costs keep Hopper's defaults.
+    CHECK(b.fit.params.layer_overhead == b.start.layer_overhead);
+    CHECK(b.fit.params.all_reduce_latency == b.start.all_reduce_latency);
+    // The fit does no worse than where it started over the figures it fitted (TPOT and TTFT):
+    // the rms of ln(estimate / measured).
+    REQUIRE(b.ttft_used);
+    const auto sq = [](Seconds estimate, Seconds measured) {
+        const double e = std::log(estimate / measured);
+        return e * e;
+    };
+    const BenchResult& m = rq.benches[0];
+    const double before = std::sqrt(
+        (sq(b.figures[0].before.itl, m.tpot.mean) + sq(b.figures[0].before.ttft, m.ttft.mean)) / 2);
+    CHECK(b.fit.rms_log_error <= before);
+    CHECK_FALSE(a.profile.has_reserve);
+    REQUIRE(a.profile.estimate.has_value());
+    CHECK(a.profile.estimate->bandwidth == b.fit.params.bandwidth);
+    CHECK(a.profile.estimate_compute == ComputeDtype::fp8);
+}
+
+TEST_CASE("calibrate fits every parameter on several loads", "[calibrate]") {
+    // The NIM rows at concurrency 1, 25 and 100: three TPOTs and TTFTs tell the fixed per-layer
+    // and all-reduce times from the fractions (fit_params); the median error is the middle one of
+    // the three |estimate / measured - 1|.
+    CalibrationRequest rq = nim_request();
+    for (const char* c : {"1", "25", "100"})
+        rq.benches.push_back(read_vllm_bench_result(data(nim + c + ".json")));
+    const CalibrationAnswer a = calibrate(rq);
+    REQUIRE(a.bench.has_value());
+    const BenchCalibration& b = *a.bench;
+    REQUIRE(b.figures.size() == 3);
+    CHECK(b.figures[2].observation.load.concurrency == 100);
+    std::vector<double> errors;
+    for (std::size_t i = 0; i < 3; ++i)
+        errors.push_back(std::abs(b.figures[i].after.itl / rq.benches[i].tpot.mean - 1.0));
+    std::sort(errors.begin(), errors.end());
+    CHECK(b.median_tpot_error == errors[1]);
+    CHECK(b.median_tpot_error <= b.median_tpot_error_before);
+    CHECK(a.profile.estimate_source ==
+          data(nim + "1.json") + ", " + data(nim + "25.json") + ", " + data(nim + "100.json"));
+}
+
+TEST_CASE("calibrate without a log or a benchmark, or benchmarks without a GPU, is refused",
+          "[calibrate]") {
+    CHECK_THROWS_AS(calibrate({.model = presets::llama_3_8b}), InvalidInput);
+    CalibrationRequest rq = nim_request();
+    rq.gpu.reset();
+    rq.benches.push_back(read_vllm_bench_result(data(nim + "25.json")));
+    CHECK_THROWS_AS(calibrate(rq), InvalidInput);
+}
