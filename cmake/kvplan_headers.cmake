@@ -96,6 +96,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/checkpoint.hpp
   kvplan/hf_config/context_limit.hpp
   kvplan/hf_config/deci.hpp
+  kvplan/hf_config/deepseek_v4.hpp
   kvplan/hf_config/families.hpp
   kvplan/hf_config/fields.hpp
   kvplan/hf_config/import.hpp
