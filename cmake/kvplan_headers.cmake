@@ -101,6 +101,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/fields.hpp
   kvplan/hf_config/import.hpp
   kvplan/hf_config/import_impl.hpp
+  kvplan/hf_config/kimi_linear.hpp
   kvplan/hf_config/layer_kinds.hpp
   kvplan/hf_config/moe.hpp
   kvplan/hf_config/options.hpp

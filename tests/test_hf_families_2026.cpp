@@ -509,6 +509,79 @@ TEST_CASE("DeepSeek-V4's compress_ratios are checked entry by entry",
 }
 
 // ---------------------------------------------------------------------------------------------
+// Kimi Linear (vLLM's kimi_linear.py; the recurrent state as mamba_utils.py's kda_state_shape).
+// Kimi-K3's config is not public: its text model is a kimi_linear, so the family is modelled on
+// Kimi-Linear-48B-A3B, whose config values are quoted below (a public test fixture quotes the
+// released 48B file: hidden 2,304, 27 layers, 32 heads, kv_lora_rank 512, qk_nope 128, qk_rope 64,
+// v_head_dim 128, no q_lora_rank, 256 experts of 1,024, top-8, 1 shared, the first layer dense of
+// 9,216, vocab 163,840; linear_attn_config: full_attn_layers 4, 8, ..., 24, 27, 32 KDA heads of
+// 128, a 4-tap short convolution).
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+Json kimi_linear_48b() {
+    return Json::parse(R"({
+        "architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear",
+        "hidden_size": 2304, "num_hidden_layers": 27, "vocab_size": 163840,
+        "num_attention_heads": 32, "kv_lora_rank": 512, "q_lora_rank": null,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "num_experts": 256, "num_experts_per_token": 8, "num_shared_experts": 1,
+        "moe_intermediate_size": 1024, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+        "intermediate_size": 9216, "tie_word_embeddings": false,
+        "max_position_embeddings": 1048576,
+        "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27],
+            "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23,
+                           25, 26],
+            "head_dim": 128, "num_heads": 32, "short_conv_kernel_size": 4}})");
+}
+
+}  // namespace
+
+TEST_CASE("Kimi-Linear-48B-A3B: 20 KDA states of 2.07 MiB and 7 MLA layers",
+          "[hf_families_2026][kimi_linear]") {
+    const Model m = model_from_hf_json(kimi_linear_48b(), "kimi-linear.json", "kimi-linear");
+    const LayerStack& L = m.layers();
+    REQUIRE(L.num_layers == 27);
+    CHECK(L.layers_of_kind(CacheKind::mla_latent) == 7);
+    CHECK(L.layers_of_kind(CacheKind::constant_state) == 20);
+    CHECK(L[3].kind == CacheKind::mla_latent);  // layer 4, 1-based
+    CHECK(L[0].kind == CacheKind::constant_state);
+    // A KDA layer's state: short convolutions of q, k and v, 3 x (4 - 1) x 32 x 128 values in
+    // bf16 = 73,728 B, and the recurrent state 32 x 128 x 128 in fp32 = 2,097,152 B.
+    CHECK(L[0].state_bytes.count() == 73'728 + 2'097'152);
+    // MLA: (512 + 64) x 2 B = 1,152 B a token on 7 layers. At 131,072 tokens:
+    const std::uint64_t tokens = 131'072;
+    CHECK(kv_bytes_per_token(m, KvDtype::bf16).count() == 7 * 1152);
+    CHECK(sequence_bytes(m, tokens) == 7ULL * 1152 * tokens + 20ULL * 2'170'880);
+    // A KDA layer's mixer (P = 32 x 128 = 4,096): q, k, v 3 x 2,304 x P, their convolutions
+    // 3 x P x 4, f_a 128 x 2,304 and f_b P x 128, b_proj 32 x 2,304, g_a and g_b as f, A_log 32,
+    // dt_bias P, o_norm 128, o_proj 2,304 x P = 39,514,272. An MLA layer: q_proj 32 x 192 x 2,304,
+    // kv_a 576 x 2,304, kv_a_layernorm 512, kv_b 32 x 256 x 512, o_proj 2,304 x 4,096 =
+    // 29,114,880. MLPs: layer 0 dense 3 x 9,216 x 2,304; 26 MoE layers of 257 experts of
+    // 3 x 1,024 x 2,304, the router 256 x 2,304 and its bias 256. Two norms of 2,304 a layer,
+    // the embedding and LM head 163,840 x 2,304, the final norm.
+    const std::uint64_t expert = 3ULL * 1024 * 2304;
+    const std::uint64_t total = 20ULL * 39'514'272 + 7ULL * 29'114'880 + 3ULL * 9216 * 2304 +
+                                26 * (257 * expert + 256ULL * 2304 + 256) + 27ULL * 2 * 2304 +
+                                2ULL * 163'840 * 2304 + 2304;
+    // 49.12B: the name's 48B leaves out the 0.75B embedding.
+    CHECK(total == 49'122'681'728ULL);
+    CHECK(total_params(m) == total);
+}
+
+TEST_CASE("Kimi Linear's layer lists must name every layer once", "[hf_families_2026][errors]") {
+    Json j = kimi_linear_48b();
+    j["linear_attn_config"]["kda_layers"][0] = 4;
+    CHECK_THAT(import_error(j), Catch::Contains("linear_attn_config.kda_layers[0]") &&
+                                    Catch::Contains("named once") && Catch::Contains("found 4"));
+    j = kimi_linear_48b();
+    j["linear_attn_config"]["kda_layers"].erase(0);
+    CHECK_THAT(import_error(j), Catch::Contains("linear_attn_config.kda_layers") &&
+                                    Catch::Contains("layer 1 in neither"));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Refused by name: the cache kvplan cannot hold exactly is named.
 // ---------------------------------------------------------------------------------------------
 

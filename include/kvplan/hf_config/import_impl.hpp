@@ -26,6 +26,7 @@
 #include "families.hpp"
 #include "fields.hpp"
 #include "import.hpp"
+#include "kimi_linear.hpp"
 #include "layer_kinds.hpp"
 #include "moe.hpp"
 #include "options.hpp"
@@ -185,6 +186,16 @@ namespace detail::hf {
             " latents; compress_ratios 4 and 128 add a compressed pool (with an indexer key at "
             "4) and the compressors' fp32 state; vLLM runs it only in fp8_ds_mla "
             "(--kv-cache-dtype fp8_ds_mla)");
+        return {validated(c, source), notes};
+    }
+
+    if (f == Family::kimi_linear) {
+        c.tie_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+        c.extra_params = read_kimi_linear(r, n, c, options);
+        notes.push_back(
+            "Kimi Linear: the KDA layers keep a fixed state per sequence (short "
+            "convolutions of q, k and v and a heads x head_dim x head_dim recurrent "
+            "state); the MLA layers one latent per token");
         return {validated(c, source), notes};
     }
 
