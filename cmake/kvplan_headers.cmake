@@ -84,6 +84,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/transfer.hpp
   kvplan/weights.hpp
   kvplan/weights/bytes.hpp
+  kvplan/weights/checkpoint_files.hpp
   kvplan/weights/format.hpp
   kvplan/weights/tensors.hpp
 )
