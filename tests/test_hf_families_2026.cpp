@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <kvplan/engine/vllm.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/hf_config/deci.hpp>
 #include <kvplan/kv_bytes.hpp>
@@ -495,6 +496,16 @@ TEST_CASE("DeepSeek-V4-Flash: 284B parameters, two window-only layers, 21 CSA an
         2 * attention + 20 * hca + 21 * csa + 43 * moe + extra + 2ULL * 129'280 * 4096 + 4096;
     CHECK(total == 284'334'501'970ULL);  // "284B total parameters" (model card)
     CHECK(total_params(m) == total);
+}
+
+TEST_CASE("vLLM's allocator model refuses DeepSeek-V4 with its reason, not a wrong size",
+          "[hf_families_2026][deepseek_v4]") {
+    const Model m = bundled("deepseek-v4-flash");
+    const Layout l{m, {}};
+    const VllmKvCache c = vllm_kv_cache(m, KvDtype::fp8_ds_mla, l, 64 * GiB);
+    CHECK_THAT(std::string(c.refused), Catch::Contains("DeepSeek-V4") &&
+                                           Catch::Contains("not modelled") &&
+                                           Catch::Contains("ideal engine"));
 }
 
 TEST_CASE("DeepSeek-V4's compress_ratios are checked entry by entry",
