@@ -374,3 +374,25 @@ TEST_CASE("checkpoints weigh what their publishers state, the MTP layer counted 
     CHECK(within(r1_files, 688'586'727'753.0, 0.0001));  // 11.9 MB short: 0.002%
     CHECK(checkpoint_file_bytes(bundled("deepseek-v3")).count() == r1_files);
 }
+
+TEST_CASE("DeepSeek-V4-Flash-NVFP4 keeps all but the routed experts in bf16",
+          "[quantized][modelopt][deepseek_v4]") {
+    // hf_quant_config.json: MIXED_PRECISION with every layers.N.ffn.experts NVFP4 (group 16),
+    // attention (*.attn.*), the shared experts, the head and the MTP layer excluded.
+    const Model m = load_hf_config(quantized / "DeepSeek-V4-Flash-NVFP4");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::bf16);
+    CHECK(c.shared_experts == WeightFormat::bf16);
+    CHECK_FALSE(c.lm_head.has_value());
+    // 43 layers x 256 experts x (2 x 2,048 x 4,096 + 4,096 x 2,048) in nvfp4, 14,155,788 B an
+    // expert; the other 284,334,501,970 - 43 x 256 x 25,165,824 = 7,309,111,378 parameters
+    // (test_hf_families_2026.cpp derives the total) in bf16.
+    const std::uint64_t expert = 2 * nv(2048, 4096) + nv(4096, 2048);
+    CHECK(expert == 14'155'788ULL);
+    const std::uint64_t routed = 43ULL * 256 * expert;
+    const std::uint64_t rest = 2 * (284'334'501'970ULL - 43ULL * 256 * 3 * 2048 * 4096);
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    CHECK(wb.routed_experts.count() == routed);
+    CHECK(wb.total().count() == routed + rest);  // 170,445,137,060 B, 158.7 GiB
+}
