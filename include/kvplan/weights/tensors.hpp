@@ -209,15 +209,17 @@ constexpr void emit_compressed_mla(Fn& fn, const ModelConfig& c, const CacheSpec
     emit_linear(fn, attn, TpSplit::replicated, dim, h, false);
     emit_vector(fn, attn, q_lora);
     emit_vector(fn, attn, dim);
-    emit_linear(fn, attn, TpSplit::column, heads * dim, q_lora, false, 1, c.num_heads);
-    emit_linear(fn, attn, TpSplit::column, out_rank, heads * dim / groups, false, 1,
+    const std::uint64_t q_width = mul(heads, dim, "wq_b's rows");
+    emit_linear(fn, attn, TpSplit::column, q_width, q_lora, false, 1, c.num_heads);
+    emit_linear(fn, attn, TpSplit::column, out_rank, q_width / groups, false, 1,
                 static_cast<std::uint32_t>(groups));
     emit_linear(fn, attn, TpSplit::row, h, out_rank, false);
     emit_vector(fn, attn, heads);
     if (spec.compress_ratio != 0) emit_v4_compressor(fn, spec.compress_ratio, dim, h);
     if (spec.index_head_dim != 0) {
         const std::uint64_t idx = spec.index_head_dim;
-        emit_linear(fn, attn, TpSplit::replicated, c.mla.index_n_heads * idx, q_lora, false);
+        emit_linear(fn, attn, TpSplit::replicated, mul(c.mla.index_n_heads, idx, "wq_b's rows"),
+                    q_lora, false);
         emit_linear(fn, attn, TpSplit::replicated, c.mla.index_n_heads, h, false);
         emit_v4_compressor(fn, spec.compress_ratio, idx, h);
     }
