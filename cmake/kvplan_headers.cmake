@@ -93,6 +93,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/transfer.hpp
   kvplan/weights.hpp
   kvplan/weights/bytes.hpp
+  kvplan/weights/checkpoint_files.hpp
   kvplan/weights/format.hpp
   kvplan/weights/tensors.hpp
 )
@@ -106,10 +107,12 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/checkpoint.hpp
   kvplan/hf_config/context_limit.hpp
   kvplan/hf_config/deci.hpp
+  kvplan/hf_config/deepseek_v4.hpp
   kvplan/hf_config/families.hpp
   kvplan/hf_config/fields.hpp
   kvplan/hf_config/import.hpp
   kvplan/hf_config/import_impl.hpp
+  kvplan/hf_config/kimi_linear.hpp
   kvplan/hf_config/layer_kinds.hpp
   kvplan/hf_config/moe.hpp
   kvplan/hf_config/options.hpp

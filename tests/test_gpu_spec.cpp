@@ -228,6 +228,37 @@ TEST_CASE("bad GPU spec files get clear errors", "[gpu_spec][errors]") {
                Catch::Contains("expected an existing JSON file"));
 }
 
+TEST_CASE("a TPU or a Gaudi is refused, saying what is and is not modelled",
+          "[gpu_spec][errors][accelerators]") {
+    // By the vendor the file names.
+    const std::string tpu = error_of(bad_dir / "gpu-tpu-v6e.json");
+    CHECK_THAT(tpu, Catch::Contains("gpu-tpu-v6e.json: vendor: expected an NVIDIA or AMD GPU: a "
+                                    "Google TPU is not modelled") &&
+                        Catch::Contains("CUDA or HIP runtime's total") &&
+                        Catch::Contains("vLLM's TPU backend") &&
+                        Catch::EndsWith("found \"google\""));
+    // By the product name when no vendor is given.
+    const std::string gaudi = error_of(bad_dir / "gpu-gaudi3.json");
+    CHECK_THAT(gaudi, Catch::Contains("gpu-gaudi3.json: name: expected an NVIDIA or AMD GPU: an "
+                                      "Intel Gaudi is not modelled") &&
+                          Catch::Contains("vllm-gaudi") &&
+                          Catch::EndsWith("found \"Intel Gaudi 3 HL-325L\""));
+    // By the architecture alone.
+    const Json j = {{"id", "x"},
+                    {"name", "our accelerator"},
+                    {"architecture", "trillium"},
+                    {"memory", {{"stated_bytes", 32000000000}}},
+                    {"memory_bandwidth", {{"TB_per_s", 1.64}}},
+                    {"dense_tflops", {{"bf16", 918}}}};
+    CHECK_THROWS_WITH(gpu_spec_from_json(j, "x.json"),
+                      Catch::Contains("x.json: architecture: expected an NVIDIA or AMD GPU: a "
+                                      "Google TPU is not modelled") &&
+                          Catch::Contains("found \"trillium\""));
+    // Every bundled GPU is NVIDIA or AMD: none is caught by the rule.
+    for (const char* name : {"NVIDIA H100 SXM5 80GB", "AMD Instinct MI300X", "NVIDIA GB200"})
+        CHECK(detail::unmodelled_accelerator("", name, "").empty());
+}
+
 TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][presets]") {
     // 81,090 MiB x 1,048,576 and 81,559 MiB x 1,048,576.
     static_assert(gpus::h100_sxm.memory_total.count() == 85'029'027'840ULL);

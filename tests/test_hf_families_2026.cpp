@@ -1,13 +1,15 @@
 // The families of late 2026 (configs/models/README.md): Qwen3.5, GLM-5, Kimi-K2.5, MiniMax-M2,
 // MiMo-V2-Flash, Nemotron-3 with layers_block_type, Llama-3.3-Nemotron-Super (DeciLM), Gemma 4,
-// and the families kvplan refuses by name. Per family: the KV bytes per token and per sequence
-// (bf16 KV, derived by hand from the model code named in each case) and the parameter count.
+// DeepSeek-V4, and the families kvplan refuses by name. Per family: the KV bytes per token and per
+// sequence (bf16 KV, derived by hand from the model code named in each case) and the parameter
+// count.
 //
 // Compiled apart from test_hf_families.cpp (which compiles the import), in the same program.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <kvplan/engine/vllm.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/hf_config/deci.hpp>
 #include <kvplan/kv_bytes.hpp>
@@ -378,16 +380,224 @@ TEST_CASE("Gemma 4 26B-A4B: KV heads and head size per layer type, V cached as K
 }
 
 // ---------------------------------------------------------------------------------------------
+// DeepSeek-V4 (vLLM's deepseek_v4.py, deepseek_v4_attention.py, deepseek_compressor.py and
+// sparse_swa.py). Every layer caches its last sliding_window (128) latents of head_dim 512 (448
+// without RoPE + 64 RoPE): 1,024 B in bf16, 584 B in fp8_ds_mla (448 fp8 + 7 UE8M0 scales + 1 pad
+// + 64 bf16 RoPE). compress_ratios[i] 4 adds one latent per 4 tokens with an indexer key of
+// 128 fp8 + one fp32 scale (132 B), 128 one latent per 128 tokens, 0 nothing more. The
+// compressors keep fp32 state for coff x ratio tokens, 2 x coff x dim values each (coff 2 at
+// ratio 4): ratio 4, 8 x 2,048 x 4 = 65,536 B, plus the indexer's own, 8 x 512 x 4 = 16,384 B;
+// ratio 128, 128 x 1,024 x 4 = 524,288 B.
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("DeepSeek-V4-Pro: 30 CSA and 31 HCA layers, 9.62 GiB a 1M sequence as vLLM counts it",
+          "[hf_families_2026][deepseek_v4]") {
+    const Model m = bundled("deepseek-v4-pro");
+    // compress_ratios: 128, 128, then 4 and 128 alternating to layer 60 (4); its 62nd entry, 0,
+    // is the MTP layer's.
+    const LayerStack& L = m.layers();
+    REQUIRE(L.num_layers == 61);
+    std::uint32_t c4 = 0, c128 = 0;
+    for (std::uint32_t i = 0; i < L.num_layers; ++i) {
+        CHECK(L[i].window == 128);
+        c4 += L[i].compress_ratio == 4 ? 1 : 0;
+        c128 += L[i].compress_ratio == 128 ? 1 : 0;
+    }
+    CHECK(c4 == 30);
+    CHECK(c128 == 31);
+    CHECK(m.config().mtp_layers == 1);
+    // At 1,048,576 tokens in bf16: 61 windows of 128 x 1,024 B; 30 CSA pools of 262,144 entries
+    // of 1,024 + 132 B and their 81,920 B of state; 31 HCA pools of 8,192 entries of 1,024 B and
+    // their 524,288 B of state.
+    const std::uint64_t T = 1'048'576;
+    const std::uint64_t windows = 61ULL * 128 * 1024;
+    const std::uint64_t states = 30ULL * 81'920 + 31ULL * 524'288;
+    const std::uint64_t bf16 =
+        windows + 30ULL * (T / 4) * (1024 + 132) + 31ULL * (T / 128) * 1024 + states;
+    CHECK(bf16 == 9'377'906'688ULL);
+    CHECK(sequence_bytes(m, T) == bf16);
+    // vLLM's DeepSeek-V4 announcement gives 9.62 GiB a sequence at 1M in bf16, counting the
+    // pools alone with a bf16 indexer key (256 B): 30 x 262,144 x 1,280 + 31 x 8,192 x 1,024 =
+    // 10,326,376,448 B = 9.617 GiB.
+    CHECK(bf16 - windows - states + 30ULL * (T / 4) * (256 - 132) == 10'326'376'448ULL);
+    // In fp8_ds_mla, the format vLLM runs it in: latents of 584 B.
+    const std::uint64_t fp8 =
+        61ULL * 128 * 584 + 30ULL * (T / 4) * (584 + 132) + 31ULL * (T / 128) * 584 + states;
+    CHECK(fp8 == 5'802'431'488ULL);  // 5.40 GiB
+    CHECK(kv_bytes_per_sequence(m, KvDtype::fp8_ds_mla, T).count() == fp8);
+    // Per token, the pools' growth: (584 + 132) / 4 = 179 B a CSA layer, 584 / 128 = 4.5625 B an
+    // HCA layer, rounded up to 5: 30 x 179 + 31 x 5.
+    CHECK(kv_bytes_per_token(m, KvDtype::fp8_ds_mla).count() == 30 * 179 + 31 * 5);
+    CHECK(unbounded_bytes_per_token(m, KvDtype::bf16).count() == 30 * 289 + 31 * 8);
+    // The pool only holds whole groups: 127 tokens add no HCA entry, 3 no CSA entry.
+    const CacheSpec& hca = L[0];
+    CHECK(layer_bytes_per_sequence(hca, KvDtype::bf16, 127).count() == 127 * 1024 + 524'288);
+    CHECK(layer_bytes_per_sequence(hca, KvDtype::bf16, 128).count() == 128 * 1024 + 1024 + 524'288);
+
+    // Parameters (hidden 7,168, 128 heads of 512, q_lora_rank 1,536, o_groups 16 of
+    // o_lora_rank 1,024, indexer 64 heads of 128, 384 experts of 3,072 + 1 shared, top-6, vocab
+    // 129,280, hc_mult 4, 3 hash layers). Attention on every layer: wq_a 1,536 x 7,168, wkv
+    // 512 x 7,168, q_norm 1,536, kv_norm 512, wq_b 65,536 x 1,536, wo_a 16,384 x 4,096, wo_b
+    // 7,168 x 16,384, 128 sinks = 299,894,912. Compressor (ape r x coff x d, fused_wkv_wgate
+    // 2 coff d x 7,168, norm d): ratio 128 over 512, 65,536 + 7,340,032 + 512; ratio 4 over 512,
+    // 4,096 + 14,680,064 + 512; the indexer's over 128, 1,024 + 3,670,016 + 128, with its wq_b
+    // 8,192 x 1,536 and weights_proj 64 x 7,168.
+    const std::uint64_t attention = 299'894'912;
+    const std::uint64_t hca_layer = attention + 65'536 + 7'340'032 + 512;
+    const std::uint64_t csa_layer = attention + 4096 + 14'680'064 + 512 + 8192ULL * 1536 +
+                                    64ULL * 7168 + 1024 + 3'670'016 + 128;
+    // MoE on every layer: 385 experts of 3 x 3,072 x 7,168, the router 384 x 7,168, two norms of
+    // 7,168. Hyper-connections: 2 x (24 x 28,672 + 24 + 3) a layer; the router's bias (384) on the
+    // 58 routed layers, the token-to-expert table (129,280 x 6) on the 3 hash layers. Embedding
+    // and LM head 129,280 x 7,168, the final norm.
+    const std::uint64_t moe = 385ULL * 3 * 3072 * 7168 + 384ULL * 7168 + 2 * 7168;
+    const std::uint64_t extra =
+        61ULL * 2 * (24 * 28'672 + 24 + 3) + 58ULL * 384 + 3ULL * 129'280 * 6;
+    const std::uint64_t total =
+        31 * hca_layer + 30 * csa_layer + 61 * moe + extra + 2ULL * 129'280 * 7168 + 7168;
+    CHECK(total == 1'572'999'414'110ULL);  // "1.6T total parameters" (model card)
+    CHECK(total_params(m) == total);
+}
+
+TEST_CASE("DeepSeek-V4-Flash: 284B parameters, two window-only layers, 21 CSA and 20 HCA",
+          "[hf_families_2026][deepseek_v4]") {
+    const Model m = bundled("deepseek-v4-flash");
+    // compress_ratios: 0, 0, then 4 and 128 alternating to layer 42 (4).
+    const LayerStack& L = m.layers();
+    REQUIRE(L.num_layers == 43);
+    CHECK(L[0].compress_ratio == 0);
+    CHECK(L[1].compress_ratio == 0);
+    CHECK(L[2].compress_ratio == 4);
+    CHECK(L[2].index_head_dim == 128);
+    CHECK(L[3].compress_ratio == 128);
+    CHECK(L[3].index_head_dim == 0);
+    // At 8,192 tokens in bf16: 43 windows of 128 x 1,024 B; 21 CSA pools of 2,048 x 1,156 B and
+    // 81,920 B of state; 20 HCA pools of 64 x 1,024 B and 524,288 B of state.
+    const std::uint64_t expected =
+        43ULL * 128 * 1024 + 21ULL * (2048 * 1156 + 81'920) + 20ULL * (64 * 1024 + 524'288);
+    CHECK(expected == 68'870'144ULL);
+    CHECK(sequence_bytes(m, 8192) == expected);
+    // A window-only layer holds its window and nothing per token beyond it.
+    CHECK(layer_bytes_per_sequence(L[0], KvDtype::bf16, 1'000'000).count() == 128 * 1024);
+    CHECK(kv_bytes_per_token(m, KvDtype::bf16).count() == 21 * 289 + 20 * 8);
+    // Parameters, as for Pro with hidden 4,096, 64 heads, q_lora_rank 1,024, o_groups 8, 256
+    // experts of 2,048: attention 4,194,304 + 2,097,152 + 1,024 + 512 + 3 x 33,554,432 + 64 =
+    // 106,956,352 a layer; compressors over 512 of ratio 128 (65,536 + 4,194,304 + 512) and 4
+    // (4,096 + 8,388,608 + 512), the indexer's (1,024 + 2,097,152 + 128), its wq_b 8,192 x 1,024
+    // and weights_proj 64 x 4,096; MoE 257 x 3 x 2,048 x 4,096 + 256 x 4,096 + 2 x 4,096.
+    const std::uint64_t attention = 106'956'352;
+    const std::uint64_t hca = attention + 65'536 + 4'194'304 + 512;
+    const std::uint64_t csa =
+        attention + 4096 + 8'388'608 + 512 + 8192ULL * 1024 + 64ULL * 4096 + 1024 + 2'097'152 + 128;
+    const std::uint64_t moe = 257ULL * 3 * 2048 * 4096 + 256ULL * 4096 + 2 * 4096;
+    const std::uint64_t extra =
+        43ULL * 2 * (24 * 16'384 + 24 + 3) + 40ULL * 256 + 3ULL * 129'280 * 6;
+    const std::uint64_t total =
+        2 * attention + 20 * hca + 21 * csa + 43 * moe + extra + 2ULL * 129'280 * 4096 + 4096;
+    CHECK(total == 284'334'501'970ULL);  // "284B total parameters" (model card)
+    CHECK(total_params(m) == total);
+}
+
+TEST_CASE("vLLM's allocator model refuses DeepSeek-V4 with its reason, not a wrong size",
+          "[hf_families_2026][deepseek_v4]") {
+    const Model m = bundled("deepseek-v4-flash");
+    const Layout l{m, {}};
+    const VllmKvCache c = vllm_kv_cache(m, KvDtype::fp8_ds_mla, l, 64 * GiB);
+    CHECK_THAT(std::string(c.refused), Catch::Contains("DeepSeek-V4") &&
+                                           Catch::Contains("not modelled") &&
+                                           Catch::Contains("ideal engine"));
+}
+
+TEST_CASE("DeepSeek-V4's compress_ratios are checked entry by entry",
+          "[hf_families_2026][errors]") {
+    Json j = bundled_json("deepseek-v4-flash");
+    j["compress_ratios"][5] = 8;
+    CHECK_THAT(import_error(j), Catch::Contains("compress_ratios[5]") &&
+                                    Catch::Contains("4 or 128") && Catch::Contains("found 8"));
+    j["compress_ratios"] = Json::array({0, 4, 128});
+    CHECK_THAT(import_error(j), Catch::Contains("compress_ratios") &&
+                                    Catch::Contains("at least 43") && Catch::Contains("3 entries"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kimi Linear (vLLM's kimi_linear.py; the recurrent state as mamba_utils.py's kda_state_shape).
+// Kimi-K3's config is not public: its text model is a kimi_linear, so the family is modelled on
+// Kimi-Linear-48B-A3B, whose config values are quoted below (a public test fixture quotes the
+// released 48B file: hidden 2,304, 27 layers, 32 heads, kv_lora_rank 512, qk_nope 128, qk_rope 64,
+// v_head_dim 128, no q_lora_rank, 256 experts of 1,024, top-8, 1 shared, the first layer dense of
+// 9,216, vocab 163,840; linear_attn_config: full_attn_layers 4, 8, ..., 24, 27, 32 KDA heads of
+// 128, a 4-tap short convolution).
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+Json kimi_linear_48b() {
+    return Json::parse(R"({
+        "architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear",
+        "hidden_size": 2304, "num_hidden_layers": 27, "vocab_size": 163840,
+        "num_attention_heads": 32, "kv_lora_rank": 512, "q_lora_rank": null,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "num_experts": 256, "num_experts_per_token": 8, "num_shared_experts": 1,
+        "moe_intermediate_size": 1024, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+        "intermediate_size": 9216, "tie_word_embeddings": false,
+        "max_position_embeddings": 1048576,
+        "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27],
+            "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23,
+                           25, 26],
+            "head_dim": 128, "num_heads": 32, "short_conv_kernel_size": 4}})");
+}
+
+}  // namespace
+
+TEST_CASE("Kimi-Linear-48B-A3B: 20 KDA states of 2.07 MiB and 7 MLA layers",
+          "[hf_families_2026][kimi_linear]") {
+    const Model m = model_from_hf_json(kimi_linear_48b(), "kimi-linear.json", "kimi-linear");
+    const LayerStack& L = m.layers();
+    REQUIRE(L.num_layers == 27);
+    CHECK(L.layers_of_kind(CacheKind::mla_latent) == 7);
+    CHECK(L.layers_of_kind(CacheKind::constant_state) == 20);
+    CHECK(L[3].kind == CacheKind::mla_latent);  // layer 4, 1-based
+    CHECK(L[0].kind == CacheKind::constant_state);
+    // A KDA layer's state: short convolutions of q, k and v, 3 x (4 - 1) x 32 x 128 values in
+    // bf16 = 73,728 B, and the recurrent state 32 x 128 x 128 in fp32 = 2,097,152 B.
+    CHECK(L[0].state_bytes.count() == 73'728 + 2'097'152);
+    // MLA: (512 + 64) x 2 B = 1,152 B a token on 7 layers. At 131,072 tokens:
+    const std::uint64_t tokens = 131'072;
+    CHECK(kv_bytes_per_token(m, KvDtype::bf16).count() == 7 * 1152);
+    CHECK(sequence_bytes(m, tokens) == 7ULL * 1152 * tokens + 20ULL * 2'170'880);
+    // A KDA layer's mixer (P = 32 x 128 = 4,096): q, k, v 3 x 2,304 x P, their convolutions
+    // 3 x P x 4, f_a 128 x 2,304 and f_b P x 128, b_proj 32 x 2,304, g_a and g_b as f, A_log 32,
+    // dt_bias P, o_norm 128, o_proj 2,304 x P = 39,514,272. An MLA layer: q_proj 32 x 192 x 2,304,
+    // kv_a 576 x 2,304, kv_a_layernorm 512, kv_b 32 x 256 x 512, o_proj 2,304 x 4,096 =
+    // 29,114,880. MLPs: layer 0 dense 3 x 9,216 x 2,304; 26 MoE layers of 257 experts of
+    // 3 x 1,024 x 2,304, the router 256 x 2,304 and its bias 256. Two norms of 2,304 a layer,
+    // the embedding and LM head 163,840 x 2,304, the final norm.
+    const std::uint64_t expert = 3ULL * 1024 * 2304;
+    const std::uint64_t total = 20ULL * 39'514'272 + 7ULL * 29'114'880 + 3ULL * 9216 * 2304 +
+                                26 * (257 * expert + 256ULL * 2304 + 256) + 27ULL * 2 * 2304 +
+                                2ULL * 163'840 * 2304 + 2304;
+    // 49.12B: the name's 48B leaves out the 0.75B embedding.
+    CHECK(total == 49'122'681'728ULL);
+    CHECK(total_params(m) == total);
+}
+
+TEST_CASE("Kimi Linear's layer lists must name every layer once", "[hf_families_2026][errors]") {
+    Json j = kimi_linear_48b();
+    j["linear_attn_config"]["kda_layers"][0] = 4;
+    CHECK_THAT(import_error(j), Catch::Contains("linear_attn_config.kda_layers[0]") &&
+                                    Catch::Contains("named once") && Catch::Contains("found 4"));
+    j = kimi_linear_48b();
+    j["linear_attn_config"]["kda_layers"].erase(0);
+    CHECK_THAT(import_error(j), Catch::Contains("linear_attn_config.kda_layers") &&
+                                    Catch::Contains("layer 1 in neither"));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Refused by name: the cache kvplan cannot hold exactly is named.
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("DeepSeek-V4, Kimi-K3 and MiniMax-M3 are refused, naming what is missing",
+TEST_CASE("Kimi-K3 and MiniMax-M3 are refused, naming what is missing",
           "[hf_families_2026][errors]") {
-    Json v4 = bundled_json("deepseek-v3");
-    v4["model_type"] = "deepseek_v4";
-    CHECK_THAT(import_error(v4), Catch::Contains("model_type") &&
-                                     Catch::Contains("compress_ratios") &&
-                                     Catch::Contains("found \"deepseek_v4\""));
     Json k3 = bundled_json("kimi-k2.5");
     k3["model_type"] = "kimi_k3";
     CHECK_THAT(import_error(k3), Catch::Contains("KDA") && Catch::Contains("found \"kimi_k3\""));

@@ -9,6 +9,7 @@
 
 #define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -337,4 +338,61 @@ TEST_CASE("a bad hf_quant_config.json is named, with its field", "[quantized][mo
     CHECK_THROWS_WITH(load_hf_config(dir),
                       Catch::Contains("hf_quant_config.json") && Catch::Contains("quantization"));
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("checkpoints weigh what their publishers state, the MTP layer counted where stored",
+          "[quantized][published]") {
+    // Within 3% of the published total, and here much closer.
+    const auto within = [](std::uint64_t ours, double published, double tolerance) {
+        return std::abs(static_cast<double>(ours) / published - 1.0) < tolerance;
+    };
+    // gpt-oss (MXFP4 experts, bf16 elsewhere): OpenAI's gpt-oss model card, Table 1, "Checkpoint
+    // Size 60.8GiB 12.8GiB" (rounded to 0.1 GiB). Neither stores MTP layers.
+    const std::uint64_t oss120 = checkpoint_file_bytes(bundled("gpt-oss-120b")).count();
+    CHECK(oss120 == 65'248'815'744ULL);  // 60.77 GiB
+    CHECK(within(oss120, 60.8 * 1073741824.0, 0.001));
+    const std::uint64_t oss20 = checkpoint_file_bytes(bundled("gpt-oss-20b")).count();
+    CHECK(oss20 == 13'761'264'768ULL);  // 12.82 GiB
+    CHECK(within(oss20, 12.8 * 1073741824.0, 0.002));
+
+    // DeepSeek-R1 (fp8, 128 x 128 block scales): its weight files at deepseek-ai/DeepSeek-R1
+    // commit 56d4cbbb4d29f4355bab4b9a39ccb717a14ad5ad total 688,586,727,753 B (DeepSeek-V3's at
+    // afb92e1fa402c2be2a9eb085312bb02e0384d6c7 the same). Without its MTP layer (model.layers.61)
+    // kvplan's 673,150,582,112 B is 2.24% short; the layer holds, in fp8 with block scales, a
+    // decoder layer like layer 60: attention 187,155,168 B (q_a 1,536 x 7,168, q_b 24,576 x
+    // 1,536, kv_a 576 x 7,168, kv_b 32,768 x 512, o_proj 7,168 x 16,384, bf16 norms 1,536 and
+    // 512), 257 experts of 44,050,944 B (2 x 2,048 x 7,168 + 7,168 x 2,048), the bf16 router
+    // 256 x 7,168 and bias 256, two norms of 7,168: 11,511,946,976 B; and in bf16 its eh_proj
+    // 7,168 x 14,336, three norms of 7,168 and its own embedding and head 129,280 x 7,168 each:
+    // 3,912,280,064 B.
+    const Model r1 = bundled("deepseek-r1");
+    CHECK(weight_bytes(r1, checkpoint_weights(r1)).total().count() == 673'150'582'112ULL);
+    CHECK_FALSE(within(673'150'582'112ULL, 688'586'727'753.0, 0.02));
+    CHECK(mtp_layer_bytes(r1).count() == 11'511'946'976ULL + 3'912'280'064ULL);
+    const std::uint64_t r1_files = checkpoint_file_bytes(r1).count();
+    CHECK(r1_files == 688'574'809'152ULL);
+    CHECK(within(r1_files, 688'586'727'753.0, 0.0001));  // 11.9 MB short: 0.002%
+    CHECK(checkpoint_file_bytes(bundled("deepseek-v3")).count() == r1_files);
+}
+
+TEST_CASE("DeepSeek-V4-Flash-NVFP4 keeps all but the routed experts in bf16",
+          "[quantized][modelopt][deepseek_v4]") {
+    // hf_quant_config.json: MIXED_PRECISION with every layers.N.ffn.experts NVFP4 (group 16),
+    // attention (*.attn.*), the shared experts, the head and the MTP layer excluded.
+    const Model m = load_hf_config(quantized / "DeepSeek-V4-Flash-NVFP4");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::bf16);
+    CHECK(c.shared_experts == WeightFormat::bf16);
+    CHECK_FALSE(c.lm_head.has_value());
+    // 43 layers x 256 experts x (2 x 2,048 x 4,096 + 4,096 x 2,048) in nvfp4, 14,155,788 B an
+    // expert; the other 284,334,501,970 - 43 x 256 x 25,165,824 = 7,309,111,378 parameters
+    // (test_hf_families_2026.cpp derives the total) in bf16.
+    const std::uint64_t expert = 2 * nv(2048, 4096) + nv(4096, 2048);
+    CHECK(expert == 14'155'788ULL);
+    const std::uint64_t routed = 43ULL * 256 * expert;
+    const std::uint64_t rest = 2 * (284'334'501'970ULL - 43ULL * 256 * 3 * 2048 * 4096);
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    CHECK(wb.routed_experts.count() == routed);
+    CHECK(wb.total().count() == routed + rest);  // 170,445,137,060 B, 158.7 GiB
 }

@@ -17,6 +17,7 @@
 // look-ups ignore case.
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -51,6 +52,29 @@ struct GpuSpecFile {
 };
 
 namespace detail {
+
+/// Why an accelerator a spec file names is not one kvplan models: a Google TPU or an Intel (Habana)
+/// Gaudi, found by its vendor, product name or architecture; empty for anything else. kvplan's
+/// budgets start from the CUDA or HIP runtime's total and follow the vLLM, SGLang and
+/// TensorRT-LLM allocators on NVIDIA and AMD GPUs; neither device runs those.
+[[nodiscard]] inline std::string unmodelled_accelerator(std::string_view vendor,
+                                                        std::string_view name,
+                                                        std::string_view arch) {
+    std::string all = std::string(vendor) + ' ' + std::string(name) + ' ' + std::string(arch);
+    for (char& c : all) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto has = [&](std::string_view w) { return all.find(w) != std::string::npos; };
+    if (has("tpu") || has("google") || has("trillium") || has("ironwood"))
+        return "an NVIDIA or AMD GPU: a Google TPU is not modelled (kvplan budgets from the CUDA "
+               "or HIP runtime's total and sizes the KV cache as vLLM, SGLang and TensorRT-LLM "
+               "allocate it on GPUs; the TPU's HBM as XLA reserves it and vLLM's TPU backend "
+               "(tpu-inference: its own KV page layout and padded head sizes) are not)";
+    if (has("gaudi") || has("habana") || has("intel") || has("hpu"))
+        return "an NVIDIA or AMD GPU: an Intel Gaudi is not modelled (kvplan budgets from the CUDA "
+               "or HIP runtime's total and sizes the KV cache as vLLM, SGLang and TensorRT-LLM "
+               "allocate it on GPUs; the HPU's memory as its runtime reserves it and vllm-gaudi's "
+               "bucketed HPU graphs and KV blocks are not)";
+    return {};
+}
 
 inline bool is_lower_id(std::string_view s) {
     if (s.empty()) return false;
@@ -121,6 +145,18 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
                std::to_string(product.size()) + " characters");
     out.spec.name = std::string_view(product);
     out.vendor = r.optional_string("vendor").value_or("");
+    {
+        const std::string arch = r.optional_string("architecture").value_or("");
+        const std::string why = detail::unmodelled_accelerator(out.vendor, product, arch);
+        if (!why.empty()) {
+            // The field that names the device: the vendor, else the name, else the architecture.
+            const bool by_vendor = !detail::unmodelled_accelerator(out.vendor, "", "").empty();
+            const bool by_name = !detail::unmodelled_accelerator("", product, "").empty();
+            const char* field = by_vendor ? "vendor" : by_name ? "name" : "architecture";
+            const std::string found = by_vendor ? out.vendor : by_name ? product : arch;
+            r.fail(field, why, "\"" + detail::printable(found) + "\"");
+        }
+    }
     if (r.has("vendor") && out.vendor != "nvidia" && out.vendor != "amd")
         r.fail("vendor", "\"nvidia\" or \"amd\" (or no such key)",
                "\"" + detail::printable(out.vendor) + "\"");

@@ -9,6 +9,16 @@
 //               key: index_head_dim fp8 values and one fp32 scale per 128, whatever the KV dtype
 //               (vLLM's DeepseekV32IndexerCache, vllm/model_executor/models/deepseek_v2.py:
 //               128 + 4 = 132 B per token per layer);
+//   compressed MLA (DeepSeek-V4, vLLM's DeepseekV4Attention in vllm/model_executor/models/
+//               deepseek_v4.py): every layer keeps its last `window` latents (DeepseekV4SWACache);
+//               a layer of compress_ratio r also keeps one latent per r tokens, written when a
+//               group of r fills (floor(T / r) at length T), each with an indexer key when the
+//               layer has an indexer (r = 4); the compressors' fp32 state is a fixed amount per
+//               sequence. In fp8_ds_mla a V4 latent is 584 B: 448 fp8 values, 7 one-byte UE8M0
+//               scales (one per 64) and a pad byte, then 64 bf16 RoPE values
+//               (vllm/v1/kv_cache_interface.py, model_version "deepseek_v4"). Per token a pool
+//               grows by (latent + key) / r bytes, which is not whole for r = 128: the rate is
+//               rounded up to the byte, and the bytes of a sequence are exact;
 //   sliding window: tokens beyond the window are not kept;
 //   chunked local: a token attends within its chunk of C tokens, so a layer holds the chunk of
 //               the last token, (T - 1) mod C + 1 tokens at length T, and held a whole chunk of C
@@ -37,10 +47,19 @@ namespace kvplan {
 
 /// Bytes of one MLA latent per token in `f`: fp8_ds_mla keeps the RoPE part in bf16.
 [[nodiscard]] constexpr Bytes mla_latent_bytes(const CacheSpec& spec, KvFormat f) {
+    if (f.dtype == KvDtype::fp8_ds_mla && is_compressed_mla(spec))
+        // DeepSeek-V4's layout: one UE8M0 byte per 64 fp8 values, and one pad byte.
+        return Bytes::exactly(std::uint64_t{spec.kv_lora_rank} + spec.kv_lora_rank / 64 + 1) +
+               vector_bytes(KvDtype::bf16, spec.qk_rope_head_dim);
     if (f.dtype == KvDtype::fp8_ds_mla)
         return vector_bytes(f, spec.kv_lora_rank) +
                vector_bytes(KvDtype::bf16, spec.qk_rope_head_dim);
     return vector_bytes(f, std::uint64_t{spec.kv_lora_rank} + spec.qk_rope_head_dim);
+}
+
+/// Bytes of one entry of a compressed MLA layer's pool: a latent and, with an indexer, its key.
+[[nodiscard]] constexpr Bytes compressed_entry_bytes(const CacheSpec& spec, KvFormat f) {
+    return mla_latent_bytes(spec, f) + indexer_key_bytes(spec.index_head_dim);
 }
 
 /// Bytes one layer of `spec` adds per token on a rank of TP degree `tp` (0 for constant-state,
@@ -54,6 +73,11 @@ namespace kvplan {
             return (vector_bytes(f, spec.k_head_dim) + vector_bytes(f, spec.v_head_dim)) *
                    kv_heads_per_rank(spec.kv_heads, tp);
         case CacheKind::mla_latent:
+            if (is_compressed_mla(spec))
+                return spec.compress_ratio == 0
+                           ? Bytes{}
+                           : Bytes::exactly(detail::ceil_div(
+                                 compressed_entry_bytes(spec, f).count(), spec.compress_ratio));
             return mla_latent_bytes(spec, f) + indexer_key_bytes(spec.index_head_dim);
         case CacheKind::constant_state:
         case CacheKind::shared:
@@ -95,9 +119,25 @@ namespace kvplan {
     return Bytes::exactly(detail::ceil_div(spec.state_bytes.count(), tp));
 }
 
+/// The bytes one layer holds per sequence whatever its length, once past its window: the
+/// constant state, and for a compressed MLA layer its full window of latents and its
+/// compressors' state (the same on every TP rank, as the latent is).
+[[nodiscard]] constexpr Bytes layer_fixed_bytes(const CacheSpec& spec, KvFormat f,
+                                                std::uint32_t tp = 1) {
+    if (is_compressed_mla(spec)) return mla_latent_bytes(spec, f) * spec.window + spec.state_bytes;
+    return layer_state_bytes(spec, tp);
+}
+
 /// Bytes one layer holds for one sequence of `tokens`.
 [[nodiscard]] constexpr Bytes layer_bytes_per_sequence(const CacheSpec& spec, KvFormat f,
                                                        std::uint64_t tokens, std::uint32_t tp = 1) {
+    if (is_compressed_mla(spec)) {
+        // Exact: the window's latents so far, the pool's whole entries, the compressors' state.
+        const std::uint64_t in_window = tokens < spec.window ? tokens : spec.window;
+        const std::uint64_t entries = spec.compress_ratio == 0 ? 0 : tokens / spec.compress_ratio;
+        return mla_latent_bytes(spec, f) * in_window + compressed_entry_bytes(spec, f) * entries +
+               spec.state_bytes;
+    }
     return layer_bytes_per_token(spec, f, tp) * tokens_kept(spec, tokens) +
            layer_state_bytes(spec, tp);
 }

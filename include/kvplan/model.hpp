@@ -73,6 +73,10 @@ struct CacheSpec {
     /// index_head_dim), whose keys are cached beside the latent; 0: none.
     std::uint32_t index_head_dim = 0;
     Bytes state_bytes{};  ///< constant_state: bytes per sequence per layer, whole model
+    /// mla_latent with a window (DeepSeek-V4): one latent per compress_ratio tokens goes to a
+    /// compressed pool beside the window of uncompressed latents; 0: no pool, the window only.
+    /// state_bytes then holds the compressors' fp32 state per sequence.
+    std::uint32_t compress_ratio = 0;
 
     friend constexpr bool operator==(const CacheSpec&, const CacheSpec&) = default;
 };
@@ -134,6 +138,26 @@ struct CacheSpec {
             .kv_lora_rank = kv_lora_rank,
             .qk_rope_head_dim = qk_rope_head_dim,
             .index_head_dim = index_head_dim};
+}
+/// DeepSeek-V4's attention layer (vLLM's DeepseekV4Attention): the latest `window` latents of
+/// kv_lora_rank + qk_rope_head_dim values (DeepseekV4SWACache), and, when compress_ratio is not 0,
+/// one latent per compress_ratio tokens in a compressed pool with, when index_head_dim is not 0,
+/// an indexer key beside each; `state` is the compressors' fp32 state per sequence.
+[[nodiscard]] constexpr CacheSpec compressed_mla(std::uint32_t kv_lora_rank,
+                                                 std::uint32_t qk_rope_head_dim,
+                                                 std::uint64_t window, std::uint32_t compress_ratio,
+                                                 std::uint32_t index_head_dim, Bytes state) {
+    return {.kind = CacheKind::mla_latent,
+            .window = window,
+            .kv_lora_rank = kv_lora_rank,
+            .qk_rope_head_dim = qk_rope_head_dim,
+            .index_head_dim = index_head_dim,
+            .state_bytes = state,
+            .compress_ratio = compress_ratio};
+}
+/// Whether `spec` is DeepSeek-V4's compressed MLA (an MLA layer with a window).
+[[nodiscard]] constexpr bool is_compressed_mla(const CacheSpec& spec) noexcept {
+    return spec.kind == CacheKind::mla_latent && spec.window != 0;
 }
 /// A layer with no token mixer, only an MLP (Nemotron-H's "-"): it caches nothing.
 [[nodiscard]] constexpr CacheSpec mlp_only() { return {.kind = CacheKind::mlp_only}; }
@@ -240,6 +264,8 @@ struct MlaShape {
     std::uint32_t qk_nope_head_dim = 0;  ///< per-head query/key dimension without RoPE
     std::uint32_t v_head_dim = 0;        ///< per-head value dimension
     std::uint32_t index_n_heads = 0;     ///< the sparse-attention indexer's query heads (V3.2)
+    std::uint32_t o_groups = 0;          ///< DeepSeek-V4: groups of heads the output projects apart
+    std::uint32_t o_lora_rank = 0;  ///< DeepSeek-V4: each group's output rank (wo_a, then wo_b)
 };
 
 /// Which layers carry an MLP.
@@ -393,6 +419,13 @@ constexpr void validate(const ModelConfig& c) {
             case CacheKind::mla_latent:
                 if (s.kv_lora_rank == 0)
                     detail::bad_field(c, detail::spec_field(i, "kv_lora_rank"), "> 0", 0);
+                // A compressed pool needs the window beside it, and 1 would be no compression.
+                if (s.compress_ratio != 0 && s.window == 0)
+                    detail::bad_field(c, detail::spec_field(i, "window"),
+                                      "> 0 tokens beside a compressed pool", 0);
+                if (s.compress_ratio == 1)
+                    detail::bad_field(c, detail::spec_field(i, "compress_ratio"),
+                                      "0 (no pool) or at least 2", 1);
                 holds_bytes = true;
                 break;
             case CacheKind::constant_state:

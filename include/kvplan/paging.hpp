@@ -112,7 +112,7 @@ template <class BlocksOf>
         const std::uint64_t n = blocks_of(spec);
         u.blocks = add(u.blocks, mul(n, count[k], "a block count"), "a block count");
         u.reserved += (layer_bytes_per_token(spec, f, s.tp) * mul(n, block_size, "a block count") +
-                       layer_state_bytes(spec, s.tp)) *
+                       layer_fixed_bytes(spec, f, s.tp)) *
                       count[k];
     }
     return u;
@@ -187,7 +187,7 @@ struct SharedPrefixUse {
         const std::uint64_t held = detail::add(
             detail::mul(each - overlap, sequences, "a block count"), overlap, "a block count");
         const Bytes block = layer_bytes_per_token(spec, f, s.tp) * block_size;
-        const Bytes state = layer_state_bytes(spec, s.tp) * sequences;
+        const Bytes state = layer_fixed_bytes(spec, f, s.tp) * sequences;
         u.blocks = detail::add(u.blocks, held, "a block count");
         u.reserved += block * held + state;
         u.unshared += block * detail::mul(each, sequences, "a block count") + state;

@@ -44,5 +44,6 @@
 // parameter counts), weights/bytes.hpp (bytes for the model and per rank).
 
 #include "weights/bytes.hpp"
+#include "weights/checkpoint_files.hpp"
 #include "weights/format.hpp"
 #include "weights/tensors.hpp"

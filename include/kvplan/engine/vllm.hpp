@@ -197,6 +197,17 @@ struct VllmSetup {
         o.concurrent_batches != 0 ? o.concurrent_batches : (l.pp() == 1 ? 2 : l.pp());
     c.in_flight_tokens = mul(batches, o.max_num_batched_tokens.value_or(8192), "in-flight tokens");
 
+    // DeepSeek-V4 gives a layer up to five caches of four page sizes (sliding latents, the
+    // compressed pool, the indexer's keys, two compressor states), packed in one tensor with
+    // 576-byte alignment (vllm/v1/kv_cache_interface.py, model_version "deepseek_v4"): that
+    // allocator is not reproduced here; kv_bytes.hpp sizes the cache itself.
+    for (std::uint32_t k = 0; k < L.num_specs; ++k)
+        if (is_compressed_mla(L.specs[k]) && L.layers_with_spec(k) != 0) {
+            c.refused =
+                "DeepSeek-V4's packed sliding and compressed MLA caches are not modelled for "
+                "vLLM's allocator (use the ideal engine)";
+            return s;
+        }
     // Distinct vLLM specs. Without the hybrid manager a sliding layer becomes a FullAttentionSpec
     // (unify_hybrid_kv_cache_specs), which vLLM regards as the same spec as a full layer.
     bool any_full = false, any_sliding = false;

@@ -50,6 +50,8 @@ enum class Family : std::uint8_t {
     mimo_v2_flash,  ///< MiMo-V2-Flash: full and sliding layers with their own KV heads
     deci,           ///< DeciLM / Nemotron-NAS: a block_configs entry per layer
     gemma4,         ///< Gemma 4: per-layer-type KV heads and head size, MoE beside the MLP
+    deepseek_v4,    ///< DeepSeek-V4: sliding latents beside compressed pools, hyper-connections
+    kimi_linear,    ///< Kimi Linear: KDA recurrent layers beside MLA, DeepSeek-V3's MoE
     plain,          ///< no model_type nor architectures: the plain decoder of plain_decoder.hpp
 };
 
@@ -109,8 +111,10 @@ inline constexpr std::array model_types{
     NamedFamily{"nemotron-nas", Family::deci},            // nemotron_nas.py
     NamedFamily{"gemma4", Family::gemma4},                // gemma4.py
     NamedFamily{"gemma4_text", Family::gemma4},
-    NamedFamily{"glm_moe_dsa", Family::deepseek},  // a name only: GLM-5 is DeepSeek-V3.2
-    NamedFamily{"mimo", Family::qwen2},            // a name only: mimo.py is Qwen2 with MTP layers
+    NamedFamily{"deepseek_v4", Family::deepseek_v4},  // deepseek_v4.py
+    NamedFamily{"kimi_linear", Family::kimi_linear},  // kimi_linear.py
+    NamedFamily{"glm_moe_dsa", Family::deepseek},     // a name only: GLM-5 is DeepSeek-V3.2
+    NamedFamily{"mimo", Family::qwen2},  // a name only: mimo.py is Qwen2 with MTP layers
 };
 
 // The architectures[0] class names, for files without a model_type kvplan maps.
@@ -160,6 +164,8 @@ inline constexpr std::array architectures{
     NamedFamily{"Gemma4ForConditionalGeneration", Family::gemma4},
     NamedFamily{"Gemma4ForCausalLM", Family::gemma4},
     NamedFamily{"GlmMoeDsaForCausalLM", Family::deepseek},
+    NamedFamily{"DeepseekV4ForCausalLM", Family::deepseek_v4},
+    NamedFamily{"KimiLinearForCausalLM", Family::kimi_linear},
     NamedFamily{"MiMoForCausalLM", Family::qwen2},
 };
 
@@ -172,18 +178,10 @@ struct RefusedFamily {
 // Families whose cache kvplan's layer kinds cannot hold exactly: refused by name rather than
 // sized wrong.
 inline constexpr std::array refused_types{
-    RefusedFamily{"deepseek_v4",
-                  "a model kvplan can size (DeepSeek-V4 caches a 128-token sliding window beside "
-                  "a KV compressed 4 or 128 times per layer (compress_ratios) and an indexer over "
-                  "the 4x pool, in its own fp8_ds_mla layout; kvplan has no compressed-pool layer "
-                  "kind)"},
     RefusedFamily{"kimi_k3",
                   "a model kvplan can size (Kimi-K3's text model is Kimi-Linear: KDA recurrent "
                   "layers beside MLA with an output gate and a latent MoE; its weights are not "
                   "modelled)"},
-    RefusedFamily{"kimi_linear",
-                  "a model kvplan can size (Kimi-Linear's KDA recurrent layers beside MLA are "
-                  "not modelled)"},
     RefusedFamily{"minimax_m3",
                   "a model kvplan can size (MiniMax-M3's block-sparse attention caches an index "
                   "key per token on the sparse layers (sparse_attention_config); that cache is "

@@ -92,8 +92,15 @@
 //                           vLLM does); enable_moe_block: num_experts x moe_intermediate_size,
 //                           top_k_experts, beside the dense MLP. Per-layer embeddings and
 //                           KV-shared layers (E2B, E4B) are refused.
-//   refused by name         deepseek_v4, kimi_k3, kimi_linear, minimax_m3: caches kvplan's layer
-//                           kinds cannot hold (families.hpp says what each needs).
+//   DeepSeek-V4             head_dim (one latent, qk_rope_head_dim of it with RoPE),
+//   (deepseek_v4)           sliding_window on every layer, compress_ratios per layer (0 window
+//                           only, 4 with the indexer of index_head_dim, 128), q_lora_rank,
+//                           o_groups x o_lora_rank, hc_mult, num_hash_layers (deepseek_v4.hpp).
+//   Kimi Linear             linear_attn_config: full_attn_layers (MLA) and kda_layers (KDA,
+//   (kimi_linear)           1-based), num_heads, head_dim, short_conv_kernel_size; num_experts,
+//                           num_experts_per_token, num_shared_experts (kimi_linear.hpp).
+//   refused by name         kimi_k3, minimax_m3: caches kvplan's layer kinds cannot hold
+//                           (families.hpp says what each needs).
 //   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),
 //   (Mamba-1), Mamba-2      time_step_rank; Mamba-2: num_heads, head_dim, n_groups. No attention,
 //                           no MLP: a fixed state per sequence.

@@ -22,9 +22,11 @@
 #include "checkpoint.hpp"
 #include "context_limit.hpp"
 #include "deci.hpp"
+#include "deepseek_v4.hpp"
 #include "families.hpp"
 #include "fields.hpp"
 #include "import.hpp"
+#include "kimi_linear.hpp"
 #include "layer_kinds.hpp"
 #include "moe.hpp"
 #include "options.hpp"
@@ -163,6 +165,37 @@ namespace detail::hf {
         // Mamba2Config and NemotronHConfig default it to false.
         c.tie_embeddings = r.optional_boolean("tie_word_embeddings").value_or(f == Family::mamba);
         c.extra_params = read_state_space(r, f, n, c, options, notes);
+        return {validated(c, source), notes};
+    }
+
+    if (f == Family::deepseek_v4) {
+        // One KV head of head_dim, no biases, gated MLPs, RMSNorm: its own reader.
+        c.tie_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+        if (r.optional_boolean("attention_bias").value_or(false))
+            r.fail("attention_bias", "false (DeepSeek-V4's projections have no biases)", "true");
+        c.extra_params = read_deepseek_v4(r, n, c);
+        if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max);
+            mtp && *mtp > 0) {
+            c.mtp_layers = static_cast<std::uint32_t>(*mtp);
+            notes.push_back("num_nextn_predict_layers " + std::to_string(*mtp) +
+                            ": the multi-token-prediction layers are not counted (vLLM loads "
+                            "them only as a speculative draft: --speculative-method mtp)");
+        }
+        notes.push_back(
+            "DeepSeek-V4: every layer keeps its last " + std::to_string(c.layers[0].window) +
+            " latents; compress_ratios 4 and 128 add a compressed pool (with an indexer key at "
+            "4) and the compressors' fp32 state; vLLM runs it only in fp8_ds_mla "
+            "(--kv-cache-dtype fp8_ds_mla)");
+        return {validated(c, source), notes};
+    }
+
+    if (f == Family::kimi_linear) {
+        c.tie_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
+        c.extra_params = read_kimi_linear(r, n, c, options);
+        notes.push_back(
+            "Kimi Linear: the KDA layers keep a fixed state per sequence (short "
+            "convolutions of q, k and v and a heads x head_dim x head_dim recurrent "
+            "state); the MLA layers one latent per token");
         return {validated(c, source), notes};
     }
 

@@ -123,7 +123,7 @@ namespace detail {
         for (std::uint32_t k = 0; k < L.num_specs; ++k) {
             const CacheSpec& spec = L.specs[k];
             st.kv_per_token[k] = layer_bytes_per_token(spec, r.kv, st.shard.tp);
-            st.state[k] = layer_state_bytes(spec, st.shard.tp);
+            st.state[k] = layer_fixed_bytes(spec, r.kv, st.shard.tp);
             if (spec.kind == CacheKind::full_attention || spec.kind == CacheKind::sliding_window ||
                 spec.kind == CacheKind::chunked_local)
                 st.attention_per_token[k] = 2.0 * heads * (spec.k_head_dim + spec.v_head_dim);

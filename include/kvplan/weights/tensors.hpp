@@ -180,6 +180,51 @@ constexpr void emit_mlp(Fn& fn, const ModelConfig& c, ParamGroup g, std::uint64_
     return mul(moe.shared_experts, moe.expert_intermediate_size, "a shared expert width");
 }
 
+/// A DeepSeek-V4 compressor of `ratio` over `dim` (vLLM's DeepseekCompressor,
+/// vllm/model_executor/layers/deepseek_compressor.py): ape (ratio x coff x dim, coff 2 at ratio 4),
+/// fused_wkv_wgate (2 x coff x dim from the hidden state), its RMSNorm; replicated.
+template <class Fn>
+constexpr void emit_v4_compressor(Fn& fn, std::uint64_t ratio, std::uint64_t dim, std::uint64_t h) {
+    const std::uint64_t coff = ratio == 4 ? 2 : 1;
+    emit_vector(fn, ParamGroup::attention, mul(ratio, coff * dim, "a compressor's ape"));
+    emit_linear(fn, ParamGroup::attention, TpSplit::replicated, 2 * coff * dim, h, false);
+    emit_vector(fn, ParamGroup::attention, dim);
+}
+
+/// DeepSeek-V4's attention (vLLM's DeepseekV4Attention, vllm/model_executor/models/deepseek_v4.py):
+/// wq_a and wkv (fused_wqa_wkv, replicated), q_norm and kv_norm, wq_b to the heads, the grouped
+/// output wo_a (o_groups x o_lora_rank from each group's heads) then wo_b, one attention sink per
+/// head; a pool's compressor, and on an indexed layer the indexer: wq_b, weights_proj and its own
+/// compressor.
+template <class Fn>
+constexpr void emit_compressed_mla(Fn& fn, const ModelConfig& c, const CacheSpec& spec) {
+    constexpr auto attn = ParamGroup::attention;
+    const std::uint64_t h = c.hidden_size;
+    const std::uint64_t heads = c.num_heads;
+    const std::uint64_t dim = std::uint64_t{spec.kv_lora_rank} + spec.qk_rope_head_dim;
+    const std::uint64_t q_lora = c.mla.q_lora_rank;
+    const std::uint64_t groups = c.mla.o_groups != 0 ? c.mla.o_groups : 1;
+    const std::uint64_t out_rank = mul(groups, c.mla.o_lora_rank, "wo_a's rows");
+    emit_linear(fn, attn, TpSplit::replicated, q_lora, h, false);
+    emit_linear(fn, attn, TpSplit::replicated, dim, h, false);
+    emit_vector(fn, attn, q_lora);
+    emit_vector(fn, attn, dim);
+    const std::uint64_t q_width = mul(heads, dim, "wq_b's rows");
+    emit_linear(fn, attn, TpSplit::column, q_width, q_lora, false, 1, c.num_heads);
+    emit_linear(fn, attn, TpSplit::column, out_rank, q_width / groups, false, 1,
+                static_cast<std::uint32_t>(groups));
+    emit_linear(fn, attn, TpSplit::row, h, out_rank, false);
+    emit_vector(fn, attn, heads);
+    if (spec.compress_ratio != 0) emit_v4_compressor(fn, spec.compress_ratio, dim, h);
+    if (spec.index_head_dim != 0) {
+        const std::uint64_t idx = spec.index_head_dim;
+        emit_linear(fn, attn, TpSplit::replicated, mul(c.mla.index_n_heads, idx, "wq_b's rows"),
+                    q_lora, false);
+        emit_linear(fn, attn, TpSplit::replicated, c.mla.index_n_heads, h, false);
+        emit_v4_compressor(fn, spec.compress_ratio, idx, h);
+    }
+}
+
 /// Layer `layer`'s share of extra_params: an exact partition over the layers that hold them (the
 /// constant-state layers if any, else every layer).
 [[nodiscard]] constexpr std::uint64_t extra_params_of_layer(const Model& m, std::uint32_t layer) {
@@ -233,6 +278,10 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
             break;
         }
         case CacheKind::mla_latent: {
+            if (is_compressed_mla(spec)) {
+                emit_compressed_mla(fn, c, spec);
+                break;
+            }
             const std::uint64_t rope = spec.qk_rope_head_dim;
             const std::uint64_t q_per_head = c.mla.qk_nope_head_dim + rope;
             if (c.mla.q_lora_rank != 0) {

@@ -1,0 +1,47 @@
+#pragma once
+
+// What a checkpoint's files hold: the model's weights in its own formats and, where the checkpoint
+// stores them, its multi-token-prediction layers, which serving loads only as a speculative draft.
+
+#include <cstdint>
+
+#include "../detail/checked.hpp"
+#include "../model.hpp"
+#include "../units.hpp"
+#include "bytes.hpp"
+#include "format.hpp"
+
+namespace kvplan {
+
+/// Bytes of the multi-token-prediction layers a checkpoint stores beside the model
+/// (ModelConfig::mtp_layers), in DeepSeek-V3's layout (its README_WEIGHTS.md; vLLM's
+/// deepseek_mtp.py loads the same tensors): each is a decoder layer like the model's last, in the
+/// checkpoint's formats, plus bf16 enorm, hnorm and shared_head.norm (hidden each), eh_proj
+/// (hidden x 2 hidden) and its own copies of the embedding and the output head (vocab x hidden
+/// each). Exclusions a quantization makes for these layers alone are not applied.
+[[nodiscard]] constexpr Bytes mtp_layer_bytes(const Model& m) {
+    const ModelConfig& c = m.config();
+    if (c.mtp_layers == 0) return {};
+    ModelConfig with = c;
+    with.layers.append(m.layer(m.num_layers() - 1), c.mtp_layers);
+    with.mtp_layers = 0;
+    const Model drafted{with};
+    const Bytes layers = weight_bytes(drafted, checkpoint_weights(drafted)).total() -
+                         weight_bytes(m, checkpoint_weights(m)).total();
+    const std::uint64_t h = c.hidden_size;
+    const std::uint64_t own = detail::add(
+        detail::mul(2 * h, h, "eh_proj"),
+        detail::add(3 * h, detail::mul(2 * c.vocab_size, h, "an MTP layer's embedding and head"),
+                    "an MTP layer"),
+        "an MTP layer");
+    return layers + Bytes::exactly(detail::mul(own, 2, "an MTP layer")) * c.mtp_layers;
+}
+
+/// Bytes of a checkpoint's weight files: the model's weights in its checkpoint formats and its
+/// multi-token-prediction layers (what a download of the checkpoint weighs, safetensors headers
+/// aside).
+[[nodiscard]] constexpr Bytes checkpoint_file_bytes(const Model& m) {
+    return weight_bytes(m, checkpoint_weights(m)).total() + mtp_layer_bytes(m);
+}
+
+}  // namespace kvplan
