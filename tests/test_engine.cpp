@@ -160,6 +160,75 @@ TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group token
               .kv_cache_tokens == 524'288);
 }
 
+TEST_CASE("vLLM: decode context parallelism on a hybrid splits only the full-attention groups",
+          "[engine][vllm][parallel]") {
+    // vLLM keeps a hybrid's Mamba and sliding-window groups at dcp 1 and counts a full-attention
+    // group's blocks in block_size x dcp tokens (vllm/v1/core/single_type_kv_cache_manager.py).
+    // The hybrid-40 above at tp 4: a rank holds 1 of the 2 KV heads, 2 x 256 x 1 B = 512 B a
+    // token per full layer (fp8), and a quarter of each state, ceil(2,140,000 / 4) = 535,000 B.
+    // The attention block is the least multiple of 16 whose page holds a state: 535,000 / 512 =
+    // 1,044.9 -> 1,056 tokens, a page of 540,672 B. Groups of 10 layers (30 linear >= 1.5 x 10):
+    // 4 groups, so 3,000,000,000 B / (540,672 x 10) = 554.9 -> 554 blocks.
+    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
+    const Model hybrid{ModelConfig{
+        .name = "hybrid-40",
+        .layers =
+            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
+        .num_heads = 16,
+        .head_dim = 256,
+        .hidden_size = 2048,
+        .intermediate_size = 512,
+        .vocab_size = 248320,
+        .max_position_embeddings = 262144}};
+    const VllmOptions o{.max_model_len = 65536,
+                        .mamba_cache_mode = MambaCacheMode::align,
+                        .token_report = VllmTokenReport::blocks_per_group};
+    const Bytes kv = Bytes::exactly(3'000'000'000ULL);
+    const VllmKvCache dcp1 =
+        vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, Layout{hybrid, {.tp = 4}}, kv, o);
+    const VllmKvCache dcp2 =
+        vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, Layout{hybrid, {.tp = 4, .dcp = 2}}, kv, o);
+    for (const VllmKvCache* c : {&dcp1, &dcp2}) {
+        CHECK(c->block_size == 1056);
+        CHECK(c->page.count() == 540'672);
+        CHECK(c->num_groups == 4);
+        CHECK(c->num_blocks == 554);
+    }
+    // dcp 1: the full group takes cdiv(65,536, 1,056) = 63 blocks, each linear group 2 (align):
+    // 63 + 3 x 2 = 69 a request, 554 / 69 = 8.03x.
+    CHECK(dcp1.blocks_per_request == 69);
+    // dcp 2: the full group's blocks count 2,112 tokens, cdiv(65,536, 2,112) = 32; the states stay
+    // whole on each rank, 2 blocks a group: 32 + 6 = 38 a request, 554 / 38 = 14.58x.
+    CHECK(dcp2.kinds[1].block_size == 2112);
+    CHECK(dcp2.kinds[0].block_size == 1056);
+    CHECK(dcp2.blocks_per_request == 38);
+    CHECK(dcp2.max_concurrency == Approx(554.0 / 38));
+    // Admitted: the last request its peak of 38 blocks, each running one 32 + 3 x 1 = 35 (an
+    // aligned state holds one page between block edges): 1 + (553 - 38) / 35 = 15.
+    CHECK(dcp2.blocks_held == 35);
+    CHECK(dcp2.admitted == 15);
+
+    // Gemma-2-27B at tp 32 (one 16-KV-head copy in two ranks, 23 sliding layers of window 4,096
+    // and 23 global): a page is 16 x 2 x 128 x 2 B = 8,192 B, two groups of 23, so 1,000,000,000 B
+    // / (8,192 x 23) = 5,307 blocks. The sliding group takes cdiv(min(4,095 + 2,048, 8,192), 16) +
+    // 1 = 385 blocks at any dcp; the global group 8,192 / 16 = 512 at dcp 1 and 8,192 / 32 = 256
+    // at dcp 2: 897 and 641 a request, 5.92x and 8.28x.
+    const VllmOptions g{.max_model_len = 8192,
+                        .max_num_batched_tokens = 2048,
+                        .concurrent_batches = 1,
+                        .token_report = VllmTokenReport::blocks_per_group};
+    const Bytes gkv = Bytes::exactly(1'000'000'000ULL);
+    const VllmKvCache g1 =
+        vllm_kv_cache(gemma_2_27b, KvDtype::bf16, Layout{gemma_2_27b, {.tp = 32}}, gkv, g);
+    const VllmKvCache g2 = vllm_kv_cache(gemma_2_27b, KvDtype::bf16,
+                                         Layout{gemma_2_27b, {.tp = 32, .dcp = 2}}, gkv, g);
+    CHECK(g1.num_blocks == 5307);
+    CHECK(g2.num_blocks == 5307);
+    CHECK(g1.blocks_per_request == 897);
+    CHECK(g2.blocks_per_request == 641);
+    CHECK(g2.max_concurrency == Approx(5307.0 / 641));
+}
+
 TEST_CASE("vLLM: speculative tokens keep blocks beside each Mamba state", "[engine][vllm]") {
     // MambaSpec.max_memory_usage_bytes (vllm/v1/kv_cache_interface.py): a state takes
     // (2 + num_speculative_blocks) pages in align mode, num_speculative_blocks being

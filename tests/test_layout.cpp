@@ -192,10 +192,70 @@ TEST_CASE("each engine refuses the splits it refuses, with its own reason",
     CHECK_THAT(refused(llama_3_70b, {.tp = 8, .dcp = 2}),
                Catch::Contains("dcp: expected at most tp / kv_heads = 1"));
     CHECK_NOTHROW((Layout{llama_3_70b, {.tp = 16, .dcp = 2}}));
-    // ... and only full attention and MLA split tokens (Gemma-2-27B at tp 32 holds two copies of
-    // each of its 16 KV heads, but half its layers slide).
-    CHECK_THAT(refused(presets::gemma_2_27b, {.tp = 32, .dcp = 2}),
-               Catch::Contains("SlidingWindowSpec asserts dcp == 1"));
+    // A hybrid takes it: only its full-attention layers split (Gemma-2-27B at tp 32 holds two
+    // copies of each of its 16 KV heads; half its layers slide and stay at dcp 1).
+    CHECK_NOTHROW((Layout{presets::gemma_2_27b, {.tp = 32, .dcp = 2}}));
+    // ... but chunked local attention has no dcp rule in vLLM: refused.
+    LayerStack chunked =
+        LayerStack::periodic(8, FixedArray{chunked_local(8, 128, 8192), chunked_local(8, 128, 8192),
+                                           chunked_local(8, 128, 8192), full_attention(8, 128)});
+    const Model scout_like{ModelConfig{.layers = chunked,
+                                       .num_heads = 32,
+                                       .hidden_size = 5120,
+                                       .intermediate_size = 8192,
+                                       .vocab_size = 32000}};
+    CHECK_THAT(refused(scout_like, {.tp = 16, .dcp = 2}),
+               Catch::Contains("dcp: expected 1 for a model with chunked local attention"));
+}
+
+TEST_CASE("decode context parallelism on a hybrid splits only the full-attention tokens",
+          "[layout][parallel]") {
+    // vLLM keeps a hybrid's sliding-window and Mamba groups at dcp 1
+    // (vllm/v1/core/single_type_kv_cache_manager.py). Gemma-2-27B at tp 32: each rank holds one of
+    // the 16 KV heads, 2 x 128 x 2 B = 512 B per token per layer, 23 global and 23 sliding
+    // (window 4,096) layers.
+    const Model& g = presets::gemma_2_27b;
+    const Shard dcp1 = Layout{g, {.tp = 32}}.stage(0);
+    const Shard dcp2 = Layout{g, {.tp = 32, .dcp = 2}}.stage(0);
+    // 8,000 tokens at dcp 1: 8,000 x 512 x 23 + 4,096 x 512 x 23 = 94,208,000 + 48,234,496.
+    CHECK(kv_bytes_per_sequence(g, KvDtype::bf16, 8000, dcp1).count() == 142'442'496);
+    // At dcp 2 the global layers hold ceil(8,000 / 2) = 4,000 tokens and the sliding ones still
+    // the whole window: 4,000 x 512 x 23 + 48,234,496 = 47,104,000 + 48,234,496.
+    CHECK(kv_bytes_per_sequence(g, KvDtype::bf16, 8000, dcp2).count() == 95'338'496);
+    CHECK(tokens_on_rank(CacheKind::full_attention, 8001, dcp2) == 4001);
+    CHECK(tokens_on_rank(CacheKind::sliding_window, 8001, dcp2) == 8001);
+    CHECK(tokens_on_rank(CacheKind::mla_latent, 8001, dcp2) == 4001);
+    CHECK(tokens_on_rank(CacheKind::constant_state, 8001, dcp2) == 8001);
+    // Paged in blocks of 16, 8,001 tokens: the global layers hold ceil(4,001 / 16) = 251 blocks,
+    // the sliding ones blocks (8,001 - 4,096) / 16 = 244 to 8,000 / 16 + 1 = 501, 257 blocks; a
+    // block is 16 x 512 B x 23 layers = 188,416 B: (251 + 257) x 188,416 at dcp 2, and
+    // (501 + 257) x 188,416 at dcp 1.
+    CHECK(reserved_per_sequence(g, KvDtype::bf16, 8001, 16, dcp2).count() == 95'715'328);
+    CHECK(reserved_per_sequence(g, KvDtype::bf16, 8001, 16, dcp1).count() == 142'819'328);
+    // Tokens that fit 17,664 KiB = 18,087,936 B: at dcp 1 a token takes 46 x 512 = 23,552 B,
+    // 768 tokens; at dcp 2 T tokens take T / 2 x 11,776 + T x 11,776 B (23 layers of 512 B each
+    // kind), 2 x 18,087,936 / 35,328 = 1,024 tokens.
+    CHECK(*tokens_that_fit(17'664 * KiB, g, KvDtype::bf16, dcp2) == 1024);
+    CHECK(*tokens_that_fit(17'664 * KiB, g, KvDtype::bf16, dcp1) == 768);
+
+    // A Mamba hybrid: 6 state layers of 1 MiB and 2 full-attention layers of 2 KV heads. At tp 4
+    // each rank holds one KV head (512 B per token per layer) and a quarter of each state,
+    // 262,144 B; dcp 2 uses the two copies of each KV head.
+    LayerStack hybrid =
+        LayerStack::periodic(8, FixedArray{constant_state(1 * MiB), constant_state(1 * MiB),
+                                           constant_state(1 * MiB), full_attention(2, 128)});
+    const Model m{ModelConfig{.layers = hybrid,
+                              .num_heads = 16,
+                              .hidden_size = 2048,
+                              .intermediate_size = 8192,
+                              .vocab_size = 32000}};
+    const Shard h = Layout{m, {.tp = 4, .dcp = 2}}.stage(0);
+    // 10,001 tokens: ceil(10,001 / 2) = 5,001 x 512 x 2 + 6 x 262,144 = 5,121,024 + 1,572,864
+    // (the state is whole on every dcp rank).
+    CHECK(kv_bytes_per_sequence(m, KvDtype::bf16, 10'001, h).count() == 6'693'888);
+    // dcp 4 would need four copies of each KV head, which tp 4 does not make.
+    CHECK_THROWS_WITH((Layout{m, {.tp = 4, .dcp = 4}}),
+                      Catch::Contains("dcp: expected at most tp / kv_heads = 2"));
 }
 
 TEST_CASE("decode context parallelism splits an MLA sequence's tokens over the dcp ranks",

@@ -20,10 +20,12 @@ namespace kvplan {
     if (block_size == 1) return kv_bytes_per_sequence(m, f, tokens, s);
     // paged_sequence's reserved bytes, without the used bytes it also sizes; under decode context
     // parallelism each rank pages its share of the tokens (vLLM: cdiv(cdiv(L, dcp), block)).
-    const std::uint64_t held = tokens_on_rank(tokens, s);
-    return detail::paged_sum(
-               m, f, s, block_size,
-               [&](const CacheSpec& spec) { return held_blocks(spec, held, block_size).count(); })
+    return detail::paged_sum(m, f, s, block_size,
+                             [&](const CacheSpec& spec) {
+                                 return held_blocks(spec, tokens_on_rank(spec.kind, tokens, s),
+                                                    block_size)
+                                     .count();
+                             })
         .reserved;
 }
 
@@ -33,8 +35,17 @@ namespace kvplan {
                                                                 KvFormat f, const Shard& s = {}) {
     const Bytes per_token = kv_bytes_per_token(m, f, s);
     if (per_token.is_zero()) return {};  // nothing grows with context
-    // Under decode context parallelism a rank holds one token in dcp.
-    return detail::mul(budget / per_token, s.dcp, "a token count");
+    if (s.dcp <= 1) return budget / per_token;
+    // Under decode context parallelism a rank holds one token in dcp of the layers dcp splits and
+    // every token of the others: T tokens take T / dcp x split + T x whole bytes.
+    const Bytes split = detail::sum_over_shard(m, s, [&](const CacheSpec& spec) {
+        return dcp_splits(spec.kind) ? layer_bytes_per_token(spec, f, s.tp) : Bytes{};
+    });
+    const Bytes whole = per_token - split;
+    if (whole.is_zero()) return detail::mul(budget / per_token, s.dcp, "a token count");
+    return detail::mul(budget.count(), s.dcp, "a byte count") /
+           detail::add(split.count(), detail::mul(whole.count(), s.dcp, "a byte count"),
+                       "a byte count");
 }
 
 /// Sequences of `tokens` (>= 1) that fit in `budget`.

@@ -183,8 +183,9 @@ template <class Fn>
 }  // namespace detail
 
 /// KV bytes per token of context: the whole model by default, or what one rank holds of a token it
-/// keeps (under decode context parallelism a rank keeps one token in dcp). Counts every layer that
-/// grows with context (sliding layers included, up to their window).
+/// keeps (under decode context parallelism a rank keeps one token in dcp of full attention and
+/// MLA, and every token of the other layers). Counts every layer that grows with context (sliding
+/// layers included, up to their window).
 [[nodiscard]] constexpr Bytes kv_bytes_per_token(const Model& m, KvFormat f, const Shard& s = {}) {
     return detail::sum_over_shard(
         m, s, [&](const CacheSpec& spec) { return layer_bytes_per_token(spec, f, s.tp); });
@@ -202,13 +203,14 @@ template <class Fn>
 }
 
 /// Bytes of one sequence of `tokens`: windows cap sliding layers, constant state is added once.
-/// Under decode context parallelism (s.dcp > 1, full attention and MLA only) a rank holds its share
-/// of the tokens, ceil(tokens / dcp).
+/// Under decode context parallelism (s.dcp > 1) a rank holds its share of the tokens,
+/// ceil(tokens / dcp), in full-attention and MLA layers, and the whole window or state in the
+/// others (tokens_on_rank).
 [[nodiscard]] constexpr Bytes kv_bytes_per_sequence(const Model& m, KvFormat f,
                                                     std::uint64_t tokens, const Shard& s = {}) {
-    const std::uint64_t held = tokens_on_rank(tokens, s);
-    return detail::sum_over_shard(
-        m, s, [&](const CacheSpec& spec) { return layer_bytes_per_sequence(spec, f, held, s.tp); });
+    return detail::sum_over_shard(m, s, [&](const CacheSpec& spec) {
+        return layer_bytes_per_sequence(spec, f, tokens_on_rank(spec.kind, tokens, s), s.tp);
+    });
 }
 
 /// The largest window (or attention chunk) of the model, 0 if it has no sliding or chunked layer:

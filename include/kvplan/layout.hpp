@@ -122,6 +122,21 @@ struct Shard {
     return s.dcp <= 1 ? tokens : tokens / s.dcp + (tokens % s.dcp != 0 ? 1 : 0);
 }
 
+/// Whether decode context parallelism splits the tokens of a layer of `kind`: full attention and
+/// MLA only. vLLM keeps the sliding-window and Mamba groups of a hybrid model at dcp 1, each rank
+/// holding the whole window or state (vllm/v1/core/single_type_kv_cache_manager.py, since vLLM's
+/// pull request 40996, "DCP supports hybrid attention").
+[[nodiscard]] constexpr bool dcp_splits(CacheKind kind) noexcept {
+    return kind == CacheKind::full_attention || kind == CacheKind::mla_latent;
+}
+
+/// The tokens of a sequence of `tokens` one rank of `s` holds in a layer of `kind`: its share
+/// under decode context parallelism for the kinds dcp splits, all of them for the others.
+[[nodiscard]] constexpr std::uint64_t tokens_on_rank(CacheKind kind, std::uint64_t tokens,
+                                                     const Shard& s) noexcept {
+    return dcp_splits(kind) ? tokens_on_rank(tokens, s) : tokens;
+}
+
 /// The layers per stage that vLLM uses without VLLM_PP_LAYER_PARTITION: an even split, with the
 /// remainder given one each to the stages before the last (vllm/distributed/utils.py,
 /// get_pp_indices), since the last stage also holds the LM head.
@@ -306,12 +321,10 @@ constexpr Placement place(const Model& m, const ParallelConfig& p) {
     if (c.num_heads != 0 && c.num_heads % atp != 0)
         refuse("tp", text("a divisor of the ", c.num_heads, " query heads"), text(atp));
     const LayerStack& L = m.layers();
-    bool windowed = false, stateful = false;
+    bool chunked = false;
     for (std::uint32_t i = 0; i < L.num_specs; ++i) {
         const CacheSpec& s = L.specs[i];
-        windowed =
-            windowed || s.kind == CacheKind::sliding_window || s.kind == CacheKind::chunked_local;
-        stateful = stateful || s.kind == CacheKind::constant_state;
+        chunked = chunked || s.kind == CacheKind::chunked_local;
         if (s.kind != CacheKind::full_attention && s.kind != CacheKind::sliding_window &&
             s.kind != CacheKind::chunked_local)
             continue;
@@ -319,6 +332,7 @@ constexpr Placement place(const Model& m, const ParallelConfig& p) {
         if (!ok)
             refuse("tp", text("a divisor or a multiple of the ", s.kv_heads, " KV heads"),
                    text(atp));
+        if (!dcp_splits(s.kind)) continue;  // a window is held whole on every rank
         // DCP uses the ranks that hold copies of a KV head: at most tp / kv_heads of them
         // (docs/serving/context_parallel_deployment.md: "dcp size is upper bounded by tp_size /
         // H").
@@ -330,11 +344,14 @@ constexpr Placement place(const Model& m, const ParallelConfig& p) {
                         "hold the same KV head (vLLM docs/serving/context_parallel_deployment.md)"),
                    text(pl.dcp));
     }
-    if (pl.dcp > 1 && (windowed || stateful))
+    // A hybrid keeps its sliding-window and state groups at dcp 1 (dcp_splits); chunked local
+    // attention has no such rule in vLLM (ChunkedLocalAttentionSpec,
+    // vllm/v1/kv_cache_interface.py).
+    if (pl.dcp > 1 && chunked)
         refuse("dcp",
-               text("1 for a model with sliding-window, chunked or state layers: vLLM splits "
-                    "tokens only for full attention and MLA (SlidingWindowSpec asserts "
-                    "dcp == 1, vllm/v1/kv_cache_interface.py)"),
+               text("1 for a model with chunked local attention: vLLM runs decode context "
+                    "parallelism on full attention and MLA, and keeps only sliding-window and "
+                    "Mamba groups of a hybrid at dcp 1"),
                text(pl.dcp));
     return pl;
 }

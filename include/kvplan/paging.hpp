@@ -123,9 +123,9 @@ template <class BlocksOf>
 /// One sequence of `tokens` in blocks of `block_size` tokens.
 [[nodiscard]] constexpr PagedUse paged_sequence(const Model& m, KvFormat f, std::uint64_t tokens,
                                                 std::uint32_t block_size, const Shard& s = {}) {
-    const std::uint64_t held = tokens_on_rank(tokens, s);  // a rank's share under dcp
     PagedUse u = detail::paged_sum(m, f, s, block_size, [&](const CacheSpec& spec) {
-        return held_blocks(spec, held, block_size).count();
+        // A rank's share under dcp, of the layers dcp splits.
+        return held_blocks(spec, tokens_on_rank(spec.kind, tokens, s), block_size).count();
     });
     u.used = kv_bytes_per_sequence(m, f, tokens, s);
     return u;
@@ -173,16 +173,17 @@ struct SharedPrefixUse {
     std::uint64_t tokens, std::uint32_t block_size, const Shard& s = {}) {
     KVPLAN_EXPECTS(block_size != 0 && prefix_tokens <= tokens);
     SharedPrefixUse u;
-    // Under decode context parallelism a rank pages its share of the prefix and of the tokens.
-    prefix_tokens = tokens_on_rank(prefix_tokens, s);
-    tokens = tokens_on_rank(tokens, s);
-    u.shared_blocks = prefix_tokens / block_size;
+    // Under decode context parallelism a rank pages its share of the prefix and of the tokens in
+    // the layers dcp splits (full attention and MLA, whose figure shared_blocks gives), and all
+    // of them in the others (tokens_on_rank).
+    u.shared_blocks = tokens_on_rank(prefix_tokens, s) / block_size;
     if (sequences == 0) return u;
     for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {
         const CacheSpec& spec = m.layer(i);
-        const BlockRange r = held_blocks(spec, tokens, block_size);
-        const std::uint64_t shared_end = u.shared_blocks < r.end ? u.shared_blocks : r.end;
-        const std::uint64_t overlap = r.first < u.shared_blocks ? shared_end - r.first : 0;
+        const std::uint64_t shared = tokens_on_rank(spec.kind, prefix_tokens, s) / block_size;
+        const BlockRange r = held_blocks(spec, tokens_on_rank(spec.kind, tokens, s), block_size);
+        const std::uint64_t shared_end = shared < r.end ? shared : r.end;
+        const std::uint64_t overlap = r.first < shared ? shared_end - r.first : 0;
         const std::uint64_t each = r.count();
         const std::uint64_t held = detail::add(
             detail::mul(each - overlap, sequences, "a block count"), overlap, "a block count");

@@ -1,6 +1,8 @@
-// Every vLLM command kvplan prints parses against vLLM's own argument list
-// (tests/data/engine_flags/vllm.txt, read from vllm/engine/arg_utils.py at the commit it names):
-// each flag is one vLLM has, a flag that takes a value has one, a switch has none.
+// Every engine command kvplan prints parses against that engine's own argument list
+// (tests/data/engine_flags/vllm.txt, read from vllm/engine/arg_utils.py, and
+// tests/data/engine_flags/sglang.txt, read from python/sglang/srt/server_args.py, each at the
+// commit it names): each flag is one the engine has, a flag that takes a value has one, a switch
+// has none.
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -14,7 +16,7 @@
 
 namespace {
 
-/// vLLM's flags: the name (and each alias) -> whether it takes a value.
+/// An engine's flags: the name (and each alias) -> whether it takes a value.
 struct FlagList {
     std::map<std::string, bool> takes_value;
     std::string commit;
@@ -86,8 +88,10 @@ std::vector<std::string> command_lines(const std::string& json_text) {
     return out;
 }
 
-/// Checks one vLLM line against the list; returns the flags it used.
-void check_vllm_line(const std::string& line, const FlagList& flags) {
+/// Checks one command line against the list: NAME=value assignments, then the program words
+/// `program` (for vLLM, its model: a positional word), then flags only.
+void check_line(const std::string& line, const FlagList& flags,
+                const std::vector<std::string>& program, bool positional_model) {
     INFO(line);
     const std::vector<std::string> w = shell_words(line);
     std::size_t i = 0;
@@ -96,11 +100,10 @@ void check_vllm_line(const std::string& line, const FlagList& flags) {
         const std::string name = w[i].substr(0, w[i].find('='));
         CHECK(name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == name.npos);
     }
-    REQUIRE(i + 2 < w.size());
-    CHECK(w[i] == "vllm");
-    CHECK(w[i + 1] == "serve");
-    CHECK(w[i + 2].rfind("-", 0) != 0);  // the model, positional
-    for (i += 3; i < w.size(); ++i) {
+    REQUIRE(i + program.size() < w.size());
+    for (const std::string& p : program) CHECK(w[i++] == p);
+    if (positional_model) CHECK(w[i++].rfind("-", 0) != 0);
+    for (; i < w.size(); ++i) {
         INFO(w[i]);
         REQUIRE(w[i].rfind("-", 0) == 0);
         const auto f = flags.takes_value.find(w[i]);
@@ -111,6 +114,14 @@ void check_vllm_line(const std::string& line, const FlagList& flags) {
             ++i;
         }
     }
+}
+
+void check_vllm_line(const std::string& line, const FlagList& flags) {
+    check_line(line, flags, {"vllm", "serve"}, true);
+}
+
+void check_sglang_line(const std::string& line, const FlagList& flags) {
+    check_line(line, flags, {"python", "-m", "sglang.launch_server"}, false);
 }
 
 }  // namespace
@@ -164,4 +175,79 @@ TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "
     // At least one command per bundled model, and the multi-node ones.
     CHECK(parsed >= 40);
     CHECK(multi_node >= 4);
+}
+
+TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang's flags",
+          "[cli][commands]") {
+    const FlagList flags =
+        read_flags(std::string(KVPLAN_SOURCE_DIR) + "/tests/data/engine_flags/sglang.txt");
+    CHECK(flags.commit.size() == 40);
+    // The spellings server_args.py gives them (python/sglang/srt/server_args.py).
+    CHECK(flags.takes_value.at("--tp-size"));
+    CHECK(flags.takes_value.at("--ep-size"));
+    CHECK(flags.takes_value.at("--ep-num-redundant-experts"));
+    CHECK(flags.takes_value.at("--page-size"));
+    CHECK(flags.takes_value.at("--mem-fraction-static"));
+    CHECK(flags.takes_value.at("--dist-init-addr"));
+    CHECK(flags.takes_value.at("--max-loras-per-batch"));
+    CHECK(flags.takes_value.at("--max-lora-rank"));
+    CHECK_FALSE(flags.takes_value.at("--enable-dp-attention"));
+    CHECK_FALSE(flags.takes_value.at("--enable-lora"));
+    CHECK(flags.takes_value.count("--enable-expert-parallel") == 0);  // vLLM's, not SGLang's
+    std::vector<std::string> runs;
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::string(KVPLAN_SOURCE_DIR) + "/configs/models")) {
+        if (e.path().extension() != ".json") continue;
+        const std::string id = e.path().stem().string();
+        runs.push_back("fit --model " + id +
+                       " --gpu h200-sxm --tp 8 --context 8k -e sglang -f json");
+        runs.push_back("plan --model " + id + " --gpu h200-sxm --context 8k -e sglang -f json");
+    }
+    // The layouts and formats the flags state: dp attention, ep with redundant experts, two
+    // nodes, fp8 weights over a 16-bit checkpoint, fp8 KV, a given page size, the sequence cap.
+    const std::string ds = "fit --model deepseek-v3 --gpu h200-sxm -e sglang --context 8k ";
+    runs.push_back(ds + "--tp 8 --dp 8 -f json");
+    runs.push_back(ds + "--tp 8 --ep 8 --redundant-experts 32 -f json");
+    runs.push_back(ds + "--tp 16 --dp 16 --ep 16 -f json");
+    runs.push_back(
+        "fit --model qwen3-235b-a22b --gpu h100-sxm -e sglang --tp 8 --weight-dtype fp8 "
+        "--kv-dtype fp8 -f json");
+    runs.push_back(
+        "fit --model llama-3.1-405b --gpu h100-sxm -e sglang --tp 16 --context 8k --kv-dtype "
+        "fp8_e5m2 -f json");
+    runs.push_back(
+        "fit --model llama-3-8b --gpu h100-sxm -e sglang --block-size 64 --context 16k "
+        "--allow-long-context --max-num-seqs 64 -f json");
+    // disagg prints no command line today; run so that one it prints later is checked too.
+    runs.push_back(
+        "disagg --model llama-3.1-70b --gpu h200-sxm -e sglang --rate 2 --ttft-ms 2000 "
+        "--tpot-ms 100 --prompt-tokens 1000 --output-tokens 200 -f json");
+    std::size_t parsed = 0, multi_node = 0, dp_attention = 0, ep = 0, fp8 = 0, page = 0,
+                long_context = 0;
+    for (const std::string& r : runs) {
+        INFO("kvplan " << r);
+        const CliRun run = run_kvplan(r);
+        if (run.code != 0 && run.code != 1) continue;  // a layout the model cannot take
+        for (const std::string& line : command_lines(run.out)) {
+            if (line.find("sglang.launch_server") == std::string::npos) continue;
+            check_sglang_line(line, flags);
+            ++parsed;
+            multi_node += line.find("--dist-init-addr") != std::string::npos;
+            dp_attention += line.find("--enable-dp-attention") != std::string::npos;
+            ep += line.find("--ep-num-redundant-experts") != std::string::npos;
+            fp8 += line.find("--quantization fp8") != std::string::npos &&
+                   line.find("--kv-cache-dtype fp8_e4m3") != std::string::npos;
+            page += line.find("--page-size 64") != std::string::npos;
+            long_context +=
+                line.rfind("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python", 0) == 0;
+        }
+    }
+    // At least one command per bundled model, and each of the layouts above.
+    CHECK(parsed >= 60);
+    CHECK(multi_node >= 2);
+    CHECK(dp_attention >= 1);
+    CHECK(ep >= 1);
+    CHECK(fp8 >= 1);
+    CHECK(page >= 1);
+    CHECK(long_context >= 1);
 }

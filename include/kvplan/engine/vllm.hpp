@@ -346,15 +346,19 @@ struct VllmSetup {
 }
 
 /// vllm_setup_blocks, then decode context parallelism: each rank's block still holds block_size
-/// tokens of its share, so the scheduler counts a request's blocks in units of block_size x dcp
-/// tokens (vllm/v1/core/single_type_kv_cache_manager.py; FullAttentionSpec.max_memory_usage_bytes
-/// takes cdiv(max_model_len, dcp) tokens). Layout refuses dcp > 1 for windowed and state layers.
+/// tokens of its share, so the scheduler counts a request's blocks of full attention and MLA in
+/// units of block_size x dcp tokens (vllm/v1/core/single_type_kv_cache_manager.py;
+/// FullAttentionSpec.max_memory_usage_bytes takes cdiv(max_model_len, dcp) tokens). A hybrid's
+/// sliding-window and Mamba groups stay at dcp 1 (dcp_splits): their blocks hold block_size
+/// tokens, the window or the state whole on every rank. Sliding layers allocated as full
+/// (sliding_as_full) are full-attention groups and split.
 [[nodiscard]] constexpr VllmSetup vllm_setup(const Model& m, KvFormat f, const Layout& l,
                                              const VllmOptions& o, bool sliding_as_full = false) {
     VllmSetup s = vllm_setup_blocks(m, f, l, o, sliding_as_full);
     s.c.dcp = l.dcp();
     if (l.dcp() > 1)
-        for (std::uint32_t i = 0; i < s.c.num_kinds; ++i) s.c.kinds[i].block_size *= l.dcp();
+        for (std::uint32_t i = 0; i < s.c.num_kinds; ++i)
+            if (dcp_splits(s.c.kinds[i].kind)) s.c.kinds[i].block_size *= l.dcp();
     return s;
 }
 

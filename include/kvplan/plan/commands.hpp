@@ -5,8 +5,9 @@
 // length, the sequence cap, the KV dtype, the weights and the environment that evaluate() assumed,
 // one per node when the replica spans nodes, so that what the engine then logs is what kvplan
 // predicted. Flag spellings follow the engines' current main:
-// vllm/engine/arg_utils.py (EngineArgs.add_cli_args) and python/sglang/srt/arg_groups/fields/
-// (parallel.py and the server-arguments table of docs/advanced_features/server_arguments.md).
+// vllm/engine/arg_utils.py (EngineArgs.add_cli_args) and python/sglang/srt/server_args.py
+// (ServerArgs.add_cli_args); tests/data/engine_flags/ lists both engines' flags, and a test parses
+// every command the CLI prints against them.
 //
 // The same GPUs are placed differently by each engine (layout.hpp), so a layout is first stated in
 // the other engine's flags (translate_parallel) and evaluated under that engine: each command

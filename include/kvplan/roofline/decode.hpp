@@ -170,7 +170,8 @@ struct DecodeLoad {
     const LayerStack& L = m.layers();
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
         if (cs.layers[k] == 0) continue;
-        const std::uint64_t kept = tokens_on_rank(tokens_kept(L.specs[k], context), cs.shard);
+        const std::uint64_t kept =
+            tokens_on_rank(L.specs[k].kind, tokens_kept(L.specs[k], context), cs.shard);
         kv += (cs.kv_per_token[k] * kept + cs.state[k]) * cs.layers[k];
         attention += cs.attention_per_token[k] * static_cast<double>(kept) *
                      static_cast<double>(cs.layers[k]);

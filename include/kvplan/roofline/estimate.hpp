@@ -299,7 +299,8 @@ struct PrefillPart {
         Bytes prompt_kv{};
         for (std::uint32_t k = 0; k < L.num_specs; ++k)
             prompt_kv += (cs.kv_per_token[k] *
-                              tokens_on_rank(tokens_kept(L.specs[k], pre.prompt_tokens), cs.shard) +
+                              tokens_on_rank(L.specs[k].kind,
+                                             tokens_kept(L.specs[k], pre.prompt_tokens), cs.shard) +
                           cs.state[k]) *
                          cs.layers[k];
         kv += scale_up(prompt_kv * own_prompts, pre.share);

@@ -242,7 +242,8 @@ rank_matmul_params_per_stage(const Model& m, const Layout& l) {
         if (count[k] == 0) continue;
         const CacheSpec& spec = m.layers().specs[k];
         // Under decode context parallelism a rank attends over its share of the tokens.
-        const double kept = static_cast<double>(tokens_on_rank(tokens_kept(spec, tokens), s));
+        const double kept =
+            static_cast<double>(tokens_on_rank(spec.kind, tokens_kept(spec, tokens), s));
         const double layers = static_cast<double>(count[k]);
         switch (spec.kind) {
             case CacheKind::full_attention:
