@@ -78,7 +78,12 @@ struct VllmLogFacts {
     std::optional<double> max_concurrency;
     std::optional<LoggedSize> cuda_graphs;
     bool cuda_graphs_charged = false;  ///< "CUDA graph memory profiling is enabled" (v0.21+)
-    std::size_t lines_read = 0;        ///< lines that gave a fact
+    /// The log shows vLLM refusing to start: a negative KV memory, one request of max_model_len
+    /// past the cache ("To serve at least one request ..."; V0: "larger than the maximum number
+    /// of tokens that can be stored in KV cache"), no memory for the cache blocks, or a layout
+    /// check ("... is not divisible by ...", "must be divisible by").
+    bool refused = false;
+    std::size_t lines_read = 0;  ///< lines that gave a fact
 };
 
 namespace detail {
@@ -237,6 +242,14 @@ struct LogNumber {
             f.cuda_graphs_charged = true;
             hit = true;
         }
+        for (std::string_view refusal :
+             {"Available KV cache memory: -", "To serve at least one request", "stored in KV cache",
+              "No available memory for the cache blocks", "is not divisible by",
+              "must be divisible by"})
+            if (line.find(refusal) != std::string_view::npos) {
+                f.refused = true;
+                hit = true;
+            }
         if (hit) ++f.lines_read;
     }
     if (f.lines_read == 0)
