@@ -62,13 +62,17 @@ struct VllmReleaseDefaults {
     bool chunked_local_hybrid = true;
 };
 
-/// The oldest vLLM release line kvplan models: v0.10, the first with the v1 engine alone.
-inline constexpr EngineVersion vllm_oldest_release{0, 10};
+/// The oldest vLLM release line kvplan models: v0.8, the first with the v1 engine on by default
+/// (VLLM_USE_V1=1; v0.10 removed the v0 engine). kvplan models the v1 engine only.
+inline constexpr EngineVersion vllm_oldest_release{0, 8};
 /// The newest vLLM release line kvplan knows; its defaults are those of vLLM's main branch that
 /// kvplan's rules follow.
 inline constexpr EngineVersion vllm_newest_release{0, 30};
 
 /// Where vLLM's defaults changed, oldest first; a release takes the last row at or before it.
+///   v0.8   the v1 engine by default: gpu_memory_utilization 0.9; graphs not charged; no hybrid
+///          KV-cache manager, so chunked local attention is allocated as full attention (the
+///          manager came in v0.9.2, which kvplan, telling no patches apart, counts as v0.9).
 ///   v0.10  gpu_memory_utilization 0.9 (CacheConfig, as since v0.1); graphs not charged; the hybrid
 ///          manager off for chunked local attention (PR #21761, 2025-07-28, merged after v0.10.0
 ///          and in v0.10.1: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0; on in
@@ -79,6 +83,10 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///   v0.21  CUDA graph memory estimated and charged to the KV budget
 ///          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on).
 inline constexpr VllmReleaseDefaults vllm_releases[] = {
+    {.since = {0, 8},
+     .gpu_memory_utilization = 0.9,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = false},
     {.since = {0, 10},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
@@ -110,6 +118,7 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
 
 static_assert(vllm_release_defaults({0, 10})->gpu_memory_utilization == 0.9);
 static_assert(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
-static_assert(!vllm_release_defaults({0, 9}) && !vllm_release_defaults({1, 0}));
+static_assert(vllm_release_defaults({0, 9})->gpu_memory_utilization == 0.9);
+static_assert(!vllm_release_defaults({0, 7}) && !vllm_release_defaults({1, 0}));
 
 }  // namespace kvplan
