@@ -80,8 +80,9 @@ struct VllmLogFacts {
     bool cuda_graphs_charged = false;  ///< "CUDA graph memory profiling is enabled" (v0.21+)
     /// The log shows vLLM refusing to start: a negative KV memory, one request of max_model_len
     /// past the cache ("To serve at least one request ..."; V0: "larger than the maximum number
-    /// of tokens that can be stored in KV cache"), no memory for the cache blocks, or a layout
-    /// check ("... is not divisible by ...", "must be divisible by").
+    /// of tokens that can be stored in KV cache"), no memory for the cache blocks, a layout
+    /// check ("... is not divisible by ...", "must be divisible by"), or the weights not fitting
+    /// ("CUDA out of memory" while loading).
     bool refused = false;
     std::size_t lines_read = 0;  ///< lines that gave a fact
 };
@@ -245,7 +246,7 @@ struct LogNumber {
         for (std::string_view refusal :
              {"Available KV cache memory: -", "To serve at least one request", "stored in KV cache",
               "No available memory for the cache blocks", "is not divisible by",
-              "must be divisible by"})
+              "must be divisible by", "CUDA out of memory"})
             if (line.find(refusal) != std::string_view::npos) {
                 f.refused = true;
                 hit = true;
