@@ -82,7 +82,7 @@ struct VllmLogFacts {
     /// past the cache ("To serve at least one request ..."; V0: "larger than the maximum number
     /// of tokens that can be stored in KV cache"), no memory for the cache blocks, a layout
     /// check ("... is not divisible by ...", "must be divisible by"), or the weights not fitting
-    /// ("CUDA out of memory" while loading).
+    /// ("CUDA out of memory" while loading; PyTorch's "Tried to allocate X GiB").
     bool refused = false;
     std::size_t lines_read = 0;  ///< lines that gave a fact
 };
@@ -95,13 +95,14 @@ struct LogNumber {
     std::size_t end = 0;  // position after the number
 };
 
-/// The number starting at or after `from` (skipping spaces, '(', '=', ':' and quotes), digits with
-/// optional ',' thousands separators and one '.'.
+/// The number starting at or after `from` (skipping spaces, '(', '=', ':', quotes and the '*' of a
+/// log quoted in Markdown, "**Model loading took:** 14.99 GiB"), digits with optional ','
+/// thousands separators and one '.'.
 [[nodiscard]] inline std::optional<LogNumber> log_number_at(std::string_view line,
                                                             std::size_t from) {
     std::size_t p = from;
     while (p < line.size() && (line[p] == ' ' || line[p] == '(' || line[p] == '=' ||
-                               line[p] == ':' || line[p] == '\''))
+                               line[p] == ':' || line[p] == '\'' || line[p] == '*'))
         ++p;
     std::string digits;
     int decimals = -1;
@@ -246,7 +247,7 @@ struct LogNumber {
         for (std::string_view refusal :
              {"Available KV cache memory: -", "To serve at least one request", "stored in KV cache",
               "No available memory for the cache blocks", "is not divisible by",
-              "must be divisible by", "CUDA out of memory"})
+              "must be divisible by", "CUDA out of memory", "Tried to allocate"})
             if (line.find(refusal) != std::string_view::npos) {
                 f.refused = true;
                 hit = true;
