@@ -60,6 +60,12 @@ struct VllmReleaseDefaults {
     /// VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE's default (vllm/envs.py, read in
     /// vllm/config/vllm.py); off, every chunked layer is allocated as full attention.
     bool chunked_local_hybrid = true;
+    /// "GPU KV cache size: N tokens" printed as num_blocks // num_groups x block size
+    /// (VllmTokenReport::blocks_per_group, vllm/v1/core/kv_cache_utils.py, _report_kv_cache_config)
+    /// rather than max_concurrency x max_model_len (vLLM PR #40694). The two differ for a model of
+    /// several KV-cache groups (gpt-oss-120b at tp 4: 2,640,080 against 4,194,634 tokens for 45.32
+    /// GiB).
+    bool tokens_per_group = false;
 };
 
 /// The oldest vLLM release line kvplan models: v0.8, the first with the v1 engine on by default
@@ -82,19 +88,27 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///   v0.20  gpu_memory_utilization 0.92 (vllm/config/cache.py; 0.9 through the v0.1x releases).
 ///   v0.21  CUDA graph memory estimated and charged to the KV budget
 ///          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on).
+///   tokens_per_group: through the v0.19 line "GPU KV cache size" is num_blocks // num_groups x
+///          block size (a v0.10.1.1 log of gpt-oss-120b at tp 4 prints 2,640,144 tokens for 45.32
+///          GiB, and that rule gives 2,640,080 from the rounded GiB figure); vLLM PR #40694
+///          (opened after v0.19.1's release candidates of April 2026) made it max_concurrency x
+///          max_model_len, taken here from v0.20.
 inline constexpr VllmReleaseDefaults vllm_releases[] = {
     {.since = {0, 8},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
-     .chunked_local_hybrid = false},
+     .chunked_local_hybrid = false,
+     .tokens_per_group = true},
     {.since = {0, 10},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
-     .chunked_local_hybrid = false},
+     .chunked_local_hybrid = false,
+     .tokens_per_group = true},
     {.since = {0, 13},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
-     .chunked_local_hybrid = true},
+     .chunked_local_hybrid = true,
+     .tokens_per_group = true},
     {.since = {0, 20},
      .gpu_memory_utilization = 0.92,
      .charge_cuda_graphs = false,
@@ -119,6 +133,8 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
 static_assert(vllm_release_defaults({0, 10})->gpu_memory_utilization == 0.9);
 static_assert(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
 static_assert(vllm_release_defaults({0, 9})->gpu_memory_utilization == 0.9);
+static_assert(vllm_release_defaults({0, 19})->tokens_per_group &&
+              !vllm_release_defaults({0, 20})->tokens_per_group);
 static_assert(!vllm_release_defaults({0, 7}) && !vllm_release_defaults({1, 0}));
 
 }  // namespace kvplan
