@@ -339,3 +339,38 @@ TEST_CASE("every start-up log of the corpus is reproduced or a recorded gap", "[
               << t.per_engine["sglang"] << "\n";
     CHECK(t.records >= 1);
 }
+
+TEST_CASE("SGLang's start-up lines are read, its GB being GiB", "[startup_logs][sglang]") {
+    // Lines in the shapes SGLang prints (model_runner.py, memory_pool.py, scheduler.py); each GB
+    // figure is bytes / 2^30 (utils/common.py, get_available_gpu_memory divides by 1 << 30).
+    const SglangLogFacts f = parse_sglang_log(
+        "[2025-03-25 16:37:06 TP0] Load weight begin. avail mem=78.59 GB\n"
+        "[2025-03-25 16:37:06 TP0] Load weight end. type=LlamaForCausalLM, "
+        "dtype=torch.bfloat16, avail mem=63.48 GB, mem usage=15.11 GB.\n"
+        "[2025-03-25 16:37:06 TP0] KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB\n"
+        "[2025-03-25 16:37:07 TP0] max_total_num_tokens=524288, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=2048, context_len=131072\n",
+        "sglang.log");
+    REQUIRE(f.weights);
+    // 15.11 GiB = 15.11 x 2^30 = 16,224,238,960.64 B, read to the byte; half of its last digit is
+    // 0.005 GiB = 5,368,709 B.
+    CHECK(f.weights->value.count() == 16'224'238'961ULL);
+    CHECK(f.weights->half_step.count() == 5'368'709ULL);
+    REQUIRE(f.free_before_weights);
+    CHECK(f.free_before_weights->value.count() == 84'385'369'948ULL);  // 78.59 x 2^30
+    // An MLA pool prints one "KV size" (17.16 x 2^30 B), and no V size.
+    REQUIRE(f.k_size);
+    CHECK(f.k_size->value.count() == 18'425'409'700ULL);
+    CHECK_FALSE(f.v_size);
+    CHECK(f.kv_tokens == std::optional<std::uint64_t>(524'288));
+    CHECK(f.context_len == std::optional<std::uint64_t>(131'072));
+    CHECK(f.max_running_requests == std::optional<std::uint64_t>(2'048));
+    CHECK_FALSE(f.refused);
+    // profile_max_num_token found no room for the pool: the start is refused.
+    CHECK(parse_sglang_log("RuntimeError: Not enough memory. Please try to increase "
+                           "--mem-fraction-static. Current value: 0.5",
+                           "sglang.log")
+              .refused);
+    CHECK_THROWS_WITH(parse_sglang_log("INFO: Uvicorn running\n", "sglang.log"),
+                      Catch::Contains("sglang.log") && Catch::Contains("SGLang start-up lines"));
+}

@@ -76,10 +76,13 @@ struct SglangLogFacts {
         }
         if (line.find("KV Cache is allocated.") != std::string_view::npos) {
             count(f.kv_tokens, "#tokens:");
-            size(f.k_size, log_size_after(line, "K size:"));
-            size(f.v_size, log_size_after(line, "V size:"));
-            if (line.find("KV size:") != std::string_view::npos)
+            // An MLA pool prints one "KV size:", which holds "V size:" too: read it alone.
+            if (line.find("KV size:") != std::string_view::npos) {
                 size(f.k_size, log_size_after(line, "KV size:"));
+            } else {
+                size(f.k_size, log_size_after(line, "K size:"));
+                size(f.v_size, log_size_after(line, "V size:"));
+            }
         }
         if (line.find("max_total_num_tokens=") != std::string_view::npos) {
             count(f.kv_tokens, "max_total_num_tokens=");
