@@ -37,6 +37,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/budget/search.hpp
   kvplan/calibrate.hpp
   kvplan/calibrate/latency.hpp
+  kvplan/calibrate/sglang_log.hpp
   kvplan/detail/flat_json.hpp
   kvplan/detail/input_file.hpp
   kvplan/detail/nearest.hpp

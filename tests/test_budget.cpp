@@ -182,6 +182,36 @@ TEST_CASE("the activation model is within 3% of vLLM's measured profile peak", "
     CHECK(at29k.total().in(GiB) == Approx(17.98 - 14.9888).epsilon(0.03));
 }
 
+TEST_CASE("a sorting sampler sets vLLM's profile peak", "[budget]") {
+    // llm-d's vLLM memory study (vllm/vllm-openai of January 2026, v0.13 or v0.14, whose profile
+    // sampler sorts the logits; tests/data/startup_logs/vllm/llama-3.1-8b-h100-16k.log): on an
+    // H100, Llama-3.1-8B-Instruct profiled at vLLM's defaults, 8,192 tokens in 1,024 sequences,
+    // measured a torch peak memory increase of 4.76 GiB.
+    // Forward: (2 x 4,096 + 3 x 14,336) x 2 B = 102,400 B per token x 8,192 = 838,860,800 B.
+    // Sampling: output 8,192 x 4,096 x 2 B = 67,108,864 B; logits 1,024 x 128,256 x 6 B =
+    // 788,004,864 B; the sort 1,024 x 128,256 x 32 B = 4,202,692,608 B; 5,057,806,336 B in all,
+    // 4.7105 GiB, the larger of the two.
+    const Layout l{llama_3_8b, {}};
+    const ActivationPeak sorts = activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, true);
+    CHECK(sorts.hidden.count() == 838'860'800ULL);
+    CHECK(sorts.sampler.count() == 4'202'692'608ULL);
+    CHECK(sorts.sampling().count() == 5'057'806'336ULL);
+    CHECK(sorts.total() == sorts.sampling());
+    CHECK(sorts.total().in(GiB) == Approx(4.76).epsilon(0.03));
+    // Without the sort the logits add to the forward: 838,860,800 + 788,004,864 B.
+    CHECK(activation_peak(llama_3_8b, l, 0, 8192, 1024).total().count() == 1'626'865'664ULL);
+    // A forward larger than the sampling sets the peak: 20,000 tokens in 256 sequences give
+    // 20,000 x 102,400 = 2,048,000,000 B against 163,840,000 + 256 x 128,256 x 38 =
+    // 1,411,514,368 B of sampling.
+    CHECK(activation_peak(llama_3_8b, l, 0, 20'000, 256, {}, true).total().count() ==
+          2'048'000'000ULL);
+    // Off the LM head's stage nothing is sampled: the forward alone.
+    const Layout pp{llama_3_8b, {.pp = 2}};
+    const ActivationPeak first = activation_peak(llama_3_8b, pp, 0, 8192, 1024, {}, true);
+    CHECK(first.sampling().is_zero());
+    CHECK(first.total() == first.hidden);
+}
+
 TEST_CASE("vLLM's batch defaults depend on the GPU", "[budget]") {
     // arg_utils.py: 8,192 tokens and 1,024 sequences from 70 GiB unless the GPU is an A100.
     CHECK(vllm_batch_defaults(h100_sxm()).max_num_batched_tokens == 8192);

@@ -320,9 +320,9 @@ TEST_CASE("a replica's engine knobs are checked against its engine", "[policy][r
     CHECK(*v010.replicas.front().engine_version == EngineVersion{0, 10});
     CHECK(policy_deployment(v010.replicas.front(), presets::llama_3_70b, gpus::h100_sxm)
               .serving.engine_version == EngineVersion{0, 10});
-    CHECK(error_of(policy_with(gpu + R"(, "engine_version": "0.9")", kv_cost)) ==
-          "policy.json: replica.engine_version: expected a vLLM release as \"X.Y\", 0.10 to "
-          "0.30, found \"0.9\"");
+    CHECK(error_of(policy_with(gpu + R"(, "engine_version": "0.7")", kv_cost)) ==
+          "policy.json: replica.engine_version: expected a vLLM release as \"X.Y\", 0.8 to "
+          "0.30, found \"0.7\"");
     CHECK_THAT(
         error_of(policy_with(gpu + R"(, "engine": "sglang", "engine_version": "0.10")", kv_cost)),
         Catch::StartsWith("policy.json: replica.engine_version: expected engine \"vllm\""));

@@ -140,7 +140,10 @@ TEST_CASE("vLLM releases: 0.9 of the GPU through v0.1x, 0.92 from v0.20", "[engi
     CHECK(!vllm_release_defaults({0, 20})->charge_cuda_graphs);
     CHECK(vllm_release_defaults({0, 21})->charge_cuda_graphs);
     CHECK(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
-    CHECK(!vllm_release_defaults({0, 9}));
+    // v0.8 made the v1 engine the default: the oldest line modelled, with v0.10's defaults.
+    CHECK(vllm_release_defaults({0, 8})->gpu_memory_utilization == 0.9);
+    CHECK(!vllm_release_defaults({0, 8})->chunked_local_hybrid);
+    CHECK(!vllm_release_defaults({0, 7}));
     CHECK(!vllm_release_defaults({vllm_newest_release.major, vllm_newest_release.minor + 1}));
     CHECK(parse_engine_version("0.10") == EngineVersion{0, 10});
     CHECK(parse_engine_version("v0.21") == EngineVersion{0, 21});

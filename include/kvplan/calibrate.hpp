@@ -78,7 +78,13 @@ struct VllmLogFacts {
     std::optional<double> max_concurrency;
     std::optional<LoggedSize> cuda_graphs;
     bool cuda_graphs_charged = false;  ///< "CUDA graph memory profiling is enabled" (v0.21+)
-    std::size_t lines_read = 0;        ///< lines that gave a fact
+    /// The log shows vLLM refusing to start: a negative KV memory, one request of max_model_len
+    /// past the cache ("To serve at least one request ..."; V0: "larger than the maximum number
+    /// of tokens that can be stored in KV cache"), no memory for the cache blocks, a layout
+    /// check ("... is not divisible by ...", "must be divisible by"), or the weights not fitting
+    /// ("CUDA out of memory" while loading; PyTorch's "Tried to allocate X GiB").
+    bool refused = false;
+    std::size_t lines_read = 0;  ///< lines that gave a fact
 };
 
 namespace detail {
@@ -89,13 +95,14 @@ struct LogNumber {
     std::size_t end = 0;  // position after the number
 };
 
-/// The number starting at or after `from` (skipping spaces, '(', '=', ':' and quotes), digits with
-/// optional ',' thousands separators and one '.'.
+/// The number starting at or after `from` (skipping spaces, '(', '=', ':', quotes and the '*' of a
+/// log quoted in Markdown, "**Model loading took:** 14.99 GiB"), digits with optional ','
+/// thousands separators and one '.'.
 [[nodiscard]] inline std::optional<LogNumber> log_number_at(std::string_view line,
                                                             std::size_t from) {
     std::size_t p = from;
     while (p < line.size() && (line[p] == ' ' || line[p] == '(' || line[p] == '=' ||
-                               line[p] == ':' || line[p] == '\''))
+                               line[p] == ':' || line[p] == '\'' || line[p] == '*'))
         ++p;
     std::string digits;
     int decimals = -1;
@@ -237,6 +244,14 @@ struct LogNumber {
             f.cuda_graphs_charged = true;
             hit = true;
         }
+        for (std::string_view refusal :
+             {"Available KV cache memory: -", "To serve at least one request", "stored in KV cache",
+              "No available memory for the cache blocks", "is not divisible by",
+              "must be divisible by", "CUDA out of memory", "Tried to allocate"})
+            if (line.find(refusal) != std::string_view::npos) {
+                f.refused = true;
+                hit = true;
+            }
         if (hit) ++f.lines_read;
     }
     if (f.lines_read == 0)

@@ -1,9 +1,9 @@
 #pragma once
 
-// The non-KV reserve of a rank, modelled term by term: the CUDA context, the activation peak of a
-// forward over max_num_batched_tokens (the LM head's logits at the vocabulary size included), CUDA
-// graphs and communication buffers. Every term has a documented default and can be replaced by a
-// figure.
+// The non-KV reserve of a rank, modelled term by term: the CUDA context, the activation peak of
+// vLLM's profile run (a forward over max_num_batched_tokens, then the sampler over the logits at
+// the vocabulary size), CUDA graphs and communication buffers. Every term has a documented default
+// and can be replaced by a figure.
 
 #include <algorithm>
 #include <array>
@@ -69,6 +69,10 @@ struct ReserveOptions {
     /// Sequences of the profiled forward, one logits row each; nullopt: vLLM's max_num_seqs
     /// default.
     std::optional<std::uint32_t> profile_sequences{};
+    /// The profile run's sampler sorts the logits (PyTorch's top-k/top-p) rather than running
+    /// FlashInfer's kernel: vLLM's VLLM_USE_FLASHINFER_SAMPLER default, by release
+    /// (engine/release.hpp).
+    bool sampler_sorts = false;
     std::uint32_t cuda_graph_max_batch = default_cuda_graph_max_batch;
     std::optional<Bytes> cuda_context{};  ///< replaces default_cuda_context
     std::optional<Bytes> activation{};    ///< replaces the modelled activation peak
@@ -86,9 +90,23 @@ struct ReserveTerm {
     TermSource source = TermSource::modelled;
 };
 
-/// The activation peak of one forward over `tokens` tokens on one rank, as vLLM's profile run
-/// measures it: the residual stream plus the larger of a layer's attention and MLP intermediates
-/// for every token, plus, on the last stage, the logits of one sampled token per profile sequence.
+/// Bytes per logits value that a sorting sampler of vLLM's profile run adds to the logits and
+/// their fp32 copy. The run samples every row with top-k = vocabulary - 1 and top-p = 0.9
+/// (vllm/v1/worker/gpu_model_runner.py, _dummy_sampler_run). PyTorch's path
+/// (vllm/v1/sample/ops/topk_topp_sampler.py, apply_top_k_top_p) sorts the fp32 logits: the sorted
+/// values (4) and int64 indices (8), and, while the sort runs, PyTorch's segmented radix sort holds
+/// an int64 index per value (8) and CUB's alternate key and value buffers (4 + 8); the masks and
+/// the scatter that follow take less (28 bytes in all against the sort's 38).
+inline constexpr std::uint64_t sorting_sampler_bytes_per_logit = 32;
+
+/// The activation peak of vLLM's profile run on one rank, as its "torch peak memory increase"
+/// measures it (vllm/v1/worker/gpu_model_runner.py, profile_run): the forward over `tokens`
+/// tokens (the residual stream plus the larger of a layer's attention and MLP intermediates for
+/// every token) and, on the last stage, the sampling that follows it. Where the sampler sorts,
+/// the peak is the larger of the forward and the sampling (the forward's output hidden states,
+/// the logits of one sampled token per profile sequence and the sort's buffers): the two run one
+/// after the other. FlashInfer's kernel (flashinfer_sample, vLLM's default where the release turns
+/// it on) is modelled as the logits and their copy added to the forward's peak.
 struct ActivationPeak {
     std::uint64_t tokens = 0;              ///< max_num_batched_tokens
     Bytes element{};                       ///< bytes per activation value (2: bf16/fp16, 4: fp32)
@@ -101,7 +119,14 @@ struct ActivationPeak {
     std::uint64_t logits_rows = 0;   ///< min(tokens, profile sequences) on the last stage, else 0
     std::uint64_t vocab = 0;
     Bytes logits{};  ///< rows x vocab x (element + 4): the LM head output and its fp32 copy
-    [[nodiscard]] constexpr Bytes total() const { return hidden + logits; }
+    bool sampler_sorts = false;  ///< the sampler sorts the logits (engine/release.hpp)
+    Bytes output{};              ///< sorting: tokens x hidden_size x element, the forward's output
+    Bytes sampler{};             ///< sorting: rows x vocab x sorting_sampler_bytes_per_logit
+    /// The sampling's peak: output + logits + sampler (zero off the last stage).
+    [[nodiscard]] constexpr Bytes sampling() const { return output + logits + sampler; }
+    [[nodiscard]] constexpr Bytes total() const {
+        return sampler_sorts ? std::max(hidden, sampling()) : hidden + logits;
+    }
 };
 
 /// The non-KV reserve of one rank, term by term.
@@ -172,12 +197,15 @@ namespace detail {
 
 }  // namespace detail
 
-/// The activation peak of one forward over `tokens` tokens on a rank of stage `stage`; the logits
-/// rows (min(tokens, profile_sequences)) count only on the last stage, which holds the LM head.
+/// The activation peak of vLLM's profile run over `tokens` tokens on a rank of stage `stage`; the
+/// sampling (min(tokens, profile_sequences) logits rows) counts only on the last stage, which
+/// holds the LM head. Every rank of a TP group gathers the logits at the whole vocabulary and
+/// samples them (vllm/model_executor/layers/logits_processor.py).
 [[nodiscard]] constexpr ActivationPeak activation_peak(const Model& m, const Layout& l,
                                                        std::uint32_t stage, std::uint64_t tokens,
                                                        std::uint32_t profile_sequences,
-                                                       const WeightOptions& w = {}) {
+                                                       const WeightOptions& w = {},
+                                                       bool sampler_sorts = false) {
     const Shard s = l.stage(stage);
     const ModelConfig& c = m.config();
     const detail::RankParts parts = detail::rank_parts(l.placement());
@@ -196,8 +224,13 @@ namespace detail {
     if (stage + 1 == l.pp()) {
         a.logits_rows = std::min<std::uint64_t>(tokens, profile_sequences);
         a.vocab = c.vocab_size;
-        a.logits = Bytes::exactly(a.element.count() + 4) *
-                   detail::mul(a.logits_rows, a.vocab, "the logits");
+        const std::uint64_t values = detail::mul(a.logits_rows, a.vocab, "the logits");
+        a.logits = Bytes::exactly(a.element.count() + 4) * values;
+        a.sampler_sorts = sampler_sorts;
+        if (sampler_sorts) {
+            a.output = a.element * detail::mul(tokens, c.hidden_size, "the forward's output");
+            a.sampler = Bytes::exactly(sorting_sampler_bytes_per_logit) * values;
+        }
     }
     return a;
 }
@@ -209,7 +242,7 @@ namespace detail {
     const VllmBatchDefaults d = vllm_batch_defaults(r.gpu);
     res.activation_model = activation_peak(
         r.model, l, stage, o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
-        o.profile_sequences.value_or(d.max_num_seqs), r.weights);
+        o.profile_sequences.value_or(d.max_num_seqs), r.weights, o.sampler_sorts);
     const auto term = [](const std::optional<Bytes>& given, Bytes modelled) {
         return given ? ReserveTerm{*given, TermSource::given}
                      : ReserveTerm{modelled, TermSource::modelled};

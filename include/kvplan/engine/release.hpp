@@ -60,33 +60,72 @@ struct VllmReleaseDefaults {
     /// VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE's default (vllm/envs.py, read in
     /// vllm/config/vllm.py); off, every chunked layer is allocated as full attention.
     bool chunked_local_hybrid = true;
+    /// "GPU KV cache size: N tokens" printed as num_blocks // num_groups x block size
+    /// (VllmTokenReport::blocks_per_group, vllm/v1/core/kv_cache_utils.py, _report_kv_cache_config)
+    /// rather than max_concurrency x max_model_len (vLLM PR #40694). The two differ for a model of
+    /// several KV-cache groups (gpt-oss-120b at tp 4: 2,640,080 against 4,194,634 tokens for 45.32
+    /// GiB).
+    bool tokens_per_group = false;
+    /// The profile run's sampler sorts the logits (PyTorch's top-k/top-p) instead of running
+    /// FlashInfer's kernel (VLLM_USE_FLASHINFER_SAMPLER's default, vllm/envs.py, read in
+    /// vllm/v1/sample/ops/topk_topp_sampler.py); budget/reserve.hpp counts the bytes of each.
+    bool sampler_sorts = false;
 };
 
-/// The oldest vLLM release line kvplan models: v0.10, the first with the v1 engine alone.
-inline constexpr EngineVersion vllm_oldest_release{0, 10};
+/// The oldest vLLM release line kvplan models: v0.8, the first with the v1 engine on by default
+/// (VLLM_USE_V1=1; v0.10 removed the v0 engine). kvplan models the v1 engine only.
+inline constexpr EngineVersion vllm_oldest_release{0, 8};
 /// The newest vLLM release line kvplan knows; its defaults are those of vLLM's main branch that
 /// kvplan's rules follow.
 inline constexpr EngineVersion vllm_newest_release{0, 30};
 
 /// Where vLLM's defaults changed, oldest first; a release takes the last row at or before it.
+///   v0.8   the v1 engine by default: gpu_memory_utilization 0.9; graphs not charged; no hybrid
+///          KV-cache manager, so chunked local attention is allocated as full attention (the
+///          manager came in v0.9.2, which kvplan, telling no patches apart, counts as v0.9).
 ///   v0.10  gpu_memory_utilization 0.9 (CacheConfig, as since v0.1); graphs not charged; the hybrid
 ///          manager off for chunked local attention (PR #21761, 2025-07-28, merged after v0.10.0
 ///          and in v0.10.1: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0; on in
 ///          v0.9.2 and v0.10.0 by PR #19351).
+///   v0.11  the profile's sampler sorts the logits: PR #26859 (2025-10-15, after v0.11.0) turned
+///          the FlashInfer sampler off by default; before, it ran wherever FlashInfer was
+///          installed, as in vLLM's images (v0.8 to v0.10 are modelled so). The Triton top-k/top-p
+///          kernel a later v0.1x line samples with is not modelled apart: counted as the sort.
 ///   v0.13  the hybrid manager on again for chunked local attention (PR #29627 set the variable's
 ///          default to 1; the release is taken from the PR's place in the history, late 2025).
-///   v0.20  gpu_memory_utilization 0.92 (vllm/config/cache.py; 0.9 through the v0.1x releases).
+///   v0.20  gpu_memory_utilization 0.92 (vllm/config/cache.py; 0.9 through the v0.1x releases);
+///          the FlashInfer sampler on by default again (PR #40376, merged 2026-04-20, taken here
+///          from v0.20 as PR #40694 is).
 ///   v0.21  CUDA graph memory estimated and charged to the KV budget
 ///          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on).
+///   tokens_per_group: through the v0.19 line "GPU KV cache size" is num_blocks // num_groups x
+///          block size (a v0.10.1.1 log of gpt-oss-120b at tp 4 prints 2,640,144 tokens for 45.32
+///          GiB, and that rule gives 2,640,080 from the rounded GiB figure); vLLM PR #40694
+///          (opened after v0.19.1's release candidates of April 2026) made it max_concurrency x
+///          max_model_len, taken here from v0.20.
 inline constexpr VllmReleaseDefaults vllm_releases[] = {
+    {.since = {0, 8},
+     .gpu_memory_utilization = 0.9,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = false,
+     .tokens_per_group = true},
     {.since = {0, 10},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
-     .chunked_local_hybrid = false},
+     .chunked_local_hybrid = false,
+     .tokens_per_group = true},
+    {.since = {0, 11},
+     .gpu_memory_utilization = 0.9,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = false,
+     .tokens_per_group = true,
+     .sampler_sorts = true},
     {.since = {0, 13},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
-     .chunked_local_hybrid = true},
+     .chunked_local_hybrid = true,
+     .tokens_per_group = true,
+     .sampler_sorts = true},
     {.since = {0, 20},
      .gpu_memory_utilization = 0.92,
      .charge_cuda_graphs = false,
@@ -110,6 +149,13 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
 
 static_assert(vllm_release_defaults({0, 10})->gpu_memory_utilization == 0.9);
 static_assert(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
-static_assert(!vllm_release_defaults({0, 9}) && !vllm_release_defaults({1, 0}));
+static_assert(vllm_release_defaults({0, 9})->gpu_memory_utilization == 0.9);
+static_assert(vllm_release_defaults({0, 19})->tokens_per_group &&
+              !vllm_release_defaults({0, 20})->tokens_per_group);
+static_assert(!vllm_release_defaults({0, 10})->sampler_sorts &&
+              vllm_release_defaults({0, 11})->sampler_sorts &&
+              vllm_release_defaults({0, 19})->sampler_sorts &&
+              !vllm_release_defaults({0, 20})->sampler_sorts);
+static_assert(!vllm_release_defaults({0, 7}) && !vllm_release_defaults({1, 0}));
 
 }  // namespace kvplan

@@ -166,6 +166,8 @@ struct ResolvedServing {
         r.engine_version_given = true;
         if (!s.memory_fraction) r.budget.utilization = d->gpu_memory_utilization;
         r.options.vllm.charge_cuda_graphs = d->charge_cuda_graphs;
+        r.budget.reserve.sampler_sorts = d->sampler_sorts;
+        if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
     }
     if (s.num_gpu_blocks) {
         if (s.engine != Engine::vllm)

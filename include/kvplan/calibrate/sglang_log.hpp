@@ -1,0 +1,121 @@
+#pragma once
+
+// What an SGLang start-up log says about memory, beside the vLLM reader (calibrate.hpp). SGLang
+// prints (python/sglang/srt/model_executor/model_runner.py and mem_cache/memory_pool.py):
+//
+//   Load weight begin. avail mem=A GB
+//   Load weight end. type=..., dtype=..., avail mem=B GB, mem usage=W GB.
+//   KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB      (MHA pools)
+//   KV Cache is allocated. #tokens: N, KV size: X GB                   (MLA pools)
+//   max_total_num_tokens=N, chunked_prefill_size=..., max_running_requests=..., context_len=...
+//   server_args=ServerArgs(..., mem_fraction_static=F, ...)
+//
+// Every "GB" there is GiB: get_available_gpu_memory returns free bytes / (1 << 30)
+// (python/sglang/srt/utils/common.py), the weights' "mem usage" is the difference of two such
+// figures, and memory_pool.py divides the buffers' bytes by GB = 1024 ** 3. A start SGLang refuses
+// shows "Not enough memory" (profile_max_num_token found no room for the pool) or an error of
+// the configuration.
+//
+// Opt-in (not in kvplan.hpp): reads files and allocates.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "../calibrate.hpp"
+
+namespace kvplan {
+
+/// What an SGLang start-up log says about memory. Every field is optional: logs differ by release.
+struct SglangLogFacts {
+    std::optional<LoggedSize> free_before_weights;  ///< "Load weight begin. avail mem="
+    std::optional<LoggedSize> free_after_weights;   ///< "Load weight end. ... avail mem="
+    std::optional<LoggedSize> weights;              ///< "Load weight end. ... mem usage="
+    std::optional<std::uint64_t> kv_tokens;         ///< "#tokens:" or max_total_num_tokens
+    std::optional<LoggedSize> k_size;               ///< "K size:" (or MLA's "KV size:")
+    std::optional<LoggedSize> v_size;               ///< "V size:" (absent for MLA)
+    std::optional<double> mem_fraction_static;      ///< from server_args
+    std::optional<std::uint64_t> context_len;       ///< "context_len=" of the scheduler line
+    std::optional<std::uint64_t> max_running_requests;
+    bool refused = false;        ///< the log shows the start failing
+    std::size_t lines_read = 0;  ///< lines that gave a fact
+};
+
+/// Reads the memory facts of an SGLang start-up log. Lines it does not know are skipped; a log with
+/// none of them is InvalidInput naming `where`. When a line repeats (every TP rank prints its own)
+/// the last one counts.
+[[nodiscard]] inline SglangLogFacts parse_sglang_log(std::string_view text,
+                                                     std::string_view where) {
+    using detail::log_number_after;
+    using detail::log_size_after;
+    SglangLogFacts f;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const std::size_t end = std::min(text.find('\n', pos), text.size());
+        const std::string_view line = text.substr(pos, end - pos);
+        pos = end + 1;
+        bool hit = false;
+        const auto size = [&](std::optional<LoggedSize>& field, std::optional<LoggedSize> v) {
+            if (v) {
+                field = v;
+                hit = true;
+            }
+        };
+        const auto count = [&](std::optional<std::uint64_t>& field, std::string_view key) {
+            if (const auto n = log_number_after(line, key)) {
+                field = static_cast<std::uint64_t>(n->value);
+                hit = true;
+            }
+        };
+        if (line.find("Load weight begin.") != std::string_view::npos)
+            size(f.free_before_weights, log_size_after(line, "avail mem="));
+        if (line.find("Load weight end.") != std::string_view::npos) {
+            size(f.free_after_weights, log_size_after(line, "avail mem="));
+            size(f.weights, log_size_after(line, "mem usage="));
+        }
+        if (line.find("KV Cache is allocated.") != std::string_view::npos) {
+            count(f.kv_tokens, "#tokens:");
+            // An MLA pool prints one "KV size:", which holds "V size:" too: read it alone.
+            if (line.find("KV size:") != std::string_view::npos) {
+                size(f.k_size, log_size_after(line, "KV size:"));
+            } else {
+                size(f.k_size, log_size_after(line, "K size:"));
+                size(f.v_size, log_size_after(line, "V size:"));
+            }
+        }
+        if (line.find("max_total_num_tokens=") != std::string_view::npos) {
+            count(f.kv_tokens, "max_total_num_tokens=");
+            count(f.context_len, "context_len=");
+            count(f.max_running_requests, "max_running_requests=");
+        }
+        if (const auto u = log_number_after(line, "mem_fraction_static=")) {
+            f.mem_fraction_static = u->value;
+            hit = true;
+        }
+        for (std::string_view refusal :
+             {"Not enough memory. Please try to increase --mem-fraction-static",
+              "leave no GPU memory for the KV cache", "is not divisible by"})
+            if (line.find(refusal) != std::string_view::npos) {
+                f.refused = true;
+                hit = true;
+            }
+        if (hit) ++f.lines_read;
+    }
+    if (f.lines_read == 0)
+        detail::throw_field_error<InvalidInput>(
+            where, "log",
+            "SGLang start-up lines (\"Load weight end\", \"KV Cache is allocated\", "
+            "\"max_total_num_tokens=\", ...)",
+            "none");
+    return f;
+}
+
+/// Reads the SGLang log at `path`, of at most vllm_log_limit (the same bound as vLLM's). Throws
+/// InvalidInput.
+[[nodiscard]] inline SglangLogFacts load_sglang_log(const std::string& path) {
+    return parse_sglang_log(detail::read_input_text(path, vllm_log_limit),
+                            detail::without_controls(path));
+}
+
+}  // namespace kvplan
