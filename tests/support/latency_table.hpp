@@ -17,7 +17,7 @@ namespace kvplan::testing {
 /// One row of the table.
 struct MeasuredRow {
     std::string id;
-    std::string set;     ///< "fit" or "held_out"
+    std::string set;     ///< "fit", "held_out" or "external" (never fitted)
     std::string source;  ///< a key of the table's "sources"
     std::string model_name;
     GpuFamily family = GpuFamily::hopper;
@@ -45,7 +45,10 @@ inline std::vector<MeasuredRow> latency_table() {
         const Load load{.kind = serving ? LoadKind::serving : LoadKind::static_batch,
                         .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
                         .prompt_tokens = r.positive_integer("prompt_tokens"),
-                        .output_tokens = r.positive_integer("output_tokens")};
+                        .output_tokens = r.positive_integer("output_tokens"),
+                        .max_num_batched_tokens = r.optional_positive_integer(
+                            "max_num_batched_tokens", std::uint64_t{1} << 24),
+                        .max_running = r.optional_positive_integer("max_running", 1U << 20)};
         const JsonReader meas = r.object("measured");
         const auto ms_of = [&](const char* key) -> std::optional<Seconds> {
             if (const auto v = meas.optional_positive_number(key)) return *v * kvplan::milliseconds;
@@ -53,6 +56,16 @@ inline std::vector<MeasuredRow> latency_table() {
         };
         const auto count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.positive_integer(key, 1024));
+        };
+        // The engine whose scheduler the steps follow (free text in the older rows: the first
+        // engine name it holds).
+        const std::string engine = r.string("engine");
+        const auto has = [&](std::string_view w) { return engine.find(w) != std::string::npos; };
+        const ParallelRules rules = has("sglang") || has("SGLang") ? ParallelRules::sglang
+                                    : has("vllm") || has("vLLM")   ? ParallelRules::vllm
+                                                                   : ParallelRules::trtllm;
+        const auto opt_count = [&](const char* key) {
+            return static_cast<std::uint32_t>(r.optional_positive_integer(key, 1024).value_or(1));
         };
         out.push_back(MeasuredRow{
             .id = r.string("id"),
@@ -64,14 +77,19 @@ inline std::vector<MeasuredRow> latency_table() {
                 LatencyObservation{
                     .replica = Replica{.model = bundled(r.string("model")),
                                        .gpu = gpu,
-                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                       .parallel = {.tp = count("tp"),
+                                                    .pp = count("pp"),
+                                                    .dp = opt_count("dp"),
+                                                    .ep = opt_count("ep"),
+                                                    .rules = rules},
                                        .weights = {.format = wf},
                                        .kv = *parse_kv_dtype(r.string("kv_dtype"))},
                     .load = load,
                     .options = options,
                     .itl = ms_of("itl_ms"),
                     .ttft = ms_of("ttft_ms"),
-                    .e2e = ms_of("e2e_latency_ms")},
+                    .e2e = ms_of("e2e_latency_ms"),
+                    .tokens_per_s = meas.optional_positive_number("throughput_tokens_per_s")},
             .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
     }
     return out;
