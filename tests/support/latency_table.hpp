@@ -17,13 +17,21 @@ namespace kvplan::testing {
 /// One row of the table.
 struct MeasuredRow {
     std::string id;
-    std::string set;     ///< "fit" or "held_out"
+    std::string set;     ///< "fit", "held_out" or "external" (a held-out source, never fitted)
     std::string source;  ///< a key of the table's "sources"
     std::string model_name;
     GpuFamily family = GpuFamily::hopper;
     LatencyObservation obs;
     std::optional<double> throughput;  ///< output tokens/s of the replica, where published
+    /// The row's figures contradict its stated setup (its caveats say how); the bound and the
+    /// error are not judged on it.
+    bool doubtful = false;
 };
+
+/// Whether the row carries its primary figure (a throughput-only row does not).
+inline bool has_primary(const MeasuredRow& r) {
+    return r.obs.load.kind == LoadKind::serving ? r.obs.itl.has_value() : r.obs.e2e.has_value();
+}
 
 /// The rows of the table, in its order.
 inline std::vector<MeasuredRow> latency_table() {
@@ -42,6 +50,11 @@ inline std::vector<MeasuredRow> latency_table() {
                               ? ComputeDtype::fp8
                               : ComputeDtype::bf16;
         const bool serving = r.string("mode") == "serving";
+        // The engine's parallel rules: how dp and ep lay the model out (kvplan/layout.hpp).
+        const std::string engine = r.string("engine");
+        const ParallelRules rules = engine == "sglang"         ? ParallelRules::sglang
+                                    : engine == "tensorrt-llm" ? ParallelRules::trtllm
+                                                               : ParallelRules::vllm;
         const Load load{.kind = serving ? LoadKind::serving : LoadKind::static_batch,
                         .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
                         .prompt_tokens = r.positive_integer("prompt_tokens"),
@@ -54,6 +67,10 @@ inline std::vector<MeasuredRow> latency_table() {
         const auto count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.positive_integer(key, 1024));
         };
+        // Optional: expert parallelism and attention data parallelism, 1 when not given.
+        const auto count_or_1 = [&](const char* key) {
+            return static_cast<std::uint32_t>(r.optional_positive_integer(key, 1024).value_or(1));
+        };
         out.push_back(MeasuredRow{
             .id = r.string("id"),
             .set = r.string("set"),
@@ -61,18 +78,25 @@ inline std::vector<MeasuredRow> latency_table() {
             .model_name = r.string("model_name"),
             .family = *gpu_family(gpu),
             .obs =
-                LatencyObservation{
-                    .replica = Replica{.model = bundled(r.string("model")),
-                                       .gpu = gpu,
-                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
-                                       .weights = {.format = wf},
-                                       .kv = *parse_kv_dtype(r.string("kv_dtype"))},
-                    .load = load,
-                    .options = options,
-                    .itl = ms_of("itl_ms"),
-                    .ttft = ms_of("ttft_ms"),
-                    .e2e = ms_of("e2e_latency_ms")},
-            .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
+                LatencyObservation{.replica = Replica{.model = bundled(r.string("model")),
+                                                      .gpu = gpu,
+                                                      .parallel = {.tp = count("tp"),
+                                                                   .pp = count("pp"),
+                                                                   .dp = count_or_1("dp"),
+                                                                   .ep = count_or_1("ep"),
+                                                                   .rules = rules},
+                                                      .weights = {.format = wf},
+                                                      .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                                   .load = load,
+                                   .options = options,
+                                   // TPOT where the source gives it (vllm bench serve's per-token
+                                   // figure); else its ITL, which some tools report per streamed
+                                   // chunk.
+                                   .itl = ms_of("tpot_ms") ? ms_of("tpot_ms") : ms_of("itl_ms"),
+                                   .ttft = ms_of("ttft_ms"),
+                                   .e2e = ms_of("e2e_latency_ms")},
+            .throughput = meas.optional_positive_number("throughput_tokens_per_s"),
+            .doubtful = r.optional_boolean("doubtful").value_or(false)});
     }
     return out;
 }
