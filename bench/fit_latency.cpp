@@ -31,14 +31,13 @@ std::string format(const char* f, auto... args) {
 }
 
 std::string engine_name(ParallelRules e) {
-    return e == ParallelRules::trtllm ? "TensorRT-LLM"
+    return e == ParallelRules::trtllm   ? "TensorRT-LLM"
            : e == ParallelRules::sglang ? "SGLang"
                                         : "vLLM";
 }
 
 /// The summary table: median and p90 error per set and metric.
-std::string summary(const std::vector<MeasuredRow>& rows,
-                    const std::vector<LatencyEstimate>& est) {
+std::string summary(const std::vector<MeasuredRow>& rows, const std::vector<LatencyEstimate>& est) {
     std::string out =
         "| set | metric | rows | median error | p90 error |\n|---|---|---:|---:|---:|\n";
     for (std::string_view set : {"fit", "held_out", "external"})
@@ -46,8 +45,7 @@ std::string summary(const std::vector<MeasuredRow>& rows,
             const ErrorSummary s = summarize(rows, est, set, m);
             if (s.count == 0) continue;
             out += format("| %s | %s | %zu | %.1f %% | %.1f %% |\n", std::string(set).c_str(),
-                          std::string(name(m)).c_str(), s.count, 100.0 * s.median,
-                          100.0 * s.p90);
+                          std::string(name(m)).c_str(), s.count, 100.0 * s.median, 100.0 * s.p90);
         }
     return out;
 }
@@ -69,19 +67,23 @@ std::string row_table(const std::vector<MeasuredRow>& rows,
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const MeasuredRow& r = rows[i];
         const LatencyEstimate& e = est[i];
-        const bool serving = r.obs.load.kind == LoadKind::serving;
-        out += format("| %s | %s | %s | %s | %u | %llu / %llu | %s %llu ", r.set.c_str(),
-                      r.model_name.c_str(), std::string(r.obs.replica.gpu.name).c_str(),
+        const bool serving = r.obs.load.kind != LoadKind::static_batch;
+        const bool burst = r.obs.load.kind == LoadKind::burst;
+        out += format("| %s%s | %s | %s | %s | %u | %llu / %llu | %s %llu ", r.set.c_str(),
+                      r.doubtful ? " (doubtful)" : "", r.model_name.c_str(),
+                      std::string(r.obs.replica.gpu.name).c_str(),
                       engine_name(r.obs.replica.parallel.rules).c_str(),
                       static_cast<unsigned>(r.obs.replica.gpus()),
                       static_cast<unsigned long long>(r.obs.load.prompt_tokens),
                       static_cast<unsigned long long>(r.obs.load.output_tokens),
-                      serving ? "C" : "batch",
+                      burst     ? "burst"
+                      : serving ? "C"
+                                : "batch",
                       static_cast<unsigned long long>(r.obs.load.concurrency));
         const Metric first = serving ? Metric::tpot : Metric::e2e;
         out += cell(measured(r, first), bound(e, first), estimated(e, first), false);
-        out += cell(measured(r, Metric::ttft), bound(e, Metric::ttft),
-                    estimated(e, Metric::ttft), false);
+        out += cell(measured(r, Metric::ttft), bound(e, Metric::ttft), estimated(e, Metric::ttft),
+                    false);
         out += cell(measured(r, Metric::throughput), bound(e, Metric::throughput),
                     estimated(e, Metric::throughput), true);
         out += "|\n";
@@ -94,7 +96,8 @@ void print_fit(const DefaultsFit& f) {
     for (GpuFamily fam : all_gpu_families) {
         const auto i = static_cast<std::size_t>(fam);
         if (!f.family[i]) {
-            std::printf("  %-9s no fit rows: borrowed\n", std::string(name(fam)).c_str());
+            std::printf("  %-9s %zu fit rows, too few figures: borrowed\n",
+                        std::string(name(fam)).c_str(), f.rows[i]);
             continue;
         }
         const EstimateParams& p = f.family[i]->params;
@@ -106,7 +109,8 @@ void print_fit(const DefaultsFit& f) {
             p.layer_overhead.in(microseconds), p.all_reduce_latency.in(microseconds),
             p.expert_tile_rows, f.rows[i], f.family[i]->figures, f.family[i]->rms_log_error);
         const EstimateParams& d = default_params(fam).params;
-        if (!(std::abs(d.bandwidth - p.bandwidth) < 1e-9 && std::abs(d.compute - p.compute) < 1e-9 &&
+        if (!(std::abs(d.bandwidth - p.bandwidth) < 1e-9 &&
+              std::abs(d.compute - p.compute) < 1e-9 &&
               std::abs((d.layer_overhead - p.layer_overhead).in(microseconds)) < 1e-6 &&
               std::abs((d.all_reduce_latency - p.all_reduce_latency).in(microseconds)) < 1e-6 &&
               std::abs(d.expert_tile_rows - p.expert_tile_rows) < 1e-9))
@@ -152,13 +156,24 @@ int main(int argc, char** argv) {
     const std::vector<MeasuredRow> rows = latency_table();
     const DefaultsFit f = fit_defaults(rows);
     print_fit(f);
+    // --fitted: the errors and rows with the parameters just fitted instead of the bundled ones.
+    const bool fitted = argc >= 2 && std::string(argv[1]) == "--fitted";
     std::vector<LatencyEstimate> est;
-    for (const MeasuredRow& r : rows) est.push_back(estimate_with_defaults(r));
+    for (const MeasuredRow& r : rows)
+        est.push_back(
+            fitted ? estimate_latency(r.obs.replica, r.obs.load, params_of(r, f), r.obs.options)
+                   : estimate_with_defaults(r));
+    if (fitted) {
+        std::printf("\nErrors with the fitted parameters:\n%s\n%s", summary(rows, est).c_str(),
+                    row_table(rows, est).c_str());
+        return 0;
+    }
     const std::string s = summary(rows, est);
     std::printf("\nErrors of the bundled defaults (|estimate / measured - 1|):\n%s", s.c_str());
     if (argc == 3 && std::string(argv[1]) == "--write-docs") {
         const std::string generated =
-            "Generated by `kvplan_fit_latency --write-docs docs/accuracy.md` (bench/fit_latency.cpp) "
+            "Generated by `kvplan_fit_latency --write-docs docs/accuracy.md` "
+            "(bench/fit_latency.cpp) "
             "from tests/data/latency_measurements.json with the bundled defaults.\n\n" +
             s + "\n" + row_table(rows, est);
         return write_docs(argv[2], generated);

@@ -30,10 +30,10 @@ namespace kvplan {
 struct LatencyObservation {
     Replica replica;
     Load load{};
-    RooflineOptions options{};      ///< compute type of the matmuls
-    std::optional<Seconds> itl{};   ///< mean inter-token latency or TPOT (serving)
-    std::optional<Seconds> ttft{};  ///< mean time to first token (serving)
-    std::optional<Seconds> e2e{};   ///< end-to-end latency of a static batch
+    RooflineOptions options{};             ///< compute type of the matmuls
+    std::optional<Seconds> itl{};          ///< mean inter-token latency or TPOT (serving)
+    std::optional<Seconds> ttft{};         ///< mean time to first token (serving)
+    std::optional<Seconds> e2e{};          ///< end-to-end latency of a static batch
     std::optional<double> tokens_per_s{};  ///< output tokens per second of the replica
 };
 
@@ -87,7 +87,7 @@ struct PreparedObservation {
         RooflineOptions ro = o.options;
         ro.efficiency.reset();
         const RunningCap cap =
-            o.load.kind == LoadKind::serving ? running_cap(o.replica, o.load) : RunningCap{};
+            o.load.kind != LoadKind::static_batch ? running_cap(o.replica, o.load) : RunningCap{};
         out.push_back({decode_costs(o.replica, ro), cap, &o});
     }
     return out;
@@ -113,7 +113,7 @@ struct Objective {
         if (po.obs->ttft && e.waiting == 0) add(e.ttft, *po.obs->ttft);
         if (po.obs->e2e) add(e.request, *po.obs->e2e);
         // A rate's log error is a time's with the sign turned: the same term.
-        if (po.obs->tokens_per_s && po.obs->load.kind == LoadKind::serving)
+        if (po.obs->tokens_per_s && po.obs->load.kind != LoadKind::static_batch)
             add(Seconds::in_base(*po.obs->tokens_per_s), Seconds::in_base(e.tokens_per_s));
     }
     return j;
