@@ -31,6 +31,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/admission/engine_pools.hpp
   kvplan/budget.hpp
   kvplan/budget/budget.hpp
+  kvplan/budget/lora.hpp
   kvplan/budget/replica.hpp
   kvplan/budget/reserve.hpp
   kvplan/budget/search.hpp
@@ -44,6 +45,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine.hpp
   kvplan/engine/ideal.hpp
   kvplan/engine/kind.hpp
+  kvplan/engine/parallel.hpp
   kvplan/engine/release.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
@@ -58,17 +60,23 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/kv_support.hpp
   kvplan/kvplan.hpp
   kvplan/plain_decoder.hpp
+  kvplan/quantity_text.hpp
   kvplan/plan.hpp
   kvplan/plan/check.hpp
   kvplan/plan/commands.hpp
+  kvplan/plan/compare.hpp
   kvplan/plan/curves.hpp
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
+  kvplan/plan/fleet.hpp
+  kvplan/plan/replicas.hpp
   kvplan/plan/review.hpp
   kvplan/plan/search.hpp
+  kvplan/plan/size.hpp
   kvplan/plan/speculation.hpp
   kvplan/plan/tiers.hpp
+  kvplan/plan/trace.hpp
   kvplan/policy/requirements.hpp
   kvplan/roofline.hpp
   kvplan/roofline/attention_io.hpp

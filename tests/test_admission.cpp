@@ -9,11 +9,11 @@
 #include <kvplan/trace.hpp>
 #include <limits>
 #include <map>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "support/random.hpp"
 #include "support/rounds.hpp"
 
 using namespace kvplan;
@@ -652,7 +652,7 @@ TEST_CASE("gpt-oss-120b: a prefix hit shares the full group and pads the window 
 }
 
 TEST_CASE("release returns exactly what admit and grow took", "[admission][property]") {
-    std::mt19937_64 rng(20240611);
+    KVPLAN_TEST_RNG(rng, 20240611);
     const BlockPoolSpec s = gpt_oss_pool(1 * GiB);  // 1,820 blocks
     for (int round = 0; round < 200; ++round) {
         BlockPool pool(s);
@@ -680,7 +680,7 @@ TEST_CASE("release returns exactly what admit and grow took", "[admission][prope
 
 namespace {
 
-BlockPoolSpec random_spec(std::mt19937_64& rng) {
+BlockPoolSpec random_spec(test::Rng& rng) {
     BlockPoolSpec s;
     s.num_groups = 1 + static_cast<std::uint32_t>(rng() % 3);
     const std::uint32_t block = std::array<std::uint32_t, 3>{4, 8, 16}[rng() % 3];
@@ -709,7 +709,7 @@ BlockPoolSpec random_spec(std::mt19937_64& rng) {
 
 TEST_CASE("a request's admission, peak and steady blocks match running it alone",
           "[admission][property]") {
-    std::mt19937_64 rng(7);
+    KVPLAN_TEST_RNG(rng, 7);
     for (int round = 0; round < test::rounds(3000); ++round) {
         const BlockPoolSpec s = random_spec(rng);
         const std::uint64_t prompt = 1 + rng() % 300, max_new = 1 + rng() % 120;
@@ -730,7 +730,7 @@ TEST_CASE("random admits, grows and releases leave the free count the reference 
           "[admission][property]") {
     // Under engine the pool admits and grows exactly when the reference does; under
     // no_preemption it admits only what the reference admits, and no grow ever fails.
-    std::mt19937_64 rng(99);
+    KVPLAN_TEST_RNG(rng, 99);
     for (int round = 0; round < test::rounds(800); ++round) {
         const BlockPoolSpec s = random_spec(rng);
         const AdmitPolicy policy =

@@ -3,8 +3,9 @@
 #include <cmath>
 #include <kvplan/svg.hpp>
 #include <limits>
-#include <random>
 #include <string>
+
+#include "support/random.hpp"
 
 using namespace kvplan::svg;
 
@@ -177,8 +178,8 @@ TEST_CASE("the layout check finds a label laid over a line, a label or the edge"
 }
 
 TEST_CASE("random charts lay out without an overlap", "[svg][layout][property]") {
-    std::mt19937 rng(15);
-    std::uniform_real_distribution<double> u(0, 1);
+    KVPLAN_TEST_RNG(rng, 15);
+    const auto u = [&rng] { return rng.real(0, 1); };
     for (int n = 0; n < 150; ++n) {
         LineChart c;
         c.title = "chart " + std::to_string(n);
@@ -190,14 +191,14 @@ TEST_CASE("random charts lay out without an overlap", "[svg][layout][property]")
         for (int s = 0; s < series; ++s) {
             Series line;
             line.name = "series " + std::to_string(s);
-            for (double x = 1; x <= 4096; x *= 2) line.points.push_back({x, 1 + 1000 * u(rng)});
+            for (double x = 1; x <= 4096; x *= 2) line.points.push_back({x, 1 + 1000 * u()});
             c.series.push_back(line);
         }
         const int markers = n % 6;
         for (int k = 0; k < markers; ++k) {
             Marker m;
-            if (k % 3 != 1) m.x = std::pow(2.0, 12 * u(rng));
-            if (k % 3 != 0) m.y = 1 + 1000 * u(rng);
+            if (k % 3 != 1) m.x = std::pow(2.0, 12 * u());
+            if (k % 3 != 0) m.y = 1 + 1000 * u();
             m.label = "marker " + std::to_string(k) + ": " + std::to_string(n * 37 % 1000);
             c.markers.push_back(m);
         }

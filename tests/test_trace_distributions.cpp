@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <kvplan/presets.hpp>
 #include <kvplan/trace/distributions.hpp>
-#include <random>
 #include <vector>
 
 #include "support/trace_reference.hpp"
@@ -31,14 +30,15 @@ TEST_CASE("a histogram merges equal values, drops empty bins and ranks by counts
 TEST_CASE("lengths counted per length give the percentiles and means of the sorted lengths",
           "[trace][property]") {
     // Lengths below 2^20 are counted by index, longer ones listed: both kinds in every round.
-    std::mt19937_64 rng(42);
+    KVPLAN_TEST_RNG(rng, 42);
     for (int round = 0; round < 200; ++round) {
-        const std::size_t n = std::uniform_int_distribution<std::size_t>(1, 2000)(rng);
-        std::uniform_int_distribution<std::uint64_t> small(0, round % 4 == 0 ? 5 : 20000);
-        std::uniform_int_distribution<std::uint64_t> large(1u << 20, 1ull << 40);
+        const std::size_t n = rng.between<std::size_t>(1, 2000);
+        const std::uint64_t small_max = round % 4 == 0 ? 5 : 20000;
+        const auto small = [&] { return rng.between<std::uint64_t>(0, small_max); };
+        const auto large = [&] { return rng.between<std::uint64_t>(1u << 20, 1ull << 40); };
         std::vector<TraceRequest> rq;
         for (std::size_t i = 0; i < n; ++i)
-            rq.push_back({i % 50 == 7 ? large(rng) : small(rng), small(rng), {}});
+            rq.push_back({i % 50 == 7 ? large() : small(), small(), {}});
         const LengthCounts c = length_counts(rq);
         std::vector<std::uint64_t> prompt, total;
         double sum = 0;
@@ -49,7 +49,7 @@ TEST_CASE("lengths counted per length give the percentiles and means of the sort
         }
         std::sort(prompt.begin(), prompt.end());
         std::sort(total.begin(), total.end());
-        const double p = std::uniform_real_distribution<double>(0, 100)(rng);
+        const double p = rng.real(0, 100);
         INFO("round " << round << ", " << n << " requests, p " << p);
         CHECK(c.prompt.count() == n);
         CHECK(c.prompt.percentile(p) == nearest_rank(std::span<const std::uint64_t>(prompt), p));
@@ -72,7 +72,7 @@ TEST_CASE("KV per length gives the KV distribution and waste of KV per request",
           "[trace][property]") {
     // Gemma 3 (sliding and global layers: KV not proportional to length) and Llama 3, exact bytes
     // and 16-token blocks, whole model and one rank of tp 2 x pp 2.
-    std::mt19937_64 rng(9);
+    KVPLAN_TEST_RNG(rng, 9);
     for (int round = 0; round < 80; ++round) {
         const Trace t = test::random_trace(rng);
         const Model& m = round % 2 == 0 ? presets::gemma_3_27b : presets::llama_3_8b;

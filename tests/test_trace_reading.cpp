@@ -7,8 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <kvplan/trace/reading.hpp>
-#include <random>
 #include <string>
+
+#include "support/random.hpp"
 
 using namespace kvplan;
 namespace fs = std::filesystem;
@@ -41,21 +42,23 @@ struct TempFile {
 TEST_CASE("a JSON Lines trace reads as the same trace in CSV", "[trace][reading][property]") {
     // Random rows in the Azure trace's form (date-times to 100 ns), written both ways, in both
     // formats with date-times and with numeric seconds: the same requests, to the last bit.
-    std::mt19937_64 rng(1);
-    std::uniform_int_distribution<int> tokens(0, 20000), sec(0, 59), frac(0, 9'999'999);
+    KVPLAN_TEST_RNG(rng, 1);
+    const auto tokens = [&rng] { return rng.between(0, 20000); };
+    const auto sec = [&rng] { return rng.between(0, 59); };
+    const auto frac = [&rng] { return rng.between(0, 9'999'999); };
     for (int round = 0; round < 20; ++round) {
         std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
         std::string jsonl, csv_s = "arrival_s,prompt_tokens,output_tokens\n", jsonl_s;
         for (int i = 0; i < 500; ++i) {
             char stamp[40];
             std::snprintf(stamp, sizeof stamp, "2023-11-%02d %02d:%02d:%02d.%07d", 16 + i / 200,
-                          i % 24, sec(rng), sec(rng), frac(rng));
-            const int p = tokens(rng), o = tokens(rng) / 20;
+                          i % 24, sec(), sec(), frac());
+            const int p = tokens(), o = tokens() / 20;
             csv += std::string(stamp) + "," + std::to_string(p) + "," + std::to_string(o) + "\n";
             jsonl += "{\"TIMESTAMP\": \"" + std::string(stamp) +
                      "\", \"ContextTokens\": " + std::to_string(p) +
                      ", \"GeneratedTokens\": " + std::to_string(o) + "}\n";
-            const std::string at = std::to_string(i * 0.25 + frac(rng) * 1e-7);
+            const std::string at = std::to_string(i * 0.25 + frac() * 1e-7);
             csv_s += at + "," + std::to_string(p) + "," + std::to_string(o) + "\n";
             jsonl_s += "{\"arrival_s\": " + at + ", \"prompt_tokens\": " + std::to_string(p) +
                        ", \"output_tokens\": " + std::to_string(o) + "}\n";

@@ -7,9 +7,9 @@
 #include <kvplan/presets.hpp>
 #include <kvplan/trace/replay.hpp>
 #include <limits>
-#include <random>
 #include <vector>
 
+#include "support/random.hpp"
 #include "support/rounds.hpp"
 #include "support/trace_reference.hpp"
 
@@ -37,14 +37,14 @@ TEST_CASE("the sorted-once replay gives exactly the figures of a replay sorted b
     // 400 random traces (whole-second, eighth-second and arbitrary arrivals; shuffled or not),
     // each request holding a random size: every figure equal, to the last bit. (An eighth of them
     // under the sanitizers: support/rounds.hpp.)
-    std::mt19937_64 rng(20231116);
-    std::uniform_int_distribution<std::uint64_t> size(0, 1u << 20);
+    KVPLAN_TEST_RNG(rng, 20231116);
+    const auto size = [&rng] { return rng.between<std::uint64_t>(0, 1u << 20); };
     for (int round = 0; round < test::rounds(400); ++round) {
         const Trace t = test::random_trace(rng);
         const ServiceTimes times = test::random_times(rng);
         std::vector<Bytes> held;
         for (std::size_t i = 0; i < t.requests.size(); ++i)
-            held.push_back(Bytes::exactly(size(rng) * 4096));
+            held.push_back(Bytes::exactly(size() * 4096));
         const auto want = test::reference_concurrency(t, times, held);
         const auto got = trace_concurrency(t, times, held);
         INFO("round " << round << ", " << t.requests.size() << " requests");
@@ -57,7 +57,7 @@ TEST_CASE("a table of KV per length gives the figures of KV per request",
           "[trace][replay][property]") {
     // KV depends on a request's total length alone: held per length, looked up, equals held per
     // request, for a model whose layers differ (Gemma 3: sliding and global) and one whose do not.
-    std::mt19937_64 rng(7);
+    KVPLAN_TEST_RNG(rng, 7);
     for (int round = 0; round < 100; ++round) {
         const Trace t = test::random_trace(rng);
         const ServiceTimes times = test::random_times(rng);
@@ -110,15 +110,14 @@ TEST_CASE("the replica search judging peaks alone finds what replaying every can
           "[trace][replay][replica][property]") {
     // Budgets from 1 GiB to 64 GiB per GPU: the search stops at 1 to dozens of GPUs. Gemma 3's
     // stages differ in their sliding / global mix, so several tables of KV per length are walked.
-    std::mt19937_64 rng(11);
-    std::uniform_int_distribution<std::uint64_t> gib(1, 64);
+    KVPLAN_TEST_RNG(rng, 11);
     for (int round = 0; round < 60; ++round) {
         const Trace t = test::random_trace(rng, 120);
         const ServiceTimes times = test::random_times(rng);
         const Model& m = round % 2 == 0 ? presets::gemma_3_27b : presets::llama_3_8b;
         const Replica base{
             .model = m, .gpu = {}, .parallel = {}, .weights = {}, .kv = KvDtype::bf16};
-        const Bytes each = gib(rng) * GiB / 16;
+        const Bytes each = rng.between<std::uint64_t>(1, 64) * GiB / 16;
         const auto budget = [&](const Replica& r, const Layout&, std::uint32_t st) {
             // Per GPU: more with more tensor parallelism, less on later stages.
             return each * r.parallel.tp / (st + 1);
@@ -144,23 +143,23 @@ TEST_CASE("the replica search judging peaks alone finds what replaying every can
 TEST_CASE("a time-weighted percentile splits ranges of values until one value is left",
           "[trace][replay][property]") {
     // Values up to 2^62 need four splits of 2^16 ranges; the answer is the sorted segments'.
-    std::mt19937_64 rng(3);
+    KVPLAN_TEST_RNG(rng, 3);
     for (int round = 0; round < 200; ++round) {
-        const int bits = std::uniform_int_distribution<int>(1, 62)(rng);
-        std::uniform_int_distribution<std::uint64_t> value(0, (std::uint64_t{1} << bits) - 1);
-        std::uniform_real_distribution<double> dt(0.001, 5.0);
-        std::vector<std::pair<std::uint64_t, double>> segs(
-            std::uniform_int_distribution<std::size_t>(1, 500)(rng));
+        const int bits = rng.between(1, 62);
+        const auto value = [&] {
+            return rng.between<std::uint64_t>(0, (std::uint64_t{1} << bits) - 1);
+        };
+        std::vector<std::pair<std::uint64_t, double>> segs(rng.between<std::size_t>(1, 500));
         std::uint64_t max = 0;
         double total = 0;
         for (auto& [v, d] : segs) {
-            v = value(rng);
-            d = round % 2 == 0 ? dt(rng) : static_cast<double>(1 + v % 7) / 4;  // exact sums
+            v = value();
+            d = round % 2 == 0 ? rng.real(0.001, 5.0)
+                               : static_cast<double>(1 + v % 7) / 4;  // exact sums
             max = std::max(max, v);
             total += d;
         }
-        const double p =
-            round % 3 == 0 ? 95.0 : std::uniform_real_distribution<double>(0, 100)(rng);
+        const double p = round % 3 == 0 ? 95.0 : rng.real(0, 100);
         int walks = 0;
         const std::uint64_t got = detail::time_weighted_percentile(
             [&](auto&& fn) {
@@ -179,30 +178,30 @@ TEST_CASE("both sorts of times order doubles as a stable comparison sort does",
     // Times spread evenly, in clusters (crowded ranges: by insertion, by comparison, by radix),
     // all at one instant, and with negative, zero and negative zero (one instant), subnormal, huge
     // and infinite ones.
-    std::mt19937_64 rng(5);
-    std::uniform_real_distribution<double> u(-1e6, 1e6);
+    KVPLAN_TEST_RNG(rng, 5);
+    const auto u = [&rng] { return rng.real(-1e6, 1e6); };
     const std::vector<double> specials{
         0.0, -0.0, 1e-310, -1e-310, 1e300, -1e300, std::numeric_limits<double>::infinity(),
         2.5, 2.5};
     for (int round = 0; round < 40; ++round) {
         std::vector<double> x;
-        const int n = std::uniform_int_distribution<int>(2, 20000)(rng);
+        const int n = rng.between(2, 20000);
         for (int i = 0; i < n; ++i) {
             switch (round % 5) {
                 case 0:
-                    x.push_back(u(rng));
+                    x.push_back(u());
                     break;
                 case 1:
-                    x.push_back(std::floor(u(rng) / 1e4));
+                    x.push_back(std::floor(u() / 1e4));
                     break;  // 200 values, repeated
                 case 2:
-                    x.push_back(i % 100 == 0 ? 1e6 : u(rng) / 1e6);
+                    x.push_back(i % 100 == 0 ? 1e6 : u() / 1e6);
                     break;  // a far outlier
                 case 3:
                     x.push_back(7.0);
                     break;
                 default:
-                    x.push_back(i < 9 ? specials[static_cast<std::size_t>(i)] : u(rng));
+                    x.push_back(i < 9 ? specials[static_cast<std::size_t>(i)] : u());
             }
         }
         std::vector<std::uint32_t> want(x.size());

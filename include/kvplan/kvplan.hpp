@@ -12,6 +12,7 @@
 #include "plain_decoder.hpp"
 #include "plan.hpp"
 #include "presets.hpp"
+#include "quantity_text.hpp"
 #include "roofline.hpp"
 #include "transfer.hpp"
 #include "weights.hpp"

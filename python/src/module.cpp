@@ -331,25 +331,37 @@ struct DeploymentArgs {
 
 std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
     kvplan::cli::CommonOptions o;
-    o.tp = flag_text(x.tp, "tp");
-    o.pp = flag_text(x.pp, "pp");
-    o.gpus = flag_text(x.gpus, "gpus");
-    o.kv_dtype = flag_text(x.kv_dtype, "kv_dtype");
-    o.weight_dtype = flag_text(x.weight_dtype, "weight_dtype");
-    o.expert_dtype = flag_text(x.expert_dtype, "expert_dtype");
-    o.engine = flag_text(x.engine, "engine");
-    o.block_size = flag_text(x.block_size, "block_size");
-    o.gpu_memory_utilization = flag_text(x.gpu_memory_utilization, "gpu_memory_utilization");
+    // The keywords read as the CLI reads the flags of the same names (one converter per kind).
+    std::vector<std::pair<std::string, std::string>> given;
+    const auto put = [&given](const char* flag, std::string text) {
+        if (!text.empty()) given.emplace_back(flag, std::move(text));
+    };
+    put("--tp", flag_text(x.tp, "tp"));
+    put("--pp", flag_text(x.pp, "pp"));
+    put("--gpus", flag_text(x.gpus, "gpus"));
+    put("--kv-dtype", flag_text(x.kv_dtype, "kv_dtype"));
+    put("--weight-dtype", flag_text(x.weight_dtype, "weight_dtype"));
+    put("--expert-dtype", flag_text(x.expert_dtype, "expert_dtype"));
+    put("--engine", flag_text(x.engine, "engine"));
+    put("--block-size", flag_text(x.block_size, "block_size"));
+    put("--gpu-memory-utilization", flag_text(x.gpu_memory_utilization, "gpu_memory_utilization"));
     // An int is bytes; a string names its unit as --kv-memory does ("5.38GiB").
-    o.kv_memory = PyLong_Check(x.kv_memory.ptr()) && !PyBool_Check(x.kv_memory.ptr())
-                      ? std::to_string(to_count(x.kv_memory, "kv_memory", "bytes")) + "B"
-                      : flag_text(x.kv_memory, "kv_memory");
-    o.max_num_seqs = flag_text(x.max_num_seqs, "max_num_seqs");
-    o.max_num_batched_tokens = flag_text(x.max_num_batched_tokens, "max_num_batched_tokens");
-    o.num_gpu_blocks_override = flag_text(x.num_gpu_blocks_override, "num_gpu_blocks_override");
+    put("--kv-memory", PyLong_Check(x.kv_memory.ptr()) && !PyBool_Check(x.kv_memory.ptr())
+                           ? std::to_string(to_count(x.kv_memory, "kv_memory", "bytes")) + "B"
+                           : flag_text(x.kv_memory, "kv_memory"));
+    put("--max-num-seqs", flag_text(x.max_num_seqs, "max_num_seqs"));
+    put("--max-num-batched-tokens", flag_text(x.max_num_batched_tokens, "max_num_batched_tokens"));
+    put("--num-gpu-blocks-override",
+        flag_text(x.num_gpu_blocks_override, "num_gpu_blocks_override"));
+    put("--speculative-method", flag_text(x.speculative_method, "speculative_method"));
+    put("--num-speculative-tokens", flag_text(x.num_speculative_tokens, "num_speculative_tokens"));
+    try {
+        kvplan::cli::read_options(
+            o, kvplan::cli::opt_layout | kvplan::cli::opt_dtypes | kvplan::cli::opt_budget, given);
+    } catch (const UsageError& e) {
+        throw UsageError(keyword_message(e.what()));
+    }
     o.allow_long_context = x.allow_long_context;
-    o.speculative_method = flag_text(x.speculative_method, "speculative_method");
-    o.num_speculative_tokens = flag_text(x.num_speculative_tokens, "num_speculative_tokens");
     if (!x.draft_model.is_none() && !py::isinstance<PyModel>(x.draft_model))
         o.draft_model = path_text(x.draft_model, "draft_model");
     else if (!x.draft_model.is_none())

@@ -8,11 +8,12 @@
 #include <cstdint>
 #include <kvplan/trace.hpp>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "random.hpp"
 
 namespace kvplan::test {
 
@@ -152,42 +153,42 @@ template <class KvBudget>
 /// A random trace of 2 to `max_n` requests. Arrival times are whole seconds (many at one instant),
 /// multiples of 1/8 s (exact sums), or arbitrary doubles, in file order or shuffled; some requests
 /// generate no tokens, so that with zero TTFT they stay no time at all.
-[[nodiscard]] inline Trace random_trace(std::mt19937_64& rng, std::size_t max_n = 300) {
-    std::uniform_int_distribution<std::size_t> count(2, max_n);
-    std::uniform_int_distribution<int> kind(0, 2);
-    const std::size_t n = count(rng);
-    const int k = kind(rng);
-    std::uniform_int_distribution<std::uint64_t> prompt(1, 3000), output(0, 400), tick(0, 40);
-    std::uniform_real_distribution<double> gap(0.0, 2.0);
+[[nodiscard]] inline Trace random_trace(Rng& rng, std::size_t max_n = 300) {
+    const std::size_t n = rng.between<std::size_t>(2, max_n);
+    const int k = rng.between(0, 2);
+    const auto prompt = [&rng] { return rng.between<std::uint64_t>(1, 3000); };
+    const auto output = [&rng] { return rng.between<std::uint64_t>(0, 400); };
+    const auto tick = [&rng] { return rng.between<std::uint64_t>(0, 40); };
     Trace t;
     t.source = "random";
     t.has_arrivals = true;
     double at = 0;
     for (std::size_t i = 0; i < n; ++i) {
         if (k == 0)
-            at += static_cast<double>(tick(rng) / 8);  // whole seconds, often repeated
+            at += static_cast<double>(tick() / 8);  // whole seconds, often repeated
         else if (k == 1)
-            at += static_cast<double>(tick(rng)) / 8;
+            at += static_cast<double>(tick()) / 8;
         else
-            at += gap(rng);
-        t.requests.push_back({prompt(rng), output(rng) % 5 == 0 ? 0 : output(rng), at * seconds});
+            at += rng.real(0.0, 2.0);
+        const std::uint64_t p = prompt();
+        const std::uint64_t o = output() % 5 == 0 ? 0 : output();
+        t.requests.push_back({p, o, at * seconds});
     }
-    if (std::uniform_int_distribution<int>(0, 1)(rng) == 1)
-        std::shuffle(t.requests.begin(), t.requests.end(), rng);
+    if (rng.between(0, 1) == 1) shuffle(t.requests.begin(), t.requests.end(), rng);
     return t;
 }
 
 /// Service times to replay random traces at: binary fractions (so completions land on arrival
 /// instants) or arbitrary ones, TTFT sometimes zero.
-[[nodiscard]] inline ServiceTimes random_times(std::mt19937_64& rng) {
-    switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
+[[nodiscard]] inline ServiceTimes random_times(Rng& rng) {
+    switch (rng.between(0, 2)) {
         case 0:
             return {0.5 * seconds, 0.125 * seconds};
         case 1:
             return {0.0 * seconds, 0.25 * seconds};
         default: {
-            std::uniform_real_distribution<double> u(0.0, 1.0);
-            return {u(rng) * seconds, u(rng) * 0.1 * seconds};
+            const double ttft = rng.real(0.0, 1.0);
+            return {ttft * seconds, rng.real(0.0, 1.0) * 0.1 * seconds};
         }
     }
 }

@@ -417,23 +417,23 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (cf.log.empty() && cf.benches.empty())
         usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
                     "neither");
-    if (!o.engine_version.empty())
+    if (o.engine_version)
         usage_error("--engine-version",
                     "no release with calibrate: a start-up log states the defaults it ran with",
-                    o.engine_version);
+                    o.engine_version->text());
     if (cf.log.empty()) {
         // The benchmark's estimate takes the replica at vLLM's defaults; what shapes the cache
         // is read only with a start-up log, so alone it would be ignored.
         const std::pair<const char*, bool> log_only[] = {
-            {"--block-size", !o.block_size.empty()},
-            {"--gpu-memory-utilization", !o.gpu_memory_utilization.empty()},
-            {"--kv-memory", !o.kv_memory.empty()},
-            {"--max-num-seqs", !o.max_num_seqs.empty()},
-            {"--max-num-batched-tokens", !o.max_num_batched_tokens.empty()},
-            {"--num-gpu-blocks-override", !o.num_gpu_blocks_override.empty()},
+            {"--block-size", o.block_size.has_value()},
+            {"--gpu-memory-utilization", o.gpu_memory_utilization.has_value()},
+            {"--kv-memory", o.kv_memory.has_value()},
+            {"--max-num-seqs", o.max_num_seqs.has_value()},
+            {"--max-num-batched-tokens", o.max_num_batched_tokens.has_value()},
+            {"--num-gpu-blocks-override", o.num_gpu_blocks_override.has_value()},
             {"--allow-long-context", o.allow_long_context},
-            {"--speculative-method", !o.speculative_method.empty()},
-            {"--num-speculative-tokens", !o.num_speculative_tokens.empty()},
+            {"--speculative-method", o.speculative_method.has_value()},
+            {"--num-speculative-tokens", o.num_speculative_tokens.has_value()},
             {"--draft-model", !o.draft_model.empty()}};
         for (const auto& [flag, given] : log_only)
             if (given)
@@ -444,7 +444,8 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     }
     EngineSetup engine = engine_setup(o);
     if (engine.engine != Engine::vllm)
-        usage_error("--engine", "vllm (calibration reads vLLM's log and benchmark)", o.engine);
+        usage_error("--engine", "vllm (calibration reads vLLM's log and benchmark)",
+                    name(engine.engine));
     const LayoutInput li = parse_layout(o);
     const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
     const std::optional<WeightOptions> weights_flag = parse_weights(o);

@@ -173,8 +173,8 @@ void run_diff(const DiffOptions& d, Context& ctx) {
         rep.inputs.push_back({"concurrency", cell_count(flags.concurrency, "sequences")});
     } else {
         refuse_budget_flags_without_gpu(o);
-        if (!o.tp.empty() || !o.pp.empty())
-            usage_error(!o.tp.empty() ? "--tp" : "--pp",
+        if (o.tp || o.pp)
+            usage_error(o.tp ? "--tp" : "--pp",
                         "--gpu as well (diff shows per-GPU figures only with a GPU)", "no --gpu");
     }
     const Bytes pa = kv_bytes_per_token(a.get(), f), pb = kv_bytes_per_token(b.get(), f);

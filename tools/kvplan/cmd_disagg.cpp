@@ -18,6 +18,7 @@
 #include "parse.hpp"
 #include "report.hpp"
 #include "traffic.hpp"
+#include "typed_option.hpp"
 
 namespace kvplan::cli {
 
@@ -25,11 +26,11 @@ namespace {
 
 struct DisaggOptionsCli {
     CommonOptions common;
-    std::string max_gpus = "8";
-    std::string max_tp = "8";
-    std::string rate;
-    std::string ttft_ms;
-    std::string tpot_ms;
+    std::uint32_t max_gpus = 8;
+    std::uint32_t max_tp = 8;
+    double rate = 0;     ///< required
+    double ttft_ms = 0;  ///< required
+    double tpot_ms = 0;  ///< required
     std::string trace;
     std::string percentile = "95";
     std::string time_unit = "s";
@@ -82,29 +83,29 @@ std::vector<Cell> pool_row(std::string pool, const PlanCandidate& c,
 
 void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     const CommonOptions& o = dc.common;
-    const std::uint32_t max_gpus = parse_search_bound(dc.max_gpus, "--max-gpus");
-    const std::uint32_t max_tp = parse_search_bound(dc.max_tp, "--max-tp");
+    const std::uint32_t max_gpus = dc.max_gpus;
+    const std::uint32_t max_tp = dc.max_tp;
     if (dc.latency != "estimate" && dc.latency != "bound")
         usage_error("--latency",
                     "estimate (the GPU family's fitted fractions and fixed costs) or bound (peak "
                     "figures: a lower bound on the GPUs)",
                     dc.latency);
-    const double rate = parse_positive(dc.rate, "--rate");
-    const double ttft_ms = parse_positive(dc.ttft_ms, "--ttft-ms");
-    const double tpot_ms = parse_positive(dc.tpot_ms, "--tpot-ms");
+    const double rate = dc.rate;
+    const double ttft_ms = dc.ttft_ms;
+    const double tpot_ms = dc.tpot_ms;
 
     // The lengths sized for: the numbers given, or a percentile of a trace's.
     std::uint64_t prompt = 0, output = 0;
     std::string lengths_source;
     if (dc.trace.empty()) {
-        if (o.prompt_tokens.empty() || o.output_tokens.empty())
+        if (!o.prompt_tokens || !o.output_tokens)
             usage_error("--prompt-tokens", "--prompt-tokens and --output-tokens, or --trace",
                         "neither");
-        prompt = parse_tokens(o.prompt_tokens, "--prompt-tokens");
-        output = parse_tokens(o.output_tokens, "--output-tokens");
+        prompt = *o.prompt_tokens;
+        output = *o.output_tokens;
         lengths_source = "as given";
     } else {
-        if (!o.prompt_tokens.empty() || !o.output_tokens.empty())
+        if (o.prompt_tokens || o.output_tokens)
             usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both",
                         dc.trace);
         const TraceLengths len = trace_lengths(
@@ -294,9 +295,12 @@ void register_disagg(CLI::App& app, Context& ctx) {
     add_options(
         *sub, o->common,
         opt_model | opt_gpu | opt_dtypes | opt_budget | opt_lengths | opt_profile | opt_output);
-    sub->add_option("--rate", o->rate, "Requests arriving per second (at random)")->required();
-    sub->add_option("--ttft-ms", o->ttft_ms, "Time to first token target, in ms")->required();
-    sub->add_option("--tpot-ms", o->tpot_ms, "Time per output token target, in ms")->required();
+    typed(*sub, "--rate", o->rate, parse_positive, "Requests arriving per second (at random)")
+        ->required();
+    typed(*sub, "--ttft-ms", o->ttft_ms, parse_positive, "Time to first token target, in ms")
+        ->required();
+    typed(*sub, "--tpot-ms", o->tpot_ms, parse_positive, "Time per output token target, in ms")
+        ->required();
     sub->add_option("--trace", o->trace,
                     "Lengths from a request trace (CSV or JSON Lines), at --percentile");
     sub->add_option("--percentile", o->percentile, "With --trace: 50, 95, 99 or max")
@@ -310,10 +314,11 @@ void register_disagg(CLI::App& app, Context& ctx) {
     sub->add_option("--latency", o->latency,
                     "estimate (fitted fractions of peak and fixed costs) or bound (peak figures)")
         ->capture_default_str();
-    sub->add_option("--max-gpus", o->max_gpus, "The most GPUs a replica of either pool may have")
-        ->capture_default_str();
-    sub->add_option("--max-tp", o->max_tp, "The largest tensor-parallel degree")
-        ->capture_default_str();
+    typed(*sub, "--max-gpus", o->max_gpus, parse_search_bound,
+          "The most GPUs a replica of either pool may have")
+        ->default_str("8");
+    typed(*sub, "--max-tp", o->max_tp, parse_search_bound, "The largest tensor-parallel degree")
+        ->default_str("8");
     sub->callback([o, &ctx] { run_disagg(*o, ctx); });
 }
 

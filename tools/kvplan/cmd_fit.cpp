@@ -16,14 +16,15 @@
 #include "parse.hpp"
 #include "plot.hpp"
 #include "report.hpp"
+#include "typed_option.hpp"
 
 namespace kvplan::cli {
 
 namespace {
 
 struct FitExtras {
-    std::string plot;                         ///< --plot FILE.svg
-    std::string host_kv, nvme_kv, remote_kv;  ///< --host-kv / --nvme-kv / --remote-kv sizes
+    std::string plot;  ///< --plot FILE.svg
+    TierSizes tiers;   ///< --host-kv / --nvme-kv / --remote-kv
 };
 
 const char* tier_name(Tier t) {
@@ -104,10 +105,7 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     append_estimate_figures(rep, a, in.profile_path);
     append_model_notes(rep, in.model);
     append_answer_notes(rep, a);
-    TierSizes tiers;
-    if (!x.host_kv.empty()) tiers.host = parse_size(x.host_kv, "--host-kv");
-    if (!x.nvme_kv.empty()) tiers.nvme = parse_size(x.nvme_kv, "--nvme-kv");
-    if (!x.remote_kv.empty()) tiers.remote = parse_size(x.remote_kv, "--remote-kv");
+    const TierSizes& tiers = x.tiers;
     if (tiers.host || tiers.nvme || tiers.remote) {
         if (!a.starts())
             usage_error(tiers.host   ? "--host-kv"
@@ -142,13 +140,13 @@ void register_fit(CLI::App& app, Context& ctx) {
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");
-    sub->add_option("--host-kv", x->host_kv,
-                    "Host DRAM for KV per replica (vLLM --kv-offloading-size, LMCache local CPU): "
-                    "sequences it holds, one coming back over PCIe against recomputing it");
-    sub->add_option("--nvme-kv", x->nvme_kv,
-                    "NVMe for KV per replica (LMCache local disk), one PCIe Gen4 x4 drive");
-    sub->add_option("--remote-kv", x->remote_kv,
-                    "A remote KV store per replica, over RDMA (InfiniBand NDR, a NIC per GPU)");
+    typed(*sub, "--host-kv", x->tiers.host, parse_size,
+          "Host DRAM for KV per replica (vLLM --kv-offloading-size, LMCache local CPU): "
+          "sequences it holds, one coming back over PCIe against recomputing it");
+    typed(*sub, "--nvme-kv", x->tiers.nvme, parse_size,
+          "NVMe for KV per replica (LMCache local disk), one PCIe Gen4 x4 drive");
+    typed(*sub, "--remote-kv", x->tiers.remote, parse_size,
+          "A remote KV store per replica, over RDMA (InfiniBand NDR, a NIC per GPU)");
     sub->callback([o, x, &ctx] { run_fit(*o, *x, ctx); });
 }
 

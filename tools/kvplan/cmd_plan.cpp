@@ -18,6 +18,7 @@
 #include "flags.hpp"
 #include "parse.hpp"
 #include "report.hpp"
+#include "typed_option.hpp"
 
 namespace kvplan::cli {
 
@@ -25,19 +26,19 @@ namespace {
 
 struct PlanOptions {
     CommonOptions common;
-    std::string max_gpus = "8";
-    std::string max_tp = "8";
-    std::string top = "10";
-    std::string rank;               ///< default: estimate with a prompt / output split, else gpus
-    bool no_dp = false;             ///< leave attention data parallelism out of the search
-    bool no_ep = false;             ///< leave expert parallelism out
-    bool no_dcp = false;            ///< leave decode context parallelism out
-    std::string redundant_experts;  ///< for the expert-parallel layouts
-    std::string prices;             ///< --prices FILE
-    std::string ttft_ms;            ///< --ttft-ms target
-    std::string tpot_ms;            ///< --tpot-ms target
-    bool pareto = false;            ///< --pareto
-    bool any_layout = false;        ///< --any-layout: every split, not only whole nodes
+    std::uint32_t max_gpus = 8;
+    std::uint32_t max_tp = 8;
+    std::uint64_t top = 10;
+    std::string rank;     ///< default: estimate with a prompt / output split, else gpus
+    bool no_dp = false;   ///< leave attention data parallelism out of the search
+    bool no_ep = false;   ///< leave expert parallelism out
+    bool no_dcp = false;  ///< leave decode context parallelism out
+    std::optional<std::uint32_t> redundant_experts;  ///< for the expert-parallel layouts
+    std::string prices;                              ///< --prices FILE
+    std::optional<double> ttft_ms;                   ///< --ttft-ms target
+    std::optional<double> tpot_ms;                   ///< --tpot-ms target
+    bool pareto = false;                             ///< --pareto
+    bool any_layout = false;  ///< --any-layout: every split, not only whole nodes
 };
 
 /// --weight-dtype as a list: formats, or "checkpoint" for the model's own (the default).
@@ -147,9 +148,9 @@ std::string fix_note(std::size_t i, const ResolvedGpu& g, const ReplicaAnswer& m
 
 void run_plan(const PlanOptions& po, Context& ctx) {
     const CommonOptions& o = po.common;
-    const std::uint32_t max_gpus = parse_search_bound(po.max_gpus, "--max-gpus");
-    const std::uint32_t max_tp = parse_search_bound(po.max_tp, "--max-tp");
-    const std::uint64_t top = parse_count(po.top, "--top");
+    const std::uint32_t max_gpus = po.max_gpus;
+    const std::uint32_t max_tp = po.max_tp;
+    const std::uint64_t top = po.top;
     const TokenSplitFlags split = parse_token_split(o);
     const std::string rank = po.rank.empty() ? (split.given() ? "estimate" : "gpus") : po.rank;
     if (rank != "gpus" && rank != "fastest" && rank != "estimate" && rank != "cost")
@@ -160,8 +161,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                     po.rank);
     const bool by_cost = rank == "cost";
     LatencyTargets targets;
-    if (!po.ttft_ms.empty()) targets.ttft = parse_positive(po.ttft_ms, "--ttft-ms") * milliseconds;
-    if (!po.tpot_ms.empty()) targets.tpot = parse_positive(po.tpot_ms, "--tpot-ms") * milliseconds;
+    if (po.ttft_ms) targets.ttft = *po.ttft_ms * milliseconds;
+    if (po.tpot_ms) targets.tpot = *po.tpot_ms * milliseconds;
     const bool targeted = targets.ttft || targets.tpot;
     if (by_cost && po.prices.empty())
         usage_error("--rank", "--prices FILE beside cost (US$ per GPU-hour by GPU id)", po.rank);
@@ -174,8 +175,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                         value);
     };
     if (!po.prices.empty()) needs_split("--prices", po.prices);
-    if (targets.ttft) needs_split("--ttft-ms", po.ttft_ms);
-    if (targets.tpot) needs_split("--tpot-ms", po.tpot_ms);
+    if (po.ttft_ms) needs_split("--ttft-ms", fmt::format("{:g}", *po.ttft_ms));
+    if (po.tpot_ms) needs_split("--tpot-ms", fmt::format("{:g}", *po.tpot_ms));
     if (po.pareto) needs_split("--pareto", "set");
     if ((!po.prices.empty() || targeted) && rank != "estimate" && rank != "cost")
         usage_error("--rank",
@@ -195,11 +196,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     space.expert_parallel = !po.no_ep;
     space.context_parallel = !po.no_dcp;
     space.layouts = po.any_layout ? LayoutRule::any : LayoutRule::whole_nodes;
-    if (!po.redundant_experts.empty()) {
-        const std::uint64_t r = parse_count(po.redundant_experts, "--redundant-experts", 0);
-        if (r > 65536) usage_error("--redundant-experts", "at most 65536", po.redundant_experts);
-        space.redundant_experts = static_cast<std::uint32_t>(r);
-    }
+    if (po.redundant_experts) space.redundant_experts = *po.redundant_experts;
     space.kv_formats.clear();
     for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
         space.kv_formats.push_back(KvFormat(d));
@@ -207,19 +204,16 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     // Ranked after the search, by cost or under targets, or charted: every fit is kept.
     if (reviewing || po.pareto) space.keep = std::numeric_limits<std::size_t>::max();
     Serving serving = parse_serving(o);
-    const std::uint64_t concurrency =
-        o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
-    const std::optional<std::uint64_t> context_flag =
-        o.context.empty() ? std::nullopt : std::optional(parse_tokens(o.context, "--context"));
-    if (context_flag) check_context_holds_split(*context_flag, split, o.context);
+    const std::uint64_t concurrency = o.concurrency.value_or(1);
+    const std::optional<std::uint64_t> context_flag = o.context;
+    if (context_flag) check_context_holds_split(*context_flag, split);
     // A profile is one GPU's calibration: the search is then over that GPU alone.
     if (!o.profile.empty() && (o.gpu.empty() || o.gpu.find(',') != std::string::npos))
         usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                     o.gpu.empty() ? "every bundled GPU" : o.gpu);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
-    const std::uint64_t context = context_flag    ? *context_flag
-                                  : split.given() ? split.sum()
-                                                  : context_limit(rm.get().config()).tokens;
+    const std::uint64_t context =
+        demand_context(rm.get().config(), context_flag, split.prompt, split.output);
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
@@ -231,8 +225,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                     serving);
     }
 
-    const std::uint64_t shared_prefix =
-        o.shared_prefix.empty() ? 0 : parse_tokens(o.shared_prefix, "--shared-prefix");
+    const std::uint64_t shared_prefix = o.shared_prefix.value_or(0);
     const Demand demand{context, concurrency, split.prompt, split.output, shared_prefix};
     const std::optional<PriceTable> prices =
         po.prices.empty() ? std::nullopt : std::optional(load_price_table(po.prices));
@@ -514,11 +507,12 @@ void register_plan(CLI::App& app, Context& ctx) {
         ->description(
             "Weight formats to search, comma-separated (checkpoint,fp8); default: the "
             "checkpoint's own");
-    sub->add_option("--max-gpus", o->max_gpus, "The most GPUs a replica may have")
-        ->capture_default_str();
-    sub->add_option("--max-tp", o->max_tp, "The largest tensor-parallel degree (one NVLink domain)")
-        ->capture_default_str();
-    sub->add_option("--top", o->top, "Candidates shown")->capture_default_str();
+    typed(*sub, "--max-gpus", o->max_gpus, parse_search_bound, "The most GPUs a replica may have")
+        ->default_str("8");
+    typed(*sub, "--max-tp", o->max_tp, parse_search_bound,
+          "The largest tensor-parallel degree (one NVLink domain)")
+        ->default_str("8");
+    typed(*sub, "--top", o->top, parse_whole, "Candidates shown")->default_str("10");
     sub->add_option("--rank", o->rank,
                     "estimate: the most output tokens/s per GPU by the latency estimate (the "
                     "default with --prompt-tokens and --output-tokens); gpus: fewest GPUs first "
@@ -529,10 +523,10 @@ void register_plan(CLI::App& app, Context& ctx) {
                     "A price file (US$ per GPU-hour by GPU id, its date and source; "
                     "configs/prices/example.json is an example): $ per million output tokens per "
                     "candidate");
-    sub->add_option("--ttft-ms", o->ttft_ms,
-                    "Leave out candidates whose TTFT estimate passes this many milliseconds");
-    sub->add_option("--tpot-ms", o->tpot_ms,
-                    "Leave out candidates whose TPOT estimate passes this many milliseconds");
+    typed(*sub, "--ttft-ms", o->ttft_ms, parse_positive,
+          "Leave out candidates whose TTFT estimate passes this many milliseconds");
+    typed(*sub, "--tpot-ms", o->tpot_ms, parse_positive,
+          "Leave out candidates whose TPOT estimate passes this many milliseconds");
     sub->add_flag("--pareto", o->pareto,
                   "List the candidates not dominated on tokens/s per GPU and TPOT (estimates)");
     sub->add_flag("--no-dp", o->no_dp, "Leave attention data parallelism out of the search");
@@ -542,9 +536,8 @@ void register_plan(CLI::App& app, Context& ctx) {
         "--any-layout", o->any_layout,
         "Search every GPU count and split the engine takes, not only whole nodes (a power "
         "of two within a node, pipeline stages across nodes)");
-    sub->add_option(
-        "--redundant-experts", o->redundant_experts,
-        "Physical experts beyond the routed ones in the expert-parallel layouts (EPLB)");
+    typed(*sub, "--redundant-experts", o->redundant_experts, parse_redundant_experts,
+          "Physical experts beyond the routed ones in the expert-parallel layouts (EPLB)");
     sub->callback([o, &ctx] { run_plan(*o, ctx); });
 }
 

@@ -14,6 +14,7 @@
 #include "replica.hpp"
 #include "report.hpp"
 #include "roofline_input.hpp"
+#include "typed_option.hpp"
 
 namespace kvplan::cli {
 
@@ -62,30 +63,27 @@ namespace {
 
 struct RooflineOptionsCli {
     CommonOptions common;
-    std::string compute_dtype;
+    std::vector<std::uint64_t> batches;   ///< --batch: empty when not given
+    std::vector<std::uint64_t> contexts;  ///< --context: empty when not given
+    std::optional<ComputeDtype> compute_dtype;
     std::string plot;  ///< --plot FILE.svg
 };
 
 void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     const CommonOptions& o = oc.common;
     const std::vector<std::uint64_t> batches =
-        o.batch.empty()
-            ? std::vector<std::uint64_t>{1}
-            : parse_list(o.batch, "--batch",
-                         [](std::string_view s, std::string_view f) { return parse_count(s, f); });
-    std::vector<std::uint64_t> contexts;
-    if (!o.context.empty()) contexts = parse_list(o.context, "--context", parse_tokens);
+        oc.batches.empty() ? std::vector<std::uint64_t>{1} : oc.batches;
+    std::vector<std::uint64_t> contexts = oc.contexts;
     RooflineOptions ro;
-    ro.compute = compute_dtype_flag(oc.compute_dtype);
+    ro.compute = oc.compute_dtype;
     // With a split, every context sizes requests of prompt + output tokens at least.
     const TokenSplitFlags split_flags = parse_token_split(o);
-    for (std::uint64_t c : contexts) check_context_holds_split(c, split_flags, o.context);
+    for (std::uint64_t c : contexts) check_context_holds_split(c, split_flags);
     const std::optional<TokenSplit> split =
         split_flags.given() ? std::optional(TokenSplit{*split_flags.prompt, *split_flags.output})
                             : std::nullopt;
     CommonOptions single = o;
-    single.context = contexts.empty() ? "" : std::to_string(contexts.front());
-    single.batch.clear();
+    if (!contexts.empty()) single.context = contexts.front();
     const ReplicaRequest in = read_replica(single, ctx, ro.compute);
     if (contexts.empty()) contexts.push_back(in.context);
     const Deployment d = in.deployment();
@@ -189,7 +187,7 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     render(rep, parse_format(o.format), o.explain, *ctx.out);
     if (!oc.plot.empty())
         write_roofline_plot(oc.plot, d, contexts.front(),
-                            o.batch.empty() ? std::nullopt : std::optional(batches.front()), ro,
+                            oc.batches.empty() ? std::nullopt : std::optional(batches.front()), ro,
                             fmt::format("{} on {} x {} (tp {} x pp {})", display_name(in.model),
                                         r.gpus(), in.gpu.id, r.parallel.tp, r.parallel.pp));
 }
@@ -403,14 +401,25 @@ void register_roofline(CLI::App& app, Context& ctx) {
     add_options(*sub, o->common,
                 opt_model | opt_gpu | opt_layout | opt_parallel | opt_dtypes | opt_budget |
                     opt_lengths | opt_profile | opt_output);
-    sub->add_option("-c,--context", o->common.context,
-                    "Tokens per sequence, comma list to sweep (1k,8k); default: the model's limit");
-    sub->add_option("-b,--batch,--concurrency", o->common.batch,
-                    "Sequences decoding at once, comma list to sweep (1,8,32); with "
-                    "--prompt-tokens and --output-tokens, the clients of the load the estimate "
-                    "serves (those the cache does not hold wait)");
-    sub->add_option(
-        "--compute-dtype", o->compute_dtype,
+    typed(
+        *sub, "-c,--context", o->contexts,
+        [](std::string_view text, std::string_view flag) {
+            return parse_list(text, flag, parse_tokens);
+        },
+        "Tokens per sequence, comma list to sweep (1k,8k); default: the model's limit");
+    typed(
+        *sub, "-b,--batch,--concurrency", o->batches,
+        [](std::string_view text, std::string_view flag) {
+            return parse_list(text, flag, parse_whole);
+        },
+        "Sequences decoding at once, comma list to sweep (1,8,32); with "
+        "--prompt-tokens and --output-tokens, the clients of the load the estimate "
+        "serves (those the cache does not hold wait)");
+    typed(
+        *sub, "--compute-dtype", o->compute_dtype,
+        [](std::string_view text, std::string_view) {
+            return compute_dtype_flag(std::string(text));
+        },
         "Tensor-core type the matmuls run in: tf32 bf16 fp16 fp8 int8 fp4 (default: the "
         "weights' own where the GPU has a peak for it and vLLM multiplies in it, as "
         "fp8 W8A8; else bf16)");

@@ -13,11 +13,6 @@ WeightFormat weight_format_flag(const std::string& text, std::string_view flag) 
     usage_error(flag, "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4)", text);
 }
 
-std::optional<std::uint64_t> optional_count(const std::string& text, std::string_view flag) {
-    if (text.empty()) return std::nullopt;
-    return parse_count(text, flag);
-}
-
 }  // namespace
 
 std::optional<WeightOptions> parse_weights(const CommonOptions& o) {
@@ -30,23 +25,16 @@ std::optional<WeightOptions> parse_weights(const CommonOptions& o) {
 }
 
 Speculation parse_speculation(const CommonOptions& o, Engine engine) {
+    // The values were read as CLI11 parsed them (options.cpp); what is left is how they combine.
     Speculation sp;
-    if (o.speculative_method.empty()) {
-        if (!o.num_speculative_tokens.empty())
+    if (!o.speculative_method) {
+        if (o.num_speculative_tokens)
             usage_error("--num-speculative-tokens", "--speculative-method as well", "none given");
         if (!o.draft_model.empty())
             usage_error("--draft-model", "--speculative-method draft_model as well", "none given");
         return sp;
     }
-    const auto m = parse_draft_method(o.speculative_method);
-    if (!m)
-        throw UsageError(
-            "--speculative-method: expected none, ngram, eagle, eagle3, mtp or draft_model, "
-            "found '" +
-            o.speculative_method + "'" +
-            detail::did_you_mean(o.speculative_method,
-                                 {"none", "ngram", "eagle", "eagle3", "mtp", "draft_model"}));
-    sp.method = *m;
+    sp.method = *o.speculative_method;
     if (sp.method != DraftMethod::none && (engine == Engine::sglang || engine == Engine::trtllm))
         usage_error("--speculative-method",
                     "--engine vllm or ideal (speculative decoding is modelled as vLLM allocates "
@@ -57,51 +45,39 @@ Speculation parse_speculation(const CommonOptions& o, Engine engine) {
             usage_error("--draft-model", "a draft model with --speculative-method draft_model",
                         "none given");
     } else if (!o.draft_model.empty()) {
-        usage_error("--draft-model", "--speculative-method draft_model", o.speculative_method);
+        usage_error("--draft-model", "--speculative-method draft_model", name(sp.method));
     }
     const bool drafts = sp.method != DraftMethod::none;
-    if (drafts && o.num_speculative_tokens.empty())
+    if (drafts && !o.num_speculative_tokens)
         usage_error("--num-speculative-tokens", "the tokens drafted per step with a drafter",
                     "none given");
-    if (!drafts && !o.num_speculative_tokens.empty())
+    if (!drafts && o.num_speculative_tokens)
         usage_error("--num-speculative-tokens", "a --speculative-method that drafts", "none");
-    if (drafts) {
-        const std::uint64_t t = parse_count(o.num_speculative_tokens, "--num-speculative-tokens");
-        if (t > 64) usage_error("--num-speculative-tokens", "at most 64", o.num_speculative_tokens);
-        sp.tokens = static_cast<std::uint32_t>(t);
-    }
+    if (drafts) sp.tokens = *o.num_speculative_tokens;
     return sp;
 }
 
 Serving parse_serving(const CommonOptions& o) {
     Serving s;
-    s.engine = parse_engine_flag(o.engine);
-    if (!o.block_size.empty()) {
-        const std::uint64_t b = parse_count(o.block_size, "--block-size");
-        if (b > (1U << 20)) usage_error("--block-size", "at most 1048576 tokens", o.block_size);
-        s.block_size = static_cast<std::uint32_t>(b);
-    }
-    if (!o.gpu_memory_utilization.empty()) {
+    s.engine = o.engine.value_or(Engine::vllm);
+    if (o.block_size) s.block_size = *o.block_size;
+    if (o.gpu_memory_utilization) {
         if (s.engine == Engine::ideal)
             usage_error("--gpu-memory-utilization",
                         "no fraction with --engine ideal, which gives the cache every byte but "
                         "the weights",
-                        o.gpu_memory_utilization);
-        s.memory_fraction = parse_fraction(o.gpu_memory_utilization, "--gpu-memory-utilization");
+                        fmt::format("{}", *o.gpu_memory_utilization));
+        s.memory_fraction = *o.gpu_memory_utilization;
     }
-    if (!o.engine_version.empty()) {
-        s.engine_version = parse_engine_version(o.engine_version);
-        if (!s.engine_version)
-            usage_error("--engine-version", "a release as X.Y (0.10)", o.engine_version);
-    }
-    if (!o.kv_memory.empty()) s.kv_memory_per_gpu = parse_size(o.kv_memory, "--kv-memory");
-    s.max_sequences = optional_count(o.max_num_seqs, "--max-num-seqs");
-    s.max_num_batched_tokens = optional_count(o.max_num_batched_tokens, "--max-num-batched-tokens");
-    if (!o.num_gpu_blocks_override.empty()) {
+    s.engine_version = o.engine_version;
+    s.kv_memory_per_gpu = o.kv_memory;
+    s.max_sequences = o.max_num_seqs;
+    s.max_num_batched_tokens = o.max_num_batched_tokens;
+    if (o.num_gpu_blocks_override) {
         if (s.engine != Engine::vllm)
             usage_error("--num-gpu-blocks-override", "--engine vllm (it is vLLM's flag)",
                         std::string(name(s.engine)));
-        s.num_gpu_blocks = parse_count(o.num_gpu_blocks_override, "--num-gpu-blocks-override", 2);
+        s.num_gpu_blocks = *o.num_gpu_blocks_override;
     }
     s.allow_long_context = o.allow_long_context;
     s.speculation = parse_speculation(o, s.engine);
@@ -119,27 +95,25 @@ Serving parse_serving(const CommonOptions& o) {
 
 TokenSplitFlags parse_token_split(const CommonOptions& o) {
     TokenSplitFlags t;
-    if (o.prompt_tokens.empty() != o.output_tokens.empty()) {
-        const bool prompt = o.prompt_tokens.empty();
+    if (o.prompt_tokens.has_value() != o.output_tokens.has_value()) {
+        const bool prompt = !o.prompt_tokens;
         usage_error(prompt ? "--prompt-tokens" : "--output-tokens",
                     fmt::format("a token count beside {} (the latency estimate needs both parts "
                                 "of a request)",
                                 prompt ? "--output-tokens" : "--prompt-tokens"),
                     "none");
     }
-    if (o.prompt_tokens.empty()) return t;
-    t.prompt = parse_tokens(o.prompt_tokens, "--prompt-tokens");
-    t.output = parse_tokens(o.output_tokens, "--output-tokens");
+    t.prompt = o.prompt_tokens;
+    t.output = o.output_tokens;
     return t;
 }
 
-void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& split,
-                               const std::string& context_text) {
+void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& split) {
     if (split.given() && context < split.sum())
         usage_error(
             "--context",
             fmt::format("at least --prompt-tokens + --output-tokens = {} tokens", split.sum()),
-            context_text);
+            std::to_string(context));
 }
 
 std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o) {
@@ -186,12 +160,11 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     f.kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
     f.weights = parse_weights(o);
     f.serving = parse_serving(o);
-    if (!o.context.empty()) f.context = parse_tokens(o.context, "--context");
-    if (!o.concurrency.empty()) f.concurrency = parse_count(o.concurrency, "--concurrency");
+    f.context = o.context;
+    f.concurrency = o.concurrency.value_or(1);
     f.split = parse_token_split(o);
-    if (f.context) check_context_holds_split(*f.context, f.split, o.context);
-    if (!o.shared_prefix.empty())
-        f.shared_prefix = parse_tokens(o.shared_prefix, "--shared-prefix");
+    if (f.context) check_context_holds_split(*f.context, f.split);
+    f.shared_prefix = o.shared_prefix.value_or(0);
     f.import = import_options(o);
     return f;
 }
@@ -218,10 +191,8 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
             resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
     // Requests of a stated split are sized at their own length unless --context says otherwise.
-    const std::uint64_t context = flags.context ? *flags.context
-                                  : flags.split.given()
-                                      ? flags.split.sum()
-                                      : context_limit(model.get().config()).tokens;
+    const std::uint64_t context =
+        demand_context(model.get().config(), flags.context, flags.split.prompt, flags.split.output);
     ReplicaRequest r{std::move(model), std::move(gpu), std::move(flags), context};
     (void)Layout(r.model.get(), r.deployment().parallel_config());  // InvalidLayout first
     r.profile = read_profile_flag(o);
@@ -237,21 +208,21 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
 
 void refuse_budget_flags_without_gpu(const CommonOptions& o) {
     const std::pair<const char*, bool> budget_flags[] = {
-        {"--concurrency", !o.concurrency.empty()},
-        {"--engine", !o.engine.empty()},
-        {"--block-size", !o.block_size.empty()},
-        {"--gpu-memory-utilization", !o.gpu_memory_utilization.empty()},
-        {"--engine-version", !o.engine_version.empty()},
-        {"--kv-memory", !o.kv_memory.empty()},
-        {"--max-num-seqs", !o.max_num_seqs.empty()},
-        {"--max-num-batched-tokens", !o.max_num_batched_tokens.empty()},
-        {"--num-gpu-blocks-override", !o.num_gpu_blocks_override.empty()},
+        {"--concurrency", o.concurrency.has_value()},
+        {"--engine", o.engine.has_value()},
+        {"--block-size", o.block_size.has_value()},
+        {"--gpu-memory-utilization", o.gpu_memory_utilization.has_value()},
+        {"--engine-version", o.engine_version.has_value()},
+        {"--kv-memory", o.kv_memory.has_value()},
+        {"--max-num-seqs", o.max_num_seqs.has_value()},
+        {"--max-num-batched-tokens", o.max_num_batched_tokens.has_value()},
+        {"--num-gpu-blocks-override", o.num_gpu_blocks_override.has_value()},
         {"--allow-long-context", o.allow_long_context},
-        {"--speculative-method", !o.speculative_method.empty()},
-        {"--num-speculative-tokens", !o.num_speculative_tokens.empty()},
+        {"--speculative-method", o.speculative_method.has_value()},
+        {"--num-speculative-tokens", o.num_speculative_tokens.has_value()},
         {"--draft-model", !o.draft_model.empty()},
-        {"--shared-prefix", !o.shared_prefix.empty()},
-        {"--gpus", !o.gpus.empty()}};
+        {"--shared-prefix", o.shared_prefix.has_value()},
+        {"--gpus", o.gpus.has_value()}};
     for (const auto& [flag, given] : budget_flags)
         if (given)
             usage_error(flag, "--gpu as well (it shapes the budget, which needs a GPU)",

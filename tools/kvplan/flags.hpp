@@ -37,8 +37,7 @@ struct TokenSplitFlags {
 [[nodiscard]] TokenSplitFlags parse_token_split(const CommonOptions& o);
 
 /// --context against the split: at least prompt + output tokens (a usage error otherwise).
-void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& split,
-                               const std::string& context_text);
+void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& split);
 
 /// --profile read (exit 3 on a bad file), or nullopt without the flag.
 [[nodiscard]] std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o);

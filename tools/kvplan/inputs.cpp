@@ -15,6 +15,7 @@
 #include <string>
 
 #include "parse.hpp"
+#include "replica.hpp"
 
 namespace kvplan::cli {
 
@@ -179,45 +180,36 @@ std::vector<ModelListing> bundled_models(const Context& ctx) {
 }
 
 LayoutInput parse_layout(const CommonOptions& o) {
+    // Each degree was read as CLI11 parsed it (options.cpp: 1 to 65536); what is left is how they
+    // combine.
     LayoutInput l;
     constexpr std::uint64_t max_ranks = 1U << 16;
-    const auto degree = [&](const std::string& text, const char* flag, std::uint32_t none) {
-        if (text.empty()) return none;
-        const std::uint64_t v = parse_count(text, flag);
-        if (v > max_ranks) usage_error(flag, "at most 65536", text);
-        return static_cast<std::uint32_t>(v);
-    };
-    l.tp = degree(o.tp, "--tp", 1);
-    l.pp = degree(o.pp, "--pp", 1);
-    l.dp = degree(o.dp, "--dp", 1);
-    l.dcp = degree(o.dcp, "--dcp", 1);
-    if (o.enable_expert_parallel && !o.ep.empty())
+    l.tp = o.tp.value_or(1);
+    l.pp = o.pp.value_or(1);
+    l.dp = o.dp.value_or(1);
+    l.dcp = o.dcp.value_or(1);
+    if (o.enable_expert_parallel && o.ep)
         usage_error("--enable-expert-parallel",
                     "either it (vLLM: the experts over every dp x tp GPU) or --ep N", "both");
-    l.ep = o.enable_expert_parallel ? l.dp * l.tp : degree(o.ep, "--ep", 1);
-    if (!o.redundant_experts.empty()) {
-        const std::uint64_t r = parse_count(o.redundant_experts, "--redundant-experts", 0);
-        if (r > max_ranks) usage_error("--redundant-experts", "at most 65536", o.redundant_experts);
-        l.redundant_experts = static_cast<std::uint32_t>(r);
-    }
-    // vLLM's dp ranks are engines of tp x pp GPUs each; SGLang's and TensorRT-LLM's attention
-    // groups live within the tp GPUs.
-    const bool dp_adds_gpus = o.engine.empty() || o.engine == "vllm" || o.engine == "ideal";
+    l.ep = o.enable_expert_parallel ? l.dp * l.tp : o.ep.value_or(1);
+    if (o.redundant_experts) l.redundant_experts = *o.redundant_experts;
+    // The GPUs a replica takes are the engine's rule (engine/parallel.hpp).
     const std::uint64_t per_replica =
-        std::uint64_t{l.tp} * l.pp * (dp_adds_gpus ? std::uint64_t{l.dp} : 1);
+        replica_gpus(o.engine.value_or(Engine::vllm), l.tp, l.pp, l.dp);
+    const bool dp_adds_gpus = per_replica != std::uint64_t{l.tp} * l.pp;
     if (per_replica > max_ranks)
         usage_error(dp_adds_gpus ? "--dp" : "--tp", "a replica of at most 65536 GPUs",
                     std::to_string(per_replica));
-    if (o.gpus.empty()) {
+    if (!o.gpus) {
         l.gpus = static_cast<std::uint32_t>(per_replica);
     } else {
-        const std::uint32_t g = degree(o.gpus, "--gpus", 1);
+        const std::uint32_t g = *o.gpus;
         if (g % per_replica != 0)
             usage_error(
                 "--gpus",
                 fmt::format("a multiple of {} = {} (each replica takes that many GPUs)",
                             dp_adds_gpus && l.dp > 1 ? "dp x tp x pp" : "tp x pp", per_replica),
-                o.gpus);
+                std::to_string(g));
         l.gpus = g;
     }
     l.replicas = static_cast<std::uint32_t>(l.gpus / per_replica);

@@ -3,6 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <kvplan/plan/commands.hpp>
 
+#include "context.hpp"
+#include "parse.hpp"
+#include "typed_option.hpp"
+
 namespace kvplan::cli {
 
 namespace {
@@ -68,30 +72,28 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
     }
     if (groups & opt_layout) {
         CLI::App& group = in_group(cmd, "Replica");
-        group.add_option("--gpus", o.gpus, "GPUs in the replica (default: tp x pp)");
-        group.add_option(parallel_names(ParallelField::tp, "--tp"), o.tp,
-                         "Tensor-parallel degree (default 1)");
-        group.add_option(parallel_names(ParallelField::pp, "--pp"), o.pp,
-                         "Pipeline-parallel stages (default 1)");
+        typed(group, "--gpus", o.gpus, parse_degree, "GPUs in the replica (default: tp x pp)");
+        typed(group, parallel_names(ParallelField::tp, "--tp"), o.tp, parse_degree,
+              "Tensor-parallel degree (default 1)");
+        typed(group, parallel_names(ParallelField::pp, "--pp"), o.pp, parse_degree,
+              "Pipeline-parallel stages (default 1)");
     }
     if (groups & opt_parallel) {
         CLI::App& group = in_group(cmd, "Replica");
-        group.add_option(
-            parallel_names(ParallelField::dp, "--dp"), o.dp,
-            "Attention data-parallel ranks, each with its own sequences and cache "
-            "(vLLM: dp engines of tp x pp GPUs; SGLang: dp attention groups within tp)");
-        group.add_option(
-            parallel_names(ParallelField::ep, "--ep"), o.ep,
-            "GPUs the routed experts spread over (vLLM: 1 or dp x tp; SGLang: dividing "
-            "tp)");
+        typed(group, parallel_names(ParallelField::dp, "--dp"), o.dp, parse_degree,
+              "Attention data-parallel ranks, each with its own sequences and cache "
+              "(vLLM: dp engines of tp x pp GPUs; SGLang: dp attention groups within tp)");
+        typed(group, parallel_names(ParallelField::ep, "--ep"), o.ep, parse_degree,
+              "GPUs the routed experts spread over (vLLM: 1 or dp x tp; SGLang: dividing "
+              "tp)");
         group.add_flag("--enable-expert-parallel", o.enable_expert_parallel,
                        "vLLM's switch: the routed experts over every dp x tp GPU (--ep dp x tp)");
-        group.add_option(parallel_names(ParallelField::dcp, "--dcp"), o.dcp,
-                         "vLLM's decode context parallelism: each sequence's tokens split over dcp "
-                         "of the tp ranks (dividing tp)");
-        group.add_option(parallel_names(ParallelField::redundant_experts, "--redundant-experts"),
-                         o.redundant_experts,
-                         "Physical experts beyond the routed ones, spread with them (EPLB)");
+        typed(group, parallel_names(ParallelField::dcp, "--dcp"), o.dcp, parse_degree,
+              "vLLM's decode context parallelism: each sequence's tokens split over dcp "
+              "of the tp ranks (dividing tp)");
+        typed(group, parallel_names(ParallelField::redundant_experts, "--redundant-experts"),
+              o.redundant_experts, parse_redundant_experts,
+              "Physical experts beyond the routed ones, spread with them (EPLB)");
     }
     if (groups & opt_dtypes) {
         CLI::App& group = in_group(cmd, "Formats");
@@ -118,12 +120,11 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
     }
     if (groups & opt_workload) {
         CLI::App& group = in_group(cmd, "Load");
-        group.add_option(
-            "-c,--context", o.context,
-            "Tokens per sequence, as vLLM's --max-model-len reads them: 8192, 8k (8,000), "
-            "25.6k, 8K (8,192); default: the model's limit");
-        group.add_option("-n,--concurrency", o.concurrency,
-                         "Sequences held at once, over every replica of --gpus");
+        typed(group, "-c,--context", o.context, parse_tokens,
+              "Tokens per sequence, as vLLM's --max-model-len reads them: 8192, 8k (8,000), "
+              "25.6k, 8K (8,192); default: the model's limit");
+        typed(group, "-n,--concurrency", o.concurrency, parse_whole,
+              "Sequences held at once, over every replica of --gpus");
     }
     if (groups & opt_batch) {
         CLI::App& group = in_group(cmd, "Load");
@@ -131,61 +132,69 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
     }
     if (groups & opt_budget) {
         CLI::App& group = in_group(cmd, "Engine");
-        group.add_option("-e,--engine", o.engine,
-                         "Engine profile: vllm (default), sglang, trtllm, or ideal (every byte but "
-                         "the weights, exact bytes: an upper bound no engine reaches)");
-        group.add_option("--block-size", o.block_size,
-                         "Tokens per KV block: vLLM's --block-size, SGLang's --page-size; default: "
-                         "the engine's");
-        group.add_option("--gpu-memory-utilization", o.gpu_memory_utilization,
-                         "Fraction of GPU memory the engine may use: vLLM's flag, SGLang's "
-                         "--mem-fraction-static, TensorRT-LLM's free_gpu_memory_fraction; default: "
-                         "the engine's");
-        group.add_option("--engine-version", o.engine_version,
-                         "vLLM's release (X.Y) whose defaults apply: its gpu_memory_utilization, "
-                         "CUDA graph accounting and hybrid KV-cache manager; default: the newest "
-                         "kvplan knows");
-        group.add_option("--kv-memory", o.kv_memory,
-                         "KV memory per GPU, replacing the computed one (an engine's logged "
-                         "\"Available KV cache memory\"); names its unit (5.38GiB)");
-        group.add_option("--max-num-seqs", o.max_num_seqs,
-                         "Sequences the engine runs at once: vLLM's --max-num-seqs, SGLang's "
-                         "--max-running-requests; default: the engine's");
-        group.add_option("--max-num-batched-tokens", o.max_num_batched_tokens,
-                         "Tokens of one step (vLLM's flag; its profiled forward); default: vLLM's "
-                         "for the GPU");
-        group.add_option("--num-gpu-blocks-override", o.num_gpu_blocks_override,
-                         "vLLM's flag: the block count, whatever the memory");
+        typed(group, "-e,--engine", o.engine, parse_engine_name,
+              "Engine profile: vllm (default), sglang, trtllm, or ideal (every byte but "
+              "the weights, exact bytes: an upper bound no engine reaches)");
+        typed(group, "--block-size", o.block_size, parse_block_size,
+              "Tokens per KV block: vLLM's --block-size, SGLang's --page-size; default: "
+              "the engine's");
+        typed(group, "--gpu-memory-utilization", o.gpu_memory_utilization, parse_fraction,
+              "Fraction of GPU memory the engine may use: vLLM's flag, SGLang's "
+              "--mem-fraction-static, TensorRT-LLM's free_gpu_memory_fraction; default: "
+              "the engine's");
+        typed(group, "--engine-version", o.engine_version, parse_engine_version_flag,
+              "vLLM's release (X.Y) whose defaults apply: its gpu_memory_utilization, "
+              "CUDA graph accounting and hybrid KV-cache manager; default: the newest "
+              "kvplan knows");
+        typed(group, "--kv-memory", o.kv_memory, parse_size,
+              "KV memory per GPU, replacing the computed one (an engine's logged "
+              "\"Available KV cache memory\"); names its unit (5.38GiB)");
+        typed(group, "--max-num-seqs", o.max_num_seqs, parse_whole,
+              "Sequences the engine runs at once: vLLM's --max-num-seqs, SGLang's "
+              "--max-running-requests; default: the engine's");
+        typed(group, "--max-num-batched-tokens", o.max_num_batched_tokens, parse_whole,
+              "Tokens of one step (vLLM's flag; its profiled forward); default: vLLM's "
+              "for the GPU");
+        typed(
+            group, "--num-gpu-blocks-override", o.num_gpu_blocks_override,
+            [](std::string_view text, std::string_view flag) { return parse_count(text, flag, 2); },
+            "vLLM's flag: the block count, whatever the memory");
         group.add_flag("--allow-long-context", o.allow_long_context,
                        "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                        "lets vLLM");
-        group.add_option(
-            "--speculative-method", o.speculative_method,
-            "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
-            "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "
-            "draft_model; its drafter's layers share the KV cache");
-        group.add_option("--num-speculative-tokens", o.num_speculative_tokens,
-                         "Tokens drafted per step (vLLM's num_speculative_tokens)");
+        typed(group, "--speculative-method", o.speculative_method, parse_draft_method_flag,
+              "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
+              "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "
+              "draft_model; its drafter's layers share the KV cache");
+        typed(group, "--num-speculative-tokens", o.num_speculative_tokens, parse_speculative_tokens,
+              "Tokens drafted per step (vLLM's num_speculative_tokens)");
         group.add_option("--draft-model", o.draft_model,
                          "The draft model of --speculative-method draft_model: a bundled id or a "
                          "config.json");
     }
-    if (groups & opt_lengths) {
+    if (groups & (opt_lengths | opt_length_dists)) {
         CLI::App& group = in_group(cmd, "Load");
-        group.add_option("--prompt-tokens", o.prompt_tokens,
-                         "Prompt tokens of every request; with --output-tokens, the latency "
-                         "estimate at the load (ITL, TPOT, TTFT with its queue, tokens/s) is shown "
-                         "beside the bound, and --context defaults to their sum");
-        group.add_option("--output-tokens", o.output_tokens,
-                         "Output tokens of every request, the first one included; with "
-                         "--prompt-tokens");
+        const char* prompt_help =
+            "Prompt tokens of every request; with --output-tokens, the latency "
+            "estimate at the load (ITL, TPOT, TTFT with its queue, tokens/s) is shown "
+            "beside the bound, and --context defaults to their sum";
+        const char* output_help =
+            "Output tokens of every request, the first one included; with "
+            "--prompt-tokens";
+        if (groups & opt_length_dists) {
+            group.add_option("--prompt-tokens", o.prompt_dist, prompt_help);
+            group.add_option("--output-tokens", o.output_dist, output_help);
+        } else {
+            typed(group, "--prompt-tokens", o.prompt_tokens, parse_tokens, prompt_help);
+            typed(group, "--output-tokens", o.output_tokens, parse_tokens, output_help);
+        }
     }
     if (groups & opt_prefix) {
         CLI::App& group = in_group(cmd, "Load");
-        group.add_option("--shared-prefix,--shared-prefix-tokens", o.shared_prefix,
-                         "Prompt tokens every request starts with (a system prompt), held once by "
-                         "the engine's prefix cache: 2048, 2k, 2K; its full blocks are shared, and "
-                         "the answer shows the blocks it saves and the sequences it adds");
+        typed(group, "--shared-prefix,--shared-prefix-tokens", o.shared_prefix, parse_tokens,
+              "Prompt tokens every request starts with (a system prompt), held once by "
+              "the engine's prefix cache: 2048, 2k, 2K; its full blocks are shared, and "
+              "the answer shows the blocks it saves and the sequences it adds");
     }
     if (groups & opt_profile) {
         CLI::App& group = in_group(cmd, "Engine");
@@ -201,6 +210,22 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
             ->capture_default_str();
         group.add_flag("--explain", o.explain,
                        "Show each figure's formula, its inputs and the source of each spec value");
+    }
+}
+
+void read_options(CommonOptions& o, unsigned groups,
+                  const std::vector<std::pair<std::string, std::string>>& flags) {
+    CLI::App app;
+    add_options(app, o, groups);
+    std::vector<std::string> args;  // CLI11 reads a vector from its back
+    for (auto it = flags.rbegin(); it != flags.rend(); ++it) {
+        args.push_back(it->second);
+        args.push_back(it->first);
+    }
+    try {
+        app.parse(args);
+    } catch (const CLI::Error& e) {
+        throw UsageError(e.what());
     }
 }
 

@@ -1,9 +1,18 @@
 #pragma once
 
-// The flags subcommands share, added per subcommand by group, and read as strings so that every
-// value goes through parse.hpp and fails with one line naming the flag.
+// The flags subcommands share, added per subcommand by group. A flag becomes its value as CLI11
+// parses it (a token count, a size, an engine...), through the converters of parse.hpp, which fail
+// with one line naming the flag: the options hold typed values, not text parsed later.
 
+#include <cstdint>
+#include <kvplan/engine/kind.hpp>
+#include <kvplan/engine/release.hpp>
+#include <kvplan/plan/speculation.hpp>
+#include <kvplan/units.hpp>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -31,38 +40,40 @@ struct CommonOptions {
     std::string model_type;    ///< import the config as this transformers model_type
     InlineModel inline_model;  ///< --layers, --hidden-size ...: a model with no file
     std::string gpu;           ///< a bundled id or alias, or a path to a spec JSON
-    std::string gpus;          ///< GPUs in the replica; default tp x pp
-    std::string tp;            ///< empty: 1
-    std::string pp;            ///< empty: 1
-    std::string dp;            ///< attention data-parallel ranks; empty: 1
-    std::string ep;            ///< GPUs the routed experts spread over; empty: 1
-    std::string dcp;           ///< decode context parallelism (vLLM); empty: 1
-    std::string redundant_experts;        ///< physical experts beyond the routed ones
-    bool enable_expert_parallel = false;  ///< vLLM's switch: ep = dp x tp
+    std::optional<std::uint32_t> gpus;  ///< GPUs in the replica; default tp x pp
+    std::optional<std::uint32_t> tp;    ///< default 1
+    std::optional<std::uint32_t> pp;    ///< default 1
+    std::optional<std::uint32_t> dp;    ///< attention data-parallel ranks; default 1
+    std::optional<std::uint32_t> ep;    ///< GPUs the routed experts spread over; default 1
+    std::optional<std::uint32_t> dcp;   ///< decode context parallelism (vLLM); default 1
+    std::optional<std::uint32_t> redundant_experts;  ///< physical experts beyond the routed ones
+    bool enable_expert_parallel = false;             ///< vLLM's switch: ep = dp x tp
     std::string kv_dtype = "bf16";
     std::string weight_dtype;                ///< default: the checkpoint's own format, else bf16
     std::string expert_dtype;                ///< routed experts' format, if not --weight-dtype's
     std::string mamba_cache_dtype = "auto";  ///< Mamba / linear-attention conv state values
     std::string mamba_ssm_cache_dtype = "auto";  ///< their recurrent (SSM) state values
-    std::string context;                         ///< tokens per sequence
-    std::string concurrency;                     ///< sequences at once
+    std::optional<std::uint64_t> context;        ///< tokens per sequence
+    std::optional<std::uint64_t> concurrency;    ///< sequences at once
     std::string batch;                           ///< decode batch
-    std::string block_size;
-    std::string gpu_memory_utilization;
-    std::string engine_version;  ///< vLLM's release line whose defaults apply (X.Y)
-    std::string kv_memory;       ///< replaces the computed KV budget per GPU
-    std::string engine;
-    std::string max_num_seqs;            ///< the engine's cap on sequences at once
-    std::string max_num_batched_tokens;  ///< tokens of one step
-    std::string num_gpu_blocks_override;
+    std::optional<std::uint32_t> block_size;
+    std::optional<double> gpu_memory_utilization;  ///< a fraction in (0, 1]
+    std::optional<EngineVersion> engine_version;   ///< vLLM's release line whose defaults apply
+    std::optional<Bytes> kv_memory;                ///< replaces the computed KV budget per GPU
+    std::optional<Engine> engine;
+    std::optional<std::uint64_t> max_num_seqs;            ///< the engine's cap on sequences
+    std::optional<std::uint64_t> max_num_batched_tokens;  ///< tokens of one step
+    std::optional<std::uint64_t> num_gpu_blocks_override;
     bool allow_long_context = false;  ///< contexts past the model's limit
-    std::string speculative_method;
-    std::string num_speculative_tokens;
+    std::optional<DraftMethod> speculative_method;
+    std::optional<std::uint32_t> num_speculative_tokens;
     std::string draft_model;
-    std::string prompt_tokens;  ///< prompt tokens of a request (the latency estimate's load)
-    std::string output_tokens;  ///< output tokens of a request
-    std::string profile;        ///< a calibration profile (kvplan calibrate --write-profile)
-    std::string shared_prefix;  ///< prompt prefix tokens every request shares (a system prompt)
+    std::optional<std::uint64_t> prompt_tokens;  ///< of a request (the latency estimate's load)
+    std::optional<std::uint64_t> output_tokens;  ///< of a request
+    /// --prompt-tokens and --output-tokens as distributions (opt_length_dists: fleet), as written.
+    std::string prompt_dist, output_dist;
+    std::string profile;  ///< a calibration profile (kvplan calibrate --write-profile)
+    std::optional<std::uint64_t> shared_prefix;  ///< prompt prefix tokens every request shares
     std::string format = "text";
     bool explain = false;
 };
@@ -84,8 +95,16 @@ enum OptionGroup : unsigned {
     opt_profile = 1U << 9,    ///< --profile
     opt_parallel = 1U << 10,  ///< --dp --ep --dcp --redundant-experts --enable-expert-parallel
     opt_prefix = 1U << 11,    ///< --shared-prefix
+    /// --prompt-tokens --output-tokens as length distributions (50:1k,95:4k), kept as written
+    opt_length_dists = 1U << 12,
 };
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);
+
+/// `flags` ({"--tp", "4"}, ...) read into `o` through the options of `groups`, as the command line
+/// reads them: for a front end that takes the same values by name (the Python module). A value
+/// refused is a UsageError naming the flag.
+void read_options(CommonOptions& o, unsigned groups,
+                  const std::vector<std::pair<std::string, std::string>>& flags);
 
 }  // namespace kvplan::cli

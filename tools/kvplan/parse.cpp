@@ -1,8 +1,9 @@
 #include "parse.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <kvplan/detail/nearest.hpp>
+#include <kvplan/quantity_text.hpp>
 #include <string>
 
 #include "context.hpp"
@@ -11,43 +12,15 @@ namespace kvplan::cli {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-    const auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-    while (!s.empty() && ws(s.front())) s.remove_prefix(1);
-    while (!s.empty() && ws(s.back())) s.remove_suffix(1);
-    return s;
-}
+// The library's number pieces, so that flags and its lists read numbers alike.
+using detail::quantity_text::is_decimal;
+using detail::quantity_text::to_double;
+using detail::quantity_text::to_u64;
+using detail::quantity_text::trim;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-/// digits, or digits '.' digits: the number part vLLM's pattern (\d+(?:\.\d+)?) accepts.
-bool is_decimal(std::string_view s, bool& has_point) {
-    has_point = false;
-    std::size_t i = 0;
-    while (i < s.size() && is_digit(s[i])) ++i;
-    if (i == 0) return false;
-    if (i == s.size()) return true;
-    if (s[i] != '.') return false;
-    has_point = true;
-    const std::size_t frac = ++i;
-    while (i < s.size() && is_digit(s[i])) ++i;
-    return i == s.size() && i > frac;
-}
-
-bool to_u64(std::string_view s, std::uint64_t& v) {
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    return r.ec == std::errc{} && r.ptr == s.data() + s.size();
-}
-
-double to_double(std::string_view s) {
-    double v = 0;
-    // from_chars rounds correctly, as Python's float() does, so the products below match vLLM's.
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
-
-// Largest double below 2^64: anything at or above it does not fit a count.
-constexpr double u64_limit = 18446744073709549568.0;
+/// A flag's token count: the grammar's, and at least one.
+constexpr std::string_view tokens_expected =
+    "a token count >= 1 (8192, 8k = 8,000, 25.6k = 25,600, 8K = 8,192)";
 
 }  // namespace
 
@@ -58,63 +31,20 @@ void usage_error(std::string_view flag, std::string_view expected, std::string_v
 }
 
 std::uint64_t parse_tokens(std::string_view text, std::string_view flag) {
-    constexpr std::string_view expected =
-        "a token count >= 1 (8192, 8k = 8,000, 25.6k = 25,600, 8K = 8,192)";
-    const std::string_view s = trim(text);
-    if (s.empty()) usage_error(flag, expected, text);
-    std::uint64_t value = 0;
-    const char suffix = s.back();
-    const std::string_view number = s.substr(0, s.size() - 1);
-    bool has_point = false;
-    const std::string_view decimal_suffixes = "kmgt", binary_suffixes = "KMGT";
-    if (decimal_suffixes.find(suffix) != std::string_view::npos && is_decimal(number, has_point)) {
-        // int(float(number) * 10**(3n)): multiply in double, then truncate toward zero.
-        const double mult =
-            std::pow(10.0, 3.0 * static_cast<double>(decimal_suffixes.find(suffix) + 1));
-        const double v = to_double(number) * mult;
-        if (!(v < u64_limit)) usage_error(flag, "a token count below 2^64", text);
-        value = static_cast<std::uint64_t>(v);
-    } else if (binary_suffixes.find(suffix) != std::string_view::npos &&
-               is_decimal(number, has_point)) {
-        if (has_point)
-            usage_error(flag,
-                        "a whole number before a binary suffix (did you mean " +
-                            std::string(number) + static_cast<char>(suffix - 'A' + 'a') + "?)",
-                        text);
-        const unsigned shift = 10U * static_cast<unsigned>(binary_suffixes.find(suffix) + 1);
-        std::uint64_t n = 0;
-        if (!to_u64(number, n) || n > (~0ULL >> shift))
-            usage_error(flag, "a token count below 2^64", text);
-        value = n << shift;
-    } else if (!to_u64(s, value)) {
-        usage_error(flag, expected, text);
-    }
-    if (value == 0) usage_error(flag, expected, text);
-    return value;
+    // The library's grammar (kvplan/quantity_text.hpp), which its lists of lengths read too; a
+    // flag's count is at least one token.
+    const TextRead<std::uint64_t> r = read_token_count(text);
+    if (!r.value || *r.value == 0)
+        usage_error(flag,
+                    !r.value && r.expected != token_count_grammar ? r.expected : tokens_expected,
+                    text);
+    return *r.value;
 }
 
 Bytes parse_size(std::string_view text, std::string_view flag) {
-    constexpr std::string_view expected =
-        "a size with its unit (5.38GiB, 80GB, 512MiB; units B kB MB GB TB KiB MiB GiB TiB)";
-    const std::string_view s = trim(text);
-    std::size_t i = 0;
-    while (i < s.size() && (is_digit(s[i]) || s[i] == '.')) ++i;
-    const std::string_view number = s.substr(0, i);
-    const std::string_view unit = trim(s.substr(i));
-    bool has_point = false;
-    if (number.empty() || !is_decimal(number, has_point)) usage_error(flag, expected, text);
-    static constexpr ByteUnit units[] = {B, kB, MB, GB, TB, KiB, MiB, GiB, TiB};
-    for (const ByteUnit& u : units) {
-        if (unit != u.symbol) continue;
-        if (u.bytes == 1 && has_point) usage_error(flag, "a whole number of bytes", text);
-        const double v = to_double(number);
-        if (!(v * static_cast<double>(u.bytes) < u64_limit))
-            usage_error(flag, "a size below 2^64 bytes", text);
-        return round_to_bytes(v, u);
-    }
-    if (unit.empty())
-        usage_error(flag, "a size that names its unit (80GB or 80GiB: they differ by 7 %)", text);
-    usage_error(flag, expected, text);
+    const TextRead<Bytes> r = read_size(text);
+    if (!r.value) usage_error(flag, r.expected, text);
+    return *r.value;
 }
 
 std::uint64_t parse_count(std::string_view text, std::string_view flag, std::uint64_t min) {
@@ -123,6 +53,10 @@ std::uint64_t parse_count(std::string_view text, std::string_view flag, std::uin
     if (!to_u64(s, v) || v < min)
         usage_error(flag, "a whole number >= " + std::to_string(min), text);
     return v;
+}
+
+std::uint64_t parse_whole(std::string_view text, std::string_view flag) {
+    return parse_count(text, flag);
 }
 
 std::uint32_t parse_search_bound(std::string_view text, std::string_view flag) {
@@ -145,6 +79,57 @@ double parse_positive(std::string_view text, std::string_view flag) {
     const double v = is_decimal(s, has_point) ? to_double(s) : -1.0;
     if (!(v > 0.0) || !std::isfinite(v)) usage_error(flag, "a positive number", text);
     return v;
+}
+
+std::uint32_t parse_degree(std::string_view text, std::string_view flag) {
+    const std::uint64_t v = parse_count(text, flag);
+    if (v > (1U << 16)) usage_error(flag, "at most 65536", text);
+    return static_cast<std::uint32_t>(v);
+}
+
+std::uint32_t parse_redundant_experts(std::string_view text, std::string_view flag) {
+    const std::uint64_t v = parse_count(text, flag, 0);
+    if (v > (1U << 16)) usage_error(flag, "at most 65536", text);
+    return static_cast<std::uint32_t>(v);
+}
+
+std::uint32_t parse_block_size(std::string_view text, std::string_view flag) {
+    const std::uint64_t b = parse_count(text, flag);
+    if (b > (1U << 20)) usage_error(flag, "at most 1048576 tokens", text);
+    return static_cast<std::uint32_t>(b);
+}
+
+std::uint32_t parse_speculative_tokens(std::string_view text, std::string_view flag) {
+    const std::uint64_t t = parse_count(text, flag);
+    if (t > 64) usage_error(flag, "at most 64", text);
+    return static_cast<std::uint32_t>(t);
+}
+
+Engine parse_engine_name(std::string_view text, std::string_view flag) {
+    if (const auto e = parse_engine(text)) return *e;
+    // The engines' names are engine/kind.hpp's: "ideal, vllm, sglang or trtllm".
+    std::vector<std::string_view> names;
+    std::string expected;
+    for (const Engine e : all_engines) {
+        if (!names.empty()) expected += names.size() + 1 == all_engines.size() ? " or " : ", ";
+        names.push_back(name(e));
+        expected += name(e);
+    }
+    throw UsageError(std::string(flag) + ": expected " + expected + ", found '" +
+                     std::string(text) + "'" + detail::did_you_mean(text, names));
+}
+
+EngineVersion parse_engine_version_flag(std::string_view text, std::string_view flag) {
+    if (const auto v = parse_engine_version(text)) return *v;
+    usage_error(flag, "a release as X.Y (0.10)", text);
+}
+
+DraftMethod parse_draft_method_flag(std::string_view text, std::string_view flag) {
+    if (const auto m = parse_draft_method(text)) return *m;
+    throw UsageError(
+        std::string(flag) + ": expected none, ngram, eagle, eagle3, mtp or draft_model, found '" +
+        std::string(text) + "'" +
+        detail::did_you_mean(text, {"none", "ngram", "eagle", "eagle3", "mtp", "draft_model"}));
 }
 
 KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag) {

@@ -6,6 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <kvplan/dtype.hpp>
+#include <kvplan/engine/kind.hpp>
+#include <kvplan/engine/release.hpp>
+#include <kvplan/plan/speculation.hpp>
 #include <kvplan/units.hpp>
 #include <string>
 #include <string_view>
@@ -28,6 +31,9 @@ namespace kvplan::cli {
 [[nodiscard]] std::uint64_t parse_count(std::string_view text, std::string_view flag,
                                         std::uint64_t min = 1);
 
+/// A whole number >= 1 (--concurrency, --max-num-seqs, --top ...).
+[[nodiscard]] std::uint64_t parse_whole(std::string_view text, std::string_view flag);
+
 /// A bound of a replica search (--max-gpus, --max-tp): a whole number in [1, 64], the largest
 /// replica the search takes.
 [[nodiscard]] std::uint32_t parse_search_bound(std::string_view text, std::string_view flag);
@@ -37,6 +43,27 @@ namespace kvplan::cli {
 
 /// A positive real number (milliseconds in a policy, a ratio).
 [[nodiscard]] double parse_positive(std::string_view text, std::string_view flag);
+
+/// A parallel degree (--tp, --gpus ...): a whole number in [1, 65536].
+[[nodiscard]] std::uint32_t parse_degree(std::string_view text, std::string_view flag);
+
+/// --redundant-experts: a whole number in [0, 65536].
+[[nodiscard]] std::uint32_t parse_redundant_experts(std::string_view text, std::string_view flag);
+
+/// --block-size: a whole number of tokens in [1, 1048576].
+[[nodiscard]] std::uint32_t parse_block_size(std::string_view text, std::string_view flag);
+
+/// --num-speculative-tokens: a whole number in [1, 64].
+[[nodiscard]] std::uint32_t parse_speculative_tokens(std::string_view text, std::string_view flag);
+
+/// --engine: ideal, vllm, sglang or trtllm (the library's table), with the nearest name offered.
+[[nodiscard]] Engine parse_engine_name(std::string_view text, std::string_view flag);
+
+/// --engine-version: a release as X.Y (0.10).
+[[nodiscard]] EngineVersion parse_engine_version_flag(std::string_view text, std::string_view flag);
+
+/// --speculative-method: none, ngram, eagle, eagle3, mtp or draft_model (the library's table).
+[[nodiscard]] DraftMethod parse_draft_method_flag(std::string_view text, std::string_view flag);
 
 /// A KV-cache element type (bf16, fp8, int4, ...).
 [[nodiscard]] KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag);

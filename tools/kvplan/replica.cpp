@@ -2,18 +2,13 @@
 
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
+#include <string_view>
+#include <vector>
 
 #include "flags.hpp"
 #include "parse.hpp"
 
 namespace kvplan::cli {
-
-Engine parse_engine_flag(const std::string& text) {
-    if (text.empty()) return Engine::vllm;
-    if (const auto e = parse_engine(text)) return *e;
-    throw UsageError("--engine: expected ideal, vllm, sglang or trtllm, found '" + text + "'" +
-                     detail::did_you_mean(text, {"ideal", "vllm", "sglang", "trtllm"}));
-}
 
 EngineSetup engine_setup(const CommonOptions& o) {
     // The one parse of the engine's flags (flags.cpp), resolved by the library.

@@ -33,9 +33,6 @@ struct ResolvedGpu {
 [[nodiscard]] std::vector<ResolvedGpu> resolve_gpu_list(const std::string& flag,
                                                         const Context& ctx);
 
-/// The engine named by --engine (default vllm).
-[[nodiscard]] Engine parse_engine_flag(const std::string& text);
-
 /// Engine knobs from flags: --block-size and --gpu-memory-utilization reach the engine's own
 /// option (vLLM's block_size and gpu_memory_utilization, SGLang's page_size and
 /// mem_fraction_static, TensorRT-LLM's tokens_per_block and free_gpu_memory_fraction).
