@@ -61,12 +61,14 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan.hpp
   kvplan/plan/check.hpp
   kvplan/plan/commands.hpp
+  kvplan/plan/compare.hpp
   kvplan/plan/curves.hpp
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
   kvplan/plan/review.hpp
   kvplan/plan/search.hpp
+  kvplan/plan/size.hpp
   kvplan/plan/speculation.hpp
   kvplan/plan/tiers.hpp
   kvplan/policy/requirements.hpp

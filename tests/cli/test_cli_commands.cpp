@@ -110,6 +110,36 @@ TEST_CASE("size shows the fixed state of Mamba layers beside the KV of attention
     CHECK_FALSE(plain["layers"][0].contains("state_bytes_per_sequence_per_layer"));
 }
 
+TEST_CASE("size --explain shows each term with the bytes the figure sums", "[cli][size]") {
+    // DeepSeek-V3.2 (configs/models/deepseek-v3.2.json): 61 MLA layers, each caching a latent of
+    // kv_lora_rank 512 + qk_rope_head_dim 64 values, in bf16 (512 + 64) x 2 = 1,152 B, and the
+    // sparse indexer's key, fp8 whatever the KV dtype: index_head_dim 128 + one fp32 scale per 128
+    // = 132 B (vLLM's DeepseekV32IndexerCache, vllm/model_executor/models/deepseek_v2.py). A layer
+    // 1,284 B, the model 61 x 1,284 = 78,324 B per token: the explanation names both parts.
+    const CliRun r = run_kvplan("size --model deepseek-v3.2 --context 8192 --explain");
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out,
+               Catch::Contains("76.49 KiB  (78,324 B)") &&
+                   Catch::Contains("kv_lora_rank 512 + qk_rope_head_dim 64 values -> 1,152 B "
+                                   "+ the sparse indexer's key of index_head_dim 128 fp8 "
+                                   "values with a 32-bit scale per 128 -> 132 B") &&
+                   Catch::Contains("61 x 1,284 B = 78,324 B"));
+    // fp8_ds_mla keeps the latent in 512 fp8 values + 4 fp32 scales + 64 bf16 RoPE values = 512 +
+    // 16 + 128 = 656 B (vLLM's FlashMLA sparse layout); with the key 788 B, 61 x 788 = 48,068 B.
+    const CliRun d = run_kvplan("size --model deepseek-v3.2 --kv-dtype fp8_ds_mla --explain");
+    REQUIRE(d.code == 0);
+    CHECK_THAT(d.out,
+               Catch::Contains("(the RoPE part in bf16) -> 656 B + the sparse indexer's key") &&
+                   Catch::Contains("61 x 788 B = 48,068 B"));
+    // With pp 3 the per-GPU figure of a sequence is the busiest stage's, and the rank named is it:
+    // Gemma-3-27B's 62 layers split 21 / 21 / 20, every sixth layer full attention (5, 11, ...,
+    // 59): stage 1 (layers 21..41) holds four of them (23, 29, 35, 41), the others three, so at
+    // 100,000 tokens (the sliding layers keep 1,024) stage 1 holds the most.
+    const CliRun g = run_kvplan("size --model gemma-3-27b --pp 3 --context 100k --explain");
+    REQUIRE(g.code == 0);
+    CHECK_THAT(g.out, Catch::Contains("layers 21..41 of stage 1 of pp 3"));
+}
+
 TEST_CASE("binary token suffixes reach the sizing", "[cli][size]") {
     // 8K = 8,192 tokens: 327,680 x 8,192 = 2,684,354,560 B = 2.5 GiB.
     const CliRun r = run_kvplan("size --model llama-3-70b --context 8K --format json");

@@ -1,15 +1,13 @@
 // kvplan compare: several models, GPUs or dtypes side by side. Comma lists in --model, --gpu,
-// --kv-dtype and --weight-dtype; every combination is one row, each row one call to
-// kvplan::evaluate (with --gpu) or to the KV and weight sizing (without).
+// --kv-dtype and --weight-dtype; every combination is one case of one call to kvplan::compare
+// (plan/compare.hpp): the sizes of kvplan::size, and with --gpu kvplan::evaluate's figures.
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <kvplan/format.hpp>
-#include <kvplan/kv_bytes.hpp>
-#include <kvplan/plan/evaluate.hpp>
-#include <kvplan/weights.hpp>
+#include <kvplan/plan/compare.hpp>
 #include <memory>
 
 #include "answer.hpp"
@@ -92,66 +90,67 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                  {"tpot_seconds", "TPOT bound"}})
             t.columns.push_back(c);
     }
-    std::uint64_t context = 0;
-    std::vector<std::pair<std::string, Deployment>> plotted;  // --plot's series
+    // Every case resolved (models and GPUs read once each), then one library call.
+    std::vector<std::string> model_ids, gpu_ids;
+    std::vector<CompareCase> cases;
+    std::vector<std::string> labels;  // --plot's series
+    std::vector<ResolvedGpu> resolved_gpus;
+    for (const std::string& g : gpus) resolved_gpus.push_back(resolve_gpu(g, ctx));
     for (const std::string& m : models) {
         CommonOptions one_model = o;
         one_model.model = m;
         const ResolvedModel rm = resolve_model_flags(one_model, ctx, flags.import);
-        const std::uint64_t ctx_tokens =
-            flags.context ? *flags.context : context_limit(rm.get().config()).tokens;
-        context = ctx_tokens;
-        for (const std::string& g : with_gpu ? gpus : std::vector<std::string>{""})
+        for (std::size_t gi = 0; gi < gpu_count; ++gi)
             for (const std::string& k : kvs)
                 for (const std::string& w : wds) {
                     CommonOptions one;
                     one.weight_dtype = w;
-                    const std::optional<WeightOptions> wo = parse_weights(one);
-                    const KvFormat f = parse_kv_dtype_flag(k, "--kv-dtype");
-                    const Layout layout = make_layout(rm.get(), flags.layout);
-                    const WeightOptions weights = wo ? *wo : checkpoint_weights(rm.get());
-                    Bytes per_token_gpu{};
-                    for (std::uint32_t st = 0; st < layout.pp(); ++st)
-                        per_token_gpu = std::max(per_token_gpu,
-                                                 kv_bytes_per_token(rm.get(), f, layout.stage(st)));
-                    std::vector<Cell> row = {
-                        cell_text(rm.id),
-                        cell_text(g.empty() ? "-" : g),
-                        cell_text(name(f.dtype)),
-                        cell_text(describe_weights(weights)),
-                        cell_count(flags.layout.tp, ""),
-                        cell_count(flags.layout.pp, ""),
-                        cell_exact(kv_bytes_per_token(rm.get(), f)),
-                        cell_exact(per_token_gpu),
-                        cell(kv_bytes_per_sequence(rm.get(), f, ctx_tokens)),
-                        cell(max_weight_bytes_per_rank(rm.get(), layout, weights))};
-                    if (with_gpu) {
-                        const ResolvedGpu gpu = resolve_gpu(g, ctx);
-                        const Deployment d{.model = rm.get(),
-                                           .gpu = gpu.spec,
-                                           .parallel = flags.layout.parallel(),
-                                           .gpus = flags.layout.gpus,
-                                           .weights = wo,
-                                           .kv = f,
-                                           .serving = flags.serving};
-                        const ReplicaAnswer a =
-                            evaluate(d, {.context = ctx_tokens,
-                                         .concurrency = flags.concurrency,
-                                         .shared_prefix_tokens = flags.shared_prefix});
-                        plotted.emplace_back(
-                            fmt::format("{}{}{}, KV {}", models.size() > 1 ? rm.id + " " : "", g,
-                                        wds.size() > 1 ? " " + describe_weights(weights) : "",
-                                        name(f.dtype)),
-                            d);
-                        row.push_back(cell(a.kv_budget));
-                        row.push_back(cell_count(a.total_max_concurrency, ""));
-                        row.push_back(cell_count(a.total_max_concurrency_without_sharing, ""));
-                        row.push_back(cell_tokens(a.max_context));
-                        row.push_back(cell_bool(a.fits()));
-                        row.push_back(a.decode ? cell(a.decode->tpot) : cell_null("-"));
-                    }
-                    t.rows.push_back(std::move(row));
+                    CompareCase c{.model = rm.get(),
+                                  .kv = parse_kv_dtype_flag(k, "--kv-dtype"),
+                                  .weights = parse_weights(one)};
+                    if (with_gpu) c.gpu = resolved_gpus[gi].spec;
+                    const WeightOptions weights =
+                        c.weights ? *c.weights : checkpoint_weights(rm.get());
+                    labels.push_back(fmt::format(
+                        "{}{}{}{}{}, KV {}", models.size() > 1 ? rm.id : "",
+                        models.size() > 1 ? " " : "", with_gpu ? gpus[gi] : std::string(),
+                        wds.size() > 1 ? " " : "", wds.size() > 1 ? describe_weights(weights) : "",
+                        name(c.kv.dtype)));
+                    model_ids.push_back(rm.id);
+                    gpu_ids.push_back(with_gpu ? gpus[gi] : std::string("-"));
+                    cases.push_back(std::move(c));
                 }
+    }
+    const std::vector<CompareRow> answers =
+        compare(cases, {.parallel = flags.layout.parallel(),
+                        .gpus = flags.layout.gpus,
+                        .serving = flags.serving,
+                        .context = flags.context,
+                        .concurrency = flags.concurrency,
+                        .shared_prefix_tokens = flags.shared_prefix});
+    std::uint64_t context = 0;
+    std::vector<std::pair<std::string, Deployment>> plotted;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+        const CompareRow& cr = answers[i];
+        const SizeAnswer& sz = cr.size;
+        context = sz.context;
+        std::vector<Cell> row = {
+            cell_text(model_ids[i]),         cell_text(gpu_ids[i]),
+            cell_text(name(sz.kv.dtype)),    cell_text(describe_weights(sz.weights)),
+            cell_count(flags.layout.tp, ""), cell_count(flags.layout.pp, ""),
+            cell_exact(sz.per_token),        cell_exact(sz.per_token_per_gpu),
+            cell(sz.per_sequence),           cell(sz.weight_bytes_per_gpu)};
+        if (cr.replica) {
+            const ReplicaAnswer& a = *cr.replica;
+            plotted.emplace_back(labels[i], *cr.deployment);
+            row.push_back(cell(a.kv_budget));
+            row.push_back(cell_count(a.total_max_concurrency, ""));
+            row.push_back(cell_count(a.total_max_concurrency_without_sharing, ""));
+            row.push_back(cell_tokens(a.max_context));
+            row.push_back(cell_bool(a.fits()));
+            row.push_back(a.decode ? cell(a.decode->tpot) : cell_null("-"));
+        }
+        t.rows.push_back(std::move(row));
     }
     rep.heading =
         fmt::format("{} configuration{} side by side at {} tokens{}", t.rows.size(),

@@ -1,11 +1,11 @@
-// kvplan size: KV bytes per token, per sequence and in total, for the whole model and per rank.
+// kvplan size: KV bytes per token, per sequence and in total, for the whole model and per rank:
+// the flags parsed, one call to kvplan::size (plan/size.hpp), its answer rendered.
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <kvplan/format.hpp>
-#include <kvplan/kv_bytes.hpp>
-#include <kvplan/paging.hpp>
+#include <kvplan/plan/size.hpp>
 #include <memory>
 
 #include "commands.hpp"
@@ -18,45 +18,27 @@ namespace kvplan::cli {
 
 namespace {
 
-struct SizeFigures {
-    Bytes per_token, per_token_rank, per_sequence, per_sequence_rank, total, total_rank;
-    std::uint32_t busiest = 0;
-};
-
 void run_size(const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
     const KvFormat f = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
     const LayoutInput li = parse_layout(o);
-    const Layout layout = make_layout(m, li);
-    std::uint64_t context = 0;
+    (void)make_layout(m, li);  // the layout checked before the other flags
+    SizeRequest req;
     if (!o.context.empty())
-        context = parse_tokens(o.context, "--context");
-    else if (m.config().max_position_embeddings != 0)
-        context = m.config().max_position_embeddings;
-    else
+        req.context = parse_tokens(o.context, "--context");
+    else if (m.config().max_position_embeddings == 0 && m.config().context_limit.tokens == 0)
         usage_error("--context", "a context length (the model states no max_position_embeddings)",
                     "");
-    const std::uint64_t concurrency =
-        o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
-    const std::uint32_t block =
-        o.block_size.empty()
-            ? 1
-            : static_cast<std::uint32_t>(parse_count(o.block_size, "--block-size"));
-    if (block > (1U << 20)) usage_error("--block-size", "at most 1048576 tokens", o.block_size);
-
-    SizeFigures s;
-    s.per_token = kv_bytes_per_token(m, f);
-    s.per_sequence = kv_bytes_per_sequence(m, f, context);
-    s.total = s.per_sequence * concurrency;
-    s.busiest = busiest_stage(m, f, layout, context);
-    const Shard rank = layout.stage(s.busiest);
-    // Per token the busiest stage may differ from the one at this context when windows cap some
-    // layers; report each figure's own maximum over stages.
-    for (std::uint32_t st = 0; st < layout.pp(); ++st)
-        s.per_token_rank = std::max(s.per_token_rank, kv_bytes_per_token(m, f, layout.stage(st)));
-    s.per_sequence_rank = kv_bytes_per_sequence(m, f, context, rank);
-    s.total_rank = s.per_sequence_rank * concurrency;
+    req.concurrency = o.concurrency.empty() ? 1 : parse_count(o.concurrency, "--concurrency");
+    if (!o.block_size.empty()) {
+        const std::uint64_t block = parse_count(o.block_size, "--block-size");
+        if (block > (1U << 20)) usage_error("--block-size", "at most 1048576 tokens", o.block_size);
+        req.block_size = static_cast<std::uint32_t>(block);
+    }
+    req.weights = parse_weights(o);
+    const SizeAnswer s = size(m, f, ParallelConfig{.tp = li.tp, .pp = li.pp}, req);
+    const std::uint64_t context = s.context, concurrency = s.concurrency;
 
     Report r;
     r.command = "size";
@@ -71,18 +53,17 @@ void run_size(const CommonOptions& o, Context& ctx) {
                 {"context_tokens", cell_count(context, "tokens")},
                 {"concurrency", cell_count(concurrency, "sequences")}};
 
-    const Explanation per_token_how = explain_per_token(rm, f, Shard{});
-    const Explanation per_token_rank_how = explain_per_token(rm, f, layout.stage(0), li);
     r.figures.push_back({"kv_bytes_per_token", "KV per token, whole model", cell(s.per_token),
-                         cell_exact(s.per_token), per_token_how});
+                         cell_exact(s.per_token), explain_per_token(rm, f, s.whole)});
     r.figures.push_back({"kv_bytes_per_token_per_gpu", "KV per token, per GPU",
-                         cell(s.per_token_rank), cell_exact(s.per_token_rank), per_token_rank_how});
+                         cell(s.per_token_per_gpu), cell_exact(s.per_token_per_gpu),
+                         explain_per_token(rm, f, s.per_token_rank, li)});
     r.figures.push_back({"kv_bytes_per_sequence", "KV per sequence, whole model",
                          cell(s.per_sequence), cell_exact(s.per_sequence),
-                         explain_per_sequence(rm, f, context, Shard{})});
+                         explain_per_sequence(rm, f, s.whole)});
     r.figures.push_back({"kv_bytes_per_sequence_per_gpu", "KV per sequence, per GPU",
-                         cell(s.per_sequence_rank), cell_exact(s.per_sequence_rank),
-                         explain_per_sequence(rm, f, context, rank, li)});
+                         cell(s.per_sequence_per_gpu), cell_exact(s.per_sequence_per_gpu),
+                         explain_per_sequence(rm, f, s.per_sequence_rank, li)});
     r.figures.push_back(
         {"kv_bytes_total",
          "KV for all sequences, whole model",
@@ -94,40 +75,32 @@ void run_size(const CommonOptions& o, Context& ctx) {
     r.figures.push_back(
         {"kv_bytes_total_per_gpu",
          "KV for all sequences, per GPU",
-         cell(s.total_rank),
-         cell_exact(s.total_rank),
+         cell(s.total_per_gpu),
+         cell_exact(s.total_per_gpu),
          {"kv_bytes_per_sequence_per_gpu x concurrency",
           {fmt::format("kv_bytes_per_sequence_per_gpu = {} B",
-                       grouped(s.per_sequence_rank.count())),
+                       grouped(s.per_sequence_per_gpu.count())),
            fmt::format("concurrency = {} sequences (--concurrency)", grouped(concurrency))}}});
-    if (block > 1) {
-        const PagedUse paged = paged_sequence(m, f, context, block, rank);
+    if (s.paged_per_gpu) {
+        const PagedUse& paged = *s.paged_per_gpu;
         r.figures.push_back(
             {"kv_bytes_per_sequence_paged_per_gpu",
              "KV per sequence in blocks, per GPU",
              cell(paged.reserved),
              cell_exact(paged.reserved),
              {"sum over layers of ceil(tokens kept / block_size) x block_size x bytes per token",
-              {fmt::format("block_size = {} tokens (--block-size)", block),
+              {fmt::format("block_size = {} tokens (--block-size)", req.block_size),
                fmt::format("{} blocks, {} B unused in the last block of each layer", paged.blocks,
                            grouped(paged.waste().count()))}}});
     }
-    append_weight_figures(r, rm, o, li);
-    r.tables.push_back(layer_table(rm, f, li.tp));
-    if (li.pp > 1) r.tables.push_back(stage_table(rm, f, layout, context));
-    if (li.tp > 1)
-        for (std::uint32_t i = 0; i < m.layers().num_specs; ++i) {
-            const CacheSpec& sp = m.layers().specs[i];
-            if ((sp.kind == CacheKind::full_attention || sp.kind == CacheKind::sliding_window ||
-                 sp.kind == CacheKind::chunked_local) &&
-                li.tp > sp.kv_heads) {
-                r.notes.push_back(fmt::format(
-                    "tp {} exceeds the {} KV heads: each rank holds one replicated head, so the "
-                    "cache per GPU does not shrink past tp {}",
-                    li.tp, sp.kv_heads, sp.kv_heads));
-                break;
-            }
-        }
+    append_weight_figures(r, rm, s);
+    r.tables.push_back(layer_table(s));
+    if (li.pp > 1) r.tables.push_back(stage_table(s));
+    if (s.replicated_kv_heads)
+        r.notes.push_back(fmt::format(
+            "tp {} exceeds the {} KV heads: each rank holds one replicated head, so the "
+            "cache per GPU does not shrink past tp {}",
+            li.tp, *s.replicated_kv_heads, *s.replicated_kv_heads));
     if (li.replicas > 1)
         r.notes.push_back(
             fmt::format("{} GPUs hold {} replicas of tp {} x pp {}; figures are per "
