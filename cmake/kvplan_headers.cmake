@@ -66,6 +66,8 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/deployment.hpp
   kvplan/plan/disaggregated.hpp
   kvplan/plan/evaluate.hpp
+  kvplan/plan/fleet.hpp
+  kvplan/plan/replicas.hpp
   kvplan/plan/review.hpp
   kvplan/plan/search.hpp
   kvplan/plan/size.hpp

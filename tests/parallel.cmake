@@ -6,6 +6,7 @@ if(TARGET kvplan::json)
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_deployments.cpp
             ${CMAKE_CURRENT_LIST_DIR}/test_commands.cpp
             ${CMAKE_CURRENT_LIST_DIR}/test_disaggregated.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/test_plan_fleet.cpp
     LIBS kvplan::json)
 endif()
 

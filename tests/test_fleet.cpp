@@ -106,41 +106,54 @@ TEST_CASE("overflow sizing holds more requests than sizing each at p95", "[fleet
 }
 
 namespace {
-// A decode step of 10 ms plus 1 ms per sequence in the batch.
-const auto linear_step = [](std::uint64_t b) {
-    return 10.0 * milliseconds + 1.0 * milliseconds * static_cast<double>(b);
+// A decode step of 10 ms plus 1 ms per sequence in the batch, a TTFT of 100 ms plus 10 ms per
+// sequence, and 200 output tokens, the first at the TTFT: a stay of TTFT + 199 x TPOT.
+const auto linear_timing = [](std::uint64_t b) {
+    const double n = static_cast<double>(b);
+    const Seconds tpot = 10.0 * milliseconds + 1.0 * milliseconds * n;
+    const Seconds ttft = 100.0 * milliseconds + 10.0 * milliseconds * n;
+    return BatchTiming{.ttft = ttft, .tpot = tpot, .request = ttft + tpot * 199.0};
 };
 }  // namespace
 
 TEST_CASE("the fleet plan takes the smallest batch limit and names it", "[fleet]") {
     const std::vector<Bytes> sizes(10, 1 * GiB);
-    // 10 requests/s, TTFT 0.5 s, TPOT 50.5 ms, 200 output tokens on average:
-    // time in system 0.5 + 200 x 0.0505 = 10.6 s; in flight 106.
-    const FleetTargets t{.rate_per_s = 10, .ttft = 0.5 * seconds, .tpot = 50.5 * milliseconds};
-    // TPOT: 10 + B <= 50.5 ms gives B = 40; KV: 100 GiB / 1 GiB = 100. TPOT binds: 106 / 40 -> 3.
-    FleetPlan p = plan_fleet(t, sizes, 200, 100 * GiB, linear_step);
+    // 10 requests/s, TPOT within 50.5 ms, no TTFT target.
+    FleetTargets t{.rate_per_s = 10, .ttft = std::nullopt, .tpot = 50.5 * milliseconds};
+    // TPOT: 10 + B <= 50.5 ms gives B = 40; KV: 100 GiB / 1 GiB = 100. TPOT binds. At 40 the stay
+    // is 0.5 s + 199 x 50 ms = 10.45 s, so 104.5 requests are in flight: ceil(104.5 / 40) = 3.
+    FleetPlan p = plan_fleet(t, sizes, 200, 100 * GiB, linear_timing);
     CHECK(p.feasible);
     CHECK(p.batch_tpot == 40);
     CHECK(p.batch_kv == 100);
     CHECK(p.batch == 40);
     CHECK(p.binding == FleetBinding::tpot);
-    CHECK(p.time_in_system.in(seconds) == Approx(10.6));
-    CHECK(p.in_flight == Approx(106.0));
-    CHECK(p.replicas == 3);
     CHECK(p.tpot_at_batch.in(milliseconds) == Approx(50.0));
-    // 30 GiB of KV: batch 30, the KV budget binds: ceil(106 / 30) = 4.
-    p = plan_fleet(t, sizes, 200, 30 * GiB, linear_step);
+    CHECK(p.ttft_at_batch.in(milliseconds) == Approx(500.0));
+    CHECK(p.time_in_system.in(seconds) == Approx(10.45));
+    CHECK(p.in_flight == Approx(104.5));
+    CHECK(p.replicas == 3);
+    // 30 GiB of KV: batch 30, the KV budget binds; the stay 0.4 + 199 x 0.04 = 8.36 s, 83.6 in
+    // flight: ceil(83.6 / 30) = 3.
+    p = plan_fleet(t, sizes, 200, 30 * GiB, linear_timing);
     CHECK(p.batch == 30);
     CHECK(p.binding == FleetBinding::kv_budget);
-    CHECK(p.replicas == 4);
-    // max_num_seqs 20: ceil(106 / 20) = 6.
-    p = plan_fleet(t, sizes, 200, 100 * GiB, linear_step, {.max_batch = 20});
+    CHECK(p.time_in_system.in(seconds) == Approx(8.36));
+    CHECK(p.replicas == 3);
+    // max_num_seqs 20: the stay 0.3 + 199 x 0.03 = 6.27 s, 62.7 in flight: ceil(3.135) = 4.
+    p = plan_fleet(t, sizes, 200, 100 * GiB, linear_timing, {.max_batch = 20});
     CHECK(p.binding == FleetBinding::max_batch);
-    CHECK(p.replicas == 6);
-    // At half the roofline's speed: 2 x (10 + B) <= 50.5 gives B = 15; ceil(106 / 15) = 8.
-    p = plan_fleet(t, sizes, 200, 100 * GiB, linear_step, {.tpot_efficiency = 0.5});
-    CHECK(p.batch_tpot == 15);
-    CHECK(p.replicas == 8);
+    CHECK(p.replicas == 4);
+    // A TTFT target of 355 ms: 100 + 10 B <= 355 gives B = 25, below the TPOT's 40. The stay
+    // 0.35 + 199 x 0.035 = 7.315 s, 73.15 in flight: ceil(2.926) = 3.
+    t.ttft = 355.0 * milliseconds;
+    p = plan_fleet(t, sizes, 200, 100 * GiB, linear_timing);
+    CHECK(p.batch_ttft == 25);
+    CHECK(p.batch_tpot == 40);
+    CHECK(p.batch == 25);
+    CHECK(p.binding == FleetBinding::ttft);
+    CHECK(p.time_in_system.in(seconds) == Approx(7.315));
+    CHECK(p.replicas == 3);
 }
 
 TEST_CASE("a TPOT target below the batch-1 step is infeasible, not an error", "[fleet]") {
@@ -148,7 +161,7 @@ TEST_CASE("a TPOT target below the batch-1 step is infeasible, not an error", "[
     // Batch 1 takes 11 ms per token; a 5 ms target cannot be met.
     const FleetPlan p =
         plan_fleet({.rate_per_s = 1, .ttft = 1.0 * seconds, .tpot = 5.0 * milliseconds}, sizes, 100,
-                   100 * GiB, linear_step);
+                   100 * GiB, linear_timing);
     CHECK_FALSE(p.feasible);
     CHECK(p.batch_tpot == 0);
     CHECK(p.binding == FleetBinding::tpot);
@@ -164,7 +177,12 @@ TEST_CASE("on the Azure conversation sample, overflow sizing beats p95 sizing", 
     // 81 gives 0.0143), and <= 0.05 is 84.
     const Trace t = load_trace(KVPLAN_TEST_DATA_DIR "/traces/azure-conv-2023-first1000.csv");
     const std::vector<Bytes> sizes = kv_per_request(t, presets::llama_3_8b, KvDtype::bf16, 16);
-    const auto step = [](std::uint64_t) { return 1.0 * milliseconds; };
+    // A replica whose every step takes the 50 ms target after a 0.5 s TTFT, whatever the batch.
+    const auto step = [](std::uint64_t) {
+        return BatchTiming{.ttft = 0.5 * seconds,
+                           .tpot = 50.0 * milliseconds,
+                           .request = 0.5 * seconds + 50.0 * milliseconds * 246.262};
+    };
     const FleetTargets tg{.rate_per_s = 4, .ttft = 0.5 * seconds, .tpot = 50.0 * milliseconds};
     const FleetPlan p95 = plan_fleet(tg, sizes, 247.262, 16 * GiB, step);
     CHECK(p95.kv_at_percentile == 259 * (2 * MiB));
@@ -174,7 +192,8 @@ TEST_CASE("on the Azure conversation sample, overflow sizing beats p95 sizing", 
     CHECK(e1.overflow_bound == Approx(0.009456).epsilon(1e-3));
     CHECK(e1.overflow_bound <= 0.01);
     CHECK(largest_batch_within(sizes, 16 * GiB, 0.05) == 84);
-    // In flight: 4 x (0.5 + 247.262 x 0.05) = 51.45 -> 2 replicas at 31, 1 at 80.
+    // In flight: 4 x (0.5 + 246.262 x 0.05) = 51.25 -> 2 replicas at 31, 1 at 80.
+    CHECK(p95.in_flight == Approx(51.2524));
     CHECK(p95.replicas == 2);
     CHECK(e1.replicas == 1);
 }
@@ -228,7 +247,9 @@ TEST_CASE("a shared prefix is held once and each request sized by its own blocks
           kv_histogram(d.lengths.total, presets::llama_3_8b, KvDtype::bf16, 16).max());
     CHECK(none.held_once.is_zero());
     // 40 GiB holds floor(40,960 / 576) = 71 whole requests; sharing, floor(40,704 / 320) = 127.
-    const auto step = [](std::uint64_t) { return 1 * milliseconds; };
+    const auto step = [](std::uint64_t) {
+        return BatchTiming{.ttft = 1 * seconds, .tpot = 1 * milliseconds, .request = 2 * seconds};
+    };
     const FleetTargets t{.rate_per_s = 1, .ttft = 1 * seconds, .tpot = 1 * seconds};
     CHECK(plan_fleet(t, none.own, 512, 40 * GiB, step).batch_kv == 71);
     CHECK(plan_fleet(t, sp.own, 512, 40 * GiB - sp.held_once, step).batch_kv == 127);

@@ -2,9 +2,9 @@
 
 // Fleet sizing against latency targets. From a request rate, a length distribution and TTFT / TPOT
 // targets:
-//   batch per replica = the largest batch where both the TPOT estimate and the KV budget hold
-//                       (and the engine's max_num_seqs, when given);
-//   in flight         = rate x (TTFT + mean output tokens x TPOT)        (Little's law);
+//   batch per replica = the largest batch where the KV budget holds and the TPOT and TTFT at that
+//                       batch meet the targets (and the engine's max_num_seqs, when given);
+//   in flight         = rate x the request's stay at that batch           (Little's law);
 //   replicas          = ceil(in flight / batch),
 // with the constraint that binds named. Two ways to hold KV:
 //   - percentile sizing: every request is sized at one percentile (p95 by default) of paged KV per
@@ -32,6 +32,7 @@
 #include "detail/enum_table.hpp"
 #include "detail/text.hpp"
 #include "error.hpp"
+#include "plan/replicas.hpp"
 #include "trace/distributions.hpp"
 #include "units.hpp"
 
@@ -291,126 +292,39 @@ struct SizeHistogram {
 // ---- The plan
 // ------------------------------------------------------------------------------------
 
-/// What the fleet must serve and how fast.
-struct FleetTargets {
-    double rate_per_s = 0;  ///< requests arriving per second
-    Seconds ttft{};         ///< time to first token target
-    Seconds tpot{};         ///< time per output token target
-};
-
-/// How to size the batch.
-struct FleetOptions {
-    double size_at_percentile = 95;  ///< percentile sizing: KV of every request at this percentile
-    double epsilon = 0;              ///< > 0: size by overflow probability instead
-    std::uint64_t max_batch = 0;     ///< the engine's max_num_seqs; 0: no limit
-    /// The fraction of the roofline bound an engine achieves: the TPOT estimate is bound / this.
-    double tpot_efficiency = 1.0;
-};
-
-/// The constraint that sets the batch.
-enum class FleetBinding : std::uint8_t { kv_budget, tpot, max_batch };
-
-/// Each binding's spelling, as reports name it.
-inline constexpr FixedArray<detail::EnumName<FleetBinding>, 3> fleet_binding_names{{
-    {FleetBinding::kv_budget, "KV budget"},
-    {FleetBinding::tpot, "TPOT"},
-    {FleetBinding::max_batch, "max_num_seqs"},
-}};
-
-[[nodiscard]] constexpr std::string_view name(FleetBinding b) noexcept {
-    return detail::enum_name(fleet_binding_names, b);
-}
-
-struct FleetPlan {
-    bool feasible = false;       ///< some batch >= 1 meets every constraint
-    std::uint64_t batch_kv = 0;  ///< the largest batch the KV budget holds (chosen mode)
-    std::uint64_t batch_kv_at_percentile = 0;          ///< floor(budget / KV at size_at_percentile)
-    std::optional<std::uint64_t> batch_kv_overflow{};  ///< the epsilon mode's batch, when asked
-    std::uint64_t batch_tpot = 0;  ///< the largest batch whose TPOT estimate meets the target
-    bool batch_tpot_capped =
-        false;                ///< the search stopped at the other limits: at least batch_tpot
-    std::uint64_t batch = 0;  ///< min of the above (and max_batch)
-    FleetBinding binding = FleetBinding::kv_budget;
-    Bytes kv_at_percentile{};    ///< paged KV per request at size_at_percentile
-    Seconds tpot_at_batch{};     ///< the TPOT estimate at `batch`
-    double overflow_bound = 0;   ///< Chernoff bound on P(KV > budget) at `batch`
-    double overflow_normal = 0;  ///< normal estimate of the same, for comparison
-    double mean_output_tokens = 0;
-    Seconds time_in_system{};    ///< TTFT + mean output x TPOT target
-    double in_flight = 0;        ///< rate x time in system
-    std::uint64_t replicas = 0;  ///< ceil(in flight / batch), at least 1; 0 when infeasible
-};
-
 /// Plans replicas for `t`, with `kv_sizes` the paged KV per request on the replica's limiting rank
-/// (counted over the length distribution), `kv_budget` that rank's KV budget, and
-/// `step_time(batch)` an estimate of one decode step at that batch (non-decreasing in the batch),
-/// such as roofline.hpp's decode bound at the distribution's mean decode context.
-template <class StepTime>
+/// (counted over the length distribution), `kv_budget` that rank's KV budget, and `timing(batch)`
+/// the replica's BatchTiming at that batch (size_replicas).
+template <class Timing>
 [[nodiscard]] FleetPlan plan_fleet(const FleetTargets& t, const Histogram<Bytes>& kv_sizes,
-                                   double mean_output_tokens, Bytes kv_budget, StepTime step_time,
+                                   double mean_output_tokens, Bytes kv_budget, Timing timing,
                                    const FleetOptions& o = {}) {
-    KVPLAN_EXPECTS(!kv_sizes.empty() && o.tpot_efficiency > 0 && o.tpot_efficiency <= 1);
-    FleetPlan p;
+    KVPLAN_EXPECTS(!kv_sizes.empty());
     const SizeHistogram sizes = SizeHistogram::of(kv_sizes);
-    p.kv_at_percentile = kv_sizes.percentile(o.size_at_percentile);
-    p.batch_kv_at_percentile =
-        p.kv_at_percentile.is_zero() ? std::uint64_t{1} << 40 : kv_budget / p.kv_at_percentile;
-    if (o.epsilon > 0) p.batch_kv_overflow = largest_batch_within(kv_sizes, kv_budget, o.epsilon);
-    p.batch_kv = p.batch_kv_overflow.value_or(p.batch_kv_at_percentile);
-
-    const auto tpot_at = [&](std::uint64_t b) { return step_time(b) / o.tpot_efficiency; };
-    // The TPOT batch is searched only up to where the other limits stop it.
-    std::uint64_t cap = p.batch_kv;
-    if (o.max_batch != 0) cap = std::min(cap, o.max_batch);
-    cap = std::max<std::uint64_t>(cap, 1);
-    if (tpot_at(1) > t.tpot) {
-        p.batch_tpot = 0;
-    } else if (tpot_at(cap) <= t.tpot) {
-        p.batch_tpot = cap;  // at least this; beyond it another constraint binds
-        p.batch_tpot_capped = true;
-    } else {
-        std::uint64_t lo = 1, hi = cap;  // meets at lo, misses at hi
-        while (hi - lo > 1) {
-            const std::uint64_t mid = lo + (hi - lo) / 2;
-            (tpot_at(mid) <= t.tpot ? lo : hi) = mid;
-        }
-        p.batch_tpot = lo;
-    }
-
-    // Order of naming: the KV budget, then max_num_seqs, then TPOT; a TPOT search stopped at the
-    // other limits does not bind.
-    p.batch = p.batch_kv;
-    p.binding = FleetBinding::kv_budget;
-    if (o.max_batch != 0 && o.max_batch < p.batch) {
-        p.batch = o.max_batch;
-        p.binding = FleetBinding::max_batch;
-    }
-    if (!p.batch_tpot_capped && p.batch_tpot < p.batch) {
-        p.batch = p.batch_tpot;
-        p.binding = FleetBinding::tpot;
-    }
-    p.mean_output_tokens = mean_output_tokens;
-    p.time_in_system = t.ttft + t.tpot * mean_output_tokens;
-    p.in_flight = t.rate_per_s * p.time_in_system.in(seconds);
-    p.feasible = p.batch >= 1;
+    const Bytes at_percentile = kv_sizes.percentile(o.size_at_percentile);
+    const std::uint64_t batch_at_percentile =
+        at_percentile.is_zero() ? std::uint64_t{1} << 40 : kv_budget / at_percentile;
+    std::optional<std::uint64_t> batch_overflow;
+    if (o.epsilon > 0) batch_overflow = largest_batch_within(kv_sizes, kv_budget, o.epsilon);
+    FleetPlan p = size_replicas(t, batch_overflow.value_or(batch_at_percentile), o.max_batch,
+                                mean_output_tokens, timing);
+    p.kv_at_percentile = at_percentile;
+    p.batch_kv_at_percentile = batch_at_percentile;
+    p.batch_kv_overflow = batch_overflow;
     if (p.feasible) {
-        p.tpot_at_batch = tpot_at(p.batch);
         p.overflow_bound = chernoff_overflow_bound(sizes, p.batch, kv_budget);
         p.overflow_normal = normal_overflow_estimate(sizes, p.batch, kv_budget);
-        p.replicas = std::max<std::uint64_t>(
-            1, static_cast<std::uint64_t>(
-                   std::ceil(p.in_flight / static_cast<double>(p.batch) - 1e-9)));
     }
     return p;
 }
 
 /// As above, with one size per request (or sample).
-template <class StepTime>
+template <class Timing>
 [[nodiscard]] FleetPlan plan_fleet(const FleetTargets& t, std::span<const Bytes> kv_sizes,
-                                   double mean_output_tokens, Bytes kv_budget, StepTime step_time,
+                                   double mean_output_tokens, Bytes kv_budget, Timing timing,
                                    const FleetOptions& o = {}) {
     KVPLAN_EXPECTS(!kv_sizes.empty());
-    return plan_fleet(t, histogram_of(kv_sizes), mean_output_tokens, kv_budget, step_time, o);
+    return plan_fleet(t, histogram_of(kv_sizes), mean_output_tokens, kv_budget, timing, o);
 }
 
 }  // namespace kvplan

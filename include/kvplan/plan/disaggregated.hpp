@@ -33,7 +33,8 @@
 //
 // Aggregated. A replica doing both runs C requests at once, prefill chunks riding along decodes
 // (the estimate's serving load); C is the largest concurrency whose TTFT and TPOT meet the targets
-// and that its caches hold, and replicas = ceil(rate x request time / C).
+// and that its caches hold, and replicas = ceil(rate x request time / C): size_replicas
+// (plan/replicas.hpp), the sizing kvplan fleet does for the same replica.
 //
 // Each pool's layout is chosen over the search space (GPU type, count, parallel layout, weight
 // format) as the one needing the fewest GPUs, then the faster step.
@@ -52,6 +53,7 @@
 #include "../transfer.hpp"
 #include "deployment.hpp"
 #include "evaluate.hpp"
+#include "replicas.hpp"
 #include "search.hpp"
 
 namespace kvplan {
@@ -298,25 +300,22 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
     const DecodeCosts c = decode_costs(r.replica, o.roofline);
     AggregatedPool pool{.candidate = a, .fitted = timing.fitted};
     const auto at = [&](std::uint64_t n) {
-        const Load load{.concurrency = n,
-                        .prompt_tokens = demand.prompt_tokens,
-                        .output_tokens = demand.output_tokens,
-                        .max_num_batched_tokens = r.serving.options.vllm.max_num_batched_tokens,
-                        .max_running = n};
-        return estimate_latency(c, load, timing.params, RunningCap{n, true});
+        return batch_timing(estimate_with_batch(c, n, demand.prompt_tokens, demand.output_tokens,
+                                                r.serving.options.vllm.max_num_batched_tokens,
+                                                timing.params));
     };
-    pool.concurrency = detail::largest(r.max_concurrency, [&](std::uint64_t n) {
-        const LatencyEstimate e = at(n);
-        return e.ttft <= demand.ttft && e.tpot <= demand.tpot;
-    });
-    if (pool.concurrency == 0) return std::nullopt;
-    const LatencyEstimate e = at(pool.concurrency);
-    pool.ttft = e.ttft;
-    pool.tpot = e.tpot;
-    pool.request = e.request;
-    pool.requests_per_s = static_cast<double>(pool.concurrency) / e.request.in(seconds);
-    const std::uint64_t replicas = detail::ceil_u64(demand.rate / pool.requests_per_s);
-    pool.replicas = static_cast<std::uint32_t>(std::max<std::uint64_t>(replicas, 1));
+    // The fleet kvplan fleet sizes for the same replica (plan/replicas.hpp): its caches'
+    // max_concurrency, already within the engine's sequence cap, is the KV's batch.
+    const FleetPlan f =
+        size_replicas({.rate_per_s = demand.rate, .ttft = demand.ttft, .tpot = demand.tpot},
+                      r.max_concurrency, 0, static_cast<double>(demand.output_tokens), at);
+    if (!f.feasible) return std::nullopt;
+    pool.concurrency = f.batch;
+    pool.ttft = f.ttft_at_batch;
+    pool.tpot = f.tpot_at_batch;
+    pool.request = f.time_in_system;
+    pool.requests_per_s = static_cast<double>(pool.concurrency) / pool.request.in(seconds);
+    pool.replicas = static_cast<std::uint32_t>(f.replicas);
     pool.gpus = pool.replicas * r.replica_gpus;
     return pool;
 }
