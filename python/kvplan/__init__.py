@@ -45,6 +45,7 @@ from ._kvplan import (
     Deployment,
     DisaggPlan,
     DisaggPool,
+    FleetAnswer,
     Gpu,
     Growth,
     LatencyEstimate,
@@ -60,6 +61,7 @@ from ._kvplan import (
     Size,
     disagg,
     fit,
+    fleet,
     plan,
     roofline,
     size,
@@ -105,9 +107,9 @@ def gpus():
 
 __all__ = [
     "Admission", "BlockGroup", "BlockPool", "DecodeBound", "DecodePoint", "Deployment",
-    "DisaggPlan", "DisaggPool", "Error", "Gpu", "Growth", "InvalidInputError", "InvalidLayoutError",
-    "InvalidModelError", "LatencyEstimate", "Model", "PlanAnswer", "PlanCandidate",
-    "PrefillBound", "Prefix", "ReplicaAnswer", "Request", "RequestNeed", "Roofline", "Size",
-    "SizeOverflowError", "UsageError", "config_dir", "disagg", "fit", "gpus", "models", "plan",
-    "roofline", "size",
+    "DisaggPlan", "DisaggPool", "Error", "FleetAnswer", "Gpu", "Growth", "InvalidInputError",
+    "InvalidLayoutError", "InvalidModelError", "LatencyEstimate", "Model", "PlanAnswer",
+    "PlanCandidate", "PrefillBound", "Prefix", "ReplicaAnswer", "Request", "RequestNeed",
+    "Roofline", "Size", "SizeOverflowError", "UsageError", "config_dir", "disagg", "fit", "fleet",
+    "gpus", "models", "plan", "roofline", "size"
 ]

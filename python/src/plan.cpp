@@ -1,10 +1,13 @@
 // size, plan and disagg: the library's sizing and searches (kvplan/kv_bytes.hpp,
 // kvplan/plan/search.hpp, kvplan/plan/disaggregated.hpp) from typed arguments.
 
+#include <kvplan/fleet.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/plan/disaggregated.hpp>
+#include <kvplan/plan/fleet.hpp>
 #include <kvplan/plan/search.hpp>
+#include <kvplan/plan/size.hpp>
 #include <kvplan/transfer.hpp>
 #include <limits>
 #include <utility>
@@ -20,43 +23,20 @@ namespace {
 
 struct PySize {
     std::shared_ptr<PyModel> model;
-    KvFormat kv{};
-    std::uint32_t tp = 1, pp = 1;
-    std::uint64_t context = 0, concurrency = 1;
-    Bytes per_token, per_token_rank, per_sequence, per_sequence_rank;
+    SizeAnswer a;
 };
 
 PySize size_of(py::handle model, py::handle context, py::handle concurrency, py::handle kv_dtype,
                py::handle tp, py::handle pp) {
-    PySize s;
-    s.kv = to_kv_format(kv_dtype, "kv_dtype");
-    s.tp = to_u32(tp, "tp", "GPUs", 1U << 16);
-    s.pp = to_u32(pp, "pp", "stages", 1U << 16);
-    s.concurrency = to_count(concurrency, "concurrency", "sequences");
-    std::optional<std::uint64_t> tokens;
-    if (!context.is_none()) tokens = to_tokens(context, "context");
-    s.model = as_model(model);
-    const Model& m = s.model->get();
-    if (tokens) {
-        s.context = *tokens;
-    } else if (m.config().max_position_embeddings != 0) {
-        s.context = m.config().max_position_embeddings;
-    } else {
-        usage("context", "a context length (the model states no max_position_embeddings)", "None");
-    }
-    const Layout layout(m, ParallelConfig{.tp = s.tp, .pp = s.pp});  // InvalidLayout
-    s.per_token = kv_bytes_per_token(m, s.kv);
-    s.per_sequence = kv_bytes_per_sequence(m, s.kv, s.context);
-    // Per token the busiest stage may differ from the one at this context when windows cap some
-    // layers: each figure is its own maximum over stages.
-    for (std::uint32_t st = 0; st < layout.pp(); ++st)
-        s.per_token_rank =
-            std::max(s.per_token_rank, kv_bytes_per_token(m, s.kv, layout.stage(st)));
-    s.per_sequence_rank = kv_bytes_per_sequence(
-        m, s.kv, s.context, layout.stage(busiest_stage(m, s.kv, layout, s.context)));
-    // The totals are checked: past 2^64 - 1 bytes, SizeOverflowError.
-    (void)(s.per_sequence * s.concurrency);
-    return s;
+    const KvFormat kv = to_kv_format(kv_dtype, "kv_dtype");
+    const ParallelConfig p{.tp = to_u32(tp, "tp", "GPUs", 1U << 16),
+                           .pp = to_u32(pp, "pp", "stages", 1U << 16)};
+    SizeRequest r;
+    r.concurrency = to_count(concurrency, "concurrency", "sequences");
+    if (!context.is_none()) r.context = to_tokens(context, "context");
+    std::shared_ptr<PyModel> m = as_model(model);
+    SizeAnswer a = size(m->get(), kv, p, r);  // InvalidLayout, Overflow
+    return PySize{std::move(m), std::move(a)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -156,43 +136,70 @@ py::object optional_seconds(const std::optional<Seconds>& t) {
     return t ? py::object(py::float_(t->in(seconds))) : py::object(py::none());
 }
 
+// ---------------------------------------------------------------------------------------------
+// fleet: the replicas an arrival rate needs under latency targets (kvplan::plan_fleet).
+
+/// Lengths as --prompt-tokens reads them for fleet: an int (every request that long) or
+/// "50:1000,95:4000" (percentile:tokens), read by the library's parse_quantile_points.
+std::vector<QuantilePoint> quantiles(py::handle h, std::string_view field) {
+    if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()))
+        return parse_quantile_points(std::to_string(to_count(h, field, "tokens")), field);
+    return parse_quantile_points(to_text(h, field), field);
+}
+
+struct PyFleet {
+    FleetAnswer a;
+    std::shared_ptr<PyGpu> gpu;
+};
+
 }  // namespace
 
 void bind_plan(py::module_& m) {
     // size ---------------------------------------------------------------------------------
-    py::class_<PySize>(m, "Size", "KV bytes of a model, as kvplan size gives them.")
+    py::class_<PySize>(m, "Size", "KV bytes of a model, as kvplan size gives them (kvplan::size).")
         .def_property_readonly(
             "model", [](const PySize& s) { return s.model; }, "The kvplan.Model sized.")
-        .def_property_readonly("kv_dtype", [](const PySize& s) { return name(s.kv.dtype); })
-        .def_property_readonly("tp", [](const PySize& s) { return s.tp; })
-        .def_property_readonly("pp", [](const PySize& s) { return s.pp; })
-        .def_property_readonly("context_tokens", [](const PySize& s) { return s.context; })
-        .def_property_readonly("concurrency", [](const PySize& s) { return s.concurrency; })
+        .def_property_readonly("kv_dtype", [](const PySize& s) { return name(s.a.kv.dtype); })
+        .def_property_readonly("tp", [](const PySize& s) { return s.a.parallel.tp; })
+        .def_property_readonly("pp", [](const PySize& s) { return s.a.parallel.pp; })
         .def_property_readonly(
-            "kv_bytes_per_token", [](const PySize& s) { return s.per_token.count(); },
+            "context_tokens", [](const PySize& s) { return s.a.context; },
+            "Tokens per sequence: as asked, or the model's context limit.")
+        .def_property_readonly("concurrency", [](const PySize& s) { return s.a.concurrency; })
+        .def_property_readonly(
+            "kv_bytes_per_token", [](const PySize& s) { return s.a.per_token.count(); },
             "KV bytes one token takes over the whole model.")
         .def_property_readonly(
-            "kv_bytes_per_token_per_gpu", [](const PySize& s) { return s.per_token_rank.count(); },
-            "KV bytes one token takes on the busiest GPU.")
+            "kv_bytes_per_token_per_gpu",
+            [](const PySize& s) { return s.a.per_token_per_gpu.count(); },
+            "KV bytes one token takes on a GPU, the largest over stages.")
         .def_property_readonly(
-            "kv_bytes_per_sequence", [](const PySize& s) { return s.per_sequence.count(); },
+            "kv_bytes_per_sequence", [](const PySize& s) { return s.a.per_sequence.count(); },
             "KV bytes of one sequence of context_tokens, windows and fixed state included.")
         .def_property_readonly(
             "kv_bytes_per_sequence_per_gpu",
-            [](const PySize& s) { return s.per_sequence_rank.count(); },
-            "KV bytes of one sequence on the busiest GPU.")
+            [](const PySize& s) { return s.a.per_sequence_per_gpu.count(); },
+            "KV bytes of one sequence on a GPU of the busiest stage.")
         .def_property_readonly(
-            "kv_bytes_total",
-            [](const PySize& s) { return (s.per_sequence * s.concurrency).count(); },
+            "kv_bytes_total", [](const PySize& s) { return s.a.total.count(); },
             "kv_bytes_per_sequence x concurrency.")
         .def_property_readonly(
-            "kv_bytes_total_per_gpu",
-            [](const PySize& s) { return (s.per_sequence_rank * s.concurrency).count(); },
+            "kv_bytes_total_per_gpu", [](const PySize& s) { return s.a.total_per_gpu.count(); },
             "kv_bytes_per_sequence_per_gpu x concurrency.")
+        .def_property_readonly(
+            "busiest_stage", [](const PySize& s) { return s.a.busiest_stage; },
+            "The pipeline stage of kv_bytes_per_sequence_per_gpu.")
+        .def_property_readonly(
+            "weight_bytes", [](const PySize& s) { return s.a.weight_bytes.total().count(); },
+            "The whole model's weights as stored.")
+        .def_property_readonly(
+            "weight_bytes_per_gpu",
+            [](const PySize& s) { return s.a.weight_bytes_per_gpu.count(); },
+            "The weights of the fullest rank.")
         .def("__repr__", [](const PySize& s) {
             return fmt::format("<kvplan.Size {}: {} B per token, {} B per sequence of {} tokens>",
-                               s.model->id, grouped(s.per_token.count()),
-                               grouped(s.per_sequence.count()), grouped(s.context));
+                               s.model->id, grouped(s.a.per_token.count()),
+                               grouped(s.a.per_sequence.count()), grouped(s.a.context));
         });
     m.def("size", &size_of, py::arg("model"), py::kw_only(), py::arg("context") = py::none(),
           py::arg("concurrency") = 1, py::arg("kv_dtype") = "bf16", py::arg("tp") = 1,
@@ -200,9 +207,9 @@ void bind_plan(py::module_& m) {
           R"(size(model, *, context=None, concurrency=1, kv_dtype='bf16', tp=1, pp=1)
 --
 
-KV bytes per token, per sequence and in total, for the whole model and per GPU, as kvplan
-size gives them: a kvplan.Size. context: tokens per sequence (an int or '32k'; None: the
-model's max_position_embeddings).
+KV bytes per token, per sequence and in total, for the whole model and per GPU, and the
+weights, as kvplan size gives them (kvplan::size): a kvplan.Size. context: tokens per
+sequence (an int or '32k'; None: the model's context limit).
 
 Example:
 
@@ -512,6 +519,145 @@ Prefill and decode pools for `rate` requests per second of prompt_tokens + outpu
 under TTFT and TPOT targets (milliseconds), beside the aggregated plan, as kvplan disagg
 plans them (the link between the pools: InfiniBand NDR, a NIC per GPU): a kvplan.DisaggPlan.
 latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figures).)");
+
+    // fleet --------------------------------------------------------------------------------
+    py::class_<PyFleet>(m, "FleetAnswer",
+                        "The fleet an arrival rate needs, as kvplan fleet sizes it "
+                        "(kvplan::plan_fleet): its figures named by kvplan fleet's JSON keys.")
+        .def_property_readonly(
+            "feasible", [](const PyFleet& f) { return f.a.plan.feasible; },
+            "Some batch >= 1 meets every target.")
+        .def_property_readonly(
+            "replicas", [](const PyFleet& f) { return f.a.plan.replicas; },
+            "ceil(in flight / batch); 0 when no batch meets the targets.")
+        .def_property_readonly("gpus", [](const PyFleet& f) { return f.a.gpus; })
+        .def_property_readonly("replica_gpus", [](const PyFleet& f) { return f.a.replica_gpus; })
+        .def_property_readonly(
+            "batch", [](const PyFleet& f) { return f.a.plan.batch; },
+            "Sequences per replica: the smallest of what the KV budget, the TPOT and TTFT "
+            "targets and the engine's cap allow.")
+        .def_property_readonly(
+            "binding", [](const PyFleet& f) { return std::string(name(f.a.plan.binding)); },
+            "What sets the batch: kv_budget, tpot, max_batch or ttft.")
+        .def_property_readonly("batch_kv", [](const PyFleet& f) { return f.a.plan.batch_kv; })
+        .def_property_readonly("batch_tpot", [](const PyFleet& f) { return f.a.plan.batch_tpot; })
+        .def_property_readonly("batch_ttft", [](const PyFleet& f) { return f.a.plan.batch_ttft; })
+        .def_property_readonly(
+            "tpot_seconds", [](const PyFleet& f) { return f.a.plan.tpot_at_batch.in(seconds); },
+            "The TPOT at the batch.")
+        .def_property_readonly(
+            "ttft_seconds", [](const PyFleet& f) { return f.a.ttft().in(seconds); },
+            "The TTFT target, else the TTFT at the batch.")
+        .def_property_readonly(
+            "in_flight", [](const PyFleet& f) { return f.a.plan.in_flight; },
+            "Requests in the system: rate x time in system.")
+        .def_property_readonly("kv_budget_bytes_per_gpu",
+                               [](const PyFleet& f) { return f.a.kv_budget_per_gpu.count(); })
+        .def_property_readonly("limiting_stage",
+                               [](const PyFleet& f) { return f.a.limiting_stage; })
+        .def("__repr__", [](const PyFleet& f) {
+            return fmt::format("<kvplan.FleetAnswer {} replicas of {} x {}, batch {} ({})>",
+                               f.a.plan.replicas, f.a.replica_gpus, f.gpu->id, f.a.plan.batch,
+                               name(f.a.plan.binding));
+        });
+    m.def(
+        "fleet",
+        [](py::handle model, py::handle gpu, py::handle rate, py::handle tpot_ms,
+           py::handle prompt_tokens, py::handle output_tokens, py::handle ttft_ms,
+           py::handle shared_prefix_tokens, py::handle size_by, py::handle percentile,
+           py::handle efficiency, py::handle tp, py::handle pp, py::handle kv_dtype,
+           py::handle weight_dtype, py::handle expert_dtype, py::handle engine,
+           py::handle engine_version, py::handle block_size, py::handle gpu_memory_utilization,
+           py::handle max_num_seqs, py::handle max_num_batched_tokens) {
+            struct {
+                LengthDistribution lengths{};
+                double rate_per_s = 0;
+                Seconds tpot_target{};
+                std::optional<Seconds> ttft_target{};
+                std::uint64_t shared_prefix_tokens = 0;
+                FleetSizeBy size_by = FleetSizeBy::estimate;
+                double size_at_percentile = 95;
+                double efficiency = 1.0;
+            } q;
+            q.rate_per_s = to_positive(rate, "rate");
+            q.tpot_target = to_positive(tpot_ms, "tpot_ms") / 1e3 * seconds;
+            if (!ttft_ms.is_none()) q.ttft_target = to_positive(ttft_ms, "ttft_ms") / 1e3 * seconds;
+            const std::string by = to_text(size_by, "size_by");
+            if (by != "estimate" && by != "bound")
+                usage("size_by",
+                      "'estimate' (the latency estimate) or 'bound' (the roofline bound / "
+                      "efficiency)",
+                      "'" + by + "'");
+            q.size_by = by == "estimate" ? FleetSizeBy::estimate : FleetSizeBy::bound;
+            q.size_at_percentile = to_positive(percentile, "percentile");
+            if (!efficiency.is_none()) {
+                if (q.size_by == FleetSizeBy::estimate)
+                    usage("efficiency", "size_by='bound' beside it", "size_by='estimate'");
+                q.efficiency = to_fraction(efficiency, "efficiency");
+            }
+            q.lengths =
+                LengthDistribution::from_percentiles(quantiles(prompt_tokens, "prompt_tokens"),
+                                                     quantiles(output_tokens, "output_tokens"));
+            if (!shared_prefix_tokens.is_none())
+                q.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
+            check_shared_prefix(q.lengths, q.shared_prefix_tokens);
+            const py::handle none = py::none(), one = py::int_(1);
+            std::shared_ptr<PyModel> pm;
+            std::shared_ptr<PyGpu> pg;
+            std::string profile;
+            Deployment d = deployment_of({model,
+                                          gpu,
+                                          tp,
+                                          pp,
+                                          one,
+                                          one,
+                                          one,
+                                          none,
+                                          kv_dtype,
+                                          weight_dtype,
+                                          expert_dtype,
+                                          engine,
+                                          engine_version,
+                                          block_size,
+                                          gpu_memory_utilization,
+                                          none,
+                                          max_num_seqs,
+                                          max_num_batched_tokens,
+                                          none,
+                                          none,
+                                          none,
+                                          none,
+                                          none,
+                                          false},
+                                         pm, pg, profile);
+            return PyFleet{plan_fleet(FleetRequest{.deployment = std::move(d),
+                                                   .lengths = q.lengths,
+                                                   .rate_per_s = q.rate_per_s,
+                                                   .tpot_target = q.tpot_target,
+                                                   .ttft_target = q.ttft_target,
+                                                   .shared_prefix_tokens = q.shared_prefix_tokens,
+                                                   .size_by = q.size_by,
+                                                   .size_at_percentile = q.size_at_percentile,
+                                                   .efficiency = q.efficiency}),
+                           pg};
+        },
+        py::arg("model"), py::arg("gpu"), py::kw_only(), py::arg("rate"), py::arg("tpot_ms"),
+        py::arg("prompt_tokens"), py::arg("output_tokens"), py::arg("ttft_ms") = py::none(),
+        py::arg("shared_prefix_tokens") = py::none(), py::arg("size_by") = "estimate",
+        py::arg("percentile") = 95, py::arg("efficiency") = py::none(), py::arg("tp") = 1,
+        py::arg("pp") = 1, py::arg("kv_dtype") = "bf16", py::arg("weight_dtype") = py::none(),
+        py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
+        py::arg("engine_version") = py::none(), py::arg("block_size") = py::none(),
+        py::arg("gpu_memory_utilization") = py::none(), py::arg("max_num_seqs") = py::none(),
+        py::arg("max_num_batched_tokens") = py::none(),
+        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype='bf16', weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None)
+--
+
+The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a
+TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer.
+prompt_tokens and output_tokens: an int (every request that long) or percentiles
+("50:1000,95:4000"); the KV is sized at `percentile`; size_by 'estimate' times steps by the
+latency estimate, 'bound' by the roofline bound / efficiency.)");
 }
 
 }  // namespace kvplan::python

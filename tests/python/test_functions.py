@@ -147,3 +147,26 @@ def test_the_module_binds_the_library_alone():
         assert not hasattr(kvplan._kvplan, name)
     assert kvplan.models() == kvplan.Model.bundled() and "llama-3-70b" in kvplan.models()
     assert kvplan.gpus() == kvplan.Gpu.bundled() and "h100-sxm" in kvplan.gpus()
+
+
+def test_fleet_gives_the_cli_fleet():
+    # kvplan::plan_fleet from typed arguments: the replicas, the batch and what binds it.
+    for extra, kwargs in [
+        ([], {}),
+        (["--ttft-ms", "300", "--prompt-tokens", "50:1000,95:4000"],
+         {"ttft_ms": 300, "prompt_tokens": "50:1000,95:4000"}),
+    ]:
+        args = ["--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4", "--rate", "20",
+                "--tpot-ms", "30", "--output-tokens", "500"]
+        if "--prompt-tokens" not in extra:
+            args += ["--prompt-tokens", "2000"]
+        expected = cli_json("fleet", *args, *extra)
+        f = kvplan.fleet("llama-3-70b", "h100-sxm", tp=4, rate=20, tpot_ms=30,
+                         **{"prompt_tokens": 2000, "output_tokens": 500, **kwargs})
+        for key in ("replicas", "gpus", "batch", "batch_tpot", "binding", "in_flight"):
+            assert getattr(f, key) == expected[key], key
+        assert f.tpot_seconds == expected["tpot_at_batch"]
+        assert f.kv_budget_bytes_per_gpu == expected["kv_budget_per_gpu"]
+    with pytest.raises(kvplan.UsageError, match="^size_by: expected"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", rate=1, tpot_ms=30, prompt_tokens=1,
+                     output_tokens=1, size_by="guess")
