@@ -15,6 +15,7 @@
 #include <string>
 
 #include "parse.hpp"
+#include "replica.hpp"
 
 namespace kvplan::cli {
 
@@ -200,11 +201,9 @@ LayoutInput parse_layout(const CommonOptions& o) {
         if (r > max_ranks) usage_error("--redundant-experts", "at most 65536", o.redundant_experts);
         l.redundant_experts = static_cast<std::uint32_t>(r);
     }
-    // vLLM's dp ranks are engines of tp x pp GPUs each; SGLang's and TensorRT-LLM's attention
-    // groups live within the tp GPUs.
-    const bool dp_adds_gpus = o.engine.empty() || o.engine == "vllm" || o.engine == "ideal";
-    const std::uint64_t per_replica =
-        std::uint64_t{l.tp} * l.pp * (dp_adds_gpus ? std::uint64_t{l.dp} : 1);
+    // The GPUs a replica takes are the engine's rule (engine/parallel.hpp).
+    const std::uint64_t per_replica = replica_gpus(parse_engine_flag(o.engine), l.tp, l.pp, l.dp);
+    const bool dp_adds_gpus = per_replica != std::uint64_t{l.tp} * l.pp;
     if (per_replica > max_ranks)
         usage_error(dp_adds_gpus ? "--dp" : "--tp", "a replica of at most 65536 GPUs",
                     std::to_string(per_replica));

@@ -2,6 +2,8 @@
 
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
+#include <string_view>
+#include <vector>
 
 #include "flags.hpp"
 #include "parse.hpp"
@@ -11,8 +13,16 @@ namespace kvplan::cli {
 Engine parse_engine_flag(const std::string& text) {
     if (text.empty()) return Engine::vllm;
     if (const auto e = parse_engine(text)) return *e;
-    throw UsageError("--engine: expected ideal, vllm, sglang or trtllm, found '" + text + "'" +
-                     detail::did_you_mean(text, {"ideal", "vllm", "sglang", "trtllm"}));
+    // The engines' names are engine/kind.hpp's: "ideal, vllm, sglang or trtllm".
+    std::vector<std::string_view> names;
+    std::string expected;
+    for (const Engine e : all_engines) {
+        if (!names.empty()) expected += names.size() + 1 == all_engines.size() ? " or " : ", ";
+        names.push_back(name(e));
+        expected += name(e);
+    }
+    throw UsageError("--engine: expected " + expected + ", found '" + text + "'" +
+                     detail::did_you_mean(text, names));
 }
 
 EngineSetup engine_setup(const CommonOptions& o) {

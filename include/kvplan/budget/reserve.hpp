@@ -21,6 +21,7 @@
 #include "../model.hpp"
 #include "../units.hpp"
 #include "../weights.hpp"
+#include "lora.hpp"
 #include "replica.hpp"
 
 namespace kvplan {
@@ -73,6 +74,7 @@ struct ReserveOptions {
     std::optional<Bytes> activation{};    ///< replaces the modelled activation peak
     std::optional<Bytes> cuda_graphs{};   ///< replaces cuda_graph_max_batch x 2 MiB
     std::optional<Bytes> comm_buffers{};  ///< replaces ranks x 128 MiB
+    LoraOptions lora{};                   ///< multi-LoRA adapter slots (off by default)
 };
 
 /// Where a reserve term's figure came from.
@@ -110,8 +112,10 @@ struct Reserve {
         activation_model{};  ///< the modelled peak (shown even when a figure replaces it)
     ReserveTerm cuda_graphs{};
     ReserveTerm comm_buffers{};
+    ReserveTerm lora{};  ///< multi-LoRA adapter slots (lora_bytes_on_rank), 0 without LoRA
     [[nodiscard]] constexpr Bytes total() const {
-        return cuda_context.bytes + activation.bytes + cuda_graphs.bytes + comm_buffers.bytes;
+        return cuda_context.bytes + activation.bytes + cuda_graphs.bytes + comm_buffers.bytes +
+               lora.bytes;
     }
 };
 
@@ -215,6 +219,7 @@ namespace detail {
     res.cuda_graphs = term(o.cuda_graphs, cuda_graph_bytes_per_batch * o.cuda_graph_max_batch);
     res.comm_buffers =
         term(o.comm_buffers, l.ranks() > 1 ? comm_buffer_bytes_per_rank * l.ranks() : Bytes{});
+    res.lora = {lora_bytes_on_rank(r.model, l, stage, o.lora, r.weights), TermSource::modelled};
     return res;
 }
 
