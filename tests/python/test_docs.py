@@ -29,19 +29,18 @@ def test_the_doc_examples_print_what_the_docs_show():
 
 
 def test_the_docstring_examples_hold():
-    # The package's, Result's, and each subcommand's example.
+    # The package's and each function's example.
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     tests = finder.find(kvplan, "kvplan", globs={"kvplan": kvplan})
-    tests += finder.find(kvplan.Result, "kvplan.Result", globs={"kvplan": kvplan})
-    for name in ("size", "fit", "roofline", "plan", "compare"):
+    for name in ("size", "fit", "roofline", "plan"):
         tests += finder.find(getattr(kvplan, name), f"kvplan.{name}", module=False,
                              globs={"kvplan": kvplan})
     examples = 0
     for t in tests:
         examples += len(t.examples)
         runner.run(t)
-    assert examples >= 8
+    assert examples >= 7
     assert runner.failures == 0
 
 

@@ -1,0 +1,204 @@
+#pragma once
+
+// What the files of the kvplan Python module share: the conversions from Python values to the
+// library's types, the errors, the resolved model and GPU, and the deployment its classes and
+// functions hold. The module binds the library (include/kvplan) and nothing else: no command line
+// code, no flag text, no JSON in the path of a call.
+//
+// Every argument is checked here before it reaches the library: a broken precondition there ends
+// the process (KVPLAN_EXPECTS), which a Python caller must never see. Bad values raise
+// kvplan.UsageError ("field: expected X, found Y"); the library's errors (kvplan::Error and its
+// subclasses) raise kvplan.InvalidInputError and its subclasses, carrying the library's message.
+
+#include <fmt/format.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <kvplan/calibrate.hpp>
+#include <kvplan/dtype.hpp>
+#include <kvplan/engine.hpp>
+#include <kvplan/format.hpp>
+#include <kvplan/gpu.hpp>
+#include <kvplan/hf_config.hpp>
+#include <kvplan/model.hpp>
+#include <kvplan/plan/deployment.hpp>
+#include <kvplan/plan/evaluate.hpp>
+#include <kvplan/roofline.hpp>
+#include <kvplan/units.hpp>
+#include <kvplan/weights.hpp>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvplan::python {
+
+namespace py = pybind11;
+
+// ---------------------------------------------------------------------------------------------
+// Errors (convert.cpp).
+
+/// An argument the module cannot take: kvplan.UsageError.
+class UsageError : public std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// kvplan::Error and its subclasses, and UsageError, as the classes of kvplan/_errors.py.
+void translate(std::exception_ptr p);
+
+/// "field: expected X, found Y", the shape of every kvplan message, as a kvplan.UsageError.
+[[noreturn]] void usage(std::string_view field, std::string_view expected, std::string_view found);
+
+/// A value of the wrong Python type: TypeError "field: expected X, found <type>".
+[[noreturn]] void wrong_type(std::string_view field, std::string_view expected, py::handle found);
+
+// ---------------------------------------------------------------------------------------------
+// Python values as the library's types (convert.cpp). `field` is the keyword, named in errors.
+
+/// Where the bundled configs are: set by kvplan/__init__.py (config_dir()).
+std::filesystem::path& config_dir();
+
+/// A whole number >= `min`: an int (not a bool).
+std::uint64_t to_count(py::handle h, std::string_view field, std::string_view unit,
+                       std::uint64_t min = 1);
+/// A whole number in [min, max].
+std::uint32_t to_u32(py::handle h, std::string_view field, std::string_view unit, std::uint32_t max,
+                     std::uint32_t min = 1);
+/// A token count: an int, or a string as vLLM's --max-model-len reads one ("8k" = 8,000,
+/// "8K" = 8,192).
+std::uint64_t to_tokens(py::handle h, std::string_view field);
+/// A count of bytes: an int, or a string naming its unit ("5.38GiB", "80GB").
+Bytes to_size(py::handle h, std::string_view field);
+/// A fraction in (0, 1]: a float or an int.
+double to_fraction(py::handle h, std::string_view field);
+/// A positive real number.
+double to_positive(py::handle h, std::string_view field);
+/// A str.
+std::string to_text(py::handle h, std::string_view field);
+/// An id or a path: str or os.PathLike.
+std::string path_text(py::handle h, std::string_view field);
+
+KvFormat to_kv_format(py::handle h, std::string_view field);
+Engine to_engine(py::handle h, std::string_view field);
+WeightFormat to_weight_format(py::handle h, std::string_view field);
+std::optional<ComputeDtype> to_compute_dtype(py::handle h, std::string_view field);
+
+/// "12,345".
+std::string grouped(std::uint64_t n);
+
+// ---------------------------------------------------------------------------------------------
+// Model and Gpu (inputs.cpp): a bundled id is read once and cached.
+
+struct PyModel {
+    std::string id;      ///< what it was resolved from: a bundled id or a path
+    std::string source;  ///< where its numbers come from
+    Model model;
+    std::vector<std::string> notes{};  ///< what the import assumed that the file does not say
+
+    [[nodiscard]] const Model& get() const { return model; }
+};
+
+struct PyGpu {
+    std::string id;      ///< the canonical id (h100-sxm)
+    std::string source;  ///< the spec file
+    GpuSpec spec{};
+    std::vector<std::string> aliases{};
+};
+
+/// A kvplan.Model, or what its constructor takes (a bundled id, a preset, a path).
+std::shared_ptr<PyModel> as_model(py::handle h, const HfImportOptions& import = {});
+/// A kvplan.Gpu, or what its constructor takes (a bundled id or alias, a path).
+std::shared_ptr<PyGpu> as_gpu(py::handle h);
+/// The import options of vLLM's --mamba-cache-dtype and --mamba-ssm-cache-dtype.
+HfImportOptions import_options(py::handle mamba, py::handle ssm);
+
+// ---------------------------------------------------------------------------------------------
+// Deployment and its answer (deployment.cpp).
+
+struct PyDeployment {
+    std::shared_ptr<PyModel> model;
+    std::shared_ptr<PyGpu> gpu;
+    Deployment deployment;
+    /// What no GPU or demand changes (the layout, each stage's weights and matmul shapes, the
+    /// drafter), computed once: evaluate() pays only for what a demand changes.
+    PreparedLayout prepared;
+    std::uint64_t default_context = 0;  ///< the model's limit
+    std::string profile_path{};         ///< profile=
+    std::uint32_t replica_gpus = 1;     ///< GPUs of one replica (dp x tp x pp under vLLM's rules)
+    std::uint32_t gpus = 1;             ///< every GPU deployed
+    std::uint32_t replicas = 1;
+};
+
+/// evaluate() as Deployment.evaluate runs it: the longest contexts left out (searched when read).
+inline constexpr EvaluateOptions fast_options{.contexts = false};
+/// The longest contexts alone.
+inline constexpr EvaluateOptions contexts_options{
+    .contexts = true, .decode = false, .estimate = false};
+/// Nothing but the budget: what a check of the deployment itself needs.
+inline constexpr EvaluateOptions budget_options{
+    .contexts = false, .decode = false, .estimate = false};
+
+struct PyAnswer {
+    ReplicaAnswer a;
+    std::shared_ptr<const PyDeployment> dep;
+    bool searched = false;
+
+    /// The longest contexts, searched on first read (a binary search over the engine's cache).
+    const ReplicaAnswer& contexts();
+};
+
+/// The latency estimate and the parameters it ran with (kvplan.LatencyEstimate).
+struct PyEstimate {
+    LatencyEstimate e;
+    EstimateParams params;
+};
+
+/// A decode bound at one batch and context (kvplan.DecodePoint).
+struct PyDecodePoint {
+    DecodePoint p;
+};
+
+/// The keywords of kvplan.Deployment and kvplan.fit, as Python gave them (None: the default).
+struct DeploymentArgs {
+    py::handle model, gpu, tp, pp, dp, ep, dcp, gpus, kv_dtype, weight_dtype, expert_dtype, engine,
+        engine_version, block_size, gpu_memory_utilization, kv_memory, max_num_seqs,
+        max_num_batched_tokens, num_gpu_blocks_override, speculative_method, num_speculative_tokens,
+        draft_model, profile;
+    bool allow_long_context = false;
+};
+
+/// The engine and its knobs the keywords state (engine ... allow_long_context).
+Serving serving_of(const DeploymentArgs& x);
+
+/// The Deployment the keywords state, its model and GPU resolved (cached by name).
+Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& model,
+                         std::shared_ptr<PyGpu>& gpu, std::string& profile_path);
+
+/// A prepared kvplan.Deployment, checked at a demand that cannot fail.
+std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x);
+
+/// A demand: context (None: the split's sum, else the model's limit) and concurrency.
+Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
+                 py::handle prompt_tokens = py::none(), py::handle output_tokens = py::none(),
+                 py::handle shared_prefix_tokens = py::none());
+
+/// Deployment.roofline (roofline.cpp): a kvplan.Roofline.
+py::object make_roofline(const std::shared_ptr<PyDeployment>& d, py::handle compute_dtype);
+/// Deployment.block_pool (block_pool.cpp): a kvplan.BlockPool.
+py::object engine_pool(const std::shared_ptr<PyDeployment>& d, py::handle context,
+                       const std::string& policy);
+
+// ---------------------------------------------------------------------------------------------
+// The families, each binding its classes and functions into the module.
+
+void bind_inputs(py::module_& m);
+void bind_deployment(py::module_& m);
+void bind_roofline(py::module_& m);
+void bind_block_pool(py::module_& m);
+void bind_plan(py::module_& m);
+
+}  // namespace kvplan::python

@@ -1,0 +1,172 @@
+"""kvplan.size(), fit(), roofline(), plan() and disagg(): one library call each, from typed
+arguments, giving the figures the command line prints for the same inputs; and the library's
+errors as Python's exception types."""
+
+import pathlib
+
+import pytest
+
+import kvplan
+from conftest import BUNDLED_MODELS, SOURCE_DIR, cli_json
+
+SIZE_KEYS = ("kv_bytes_per_token", "kv_bytes_per_token_per_gpu", "kv_bytes_per_sequence",
+             "kv_bytes_per_sequence_per_gpu", "kv_bytes_total", "kv_bytes_total_per_gpu")
+
+
+@pytest.mark.parametrize("model", BUNDLED_MODELS)
+def test_size_gives_the_cli_figures_on_every_bundled_model(model):
+    for args, kwargs in [
+        (["--context", "8192"], {"context": 8192}),
+        (["--context", "32k", "--concurrency", "16", "--kv-dtype", "fp8", "--pp", "2"],
+         {"context": "32k", "concurrency": 16, "kv_dtype": "fp8", "pp": 2}),
+    ]:
+        expected = cli_json("size", "--model", model, *args)
+        s = kvplan.size(model, **kwargs)
+        for key in SIZE_KEYS:
+            assert getattr(s, key) == expected[key], (model, key)
+
+
+def test_size_is_the_formula():
+    # Llama-3-70B: 80 layers x 8 KV heads x 128 dims x 2 (K and V) x 2 bytes (bf16) = 327,680 B
+    # a token; 8,192 tokens = 2,684,354,560 B; tp 4 splits the 8 heads two a GPU: 81,920 B.
+    s = kvplan.size("llama-3-70b", context=8192, tp=4, concurrency=3)
+    assert s.kv_bytes_per_token == 80 * 8 * 128 * 2 * 2 == 327_680
+    assert s.kv_bytes_per_sequence == 327_680 * 8192 == 2_684_354_560
+    assert s.kv_bytes_per_token_per_gpu == 327_680 // 4
+    assert s.kv_bytes_total == 3 * 2_684_354_560
+    assert s.model.id == "llama-3-70b" and s.context_tokens == 8192
+    # A config by path reads as the bundled id does.
+    config = SOURCE_DIR / "configs" / "models" / "qwen3-8b.json"
+    assert (kvplan.size(pathlib.Path(config), context=4096).kv_bytes_per_sequence ==
+            kvplan.size("qwen3-8b", context=4096).kv_bytes_per_sequence)
+    with pytest.raises(kvplan.InvalidLayoutError):
+        kvplan.size("llama-3-70b", tp=3)
+
+
+def test_fit_from_names_is_the_headline():
+    # Llama-3-70B on 4 x H100 SXM at 8,000 tokens: 62 sequences (README), whether the model and
+    # GPU are named or given as objects.
+    a = kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k", concurrency=48)
+    assert a.fits and a.max_concurrency == 62
+    assert kvplan.fit(kvplan.Model("llama-3-70b"), kvplan.Gpu("h100"), tp=4, context=8000,
+                      concurrency=48).max_concurrency == 62
+    # The answer reads as a Deployment's: its longest contexts searched on first read.
+    d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
+    assert a.max_context == d.evaluate(8000, 48).max_context
+    assert a.serve_command().startswith("vllm serve ")
+
+
+def test_roofline_gives_the_cli_point():
+    expected = cli_json("roofline", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--batch", "8", "--context", "8k")
+    b = kvplan.roofline(model="llama-3-70b", gpu="h100-sxm", tp=4, batch=8, context="8k")
+    for key in ("decode_step_seconds", "tpot_seconds", "tokens_per_second", "bytes_per_step",
+                "flops_per_step", "bound", "all_reduce_seconds"):
+        assert getattr(b, key) == expected[key], key
+
+
+CANDIDATE_KEYS = ("gpu", "gpus", "tp", "pp", "dp", "ep", "dcp", "kv_dtype")
+ANSWER_KEYS = ("kv_budget_bytes_per_gpu", "kv_tokens_capacity", "max_concurrency",
+               "tpot_seconds")
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    (["--gpu", "h100-sxm,h200-sxm", "--context", "8k", "--concurrency", "64"],
+     {"gpu": ["h100-sxm", "h200-sxm"], "context": "8k", "concurrency": 64}),
+    (["--gpu", "h200-sxm", "--context", "32k", "--concurrency", "16", "--rank", "fastest",
+      "--kv-dtype", "bf16,fp8"],
+     {"gpu": "h200-sxm", "context": "32k", "concurrency": 16, "rank": "fastest",
+      "kv_dtype": ["bf16", "fp8"]}),
+])
+def test_plan_gives_the_cli_candidates(args, kwargs):
+    for model in ("llama-3-70b", "qwen3-235b-a22b"):
+        expected = cli_json("plan", "--model", model, *args)
+        p = kvplan.plan(model, **kwargs)
+        assert p.found == expected["found"]
+        assert len(p.fits) >= len(expected["candidates"])
+        for c, e in zip(p.fits, expected["candidates"]):
+            for key in CANDIDATE_KEYS:
+                assert getattr(c, key) == e[key], (model, key)
+            for key in ANSWER_KEYS:
+                assert getattr(c.answer, key) == e[key], (model, key)
+        if not p.found:
+            assert p.best is None and not expected["candidates"]
+            continue
+        # A candidate is a deployment to ask again.
+        best = p.best.deployment.evaluate(kwargs["context"], kwargs["concurrency"])
+        assert best.max_concurrency == expected["candidates"][0]["max_concurrency"]
+
+
+def test_disagg_gives_the_cli_pools():
+    expected = cli_json("disagg", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10",
+                        "--prompt-tokens", "2000", "--output-tokens", "500", "--ttft-ms", "500",
+                        "--tpot-ms", "50")
+    p = kvplan.disagg("llama-3-70b", "h100-sxm", rate=10, prompt_tokens=2000, output_tokens=500,
+                      ttft_ms=500, tpot_ms=50)
+    for key in ("disaggregated_gpus", "aggregated_gpus", "disaggregated_smaller",
+                "kv_transfer_bytes_per_gpu", "kv_transfer_seconds"):
+        assert getattr(p, key) == expected[key], key
+    assert [q.pool for q in p.pools] == [q["pool"] for q in expected["pools"]]
+    for q, e in zip(p.pools, expected["pools"]):
+        for key in ("gpu", "tp", "pp", "dp", "ep", "dcp", "kv_dtype", "sequences_per_replica",
+                    "replicas", "gpus", "ttft_seconds", "tpot_seconds"):
+            assert getattr(q, key) == e[key], (q.pool, key)
+    with pytest.raises(kvplan.UsageError, match="^latency: expected"):
+        kvplan.disagg("llama-3-70b", rate=1, prompt_tokens=1, output_tokens=1, ttft_ms=1,
+                      tpot_ms=1, latency="fast")
+
+
+def test_library_errors_raise_their_python_types():
+    # Each by the library's exception type, with the library's message.
+    with pytest.raises(kvplan.InvalidInputError, match="found 'llama-3-7b'; did you mean") as e:
+        kvplan.fit(model="llama-3-7b", gpu="h100")
+    assert e.value.exit_code == 3 and isinstance(e.value, ValueError)
+    with pytest.raises(kvplan.InvalidLayoutError, match="tp"):
+        kvplan.fit(model="llama-3-70b", gpu="h100", tp=3)
+    with pytest.raises(kvplan.SizeOverflowError):
+        kvplan.fit(model="llama-3-8b", gpu="h100", context=2**63, concurrency=2**62)
+    with pytest.raises(kvplan.InvalidInputError, match="nonexistent"):
+        kvplan.size(model="/nonexistent/config.json")
+    # Arguments the module refuses before the library sees them.
+    with pytest.raises(kvplan.UsageError, match="^context: expected a token count") as e:
+        kvplan.fit(model="llama-3-8b", gpu="h100", context="-5")
+    assert e.value.exit_code == 2
+    with pytest.raises(kvplan.UsageError, match="^plan: |^rank: expected"):
+        kvplan.plan("llama-3-8b", rank="cheapest")
+    with pytest.raises(TypeError, match="tp: expected an int"):
+        kvplan.fit(model="llama-3-8b", gpu="h100", tp=True)
+    with pytest.raises(TypeError, match="context: expected an int or a token count"):
+        kvplan.fit(model="llama-3-8b", gpu="h100", context={"tokens": 8})
+    with pytest.raises(TypeError):
+        kvplan.fit(model="llama-3-8b", gpu="h100", conccurency=4)
+
+
+def test_the_module_binds_the_library_alone():
+    # No command line in the module: no flag runner, no JSON.
+    for name in ("run", "describe"):
+        assert not hasattr(kvplan._kvplan, name)
+    assert kvplan.models() == kvplan.Model.bundled() and "llama-3-70b" in kvplan.models()
+    assert kvplan.gpus() == kvplan.Gpu.bundled() and "h100-sxm" in kvplan.gpus()
+
+
+def test_fleet_gives_the_cli_fleet():
+    # kvplan::plan_fleet from typed arguments: the replicas, the batch and what binds it.
+    for extra, kwargs in [
+        ([], {}),
+        (["--ttft-ms", "300", "--prompt-tokens", "50:1000,95:4000"],
+         {"ttft_ms": 300, "prompt_tokens": "50:1000,95:4000"}),
+    ]:
+        args = ["--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4", "--rate", "20",
+                "--tpot-ms", "30", "--output-tokens", "500"]
+        if "--prompt-tokens" not in extra:
+            args += ["--prompt-tokens", "2000"]
+        expected = cli_json("fleet", *args, *extra)
+        f = kvplan.fleet("llama-3-70b", "h100-sxm", tp=4, rate=20, tpot_ms=30,
+                         **{"prompt_tokens": 2000, "output_tokens": 500, **kwargs})
+        for key in ("replicas", "gpus", "batch", "batch_tpot", "binding", "in_flight"):
+            assert getattr(f, key) == expected[key], key
+        assert f.tpot_seconds == expected["tpot_at_batch"]
+        assert f.kv_budget_bytes_per_gpu == expected["kv_budget_per_gpu"]
+    with pytest.raises(kvplan.UsageError, match="^size_by: expected"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", rate=1, tpot_ms=30, prompt_tokens=1,
+                     output_tokens=1, size_by="guess")
