@@ -71,9 +71,9 @@ __version__ = _kvplan.version
 
 
 def _find_config_dir():
-    # As the command line finds them: $KVPLAN_CONFIG_DIR, else the package's own (a wheel built
-    # by pyproject.toml holds them), else <prefix>/share/kvplan of an installed tree (this package
-    # sits a few folders under the prefix), else the source tree's.
+    # As the command line finds them: $KVPLAN_CONFIG_DIR, else the package's own (a copy beside
+    # the module, as a wheel would hold them), else <prefix>/share/kvplan of an installed tree
+    # (this package sits a few folders under the prefix), else the source tree's.
     env = _os.environ.get("KVPLAN_CONFIG_DIR")
     if env:
         return _pathlib.Path(env)
