@@ -1,10 +1,8 @@
 // Python values as the library's types, and the library's errors as Python's: the one place the
 // module reads what a caller passed.
 
-#include <charconv>
-#include <cmath>
+#include <kvplan/quantity_text.hpp>
 #include <kvplan/weight_format.hpp>
-#include <system_error>
 
 #include "common.hpp"
 
@@ -66,37 +64,6 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-/// digits, or digits '.' digits: the number vLLM's pattern (\d+(?:\.\d+)?) accepts.
-bool is_decimal(std::string_view s, bool& has_point) {
-    has_point = false;
-    std::size_t i = 0;
-    while (i < s.size() && is_digit(s[i])) ++i;
-    if (i == 0) return false;
-    if (i == s.size()) return true;
-    if (s[i] != '.') return false;
-    has_point = true;
-    const std::size_t frac = ++i;
-    while (i < s.size() && is_digit(s[i])) ++i;
-    return i == s.size() && i > frac;
-}
-
-bool to_u64(std::string_view s, std::uint64_t& v) {
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    return r.ec == std::errc{} && r.ptr == s.data() + s.size();
-}
-
-double to_double(std::string_view s) {
-    double v = 0;
-    // from_chars rounds correctly, as Python's float() does, so the products below match vLLM's.
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
-
-// The largest double below 2^64: anything at or above it does not fit a count.
-constexpr double u64_limit = 18446744073709549568.0;
-
 }  // namespace
 
 void wrong_type(std::string_view field, std::string_view expected, py::handle found) {
@@ -132,75 +99,26 @@ std::uint32_t to_u32(py::handle h, std::string_view field, std::string_view unit
     return static_cast<std::uint32_t>(n);
 }
 
-// vLLM's --max-model-len grammar (vllm/engine/arg_utils.py, human_readable_int): a plain integer,
-// or a number with a suffix; lower-case k/m/g/t are decimal and take a fraction, truncated after
-// multiplying in double precision (8k = 8,000; 25.6k = 25,600); upper-case K/M/G/T are binary and
-// take whole numbers only (8K = 8,192).
+// The library's token grammar (kvplan/quantity_text.hpp: vLLM's --max-model-len, 8k = 8,000,
+// 8K = 8,192), the one the command line reads.
 std::uint64_t to_tokens(py::handle h, std::string_view field) {
     if (is_int(h)) return to_count(h, field, "tokens");
     if (!PyUnicode_Check(h.ptr())) wrong_type(field, "an int or a token count such as '8k'", h);
-    const std::string text = py::cast<std::string>(h);
-    const std::string expected =
-        "a token count >= 1 (8192, '8k' = 8,000, '25.6k' = 25,600, '8K' = 8,192)";
-    const std::string_view s = trim(text);
-    if (s.empty()) usage(field, expected, shown(h));
-    std::uint64_t value = 0;
-    const char suffix = s.back();
-    const std::string_view number = s.substr(0, s.size() - 1);
-    bool has_point = false;
-    const std::string_view decimal_suffixes = "kmgt", binary_suffixes = "KMGT";
-    if (decimal_suffixes.find(suffix) != std::string_view::npos && is_decimal(number, has_point)) {
-        const double mult =
-            std::pow(10.0, 3.0 * static_cast<double>(decimal_suffixes.find(suffix) + 1));
-        const double v = to_double(number) * mult;
-        if (!(v < u64_limit)) usage(field, "a token count below 2^64", shown(h));
-        value = static_cast<std::uint64_t>(v);
-    } else if (binary_suffixes.find(suffix) != std::string_view::npos &&
-               is_decimal(number, has_point)) {
-        if (has_point)
-            usage(field,
-                  fmt::format("a whole number before a binary suffix (did you mean '{}{}'?)",
-                              number, static_cast<char>(suffix - 'A' + 'a')),
-                  shown(h));
-        const unsigned shift = 10U * static_cast<unsigned>(binary_suffixes.find(suffix) + 1);
-        std::uint64_t n = 0;
-        if (!to_u64(number, n) || n > (~0ULL >> shift))
-            usage(field, "a token count below 2^64", shown(h));
-        value = n << shift;
-    } else if (!to_u64(s, value)) {
-        usage(field, expected, shown(h));
-    }
-    if (value == 0) usage(field, expected, shown(h));
-    return value;
+    const kvplan::TextRead<std::uint64_t> r = kvplan::read_token_count(py::cast<std::string>(h));
+    if (!r.value) usage(field, r.expected, shown(h));
+    if (*r.value == 0)
+        usage(field, "a token count >= 1 (8192, '8k' = 8,000, '25.6k' = 25,600, '8K' = 8,192)",
+              shown(h));
+    return *r.value;
 }
 
 Bytes to_size(py::handle h, std::string_view field) {
     if (is_int(h)) return Bytes::exactly(to_count(h, field, "bytes", 0));
     if (!PyUnicode_Check(h.ptr()))
         wrong_type(field, "an int of bytes or a size naming its unit such as '5.38GiB'", h);
-    const std::string text = py::cast<std::string>(h);
-    constexpr std::string_view expected =
-        "a size with its unit ('5.38GiB', '80GB', '512MiB'; units B kB MB GB TB KiB MiB GiB TiB)";
-    const std::string_view s = trim(text);
-    std::size_t i = 0;
-    while (i < s.size() && (is_digit(s[i]) || s[i] == '.')) ++i;
-    const std::string_view number = s.substr(0, i);
-    const std::string_view unit = trim(s.substr(i));
-    bool has_point = false;
-    if (number.empty() || !is_decimal(number, has_point)) usage(field, expected, shown(h));
-    static constexpr ByteUnit units[] = {B, kB, MB, GB, TB, KiB, MiB, GiB, TiB};
-    for (const ByteUnit& u : units) {
-        if (unit != u.symbol) continue;
-        if (u.bytes == 1 && has_point) usage(field, "a whole number of bytes", shown(h));
-        const double v = to_double(number);
-        if (!(v * static_cast<double>(u.bytes) < u64_limit))
-            usage(field, "a size below 2^64 bytes", shown(h));
-        return round_to_bytes(v, u);
-    }
-    if (unit.empty())
-        usage(field, "a size that names its unit ('80GB' or '80GiB': they differ by 7 %)",
-              shown(h));
-    usage(field, expected, shown(h));
+    const kvplan::TextRead<Bytes> r = kvplan::read_size(py::cast<std::string>(h));
+    if (!r.value) usage(field, r.expected, shown(h));
+    return *r.value;
 }
 
 namespace {
