@@ -64,7 +64,9 @@ struct CommonOptions {
     std::optional<std::uint64_t> max_num_seqs;            ///< the engine's cap on sequences
     std::optional<std::uint64_t> max_num_batched_tokens;  ///< tokens of one step
     std::optional<std::uint64_t> num_gpu_blocks_override;
-    bool allow_long_context = false;  ///< contexts past the model's limit
+    std::optional<std::uint32_t> limit_mm_per_prompt;  ///< images per prompt (0: text only)
+    bool skip_mm_profiling = false;                    ///< vLLM's --skip-mm-profiling
+    bool allow_long_context = false;                   ///< contexts past the model's limit
     std::optional<DraftMethod> speculative_method;
     std::optional<std::uint32_t> num_speculative_tokens;
     std::string draft_model;
@@ -89,6 +91,7 @@ enum OptionGroup : unsigned {
     opt_budget = 1U << 5,     ///< --engine and its knobs: --block-size --gpu-memory-utilization
                               ///< --kv-memory --max-num-seqs --max-num-batched-tokens
                               ///< --num-gpu-blocks-override --allow-long-context
+                              ///< --limit-mm-per-prompt --skip-mm-profiling
     opt_output = 1U << 6,     ///< --format --explain
     opt_batch = 1U << 7,      ///< --batch
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens

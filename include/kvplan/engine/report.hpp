@@ -60,6 +60,7 @@ struct EngineMemory {
     Bytes cuda_graphs{};
     Bytes cuda_context{};
     Bytes comm_buffers{};
+    Bytes encoder_cache{};     ///< a vision model's profiled encoder outputs (vLLM charges them)
     Bytes charged{};           ///< terms subtracted from fraction_bytes
     Bytes outside{};           ///< terms left to live outside fraction_bytes
     Bytes kv_memory{};         ///< fraction_bytes - charged (zero if negative)
@@ -70,7 +71,8 @@ struct EngineMemory {
 /// The KV memory engine `e` gives a GPU of stage `stage` of `r`:
 ///   ideal   total - weights: every byte the driver reports but the weights goes to the cache,
 ///           no fraction, no reserve, so no engine gives more (an upper bound, not a prediction);
-///   vllm    ceil(total x gpu_memory_utilization) - weights - activation peak [- CUDA graphs]
+///   vllm    ceil(total x gpu_memory_utilization) - weights - activation peak - encoder outputs
+///           [- CUDA graphs]
 ///           (vllm/v1/worker/gpu_worker.py, determine_available_memory; vllm/v1/worker/utils.py,
 ///           request_memory): the CUDA context and NCCL buffers exist before vLLM's memory snapshot
 ///           and must fit beside the fraction;
@@ -99,6 +101,8 @@ namespace detail {
     em.cuda_graphs = res.cuda_graphs.bytes;
     em.cuda_context = res.cuda_context.bytes;
     em.comm_buffers = res.comm_buffers.bytes;
+    // Only vLLM's profile run is known to hold encoder outputs (budget/reserve.hpp, encoder_cache).
+    if (e == Engine::vllm) em.encoder_cache = res.encoder_cache.bytes;
     switch (e) {
         case Engine::ideal:
             em.fraction = 1.0;
@@ -110,7 +114,7 @@ namespace detail {
             em.fraction = b.utilization;
             em.fraction_base = em.memory_total;
             em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
-            em.charged = em.weights + em.activation +
+            em.charged = em.weights + em.activation + em.encoder_cache +
                          (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{});
             em.outside = em.cuda_context + em.comm_buffers +
                          (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);
