@@ -31,6 +31,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/admission/engine_pools.hpp
   kvplan/budget.hpp
   kvplan/budget/budget.hpp
+  kvplan/budget/lora.hpp
   kvplan/budget/replica.hpp
   kvplan/budget/reserve.hpp
   kvplan/budget/search.hpp
@@ -44,6 +45,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine.hpp
   kvplan/engine/ideal.hpp
   kvplan/engine/kind.hpp
+  kvplan/engine/parallel.hpp
   kvplan/engine/release.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
@@ -74,6 +76,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/plan/size.hpp
   kvplan/plan/speculation.hpp
   kvplan/plan/tiers.hpp
+  kvplan/plan/trace.hpp
   kvplan/policy/requirements.hpp
   kvplan/roofline.hpp
   kvplan/roofline/attention_io.hpp

@@ -229,3 +229,54 @@ TEST_CASE("bad budget inputs name the field", "[budget]") {
                        {.context = 1024}),
         InvalidLayout);
 }
+
+// Multi-LoRA adapter slots, as vLLM allocates them at load (budget/lora.hpp). Llama-3-70B at tp 4,
+// rank 16, per layer and slot, in elements:
+//   qkv_proj  A 3 x 16 x 8,192 = 393,216; B (16 x 128 + 2 x 2 x 128 = 2,560) x 16 = 40,960
+//   o_proj    A 16 x (16 x 128) = 32,768; B 8,192 x 16 = 131,072
+//   gate_up   A 2 x 16 x 8,192 = 262,144; B 2 x 7,168 x 16 = 229,376
+//   down      A 16 x 7,168 = 114,688;     B 8,192 x 16 = 131,072
+// = 1,335,296 a layer; x 80 layers = 106,823,680; x 4 slots x 2 B (bf16) = 854,589,440 B.
+TEST_CASE("LoRA slots cost what vLLM allocates for them", "[budget][lora]") {
+    const Layout l(llama_3_70b, {.tp = 4});
+    CHECK(lora_bytes_on_rank(llama_3_70b, l, 0, {}).count() == 0);
+    const LoraOptions four{.max_loras = 4, .max_lora_rank = 16};
+    CHECK(lora_bytes_on_rank(llama_3_70b, l, 0, four).count() == 854'589'440);
+
+    // Fully sharded: A of column layers and B of row layers split 4 ways. Per layer:
+    //   qkv A 3 x 4 x 8,192 = 98,304 (+ B 40,960); o B 2,048 x 16 = 32,768 (+ A 32,768);
+    //   gate_up A 2 x 4 x 8,192 = 65,536 (+ B 229,376); down B 32,768 (+ A 114,688)
+    // = 647,168 a layer; x 80 x 4 x 2 B = 414,187,520 B.
+    const LoraOptions sharded{.max_loras = 4, .max_lora_rank = 16, .fully_sharded = true};
+    CHECK(lora_bytes_on_rank(llama_3_70b, l, 0, sharded).count() == 414'187'520);
+
+    // The reserve charges it: the same replica's reserve grows by exactly the slots.
+    const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.tp = 4}};
+    const Reserve without = reserve_on_rank(r, l, 0);
+    const Reserve with = reserve_on_rank(r, l, 0, {.lora = four});
+    CHECK(without.lora.bytes.count() == 0);
+    CHECK((with.total() - without.total()).count() == 854'589'440);
+}
+
+// Mixtral-8x7B at tp 2: every expert on every GPU, each split 2 ways (7,168 wide). Per layer and
+// slot, rank 16:
+//   qkv_proj  A 3 x 16 x 4,096 = 196,608; B (16 x 128 + 2 x 4 x 128 = 3,072) x 16 = 49,152
+//   o_proj    A 16 x 2,048 = 32,768;      B 4,096 x 16 = 65,536
+//   experts   8 x [w13 2 x (16 x 4,096 + 7,168 x 16) + w2 (16 x 7,168 + 4,096 x 16)]
+//             = 8 x (360,448 + 180,224) = 4,325,376   (vllm/lora/layers/fused_moe.py)
+// = 4,669,440 a layer; x 32 layers x 2 slots x 2 B = 597,688,320 B.
+TEST_CASE("LoRA slots of a MoE model count every local expert", "[budget][lora]") {
+    const Layout l(mixtral_8x7b, {.tp = 2});
+    REQUIRE(l.placement().expert_tp == 2);
+    REQUIRE(l.placement().experts_per_gpu == 8);
+    const LoraOptions two{.max_loras = 2, .max_lora_rank = 16};
+    CHECK(lora_bytes_on_rank(mixtral_8x7b, l, 0, two).count() == 597'688'320);
+}
+
+TEST_CASE("LoRA sizing refuses what it does not model", "[budget][lora]") {
+    const Layout v3(deepseek_v3, {.tp = 8});
+    CHECK_THROWS_AS(lora_bytes_on_rank(deepseek_v3, v3, 0, {.max_loras = 1}), InvalidInput);
+    const Layout l(llama_3_70b, {.tp = 4});
+    CHECK_THROWS_AS(lora_bytes_on_rank(llama_3_70b, l, 0, {.max_loras = 1, .max_lora_rank = 0}),
+                    InvalidInput);
+}

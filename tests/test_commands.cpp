@@ -233,3 +233,20 @@ TEST_CASE("the engines' flag names a command line takes are the ones their lines
         CHECK_THAT(f.engine == Engine::vllm ? vl : sl, Catch::Contains(f.flag));
     }
 }
+
+TEST_CASE("a command serving LoRA adapters asks for the slots kvplan charged", "[commands][lora]") {
+    // Llama-3-70B on 4 x H100 with 4 adapter slots of rank 16: vLLM's LoRAConfig flags, SGLang's
+    // per-batch slots; the slots (854,589,440 B a GPU, tests/test_budget.cpp) leave less KV.
+    Deployment d{.model = bundled("llama-3-70b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 4}};
+    const ReplicaAnswer plain = evaluate(d, {.context = 8192});
+    d.serving.reserve.lora = {.max_loras = 4, .max_lora_rank = 16};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    CHECK(a.kv_budget + Bytes::exactly(854'589'440) == plain.kv_budget);
+    CHECK_THAT(serve_command(a, {.model = "m"}).line(),
+               Catch::EndsWith("--enable-lora --max-loras 4 --max-lora-rank 16"));
+    d.serving.engine = Engine::sglang;
+    CHECK_THAT(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}).line(),
+               Catch::EndsWith("--enable-lora --max-loras-per-batch 4 --max-lora-rank 16"));
+    d.serving.reserve.lora.fully_sharded = true;
+    CHECK_THROWS_AS(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}), InvalidInput);
+}

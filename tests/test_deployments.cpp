@@ -417,3 +417,20 @@ TEST_CASE("whole-node layouts: a power of two within a node, stages across nodes
         odd = odd || c.answer.replica_gpus == 9 || c.answer.replica_gpus == 7;
     CHECK(odd);
 }
+
+TEST_CASE("a prefix-cache hit rate is the shared prefix it stands for", "[deployments][prefix]") {
+    // 40 % of a 6,000-token prompt found in the cache: 2,400 tokens held once. Decimal rates land
+    // on whole tokens (0.29 x 100 is 29, not the 28.999999999999996 binary gives), others round
+    // down to the token.
+    const Demand d{.context = 8192, .prompt_tokens = 6000, .output_tokens = 500};
+    CHECK(shared_prefix_of_hit_rate(d, 0.4, "demand") == 2400);
+    CHECK(shared_prefix_of_hit_rate(d, 1.0, "demand") == 6000);
+    CHECK(shared_prefix_of_hit_rate(d, 0.0, "demand") == 0);
+    CHECK(shared_prefix_of_hit_rate({.context = 200, .prompt_tokens = 100, .output_tokens = 1},
+                                    0.29, "demand") == 29);
+    CHECK(shared_prefix_of_hit_rate(d, 0.33333, "demand") == 1999);  // 1,999.98
+    CHECK_THROWS_AS(shared_prefix_of_hit_rate(d, 1.5, "demand"), InvalidInput);
+    CHECK_THROWS_AS(shared_prefix_of_hit_rate(d, -0.1, "demand"), InvalidInput);
+    CHECK_THROWS_AS(shared_prefix_of_hit_rate(d, std::nan(""), "demand"), InvalidInput);
+    CHECK_THROWS_AS(shared_prefix_of_hit_rate({.context = 8192}, 0.4, "demand"), InvalidInput);
+}

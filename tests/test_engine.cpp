@@ -647,3 +647,26 @@ TEST_CASE("vLLM groups layers by spec: a draft of 8 x 128 heads beside targets o
     CHECK(t.num_kinds == 3);
     CHECK(t.num_groups == 31);
 }
+
+// LoRA slots are loaded with the weights, so every engine's KV memory shrinks by exactly their
+// bytes (854,589,440 B for Llama-3-70B at tp 4 with 4 slots of rank 16: tests/test_budget.cpp)
+// while nothing else in the breakdown moves.
+TEST_CASE("LoRA slots come out of every engine's KV memory", "[engine][lora]") {
+    const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.tp = 4}};
+    const Layout l = r.layout();
+    BudgetOptions with_lora;
+    with_lora.reserve.lora = {.max_loras = 4, .max_lora_rank = 16};
+    for (const Engine e : {Engine::vllm, Engine::sglang, Engine::trtllm, Engine::ideal}) {
+        CAPTURE(e);
+        const EngineMemory plain = engine_memory(e, r, l, 0);
+        const EngineMemory lora = engine_memory(e, r, l, 0, with_lora);
+        CHECK(lora.lora.count() == 854'589'440);
+        CHECK(lora.weights == plain.weights);
+        if (e == Engine::trtllm) {
+            // TensorRT-LLM's fraction applies to what is left: 0.9 of the slots comes out.
+            CHECK(lora.fraction_base + lora.lora == plain.fraction_base);
+        } else {
+            CHECK(lora.kv_memory + lora.lora == plain.kv_memory);
+        }
+    }
+}

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <kvplan/plan/trace.hpp>
 #include <kvplan/presets.hpp>
 #include <kvplan/trace.hpp>
 #include <string>
@@ -244,4 +245,44 @@ TEST_CASE("the smallest replica that holds a trace's replayed peak", "[trace][re
     // No arrival times: no replay, no replica.
     const Trace flat = parse_trace_csv(twenty_csv, "twenty.csv");
     CHECK_FALSE(smallest_replica_for_trace(flat, base, times, 16, six_mib).has_value());
+}
+
+TEST_CASE("the trace call sizes the replica that holds a replay by hand", "[trace]") {
+    // The replay above on Llama-3-8B in bf16, vLLM's blocks of 16 tokens x 128 KiB = 2 MiB: the
+    // requests hold 13, 21, 13, 1 and 77 tokens, so 1, 2, 1, 1 and 5 blocks: A 2, B 4, C 2, E 2
+    // and D 10 MiB on the one GPU. In flight, [3, 3.5) holds B + C + E = 8 MiB and [5, 15) D's 10
+    // MiB alone: the peak is 10 MiB, at 5 s.
+    const Trace t = parse_trace_csv(
+        "arrival_time,prompt_tokens,output_tokens\n0,1,12\n1,1,20\n2,1,12\n3,1,0\n5,1,76\n", "r");
+    TraceSizing s{.model = llama_3_8b, .times = {0.5 * seconds, 0.125 * seconds}};
+    s.serving.kv_memory_per_gpu = 9 * MiB;
+    const TraceAnswer a = analyze_trace(t, s);
+    CHECK(a.block_size == 16);
+    CHECK(a.busiest_stage == 0);
+    // max_model_len: the model's max_position_embeddings when not given.
+    CHECK(a.max_model_len == 8192);
+    CHECK(a.whole.exact.max == 77 * (128 * KiB));
+    CHECK(a.per_gpu.paged.max == 10 * MiB);
+    REQUIRE(a.concurrency);
+    CHECK(a.concurrency->littles_law == Approx(2.8));  // 0.8 /s x 3.5 s, as above
+    CHECK(a.concurrency->peak_kv == 10 * MiB);
+    // 9 MiB per GPU does not hold the 10 MiB peak: ceil(10 / 9) = 2 replicas of one GPU.
+    REQUIRE(a.replica_sized);
+    REQUIRE(a.on_replica);
+    CHECK(a.on_replica->kv_budget == 9 * MiB);
+    CHECK_FALSE(a.on_replica->holds_peak);
+    CHECK(a.on_replica->replicas_for_peak == 2);
+    // tp 2 halves each request's KV per GPU (4 of the 8 KV heads): a 5 MiB peak holds.
+    REQUIRE(a.smallest);
+    CHECK(a.smallest->parallel.tp == 2);
+    CHECK(a.smallest->parallel.pp == 1);
+    CHECK(a.smallest->peak_kv == 5 * MiB);
+    // A contiguous reservation of 1,024 tokens: 5 x 1,024 x 128 KiB.
+    s.max_model_len = 1024;
+    CHECK(analyze_trace(t, s).waste.contiguous == 5 * 1024 * (128 * KiB));
+    // Neither a GPU nor a KV memory: the replica is not sized.
+    s.serving.kv_memory_per_gpu.reset();
+    const TraceAnswer none = analyze_trace(t, s);
+    CHECK_FALSE(none.replica_sized);
+    CHECK_FALSE(none.on_replica);
 }

@@ -1,6 +1,7 @@
 // static_assert only: if this file compiles, the planning headers give these figures at compile
 // time.
 #include <kvplan/engine.hpp>
+#include <kvplan/plan/deployment.hpp>
 #include <kvplan/presets.hpp>
 #include <kvplan/roofline.hpp>
 #include <kvplan/transfer.hpp>
@@ -38,5 +39,18 @@ constexpr Replica replica{.model = llama_3_8b, .gpu = gpu};
 static_assert(replica_budget(replica, {.context = 4096, .concurrency = 8}).fits);
 // One sequence decodes bound by memory: 15.0 GB read per token against 16 GFLOP.
 static_assert(decode_bound(replica, 1, 128).bound == Bound::memory);
+
+// The demand's context: the one stated; else the split's 2,000 + 500; else Llama-3-8B's
+// max_position_embeddings, 8,192.
+static_assert(demand_context(llama_3_8b.config(), 4096, 2000, 500) == 4096);
+static_assert(demand_context(llama_3_8b.config(), std::nullopt, 2000, 500) == 2500);
+static_assert(demand_context(llama_3_8b.config(), std::nullopt, std::nullopt, std::nullopt) ==
+              8192);
+
+// GPUs of a replica by the engine's rules: vLLM's dp 2 engines of tp 4 x pp 2 are 16 GPUs;
+// SGLang's dp 2 attention groups live within its 4 x 2.
+static_assert(replica_gpus(Engine::vllm, 4, 2, 2) == 16);
+static_assert(replica_gpus(Engine::sglang, 4, 2, 2) == 8);
+static_assert(replica_gpus(Engine::trtllm, 4, 1, 4) == 4);
 
 }  // namespace

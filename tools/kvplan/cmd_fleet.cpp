@@ -19,19 +19,20 @@
 #include "replica.hpp"
 #include "report.hpp"
 #include "traffic.hpp"
+#include "typed_option.hpp"
 
 namespace kvplan::cli {
 
 namespace {
 
 struct FleetFlags {
-    std::string rate;
-    std::string ttft_ms;
-    std::string tpot_ms;
+    double rate = 0;    ///< required
+    Seconds tpot_ms{};  ///< required
+    std::optional<Seconds> ttft_ms;
     std::string trace;
-    std::string epsilon;
-    std::string percentile = "95";
-    std::string efficiency;  ///< --size-by bound only; default 1
+    std::optional<double> epsilon;
+    double percentile = 95;
+    std::optional<double> efficiency;  ///< --size-by bound only; default 1
     std::string size_by = "estimate";
     std::string time_unit = "s";
 };
@@ -49,16 +50,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         double epsilon = 0;
         double efficiency = 1.0;
     } q;
-    q.rate_per_s = parse_positive(ff.rate, "--rate");
-    if (ff.tpot_ms.empty()) usage_error("--tpot-ms", "a TPOT target in ms", "");
-    q.tpot_target = parse_ms(ff.tpot_ms, "--tpot-ms");
-    if (!ff.ttft_ms.empty()) q.ttft_target = parse_ms(ff.ttft_ms, "--ttft-ms");
-    q.size_at_percentile = parse_positive(ff.percentile, "--percentile");
-    if (q.size_at_percentile > 100) usage_error("--percentile", "0 to 100", ff.percentile);
-    if (!ff.epsilon.empty()) {
-        q.epsilon = parse_positive(ff.epsilon, "--epsilon");
-        if (q.epsilon >= 1) usage_error("--epsilon", "a probability in (0, 1)", ff.epsilon);
-    }
+    // The numbers were read as CLI11 parsed them (register_fleet).
+    q.rate_per_s = ff.rate;
+    q.tpot_target = ff.tpot_ms;
+    q.ttft_target = ff.ttft_ms;
+    q.size_at_percentile = ff.percentile;
+    q.epsilon = ff.epsilon.value_or(0);
     if (ff.size_by != "estimate" && ff.size_by != "bound")
         usage_error("--size-by",
                     "estimate (the latency estimate's TPOT) or bound (the roofline decode bound / "
@@ -66,12 +63,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                     ff.size_by);
     const bool by_estimate = ff.size_by == "estimate";
     q.size_by = by_estimate ? FleetSizeBy::estimate : FleetSizeBy::bound;
-    if (by_estimate && !ff.efficiency.empty())
+    if (by_estimate && ff.efficiency)
         usage_error("--efficiency",
                     "--size-by bound beside it (the estimate has its own fractions: --profile "
                     "calibrates them)",
-                    ff.efficiency);
-    q.efficiency = ff.efficiency.empty() ? 1.0 : parse_fraction(ff.efficiency, "--efficiency");
+                    fmt::format("{:g}", *ff.efficiency));
+    q.efficiency = ff.efficiency.value_or(1.0);
     if (ff.trace.empty() && (o.prompt_dist.empty() || o.output_dist.empty()))
         usage_error("--trace", "a trace, or both --prompt-tokens and --output-tokens", "neither");
     if (!ff.trace.empty() && (!o.prompt_dist.empty() || !o.output_dist.empty()))
@@ -367,11 +364,12 @@ void register_fleet(CLI::App& app, Context& ctx) {
     add_options(*sub, *o,
                 opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_length_dists |
                     opt_prefix | opt_profile | opt_output);
-    sub->add_option("--rate", ff->rate, "Requests arriving per second")->required();
-    sub->add_option("--tpot-ms", ff->tpot_ms, "Time per output token target, in ms")->required();
-    sub->add_option("--ttft-ms", ff->ttft_ms,
-                    "Time to first token target, in ms; default: the estimate's TTFT at the batch "
-                    "(--size-by bound: the roofline prefill bound at the mean prompt)");
+    typed(*sub, "--rate", ff->rate, parse_positive, "Requests arriving per second")->required();
+    typed(*sub, "--tpot-ms", ff->tpot_ms, parse_ms, "Time per output token target, in ms")
+        ->required();
+    typed(*sub, "--ttft-ms", ff->ttft_ms, parse_ms,
+          "Time to first token target, in ms; default: the estimate's TTFT at the batch "
+          "(--size-by bound: the roofline prefill bound at the mean prompt)");
     sub->add_option("--trace", ff->trace, "Lengths from a request trace (CSV or JSON Lines)");
     sub->get_option("--prompt-tokens")
         ->description("Prompt lengths: one number, or percentile:tokens pairs (50:1000,95:4000)");
@@ -381,15 +379,27 @@ void register_fleet(CLI::App& app, Context& ctx) {
                     "estimate: size by the latency estimate's TPOT at the batch; bound: by the "
                     "roofline decode bound / --efficiency (an optimistic fleet)")
         ->capture_default_str();
-    sub->add_option("--percentile", ff->percentile,
-                    "Size every request at this percentile of KV per request")
-        ->capture_default_str();
-    sub->add_option("--epsilon", ff->epsilon,
-                    "Instead: the largest batch with P(KV in use > budget) <= epsilon (Chernoff "
-                    "bound over the length distribution)");
-    sub->add_option("--efficiency", ff->efficiency,
-                    "With --size-by bound: the fraction of the decode bound the engine achieves, "
-                    "TPOT = bound / this (default 1)");
+    typed(
+        *sub, "--percentile", ff->percentile,
+        [](std::string_view text, std::string_view flag) {
+            const double p = parse_positive(text, flag);
+            if (p > 100) usage_error(flag, "0 to 100", text);
+            return p;
+        },
+        "Size every request at this percentile of KV per request")
+        ->default_str("95");
+    typed(
+        *sub, "--epsilon", ff->epsilon,
+        [](std::string_view text, std::string_view flag) {
+            const double e = parse_positive(text, flag);
+            if (e >= 1) usage_error(flag, "a probability in (0, 1)", text);
+            return e;
+        },
+        "Instead: the largest batch with P(KV in use > budget) <= epsilon (Chernoff "
+        "bound over the length distribution)");
+    typed(*sub, "--efficiency", ff->efficiency, parse_fraction,
+          "With --size-by bound: the fraction of the decode bound the engine achieves, "
+          "TPOT = bound / this (default 1)");
     sub->add_option("--time-unit", ff->time_unit, "Unit of numeric arrival times in --trace")
         ->capture_default_str();
     sub->callback([o, ff, &ctx] { run_fleet(*ff, *o, ctx); });

@@ -212,9 +212,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                     o.gpu.empty() ? "every bundled GPU" : o.gpu);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
-    const std::uint64_t context = context_flag    ? *context_flag
-                                  : split.given() ? split.sum()
-                                                  : context_limit(rm.get().config()).tokens;
+    const std::uint64_t context =
+        demand_context(rm.get().config(), context_flag, split.prompt, split.output);
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);

@@ -1,12 +1,14 @@
-// kvplan trace: what a request trace asks of the cache. KV per request (nearest-rank percentiles),
-// paged against contiguous waste, the concurrency the arrivals imply (Little's law and a replay),
-// and the replica that holds the replay's peak.
+// kvplan trace: what a request trace asks of the cache, one call to kvplan::analyze_trace
+// (plan/trace.hpp): KV per request (nearest-rank percentiles), paged against contiguous waste, the
+// concurrency the arrivals imply (Little's law and a replay), and the replica that holds the
+// replay's peak.
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <kvplan/format.hpp>
+#include <kvplan/plan/trace.hpp>
 #include <kvplan/trace.hpp>
 #include <memory>
 
@@ -51,30 +53,32 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     const LayoutInput li = parse_layout(o);
     const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
-    const EngineSetup engine = engine_setup(o);
+    const Serving serving = parse_serving(o);
     std::optional<std::uint64_t> mml_flag;
     if (!tf.max_model_len.empty()) mml_flag = parse_tokens(tf.max_model_len, "--max-model-len");
 
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
-    const WeightOptions weights = weights_flag ? *weights_flag : checkpoint_weights(m);
-    const Layout layout = make_layout(m, li);
     const Trace t = load_trace(tf.file, topt);
-    // Counted per length once: every distribution below is computed per distinct length.
-    const LengthCounts counts = length_counts(t);
-    const TraceLengths len = trace_lengths(counts);
-    const std::uint64_t max_model_len = mml_flag ? *mml_flag
-                                        : m.config().max_position_embeddings != 0
-                                            ? m.config().max_position_embeddings
-                                            : len.total.max;
-    const std::uint32_t block = engine.block_size;
-    // The stage whose GPUs hold the most for the trace's long requests.
-    const std::uint32_t busiest = busiest_stage(m, kv, layout, len.total.p99);
-    const Shard rank = layout.stage(busiest);
-    const KvDistribution whole = kv_distribution(counts.total, m, kv, block);
-    const KvDistribution per_gpu = kv_distribution(counts.total, m, kv, block, rank);
-    const TraceWaste waste = trace_waste(counts.total, m, kv, max_model_len, block, rank);
-    const ServiceTimes times{ttft, tpot};
+    std::optional<ResolvedGpu> g;
+    if (!o.gpu.empty()) g = resolve_gpu(o.gpu, ctx);
+    const TraceAnswer a =
+        analyze_trace(t, TraceSizing{.model = m,
+                                     .gpu = g ? std::optional<GpuSpec>(g->spec) : std::nullopt,
+                                     .tp = li.tp,
+                                     .pp = li.pp,
+                                     .weights = weights_flag,
+                                     .kv = kv,
+                                     .serving = serving,
+                                     .times = {ttft, tpot},
+                                     .max_model_len = mml_flag});
+    const TraceLengths& len = a.lengths;
+    const std::uint64_t max_model_len = a.max_model_len;
+    const std::uint32_t block = a.block_size;
+    const std::uint32_t busiest = a.busiest_stage;
+    const KvDistribution& whole = a.whole;
+    const KvDistribution& per_gpu = a.per_gpu;
+    const TraceWaste& waste = a.waste;
 
     Report rep;
     rep.command = "trace";
@@ -87,7 +91,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                   {"tp", cell_count(li.tp, "")},
                   {"pp", cell_count(li.pp, "")},
                   {"kv_dtype", cell_text(std::string(name(kv.dtype)))},
-                  {"engine", cell_text(std::string(name(engine.engine)))},
+                  {"engine", cell_text(std::string(name(serving.engine)))},
                   {"block_size", cell_count(block, "tokens")},
                   {"max_model_len", cell_count(max_model_len, "tokens")},
                   {"ttft", cell(ttft)},
@@ -158,9 +162,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
             "{} request{} longer than max_model_len ({} tokens) left out of the waste sums",
             waste.over_max_len, waste.over_max_len == 1 ? "" : "s", grouped(max_model_len)));
 
-    // Sorted once; the replay on this replica and the search for the smallest one walk it.
-    TraceReplay replay(t, times);
-    const auto c = replay.concurrency_by_length(kv_per_length(replay, m, kv, block, rank));
+    const std::optional<TraceConcurrency>& c = a.concurrency;
     if (!c) {
         rep.notes.push_back(t.has_arrivals ? "all arrivals at one instant: no rate, no replay"
                                            : "the trace has no arrival times: no rate, no replay");
@@ -211,39 +213,25 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                                cell_exact(c->p95_kv),
                                {}});
 
-        if (!o.gpu.empty() || engine.budget.kv_memory_per_gpu) {
-            GpuSpec spec{};
-            std::string gpu_id = "given KV memory";
-            if (!o.gpu.empty()) {
-                const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
-                spec = g.spec;
-                gpu_id = g.id;
-            }
-            const Replica r{.model = m,
-                            .gpu = spec,
-                            .parallel = {li.tp, li.pp, {}},
-                            .weights = weights,
-                            .kv = kv};
-            const auto budget_of = [&](const Replica& rr, const Layout& l, std::uint32_t st) {
-                return stage_kv_budget(rr, l, st, engine);
-            };
-            const auto on = trace_on_replica(replay, r, block, budget_of);
+        if (a.replica_sized) {
+            const std::string gpu_id = g ? g->id : "given KV memory";
+            const ParallelConfig parallel{.tp = li.tp, .pp = li.pp};
+            const std::optional<TraceReplica>& on = a.on_replica;
             if (on) {
                 rep.figures.push_back(
                     {"kv_budget_per_gpu",
-                     fmt::format("KV budget per GPU ({}, {})", gpu_id, name(engine.engine)),
+                     fmt::format("KV budget per GPU ({}, {})", gpu_id, name(serving.engine)),
                      cell(on->kv_budget),
                      cell_exact(on->kv_budget),
                      {}});
-                rep.figures.push_back(
-                    {"holds_peak",
-                     fmt::format("{} holds the peak", describe_layout(r.parallel)),
-                     cell_bool(on->holds_peak),
-                     {},
-                     {}});
+                rep.figures.push_back({"holds_peak",
+                                       fmt::format("{} holds the peak", describe_layout(parallel)),
+                                       cell_bool(on->holds_peak),
+                                       {},
+                                       {}});
                 rep.figures.push_back(
                     {"replicas_for_peak",
-                     fmt::format("Replicas of {} for the peak", describe_layout(r.parallel)),
+                     fmt::format("Replicas of {} for the peak", describe_layout(parallel)),
                      on->replicas_for_peak == 0
                          ? cell_null("none (no KV budget)")
                          : cell_count(on->replicas_for_peak,
@@ -251,7 +239,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                      {},
                      {"ceil(peak KV / KV budget), arrivals split evenly over replicas", {}}});
             }
-            const auto best = smallest_replica_for_trace(replay, r, block, budget_of);
+            const std::optional<TraceReplica>& best = a.smallest;
             rep.figures.push_back(
                 {"smallest_replica_for_peak",
                  "Smallest replica that holds the peak",

@@ -196,10 +196,8 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
             resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
     // Requests of a stated split are sized at their own length unless --context says otherwise.
-    const std::uint64_t context = flags.context ? *flags.context
-                                  : flags.split.given()
-                                      ? flags.split.sum()
-                                      : context_limit(model.get().config()).tokens;
+    const std::uint64_t context =
+        demand_context(model.get().config(), flags.context, flags.split.prompt, flags.split.output);
     ReplicaRequest r{std::move(model), std::move(gpu), std::move(flags), context};
     (void)Layout(r.model.get(), r.deployment().parallel_config());  // InvalidLayout first
     r.profile = read_profile_flag(o);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "parse.hpp"
+#include "replica.hpp"
 
 namespace kvplan::cli {
 
@@ -192,11 +193,10 @@ LayoutInput parse_layout(const CommonOptions& o) {
                     "either it (vLLM: the experts over every dp x tp GPU) or --ep N", "both");
     l.ep = o.enable_expert_parallel ? l.dp * l.tp : o.ep.value_or(1);
     if (o.redundant_experts) l.redundant_experts = *o.redundant_experts;
-    // vLLM's dp ranks are engines of tp x pp GPUs each; SGLang's and TensorRT-LLM's attention
-    // groups live within the tp GPUs.
-    const bool dp_adds_gpus = !o.engine || *o.engine == Engine::vllm || *o.engine == Engine::ideal;
+    // The GPUs a replica takes are the engine's rule (engine/parallel.hpp).
     const std::uint64_t per_replica =
-        std::uint64_t{l.tp} * l.pp * (dp_adds_gpus ? std::uint64_t{l.dp} : 1);
+        replica_gpus(o.engine.value_or(Engine::vllm), l.tp, l.pp, l.dp);
+    const bool dp_adds_gpus = per_replica != std::uint64_t{l.tp} * l.pp;
     if (per_replica > max_ranks)
         usage_error(dp_adds_gpus ? "--dp" : "--tp", "a replica of at most 65536 GPUs",
                     std::to_string(per_replica));

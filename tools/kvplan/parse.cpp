@@ -125,9 +125,16 @@ std::uint32_t parse_speculative_tokens(std::string_view text, std::string_view f
 
 Engine parse_engine_name(std::string_view text, std::string_view flag) {
     if (const auto e = parse_engine(text)) return *e;
-    throw UsageError(std::string(flag) + ": expected ideal, vllm, sglang or trtllm, found '" +
-                     std::string(text) + "'" +
-                     detail::did_you_mean(text, {"ideal", "vllm", "sglang", "trtllm"}));
+    // The engines' names are engine/kind.hpp's: "ideal, vllm, sglang or trtllm".
+    std::vector<std::string_view> names;
+    std::string expected;
+    for (const Engine e : all_engines) {
+        if (!names.empty()) expected += names.size() + 1 == all_engines.size() ? " or " : ", ";
+        names.push_back(name(e));
+        expected += name(e);
+    }
+    throw UsageError(std::string(flag) + ": expected " + expected + ", found '" +
+                     std::string(text) + "'" + detail::did_you_mean(text, names));
 }
 
 EngineVersion parse_engine_version_flag(std::string_view text, std::string_view flag) {

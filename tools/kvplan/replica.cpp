@@ -2,6 +2,8 @@
 
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/error.hpp>
+#include <string_view>
+#include <vector>
 
 #include "flags.hpp"
 #include "parse.hpp"

@@ -21,6 +21,7 @@
 #include "../model.hpp"
 #include "../units.hpp"
 #include "../weights.hpp"
+#include "lora.hpp"
 #include "replica.hpp"
 
 namespace kvplan {
@@ -94,6 +95,7 @@ struct ReserveOptions {
     std::optional<Bytes> cuda_graphs{};   ///< replaces cuda_graph_max_batch x 2 MiB
     std::optional<Bytes> comm_buffers{};  ///< replaces ranks x 128 MiB
     EncoderCacheOptions encoder_cache{};  ///< the encoder outputs of a model with a vision tower
+    LoraOptions lora{};                   ///< multi-LoRA adapter slots (off by default)
 };
 
 /// Where a reserve term's figure came from.
@@ -171,9 +173,10 @@ struct Reserve {
     ReserveTerm cuda_graphs{};
     ReserveTerm comm_buffers{};
     EncoderCache encoder_cache{};  ///< zero for a model without a vision tower
+    ReserveTerm lora{};  ///< multi-LoRA adapter slots (lora_bytes_on_rank), 0 without LoRA
     [[nodiscard]] constexpr Bytes total() const {
         return cuda_context.bytes + activation.bytes + cuda_graphs.bytes + comm_buffers.bytes +
-               encoder_cache.bytes;
+               lora.bytes + encoder_cache.bytes;
     }
 };
 
@@ -280,6 +283,7 @@ namespace detail {
     res.encoder_cache =
         encoder_cache(r.model, stage, o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
                       o.profile_sequences.value_or(d.max_num_seqs), o.encoder_cache, r.weights);
+    res.lora = {lora_bytes_on_rank(r.model, l, stage, o.lora, r.weights), TermSource::modelled};
     return res;
 }
 

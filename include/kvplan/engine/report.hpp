@@ -60,6 +60,7 @@ struct EngineMemory {
     Bytes cuda_graphs{};
     Bytes cuda_context{};
     Bytes comm_buffers{};
+    Bytes lora{};  ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
     Bytes encoder_cache{};     ///< a vision model's profiled encoder outputs (vLLM charges them)
     Bytes charged{};           ///< terms subtracted from fraction_bytes
     Bytes outside{};           ///< terms left to live outside fraction_bytes
@@ -101,6 +102,9 @@ namespace detail {
     em.cuda_graphs = res.cuda_graphs.bytes;
     em.cuda_context = res.cuda_context.bytes;
     em.comm_buffers = res.comm_buffers.bytes;
+    // LoRA slots are allocated as the model loads: every engine counts them with the weights
+    // (vLLM's "Model loading took"; SGLang's LoRA memory pool precedes its KV pool).
+    em.lora = res.lora.bytes;
     // Only vLLM's profile run is known to hold encoder outputs (budget/reserve.hpp, encoder_cache).
     if (e == Engine::vllm) em.encoder_cache = res.encoder_cache.bytes;
     switch (e) {
@@ -108,13 +112,13 @@ namespace detail {
             em.fraction = 1.0;
             em.fraction_base = em.memory_total;
             em.fraction_bytes = em.memory_total;
-            em.charged = em.weights;
+            em.charged = em.weights + em.lora;
             break;
         case Engine::vllm:
             em.fraction = b.utilization;
             em.fraction_base = em.memory_total;
             em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
-            em.charged = em.weights + em.activation + em.encoder_cache +
+            em.charged = em.weights + em.lora + em.activation + em.encoder_cache +
                          (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{});
             em.outside = em.cuda_context + em.comm_buffers +
                          (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);
@@ -129,7 +133,7 @@ namespace detail {
             // SGLang's heuristic goes negative when its reserve passes the GPU's memory (a small
             // GPU under dp attention): nothing is left for weights or cache.
             em.fraction_bytes = detail::scale_down(em.fraction_base, std::max(em.fraction, 0.0));
-            em.charged = em.weights;
+            em.charged = em.weights + em.lora;
             em.outside = em.activation + em.cuda_graphs;
             break;
         case Engine::trtllm:
@@ -137,8 +141,8 @@ namespace detail {
             em.fraction =
                 static_cast<double>(static_cast<float>(eo.trtllm.free_gpu_memory_fraction));
             em.fraction_base = detail::saturating_sub(
-                em.memory_total,
-                em.weights + em.activation + em.cuda_context + em.comm_buffers + em.cuda_graphs);
+                em.memory_total, em.weights + em.lora + em.activation + em.cuda_context +
+                                     em.comm_buffers + em.cuda_graphs);
             em.fraction_bytes = detail::scale_down(em.fraction_base, em.fraction);
             break;
     }
@@ -149,7 +153,8 @@ namespace detail {
     // profiled peak to fit at all.
     em.outside_fits =
         e == Engine::trtllm
-            ? em.weights + em.activation + em.cuda_context + em.comm_buffers + em.cuda_graphs <=
+            ? em.weights + em.lora + em.activation + em.cuda_context + em.comm_buffers +
+                      em.cuda_graphs <=
                   em.memory_total
             : em.outside <=
                   detail::saturating_sub(e == Engine::sglang ? em.fraction_base : em.memory_total,

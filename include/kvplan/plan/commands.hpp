@@ -285,6 +285,13 @@ namespace detail {
                     flag("--num-gpu-blocks-override", num(*s.options.vllm.num_gpu_blocks_override));
                 if (s.budget.kv_memory_per_gpu)
                     flag("--kv-cache-memory-bytes", num(s.budget.kv_memory_per_gpu->count()));
+                if (const LoraOptions& lo = s.budget.reserve.lora; lo.max_loras > 0) {
+                    // vllm/engine/arg_utils.py, the LoRAConfig group.
+                    v.emplace_back("--enable-lora");
+                    flag("--max-loras", num(lo.max_loras));
+                    flag("--max-lora-rank", num(lo.max_lora_rank));
+                    if (lo.fully_sharded) v.emplace_back("--fully-sharded-loras");
+                }
                 break;
             }
             case Engine::sglang: {
@@ -325,6 +332,16 @@ namespace detail {
                     flag("--chunked-prefill-size", num(*s.options.sglang.chunked_prefill_size));
                 if (s.options.sglang.max_total_tokens)
                     flag("--max-total-tokens", num(*s.options.sglang.max_total_tokens));
+                if (const LoraOptions& lo = s.budget.reserve.lora; lo.max_loras > 0) {
+                    // python/sglang/srt/server_args.py: LoRA slots per batch and their rank.
+                    if (lo.fully_sharded)
+                        detail::throw_field_error<InvalidInput>(where, "fully_sharded_loras",
+                                                                "vLLM (SGLang has no such option)",
+                                                                "sglang");
+                    v.emplace_back("--enable-lora");
+                    flag("--max-loras-per-batch", num(lo.max_loras));
+                    flag("--max-lora-rank", num(lo.max_lora_rank));
+                }
                 break;
             }
             case Engine::ideal:

@@ -5,6 +5,8 @@
 // one input of evaluate() (plan/evaluate.hpp), which every subcommand, the Python module and
 // serving code call.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +16,7 @@
 #include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
+#include "../engine/parallel.hpp"
 #include "../engine/release.hpp"
 #include "../engine/report.hpp"
 #include "../engine/vllm_backend.hpp"
@@ -210,21 +213,6 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
 
 }  // namespace detail
 
-/// The parallel rules of engine `e`: whose flags a ParallelConfig's dp and ep are (the ideal
-/// profile takes vLLM's).
-[[nodiscard]] constexpr ParallelRules parallel_rules(Engine e) noexcept {
-    switch (e) {
-        case Engine::sglang:
-            return ParallelRules::sglang;
-        case Engine::trtllm:
-            return ParallelRules::trtllm;
-        case Engine::ideal:
-        case Engine::vllm:
-            return ParallelRules::vllm;
-    }
-    return ParallelRules::vllm;
-}
-
 /// A model deployed on GPUs: one replica is the GPUs of its parallel layout (tp x pp, times dp
 /// under vLLM's rules: replica_gpus); `gpus` GPUs make gpus / replica_gpus() replicas serving the
 /// demand between them. `parallel` is read in the flags of `serving.engine` (evaluate() sets
@@ -286,6 +274,20 @@ struct Demand {
     std::uint64_t shared_prefix_tokens = 0;
 };
 
+/// The context a demand sizes for: `context` when stated; else, with a prompt / output split, the
+/// two together (requests sized at their own length); else the model's context limit
+/// (context_limit: max_position_embeddings, or the window of a sliding-window-only model).
+/// Throws SizeOverflow when the split's sum passes 64 bits.
+[[nodiscard]] constexpr std::uint64_t demand_context(const ModelConfig& m,
+                                                     std::optional<std::uint64_t> context,
+                                                     std::optional<std::uint64_t> prompt_tokens,
+                                                     std::optional<std::uint64_t> output_tokens) {
+    if (context) return *context;
+    if (prompt_tokens && output_tokens)
+        return detail::add(*prompt_tokens, *output_tokens, "prompt_tokens + output_tokens");
+    return context_limit(m).tokens;
+}
+
 /// A request's prompt and output.
 struct TokenSplit {
     std::uint64_t prompt = 0;
@@ -312,6 +314,28 @@ struct TokenSplit {
             detail::text("at most the context, ", d.context, " tokens"),
             detail::text(sum, " tokens"));
     return TokenSplit{*d.prompt_tokens, *d.output_tokens};
+}
+
+/// The shared prefix a prefix-cache hit rate stands for, for memory: when a share `rate` of every
+/// prompt is found in the cache, those tokens are held once, as a prefix of floor(rate x
+/// prompt_tokens) tokens would be (rounded down: the cache shares whole blocks, and
+/// paged_shared_prefix counts only those). A rate is a share of the prompt, so `d` must state
+/// prompt_tokens. Throws InvalidInput naming `where` for a rate outside [0, 1] or no prompt.
+[[nodiscard]] inline std::uint64_t shared_prefix_of_hit_rate(const Demand& d, double rate,
+                                                             detail::TextRef where) {
+    if (!(rate >= 0.0 && rate <= 1.0))
+        detail::throw_field_error<InvalidInput>(
+            where, "prefix_hit_rate", "a share of the prompt from 0 to 1", std::to_string(rate));
+    if (!d.prompt_tokens)
+        detail::throw_field_error<InvalidInput>(
+            where, "prefix_hit_rate", "prompt_tokens as well (the rate is a share of the prompt)",
+            "no prompt_tokens");
+    // A decimal rate is not exact in binary (0.29 x 100 is 28.999999999999996): a product within
+    // a billionth of a whole number is that number, anything else rounds down.
+    const double tokens = rate * static_cast<double>(*d.prompt_tokens);
+    const double whole = std::round(tokens);
+    return static_cast<std::uint64_t>(
+        std::abs(tokens - whole) <= 1e-9 * std::max(1.0, tokens) ? whole : std::floor(tokens));
 }
 
 /// Throws InvalidInput naming `where` when `d`'s shared prefix passes its context, or its prompt
