@@ -3,6 +3,7 @@
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_checkpoint_tests
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_checkpoint.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/test_encoder_cache.cpp
     LIBS kvplan::json)
 endif()
 # Quantized checkpoints sized from their own quantization files (tests/data/quantized).

@@ -356,6 +356,9 @@ struct ModelConfig {
     /// Parameters of a multimodal model's vision tower and projector: weights, not part of the
     /// language model that caches; counted apart (ParamGroup::vision).
     std::uint64_t vision_params = 0;
+    /// Tokens an image becomes in the language model, where the config states it (Gemma 3's
+    /// mm_tokens_per_image); 0: not stated. Sizes the encoder cache (budget/reserve.hpp).
+    std::uint64_t mm_tokens_per_item = 0;
     /// Multi-token-prediction layers the checkpoint holds beside the model (DeepSeek-V3's
     /// num_nextn_predict_layers): not part of the model, loaded only as a speculative draft.
     std::uint32_t mtp_layers = 0;

@@ -638,3 +638,43 @@ TEST_CASE("fleet and compare take --shared-prefix: the prefix held once, each re
     // Without --gpu there is no budget to share in.
     CHECK(run_kvplan("compare --model llama-3-8b --context 8K --shared-prefix 2K").code == 2);
 }
+
+TEST_CASE("fit charges a vision model's encoder outputs, vLLM's flags turn them off",
+          "[cli][fit][encoder_cache]") {
+    const std::string args = "fit --model gemma-3-27b --gpu h100-sxm --context 8k";
+    // vLLM on an H100 profiles 8,192 tokens: 8192 / 256 (mm_tokens_per_image) = 32 images of
+    // 256 tokens, each token a 5,376-wide bf16 vector: 32 x 256 x 5376 x 2 = 88,080,384 B.
+    const CliRun on = run_kvplan(args + " -f json");
+    REQUIRE(on.code == 0);
+    const json jon = json::parse(on.out);
+    CHECK(jon["encoder_cache_bytes"].get<std::uint64_t>() == 88'080'384ULL);
+    for (const char* off : {" --limit-mm-per-prompt 0", " --limit-mm-per-prompt '{\"image\": 0}'",
+                            " --skip-mm-profiling"}) {
+        INFO(off);
+        const CliRun r = run_kvplan(args + off + " -f json");
+        REQUIRE(r.code == 0);
+        const json j = json::parse(r.out);
+        CHECK(j["encoder_cache_bytes"].get<std::uint64_t>() == 0);
+        // The bytes go back to the KV budget.
+        CHECK(j["kv_budget_bytes_per_gpu"].get<std::uint64_t>() -
+                  jon["kv_budget_bytes_per_gpu"].get<std::uint64_t>() ==
+              88'080'384ULL);
+    }
+    // The text names the term and its unit; the vLLM command carries the flags.
+    const CliRun text = run_kvplan(args + " --limit-mm-per-prompt 2");
+    REQUIRE(text.code == 0);
+    CHECK_THAT(text.out, Catch::Contains("- encoder outputs") && Catch::Contains("84.00 MiB") &&
+                             Catch::Contains("--limit-mm-per-prompt '{\"image\": 2}'"));
+    CHECK_THAT(run_kvplan(args + " --skip-mm-profiling").out,
+               Catch::Contains("--skip-mm-profiling"));
+    // A text-only model shows no such line; SGLang is refused vLLM's flag; a bad limit is a usage
+    // error naming the flag.
+    CHECK(run_kvplan("fit --model llama-3-8b --gpu h100-sxm").out.find("encoder outputs") ==
+          std::string::npos);
+    const CliRun sglang = run_kvplan(args + " --engine sglang --skip-mm-profiling");
+    CHECK(sglang.code == 2);
+    CHECK_THAT(sglang.err, Catch::Contains("--skip-mm-profiling"));
+    const CliRun bad = run_kvplan(args + " --limit-mm-per-prompt '{\"video\": 1}'");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--limit-mm-per-prompt"));
+}

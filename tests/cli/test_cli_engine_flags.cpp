@@ -158,6 +158,9 @@ TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "
     runs.push_back(
         "fit --model llama-4-scout-17b-16e-instruct --gpu h100-sxm --tp 4 --context 8k "
         "--engine-version 0.10 -f json");
+    runs.push_back(
+        "fit --model gemma-3-27b --gpu h100-sxm --limit-mm-per-prompt 2 --skip-mm-profiling "
+        "-f json");
     std::size_t parsed = 0, multi_node = 0;
     for (const std::string& r : runs) {
         INFO("kvplan " << r);

@@ -335,6 +335,20 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            grouped(res.activation_model.logits.count())),
                source_of(res.activation,
                          "modelled as vLLM's profile run measures it (budget/reserve.hpp)")}});
+        if (a.replica.model.config().vision_params != 0)
+            term(
+                "encoder_cache_bytes", "- encoder outputs" + in_out_act, m.encoder_cache,
+                {"images x tokens per image x hidden size x element bytes",
+                 {e != Engine::vllm
+                      ? std::string("not charged: only vLLM's profile run is known to hold them")
+                  : res.encoder_cache.items == 0
+                      ? std::string("none: --skip-mm-profiling, --limit-mm-per-prompt 0 or not the "
+                                    "first stage")
+                      : fmt::format("{} images x {} tokens (budget {}) x {} x {} B "
+                                    "(vllm/v1/worker/gpu_model_runner.py, profile_run)",
+                                    res.encoder_cache.items, res.encoder_cache.tokens_per_item,
+                                    res.encoder_cache.budget, res.encoder_cache.hidden,
+                                    res.encoder_cache.element.count())}});
         term("cuda_graph_bytes", "- CUDA graphs" + in_out_graphs, m.cuda_graphs,
              {"captured batch sizes x 2 MiB",
               {source_of(res.cuda_graphs, "modelled (budget/reserve.hpp)")}});

@@ -73,6 +73,11 @@ Serving parse_serving(const CommonOptions& o) {
     s.kv_memory_per_gpu = o.kv_memory;
     s.max_sequences = o.max_num_seqs;
     s.max_num_batched_tokens = o.max_num_batched_tokens;
+    if ((o.limit_mm_per_prompt || o.skip_mm_profiling) && s.engine != Engine::vllm)
+        usage_error(o.limit_mm_per_prompt ? "--limit-mm-per-prompt" : "--skip-mm-profiling",
+                    "--engine vllm (it is vLLM's flag)", std::string(name(s.engine)));
+    s.reserve.encoder_cache.items_per_prompt = o.limit_mm_per_prompt;
+    s.reserve.encoder_cache.skip_profiling = o.skip_mm_profiling;
     if (o.num_gpu_blocks_override) {
         if (s.engine != Engine::vllm)
             usage_error("--num-gpu-blocks-override", "--engine vllm (it is vLLM's flag)",
@@ -238,6 +243,8 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         {"--max-num-batched-tokens", o.max_num_batched_tokens.has_value()},
         {"--num-gpu-blocks-override", o.num_gpu_blocks_override.has_value()},
         {"--allow-long-context", o.allow_long_context},
+        {"--limit-mm-per-prompt", o.limit_mm_per_prompt.has_value()},
+        {"--skip-mm-profiling", o.skip_mm_profiling},
         {"--speculative-method", o.speculative_method.has_value()},
         {"--num-speculative-tokens", o.num_speculative_tokens.has_value()},
         {"--draft-model", !o.draft_model.empty()},

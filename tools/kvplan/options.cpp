@@ -170,6 +170,12 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
         group.add_flag("--fully-sharded-loras", o.fully_sharded_loras,
                        "vLLM's flag: LoRA A of column layers and B of row layers split over "
                        "tp too; with --max-loras");
+        typed(group, "--limit-mm-per-prompt", o.limit_mm_per_prompt, parse_mm_limit,
+              "vLLM's flag: images per prompt, N or {\"image\": N}; 0 serves text only. A "
+              "model with a vision tower is charged the encoder outputs vLLM's profile run "
+              "keeps; default: 999");
+        group.add_flag("--skip-mm-profiling", o.skip_mm_profiling,
+                       "vLLM's flag: no dummy encoder run, so no encoder outputs are charged");
         group.add_flag("--allow-long-context", o.allow_long_context,
                        "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                        "lets vLLM");

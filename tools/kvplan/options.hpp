@@ -67,7 +67,9 @@ struct CommonOptions {
     std::optional<std::uint32_t> max_loras;      ///< LoRA adapter slots on each GPU
     std::optional<std::uint32_t> max_lora_rank;  ///< their rank
     bool fully_sharded_loras = false;
-    bool allow_long_context = false;  ///< contexts past the model's limit
+    std::optional<std::uint32_t> limit_mm_per_prompt;  ///< images per prompt (0: text only)
+    bool skip_mm_profiling = false;                    ///< vLLM's --skip-mm-profiling
+    bool allow_long_context = false;                   ///< contexts past the model's limit
     std::optional<DraftMethod> speculative_method;
     std::optional<std::uint32_t> num_speculative_tokens;
     std::string draft_model;
@@ -94,6 +96,7 @@ enum OptionGroup : unsigned {
                               ///< --kv-memory --max-num-seqs --max-num-batched-tokens
                               ///< --num-gpu-blocks-override --allow-long-context
                               ///< --max-loras --max-lora-rank --fully-sharded-loras
+                              ///< --limit-mm-per-prompt --skip-mm-profiling
     opt_output = 1U << 6,     ///< --format --explain
     opt_batch = 1U << 7,      ///< --batch
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens

@@ -59,6 +59,24 @@ std::uint64_t parse_whole(std::string_view text, std::string_view flag) {
     return parse_count(text, flag);
 }
 
+std::uint32_t parse_mm_limit(std::string_view text, std::string_view flag) {
+    // vLLM takes JSON by modality; of the modalities, images alone are modelled.
+    std::string compact;
+    for (const char ch : text)
+        if (ch != ' ') compact += ch;
+    std::string_view v = compact;
+    constexpr std::string_view open = "{\"image\":";
+    if (v.starts_with('{')) {
+        if (!v.starts_with(open) || !v.ends_with('}'))
+            usage_error(flag, "images per prompt: a whole number or {\"image\": N}", text);
+        v = v.substr(open.size(), v.size() - open.size() - 1);
+    }
+    std::uint64_t n = 0;
+    if (!to_u64(v, n) || n > 0xFFFF'FFFFU)
+        usage_error(flag, "images per prompt: a whole number or {\"image\": N}", text);
+    return static_cast<std::uint32_t>(n);
+}
+
 std::uint32_t parse_search_bound(std::string_view text, std::string_view flag) {
     const std::uint64_t v = parse_count(text, flag);
     if (v > 64) usage_error(flag, "at most 64", text);

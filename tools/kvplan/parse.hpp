@@ -34,6 +34,10 @@ namespace kvplan::cli {
 /// A whole number >= 1 (--concurrency, --max-num-seqs, --top ...).
 [[nodiscard]] std::uint64_t parse_whole(std::string_view text, std::string_view flag);
 
+/// --limit-mm-per-prompt: images per prompt, as a whole number >= 0 or vLLM's JSON {"image": N};
+/// 0 serves text only.
+[[nodiscard]] std::uint32_t parse_mm_limit(std::string_view text, std::string_view flag);
+
 /// A bound of a replica search (--max-gpus, --max-tp): a whole number in [1, 64], the largest
 /// replica the search takes.
 [[nodiscard]] std::uint32_t parse_search_bound(std::string_view text, std::string_view flag);

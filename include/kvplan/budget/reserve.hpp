@@ -62,6 +62,26 @@ inline constexpr Bytes comm_buffer_bytes_per_rank = 128 * MiB;
 /// 0.9 up to the v0.1x releases).
 inline constexpr double default_gpu_memory_utilization = 0.92;
 
+/// vLLM's --limit-mm-per-prompt for a modality not named (vllm/config/multimodal.py,
+/// MultiModalConfig.get_limit_per_prompt: 999 items).
+inline constexpr std::uint32_t default_mm_items_per_prompt = 999;
+
+/// The encoder outputs of a model with a vision tower (ModelConfig::vision_params != 0), as vLLM's
+/// profile run holds them (vllm/v1/worker/gpu_model_runner.py, profile_run): it runs the vision
+/// tower over as many dummy images as the encoder budget holds and keeps their outputs in its
+/// encoder_cache, tensors of the language model's hidden size, through the LM's dummy forward. The
+/// tower's own activations are freed before that forward and are not charged.
+struct EncoderCacheOptions {
+    /// vLLM's --skip-mm-profiling: the dummy encoder run is skipped, nothing is charged.
+    bool skip_profiling = false;
+    /// vLLM's --limit-mm-per-prompt for images: 0 serves text only (no encoder cache); nullopt:
+    /// default_mm_items_per_prompt.
+    std::optional<std::uint32_t> items_per_prompt{};
+    /// Encoder output tokens of one image; nullopt: the config's (Gemma 3's mm_tokens_per_image),
+    /// else one image filling the encoder budget.
+    std::optional<std::uint64_t> tokens_per_item{};
+};
+
 /// Knobs of the non-KV reserve. Each term is modelled unless a figure is given for it.
 struct ReserveOptions {
     /// Tokens of the profiled forward; nullopt: vLLM's default for the GPU (vllm_batch_defaults).
@@ -78,6 +98,7 @@ struct ReserveOptions {
     std::optional<Bytes> activation{};    ///< replaces the modelled activation peak
     std::optional<Bytes> cuda_graphs{};   ///< replaces cuda_graph_max_batch x 2 MiB
     std::optional<Bytes> comm_buffers{};  ///< replaces ranks x 128 MiB
+    EncoderCacheOptions encoder_cache{};  ///< the encoder outputs of a model with a vision tower
     LoraOptions lora{};                   ///< multi-LoRA adapter slots (off by default)
 };
 
@@ -129,6 +150,45 @@ struct ActivationPeak {
     }
 };
 
+/// The encoder outputs vLLM's profile run keeps on a rank (EncoderCacheOptions).
+struct EncoderCache {
+    std::uint64_t budget = 0;           ///< max(max_num_batched_tokens, tokens_per_item)
+    std::uint64_t tokens_per_item = 0;  ///< encoder output tokens of one image
+    std::uint64_t items = 0;            ///< dummy images profiled
+    std::uint64_t hidden = 0;           ///< the language model's hidden size
+    Bytes element{};                    ///< bytes per value (the model's dtype)
+    Bytes bytes{};                      ///< items x tokens_per_item x hidden x element
+};
+
+/// The encoder outputs of vLLM's profile run on a rank of stage `stage` (the first holds the vision
+/// tower and the embeddings). vllm/v1/core/encoder_cache_manager.py (compute_mm_encoder_budget):
+/// the encoder budget is max(max_num_batched_tokens, the largest item's tokens);
+/// vllm/v1/worker/utils.py (MultiModalBudget.get_max_items): the profile runs
+/// max(1, min(budget / tokens_per_item, max_num_seqs x items per prompt)) items. The bound of
+/// max_model_len / tokens_per_item items per prompt is not applied: it binds only for an image
+/// near the context's size.
+[[nodiscard]] constexpr EncoderCache encoder_cache(const Model& m, std::uint32_t stage,
+                                                   std::uint64_t max_num_batched_tokens,
+                                                   std::uint32_t max_num_seqs,
+                                                   const EncoderCacheOptions& o,
+                                                   const WeightOptions& w = {}) {
+    const ModelConfig& c = m.config();
+    EncoderCache e;
+    const std::uint32_t per_prompt = o.items_per_prompt.value_or(default_mm_items_per_prompt);
+    if (c.vision_params == 0 || stage != 0 || o.skip_profiling || per_prompt == 0) return e;
+    const std::uint64_t given = o.tokens_per_item.value_or(c.mm_tokens_per_item);
+    e.tokens_per_item = given != 0 ? given : max_num_batched_tokens;
+    e.budget = std::max(max_num_batched_tokens, e.tokens_per_item);
+    const std::uint64_t by_requests = detail::mul(max_num_seqs, per_prompt, "the profiled items");
+    e.items = std::max<std::uint64_t>(1, std::min(e.budget / e.tokens_per_item, by_requests));
+    e.hidden = c.hidden_size;
+    e.element = Bytes::exactly(w.format == WeightFormat::fp32 ? 4 : 2);
+    e.bytes =
+        e.element * detail::mul(detail::mul(e.items, e.tokens_per_item, "the encoder outputs"),
+                                e.hidden, "the encoder outputs");
+    return e;
+}
+
 /// The non-KV reserve of one rank, term by term.
 struct Reserve {
     ReserveTerm cuda_context{};
@@ -137,10 +197,11 @@ struct Reserve {
         activation_model{};  ///< the modelled peak (shown even when a figure replaces it)
     ReserveTerm cuda_graphs{};
     ReserveTerm comm_buffers{};
+    EncoderCache encoder_cache{};  ///< zero for a model without a vision tower
     ReserveTerm lora{};  ///< multi-LoRA adapter slots (lora_bytes_on_rank), 0 without LoRA
     [[nodiscard]] constexpr Bytes total() const {
         return cuda_context.bytes + activation.bytes + cuda_graphs.bytes + comm_buffers.bytes +
-               lora.bytes;
+               lora.bytes + encoder_cache.bytes;
     }
 };
 
@@ -252,6 +313,9 @@ namespace detail {
     res.cuda_graphs = term(o.cuda_graphs, cuda_graph_bytes_per_batch * o.cuda_graph_max_batch);
     res.comm_buffers =
         term(o.comm_buffers, l.ranks() > 1 ? comm_buffer_bytes_per_rank * l.ranks() : Bytes{});
+    res.encoder_cache =
+        encoder_cache(r.model, stage, o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
+                      o.profile_sequences.value_or(d.max_num_seqs), o.encoder_cache, r.weights);
     res.lora = {lora_bytes_on_rank(r.model, l, stage, o.lora, r.weights), TermSource::modelled};
     return res;
 }

@@ -60,18 +60,20 @@ struct EngineMemory {
     Bytes cuda_graphs{};
     Bytes cuda_context{};
     Bytes comm_buffers{};
-    Bytes lora{};       ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
-    Bytes charged{};    ///< terms subtracted from fraction_bytes
-    Bytes outside{};    ///< terms left to live outside fraction_bytes
-    Bytes kv_memory{};  ///< fraction_bytes - charged (zero if negative)
-    Bytes shortfall{};  ///< charged - fraction_bytes when the charged terms alone do not fit
+    Bytes lora{};  ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
+    Bytes encoder_cache{};     ///< a vision model's profiled encoder outputs (vLLM charges them)
+    Bytes charged{};           ///< terms subtracted from fraction_bytes
+    Bytes outside{};           ///< terms left to live outside fraction_bytes
+    Bytes kv_memory{};         ///< fraction_bytes - charged (zero if negative)
+    Bytes shortfall{};         ///< charged - fraction_bytes when the charged terms alone do not fit
     bool outside_fits = true;  ///< the outside terms fit in what the fraction leaves
 };
 
 /// The KV memory engine `e` gives a GPU of stage `stage` of `r`:
 ///   ideal   total - weights: every byte the driver reports but the weights goes to the cache,
 ///           no fraction, no reserve, so no engine gives more (an upper bound, not a prediction);
-///   vllm    ceil(total x gpu_memory_utilization) - weights - activation peak [- CUDA graphs]
+///   vllm    ceil(total x gpu_memory_utilization) - weights - activation peak - encoder outputs
+///           [- CUDA graphs]
 ///           (vllm/v1/worker/gpu_worker.py, determine_available_memory; vllm/v1/worker/utils.py,
 ///           request_memory): the CUDA context and NCCL buffers exist before vLLM's memory snapshot
 ///           and must fit beside the fraction;
@@ -103,6 +105,8 @@ namespace detail {
     // LoRA slots are allocated as the model loads: every engine counts them with the weights
     // (vLLM's "Model loading took"; SGLang's LoRA memory pool precedes its KV pool).
     em.lora = res.lora.bytes;
+    // Only vLLM's profile run is known to hold encoder outputs (budget/reserve.hpp, encoder_cache).
+    if (e == Engine::vllm) em.encoder_cache = res.encoder_cache.bytes;
     switch (e) {
         case Engine::ideal:
             em.fraction = 1.0;
@@ -114,7 +118,7 @@ namespace detail {
             em.fraction = b.utilization;
             em.fraction_base = em.memory_total;
             em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
-            em.charged = em.weights + em.lora + em.activation +
+            em.charged = em.weights + em.lora + em.activation + em.encoder_cache +
                          (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{});
             em.outside = em.cuda_context + em.comm_buffers +
                          (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);

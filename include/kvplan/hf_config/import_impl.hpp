@@ -603,6 +603,8 @@ namespace detail::hf {
     if (const auto vision = top.optional_object("vision_config")) {
         if (const auto v = vision_params(*vision, f, hidden)) {
             c.vision_params = *v;
+            if (const auto t = top.optional_count("mm_tokens_per_image", u32_max))
+                c.mm_tokens_per_item = *t;
             notes.push_back("vision tower and projector: " + std::to_string(*v) +
                             " parameters, counted apart from the language model");
         } else {

@@ -278,6 +278,10 @@ namespace detail {
                 if (s.block_size_given) flag("--block-size", num(s.block_size));
                 if (s.options.vllm.max_num_batched_tokens)
                     flag("--max-num-batched-tokens", num(*s.options.vllm.max_num_batched_tokens));
+                if (const auto n = s.budget.reserve.encoder_cache.items_per_prompt)
+                    flag("--limit-mm-per-prompt", "{\"image\": " + num(*n) + "}");
+                if (s.budget.reserve.encoder_cache.skip_profiling)
+                    v.emplace_back("--skip-mm-profiling");
                 if (s.options.vllm.num_gpu_blocks_override)
                     flag("--num-gpu-blocks-override", num(*s.options.vllm.num_gpu_blocks_override));
                 if (s.budget.kv_memory_per_gpu)

@@ -1,0 +1,62 @@
+// The encoder outputs vLLM's profile run keeps for a model with a vision tower, charged to the
+// reserve (budget/reserve.hpp, encoder_cache) and to vLLM's KV budget (engine/report.hpp).
+
+#include <catch2/catch.hpp>
+#include <kvplan/engine.hpp>
+#include <kvplan/hf_config.hpp>
+
+#include "support/bundled_models.hpp"
+#include "support/datasheet_gpus.hpp"
+
+using namespace kvplan;
+using namespace kvplan::testing;
+
+TEST_CASE("Gemma 3 27B: the profiled encoder outputs", "[encoder_cache]") {
+    const Model m = bundled("gemma-3-27b");
+    REQUIRE(m.config().vision_params != 0);
+    // configs/models/gemma-3-27b.json: "mm_tokens_per_image": 256, text hidden_size 5376.
+    CHECK(m.config().mm_tokens_per_item == 256);
+    // vLLM's H100 defaults: max_num_batched_tokens 8,192, max_num_seqs 1,024. Budget
+    // max(8192, 256) = 8,192 tokens; items min(8192 / 256, 1024 x 999) = 32; outputs
+    // 32 x 256 x 5376 x 2 B (bf16) = 88,080,384 B = 84 MiB.
+    const EncoderCache e = encoder_cache(m, 0, 8192, 1024, {});
+    CHECK(e.budget == 8192);
+    CHECK(e.tokens_per_item == 256);
+    CHECK(e.items == 32);
+    CHECK(e.bytes == Bytes::exactly(88'080'384));
+    CHECK(e.bytes == 84 * MiB);
+    // A budget of 1,000 tokens holds 1000 / 256 = 3 images: 3 x 256 x 5376 x 2 = 8,257,536 B.
+    CHECK(encoder_cache(m, 0, 1000, 1024, {}).bytes == Bytes::exactly(8'257'536));
+    // Two sequences of one image each cap the items at 2: 2 x 256 x 5376 x 2 = 5,505,024 B.
+    CHECK(encoder_cache(m, 0, 8192, 2, {.items_per_prompt = 1}).bytes == Bytes::exactly(5'505'024));
+    // An image larger than the budget widens it: max(8192, 10000) = 10,000, one image,
+    // 10000 x 5376 x 2 = 107,520,000 B.
+    const EncoderCache big = encoder_cache(m, 0, 8192, 1024, {.tokens_per_item = 10'000});
+    CHECK(big.budget == 10'000);
+    CHECK(big.items == 1);
+    CHECK(big.bytes == Bytes::exactly(107'520'000));
+}
+
+TEST_CASE("text only, a skipped profile, a later stage or no tower: no encoder outputs",
+          "[encoder_cache]") {
+    const Model m = bundled("gemma-3-27b");
+    CHECK(encoder_cache(m, 0, 8192, 1024, {.items_per_prompt = 0}).bytes == Bytes{});
+    CHECK(encoder_cache(m, 0, 8192, 1024, {.skip_profiling = true}).bytes == Bytes{});
+    CHECK(encoder_cache(m, 1, 8192, 1024, {}).bytes == Bytes{});
+    CHECK(encoder_cache(bundled("llama-3-8b"), 0, 8192, 1024, {}).bytes == Bytes{});
+}
+
+TEST_CASE("vLLM charges the encoder outputs to its KV budget, SGLang does not", "[encoder_cache]") {
+    const Replica r{.model = bundled("gemma-3-27b"), .gpu = h100_sxm(), .parallel = {.tp = 1}};
+    const Layout l = r.layout();
+    BudgetOptions text_only;
+    text_only.reserve.encoder_cache.items_per_prompt = 0;
+    const EngineMemory with = engine_memory(Engine::vllm, r, l, 0);
+    const EngineMemory without = engine_memory(Engine::vllm, r, l, 0, text_only);
+    // 32 images x 256 tokens x 5376 x 2 B, as above.
+    CHECK(with.encoder_cache == Bytes::exactly(88'080'384));
+    CHECK(without.encoder_cache == Bytes{});
+    CHECK(without.kv_memory - with.kv_memory == Bytes::exactly(88'080'384));
+    CHECK(engine_memory(Engine::sglang, r, l, 0).encoder_cache == Bytes{});
+    CHECK(reserve_on_rank(r, l, 0).encoder_cache.bytes == Bytes::exactly(88'080'384));
+}
