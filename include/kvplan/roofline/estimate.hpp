@@ -589,7 +589,7 @@ struct RunningCap {
         e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
         return e;
     }
-    const double Bd = static_cast<double>(batch), Id = static_cast<double>(I);
+    const double B = static_cast<double>(batch), Id = static_cast<double>(I);
     const double decode_steps = static_cast<double>(O - 1);  // the first token ends the prefill
     const double budget = static_cast<double>(e.token_budget);
     // A chunk: what the budget leaves beside the decodes (vLLM, TensorRT-LLM), a whole pass
@@ -609,8 +609,8 @@ struct RunningCap {
     // A request spends `chunks` steps prefilling and O - 1 decoding. While it decodes, each of
     // the other B - 1 decodes in that share of the steps and brings its prompt once a lifetime.
     const double life = chunks + decode_steps;
-    double d = 1.0 + (Bd - 1.0) * decode_steps / life;
-    double pre = (Bd - 1.0) * Id / life;
+    double d = 1.0 + (B - 1.0) * decode_steps / life;
+    double pre = (B - 1.0) * Id / life;
     Seconds mean_sq{};  // E[t^2] over forwards, for the residual of the one in flight
     Seconds forward{};  // E[t] over forwards
     Seconds prefill_wait{};
@@ -620,7 +620,7 @@ struct RunningCap {
         // MicroBatchScheduler packs context and generation requests the same way within
         // max_num_tokens (docs: torch/scheduler.md). When decodes and prompts want more than the
         // budget, every step is full and prompts wait their turn: the rate is the budget's.
-        if (Bd * (Id + decode_steps) / life > budget) {
+        if (B * (Id + decode_steps) / life > budget) {
             e.prefill_limited = true;
             d = budget * decode_steps / (Id + decode_steps);
             pre = budget - d;
@@ -645,7 +645,7 @@ struct RunningCap {
         if (e.prefill_limited) {
             // B requests share the budget: each spends B (I + O - 1) / budget steps admitted, of
             // which O - 1 decode; the rest it waits for, or spends in, prefill.
-            const double steps = Bd * (Id + decode_steps) / budget - decode_steps;
+            const double steps = B * (Id + decode_steps) / budget - decode_steps;
             prefill_wait = std::max(Seconds{}, e.itl * steps - e.ttft_prefill);
         }
     } else {
@@ -678,7 +678,7 @@ struct RunningCap {
     e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
     // A closed loop of C clients on B slots: B requests per request time; the rest wait
     // (Little's law), the fixed overhead overlapping other requests' steps.
-    const double rate = Bd / e.request.in(seconds);
+    const double rate = B / e.request.in(seconds);
     if (e.waiting > 0) {
         const Seconds cycle = Seconds::in_base(static_cast<double>(l.concurrency) / rate);
         e.ttft_queue = std::max(Seconds{}, cycle - e.request - e.ttft_overhead);
