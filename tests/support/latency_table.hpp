@@ -17,22 +17,13 @@ namespace kvplan::testing {
 /// One row of the table.
 struct MeasuredRow {
     std::string id;
-    std::string set;     ///< "fit", "held_out" or "external" (a held-out source, never fitted)
+    std::string set;     ///< "fit" or "held_out"
     std::string source;  ///< a key of the table's "sources"
     std::string model_name;
     GpuFamily family = GpuFamily::hopper;
     LatencyObservation obs;
     std::optional<double> throughput;  ///< output tokens/s of the replica, where published
-    /// The row's figures contradict its stated setup (its caveats say how); the bound and the
-    /// error are not judged on it.
-    bool doubtful = false;
 };
-
-/// Whether the row carries its primary figure (a throughput-only row does not).
-inline bool has_primary(const MeasuredRow& r) {
-    return r.obs.load.kind != LoadKind::static_batch ? r.obs.itl.has_value()
-                                                     : r.obs.e2e.has_value();
-}
 
 /// The rows of the table, in its order.
 inline std::vector<MeasuredRow> latency_table() {
@@ -51,22 +42,10 @@ inline std::vector<MeasuredRow> latency_table() {
                               ? ComputeDtype::fp8
                               : ComputeDtype::bf16;
         const bool serving = r.string("mode") == "serving";
-        // The engine's parallel rules: how dp and ep lay the model out (kvplan/layout.hpp).
-        const std::string engine = r.string("engine");
-        const ParallelRules rules = engine == "sglang"         ? ParallelRules::sglang
-                                    : engine == "tensorrt-llm" ? ParallelRules::trtllm
-                                                               : ParallelRules::vllm;
-        // request_rate "inf" with num_prompts = concurrency: every request sent at once.
-        const bool burst = serving && r.optional_string("request_rate") == "inf";
-        const Load load{.kind = burst     ? LoadKind::burst
-                                : serving ? LoadKind::serving
-                                          : LoadKind::static_batch,
+        const Load load{.kind = serving ? LoadKind::serving : LoadKind::static_batch,
                         .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
                         .prompt_tokens = r.positive_integer("prompt_tokens"),
-                        .output_tokens = r.positive_integer("output_tokens"),
-                        .max_num_batched_tokens = r.optional_positive_integer(
-                            "max_num_batched_tokens", std::uint64_t{1} << 24),
-                        .max_running = r.optional_positive_integer("max_running", 1U << 20)};
+                        .output_tokens = r.positive_integer("output_tokens")};
         const JsonReader meas = r.object("measured");
         const auto ms_of = [&](const char* key) -> std::optional<Seconds> {
             if (const auto v = meas.optional_positive_number(key)) return *v * kvplan::milliseconds;
@@ -75,10 +54,6 @@ inline std::vector<MeasuredRow> latency_table() {
         const auto count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.positive_integer(key, 1024));
         };
-        // Optional: expert parallelism and attention data parallelism, 1 when not given.
-        const auto count_or_1 = [&](const char* key) {
-            return static_cast<std::uint32_t>(r.optional_positive_integer(key, 1024).value_or(1));
-        };
         out.push_back(MeasuredRow{
             .id = r.string("id"),
             .set = r.string("set"),
@@ -86,27 +61,18 @@ inline std::vector<MeasuredRow> latency_table() {
             .model_name = r.string("model_name"),
             .family = *gpu_family(gpu),
             .obs =
-                LatencyObservation{.replica = Replica{.model = bundled(r.string("model")),
-                                                      .gpu = gpu,
-                                                      .parallel = {.tp = count("tp"),
-                                                                   .pp = count("pp"),
-                                                                   .dp = count_or_1("dp"),
-                                                                   .ep = count_or_1("ep"),
-                                                                   .rules = rules},
-                                                      .weights = {.format = wf},
-                                                      .kv = *parse_kv_dtype(r.string("kv_dtype"))},
-                                   .load = load,
-                                   .options = options,
-                                   // TPOT where the source gives it (vllm bench serve's per-token
-                                   // figure); else its ITL, which some tools report per streamed
-                                   // chunk.
-                                   .itl = ms_of("tpot_ms") ? ms_of("tpot_ms") : ms_of("itl_ms"),
-                                   .ttft = ms_of("ttft_ms"),
-                                   .e2e = ms_of("e2e_latency_ms"),
-                                   .tokens_per_s =
-                                       meas.optional_positive_number("throughput_tokens_per_s")},
-            .throughput = meas.optional_positive_number("throughput_tokens_per_s"),
-            .doubtful = r.optional_boolean("doubtful").value_or(false)});
+                LatencyObservation{
+                    .replica = Replica{.model = bundled(r.string("model")),
+                                       .gpu = gpu,
+                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                       .weights = {.format = wf},
+                                       .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                    .load = load,
+                    .options = options,
+                    .itl = ms_of("itl_ms"),
+                    .ttft = ms_of("ttft_ms"),
+                    .e2e = ms_of("e2e_latency_ms")},
+            .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
     }
     return out;
 }
@@ -122,13 +88,13 @@ inline std::vector<LatencyObservation> observations(const std::vector<MeasuredRo
 
 /// The row's primary figure: ITL of a serving load, e2e latency of a static batch.
 inline Seconds primary_measured(const MeasuredRow& r) {
-    return r.obs.load.kind != LoadKind::static_batch ? *r.obs.itl : *r.obs.e2e;
+    return r.obs.load.kind == LoadKind::serving ? *r.obs.itl : *r.obs.e2e;
 }
 inline Seconds primary_estimate(const LatencyEstimate& e) {
-    return e.kind != LoadKind::static_batch ? e.itl : e.request;
+    return e.kind == LoadKind::serving ? e.itl : e.request;
 }
 inline Seconds primary_bound(const LatencyEstimate& e) {
-    return e.kind != LoadKind::static_batch ? e.itl_bound : e.request_bound;
+    return e.kind == LoadKind::serving ? e.itl_bound : e.request_bound;
 }
 
 }  // namespace kvplan::testing
