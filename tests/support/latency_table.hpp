@@ -17,7 +17,7 @@ namespace kvplan::testing {
 /// One row of the table.
 struct MeasuredRow {
     std::string id;
-    std::string set;     ///< "fit", "held_out" or "external" (a held-out source, never fitted)
+    std::string set;     ///< "fit", "held_out" or "external" (never fitted)
     std::string source;  ///< a key of the table's "sources"
     std::string model_name;
     GpuFamily family = GpuFamily::hopper;
@@ -50,11 +50,6 @@ inline std::vector<MeasuredRow> latency_table() {
                               ? ComputeDtype::fp8
                               : ComputeDtype::bf16;
         const bool serving = r.string("mode") == "serving";
-        // The engine's parallel rules: how dp and ep lay the model out (kvplan/layout.hpp).
-        const std::string engine = r.string("engine");
-        const ParallelRules rules = engine == "sglang"         ? ParallelRules::sglang
-                                    : engine == "tensorrt-llm" ? ParallelRules::trtllm
-                                                               : ParallelRules::vllm;
         const Load load{.kind = serving ? LoadKind::serving : LoadKind::static_batch,
                         .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
                         .prompt_tokens = r.positive_integer("prompt_tokens"),
@@ -67,10 +62,19 @@ inline std::vector<MeasuredRow> latency_table() {
         const auto count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.positive_integer(key, 1024));
         };
-        // Optional: expert parallelism and attention data parallelism, 1 when not given.
-        const auto count_or_1 = [&](const char* key) {
+        // The engine whose scheduler the steps follow (free text in the older rows: the first
+        // engine name it holds).
+        const std::string engine = r.string("engine");
+        const auto has = [&](std::string_view w) { return engine.find(w) != std::string::npos; };
+        const ParallelRules rules = has("sglang") || has("SGLang") ? ParallelRules::sglang
+                                    : has("vllm") || has("vLLM")   ? ParallelRules::vllm
+                                                                   : ParallelRules::trtllm;
+        const auto opt_count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.optional_positive_integer(key, 1024).value_or(1));
         };
+        // TPOT where the row gives it (vllm bench serve's per-token figure); else its ITL, which
+        // some tools measure per streamed chunk.
+        const char* per_token = meas.has("tpot_ms") ? "tpot_ms" : "itl_ms";
         out.push_back(MeasuredRow{
             .id = r.string("id"),
             .set = r.string("set"),
@@ -78,25 +82,24 @@ inline std::vector<MeasuredRow> latency_table() {
             .model_name = r.string("model_name"),
             .family = *gpu_family(gpu),
             .obs =
-                LatencyObservation{.replica = Replica{.model = bundled(r.string("model")),
-                                                      .gpu = gpu,
-                                                      .parallel = {.tp = count("tp"),
-                                                                   .pp = count("pp"),
-                                                                   .dp = count_or_1("dp"),
-                                                                   .ep = count_or_1("ep"),
-                                                                   .rules = rules},
-                                                      .weights = {.format = wf},
-                                                      .kv = *parse_kv_dtype(r.string("kv_dtype"))},
-                                   .load = load,
-                                   .options = options,
-                                   // TPOT where the source gives it (vllm bench serve's per-token
-                                   // figure); else its ITL, which some tools report per streamed
-                                   // chunk.
-                                   .itl = ms_of("tpot_ms") ? ms_of("tpot_ms") : ms_of("itl_ms"),
-                                   .ttft = ms_of("ttft_ms"),
-                                   .e2e = ms_of("e2e_latency_ms")},
-            .throughput = meas.optional_positive_number("throughput_tokens_per_s"),
-            .doubtful = r.optional_boolean("doubtful").value_or(false)});
+                LatencyObservation{
+                    .replica = Replica{.model = bundled(r.string("model")),
+                                       .gpu = gpu,
+                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                       .weights = {.format = wf},
+                                       .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                    .load = load,
+                    .options = options,
+                    .itl = ms_of(per_token),
+                    .ttft = ms_of("ttft_ms"),
+                    .e2e = ms_of("e2e_latency_ms")},
+            .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
+        // Expert and attention-data parallelism (1 when absent), laid out by the engine's rules.
+        ParallelConfig& parallel = out.back().obs.replica.parallel;
+        parallel.dp = opt_count("dp");
+        parallel.ep = opt_count("ep");
+        parallel.rules = rules;
+        out.back().doubtful = r.optional_boolean("doubtful").value_or(false);
     }
     return out;
 }
