@@ -17,13 +17,21 @@ namespace kvplan::testing {
 /// One row of the table.
 struct MeasuredRow {
     std::string id;
-    std::string set;     ///< "fit" or "held_out"
+    std::string set;     ///< "fit", "held_out" or "external" (never fitted)
     std::string source;  ///< a key of the table's "sources"
     std::string model_name;
     GpuFamily family = GpuFamily::hopper;
     LatencyObservation obs;
     std::optional<double> throughput;  ///< output tokens/s of the replica, where published
+    /// The row's figures contradict its stated setup (its caveats say how); the bound and the
+    /// error are not judged on it.
+    bool doubtful = false;
 };
+
+/// Whether the row carries its primary figure (a throughput-only row does not).
+inline bool has_primary(const MeasuredRow& r) {
+    return r.obs.load.kind == LoadKind::serving ? r.obs.itl.has_value() : r.obs.e2e.has_value();
+}
 
 /// The rows of the table, in its order.
 inline std::vector<MeasuredRow> latency_table() {
@@ -54,6 +62,19 @@ inline std::vector<MeasuredRow> latency_table() {
         const auto count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.positive_integer(key, 1024));
         };
+        // The engine whose scheduler the steps follow (free text in the older rows: the first
+        // engine name it holds).
+        const std::string engine = r.string("engine");
+        const auto has = [&](std::string_view w) { return engine.find(w) != std::string::npos; };
+        const ParallelRules rules = has("sglang") || has("SGLang") ? ParallelRules::sglang
+                                    : has("vllm") || has("vLLM")   ? ParallelRules::vllm
+                                                                   : ParallelRules::trtllm;
+        const auto opt_count = [&](const char* key) {
+            return static_cast<std::uint32_t>(r.optional_positive_integer(key, 1024).value_or(1));
+        };
+        // TPOT where the row gives it (vllm bench serve's per-token figure); else its ITL, which
+        // some tools measure per streamed chunk.
+        const char* per_token = meas.has("tpot_ms") ? "tpot_ms" : "itl_ms";
         out.push_back(MeasuredRow{
             .id = r.string("id"),
             .set = r.string("set"),
@@ -69,10 +90,16 @@ inline std::vector<MeasuredRow> latency_table() {
                                        .kv = *parse_kv_dtype(r.string("kv_dtype"))},
                     .load = load,
                     .options = options,
-                    .itl = ms_of("itl_ms"),
+                    .itl = ms_of(per_token),
                     .ttft = ms_of("ttft_ms"),
                     .e2e = ms_of("e2e_latency_ms")},
             .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
+        // Expert and attention-data parallelism (1 when absent), laid out by the engine's rules.
+        ParallelConfig& parallel = out.back().obs.replica.parallel;
+        parallel.dp = opt_count("dp");
+        parallel.ep = opt_count("ep");
+        parallel.rules = rules;
+        out.back().doubtful = r.optional_boolean("doubtful").value_or(false);
     }
     return out;
 }
