@@ -646,6 +646,11 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly(
             "comm_buffer_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::comm_buffers); })
+        .def_property_readonly(
+            "encoder_cache_bytes",
+            [reserve](const A& x) { return reserve(x, &EngineMemory::encoder_cache); })
+        .def_property_readonly("lora_bytes",
+                               [reserve](const A& x) { return reserve(x, &EngineMemory::lora); })
         .def_property_readonly("kv_budget_bytes_per_gpu",
                                [](const A& x) { return x.a.kv_budget.count(); })
         .def_property_readonly("kv_bytes_per_sequence_per_gpu",
