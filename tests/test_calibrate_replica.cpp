@@ -1,8 +1,6 @@
 // kvplan::calibrate (calibrate/replica.hpp): `kvplan calibrate` as one library call, on a vLLM
 // start-up log and on `vllm bench serve` results, figures derived by hand.
 
-// The one file of this program that compiles the config.json import (either may come first).
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <kvplan/calibrate/replica.hpp>

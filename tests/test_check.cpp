@@ -22,8 +22,6 @@
 //   H200, 8 heads:  150,109,945,856 - 35,278,831,616 = 114,831,114,240 B / 81,920 = 1,401,747
 //   H200, 16 heads: 150,109,945,856 - 35,949,920,256 = 114,160,025,600 B / 163,840 = 696,777
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>

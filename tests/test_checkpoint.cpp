@@ -1,7 +1,5 @@
 // The checkpoint's own weight format and the model's context limit, as a config.json states them.
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <kvplan/hf_config.hpp>

@@ -2,8 +2,6 @@
 // parallelism evaluated, searched and timed as evaluate(), plan_replicas() and the rooflines give
 // them, each figure derived by hand.
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>

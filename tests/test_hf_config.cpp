@@ -1,5 +1,3 @@
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>

@@ -1,8 +1,6 @@
 // Input files at the edges: figures that parse as JSON numbers but overflow once scaled are
 // refused with an error naming the field, never turned into an infinite rate.
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>

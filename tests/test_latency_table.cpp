@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-// The config importer is compiled here, once for this test binary.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <kvplan/hf_config.hpp>
 
 #include "support/latency_table.hpp"

@@ -7,7 +7,6 @@
 // values, r x ceil(c / 16) B of fp8 scales and one 4 B fp32 scale; fp8 with 128 x 128 blocks
 // r c B and 4 B per block; bf16 2 B per value.
 
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>

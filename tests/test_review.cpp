@@ -1,8 +1,6 @@
 // A replica search for a design review (plan/review.hpp): what would make a miss fit, cost and
 // throughput under latency targets, the Pareto front; and the price file (price_file.hpp).
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>

@@ -1,8 +1,6 @@
 // kvplan::size and kvplan::compare (plan/size.hpp, plan/compare.hpp): the figures of `kvplan size`
 // and `kvplan compare`, and the terms an explanation renders, derived by hand.
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <catch2/catch.hpp>
 #include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>

@@ -25,8 +25,6 @@
 #include <kvplan/calibrate.hpp>
 #include <kvplan/calibrate/sglang_log.hpp>
 #include <kvplan/gpu_spec.hpp>
-// This program's one translation unit compiles the import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <kvplan/hf_config.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <map>
