@@ -4,7 +4,7 @@
 // sequence (bf16 KV, derived by hand from the model code named in each case) and the parameter
 // count.
 //
-// Compiled apart from test_hf_families.cpp (which compiles the import), in the same program.
+// Compiled apart from test_hf_families.cpp, in the same program.
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -8,12 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <kvplan/hf_config.hpp>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <kvplan/hf_config.hpp>
 
 #include "support/latency_table.hpp"
 
