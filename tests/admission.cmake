@@ -1,7 +1,7 @@
 # Admission on a block pool: vLLM's accounting step by step, against a literal reference and a
 # request trace.
 kvplan_add_tests(kvplan_admission_tests
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_admission.cpp
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/admission/test_admission.cpp
   LIBS kvplan::kvplan)
 
 # static_assert-only: admission figures hold at compile time.

@@ -2,14 +2,14 @@
 # nlohmann_json).
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_checkpoint_tests
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_checkpoint.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/test_encoder_cache.cpp
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/hf_config/test_checkpoint.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/budget/test_encoder_cache.cpp
     LIBS kvplan::json)
 endif()
 # Quantized checkpoints sized from their own quantization files (tests/data/quantized).
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_quantized_tests
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_quantized.cpp
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/hf_config/test_quantized.cpp
     LIBS kvplan::json)
 endif()
 # The same through the built binary.

@@ -6,10 +6,10 @@ target_link_libraries(kvplan_static_nearest_tests PRIVATE kvplan::kvplan)
 kvplan_warnings(kvplan_static_nearest_tests)
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_input_checks_tests
-    SOURCES test_nearest.cpp test_json.cpp test_policy.cpp test_json_position.cpp
+    SOURCES detail/test_nearest.cpp test_json.cpp policy/test_policy.cpp test_json_position.cpp
     LIBS kvplan::json)
   # A policy judged on bundled models and GPUs (plan/check.hpp), figures derived by hand.
   kvplan_add_tests(kvplan_check_tests
-    SOURCES test_check.cpp test_attribution.cpp
+    SOURCES plan/test_check.cpp policy/test_attribution.cpp
     LIBS kvplan::json)
 endif()

@@ -2,6 +2,7 @@
 # it is checked against (tests/data/latency_measurements.json).
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_latency_tests
-    SOURCES test_estimate.cpp test_latency_calibrate.cpp test_latency_table.cpp test_bench_result.cpp
+    SOURCES roofline/test_estimate.cpp calibrate/test_latency_calibrate.cpp
+            roofline/test_latency_table.cpp calibrate/test_bench_result.cpp
     LIBS kvplan::json)
 endif()

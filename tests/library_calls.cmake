@@ -4,8 +4,8 @@
 # benchmark results).
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_library_call_tests
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_size.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/test_calibrate_replica.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/test_refusal.cpp
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/plan/test_size.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/calibrate/test_calibrate_replica.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/plan/test_refusal.cpp
     LIBS kvplan::json)
 endif()

@@ -3,10 +3,10 @@
 # nlohmann_json to load the bundled models and GPUs).
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_parallel_tests
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_deployments.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/test_commands.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/test_disaggregated.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/test_plan_fleet.cpp
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/plan/test_deployments.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/plan/test_commands.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/plan/test_disaggregated.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/plan/test_plan_fleet.cpp
     LIBS kvplan::json)
 endif()
 

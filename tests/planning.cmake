@@ -1,7 +1,8 @@
 # Capacity planning: the replica budget, engine profiles, the roofline and KV transfers.
 kvplan_add_tests(kvplan_planning_tests
-  SOURCES test_budget.cpp test_engine.cpp test_roofline.cpp test_transfer.cpp
-          test_attention_io.cpp test_vllm_backend.cpp test_quantity_text.cpp
+  SOURCES budget/test_budget.cpp engine/test_engine.cpp roofline/test_roofline.cpp
+          roofline/test_attention_io.cpp engine/test_vllm_backend.cpp test_transfer.cpp
+          test_quantity_text.cpp
   LIBS kvplan::kvplan)
 
 # static_assert-only: the planning figures hold at compile time.

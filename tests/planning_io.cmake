@@ -1,8 +1,8 @@
 # Opt-in planning headers that read files or allocate: traces, fleet sizing, engine-log calibration,
 # SVG charts.
 kvplan_add_tests(kvplan_planning_io_tests
-  SOURCES test_trace.cpp test_trace_reading.cpp test_trace_distributions.cpp test_trace_replay.cpp
-          test_fleet.cpp test_svg.cpp test_calibrate.cpp
+  SOURCES trace/test_trace.cpp trace/test_trace_reading.cpp trace/test_trace_distributions.cpp
+          trace/test_trace_replay.cpp test_fleet.cpp test_svg.cpp calibrate/test_calibrate.cpp
   LIBS kvplan::kvplan)
 
 # Charts: render SVGs in headless Chromium and check the PNG is not blank. Exit 77 when Chromium is

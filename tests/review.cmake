@@ -3,7 +3,7 @@
 # models, GPUs and prices).
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_review_tests
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_review.cpp
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/plan/test_review.cpp
     LIBS kvplan::json)
 endif()
 # The same through the built binary.

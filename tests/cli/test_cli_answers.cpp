@@ -426,7 +426,7 @@ TEST_CASE("an unknown model_type imports by its architecture or by --model-type,
 TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag names as aliases",
           "[cli][answers][parallel]") {
     // DeepSeek-V3 (fp8 checkpoint, bf16 KV) on 8 x H200, 256 sequences of 8,000 tokens: the
-    // library's scenario (tests/test_deployments.cpp derives the weights and caches by hand).
+    // library's scenario (tests/plan/test_deployments.cpp derives the weights and caches by hand).
     const std::string base = "--model deepseek-v3 --gpu h200-sxm --context 8000 --concurrency 256";
     const json tp8 = fit_json(base + " --tp 8");
     CHECK(tp8["max_concurrency"] == 87);
@@ -531,11 +531,11 @@ TEST_CASE("plan searches dp, ep and dcp and prints both engines' command lines f
 
 TEST_CASE("disagg sizes the prefill and decode pools beside the aggregated plan",
           "[cli][answers][parallel][disagg]") {
-    // tests/test_disaggregated.cpp's scenario, derived there by hand: Llama-3.1-70B in bf16 on H100
-    // SXM, 100 requests a second of 2,000 + 200 tokens, TTFT 500 ms, TPOT 25 ms, steps at peak.
-    // The decode pool: tp 8, TPOT(B) = (17,378,066,432 B of weights read + B x 2,100 x 40,960 B)
-    // / 3.35 TB/s + its all-reduce; the largest B within 25 ms is 552, which the cache holds (655
-    // of 2,200 tokens), and one replica serves 552 / (200 x TPOT) = 110.4 requests a second.
+    // tests/plan/test_disaggregated.cpp's scenario, derived there by hand: Llama-3.1-70B in bf16 on
+    // H100 SXM, 100 requests a second of 2,000 + 200 tokens, TTFT 500 ms, TPOT 25 ms, steps at
+    // peak. The decode pool: tp 8, TPOT(B) = (17,378,066,432 B of weights read + B x 2,100 x 40,960
+    // B) / 3.35 TB/s + its all-reduce; the largest B within 25 ms is 552, which the cache holds
+    // (655 of 2,200 tokens), and one replica serves 552 / (200 x TPOT) = 110.4 requests a second.
     const CliRun r = run_kvplan(
         "disagg --model llama-3.1-70b --gpu h100-sxm --rate 100 --prompt-tokens 2000 "
         "--output-tokens 200 --ttft-ms 500 --tpot-ms 25 --latency bound --format json");

@@ -1,6 +1,6 @@
 // kvplan check through the built binary: several replicas, regressions against a baseline,
 // markdown tables, SARIF, GitHub annotations at the policy's line and at the changed config.json
-// field, and the exit codes. The figures are those tests/test_check.cpp derives by hand.
+// field, and the exit codes. The figures are those tests/plan/test_check.cpp derives by hand.
 
 #include <unistd.h>
 
@@ -54,7 +54,7 @@ std::size_t lines_starting(const std::string& text, const std::string& prefix) {
 
 TEST_CASE("check judges each requirement on each replica of the policy", "[cli][check][replicas]") {
     // Before the change: 75 and 175 sequences of 8,000 tokens on the H100 and the H200
-    // (tests/test_check.cpp); the regressions have nothing to compare with and are skipped.
+    // (tests/plan/test_check.cpp); the regressions have nothing to compare with and are skipped.
     const CliRun r = run_kvplan(regressions + " --format json");
     REQUIRE(r.code == 0);
     const json doc = json::parse(r.out);
@@ -365,7 +365,7 @@ TEST_CASE("a policy's replicas state dp, ep and dcp, and a wrong GPU id names th
           "[cli][check][parallel]") {
     ScratchDir dir("parallel");
     // Two vLLM-rule engines (ideal) of tp 4 each on 8 H100s: 2 x 75 = 150 sequences of 8,000
-    // tokens (tests/test_check.cpp derives 75 for one).
+    // tokens (tests/plan/test_check.cpp derives 75 for one).
     std::ofstream(dir.path / "policy.json") << R"({
   "schema": "kvplan-policy/1",
   "model": "llama-3-70b",
@@ -504,7 +504,7 @@ TEST_CASE("the worked pull request of examples/ci/README.md fails as the README 
     CHECK_THAT(md.out, Catch::Contains("| FAIL | KV cache cost per token | H100 fleet | <= 327,680 "
                                        "B per token | 655,360 B | 327,680 B | +100.0 % |"));
     // Weights per GPU: 35,949,920,256 B = 33.48 GiB against 35,278,831,616 B = 32.86 GiB
-    // (tests/test_check.cpp), +1.9 %: within the 40 GiB bound.
+    // (tests/plan/test_check.cpp), +1.9 %: within the 40 GiB bound.
     CHECK_THAT(md.out, Catch::Contains("| pass | weights leave half of each GPU for the cache | "
                                        "H200 fleet | <= 40.00 GiB per GPU | 33.48 GiB | 32.86 GiB "
                                        "| +1.9 % |"));

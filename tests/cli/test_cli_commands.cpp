@@ -752,8 +752,9 @@ TEST_CASE("plan's command notes name their row, and none when no row meets the t
 }
 
 TEST_CASE("fit charges LoRA slots and reads a prefix hit rate", "[cli][fit][lora]") {
-    // 4 slots of rank 16 on Llama-3-70B at tp 4: 854,589,440 B a GPU (tests/test_budget.cpp), out
-    // of the KV budget byte for byte, and the engines' flags in the commands.
+    // 4 slots of rank 16 on Llama-3-70B at tp 4: 854,589,440 B a GPU
+    // (tests/budget/test_budget.cpp), out of the KV budget byte for byte, and the engines' flags in
+    // the commands.
     const std::string base = "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k";
     const CliRun plain = run_kvplan(base + " --format json");
     const CliRun lora = run_kvplan(base + " --max-loras 4 --max-lora-rank 16 --format json");

@@ -14,9 +14,9 @@ std::string folder(const std::string& name) { return data_file("quantized/" + na
 
 TEST_CASE("size reads hf_quant_config.json beside config.json: Qwen3-235B-A22B-NVFP4 134.1 GB",
           "[cli][quantized]") {
-    // tests/test_quantized.cpp derives 134,101,505,504 B: NVFP4 attention and experts (4 bits
-    // and an fp8 scale per 16 weights, an fp32 scale per matrix), bf16 routers, norms, embedding
-    // and LM head. Without hf_quant_config.json the same config.json says bfloat16:
+    // tests/hf_config/test_quantized.cpp derives 134,101,505,504 B: NVFP4 attention and experts (4
+    // bits and an fp8 scale per 16 weights, an fp32 scale per matrix), bf16 routers, norms,
+    // embedding and LM head. Without hf_quant_config.json the same config.json says bfloat16:
     // 470,187,269,120 B.
     for (const std::string& model :
          {folder("Qwen3-235B-A22B-NVFP4"), folder("Qwen3-235B-A22B-NVFP4/config.json")}) {
@@ -31,8 +31,8 @@ TEST_CASE("size reads hf_quant_config.json beside config.json: Qwen3-235B-A22B-N
 
 TEST_CASE("fit names each part's format and sizes a rank from the checkpoint's quantization",
           "[cli][quantized]") {
-    // DeepSeek-V3.2-NVFP4 (tests/test_quantized.cpp): 388,082,983,376 B whole, attention bf16 but
-    // its o_proj NVFP4.
+    // DeepSeek-V3.2-NVFP4 (tests/hf_config/test_quantized.cpp): 388,082,983,376 B whole, attention
+    // bf16 but its o_proj NVFP4.
     const CliRun whole = run_kvplan("size --context 8k --model " + folder("DeepSeek-V3.2-NVFP4"));
     CHECK(whole.code == 0);
     CHECK_THAT(whole.out, Catch::Contains("(388,082,983,376 B)"));

@@ -15,7 +15,7 @@ const std::string prices = std::string(KVPLAN_SOURCE_DIR) + "/configs/prices/exa
 TEST_CASE("plan says what would make each nearest miss fit", "[cli][plan][review]") {
     // Llama-3-8B on one H100 given 8 GiB of KV: vLLM's 4,096 blocks of 16 tokens less its null
     // block hold floor(4,095 / 512) = 7 sequences of 8,192 tokens; 64 do not fit
-    // (tests/test_review.cpp derives each figure).
+    // (tests/plan/test_review.cpp derives each figure).
     const CliRun r = run_kvplan(
         "plan --model llama-3-8b --gpu h100-sxm --max-gpus 1 --kv-dtype bf16 --kv-memory 8GiB "
         "--context 8192 --concurrency 64 --format json");
@@ -116,7 +116,7 @@ TEST_CASE("plan refuses cost without prices and review flags without the estimat
 
 TEST_CASE("fit shows what host, NVMe and remote tiers hold and how fast a sequence comes back",
           "[cli][fit][tiers]") {
-    // Llama-3-8B at 8,192 tokens: 1 GiB a sequence (tests/test_review.cpp). 64 GiB of host
+    // Llama-3-8B at 8,192 tokens: 1 GiB a sequence (tests/plan/test_review.cpp). 64 GiB of host
     // memory hold 64; one comes back over the H100's 64 GB/s PCIe in 1,073,741,824 / 64e9 s.
     const CliRun r = run_kvplan(
         "fit --model llama-3-8b --gpu h100-sxm --context 8192 --host-kv 64GiB --nvme-kv 1TB "

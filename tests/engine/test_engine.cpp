@@ -718,8 +718,8 @@ TEST_CASE("vLLM groups layers by spec: a draft of 8 x 128 heads beside targets o
 }
 
 // LoRA slots are loaded with the weights, so every engine's KV memory shrinks by exactly their
-// bytes (854,589,440 B for Llama-3-70B at tp 4 with 4 slots of rank 16: tests/test_budget.cpp)
-// while nothing else in the breakdown moves.
+// bytes (854,589,440 B for Llama-3-70B at tp 4 with 4 slots of rank 16:
+// tests/budget/test_budget.cpp) while nothing else in the breakdown moves.
 TEST_CASE("LoRA slots come out of every engine's KV memory", "[engine][lora]") {
     const Replica r{.model = llama_3_70b, .gpu = h100_sxm(), .parallel = {.tp = 4}};
     const Layout l = r.layout();

@@ -236,7 +236,7 @@ TEST_CASE("the engines' flag names a command line takes are the ones their lines
 
 TEST_CASE("a command serving LoRA adapters asks for the slots kvplan charged", "[commands][lora]") {
     // Llama-3-70B on 4 x H100 with 4 adapter slots of rank 16: vLLM's LoRAConfig flags, SGLang's
-    // per-batch slots; the slots (854,589,440 B a GPU, tests/test_budget.cpp) leave less KV.
+    // per-batch slots; the slots (854,589,440 B a GPU, tests/budget/test_budget.cpp) leave less KV.
     Deployment d{.model = bundled("llama-3-70b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 4}};
     const ReplicaAnswer plain = evaluate(d, {.context = 8192});
     d.serving.reserve.lora = {.max_loras = 4, .max_lora_rank = 16};
