@@ -3,8 +3,6 @@
 // the one JSON parser of every reader (parse_json_text: depth, duplicate keys, NULs), the fields
 // that changed are listed (json_field_changes), and each document that maps to a model is sized.
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <kvplan/hf_config.hpp>
 #include <kvplan/json.hpp>
 

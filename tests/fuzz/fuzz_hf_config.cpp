@@ -1,7 +1,5 @@
 // libFuzzer harness: a Hugging Face config.json, imported and, when it maps, sized.
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <kvplan/hf_config.hpp>
 
 #include "fuzz_support.hpp"
