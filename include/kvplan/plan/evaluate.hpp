@@ -522,9 +522,10 @@ struct PreparedLayout {
     a.kv_per_sequence =
         reserved_per_sequence(r.model, r.kv, demand.context, a.serving.block_size, shard);
     // SGLang's single token pool spends a whole cell, every layer of the stage, on each token a
-    // sequence holds: its sliding layers keep the whole context unless the hybrid SWA pool splits
-    // them off (profile_max_num_token and the pool's alloc, python/sglang/srt/mem_cache). What a
-    // sequence takes there is what the pool admits by, so the need and the room agree.
+    // sequence holds (MHATokenToKVPool and MLATokenToKVPool size every layer's buffer to the
+    // pool, python/sglang/srt/mem_cache/memory_pool.py): sliding layers keep the whole context
+    // unless the hybrid SWA pool splits them off. What a sequence takes there is what the pool
+    // admits by, so the need and the room agree.
     if (a.serving.engine == Engine::sglang && a.report.sglang.swa_tokens == 0) {
         const SglangKvPool& pool = a.report.sglang;
         const Bytes cells =
