@@ -80,6 +80,26 @@ TEST_CASE("fit refuses an FP8 layout whose expert width per GPU breaks its block
     CHECK(ep["fits"] == true);
 }
 
+TEST_CASE("an SGLang verdict's need and room agree: the need is what its token pool spends",
+          "[cli][answers]") {
+    // Gemma-3-27B at 131,072 tokens under SGLang on one H100: its one token pool gives all 62
+    // layers a 507,904 B cell per token (test_evaluate.cpp), 62 GiB a sequence, more than the KV
+    // the GPU has. The verdict once said one sequence needed 10.41 GiB (its sliding layers held
+    // apart) beside 14.46 GiB available and room for none.
+    const std::string args = "--model gemma-3-27b --gpu h100-sxm --engine sglang --context 131072";
+    const CliRun r = run_kvplan("fit " + args);
+    INFO(r.out << r.err);
+    REQUIRE(r.code != 3);
+    const std::string line = r.out.substr(0, r.out.find('\n'));
+    CHECK(line.find("DOES NOT FIT") == 0);
+    CHECK(line.find("one sequence needs 62.00 GiB") != std::string::npos);
+    const std::size_t at = line.find(" GiB of KV per GPU");
+    REQUIRE(at != std::string::npos);
+    const double have = std::stod(line.substr(line.rfind('(', at) + 1));
+    CHECK(have < 62.00);
+    CHECK(fit_json(args)["max_concurrency"] == 0);
+}
+
 TEST_CASE("a context past the model's limit does not start, naming the limit and its field",
           "[cli][answers]") {
     // Llama-3-8B: max_position_embeddings 8,192; vLLM refuses --max-model-len 200,000.

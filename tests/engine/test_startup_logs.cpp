@@ -7,8 +7,10 @@
 //             usage=") within 2 %;
 //   kv_tokens the engine's KV token figure ("GPU KV cache size: N tokens", "# GPU blocks" x block
 //             size, SGLang's "#tokens:" / max_total_num_tokens) within 3 %;
-//   kv_rules  for vLLM, the same token figure from the KV memory the log printed ("Available KV
-//             cache memory"), which checks the cache's rules apart from the memory reserve;
+//   kv_rules  the same token figure from the KV memory the log shows: vLLM's "Available KV cache
+//             memory"; SGLang's mem_fraction_static x the memory free before the weights ("Load
+//             weight begin. avail mem=") - their "mem usage". It checks the cache's rules apart
+//             from the memory kvplan models under the weights;
 //   start     starts or refuses as the record's `expect` says (and as the log shows).
 //
 // The tolerances are the issue's. A record kvplan cannot reproduce names the check in a
@@ -184,6 +186,9 @@ struct Logged {
     std::optional<Bytes> weights;
     std::optional<std::uint64_t> kv_tokens;
     std::optional<Bytes> available_kv;  ///< vLLM's "Available KV cache memory"
+    /// SGLang's memory free before the weights and the weights' "mem usage": the pool is the
+    /// fraction of the first less the second (profile_max_num_token).
+    std::optional<Bytes> free_before_weights, loaded_weights;
     bool refused = false;
 };
 
@@ -195,6 +200,14 @@ Logged read_log(const Record& r, std::uint32_t block_size) {
         if (f.weights) l.weights = f.weights->value;
         l.kv_tokens = f.kv_tokens;
         l.refused = f.refused;
+        if (f.weights) {
+            l.loaded_weights = f.weights->value;
+            // "avail mem" after the weights plus their "mem usage" is what was free before them.
+            if (f.free_before_weights)
+                l.free_before_weights = f.free_before_weights->value;
+            else if (f.free_after_weights)
+                l.free_before_weights = f.free_after_weights->value + f.weights->value;
+        }
         return l;
     }
     const VllmLogFacts f = parse_vllm_log(r.log, where);
@@ -266,7 +279,7 @@ TEST_CASE("every start-up log of the corpus is reproduced or a recorded gap", "[
             continue;
         }
         const ReplicaAnswer& a = *answer;
-        const Logged l = read_log(r, a.serving.block_size);
+        Logged l = read_log(r, a.serving.block_size);
         // The record is what the log shows.
         CHECK(l.refused == !expect_start);
 
@@ -286,6 +299,15 @@ TEST_CASE("every start-up log of the corpus is reproduced or a recorded gap", "[
             ok["kv_tokens"] = e <= kv_tolerance;
             line << " KV tokens " << *a.kv_tokens << " vs " << *l.kv_tokens << " (" << 100 * e
                  << " %);";
+        }
+        // SGLang's pool from the memory the log shows free before the weights and the weights
+        // it shows loaded, at the fraction kvplan uses: the cache's rules apart from the memory
+        // kvplan models under the weights.
+        if (l.kv_tokens && l.free_before_weights && l.loaded_weights && expect_start) {
+            const double fraction = a.report.memory[a.limiting_stage].fraction;
+            const double pool = fraction * static_cast<double>(l.free_before_weights->count()) -
+                                static_cast<double>(l.loaded_weights->count());
+            if (pool > 0) l.available_kv = Bytes::exactly(static_cast<std::uint64_t>(pool));
         }
         // The KV memory itself, shown and not compared: the reserve under it (the profile's
         // activation peak, graphs) is what most gaps come down to.

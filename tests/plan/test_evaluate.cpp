@@ -249,6 +249,35 @@ TEST_CASE("a hybrid's verdict is what vLLM's scheduler admits, its log figure be
     CHECK(a.admitted <= a.kv_budget.count() / a.kv_per_sequence.count());
 }
 
+TEST_CASE("under SGLang a sequence needs what its token pool spends on it, so need and room agree",
+          "[evaluate][sglang]") {
+    // Gemma-3-27B at 131,072 tokens on one H100. Five of every six of its 62 layers slide over
+    // 1,024 tokens, but SGLang runs it on one token pool (Gemma 3 is not among model_config.py's
+    // is_hybrid_swa_model architectures) that gives every layer a cell per token
+    // (profile_max_num_token, model_runner_kv_cache_mixin.py): 62 layers x 2 x 16 KV heads x 128
+    // x 2 B = 507,904 B a token, 131,072 x 507,904 = 66,571,993,088 B (62 GiB) a sequence.
+    // Windows kept apart a sequence would need 10.41 GiB, less than the 14.46 GiB of KV the GPU
+    // has, beside a pool that admits not one sequence.
+    Deployment d = deployment("gemma-3-27b", "h100-sxm");
+    d.serving.engine = Engine::sglang;
+    const ReplicaAnswer a = evaluate(d, {.context = 131'072, .concurrency = 8});
+    REQUIRE(a.report.sglang.cell_size.count() == 507'904);
+    CHECK(a.kv_per_sequence.count() == 66'571'993'088ULL);
+    CHECK(a.kv_needed == a.kv_per_sequence * 8);
+    CHECK(a.max_concurrency == 0);
+    CHECK(a.kv_per_sequence > a.kv_budget);
+    CHECK(*a.kv_tokens < 131'072);
+    // With room for some, the room is the budget over the need per sequence, rounded down.
+    const ReplicaAnswer b = evaluate(d, {.context = 16'384, .concurrency = 64});
+    CHECK(b.kv_per_sequence.count() == 16'384ULL * 507'904);
+    CHECK(b.max_concurrency == b.kv_budget / b.kv_per_sequence);
+    // A model without sliding layers needs the same bytes either way: Llama-3.1-8B, 32 layers x 2
+    // x 8 x 128 x 2 B = 131,072 B a token.
+    Deployment llama = deployment("llama-3.1-8b", "h100-sxm");
+    llama.serving.engine = Engine::sglang;
+    CHECK(evaluate(llama, {.context = 8'192}).kv_per_sequence.count() == 8'192ULL * 131'072);
+}
+
 TEST_CASE("the engine's sequence cap binds when the cache holds more", "[evaluate]") {
     // Llama-3-8B at 256 tokens on an H200: 32 MiB a sequence in some 110 GiB of KV memory is
     // thousands of sequences; vLLM's max_num_seqs (1,024 on GPUs of 70 GiB or more that are not

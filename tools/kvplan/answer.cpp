@@ -380,8 +380,11 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
          fmt::format("KV per sequence ({} tokens)", grouped(a.demand.context)),
          cell(a.kv_per_sequence),
          cell_exact(a.kv_per_sequence),
-         {"blocks of block_size tokens each layer holds x block bytes, per GPU (windows keep "
-          "their own)",
+         {e == Engine::sglang && a.report.sglang.swa_tokens == 0
+              ? "the pool's cell (every layer of the stage) x the context's pages, per GPU: "
+                "SGLang's sliding layers keep the whole context"
+              : "blocks of block_size tokens each layer holds x block bytes, per GPU (windows "
+                "keep their own)",
           {fmt::format("block_size = {} tokens{}", a.serving.block_size,
                        a.serving.block_size_given ? " (--block-size)" : " (the engine's default)"),
            fmt::format("kv dtype {} (--kv-dtype)", name(a.replica.kv.dtype))}}});

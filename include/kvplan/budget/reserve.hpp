@@ -311,8 +311,15 @@ namespace detail {
     res.cuda_context = term(o.cuda_context, default_cuda_context);
     res.activation = term(o.activation, res.activation_model.total());
     res.cuda_graphs = term(o.cuda_graphs, cuda_graph_bytes_per_batch * o.cuda_graph_max_batch);
+    // The custom all-reduce's IPC buffers need GPUs that reach each other over a fabric: between
+    // more than two PCIe-only GPUs vLLM and SGLang turn it off ("Custom allreduce is disabled
+    // because it's not supported on more than two PCIe-only GPUs": custom_all_reduce.py in
+    // vllm/distributed/device_communicators and python/sglang/srt/distributed/
+    // device_communicators), and NCCL's own buffers are within the CUDA context's allowance.
+    const bool custom_all_reduce = r.gpu.scale_up_bandwidth > BytesPerSecond{} || l.tp() <= 2;
     res.comm_buffers =
-        term(o.comm_buffers, l.ranks() > 1 ? comm_buffer_bytes_per_rank * l.ranks() : Bytes{});
+        term(o.comm_buffers,
+             l.ranks() > 1 && custom_all_reduce ? comm_buffer_bytes_per_rank * l.ranks() : Bytes{});
     res.encoder_cache =
         encoder_cache(r.model, stage, o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
                       o.profile_sequences.value_or(d.max_num_seqs), o.encoder_cache, r.weights);

@@ -521,6 +521,17 @@ struct PreparedLayout {
                              : a.report.memory[a.limiting_stage].kv_memory;
     a.kv_per_sequence =
         reserved_per_sequence(r.model, r.kv, demand.context, a.serving.block_size, shard);
+    // SGLang's single token pool spends a whole cell, every layer of the stage, on each token a
+    // sequence holds (MHATokenToKVPool and MLATokenToKVPool size every layer's buffer to the
+    // pool, python/sglang/srt/mem_cache/memory_pool.py): sliding layers keep the whole context
+    // unless the hybrid SWA pool splits them off. What a sequence takes there is what the pool
+    // admits by, so the need and the room agree.
+    if (a.serving.engine == Engine::sglang && a.report.sglang.swa_tokens == 0) {
+        const SglangKvPool& pool = a.report.sglang;
+        const Bytes cells =
+            pool.cell_size * (detail::ceil_div(demand.context, pool.page_size) * pool.page_size);
+        a.kv_per_sequence = std::max(a.kv_per_sequence, cells);
+    }
     a.kv_tokens = cap.tokens;
     a.dp_rank_admitted = cap.starts ? cap.admitted : 0;
     a.dp_rank_sequence_cap = cap.sequence_cap;
