@@ -57,6 +57,7 @@ const std::set<std::string> known_keys = {"source",
                                           "pp",
                                           "dp",
                                           "ep",
+                                          "dcp",
                                           "weight_dtype",
                                           "expert_dtype",
                                           "kv_dtype",
@@ -138,6 +139,7 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
     d.parallel.pp = degree(r, "pp");
     d.parallel.dp = degree(r, "dp");
     d.parallel.ep = degree(r, "ep");
+    d.parallel.dcp = degree(r, "dcp");
     const std::string engine = r.need("engine");
     d.serving.engine = engine == "sglang" ? Engine::sglang : Engine::vllm;
     REQUIRE((engine == "vllm" || engine == "sglang"));

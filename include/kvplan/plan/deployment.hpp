@@ -134,6 +134,11 @@ struct ResolvedServing {
         const std::uint64_t cap = *s.max_sequences;
         r.options.vllm.max_num_seqs =
             static_cast<std::uint32_t>(cap > 0xFFFF'FFFFULL ? 0xFFFF'FFFFULL : cap);
+        // vLLM's profile run samples one logits row per sequence it may schedule
+        // (vllm/v1/worker/gpu_model_runner.py, profile_run: _dummy_sampler_run over
+        // min(max_num_seqs, max_num_batched_tokens) rows), so --max-num-seqs sets those rows.
+        if (s.engine == Engine::vllm && !r.budget.reserve.profile_sequences)
+            r.budget.reserve.profile_sequences = r.options.vllm.max_num_seqs;
         r.options.sglang.max_running_requests = cap;
         r.options.trtllm.max_batch_size = cap;
     }
