@@ -252,7 +252,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                 rep.extra_json["smallest_replica_for_peak"] = {
                     {"tp", best->parallel.tp},
                     {"pp", best->parallel.pp},
-                    {"gpus", best->parallel.tp * best->parallel.pp},
+                    {"gpus", best->gpus},
                     {"kv_budget_per_gpu_bytes", best->kv_budget.count()},
                     {"peak_kv_per_gpu_bytes", best->peak_kv.count()}};
         } else {
