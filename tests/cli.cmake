@@ -4,6 +4,7 @@ if(TARGET kvplan_cli)
   kvplan_add_tests(kvplan_cli_tests
     SOURCES cli/cli_runner.cpp cli/test_cli_parse.cpp cli/test_cli_commands.cpp cli/test_cli_inputs.cpp
             cli/test_cli_check.cpp cli/test_cli_engine_flags.cpp cli/test_cli_gate_input.cpp
+            cli/test_cli_typed_flags.cpp
             ${PROJECT_SOURCE_DIR}/tools/kvplan/parse.cpp
     LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
   target_include_directories(kvplan_cli_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -155,111 +156,141 @@ struct LogNumber {
     return LoggedSize{round_to_bytes(n->value * scale, B), round_to_bytes(half, B)};
 }
 
+/// One line of a start-up log as a reader looks at it, and whether it gave a fact: the scanning
+/// every engine's log reader shares (vLLM's here, SGLang's in calibrate/sglang_log.hpp).
+struct LogLine {
+    std::string_view text;
+    bool hit = false;  ///< the line gave a fact
+
+    /// Whether the line holds `key`.
+    [[nodiscard]] bool has(std::string_view key) const noexcept {
+        return text.find(key) != std::string_view::npos;
+    }
+    /// Whether the line holds any of `keys`; a fact (a refusal, a switch) when it does.
+    [[nodiscard]] bool flag(std::initializer_list<std::string_view> keys) noexcept {
+        for (std::string_view k : keys)
+            if (has(k)) return hit = true;
+        return false;
+    }
+    /// The number after `key` (nullopt when either is missing).
+    [[nodiscard]] std::optional<LogNumber> number_after(std::string_view key) const {
+        return log_number_after(text, key);
+    }
+    /// The size after `key` (nullopt when either is missing).
+    [[nodiscard]] std::optional<LoggedSize> size_after(std::string_view key) const {
+        return log_size_after(text, key);
+    }
+    /// `field` set to the number after `key` when the line has it (the last line counts).
+    void take(std::optional<double>& field, std::string_view key) {
+        if (const auto n = number_after(key)) take_value(field, n->value);
+    }
+    /// `field` set to the whole number after `key` when the line has it (the last line counts).
+    void take(std::optional<std::uint64_t>& field, std::string_view key) {
+        if (const auto n = number_after(key))
+            take_value(field, static_cast<std::uint64_t>(n->value));
+    }
+    /// `field` set to the size after `key` when the line has it (the last line counts).
+    void take(std::optional<LoggedSize>& field, std::string_view key) {
+        if (const auto v = size_after(key)) take_value(field, *v);
+    }
+    /// `field` set to `v`; the line gave a fact.
+    template <class T, class V>
+    void take_value(std::optional<T>& field, V v) {
+        field = T(v);
+        hit = true;
+    }
+};
+
+/// Calls `read(LogLine&)` on each line of `text` and returns how many gave a fact; a log where none
+/// did is InvalidInput naming `where` and what was `expected`.
+template <class Read>
+std::size_t scan_log_lines(std::string_view text, std::string_view where, std::string_view expected,
+                           Read read) {
+    std::size_t lines_read = 0;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t end = std::min(text.find('\n', pos), text.size());
+        LogLine line{text.substr(pos, end - pos)};
+        pos = end + 1;
+        read(line);
+        if (line.hit) ++lines_read;
+    }
+    if (lines_read == 0) throw_field_error<InvalidInput>(where, "log", expected, "none");
+    return lines_read;
+}
+
 }  // namespace detail
 
 /// Reads the memory facts of a vLLM start-up log (V0 or V1). Lines it does not know are skipped;
 /// a log with none of them is InvalidInput naming `where`.
 [[nodiscard]] inline VllmLogFacts parse_vllm_log(std::string_view text, std::string_view where) {
-    using detail::log_number_after;
-    using detail::log_size_after;
     VllmLogFacts f;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        const std::size_t end = std::min(text.find('\n', pos), text.size());
-        const std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
-        bool hit = false;
-        const auto take = [&](auto& field, auto value) {
-            if (value) {
-                field = *value;
-                hit = true;
-            }
-        };
+    const auto read = [&f](detail::LogLine& line) {
         // A size printed twice (V0: "Loading model weights took 21.2134 GB", then "model weights
         // take 21.21GiB") keeps its finer figure when the two agree.
         const auto take_size = [&](std::optional<LoggedSize>& field, std::optional<LoggedSize> v) {
             if (!v) return;
-            hit = true;
+            line.hit = true;
             if (field && field->half_step < v->half_step && field->value <= v->hi() &&
                 field->value >= v->lo())
                 return;
             field = v;
         };
-        take_size(f.weights, log_size_after(line, "Loading model weights took"));
-        take_size(f.weights, log_size_after(line, "Model loading took"));
-        take_size(f.weights, log_size_after(line, "model weights take"));
-        take_size(f.weights, log_size_after(line, "weights memory:"));
-        take_size(f.memory_total, log_size_after(line, "total_gpu_memory"));
-        if (const std::size_t at = line.find("Free memory on device (");
+        take_size(f.weights, line.size_after("Loading model weights took"));
+        take_size(f.weights, line.size_after("Model loading took"));
+        take_size(f.weights, line.size_after("model weights take"));
+        take_size(f.weights, line.size_after("weights memory:"));
+        take_size(f.memory_total, line.size_after("total_gpu_memory"));
+        if (const std::size_t at = line.text.find("Free memory on device (");
             at != std::string_view::npos)
-            if (const std::size_t slash = line.find('/', at); slash != std::string_view::npos)
-                take_size(f.memory_total, log_size_after(line.substr(slash), "/"));
-        if (auto u = log_number_after(line, "gpu_memory_utilization"))
-            take(f.utilization, std::optional<double>(u->value));
-        if (auto u = log_number_after(line, "--gpu-memory-utilization"))
-            take(f.utilization, std::optional<double>(u->value));
-        if (auto u = log_number_after(line, "Desired GPU memory utilization is ("))
-            take(f.utilization, std::optional<double>(u->value));
-        if (const auto v = log_size_after(line, "Available KV cache memory:")) {
+            if (const std::size_t slash = line.text.find('/', at); slash != std::string_view::npos)
+                take_size(f.memory_total, detail::log_size_after(line.text.substr(slash), "/"));
+        line.take(f.utilization, "gpu_memory_utilization");
+        line.take(f.utilization, "--gpu-memory-utilization");
+        line.take(f.utilization, "Desired GPU memory utilization is (");
+        if (const auto v = line.size_after("Available KV cache memory:")) {
             take_size(f.available_kv, v);
             f.kv_shortfall.reset();
         }
-        if (const auto v = log_size_after(line, "Available KV cache memory: -")) {
+        if (const auto v = line.size_after("Available KV cache memory: -")) {
             take_size(f.kv_shortfall, v);
             f.available_kv.reset();
         }
-        take_size(f.available_kv, log_size_after(line, "reserved for KV Cache is"));
-        take_size(f.available_kv, log_size_after(line, "kv_cache_size"));
-        take_size(f.non_torch, log_size_after(line, "non_torch_memory takes"));
-        take_size(f.non_torch, log_size_after(line, "non_torch_memory="));
-        take_size(f.non_torch, log_size_after(line, "non-torch forward increase memory:"));
-        take_size(f.activation_peak, log_size_after(line, "activation peak memory takes"));
-        take_size(f.activation_peak, log_size_after(line, "torch peak memory increase:"));
-        take_size(f.peak_torch, log_size_after(line, "peak_torch_memory="));
-        take_size(f.non_kv_total, log_size_after(line, "Total non KV cache memory:"));
+        take_size(f.available_kv, line.size_after("reserved for KV Cache is"));
+        take_size(f.available_kv, line.size_after("kv_cache_size"));
+        take_size(f.non_torch, line.size_after("non_torch_memory takes"));
+        take_size(f.non_torch, line.size_after("non_torch_memory="));
+        take_size(f.non_torch, line.size_after("non-torch forward increase memory:"));
+        take_size(f.activation_peak, line.size_after("activation peak memory takes"));
+        take_size(f.activation_peak, line.size_after("torch peak memory increase:"));
+        take_size(f.peak_torch, line.size_after("peak_torch_memory="));
+        take_size(f.non_kv_total, line.size_after("Total non KV cache memory:"));
         // V1 debug: "Actual usage is A GiB for weight, B GiB for peak activation, C GiB for
         // non-torch memory, and D GiB for CUDAGraph memory."
-        take_size(f.weights, log_size_after(line, "Actual usage is"));
-        take_size(f.activation_peak, log_size_after(line, "GiB for weight,"));
-        take_size(f.non_torch, log_size_after(line, "GiB for peak activation,"));
-        take_size(f.cuda_graphs, log_size_after(line, "GiB for non-torch memory, and"));
-        for (std::string_view key : {"GPU blocks:", "cuda blocks:"})
-            if (auto n = log_number_after(line, key))
-                take(f.gpu_blocks,
-                     std::optional<std::uint64_t>(static_cast<std::uint64_t>(n->value)));
-        if (line.find("tokens") != std::string_view::npos)
-            if (auto n = log_number_after(line, "GPU KV cache size:"))
-                take(f.kv_cache_tokens,
-                     std::optional<std::uint64_t>(static_cast<std::uint64_t>(n->value)));
-        if (auto n = log_number_after(line, "Maximum concurrency for")) {
-            take(f.max_model_len,
-                 std::optional<std::uint64_t>(static_cast<std::uint64_t>(n->value)));
-            if (auto c = log_number_after(line.substr(n->end), "per request:"))
-                take(f.max_concurrency, std::optional<double>(c->value));
+        take_size(f.weights, line.size_after("Actual usage is"));
+        take_size(f.activation_peak, line.size_after("GiB for weight,"));
+        take_size(f.non_torch, line.size_after("GiB for peak activation,"));
+        take_size(f.cuda_graphs, line.size_after("GiB for non-torch memory, and"));
+        for (std::string_view key : {"GPU blocks:", "cuda blocks:"}) line.take(f.gpu_blocks, key);
+        if (line.has("tokens")) line.take(f.kv_cache_tokens, "GPU KV cache size:");
+        if (auto n = line.number_after("Maximum concurrency for")) {
+            line.take_value(f.max_model_len, static_cast<std::uint64_t>(n->value));
+            if (auto c = detail::log_number_after(line.text.substr(n->end), "per request:"))
+                line.take_value(f.max_concurrency, c->value);
         }
-        if (line.find("Graph capturing finished") != std::string_view::npos)
-            take_size(f.cuda_graphs, log_size_after(line, "took"));
-        take_size(f.cuda_graphs, log_size_after(line, "Estimated CUDA graph memory:"));
-        if (line.find("CUDA graph memory profiling is enabled") != std::string_view::npos) {
-            f.cuda_graphs_charged = true;
-            hit = true;
-        }
-        for (std::string_view refusal :
-             {"Available KV cache memory: -", "To serve at least one request", "stored in KV cache",
-              "No available memory for the cache blocks", "is not divisible by",
-              "must be divisible by", "CUDA out of memory", "Tried to allocate"})
-            if (line.find(refusal) != std::string_view::npos) {
-                f.refused = true;
-                hit = true;
-            }
-        if (hit) ++f.lines_read;
-    }
-    if (f.lines_read == 0)
-        detail::throw_field_error<InvalidInput>(
-            where, "log",
-            "vLLM start-up lines (\"Available KV cache memory\", \"# GPU blocks\", \"Model "
-            "loading took\", ...)",
-            "none");
+        if (line.has("Graph capturing finished")) take_size(f.cuda_graphs, line.size_after("took"));
+        take_size(f.cuda_graphs, line.size_after("Estimated CUDA graph memory:"));
+        if (line.flag({"CUDA graph memory profiling is enabled"})) f.cuda_graphs_charged = true;
+        if (line.flag({"Available KV cache memory: -", "To serve at least one request",
+                       "stored in KV cache", "No available memory for the cache blocks",
+                       "is not divisible by", "must be divisible by", "CUDA out of memory",
+                       "Tried to allocate"}))
+            f.refused = true;
+    };
+    f.lines_read = detail::scan_log_lines(
+        text, where,
+        "vLLM start-up lines (\"Available KV cache memory\", \"# GPU blocks\", \"Model "
+        "loading took\", ...)",
+        read);
     return f;
 }
 

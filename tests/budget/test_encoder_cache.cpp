@@ -46,6 +46,17 @@ TEST_CASE("text only, a skipped profile, a later stage or no tower: no encoder o
     CHECK(encoder_cache(bundled("llama-3-8b"), 0, 8192, 1024, {}).bytes == Bytes{});
 }
 
+TEST_CASE("images per prompt or a skipped profile on a text-only model are refused",
+          "[encoder_cache]") {
+    // Llama-3-8B has no vision tower (vision_params 0): the knobs would change nothing.
+    const Model m = bundled("llama-3-8b");
+    REQUIRE(m.config().vision_params == 0);
+    CHECK_THROWS_AS(encoder_cache(m, 0, 8192, 1024, {.items_per_prompt = 2}), InvalidInput);
+    CHECK_THROWS_WITH(encoder_cache(m, 0, 8192, 1024, {.items_per_prompt = 0}),
+                      Catch::Contains("vision_params") && Catch::Contains("text-only"));
+    CHECK_THROWS_AS(encoder_cache(m, 0, 8192, 1024, {.skip_profiling = true}), InvalidInput);
+}
+
 TEST_CASE("vLLM charges the encoder outputs to its KV budget, SGLang does not", "[encoder_cache]") {
     const Replica r{.model = bundled("gemma-3-27b"), .gpu = h100_sxm(), .parallel = {.tp = 1}};
     const Layout l = r.layout();

@@ -276,6 +276,7 @@ TEST_CASE("the trace call sizes the replica that holds a replay by hand", "[trac
     REQUIRE(a.smallest);
     CHECK(a.smallest->parallel.tp == 2);
     CHECK(a.smallest->parallel.pp == 1);
+    CHECK(a.smallest->gpus == 2);  // tp 2 x pp 1, as the library returns it
     CHECK(a.smallest->peak_kv == 5 * MiB);
     // A contiguous reservation of 1,024 tokens: 5 x 1,024 x 128 KiB.
     s.max_model_len = 1024;

@@ -345,7 +345,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         usage_error("--engine", "vllm (calibration reads vLLM's log and benchmark)",
                     name(engine.engine));
     const LayoutInput li = parse_layout(o);
-    const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    const KvFormat kv = KvFormat(o.kv_dtype.front());
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     std::optional<ResolvedGpu> gpu;
@@ -415,7 +415,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     } else {
         rep.notes.push_back("--write-profile FILE saves the profile (JSON) for later runs");
     }
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
 }
 
 }  // namespace

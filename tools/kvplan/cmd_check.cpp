@@ -33,6 +33,7 @@
 #include "parse.hpp"
 #include "replica.hpp"
 #include "report.hpp"
+#include "typed_option.hpp"
 
 namespace kvplan::cli::check_cmd {
 
@@ -46,7 +47,7 @@ struct CheckOptions {
     std::string baseline;
     std::string junit;
     std::string sarif;
-    std::string format = "text";
+    Format format = Format::text;
 };
 
 /// A model as the command line or the policy names it, and the config.json behind it.
@@ -533,7 +534,7 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
 
 void run_check(const CheckOptions& co, Context& ctx) {
     if (co.policy.empty()) usage_error("--policy", "a policy file", "");
-    const Format f = parse_format(co.format);
+    const Format f = co.format;
     const Policy p = load_policy(co.policy);
     std::string model_arg = co.model;
     if (model_arg.empty()) {
@@ -748,9 +749,11 @@ void register_check(CLI::App& app, Context& ctx) {
     sub->add_option("--junit", o->junit, "Also write the results as JUnit XML to this file");
     sub->add_option("--sarif", o->sarif,
                     "Also write the findings as SARIF 2.1.0 to this file (GitHub code scanning)");
-    sub->add_option("-f,--format", o->format, "Output: text, md, json or csv")
-        ->check(CLI::IsMember({"text", "md", "json", "csv"}))
-        ->capture_default_str();
+    typed(
+        *sub, "-f,--format", o->format,
+        [](std::string_view text, std::string_view) { return parse_format(text); },
+        "Output: text, md, json or csv")
+        ->default_str("text");
     sub->callback([o, &ctx] { check_cmd::run_check(*o, ctx); });
 }
 

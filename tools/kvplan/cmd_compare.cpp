@@ -32,9 +32,11 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     const auto models =
         o.inline_model.given() ? std::vector<std::string>{""} : split_list(o.model, "--model");
     const auto gpus = o.gpu.empty() ? std::vector<std::string>{} : split_list(o.gpu, "--gpu");
-    const auto kvs = split_list(o.kv_dtype, "--kv-dtype");
-    const auto wds = o.weight_dtype.empty() ? std::vector<std::string>{""}
-                                            : split_list(o.weight_dtype, "--weight-dtype");
+    // The formats were read as CLI11 parsed them; no --weight-dtype is the checkpoint's own.
+    const std::vector<KvDtype>& kvs = o.kv_dtype;
+    const std::vector<std::optional<WeightFormat>> wds =
+        o.weight_dtype.empty() ? std::vector<std::optional<WeightFormat>>{std::nullopt}
+                               : o.weight_dtype;
     // A row per model, GPU, KV dtype and weight format: a few milliseconds each.
     constexpr std::size_t max_rows = 1024;
     const std::size_t gpu_count = std::max<std::size_t>(gpus.size(), 1);
@@ -47,16 +49,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                     fmt::format("{} x {} x {} x {} = {}", models.size(), gpu_count, kvs.size(),
                                 wds.size(), grouped(rows)));
     // Every flag once, before any file is read.
-    CommonOptions first = o;
-    first.kv_dtype = kvs.front();
-    first.weight_dtype = wds.front();
-    for (const auto& k : kvs) (void)parse_kv_dtype_flag(k, "--kv-dtype");
-    for (const auto& w : wds) {
-        CommonOptions one;
-        one.weight_dtype = w;
-        (void)parse_weights(one);
-    }
-    const ReplicaFlags flags = parse_replica_flags(first);
+    const ReplicaFlags flags = parse_replica_flags(o);
     const bool with_gpu = !gpus.empty();
     if (!oc.plot.empty() && !with_gpu)
         usage_error("--plot", "--gpu as well (the chart is of the decode bound)", "no --gpu");
@@ -101,13 +94,11 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
         one_model.model = m;
         const ResolvedModel rm = resolve_model_flags(one_model, ctx, flags.import);
         for (std::size_t gi = 0; gi < gpu_count; ++gi)
-            for (const std::string& k : kvs)
-                for (const std::string& w : wds) {
-                    CommonOptions one;
-                    one.weight_dtype = w;
+            for (const KvDtype k : kvs)
+                for (const std::optional<WeightFormat>& w : wds) {
                     CompareCase c{.model = rm.get(),
-                                  .kv = parse_kv_dtype_flag(k, "--kv-dtype"),
-                                  .weights = parse_weights(one)};
+                                  .kv = KvFormat(k),
+                                  .weights = weights_of(w, o.expert_dtype)};
                     if (with_gpu) c.gpu = resolved_gpus[gi].spec;
                     const WeightOptions weights =
                         c.weights ? *c.weights : checkpoint_weights(rm.get());
@@ -164,7 +155,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     rep.csv_table = 0;
     if (!with_gpu)
         rep.notes.push_back("add --gpu for the budget, the concurrency and the decode bound");
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
     if (!oc.plot.empty())
         write_compare_plot(
             oc.plot, plotted, context,
@@ -179,8 +170,8 @@ void register_compare(CLI::App& app, Context& ctx) {
         "compare",
         "Several models, GPUs or dtypes side by side (comma lists: --model a,b --gpu x,y)");
     add_options(*sub, o->common,
-                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_workload | opt_budget |
-                    opt_prefix | opt_output);
+                opt_model | opt_gpu | opt_layout | opt_dtypes | opt_dtype_lists | opt_workload |
+                    opt_budget | opt_prefix | opt_output);
     sub->add_option("--plot", o->plot,
                     "With --gpu, write an SVG chart with a series per configuration: tokens/s per "
                     "GPU against batch up to each KV wall, and the KV wall against context");

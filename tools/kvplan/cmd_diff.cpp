@@ -195,7 +195,7 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     if (o.gpu.empty())
         rep.notes.push_back(
             "add --gpu (and --tp, --concurrency) for capacity and the decode bound");
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
 }
 
 }  // namespace

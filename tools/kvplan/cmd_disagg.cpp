@@ -24,6 +24,46 @@ namespace kvplan::cli {
 
 namespace {
 
+/// --percentile: which of a trace's percentiles the pools are sized at.
+enum class TracePercentile : std::uint8_t { p50, p95, p99, max };
+
+inline constexpr FixedArray<detail::EnumName<TracePercentile>, 4> trace_percentile_names{{
+    {TracePercentile::p50, "50"},
+    {TracePercentile::p95, "95"},
+    {TracePercentile::p99, "99"},
+    {TracePercentile::max, "max"},
+}};
+
+/// --link: a named link or a bandwidth, or the GPU spec's node-to-node figure (known once the GPU
+/// is read).
+struct LinkFlag {
+    bool node = false;
+    Link link = links::infiniband_ndr;
+};
+
+LinkFlag parse_link_flag(std::string_view text, std::string_view flag) {
+    if (text == "ib-ndr") return {.link = links::infiniband_ndr};
+    if (text == "ib-hdr") return {.link = links::infiniband_hdr};
+    if (text == "node") return {.node = true};
+    const std::string_view unit = "GB/s";
+    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit) {
+        const double v = parse_positive(text.substr(0, text.size() - unit.size()), flag);
+        return {.link = {"the given link", v * GB_per_s, LinkScope::per_gpu}};
+    }
+    usage_error(flag, "ib-ndr, ib-hdr, node or a bandwidth per GPU such as 25GB/s", text);
+}
+
+/// The link the prompt's KV crosses: --link's, or the GPU's own node-to-node figure.
+Link link_for(const LinkFlag& l, const GpuSpec& gpu) {
+    if (!l.node) return l.link;
+    if (!(gpu.scale_out_bandwidth > BytesPerSecond{}))
+        usage_error("--link",
+                    "ib-ndr, ib-hdr, a bandwidth (25GB/s) or node with a GPU spec that states "
+                    "node.GB_per_s_per_direction",
+                    fmt::format("node, but GPU '{}' states no node-to-node figure", gpu.id));
+    return {"the GPU spec's node-to-node link", gpu.scale_out_bandwidth, LinkScope::per_gpu};
+}
+
 struct DisaggOptionsCli {
     CommonOptions common;
     std::uint32_t max_gpus = 8;
@@ -32,31 +72,11 @@ struct DisaggOptionsCli {
     double ttft_ms = 0;  ///< required
     double tpot_ms = 0;  ///< required
     std::string trace;
-    std::string percentile = "95";
-    std::string time_unit = "s";
-    std::string link = "ib-ndr";
-    std::string latency = "estimate";
+    std::optional<TracePercentile> percentile;  ///< with --trace only; default p95
+    std::optional<TraceOptions> time_unit;      ///< with --trace only
+    LinkFlag link{};
+    LatencyModel latency = LatencyModel::estimate;
 };
-
-/// The link the prompt's KV crosses: a named one, the GPU's own node-to-node figure, or "N GB/s".
-Link parse_link(const std::string& text, const GpuSpec& gpu) {
-    if (text == "ib-ndr") return links::infiniband_ndr;
-    if (text == "ib-hdr") return links::infiniband_hdr;
-    if (text == "node") {
-        if (!(gpu.scale_out_bandwidth > BytesPerSecond{}))
-            usage_error("--link",
-                        "ib-ndr, ib-hdr, a bandwidth (25GB/s) or node with a GPU spec that states "
-                        "node.GB_per_s_per_direction",
-                        fmt::format("node, but GPU '{}' states no node-to-node figure", gpu.id));
-        return {"the GPU spec's node-to-node link", gpu.scale_out_bandwidth, LinkScope::per_gpu};
-    }
-    const std::string_view unit = "GB/s";
-    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit) {
-        const double v = parse_positive(text.substr(0, text.size() - unit.size()), "--link");
-        return {"the given link", v * GB_per_s, LinkScope::per_gpu};
-    }
-    usage_error("--link", "ib-ndr, ib-hdr, node or a bandwidth per GPU such as 25GB/s", text);
-}
 
 std::vector<Cell> pool_row(std::string pool, const PlanCandidate& c,
                            const std::vector<ResolvedGpu>& gpus, std::uint32_t replicas,
@@ -85,11 +105,6 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     const CommonOptions& o = dc.common;
     const std::uint32_t max_gpus = dc.max_gpus;
     const std::uint32_t max_tp = dc.max_tp;
-    if (dc.latency != "estimate" && dc.latency != "bound")
-        usage_error("--latency",
-                    "estimate (the GPU family's fitted fractions and fixed costs) or bound (peak "
-                    "figures: a lower bound on the GPUs)",
-                    dc.latency);
     const double rate = dc.rate;
     const double ttft_ms = dc.ttft_ms;
     const double tpot_ms = dc.tpot_ms;
@@ -104,32 +119,47 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
         prompt = *o.prompt_tokens;
         output = *o.output_tokens;
         lengths_source = "as given";
+        // Flags of a trace would be ignored without one.
+        if (dc.percentile)
+            usage_error("--percentile", "--trace as well (a percentile of its lengths)",
+                        "no --trace");
+        if (dc.time_unit)
+            usage_error("--time-unit", "--trace as well (the unit of its arrival times)",
+                        "no --trace");
     } else {
         if (o.prompt_tokens || o.output_tokens)
             usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both",
                         dc.trace);
-        const TraceLengths len = trace_lengths(
-            LengthDistribution::from_trace(load_trace(dc.trace, trace_options(dc.time_unit)))
-                .lengths);
-        const auto pick = [&](const Percentiles<std::uint64_t>& p) {
-            if (dc.percentile == "50") return p.p50;
-            if (dc.percentile == "95") return p.p95;
-            if (dc.percentile == "99") return p.p99;
-            if (dc.percentile == "max") return p.max;
-            usage_error("--percentile", "50, 95, 99 or max", dc.percentile);
+        const TraceLengths len =
+            trace_lengths(LengthDistribution::from_trace(
+                              load_trace(dc.trace, dc.time_unit.value_or(TraceOptions{})))
+                              .lengths);
+        const TracePercentile at = dc.percentile.value_or(TracePercentile::p95);
+        const auto pick = [at](const Percentiles<std::uint64_t>& p) {
+            switch (at) {
+                case TracePercentile::p50:
+                    return p.p50;
+                case TracePercentile::p95:
+                    return p.p95;
+                case TracePercentile::p99:
+                    return p.p99;
+                case TracePercentile::max:
+                    break;
+            }
+            return p.max;
         };
         prompt = pick(len.prompt);
         output = pick(len.output);
         lengths_source =
-            fmt::format("p{} of {} requests in {}", dc.percentile, grouped(len.requests), dc.trace);
+            fmt::format("p{} of {} requests in {}", detail::enum_name(trace_percentile_names, at),
+                        grouped(len.requests), dc.trace);
     }
 
     SearchSpace space;
     space.max_gpus = max_gpus;
     space.max_tp = max_tp;
     space.kv_formats.clear();
-    for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
-        space.kv_formats.push_back(KvFormat(d));
+    for (KvDtype d : o.kv_dtype) space.kv_formats.push_back(KvFormat(d));
     if (!o.weight_dtype.empty()) space.weights = {parse_weights(o)};
     Serving serving = parse_serving(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
@@ -137,8 +167,8 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
 
     DisaggOptions opt;
-    opt.link = parse_link(dc.link, gpus.front().spec);
-    opt.latency = dc.latency == "bound" ? LatencyModel::bound : LatencyModel::estimate;
+    opt.link = link_for(dc.link, gpus.front().spec);
+    opt.latency = dc.latency;
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile) {
         if (gpus.size() != 1)
@@ -179,7 +209,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     rep.heading = fmt::format(
         "{}: {} GPU type{} x 1-{} GPUs a replica, engine {}, steps timed by the {}; lengths {}",
         display_name(rm), gpus.size(), gpus.size() == 1 ? "" : "s", max_gpus, name(serving.engine),
-        dc.latency == "bound" ? "roofline bound (peak figures)" : "latency estimate",
+        dc.latency == LatencyModel::bound ? "roofline bound (peak figures)" : "latency estimate",
         lengths_source);
     rep.inputs = {{"model", cell_text(rm.id)},
                   {"rate_per_second", cell_number(rate, "requests/s", 3)},
@@ -188,7 +218,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                   {"ttft_target_seconds", cell(demand.ttft)},
                   {"tpot_target_seconds", cell(demand.tpot)},
                   {"engine", cell_text(std::string(name(serving.engine)))},
-                  {"latency", cell_text(dc.latency)},
+                  {"latency", cell_text(name(dc.latency))},
                   {"link", cell_text(std::string(opt.link.name))},
                   {"max_gpus", cell_count(max_gpus, "")}};
     append_model_notes(rep, rm);
@@ -281,7 +311,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
         "prefill: each dp rank serves one prompt at a time, an M/D/1 queue at the rate (DistServe, "
         "OSDI 2024); decode: the largest batch within the TPOT target that the cache holds, the "
         "pool by Little's law; aggregated: chunked prefill riding along the decodes");
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
 }
 
 }  // namespace
@@ -292,9 +322,9 @@ void register_disagg(CLI::App& app, Context& ctx) {
         "disagg",
         "Prefill and decode pools sized apart for a rate and TTFT/TPOT targets, beside the "
         "aggregated plan");
-    add_options(
-        *sub, o->common,
-        opt_model | opt_gpu | opt_dtypes | opt_budget | opt_lengths | opt_profile | opt_output);
+    add_options(*sub, o->common,
+                opt_model | opt_gpu | opt_dtypes | opt_kv_dtype_list | opt_budget | opt_lengths |
+                    opt_profile | opt_output);
     typed(*sub, "--rate", o->rate, parse_positive, "Requests arriving per second (at random)")
         ->required();
     typed(*sub, "--ttft-ms", o->ttft_ms, parse_positive, "Time to first token target, in ms")
@@ -303,17 +333,24 @@ void register_disagg(CLI::App& app, Context& ctx) {
         ->required();
     sub->add_option("--trace", o->trace,
                     "Lengths from a request trace (CSV or JSON Lines), at --percentile");
-    sub->add_option("--percentile", o->percentile, "With --trace: 50, 95, 99 or max")
-        ->capture_default_str();
-    sub->add_option("--time-unit", o->time_unit, "Unit of numeric arrival times in --trace")
-        ->capture_default_str();
-    sub->add_option("--link", o->link,
-                    "Between the pools, per GPU: ib-ndr (400 Gb/s), ib-hdr (200 Gb/s), node (the "
-                    "GPU spec's node-to-node figure) or a bandwidth such as 25GB/s")
-        ->capture_default_str();
-    sub->add_option("--latency", o->latency,
-                    "estimate (fitted fractions of peak and fixed costs) or bound (peak figures)")
-        ->capture_default_str();
+    typed(*sub, "--percentile", o->percentile,
+          enum_flag(trace_percentile_names, "50, 95, 99 or max"), "With --trace: 50, 95, 99 or max")
+        ->default_str("95");
+    typed(
+        *sub, "--time-unit", o->time_unit,
+        [](std::string_view text, std::string_view) { return trace_options(text); },
+        "Unit of numeric arrival times in --trace")
+        ->default_str("s");
+    typed(*sub, "--link", o->link, parse_link_flag,
+          "Between the pools, per GPU: ib-ndr (400 Gb/s), ib-hdr (200 Gb/s), node (the GPU "
+          "spec's node-to-node figure) or a bandwidth such as 25GB/s")
+        ->default_str("ib-ndr");
+    typed(*sub, "--latency", o->latency,
+          enum_flag(latency_model_names,
+                    "estimate (the GPU family's fitted fractions and fixed costs) or bound (peak "
+                    "figures: a lower bound on the GPUs)"),
+          "estimate (fitted fractions of peak and fixed costs) or bound (peak figures)")
+        ->default_str("estimate");
     typed(*sub, "--max-gpus", o->max_gpus, parse_search_bound,
           "The most GPUs a replica of either pool may have")
         ->default_str("8");

@@ -75,7 +75,8 @@ void append_tiers(Report& rep, const TierAnswer& t) {
 void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     const ReplicaRequest in = read_replica(o, ctx);
     const Deployment d = in.deployment();
-    const ReplicaAnswer a = evaluate(d, in.demand());
+    const Demand demand = in.demand();
+    const ReplicaAnswer a = evaluate(d, demand);
     Report rep;
     rep.command = "fit";
     rep.verdict = verdict_line(a, in.gpu);
@@ -119,11 +120,11 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     }
     append_estimate_notes(rep, a, in.profile_path,
                           "fit's verdict is about memory and uses neither");
-    if (a.starts()) append_serve_commands(rep, d, in.demand(), served_model(in.model, ctx));
+    if (a.starts()) append_serve_commands(rep, d, demand, served_model(in.model, ctx));
     append_profile_notes(rep, in.profile, in.profile_path, in.model.id);
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
     if (!x.plot.empty())
-        write_fit_plot(x.plot, d, in.demand(),
+        write_fit_plot(x.plot, d, demand,
                        fmt::format("{} on {} x {}: sequences that fit against context",
                                    display_name(in.model), a.gpus, in.gpu.id));
 }

@@ -33,8 +33,8 @@ struct FleetFlags {
     std::optional<double> epsilon;
     double percentile = 95;
     std::optional<double> efficiency;  ///< --size-by bound only; default 1
-    std::string size_by = "estimate";
-    std::string time_unit = "s";
+    FleetSizeBy size_by = FleetSizeBy::estimate;
+    std::optional<TraceOptions> time_unit;  ///< --time-unit, with --trace only
 };
 
 void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
@@ -56,26 +56,22 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     q.ttft_target = ff.ttft_ms;
     q.size_at_percentile = ff.percentile;
     q.epsilon = ff.epsilon.value_or(0);
-    if (ff.size_by != "estimate" && ff.size_by != "bound")
-        usage_error("--size-by",
-                    "estimate (the latency estimate's TPOT) or bound (the roofline decode bound / "
-                    "--efficiency)",
-                    ff.size_by);
-    const bool by_estimate = ff.size_by == "estimate";
-    q.size_by = by_estimate ? FleetSizeBy::estimate : FleetSizeBy::bound;
+    q.size_by = ff.size_by;
+    const bool by_estimate = q.size_by == FleetSizeBy::estimate;
     if (by_estimate && ff.efficiency)
         usage_error("--efficiency",
                     "--size-by bound beside it (the estimate has its own fractions: --profile "
                     "calibrates them)",
                     fmt::format("{:g}", *ff.efficiency));
     q.efficiency = ff.efficiency.value_or(1.0);
-    if (ff.trace.empty() && (o.prompt_dist.empty() || o.output_dist.empty()))
+    if (ff.trace.empty() && (!o.prompt_dist || !o.output_dist))
         usage_error("--trace", "a trace, or both --prompt-tokens and --output-tokens", "neither");
-    if (!ff.trace.empty() && (!o.prompt_dist.empty() || !o.output_dist.empty()))
+    if (!ff.trace.empty() && (o.prompt_dist || o.output_dist))
         usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both", ff.trace);
-    const TraceOptions topt = trace_options(ff.time_unit);
+    if (ff.time_unit && ff.trace.empty())
+        usage_error("--time-unit", "--trace as well (the unit of its arrival times)", "no --trace");
     const LayoutInput li = parse_layout(o);
-    const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    const KvFormat kv = KvFormat(o.kv_dtype.front());
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     Serving serving = parse_serving(o);
     (void)resolve_serving(serving);  // the engine's knobs refused before any file is read
@@ -84,15 +80,15 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     std::string dist_source;
     bool azure_trace = false;
     if (!ff.trace.empty()) {
-        const Trace t = load_trace(ff.trace, topt);
+        const Trace t = load_trace(ff.trace, ff.time_unit.value_or(TraceOptions{}));
         azure_trace = is_azure_llm_trace(t);
         q.lengths = LengthDistribution::from_trace(t);
         dist_source = ff.trace;
     } else {
-        const auto p = parse_quantile_points(o.prompt_dist, "--prompt-tokens");
-        const auto qo = parse_quantile_points(o.output_dist, "--output-tokens");
-        q.lengths = LengthDistribution::from_percentiles(p, qo);
-        dist_source = fmt::format("prompt {} / output {} tokens", o.prompt_dist, o.output_dist);
+        q.lengths =
+            LengthDistribution::from_percentiles(o.prompt_dist->points, o.output_dist->points);
+        dist_source =
+            fmt::format("prompt {} / output {} tokens", o.prompt_dist->text, o.output_dist->text);
     }
     q.shared_prefix_tokens = o.shared_prefix.value_or(0);
     check_shared_prefix(q.lengths, q.shared_prefix_tokens);
@@ -178,7 +174,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                   {"shared_prefix_tokens", cell_count(shared_prefix, "tokens")},
                   {"tpot_target", cell(tpot)},
                   {"ttft", cell(ttft)},
-                  {"size_by", cell_text(ff.size_by)}};
+                  {"size_by", cell_text(name(ff.size_by))}};
     const auto fig = [&](std::string key, std::string label, Cell v, Explanation e = {}) {
         rep.figures.push_back({std::move(key), std::move(label), std::move(v), {}, std::move(e)});
     };
@@ -263,7 +259,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                 cell_count(unshared->replicas, unshared->replicas == 1 ? "replica" : "replicas"));
     }
     if (p.feasible) {
-        fig("tpot_at_batch", fmt::format("TPOT at that batch, as sized ({})", ff.size_by),
+        fig("tpot_at_batch", fmt::format("TPOT at that batch, as sized ({})", name(ff.size_by)),
             cell(p.tpot_at_batch),
             {by_estimate ? "the latency estimate's ITL" : "decode bound / efficiency", {}});
         fig("tpot_bound_seconds", "TPOT bound at that batch", cell(a.tpot_bound_at_batch),
@@ -349,7 +345,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             "requests' "
             "KV, a guarantee for that model; the normal estimate is shown for comparison only");
     if (azure_trace) rep.notes.push_back(std::string(azure_attribution));
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
 }
 
 }  // namespace
@@ -375,10 +371,13 @@ void register_fleet(CLI::App& app, Context& ctx) {
         ->description("Prompt lengths: one number, or percentile:tokens pairs (50:1000,95:4000)");
     sub->get_option("--output-tokens")
         ->description("Output lengths: one number, or percentile:tokens pairs (50:200,95:800)");
-    sub->add_option("--size-by", ff->size_by,
-                    "estimate: size by the latency estimate's TPOT at the batch; bound: by the "
-                    "roofline decode bound / --efficiency (an optimistic fleet)")
-        ->capture_default_str();
+    typed(*sub, "--size-by", ff->size_by,
+          enum_flag(fleet_size_by_names,
+                    "estimate (the latency estimate's TPOT) or bound (the roofline decode bound / "
+                    "--efficiency)"),
+          "estimate: size by the latency estimate's TPOT at the batch; bound: by the roofline "
+          "decode bound / --efficiency (an optimistic fleet)")
+        ->default_str("estimate");
     typed(
         *sub, "--percentile", ff->percentile,
         [](std::string_view text, std::string_view flag) {
@@ -400,8 +399,11 @@ void register_fleet(CLI::App& app, Context& ctx) {
     typed(*sub, "--efficiency", ff->efficiency, parse_fraction,
           "With --size-by bound: the fraction of the decode bound the engine achieves, "
           "TPOT = bound / this (default 1)");
-    sub->add_option("--time-unit", ff->time_unit, "Unit of numeric arrival times in --trace")
-        ->capture_default_str();
+    typed(
+        *sub, "--time-unit", ff->time_unit,
+        [](std::string_view text, std::string_view) { return trace_options(text); },
+        "Unit of numeric arrival times in --trace")
+        ->default_str("s");
     sub->callback([o, ff, &ctx] { run_fleet(*ff, *o, ctx); });
 }
 

@@ -54,7 +54,7 @@ void list_models(const ListOptions& o, Context& ctx) {
     }
     r.tables.push_back(std::move(t));
     r.csv_table = 0;
-    render(r, parse_format(o.common.format), false, *ctx.out);
+    render(r, o.common.format, false, *ctx.out);
 }
 
 void list_gpus(const ListOptions& o, Context& ctx) {
@@ -100,7 +100,7 @@ void list_gpus(const ListOptions& o, Context& ctx) {
     }
     r.tables.push_back(std::move(t));
     r.csv_table = 0;
-    render(r, parse_format(o.common.format), false, *ctx.out);
+    render(r, o.common.format, false, *ctx.out);
 }
 
 }  // namespace

@@ -24,15 +24,27 @@ namespace kvplan::cli {
 
 namespace {
 
+/// --rank: how candidates are ordered (cost: by the estimate, then priced).
+enum class RankBy : std::uint8_t { gpus, fastest, estimate, cost };
+
+inline constexpr FixedArray<detail::EnumName<RankBy>, 4> rank_by_names{{
+    {RankBy::gpus, "gpus"},
+    {RankBy::fastest, "fastest"},
+    {RankBy::estimate, "estimate"},
+    {RankBy::cost, "cost"},
+}};
+
+const char* name(RankBy r) { return detail::enum_name(rank_by_names, r); }
+
 struct PlanOptions {
     CommonOptions common;
     std::uint32_t max_gpus = 8;
     std::uint32_t max_tp = 8;
     std::uint64_t top = 10;
-    std::string rank;     ///< default: estimate with a prompt / output split, else gpus
-    bool no_dp = false;   ///< leave attention data parallelism out of the search
-    bool no_ep = false;   ///< leave expert parallelism out
-    bool no_dcp = false;  ///< leave decode context parallelism out
+    std::optional<RankBy> rank;  ///< default: estimate with a prompt / output split, else gpus
+    bool no_dp = false;          ///< leave attention data parallelism out of the search
+    bool no_ep = false;          ///< leave expert parallelism out
+    bool no_dcp = false;         ///< leave decode context parallelism out
     std::optional<std::uint32_t> redundant_experts;  ///< for the expert-parallel layouts
     std::string prices;                              ///< --prices FILE
     std::optional<double> ttft_ms;                   ///< --ttft-ms target
@@ -45,16 +57,8 @@ struct PlanOptions {
 std::vector<std::optional<WeightOptions>> weight_axis(const CommonOptions& o) {
     if (o.weight_dtype.empty()) return {std::nullopt};
     std::vector<std::optional<WeightOptions>> out;
-    for (const std::string& item : split_list(o.weight_dtype, "--weight-dtype")) {
-        if (item == "checkpoint") {
-            out.push_back(std::nullopt);
-            continue;
-        }
-        CommonOptions one;
-        one.weight_dtype = item;
-        one.expert_dtype = o.expert_dtype;
-        out.push_back(parse_weights(one));
-    }
+    for (const std::optional<WeightFormat>& item : o.weight_dtype)
+        out.push_back(item ? weights_of(item, o.expert_dtype) : std::nullopt);
     return out;
 }
 
@@ -152,20 +156,14 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::uint32_t max_tp = po.max_tp;
     const std::uint64_t top = po.top;
     const TokenSplitFlags split = parse_token_split(o);
-    const std::string rank = po.rank.empty() ? (split.given() ? "estimate" : "gpus") : po.rank;
-    if (rank != "gpus" && rank != "fastest" && rank != "estimate" && rank != "cost")
-        usage_error("--rank",
-                    "estimate (the most output tokens/s per GPU by the latency estimate), cost "
-                    "(the fewest $ per million output tokens, with --prices), gpus (fewest GPUs "
-                    "first) or fastest (the lowest TPOT bound first)",
-                    po.rank);
-    const bool by_cost = rank == "cost";
+    const RankBy rank = po.rank.value_or(split.given() ? RankBy::estimate : RankBy::gpus);
+    const bool by_cost = rank == RankBy::cost;
     LatencyTargets targets;
     if (po.ttft_ms) targets.ttft = *po.ttft_ms * milliseconds;
     if (po.tpot_ms) targets.tpot = *po.tpot_ms * milliseconds;
     const bool targeted = targets.ttft || targets.tpot;
     if (by_cost && po.prices.empty())
-        usage_error("--rank", "--prices FILE beside cost (US$ per GPU-hour by GPU id)", po.rank);
+        usage_error("--rank", "--prices FILE beside cost (US$ per GPU-hour by GPU id)", name(rank));
     // Cost, targets and the Pareto view read the latency estimate, which needs the split.
     const auto needs_split = [&](std::string_view flag, const std::string& value) {
         if (!split.given())
@@ -178,17 +176,17 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (po.ttft_ms) needs_split("--ttft-ms", fmt::format("{:g}", *po.ttft_ms));
     if (po.tpot_ms) needs_split("--tpot-ms", fmt::format("{:g}", *po.tpot_ms));
     if (po.pareto) needs_split("--pareto", "set");
-    if ((!po.prices.empty() || targeted) && rank != "estimate" && rank != "cost")
+    if ((!po.prices.empty() || targeted) && rank != RankBy::estimate && rank != RankBy::cost)
         usage_error("--rank",
                     "estimate or cost beside --prices, --ttft-ms or --tpot-ms (they rank by the "
                     "estimate)",
-                    rank);
+                    name(rank));
     const bool reviewing = by_cost || !po.prices.empty() || targeted;
-    if ((rank == "estimate" || by_cost) && !split.given())
+    if ((rank == RankBy::estimate || by_cost) && !split.given())
         usage_error("--rank",
                     "--prompt-tokens and --output-tokens beside estimate (the load the "
                     "estimate serves)",
-                    po.rank);
+                    name(rank));
     SearchSpace space;
     space.max_gpus = max_gpus;
     space.max_tp = max_tp;
@@ -198,8 +196,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     space.layouts = po.any_layout ? LayoutRule::any : LayoutRule::whole_nodes;
     if (po.redundant_experts) space.redundant_experts = *po.redundant_experts;
     space.kv_formats.clear();
-    for (KvDtype d : parse_list(o.kv_dtype, "--kv-dtype", parse_kv_dtype_flag))
-        space.kv_formats.push_back(KvFormat(d));
+    for (KvDtype d : o.kv_dtype) space.kv_formats.push_back(KvFormat(d));
     space.weights = weight_axis(o);
     // Ranked after the search, by cost or under targets, or charted: every fit is kept.
     if (reviewing || po.pareto) space.keep = std::numeric_limits<std::size_t>::max();
@@ -231,9 +228,9 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         po.prices.empty() ? std::nullopt : std::optional(load_price_table(po.prices));
     const PlanAnswer p =
         plan_replicas(rm.get(), space, serving, demand,
-                      rank == "fastest"                      ? Ranking::fastest
-                      : rank == "estimate" || rank == "cost" ? Ranking::estimate
-                                                             : Ranking::fewest_gpus);
+                      rank == RankBy::fastest                            ? Ranking::fastest
+                      : rank == RankBy::estimate || rank == RankBy::cost ? Ranking::estimate
+                                                                         : Ranking::fewest_gpus);
     std::optional<ReviewAnswer> review;
     if (reviewing)
         review =
@@ -275,10 +272,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         const ReplicaAnswer& best = order.front()->answer;
         rep.verdict = fmt::format(
             "{}: {} x {} ({}, KV {}, weights {}) holds {} sequences of {} tokens; room for {}",
-            rank == "fastest"    ? "FASTEST"
-            : by_cost            ? "CHEAPEST PER TOKEN"
-            : rank == "estimate" ? "MOST TOKENS/S PER GPU"
-                                 : "SMALLEST",
+            rank == RankBy::fastest    ? "FASTEST"
+            : by_cost                  ? "CHEAPEST PER TOKEN"
+            : rank == RankBy::estimate ? "MOST TOKENS/S PER GPU"
+                                       : "SMALLEST",
             best.gpus, gpus[order.front()->gpu].id, layout_text(best.replica.parallel),
             name(best.replica.kv.dtype), describe_weights(best.replica.weights),
             grouped(concurrency), grouped(context), grouped(best.max_concurrency));
@@ -305,7 +302,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                   {"concurrency", cell_count(concurrency, "sequences")},
                   {"engine", cell_text(std::string(name(serving.engine)))},
                   {"max_gpus", cell_count(max_gpus, "")},
-                  {"rank", cell_text(rank)}};
+                  {"rank", cell_text(name(rank))}};
     if (split.given()) {
         rep.inputs.push_back({"prompt_tokens", cell_count(*split.prompt, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(*split.output, "tokens")});
@@ -450,9 +447,9 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (by_cost)
         rep.notes.push_back(
             "ranked by $ per million output tokens, then output tokens/s per GPU, then GPUs");
-    else if (rank == "fastest")
+    else if (rank == RankBy::fastest)
         rep.notes.push_back("ranked by the decode-step bound at the target concurrency, then GPUs");
-    else if (rank == "estimate")
+    else if (rank == RankBy::estimate)
         rep.notes.push_back(
             "ranked by output tokens/s per GPU by the latency estimate at the load (the demand "
             "served on the fewest GPU-seconds per token), then GPUs, then the TPOT estimate; the "
@@ -486,7 +483,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
                            : fmt::format("{}: {}", gpus[c.gpu].id, no_estimate_text(a)));
         }
     }
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
 }
 
 }  // namespace
@@ -498,8 +495,8 @@ void register_plan(CLI::App& app, Context& ctx) {
         "The smallest replicas that hold a workload, over GPU types x counts x tp/pp x KV dtypes x "
         "weight formats");
     add_options(*sub, o->common,
-                opt_model | opt_gpu | opt_dtypes | opt_workload | opt_budget | opt_lengths |
-                    opt_prefix | opt_hit_rate | opt_profile | opt_output);
+                opt_model | opt_gpu | opt_dtypes | opt_dtype_lists | opt_workload | opt_budget |
+                    opt_lengths | opt_prefix | opt_hit_rate | opt_profile | opt_output);
     sub->get_option("--gpu")->description(
         "GPUs to search, comma-separated ids or spec paths (default: every bundled GPU)");
     sub->get_option("--kv-dtype")->description("KV dtypes to search, comma-separated (bf16,fp8)");
@@ -513,12 +510,16 @@ void register_plan(CLI::App& app, Context& ctx) {
           "The largest tensor-parallel degree (one NVLink domain)")
         ->default_str("8");
     typed(*sub, "--top", o->top, parse_whole, "Candidates shown")->default_str("10");
-    sub->add_option("--rank", o->rank,
-                    "estimate: the most output tokens/s per GPU by the latency estimate (the "
-                    "default with --prompt-tokens and --output-tokens); gpus: fewest GPUs first "
-                    "(the default without them); cost: the fewest $ per million output tokens "
-                    "(with --prices); fastest: the lowest decode bound "
-                    "first");
+    typed(*sub, "--rank", o->rank,
+          enum_flag(rank_by_names,
+                    "estimate (the most output tokens/s per GPU by the latency estimate), cost "
+                    "(the fewest $ per million output tokens, with --prices), gpus (fewest GPUs "
+                    "first) or fastest (the lowest TPOT bound first)"),
+          "estimate: the most output tokens/s per GPU by the latency estimate (the "
+          "default with --prompt-tokens and --output-tokens); gpus: fewest GPUs first "
+          "(the default without them); cost: the fewest $ per million output tokens "
+          "(with --prices); fastest: the lowest decode bound "
+          "first");
     sub->add_option("--prices", o->prices,
                     "A price file (US$ per GPU-hour by GPU id, its date and source; "
                     "configs/prices/example.json is an example): $ per million output tokens per "

@@ -184,7 +184,7 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                 }
         }
     }
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
     if (!oc.plot.empty())
         write_roofline_plot(oc.plot, d, contexts.front(),
                             oc.batches.empty() ? std::nullopt : std::optional(batches.front()), ro,

@@ -21,7 +21,7 @@ namespace {
 void run_size(const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
-    const KvFormat f = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    const KvFormat f = KvFormat(o.kv_dtype.front());
     const LayoutInput li = parse_layout(o);
     (void)make_layout(m, li);  // the layout checked before the other flags
     SizeRequest req;
@@ -103,7 +103,7 @@ void run_size(const CommonOptions& o, Context& ctx) {
                         "replica",
                         li.gpus, li.replicas, li.tp, li.pp));
     for (const std::string& n : rm.notes) r.notes.push_back(display_name(rm) + ": " + n);
-    render(r, parse_format(o.format), o.explain, *ctx.out);
+    render(r, o.format, o.explain, *ctx.out);
 }
 
 }  // namespace

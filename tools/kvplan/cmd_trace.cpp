@@ -19,6 +19,7 @@
 #include "replica.hpp"
 #include "report.hpp"
 #include "traffic.hpp"
+#include "typed_option.hpp"
 
 namespace kvplan::cli {
 
@@ -26,10 +27,10 @@ namespace {
 
 struct TraceFlags {
     std::string file;
-    std::string ttft_ms = "500";
-    std::string tpot_ms = "50";
-    std::string max_model_len;
-    std::string time_unit = "s";
+    Seconds ttft = 500 * milliseconds;
+    Seconds tpot = 50 * milliseconds;
+    std::optional<std::uint64_t> max_model_len;
+    TraceOptions time_unit{};  ///< numeric arrival times in seconds unless --time-unit says
 };
 
 Cell cell_rate(double per_s) { return cell_number(per_s, "requests/s", 3); }
@@ -46,16 +47,16 @@ std::vector<Cell> percentile_row(std::string name, const Percentiles<T>& p, ToCe
 }
 
 void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
-    // Flags first: a usage error comes before any file is read.
-    const Seconds ttft = parse_ms(tf.ttft_ms, "--ttft-ms");
-    const Seconds tpot = parse_ms(tf.tpot_ms, "--tpot-ms");
-    const TraceOptions topt = trace_options(tf.time_unit);
+    // Flags first: a usage error comes before any file is read (the values were read as CLI11
+    // parsed them).
+    const Seconds ttft = tf.ttft;
+    const Seconds tpot = tf.tpot;
+    const TraceOptions topt = tf.time_unit;
     const LayoutInput li = parse_layout(o);
-    const KvFormat kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    const KvFormat kv = KvFormat(o.kv_dtype.front());
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     const Serving serving = parse_serving(o);
-    std::optional<std::uint64_t> mml_flag;
-    if (!tf.max_model_len.empty()) mml_flag = parse_tokens(tf.max_model_len, "--max-model-len");
+    const std::optional<std::uint64_t> mml_flag = tf.max_model_len;
 
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
@@ -251,7 +252,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                 rep.extra_json["smallest_replica_for_peak"] = {
                     {"tp", best->parallel.tp},
                     {"pp", best->parallel.pp},
-                    {"gpus", best->parallel.tp * best->parallel.pp},
+                    {"gpus", best->gpus},
                     {"kv_budget_per_gpu_bytes", best->kv_budget.count()},
                     {"peak_kv_per_gpu_bytes", best->peak_kv.count()}};
         } else {
@@ -267,7 +268,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
         "requests at or below it (sorted[ceil(p/100 x n) - 1]); KV per request counts prompt + "
         "generated tokens");
     if (is_azure_llm_trace(t)) rep.notes.push_back(std::string(azure_attribution));
-    render(rep, parse_format(o.format), o.explain, *ctx.out);
+    render(rep, o.format, o.explain, *ctx.out);
 }
 
 }  // namespace
@@ -282,15 +283,16 @@ void register_trace(CLI::App& app, Context& ctx) {
     sub->add_option("file", tf->file, "The trace: CSV with a header row, or JSON Lines")
         ->required();
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
-    sub->add_option("--ttft-ms", tf->ttft_ms, "Time to first token, in ms")->capture_default_str();
-    sub->add_option("--tpot-ms", tf->tpot_ms, "Time per output token, in ms")
-        ->capture_default_str();
-    sub->add_option("--max-model-len", tf->max_model_len,
-                    "Tokens a contiguous engine reserves per request; default: the model's "
-                    "max_position_embeddings");
-    sub->add_option("--time-unit", tf->time_unit,
-                    "Unit of numeric arrival times (s, ms, us); a column named *_ms is read in ms")
-        ->capture_default_str();
+    typed(*sub, "--ttft-ms", tf->ttft, parse_ms, "Time to first token, in ms")->default_str("500");
+    typed(*sub, "--tpot-ms", tf->tpot, parse_ms, "Time per output token, in ms")->default_str("50");
+    typed(*sub, "--max-model-len", tf->max_model_len, parse_tokens,
+          "Tokens a contiguous engine reserves per request; default: the model's "
+          "max_position_embeddings");
+    typed(
+        *sub, "--time-unit", tf->time_unit,
+        [](std::string_view text, std::string_view) { return trace_options(text); },
+        "Unit of numeric arrival times (s, ms, us); a column named *_ms is read in ms")
+        ->default_str("s");
     sub->callback([o, tf, &ctx] { run_trace(*tf, *o, ctx); });
 }
 

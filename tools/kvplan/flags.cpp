@@ -2,26 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <kvplan/engine/parallel.hpp>
+
 #include "parse.hpp"
 
 namespace kvplan::cli {
 
-namespace {
-
-WeightFormat weight_format_flag(const std::string& text, std::string_view flag) {
-    if (const auto f = parse_weight_format(text)) return *f;
-    usage_error(flag, "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4)", text);
+std::optional<WeightOptions> weights_of(std::optional<WeightFormat> format,
+                                        std::optional<WeightFormat> experts) {
+    if (!format && !experts) return std::nullopt;
+    WeightOptions w;
+    if (format) w.format = *format;
+    w.expert_format = experts;
+    return w;
 }
 
-}  // namespace
-
 std::optional<WeightOptions> parse_weights(const CommonOptions& o) {
-    if (o.weight_dtype.empty() && o.expert_dtype.empty()) return std::nullopt;
-    WeightOptions w;
-    if (!o.weight_dtype.empty()) w.format = weight_format_flag(o.weight_dtype, "--weight-dtype");
-    if (!o.expert_dtype.empty())
-        w.expert_format = weight_format_flag(o.expert_dtype, "--expert-dtype");
-    return w;
+    return weights_of(o.weight_dtype.empty() ? std::nullopt : o.weight_dtype.front(),
+                      o.expert_dtype);
 }
 
 Speculation parse_speculation(const CommonOptions& o, Engine engine) {
@@ -85,6 +83,13 @@ Serving parse_serving(const CommonOptions& o) {
         s.num_gpu_blocks = *o.num_gpu_blocks_override;
     }
     s.allow_long_context = o.allow_long_context;
+    if (o.max_loras && s.engine == Engine::trtllm)
+        usage_error("--max-loras",
+                    "--engine vllm, sglang or ideal (TensorRT-LLM's LoRA cache is not modelled)",
+                    std::string(name(s.engine)));
+    if (o.fully_sharded_loras && s.engine == Engine::sglang)
+        usage_error("--fully-sharded-loras", "--engine vllm (SGLang has no such option)",
+                    std::string(name(s.engine)));
     if (o.max_loras) {
         s.reserve.lora.max_loras = *o.max_loras;
         if (o.max_lora_rank) s.reserve.lora.max_lora_rank = *o.max_lora_rank;
@@ -104,6 +109,54 @@ Serving parse_serving(const CommonOptions& o) {
                          what);
     }
     return s;
+}
+
+// Read beside the other flags of a replica (inputs.hpp declares them): following a
+// replica's flags visits one file.
+HfImportOptions import_options(const CommonOptions& o) {
+    // The state types were read as CLI11 parsed them (0: auto, the importer's default).
+    HfImportOptions import;
+    if (o.mamba_cache_bytes != 0) import.state_element_bytes = o.mamba_cache_bytes;
+    import.ssm_state_element_bytes = o.mamba_ssm_cache_bytes;
+    import.model_type = o.model_type;
+    return import;
+}
+
+LayoutInput parse_layout(const CommonOptions& o) {
+    // Each degree was read as CLI11 parsed it (options.cpp: 1 to 65536); what is left is how they
+    // combine.
+    LayoutInput l;
+    constexpr std::uint64_t max_ranks = 1U << 16;
+    l.tp = o.tp.value_or(1);
+    l.pp = o.pp.value_or(1);
+    l.dp = o.dp.value_or(1);
+    l.dcp = o.dcp.value_or(1);
+    if (o.enable_expert_parallel && o.ep)
+        usage_error("--enable-expert-parallel",
+                    "either it (vLLM: the experts over every dp x tp GPU) or --ep N", "both");
+    l.ep = o.enable_expert_parallel ? l.dp * l.tp : o.ep.value_or(1);
+    if (o.redundant_experts) l.redundant_experts = *o.redundant_experts;
+    // The GPUs a replica takes are the engine's rule (engine/parallel.hpp).
+    const std::uint64_t per_replica =
+        replica_gpus(o.engine.value_or(Engine::vllm), l.tp, l.pp, l.dp);
+    const bool dp_adds_gpus = per_replica != std::uint64_t{l.tp} * l.pp;
+    if (per_replica > max_ranks)
+        usage_error(dp_adds_gpus ? "--dp" : "--tp", "a replica of at most 65536 GPUs",
+                    std::to_string(per_replica));
+    if (!o.gpus) {
+        l.gpus = static_cast<std::uint32_t>(per_replica);
+    } else {
+        const std::uint32_t g = *o.gpus;
+        if (g % per_replica != 0)
+            usage_error(
+                "--gpus",
+                fmt::format("a multiple of {} = {} (each replica takes that many GPUs)",
+                            dp_adds_gpus && l.dp > 1 ? "dp x tp x pp" : "tp x pp", per_replica),
+                std::to_string(g));
+        l.gpus = g;
+    }
+    l.replicas = static_cast<std::uint32_t>(l.gpus / per_replica);
+    return l;
 }
 
 TokenSplitFlags parse_token_split(const CommonOptions& o) {
@@ -182,7 +235,7 @@ std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint
 ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     ReplicaFlags f;
     f.layout = parse_layout(o);
-    f.kv = parse_kv_dtype_flag(o.kv_dtype, "--kv-dtype");
+    f.kv = KvFormat(o.kv_dtype.front());
     f.weights = parse_weights(o);
     f.serving = parse_serving(o);
     f.context = o.context;

@@ -20,7 +20,12 @@
 
 namespace kvplan::cli {
 
-/// --weight-dtype and --expert-dtype; nullopt when neither is given (the checkpoint's format).
+/// Weights in `format`, their routed experts in `experts`; nullopt when neither is given (the
+/// checkpoint's format).
+[[nodiscard]] std::optional<WeightOptions> weights_of(std::optional<WeightFormat> format,
+                                                      std::optional<WeightFormat> experts);
+
+/// --weight-dtype (its first item) and --expert-dtype, as weights_of.
 [[nodiscard]] std::optional<WeightOptions> parse_weights(const CommonOptions& o);
 
 /// --engine and its knobs: --block-size, --gpu-memory-utilization, --kv-memory, --max-num-seqs,

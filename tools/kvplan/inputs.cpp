@@ -1,7 +1,5 @@
 #include "inputs.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -44,52 +42,25 @@ std::string bundled_source(const Context& ctx, const std::filesystem::path& file
     return "bundled " + (ec || rel.empty() ? file : rel).generic_string();
 }
 
-HfImportOptions import_options(const CommonOptions& o) {
-    // vLLM's MambaDType spellings, and ours; "auto" keeps the importer's default.
-    const auto bytes_of = [](const std::string& text, std::string_view flag) -> std::uint32_t {
-        const std::string t = lower(text);
-        if (t == "auto") return 0;
-        if (t == "float32" || t == "fp32") return 4;
-        if (t == "float16" || t == "fp16" || t == "bfloat16" || t == "bf16") return 2;
-        usage_error(flag, "auto, bfloat16, float16 or float32", text);
-    };
-    HfImportOptions import;
-    if (const std::uint32_t b = bytes_of(o.mamba_cache_dtype, "--mamba-cache-dtype"); b != 0)
-        import.state_element_bytes = b;
-    import.ssm_state_element_bytes = bytes_of(o.mamba_ssm_cache_dtype, "--mamba-ssm-cache-dtype");
-    import.model_type = o.model_type;
-    return import;
-}
-
 namespace {
 
 /// The model --layers, --hidden-size ... describe (kvplan/plain_decoder.hpp).
 ResolvedModel inline_model(const InlineModel& m) {
-    const auto count = [](const std::string& text, std::string_view flag) -> std::uint64_t {
-        return text.empty() ? 0 : parse_count(text, flag);
-    };
-    const auto u32 = [&](const std::string& text, std::string_view flag) {
-        const std::uint64_t v = count(text, flag);
-        if (v > 0xFFFF'FFFFULL) usage_error(flag, "at most 4294967295", text);
-        return static_cast<std::uint32_t>(v);
-    };
+    // The sizes were read as CLI11 parsed them (options.cpp); 0 is a size not given.
     PlainDecoder p;
     p.name = "inline";
-    p.num_hidden_layers = u32(m.layers, "--layers");
-    p.hidden_size = count(m.hidden_size, "--hidden-size");
-    p.num_attention_heads = u32(m.heads, "--heads");
-    p.num_key_value_heads = u32(m.kv_heads, "--kv-heads");
-    p.head_dim = u32(m.head_dim, "--head-dim");
-    p.vocab_size = count(m.vocab, "--vocab");
-    p.intermediate_size = count(m.intermediate_size, "--intermediate-size");
-    p.num_experts = u32(m.experts, "--experts");
-    p.num_experts_per_tok = u32(m.experts_per_token, "--experts-per-token");
-    p.moe_intermediate_size = count(m.expert_intermediate_size, "--expert-intermediate-size");
-    p.sliding_window = count(m.window, "--window");
-    p.max_position_embeddings =
-        m.max_position_embeddings.empty()
-            ? 0
-            : parse_tokens(m.max_position_embeddings, "--max-position-embeddings");
+    p.num_hidden_layers = m.layers.value_or(0);
+    p.hidden_size = m.hidden_size.value_or(0);
+    p.num_attention_heads = m.heads.value_or(0);
+    p.num_key_value_heads = m.kv_heads.value_or(0);
+    p.head_dim = m.head_dim.value_or(0);
+    p.vocab_size = m.vocab.value_or(0);
+    p.intermediate_size = m.intermediate_size.value_or(0);
+    p.num_experts = m.experts.value_or(0);
+    p.num_experts_per_tok = m.experts_per_token.value_or(0);
+    p.moe_intermediate_size = m.expert_intermediate_size.value_or(0);
+    p.sliding_window = m.window.value_or(0);
+    p.max_position_embeddings = m.max_position_embeddings.value_or(0);
     // A size that is missing or impossible is the flag's error, exit 2.
     for (const auto& [flag, value] : std::initializer_list<std::pair<const char*, std::uint64_t>>{
              {"--layers", p.num_hidden_layers},
@@ -177,43 +148,6 @@ std::vector<ModelListing> bundled_models(const Context& ctx) {
         if (!find_bundled_model(ctx.config_dir, id)) out.push_back({id, "built-in preset"});
     }
     return out;
-}
-
-LayoutInput parse_layout(const CommonOptions& o) {
-    // Each degree was read as CLI11 parsed it (options.cpp: 1 to 65536); what is left is how they
-    // combine.
-    LayoutInput l;
-    constexpr std::uint64_t max_ranks = 1U << 16;
-    l.tp = o.tp.value_or(1);
-    l.pp = o.pp.value_or(1);
-    l.dp = o.dp.value_or(1);
-    l.dcp = o.dcp.value_or(1);
-    if (o.enable_expert_parallel && o.ep)
-        usage_error("--enable-expert-parallel",
-                    "either it (vLLM: the experts over every dp x tp GPU) or --ep N", "both");
-    l.ep = o.enable_expert_parallel ? l.dp * l.tp : o.ep.value_or(1);
-    if (o.redundant_experts) l.redundant_experts = *o.redundant_experts;
-    // The GPUs a replica takes are the engine's rule (engine/parallel.hpp).
-    const std::uint64_t per_replica =
-        replica_gpus(o.engine.value_or(Engine::vllm), l.tp, l.pp, l.dp);
-    const bool dp_adds_gpus = per_replica != std::uint64_t{l.tp} * l.pp;
-    if (per_replica > max_ranks)
-        usage_error(dp_adds_gpus ? "--dp" : "--tp", "a replica of at most 65536 GPUs",
-                    std::to_string(per_replica));
-    if (!o.gpus) {
-        l.gpus = static_cast<std::uint32_t>(per_replica);
-    } else {
-        const std::uint32_t g = *o.gpus;
-        if (g % per_replica != 0)
-            usage_error(
-                "--gpus",
-                fmt::format("a multiple of {} = {} (each replica takes that many GPUs)",
-                            dp_adds_gpus && l.dp > 1 ? "dp x tp x pp" : "tp x pp", per_replica),
-                std::to_string(g));
-        l.gpus = g;
-    }
-    l.replicas = static_cast<std::uint32_t>(l.gpus / per_replica);
-    return l;
 }
 
 Layout make_layout(const Model& m, const LayoutInput& l) {

@@ -49,20 +49,26 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
             "kvplan does not know)");
         InlineModel& m = o.inline_model;
         CLI::App& sizes = in_group(cmd, "Model by its sizes (instead of --model)");
-        sizes.add_option("--layers", m.layers, "num_hidden_layers");
-        sizes.add_option("--hidden-size", m.hidden_size, "hidden_size");
-        sizes.add_option("--heads", m.heads, "num_attention_heads");
-        sizes.add_option("--kv-heads", m.kv_heads, "num_key_value_heads (default: --heads)");
-        sizes.add_option("--head-dim", m.head_dim, "head_dim (default: hidden size / heads)");
-        sizes.add_option("--vocab", m.vocab, "vocab_size");
-        sizes.add_option("--intermediate-size", m.intermediate_size, "the dense MLP's width");
-        sizes.add_option("--experts", m.experts, "routed experts per MoE layer (default: dense)");
-        sizes.add_option("--experts-per-token", m.experts_per_token, "routed experts per token");
-        sizes.add_option("--expert-intermediate-size", m.expert_intermediate_size,
-                         "one expert's MLP width (default: --intermediate-size)");
-        sizes.add_option("--window", m.window, "a sliding window every layer keeps, in tokens");
-        sizes.add_option("--max-position-embeddings", m.max_position_embeddings,
-                         "the model's context limit (default: vLLM's 2,048)");
+        typed(sizes, "--layers", m.layers, parse_count32, "num_hidden_layers");
+        typed(sizes, "--hidden-size", m.hidden_size, parse_whole, "hidden_size");
+        typed(sizes, "--heads", m.heads, parse_count32, "num_attention_heads");
+        typed(sizes, "--kv-heads", m.kv_heads, parse_count32,
+              "num_key_value_heads (default: --heads)");
+        typed(sizes, "--head-dim", m.head_dim, parse_count32,
+              "head_dim (default: hidden size / heads)");
+        typed(sizes, "--vocab", m.vocab, parse_whole, "vocab_size");
+        typed(sizes, "--intermediate-size", m.intermediate_size, parse_whole,
+              "the dense MLP's width");
+        typed(sizes, "--experts", m.experts, parse_count32,
+              "routed experts per MoE layer (default: dense)");
+        typed(sizes, "--experts-per-token", m.experts_per_token, parse_count32,
+              "routed experts per token");
+        typed(sizes, "--expert-intermediate-size", m.expert_intermediate_size, parse_whole,
+              "one expert's MLP width (default: --intermediate-size)");
+        typed(sizes, "--window", m.window, parse_whole,
+              "a sliding window every layer keeps, in tokens");
+        typed(sizes, "--max-position-embeddings", m.max_position_embeddings, parse_tokens,
+              "the model's context limit (default: vLLM's 2,048)");
     }
     if (groups & opt_gpu) {
         CLI::App& group = in_group(cmd, "Replica");
@@ -97,26 +103,42 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
     }
     if (groups & opt_dtypes) {
         CLI::App& group = in_group(cmd, "Formats");
-        group
-            .add_option("--kv-dtype", o.kv_dtype,
-                        "KV-cache element type: fp32 fp16 bf16 fp8 (= fp8_e4m3) fp8_e5m2 int8 int4 "
-                        "nvfp4 mxfp4")
-            ->capture_default_str();
-        group.add_option("--weight-dtype", o.weight_dtype,
-                         "Weight format: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 (default: the "
-                         "checkpoint's own, from its quantization_config or torch_dtype)");
-        group.add_option("--expert-dtype", o.expert_dtype,
-                         "The routed experts' format, if not --weight-dtype's (gpt-oss: mxfp4)");
-        group
-            .add_option("--mamba-cache-dtype", o.mamba_cache_dtype,
-                        "State of Mamba and linear-attention layers, as vLLM's flag: auto (2 B, a "
-                        "bf16 model's), bfloat16, float16 or float32")
-            ->capture_default_str();
-        group
-            .add_option("--mamba-ssm-cache-dtype", o.mamba_ssm_cache_dtype,
-                        "Their recurrent (SSM) state only, as vLLM's flag: auto (as "
-                        "--mamba-cache-dtype), bfloat16, float16 or float32")
-            ->capture_default_str();
+        // A list where the subcommand searches or compares formats, else one format.
+        const bool kv_list = (groups & (opt_dtype_lists | opt_kv_dtype_list)) != 0;
+        typed(
+            group, "--kv-dtype", o.kv_dtype,
+            [kv_list](std::string_view text, std::string_view flag) {
+                return kv_list ? parse_list(text, flag, parse_kv_dtype_flag)
+                               : std::vector<KvDtype>{parse_kv_dtype_flag(text, flag)};
+            },
+            "KV-cache element type: fp32 fp16 bf16 fp8 (= fp8_e4m3) fp8_e5m2 int8 int4 nvfp4 "
+            "mxfp4")
+            ->default_str("bf16");
+        const bool weight_list = (groups & opt_dtype_lists) != 0;
+        typed(
+            group, "--weight-dtype", o.weight_dtype,
+            [weight_list](std::string_view text, std::string_view flag) {
+                return weight_list ? parse_list(text, flag, parse_weight_dtype_flag)
+                                   : std::vector{parse_weight_dtype_flag(text, flag)};
+            },
+            "Weight format: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 (default: the checkpoint's "
+            "own, from its quantization_config or torch_dtype)");
+        typed(
+            group, "--expert-dtype", o.expert_dtype,
+            [](std::string_view text, std::string_view flag) {
+                const std::optional<WeightFormat> f = parse_weight_dtype_flag(text, flag);
+                if (!f) usage_error(flag, "a weight format (the routed experts')", text);
+                return *f;
+            },
+            "The routed experts' format, if not --weight-dtype's (gpt-oss: mxfp4)");
+        typed(group, "--mamba-cache-dtype", o.mamba_cache_bytes, parse_mamba_dtype_flag,
+              "State of Mamba and linear-attention layers, as vLLM's flag: auto (2 B, a bf16 "
+              "model's), bfloat16, float16 or float32")
+            ->default_str("auto");
+        typed(group, "--mamba-ssm-cache-dtype", o.mamba_ssm_cache_bytes, parse_mamba_dtype_flag,
+              "Their recurrent (SSM) state only, as vLLM's flag: auto (as --mamba-cache-dtype), "
+              "bfloat16, float16 or float32")
+            ->default_str("auto");
     }
     if (groups & opt_workload) {
         CLI::App& group = in_group(cmd, "Load");
@@ -125,10 +147,6 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
               "25.6k, 8K (8,192); default: the model's limit");
         typed(group, "-n,--concurrency", o.concurrency, parse_whole,
               "Sequences held at once, over every replica of --gpus");
-    }
-    if (groups & opt_batch) {
-        CLI::App& group = in_group(cmd, "Load");
-        group.add_option("-b,--batch", o.batch, "Decode batch size (sequences per step)");
     }
     if (groups & opt_budget) {
         CLI::App& group = in_group(cmd, "Engine");
@@ -199,8 +217,15 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
             "Output tokens of every request, the first one included; with "
             "--prompt-tokens";
         if (groups & opt_length_dists) {
-            group.add_option("--prompt-tokens", o.prompt_dist, prompt_help);
-            group.add_option("--output-tokens", o.output_dist, output_help);
+            const auto quantiles = [](std::string_view text, std::string_view flag) {
+                try {
+                    return LengthQuantiles{parse_quantile_points(text, flag), std::string(text)};
+                } catch (const InvalidInput& e) {
+                    throw UsageError(e.what());  // a flag's text: a usage error, exit 2
+                }
+            };
+            typed(group, "--prompt-tokens", o.prompt_dist, quantiles, prompt_help);
+            typed(group, "--output-tokens", o.output_dist, quantiles, output_help);
         } else {
             typed(group, "--prompt-tokens", o.prompt_tokens, parse_tokens, prompt_help);
             typed(group, "--output-tokens", o.output_tokens, parse_tokens, output_help);
@@ -228,27 +253,13 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
     }
     if (groups & opt_output) {
         CLI::App& group = in_group(cmd, "Output");
-        group.add_option("-f,--format", o.format, "Output: text, md, json or csv")
-            ->check(CLI::IsMember({"text", "md", "json", "csv"}))
-            ->capture_default_str();
+        typed(
+            group, "-f,--format", o.format,
+            [](std::string_view text, std::string_view) { return parse_format(text); },
+            "Output: text, md, json or csv")
+            ->default_str("text");
         group.add_flag("--explain", o.explain,
                        "Show each figure's formula, its inputs and the source of each spec value");
-    }
-}
-
-void read_options(CommonOptions& o, unsigned groups,
-                  const std::vector<std::pair<std::string, std::string>>& flags) {
-    CLI::App app;
-    add_options(app, o, groups);
-    std::vector<std::string> args;  // CLI11 reads a vector from its back
-    for (auto it = flags.rbegin(); it != flags.rend(); ++it) {
-        args.push_back(it->second);
-        args.push_back(it->first);
-    }
-    try {
-        app.parse(args);
-    } catch (const CLI::Error& e) {
-        throw UsageError(e.what());
     }
 }
 

@@ -5,14 +5,18 @@
 // with one line naming the flag: the options hold typed values, not text parsed later.
 
 #include <cstdint>
+#include <kvplan/dtype.hpp>
 #include <kvplan/engine/kind.hpp>
 #include <kvplan/engine/release.hpp>
+#include <kvplan/fleet.hpp>
 #include <kvplan/plan/speculation.hpp>
 #include <kvplan/units.hpp>
+#include <kvplan/weight_format.hpp>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "report.hpp"
 
 namespace CLI {
 class App;
@@ -22,17 +26,23 @@ namespace kvplan::cli {
 
 /// A model given by its sizes on the command line, as web KV calculators take them (no file).
 struct InlineModel {
-    std::string layers, hidden_size, heads, kv_heads, head_dim, vocab, intermediate_size, experts,
-        experts_per_token, expert_intermediate_size, window, max_position_embeddings;
+    std::optional<std::uint32_t> layers, heads, kv_heads, head_dim, experts, experts_per_token;
+    std::optional<std::uint64_t> hidden_size, vocab, intermediate_size, expert_intermediate_size,
+        window, max_position_embeddings;
 
     /// Whether any of the flags was given.
     [[nodiscard]] bool given() const {
-        for (const std::string* s : {&layers, &hidden_size, &heads, &kv_heads, &head_dim, &vocab,
-                                     &intermediate_size, &experts, &experts_per_token,
-                                     &expert_intermediate_size, &window, &max_position_embeddings})
-            if (!s->empty()) return true;
-        return false;
+        return layers || heads || kv_heads || head_dim || experts || experts_per_token ||
+               hidden_size || vocab || intermediate_size || expert_intermediate_size || window ||
+               max_position_embeddings;
     }
+};
+
+/// --prompt-tokens or --output-tokens as a length distribution (fleet), with its text for the
+/// report.
+struct LengthQuantiles {
+    std::vector<QuantilePoint> points;
+    std::string text;
 };
 
 struct CommonOptions {
@@ -48,14 +58,17 @@ struct CommonOptions {
     std::optional<std::uint32_t> dcp;   ///< decode context parallelism (vLLM); default 1
     std::optional<std::uint32_t> redundant_experts;  ///< physical experts beyond the routed ones
     bool enable_expert_parallel = false;             ///< vLLM's switch: ep = dp x tp
-    std::string kv_dtype = "bf16";
-    std::string weight_dtype;                ///< default: the checkpoint's own format, else bf16
-    std::string expert_dtype;                ///< routed experts' format, if not --weight-dtype's
-    std::string mamba_cache_dtype = "auto";  ///< Mamba / linear-attention conv state values
-    std::string mamba_ssm_cache_dtype = "auto";  ///< their recurrent (SSM) state values
-    std::optional<std::uint64_t> context;        ///< tokens per sequence
-    std::optional<std::uint64_t> concurrency;    ///< sequences at once
-    std::string batch;                           ///< decode batch
+    /// --kv-dtype: one format, or a list to search (opt_dtype_lists).
+    std::vector<KvDtype> kv_dtype{KvDtype::bf16};
+    /// --weight-dtype: one format, or a list to search (opt_dtype_lists); nullopt ("checkpoint")
+    /// is the model's own; empty (not given): the model's own.
+    std::vector<std::optional<WeightFormat>> weight_dtype;
+    std::optional<WeightFormat> expert_dtype;  ///< routed experts' format, if not --weight-dtype's
+    /// Bytes of a Mamba / linear-attention conv state value; 0: auto (the importer's default).
+    std::uint32_t mamba_cache_bytes = 0;
+    std::uint32_t mamba_ssm_cache_bytes = 0;   ///< their recurrent (SSM) state values; 0: auto
+    std::optional<std::uint64_t> context;      ///< tokens per sequence
+    std::optional<std::uint64_t> concurrency;  ///< sequences at once
     std::optional<std::uint32_t> block_size;
     std::optional<double> gpu_memory_utilization;  ///< a fraction in (0, 1]
     std::optional<EngineVersion> engine_version;   ///< vLLM's release line whose defaults apply
@@ -75,12 +88,12 @@ struct CommonOptions {
     std::string draft_model;
     std::optional<std::uint64_t> prompt_tokens;  ///< of a request (the latency estimate's load)
     std::optional<std::uint64_t> output_tokens;  ///< of a request
-    /// --prompt-tokens and --output-tokens as distributions (opt_length_dists: fleet), as written.
-    std::string prompt_dist, output_dist;
+    /// --prompt-tokens and --output-tokens as distributions (opt_length_dists: fleet).
+    std::optional<LengthQuantiles> prompt_dist, output_dist;
     std::string profile;  ///< a calibration profile (kvplan calibrate --write-profile)
     std::optional<std::uint64_t> shared_prefix;  ///< prompt prefix tokens every request shares
     std::optional<double> prefix_hit_rate;       ///< share of each prompt found in the cache
-    std::string format = "text";
+    Format format = Format::text;
     bool explain = false;
 };
 
@@ -98,7 +111,6 @@ enum OptionGroup : unsigned {
                               ///< --max-loras --max-lora-rank --fully-sharded-loras
                               ///< --limit-mm-per-prompt --skip-mm-profiling
     opt_output = 1U << 6,     ///< --format --explain
-    opt_batch = 1U << 7,      ///< --batch
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens
     opt_profile = 1U << 9,    ///< --profile
     opt_parallel = 1U << 10,  ///< --dp --ep --dcp --redundant-experts --enable-expert-parallel
@@ -106,14 +118,11 @@ enum OptionGroup : unsigned {
     /// --prompt-tokens --output-tokens as length distributions (50:1k,95:4k), kept as written
     opt_length_dists = 1U << 12,
     opt_hit_rate = 1U << 13,  ///< --prefix-hit-rate (with a single --prompt-tokens)
+    /// --kv-dtype and --weight-dtype as comma lists to search (checkpoint: the model's own)
+    opt_dtype_lists = 1U << 14,
+    opt_kv_dtype_list = 1U << 15,  ///< --kv-dtype alone as a comma list (disagg)
 };
 
 void add_options(CLI::App& sub, CommonOptions& o, unsigned groups);
-
-/// `flags` ({"--tp", "4"}, ...) read into `o` through the options of `groups`, as the command line
-/// reads them: for a front end that takes the same values by name (the Python module). A value
-/// refused is a UsageError naming the flag.
-void read_options(CommonOptions& o, unsigned groups,
-                  const std::vector<std::pair<std::string, std::string>>& flags);
 
 }  // namespace kvplan::cli

@@ -1,6 +1,7 @@
 #include "parse.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <kvplan/detail/nearest.hpp>
 #include <kvplan/quantity_text.hpp>
@@ -164,6 +165,34 @@ KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag) {
                 "a KV dtype (fp32, fp16, bf16, fp8 = fp8_e4m3, fp8_e5m2, int8, int4, nvfp4, "
                 "mxfp4)",
                 text);
+}
+
+std::optional<WeightFormat> parse_weight_dtype_flag(std::string_view text, std::string_view flag) {
+    const std::string_view t = trim(text);
+    if (t == "checkpoint") return std::nullopt;
+    if (const auto f = parse_weight_format(t)) return *f;
+    usage_error(flag,
+                "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4) or checkpoint "
+                "(the model's own)",
+                text);
+}
+
+std::uint32_t parse_mamba_dtype_flag(std::string_view text, std::string_view flag) {
+    // vLLM's MambaDType spellings (vllm/config/cache.py), and ours; auto keeps the importer's
+    // default.
+    std::string t(trim(text));
+    std::transform(t.begin(), t.end(), t.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (t == "auto") return 0;
+    if (t == "float32" || t == "fp32") return 4;
+    if (t == "float16" || t == "fp16" || t == "bfloat16" || t == "bf16") return 2;
+    usage_error(flag, "auto, bfloat16, float16 or float32", text);
+}
+
+std::uint32_t parse_count32(std::string_view text, std::string_view flag) {
+    const std::uint64_t v = parse_count(text, flag);
+    if (v > 0xFFFF'FFFFULL) usage_error(flag, "a whole number from 1 to 4294967295", text);
+    return static_cast<std::uint32_t>(v);
 }
 
 std::vector<std::string> split_list(std::string_view text, std::string_view flag) {

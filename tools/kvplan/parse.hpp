@@ -5,16 +5,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <kvplan/detail/enum_table.hpp>
 #include <kvplan/dtype.hpp>
 #include <kvplan/engine/kind.hpp>
 #include <kvplan/engine/release.hpp>
 #include <kvplan/plan/speculation.hpp>
 #include <kvplan/units.hpp>
+#include <kvplan/weight_format.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace kvplan::cli {
+
+/// "flag: expected X, found 'text'", the shape of every usage error.
+[[noreturn]] void usage_error(std::string_view flag, std::string_view expected,
+                              std::string_view found);
 
 /// A token count as vLLM's --max-model-len reads it (vllm/engine/arg_utils.py,
 /// human_readable_int): a plain integer, or a number with a suffix. Lowercase k/m/g/t are decimal
@@ -75,6 +82,29 @@ namespace kvplan::cli {
 /// A KV-cache element type (bf16, fp8, int4, ...).
 [[nodiscard]] KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag);
 
+/// A weight format (fp32, bf16, fp8, int4, mxfp4, ...), or "checkpoint": the model's own
+/// (nullopt).
+[[nodiscard]] std::optional<WeightFormat> parse_weight_dtype_flag(std::string_view text,
+                                                                  std::string_view flag);
+
+/// A Mamba state type as vLLM's --mamba-cache-dtype reads it (auto, bfloat16, float16, float32;
+/// bf16, fp16, fp32 too): its bytes per value, 0 for auto.
+[[nodiscard]] std::uint32_t parse_mamba_dtype_flag(std::string_view text, std::string_view flag);
+
+/// A whole number in [1, 2^32 - 1] (a model's layer or head count).
+[[nodiscard]] std::uint32_t parse_count32(std::string_view text, std::string_view flag);
+
+/// A converter for a flag spelled as in an enum's table (the library's, detail/enum_table.hpp):
+/// the value, or a usage error naming the flag, `expected` and what was found.
+template <class E, std::size_t N>
+[[nodiscard]] auto enum_flag(const FixedArray<detail::EnumName<E>, N>& table,
+                             std::string_view expected) {
+    return [&table, expected](std::string_view text, std::string_view flag) -> E {
+        if (const auto e = detail::enum_parse(table, detail::TextRef(text))) return *e;
+        usage_error(flag, expected, text);
+    };
+}
+
 /// The most items a comma-separated flag takes.
 inline constexpr std::size_t max_list_items = 64;
 
@@ -88,9 +118,5 @@ template <class Parse>
     for (const std::string& item : split_list(text, flag)) out.push_back(parse(item, flag));
     return out;
 }
-
-/// "flag: expected X, found 'text'", the shape of every usage error.
-[[noreturn]] void usage_error(std::string_view flag, std::string_view expected,
-                              std::string_view found);
 
 }  // namespace kvplan::cli

@@ -16,6 +16,7 @@
 
 #include "../detail/checked.hpp"
 #include "../detail/scale.hpp"
+#include "../error.hpp"
 #include "../gpu.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
@@ -166,7 +167,8 @@ struct EncoderCache {
 /// vllm/v1/worker/utils.py (MultiModalBudget.get_max_items): the profile runs
 /// max(1, min(budget / tokens_per_item, max_num_seqs x items per prompt)) items. The bound of
 /// max_model_len / tokens_per_item items per prompt is not applied: it binds only for an image
-/// near the context's size.
+/// near the context's size. Throws InvalidInput naming the model when `o` sets images per prompt
+/// or skips the profiling for a model without a vision tower: they would change nothing.
 [[nodiscard]] constexpr EncoderCache encoder_cache(const Model& m, std::uint32_t stage,
                                                    std::uint64_t max_num_batched_tokens,
                                                    std::uint32_t max_num_seqs,
@@ -174,6 +176,14 @@ struct EncoderCache {
                                                    const WeightOptions& w = {}) {
     const ModelConfig& c = m.config();
     EncoderCache e;
+    // A text-only model has no encoder outputs to charge: a knob of them is refused, as a
+    // drafter's layers are on a model without them (plan/speculation.hpp), never ignored.
+    if (c.vision_params == 0 && (o.items_per_prompt || o.skip_profiling))
+        detail::throw_field_error<InvalidInput>(
+            detail::model_where(c), "vision_params",
+            "a vision tower (images per prompt and the profile run's dummy images are its "
+            "encoder's: --limit-mm-per-prompt, --skip-mm-profiling)",
+            "none (a text-only model)");
     const std::uint32_t per_prompt = o.items_per_prompt.value_or(default_mm_items_per_prompt);
     if (c.vision_params == 0 || stage != 0 || o.skip_profiling || per_prompt == 0) return e;
     const std::uint64_t given = o.tokens_per_item.value_or(c.mm_tokens_per_item);

@@ -47,67 +47,38 @@ struct SglangLogFacts {
 /// the last one counts.
 [[nodiscard]] inline SglangLogFacts parse_sglang_log(std::string_view text,
                                                      std::string_view where) {
-    using detail::log_number_after;
-    using detail::log_size_after;
     SglangLogFacts f;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        const std::size_t end = std::min(text.find('\n', pos), text.size());
-        const std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
-        bool hit = false;
-        const auto size = [&](std::optional<LoggedSize>& field, std::optional<LoggedSize> v) {
-            if (v) {
-                field = v;
-                hit = true;
-            }
-        };
-        const auto count = [&](std::optional<std::uint64_t>& field, std::string_view key) {
-            if (const auto n = log_number_after(line, key)) {
-                field = static_cast<std::uint64_t>(n->value);
-                hit = true;
-            }
-        };
-        if (line.find("Load weight begin.") != std::string_view::npos)
-            size(f.free_before_weights, log_size_after(line, "avail mem="));
-        if (line.find("Load weight end.") != std::string_view::npos) {
-            size(f.free_after_weights, log_size_after(line, "avail mem="));
-            size(f.weights, log_size_after(line, "mem usage="));
+    const auto read = [&f](detail::LogLine& line) {
+        if (line.has("Load weight begin.")) line.take(f.free_before_weights, "avail mem=");
+        if (line.has("Load weight end.")) {
+            line.take(f.free_after_weights, "avail mem=");
+            line.take(f.weights, "mem usage=");
         }
-        if (line.find("KV Cache is allocated.") != std::string_view::npos) {
-            count(f.kv_tokens, "#tokens:");
+        if (line.has("KV Cache is allocated.")) {
+            line.take(f.kv_tokens, "#tokens:");
             // An MLA pool prints one "KV size:", which holds "V size:" too: read it alone.
-            if (line.find("KV size:") != std::string_view::npos) {
-                size(f.k_size, log_size_after(line, "KV size:"));
+            if (line.has("KV size:")) {
+                line.take(f.k_size, "KV size:");
             } else {
-                size(f.k_size, log_size_after(line, "K size:"));
-                size(f.v_size, log_size_after(line, "V size:"));
+                line.take(f.k_size, "K size:");
+                line.take(f.v_size, "V size:");
             }
         }
-        if (line.find("max_total_num_tokens=") != std::string_view::npos) {
-            count(f.kv_tokens, "max_total_num_tokens=");
-            count(f.context_len, "context_len=");
-            count(f.max_running_requests, "max_running_requests=");
+        if (line.has("max_total_num_tokens=")) {
+            line.take(f.kv_tokens, "max_total_num_tokens=");
+            line.take(f.context_len, "context_len=");
+            line.take(f.max_running_requests, "max_running_requests=");
         }
-        if (const auto u = log_number_after(line, "mem_fraction_static=")) {
-            f.mem_fraction_static = u->value;
-            hit = true;
-        }
-        for (std::string_view refusal :
-             {"Not enough memory. Please try to increase --mem-fraction-static",
-              "leave no GPU memory for the KV cache", "is not divisible by"})
-            if (line.find(refusal) != std::string_view::npos) {
-                f.refused = true;
-                hit = true;
-            }
-        if (hit) ++f.lines_read;
-    }
-    if (f.lines_read == 0)
-        detail::throw_field_error<InvalidInput>(
-            where, "log",
-            "SGLang start-up lines (\"Load weight end\", \"KV Cache is allocated\", "
-            "\"max_total_num_tokens=\", ...)",
-            "none");
+        line.take(f.mem_fraction_static, "mem_fraction_static=");
+        if (line.flag({"Not enough memory. Please try to increase --mem-fraction-static",
+                       "leave no GPU memory for the KV cache", "is not divisible by"}))
+            f.refused = true;
+    };
+    f.lines_read = detail::scan_log_lines(
+        text, where,
+        "SGLang start-up lines (\"Load weight end\", \"KV Cache is allocated\", "
+        "\"max_total_num_tokens=\", ...)",
+        read);
     return f;
 }
 

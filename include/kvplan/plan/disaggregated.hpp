@@ -48,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/enum_table.hpp"
 #include "../error.hpp"
 #include "../roofline/estimate.hpp"
 #include "../transfer.hpp"
@@ -72,6 +73,17 @@ enum class LatencyModel : std::uint8_t {
     estimate,  ///< the latency estimate with the GPU family's fitted parameters
     bound,     ///< the same steps at peak bandwidth and FLOP/s, no fixed costs
 };
+
+/// Each latency model's spelling (kvplan disagg --latency).
+inline constexpr FixedArray<detail::EnumName<LatencyModel>, 2> latency_model_names{{
+    {LatencyModel::estimate, "estimate"},
+    {LatencyModel::bound, "bound"},
+}};
+
+/// The spelling of `m`.
+[[nodiscard]] constexpr const char* name(LatencyModel m) noexcept {
+    return detail::enum_name(latency_model_names, m);
+}
 
 /// Options of the disaggregated plan.
 struct DisaggOptions {

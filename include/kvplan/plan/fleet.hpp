@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "../detail/enum_table.hpp"
 #include "../engine/report.hpp"
 #include "../engine/vllm.hpp"
 #include "../error.hpp"
@@ -36,6 +37,17 @@ enum class FleetSizeBy : std::uint8_t {
     estimate,  ///< the latency estimate (the GPU family's fitted parameters, or Serving::estimate)
     bound,     ///< the roofline decode bound / efficiency: an optimistic fleet
 };
+
+/// Each way of timing a fleet's steps, spelled (kvplan fleet --size-by).
+inline constexpr FixedArray<detail::EnumName<FleetSizeBy>, 2> fleet_size_by_names{{
+    {FleetSizeBy::estimate, "estimate"},
+    {FleetSizeBy::bound, "bound"},
+}};
+
+/// The spelling of `s`.
+[[nodiscard]] constexpr const char* name(FleetSizeBy s) noexcept {
+    return detail::enum_name(fleet_size_by_names, s);
+}
 
 /// What a fleet must serve, on what replica.
 struct FleetRequest {

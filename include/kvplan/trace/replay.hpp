@@ -615,6 +615,7 @@ struct TraceReplica {
     /// Replicas of this shape the peak needs with arrivals split evenly: ceil(peak / budget), the
     /// most over stages (at least 1); 0 when a stage has no KV budget at all.
     std::uint64_t replicas_for_peak = 0;
+    std::uint32_t gpus = 0;  ///< GPUs of the replica (Replica::gpus), so no front end multiplies
 };
 
 /// The replay on replica `r` (its layout as given), each request held in blocks of `block_size`
@@ -654,6 +655,7 @@ template <class KvBudget>
     out->holds_peak = all_peak;
     out->holds_p95 = all_p95;
     out->replicas_for_peak = any_zero ? 0 : most_replicas;
+    out->gpus = r.gpus();
     return out;
 }
 
