@@ -194,6 +194,45 @@ struct Logged {
     bool refused = false;
 };
 
+/// A run llm-d's study gives only as a row of its summary table ("| Qwen3-32B | SUCCESS | 30.59 |
+/// ... |" under "| Model | Status | Model Weight (GiB) | ... |"): the row's figures as the lines
+/// the study took them from, and whether its status is FAILED. N/A cells are figures the run did
+/// not print.
+struct TableRow {
+    std::string lines;
+    bool failed = false;
+};
+
+std::optional<TableRow> summary_table_row(const std::string& log) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(log);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("| ", 0) != 0 || line.rfind("| -", 0) == 0) continue;
+        std::vector<std::string> cells;
+        std::istringstream cs(line.substr(1));
+        for (std::string c; std::getline(cs, c, '|');) {
+            c.erase(0, c.find_first_not_of(' '));
+            c.erase(c.find_last_not_of(' ') + 1);
+            cells.push_back(c);
+        }
+        rows.push_back(std::move(cells));
+    }
+    if (rows.empty()) return std::nullopt;
+    REQUIRE(rows.size() == 2);  // the header and one run
+    REQUIRE(rows[0].size() == rows[1].size());
+    TableRow t;
+    for (std::size_t i = 0; i < rows[0].size(); ++i) {
+        const std::string& name = rows[0][i];
+        const std::string& cell = rows[1][i];
+        if (name == "Status") t.failed = cell == "FAILED";
+        if (cell == "N/A") continue;
+        if (name == "Model Weight (GiB)") t.lines += "Model loading took " + cell + " GiB\n";
+        if (name == "Available KV Cache (GiB)")
+            t.lines += "Available KV cache memory: " + cell + " GiB\n";
+    }
+    return t;
+}
+
 Logged read_log(const Record& r, std::uint32_t block_size) {
     Logged l;
     const std::string where = r.path.filename().string();
@@ -212,14 +251,15 @@ Logged read_log(const Record& r, std::uint32_t block_size) {
         }
         return l;
     }
-    const VllmLogFacts f = parse_vllm_log(r.log, where);
+    const std::optional<TableRow> row = summary_table_row(r.log);
+    const VllmLogFacts f = parse_vllm_log(row ? row->lines : r.log, where);
     if (f.weights) l.weights = f.weights->value;
     if (f.kv_cache_tokens)
         l.kv_tokens = f.kv_cache_tokens;
     else if (f.gpu_blocks)
         l.kv_tokens = *f.gpu_blocks * block_size;
     if (f.available_kv) l.available_kv = f.available_kv->value;
-    l.refused = f.refused;
+    l.refused = f.refused || (row && row->failed);
     return l;
 }
 
@@ -395,4 +435,35 @@ TEST_CASE("SGLang's start-up lines are read, its GB being GiB", "[startup_logs][
               .refused);
     CHECK_THROWS_WITH(parse_sglang_log("INFO: Uvicorn running\n", "sglang.log"),
                       Catch::Contains("sglang.log") && Catch::Contains("SGLang start-up lines"));
+}
+
+TEST_CASE("a run given as a row of llm-d's summary table is read by its column names",
+          "[startup_logs]") {
+    Record r;
+    r.path = "row.log";
+    r.header.emplace("engine", "vllm");
+    r.log =
+        "| Model | Status | Model Weight (GiB) | Peak Activation (GiB) | Available KV Cache "
+        "(GiB) | TP Size |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| Qwen3-32B | SUCCESS | 30.59 | 5.64 | 34.49 | 2 |\n";
+    const Logged ok = read_log(r, 16);
+    REQUIRE(ok.weights);
+    CHECK(ok.weights->count() == 32'845'762'396ULL);  // 30.59 x 2^30 = 32,845,762,396.16
+    REQUIRE(ok.available_kv);
+    CHECK(ok.available_kv->count() == 37'033'355'510ULL);  // 34.49 x 2^30 = 37,033,355,509.76
+    CHECK_FALSE(ok.refused);
+    CHECK_FALSE(ok.kv_tokens);
+    // A FAILED run: its N/A figures are not read, its weights are, and it did not start.
+    r.log =
+        "| Model | Status | Model Weight (GiB) | Available KV Cache (GiB) |\n"
+        "| Qwen3-32B | FAILED | 61.03 | N/A |\n";
+    const Logged failed = read_log(r, 16);
+    REQUIRE(failed.weights);
+    CHECK(failed.weights->count() == 65'530'463'519ULL);  // 61.03 x 2^30 = 65,530,463,518.72
+    CHECK_FALSE(failed.available_kv);
+    CHECK(failed.refused);
+    // Lines that are no table still go to the vLLM reader as they are.
+    r.log = "Model loading took 1.12 GiB and 16.54 seconds\n";
+    CHECK_FALSE(read_log(r, 16).refused);
 }
