@@ -8,7 +8,8 @@
 // 1. Each engine's request overhead starts at 30 ms.
 // 2. Per GPU family with at least min_family_figures figures among its "fit" rows, fit_params on
 //    their ITL/TPOT, e2e latency and throughput (not TTFT, see fit_families); the others borrow.
-// 3. Per engine, the request overhead that best fits the TTFT of its "fit" rows (nobody waiting),
+// 3. Per engine, the request overhead that best fits the TTFT of its "fit" rows of at most 4
+//    clients (nobody waiting), in the least sum of |log error|,
 //    each estimated with its family's parameters: a grid of 0.5 ms from 0 to 500 ms.
 // 4. Steps 2 and 3 once more, from the overheads of step 3.
 
@@ -106,7 +107,9 @@ inline void fit_engines(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
             p.request_overhead = Seconds{};
             const LatencyEstimate est =
                 estimate_latency(r.obs.replica, r.obs.load, p, r.obs.options);
-            if (est.waiting > 0) continue;
+            // Alone or nearly: what a request measures above its own prefill, not what it waits
+            // for other requests' prefills (the estimate's queueing terms, not this constant).
+            if (est.waiting > 0 || r.obs.load.concurrency > 4) continue;
             gpu_and_measured.emplace_back(est.ttft.in(seconds), r.obs.ttft->in(seconds));
         }
         const auto idx = static_cast<std::size_t>(e);
@@ -118,7 +121,7 @@ inline void fit_engines(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
             double sum = 0.0;
             for (const auto& [gpu, measured] : gpu_and_measured) {
                 const double err = std::log((gpu + ov) / measured);
-                sum += err * err;
+                sum += std::abs(err);
             }
             if (best_sum < 0.0 || sum < best_sum * (1.0 - 1e-12)) {
                 best = ov;

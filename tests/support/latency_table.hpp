@@ -83,26 +83,27 @@ inline std::vector<MeasuredRow> latency_table() {
         // TPOT where the row gives it (vllm bench serve's per-token figure); else its ITL, which
         // some tools measure per streamed chunk.
         const char* per_token = meas.has("tpot_ms") ? "tpot_ms" : "itl_ms";
-        out.push_back(MeasuredRow{
-            .id = r.string("id"),
-            .set = r.string("set"),
-            .source = r.string("source"),
-            .model_name = r.string("model_name"),
-            .family = *gpu_family(gpu),
-            .obs =
-                LatencyObservation{
-                    .replica = Replica{.model = bundled(r.string("model")),
-                                       .gpu = gpu,
-                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
-                                       .weights = {.format = wf},
-                                       .kv = *parse_kv_dtype(r.string("kv_dtype"))},
-                    .load = load,
-                    .options = options,
-                    .itl = ms_of(per_token),
-                    .ttft = ms_of("ttft_ms"),
-                    .e2e = ms_of("e2e_latency_ms"),
-                    .tokens_per_s = meas.optional_positive_number("throughput_tokens_per_s")},
-            .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
+        out.push_back(
+            MeasuredRow{
+                .id = r.string("id"),
+                .set = r.string("set"),
+                .source = r.string("source"),
+                .model_name = r.string("model_name"),
+                .family = *gpu_family(gpu),
+                .obs =
+                    LatencyObservation{
+                        .replica = Replica{.model = bundled(r.string("model")),
+                                           .gpu = gpu,
+                                           .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                           .weights = {.format = wf},
+                                           .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                        .load = load,
+                        .options = options,
+                        .itl = ms_of(per_token),
+                        .ttft = ms_of("ttft_ms"),
+                        .e2e = ms_of("e2e_latency_ms"),
+                        .tokens_per_s = meas.optional_positive_number("throughput_tokens_per_s")},
+                .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
         // Expert and attention-data parallelism (1 when absent), laid out by the engine's rules.
         ParallelConfig& parallel = out.back().obs.replica.parallel;
         parallel.dp = opt_count("dp");

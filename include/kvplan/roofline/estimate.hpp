@@ -43,8 +43,12 @@
 // Under attention data parallelism a step's time is its busiest dp rank's: ceil(B / dp) of the
 // decodes and the prefill chunk, with the experts seeing every rank's tokens.
 //
-// What it leaves out: prefix caching, speculative decoding, preemption, arrival bursts (a
-// benchmark's first wave), expert imbalance, and the latency (not the bytes) of the MoE
+// A burst (every request sent at once) moves in waves of B: SGLang prefills a wave and then
+// decodes it; vLLM and TensorRT-LLM fill every step to the token budget while prompts wait, so a
+// request decodes in full steps until the wave's last prompt is in.
+//
+// What it leaves out: prefix caching, speculative decoding, preemption, clients of a closed loop
+// that stay in step (fixed lengths), expert imbalance, and the latency (not the bytes) of the MoE
 // all-to-all. The fractions and fixed costs are per GPU family and the request overhead per
 // engine, fitted on published measurements by bench/fit_latency.cpp (default_params names them).
 
@@ -127,35 +131,34 @@ struct FamilyParams {
 // a family with fewer than 5 such figures borrows). A test reruns the fit and checks these.
 inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ampere,
-                 {.bandwidth = 0.30,
-                  .compute = 0.51,
-                  .layer_overhead = 0.0 * microseconds,
-                  .all_reduce_latency = 59.0 * microseconds},
+                 {.bandwidth = 1.00,
+                  .compute = 0.38,
+                  .layer_overhead = 104.0 * microseconds,
+                  .all_reduce_latency = 46.0 * microseconds},
                  true,
                  "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
     FamilyParams{GpuFamily::ada,
-                 {.bandwidth = 0.30,
-                  .compute = 0.51,
-                  .layer_overhead = 0.0 * microseconds,
-                  .all_reduce_latency = 59.0 * microseconds},
+                 {.bandwidth = 1.00,
+                  .compute = 0.38,
+                  .layer_overhead = 104.0 * microseconds,
+                  .all_reduce_latency = 46.0 * microseconds},
                  false,
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
         GpuFamily::hopper,
-        {.bandwidth = 0.47,
-         .compute = 0.55,
-         .layer_overhead = 0.0 * microseconds,
-         .all_reduce_latency = 38.0 * microseconds},
+        {.bandwidth = 0.92,
+         .compute = 0.36,
+         .layer_overhead = 56.0 * microseconds,
+         .all_reduce_latency = 30.0 * microseconds},
         true,
-        "the 57 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
+        "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.47,
-                  .compute = 0.55,
+                 {.bandwidth = 0.40,
+                  .compute = 1.00,
                   .layer_overhead = 0.0 * microseconds,
-                  .all_reduce_latency = 38.0 * microseconds},
-                 false,
-                 "none: Hopper's values (one Blackwell row in the fit set, GB200; the B200 rows "
-                 "are external, never fitted)"},
+                  .all_reduce_latency = 21.0 * microseconds},
+                 true,
+                 "the 8 B200 and GB200 rows of the fit set (vLLM, TensorRT-LLM)"},
     FamilyParams{GpuFamily::cdna3,
                  {.bandwidth = 1.00,
                   .compute = 0.18,
@@ -187,16 +190,17 @@ struct EngineParams {
     std::string_view fitted_on{};
 };
 
-// Fitted by bench/fit_latency.cpp on the TTFT of the "fit" rows that wait for no slot: the
-// measured TTFT less the GPUs' part of the estimate, on a grid of 0.5 ms up to 500 ms.
+// Fitted by bench/fit_latency.cpp on the TTFT of the "fit" rows of at most 4 clients that wait for
+// no slot: the measured TTFT less the GPUs' part of the estimate, the least sum of |log error| on
+// a grid of 0.5 ms up to 500 ms.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 81.0 * milliseconds, true,
-                 "the 15 TTFTs of vLLM rows of the fit set"},
-    EngineParams{ParallelRules::sglang, 500.0 * milliseconds, true,
-                 "the 11 TTFTs of SGLang rows of the fit set (at the grid's end: their queueing "
-                 "is not modelled)"},
-    EngineParams{ParallelRules::trtllm, 136.5 * milliseconds, true,
-                 "the 13 TTFTs of TensorRT-LLM rows of the fit set (NIM included)"},
+    EngineParams{ParallelRules::vllm, 48.5 * milliseconds, true,
+                 "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
+    EngineParams{ParallelRules::sglang, 325.0 * milliseconds, true,
+                 "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
+                 "H200: the others prefilling are part of it)"},
+    EngineParams{ParallelRules::trtllm, 70.5 * milliseconds, true,
+                 "the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or fewer"},
 };
 
 /// The default parameters of an engine.
@@ -563,22 +567,60 @@ struct RunningCap {
     if (l.kind == LoadKind::burst) {
         // N identical requests sent at once move in waves: the engine admits B of them
         // (vllm/v1/core/sched/scheduler.py takes waiting requests while KV blocks last; SGLang's
-        // PrefillAdder and TensorRT-LLM's capacity scheduler likewise), prefills them together in
-        // passes of the token budget (nothing decodes yet), and they decode together and finish
-        // together, freeing B slots for the next wave at once. ceil(N / B) waves.
+        // PrefillAdder and TensorRT-LLM's capacity scheduler likewise) and the next wave's start
+        // as the first ends. ceil(N / B) waves; the mean wave starts (waves - 1) / 2 waves in.
         const std::uint64_t waves = detail::ceil_div_u(l.concurrency, batch);
+        const double n = static_cast<double>(batch), L = static_cast<double>(O - 1);
+        const double budget = static_cast<double>(e.token_budget);
         e.chunks = detail::ceil_div_u(detail::mul(batch, I, "a token count"), e.token_budget);
         e.chunk = detail::ceil_div_u(batch * I, e.chunks);
-        e.prefill_step = detail::step(c, 0, 0, {batch, I, 1.0, e.chunks}, p);
         e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
-        e.decodes_per_step = static_cast<double>(batch);
-        e.itl = e.tpot = e.decode_step.time;
-        const Seconds wave = e.prefill_step.time + e.itl * static_cast<double>(O - 1);
+        e.decodes_per_step = n;
+        Seconds wave{};
+        if (e.separate_prefill) {
+            // SGLang runs a prefill batch whenever prompts wait (scheduler.py
+            // get_next_batch_to_run): the wave's prompts go first, in passes of the chunk
+            // budget, then its B sequences decode together and finish together.
+            e.prefill_step = detail::step(c, 0, 0, {batch, I, 1.0, e.chunks}, p);
+            e.itl = e.tpot = e.decode_step.time;
+            wave = e.prefill_step.time + e.itl * L;
+            // A prompt's first token ends its pass: (passes + 1) / (2 passes) of the prefill.
+            const double passes = static_cast<double>(e.chunks);
+            e.ttft_prefill = e.prefill_step.time * ((passes + 1.0) / (2.0 * passes));
+        } else {
+            // vLLM (scheduler.py schedule: running requests first, then waiting prompts in what is
+            // left of max_num_batched_tokens) and TensorRT-LLM's in-flight batching fill every
+            // step to the budget while prompts wait: the wave's n I prompt tokens take P full
+            // steps, and a request decodes in those full steps from its first token on. One
+            // first token at u, uniform in [0, P], decodes over [u, u + L]: min(L, P - u) of its
+            // L steps are full, on average ov = L - L^2 / (2P) (L < P) or P / 2.
+            double P = n * static_cast<double>(I) / budget, ov = 0.0, d = 0.0;
+            for (int i = 0; i < 3; ++i) {
+                ov = L < P ? L - L * L / (2.0 * P) : P / 2.0;
+                d = std::min(n * ov / std::max(P, 1.0), budget / 2.0);
+                P = std::max(1.0, n * static_cast<double>(I) / (budget - d));
+            }
+            const double prefill_tokens = std::min(budget - d, n * static_cast<double>(I));
+            const auto dd = static_cast<std::uint64_t>(d + 0.5);
+            e.mixed_step = detail::step(c, dd, e.mean_context,
+                                        {1, I, prefill_tokens / static_cast<double>(I), 1}, p);
+            e.prefill_step = e.mixed_step;
+            e.mixed_share = P;
+            e.prefill_per_step = prefill_tokens;
+            // After the last prompt, the last requests' L decode steps; on average those still
+            // decoding are the share of decode steps left after the full ones.
+            const double tail_decodes = L > 0.0 ? std::max(1.0, n * (L - ov) / L) : 1.0;
+            const StepTerms tail = detail::step(c, static_cast<std::uint64_t>(tail_decodes + 0.5),
+                                                e.mean_context, {}, p);
+            e.decode_step = tail;
+            const Seconds full = e.mixed_step.time;
+            e.itl = e.tpot = L > 0.0 ? (full * ov + tail.time * (L - ov)) * (1.0 / L) : tail.time;
+            wave = full * P + tail.time * L;
+            // Its first token ends the full step that finishes its prompt: (P + 1) / 2 of them.
+            e.ttft_prefill = full * ((P + 1.0) / 2.0);
+            e.prefill_limited = true;
+        }
         e.request = wave;
-        // Within a wave a prompt's first token ends its pass: (passes + 1) / (2 passes) of the
-        // wave's prefill on average; the mean wave starts (waves - 1) / 2 waves in.
-        const double passes = static_cast<double>(e.chunks);
-        e.ttft_prefill = e.prefill_step.time * ((passes + 1.0) / (2.0 * passes));
         e.ttft_queue = wave * (static_cast<double>(waves - 1) / 2.0);
         e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
         e.tokens_per_s = static_cast<double>(l.concurrency * O) /
@@ -589,7 +631,7 @@ struct RunningCap {
         e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
         return e;
     }
-    const double B = static_cast<double>(batch), Id = static_cast<double>(I);
+    const double Bd = static_cast<double>(batch), Id = static_cast<double>(I);
     const double decode_steps = static_cast<double>(O - 1);  // the first token ends the prefill
     const double budget = static_cast<double>(e.token_budget);
     // A chunk: what the budget leaves beside the decodes (vLLM, TensorRT-LLM), a whole pass
@@ -609,8 +651,8 @@ struct RunningCap {
     // A request spends `chunks` steps prefilling and O - 1 decoding. While it decodes, each of
     // the other B - 1 decodes in that share of the steps and brings its prompt once a lifetime.
     const double life = chunks + decode_steps;
-    double d = 1.0 + (B - 1.0) * decode_steps / life;
-    double pre = (B - 1.0) * Id / life;
+    double d = 1.0 + (Bd - 1.0) * decode_steps / life;
+    double pre = (Bd - 1.0) * Id / life;
     Seconds mean_sq{};  // E[t^2] over forwards, for the residual of the one in flight
     Seconds forward{};  // E[t] over forwards
     Seconds prefill_wait{};
@@ -620,7 +662,7 @@ struct RunningCap {
         // MicroBatchScheduler packs context and generation requests the same way within
         // max_num_tokens (docs: torch/scheduler.md). When decodes and prompts want more than the
         // budget, every step is full and prompts wait their turn: the rate is the budget's.
-        if (B * (Id + decode_steps) / life > budget) {
+        if (Bd * (Id + decode_steps) / life > budget) {
             e.prefill_limited = true;
             d = budget * decode_steps / (Id + decode_steps);
             pre = budget - d;
@@ -645,7 +687,7 @@ struct RunningCap {
         if (e.prefill_limited) {
             // B requests share the budget: each spends B (I + O - 1) / budget steps admitted, of
             // which O - 1 decode; the rest it waits for, or spends in, prefill.
-            const double steps = B * (Id + decode_steps) / budget - decode_steps;
+            const double steps = Bd * (Id + decode_steps) / budget - decode_steps;
             prefill_wait = std::max(Seconds{}, e.itl * steps - e.ttft_prefill);
         }
     } else {
@@ -678,7 +720,7 @@ struct RunningCap {
     e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
     // A closed loop of C clients on B slots: B requests per request time; the rest wait
     // (Little's law), the fixed overhead overlapping other requests' steps.
-    const double rate = B / e.request.in(seconds);
+    const double rate = Bd / e.request.in(seconds);
     if (e.waiting > 0) {
         const Seconds cycle = Seconds::in_base(static_cast<double>(l.concurrency) / rate);
         e.ttft_queue = std::max(Seconds{}, cycle - e.request - e.ttft_overhead);
