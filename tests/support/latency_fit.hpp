@@ -5,13 +5,12 @@
 // tables of docs/accuracy.md) and for the tests that check the defaults and the medians.
 //
 // The fit, deterministic from fixed starts:
-// 1. Each engine's request overhead starts at 30 ms.
-// 2. Per GPU family with at least min_family_figures figures among its "fit" rows, fit_params on
-//    their ITL/TPOT, e2e latency and throughput (not TTFT, see fit_families); the others borrow.
-// 3. Per engine, the request overhead that best fits the TTFT of its "fit" rows of at most 4
-//    clients (nobody waiting), in the least sum of |log error|,
-//    each estimated with its family's parameters: a grid of 0.5 ms from 0 to 500 ms.
-// 4. Steps 2 and 3 once more, from the overheads of step 3.
+// 1. Per GPU family with at least min_family_figures figures among its "fit" rows, fit_params on
+//    their ITL/TPOT, e2e latency and throughput (not TTFT, see fit_families, so no request
+//    overhead enters); the others borrow.
+// 2. Per engine, the request overhead that best fits the TTFT of its "fit" rows of at most 4
+//    clients (nobody waiting), in the least sum of |log error|, each estimated with its family's
+//    parameters: a grid of 0.5 ms from 0 to 500 ms.
 
 #include <algorithm>
 #include <array>
@@ -137,13 +136,8 @@ inline void fit_engines(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
 /// The procedure of the header comment.
 inline DefaultsFit fit_defaults(const std::vector<MeasuredRow>& rows) {
     DefaultsFit f;
-    std::array<Seconds, 3> overhead{30.0 * milliseconds, 30.0 * milliseconds, 30.0 * milliseconds};
-    for (int round = 0; round < 2; ++round) {
-        detail_fit::fit_families(rows, f);
-        detail_fit::fit_engines(rows, f);
-        for (std::size_t e = 0; e < overhead.size(); ++e)
-            if (f.engine[e]) overhead[e] = *f.engine[e];
-    }
+    detail_fit::fit_families(rows, f);
+    detail_fit::fit_engines(rows, f);
     return f;
 }
 
