@@ -5,6 +5,7 @@
 //                                       default_family_params and default_engine_params spells
 //                                       them) and the errors of the bundled defaults per set
 //   kvplan_fit_latency --write-docs F   also rewrites the generated part of F (docs/accuracy.md)
+//   kvplan_fit_latency --fitted         the errors and rows with the parameters just fitted
 //
 // Deterministic: the same table gives the same output (tests/support/latency_fit.hpp).
 
@@ -179,7 +180,8 @@ int main(int argc, char** argv) {
         return write_docs(argv[2], generated);
     }
     if (argc != 1) {
-        std::fprintf(stderr, "usage: kvplan_fit_latency [--write-docs docs/accuracy.md]\n");
+        std::fprintf(stderr,
+                     "usage: kvplan_fit_latency [--fitted | --write-docs docs/accuracy.md]\n");
         return 2;
     }
     return 0;
