@@ -85,7 +85,8 @@ TEST_CASE("the later sources keep a third held out and a held-out check of their
         INFO(r.id);
         CHECK((r.set == "fit" || r.set == "held_out" || r.set == "external"));
     }
-    // Blackwell rows in both the fitted and the held-out sets: its defaults are borrowed today.
+    // Blackwell rows in every set: its defaults are fitted on its own fit rows, and judged on the
+    // others.
     for (std::string_view set : {"fit", "held_out", "external"})
         CHECK(std::any_of(rows.begin(), rows.end(), [&](auto& r) {
             return r.set == set && r.family == GpuFamily::blackwell;

@@ -37,7 +37,8 @@ inline bool is_moe(const MeasuredRow& r) { return r.obs.replica.model.config().m
 /// The parameters of `r` from a fit: its family's (or the one it borrows from) with its engine's
 /// overhead.
 inline EstimateParams params_of(const MeasuredRow& r, const DefaultsFit& f) {
-    // A family without a fit borrows as the defaults do: Ada Ampere's, Blackwell Hopper's.
+    // A family without a fit borrows as the defaults do: Ada Ampere's, Blackwell (under five
+    // figures) Hopper's.
     const GpuFamily own = r.family == GpuFamily::ada         ? GpuFamily::ampere
                           : r.family == GpuFamily::blackwell ? GpuFamily::hopper
                                                              : r.family;
