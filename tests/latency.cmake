@@ -5,4 +5,13 @@ if(TARGET kvplan::json)
     SOURCES roofline/test_estimate.cpp calibrate/test_latency_calibrate.cpp
             roofline/test_latency_table.cpp calibrate/test_bench_result.cpp
     LIBS kvplan::json)
+  # bench/fit_latency.cpp: fits the defaults on the table, prints them and the errors, and
+  # rewrites the tables of docs/accuracy.md (--write-docs).
+  add_executable(kvplan_fit_latency ${PROJECT_SOURCE_DIR}/bench/fit_latency.cpp)
+  target_link_libraries(kvplan_fit_latency PRIVATE kvplan::json)
+  target_include_directories(kvplan_fit_latency PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/support)
+  target_compile_definitions(kvplan_fit_latency PRIVATE
+    KVPLAN_CONFIG_DIR="${KVPLAN_CONFIG_DIR}"
+    KVPLAN_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
+  kvplan_warnings(kvplan_fit_latency)
 endif()

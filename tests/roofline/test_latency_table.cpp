@@ -10,11 +10,12 @@
 #include <iterator>
 #include <kvplan/hf_config.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "support/latency_table.hpp"
+#include "support/latency_fit.hpp"
 
 using namespace kvplan;
 using kvplan::testing::has_primary;
@@ -44,10 +45,6 @@ std::vector<MeasuredRow> defaults_rows() {
 LatencyEstimate estimate_row(const MeasuredRow& r) {
     return estimate_latency(r.obs.replica, r.obs.load, default_params(r.family).params,
                             r.obs.options);
-}
-
-double relative_error(const MeasuredRow& r, const LatencyEstimate& e) {
-    return kvplan::testing::primary_estimate(e) / kvplan::testing::primary_measured(r) - 1.0;
 }
 
 }  // namespace
@@ -85,7 +82,8 @@ TEST_CASE("the later sources keep a third held out and a held-out check of their
         INFO(r.id);
         CHECK((r.set == "fit" || r.set == "held_out" || r.set == "external"));
     }
-    // Blackwell rows in both the fitted and the held-out sets: its defaults are borrowed today.
+    // Blackwell rows in every set: its defaults are fitted on its own fit rows, and judged on the
+    // others.
     for (std::string_view set : {"fit", "held_out", "external"})
         CHECK(std::any_of(rows.begin(), rows.end(), [&](auto& r) {
             return r.set == set && r.family == GpuFamily::blackwell;
@@ -162,29 +160,64 @@ TEST_CASE("a closed loop's throughput is its concurrency over a request's time, 
 }
 
 TEST_CASE("the bound stays at or below every published measurement", "[latency_table][property]") {
-    // A serving row's ITL against the decode bound at the batch the engine runs; a static batch's
-    // latency against the prefill bound plus O - 1 decode bounds at the prompt's length; a TTFT
-    // against one prompt's prefill bound.
+    // Times: a serving row's ITL against the decode bound at the batch the engine runs; a static
+    // batch's latency against the prefill bound plus O - 1 decode bounds at the prompt's length;
+    // a TTFT against one prompt's prefill bound. Throughput: the measurement stays at or below the
+    // bound's ceiling (decode steps of C sequences, every prompt's compute at peak).
+    using kvplan::testing::Metric;
     for (const MeasuredRow& r : latency_table()) {
         INFO(r.id);
         if (r.doubtful) continue;  // its caveats say which figure contradicts its setup
         const LatencyEstimate e = estimate_row(r);
-        if (has_primary(r))
-            CHECK(kvplan::testing::primary_bound(e) <= kvplan::testing::primary_measured(r));
-        if (r.obs.ttft) CHECK(e.ttft_bound <= *r.obs.ttft);
+        for (Metric m : kvplan::testing::all_metrics) {
+            const std::optional<double> meas = kvplan::testing::measured(r, m);
+            if (!meas) continue;
+            INFO(kvplan::testing::name(m));
+            if (m == Metric::throughput)
+                CHECK(kvplan::testing::bound(e, m) >= *meas);
+            else
+                CHECK(kvplan::testing::bound(e, m) <= *meas);
+        }
     }
 }
 
-TEST_CASE("on the held-out rows the estimate's median error is within 20 %", "[latency_table]") {
-    std::vector<double> errors;
-    for (const MeasuredRow& r : defaults_rows())
-        if (r.set == "held_out") errors.push_back(std::abs(relative_error(r, estimate_row(r))));
-    REQUIRE(errors.size() == 27);
-    std::sort(errors.begin(), errors.end());
-    const double median = errors[errors.size() / 2];  // 27 rows: the 14th
-    CHECK(median <= 0.20);
-    // The figure docs/accuracy.md reports.
-    CHECK(median == Approx(0.0841).margin(0.0005));
+TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") {
+    // The figures docs/accuracy.md reports (bench/fit_latency.cpp prints them): the median of
+    // |estimate / measured - 1| over the rows of a set that publish the figure.
+    using kvplan::testing::Metric;
+    const std::vector<MeasuredRow> rows = latency_table();
+    std::vector<LatencyEstimate> est;
+    for (const MeasuredRow& r : rows) est.push_back(estimate_row(r));
+    struct Expected {
+        const char* set;
+        Metric metric;
+        std::size_t count;
+        double median;
+    };
+    const Expected expected[] = {
+        {"fit", Metric::tpot, 69, 0.285},
+        {"fit", Metric::ttft, 68, 0.392},
+        {"fit", Metric::throughput, 35, 0.248},
+        {"fit", Metric::e2e, 21, 0.084},
+        {"held_out", Metric::tpot, 68, 0.324},
+        {"held_out", Metric::ttft, 68, 0.378},
+        {"held_out", Metric::throughput, 33, 0.248},
+        {"held_out", Metric::e2e, 23, 0.114},
+        {"external", Metric::tpot, 91, 0.196},
+        {"external", Metric::ttft, 91, 0.582},
+        {"external", Metric::throughput, 56, 0.253},
+    };
+    for (const Expected& x : expected) {
+        INFO(x.set << " " << kvplan::testing::name(x.metric));
+        const kvplan::testing::ErrorSummary s =
+            kvplan::testing::summarize(rows, est, x.set, x.metric);
+        CHECK(s.count == x.count);
+        CHECK(s.median == Approx(x.median).margin(0.0005));
+    }
+    // The targets (TPOT and throughput within 15 %, TTFT within 30 %) are not met on any set yet
+    // (docs/accuracy.md says why); the static batches' end-to-end latency, which no scheduler
+    // shapes, is within 15 % on the held-out rows.
+    CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::e2e).median <= 0.15);
 }
 
 TEST_CASE("the estimate is above the bound on every row", "[latency_table][property]") {
@@ -192,45 +225,41 @@ TEST_CASE("the estimate is above the bound on every row", "[latency_table][prope
         INFO(r.id);
         if (!has_primary(r)) continue;
         const LatencyEstimate e = estimate_row(r);
-        CHECK(kvplan::testing::primary_estimate(e) >= kvplan::testing::primary_bound(e));
+        if (has_primary(r))
+            CHECK(kvplan::testing::primary_estimate(e) >= kvplan::testing::primary_bound(e));
+        CHECK(e.ttft >= e.ttft_bound);
+        CHECK(e.tokens_per_s <= e.tokens_per_s_bound);
     }
 }
 
 TEST_CASE("the fitted defaults reproduce from the fit rows", "[latency_table][fit]") {
-    const std::vector<MeasuredRow> rows = defaults_rows();
+    // bench/fit_latency.cpp's procedure (support/latency_fit.hpp) gives the bundled values.
+    const std::vector<MeasuredRow> rows = latency_table();
+    const kvplan::testing::DefaultsFit fit = kvplan::testing::fit_defaults(rows);
     for (GpuFamily f : all_gpu_families) {
         const FamilyParams& d = default_params(f);
-        if (!d.fitted) continue;
         INFO(name(f));
-        const FitResult r = fit_params(kvplan::testing::observations(rows, "fit", f));
-        CHECK(r.params.bandwidth == Approx(d.params.bandwidth).margin(1e-9));
-        CHECK(r.params.compute == Approx(d.params.compute).margin(1e-9));
-        CHECK(r.params.layer_overhead.in(microseconds) ==
+        CHECK(d.fitted == fit.family[static_cast<std::size_t>(f)].has_value());
+        if (!d.fitted) continue;
+        const EstimateParams& r = fit.family[static_cast<std::size_t>(f)]->params;
+        CHECK(r.bandwidth == Approx(d.params.bandwidth).margin(1e-9));
+        CHECK(r.compute == Approx(d.params.compute).margin(1e-9));
+        CHECK(r.layer_overhead.in(microseconds) ==
               Approx(d.params.layer_overhead.in(microseconds)).margin(1e-6));
-        CHECK(r.params.all_reduce_latency.in(microseconds) ==
+        CHECK(r.all_reduce_latency.in(microseconds) ==
               Approx(d.params.all_reduce_latency.in(microseconds)).margin(1e-6));
+        CHECK(r.expert_tile_rows == Approx(d.params.expert_tile_rows).margin(1e-9));
+        // A family's defaults leave the request overhead to the engine.
+        CHECK_FALSE(d.params.request_overhead.has_value());
+    }
+    for (ParallelRules e : {ParallelRules::vllm, ParallelRules::sglang, ParallelRules::trtllm}) {
+        INFO(name(e));
+        const auto& fitted = fit.engine[static_cast<std::size_t>(e)];
+        CHECK(default_params(e).fitted == fitted.has_value());
+        if (fitted)
+            CHECK(default_params(e).request_overhead.in(milliseconds) ==
+                  Approx(fitted->in(milliseconds)).margin(1e-6));
     }
     // Unfitted families borrow a fitted one's values.
     CHECK(default_params(GpuFamily::ada).params == default_params(GpuFamily::ampere).params);
-    CHECK(default_params(GpuFamily::blackwell).params == default_params(GpuFamily::hopper).params);
-}
-
-TEST_CASE("the README table", "[.readme]") {
-    // Prints the rows of docs/accuracy.md's tables: kvplan_latency_tests "[.readme]".
-    for (const MeasuredRow& r : latency_table()) {
-        if (!has_primary(r)) continue;
-        const LatencyEstimate e = estimate_row(r);
-        const bool serving = r.obs.load.kind == LoadKind::serving;
-        std::printf(
-            "| %s | %s | %s | tp %u | %llu / %llu | %s %llu | %s | %.2f | %.2f | %.2f | %+.1f %% "
-            "|\n",
-            r.set == "fit" ? "fit" : "held out", r.model_name.c_str(),
-            std::string(r.obs.replica.gpu.name).c_str(), r.obs.replica.parallel.tp,
-            static_cast<unsigned long long>(r.obs.load.prompt_tokens),
-            static_cast<unsigned long long>(r.obs.load.output_tokens), serving ? "C" : "batch",
-            static_cast<unsigned long long>(r.obs.load.concurrency), serving ? "ITL ms" : "e2e ms",
-            kvplan::testing::primary_measured(r).in(milliseconds),
-            kvplan::testing::primary_bound(e).in(milliseconds),
-            kvplan::testing::primary_estimate(e).in(milliseconds), 100.0 * relative_error(r, e));
-    }
 }

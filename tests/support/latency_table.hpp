@@ -17,7 +17,7 @@ namespace kvplan::testing {
 /// One row of the table.
 struct MeasuredRow {
     std::string id;
-    std::string set;     ///< "fit", "held_out" or "external" (never fitted)
+    std::string set;     ///< "fit", "held_out" or "external" (a held-out source, never fitted)
     std::string source;  ///< a key of the table's "sources"
     std::string model_name;
     GpuFamily family = GpuFamily::hopper;
@@ -30,7 +30,8 @@ struct MeasuredRow {
 
 /// Whether the row carries its primary figure (a throughput-only row does not).
 inline bool has_primary(const MeasuredRow& r) {
-    return r.obs.load.kind == LoadKind::serving ? r.obs.itl.has_value() : r.obs.e2e.has_value();
+    return r.obs.load.kind != LoadKind::static_batch ? r.obs.itl.has_value()
+                                                     : r.obs.e2e.has_value();
 }
 
 /// The rows of the table, in its order.
@@ -50,10 +51,17 @@ inline std::vector<MeasuredRow> latency_table() {
                               ? ComputeDtype::fp8
                               : ComputeDtype::bf16;
         const bool serving = r.string("mode") == "serving";
-        const Load load{.kind = serving ? LoadKind::serving : LoadKind::static_batch,
+        // request_rate "inf" with num_prompts = concurrency: every request sent at once.
+        const bool burst = serving && r.optional_string("request_rate") == "inf";
+        const Load load{.kind = burst     ? LoadKind::burst
+                                : serving ? LoadKind::serving
+                                          : LoadKind::static_batch,
                         .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
                         .prompt_tokens = r.positive_integer("prompt_tokens"),
-                        .output_tokens = r.positive_integer("output_tokens")};
+                        .output_tokens = r.positive_integer("output_tokens"),
+                        .max_num_batched_tokens = r.optional_positive_integer(
+                            "max_num_batched_tokens", std::uint64_t{1} << 24),
+                        .max_running = r.optional_positive_integer("max_running", 1U << 20)};
         const JsonReader meas = r.object("measured");
         const auto ms_of = [&](const char* key) -> std::optional<Seconds> {
             if (const auto v = meas.optional_positive_number(key)) return *v * kvplan::milliseconds;
@@ -75,25 +83,27 @@ inline std::vector<MeasuredRow> latency_table() {
         // TPOT where the row gives it (vllm bench serve's per-token figure); else its ITL, which
         // some tools measure per streamed chunk.
         const char* per_token = meas.has("tpot_ms") ? "tpot_ms" : "itl_ms";
-        out.push_back(MeasuredRow{
-            .id = r.string("id"),
-            .set = r.string("set"),
-            .source = r.string("source"),
-            .model_name = r.string("model_name"),
-            .family = *gpu_family(gpu),
-            .obs =
-                LatencyObservation{
-                    .replica = Replica{.model = bundled(r.string("model")),
-                                       .gpu = gpu,
-                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
-                                       .weights = {.format = wf},
-                                       .kv = *parse_kv_dtype(r.string("kv_dtype"))},
-                    .load = load,
-                    .options = options,
-                    .itl = ms_of(per_token),
-                    .ttft = ms_of("ttft_ms"),
-                    .e2e = ms_of("e2e_latency_ms")},
-            .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
+        out.push_back(
+            MeasuredRow{
+                .id = r.string("id"),
+                .set = r.string("set"),
+                .source = r.string("source"),
+                .model_name = r.string("model_name"),
+                .family = *gpu_family(gpu),
+                .obs =
+                    LatencyObservation{
+                        .replica = Replica{.model = bundled(r.string("model")),
+                                           .gpu = gpu,
+                                           .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                           .weights = {.format = wf},
+                                           .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                        .load = load,
+                        .options = options,
+                        .itl = ms_of(per_token),
+                        .ttft = ms_of("ttft_ms"),
+                        .e2e = ms_of("e2e_latency_ms"),
+                        .tokens_per_s = meas.optional_positive_number("throughput_tokens_per_s")},
+                .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
         // Expert and attention-data parallelism (1 when absent), laid out by the engine's rules.
         ParallelConfig& parallel = out.back().obs.replica.parallel;
         parallel.dp = opt_count("dp");
@@ -115,13 +125,13 @@ inline std::vector<LatencyObservation> observations(const std::vector<MeasuredRo
 
 /// The row's primary figure: ITL of a serving load, e2e latency of a static batch.
 inline Seconds primary_measured(const MeasuredRow& r) {
-    return r.obs.load.kind == LoadKind::serving ? *r.obs.itl : *r.obs.e2e;
+    return r.obs.load.kind != LoadKind::static_batch ? *r.obs.itl : *r.obs.e2e;
 }
 inline Seconds primary_estimate(const LatencyEstimate& e) {
-    return e.kind == LoadKind::serving ? e.itl : e.request;
+    return e.kind != LoadKind::static_batch ? e.itl : e.request;
 }
 inline Seconds primary_bound(const LatencyEstimate& e) {
-    return e.kind == LoadKind::serving ? e.itl_bound : e.request_bound;
+    return e.kind != LoadKind::static_batch ? e.itl_bound : e.request_bound;
 }
 
 }  // namespace kvplan::testing

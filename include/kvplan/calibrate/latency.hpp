@@ -30,10 +30,11 @@ namespace kvplan {
 struct LatencyObservation {
     Replica replica;
     Load load{};
-    RooflineOptions options{};      ///< compute type of the matmuls
-    std::optional<Seconds> itl{};   ///< mean inter-token latency or TPOT (serving)
-    std::optional<Seconds> ttft{};  ///< mean time to first token (serving)
-    std::optional<Seconds> e2e{};   ///< end-to-end latency of a static batch
+    RooflineOptions options{};             ///< compute type of the matmuls
+    std::optional<Seconds> itl{};          ///< mean inter-token latency or TPOT (serving)
+    std::optional<Seconds> ttft{};         ///< mean time to first token (serving)
+    std::optional<Seconds> e2e{};          ///< end-to-end latency of a static batch
+    std::optional<double> tokens_per_s{};  ///< output tokens per second of the replica
 };
 
 /// One parameter's grid: lo, lo + step, ..., hi. A step of zero fixes the parameter.
@@ -49,6 +50,8 @@ struct FitSpace {
     FitAxis compute{0.10, 1.00, 0.01};
     FitAxis layer_overhead{0.0, 200e-6, 1e-6};
     FitAxis all_reduce_latency{0.0, 100e-6, 1e-6};
+    FitAxis expert_tile_rows{0.0, 256.0, 0.0};  ///< held unless asked: only MoE loads show it
+    FitAxis request_overhead{0.0, 0.5, 0.0};    ///< held unless asked (the engine's default)
     int max_passes = 20;
     int pair_reach = 4;  ///< grid points a joint step of two axes may move each
 };
@@ -84,7 +87,7 @@ struct PreparedObservation {
         RooflineOptions ro = o.options;
         ro.efficiency.reset();
         const RunningCap cap =
-            o.load.kind == LoadKind::serving ? running_cap(o.replica, o.load) : RunningCap{};
+            o.load.kind != LoadKind::static_batch ? running_cap(o.replica, o.load) : RunningCap{};
         out.push_back({decode_costs(o.replica, ro), cap, &o});
     }
     return out;
@@ -109,6 +112,9 @@ struct Objective {
         if (po.obs->itl) add(e.itl, *po.obs->itl);
         if (po.obs->ttft && e.waiting == 0) add(e.ttft, *po.obs->ttft);
         if (po.obs->e2e) add(e.request, *po.obs->e2e);
+        // A rate's log error is a time's with the sign turned: the same term.
+        if (po.obs->tokens_per_s && po.obs->load.kind != LoadKind::static_batch)
+            add(Seconds::in_base(*po.obs->tokens_per_s), Seconds::in_base(e.tokens_per_s));
     }
     return j;
 }
@@ -129,13 +135,19 @@ struct Objective {
                                                 "none");
     struct Axis {
         FitAxis grid;
-        double EstimateParams::*fraction;
+        double EstimateParams::*number;
         Seconds EstimateParams::*time;
+        bool overhead = false;  ///< request_overhead, an optional time
     };
     const Axis axes[] = {{space.bandwidth, &EstimateParams::bandwidth, nullptr},
                          {space.compute, &EstimateParams::compute, nullptr},
                          {space.layer_overhead, nullptr, &EstimateParams::layer_overhead},
-                         {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency}};
+                         {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency},
+                         {space.expert_tile_rows, &EstimateParams::expert_tile_rows, nullptr},
+                         {space.request_overhead, nullptr, nullptr, true}};
+    // Fitting the request overhead starts from the value it stands at.
+    if (space.request_overhead.step > 0.0 && !best.request_overhead && !obs.empty())
+        best.request_overhead = request_overhead(best, obs.front().replica.parallel.rules);
     // A value of axis `a` at grid index i, and the index nearest a value.
     const auto value_at = [](const FitAxis& g, long i) {
         return g.lo + g.step * static_cast<double>(i);
@@ -144,11 +156,14 @@ struct Objective {
         return static_cast<long>(std::floor((g.hi - g.lo) / g.step + 1e-9));
     };
     const auto get = [](const EstimateParams& p, const Axis& a) {
-        return a.fraction ? p.*(a.fraction) : (p.*(a.time)).in(seconds);
+        if (a.overhead) return p.request_overhead.value_or(Seconds{}).in(seconds);
+        return a.number ? p.*(a.number) : (p.*(a.time)).in(seconds);
     };
     const auto set = [](EstimateParams& p, const Axis& a, double v) {
-        if (a.fraction)
-            p.*(a.fraction) = v;
+        if (a.overhead)
+            p.request_overhead = Seconds::in_base(v);
+        else if (a.number)
+            p.*(a.number) = v;
         else
             p.*(a.time) = Seconds::in_base(v);
     };

@@ -3,30 +3,38 @@
 // An estimate of serving latency beside the roofline bound, never in its place. The bound says no
 // step is faster than its bytes at peak bandwidth or its FLOPs at peak throughput; what users
 // measure is slower, by the fraction of peak a real kernel reaches and by fixed costs the bound
-// leaves out. The estimate models a steady-state step of continuous batching with chunked prefill,
-// as vLLM V1 and SGLang schedule it:
+// leaves out. The estimate models a steady-state step of continuous batching as each engine's
+// scheduler builds it (r.parallel.rules names the engine):
 //
-//   step(b decodes at context c, p prefill tokens)
+//   step(d decodes at context c, p prefill tokens)
 //       = max(bytes / (bandwidth x f_bw), FLOPs / (peak x f_compute))
 //         + layers x t_layer                                   (launches and small kernels)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
 //         + MoE layers x (dispatch + combine at link peak)   (expert parallelism: AllToAll)
-//   bytes = weights (once, however many tokens) + KV of the b running sequences + KV written
-//   FLOPs = 2 x matmul parameters x (b + p) + attention of the decodes + causal attention of p
+//   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
+//   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
+//           the routed experts' GEMMs at whole tiles of rows (at least expert_tile_rows a
+//           touched expert, however few tokens it gets)
 //
 // Serving at concurrency C (a closed loop: a new request as soon as one finishes), prompt I,
-// output O: B = min(C, what the KV cache holds, max_num_seqs) sequences run at once, at the mean
-// context I + O/2; the rest wait. A prompt is prefilled in chunks of min(I, max_num_batched_tokens
-// - B) tokens riding along the decodes (vllm/v1/core/sched/scheduler.py schedules running
-// requests first and gives waiting prefills the token budget left). While one request decodes
-// its O tokens the other B - 1 each bring their ceil(I / chunk) prefill chunks, so a share
-// min(1, (B - 1) x chunks / O) of its steps is a mixed step:
+// output O: B = min(C, what the KV cache holds, the engine's sequence cap) sequences are admitted;
+// the rest wait. A request spends k = ceil(I / chunk) steps prefilling and O - 1 decoding, so a
+// step holds on average d = B (O - 1) / (k + O - 1) decodes and p = d I / (O - 1) prompt tokens.
+// - vLLM (vllm/v1/core/sched/scheduler.py) and TensorRT-LLM (in-flight batching) put both in one
+//   step within the token budget, decodes first. Prompts come in chunks, so the mean step mixes
+//   steps of floor(p / chunk) and ceil(p / chunk) chunks. When d + p would pass the budget, every
+//   step is full (d = budget (O - 1) / (I + O - 1)) and the rate is the budget's: the prompts
+//   wait their turn, and that wait is part of TTFT.
+// - SGLang (python/sglang/srt/managers/scheduler.py) runs a waiting prompt as a prefill pass of
+//   its own before the next decode step: ITL = decode step + the passes per decode step x a pass.
 //
-//   ITL = TPOT = decode step + share x (mixed step - decode step)
-//   TTFT       = chunks x (a chunk with B - 1 decodes) + half a step in flight (B > 1)
-//                + the wait in the queue, (C - B) / B x the request's whole time (Little's law
-//                for a closed loop of C clients on B slots)
-//   tokens/s   = B x O / (the request's whole time)
+//   ITL = TPOT = the mean forward between two of a request's tokens
+//   TTFT       = the engine's fixed cost per request (HTTP, tokenizer, detokenizer)
+//                + the forward in flight when it arrives (E[t^2] / 2 E[t]: long forwards are more
+//                  often hit; none when it is alone)
+//                + its chunks, and the wait for the budget when prefill binds
+//                + the wait for a slot, C / rate - its own time (Little's law, closed loop)
+//   tokens/s   = O x B / (a request's time once admitted)
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
@@ -35,13 +43,19 @@
 // Under attention data parallelism a step's time is its busiest dp rank's: ceil(B / dp) of the
 // decodes and the prefill chunk, with the experts seeing every rank's tokens.
 //
-// What it leaves out: prefix caching, speculative decoding, preemption, CPU-side scheduling that
-// does not scale with layers, and the latency (not the bytes) of the MoE all-to-all. The fractions
-// and fixed costs are per GPU family, fitted on published measurements (default_params names them).
+// A burst (every request sent at once) moves in waves of B: SGLang prefills a wave and then
+// decodes it; vLLM and TensorRT-LLM fill every step to the token budget while prompts wait, so a
+// request decodes in full steps until the wave's last prompt is in.
+//
+// What it leaves out: prefix caching, speculative decoding, preemption, clients of a closed loop
+// that stay in step (fixed lengths), expert imbalance, and the latency (not the bytes) of the MoE
+// all-to-all. The fractions and fixed costs are per GPU family and the request overhead per
+// engine, fitted on published measurements by bench/fit_latency.cpp (default_params names them).
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,15 +86,18 @@ inline constexpr FixedArray<detail::EnumName<GpuFamily>, 5> gpu_family_names{{
     return detail::enum_name(gpu_family_names, f);
 }
 
-/// The family of a GPU by its id (a100* ampere; l4, l40* ada; h100*, h200*, gh200* hopper; b100*,
-/// b200*, gb200* blackwell; mi300*, mi325* cdna3), or nullopt for one not known.
+/// The family of a GPU by its id (a100* ampere; l4, l40* ada; h100*, h200*, h20, gh200* hopper;
+/// b100*, b200*, b300*, gb200*, gb300* blackwell; mi300*, mi325* cdna3), or nullopt for one not
+/// known.
 [[nodiscard]] constexpr std::optional<GpuFamily> gpu_family(const GpuSpec& g) noexcept {
     const std::string_view id(g.id);
     const auto starts = [&](std::string_view p) { return id.substr(0, p.size()) == p; };
     if (starts("a100")) return GpuFamily::ampere;
     if (starts("l4")) return GpuFamily::ada;  // l4 and l40, l40s
-    if (starts("h100") || starts("h200") || starts("gh200")) return GpuFamily::hopper;
-    if (starts("b100") || starts("b200") || starts("gb200")) return GpuFamily::blackwell;
+    if (starts("h100") || starts("h200") || id == "h20" || starts("gh200"))
+        return GpuFamily::hopper;
+    if (starts("b100") || starts("b200") || starts("b300") || starts("gb200") || starts("gb300"))
+        return GpuFamily::blackwell;
     if (starts("mi300") || starts("mi325")) return GpuFamily::cdna3;
     return std::nullopt;
 }
@@ -91,6 +108,13 @@ struct EstimateParams {
     double compute = 1.0;          ///< achieved fraction of peak dense FLOP/s, in (0, 1]
     Seconds layer_overhead{};      ///< per layer per step: kernel launches and small kernels
     Seconds all_reduce_latency{};  ///< per tensor-parallel all-reduce (its bytes move at link peak)
+    /// Rows an expert's GEMM computes at least: a grouped GEMM runs whole tiles of tokens per
+    /// expert (vLLM's fused_moe BLOCK_SIZE_M, 16 to 128), so at a few tokens per expert it does a
+    /// tile's work. Zero: the routed experts compute only their tokens.
+    double expert_tile_rows = 0.0;
+    /// What a request costs outside the GPU's steps (HTTP, tokenizer, scheduler, detokenizer),
+    /// added to its TTFT; unset: the engine's fitted default (default_engine_params).
+    std::optional<Seconds> request_overhead{};
     friend constexpr bool operator==(const EstimateParams&, const EstimateParams&) = default;
 };
 
@@ -102,43 +126,44 @@ struct FamilyParams {
     std::string_view fitted_on{};  ///< the rows of tests/data/latency_measurements.json
 };
 
-// Fitted by fit_params (kvplan/calibrate/latency.hpp) from the start {0.8, 0.5, 20 us, 10 us} on
-// the "fit" rows of tests/data/latency_measurements.json (a test refits them and checks these).
+// Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us} on the ITL/TPOT,
+// e2e latency and throughput of each family's "fit" rows of tests/data/latency_measurements.json;
+// a family with fewer than 5 such figures borrows). A test reruns the fit and checks these.
 inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ampere,
                  {.bandwidth = 1.00,
-                  .compute = 0.45,
-                  .layer_overhead = 153.0 * microseconds,
-                  .all_reduce_latency = 16.0 * microseconds},
+                  .compute = 0.38,
+                  .layer_overhead = 104.0 * microseconds,
+                  .all_reduce_latency = 46.0 * microseconds},
                  true,
-                 "NeMo Llama-2-7B on A100 80GB SXM4, TP 1/2/4/8, batch 1 and 4"},
+                 "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
     FamilyParams{GpuFamily::ada,
                  {.bandwidth = 1.00,
-                  .compute = 0.45,
-                  .layer_overhead = 153.0 * microseconds,
-                  .all_reduce_latency = 16.0 * microseconds},
+                  .compute = 0.38,
+                  .layer_overhead = 104.0 * microseconds,
+                  .all_reduce_latency = 46.0 * microseconds},
                  false,
                  "none: Ampere's values (no published Ada measurement in the table)"},
-    FamilyParams{GpuFamily::hopper,
-                 {.bandwidth = 1.00,
-                  .compute = 0.46,
-                  .layer_overhead = 123.0 * microseconds,
-                  .all_reduce_latency = 7.0 * microseconds},
-                 true,
-                 "NIM Llama-3.3-70B fp8 on 2 x H100 (concurrency 1, 25, 100, 200; 500/2000 at 1); "
-                 "NeMo Llama-2-7B on H100, TP 1/2/4/8, batch 1 and 4"},
+    FamilyParams{
+        GpuFamily::hopper,
+        {.bandwidth = 0.92,
+         .compute = 0.36,
+         .layer_overhead = 56.0 * microseconds,
+         .all_reduce_latency = 30.0 * microseconds},
+        true,
+        "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 1.00,
-                  .compute = 0.46,
-                  .layer_overhead = 123.0 * microseconds,
-                  .all_reduce_latency = 7.0 * microseconds},
-                 false,
-                 "none: Hopper's values (no published Blackwell measurement in the table)"},
+                 {.bandwidth = 0.40,
+                  .compute = 1.00,
+                  .layer_overhead = 0.0 * microseconds,
+                  .all_reduce_latency = 21.0 * microseconds},
+                 true,
+                 "the 8 B200 and GB200 rows of the fit set (vLLM, TensorRT-LLM)"},
     FamilyParams{GpuFamily::cdna3,
-                 {.bandwidth = 0.34,
-                  .compute = 0.16,
-                  .layer_overhead = 2.0 * microseconds,
-                  .all_reduce_latency = 2.0 * microseconds},
+                 {.bandwidth = 1.00,
+                  .compute = 0.18,
+                  .layer_overhead = 113.0 * microseconds,
+                  .all_reduce_latency = 19.0 * microseconds},
                  true,
                  "vLLM Llama-3.1-405B FP8 on 8 x MI300X, batch 1, 4, 16, 64, 256"},
 };
@@ -155,10 +180,84 @@ inline constexpr std::array default_family_params{
     return default_params(*f);
 }
 
+/// An engine's fixed cost per request and the measurements it was fitted on.
+struct EngineParams {
+    ParallelRules engine = ParallelRules::vllm;
+    /// Outside the GPU's steps: the HTTP server, the tokenizer, the scheduler's first pass and the
+    /// detokenizer, what one request alone measures above its prefill.
+    Seconds request_overhead{};
+    bool fitted = false;
+    std::string_view fitted_on{};
+};
+
+// Fitted by bench/fit_latency.cpp on the TTFT of the "fit" rows of at most 4 clients that wait for
+// no slot: the measured TTFT less the GPUs' part of the estimate, the least sum of |log error| on
+// a grid of 0.5 ms up to 500 ms.
+inline constexpr std::array default_engine_params{
+    EngineParams{ParallelRules::vllm, 48.5 * milliseconds, true,
+                 "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
+    EngineParams{ParallelRules::sglang, 325.0 * milliseconds, true,
+                 "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
+                 "H200: the others prefilling are part of it)"},
+    EngineParams{ParallelRules::trtllm, 70.5 * milliseconds, true,
+                 "the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or fewer"},
+};
+
+/// The default parameters of an engine.
+[[nodiscard]] constexpr const EngineParams& default_params(ParallelRules e) noexcept {
+    return default_engine_params[static_cast<std::size_t>(e)];
+}
+
+/// The request overhead `p` gives, else the engine's default.
+[[nodiscard]] constexpr Seconds request_overhead(const EstimateParams& p,
+                                                 ParallelRules e) noexcept {
+    return p.request_overhead.value_or(default_params(e).request_overhead);
+}
+
+/// Tokens one forward carries at most, by each engine's default:
+/// - vLLM: max_num_batched_tokens (vllm_batch_defaults);
+/// - SGLang: chunked_prefill_size, by the GPU's memory (python/sglang/srt/server_args.py: 2,048
+///   below 35 GiB, 8,192 below 160 GiB, else 16,384); it bounds a prefill pass, decodes run apart;
+/// - TensorRT-LLM: max_num_tokens, 8,192 (tensorrt_llm/llmapi/llm_args.py, the trtllm-serve
+///   default).
+[[nodiscard]] constexpr std::uint64_t default_token_budget(const GpuSpec& g,
+                                                           ParallelRules e) noexcept {
+    switch (e) {
+        case ParallelRules::vllm:
+            return vllm_batch_defaults(g).max_num_batched_tokens;
+        case ParallelRules::sglang:
+            return g.memory_total < 35 * GiB ? 2048 : g.memory_total < 160 * GiB ? 8192 : 16384;
+        case ParallelRules::trtllm:
+            return 8192;
+    }
+    return 8192;
+}
+
+/// Sequences the engine runs at once by default, before the KV budget: vLLM's max_num_seqs,
+/// TensorRT-LLM's max_batch_size (2,048, the trtllm-serve default); SGLang's request pool is sized
+/// from the KV pool (python/sglang/srt/model_executor/model_runner.py), so the KV budget alone caps
+/// it.
+[[nodiscard]] constexpr std::uint64_t default_sequence_cap(const GpuSpec& g,
+                                                           ParallelRules e) noexcept {
+    switch (e) {
+        case ParallelRules::vllm:
+            return vllm_batch_defaults(g).max_num_seqs;
+        case ParallelRules::sglang:
+            return std::numeric_limits<std::uint32_t>::max();
+        case ParallelRules::trtllm:
+            return 2048;
+    }
+    return vllm_batch_defaults(g).max_num_seqs;
+}
+
 /// How requests reach the replica.
 enum class LoadKind : std::uint8_t {
     serving,       ///< a closed loop of `concurrency` clients, each sending again when served
     static_batch,  ///< one batch of `concurrency` prompts, prefilled then decoded together
+    /// `concurrency` requests sent at once and each served once (vllm bench serve
+    /// --request-rate inf with --num-prompts equal to --max-concurrency): waves of the running
+    /// cap, each prefilled then decoded together.
+    burst,
 };
 
 /// What a replica serves: every request has the same prompt and output length.
@@ -167,10 +266,10 @@ struct Load {
     std::uint64_t concurrency = 1;    ///< requests in flight (vllm bench serve --max-concurrency)
     std::uint64_t prompt_tokens = 1;  ///< I
     std::uint64_t output_tokens = 1;  ///< O, the first token included
-    /// Tokens of one step; nullopt: vLLM's default for the GPU (vllm_batch_defaults).
+    /// Tokens of one step; nullopt: the engine's default for the GPU (default_token_budget).
     std::optional<std::uint64_t> max_num_batched_tokens{};
     /// Sequences that may run at once; nullopt: what the KV budget holds at I + O tokens each
-    /// (replica_budget with its defaults), at most vLLM's max_num_seqs.
+    /// (replica_budget with its defaults), at most the engine's cap (default_sequence_cap).
     std::optional<std::uint64_t> max_running{};
 };
 
@@ -202,23 +301,34 @@ struct LatencyEstimate {
     std::uint64_t chunk = 0;         ///< prefill tokens per chunk (per pass for a batch)
     std::uint64_t chunks = 0;        ///< chunks per prompt (passes for a batch)
     std::uint64_t mean_context = 0;  ///< I + O/2: the context of a running sequence
-    double mixed_share = 0.0;        ///< share of a request's decode steps carrying a chunk
-    StepTerms decode_step{};         ///< B decodes
-    StepTerms mixed_step{};          ///< B - 1 decodes and another request's chunk
-    StepTerms prefill_step{};        ///< the request's own chunk (a batch: all its prefill)
-    Seconds itl{};                   ///< mean inter-token latency
-    Seconds tpot{};                  ///< time per output token after the first (= itl here)
-    Seconds ttft{};                  ///< prefill + step in flight + queue
-    Seconds ttft_prefill{};
-    Seconds ttft_in_flight{};
-    Seconds ttft_queue{};
-    Seconds request{};          ///< a request's whole time once admitted (a batch: e2e)
-    double tokens_per_s = 0.0;  ///< output tokens per second of the replica
+    /// Serving: prefill chunks a step carries on average (above 1: several in one step; SGLang:
+    /// prefill passes per decode step).
+    double mixed_share = 0.0;
+    ParallelRules engine = ParallelRules::vllm;  ///< whose scheduler the steps follow
+    bool separate_prefill = false;  ///< SGLang: prefill passes apart from the decode steps
+    bool prefill_limited = false;   ///< the token budget, not the running batch, sets the rate
+    double decodes_per_step = 0.0;  ///< mean decodes in a step (running less those prefilling)
+    double prefill_per_step = 0.0;  ///< mean prefill tokens per decode step
+    StepTerms decode_step{};        ///< the mean decodes, no prefill
+    StepTerms mixed_step{};         ///< the decodes and the mean prefill (SGLang: a prefill pass)
+    StepTerms prefill_step{};       ///< the step of the request's own chunk (a batch: all prefill)
+    Seconds itl{};                  ///< mean inter-token latency
+    Seconds tpot{};                 ///< time per output token after the first (= itl here)
+    Seconds ttft{};                 ///< overhead + queue + step in flight + prefill
+    Seconds ttft_prefill{};         ///< its own chunks, and the wait for the budget when it binds
+    Seconds ttft_in_flight{};       ///< the rest of the forward running when it arrives
+    Seconds ttft_queue{};           ///< waiting for a running slot (C > B)
+    Seconds ttft_overhead{};        ///< the engine's fixed cost per request
+    Seconds request{};              ///< a request's whole time once admitted (a batch: e2e)
+    double tokens_per_s = 0.0;      ///< output tokens per second of the replica
     double tokens_per_s_per_gpu = 0.0;
     // The roofline bound at the same load (peak figures, no fixed costs).
     Seconds itl_bound{};      ///< decode bound TPOT at B sequences of I tokens
     Seconds ttft_bound{};     ///< prefill bound of one prompt (a batch: all of them)
     Seconds request_bound{};  ///< a batch: prefill bound + (O - 1) x decode bound
+    /// The most output tokens per second the replica can give at the load: the decode bound's
+    /// rate at C sequences, and the compute of prefilling each request's prompt at peak.
+    double tokens_per_s_bound = 0.0;
 };
 
 namespace detail {
@@ -232,8 +342,12 @@ constexpr void check_estimate(const Replica& r, const Load& l, const EstimatePar
     if (!fraction(p.compute))
         throw_field_error<InvalidInput>(where(), "estimate.compute", "a fraction in (0, 1]",
                                         std::to_string(p.compute));
-    if (p.layer_overhead < Seconds{} || p.all_reduce_latency < Seconds{})
+    if (p.layer_overhead < Seconds{} || p.all_reduce_latency < Seconds{} ||
+        (p.request_overhead && *p.request_overhead < Seconds{}))
         throw_field_error<InvalidInput>(where(), "estimate.overheads", ">= 0 s", "a negative time");
+    if (!(p.expert_tile_rows >= 0.0))
+        throw_field_error<InvalidInput>(where(), "estimate.expert_tile_rows", ">= 0 rows",
+                                        std::to_string(p.expert_tile_rows));
     if (l.concurrency == 0)
         throw_field_error<InvalidInput>(where(), "load.concurrency", ">= 1 request", "0");
     if (l.prompt_tokens == 0)
@@ -309,6 +423,16 @@ struct PrefillPart {
     }
     t.bytes = weights + kv;
     t.flops = matmul_flops(cs.matmul, own, tokens) + Flops::in_base(attention);
+    if (p.expert_tile_rows > 0.0 && cs.matmul.routed > 0.0 && per_pass > 0) {
+        // A grouped GEMM computes whole tiles of each touched expert's tokens: at fewer tokens
+        // per expert than a tile's rows it does the tile's work (the weights read are the same).
+        const std::uint32_t k = m.config().moe.experts_per_token;
+        const double touched = expected_experts_touched(cs.weights.physical_experts, k, per_pass);
+        const double rows = static_cast<double>(per_pass) * k / std::max(touched, 1.0);
+        if (rows < p.expert_tile_rows)
+            t.flops += Flops::in_base(2.0 * cs.matmul.routed * static_cast<double>(tokens) *
+                                      (p.expert_tile_rows / rows - 1.0));
+    }
     const GpuSpec& g = c.replica.gpu;
     t.memory = t.bytes / (g.memory_bandwidth * p.bandwidth);
     t.compute = t.flops / (peak_flops(g, detail::compute_of(c.options)) * p.compute);
@@ -357,9 +481,28 @@ struct PrefillPart {
 
 }  // namespace detail
 
+namespace detail {
+
+/// Output tokens per second no serving of `l` on `r` exceeds: decode steps of C sequences at the
+/// bound's step time, and every request's prompt prefilled at peak FLOP/s (the dp ranks each
+/// prefilling their own; pipeline stages at once, so the slowest stage's compute).
+[[nodiscard]] constexpr double throughput_bound(const Replica& r, const Load& l,
+                                                const RooflineOptions& o) {
+    const double decode = decode_bound(r, l.concurrency, l.prompt_tokens, o).tokens_per_s;
+    const std::uint64_t dp = r.layout().dp();
+    const PrefillBound pb = prefill_bound(r, l.prompt_tokens, dp, o);
+    Seconds slowest{};
+    for (const StageStep& st : pb.stage_steps()) slowest = std::max(slowest, st.compute_time);
+    if (!(slowest > Seconds{})) return decode;
+    const double prefill = static_cast<double>(dp * l.output_tokens) / slowest.in(seconds);
+    return std::min(decode, prefill);
+}
+
+}  // namespace detail
+
 /// The sequences a replica runs at once for `l`: l.max_running if given, else what its KV budget
-/// holds at I + O tokens each (replica_budget with default options) capped by vLLM's
-/// max_num_seqs; never below 1 (`holds_one` says whether the KV budget holds one at all).
+/// holds at I + O tokens each (replica_budget with default options) capped by the engine's
+/// default_sequence_cap; never below 1 (`holds_one` says whether the KV budget holds one at all).
 struct RunningCap {
     std::uint64_t sequences = 1;
     bool holds_one = true;
@@ -369,10 +512,10 @@ struct RunningCap {
     if (l.max_running) return {*l.max_running, true};
     const ReplicaBudget b = replica_budget(
         r, Workload{.context = l.prompt_tokens + l.output_tokens, .concurrency = l.concurrency});
-    // max_num_seqs caps each attention data-parallel rank.
+    // The engine's cap holds for each attention data-parallel rank.
     const std::uint64_t seqs = std::min<std::uint64_t>(
         b.max_concurrency,
-        std::uint64_t{vllm_batch_defaults(r.gpu).max_num_seqs} * r.layout().dp());
+        detail::mul(default_sequence_cap(r.gpu, r.parallel.rules), r.layout().dp(), "a cap"));
     return {std::max<std::uint64_t>(seqs, 1), b.max_concurrency >= 1};
 }
 
@@ -385,8 +528,9 @@ struct RunningCap {
     LatencyEstimate e;
     e.kind = l.kind;
     e.concurrency = l.concurrency;
+    e.engine = r.parallel.rules;
     e.token_budget =
-        l.max_num_batched_tokens.value_or(vllm_batch_defaults(r.gpu).max_num_batched_tokens);
+        l.max_num_batched_tokens.value_or(default_token_budget(r.gpu, r.parallel.rules));
     const std::uint64_t I = l.prompt_tokens, O = l.output_tokens;
     e.mean_context = I + O / 2;
     RooflineOptions bound_options = c.options;
@@ -408,35 +552,185 @@ struct RunningCap {
         e.ttft_bound = prefill_bound(r, I, batch, bound_options).ttft;
         e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
         e.request_bound = e.ttft_bound + e.itl_bound * static_cast<double>(O - 1);
+        e.tokens_per_s_bound = static_cast<double>(batch * O) / e.request_bound.in(seconds);
         return e;
     }
 
     e.running_cap = cap.sequences;
     e.kv_holds_one = cap.holds_one;
+    e.engine = r.parallel.rules;
+    e.separate_prefill = e.engine == ParallelRules::sglang;
+    e.ttft_overhead = request_overhead(p, e.engine);
     const std::uint64_t batch = std::min(l.concurrency, cap.sequences);
     e.running = batch;
     e.waiting = l.concurrency - batch;
-    // Decodes go first; a prefill gets what is left of the token budget (at least one token).
-    const std::uint64_t left = e.token_budget > batch ? e.token_budget - batch : 1;
+    if (l.kind == LoadKind::burst) {
+        // N identical requests sent at once move in waves: the engine admits B of them
+        // (vllm/v1/core/sched/scheduler.py takes waiting requests while KV blocks last; SGLang's
+        // PrefillAdder and TensorRT-LLM's capacity scheduler likewise) and the next wave's start
+        // as the first ends. ceil(N / B) waves; the mean wave starts (waves - 1) / 2 waves in.
+        const std::uint64_t waves = detail::ceil_div_u(l.concurrency, batch);
+        const double n = static_cast<double>(batch), L = static_cast<double>(O - 1);
+        const double budget = static_cast<double>(e.token_budget);
+        e.chunks = detail::ceil_div_u(detail::mul(batch, I, "a token count"), e.token_budget);
+        e.chunk = detail::ceil_div_u(batch * I, e.chunks);
+        e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
+        e.decodes_per_step = n;
+        Seconds wave{};
+        if (e.separate_prefill) {
+            // SGLang runs a prefill batch whenever prompts wait (scheduler.py
+            // get_next_batch_to_run): the wave's prompts go first, in passes of the chunk
+            // budget, then its B sequences decode together and finish together.
+            e.prefill_step = detail::step(c, 0, 0, {batch, I, 1.0, e.chunks}, p);
+            e.itl = e.tpot = e.decode_step.time;
+            wave = e.prefill_step.time + e.itl * L;
+            // A prompt's first token ends its pass: (passes + 1) / (2 passes) of the prefill.
+            const double passes = static_cast<double>(e.chunks);
+            e.ttft_prefill = e.prefill_step.time * ((passes + 1.0) / (2.0 * passes));
+        } else {
+            // vLLM (scheduler.py schedule: running requests first, then waiting prompts in what is
+            // left of max_num_batched_tokens) and TensorRT-LLM's in-flight batching fill every
+            // step to the budget while prompts wait: the wave's n I prompt tokens take P full
+            // steps, and a request decodes in those full steps from its first token on. One
+            // first token at u, uniform in [0, P], decodes over [u, u + L]: min(L, P - u) of its
+            // L steps are full, on average ov = L - L^2 / (2P) (L < P) or P / 2.
+            double P = n * static_cast<double>(I) / budget, ov = 0.0, d = 0.0;
+            for (int i = 0; i < 3; ++i) {
+                ov = L < P ? L - L * L / (2.0 * P) : P / 2.0;
+                d = std::min(n * ov / std::max(P, 1.0), budget / 2.0);
+                P = std::max(1.0, n * static_cast<double>(I) / (budget - d));
+            }
+            const double prefill_tokens = std::min(budget - d, n * static_cast<double>(I));
+            const auto dd = static_cast<std::uint64_t>(d + 0.5);
+            e.mixed_step = detail::step(c, dd, e.mean_context,
+                                        {1, I, prefill_tokens / static_cast<double>(I), 1}, p);
+            e.prefill_step = e.mixed_step;
+            e.mixed_share = P;
+            e.prefill_per_step = prefill_tokens;
+            // After the last prompt, the last requests' L decode steps; on average those still
+            // decoding are the share of decode steps left after the full ones.
+            const double tail_decodes = L > 0.0 ? std::max(1.0, n * (L - ov) / L) : 1.0;
+            const StepTerms tail = detail::step(c, static_cast<std::uint64_t>(tail_decodes + 0.5),
+                                                e.mean_context, {}, p);
+            e.decode_step = tail;
+            const Seconds full = e.mixed_step.time;
+            e.itl = e.tpot = L > 0.0 ? (full * ov + tail.time * (L - ov)) * (1.0 / L) : tail.time;
+            wave = full * P + tail.time * L;
+            // Its first token ends the full step that finishes its prompt: (P + 1) / 2 of them.
+            e.ttft_prefill = full * ((P + 1.0) / 2.0);
+            e.prefill_limited = true;
+        }
+        e.request = wave;
+        e.ttft_queue = wave * (static_cast<double>(waves - 1) / 2.0);
+        e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
+        e.tokens_per_s = static_cast<double>(l.concurrency * O) /
+                         (wave * static_cast<double>(waves)).in(seconds);
+        e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
+        e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
+        e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
+        e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
+        return e;
+    }
+    const double Bd = static_cast<double>(batch), Id = static_cast<double>(I);
+    const double decode_steps = static_cast<double>(O - 1);  // the first token ends the prefill
+    const double budget = static_cast<double>(e.token_budget);
+    // A chunk: what the budget leaves beside the decodes (vLLM, TensorRT-LLM), a whole pass
+    // (SGLang).
+    const std::uint64_t left = e.separate_prefill       ? e.token_budget
+                               : e.token_budget > batch ? e.token_budget - batch
+                                                        : 1;
     e.chunk = std::min(I, left);
     e.chunks = detail::ceil_div_u(I, e.chunk);
-    const double share = 1.0 / static_cast<double>(e.chunks);
-    e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
-    e.mixed_step = detail::step(c, batch - 1, e.mean_context, {1, I, share, 1}, p);
-    e.prefill_step = e.mixed_step;  // the request's own chunk rides along the other B - 1
-    e.mixed_share =
-        std::min(1.0, static_cast<double>((batch - 1) * e.chunks) / static_cast<double>(O));
-    e.itl = e.decode_step.time + (e.mixed_step.time - e.decode_step.time) * e.mixed_share;
+    const double chunk = static_cast<double>(e.chunk), chunks = static_cast<double>(e.chunks);
+    // A step of `d` decodes and `tokens` prefill tokens (of prompts of I tokens).
+    const auto at = [&](double d, double tokens) {
+        const auto dd = static_cast<std::uint64_t>(std::max(0.0, d) + 0.5);
+        if (!(tokens > 0.0)) return detail::step(c, dd, e.mean_context, {}, p);
+        return detail::step(c, dd, e.mean_context, {1, I, tokens / Id, 1}, p);
+    };
+    // A request spends `chunks` steps prefilling and O - 1 decoding. While it decodes, each of
+    // the other B - 1 decodes in that share of the steps and brings its prompt once a lifetime.
+    const double life = chunks + decode_steps;
+    double d = 1.0 + (Bd - 1.0) * decode_steps / life;
+    double pre = (Bd - 1.0) * Id / life;
+    Seconds mean_sq{};  // E[t^2] over forwards, for the residual of the one in flight
+    Seconds forward{};  // E[t] over forwards
+    Seconds prefill_wait{};
+    if (!e.separate_prefill) {
+        // vllm/v1/core/sched/scheduler.py (schedule): running requests first, one token each, then
+        // waiting prompts FCFS in what is left of max_num_batched_tokens; TensorRT-LLM's
+        // MicroBatchScheduler packs context and generation requests the same way within
+        // max_num_tokens (docs: torch/scheduler.md). When decodes and prompts want more than the
+        // budget, every step is full and prompts wait their turn: the rate is the budget's.
+        if (Bd * (Id + decode_steps) / life > budget) {
+            e.prefill_limited = true;
+            d = budget * decode_steps / (Id + decode_steps);
+            pre = budget - d;
+        }
+        // Prompts arrive in chunks: a step carries n of them on average, so it is the mix of
+        // steps with floor(n) and ceil(n) chunks (at most the budget beside the decodes).
+        const double n = pre / chunk;
+        const double lo = std::floor(n), frac = n - lo;
+        const double room = std::max(budget - d, chunk);
+        const StepTerms a = at(d, std::min(lo * chunk, room));
+        const StepTerms b = at(d, std::min((lo + 1.0) * chunk, room));
+        e.mixed_share = n;
+        e.decode_step = at(d, 0.0);
+        e.mixed_step = b;
+        e.itl = a.time * (1.0 - frac) + b.time * frac;
+        forward = e.itl;
+        mean_sq = Seconds::in_base(a.time.in(seconds)*a.time.in(seconds) * (1.0 - frac) +
+                                   b.time.in(seconds)*b.time.in(seconds)*frac);
+        // Its own chunk rides with the others' decodes and whatever other prefill the step holds.
+        e.prefill_step = at(d - 1.0, std::min(std::max(chunk, pre), room));
+        e.ttft_prefill = e.prefill_step.time * chunks;
+        if (e.prefill_limited) {
+            // B requests share the budget: each spends B (I + O - 1) / budget steps admitted, of
+            // which O - 1 decode; the rest it waits for, or spends in, prefill.
+            const double steps = Bd * (Id + decode_steps) / budget - decode_steps;
+            prefill_wait = std::max(Seconds{}, e.itl * steps - e.ttft_prefill);
+        }
+    } else {
+        // python/sglang/srt/managers/scheduler.py (get_next_batch_to_run): a waiting prompt is
+        // run as a prefill batch of its own (schedule_policy.py PrefillAdder, up to
+        // chunked_prefill_size tokens a chunk) before the next decode step; decodes wait for it.
+        // Per decode step the running requests need d I / (O - 1) prompt tokens, run in passes
+        // of at least one chunk and at most the budget.
+        const double pass = std::clamp(pre, chunk, std::max(chunk, budget));
+        const double passes = pre / pass;  // per decode step
+        e.decode_step = at(d, 0.0);
+        e.mixed_step = at(0.0, pass);
+        e.prefill_step = e.mixed_step;
+        e.mixed_share = passes;
+        e.itl = e.decode_step.time + e.mixed_step.time * passes;
+        const double td = e.decode_step.time.in(seconds), tp = e.mixed_step.time.in(seconds);
+        forward = Seconds::in_base((td + passes * tp) / (1.0 + passes));
+        mean_sq = Seconds::in_base((td * td + passes * tp * tp) / (1.0 + passes));
+        e.ttft_prefill = e.prefill_step.time * chunks;
+        if (passes > 1.0) e.prefill_limited = true;
+    }
+    e.decodes_per_step = d;
+    e.prefill_per_step = pre;
     e.tpot = e.itl;
-    e.ttft_prefill = e.prefill_step.time * static_cast<double>(e.chunks);
-    e.ttft_in_flight = batch > 1 ? e.itl * 0.5 : Seconds{};
-    e.request = e.ttft_prefill + e.ttft_in_flight + e.itl * static_cast<double>(O - 1);
-    e.ttft_queue = e.request * (static_cast<double>(e.waiting) / static_cast<double>(batch));
-    e.ttft = e.ttft_prefill + e.ttft_in_flight + e.ttft_queue;
-    e.tokens_per_s = static_cast<double>(batch) * static_cast<double>(O) / e.request.in(seconds);
+    // Arriving while others run, it waits out the forward in flight: E[t^2] / (2 E[t]), the
+    // residual of forwards of unequal length. Alone, the engine is idle.
+    if (l.concurrency > 1 && forward > Seconds{})
+        e.ttft_in_flight = Seconds::in_base(mean_sq.in(seconds) / (2.0 * forward.in(seconds)));
+    e.ttft_prefill += prefill_wait;
+    e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
+    // A closed loop of C clients on B slots: B requests per request time; the rest wait
+    // (Little's law), the fixed overhead overlapping other requests' steps.
+    const double rate = Bd / e.request.in(seconds);
+    if (e.waiting > 0) {
+        const Seconds cycle = Seconds::in_base(static_cast<double>(l.concurrency) / rate);
+        e.ttft_queue = std::max(Seconds{}, cycle - e.request - e.ttft_overhead);
+    }
+    e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_in_flight + e.ttft_prefill;
+    e.tokens_per_s = rate * static_cast<double>(O);
     e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
     e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
     e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
+    e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
     return e;
 }
 
@@ -450,7 +744,7 @@ struct RunningCap {
     RooflineOptions bound_options = o;
     bound_options.efficiency.reset();
     const DecodeCosts c = decode_costs(r, bound_options);
-    const RunningCap cap = l.kind == LoadKind::serving ? running_cap(r, l) : RunningCap{};
+    const RunningCap cap = l.kind != LoadKind::static_batch ? running_cap(r, l) : RunningCap{};
     return estimate_latency(c, l, p, cap);
 }
 
