@@ -117,6 +117,10 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///          from v0.20 as PR #40694 is).
 ///   v0.21  CUDA graph memory estimated and charged to the KV budget
 ///          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on).
+///   block size: not a row. vLLM pages in 16 tokens on CUDA in every release modelled
+///          (CacheConfig.block_size; CudaPlatformBase.check_and_update_config sets 16 where it is
+///          unset), and the attention backends' forcing (engine/vllm_backend.hpp) is taken from
+///          main for every release.
 ///   tokens_per_group: through the v0.19 line "GPU KV cache size" is num_blocks // num_groups x
 ///          block size (a v0.10.1.1 log of gpt-oss-120b at tp 4 prints 2,640,144 tokens for 45.32
 ///          GiB, and that rule gives 2,640,080 from the rounded GiB figure); vLLM PR #40694
