@@ -204,8 +204,8 @@ namespace detail {
 /// environment the answer depends on. A replica that spans nodes gets one command per node: vLLM's
 /// --nnodes, --node-rank and --master-addr (the node-1.. commands --headless), or, for dp ranks
 /// that each fit a node, its data-parallel flags (--data-parallel-size-local,
-/// --data-parallel-start-rank,
-/// --data-parallel-address); SGLang's --nnodes, --node-rank and --dist-init-addr. Throws
+/// --data-parallel-start-rank, --data-parallel-address); SGLang's --nnodes, --node-rank and
+/// --dist-init-addr. Throws
 /// InvalidInput for the ideal and TensorRT-LLM profiles (no command line here), for a KV dtype the
 /// engine has no flag value for, for weights neither engine makes at load, and for dp ranks that
 /// cross nodes under vLLM.
