@@ -225,6 +225,25 @@ TEST_CASE("vLLM's batch defaults depend on the GPU", "[budget]") {
     CHECK(vllm_batch_defaults(small).max_num_batched_tokens == 2048);
 }
 
+TEST_CASE("vLLM's batch defaults follow the release's rule", "[budget][release]") {
+    // v0.8 gave the larger defaults to an H100 or H200 by name (PR #12369); v0.9 and main to 70
+    // GiB or more that is not an A100 (PRs #17073, #17885). An H20 (95 GiB, not named) is 2,048
+    // tokens and 256 sequences under v0.8 and 8,192 and 1,024 since; an H100 is 8,192 and 1,024
+    // under both; an A100 80GB is 2,048 and 256 under both.
+    GpuSpec h20 = h100_sxm();
+    h20.id = "h20";
+    h20.name = "NVIDIA H20 96GB";
+    h20.memory_total = 95 * GiB;
+    const VllmBatchRule v08 = vllm_release_defaults({0, 8})->batch_rule;
+    CHECK(vllm_batch_defaults(h20, v08).max_num_batched_tokens == 2048);
+    CHECK(vllm_batch_defaults(h20, v08).max_num_seqs == 256);
+    CHECK(vllm_batch_defaults(h20).max_num_batched_tokens == 8192);
+    CHECK(vllm_batch_defaults(h20).max_num_seqs == 1024);
+    CHECK(vllm_batch_defaults(h100_sxm(), v08).max_num_seqs == 1024);
+    CHECK(vllm_batch_defaults(a100_sxm4_80gb(), v08).max_num_batched_tokens == 2048);
+    CHECK(vllm_batch_defaults(a100_sxm4_80gb()).max_num_seqs == 256);
+}
+
 TEST_CASE("logits count only on the stage that holds the LM head", "[budget]") {
     const Layout l{llama_3_70b, {.pp = 2}};
     CHECK(activation_peak(llama_3_70b, l, 0, 8192, 256).logits.is_zero());

@@ -161,7 +161,11 @@ TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "
     runs.push_back(
         "fit --model gemma-3-27b --gpu h100-sxm --limit-mm-per-prompt 2 --skip-mm-profiling "
         "-f json");
-    std::size_t parsed = 0, multi_node = 0;
+    // Host memory for KV (vLLM's --kv-offloading-size and --kv-offloading-backend), and a release
+    // whose batch defaults differ on the GPU (v0.8 on a B200: --max-num-batched-tokens 2048).
+    runs.push_back("fit --model llama-3-8b --gpu h100-sxm --tp 2 --host-kv 100GiB -f json");
+    runs.push_back("fit --model llama-3-8b --gpu b200 --engine-version 0.8 --context 8k -f json");
+    std::size_t parsed = 0, multi_node = 0, offloading = 0;
     for (const std::string& r : runs) {
         INFO("kvplan " << r);
         const CliRun run = run_kvplan(r);
@@ -170,6 +174,9 @@ TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "
             if (line.find("vllm serve") == std::string::npos) continue;
             check_vllm_line(line, flags);
             ++parsed;
+            if (line.find("--kv-offloading-size 100 --kv-offloading-backend native") !=
+                std::string::npos)
+                ++offloading;
             if (line.find("--nnodes") != std::string::npos ||
                 line.find("--data-parallel-size-local") != std::string::npos)
                 ++multi_node;
@@ -178,6 +185,7 @@ TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "
     // At least one command per bundled model, and the multi-node ones.
     CHECK(parsed >= 40);
     CHECK(multi_node >= 4);
+    CHECK(offloading == 1);
 }
 
 TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang's flags",

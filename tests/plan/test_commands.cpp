@@ -60,8 +60,9 @@ TEST_CASE("vLLM's command line states what kvplan assumed", "[commands]") {
     const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 4096});
     CHECK(a.placement.experts_per_gpu == 18);
     // 16 GPUs are two nodes of 8: dp ranks of one GPU, 8 on each node (--data-parallel-size-local
-    // 8), the second starting at rank 8 and headless. No --block-size: none was given, and vLLM
-    // picks the 64 kvplan assumed (FlashMLA on Hopper).
+    // 8), the second starting at rank 8 and headless. --block-size 64: none was given, but
+    // FlashMLA's dense kernel runs on Hopper and vLLM forces a multiple of 64
+    // (vllm/platforms/cuda.py, check_and_update_config); the command states the pool kvplan sized.
     CHECK(a.nodes == 2);
     CHECK(a.serving.block_size == 64);
     const std::vector<ServeCommand> nodes =
@@ -73,13 +74,13 @@ TEST_CASE("vLLM's command line states what kvplan assumed", "[commands]") {
           "--data-parallel-size-local 8 --data-parallel-address HEAD_NODE_IP "
           "--enable-expert-parallel --enable-eplb "
           "--eplb-config '{\"num_redundant_experts\": 32}' --gpu-memory-utilization 0.9 "
-          "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3");
+          "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3 --block-size 64");
     CHECK(nodes[1].line() ==
           "vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 1 --data-parallel-size 16 "
           "--data-parallel-size-local 8 --data-parallel-start-rank 8 "
           "--data-parallel-address HEAD_NODE_IP --headless --enable-expert-parallel --enable-eplb "
           "--eplb-config '{\"num_redundant_experts\": 32}' --gpu-memory-utilization 0.9 "
-          "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3");
+          "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3 --block-size 64");
     // Past the model's limit, allowed: the environment variable vLLM reads (Llama-3-8B: 8,192).
     Deployment l{.model = bundled("llama-3-8b"),
                  .gpu = gpu("h100-sxm"),
@@ -249,4 +250,42 @@ TEST_CASE("a command serving LoRA adapters asks for the slots kvplan charged", "
                Catch::EndsWith("--enable-lora --max-loras-per-batch 4 --max-lora-rank 16"));
     d.serving.reserve.lora.fully_sharded = true;
     CHECK_THROWS_AS(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}), InvalidInput);
+}
+
+TEST_CASE("a vLLM command pages in the block its attention backend forces", "[commands][backend]") {
+    // DeepSeek-R1 (MLA, qk_nope_head_dim 128) on 8 x H200 with a bf16 cache: FLASH_ATTN_MLA, and
+    // FlashMLA's dense kernel on Hopper makes vLLM force 16 up to 64 (vllm/platforms/cuda.py,
+    // check_and_update_config). The command says --block-size 64; Llama-3-8B on the same GPU
+    // keeps FLASH_ATTN and vLLM's 16, and its command says no block size.
+    const ReplicaAnswer r1 =
+        evaluate({.model = bundled("deepseek-r1"), .gpu = gpu("h200-sxm"), .parallel = {.tp = 8}},
+                 {.context = 32768});
+    REQUIRE(r1.serving.backend);
+    CHECK(r1.serving.backend->backend == VllmAttentionBackend::flash_attn_mla);
+    CHECK(r1.serving.backend->forced);
+    CHECK(r1.serving.block_size == 64);
+    CHECK_THAT(serve_command(r1, {.model = "x"}).line(), Catch::EndsWith(" --block-size 64"));
+    const ReplicaAnswer l =
+        evaluate({.model = bundled("llama-3-8b"), .gpu = gpu("h200-sxm")}, {.context = 8192});
+    CHECK(l.serving.block_size == 16);
+    CHECK_THAT(serve_command(l, {.model = "x"}).line(), !Catch::Contains("--block-size"));
+}
+
+TEST_CASE("host memory for KV is vLLM's --kv-offloading-size per engine", "[commands][tiers]") {
+    // 100 GiB of host DRAM per replica: one engine of tp 2 takes it whole (vLLM shares it over
+    // its tp x pp ranks, vllm/config/vllm.py); at dp 2 each of the two engines takes 100 / 2 = 50
+    // GiB. The native backend is vLLM's own CPU offloading (OffloadingConnector).
+    const Bytes host = 100 * GiB;
+    const ReplicaAnswer one =
+        evaluate({.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 2}},
+                 {.context = 8192});
+    CHECK_THAT(serve_command(one, {.model = "x", .kv_offloading = host}).line(),
+               Catch::EndsWith(" --kv-offloading-size 100 --kv-offloading-backend native"));
+    const ReplicaAnswer two = evaluate(
+        {.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 1, .dp = 2}},
+        {.context = 8192});
+    CHECK_THAT(serve_command(two, {.model = "x", .kv_offloading = host}).line(),
+               Catch::Contains(" --kv-offloading-size 50 --kv-offloading-backend native"));
+    // None given: no offloading flag.
+    CHECK_THAT(serve_command(one, {.model = "x"}).line(), !Catch::Contains("offloading"));
 }

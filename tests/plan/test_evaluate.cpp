@@ -135,6 +135,32 @@ TEST_CASE("Qwen3-30B-A3B-FP8 does not start at tp 4 and starts at tp 2", "[evalu
 }
 
 TEST_CASE(
+    "Qwen3-Next-80B-A3B-FP8 at tp 8 breaks its shared expert: tp x dp with expert parallelism",
+    "[evaluate][startup]") {
+    // moe_intermediate_size 512 and shared_expert_intermediate_size 512: at tp 8 both leave 64
+    // per GPU. Expert parallelism keeps the routed experts whole but the shared expert still
+    // splits 8 ways (SGLang issue #10852: "The output_size of gate's and up's weight = 64 is not
+    // divisible by weight quantization block_n = 128"). tp 4 keeps 128 of each: tp 4 with pp 2,
+    // or tp 4 x dp 2 with --enable-expert-parallel, starts.
+    const ReplicaAnswer a = evaluate(
+        fp8_deployment("qwen3-next-80b-a3b-instruct-fp8.json", "h100-sxm", 8), {.context = 32768});
+    CHECK(a.refusal == Refusal::quantization_block);
+    CHECK(a.startup.part == StartupPart::routed_experts);
+    CHECK(a.startup.per_rank == 64);
+    CHECK_FALSE(a.startup.expert_parallel_starts);
+    CHECK(a.startup.starting_tp == 4);
+    CHECK(a.startup.expert_parallel_tp == 4);
+    CHECK_THAT(refusal_text(a),
+               Catch::EndsWith(": tp 4 (pp x 2) starts; tp 4 x dp 2 with --enable-expert-parallel "
+                               "starts"));
+    // The proposed layout starts.
+    Deployment d = fp8_deployment("qwen3-next-80b-a3b-instruct-fp8.json", "h100-sxm", 4);
+    d.parallel.dp = 2;
+    d.parallel.ep = 8;
+    CHECK(evaluate(d, {.context = 32768}).refusal == Refusal::none);
+}
+
+TEST_CASE(
     "DeepSeek-V3 at tp 32 breaks its blocks in the dense MLP too: expert parallelism alone "
     "does not start it",
     "[evaluate][startup]") {
@@ -150,6 +176,17 @@ TEST_CASE(
     CHECK(a.startup.per_rank == 64);
     CHECK_FALSE(a.startup.expert_parallel_starts);
     CHECK(a.startup.starting_tp == 16);
+    // The same 32 GPUs as tp 16 x dp 2 with expert parallelism: the dense MLP and the shared
+    // expert split 16 ways (1,152 and 128), the routed experts whole; the verdict names both ways.
+    CHECK(a.startup.expert_parallel_tp == 16);
+    CHECK_THAT(refusal_text(a),
+               Catch::EndsWith("tp 16 (pp x 2) starts; tp 16 x dp 2 with --enable-expert-parallel "
+                               "starts"));
+    // Where expert parallelism alone starts it, no data-parallel layout is proposed.
+    const ReplicaAnswer q =
+        evaluate(fp8_deployment("qwen3-235b-a22b-fp8.json", "h100-sxm", 8), {.context = 32768});
+    CHECK(q.startup.expert_parallel_starts);
+    CHECK(q.startup.expert_parallel_tp == 0);
 }
 
 TEST_CASE("vLLM's MoE activation peak is its fused kernel's workspaces at the token budget",

@@ -69,8 +69,9 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
 }
 
 void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
-                           const std::string& model) {
-    append_command_notes(rep, serve_commands(d, demand, {.model = model}), false);
+                           const std::string& model, std::optional<Bytes> host_kv) {
+    append_command_notes(rep, serve_commands(d, demand, {.model = model, .kv_offloading = host_kv}),
+                         false);
 }
 
 std::string replica_phrase(const ReplicaAnswer& a, const ResolvedGpu& g) {

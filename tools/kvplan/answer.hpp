@@ -32,9 +32,10 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
                           bool name_candidate);
 
 /// The command lines to paste for `d` at `demand`, vLLM's and SGLang's, each evaluated under its
-/// own engine, as notes (or why an engine has none); `model` is what the engine loads.
+/// own engine, as notes (or why an engine has none); `model` is what the engine loads, and
+/// `host_kv` the host memory for KV per replica (vLLM's --kv-offloading-size).
 void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
-                           const std::string& model);
+                           const std::string& model, std::optional<Bytes> host_kv = {});
 
 /// "weights bf16 (the checkpoint's, torch_dtype)", "weights fp8 (--weight-dtype)".
 [[nodiscard]] std::string weights_phrase(const ReplicaAnswer& a);

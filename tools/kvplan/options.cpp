@@ -162,8 +162,8 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
               "the engine's");
         typed(group, "--engine-version", o.engine_version, parse_engine_version_flag,
               "vLLM's release (X.Y) whose defaults apply: its gpu_memory_utilization, "
-              "CUDA graph accounting and hybrid KV-cache manager; default: the newest "
-              "kvplan knows");
+              "CUDA graph accounting, hybrid KV-cache manager, sampler and batch defaults "
+              "per GPU; default: the newest kvplan knows");
         typed(group, "--kv-memory", o.kv_memory, parse_size,
               "KV memory per GPU, replacing the computed one (an engine's logged "
               "\"Available KV cache memory\"); names its unit (5.38GiB)");

@@ -16,6 +16,7 @@
 
 #include "../detail/checked.hpp"
 #include "../detail/scale.hpp"
+#include "../engine/release.hpp"
 #include "../error.hpp"
 #include "../gpu.hpp"
 #include "../layout.hpp"
@@ -35,14 +36,27 @@ struct VllmBatchDefaults {
     std::uint32_t max_num_seqs = 0;  ///< sequences at once (the profile run's logits rows)
 };
 
-/// vLLM's defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs default batch sizes):
-/// 8,192 tokens and 1,024 sequences on GPUs of 70 GiB or more that are not A100s, else 2,048 and
-/// 256.
-[[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g) noexcept {
-    const bool a100 = std::string_view(g.id).find("a100") != std::string_view::npos ||
-                      std::string_view(g.name).find("A100") != std::string_view::npos;
-    if (g.memory_total >= 70 * GiB && !a100) return {8192, 1024};
+/// vLLM's defaults for `vllm serve` under release rule `rule` (engine/release.hpp, VllmBatchRule;
+/// vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults): 8,192 tokens and 1,024 sequences on
+/// the GPUs the rule picks, else 2,048 and 256. vLLM reads the device's name lower-cased; kvplan
+/// reads the spec's id and name.
+[[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g,
+                                                              VllmBatchRule rule) noexcept {
+    const auto named = [&](std::string_view lower, std::string_view upper) {
+        return std::string_view(g.id).find(lower) != std::string_view::npos ||
+               std::string_view(g.name).find(upper) != std::string_view::npos;
+    };
+    const bool larger = rule == VllmBatchRule::h100_h200_by_name
+                            ? named("h100", "H100") || named("h200", "H200")
+                            : g.memory_total >= 70 * GiB && !named("a100", "A100");
+    if (larger) return {8192, 1024};
     return {2048, 256};
+}
+
+/// vLLM's defaults on its main branch: 8,192 tokens and 1,024 sequences on GPUs of 70 GiB or more
+/// that are not A100s, else 2,048 and 256.
+[[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g) noexcept {
+    return vllm_batch_defaults(g, VllmBatchRule::memory_70_gib_not_a100);
 }
 
 /// A CUDA context, created by the first CUDA call of the process: "~700+MB" depending on the CUDA

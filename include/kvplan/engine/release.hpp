@@ -47,6 +47,19 @@ struct EngineVersion {
     return EngineVersion{*major, *minor};
 }
 
+/// How a vLLM release picks `vllm serve`'s max_num_batched_tokens and max_num_seqs for the GPU
+/// (vllm/engine/arg_utils.py: _set_default_args_v1, later EngineArgs.get_batch_defaults, the
+/// OPENAI_API_SERVER usage context). Either rule gives 8,192 tokens and 1,024 sequences to the GPUs
+/// it picks and 2,048 and 256 to the others; the profile run's forward is that many tokens and its
+/// sampler that many logits rows, so the rule moves the activation peak and the sequence cap.
+enum class VllmBatchRule : std::uint8_t {
+    /// "h100" or "h200" in the device's name (vLLM PR #12369, January 2025).
+    h100_h200_by_name,
+    /// 70 GiB or more of device memory, an A100 excepted (vLLM PR #17073 of 2025-04-23 picked
+    /// by memory; PR #17885 of 2025-05-09 took the A100 back out).
+    memory_70_gib_not_a100,
+};
+
 /// The defaults of one vLLM release line that change capacity (the rows of vllm_releases).
 struct VllmReleaseDefaults {
     EngineVersion since{};  ///< the first release line with these defaults
@@ -70,6 +83,8 @@ struct VllmReleaseDefaults {
     /// FlashInfer's kernel (VLLM_USE_FLASHINFER_SAMPLER's default, vllm/envs.py, read in
     /// vllm/v1/sample/ops/topk_topp_sampler.py); budget/reserve.hpp counts the bytes of each.
     bool sampler_sorts = false;
+    /// Which GPUs get the larger batch defaults.
+    VllmBatchRule batch_rule = VllmBatchRule::memory_70_gib_not_a100;
 };
 
 /// The oldest vLLM release line kvplan models: v0.8, the first with the v1 engine on by default
@@ -82,7 +97,11 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 /// Where vLLM's defaults changed, oldest first; a release takes the last row at or before it.
 ///   v0.8   the v1 engine by default: gpu_memory_utilization 0.9; graphs not charged; no hybrid
 ///          KV-cache manager, so chunked local attention is allocated as full attention (the
-///          manager came in v0.9.2, which kvplan, telling no patches apart, counts as v0.9).
+///          manager came in v0.9.2, which kvplan, telling no patches apart, counts as v0.9); the
+///          larger batch defaults for an H100 or H200 by name only (PR #12369; PR #17073 reached
+///          v0.8.5 at the line's end, counted from v0.9).
+///   v0.9   the larger batch defaults for 70 GiB or more but not an A100 (PRs #17073 and #17885,
+///          both in v0.9.0), as on main; the rest as v0.8.
 ///   v0.10  gpu_memory_utilization 0.9 (CacheConfig, as since v0.1); graphs not charged; the hybrid
 ///          manager off for chunked local attention (PR #21761, 2025-07-28, merged after v0.10.0
 ///          and in v0.10.1: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0; on in
@@ -98,6 +117,10 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///          from v0.20 as PR #40694 is).
 ///   v0.21  CUDA graph memory estimated and charged to the KV budget
 ///          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on).
+///   block size: not a row. vLLM pages in 16 tokens on CUDA in every release modelled
+///          (CacheConfig.block_size; CudaPlatformBase.check_and_update_config sets 16 where it is
+///          unset), and the attention backends' forcing (engine/vllm_backend.hpp) is taken from
+///          main for every release.
 ///   tokens_per_group: through the v0.19 line "GPU KV cache size" is num_blocks // num_groups x
 ///          block size (a v0.10.1.1 log of gpt-oss-120b at tp 4 prints 2,640,144 tokens for 45.32
 ///          GiB, and that rule gives 2,640,080 from the rounded GiB figure); vLLM PR #40694
@@ -105,6 +128,12 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///          max_model_len, taken here from v0.20.
 inline constexpr VllmReleaseDefaults vllm_releases[] = {
     {.since = {0, 8},
+     .gpu_memory_utilization = 0.9,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = false,
+     .tokens_per_group = true,
+     .batch_rule = VllmBatchRule::h100_h200_by_name},
+    {.since = {0, 9},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
      .chunked_local_hybrid = false,
@@ -156,6 +185,10 @@ static_assert(!vllm_release_defaults({0, 10})->sampler_sorts &&
               vllm_release_defaults({0, 11})->sampler_sorts &&
               vllm_release_defaults({0, 19})->sampler_sorts &&
               !vllm_release_defaults({0, 20})->sampler_sorts);
+static_assert(vllm_release_defaults({0, 8})->batch_rule == VllmBatchRule::h100_h200_by_name &&
+              vllm_release_defaults({0, 9})->batch_rule == VllmBatchRule::memory_70_gib_not_a100 &&
+              vllm_release_defaults(vllm_newest_release)->batch_rule ==
+                  VllmBatchRule::memory_70_gib_not_a100);
 static_assert(!vllm_release_defaults({0, 7}) && !vllm_release_defaults({1, 0}));
 
 }  // namespace kvplan

@@ -69,6 +69,13 @@ struct StartupCheck {
     /// The largest tensor-parallel degree below the layout's at which every part passes, the other
     /// GPUs going to pipeline stages (0: none does).
     std::uint32_t starting_tp = 0;
+    /// vLLM, where expert parallelism alone does not start it: the largest tensor-parallel degree
+    /// below the layout's at which the dense and shared parts pass with the routed experts whole,
+    /// the other GPUs going to data-parallel ranks (tp x dp with --enable-expert-parallel, the
+    /// layout DeepSeek's models are served in; 0: none does). Under data parallelism vLLM splits
+    /// the dense MLP and the shared experts over tp alone and, with expert parallelism, spreads the
+    /// experts whole over dp x tp (vllm/model_executor/layers/fused_moe/config.py).
+    std::uint32_t expert_parallel_tp = 0;
 };
 
 namespace detail {
@@ -154,6 +161,15 @@ namespace detail {
                  .refused)
             s.starting_tp = t;
     }
+    if (e == Engine::vllm && m.config().moe.experts != 0 && !s.expert_parallel_starts)
+        for (std::uint32_t t = tp / 2; t >= 1 && s.expert_parallel_tp == 0; t /= 2) {
+            const std::uint32_t f = tp / t;
+            const auto shrink = [&](std::uint32_t d) { return d % f == 0 ? d / f : d; };
+            if (tp % t == 0 && !detail::first_broken_block(m, shrink(p.dense_mlp_tp),
+                                                           shrink(p.shared_expert_tp), 1, w)
+                                    .refused)
+                s.expert_parallel_tp = t;
+        }
     return s;
 }
 

@@ -27,6 +27,7 @@
 #include "../error.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
+#include "../units.hpp"
 #include "deployment.hpp"
 #include "evaluate.hpp"
 #include "search.hpp"
@@ -109,6 +110,11 @@ struct CommandOptions {
     /// --master-addr and --data-parallel-address, SGLang's --dist-init-addr): a word to replace
     /// before pasting.
     std::string head_address = "HEAD_NODE_IP";
+    /// Host DRAM for KV per replica (kvplan fit --host-kv): vLLM's native CPU offloading,
+    /// --kv-offloading-size in GiB over the tp x pp ranks of one engine (vllm/config/cache.py,
+    /// CacheConfig.kv_offloading_size; VllmConfig._post_init_kv_transfer_config gives each rank
+    /// its share), so each of dp engines takes the replica's size / dp. nullopt: none.
+    std::optional<Bytes> kv_offloading{};
 };
 
 namespace detail {
@@ -191,13 +197,15 @@ namespace detail {
 /// The command lines that start the engine of `a` (vLLM or SGLang) as evaluate() sized it, one per
 /// node of the replica (node 0, the head, first): its parallel layout, memory fraction, maximum
 /// length (the demand's context), sequence cap and KV dtype; the weights it assumed (the engine's
-/// --quantization fp8 when FP8 weights are assumed over a 16-bit checkpoint); the block size only
-/// when one was given (left out, the engine picks the size evaluate() assumed: its default, or what
-/// its attention backend forces); every knob the deployment gave; and the environment the answer
-/// depends on. A replica that spans nodes gets one command per node: vLLM's --nnodes, --node-rank
-/// and --master-addr (the node-1.. commands --headless), or, for dp ranks that each fit a node,
-/// its data-parallel flags (--data-parallel-size-local, --data-parallel-start-rank,
-/// --data-parallel-address); SGLang's --nnodes, --node-rank and --dist-init-addr. Throws
+/// --quantization fp8 when FP8 weights are assumed over a 16-bit checkpoint); the block size when
+/// one was given or, under vLLM, when its attention backend forces one (left out otherwise: the
+/// engine's default is the size evaluate() assumed); host memory for KV (CommandOptions::
+/// kv_offloading, vLLM's --kv-offloading-size); every knob the deployment gave; and the
+/// environment the answer depends on. A replica that spans nodes gets one command per node: vLLM's
+/// --nnodes, --node-rank and --master-addr (the node-1.. commands --headless), or, for dp ranks
+/// that each fit a node, its data-parallel flags (--data-parallel-size-local,
+/// --data-parallel-start-rank, --data-parallel-address); SGLang's --nnodes, --node-rank and
+/// --dist-init-addr. Throws
 /// InvalidInput for the ideal and TensorRT-LLM profiles (no command line here), for a KV dtype the
 /// engine has no flag value for, for weights neither engine makes at load, and for dp ranks that
 /// cross nodes under vLLM.
@@ -275,7 +283,11 @@ namespace detail {
                 flag("--max-model-len", num(a.demand.context));
                 flag("--max-num-seqs", num(a.dp_rank_sequence_cap));
                 flag("--kv-cache-dtype", detail::vllm_kv_dtype(a.replica.kv.dtype));
-                if (s.block_size_given) flag("--block-size", num(s.block_size));
+                // The block size given, or the one the attention backend forces (FlashMLA's 64 on
+                // Hopper): vLLM would force it too, but the command then states the pool it
+                // predicts and starts the same under a release that forced another.
+                if (s.block_size_given || (s.backend && s.backend->forced))
+                    flag("--block-size", num(s.block_size));
                 if (s.options.vllm.max_num_batched_tokens)
                     flag("--max-num-batched-tokens", num(*s.options.vllm.max_num_batched_tokens));
                 if (const auto n = s.budget.reserve.encoder_cache.items_per_prompt)
@@ -286,6 +298,13 @@ namespace detail {
                     flag("--num-gpu-blocks-override", num(*s.options.vllm.num_gpu_blocks_override));
                 if (s.budget.kv_memory_per_gpu)
                     flag("--kv-cache-memory-bytes", num(s.budget.kv_memory_per_gpu->count()));
+                if (o.kv_offloading) {
+                    const std::uint64_t engines = p.dp > 1 ? p.dp : 1;
+                    flag("--kv-offloading-size",
+                         detail::short_number(o.kv_offloading->in(GiB) /
+                                              static_cast<double>(engines)));
+                    flag("--kv-offloading-backend", "native");
+                }
                 if (const LoraOptions& lo = s.budget.reserve.lora; lo.max_loras > 0) {
                     // vllm/engine/arg_utils.py, the LoRAConfig group.
                     v.emplace_back("--enable-lora");

@@ -134,13 +134,13 @@ struct ResolvedServing {
         const std::uint64_t cap = *s.max_sequences;
         r.options.vllm.max_num_seqs =
             static_cast<std::uint32_t>(cap > 0xFFFF'FFFFULL ? 0xFFFF'FFFFULL : cap);
-        // vLLM's profile run samples one logits row per sequence it may schedule
-        // (vllm/v1/worker/gpu_model_runner.py, profile_run: _dummy_sampler_run over
-        // min(max_num_seqs, max_num_batched_tokens) rows), so --max-num-seqs sets those rows.
-        if (s.engine == Engine::vllm && !r.budget.reserve.profile_sequences)
-            r.budget.reserve.profile_sequences = r.options.vllm.max_num_seqs;
         r.options.sglang.max_running_requests = cap;
         r.options.trtllm.max_batch_size = cap;
+        // vLLM's profile run samples one logits row per request it schedules, at most
+        // max_num_seqs of them (vllm/v1/worker/gpu_model_runner.py, _dummy_run: num_reqs =
+        // min(num_tokens, max_num_reqs)): the cap given sizes the sampler's peak too.
+        if (s.engine == Engine::vllm)
+            r.budget.reserve.profile_sequences = r.options.vllm.max_num_seqs;
     }
     if (s.max_num_batched_tokens) {
         if (*s.max_num_batched_tokens == 0) refuse("max_num_batched_tokens", ">= 1 token", "0");
@@ -203,9 +203,10 @@ struct ResolvedServing {
 namespace detail {
 
 /// vLLM's defaults that depend on the replica, applied to `s` (resolved for vLLM): the attention
-/// backend and the block size it forces on the GPU's family (vllm_attention_backend), and, for a
+/// backend and the block size it forces on the GPU's family (vllm_attention_backend); for a
 /// release whose hybrid manager is off for chunked local attention (engine/release.hpp), that
-/// manager off for a model with chunked layers.
+/// manager off for a model with chunked layers; and the release's max_num_batched_tokens and
+/// max_num_seqs for the GPU (VllmReleaseDefaults::batch_rule).
 constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
     s.backend = vllm_attention_backend(r.model, gpu_family(r.gpu), r.kv.dtype, r.parallel.dcp,
                                        s.block_size);
@@ -216,6 +217,21 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
     const auto d = vllm_release_defaults(s.engine_version);
     if (d && !d->chunked_local_hybrid && r.model.layers().layers_of_kind(CacheKind::chunked_local))
         s.options.vllm.hybrid_kv_cache_manager = false;
+    // The release's batch defaults where they differ from main's for this GPU (a v0.8 release on
+    // an H20 or a B200 profiles 2,048 tokens and 256 sequences), unless given.
+    if (d) {
+        const VllmBatchDefaults then = vllm_batch_defaults(r.gpu, d->batch_rule);
+        const VllmBatchDefaults now = vllm_batch_defaults(r.gpu);
+        if (then.max_num_batched_tokens != now.max_num_batched_tokens &&
+            !s.options.vllm.max_num_batched_tokens) {
+            s.options.vllm.max_num_batched_tokens = then.max_num_batched_tokens;
+            s.budget.reserve.max_num_batched_tokens = then.max_num_batched_tokens;
+        }
+        if (then.max_num_seqs != now.max_num_seqs && !s.options.vllm.max_num_seqs) {
+            s.options.vllm.max_num_seqs = then.max_num_seqs;
+            s.budget.reserve.profile_sequences = then.max_num_seqs;
+        }
+    }
 }
 
 }  // namespace detail

@@ -104,6 +104,13 @@ namespace detail {
                 fix += std::string(fix.empty() ? "" : "; ") + "tp " +
                        std::to_string(c.starting_tp) + " (pp x " +
                        std::to_string(a.replica.parallel.tp / c.starting_tp) + ") starts";
+            if (c.expert_parallel_tp != 0) {
+                const std::uint32_t dp = a.replica.parallel.dp > 0 ? a.replica.parallel.dp : 1;
+                fix += std::string(fix.empty() ? "" : "; ") + "tp " +
+                       std::to_string(c.expert_parallel_tp) + " x dp " +
+                       std::to_string(dp * (a.replica.parallel.tp / c.expert_parallel_tp)) +
+                       " with --enable-expert-parallel starts";
+            }
             const char* part =
                 c.part == StartupPart::routed_experts   ? "routed experts' gate/up and down"
                 : c.part == StartupPart::shared_experts ? "shared experts' gate/up and down"
