@@ -474,8 +474,18 @@ TEST_CASE("Gemma 4 26B-A4B: KV heads and head size per layer type, V cached as K
         3 * h * 2'112 + h * 128 + h + 128 + 128 * 3 * h * 704 + 7 * h + 1;
     constexpr std::uint64_t text = 25 * sliding + 5 * full + 30 * layer + h + 262'144ULL * h;
     static_assert(text == 25'247'559'710ULL);  // the checkpoint's 25,233,141,790 and V's slots
-    CHECK(total_params(m) == text);
-    CHECK_THAT(im.notes.back(), Catch::Contains("vision tower") && Catch::Contains("not counted"));
+    // The vision tower (transformers' Gemma4VisionModel, vision_config: hidden v = 1,152, 16
+    // heads and 16 KV heads of 72, MLP 4,304, 27 layers, patch 16, position table 10,240):
+    // per layer q, k, v, o 4 x v x 1,152, q/k norms 2 x 72, gated MLP 3 x v x 4,304, 4 norms of v;
+    // the patch projection 3 x 16^2 x v, the table 2 x 10,240 x v, standardize's bias and scale
+    // 2 x v; the embedder's projection v x h. 572.8 M: Google's model card gives ~550M.
+    constexpr std::uint64_t v = 1'152;
+    constexpr std::uint64_t vision_layer = 4 * v * 1'152 + 2 * 72 + 3 * v * 4'304 + 4 * v;
+    constexpr std::uint64_t vision =
+        27 * vision_layer + 3 * 256 * v + 2 * 10'240 * v + 2 * v + v * h;
+    static_assert(vision == 572'794'416ULL);
+    CHECK(m.config().vision_params == vision);
+    CHECK(total_params(m) == text + vision);
 
     Json j = bundled_json("gemma-4-26b-a4b");
     j["text_config"]["num_kv_shared_layers"] = 10;
@@ -705,8 +715,16 @@ TEST_CASE("Kimi-K3 and MiniMax-M3 are refused, naming what is missing",
     Json k3 = bundled_json("kimi-k2.5");
     k3["model_type"] = "kimi_k3";
     CHECK_THAT(import_error(k3), Catch::Contains("KDA") && Catch::Contains("found \"kimi_k3\""));
+    CHECK_THAT(import_error(k3), Catch::Contains("routed_expert_hidden_size"));
     Json m3 = bundled_json("minimax-m2.5");
     m3["model_type"] = "minimax_m3";
     CHECK_THAT(import_error(m3),
                Catch::Contains("sparse_attention_config") && Catch::Contains("\"minimax_m3\""));
+    // The published file names the wrapper (minimax_m3_vl) and its text_config minimax_m3_text, as
+    // vLLM's transformers_utils/configs/minimax_m3.py reads them: both refused the same way.
+    Json vl = Json::object();
+    vl["model_type"] = "minimax_m3_vl";
+    vl["text_config"] = bundled_json("minimax-m2.5");
+    vl["text_config"]["model_type"] = "minimax_m3_text";
+    CHECK_THAT(import_error(vl), Catch::Contains("indexer") && Catch::Contains("minimax_m3_"));
 }

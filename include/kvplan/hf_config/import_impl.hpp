@@ -603,8 +603,12 @@ namespace detail::hf {
     if (const auto vision = top.optional_object("vision_config")) {
         if (const auto v = vision_params(*vision, f, hidden)) {
             c.vision_params = *v;
+            // Gemma 3's mm_tokens_per_image; Gemma 4's vision_soft_tokens_per_image (vLLM's
+            // gemma4_mm.py puts that many image tokens between BOI and EOI).
             if (const auto t = top.optional_count("mm_tokens_per_image", u32_max))
                 c.mm_tokens_per_item = *t;
+            else if (const auto g = top.optional_count("vision_soft_tokens_per_image", u32_max))
+                c.mm_tokens_per_item = *g;
             notes.push_back("vision tower and projector: " + std::to_string(*v) +
                             " parameters, counted apart from the language model");
         } else {
