@@ -609,6 +609,20 @@ namespace detail::hf {
                 c.mm_tokens_per_item = *t;
             else if (const auto g = top.optional_count("vision_soft_tokens_per_image", u32_max))
                 c.mm_tokens_per_item = *g;
+            else if (f == Family::qwen2_5_vl || f == Family::qwen3_vl ||
+                     f == Family::qwen3_vl_moe || f == Family::qwen3_5 ||
+                     f == Family::qwen3_5_moe) {
+                // The largest image vLLM profiles (qwen2_vl.py, get_image_size_with_most_features:
+                // the processor's max_pixels, else size.longest_edge) holds max_pixels /
+                // (patch x merge)^2 tokens. The published preprocessor_config.json files say
+                // max_pixels 12,845,056 (Qwen2.5-VL) and longest_edge 16,777,216 (Qwen3-VL,
+                // Qwen3.5): 16,384 tokens either way.
+                const std::uint64_t pixels = f == Family::qwen2_5_vl ? 12'845'056 : 16'777'216;
+                const std::uint64_t side =
+                    vision->positive_integer("patch_size", 65'536) *
+                    vision->optional_positive_integer("spatial_merge_size", 64).value_or(2);
+                c.mm_tokens_per_item = std::max<std::uint64_t>(1, pixels / (side * side));
+            }
             notes.push_back("vision tower and projector: " + std::to_string(*v) +
                             " parameters, counted apart from the language model");
         } else {
