@@ -369,7 +369,9 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                                 "memory",
                                                 lo.max_cpu_loras)
                                   : ""),
-                  {"as vLLM's LoRA layers allocate them at load (budget/lora.hpp)"}});
+                  {(lo.targets & lora_all) == lora_all
+                       ? "as vLLM's LoRA layers allocate them at load (budget/lora.hpp)"
+                       : "as SGLang's LoRA pool allocates the targeted stacks (budget/lora.hpp)"}});
     }
     rep.figures.push_back(
         {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget),
