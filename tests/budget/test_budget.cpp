@@ -322,6 +322,47 @@ TEST_CASE("LoRA slots of a MoE model count every local expert", "[budget][lora]"
     CHECK(lora_bytes_on_rank(mixtral_8x7b, l, 0, two).count() == 597'688'320);
 }
 
+// SGLang allocates only the stacks adapters target (--lora-target-modules, normalized by
+// python/sglang/srt/lora/utils.py get_normalized_target_modules: q, k and v share qkv_proj's stack,
+// gate and up gate_up_proj's). Llama-3-70B at tp 4, rank 16, the per-layer elements above:
+//   q_proj,v_proj -> qkv_proj only: 393,216 + 40,960 = 434,176 a layer
+//   x 80 layers x 4 slots x 2 B = 277,872,640 B
+//   o_proj,down_proj: 32,768 + 131,072 + 114,688 + 131,072 = 409,600 a layer -> 262,144,000 B
+TEST_CASE("LoRA slots charge only the stacks adapters target", "[budget][lora]") {
+    const Layout l(llama_3_70b, {.tp = 4});
+    LoraOptions qv{.max_loras = 4, .max_lora_rank = 16};
+    qv.targets = lora_targets("t", "q_proj,v_proj");
+    CHECK(qv.targets == lora_qkv);
+    CHECK(lora_bytes_on_rank(llama_3_70b, l, 0, qv).count() == 277'872'640);
+    LoraOptions od{.max_loras = 4, .max_lora_rank = 16};
+    od.targets = lora_targets("t", "self_attn.o_proj down_proj");
+    CHECK(lora_target_names(od.targets) == "o_proj down_proj");
+    CHECK(lora_bytes_on_rank(llama_3_70b, l, 0, od).count() == 262'144'000);
+    // Together the four stacks are every stack: the 854,589,440 B above.
+    CHECK(277'872'640 + 262'144'000 +
+              80ULL * 4 * 2 * (262'144 + 229'376) ==  // gate_up: A 262,144 + B 229,376
+          854'589'440);
+    CHECK(lora_targets("t", "all") == lora_all);
+    CHECK(lora_target_names(lora_all) == "all");
+    CHECK_THROWS_WITH(lora_targets("--lora-target-modules", "q_proj,lm_head"),
+                      Catch::Contains("lm_head") && Catch::Contains("lora_target_modules"));
+    CHECK_THROWS_AS(lora_targets("t", " , "), InvalidInput);
+}
+
+// vLLM's LoRAConfig keeps max_cpu_loras adapters in host memory (vllm/config/lora.py: "Must be >=
+// than max_loras", its validator raises otherwise). Host memory: the GPU's bytes do not move.
+TEST_CASE("CPU-cached adapters cost no GPU memory and are checked as vLLM checks them",
+          "[budget][lora]") {
+    const Layout l(llama_3_70b, {.tp = 4});
+    LoraOptions cached{.max_loras = 4, .max_lora_rank = 16};
+    cached.max_cpu_loras = 64;
+    CHECK(lora_bytes_on_rank(llama_3_70b, l, 0, cached).count() == 854'589'440);
+    cached.max_cpu_loras = 3;  // fewer than the 4 GPU slots
+    CHECK_THROWS_WITH(
+        lora_bytes_on_rank(llama_3_70b, l, 0, cached),
+        Catch::Contains("max_cpu_loras") && Catch::Contains("at least max_loras (4)"));
+}
+
 TEST_CASE("LoRA sizing refuses what it does not model", "[budget][lora]") {
     const Layout v3(deepseek_v3, {.tp = 8});
     CHECK_THROWS_AS(lora_bytes_on_rank(deepseek_v3, v3, 0, {.max_loras = 1}), InvalidInput);

@@ -37,6 +37,32 @@ TEST_CASE("Gemma 3 27B: the profiled encoder outputs", "[encoder_cache]") {
     CHECK(big.bytes == Bytes::exactly(107'520'000));
 }
 
+TEST_CASE("Qwen-VL's largest image and Gemma 4's soft tokens size the profiled outputs",
+          "[encoder_cache]") {
+    // Qwen2.5-VL-7B: the published preprocessor_config.json's max_pixels 12,845,056 over
+    // (patch 14 x merge 2)^2 = 784 pixels a token: 16,384 tokens, twice H100's 8,192-token budget,
+    // so the budget widens to 16,384 and one image is profiled: 16384 x 3584 x 2 B = 117,440,512.
+    const Model qwen25 = bundled("qwen2.5-vl-7b-instruct");
+    CHECK(qwen25.config().mm_tokens_per_item == 12'845'056 / (28 * 28));
+    const EncoderCache q = encoder_cache(qwen25, 0, 8192, 1024, {});
+    CHECK(q.budget == 16'384);
+    CHECK(q.items == 1);
+    CHECK(q.bytes == Bytes::exactly(16'384ULL * 3584 * 2));
+    // Qwen3-VL-8B and Qwen3.5-27B: longest_edge 16,777,216 over (16 x 2)^2 = 1,024: 16,384 too;
+    // one image of 16384 x 4096 x 2 B = 134,217,728 for Qwen3-VL-8B.
+    CHECK(bundled("qwen3-vl-8b-instruct").config().mm_tokens_per_item == 16'384);
+    CHECK(bundled("qwen3.5-27b").config().mm_tokens_per_item == 16'384);
+    CHECK(encoder_cache(bundled("qwen3-vl-8b-instruct"), 0, 8192, 1024, {}).bytes ==
+          Bytes::exactly(134'217'728));
+    // Gemma 4 26B-A4B: vision_soft_tokens_per_image 280; 8192 / 280 = 29 images of 280 tokens,
+    // 2,816 wide: 29 x 280 x 2816 x 2 B = 45,731,840.
+    const Model gemma4 = bundled("gemma-4-26b-a4b");
+    CHECK(gemma4.config().mm_tokens_per_item == 280);
+    const EncoderCache g = encoder_cache(gemma4, 0, 8192, 1024, {});
+    CHECK(g.items == 29);
+    CHECK(g.bytes == Bytes::exactly(45'731'840));
+}
+
 TEST_CASE("text only, a skipped profile, a later stage or no tower: no encoder outputs",
           "[encoder_cache]") {
     const Model m = bundled("gemma-3-27b");

@@ -770,6 +770,34 @@ TEST_CASE("fit charges LoRA slots and reads a prefix hit rate", "[cli][fit][lora
     CHECK(text.out.find("--enable-lora --max-loras 4 --max-lora-rank 16") != std::string::npos);
     CHECK(run_kvplan(base + " --max-lora-rank 8").code == 2);
 
+    // --max-cpu-loras is host memory: the same GPU figures, the flag in vLLM's command, and
+    // vLLM's own check (at least --max-loras) as a usage error.
+    const CliRun cpu = run_kvplan(base + " --max-loras 4 --max-cpu-loras 32 --format json");
+    REQUIRE(cpu.code == 0);
+    CHECK(json::parse(cpu.out)["kv_budget_bytes_per_gpu"] == l["kv_budget_bytes_per_gpu"]);
+    CHECK(run_kvplan(base + " --max-loras 4 --max-cpu-loras 32")
+              .out.find("--max-lora-rank 16 --max-cpu-loras 32") != std::string::npos);
+    const CliRun few = run_kvplan(base + " --max-loras 4 --max-cpu-loras 2");
+    CHECK(few.code == 2);
+    CHECK(few.err.find("at least --max-loras (4)") != std::string::npos);
+    CHECK(run_kvplan(base + " --max-cpu-loras 8").code == 2);  // no --max-loras
+    // --lora-target-modules is SGLang's: refused under vLLM, which wraps every layer anyway.
+    // Under SGLang, q_proj,v_proj leaves the qkv_proj stacks alone: 277,872,640 B
+    // (tests/test_budget.cpp), and the command names the stack.
+    const CliRun vllm_targets = run_kvplan(base + " --max-loras 4 --lora-target-modules q_proj");
+    CHECK(vllm_targets.code == 2);
+    CHECK(vllm_targets.err.find("--engine sglang") != std::string::npos);
+    const std::string sg =
+        base + " --engine sglang --max-loras 4 --lora-target-modules q_proj,v_proj";
+    const CliRun sgl = run_kvplan(sg + " --format json");
+    REQUIRE(sgl.code == 0);
+    CHECK(json::parse(sgl.out)["lora_bytes"].get<std::uint64_t>() == 277'872'640);
+    CHECK(run_kvplan(sg + " --max-cpu-loras 16")
+              .out.find("--max-loaded-loras 16 --lora-target-modules qkv_proj") !=
+          std::string::npos);
+    CHECK(run_kvplan(base + " --engine sglang --max-loras 4 --lora-target-modules lm_head").code ==
+          2);
+
     // 40 % of a 6,000-token prompt is the 2,400-token shared prefix --shared-prefix 2400 gives.
     const std::string split = base + " --prompt-tokens 6000 --output-tokens 2000 --format json";
     const CliRun rate = run_kvplan(split + " --prefix-hit-rate 0.4");

@@ -361,11 +361,18 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
               {source_of(res.comm_buffers, "SGLang's reserve rule (budget/reserve.hpp)")}});
         if (const LoraOptions& lo = a.serving.budget.reserve.lora; lo.max_loras > 0)
             term("lora_bytes", "- LoRA adapter slots (with the weights)", m.lora,
-                 {fmt::format("{} slots x rank {} over every targeted layer's A and B, in the "
-                              "model's dtype{}",
-                              lo.max_loras, lo.max_lora_rank,
-                              lo.fully_sharded ? ", fully sharded" : ""),
-                  {"as vLLM's LoRA layers allocate them at load (budget/lora.hpp)"}});
+                 {fmt::format("{} slots x rank {} over every targeted layer's A and B ({}), in "
+                              "the model's dtype{}{}",
+                              lo.max_loras, lo.max_lora_rank, lora_target_names(lo.targets, ", "),
+                              lo.fully_sharded ? ", fully sharded" : "",
+                              lo.max_cpu_loras > lo.max_loras
+                                  ? fmt::format("; {} adapters cached in host memory, no GPU "
+                                                "memory",
+                                                lo.max_cpu_loras)
+                                  : ""),
+                  {(lo.targets & lora_all) == lora_all
+                       ? "as vLLM's LoRA layers allocate them at load (budget/lora.hpp)"
+                       : "as SGLang's LoRA pool allocates the targeted stacks (budget/lora.hpp)"}});
     }
     rep.figures.push_back(
         {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget),

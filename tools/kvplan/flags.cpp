@@ -91,12 +91,39 @@ Serving parse_serving(const CommonOptions& o) {
         usage_error("--fully-sharded-loras", "--engine vllm (SGLang has no such option)",
                     std::string(name(s.engine)));
     if (o.max_loras) {
-        s.reserve.lora.max_loras = *o.max_loras;
-        if (o.max_lora_rank) s.reserve.lora.max_lora_rank = *o.max_lora_rank;
-        s.reserve.lora.fully_sharded = o.fully_sharded_loras;
-    } else if (o.max_lora_rank || o.fully_sharded_loras) {
-        usage_error(o.max_lora_rank ? "--max-lora-rank" : "--fully-sharded-loras",
-                    "--max-loras as well (the adapter slots it describes)", "no --max-loras");
+        LoraOptions& lora = s.reserve.lora;
+        lora.max_loras = *o.max_loras;
+        if (o.max_lora_rank) lora.max_lora_rank = *o.max_lora_rank;
+        lora.fully_sharded = o.fully_sharded_loras;
+        if (o.max_cpu_loras) {
+            // Host memory only: checked as vLLM's LoRAConfig and SGLang's server_args check it.
+            if (*o.max_cpu_loras < lora.max_loras)
+                usage_error("--max-cpu-loras",
+                            fmt::format("at least --max-loras ({})", lora.max_loras),
+                            fmt::format("{}", *o.max_cpu_loras));
+            lora.max_cpu_loras = *o.max_cpu_loras;
+        }
+        if (!o.lora_target_modules.empty()) {
+            // vLLM wraps every layer it supports whatever the adapters target: the flag would
+            // change nothing there, so it is refused rather than ignored.
+            if (s.engine != Engine::sglang)
+                usage_error("--lora-target-modules",
+                            "--engine sglang (vLLM allocates LoRA stacks on every layer it "
+                            "supports, whatever the adapters target)",
+                            std::string(name(s.engine)));
+            try {
+                lora.targets = lora_targets("--lora-target-modules", o.lora_target_modules);
+            } catch (const InvalidInput& e) {
+                throw UsageError(e.what());
+            }
+        }
+    } else if (o.max_lora_rank || o.fully_sharded_loras || o.max_cpu_loras ||
+               !o.lora_target_modules.empty()) {
+        const char* flag = o.max_lora_rank         ? "--max-lora-rank"
+                           : o.fully_sharded_loras ? "--fully-sharded-loras"
+                           : o.max_cpu_loras       ? "--max-cpu-loras"
+                                                   : "--lora-target-modules";
+        usage_error(flag, "--max-loras as well (the adapter slots it describes)", "no --max-loras");
     }
     s.speculation = parse_speculation(o, s.engine);
     // A knob the engine cannot take (vLLM's block sizes) is a usage error too.

@@ -188,6 +188,14 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
         group.add_flag("--fully-sharded-loras", o.fully_sharded_loras,
                        "vLLM's flag: LoRA A of column layers and B of row layers split over "
                        "tp too; with --max-loras");
+        typed(group, "--max-cpu-loras", o.max_cpu_loras, lora_count,
+              "Adapters cached in host memory (vLLM's --max-cpu-loras, SGLang's "
+              "--max-loaded-loras), at least --max-loras: no GPU memory, checked and printed "
+              "in the command; with --max-loras");
+        group.add_option("--lora-target-modules", o.lora_target_modules,
+                         "SGLang's flag: the modules adapters target (q_proj,v_proj,... or all); "
+                         "only their stacks are charged. vLLM wraps every layer; with "
+                         "--max-loras");
         typed(group, "--limit-mm-per-prompt", o.limit_mm_per_prompt, parse_mm_limit,
               "vLLM's flag: images per prompt, N or {\"image\": N}; 0 serves text only. A "
               "model with a vision tower is charged the encoder outputs vLLM's profile run "

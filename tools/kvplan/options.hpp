@@ -80,6 +80,8 @@ struct CommonOptions {
     std::optional<std::uint32_t> max_loras;      ///< LoRA adapter slots on each GPU
     std::optional<std::uint32_t> max_lora_rank;  ///< their rank
     bool fully_sharded_loras = false;
+    std::optional<std::uint32_t> max_cpu_loras;  ///< adapters cached in host memory
+    std::string lora_target_modules;             ///< SGLang's --lora-target-modules, as written
     std::optional<std::uint32_t> limit_mm_per_prompt;  ///< images per prompt (0: text only)
     bool skip_mm_profiling = false;                    ///< vLLM's --skip-mm-profiling
     bool allow_long_context = false;                   ///< contexts past the model's limit
@@ -109,6 +111,7 @@ enum OptionGroup : unsigned {
                               ///< --kv-memory --max-num-seqs --max-num-batched-tokens
                               ///< --num-gpu-blocks-override --allow-long-context
                               ///< --max-loras --max-lora-rank --fully-sharded-loras
+                              ///< --max-cpu-loras --lora-target-modules
                               ///< --limit-mm-per-prompt --skip-mm-profiling
     opt_output = 1U << 6,     ///< --format --explain
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens

@@ -9,10 +9,16 @@
 // B over the rank's output), row_parallel_linear.py (A over the rank's input, B over the whole
 // output) and fused_moe.py (FusedMoEWithLoRA: per local expert, w13 and w2). With
 // --fully-sharded-loras, A of column-parallel layers is split by rank and B of row-parallel
-// layers by output. CPU-cached adapters (--max-cpu-loras) are host memory and cost no HBM.
+// layers by output. CPU-cached adapters (vLLM's --max-cpu-loras, SGLang's --max-loaded-loras) are
+// host memory and cost no HBM: kvplan checks them as the engines do and prints them in the command.
+// SGLang allocates its pool only for the modules adapters target (--lora-target-modules,
+// python/sglang/srt/lora/utils.py get_normalized_target_modules: q, k and v share qkv_proj's
+// stack, gate and up gate_up_proj's); vLLM wraps every layer it supports, whatever they target.
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "../detail/checked.hpp"
 #include "../error.hpp"
@@ -24,13 +30,93 @@
 
 namespace kvplan {
 
-/// vLLM's LoRA knobs that change GPU memory (vllm/config/lora.py, LoRAConfig).
+/// The stacks an adapter slot holds, as SGLang groups target modules (a bit each).
+enum LoraTarget : std::uint8_t {
+    lora_qkv = 1U << 0,      ///< qkv_proj (q_proj, k_proj, v_proj)
+    lora_o = 1U << 1,        ///< o_proj
+    lora_gate_up = 1U << 2,  ///< gate_up_proj (gate_proj, up_proj), experts' w13 too
+    lora_down = 1U << 3,     ///< down_proj, experts' w2 too
+    lora_all = lora_qkv | lora_o | lora_gate_up | lora_down,
+};
+
+/// The LoRA knobs of vLLM (vllm/config/lora.py, LoRAConfig) and SGLang (server_args.py).
 struct LoraOptions {
     std::uint32_t max_loras = 0;       ///< adapter slots on the GPU; 0: LoRA off
     std::uint32_t max_lora_rank = 16;  ///< vLLM's default
     bool fully_sharded = false;        ///< --fully-sharded-loras
+    /// Adapters cached in host memory (vLLM's max_cpu_loras, SGLang's max_loaded_loras); 0: the
+    /// engine's default, max_loras. Host memory: no GPU byte depends on it.
+    std::uint32_t max_cpu_loras = 0;
+    std::uint8_t targets = lora_all;  ///< LoraTarget bits; SGLang's --lora-target-modules
     friend constexpr bool operator==(const LoraOptions&, const LoraOptions&) = default;
 };
+
+/// The LoraTarget bits of a list of module names (split at commas and spaces) as SGLang reads
+/// --lora-target-modules: "all", q_proj, k_proj, v_proj, qkv_proj, o_proj, gate_proj, up_proj,
+/// gate_up_proj, down_proj; a prefix such as "self_attn." is dropped. Refused (InvalidInput): an
+/// empty list, or a module kvplan does not size (embed_tokens, lm_head: their stacks depend on
+/// the vocabulary adapters add).
+[[nodiscard]] inline std::uint8_t lora_targets(std::string_view where, std::string_view list) {
+    std::uint8_t bits = 0;
+    std::size_t at = 0;
+    while (at < list.size()) {
+        const std::size_t end = std::min(list.find_first_of(", ", at), list.size());
+        const std::string_view full = list.substr(at, end - at);
+        at = end + 1;
+        if (full.empty()) continue;
+        const std::size_t dot = full.rfind('.');
+        const std::string_view n = dot == std::string_view::npos ? full : full.substr(dot + 1);
+        if (n == "all")
+            bits |= lora_all;
+        else if (n == "q_proj" || n == "k_proj" || n == "v_proj" || n == "qkv_proj")
+            bits |= lora_qkv;
+        else if (n == "o_proj")
+            bits |= lora_o;
+        else if (n == "gate_proj" || n == "up_proj" || n == "gate_up_proj")
+            bits |= lora_gate_up;
+        else if (n == "down_proj")
+            bits |= lora_down;
+        else
+            detail::throw_field_error<InvalidInput>(
+                where, "lora_target_modules",
+                "all, q_proj, k_proj, v_proj, qkv_proj, o_proj, gate_proj, up_proj, "
+                "gate_up_proj or down_proj",
+                std::string(full));
+    }
+    if (bits == 0)
+        detail::throw_field_error<InvalidInput>(where, "lora_target_modules", "at least one module",
+                                                "none");
+    return bits;
+}
+
+/// SGLang's names of the stacks `bits` selects, as its --lora-target-modules takes them.
+[[nodiscard]] inline std::string lora_target_names(std::uint8_t bits, std::string_view sep = " ") {
+    if ((bits & lora_all) == lora_all) return "all";
+    std::string s;
+    const auto add = [&](LoraTarget t, std::string_view n) {
+        if ((bits & t) == 0) return;
+        if (!s.empty()) s += sep;
+        s += n;
+    };
+    add(lora_qkv, "qkv_proj");
+    add(lora_o, "o_proj");
+    add(lora_gate_up, "gate_up_proj");
+    add(lora_down, "down_proj");
+    return s;
+}
+
+/// Checks `o` as the engines do: vLLM's LoRAConfig refuses max_cpu_loras below max_loras, as
+/// SGLang refuses max_loaded_loras below max_loras_per_batch. Throws InvalidInput.
+constexpr void check_lora_options(const LoraOptions& o) {
+    if (o.max_cpu_loras != 0 && o.max_cpu_loras < o.max_loras)
+        detail::throw_field_error<InvalidInput>(
+            "LoRA", "max_cpu_loras", detail::text("at least max_loras (", o.max_loras, ")"),
+            detail::text(o.max_cpu_loras));
+    if ((o.targets & lora_all) == 0 || (o.targets & ~lora_all) != 0)
+        detail::throw_field_error<InvalidInput>("LoRA", "targets",
+                                                "qkv_proj, o_proj, gate_up_proj or down_proj bits",
+                                                detail::text(unsigned{o.targets}));
+}
 
 namespace detail {
 
@@ -57,6 +143,9 @@ namespace detail {
     if (o.max_loras == 0) return Bytes{};
     if (o.max_lora_rank == 0)
         detail::throw_field_error<InvalidInput>("LoRA", "max_lora_rank", "at least 1", "0");
+    check_lora_options(o);
+    // A stack not targeted is not allocated (SGLang's pool); every one is under vLLM's default.
+    const auto targeted = [&](LoraTarget t) -> std::uint64_t { return (o.targets & t) != 0; };
     const ModelConfig& c = m.config();
     const Placement& p = l.placement();
     const Shard s = l.stage(stage);
@@ -81,14 +170,16 @@ namespace detail {
                 // qkv_proj: three slices (q, k, v), A over the hidden size
                 per_slot =
                     add(per_slot,
-                        detail::lora_slot_elements(3, a_rows(tp), h,
-                                                   q + kv * (spec.k_head_dim + spec.v_head_dim), r),
+                        targeted(lora_qkv) *
+                            detail::lora_slot_elements(
+                                3, a_rows(tp), h, q + kv * (spec.k_head_dim + spec.v_head_dim), r),
                         "LoRA");
                 // o_proj: row-parallel, A over the rank's heads, B over the hidden size
                 per_slot = add(
                     per_slot,
-                    detail::lora_slot_elements(
-                        1, r, std::uint64_t{c.num_heads / tp} * spec.v_head_dim, row_out(h, tp), r),
+                    targeted(lora_o) * detail::lora_slot_elements(
+                                           1, r, std::uint64_t{c.num_heads / tp} * spec.v_head_dim,
+                                           row_out(h, tp), r),
                     "LoRA");
                 break;
             }
@@ -106,28 +197,33 @@ namespace detail {
         if (!m.has_mlp(i)) continue;
         if (!c.moe.is_moe_layer(i)) {
             const std::uint64_t inter = ceil_div(c.intermediate_size, p.dense_mlp_tp);
-            per_slot =
-                add(per_slot,
+            per_slot = add(
+                per_slot,
+                targeted(lora_gate_up) *
                     detail::lora_slot_elements(gated, a_rows(p.dense_mlp_tp), h, gated * inter, r),
-                    "LoRA");
-            per_slot =
-                add(per_slot,
-                    detail::lora_slot_elements(1, r, inter, row_out(h, p.dense_mlp_tp), r), "LoRA");
+                "LoRA");
+            per_slot = add(per_slot,
+                           targeted(lora_down) * detail::lora_slot_elements(
+                                                     1, r, inter, row_out(h, p.dense_mlp_tp), r),
+                           "LoRA");
             continue;
         }
         // Routed experts: per local expert, w13 (gated slices) and w2, A and B each.
         const std::uint64_t ei = ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
         const std::uint64_t one_expert =
-            add(mul(gated, r * h + ei * r, "LoRA experts"), r * ei + h * r, "LoRA experts");
+            add(targeted(lora_gate_up) * mul(gated, r * h + ei * r, "LoRA experts"),
+                targeted(lora_down) * (r * ei + h * r), "LoRA experts");
         per_slot = add(per_slot, mul(one_expert, p.experts_per_gpu, "LoRA experts"), "LoRA");
         if (const std::uint64_t sw = detail::shared_expert_width(c.moe); sw != 0) {
             const std::uint64_t si = ceil_div(sw, p.shared_expert_tp);
-            per_slot =
-                add(per_slot,
+            per_slot = add(
+                per_slot,
+                targeted(lora_gate_up) *
                     detail::lora_slot_elements(gated, a_rows(p.shared_expert_tp), h, gated * si, r),
-                    "LoRA");
+                "LoRA");
             per_slot = add(per_slot,
-                           detail::lora_slot_elements(1, r, si, row_out(h, p.shared_expert_tp), r),
+                           targeted(lora_down) * detail::lora_slot_elements(
+                                                     1, r, si, row_out(h, p.shared_expert_tp), r),
                            "LoRA");
         }
     }

@@ -175,17 +175,29 @@ struct RefusedFamily {
     std::string_view reason;
 };
 
-// Families whose cache kvplan's layer kinds cannot hold exactly: refused by name rather than
-// sized wrong.
+// Families whose cache or weights kvplan cannot size exactly: refused by name rather than sized
+// wrong. Both are public. Kimi-K3 (SGLang's models/kimi_k3.py, configs/kimi_k3.py) wraps a
+// Kimi-Linear text_config, whose cache kvplan sizes, in weights it does not: a latent MoE
+// (routed_expert_hidden_size), an MLA output gate, full-rank KDA gates, attention-residual blocks
+// and a MoonViT3d tower. MiniMax-M3 (vLLM's models/minimax_m3/, transformers_utils/configs/
+// minimax_m3.py: minimax_m3_vl wrapping minimax_m3_text) caches, beside each sparse layer's GQA K
+// and V, a key-only indexer cache of sparse_index_dim per token in its own KV-cache group
+// (common/indexer.py, MiniMaxM3IndexerCache): a layer kind kvplan does not have.
+inline constexpr std::string_view kimi_k3_reason =
+    "a model kvplan can size (Kimi-K3's text model is Kimi-Linear, KDA states beside MLA, but its "
+    "latent MoE (routed_expert_hidden_size), MLA output gate, full-rank KDA gate, "
+    "attention-residual blocks and MoonViT3d tower are not modelled; SGLang's models/kimi_k3.py "
+    "has them)";
+inline constexpr std::string_view minimax_m3_reason =
+    "a model kvplan can size (MiniMax-M3's block-sparse layers cache a key-only indexer entry of "
+    "sparse_index_dim per token beside GQA K and V, in a KV-cache group of its own "
+    "(sparse_attention_config; vLLM's models/minimax_m3/common/indexer.py); that cache is not "
+    "modelled)";
 inline constexpr std::array refused_types{
-    RefusedFamily{"kimi_k3",
-                  "a model kvplan can size (Kimi-K3's text model is Kimi-Linear: KDA recurrent "
-                  "layers beside MLA with an output gate and a latent MoE; its weights are not "
-                  "modelled)"},
-    RefusedFamily{"minimax_m3",
-                  "a model kvplan can size (MiniMax-M3's block-sparse attention caches an index "
-                  "key per token on the sparse layers (sparse_attention_config); that cache is "
-                  "not modelled)"},
+    RefusedFamily{"kimi_k3", kimi_k3_reason},
+    RefusedFamily{"minimax_m3", minimax_m3_reason},
+    RefusedFamily{"minimax_m3_vl", minimax_m3_reason},
+    RefusedFamily{"minimax_m3_text", minimax_m3_reason},
 };
 
 // model_type values of encoder-decoder models: refused by name, their cross-attention cache (a

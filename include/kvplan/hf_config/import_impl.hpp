@@ -603,8 +603,26 @@ namespace detail::hf {
     if (const auto vision = top.optional_object("vision_config")) {
         if (const auto v = vision_params(*vision, f, hidden)) {
             c.vision_params = *v;
+            // Gemma 3's mm_tokens_per_image; Gemma 4's vision_soft_tokens_per_image (vLLM's
+            // gemma4_mm.py puts that many image tokens between BOI and EOI).
             if (const auto t = top.optional_count("mm_tokens_per_image", u32_max))
                 c.mm_tokens_per_item = *t;
+            else if (const auto g = top.optional_count("vision_soft_tokens_per_image", u32_max))
+                c.mm_tokens_per_item = *g;
+            else if (f == Family::qwen2_5_vl || f == Family::qwen3_vl ||
+                     f == Family::qwen3_vl_moe || f == Family::qwen3_5 ||
+                     f == Family::qwen3_5_moe) {
+                // The largest image vLLM profiles (qwen2_vl.py, get_image_size_with_most_features:
+                // the processor's max_pixels, else size.longest_edge) holds max_pixels /
+                // (patch x merge)^2 tokens. The published preprocessor_config.json files say
+                // max_pixels 12,845,056 (Qwen2.5-VL) and longest_edge 16,777,216 (Qwen3-VL,
+                // Qwen3.5): 16,384 tokens either way.
+                const std::uint64_t pixels = f == Family::qwen2_5_vl ? 12'845'056 : 16'777'216;
+                const std::uint64_t side =
+                    vision->positive_integer("patch_size", 65'536) *
+                    vision->optional_positive_integer("spatial_merge_size", 64).value_or(2);
+                c.mm_tokens_per_item = std::max<std::uint64_t>(1, pixels / (side * side));
+            }
             notes.push_back("vision tower and projector: " + std::to_string(*v) +
                             " parameters, counted apart from the language model");
         } else {

@@ -22,6 +22,12 @@
 //     from intermediate_size to projector_input_dim, fc2 projector_output_dim square, no biases)
 //     and the projector from vision_output_dim to the text hidden size.
 //   Kimi-K2.5 (MoonViT; vLLM's kimi_k25_vit.py): see Family::deepseek below.
+//   Gemma 4 (transformers' modeling_gemma4.py, Gemma4VisionModel and Gemma4MultimodalEmbedder):
+//     a patch projection without bias (3 x patch^2 to hidden), a 2 x position_embedding_size
+//     position table, layers of four RMSNorms around attention (q, k, v, o without biases, a
+//     scaled q and k norm of head_dim, v's norm without scale) and a gated MLP (gate, up, down, no
+//     biases); with standardize, a bias and a scale of the hidden size; the embedder's projection
+//     to the text hidden size (its RMSNorm has no scale). The pooler has no weights.
 
 #include <cstdint>
 #include <initializer_list>
@@ -187,6 +193,27 @@ namespace detail::hf {
                                {1, merged},
                                {merged, text_hidden},
                                {1, text_hidden}});
+        }
+        case Family::gemma4: {
+            // Clippable linears keep clip bounds beside each projection (Gemma4ClippableLinear):
+            // not modelled, so the tower is not counted then (a note says so).
+            if (v.optional_boolean("use_clipped_linears").value_or(false)) return std::nullopt;
+            const std::uint64_t h = v.positive_integer("hidden_size", u32_max);
+            const std::uint64_t i = v.positive_integer("intermediate_size", u32_max);
+            const std::uint64_t heads = v.positive_integer("num_attention_heads", u32_max);
+            const std::uint64_t kv = v.positive_integer("num_key_value_heads", u32_max);
+            const std::uint64_t hd = v.positive_integer("head_dim", u32_max);
+            const std::uint64_t p = v.positive_integer("patch_size", 65'536);
+            const std::uint64_t pos = v.positive_integer("position_embedding_size", u32_max);
+            const std::uint64_t std_terms =
+                v.optional_boolean("standardize").value_or(false) ? 2 : 0;
+            const std::uint64_t layer =
+                vision_sum({{2 * heads * hd, h}, {2 * kv * hd, h}, {2, hd}, {3 * h, i}, {4, h}});
+            return vision_sum({{layers_of(layer, "num_hidden_layers"), 1},
+                               {3 * p * p, h},
+                               {2 * pos, h},
+                               {std_terms, h},
+                               {h, text_hidden}});
         }
         default:
             return std::nullopt;

@@ -311,6 +311,7 @@ namespace detail {
                     flag("--max-loras", num(lo.max_loras));
                     flag("--max-lora-rank", num(lo.max_lora_rank));
                     if (lo.fully_sharded) v.emplace_back("--fully-sharded-loras");
+                    if (lo.max_cpu_loras != 0) flag("--max-cpu-loras", num(lo.max_cpu_loras));
                 }
                 break;
             }
@@ -361,6 +362,13 @@ namespace detail {
                     v.emplace_back("--enable-lora");
                     flag("--max-loras-per-batch", num(lo.max_loras));
                     flag("--max-lora-rank", num(lo.max_lora_rank));
+                    if (lo.max_cpu_loras != 0) flag("--max-loaded-loras", num(lo.max_cpu_loras));
+                    // nargs="*": each stack's name a word of its own after the flag.
+                    if ((lo.targets & lora_all) != lora_all) {
+                        v.emplace_back("--lora-target-modules");
+                        for (std::uint8_t t : {lora_qkv, lora_o, lora_gate_up, lora_down})
+                            if ((lo.targets & t) != 0) v.push_back(lora_target_names(t));
+                    }
                 }
                 break;
             }
