@@ -46,6 +46,7 @@
 #include "detail/text.hpp"
 #include "error.hpp"
 #include "input_limits.hpp"
+#include "plan/deployment.hpp"
 #include "roofline/estimate.hpp"
 #include "units.hpp"
 
@@ -662,6 +663,52 @@ namespace detail {
     base.reserve.activation = p.reserve > graphs ? p.reserve - graphs : Bytes{};
     if (!keep_utilization) base.utilization = p.utilization;
     return base;
+}
+
+/// A profile's estimate parameters, for a deployment on the GPU `gpu_id` whose matmuls run at
+/// `compute`; nullopt when it has none. The fractions are of the GPU and the compute type's peak
+/// they were fitted on, so a profile fitted on another GPU or type is refused. Throws
+/// InvalidInput naming `where` (the profile's path) and the field.
+[[nodiscard]] inline std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p,
+                                                                    std::string_view where,
+                                                                    std::string_view gpu_id,
+                                                                    ComputeDtype compute) {
+    if (!p.estimate) return std::nullopt;
+    if (!p.gpu.empty() && p.gpu != gpu_id)
+        detail::throw_field_error<InvalidInput>(
+            std::string(where), "gpu",
+            std::string(gpu_id) +
+                ", the GPU deployed: the estimate's fractions are of the GPU they were fitted on",
+            "'" + p.gpu + "'");
+    if (p.estimate_compute != compute)
+        detail::throw_field_error<InvalidInput>(
+            std::string(where), "estimate_compute_dtype",
+            std::string(name(compute)) +
+                ", the compute type the deployment runs at: the compute fraction is of that "
+                "type's peak",
+            "'" + std::string(name(p.estimate_compute)) + "'");
+    return p.estimate;
+}
+
+/// `s` with the profile `p` applied, for a deployment on the GPU `gpu_id` whose matmuls run at
+/// `compute`: its measured reserve replaces the modelled activation and graph terms, and its
+/// utilisation becomes the engine's memory fraction unless `s` sets one (the ideal profile, which
+/// has no fraction, keeps none); its estimate parameters become the latency estimate's
+/// (profile_estimate). The one rule the command line's --profile and the Python module's
+/// profile= follow. Throws InvalidInput naming `where` (the profile's path).
+[[nodiscard]] inline Serving apply_profile(const CalibrationProfile& p, Serving s,
+                                           std::string_view where, std::string_view gpu_id,
+                                           ComputeDtype compute) {
+    if (p.has_reserve) {
+        BudgetOptions b;
+        b.reserve = s.reserve;
+        if (s.memory_fraction) b.utilization = *s.memory_fraction;
+        b = apply_profile(p, b, s.memory_fraction.has_value());
+        s.reserve = b.reserve;
+        if (!s.memory_fraction && s.engine != Engine::ideal) s.memory_fraction = b.utilization;
+    }
+    if (auto e = profile_estimate(p, where, gpu_id, compute)) s.estimate = e;
+    return s;
 }
 
 }  // namespace kvplan

@@ -4,8 +4,9 @@ The library's own C++, bound directly: typed arguments go straight into its type
 model or GPU named by its id is read once and kept.
 
 * Functions, each one library call: fit (does a workload fit a replica?), size (KV bytes per
-  token and per sequence), roofline (the decode bound), plan (the replicas that hold a demand)
-  and disagg (prefill and decode pools).
+  token and per sequence), compare (configurations side by side), roofline (the decode bound),
+  plan (the replicas that hold a demand), disagg (prefill and decode pools), fleet (the replicas
+  an arrival rate needs) and trace (what a request trace asks of the cache).
 
     >>> kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k",
     ...            concurrency=48).max_concurrency
@@ -40,6 +41,7 @@ from ._kvplan import (
     Admission,
     BlockGroup,
     BlockPool,
+    CompareRow,
     DecodeBound,
     DecodePoint,
     Deployment,
@@ -50,6 +52,7 @@ from ._kvplan import (
     Growth,
     LatencyEstimate,
     Model,
+    Percentiles,
     PlanAnswer,
     PlanCandidate,
     PrefillBound,
@@ -59,12 +62,19 @@ from ._kvplan import (
     RequestNeed,
     Roofline,
     Size,
+    TraceAnswer,
+    TraceConcurrency,
+    TraceKv,
+    TraceReplica,
+    TraceWaste,
+    compare,
     disagg,
     fit,
     fleet,
     plan,
     roofline,
     size,
+    trace,
 )
 
 __version__ = _kvplan.version
@@ -106,10 +116,12 @@ def gpus():
 
 
 __all__ = [
-    "Admission", "BlockGroup", "BlockPool", "DecodeBound", "DecodePoint", "Deployment",
-    "DisaggPlan", "DisaggPool", "Error", "FleetAnswer", "Gpu", "Growth", "InvalidInputError",
-    "InvalidLayoutError", "InvalidModelError", "LatencyEstimate", "Model", "PlanAnswer",
-    "PlanCandidate", "PrefillBound", "Prefix", "ReplicaAnswer", "Request", "RequestNeed",
-    "Roofline", "Size", "SizeOverflowError", "UsageError", "config_dir", "disagg", "fit", "fleet",
-    "gpus", "models", "plan", "roofline", "size"
+    "Admission", "BlockGroup", "BlockPool", "CompareRow", "DecodeBound", "DecodePoint",
+    "Deployment", "DisaggPlan", "DisaggPool", "Error", "FleetAnswer", "Gpu", "Growth",
+    "InvalidInputError", "InvalidLayoutError", "InvalidModelError", "LatencyEstimate", "Model",
+    "Percentiles", "PlanAnswer", "PlanCandidate", "PrefillBound", "Prefix", "ReplicaAnswer",
+    "Request", "RequestNeed", "Roofline", "Size", "SizeOverflowError", "TraceAnswer",
+    "TraceConcurrency", "TraceKv", "TraceReplica", "TraceWaste", "UsageError", "compare",
+    "config_dir", "disagg", "fit", "fleet", "gpus", "models", "plan", "roofline", "size",
+    "trace"
 ]

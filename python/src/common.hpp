@@ -33,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kvplan::python {
@@ -147,6 +148,14 @@ struct PyAnswer {
     std::shared_ptr<const PyDeployment> dep;
     bool searched = false;
 
+    PyAnswer(ReplicaAnswer answer, std::shared_ptr<const PyDeployment> d, bool contexts = false)
+        : a(std::move(answer)), dep(std::move(d)), searched(contexts) {}
+    /// The answer `make()` returns, built in place: no copy of its 13 KB, and no zeroing of them
+    /// first, which GCC does for an aggregate built with new.
+    template <class Make>
+    PyAnswer(std::in_place_t, Make&& make, std::shared_ptr<const PyDeployment> d)
+        : a(std::forward<Make>(make)()), dep(std::move(d)) {}
+
     /// The longest contexts, searched on first read (a binary search over the engine's cache).
     const ReplicaAnswer& contexts();
 };
@@ -170,6 +179,11 @@ struct DeploymentArgs {
         draft_model, profile;
     bool allow_long_context = false;
 };
+
+/// The parallel layout the keywords state (tp, pp, dp, ep, dcp).
+ParallelConfig parallel_of(const DeploymentArgs& x);
+/// Every GPU deployed (gpus=; 0: one replica).
+std::uint32_t gpu_count_of(const DeploymentArgs& x);
 
 /// The engine and its knobs the keywords state (engine ... allow_long_context).
 Serving serving_of(const DeploymentArgs& x);
@@ -200,5 +214,6 @@ void bind_deployment(py::module_& m);
 void bind_roofline(py::module_& m);
 void bind_block_pool(py::module_& m);
 void bind_plan(py::module_& m);
+void bind_trace(py::module_& m);
 
 }  // namespace kvplan::python

@@ -4,6 +4,7 @@
 #include <kvplan/plan/check.hpp>
 #include <kvplan/plan/commands.hpp>
 #include <kvplan/roofline/step_cost.hpp>
+#include <memory>
 #include <utility>
 
 #include "common.hpp"
@@ -69,37 +70,19 @@ Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImpor
     return sp;
 }
 
-/// A calibration profile applied as the command line's --profile applies it: its measured
-/// reserve (and utilisation, unless gpu_memory_utilization was given) and its estimate
-/// parameters, which must be of this GPU and of the compute type the weights run in.
-void use_profile(const CalibrationProfile& p, const std::string& path, const std::string& gpu_id,
-                 ComputeDtype compute, Serving& s) {
-    if (p.has_reserve) {
-        BudgetOptions b;
-        b.reserve = s.reserve;
-        if (s.memory_fraction) b.utilization = *s.memory_fraction;
-        b = apply_profile(p, b, s.memory_fraction.has_value());
-        s.reserve = b.reserve;
-        if (!s.memory_fraction && s.engine != Engine::ideal) s.memory_fraction = b.utilization;
-    }
-    if (!p.estimate) return;
-    if (!p.gpu.empty() && p.gpu != gpu_id)
-        detail::throw_field_error<InvalidInput>(
-            path, "gpu",
-            fmt::format("{} (gpu=): the estimate's fractions are of the GPU they were fitted on",
-                        gpu_id),
-            fmt::format("'{}'", p.gpu));
-    if (p.estimate_compute != compute)
-        detail::throw_field_error<InvalidInput>(
-            path, "estimate_compute_dtype",
-            fmt::format("{}, the compute type this estimate runs at: the compute fraction is of "
-                        "that type's peak",
-                        name(compute)),
-            fmt::format("'{}'", name(p.estimate_compute)));
-    s.estimate = p.estimate;
+}  // namespace
+
+ParallelConfig parallel_of(const DeploymentArgs& x) {
+    return {.tp = layout_count(x.tp, "tp", "GPUs"),
+            .pp = layout_count(x.pp, "pp", "stages"),
+            .dp = layout_count(x.dp, "dp", "ranks"),
+            .ep = layout_count(x.ep, "ep", "GPUs"),
+            .dcp = layout_count(x.dcp, "dcp", "ranks")};
 }
 
-}  // namespace
+std::uint32_t gpu_count_of(const DeploymentArgs& x) {
+    return x.gpus.is_none() ? 0 : layout_count(x.gpus, "gpus", "GPUs");
+}
 
 Serving serving_of(const DeploymentArgs& x) {
     Serving s;
@@ -140,12 +123,8 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
                          std::shared_ptr<PyGpu>& gpu, std::string& profile_path) {
     // Every keyword first, as the command line parses its flags: a usage error before any file
     // is read.
-    ParallelConfig parallel{.tp = layout_count(x.tp, "tp", "GPUs"),
-                            .pp = layout_count(x.pp, "pp", "stages"),
-                            .dp = layout_count(x.dp, "dp", "ranks"),
-                            .ep = layout_count(x.ep, "ep", "GPUs"),
-                            .dcp = layout_count(x.dcp, "dcp", "ranks")};
-    const std::uint32_t gpus = x.gpus.is_none() ? 0 : layout_count(x.gpus, "gpus", "GPUs");
+    const ParallelConfig parallel = parallel_of(x);
+    const std::uint32_t gpus = gpu_count_of(x);
     const KvFormat kv = x.kv_dtype.is_none() ? KvFormat{} : to_kv_format(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights;
     if (!x.weight_dtype.is_none() || !x.expert_dtype.is_none()) {
@@ -173,7 +152,8 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
     if (!profile_path.empty()) {
         const CalibrationProfile p = load_profile(profile_path);
         const WeightOptions w = d.weights ? *d.weights : checkpoint_weights(d.model);
-        use_profile(p, profile_path, gpu->id, matmul_compute(w, gpu->spec), d.serving);
+        d.serving = apply_profile(p, std::move(d.serving), profile_path, gpu->id,
+                                  matmul_compute(w, gpu->spec));
     }
     return d;
 }
@@ -245,26 +225,33 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
 
 namespace {
 
-PyAnswer evaluate_demand(const std::shared_ptr<PyDeployment>& d, py::handle context,
-                         py::handle concurrency, py::handle prompt_tokens, py::handle output_tokens,
-                         py::handle shared_prefix_tokens) {
-    return PyAnswer{evaluate(d->deployment,
-                             demand_of(d->default_context, context, concurrency, prompt_tokens,
-                                       output_tokens, shared_prefix_tokens),
-                             fast_options, d->prepared),
-                    d};
+// The answer is built where Python keeps it: returned by value, pybind11 would move it (some 13 KB)
+// into a fresh allocation, and building it with new as an aggregate zeroes it first; each cost
+// an eighth of an evaluation's instructions.
+std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d,
+                                          py::handle context, py::handle concurrency,
+                                          py::handle prompt_tokens, py::handle output_tokens,
+                                          py::handle shared_prefix_tokens) {
+    const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
+                                    output_tokens, shared_prefix_tokens);
+    return std::make_unique<PyAnswer>(
+        std::in_place, [&] { return evaluate(d->deployment, demand, fast_options, d->prepared); },
+        d);
 }
 
 /// kvplan.fit: a deployment from the keywords and its answer at one demand, in one call. The
 /// demand is read before the deployment is built, and the deployment is not checked at a second
 /// demand: one evaluate.
-PyAnswer fit(const DeploymentArgs& x, py::handle context, py::handle concurrency,
-             py::handle prompt_tokens, py::handle output_tokens, py::handle shared_prefix_tokens) {
+std::unique_ptr<PyAnswer> fit(const DeploymentArgs& x, py::handle context, py::handle concurrency,
+                              py::handle prompt_tokens, py::handle output_tokens,
+                              py::handle shared_prefix_tokens) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
                                     output_tokens, shared_prefix_tokens);
-    PyAnswer out{evaluate(d->deployment, demand, fast_options, d->prepared), d};
-    set_counts(*d, out.a);
+    auto out = std::make_unique<PyAnswer>(
+        std::in_place, [&] { return evaluate(d->deployment, demand, fast_options, d->prepared); },
+        d);
+    set_counts(*d, out->a);
     return out;
 }
 

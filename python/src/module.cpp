@@ -1,7 +1,8 @@
 // The compiled half of the kvplan Python package (python/kvplan/ is the other half): the library
 // bound directly, one file per family. inputs.cpp: Model and Gpu (a bundled id read once);
 // deployment.cpp: Deployment, ReplicaAnswer, LatencyEstimate and kvplan.fit; roofline.cpp: the
-// roofline's bounds; block_pool.cpp: BlockPool and its requests; plan.cpp: size, plan and disagg.
+// roofline's bounds; block_pool.cpp: BlockPool and its requests; plan.cpp: size, compare, plan,
+// disagg and fleet; trace.cpp: trace.
 // convert.cpp reads every argument and maps the library's errors to Python's.
 
 #include <kvplan/version.hpp>
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_kvplan, m) {
     bind_roofline(m);
     bind_block_pool(m);
     bind_plan(m);
+    bind_trace(m);
 }

@@ -4,6 +4,7 @@
 #include <kvplan/fleet.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/layout.hpp>
+#include <kvplan/plan/compare.hpp>
 #include <kvplan/plan/disaggregated.hpp>
 #include <kvplan/plan/fleet.hpp>
 #include <kvplan/plan/search.hpp>
@@ -152,6 +153,94 @@ struct PyFleet {
     std::shared_ptr<PyGpu> gpu;
 };
 
+// ---------------------------------------------------------------------------------------------
+// compare: several models, GPUs, KV dtypes and weight formats side by side (kvplan::compare).
+
+/// A value or a list (or tuple) of them, as handles; an empty list is refused.
+std::vector<py::handle> one_or_many(py::handle h, std::string_view field) {
+    std::vector<py::handle> out;
+    if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+        for (const py::handle x : py::reinterpret_borrow<py::sequence>(h)) out.push_back(x);
+        if (out.empty()) usage(field, "at least one value", "an empty list");
+    } else {
+        out.push_back(h);
+    }
+    return out;
+}
+
+/// One case compared: its model, GPU (null: sizes only), its sizes and, with a GPU, its answer.
+struct PyCompareRow {
+    PySize size;
+    std::shared_ptr<PyGpu> gpu;
+    std::optional<PyAnswer> answer;
+};
+
+std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handle context,
+                                     py::handle concurrency, py::handle shared_prefix_tokens,
+                                     const DeploymentArgs& x) {
+    // Every keyword read before any file, as the command line parses its flags.
+    CompareRequest rq{
+        .parallel = parallel_of(x), .gpus = gpu_count_of(x), .serving = serving_of(x)};
+    (void)resolve_serving(rq.serving);  // a knob the engine cannot take
+    if (!context.is_none()) rq.context = to_tokens(context, "context");
+    rq.concurrency = to_count(concurrency, "concurrency", "sequences");
+    if (!shared_prefix_tokens.is_none())
+        rq.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
+    std::vector<KvFormat> kvs;
+    for (const py::handle k : one_or_many(x.kv_dtype, "kv_dtype"))
+        kvs.push_back(to_kv_format(k, "kv_dtype"));
+    std::vector<std::optional<WeightOptions>> weights;
+    for (const py::handle w : one_or_many(x.weight_dtype, "weight_dtype")) {
+        if (w.is_none()) {
+            weights.emplace_back();
+        } else {
+            weights.emplace_back(WeightOptions{});
+            weights.back()->format = to_weight_format(w, "weight_dtype");
+        }
+    }
+    std::vector<std::shared_ptr<PyModel>> models;
+    for (const py::handle m : one_or_many(model, "model")) models.push_back(as_model(m));
+    std::vector<std::shared_ptr<PyGpu>> gpus;
+    if (!gpu.is_none()) gpus = gpu_list(gpu);
+    if (gpus.empty() && (rq.serving.memory_fraction || rq.serving.kv_memory_per_gpu))
+        usage(rq.serving.kv_memory_per_gpu ? "kv_memory" : "gpu_memory_utilization",
+              "a gpu as well (sizes alone have no budget)", "gpu=None");
+    // Cases in the command line's order: model, GPU, KV dtype, weight format.
+    std::vector<CompareCase> cases;
+    std::vector<std::pair<std::shared_ptr<PyModel>, std::shared_ptr<PyGpu>>> of;
+    const std::size_t gpu_rows = std::max<std::size_t>(gpus.size(), 1);
+    for (const auto& m : models)
+        for (std::size_t g = 0; g < gpu_rows; ++g)
+            for (const KvFormat& kv : kvs)
+                for (const auto& w : weights) {
+                    CompareCase c{.model = m->get(), .kv = kv, .weights = w};
+                    if (!gpus.empty()) c.gpu = gpus[g]->spec;
+                    cases.push_back(std::move(c));
+                    of.emplace_back(m, gpus.empty() ? nullptr : gpus[g]);
+                }
+    std::vector<CompareRow> rows = compare(cases, rq);
+    std::vector<PyCompareRow> out;
+    out.reserve(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        CompareRow& r = rows[i];
+        PyCompareRow row{.size = PySize{of[i].first, std::move(r.size)},
+                         .gpu = of[i].second,
+                         .answer = std::nullopt};
+        if (r.replica) {
+            // The row's deployment, prepared, so that its answer reads as kvplan.fit's does.
+            PreparedLayout prepared = prepare_layout(*r.deployment);
+            const std::uint64_t limit = context_limit(r.deployment->model.config()).tokens;
+            auto dep = std::make_shared<PyDeployment>(PyDeployment{
+                of[i].first, of[i].second, std::move(*r.deployment), std::move(prepared), limit, "",
+                r.replica->replica_gpus, r.replica->gpus, r.replica->replicas});
+            // compare() searched the longest contexts already.
+            row.answer = PyAnswer{std::move(*r.replica), std::move(dep), true};
+        }
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
 }  // namespace
 
 void bind_plan(py::module_& m) {
@@ -217,6 +306,90 @@ Example:
 2684354560
 
 Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
+
+    // compare ------------------------------------------------------------------------------
+    py::class_<PyCompareRow>(m, "CompareRow",
+                             "One configuration compared: its sizes and, with a GPU, its answer.")
+        .def_property_readonly(
+            "model", [](const PyCompareRow& r) { return r.size.model; }, "The kvplan.Model.")
+        .def_property_readonly(
+            "gpu", [](const PyCompareRow& r) { return r.gpu; }, "The kvplan.Gpu, or None.")
+        .def_property_readonly(
+            "size", [](const PyCompareRow& r) { return r.size; },
+            "Its kvplan.Size on tp x pp, at the context compared.")
+        .def_property_readonly(
+            "answer",
+            [](const PyCompareRow& r) -> py::object {
+                return r.answer ? py::cast(*r.answer) : py::none();
+            },
+            "With a GPU, its kvplan.ReplicaAnswer (max_context searched); else None.")
+        .def("__repr__", [](const PyCompareRow& r) {
+            return fmt::format("<kvplan.CompareRow {}{}{}, KV {}>", r.size.model->id,
+                               r.gpu ? " on " : "", r.gpu ? r.gpu->id : "",
+                               name(r.size.a.kv.dtype));
+        });
+    m.def(
+        "compare",
+        [](py::handle model, py::handle gpu, py::handle context, py::handle concurrency,
+           py::handle shared_prefix_tokens, py::handle kv_dtype, py::handle weight_dtype,
+           py::handle tp, py::handle pp, py::handle dp, py::handle ep, py::handle dcp,
+           py::handle gpus, py::handle engine, py::handle engine_version, py::handle block_size,
+           py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
+           py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override,
+           bool allow_long_context) {
+            const py::handle none = py::none();
+            return compare_of(model, gpu, context, concurrency, shared_prefix_tokens,
+                              DeploymentArgs{.model = none,
+                                             .gpu = none,
+                                             .tp = tp,
+                                             .pp = pp,
+                                             .dp = dp,
+                                             .ep = ep,
+                                             .dcp = dcp,
+                                             .gpus = gpus,
+                                             .kv_dtype = kv_dtype,
+                                             .weight_dtype = weight_dtype,
+                                             .expert_dtype = none,
+                                             .engine = engine,
+                                             .engine_version = engine_version,
+                                             .block_size = block_size,
+                                             .gpu_memory_utilization = gpu_memory_utilization,
+                                             .kv_memory = kv_memory,
+                                             .max_num_seqs = max_num_seqs,
+                                             .max_num_batched_tokens = max_num_batched_tokens,
+                                             .num_gpu_blocks_override = num_gpu_blocks_override,
+                                             .speculative_method = none,
+                                             .num_speculative_tokens = none,
+                                             .draft_model = none,
+                                             .profile = none,
+                                             .allow_long_context = allow_long_context});
+        },
+        py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
+        py::arg("context") = py::none(), py::arg("concurrency") = 1,
+        py::arg("shared_prefix_tokens") = py::none(), py::arg("kv_dtype") = "bf16",
+        py::arg("weight_dtype") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
+        py::arg("dp") = 1, py::arg("ep") = 1, py::arg("dcp") = 1, py::arg("gpus") = py::none(),
+        py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
+        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
+        py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
+        py::arg("max_num_batched_tokens") = py::none(),
+        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
+        R"(compare(model, gpu=None, *, context=None, concurrency=1, shared_prefix_tokens=None, kv_dtype='bf16', weight_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False)
+--
+
+Several configurations side by side, as kvplan compare gives them (kvplan::compare): a list
+of kvplan.CompareRow, one per model x GPU x KV dtype x weight format in that order. model,
+gpu, kv_dtype and weight_dtype each take one value or a list; gpu=None sizes only (no
+budget). The other keywords are kvplan.fit's, shared by every row; context None: each
+model's context limit.
+
+Example:
+
+>>> [r.answer.max_concurrency for r in kvplan.compare(
+...     "llama-3-70b", "h100-sxm", tp=4, context="8k", kv_dtype=["bf16", "fp8"])]
+[62, 125]
+
+Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
 
     // plan ---------------------------------------------------------------------------------
     py::class_<PyCandidate>(m, "PlanCandidate", "One replica a search evaluated.")

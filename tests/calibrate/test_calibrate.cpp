@@ -270,3 +270,64 @@ TEST_CASE("a profile carries the estimate's parameters, with or without a reserv
                       Catch::Contains("reserve_bytes: expected the fitted reserve, or the "
                                       "estimate_* parameters"));
 }
+
+TEST_CASE("a profile applied to a deployment's serving sets its reserve, fraction and estimate",
+          "[calibrate]") {
+    CalibrationFit c;
+    c.utilization = 0.82;
+    c.memory_total = 24 * GiB;
+    c.weights = 10 * GiB;
+    c.available_kv = 7 * GiB;
+    c.reserve = 2 * GiB;
+    c.cuda_graphs = 384 * MiB;
+    CalibrationProfile p = make_profile(c, "Qwen3-8B", "l4", 1, 1, "cg.log");
+    p.estimate = EstimateParams{.bandwidth = 0.62,
+                                .compute = 0.37,
+                                .layer_overhead = 123.0 * microseconds,
+                                .all_reduce_latency = 7.0 * microseconds};
+    p.estimate_compute = ComputeDtype::bf16;
+
+    // No fraction given: the profile's 0.82 becomes vLLM's; the 2 GiB reserve splits into
+    // 2048 - 384 = 1664 MiB of activation and 384 MiB of graphs; the context stays modelled.
+    const Serving s = apply_profile(p, Serving{}, "p.json", "l4", ComputeDtype::bf16);
+    CHECK(s.memory_fraction == 0.82);
+    CHECK(*s.reserve.activation == 1664 * MiB);
+    CHECK(*s.reserve.cuda_graphs == 384 * MiB);
+    CHECK_FALSE(s.reserve.cuda_context.has_value());
+    CHECK(s.estimate == p.estimate);
+
+    // A fraction given wins over the profile's; the ideal profile takes none.
+    Serving given;
+    given.memory_fraction = 0.9;
+    CHECK(apply_profile(p, given, "p.json", "l4", ComputeDtype::bf16).memory_fraction == 0.9);
+    Serving ideal;
+    ideal.engine = Engine::ideal;
+    const Serving i = apply_profile(p, ideal, "p.json", "l4", ComputeDtype::bf16);
+    CHECK_FALSE(i.memory_fraction.has_value());
+    CHECK(*i.reserve.activation == 1664 * MiB);
+
+    // The fractions are of the L4's bf16 peak: another GPU or compute type is refused.
+    CHECK_THROWS_WITH(apply_profile(p, Serving{}, "p.json", "h100-sxm", ComputeDtype::bf16),
+                      "p.json: gpu: expected h100-sxm, the GPU deployed: the estimate's fractions "
+                      "are of the GPU they were fitted on, found 'l4'");
+    CHECK_THROWS_WITH(apply_profile(p, Serving{}, "p.json", "l4", ComputeDtype::fp8),
+                      Catch::StartsWith("p.json: estimate_compute_dtype: expected fp8, the "
+                                        "compute type the deployment runs at") &&
+                          Catch::EndsWith("found 'bf16'"));
+    CHECK(profile_estimate(p, "p.json", "l4", ComputeDtype::bf16) == p.estimate);
+
+    // A profile without an estimate leaves one already set; without a reserve, the reserve.
+    CalibrationProfile memory_only = p;
+    memory_only.estimate.reset();
+    Serving calibrated;
+    calibrated.estimate = p.estimate;
+    CHECK(
+        apply_profile(memory_only, calibrated, "m.json", "h100-sxm", ComputeDtype::fp8).estimate ==
+        p.estimate);
+    CalibrationProfile estimate_only = p;
+    estimate_only.has_reserve = false;
+    const Serving e = apply_profile(estimate_only, Serving{}, "e.json", "l4", ComputeDtype::bf16);
+    CHECK_FALSE(e.memory_fraction.has_value());
+    CHECK_FALSE(e.reserve.activation.has_value());
+    CHECK(e.estimate == p.estimate);
+}

@@ -385,3 +385,22 @@ def test_a_shared_prefix_gives_fits_figures():
         d.evaluate(4096, shared_prefix_tokens=5000)
     with pytest.raises(kvplan.UsageError, match="shared_prefix_tokens"):
         d.evaluate(4096, shared_prefix_tokens="lots")
+
+
+def test_a_profile_estimate_is_of_its_gpu_and_compute_type(tmp_path):
+    # A benchmark-only profile fitted on an L4 in bf16: its fractions are of that GPU's peaks, so
+    # the library refuses it on an H100 (the one rule --profile follows too); on the L4 its four
+    # parameters become the latency estimate's.
+    profile = tmp_path / "l4.profile.json"
+    profile.write_text('{"kvplan_profile": 1, "gpu": "l4", '
+                       '"estimate_bandwidth_fraction": 0.62, "estimate_compute_fraction": 0.37, '
+                       '"estimate_layer_overhead_seconds": 0.000123, '
+                       '"estimate_all_reduce_latency_seconds": 0.000007, '
+                       '"estimate_compute_dtype": "bf16"}')
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="gpu: expected h100-sxm, the GPU deployed: .* found 'l4'"):
+        kvplan.Deployment("llama-3-8b", "h100-sxm", profile=profile)
+    a = kvplan.Deployment("llama-3-8b", "l4", profile=profile).evaluate(
+        concurrency=4, prompt_tokens=1000, output_tokens=200)
+    assert a.estimate_basis == "given"
+    assert (a.estimate.bandwidth_fraction, a.estimate.compute_fraction) == (0.62, 0.37)

@@ -170,3 +170,135 @@ def test_fleet_gives_the_cli_fleet():
     with pytest.raises(kvplan.UsageError, match="^size_by: expected"):
         kvplan.fleet("llama-3-70b", "h100-sxm", rate=1, tpot_ms=30, prompt_tokens=1,
                      output_tokens=1, size_by="guess")
+
+
+def test_compare_is_the_formula():
+    # Llama-3-70B on 4 x H100 SXM at 8,000 tokens, two KV dtypes. A token: 80 layers x 8 KV heads
+    # x 128 dims x 2 (K and V) x 2 bytes (bf16) = 327,680 B, 163,840 B at fp8's 1 byte; tp 4 holds
+    # two heads a GPU: a quarter. 8,000 tokens fill 500 of vLLM's 16-token blocks exactly.
+    bf16, fp8 = kvplan.compare("llama-3-70b", "h100-sxm", tp=4, context="8k",
+                               kv_dtype=["bf16", "fp8"])
+    assert [r.size.kv_bytes_per_token for r in (bf16, fp8)] == [327_680, 163_840]
+    assert [r.size.kv_bytes_per_token_per_gpu for r in (bf16, fp8)] == [81_920, 40_960]
+    assert bf16.size.kv_bytes_per_sequence == 327_680 * 8000
+    # vLLM's "fp8" is e4m3.
+    assert (bf16.model.id, bf16.gpu.id, fp8.size.kv_dtype) == ("llama-3-70b", "h100-sxm",
+                                                               "fp8_e4m3")
+    for row, per_token in ((bf16, 81_920), (fp8, 40_960)):
+        a = row.answer
+        assert a.kv_bytes_per_sequence_per_gpu == 500 * 16 * per_token
+        # vLLM's blocks: the budget in blocks of 16 tokens; past the null block it holds back,
+        # each sequence takes 500 of them.
+        blocks = a.kv_budget_bytes_per_gpu // (16 * per_token)
+        assert a.num_gpu_blocks == blocks
+        assert a.max_concurrency == (blocks - 1) // 500
+    # The KV dtype leaves the weights and the reserve, so the budget, as they were; fp8 holds
+    # twice the blocks, and bf16's is the README's 62.
+    assert bf16.answer.kv_budget_bytes_per_gpu == fp8.answer.kv_budget_bytes_per_gpu
+    assert bf16.answer.max_concurrency == 62
+    # Without a GPU, sizes alone.
+    (sized,) = kvplan.compare("llama-3-70b", context=8000)
+    assert sized.gpu is None and sized.answer is None
+    assert sized.size.kv_bytes_per_sequence == 327_680 * 8000
+    with pytest.raises(kvplan.UsageError, match="^kv_dtype: expected at least one value"):
+        kvplan.compare("llama-3-70b", kv_dtype=[])
+    with pytest.raises(kvplan.InvalidLayoutError):
+        kvplan.compare(["llama-3-8b", "llama-3-70b"], "h100-sxm", tp=3)
+
+
+def test_compare_gives_the_cli_rows():
+    args = ["--model", "llama-3-8b,qwen3-8b", "--gpu", "h100-sxm,l40s", "--kv-dtype", "bf16,fp8",
+            "--context", "16k", "--concurrency", "8"]
+    expected = cli_json("compare", *args)["rows"]
+    rows = kvplan.compare(["llama-3-8b", "qwen3-8b"], ["h100-sxm", "l40s"],
+                          kv_dtype=["bf16", "fp8"], context="16k", concurrency=8)
+    assert len(rows) == len(expected) == 8
+    for row, e in zip(rows, expected):
+        assert (row.model.id, row.gpu.id, row.size.kv_dtype) == (e["model"], e["gpu"],
+                                                                 e["kv_dtype"])
+        for key in ("kv_bytes_per_token", "kv_bytes_per_token_per_gpu", "kv_bytes_per_sequence",
+                    "weight_bytes_per_gpu"):
+            assert getattr(row.size, key) == e[key], key
+        a = row.answer
+        assert a.kv_budget_bytes_per_gpu == e["kv_budget_bytes_per_gpu"]
+        assert a.total_max_concurrency == e["max_concurrency"]
+        assert a.max_context == e["max_context"]
+        assert a.fits == e["fits"]
+        assert a.tpot_seconds == pytest.approx(e["tpot_seconds"], rel=1e-12)
+
+
+TRACE = "arrival,prompt_tokens,output_tokens\n0,100,20\n1,200,40\n2,1000,100\n3,50,10\n"
+
+
+def test_trace_is_the_formula(tmp_path):
+    # Four requests of 120, 240, 1,100 and 60 tokens (prompt + output) on Llama-3-8B: 32 layers
+    # x 8 KV heads x 128 dims x 2 (K and V) x 2 bytes = 131,072 B a token.
+    path = tmp_path / "trace.csv"
+    path.write_text(TRACE)
+    t = kvplan.trace(path, "llama-3-8b")
+    assert t.requests == 4 and t.block_size == 16
+    # Nearest rank of 60, 120, 240, 1,100: p50 the 2nd (ceil(0.5 x 4)), p95 and p99 the 4th.
+    total = t.total_tokens
+    assert (total.p50, total.p95, total.p99, total.max) == (120, 1100, 1100, 1100)
+    assert (t.mean_prompt_tokens, t.mean_output_tokens, t.mean_total_tokens) == (337.5, 42.5, 380)
+    assert t.kv.exact.p50 == 120 * 131_072
+    # In 16-token blocks: 120 -> 128 tokens, 1,100 -> 69 blocks = 1,104 tokens.
+    assert (t.kv.paged.p50, t.kv.paged.max) == (128 * 131_072, 1104 * 131_072)
+    # Waste against max_model_len (the model's 8,192 positions) reserved for each request.
+    assert t.max_model_len == 8192
+    assert t.waste.used_bytes == (120 + 240 + 1100 + 60) * 131_072
+    assert t.waste.paged_bytes == (128 + 240 + 1104 + 64) * 131_072
+    assert t.waste.contiguous_bytes == 4 * 8192 * 131_072
+    # Arrivals 1 s apart: 3 arrivals over 3 s, 1 a second. Each stays ttft 0.5 s + output x
+    # 50 ms: 1.5, 2.5, 5.5 and 1 s, in flight over [0, 1.5), [1, 3.5), [2, 7.5), [3, 4); at
+    # t = 3 three of them, holding 240 + 1,104 + 64 tokens of blocks.
+    c = t.concurrency
+    assert c.arrival_span_seconds == 3 and c.rate_per_second == 1
+    assert c.mean_time_in_system_seconds == pytest.approx(0.5 + 42.5 * 0.05)
+    assert c.littles_law == pytest.approx(2.625)
+    assert c.peak_requests == 3
+    assert c.peak_kv_bytes == (240 + 1104 + 64) * 131_072
+    assert t.on_replica is None and t.smallest is None  # no GPU, no KV memory
+    with pytest.raises(kvplan.UsageError, match="^time_unit: expected 's', 'ms' or 'us'"):
+        kvplan.trace(path, "llama-3-8b", time_unit="h")
+    with pytest.raises(kvplan.InvalidInputError, match="nothing-here.csv"):
+        kvplan.trace(tmp_path / "nothing-here.csv", "llama-3-8b")
+
+
+def test_trace_gives_the_cli_figures():
+    path = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+    expected = cli_json("trace", str(path), "--model", "llama-3-70b", "--gpu", "h100-sxm",
+                        "--tp", "4", "--kv-dtype", "fp8", "--ttft-ms", "300", "--tpot-ms", "40")
+    t = kvplan.trace(path, "llama-3-70b", "h100-sxm", tp=4, kv_dtype="fp8", ttft_ms=300,
+                     tpot_ms=40)
+    assert t.requests == expected["requests"]
+    assert (t.max_model_len, t.block_size) == (expected["inputs"]["max_model_len"],
+                                               expected["inputs"]["block_size"])
+    rows = {r["quantity"]: r for r in expected["distribution"]}
+    for quantity, p, mean in [("prompt tokens", t.prompt_tokens, t.mean_prompt_tokens),
+                              ("generated tokens", t.output_tokens, t.mean_output_tokens),
+                              ("total tokens", t.total_tokens, t.mean_total_tokens),
+                              ("KV, whole model", t.kv.exact, t.kv.mean_exact),
+                              (f"KV in blocks, per GPU (stage {t.busiest_stage})",
+                               t.kv_per_gpu.paged, t.kv_per_gpu.mean_paged)]:
+        e = rows[quantity]
+        assert (p.p50, p.p95, p.p99, p.max) == (e["p50"], e["p95"], e["p99"], e["max"]), quantity
+        assert mean == pytest.approx(e["mean"], rel=1e-12), quantity
+    assert t.waste.used_bytes == expected["kv_used_per_gpu"]
+    assert t.waste.paged_bytes == expected["kv_paged_per_gpu"]
+    assert t.waste.contiguous_bytes == expected["kv_contiguous_per_gpu"]
+    assert 100 * t.waste.paged_waste_fraction == pytest.approx(expected["paged_waste_fraction"])
+    c = t.concurrency
+    assert c.arrival_span_seconds == pytest.approx(expected["arrival_span"], rel=1e-12)
+    assert c.rate_per_second == pytest.approx(expected["arrival_rate"], rel=1e-12)
+    assert c.littles_law == pytest.approx(expected["littles_law_in_flight"], rel=1e-12)
+    assert (c.peak_requests, c.p95_requests) == (expected["replay_peak_requests"],
+                                                 expected["replay_p95_requests"])
+    assert c.peak_kv_bytes == expected["replay_peak_kv_per_gpu"]
+    on = t.on_replica
+    assert on.kv_budget_bytes_per_gpu == expected["kv_budget_per_gpu"]
+    assert on.holds_peak == expected["holds_peak"]
+    assert on.replicas_for_peak == expected["replicas_for_peak"]
+    smallest = expected["smallest_replica_for_peak"]
+    assert (t.smallest.tp, t.smallest.pp) == (smallest["tp"], smallest["pp"])
+    assert t.smallest.kv_budget_bytes_per_gpu == smallest["kv_budget_per_gpu_bytes"]

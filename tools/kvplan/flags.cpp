@@ -216,35 +216,12 @@ std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o) {
 
 void use_profile(const CalibrationProfile& p, const std::string& path, const std::string& gpu_id,
                  ComputeDtype compute, Serving& s) {
-    if (p.has_reserve) {
-        // A calibrated reserve (kvplan calibrate) replaces the modelled activation and graphs.
-        BudgetOptions b;
-        b.reserve = s.reserve;
-        if (s.memory_fraction) b.utilization = *s.memory_fraction;
-        b = apply_profile(p, b, s.memory_fraction.has_value());
-        s.reserve = b.reserve;
-        if (!s.memory_fraction && s.engine != Engine::ideal) s.memory_fraction = b.utilization;
-    }
-    s.estimate = profile_estimate(p, path, gpu_id, compute);
+    s = apply_profile(p, std::move(s), path, gpu_id, compute);
 }
 
 std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p, const std::string& path,
                                                const std::string& gpu_id, ComputeDtype compute) {
-    if (!p.estimate) return std::nullopt;
-    if (!p.gpu.empty() && p.gpu != gpu_id)
-        detail::throw_field_error<InvalidInput>(
-            path, "gpu",
-            fmt::format("{} (--gpu): the estimate's fractions are of the GPU they were fitted on",
-                        gpu_id),
-            fmt::format("'{}'", p.gpu));
-    if (p.estimate_compute != compute)
-        detail::throw_field_error<InvalidInput>(
-            path, "estimate_compute_dtype",
-            fmt::format("{}, the compute type this estimate runs at: the compute fraction is of "
-                        "that type's peak (roofline --compute-dtype sets another)",
-                        name(compute)),
-            fmt::format("'{}'", name(p.estimate_compute)));
-    return p.estimate;
+    return kvplan::profile_estimate(p, path, gpu_id, compute);
 }
 
 std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint64_t> prompt) {

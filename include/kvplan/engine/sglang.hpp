@@ -137,23 +137,30 @@ struct SglangKvPool {
         const Shard sh = l.stage(st);
         Bytes cell{}, k_row{}, v_row{};
         std::uint32_t layers = 0, swa_layers = 0;
-        for (std::uint32_t i = sh.first_layer; i < detail::shard_end(m, sh); ++i) {
-            const CacheSpec& spec = m.layer(i);
+        // Layer by layer, grouped by spec: each spec's bytes computed once, times its layers
+        // (evaluate() runs this on every call; the sums are exact either way).
+        const auto count = detail::layers_per_spec(m, sh);
+        for (std::uint32_t k = 0; k < m.layers().num_specs; ++k) {
+            const std::uint64_t n = count[k];
+            const CacheSpec& spec = m.layers().specs[k];
+            if (n == 0) continue;
             if (spec.kind == CacheKind::constant_state) {
                 p.mamba_state_ignored = true;
                 continue;
             }
             if (spec.kind == CacheKind::shared || spec.kind == CacheKind::mlp_only) continue;
-            cell += layer_bytes_per_token(spec, f, sh.tp);
+            const Bytes per_layer = layer_bytes_per_token(spec, f, sh.tp);
+            cell += per_layer * n;
             if (spec.kind == CacheKind::mla_latent) {
-                k_row += layer_bytes_per_token(spec, f, sh.tp);
+                k_row += per_layer * n;
             } else {
                 const std::uint64_t heads = kv_heads_per_rank(spec.kv_heads, sh.tp);
-                k_row += vector_bytes(f, spec.k_head_dim) * heads;
-                v_row += vector_bytes(f, spec.v_head_dim) * heads;
+                k_row += vector_bytes(f, spec.k_head_dim) * heads * n;
+                v_row += vector_bytes(f, spec.v_head_dim) * heads * n;
             }
-            ++layers;
-            swa_layers += spec.kind == CacheKind::sliding_window ? 1 : 0;
+            layers += static_cast<std::uint32_t>(n);
+            swa_layers +=
+                spec.kind == CacheKind::sliding_window ? static_cast<std::uint32_t>(n) : 0;
         }
         if (cell.is_zero()) continue;
         const Bytes avail = available[available.size() == 1 ? 0 : st];

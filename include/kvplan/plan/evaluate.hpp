@@ -453,8 +453,10 @@ struct PreparedLayout {
         detail::throw_field_error<InvalidInput>(where(), "context", ">= 1 token", "0");
     if (demand.concurrency == 0)
         detail::throw_field_error<InvalidInput>(where(), "concurrency", ">= 1 sequence", "0");
-    const std::optional<TokenSplit> split = token_split(demand, where());
-    check_shared_prefix(demand, where());
+    // Checked only when given: the message's text costs more than the rest of the checks.
+    const std::optional<TokenSplit> split =
+        demand.prompt_tokens || demand.output_tokens ? token_split(demand, where()) : std::nullopt;
+    if (demand.shared_prefix_tokens != 0) check_shared_prefix(demand, where());
     ReplicaAnswer a{.replica = Replica{.model = prepared.model,
                                        .gpu = d.gpu,
                                        .parallel = prepared.parallel,
