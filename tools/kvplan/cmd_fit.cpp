@@ -120,8 +120,7 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     }
     append_estimate_notes(rep, a, in.profile_path,
                           "fit's verdict is about memory and uses neither");
-    if (a.starts())
-        append_serve_commands(rep, d, demand, served_model(in.model, ctx), tiers.host);
+    if (a.starts()) append_serve_commands(rep, d, demand, served_model(in.model, ctx), tiers.host);
     append_profile_notes(rep, in.profile, in.profile_path, in.model.id);
     render(rep, o.format, o.explain, *ctx.out);
     if (!x.plot.empty())
