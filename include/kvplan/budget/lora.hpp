@@ -22,6 +22,7 @@
 
 #include "../detail/checked.hpp"
 #include "../error.hpp"
+#include "../kv_bytes.hpp"  // detail::shard_end
 #include "../layout.hpp"
 #include "../model.hpp"
 #include "../units.hpp"
