@@ -176,8 +176,8 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                         o.gpu.empty() ? "every bundled GPU" : o.gpu);
         const WeightOptions w =
             space.weights.front() ? *space.weights.front() : checkpoint_weights(rm.get());
-        use_profile(*profile, o.profile, gpus.front().id, matmul_compute(w, gpus.front().spec),
-                    serving);
+        serving = apply_profile(*profile, std::move(serving), o.profile, gpus.front().id,
+                                matmul_compute(w, gpus.front().spec));
         opt.params = serving.estimate;
     }
     const DisaggDemand demand{.rate = rate,

@@ -99,9 +99,9 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     // of the peak the matmuls run at, the weights' own type.
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile)
-        use_profile(*profile, o.profile, g.id,
-                    matmul_compute(weights_flag ? *weights_flag : checkpoint_weights(m), g.spec),
-                    serving);
+        serving = apply_profile(
+            *profile, std::move(serving), o.profile, g.id,
+            matmul_compute(weights_flag ? *weights_flag : checkpoint_weights(m), g.spec));
     if (by_estimate && !serving.estimate && !default_params(g.spec))
         detail::throw_field_error<InvalidInput>(
             fmt::format("GPU '{}'", g.id), "family",

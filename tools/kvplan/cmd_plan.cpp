@@ -218,8 +218,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         // The estimate's compute fraction is of the peak the first weight format runs at.
         const WeightOptions w =
             space.weights.front() ? *space.weights.front() : checkpoint_weights(rm.get());
-        use_profile(*profile, o.profile, gpus.front().id, matmul_compute(w, gpus.front().spec),
-                    serving);
+        serving = apply_profile(*profile, std::move(serving), o.profile, gpus.front().id,
+                                matmul_compute(w, gpus.front().spec));
     }
 
     const std::uint64_t shared_prefix = shared_prefix_flag(o, split.prompt);

@@ -214,16 +214,6 @@ std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o) {
     return load_profile(o.profile);
 }
 
-void use_profile(const CalibrationProfile& p, const std::string& path, const std::string& gpu_id,
-                 ComputeDtype compute, Serving& s) {
-    s = apply_profile(p, std::move(s), path, gpu_id, compute);
-}
-
-std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p, const std::string& path,
-                                               const std::string& gpu_id, ComputeDtype compute) {
-    return kvplan::profile_estimate(p, path, gpu_id, compute);
-}
-
 std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint64_t> prompt) {
     if (!o.prefix_hit_rate) return o.shared_prefix.value_or(0);
     if (o.shared_prefix)
@@ -282,8 +272,8 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
         r.profile_path = o.profile;
         const Deployment d = r.deployment();
         const WeightOptions w = d.weights ? *d.weights : checkpoint_weights(d.model);
-        use_profile(*r.profile, r.profile_path, r.gpu.id,
-                    compute.value_or(matmul_compute(w, r.gpu.spec)), r.flags.serving);
+        r.flags.serving = apply_profile(*r.profile, std::move(r.flags.serving), r.profile_path,
+                                        r.gpu.id, compute.value_or(matmul_compute(w, r.gpu.spec)));
     }
     return r;
 }

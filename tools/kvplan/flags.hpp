@@ -47,20 +47,6 @@ void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& spl
 /// --profile read (exit 3 on a bad file), or nullopt without the flag.
 [[nodiscard]] std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o);
 
-/// A profile's parts applied to a replica's serving knobs: its measured reserve (and
-/// utilization, unless --gpu-memory-utilization was given) and its estimate parameters. Throws
-/// InvalidInput (exit 3) naming `path` when the estimate was fitted on another GPU than `gpu_id`
-/// or with its compute fraction of another type's peak than `compute`: fractions do not carry
-/// over.
-void use_profile(const CalibrationProfile& p, const std::string& path, const std::string& gpu_id,
-                 ComputeDtype compute, Serving& s);
-
-/// A profile's estimate parameters (nullopt when it has none), checked as use_profile checks them.
-[[nodiscard]] std::optional<EstimateParams> profile_estimate(const CalibrationProfile& p,
-                                                             const std::string& path,
-                                                             const std::string& gpu_id,
-                                                             ComputeDtype compute);
-
 /// The flags of a replica, parsed.
 struct ReplicaFlags {
     LayoutInput layout{};
