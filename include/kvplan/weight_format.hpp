@@ -105,6 +105,9 @@ struct CheckpointFormat {
     Optional<WeightFormat> dense_mlp{};
     Optional<WeightFormat> mixers{};   ///< extra_params' linear layers; LatentMoE's projections
     Optional<WeightFormat> lm_head{};  ///< a quantized LM head (else `rest`)
+    /// The multi-token-prediction layers the checkpoint stores beside the model are left out of
+    /// its quantization (ModelOpt's exclude_modules "model.layers.61*"): stored as `rest`.
+    bool mtp_unquantized = false;
     /// Embeddings, the LM head, norms, biases and routers (fp32 in an all-fp32 model).
     WeightFormat rest = WeightFormat::bf16;
     QuantLayout layout{};

@@ -395,3 +395,148 @@ TEST_CASE("DeepSeek-V4-Flash-NVFP4 keeps all but the routed experts in bf16",
     CHECK(wb.routed_experts.count() == routed);
     CHECK(wb.total().count() == routed + rest);  // 170,445,137,060 B, 158.7 GiB
 }
+
+namespace {
+
+/// A model folder in the temporary directory holding `config` as config.json and `quant` as
+/// hf_quant_config.json, as a ModelOpt checkpoint keeps them.
+std::filesystem::path modelopt_folder(const std::string& name, const Json& config,
+                                      const Json& quant) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << config.dump(2);
+    std::ofstream(dir / "hf_quant_config.json")
+        << Json{{"producer", {{"name", "modelopt"}}}, {"quantization", quant}}.dump(2);
+    return dir;
+}
+
+constexpr double GiB_d = 1073741824.0;
+
+}  // namespace
+
+TEST_CASE("NVFP4 and FP8 ModelOpt checkpoints weigh what NVIDIA's recipes list, within 1%",
+          "[quantized][published]") {
+    // NVIDIA's DGX Cloud benchmarking recipes list each checkpoint folder with `ls -lh` and ask
+    // that the folder weigh the same (GitHub NVIDIA/dgxc-benchmarking: llama3.3/inference/
+    // README.md and deepseek_r1/inference/sglang/README.md, "FAQ & Troubleshooting"). ls rounds
+    // up: "total 40G" means 39 to 40 GiB, and its safetensors files, listed at 4.7G x 7, 4.6G and
+    // 2.9G, add up to at most 40.4 GiB and more than 40.4 - 9 x 0.1 = 39.5 GiB.
+    const auto within = [](std::uint64_t ours, double published, double tolerance) {
+        return std::abs(static_cast<double>(ours) / published - 1.0) < tolerance;
+    };
+    // nvidia/Llama-3.3-70B-Instruct-FP4: Meta's config.json and an hf_quant_config.json saying
+    // NVFP4 in groups of 16 with lm_head excluded (its model card: only the linear layers inside
+    // the transformer blocks are quantized). 80 layers x (q and o 8,192 x 8,192, k and v 1,024 x
+    // 8,192, gate and up 28,672 x 8,192, down 8,192 x 28,672) in nvfp4, the bf16 embedding and
+    // LM head 128,256 x 8,192 each and the norms: 42,709,043,392 B, 39.78 GiB, inside 39.5 to 40.
+    const Json meta = bundled_json("llama-3.3-70b-instruct");
+    const std::uint64_t layer = 2 * nv(8192, 8192) + 2 * nv(1024, 8192) + 2 * nv(28'672, 8192) +
+                                nv(8192, 28'672) + bf(2 * 8192);
+    const std::uint64_t fp4_total = 80 * layer + 2 * bf(128'256, 8192) + bf(8192);
+    CHECK(fp4_total == 42'709'043'392ULL);
+    const Model fp4 = load_hf_config(modelopt_folder(
+        "kvplan-llama33-fp4", meta,
+        {{"quant_algo", "NVFP4"}, {"group_size", 16}, {"exclude_modules", {"lm_head"}}}));
+    CHECK(checkpoint_file_bytes(fp4).count() == fp4_total);
+    CHECK(within(fp4_total, 40.0 * GiB_d, 0.01));
+    CHECK(fp4_total > 39.5 * GiB_d);
+
+    // nvidia/Llama-3.3-70B-Instruct-FP8 (ModelOpt FP8, one fp32 scale per matrix): "total 68G",
+    // files 4.5G + 4.7G x 4 + 4.6G x 9 + 3.6G = 68.3 GiB at most. Each layer's 7 matrices at 1 B
+    // a weight and 4 B of scale, the rest as above: 72,656,373,952 B, 67.67 GiB.
+    const std::uint64_t fp8_layer =
+        2 * 8192ULL * 8192 + 2 * 1024ULL * 8192 + 3 * 28'672ULL * 8192 + 7 * 4 + bf(2 * 8192);
+    const std::uint64_t fp8_total = 80 * fp8_layer + 2 * bf(128'256, 8192) + bf(8192);
+    CHECK(fp8_total == 72'656'373'952ULL);
+    const Model fp8 = load_hf_config(modelopt_folder(
+        "kvplan-llama33-fp8", meta, {{"quant_algo", "FP8"}, {"exclude_modules", {"lm_head"}}}));
+    CHECK(checkpoint_file_bytes(fp8).count() == fp8_total);
+    CHECK(within(fp8_total, 68.0 * GiB_d, 0.01));
+    CHECK(fp8_total > 67.0 * GiB_d);
+
+    // nvidia/DeepSeek-R1-FP4: "total 395G" (files at most 395.3 GiB). ModelOpt quantized its MLPs
+    // and experts to NVFP4 and left attention whole (the v2 checkpoint's card: "additionally
+    // quantizes the wo module"), the LM head and the multi-token-prediction layer 61 in bf16; its
+    // config.json is DeepSeek-R1's without the fp8 quantization_config.
+    Json r1 = bundled_json("deepseek-r1");
+    r1.erase("quantization_config");
+    const HfImport imp = import_hf_config(modelopt_folder(
+        "kvplan-r1-fp4", r1,
+        {{"quant_algo", "NVFP4"},
+         {"group_size", 16},
+         {"exclude_modules", {"lm_head", "model.layers.*.self_attn*", "model.layers.61*"}}}));
+    const Model& m = imp.model;
+    CHECK(m.config().checkpoint.mtp_unquantized);
+    // Attention in bf16 (as DeepSeek-V3.2-NVFP4's above without the indexer, o_proj in bf16);
+    // dense layers 0-2 and MoE layers 3-60 as in the V3.2 test.
+    const std::uint64_t attention = bf(1536, 7168) + bf(1536) + bf(24'576, 1536) + bf(576, 7168) +
+                                    bf(512) + bf(32'768, 512) + bf(7168, 16'384);
+    const std::uint64_t expert = 2 * nv(2048, 7168) + nv(7168, 2048);
+    const std::uint64_t dense = attention + 2 * nv(18'432, 7168) + nv(7168, 18'432) + bf(14'336);
+    const std::uint64_t moe = attention + 257 * expert + bf(256, 7168) + bf(256) + bf(14'336);
+    const std::uint64_t model = 3 * dense + 58 * moe + 2 * bf(129'280, 7168) + bf(7168);
+    CHECK(model == 396'677'998'300ULL);
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
+    // The MTP layer, all bf16: a MoE layer (attention as above, 257 experts of 3 x 2,048 x
+    // 7,168, the router 256 x 7,168 and its bias, two norms), then eh_proj 7,168 x 14,336, three
+    // norms and its own embedding and head 129,280 x 7,168 each.
+    const std::uint64_t mtp = attention + 257 * 3 * bf(2048, 7168) + bf(256, 7168) + bf(256) +
+                              bf(14'336) + bf(7168, 14'336) + bf(3 * 7168) + 2 * bf(129'280, 7168);
+    CHECK(mtp_layer_bytes(m).count() == mtp);
+    const std::uint64_t files = checkpoint_file_bytes(m).count();
+    CHECK(files == model + mtp);  // 423,604,850,908 B, 394.51 GiB
+    CHECK(within(files, 395.0 * GiB_d, 0.01));
+    CHECK(files > 394.0 * GiB_d);
+    // Counted in NVFP4 like the model's layers, the MTP layer would weigh 6.6 GB less, 388.4 GiB.
+    for (const char* d : {"kvplan-llama33-fp4", "kvplan-llama33-fp8", "kvplan-r1-fp4"})
+        std::filesystem::remove_all(std::filesystem::temp_directory_path() / d);
+}
+
+TEST_CASE("int4 checkpoints weigh what their publishers state, text_config's quantization read",
+          "[quantized][published][compressed-tensors]") {
+    // moonshotai/Kimi-K2-Thinking: Kimi-K2's shapes, its routed experts int4 in groups of 32
+    // (compressed-tensors pack-quantized, symmetric, bf16 scales), every other module ignored:
+    // "lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+    // "re:.*mlp\\.(gate|up|gate_up|down)_proj.*" (its config.json's quantization_config, as the
+    // test above builds it). A deployment of it on 8 x H100 (GitHub jwt625/PlayGround,
+    // 20251107_kimi_k2_thinking: README.md expects `du -sh` "~594 GB when complete";
+    // DEPLOYMENT_SUMMARY.md found "Model weights (554 GB)", du's GiB).
+    Json k2 = bundled_json("kimi-k2-instruct");
+    k2.erase("quantization_config");
+    const Json int4 = {{"quant_method", "compressed-tensors"},
+                       {"format", "pack-quantized"},
+                       {"config_groups",
+                        {{"group_0",
+                          {{"targets", {"Linear"}},
+                           {"weights",
+                            {{"num_bits", 4},
+                             {"type", "int"},
+                             {"strategy", "group"},
+                             {"group_size", 32},
+                             {"symmetric", true}}}}}}},
+                       {"ignore",
+                        {"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+                         "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"}}};
+    k2["quantization_config"] = int4;
+    const Model thinking = model_from_hf_json(k2, "k2t.json", "k2t");
+    // Routed: 60 x 384 x 3 x 8,257,536 B (4.5 bits a weight, the test above); all else bf16:
+    // 2 B for each of the model's other parameters.
+    const ParamCounts p = count_params(thinking);
+    const std::uint64_t routed = 60ULL * 384 * 3 * 8'257'536ULL;
+    const std::uint64_t total = routed + 2 * (p.total() - p.routed_experts);
+    CHECK(checkpoint_file_bytes(thinking).count() == total);
+    CHECK(total == 594'205'305'856ULL);  // 594.2 GB, 553.4 GiB
+    CHECK(std::abs(static_cast<double>(total) / 594e9 - 1.0) < 0.001);
+    CHECK(std::abs(static_cast<double>(total) / (554.0 * GiB_d) - 1.0) < 0.002);
+
+    // Kimi-K2.5 keeps the same quantization_config inside text_config (kimi_k25 wraps kimi_k2);
+    // vLLM reads it there too (ModelConfig._verify_quantization). Read at the top only, the
+    // bundled file came out all bf16, 2,053.8 GB.
+    const Model k25 = bundled("kimi-k2.5");
+    CHECK(k25.config().checkpoint.experts == WeightFormat::int4);
+    CHECK(k25.config().checkpoint.attention == WeightFormat::bf16);
+    CHECK(k25.config().checkpoint.layout.group_size == 32);
+    // The same text model as Kimi-K2-Thinking's plus MoonViT's tower and projector in bf16.
+    CHECK(checkpoint_file_bytes(k25).count() ==
+          total + 2 * k25.config().vision_params);  // 595.1 GB
+}

@@ -182,13 +182,25 @@ namespace detail::hf {
 
 }  // namespace detail::hf
 
+/// Where config.json `top` keeps its quantization: quantization_config (compressed-tensors' older
+/// name compression_config) at the top or, in a multimodal wrapper such as Kimi-K2.5's, in its
+/// text_config, where vLLM's ModelConfig._verify_quantization (vllm/config/model.py) looks next.
+[[nodiscard]] inline std::optional<JsonReader> quantization_section(const JsonReader& top) {
+    for (const char* key : {"quantization_config", "compression_config"})
+        if (auto q = top.optional_object(key)) return q;
+    if (const auto text = top.optional_object("text_config"))
+        for (const char* key : {"quantization_config", "compression_config"})
+            if (auto q = text->optional_object(key)) return q;
+    return std::nullopt;
+}
+
 /// The format `top` (a config.json; `text` its text_config, or itself) says its weights are in.
 [[nodiscard]] inline CheckpointFormat checkpoint_format(const JsonReader& top,
                                                         const JsonReader& text) {
     using namespace detail::hf;
     const std::optional<WeightFormat> dtype = torch_dtype_of(top, text);
     const WeightFormat rest = dtype == WeightFormat::fp32 ? WeightFormat::fp32 : WeightFormat::bf16;
-    const std::optional<JsonReader> q = top.optional_object("quantization_config");
+    const std::optional<JsonReader> q = quantization_section(top);
     if (!q) {
         CheckpointFormat c;
         if (!dtype) {

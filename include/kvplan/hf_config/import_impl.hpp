@@ -646,7 +646,7 @@ namespace detail::hf {
                                       std::string_view name, const HfImportOptions& options) {
     HfImport out = detail::hf::import_layers(root, source, name, options);
     const JsonReader top(root, std::string(source));
-    if (!top.has("quantization_config")) return out;
+    if (!quantization_section(top)) return out;
     // Where the quantization names modules, the format of each part of each layer.
     ModelConfig c = out.model.config();
     c.checkpoint = detail::hf::checkpoint_format_by_module(top, out.model, c.checkpoint, out.notes);
@@ -677,7 +677,7 @@ namespace detail::hf {
     // (model_executor/model_loader/weight_utils.py) reads them.
     const std::filesystem::path quant = file.parent_path() / "hf_quant_config.json";
     std::vector<std::string> notes;
-    if (root.is_object() && !root.contains("quantization_config") &&
+    if (root.is_object() && !quantization_section(JsonReader(root, file.string())) &&
         std::filesystem::is_regular_file(quant, ec)) {
         const Json q = read_json_file(quant, JsonNumbers::python, max_config_json_bytes);
         const JsonReader qr(q, quant.string());

@@ -415,6 +415,23 @@ struct QuantScheme {
                             " layers");
     }
     const auto at = [&](QuantPart p) { return chosen[static_cast<std::size_t>(p)]; };
+    // The multi-token-prediction layers follow the model's layers (DeepSeek-V3's layer 61): where
+    // the scheme leaves the MLP of the first of them unquantized while the model's own are
+    // quantized, the checkpoint stores them unquantized.
+    if (m.config().mtp_layers != 0 && m.num_layers() != 0) {
+        const std::uint32_t last = m.num_layers() - 1;
+        const QuantPart mlp =
+            m.is_moe_layer(last) ? QuantPart::routed_experts : QuantPart::dense_mlp;
+        const std::string index = std::to_string(m.num_layers()) + ".";
+        std::vector<std::string> names;
+        for (std::string_view prefix : layer_prefixes)
+            for (std::string_view body : part_bodies(mlp))
+                names.push_back(std::string(prefix).append(index).append(body));
+        const WeightFormat own = at(mlp).value_or(s.unquantized);
+        base.mtp_unquantized = own != s.unquantized &&
+                               format_of(s, patterns_for_layer(s.exclude, m.num_layers()), names,
+                                         mlp == QuantPart::routed_experts) == s.unquantized;
+    }
     // `linear` names the blocks' linear layers outside the experts (as a config's dense format
     // reads, "bf16, experts mxfp4"): the dense MLP's format, else the shared experts', else
     // attention's; every part present is then set explicitly. extra_params outside any mixer
@@ -449,7 +466,7 @@ namespace detail::hf {
                                                                   const Model& m,
                                                                   CheckpointFormat base,
                                                                   std::vector<std::string>& notes) {
-    const std::optional<JsonReader> q = top.optional_object("quantization_config");
+    const std::optional<JsonReader> q = quantization_section(top);
     if (!base.known || !q) return base;
     const std::string method = detail::lower_ascii(q->optional_string("quant_method").value_or(""));
     QuantScheme s;

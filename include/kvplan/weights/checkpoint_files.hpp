@@ -18,7 +18,8 @@ namespace kvplan {
 /// deepseek_mtp.py loads the same tensors): each is a decoder layer like the model's last, in the
 /// checkpoint's formats, plus bf16 enorm, hnorm and shared_head.norm (hidden each), eh_proj
 /// (hidden x 2 hidden) and its own copies of the embedding and the output head (vocab x hidden
-/// each). Exclusions a quantization makes for these layers alone are not applied.
+/// each). Where the quantization leaves these layers out (CheckpointFormat::mtp_unquantized), the
+/// whole layer is stored in the checkpoint's unquantized format.
 [[nodiscard]] constexpr Bytes mtp_layer_bytes(const Model& m) {
     const ModelConfig& c = m.config();
     if (c.mtp_layers == 0) return {};
@@ -26,8 +27,9 @@ namespace kvplan {
     with.layers.append(m.layer(m.num_layers() - 1), c.mtp_layers);
     with.mtp_layers = 0;
     const Model drafted{with};
-    const Bytes layers = weight_bytes(drafted, checkpoint_weights(drafted)).total() -
-                         weight_bytes(m, checkpoint_weights(m)).total();
+    WeightOptions mine = checkpoint_weights(m);
+    if (c.checkpoint.mtp_unquantized) mine = WeightOptions{.format = c.checkpoint.rest};
+    const Bytes layers = weight_bytes(drafted, mine).total() - weight_bytes(m, mine).total();
     const std::uint64_t h = c.hidden_size;
     const std::uint64_t own = detail::add(
         detail::mul(2 * h, h, "eh_proj"),
