@@ -488,7 +488,32 @@ TEST_CASE("NVFP4 and FP8 ModelOpt checkpoints weigh what NVIDIA's recipes list, 
     CHECK(within(files, 395.0 * GiB_d, 0.01));
     CHECK(files > 394.0 * GiB_d);
     // Counted in NVFP4 like the model's layers, the MTP layer would weigh 6.6 GB less, 388.4 GiB.
-    for (const char* d : {"kvplan-llama33-fp4", "kvplan-llama33-fp8", "kvplan-r1-fp4"})
+
+    // nvidia/Llama-4-Maverick-17B-128E-Instruct-FP8 (llama4/inference/README.md at commit
+    // 14fb6ae60402b08f7ca26f2fa86a9408806d3b62): "should be of size 376G". Meta's config.json,
+    // ModelOpt FP8 on the blocks' linear layers; the vision tower, its projector and the LM head
+    // left in bf16. 1 B a weight and 4 B a matrix for the text model's linear layers, 2 B for
+    // each of its other parameters and the 871,932,416 of the vision tower: 376.76 GiB.
+    const Model mav = load_hf_config(modelopt_folder(
+        "kvplan-maverick-fp8", bundled_json("llama-4-maverick-17b-128e-instruct"),
+        {{"quant_algo", "FP8"},
+         {"exclude_modules", {"lm_head", "vision_model*", "multi_modal_projector*"}}}));
+    const ParamCounts mp = count_params(mav);
+    const WeightBytes mb = weight_bytes(mav, checkpoint_weights(mav));
+    CHECK(mav.config().vision_params == 871'932'416ULL);
+    CHECK(mb.lm_head.count() == bf(202'048, 5120));
+    const std::uint64_t mav_files = checkpoint_file_bytes(mav).count();
+    CHECK(mav_files == 404'540'948'800ULL);
+    CHECK(within(mav_files, 376.0 * GiB_d, 0.01));
+    // By hand: 1 B for each linear weight of the 48 layers, 4 B of scale for each of their
+    // matrices (4 of attention a layer; 24 MoE layers of 128 experts and a shared one, 3 matrices
+    // each; 24 dense MLPs of 3), 2 B for every other parameter, the vision tower's included.
+    const std::uint64_t linear =
+        mp.attention + mp.dense_mlp + mp.routed_experts + mp.shared_experts;
+    const std::uint64_t matrices = 48 * 4 + 24 * (128 * 3 + 3) + 24 * 3;
+    CHECK(mav_files == linear + 4 * matrices + 2 * (mp.total() - linear));
+    for (const char* d :
+         {"kvplan-llama33-fp4", "kvplan-llama33-fp8", "kvplan-r1-fp4", "kvplan-maverick-fp8"})
         std::filesystem::remove_all(std::filesystem::temp_directory_path() / d);
 }
 
