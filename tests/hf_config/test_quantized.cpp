@@ -561,6 +561,11 @@ TEST_CASE("int4 checkpoints weigh what their publishers state, text_config's qua
     CHECK(k25.config().checkpoint.experts == WeightFormat::int4);
     CHECK(k25.config().checkpoint.attention == WeightFormat::bf16);
     CHECK(k25.config().checkpoint.layout.group_size == 32);
+    // compressed-tensors' older key for the same section, compression_config, reads the same.
+    Json older = k2;
+    older.erase("quantization_config");
+    older["compression_config"] = int4;
+    CHECK(checkpoint_file_bytes(model_from_hf_json(older, "old.json", "old")).count() == total);
     // The same text model as Kimi-K2-Thinking's plus MoonViT's tower and projector in bf16.
     CHECK(checkpoint_file_bytes(k25).count() ==
           total + 2 * k25.config().vision_params);  // 595.1 GB
