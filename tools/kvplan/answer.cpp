@@ -292,8 +292,11 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
     const std::string in_out_act = e == Engine::sglang   ? " (outside the fraction)"
                                    : e == Engine::trtllm ? " (before the fraction)"
                                                          : "";
-    const std::string in_out_ctx =
-        e == Engine::trtllm ? " (before the fraction)" : " (outside the fraction)";
+    const bool charged_non_torch =
+        e == Engine::vllm && a.serving.options.vllm.charge_non_torch_in_use;
+    const std::string in_out_ctx = e == Engine::trtllm ? " (before the fraction)"
+                                   : charged_non_torch ? ""
+                                                       : " (outside the fraction)";
     const std::string in_out_graphs = charged_graphs        ? ""
                                       : e == Engine::trtllm ? " (before the fraction)"
                                                             : " (outside the fraction)";
