@@ -224,6 +224,18 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
     d.serving.engine_version = EngineVersion{0, 9};
     const ReplicaAnswer v09 = evaluate(d, {.context = 8192});
     CHECK(v09.memory().kv_memory - v08.memory().kv_memory == 700 * MiB);
+    // Through v0.10 the snapshot preceded the distributed groups, so their buffers were charged
+    // (PR #25359 moved it, v0.11): at tp 2 the 2 x 128 MiB leave the cache at v0.10, not at v0.11.
+    CHECK(vllm_charges_comm_buffers({0, 10}));
+    CHECK(!vllm_charges_comm_buffers({0, 11}));
+    Deployment t{.model = llama_3_8b, .gpu = gpus::h100_sxm, .parallel = {.tp = 2}};
+    t.serving.engine_version = EngineVersion{0, 10};
+    const ReplicaAnswer t10 = evaluate(t, {.context = 8192});
+    t.serving.engine_version = EngineVersion{0, 11};
+    t.serving.sampler_sorts = false;  // the same sampler at both, as v0.10's
+    const ReplicaAnswer t11 = evaluate(t, {.context = 8192});
+    CHECK(t11.memory().kv_memory - t10.memory().kv_memory == 256 * MiB);
+    CHECK(t10.memory().outside == t10.memory().cuda_context + t10.memory().cuda_graphs);
     // Without FlashInfer the profile's sampler sorts its 1,024 rows of 128,256 logits: 32 B
     // each beside the logits and their fp32 copy (6 B) and the forward's output, 8,192 x 4,096 x
     // 2 B: 1,024 x 128,256 x 38 + 67,108,864 = 5,057,806,336 B, more than the forward's

@@ -180,6 +180,7 @@ struct ResolvedServing {
         r.options.vllm.charge_cuda_graphs = d->charge_cuda_graphs;
         r.budget.reserve.sampler_sorts = d->sampler_sorts;
         r.options.vllm.charge_non_torch_in_use = vllm_charges_non_torch_in_use(*s.engine_version);
+        r.options.vllm.charge_comm_buffers = vllm_charges_comm_buffers(*s.engine_version);
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
     }
     if (s.sampler_sorts) {
