@@ -357,6 +357,22 @@ TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
     const EngineMemory old =
         engine_memory(Engine::vllm, r, r.layout(), 0, {}, {.vllm = {.charge_cuda_graphs = false}});
     CHECK(old.kv_memory - m.kv_memory == 512 * MiB);
+    // The v0.8 line charged the memory in use outside PyTorch after the profile
+    // (vllm/v1/worker/gpu_worker.py of v0.8, determine_available_memory): the 700 MiB context
+    // leaves the cache, and nothing is left outside but the uncharged graphs.
+    const EngineMemory v08 =
+        engine_memory(Engine::vllm, r, r.layout(), 0, {},
+                      {.vllm = {.charge_cuda_graphs = false, .charge_non_torch_in_use = true}});
+    CHECK(old.kv_memory - v08.kv_memory == 700 * MiB);
+    CHECK(v08.outside == 512 * MiB);
+    // On two GPUs the communication buffers (2 ranks x 128 MiB) are charged with it.
+    const Replica r2{.model = llama_3_8b, .gpu = h100_sxm(), .parallel = {.tp = 2}};
+    const EngineMemory tp2 = engine_memory(Engine::vllm, r2, r2.layout(), 0, {},
+                                           {.vllm = {.charge_cuda_graphs = false}});
+    const EngineMemory tp2_v08 =
+        engine_memory(Engine::vllm, r2, r2.layout(), 0, {},
+                      {.vllm = {.charge_cuda_graphs = false, .charge_non_torch_in_use = true}});
+    CHECK(tp2.kv_memory - tp2_v08.kv_memory == 700 * MiB + 256 * MiB);
 }
 
 // ---- SGLang --------------------------------------------------------------------------------

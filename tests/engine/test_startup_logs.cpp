@@ -71,7 +71,8 @@ const std::set<std::string> known_keys = {"source",
                                           "known_gap",
                                           "flags",
                                           "chunked_prefill_size",
-                                          "cuda_graph_max_bs"};
+                                          "cuda_graph_max_bs",
+                                          "sampler"};
 
 struct Record {
     fs::path path;
@@ -169,6 +170,12 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
     if (const auto n = r.get("max_num_batched_tokens"))
         d.serving.max_num_batched_tokens = std::stoull(*n);
     if (const auto n = r.get("max_num_seqs")) d.serving.max_sequences = std::stoull(*n);
+    // vLLM's sampler as the log names it: "pytorch" where FlashInfer was not installed (the
+    // logits sorted), "flashinfer"; absent: the release's default.
+    if (const auto v = r.get("sampler")) {
+        REQUIRE((*v == "pytorch" || *v == "flashinfer"));
+        d.serving.sampler_sorts = *v == "pytorch";
+    }
     if (const auto n = r.get("block_size"))
         d.serving.block_size = static_cast<std::uint32_t>(std::stoul(*n));
     if (const auto n = r.get("chunked_prefill_size"))

@@ -208,6 +208,47 @@ TEST_CASE("an older vLLM release profiles its own batch defaults", "[engine][vll
     CHECK(evaluate(d, {.context = 8192}).serving.options.vllm.max_num_batched_tokens == 4096u);
 }
 
+TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts",
+          "[engine][vllm][release]") {
+    // The v0.8 line's worker charged every byte in use outside PyTorch after the profile (PR
+    // #19312 made it the increase past a snapshot, from v0.9.2): the 700 MiB context is charged.
+    CHECK(vllm_charges_non_torch_in_use({0, 8}));
+    CHECK(!vllm_charges_non_torch_in_use({0, 9}));
+    CHECK(!vllm_charges_non_torch_in_use(vllm_newest_release));
+    Deployment d{.model = llama_3_8b, .gpu = gpus::h100_sxm};
+    d.serving.engine_version = EngineVersion{0, 8};
+    const ReplicaAnswer v08 = evaluate(d, {.context = 8192});
+    CHECK(v08.memory().charged ==
+          v08.memory().weights + v08.memory().activation + v08.memory().cuda_context);
+    CHECK(v08.memory().outside == v08.memory().cuda_graphs);
+    d.serving.engine_version = EngineVersion{0, 9};
+    const ReplicaAnswer v09 = evaluate(d, {.context = 8192});
+    CHECK(v09.memory().kv_memory - v08.memory().kv_memory == 700 * MiB);
+    // Through v0.10 the snapshot preceded the distributed groups, so their buffers were charged
+    // (PR #25359 moved it, v0.11): at tp 2 the 2 x 128 MiB leave the cache at v0.10, not at v0.11.
+    CHECK(vllm_charges_comm_buffers({0, 10}));
+    CHECK(!vllm_charges_comm_buffers({0, 11}));
+    Deployment t{.model = llama_3_8b, .gpu = gpus::h100_sxm, .parallel = {.tp = 2}};
+    t.serving.engine_version = EngineVersion{0, 10};
+    const ReplicaAnswer t10 = evaluate(t, {.context = 8192});
+    t.serving.engine_version = EngineVersion{0, 11};
+    t.serving.sampler_sorts = false;  // the same sampler at both, as v0.10's
+    const ReplicaAnswer t11 = evaluate(t, {.context = 8192});
+    CHECK(t11.memory().kv_memory - t10.memory().kv_memory == 256 * MiB);
+    CHECK(t10.memory().outside == t10.memory().cuda_context + t10.memory().cuda_graphs);
+    // Without FlashInfer the profile's sampler sorts its 1,024 rows of 128,256 logits: 32 B
+    // each beside the logits and their fp32 copy (6 B) and the forward's output, 8,192 x 4,096 x
+    // 2 B: 1,024 x 128,256 x 38 + 67,108,864 = 5,057,806,336 B, more than the forward's
+    // 838,860,800 B.
+    d.serving.sampler_sorts = true;
+    CHECK(evaluate(d, {.context = 8192}).memory().activation.count() == 5'057'806'336ULL);
+    // Not an SGLang knob.
+    Deployment s{.model = llama_3_8b, .gpu = gpus::h100_sxm};
+    s.serving.engine = Engine::sglang;
+    s.serving.sampler_sorts = true;
+    CHECK_THROWS_AS(evaluate(s, {.context = 8192}), InvalidInput);
+}
+
 TEST_CASE("vLLM's --max-num-seqs sizes its profile's logits", "[engine][vllm]") {
     // The profile run samples min(tokens, max_num_seqs) rows (vllm/v1/worker/gpu_model_runner.py,
     // _dummy_run): at --max-num-seqs 64 on an H100, Llama-3-8B's peak is 8,192 x 102,400 +

@@ -292,8 +292,15 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
     const std::string in_out_act = e == Engine::sglang   ? " (outside the fraction)"
                                    : e == Engine::trtllm ? " (before the fraction)"
                                                          : "";
-    const std::string in_out_ctx =
-        e == Engine::trtllm ? " (before the fraction)" : " (outside the fraction)";
+    const VllmOptions& vo = a.serving.options.vllm;
+    const bool charged_context = e == Engine::vllm && vo.charge_non_torch_in_use;
+    const bool charged_comm = charged_context || (e == Engine::vllm && vo.charge_comm_buffers);
+    const auto in_out_fixed = [&](bool charged) -> std::string {
+        if (e == Engine::trtllm) return " (before the fraction)";
+        return charged ? "" : " (outside the fraction)";
+    };
+    const std::string in_out_ctx = in_out_fixed(charged_context);
+    const std::string in_out_comm = in_out_fixed(charged_comm);
     const std::string in_out_graphs = charged_graphs        ? ""
                                       : e == Engine::trtllm ? " (before the fraction)"
                                                             : " (outside the fraction)";
@@ -356,7 +363,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         term("cuda_context_bytes", "- CUDA context" + in_out_ctx, m.cuda_context,
              {"the CUDA context of the process",
               {source_of(res.cuda_context, "700 MiB (budget/reserve.hpp)")}});
-        term("comm_buffer_bytes", "- communication buffers" + in_out_ctx, m.comm_buffers,
+        term("comm_buffer_bytes", "- communication buffers" + in_out_comm, m.comm_buffers,
              {"128 MiB per rank of a multi-GPU replica",
               {source_of(res.comm_buffers, "SGLang's reserve rule (budget/reserve.hpp)")}});
         if (const LoraOptions& lo = a.serving.budget.reserve.lora; lo.max_loras > 0)

@@ -176,6 +176,28 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
     return d;
 }
 
+/// Whether vLLM release line `v` charges every byte in use outside PyTorch's allocator after the
+/// profile run to the KV budget (VllmOptions::charge_non_torch_in_use). The v1 worker of the v0.8
+/// line (vllm/v1/worker/gpu_worker.py, determine_available_memory) added to the profile's torch
+/// peak the device's used memory (total - free) less PyTorch's current allocation: the CUDA context
+/// and communication buffers with it. vLLM PR #19312 (June 2025, in v0.9.2, which kvplan counts as
+/// v0.9) took the memory_profiling of the v0 worker instead, which charges only what the profile
+/// adds past the snapshot taken once the context exists.
+[[nodiscard]] constexpr bool vllm_charges_non_torch_in_use(EngineVersion v) noexcept {
+    return v < EngineVersion{0, 9};
+}
+
+/// Whether vLLM release line `v` charges the communication buffers its distributed groups allocate
+/// (NCCL's, the custom all-reduce's IPC buffers) to the KV budget. Through the v0.10 line the
+/// worker took its memory snapshot before init_worker_distributed_environment, so they were part
+/// of the profile's non-torch increase (vllm/v1/worker/gpu_worker.py, init_device); vLLM PR #25359
+/// (merged 2025-09-23, before v0.11.0) initialises the groups first.
+[[nodiscard]] constexpr bool vllm_charges_comm_buffers(EngineVersion v) noexcept {
+    return v < EngineVersion{0, 11};
+}
+
+static_assert(vllm_charges_non_torch_in_use({0, 8}) && !vllm_charges_non_torch_in_use({0, 9}));
+static_assert(vllm_charges_comm_buffers({0, 10}) && !vllm_charges_comm_buffers({0, 11}));
 static_assert(vllm_release_defaults({0, 10})->gpu_memory_utilization == 0.9);
 static_assert(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
 static_assert(vllm_release_defaults({0, 9})->gpu_memory_utilization == 0.9);

@@ -76,7 +76,8 @@ struct EngineMemory {
 ///           [- CUDA graphs]
 ///           (vllm/v1/worker/gpu_worker.py, determine_available_memory; vllm/v1/worker/utils.py,
 ///           request_memory): the CUDA context and NCCL buffers exist before vLLM's memory snapshot
-///           and must fit beside the fraction;
+///           and must fit beside the fraction (releases through v0.10 charged the buffers,
+///           v0.8 the context too: VllmOptions::charge_comm_buffers, charge_non_torch_in_use);
 ///   sglang  mem_fraction_static x (memory free after distributed init) - weights
 ///           (model_runner_kv_cache_mixin.py): activations and graphs live in the rest;
 ///   trtllm  free_gpu_memory_fraction x (total - weights - activation peak - context, NCCL and
@@ -114,15 +115,24 @@ namespace detail {
             em.fraction_bytes = em.memory_total;
             em.charged = em.weights + em.lora;
             break;
-        case Engine::vllm:
+        case Engine::vllm: {
             em.fraction = b.utilization;
             em.fraction_base = em.memory_total;
             em.fraction_bytes = detail::scale_up(em.memory_total, b.utilization);
+            // The v0.8 line charged the memory in use outside PyTorch after the profile, the
+            // context and the communication buffers with it (vllm_charges_non_torch_in_use);
+            // through v0.10 the buffers were charged alone (vllm_charges_comm_buffers).
+            const bool context_charged = eo.vllm.charge_non_torch_in_use;
+            const bool comm_charged = context_charged || eo.vllm.charge_comm_buffers;
             em.charged = em.weights + em.lora + em.activation + em.encoder_cache +
-                         (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{});
-            em.outside = em.cuda_context + em.comm_buffers +
+                         (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{}) +
+                         (context_charged ? em.cuda_context : Bytes{}) +
+                         (comm_charged ? em.comm_buffers : Bytes{});
+            em.outside = (context_charged ? Bytes{} : em.cuda_context) +
+                         (comm_charged ? Bytes{} : em.comm_buffers) +
                          (eo.vllm.charge_cuda_graphs ? Bytes{} : em.cuda_graphs);
             break;
+        }
         case Engine::sglang:
             em.fraction =
                 eo.sglang.mem_fraction_static

@@ -66,6 +66,13 @@ struct VllmOptions {
     /// (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default on); before, graphs had to fit in the
     /// (1 - gpu_memory_utilization) headroom.
     bool charge_cuda_graphs = true;
+    /// The v0.8 releases' V1 worker charged every byte in use outside PyTorch after the profile
+    /// run (the CUDA context, loaded kernels, communication buffers) to the KV budget; since
+    /// v0.9.2 only what the profile adds is (engine/release.hpp, vllm_charges_non_torch_in_use).
+    bool charge_non_torch_in_use = false;
+    /// Through v0.10 the communication buffers were charged too: the memory snapshot preceded the
+    /// distributed groups (engine/release.hpp, vllm_charges_comm_buffers).
+    bool charge_comm_buffers = false;
     /// --num-gpu-blocks-override: the pool's block count, whatever the memory
     /// (CacheConfig.num_gpu_blocks_override; vllm/v1/core/kv_cache_planning.py).
     std::optional<std::uint64_t> num_gpu_blocks_override{};

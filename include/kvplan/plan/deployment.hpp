@@ -62,6 +62,13 @@ struct Serving {
     /// The engine's release line whose defaults apply (vLLM only: engine/release.hpp);
     /// nullopt: vllm_newest_release.
     std::optional<EngineVersion> engine_version{};
+    /// vLLM's profile run samples by sorting the logits (PyTorch's top-k/top-p) rather than with
+    /// FlashInfer's kernel: where FlashInfer is not installed vLLM falls back to the sort
+    /// (vllm/v1/sample/ops/topk_topp_sampler.py, "FlashInfer is not available. Falling back to the
+    /// PyTorch-native implementation"), as after a pip install of the v0.8 to v0.10 lines (vLLM
+    /// issue #15158; vLLM's images install it, and its CUDA wheel requires it only since PR
+    /// #21389). nullopt: the release's default (engine/release.hpp).
+    std::optional<bool> sampler_sorts{};
     /// The latency estimate's achieved fractions and fixed costs on the GPU deployed (a
     /// calibration of it: kvplan calibrate --bench); nullopt: its family's defaults
     /// (default_params).
@@ -172,7 +179,15 @@ struct ResolvedServing {
         if (!s.memory_fraction) r.budget.utilization = d->gpu_memory_utilization;
         r.options.vllm.charge_cuda_graphs = d->charge_cuda_graphs;
         r.budget.reserve.sampler_sorts = d->sampler_sorts;
+        r.options.vllm.charge_non_torch_in_use = vllm_charges_non_torch_in_use(*s.engine_version);
+        r.options.vllm.charge_comm_buffers = vllm_charges_comm_buffers(*s.engine_version);
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
+    }
+    if (s.sampler_sorts) {
+        if (s.engine != Engine::vllm)
+            refuse("sampler_sorts", "engine vllm (the profile run's sampler is vLLM's)",
+                   std::string(name(s.engine)));
+        r.budget.reserve.sampler_sorts = *s.sampler_sorts;
     }
     if (s.num_gpu_blocks) {
         if (s.engine != Engine::vllm)
