@@ -25,6 +25,7 @@
 #include <kvplan/model.hpp>
 #include <kvplan/plan/deployment.hpp>
 #include <kvplan/plan/evaluate.hpp>
+#include <kvplan/plan/size.hpp>
 #include <kvplan/roofline.hpp>
 #include <kvplan/units.hpp>
 #include <kvplan/weights.hpp>
@@ -166,6 +167,12 @@ struct PyEstimate {
     EstimateParams params;
 };
 
+/// kvplan.Size: a model's KV bytes (kvplan::size), with the model sized.
+struct PySize {
+    std::shared_ptr<PyModel> model;
+    SizeAnswer a;
+};
+
 /// A decode bound at one batch and context (kvplan.DecodePoint).
 struct PyDecodePoint {
     DecodePoint p;
@@ -215,5 +222,7 @@ void bind_roofline(py::module_& m);
 void bind_block_pool(py::module_& m);
 void bind_plan(py::module_& m);
 void bind_trace(py::module_& m);
+void bind_calibrate(py::module_& m);
+void bind_check(py::module_& m);
 
 }  // namespace kvplan::python
