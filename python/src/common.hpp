@@ -136,7 +136,7 @@ struct PyDeployment {
     /// The decode bound's batch- and context-free costs (detail::decode_costs_with, as evaluate()
     /// builds them each call from the same inputs), built once: an evaluation then pays for
     /// decode_point alone. Unset: evaluate() computes the bound itself (a GPU without the figures,
-    /// or a deployment not prepared by deployment_from or kvplan.fit).
+    /// or a deployment evaluated once: kvplan.fit's, a search's candidates).
     std::optional<DecodeCosts> decode_costs{};
 };
 

@@ -183,12 +183,9 @@ std::shared_ptr<PyDeployment> prepared_deployment(const DeploymentArgs& x) {
     const std::uint64_t limit = context_limit(model->get().config()).tokens;
     // The layout checked (InvalidLayout) and prepared before any figure.
     PreparedLayout prepared = prepare_layout(d);
-    std::optional<DecodeCosts> costs = prepare_decode(d, prepared);
-    auto out = std::make_shared<PyDeployment>(PyDeployment{std::move(model), std::move(gpu),
-                                                           std::move(d), std::move(prepared), limit,
-                                                           std::move(profile_path)});
-    out->decode_costs = std::move(costs);
-    return out;
+    return std::make_shared<PyDeployment>(PyDeployment{std::move(model), std::move(gpu),
+                                                       std::move(d), std::move(prepared), limit,
+                                                       std::move(profile_path)});
 }
 
 void set_counts(PyDeployment& d, const ReplicaAnswer& a) {
@@ -229,6 +226,8 @@ std::optional<DecodeCosts> prepare_decode(const Deployment& d, const PreparedLay
 
 std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
+    // Kept for every evaluation; kvplan.fit, which evaluates once, leaves them to evaluate().
+    d->decode_costs = prepare_decode(d->deployment, d->prepared);
     // What evaluate() refuses of the deployment itself (a GPU count, an engine knob, a GPU
     // without memory) raised now, at a demand that cannot fail.
     set_counts(*d, evaluate(d->deployment, {.context = 1}, budget_options, d->prepared));
