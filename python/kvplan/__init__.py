@@ -6,7 +6,9 @@ model or GPU named by its id is read once and kept.
 * Functions, each one library call: fit (does a workload fit a replica?), size (KV bytes per
   token and per sequence), compare (configurations side by side), roofline (the decode bound),
   plan (the replicas that hold a demand), disagg (prefill and decode pools), fleet (the replicas
-  an arrival rate needs) and trace (what a request trace asks of the cache).
+  an arrival rate needs), trace (what a request trace asks of the cache), calibrate (a replica
+  fitted to vLLM's start-up log and benchmarks), check (a model judged against a policy file)
+  and diff (two revisions of a config side by side).
 
     >>> kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k",
     ...            concurrency=48).max_concurrency
@@ -39,18 +41,26 @@ from ._errors import (
 from . import _kvplan
 from ._kvplan import (
     Admission,
+    BenchCalibration,
+    BenchFigures,
     BlockGroup,
     BlockPool,
+    Calibration,
+    CheckAnswer,
+    CheckOutcome,
     CompareRow,
+    ConfigChange,
     DecodeBound,
     DecodePoint,
     Deployment,
+    DiffAnswer,
     DisaggPlan,
     DisaggPool,
     FleetAnswer,
     Gpu,
     Growth,
     LatencyEstimate,
+    LogCalibration,
     Model,
     Percentiles,
     PlanAnswer,
@@ -67,7 +77,10 @@ from ._kvplan import (
     TraceKv,
     TraceReplica,
     TraceWaste,
+    calibrate,
+    check,
     compare,
+    diff,
     disagg,
     fit,
     fleet,
@@ -116,12 +129,13 @@ def gpus():
 
 
 __all__ = [
-    "Admission", "BlockGroup", "BlockPool", "CompareRow", "DecodeBound", "DecodePoint",
-    "Deployment", "DisaggPlan", "DisaggPool", "Error", "FleetAnswer", "Gpu", "Growth",
-    "InvalidInputError", "InvalidLayoutError", "InvalidModelError", "LatencyEstimate", "Model",
-    "Percentiles", "PlanAnswer", "PlanCandidate", "PrefillBound", "Prefix", "ReplicaAnswer",
-    "Request", "RequestNeed", "Roofline", "Size", "SizeOverflowError", "TraceAnswer",
-    "TraceConcurrency", "TraceKv", "TraceReplica", "TraceWaste", "UsageError", "compare",
-    "config_dir", "disagg", "fit", "fleet", "gpus", "models", "plan", "roofline", "size",
-    "trace"
+    "Admission", "BenchCalibration", "BenchFigures", "BlockGroup", "BlockPool", "Calibration",
+    "CheckAnswer", "CheckOutcome", "CompareRow", "ConfigChange", "DecodeBound", "DecodePoint",
+    "Deployment", "DiffAnswer", "DisaggPlan", "DisaggPool", "Error", "FleetAnswer", "Gpu",
+    "Growth", "InvalidInputError", "InvalidLayoutError", "InvalidModelError", "LatencyEstimate",
+    "LogCalibration", "Model", "Percentiles", "PlanAnswer", "PlanCandidate", "PrefillBound",
+    "Prefix", "ReplicaAnswer", "Request", "RequestNeed", "Roofline", "Size",
+    "SizeOverflowError", "TraceAnswer", "TraceConcurrency", "TraceKv", "TraceReplica",
+    "TraceWaste", "UsageError", "calibrate", "check", "compare", "config_dir", "diff", "disagg",
+    "fit", "fleet", "gpus", "models", "plan", "roofline", "size", "trace"
 ]

@@ -25,6 +25,7 @@
 #include <kvplan/model.hpp>
 #include <kvplan/plan/deployment.hpp>
 #include <kvplan/plan/evaluate.hpp>
+#include <kvplan/plan/size.hpp>
 #include <kvplan/roofline.hpp>
 #include <kvplan/units.hpp>
 #include <kvplan/weights.hpp>
@@ -132,10 +133,22 @@ struct PyDeployment {
     std::uint32_t replica_gpus = 1;     ///< GPUs of one replica (dp x tp x pp under vLLM's rules)
     std::uint32_t gpus = 1;             ///< every GPU deployed
     std::uint32_t replicas = 1;
+    /// The decode bound's batch- and context-free costs (detail::decode_costs_with, as evaluate()
+    /// builds them each call from the same inputs), built once: an evaluation then pays for
+    /// decode_point alone. Unset: evaluate() computes the bound itself (a GPU without the figures,
+    /// or a deployment evaluated once: kvplan.fit's, a search's candidates).
+    std::optional<DecodeCosts> decode_costs{};
 };
+
+/// The decode costs of `d`'s step as evaluate() builds them with the default roofline options:
+/// of the model's own step when a drafter's layers are appended (plan/evaluate.hpp). Unset when
+/// the GPU lacks the figures, or the roofline refuses the replica (evaluate() then says why).
+std::optional<DecodeCosts> prepare_decode(const Deployment& d, const PreparedLayout& prepared);
 
 /// evaluate() as Deployment.evaluate runs it: the longest contexts left out (searched when read).
 inline constexpr EvaluateOptions fast_options{.contexts = false};
+/// The same, the decode bound left to PyDeployment::decode_costs.
+inline constexpr EvaluateOptions prepared_options{.contexts = false, .decode = false};
 /// The longest contexts alone.
 inline constexpr EvaluateOptions contexts_options{
     .contexts = true, .decode = false, .estimate = false};
@@ -164,6 +177,12 @@ struct PyAnswer {
 struct PyEstimate {
     LatencyEstimate e;
     EstimateParams params;
+};
+
+/// kvplan.Size: a model's KV bytes (kvplan::size), with the model sized.
+struct PySize {
+    std::shared_ptr<PyModel> model;
+    SizeAnswer a;
 };
 
 /// A decode bound at one batch and context (kvplan.DecodePoint).
@@ -215,5 +234,7 @@ void bind_roofline(py::module_& m);
 void bind_block_pool(py::module_& m);
 void bind_plan(py::module_& m);
 void bind_trace(py::module_& m);
+void bind_calibrate(py::module_& m);
+void bind_check(py::module_& m);
 
 }  // namespace kvplan::python

@@ -160,6 +160,20 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
 
 namespace {
 
+/// The answer at `demand`: the decode bound from the prepared costs where there are some.
+std::unique_ptr<PyAnswer> answer_at(const std::shared_ptr<PyDeployment>& d, const Demand& demand) {
+    if (!d->decode_costs)
+        return std::make_unique<PyAnswer>(
+            std::in_place,
+            [&] { return evaluate(d->deployment, demand, fast_options, d->prepared); }, d);
+    auto out = std::make_unique<PyAnswer>(
+        std::in_place,
+        [&] { return evaluate(d->deployment, demand, prepared_options, d->prepared); }, d);
+    // What evaluate() sets with options.decode, from the same costs, batch and context.
+    out->a.decode = decode_point(*d->decode_costs, out->a.concurrency_per_replica, demand.context);
+    return out;
+}
+
 /// A deployment and what it prepares once, its counts left for its first answer to set.
 std::shared_ptr<PyDeployment> prepared_deployment(const DeploymentArgs& x) {
     std::shared_ptr<PyModel> model;
@@ -182,8 +196,38 @@ void set_counts(PyDeployment& d, const ReplicaAnswer& a) {
 
 }  // namespace
 
+std::optional<DecodeCosts> prepare_decode(const Deployment& d, const PreparedLayout& prepared) {
+    // As evaluate() has it: the GPU's figures judged on the replica evaluated, the costs of the
+    // model's own step (a drafter's layers left out).
+    const Replica r{.model = prepared.model,
+                    .gpu = d.gpu,
+                    .parallel = prepared.parallel,
+                    .weights = prepared.weights,
+                    .kv = d.kv};
+    const RooflineOptions o = fast_options.roofline;
+    const bool has_figures = r.gpu.memory_bandwidth > BytesPerSecond{} &&
+                             r.gpu.dense(*with_compute(o, r).compute).has_value();
+    if (!has_figures) return std::nullopt;
+    try {
+        if (!prepared.step)
+            return detail::decode_costs_with(r, prepared.layout, prepared.stage_weights,
+                                             prepared.matmul, o);
+        const PreparedStep& own = *prepared.step;
+        const Replica plain{.model = d.model,
+                            .gpu = d.gpu,
+                            .parallel = own.parallel,
+                            .weights = prepared.weights,
+                            .kv = d.kv};
+        return detail::decode_costs_with(plain, own.layout, own.stage_weights, own.matmul, o);
+    } catch (const Error&) {
+        return std::nullopt;  // evaluate() raises it, at the demand that asks
+    }
+}
+
 std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
+    // Kept for every evaluation; kvplan.fit, which evaluates once, leaves them to evaluate().
+    d->decode_costs = prepare_decode(d->deployment, d->prepared);
     // What evaluate() refuses of the deployment itself (a GPU count, an engine knob, a GPU
     // without memory) raised now, at a demand that cannot fail.
     set_counts(*d, evaluate(d->deployment, {.context = 1}, budget_options, d->prepared));
@@ -234,9 +278,7 @@ std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d
                                           py::handle shared_prefix_tokens) {
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
                                     output_tokens, shared_prefix_tokens);
-    return std::make_unique<PyAnswer>(
-        std::in_place, [&] { return evaluate(d->deployment, demand, fast_options, d->prepared); },
-        d);
+    return answer_at(d, demand);
 }
 
 /// kvplan.fit: a deployment from the keywords and its answer at one demand, in one call. The
@@ -248,9 +290,7 @@ std::unique_ptr<PyAnswer> fit(const DeploymentArgs& x, py::handle context, py::h
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
                                     output_tokens, shared_prefix_tokens);
-    auto out = std::make_unique<PyAnswer>(
-        std::in_place, [&] { return evaluate(d->deployment, demand, fast_options, d->prepared); },
-        d);
+    std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     set_counts(*d, out->a);
     return out;
 }

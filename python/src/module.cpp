@@ -2,7 +2,7 @@
 // bound directly, one file per family. inputs.cpp: Model and Gpu (a bundled id read once);
 // deployment.cpp: Deployment, ReplicaAnswer, LatencyEstimate and kvplan.fit; roofline.cpp: the
 // roofline's bounds; block_pool.cpp: BlockPool and its requests; plan.cpp: size, compare, plan,
-// disagg and fleet; trace.cpp: trace.
+// disagg and fleet; trace.cpp: trace; calibrate.cpp: calibrate; check.cpp: check and diff.
 // convert.cpp reads every argument and maps the library's errors to Python's.
 
 #include <kvplan/version.hpp>
@@ -31,4 +31,6 @@ PYBIND11_MODULE(_kvplan, m) {
     bind_block_pool(m);
     bind_plan(m);
     bind_trace(m);
+    bind_calibrate(m);
+    bind_check(m);
 }

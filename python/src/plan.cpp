@@ -22,11 +22,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // size: KV bytes per token, per sequence and in total, for the whole model and per GPU.
 
-struct PySize {
-    std::shared_ptr<PyModel> model;
-    SizeAnswer a;
-};
-
 PySize size_of(py::handle model, py::handle context, py::handle concurrency, py::handle kv_dtype,
                py::handle tp, py::handle pp) {
     const KvFormat kv = to_kv_format(kv_dtype, "kv_dtype");

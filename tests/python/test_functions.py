@@ -2,6 +2,7 @@
 arguments, giving the figures the command line prints for the same inputs; and the library's
 errors as Python's exception types."""
 
+import json
 import pathlib
 
 import pytest
@@ -302,3 +303,193 @@ def test_trace_gives_the_cli_figures():
     smallest = expected["smallest_replica_for_peak"]
     assert (t.smallest.tp, t.smallest.pp) == (smallest["tp"], smallest["pp"])
     assert t.smallest.kv_budget_bytes_per_gpu == smallest["kv_budget_per_gpu_bytes"]
+
+
+# calibrate, check and diff ------------------------------------------------------------------
+
+LOG = SOURCE_DIR / "tests" / "data" / "logs" / "vllm-v0-llama-3.1-8b-rtx3090-20k.log"
+BENCH = SOURCE_DIR / "tests" / "data" / "vllm_bench_serve"
+POLICY = SOURCE_DIR / "examples" / "ci" / "policy.json"
+OUR_70B = SOURCE_DIR / "examples" / "ci" / "pr" / "our-70b"
+BASE_70B = SOURCE_DIR / "examples" / "ci" / "pr" / "base" / "our-70b"
+
+
+def test_calibrate_from_a_log_is_the_reserve_formula():
+    c = kvplan.calibrate(LOG, model="llama-3-8b")
+    log = c.log
+    assert c.bench is None and c.weight_dtype == "bf16"
+    # The log's "total_gpu_memory (23.58GiB)": 23.58 x 2^30 = 25,318,832,209.9 -> 25,318,832,210 B,
+    # at its utilization 0.9: ceil(25,318,832,210 x 0.9) = 22,786,948,989 B usable.
+    assert log.memory_total_source == "log" and log.utilization_source == "log"
+    assert log.memory_total_bytes == round(23.58 * 2**30) == 25_318_832_210
+    assert log.gpu_memory_utilization == 0.9
+    assert log.usable_bytes == 25_318_832_210 * 9 // 10 == 22_786_948_989
+    # The reserve is what the weights and the KV memory leave of it.
+    assert log.reserve_bytes == log.usable_bytes - log.weights_bytes - log.available_kv_bytes
+    assert log.started and log.consistent and log.kv_shortfall_bytes == 0
+    # Llama-3-8B's 8,030,261,248 parameters (its model card) x 2 B (bf16).
+    assert log.modelled_weights_bytes == 8_030_261_248 * 2 == 16_060_522_496
+    # V0 charges no CUDA graphs: the modelled reserve is the activation peak alone.
+    assert not log.graphs_charged
+    assert log.modelled_reserve_bytes == log.modelled_activation_bytes
+    # The log's 1,952 blocks reproduced from the measured KV memory.
+    assert log.logged_gpu_blocks == log.reproduced_gpu_blocks == 1952
+
+
+def test_calibrate_gives_the_cli_figures(tmp_path):
+    expected = cli_json("calibrate", str(LOG), "--model", "llama-3-8b")
+    log = kvplan.calibrate(str(LOG), model="llama-3-8b").log
+    for key, value in [("memory_total", log.memory_total_bytes),
+                       ("gpu_memory_utilization", log.gpu_memory_utilization),
+                       ("usable", log.usable_bytes), ("weights", log.weights_bytes),
+                       ("available_kv", log.available_kv_bytes), ("reserve", log.reserve_bytes),
+                       ("modelled_weights", log.modelled_weights_bytes),
+                       ("modelled_reserve", log.modelled_reserve_bytes),
+                       ("modelled_kv", log.modelled_kv_bytes)]:
+        assert value == expected[key], key
+    # One benchmark: the fractions fitted on its TPOT and TTFT, and the profile written.
+    bench = BENCH / "nim-llama-3.3-70b-fp8-2xh100-5000-500-c25.json"
+    args = ["--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "2", "--weight-dtype", "fp8",
+            "--kv-dtype", "fp8"]
+    expected = cli_json("calibrate", "--bench", str(bench), *args)
+    c = kvplan.calibrate(bench=bench, model="llama-3-70b", gpu="h100-sxm", tp=2,
+                         weight_dtype="fp8", kv_dtype="fp8")
+    b = c.bench
+    assert c.log is None and b.compute_dtype == expected["compute_dtype"] == "fp8"
+    assert (b.bandwidth_fraction, b.compute_fraction) == (expected["bandwidth_fraction"],
+                                                          expected["compute_fraction"])
+    assert b.layer_overhead_seconds == expected["layer_overhead"]
+    assert b.all_reduce_latency_seconds == expected["all_reduce_latency"]
+    assert b.rms_log_error == expected["rms_log_error"]
+    (f,) = b.figures
+    # The file's 250 requests of 1,250,000 input and 125,000 output tokens at max_concurrency 25:
+    # 5,000 prompt and 500 output tokens each, 25 in flight; its mean_tpot_ms 38.75.
+    assert (f.concurrency, f.prompt_tokens, f.output_tokens) == (25, 5000, 500)
+    assert f.measured_tpot_seconds == expected["measured_tpot"] == 0.03875
+    assert f.after.itl_seconds == expected["tpot_estimate"]
+    assert f.before.itl_seconds == expected["tpot_estimate_before"]
+    assert f.after.itl_bound_seconds == expected["tpot_bound"]
+    assert f.after.ttft_seconds == expected["ttft_estimate"]
+    assert f.after.bandwidth_fraction == b.bandwidth_fraction
+    assert json.loads(c.profile_json) == expected["profile"]
+    c.write_profile(tmp_path / "profile.json")
+    assert (tmp_path / "profile.json").read_text() == c.profile_json
+
+
+def test_calibrate_on_several_loads_fits_the_fixed_costs():
+    benches = [BENCH / f"nim-llama-3.3-70b-fp8-2xh100-5000-500-c{n}.json" for n in (1, 25, 100)]
+    args = ["--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "2", "--weight-dtype", "fp8",
+            "--kv-dtype", "fp8"]
+    expected = cli_json("calibrate", *[a for b in benches for a in ("--bench", str(b))], *args)
+    b = kvplan.calibrate(bench=benches, model="llama-3-70b", gpu="h100-sxm", tp=2,
+                         weight_dtype="fp8", kv_dtype="fp8").bench
+    assert [f.concurrency for f in b.figures] == [1, 25, 100]
+    assert b.layer_overhead_seconds == expected["layer_overhead"]
+    assert b.all_reduce_latency_seconds == expected["all_reduce_latency"]
+    assert 100 * b.median_tpot_error == pytest.approx(expected["median_tpot_error"], rel=1e-12)
+    # The median of three is the middle one: |estimate / measured - 1| of each load.
+    errors = sorted(abs(f.after.itl_seconds / f.measured_tpot_seconds - 1) for f in b.figures)
+    assert b.median_tpot_error == pytest.approx(errors[1], rel=1e-12)
+
+
+def test_calibrate_refuses_what_it_cannot_fit():
+    with pytest.raises(kvplan.UsageError, match="^log: expected a vLLM start-up log"):
+        kvplan.calibrate(model="llama-3-8b")
+    bench = BENCH / "nim-llama-3.3-70b-fp8-2xh100-5000-500-c25.json"
+    with pytest.raises(kvplan.UsageError, match="^gpu: expected the GPU the benchmark ran on"):
+        kvplan.calibrate(bench=bench, model="llama-3-70b")
+    with pytest.raises(kvplan.UsageError, match="^block_size: expected a start-up log as well"):
+        kvplan.calibrate(bench=bench, model="llama-3-70b", gpu="h100", block_size=32)
+    with pytest.raises(kvplan.InvalidInputError, match="open-loop-rate-4.json"):
+        kvplan.calibrate(bench=BENCH / "open-loop-rate-4.json", model="llama-3-8b", gpu="h100")
+    with pytest.raises(kvplan.InvalidInputError, match="nonexistent.log"):
+        kvplan.calibrate("/nonexistent.log", model="llama-3-8b")
+
+
+def test_diff_is_the_formula():
+    # The pull request doubles num_key_value_heads of Llama-3-70B (8 -> 16) and bumps
+    # transformers_version. KV per token: 80 layers x 8 heads x 128 dims x 2 (K, V) x 2 B =
+    # 327,680 B, twice that with 16 heads; the weights grow by k_proj and v_proj's 8 more heads:
+    # 2 x 8,192 x (8 x 128) x 80 layers x 2 B = 2,684,354,560 B.
+    d = kvplan.diff(BASE_70B, OUR_70B, context=8000)
+    assert [(c.path, c.before, c.after) for c in d.config_changes] == [
+        ("num_key_value_heads", "8", "16"),
+        ("transformers_version", '"4.40.0.dev0"', '"4.44.0"')]
+    assert d.context_tokens == 8000
+    assert d.old_size.kv_bytes_per_token == 80 * 8 * 128 * 2 * 2 == 327_680
+    assert d.new_size.kv_bytes_per_token == 2 * 327_680
+    assert d.old_size.kv_bytes_per_sequence == 327_680 * 8000
+    assert d.new_weight_bytes - d.old_weight_bytes == 2 * 8192 * 8 * 128 * 80 * 2
+    assert d.old_answer is None and d.new_answer is None
+    with pytest.raises(kvplan.UsageError, match="^tp: expected a gpu as well"):
+        kvplan.diff(BASE_70B, OUR_70B, tp=4)
+
+
+def test_diff_gives_the_cli_effects():
+    expected = cli_json("diff", str(BASE_70B), str(OUR_70B), "--gpu", "h100-sxm", "--tp", "4",
+                        "--context", "8000", "--concurrency", "32")
+    d = kvplan.diff(str(BASE_70B), str(OUR_70B), "h100-sxm", tp=4, context=8000, concurrency=32)
+    effects = {e["figure"]: (e["old"], e["new"]) for e in expected["effects"]}
+    assert effects["kv_bytes_per_token"] == (d.old_size.kv_bytes_per_token,
+                                             d.new_size.kv_bytes_per_token)
+    assert effects["kv_bytes_per_sequence"] == (d.old_size.kv_bytes_per_sequence,
+                                                d.new_size.kv_bytes_per_sequence)
+    assert effects["weight_bytes"] == (d.old_weight_bytes, d.new_weight_bytes)
+    old, new = d.old_answer, d.new_answer
+    assert effects["kv_budget_bytes_per_gpu"] == (old.kv_budget_bytes_per_gpu,
+                                                  new.kv_budget_bytes_per_gpu)
+    assert effects["max_concurrency"] == (old.max_concurrency, new.max_concurrency) == (62, 30)
+    assert effects["tpot_seconds"] == (old.tpot_seconds, new.tpot_seconds)
+    assert effects["verdict"] == ("fits", "does_not_fit") and old.fits and not new.fits
+    # 8,000 tokens are 500 blocks of 16; a GPU of tp 4 keeps 655,360 / 4 = 163,840 B a token of
+    # the new config: 1,310,720,000 B a sequence, which the budget holds 30 times.
+    assert new.max_concurrency == new.kv_budget_bytes_per_gpu // (500 * 16 * 163_840)
+    assert [(c.path, c.before, c.after) for c in d.config_changes] == [
+        (c["field"], c["old"], c["new"]) for c in expected["config_changes"]]
+
+
+def test_check_gives_the_cli_outcomes():
+    args = ["--policy", str(POLICY), "--model", str(OUR_70B), "--baseline", str(BASE_70B)]
+    expected = cli_json("check", *args)
+    r = kvplan.check(POLICY, model=OUR_70B, baseline=BASE_70B)
+    assert not r and not r.passed and (r.failed, r.skipped) == (expected["failed_count"],
+                                                                expected["skipped_count"])
+    assert len(r.outcomes) == len(expected["requirements"]) == 8 * 2
+    for o, e in zip(r.outcomes, expected["requirements"]):
+        assert (o.requirement, o.replica, o.status, o.kind, o.figure, o.unit, o.path,
+                o.line) == (e["name"], e["replica"], e["status"], e["kind"], e["figure"],
+                            e["unit"], e["path"], e["line"])
+        assert (o.measured, o.baseline, o.change_percent) == (e["measured"], e["baseline"],
+                                                              e["change_percent"])
+    # KV bytes per token: 16 KV heads against 8, 655,360 B against 327,680 B (+100 %), over the
+    # policy's 320 KiB = 327,680 B on both replicas.
+    kv = [i for i, o in enumerate(r.outcomes) if o.kind == "max_kv_bytes_per_token"]
+    assert [(r.outcomes[i].measured, r.outcomes[i].baseline, r.outcomes[i].change_percent,
+             r.outcomes[i].status) for i in kv] == [
+        (655_360, 327_680, 100.0, "failed")] * 2
+    # The changed field that moves the figures is num_key_value_heads, on line 17 of the
+    # config; transformers_version moves none.
+    assert r.changed_fields == 2
+    changes = {c.path: c for c in r.config_changes}
+    assert changes["num_key_value_heads"].line == 17
+    assert (changes["num_key_value_heads"].before, changes["num_key_value_heads"].after) == (
+        "8", "16")
+    assert changes["transformers_version"].moves == []
+    assert set(changes["num_key_value_heads"].moves) >= set(kv)
+    assert expected["notes"] == [f"{OUR_70B / 'config.json'}:17: num_key_value_heads changed "
+                                 "from 8 to 16"]
+
+
+def test_check_without_a_baseline_skips_the_regressions():
+    # The policy's own model, Llama-3-70B: every requirement met on both fleets, its 3
+    # max_regression requirements x 2 replicas skipped.
+    r = kvplan.check(str(POLICY))
+    assert r and r.passed and (r.failed, r.skipped) == (0, 6)
+    assert r.model.id == "llama-3-70b" and [g.id for g in r.gpus] == ["h100-sxm", "h200-sxm"]
+    assert r.config_changes is None and r.baseline is None
+    # Min concurrency on the H100 fleet: the headline's 62 sequences of 8,000 tokens at
+    # utilization 0.92 rather than 0.9, so at least 62.
+    first = r.outcomes[0]
+    assert first.kind == "min_concurrency" and first.measured >= 62 and first.status == "passed"
+    with pytest.raises(kvplan.InvalidInputError, match="nonexistent.json"):
+        kvplan.check("/nonexistent.json")
