@@ -5,7 +5,7 @@ if(TARGET kvplan::json)
     SOURCES roofline/test_estimate.cpp calibrate/test_latency_calibrate.cpp
             roofline/test_latency_table.cpp calibrate/test_bench_result.cpp
     LIBS kvplan::json
-    # Refitting the defaults takes 70 s under the sanitizers (1 s at -O2).
+    # Refitting the defaults takes 70 s under the sanitizers.
     COST 70)
   # bench/fit_latency.cpp: fits the defaults on the table, prints them and the errors, and
   # rewrites the tables of docs/accuracy.md (--write-docs).
