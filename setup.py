@@ -48,7 +48,9 @@ module = Pybind11Extension(
     cxx_std=20,
     # The source tree's configs, the last place the package looks (an editable build).
     define_macros=[("KVPLAN_CONFIG_DIR", '"' + str(ROOT / "configs") + '"'), ("NDEBUG", None)],
-    extra_compile_args=["-O2"],
+    # -O2, as CMake builds the module; $KVPLAN_OPT_LEVEL replaces it (the wheel test builds at -O0:
+    # it tests the packaging, and the CMake build compiles the same sources at -O2).
+    extra_compile_args=[os.environ.get("KVPLAN_OPT_LEVEL", "-O2")],
 )
 
 setup(version=version(), ext_modules=[module],

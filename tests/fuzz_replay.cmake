@@ -2,8 +2,11 @@
 # the same harness: a fuzz finding stays fixed. In an ordinary build the harness is linked with
 # replay_main.cpp and the normal compiler; in a build that has the libFuzzer binaries
 # (KVPLAN_BUILD_FUZZERS, clang) the test runs those instead, which, given files, run each once.
+# KVPLAN_FUZZ_REPLAY=OFF leaves the replay programs out of a build without the fuzzers: CI's -O2
+# build does, as its sanitizer build replays the same inputs through the instrumented harnesses.
+option(KVPLAN_FUZZ_REPLAY "Replay the fuzz seeds and regressions in ctest" ON)
 include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/harnesses.cmake)
-if(TARGET kvplan_json)
+if(TARGET kvplan_json AND (KVPLAN_FUZZ_REPLAY OR KVPLAN_BUILD_FUZZERS))
   kvplan_fuzz_harnesses(_harnesses)
   foreach(h IN LISTS _harnesses)
     kvplan_fuzz_seeds(${h} _seeds)
