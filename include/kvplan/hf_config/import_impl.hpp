@@ -644,6 +644,14 @@ namespace detail::hf {
 /// Maps a parsed Hugging Face config.json to a Model, with notes on what the import assumed.
 [[nodiscard]] HfImport import_hf_json(const Json& root, std::string_view source,
                                       std::string_view name, const HfImportOptions& options) {
+    // A wrapper that keeps the quantization in its text_config (Kimi-K2.5's kimi_k25): read as the
+    // file's own, as the engines do once the text model's config is built from it.
+    if (root.is_object() && !root.contains("quantization_config") && root.contains("text_config") &&
+        root["text_config"].is_object() && root["text_config"].contains("quantization_config")) {
+        Json lifted = root;
+        lifted["quantization_config"] = root["text_config"]["quantization_config"];
+        return import_hf_json(lifted, source, name, options);
+    }
     HfImport out = detail::hf::import_layers(root, source, name, options);
     const JsonReader top(root, std::string(source));
     if (!top.has("quantization_config")) return out;
