@@ -70,14 +70,7 @@ namespace detail {
         family == GpuFamily::cdna3 || arch == GpuArch::cdna3 || arch == GpuArch::cdna4;
     const bool int4_rocm = experts == WeightFormat::int4 && !w.layout.int4_zero_points && rocm;
     if (!mxfp4 && !int4_rocm) return lw;
-    const Placement p = l.placement();
-    const Shard sh = l.stage(stage);
-    std::uint64_t layers = 0;
-    for (std::uint32_t i = sh.first_layer; i < detail::shard_end(m, sh); ++i)
-        if (m.has_mlp(i) && c.moe.is_moe_layer(i)) ++layers;
-    lw.experts = detail::mul(layers, p.experts_per_gpu, "experts");
-    lw.intermediate = detail::ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
-    lw.hidden = c.hidden_size;
+    detail::set_rank_experts(lw, m, l, stage);
     if (int4_rocm) {
         lw.kernel = WeightKernel::int4_triton_rocm;
         lw.padded_intermediate = lw.intermediate;

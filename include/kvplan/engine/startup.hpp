@@ -222,6 +222,21 @@ namespace detail {
                               mul(hidden, ceil_div(intermediate, 32), "scales"), "scales"));
 }
 
+/// The routed experts a GPU of stage `stage` of `m` under `l` holds over its MoE layers, and
+/// their intermediate and hidden widths per rank, into `lw`.
+constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout& l,
+                                std::uint32_t stage) {
+    const ModelConfig& c = m.config();
+    const Placement p = l.placement();
+    const Shard sh = l.stage(stage);
+    std::uint64_t layers = 0;
+    for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i)
+        if (m.has_mlp(i) && c.moe.is_moe_layer(i)) ++layers;
+    lw.experts = mul(layers, p.experts_per_gpu, "experts");
+    lw.intermediate = ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
+    lw.hidden = c.hidden_size;
+}
+
 }  // namespace detail
 
 /// SGLang's weights as loaded (engine/sglang_weights.hpp, included at the end of this header).
@@ -261,14 +276,7 @@ namespace detail {
     if (e != Engine::vllm || experts != WeightFormat::mxfp4 || c.moe.experts == 0 || !family ||
         *family == GpuFamily::cdna3 || w.override_params != 0 || !w.override_bytes.is_zero())
         return lw;
-    const Placement p = l.placement();
-    const Shard sh = l.stage(stage);
-    std::uint64_t layers = 0;
-    for (std::uint32_t i = sh.first_layer; i < detail::shard_end(m, sh); ++i)
-        if (m.has_mlp(i) && c.moe.is_moe_layer(i)) ++layers;
-    lw.experts = detail::mul(layers, p.experts_per_gpu, "experts");
-    lw.intermediate = detail::ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
-    lw.hidden = c.hidden_size;
+    detail::set_rank_experts(lw, m, l, stage);
     const auto round_up = [](std::uint64_t x, std::uint64_t to) {
         return detail::ceil_div(x, to) * to;
     };
