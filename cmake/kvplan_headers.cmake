@@ -50,6 +50,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/release.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
+  kvplan/engine/sglang_weights.hpp
   kvplan/engine/startup.hpp
   kvplan/engine/trtllm.hpp
   kvplan/engine/vllm.hpp

@@ -440,6 +440,17 @@ TEST_CASE("SGLang's start-up lines are read, its GB being GiB", "[startup_logs][
                            "--mem-fraction-static. Current value: 0.5",
                            "sglang.log")
               .refused);
+    // Before "mem usage=" (0.4.1, 0.4.2) the weights are the free memory before them less after:
+    // 78.81 x 2^30 = 84,621,593,149 B less 63.72 x 2^30 = 68,418,829,025 B, within both half
+    // steps.
+    const SglangLogFacts old = parse_sglang_log(
+        "[2025-01-23 19:35:15 TP0] Load weight begin. avail mem=78.81 GB\n"
+        "[2025-01-23 19:35:20 TP0] Load weight end. type=LlamaForCausalLM, "
+        "dtype=torch.bfloat16, avail mem=63.72 GB\n",
+        "sglang.log");
+    REQUIRE(old.weights);
+    CHECK(old.weights->value.count() == 16'202'764'124ULL);
+    CHECK(old.weights->half_step.count() == 2 * 5'368'709ULL);
     CHECK_THROWS_WITH(parse_sglang_log("INFO: Uvicorn running\n", "sglang.log"),
                       Catch::Contains("sglang.log") && Catch::Contains("SGLang start-up lines"));
 }

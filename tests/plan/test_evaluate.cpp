@@ -70,12 +70,56 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
     const Replica r{.model = oss, .gpu = gpu("h100-sxm"), .weights = checkpoint_weights(oss)};
     CHECK(engine_memory(Engine::vllm, r, r.layout(), 0).weights == h.weights_per_gpu);
     CHECK(engine_report(Engine::vllm, r, 8000).memory[0].weights == h.weights_per_gpu);
-    // SGLang is not modelled as repacking: it holds the checkpoint's bytes.
+}
+
+TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them",
+          "[evaluate][startup][sglang]") {
+    // python/sglang/srt/layers/quantization/mxfp4.py (Mxfp4MoEMethod). gpt-oss-120b on one GPU:
+    // 4,608 experts of I = H = 2,880, 13,219,200 B each as stored (test above).
+    const std::uint64_t stored = 65'248'815'744ULL;
+    const std::uint64_t experts = 36ULL * 128;
+    // Hopper: the Triton kernels, as in vLLM: 2,880 is a multiple of 64, the swizzled scales a
+    // second copy (777,600 B) and the biases fp32 (17,280 B more).
     Deployment sg = deployment("gpt-oss-120b", "h100-sxm");
     sg.serving.engine = Engine::sglang;
-    const ReplicaAnswer s = evaluate(sg, {.context = 8000});
-    CHECK(s.weights_per_gpu.count() == stored);
-    CHECK(s.loaded.kernel == WeightKernel::as_stored);
+    const ReplicaAnswer h = evaluate(sg, {.context = 8000});
+    CHECK(h.loaded.kernel == WeightKernel::mxfp4_triton);
+    CHECK(h.weights_checkpoint_per_gpu.count() == stored);
+    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280));
+    // Blackwell: FlashInfer's TRT-LLM MoE pads I and H to 3,072 (multiples of 256): gate/up
+    // 6,144 rows x (1,536 + 96) B + down 3,072 x 1,632 B = 15,040,512 B against 13,219,200 B,
+    // and fp32 biases 4 x (6,144 + 3,072) = 36,864 B against bf16 2 x (5,760 + 2,880) = 17,280 B.
+    sg.gpu = gpu("b200");
+    const ReplicaAnswer b = evaluate(sg, {.context = 8000});
+    CHECK(b.loaded.kernel == WeightKernel::mxfp4_flashinfer);
+    CHECK(b.loaded.padded_intermediate == 3072);
+    CHECK(b.loaded.padded_hidden == 3072);
+    CHECK(b.weights_per_gpu.count() ==
+          stored + experts * (15'040'512 - 13'219'200 + 36'864 - 17'280));
+    // Ampere is not modelled for SGLang: the checkpoint's bytes.
+    sg.gpu = gpu("a100-sxm4-80gb");
+    const ReplicaAnswer a = evaluate(sg, {.context = 8000});
+    CHECK(a.loaded.kernel == WeightKernel::as_stored);
+    CHECK(a.weights_per_gpu.count() == stored);
+
+    // Kimi-K2.5 (compressed-tensors, symmetric INT4 experts in groups of 32) at tp 8 on MI355X:
+    // CompressedTensorsWNA16TritonMoE keeps its int32 g_idx and sort indices, 2 x 4 x (7,168 +
+    // 2,048 / 8) B, and two 2 x fp32 shape tensors, 16 B: 59,408 B an expert, for 384 experts on
+    // each of 60 MoE layers (first_k_dense_replace 1 of 61): 1,368,760,320 B.
+    Deployment k{.model = bundled("kimi-k2.5"), .gpu = gpu("mi355x"), .parallel = {.tp = 8}};
+    k.serving.engine = Engine::sglang;
+    const ReplicaAnswer r = evaluate(k, {.context = 8000});
+    CHECK(r.replica.weights.expert_format == WeightFormat::int4);
+    CHECK(r.replica.weights.layout.group_size == 32);
+    CHECK(r.loaded.kernel == WeightKernel::int4_triton_rocm);
+    CHECK(r.loaded.experts == 384ULL * 60);
+    CHECK((r.weights_per_gpu - r.weights_checkpoint_per_gpu).count() == 1'368'760'320ULL);
+    // On Hopper the Marlin path empties them: as stored; and vLLM keeps the checkpoint's bytes.
+    k.gpu = gpu("h200-sxm");
+    CHECK(evaluate(k, {.context = 8000}).loaded.kernel == WeightKernel::as_stored);
+    k.gpu = gpu("mi355x");
+    k.serving.engine = Engine::vllm;
+    CHECK(evaluate(k, {.context = 8000}).loaded.kernel == WeightKernel::as_stored);
 }
 
 namespace {

@@ -319,15 +319,26 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
     rep.figures.push_back(
         {"weight_bytes_checkpoint_per_gpu", "  (weights as stored in the checkpoint)",
          cell(a.weights_checkpoint_per_gpu), cell_exact(a.weights_checkpoint_per_gpu),
-         repacked
-             ? Explanation{fmt::format("vLLM's {} kernel pads the MXFP4 experts' intermediate "
+         repacked && a.loaded.kernel == WeightKernel::int4_triton_rocm
+             ? Explanation{fmt::format("SGLang's Triton W4A16 MoE keeps {} experts' int32 index "
+                                       "tensors (g_idx and sort indices over hidden {} and "
+                                       "intermediate {})",
+                                       grouped(a.loaded.experts), grouped(a.loaded.hidden),
+                                       grouped(a.loaded.intermediate)),
+                           {"(python/sglang/srt/layers/quantization/compressed_tensors/schemes/"
+                            "compressed_tensors_wNa16_moe.py)"}}
+         : repacked
+             ? Explanation{fmt::format("{}'s {} kernel pads the MXFP4 experts' intermediate "
                                        "width {} to {} and hidden {} to {} per GPU",
-                                       name(a.loaded.kernel), grouped(a.loaded.intermediate),
+                                       display_name(a.serving.engine), name(a.loaded.kernel),
+                                       grouped(a.loaded.intermediate),
                                        grouped(a.loaded.padded_intermediate),
                                        grouped(a.loaded.hidden), grouped(a.loaded.padded_hidden)),
                            {a.loaded.kernel == WeightKernel::mxfp4_triton
                                 ? "and keeps its swizzled scales beside the loaded ones, "
                                   "biases in fp32 (quantization/mxfp4.py)"
+                            : a.serving.engine == Engine::sglang
+                                ? "(python/sglang/srt/layers/quantization/mxfp4.py)"
                                 : "(vllm/model_executor/layers/quantization/mxfp4.py)"}}
              : Explanation{"the weights the engine holds are the checkpoint's", {}},
          repacked});

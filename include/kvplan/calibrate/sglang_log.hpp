@@ -31,12 +31,14 @@ namespace kvplan {
 struct SglangLogFacts {
     std::optional<LoggedSize> free_before_weights;  ///< "Load weight begin. avail mem="
     std::optional<LoggedSize> free_after_weights;   ///< "Load weight end. ... avail mem="
-    std::optional<LoggedSize> weights;              ///< "Load weight end. ... mem usage="
-    std::optional<std::uint64_t> kv_tokens;         ///< "#tokens:" or max_total_num_tokens
-    std::optional<LoggedSize> k_size;               ///< "K size:" (or MLA's "KV size:")
-    std::optional<LoggedSize> v_size;               ///< "V size:" (absent for MLA)
-    std::optional<double> mem_fraction_static;      ///< from server_args
-    std::optional<std::uint64_t> context_len;       ///< "context_len=" of the scheduler line
+    /// "Load weight end. ... mem usage=", or where a release prints no "mem usage", the free
+    /// memory before the weights less after them.
+    std::optional<LoggedSize> weights;
+    std::optional<std::uint64_t> kv_tokens;     ///< "#tokens:" or max_total_num_tokens
+    std::optional<LoggedSize> k_size;           ///< "K size:" (or MLA's "KV size:")
+    std::optional<LoggedSize> v_size;           ///< "V size:" (absent for MLA)
+    std::optional<double> mem_fraction_static;  ///< from server_args
+    std::optional<std::uint64_t> context_len;   ///< "context_len=" of the scheduler line
     std::optional<std::uint64_t> max_running_requests;
     bool refused = false;        ///< the log shows the start failing
     std::size_t lines_read = 0;  ///< lines that gave a fact
@@ -79,6 +81,13 @@ struct SglangLogFacts {
         "SGLang start-up lines (\"Load weight end\", \"KV Cache is allocated\", "
         "\"max_total_num_tokens=\", ...)",
         read);
+    // Releases before "mem usage=" (0.4.1, 0.4.2) print the two free figures it is the
+    // difference of (load_model: before_avail_memory - after_avail_memory); each is rounded to
+    // 0.01 GiB, so the difference is within the sum of their half steps.
+    if (!f.weights && f.free_before_weights && f.free_after_weights &&
+        f.free_before_weights->value > f.free_after_weights->value)
+        f.weights = LoggedSize{f.free_before_weights->value - f.free_after_weights->value,
+                               f.free_before_weights->half_step + f.free_after_weights->half_step};
     return f;
 }
 

@@ -181,7 +181,9 @@ namespace detail {
     const Bytes stored = weight_bytes_per_rank(r.model, l, stage, r.weights).total();
     return detail::engine_memory_with(
         e, r, l, stage,
-        loaded_weights(e, gpu_family(r.gpu), r.model, l, stage, r.weights, stored).loaded, b, eo);
+        loaded_weights(e, gpu_family(r.gpu), r.model, l, stage, r.weights, stored, r.gpu.arch)
+            .loaded,
+        b, eo);
 }
 
 /// What one engine makes of a replica, in the same terms for every engine.

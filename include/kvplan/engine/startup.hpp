@@ -179,13 +179,15 @@ enum class WeightKernel : std::uint8_t {
     mxfp4_triton,      ///< vLLM's Triton MoE on Hopper (triton_kernels matmul_ogs)
     mxfp4_marlin,      ///< vLLM's Marlin MoE (weight-only FP4) on Ampere, Ada and SM 12.x
     mxfp4_flashinfer,  ///< vLLM's FlashInfer TRT-LLM MoE on Blackwell (SM 10.x)
+    int4_triton_rocm,  ///< SGLang's Triton W4A16 MoE on ROCm (its int32 index tensors kept)
 };
 
-inline constexpr FixedArray<detail::EnumName<WeightKernel>, 4> weight_kernel_names{{
+inline constexpr FixedArray<detail::EnumName<WeightKernel>, 5> weight_kernel_names{{
     {WeightKernel::as_stored, "as_stored"},
     {WeightKernel::mxfp4_triton, "mxfp4_triton"},
     {WeightKernel::mxfp4_marlin, "mxfp4_marlin"},
     {WeightKernel::mxfp4_flashinfer, "mxfp4_flashinfer"},
+    {WeightKernel::int4_triton_rocm, "int4_triton_rocm"},
 }};
 
 [[nodiscard]] constexpr const char* name(WeightKernel k) noexcept {
@@ -220,11 +222,35 @@ namespace detail {
                               mul(hidden, ceil_div(intermediate, 32), "scales"), "scales"));
 }
 
+/// The routed experts a GPU of stage `stage` of `m` under `l` holds over its MoE layers, and
+/// their intermediate and hidden widths per rank, into `lw`.
+constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout& l,
+                                std::uint32_t stage) {
+    const ModelConfig& c = m.config();
+    const Placement p = l.placement();
+    const Shard sh = l.stage(stage);
+    std::uint64_t layers = 0;
+    for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i)
+        if (m.has_mlp(i) && c.moe.is_moe_layer(i)) ++layers;
+    lw.experts = mul(layers, p.experts_per_gpu, "experts");
+    lw.intermediate = ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
+    lw.hidden = c.hidden_size;
+}
+
 }  // namespace detail
 
+/// SGLang's weights as loaded (engine/sglang_weights.hpp, included at the end of this header).
+[[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(std::optional<GpuFamily> family,
+                                                            const Model& m, const Layout& l,
+                                                            std::uint32_t stage,
+                                                            const WeightOptions& w, Bytes stored,
+                                                            GpuArch arch);
+
 /// The weights engine `e` holds on a GPU of stage `stage` of `m` under `l` once loaded, given
-/// what the checkpoint puts there (`stored`, weight_bytes_per_rank's total) and the GPU's family.
-/// Only vLLM's MXFP4 experts differ from the checkpoint
+/// what the checkpoint puts there (`stored`, weight_bytes_per_rank's total), the GPU's family and
+/// its architecture (SGLang's ROCm rules need CDNA 4, which has no family).
+/// SGLang's rules are its own (sglang_loaded_weights). Of vLLM's, only the MXFP4 experts differ
+/// from the checkpoint
 /// (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend, create_weights and
 /// process_weights_after_loading):
 ///   Hopper     the Triton kernel: the intermediate width per rank rounded up to 64; the
@@ -240,7 +266,9 @@ namespace detail {
 [[nodiscard]] constexpr LoadedWeights loaded_weights(Engine e, std::optional<GpuFamily> family,
                                                      const Model& m, const Layout& l,
                                                      std::uint32_t stage, const WeightOptions& w,
-                                                     Bytes stored) {
+                                                     Bytes stored,
+                                                     GpuArch arch = GpuArch::unknown) {
+    if (e == Engine::sglang) return sglang_loaded_weights(family, m, l, stage, w, stored, arch);
     LoadedWeights lw;
     lw.stored = lw.loaded = stored;
     const ModelConfig& c = m.config();
@@ -248,14 +276,7 @@ namespace detail {
     if (e != Engine::vllm || experts != WeightFormat::mxfp4 || c.moe.experts == 0 || !family ||
         *family == GpuFamily::cdna3 || w.override_params != 0 || !w.override_bytes.is_zero())
         return lw;
-    const Placement p = l.placement();
-    const Shard sh = l.stage(stage);
-    std::uint64_t layers = 0;
-    for (std::uint32_t i = sh.first_layer; i < detail::shard_end(m, sh); ++i)
-        if (m.has_mlp(i) && c.moe.is_moe_layer(i)) ++layers;
-    lw.experts = detail::mul(layers, p.experts_per_gpu, "experts");
-    lw.intermediate = detail::ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
-    lw.hidden = c.hidden_size;
+    detail::set_rank_experts(lw, m, l, stage);
     const auto round_up = [](std::uint64_t x, std::uint64_t to) {
         return detail::ceil_div(x, to) * to;
     };
@@ -303,7 +324,8 @@ namespace detail {
     StageWeights out = stored;
     const std::optional<GpuFamily> family = gpu_family(gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        const LoadedWeights lw = loaded_weights(e, family, m, l, st, w, stored[st].total());
+        const LoadedWeights lw =
+            loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch);
         // The growth is the routed experts' (the only tensors a kernel repacks).
         out.stages[st][ParamGroup::routed_experts] += lw.loaded - lw.stored;
     }
@@ -311,3 +333,5 @@ namespace detail {
 }
 
 }  // namespace kvplan
+
+#include "sglang_weights.hpp"  // IWYU pragma: keep (defines sglang_loaded_weights)

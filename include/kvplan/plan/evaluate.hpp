@@ -510,7 +510,7 @@ struct PreparedLayout {
     const std::optional<GpuFamily> family = gpu_family(r.gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw = loaded_weights(a.serving.engine, family, r.model, l, st, r.weights,
-                                                prepared.stage_weights[st].total());
+                                                prepared.stage_weights[st].total(), r.gpu.arch);
         if (st == 0 || lw.loaded > a.loaded.loaded) a.loaded = lw;
     }
     a.report = detail::engine_report_with(a.serving.engine, r, l, loaded, demand.context,
