@@ -386,3 +386,35 @@ TEST_CASE("a policy replica maps onto the deployment evaluate() takes", "[check]
     r.weight_dtype.reset();
     CHECK_FALSE(policy_deployment(r, llama70(), gpu("h100-sxm")).weights.has_value());
 }
+
+TEST_CASE("an outcome worsens when its figure moves the wrong way from the baseline", "[check]") {
+    // max_concurrency is better higher: 37 against a baseline of 76 worsened; TPOT is better
+    // lower: 25 ms against 20 ms worsened. A max_context that was any length and is now bounded
+    // worsened; without a baseline nothing did.
+    CheckOutcome o{.figure = CheckFigure::max_concurrency, .status = CheckStatus::passed};
+    o.measured = FigureValue{.figure = CheckFigure::max_concurrency, .count = 37};
+    o.baseline = FigureValue{.figure = CheckFigure::max_concurrency, .count = 76};
+    CHECK(o.worsened());
+    std::swap(o.measured, o.baseline);
+    CHECK_FALSE(o.worsened());
+    CheckOutcome t{.figure = CheckFigure::tpot, .status = CheckStatus::passed};
+    t.measured = FigureValue{.figure = CheckFigure::tpot, .time = 25 * milliseconds};
+    t.baseline = FigureValue{.figure = CheckFigure::tpot, .time = 20 * milliseconds};
+    CHECK(t.worsened());
+    CheckOutcome c{.figure = CheckFigure::max_context, .status = CheckStatus::passed};
+    c.measured = FigureValue{.figure = CheckFigure::max_context, .count = 8192};
+    c.baseline = FigureValue{.figure = CheckFigure::max_context, .unbounded = true};
+    CHECK(c.worsened());
+    c.baseline.reset();
+    CHECK_FALSE(c.worsened());
+}
+
+TEST_CASE("a result counts as met what neither failed nor was skipped", "[check]") {
+    // Five outcomes, one failed, one skipped: 5 - 1 - 1 = 3 met.
+    CheckResult r;
+    r.outcomes.resize(5);
+    r.failed = 1;
+    r.skipped = 1;
+    CHECK(r.met() == 3);
+    CHECK_FALSE(r.passed());
+}

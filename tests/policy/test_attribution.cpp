@@ -90,3 +90,11 @@ TEST_CASE("past 32 changed fields nothing is traced", "[check][attribution]") {
     CHECK(a.too_many);
     CHECK(a.changes.empty());
 }
+
+TEST_CASE("a changed field counts the outcomes it moves", "[attribution]") {
+    // Reverting it alone moves outcomes 0 and 2 of four.
+    const ConfigChange c{.path = "num_key_value_heads", .moves = {true, false, true, false}};
+    CHECK(c.moved() == 2);
+    CHECK(c.moves_any());
+    CHECK(ConfigChange{.moves = {false, false}}.moved() == 0);
+}
