@@ -825,3 +825,38 @@ TEST_CASE("a longer shared prefix never lowers the concurrency; none gives today
                 }
             }
 }
+
+TEST_CASE("a replica answer's per-rank figures are read from its own fields", "[evaluate]") {
+    // Two dp ranks: 40 sequences asked of a rank that holds 31 run 31; 20 admitted without
+    // sharing over 2 ranks are 10 a rank. (An answer has a replica, so one is evaluated, then its
+    // fields set by hand.)
+    ReplicaAnswer a = evaluate(deployment("llama-3-8b", "h100-sxm"), {.context = 8000});
+    a.serving.engine = Engine::vllm;
+    a.verdict = Verdict::fits;
+    a.dp_ranks = 2;
+    a.concurrency_per_dp_rank = 40;
+    a.dp_rank_max_concurrency = 31;
+    a.admitted_without_sharing = 20;
+    CHECK(a.dp_rank_running() == 31);
+    a.concurrency_per_dp_rank = 12;
+    CHECK(a.dp_rank_running() == 12);
+    CHECK(a.dp_rank_admitted_without_sharing() == 10);
+    // vLLM logging 8.4x where a rank admits 10: 10 > floor(8.4) + 1 = 9, beyond its rounding; at
+    // 9.2x, 10 > 10 is not.
+    a.max_concurrency_ratio = 8.4;
+    CHECK(a.vllm_log_understates());
+    a.max_concurrency_ratio = 9.2;
+    CHECK_FALSE(a.vllm_log_understates());
+    // Only vLLM logs the figure, and only an engine that starts.
+    a.max_concurrency_ratio = 8.4;
+    a.serving.engine = Engine::sglang;
+    CHECK_FALSE(a.vllm_log_understates());
+    a.serving.engine = Engine::vllm;
+    a.verdict = Verdict::does_not_start;
+    CHECK_FALSE(a.vllm_log_understates());
+}
+
+TEST_CASE("a request's tokens are its prompt and output, and never wrap", "[evaluate]") {
+    CHECK(TokenSplit{.prompt = 2000, .output = 500}.tokens() == 2500);
+    CHECK_THROWS_AS((TokenSplit{.prompt = ~std::uint64_t{0}, .output = 1}.tokens()), OverflowError);
+}

@@ -123,6 +123,12 @@ TEST_CASE("the fleet call sizes a replica by the bound as the hand calculation d
     CHECK(s.plan.batch_kv == 252);
     REQUIRE(s.without_sharing);
     CHECK(s.without_sharing->batch == 52);
+    // At the batch each request after the first does not hold the prefix again: 250 MiB x
+    // (batch - 1). Without a prefix nothing is saved.
+    CHECK(s.shared_prefix_saved_at_batch == 250 * MiB * (s.plan.batch - 1));
+    CHECK(a.shared_prefix_saved_at_batch.is_zero());
+    // The fleet's output: 10 requests/s x 500 output tokens = 5,000 tokens/s.
+    CHECK(a.output_tokens_per_s == Approx(5000.0));
 
     // Out of range: named.
     q.rate_per_s = 0;

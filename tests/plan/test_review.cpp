@@ -272,3 +272,10 @@ TEST_CASE("host, NVMe and remote tiers hold sequences and bring one back faster 
     CHECK(*t.tiers[1].versus_recompute / *t.tiers[0].versus_recompute ==
           Approx(64e9 / (16.0 * 4 * 128 / 130 / 8 * 1e9)));
 }
+
+TEST_CASE("a review's candidates left out are the sum of its reasons", "[review]") {
+    // 2 without an estimate, 3 over the TTFT target, 1 over the TPOT target, 4 without a price.
+    const ReviewAnswer r{.without_estimate = 2, .over_ttft = 3, .over_tpot = 1, .without_price = 4};
+    CHECK(r.left_out() == 10);
+    CHECK(ReviewAnswer{}.left_out() == 0);
+}

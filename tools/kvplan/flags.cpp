@@ -161,7 +161,15 @@ LayoutInput parse_layout(const CommonOptions& o) {
     if (o.enable_expert_parallel && o.ep)
         usage_error("--enable-expert-parallel",
                     "either it (vLLM: the experts over every dp x tp GPU) or --ep N", "both");
-    l.ep = o.enable_expert_parallel ? l.dp * l.tp : o.ep.value_or(1);
+    if (o.enable_expert_parallel) {
+        const std::uint64_t ep = vllm_expert_parallel_size(l.dp, l.tp);
+        if (ep > max_ranks)
+            usage_error("--enable-expert-parallel", "experts over at most 65536 GPUs (dp x tp)",
+                        std::to_string(ep));
+        l.ep = static_cast<std::uint32_t>(ep);
+    } else {
+        l.ep = o.ep.value_or(1);
+    }
     if (o.redundant_experts) l.redundant_experts = *o.redundant_experts;
     // The GPUs a replica takes are the engine's rule (engine/parallel.hpp).
     const std::uint64_t per_replica =
@@ -174,7 +182,7 @@ LayoutInput parse_layout(const CommonOptions& o) {
         l.gpus = static_cast<std::uint32_t>(per_replica);
     } else {
         const std::uint32_t g = *o.gpus;
-        if (g % per_replica != 0)
+        if (replica_count(g, per_replica) == 0)
             usage_error(
                 "--gpus",
                 fmt::format("a multiple of {} = {} (each replica takes that many GPUs)",
@@ -182,7 +190,7 @@ LayoutInput parse_layout(const CommonOptions& o) {
                 std::to_string(g));
         l.gpus = g;
     }
-    l.replicas = static_cast<std::uint32_t>(l.gpus / per_replica);
+    l.replicas = static_cast<std::uint32_t>(replica_count(l.gpus, per_replica));
     return l;
 }
 

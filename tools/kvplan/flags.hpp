@@ -37,7 +37,8 @@ struct TokenSplitFlags {
     std::optional<std::uint64_t> prompt{};
     std::optional<std::uint64_t> output{};
     [[nodiscard]] bool given() const { return prompt.has_value(); }
-    [[nodiscard]] std::uint64_t sum() const { return *prompt + *output; }
+    /// prompt + output tokens (TokenSplit::tokens). Precondition: given().
+    [[nodiscard]] std::uint64_t sum() const { return TokenSplit{*prompt, *output}.tokens(); }
 };
 [[nodiscard]] TokenSplitFlags parse_token_split(const CommonOptions& o);
 
