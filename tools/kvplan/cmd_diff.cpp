@@ -91,6 +91,8 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     const KvFormat f = flags.kv;
     const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD", flags.import);
     const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW", flags.import);
+    refuse_flags_the_model_ignores(o, a);
+    refuse_flags_the_model_ignores(o, b);
     const std::uint64_t context =
         flags.context ? *flags.context : context_limit(a.get().config()).tokens;
     const WeightOptions wa = flags.weights ? *flags.weights : checkpoint_weights(a.get());
