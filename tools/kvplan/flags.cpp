@@ -249,16 +249,6 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     return f;
 }
 
-Deployment ReplicaRequest::deployment() const {
-    return Deployment{.model = model.get(),
-                      .gpu = gpu.spec,
-                      .parallel = flags.layout.parallel(),
-                      .gpus = flags.layout.gpus,
-                      .weights = flags.weights,
-                      .kv = flags.kv,
-                      .serving = flags.serving};
-}
-
 ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
                             std::optional<ComputeDtype> compute) {
     // Flags first, so that a usage error is reported before any file is read.
@@ -270,20 +260,30 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
         flags.serving.speculation.draft_model =
             resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
+    Deployment d{.model = model.get(),
+                 .gpu = gpu.spec,
+                 .parallel = flags.layout.parallel(),
+                 .gpus = flags.layout.gpus,
+                 .weights = flags.weights,
+                 .kv = flags.kv,
+                 .serving = std::move(flags.serving)};
+    (void)Layout(d.model, d.parallel_config());  // InvalidLayout first
     // Requests of a stated split are sized at their own length unless --context says otherwise.
-    const std::uint64_t context =
-        demand_context(model.get().config(), flags.context, flags.split.prompt, flags.split.output);
-    ReplicaRequest r{std::move(model), std::move(gpu), std::move(flags), context};
-    (void)Layout(r.model.get(), r.deployment().parallel_config());  // InvalidLayout first
-    r.profile = read_profile_flag(o);
-    if (r.profile) {
-        r.profile_path = o.profile;
-        const Deployment d = r.deployment();
+    const Demand demand{.context = demand_context(d.model.config(), flags.context,
+                                                  flags.split.prompt, flags.split.output),
+                        .concurrency = flags.concurrency,
+                        .prompt_tokens = flags.split.prompt,
+                        .output_tokens = flags.split.output,
+                        .shared_prefix_tokens = flags.shared_prefix};
+    std::optional<CalibrationProfile> profile = read_profile_flag(o);
+    if (profile) {
         const WeightOptions w = d.weights ? *d.weights : checkpoint_weights(d.model);
-        r.flags.serving = apply_profile(*r.profile, std::move(r.flags.serving), r.profile_path,
-                                        r.gpu.id, compute.value_or(matmul_compute(w, r.gpu.spec)));
+        d.serving = apply_profile(*profile, std::move(d.serving), o.profile, gpu.id,
+                                  compute.value_or(matmul_compute(w, gpu.spec)));
     }
-    return r;
+    std::string profile_path = profile ? o.profile : std::string();
+    return {std::move(model), std::move(gpu),     std::move(d),
+            demand,           std::move(profile), std::move(profile_path)};
 }
 
 void refuse_budget_flags_without_gpu(const CommonOptions& o) {
