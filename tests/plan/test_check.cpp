@@ -37,10 +37,6 @@ using namespace kvplan::testing;
 
 namespace {
 
-GpuSpec gpu(const std::string& id) {
-    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
-}
-
 /// A policy of the given requirements (JSON members of the "requirements" array) on the ideal
 /// engine at tp 4 on each of `gpus`.
 Policy policy(const std::string& requirements,
@@ -59,7 +55,7 @@ Policy policy(const std::string& requirements,
 
 std::vector<GpuSpec> gpus_of(const std::vector<std::string>& ids) {
     std::vector<GpuSpec> out;
-    for (const std::string& id : ids) out.push_back(gpu(id));
+    for (const std::string& id : ids) out.push_back(bundled_gpu(id));
     return out;
 }
 
@@ -345,7 +341,7 @@ TEST_CASE("a replica's dp, ep and dcp reach evaluate()", "[check][parallel]") {
 }
 
 TEST_CASE("a TPOT asked of a GPU whose spec lacks its bandwidth is invalid input", "[check]") {
-    GpuSpec bare = gpu("h100-sxm");
+    GpuSpec bare = bundled_gpu("h100-sxm");
     bare.memory_bandwidth = {};
     const std::vector<GpuSpec> gpus{bare};
     const Policy p =
@@ -368,7 +364,7 @@ TEST_CASE("a policy replica maps onto the deployment evaluate() takes", "[check]
     r.dp = 2;
     r.ep = 2;
     r.dcp = 1;
-    const Deployment d = policy_deployment(r, llama70(), gpu("h100-sxm"));
+    const Deployment d = policy_deployment(r, llama70(), bundled_gpu("h100-sxm"));
     CHECK(d.parallel.tp == 2);
     CHECK(d.parallel.pp == 2);
     CHECK(d.parallel.dp == 2);
@@ -384,7 +380,7 @@ TEST_CASE("a policy replica maps onto the deployment evaluate() takes", "[check]
     CHECK(*d.serving.block_size == 64);
     // Without a weight format, the checkpoint's.
     r.weight_dtype.reset();
-    CHECK_FALSE(policy_deployment(r, llama70(), gpu("h100-sxm")).weights.has_value());
+    CHECK_FALSE(policy_deployment(r, llama70(), bundled_gpu("h100-sxm")).weights.has_value());
 }
 
 TEST_CASE("an outcome worsens when its figure moves the wrong way from the baseline", "[check]") {

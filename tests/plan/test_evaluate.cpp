@@ -13,13 +13,10 @@ using namespace kvplan::testing;
 
 namespace {
 
-GpuSpec gpu(const std::string& id) {
-    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
-}
-
 Deployment deployment(const std::string& model, const std::string& g, std::uint32_t tp = 1,
                       std::uint32_t pp = 1) {
-    return Deployment{.model = bundled(model), .gpu = gpu(g), .parallel = {.tp = tp, .pp = pp}};
+    return Deployment{
+        .model = bundled(model), .gpu = bundled_gpu(g), .parallel = {.tp = tp, .pp = pp}};
 }
 
 }  // namespace
@@ -67,7 +64,8 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
     CHECK(a.weights_per_gpu.in(GiB) == Approx(66.0).epsilon(0.02));
     // engine_memory and engine_report, the memory step alone, count the same loaded bytes.
     const Model oss = bundled("gpt-oss-120b");
-    const Replica r{.model = oss, .gpu = gpu("h100-sxm"), .weights = checkpoint_weights(oss)};
+    const Replica r{
+        .model = oss, .gpu = bundled_gpu("h100-sxm"), .weights = checkpoint_weights(oss)};
     CHECK(engine_memory(Engine::vllm, r, r.layout(), 0).weights == h.weights_per_gpu);
     CHECK(engine_report(Engine::vllm, r, 8000).memory[0].weights == h.weights_per_gpu);
     // SGLang is not modelled as repacking: it holds the checkpoint's bytes.
@@ -81,8 +79,9 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
 namespace {
 
 Deployment fp8_deployment(const std::string& file, const std::string& g, std::uint32_t tp) {
-    return Deployment{
-        .model = load_hf_config(data_dir / "fp8" / file), .gpu = gpu(g), .parallel = {.tp = tp}};
+    return Deployment{.model = load_hf_config(data_dir / "fp8" / file),
+                      .gpu = bundled_gpu(g),
+                      .parallel = {.tp = tp}};
 }
 
 }  // namespace
@@ -366,7 +365,7 @@ TEST_CASE("the replica search ranks replicas whose figures are evaluate()'s own"
     // Llama-3-70B, 64 sequences of 8,000 tokens, on H100s and H200s with bf16 and fp8 KV.
     const Model m = bundled("llama-3-70b");
     SearchSpace space;
-    space.gpus = {gpu("h100-sxm"), gpu("h200-sxm")};
+    space.gpus = {bundled_gpu("h100-sxm"), bundled_gpu("h200-sxm")};
     space.kv_formats = {KvFormat{KvDtype::bf16}, KvFormat{KvDtype::fp8_e4m3}};
     const Demand demand{.context = 8000, .concurrency = 64};
     const PlanAnswer p = plan_replicas(m, space, {}, demand);
@@ -635,7 +634,7 @@ TEST_CASE("ranked by the estimate, the replica search serves the most tokens per
           "[evaluate][plan][estimate]") {
     const Model m = bundled("llama-3-70b");
     SearchSpace space;
-    space.gpus = {gpu("h100-sxm"), gpu("h200-sxm")};
+    space.gpus = {bundled_gpu("h100-sxm"), bundled_gpu("h200-sxm")};
     space.kv_formats = {KvFormat{KvDtype::bf16}, KvFormat{KvDtype::fp8_e4m3}};
     const Demand demand{
         .context = 1200, .concurrency = 64, .prompt_tokens = 1000, .output_tokens = 200};

@@ -134,7 +134,7 @@ TEST_CASE("size gives the weights of the format asked, else the checkpoint's", "
 }
 
 TEST_CASE("compare sizes each case as size does, and evaluates the ones with a GPU", "[size]") {
-    const GpuSpec h100 = load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec;
+    const GpuSpec h100 = bundled_gpu("h100-sxm");
     const std::vector<CompareCase> cases{
         {.model = presets::llama_3_8b, .kv = KvDtype::bf16},
         {.model = presets::llama_3_8b, .kv = KvDtype::fp8_e4m3},
