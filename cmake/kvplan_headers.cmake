@@ -38,6 +38,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/calibrate.hpp
   kvplan/calibrate/latency.hpp
   kvplan/calibrate/sglang_log.hpp
+  kvplan/change.hpp
   kvplan/detail/flat_json.hpp
   kvplan/detail/input_file.hpp
   kvplan/detail/nearest.hpp

@@ -48,6 +48,17 @@ TEST_CASE("calibrate fits a V0 log's reserve and reproduces its cache figures", 
     REQUIRE(a.log->reproduced.has_value());
     CHECK(a.log->reproduced->num_blocks == 1952);
     CHECK(a.log->reproduced->max_concurrency == Approx(1.5616));
+    // The modelled reserve and KV memory against the measured ones, each the exact difference.
+    const LogCalibration& c = *a.log;
+    const SizeError& re = c.reserve_error;
+    CHECK(re.below == (c.modelled_reserve < c.fit.reserve));
+    CHECK(re.difference ==
+          (re.below ? c.fit.reserve - c.modelled_reserve : c.modelled_reserve - c.fit.reserve));
+    REQUIRE(re.percent);
+    CHECK(*re.percent ==
+          Approx((c.modelled_reserve.in(B)-c.fit.reserve.in(B)) / c.fit.reserve.in(B)*100.0));
+    CHECK(c.kv_error.difference == (c.kv_error.below ? c.fit.available_kv - c.modelled.kv_memory
+                                                     : c.modelled.kv_memory - c.fit.available_kv));
     // The profile carries the measured reserve, for later runs.
     CHECK(a.profile.has_reserve);
     CHECK(a.profile.reserve == a.log->fit.reserve);
@@ -86,6 +97,16 @@ TEST_CASE("calibrate fits the estimate's fractions on one benchmark from Hopper'
     const double before = std::sqrt(
         (sq(b.figures[0].before.itl, m.tpot.mean) + sq(b.figures[0].before.ttft, m.ttft.mean)) / 2);
     CHECK(b.fit.rms_log_error <= before);
+    // Each estimate's error in percent of the measurement: (estimate / measured - 1) x 100.
+    const BenchFigures& f = b.figures[0];
+    REQUIRE(f.tpot_error);
+    CHECK(*f.tpot_error == Approx(100.0 * (f.after.itl / m.tpot.mean - 1.0)));
+    REQUIRE(f.tpot_error_before);
+    CHECK(*f.tpot_error_before == Approx(100.0 * (f.before.itl / m.tpot.mean - 1.0)));
+    REQUIRE(f.ttft_error);
+    CHECK(*f.ttft_error == Approx(100.0 * (f.after.ttft / m.ttft.mean - 1.0)));
+    REQUIRE(f.ttft_error_before);
+    CHECK(*f.ttft_error_before == Approx(100.0 * (f.before.ttft / m.ttft.mean - 1.0)));
     CHECK_FALSE(a.profile.has_reserve);
     REQUIRE(a.profile.estimate.has_value());
     CHECK(a.profile.estimate->bandwidth == b.fit.params.bandwidth);
@@ -108,7 +129,7 @@ TEST_CASE("calibrate fits every parameter on several loads", "[calibrate]") {
     for (std::size_t i = 0; i < 3; ++i)
         errors.push_back(std::abs(b.figures[i].after.itl / rq.benches[i].tpot.mean - 1.0));
     std::sort(errors.begin(), errors.end());
-    CHECK(b.median_tpot_error == errors[1]);
+    CHECK(b.median_tpot_error == Approx(100.0 * errors[1]));
     CHECK(b.median_tpot_error <= b.median_tpot_error_before);
     CHECK(a.profile.estimate_source ==
           data(nim + "1.json") + ", " + data(nim + "25.json") + ", " + data(nim + "100.json"));
@@ -121,4 +142,18 @@ TEST_CASE("calibrate without a log or a benchmark, or benchmarks without a GPU, 
     rq.gpu.reset();
     rq.benches.push_back(read_vllm_bench_result(data(nim + "25.json")));
     CHECK_THROWS_AS(calibrate(rq), InvalidInput);
+}
+
+TEST_CASE("a modelled size's error is its exact difference and its percent", "[calibrate]") {
+    // 3 GiB modelled against 2 GiB measured: 1 GiB over, +50 %; 1 GiB against 4 GiB: 3 GiB
+    // under, -75 %; against nothing measured, no percent.
+    const SizeError over = size_error(3 * GiB, 2 * GiB);
+    CHECK(over.difference == 1 * GiB);
+    CHECK_FALSE(over.below);
+    CHECK(over.percent == 50.0);
+    const SizeError under = size_error(1 * GiB, 4 * GiB);
+    CHECK(under.difference == 3 * GiB);
+    CHECK(under.below);
+    CHECK(under.percent == -75.0);
+    CHECK_FALSE(size_error(1 * GiB, Bytes{}).percent.has_value());
 }

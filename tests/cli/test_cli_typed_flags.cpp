@@ -116,6 +116,22 @@ TEST_CASE("a flag that would change nothing is refused", "[cli][typed_flags]") {
         "fleet --model llama-3-8b --gpu h100-sxm --rate 1 --tpot-ms 50 --prompt-tokens 1k "
         "--output-tokens 200 --time-unit ms",
         "--time-unit", "no --trace");
+    // A dense model has no routed experts to format, and a model of attention alone no recurrent
+    // state to type: each flag is refused naming the model, in fit, size and diff alike.
+    check_refused("fit --model llama-3-8b --gpu h100-sxm --expert-dtype fp8", "--expert-dtype",
+                  "fp8");
+    check_refused("diff llama-3-8b llama-3-70b --expert-dtype fp8", "--expert-dtype", "fp8");
+    check_refused("size --model llama-3-8b --mamba-cache-dtype float32", "--mamba-cache-dtype",
+                  "set");
+    check_refused("fit --model llama-3-8b --gpu h100-sxm --mamba-ssm-cache-dtype float32",
+                  "--mamba-ssm-cache-dtype", "set");
+    CHECK_THAT(run_kvplan("size --model llama-3-8b --expert-dtype fp8").err,
+               Catch::Contains("llama-3-8b is dense"));
+    // Where they shape something they are taken: gpt-oss-120b's experts, Granite-4.0-H's Mamba
+    // layers; vLLM's "auto" asks for nothing.
+    CHECK(run_kvplan("size --model gpt-oss-120b --expert-dtype fp8").code == 0);
+    CHECK(run_kvplan("size --model granite-4.0-h-small --mamba-cache-dtype float32").code == 0);
+    CHECK(run_kvplan("size --model llama-3-8b --mamba-cache-dtype auto").code == 0);
     // Already so: the prefix hit rate is a share of a prompt, and needs one.
     check_refused("fit --model llama-3-8b --gpu h100-sxm --prefix-hit-rate 0.5",
                   "--prefix-hit-rate", "no --prompt-tokens");

@@ -37,10 +37,6 @@ using namespace kvplan::testing;
 
 namespace {
 
-GpuSpec gpu(const std::string& id) {
-    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
-}
-
 /// A policy of the given requirements (JSON members of the "requirements" array) on the ideal
 /// engine at tp 4 on each of `gpus`.
 Policy policy(const std::string& requirements,
@@ -59,7 +55,7 @@ Policy policy(const std::string& requirements,
 
 std::vector<GpuSpec> gpus_of(const std::vector<std::string>& ids) {
     std::vector<GpuSpec> out;
-    for (const std::string& id : ids) out.push_back(gpu(id));
+    for (const std::string& id : ids) out.push_back(bundled_gpu(id));
     return out;
 }
 
@@ -345,7 +341,7 @@ TEST_CASE("a replica's dp, ep and dcp reach evaluate()", "[check][parallel]") {
 }
 
 TEST_CASE("a TPOT asked of a GPU whose spec lacks its bandwidth is invalid input", "[check]") {
-    GpuSpec bare = gpu("h100-sxm");
+    GpuSpec bare = bundled_gpu("h100-sxm");
     bare.memory_bandwidth = {};
     const std::vector<GpuSpec> gpus{bare};
     const Policy p =
@@ -368,7 +364,7 @@ TEST_CASE("a policy replica maps onto the deployment evaluate() takes", "[check]
     r.dp = 2;
     r.ep = 2;
     r.dcp = 1;
-    const Deployment d = policy_deployment(r, llama70(), gpu("h100-sxm"));
+    const Deployment d = policy_deployment(r, llama70(), bundled_gpu("h100-sxm"));
     CHECK(d.parallel.tp == 2);
     CHECK(d.parallel.pp == 2);
     CHECK(d.parallel.dp == 2);
@@ -384,5 +380,37 @@ TEST_CASE("a policy replica maps onto the deployment evaluate() takes", "[check]
     CHECK(*d.serving.block_size == 64);
     // Without a weight format, the checkpoint's.
     r.weight_dtype.reset();
-    CHECK_FALSE(policy_deployment(r, llama70(), gpu("h100-sxm")).weights.has_value());
+    CHECK_FALSE(policy_deployment(r, llama70(), bundled_gpu("h100-sxm")).weights.has_value());
+}
+
+TEST_CASE("an outcome worsens when its figure moves the wrong way from the baseline", "[check]") {
+    // max_concurrency is better higher: 37 against a baseline of 76 worsened; TPOT is better
+    // lower: 25 ms against 20 ms worsened. A max_context that was any length and is now bounded
+    // worsened; without a baseline nothing did.
+    CheckOutcome o{.figure = CheckFigure::max_concurrency, .status = CheckStatus::passed};
+    o.measured = FigureValue{.figure = CheckFigure::max_concurrency, .count = 37};
+    o.baseline = FigureValue{.figure = CheckFigure::max_concurrency, .count = 76};
+    CHECK(o.worsened());
+    std::swap(o.measured, o.baseline);
+    CHECK_FALSE(o.worsened());
+    CheckOutcome t{.figure = CheckFigure::tpot, .status = CheckStatus::passed};
+    t.measured = FigureValue{.figure = CheckFigure::tpot, .time = 25 * milliseconds};
+    t.baseline = FigureValue{.figure = CheckFigure::tpot, .time = 20 * milliseconds};
+    CHECK(t.worsened());
+    CheckOutcome c{.figure = CheckFigure::max_context, .status = CheckStatus::passed};
+    c.measured = FigureValue{.figure = CheckFigure::max_context, .count = 8192};
+    c.baseline = FigureValue{.figure = CheckFigure::max_context, .unbounded = true};
+    CHECK(c.worsened());
+    c.baseline.reset();
+    CHECK_FALSE(c.worsened());
+}
+
+TEST_CASE("a result counts as met what neither failed nor was skipped", "[check]") {
+    // Five outcomes, one failed, one skipped: 5 - 1 - 1 = 3 met.
+    CheckResult r;
+    r.outcomes.resize(5);
+    r.failed = 1;
+    r.skipped = 1;
+    CHECK(r.met() == 3);
+    CHECK_FALSE(r.passed());
 }

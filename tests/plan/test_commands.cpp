@@ -10,14 +10,6 @@
 using namespace kvplan;
 using namespace kvplan::testing;
 
-namespace {
-
-GpuSpec gpu(const std::string& id) {
-    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
-}
-
-}  // namespace
-
 TEST_CASE("a layout is restated in each engine's flags for the same GPUs", "[commands]") {
     // vLLM dp 8 x tp 1 with expert parallelism is SGLang's tp 8, dp 8, ep 8 and TensorRT-LLM's tp 8
     // with attention dp and moe_expert_parallel_size 8.
@@ -53,7 +45,7 @@ TEST_CASE("vLLM's command line states what kvplan assumed", "[commands]") {
     // the memory fraction given.
     const Model m = bundled("deepseek-v3");
     Deployment d{.model = m,
-                 .gpu = gpu("h200-sxm"),
+                 .gpu = bundled_gpu("h200-sxm"),
                  .parallel = {.tp = 1, .dp = 16, .ep = 16, .redundant_experts = 32},
                  .kv = KvDtype::fp8_e4m3,
                  .serving = {.memory_fraction = 0.9, .max_sequences = 256}};
@@ -83,7 +75,7 @@ TEST_CASE("vLLM's command line states what kvplan assumed", "[commands]") {
           "--max-model-len 8192 --max-num-seqs 256 --kv-cache-dtype fp8_e4m3 --block-size 64");
     // Past the model's limit, allowed: the environment variable vLLM reads (Llama-3-8B: 8,192).
     Deployment l{.model = bundled("llama-3-8b"),
-                 .gpu = gpu("h100-sxm"),
+                 .gpu = bundled_gpu("h100-sxm"),
                  .serving = {.block_size = 32, .allow_long_context = true}};
     const ServeCommand lc = serve_command(evaluate(l, {.context = 16384}), {.model = "x"});
     CHECK(lc.line() ==
@@ -97,7 +89,7 @@ TEST_CASE("SGLang's command line states its own layout and fraction", "[commands
     // (test_deployments.cpp derives it), the cap given shared by the dp ranks.
     const Model m = bundled("deepseek-v3");
     const Deployment d{.model = m,
-                       .gpu = gpu("h200-sxm"),
+                       .gpu = bundled_gpu("h200-sxm"),
                        .parallel = {.tp = 8, .dp = 8, .ep = 8},
                        .serving = {.engine = Engine::sglang, .max_sequences = 512}};
     const ServeCommand c = serve_command(evaluate(d, {.context = 8000, .concurrency = 256}),
@@ -113,7 +105,7 @@ TEST_CASE("a command loads the weights kvplan assumed", "[commands]") {
     // load (--quantization fp8 in both engines), or vLLM loads 2 bytes a parameter.
     const Model m = bundled("qwen3-235b-a22b");
     Deployment d{.model = m,
-                 .gpu = gpu("h200-sxm"),
+                 .gpu = bundled_gpu("h200-sxm"),
                  .parallel = {.tp = 4},
                  .weights = WeightOptions{.format = WeightFormat::fp8}};
     const std::vector<EngineCommand> fp8 = serve_commands(d, {.context = 8192}, {.model = "q"});
@@ -137,7 +129,7 @@ TEST_CASE("a replica over two nodes gets one command per node", "[commands]") {
     // Llama-3.1-405B at tp 16 on H100s of 8 per node: two nodes. vLLM: --nnodes 2, --node-rank,
     // --master-addr, the second node headless; SGLang: --nnodes 2, --node-rank, --dist-init-addr.
     const Model m = bundled("llama-3.1-405b");
-    const Deployment d{.model = m, .gpu = gpu("h100-sxm"), .parallel = {.tp = 16}};
+    const Deployment d{.model = m, .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 16}};
     const std::vector<EngineCommand> c = serve_commands(d, {.context = 8192}, {.model = "m"});
     REQUIRE(c[0].command);
     REQUIRE(c[0].node_commands.size() == 2);
@@ -154,7 +146,7 @@ TEST_CASE("a replica over two nodes gets one command per node", "[commands]") {
                Catch::Contains("--tp-size 16 --nnodes 2 --node-rank 1 "
                                "--dist-init-addr HEAD_NODE_IP:5000"));
     // One node: one command, no node flags.
-    const Deployment one{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")};
+    const Deployment one{.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h100-sxm")};
     const std::vector<EngineCommand> o = serve_commands(one, {.context = 8192}, {.model = "m"});
     CHECK(o[0].node_commands.empty());
     CHECK_THAT(o[0].command->line(), !Catch::Contains("--nnodes"));
@@ -164,7 +156,7 @@ TEST_CASE("the environment a vLLM answer depends on is in its command", "[comman
     // Llama-4-Scout's chunked local attention: kvplan assumes vLLM's hybrid manager, which
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE switches (its default has been 0 and 1).
     const Model m = bundled("llama-4-scout-17b-16e-instruct");
-    Deployment d{.model = m, .gpu = gpu("h100-sxm"), .parallel = {.tp = 4}};
+    Deployment d{.model = m, .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 4}};
     const ReplicaAnswer a = evaluate(d, {.context = 8192});
     CHECK(a.serving.options.vllm.hybrid_kv_cache_manager);
     CHECK_THAT(
@@ -189,7 +181,7 @@ TEST_CASE("both engines' lines for one deployment, each evaluated its own way", 
     // dp rank is 1,024 shared by SGLang's.
     const Model m = bundled("deepseek-v3");
     const Deployment d{.model = m,
-                       .gpu = gpu("h200-sxm"),
+                       .gpu = bundled_gpu("h200-sxm"),
                        .parallel = {.tp = 1, .dp = 8, .ep = 8},
                        .serving = {.max_sequences = 128}};
     const std::vector<EngineCommand> lines =
@@ -204,7 +196,8 @@ TEST_CASE("both engines' lines for one deployment, each evaluated its own way", 
     CHECK_THAT(lines[1].command->line(), Catch::Contains("--max-running-requests 1024"));
     CHECK(lines[1].answer->weights_per_gpu != lines[0].answer->weights_per_gpu);
     // decode context parallelism has no SGLang line here.
-    const Deployment dcp{.model = m, .gpu = gpu("h200-sxm"), .parallel = {.tp = 8, .dcp = 8}};
+    const Deployment dcp{
+        .model = m, .gpu = bundled_gpu("h200-sxm"), .parallel = {.tp = 8, .dcp = 8}};
     const std::vector<EngineCommand> only = serve_commands(dcp, {.context = 8000}, {.model = "m"});
     CHECK(only[0].command);
     CHECK_FALSE(only[1].command);
@@ -221,7 +214,7 @@ TEST_CASE("the engines' flag names a command line takes are the ones their lines
     // (tp 8, dp 4, ep 8, no dcp) without dcp.
     const Model m = bundled("deepseek-v3");
     const Deployment v{.model = m,
-                       .gpu = gpu("h200-sxm"),
+                       .gpu = bundled_gpu("h200-sxm"),
                        .parallel = {.tp = 2, .pp = 2, .dp = 4, .ep = 8, .dcp = 2}};
     Deployment s = v;
     s.parallel = {.tp = 8, .pp = 2, .dp = 4, .ep = 8, .redundant_experts = 32};
@@ -238,7 +231,8 @@ TEST_CASE("the engines' flag names a command line takes are the ones their lines
 TEST_CASE("a command serving LoRA adapters asks for the slots kvplan charged", "[commands][lora]") {
     // Llama-3-70B on 4 x H100 with 4 adapter slots of rank 16: vLLM's LoRAConfig flags, SGLang's
     // per-batch slots; the slots (854,589,440 B a GPU, tests/budget/test_budget.cpp) leave less KV.
-    Deployment d{.model = bundled("llama-3-70b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 4}};
+    Deployment d{
+        .model = bundled("llama-3-70b"), .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 4}};
     const ReplicaAnswer plain = evaluate(d, {.context = 8192});
     d.serving.reserve.lora = {.max_loras = 4, .max_lora_rank = 16};
     const ReplicaAnswer a = evaluate(d, {.context = 8192});
@@ -257,16 +251,16 @@ TEST_CASE("a vLLM command pages in the block its attention backend forces", "[co
     // FlashMLA's dense kernel on Hopper makes vLLM force 16 up to 64 (vllm/platforms/cuda.py,
     // check_and_update_config). The command says --block-size 64; Llama-3-8B on the same GPU
     // keeps FLASH_ATTN and vLLM's 16, and its command says no block size.
-    const ReplicaAnswer r1 =
-        evaluate({.model = bundled("deepseek-r1"), .gpu = gpu("h200-sxm"), .parallel = {.tp = 8}},
-                 {.context = 32768});
+    const ReplicaAnswer r1 = evaluate(
+        {.model = bundled("deepseek-r1"), .gpu = bundled_gpu("h200-sxm"), .parallel = {.tp = 8}},
+        {.context = 32768});
     REQUIRE(r1.serving.backend);
     CHECK(r1.serving.backend->backend == VllmAttentionBackend::flash_attn_mla);
     CHECK(r1.serving.backend->forced);
     CHECK(r1.serving.block_size == 64);
     CHECK_THAT(serve_command(r1, {.model = "x"}).line(), Catch::EndsWith(" --block-size 64"));
-    const ReplicaAnswer l =
-        evaluate({.model = bundled("llama-3-8b"), .gpu = gpu("h200-sxm")}, {.context = 8192});
+    const ReplicaAnswer l = evaluate(
+        {.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h200-sxm")}, {.context = 8192});
     CHECK(l.serving.block_size == 16);
     CHECK_THAT(serve_command(l, {.model = "x"}).line(), !Catch::Contains("--block-size"));
 }
@@ -276,14 +270,15 @@ TEST_CASE("host memory for KV is vLLM's --kv-offloading-size per engine", "[comm
     // its tp x pp ranks, vllm/config/vllm.py); at dp 2 each of the two engines takes 100 / 2 = 50
     // GiB. The native backend is vLLM's own CPU offloading (OffloadingConnector).
     const Bytes host = 100 * GiB;
-    const ReplicaAnswer one =
-        evaluate({.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 2}},
-                 {.context = 8192});
+    const ReplicaAnswer one = evaluate(
+        {.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 2}},
+        {.context = 8192});
     CHECK_THAT(serve_command(one, {.model = "x", .kv_offloading = host}).line(),
                Catch::EndsWith(" --kv-offloading-size 100 --kv-offloading-backend native"));
-    const ReplicaAnswer two = evaluate(
-        {.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 1, .dp = 2}},
-        {.context = 8192});
+    const ReplicaAnswer two = evaluate({.model = bundled("llama-3-8b"),
+                                        .gpu = bundled_gpu("h100-sxm"),
+                                        .parallel = {.tp = 1, .dp = 2}},
+                                       {.context = 8192});
     CHECK_THAT(serve_command(two, {.model = "x", .kv_offloading = host}).line(),
                Catch::Contains(" --kv-offloading-size 50 --kv-offloading-backend native"));
     // None given: no offloading flag.

@@ -106,4 +106,28 @@ TEST_CASE("the prefill curve is prefill_attention at each prompt length", "[curv
     REQUIRE(p.size() == 2);
     CHECK(p[1].score_bytes[0] == 10 * TiB);  // test_attention_io.cpp
     CHECK(p[0].score_bytes[0] == 640 * GiB);
+    // One stage: the unfused prefill moves the fused one's bytes and the scores, so the ratio is
+    // (fused + 640 GiB) / fused.
+    CHECK(p[0].unfused_bytes == p[0].fused_bytes + 640 * GiB);
+    CHECK(p[0].unfused_bytes_ratio() ==
+          Approx((p[0].fused_bytes + 640 * GiB).in(B) / p[0].fused_bytes.in(B)));
+}
+
+TEST_CASE("max concurrency against context beside the exact bytes' figure", "[curves]") {
+    // 40 GiB a GPU over 81,920 B a token per rank: at 8,192 tokens 640 MiB a sequence, 64 exactly
+    // by either count; at 12,000 tokens 983,040,000 B, 42,949,672,960 / 983,040,000 = 43.69 exact
+    // and 43 whole sequences. 131,072 tokens is past the model's limit and still answered: 4.
+    const std::array<std::uint64_t, 3> contexts{8192, 12'000, 131'072};
+    const std::vector<ConcurrencyPoint> c = concurrency_curve(llama_70b_tp4(), 0, contexts);
+    REQUIRE(c.size() == 3);
+    CHECK(c[0].context == 8192);
+    CHECK(c[0].max_concurrency == 64);
+    CHECK(c[0].exact_sequences == Approx(64.0));
+    CHECK(c[1].max_concurrency == 43);
+    CHECK(c[1].exact_sequences == Approx(42'949'672'960.0 / 983'040'000.0));
+    CHECK(c[2].max_concurrency == 4);
+    // A prefix every request shares is held once: more sequences at the same exact bytes each.
+    const std::vector<ConcurrencyPoint> shared = concurrency_curve(llama_70b_tp4(), 4096, contexts);
+    CHECK(shared[0].max_concurrency > 64);
+    CHECK(shared[0].exact_sequences == Approx(64.0));
 }

@@ -17,10 +17,6 @@ using namespace kvplan::testing;
 
 namespace {
 
-GpuSpec gpu(const std::string& id) {
-    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
-}
-
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // DeepSeek-V3's checkpoint stores its linear layers in fp8 with one fp32 scale per 128 x 128 block
@@ -39,7 +35,7 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     // 8,000 tokens, under vLLM. tp 8 keeps a whole copy of the MLA latent on every GPU; dp 8 with
     // expert parallelism gives each GPU its own sequences and 32 of the 256 experts.
     const Model m = bundled("deepseek-v3");
-    const GpuSpec h200 = gpu("h200-sxm");
+    const GpuSpec h200 = bundled_gpu("h200-sxm");
     const Demand demand{.context = 8000, .concurrency = 256};
     const ReplicaAnswer tp8 =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8}}, demand);
@@ -160,7 +156,7 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,980 / 128 x 8,192 =
     // 702,720 tokens at dcp 1, 10,980 / 16 x 8,192 = 5,621,760 at dcp 8.
     const Model m = bundled("deepseek-v3");
-    const GpuSpec h200 = gpu("h200-sxm");
+    const GpuSpec h200 = bundled_gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
     const ReplicaAnswer one =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8}}, demand);
@@ -186,7 +182,7 @@ TEST_CASE("SGLang's dp attention reserves graph memory per dp rank and shares it
     // graphs up to 512 at tp 8. reserved = 512 + 1.5 x 8,192 + 2 x 512 + 8 / 8 x 1,024, plus under
     // dp attention 3 x 512 x 8 and (512 > 300) 1.5 x 512 x 8: 33,280 MiB, over the 10 GiB floor.
     // mem_fraction_static = round((143,771 - 33,280) / 143,771, 3) = 0.769.
-    const GpuSpec h200 = gpu("h200-sxm");
+    const GpuSpec h200 = bundled_gpu("h200-sxm");
     const SglangMemFraction f = sglang_mem_fraction(h200, 8, 1, {}, 8);
     CHECK(f.dp_attention_mib == 512 * 8 * 3 + 512 * 8 * 1.5);
     CHECK(f.reserved_mib == 33'280);
@@ -215,7 +211,7 @@ TEST_CASE("an expert-parallel decode step moves its tokens' hidden states to the
     // the 7 other GPUs of its node over NVLink at 450 GB/s, none off the node.
     const Model m = bundled("deepseek-v3");
     const Replica r{.model = m,
-                    .gpu = gpu("h200-sxm"),
+                    .gpu = bundled_gpu("h200-sxm"),
                     .parallel = {.tp = 1, .dp = 8, .ep = 8},
                     .weights = checkpoint_weights(m)};
     const DecodeBound d = decode_bound(r, 256, 8000);
@@ -250,7 +246,7 @@ TEST_CASE("an expert-parallel decode step moves its tokens' hidden states to the
     CHECK(d2.all_to_all.per_layer.in(seconds) == Approx(across));
     CHECK(d2.all_to_all.per_layer > a.per_layer * 4.0);
     // A GPU whose spec states no node-to-node bandwidth cannot be timed across nodes.
-    two.gpu = gpu("mi300x");
+    two.gpu = bundled_gpu("mi300x");
     CHECK(decode_bound(two, 512, 8000).all_to_all.network_unknown);
 }
 
@@ -361,7 +357,7 @@ TEST_CASE("the replica budget spreads the sequences over the dp ranks", "[deploy
     // holds 256 / 8 = 32 of the sequences, and the replica 8 times what one GPU holds.
     const Model m = bundled("deepseek-v3");
     const Replica r{.model = m,
-                    .gpu = gpu("h200-sxm"),
+                    .gpu = bundled_gpu("h200-sxm"),
                     .parallel = {.tp = 1, .dp = 8, .ep = 8},
                     .weights = checkpoint_weights(m)};
     const ReplicaBudget b = replica_budget(r, {.context = 8000, .concurrency = 256});
@@ -372,7 +368,7 @@ TEST_CASE("the replica budget spreads the sequences over the dp ranks", "[deploy
 
 TEST_CASE("whole-node layouts: a power of two within a node, stages across nodes",
           "[deployments][layout]") {
-    const GpuSpec h200 = gpu("h200-sxm");  // 8 GPUs per node and per NVLink domain
+    const GpuSpec h200 = bundled_gpu("h200-sxm");  // 8 GPUs per node and per NVLink domain
     const auto ok = [&](ParallelConfig p, std::uint32_t n, const GpuSpec& g) {
         return deployed_layout(p, n, g);
     };
@@ -392,8 +388,8 @@ TEST_CASE("whole-node layouts: a power of two within a node, stages across nodes
     CHECK_FALSE(ok({.tp = 16, .rules = ParallelRules::sglang}, 16, h200));
     CHECK(ok({.tp = 16, .dp = 2, .ep = 16, .rules = ParallelRules::sglang}, 16, h200));
     // GB200: 4 GPUs a tray, 72 in the NVLink domain: tp 8 over two trays stays on NVLink.
-    CHECK(ok({.tp = 8}, 8, gpu("gb200")));
-    CHECK_FALSE(ok({.tp = 1, .pp = 6}, 6, gpu("gb200")));
+    CHECK(ok({.tp = 8}, 8, bundled_gpu("gb200")));
+    CHECK_FALSE(ok({.tp = 1, .pp = 6}, 6, bundled_gpu("gb200")));
 
     // plan for Kimi-K2 (about a trillion fp8 parameters) on up to 16 H200s: only whole nodes.
     const Model kimi = bundled("kimi-k2-instruct");

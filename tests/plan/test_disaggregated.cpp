@@ -22,7 +22,7 @@ TEST_CASE("a disaggregated plan for Llama-3.1-70B sizes both pools as the hand c
     // passes every pipeline stage in turn.
     const Model m = bundled("llama-3.1-70b");
     SearchSpace space;
-    space.gpus = {load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    space.gpus = {bundled_gpu("h100-sxm")};
     space.min_gpus = space.max_gpus = 8;
     const DisaggDemand demand{.rate = 100.0,
                               .prompt_tokens = 2000,
@@ -125,7 +125,7 @@ TEST_CASE("a disaggregated plan for Llama-3.1-70B sizes both pools as the hand c
 TEST_CASE("the pools refuse targets one request already misses", "[disaggregated]") {
     const Model m = bundled("llama-3.1-70b");
     SearchSpace space;
-    space.gpus = {load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    space.gpus = {bundled_gpu("h100-sxm")};
     space.min_gpus = space.max_gpus = 8;
     // A TPOT of 1 ms is below reading the weights once (17.4 GB / 3.35 TB/s = 5.2 ms).
     const DisaggDemand tight{.rate = 1.0,
@@ -149,7 +149,7 @@ TEST_CASE("the latency estimate sizes larger pools than the bound", "[disaggrega
     // layer and all-reduce), so each step is slower and a pool needs at least as many GPUs.
     const Model m = bundled("llama-3.1-70b");
     SearchSpace space;
-    space.gpus = {load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    space.gpus = {bundled_gpu("h100-sxm")};
     space.min_gpus = space.max_gpus = 8;
     const DisaggDemand demand{.rate = 100.0,
                               .prompt_tokens = 2000,

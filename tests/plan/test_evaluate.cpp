@@ -13,13 +13,10 @@ using namespace kvplan::testing;
 
 namespace {
 
-GpuSpec gpu(const std::string& id) {
-    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
-}
-
 Deployment deployment(const std::string& model, const std::string& g, std::uint32_t tp = 1,
                       std::uint32_t pp = 1) {
-    return Deployment{.model = bundled(model), .gpu = gpu(g), .parallel = {.tp = tp, .pp = pp}};
+    return Deployment{
+        .model = bundled(model), .gpu = bundled_gpu(g), .parallel = {.tp = tp, .pp = pp}};
 }
 
 }  // namespace
@@ -67,7 +64,8 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
     CHECK(a.weights_per_gpu.in(GiB) == Approx(66.0).epsilon(0.02));
     // engine_memory and engine_report, the memory step alone, count the same loaded bytes.
     const Model oss = bundled("gpt-oss-120b");
-    const Replica r{.model = oss, .gpu = gpu("h100-sxm"), .weights = checkpoint_weights(oss)};
+    const Replica r{
+        .model = oss, .gpu = bundled_gpu("h100-sxm"), .weights = checkpoint_weights(oss)};
     CHECK(engine_memory(Engine::vllm, r, r.layout(), 0).weights == h.weights_per_gpu);
     CHECK(engine_report(Engine::vllm, r, 8000).memory[0].weights == h.weights_per_gpu);
 }
@@ -125,8 +123,9 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
 namespace {
 
 Deployment fp8_deployment(const std::string& file, const std::string& g, std::uint32_t tp) {
-    return Deployment{
-        .model = load_hf_config(data_dir / "fp8" / file), .gpu = gpu(g), .parallel = {.tp = tp}};
+    return Deployment{.model = load_hf_config(data_dir / "fp8" / file),
+                      .gpu = bundled_gpu(g),
+                      .parallel = {.tp = tp}};
 }
 
 }  // namespace
@@ -410,7 +409,7 @@ TEST_CASE("the replica search ranks replicas whose figures are evaluate()'s own"
     // Llama-3-70B, 64 sequences of 8,000 tokens, on H100s and H200s with bf16 and fp8 KV.
     const Model m = bundled("llama-3-70b");
     SearchSpace space;
-    space.gpus = {gpu("h100-sxm"), gpu("h200-sxm")};
+    space.gpus = {bundled_gpu("h100-sxm"), bundled_gpu("h200-sxm")};
     space.kv_formats = {KvFormat{KvDtype::bf16}, KvFormat{KvDtype::fp8_e4m3}};
     const Demand demand{.context = 8000, .concurrency = 64};
     const PlanAnswer p = plan_replicas(m, space, {}, demand);
@@ -679,7 +678,7 @@ TEST_CASE("ranked by the estimate, the replica search serves the most tokens per
           "[evaluate][plan][estimate]") {
     const Model m = bundled("llama-3-70b");
     SearchSpace space;
-    space.gpus = {gpu("h100-sxm"), gpu("h200-sxm")};
+    space.gpus = {bundled_gpu("h100-sxm"), bundled_gpu("h200-sxm")};
     space.kv_formats = {KvFormat{KvDtype::bf16}, KvFormat{KvDtype::fp8_e4m3}};
     const Demand demand{
         .context = 1200, .concurrency = 64, .prompt_tokens = 1000, .output_tokens = 200};
@@ -868,4 +867,39 @@ TEST_CASE("a longer shared prefix never lowers the concurrency; none gives today
                     last_saved = a.shared_prefix_bytes_per_sequence;
                 }
             }
+}
+
+TEST_CASE("a replica answer's per-rank figures are read from its own fields", "[evaluate]") {
+    // Two dp ranks: 40 sequences asked of a rank that holds 31 run 31; 20 admitted without
+    // sharing over 2 ranks are 10 a rank. (An answer has a replica, so one is evaluated, then its
+    // fields set by hand.)
+    ReplicaAnswer a = evaluate(deployment("llama-3-8b", "h100-sxm"), {.context = 8000});
+    a.serving.engine = Engine::vllm;
+    a.verdict = Verdict::fits;
+    a.dp_ranks = 2;
+    a.concurrency_per_dp_rank = 40;
+    a.dp_rank_max_concurrency = 31;
+    a.admitted_without_sharing = 20;
+    CHECK(a.dp_rank_running() == 31);
+    a.concurrency_per_dp_rank = 12;
+    CHECK(a.dp_rank_running() == 12);
+    CHECK(a.dp_rank_admitted_without_sharing() == 10);
+    // vLLM logging 8.4x where a rank admits 10: 10 > floor(8.4) + 1 = 9, beyond its rounding; at
+    // 9.2x, 10 > 10 is not.
+    a.max_concurrency_ratio = 8.4;
+    CHECK(a.vllm_log_understates());
+    a.max_concurrency_ratio = 9.2;
+    CHECK_FALSE(a.vllm_log_understates());
+    // Only vLLM logs the figure, and only an engine that starts.
+    a.max_concurrency_ratio = 8.4;
+    a.serving.engine = Engine::sglang;
+    CHECK_FALSE(a.vllm_log_understates());
+    a.serving.engine = Engine::vllm;
+    a.verdict = Verdict::does_not_start;
+    CHECK_FALSE(a.vllm_log_understates());
+}
+
+TEST_CASE("a request's tokens are its prompt and output, and never wrap", "[evaluate]") {
+    CHECK(TokenSplit{.prompt = 2000, .output = 500}.tokens() == 2500);
+    CHECK_THROWS_AS((TokenSplit{.prompt = ~std::uint64_t{0}, .output = 1}.tokens()), OverflowError);
 }

@@ -17,8 +17,6 @@ using namespace kvplan::testing;
 
 namespace {
 
-GpuSpec h100() { return load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec; }
-
 /// Every request `prompt` + `output` tokens.
 LengthDistribution fixed(std::uint64_t prompt, std::uint64_t output) {
     const std::vector<QuantilePoint> p{{100, prompt}}, o{{100, output}};
@@ -38,7 +36,7 @@ TEST_CASE("fleet and disagg's aggregated pool size the same fleet for the same r
                               .ttft = 1.0 * seconds,
                               .tpot = 0.05 * seconds};
     SearchSpace space;
-    space.gpus = {h100()};
+    space.gpus = {bundled_gpu("h100-sxm")};
     space.min_gpus = space.max_gpus = 4;
     space.max_tp = 4;
     const DisaggPlan d = plan_disaggregated(m, space, {}, demand);
@@ -47,7 +45,7 @@ TEST_CASE("fleet and disagg's aggregated pool size the same fleet for the same r
     REQUIRE(agg.candidate.answer.replica.parallel.tp == 4);
 
     const FleetAnswer f = plan_fleet(FleetRequest{
-        .deployment = {.model = m, .gpu = h100(), .parallel = {.tp = 4}},
+        .deployment = {.model = m, .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 4}},
         .lengths = fixed(2000, 500),
         .rate_per_s = demand.rate,
         .tpot_target = demand.tpot,
@@ -85,7 +83,7 @@ TEST_CASE("the fleet call sizes a replica by the bound as the hand calculation d
     // ceil(2,500 / 16) = 157 blocks of 16 x 128 KiB = 2 MiB, 314 MiB; floor(16,384 / 314) = 52
     // fit. Sized by the bound, a step at 52 reads 15 GB of weights and 52 x 2,250 x 128 KiB of KV
     // at 3.35 TB/s, under 10 ms, so the 100 ms TPOT target does not bind: the KV budget does.
-    FleetRequest q{.deployment = {.model = presets::llama_3_8b, .gpu = h100()},
+    FleetRequest q{.deployment = {.model = presets::llama_3_8b, .gpu = bundled_gpu("h100-sxm")},
                    .lengths = fixed(2000, 500),
                    .rate_per_s = 10,
                    .tpot_target = 0.1 * seconds,
@@ -123,6 +121,12 @@ TEST_CASE("the fleet call sizes a replica by the bound as the hand calculation d
     CHECK(s.plan.batch_kv == 252);
     REQUIRE(s.without_sharing);
     CHECK(s.without_sharing->batch == 52);
+    // At the batch each request after the first does not hold the prefix again: 250 MiB x
+    // (batch - 1). Without a prefix nothing is saved.
+    CHECK(s.shared_prefix_saved_at_batch == 250 * MiB * (s.plan.batch - 1));
+    CHECK(a.shared_prefix_saved_at_batch.is_zero());
+    // The fleet's output: 10 requests/s x 500 output tokens = 5,000 tokens/s.
+    CHECK(a.output_tokens_per_s == Approx(5000.0));
 
     // Out of range: named.
     q.rate_per_s = 0;
@@ -137,18 +141,21 @@ TEST_CASE("a TTFT target binds the fleet's batch as it binds the aggregated pool
     // running (each prefill chunk rides along more decodes), so a TTFT target just above the
     // TTFT at batch 20 stops the batch at 20, and the binding says so.
     const Model m = bundled("llama-3.1-70b");
-    FleetRequest q{.deployment = {.model = m, .gpu = h100(), .parallel = {.tp = 4}},
-                   .lengths = fixed(2000, 500),
-                   .rate_per_s = 20,
-                   .tpot_target = 0.05 * seconds};
+    FleetRequest q{
+        .deployment = {.model = m, .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 4}},
+        .lengths = fixed(2000, 500),
+        .rate_per_s = 20,
+        .tpot_target = 0.05 * seconds};
     const FleetAnswer free = plan_fleet(q);
     REQUIRE(free.plan.feasible);
     CHECK(free.plan.batch_ttft_capped);
     // The TTFT at 20 running, from the same estimate the plan uses.
-    const DecodeCosts c = decode_costs(
-        Replica{.model = m, .gpu = h100(), .parallel = {.tp = 4}, .weights = checkpoint_weights(m)},
-        RooflineOptions{});
-    const EstimateParams hopper = default_params(h100())->params;
+    const DecodeCosts c = decode_costs(Replica{.model = m,
+                                               .gpu = bundled_gpu("h100-sxm"),
+                                               .parallel = {.tp = 4},
+                                               .weights = checkpoint_weights(m)},
+                                       RooflineOptions{});
+    const EstimateParams hopper = default_params(bundled_gpu("h100-sxm"))->params;
     const Seconds at20 = estimate_with_batch(c, 20, 2000, 500, std::nullopt, hopper).ttft;
     const Seconds at21 = estimate_with_batch(c, 21, 2000, 500, std::nullopt, hopper).ttft;
     REQUIRE(at21 > at20);

@@ -15,10 +15,6 @@ using namespace kvplan::testing;
 
 namespace {
 
-GpuSpec gpu(const std::string& id) {
-    return load_gpu_spec(config_dir / "gpus" / (id + ".json")).spec;
-}
-
 /// A candidate of Llama-3-8B on one H100 whose estimate says `rate` tokens/s per GPU at `tpot`
 /// and `ttft`: the ranking reads only these figures, so they are set by hand.
 PlanCandidate with_estimate(const ReplicaAnswer& base, double rate, double tpot_ms, double ttft_ms,
@@ -41,14 +37,14 @@ TEST_CASE("a miss is made to fit by more replicas or a shorter context, not by f
     // (vllm/v1/core/kv_cache_utils.py, get_num_blocks). A sequence of 8,192 tokens holds 512 of
     // them. Block 0 is the pool's null block (vllm/v1/core/block_pool.py, BlockPool), so 4,095
     // are left: one H100 holds floor(4,095 / 512) = 7 sequences, and 20 do not fit.
-    Deployment d{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")};
+    Deployment d{.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h100-sxm")};
     d.serving.kv_memory_per_gpu = 8 * GiB;
     const Demand demand{.context = 8192, .concurrency = 20};
     const ReplicaAnswer miss = evaluate(d, demand);
     REQUIRE(miss.verdict == Verdict::does_not_fit);
     CHECK(miss.max_concurrency == 7);
 
-    const std::vector<GpuSpec> others{gpu("h100-sxm"), gpu("h200-sxm")};
+    const std::vector<GpuSpec> others{bundled_gpu("h100-sxm"), bundled_gpu("h200-sxm")};
     const WhatWouldFit w = what_would_fit(d, demand, others);
     // ceil(20 / 7) = 3 replicas of one GPU: 7 sequences each, 21 held.
     REQUIRE(w.more_gpus);
@@ -75,13 +71,14 @@ TEST_CASE("fp8 KV and another GPU make a two-GPU Llama-3-70B replica fit", "[rev
     // GPU, so a sequence of 8,192 tokens takes 1.25 GiB a GPU: 4 sequences. An H200 (140 GiB)
     // leaves about 60 GiB: some 48. fp8 halves the sequence: 9 on the H100.
     const Deployment d{
-        .model = bundled("llama-3-70b"), .gpu = gpu("h100-sxm"), .parallel = {.tp = 2}};
+        .model = bundled("llama-3-70b"), .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 2}};
     const Demand demand{.context = 8192, .concurrency = 8};
     const ReplicaAnswer miss = evaluate(d, demand);
     REQUIRE(miss.verdict == Verdict::does_not_fit);
     CHECK(miss.max_concurrency >= 4);
     CHECK(miss.max_concurrency < 8);
-    const std::vector<GpuSpec> others{gpu("a100-sxm4-80gb"), gpu("b200"), gpu("h200-sxm")};
+    const std::vector<GpuSpec> others{bundled_gpu("a100-sxm4-80gb"), bundled_gpu("b200"),
+                                      bundled_gpu("h200-sxm")};
     const WhatWouldFit w = what_would_fit(d, demand, others);
     // The A100 80 GB (79.3 GiB) holds no more than the H100; of the H200 (140 GiB) and the B200
     // (179 GiB), both of which fit, the H200 has the least memory.
@@ -104,7 +101,7 @@ TEST_CASE("a search that finds nothing says what would make each nearest miss fi
     // candidate holds 7 (bf16; 4,095 blocks of the 4,096 over 512 a sequence); none holds 64.
     const Model m = bundled("llama-3-8b");
     SearchSpace space;
-    space.gpus = {gpu("h100-sxm")};
+    space.gpus = {bundled_gpu("h100-sxm")};
     space.kv_formats = {KvFormat{KvDtype::bf16}};
     space.max_gpus = 1;
     Serving s;
@@ -127,9 +124,11 @@ TEST_CASE("a search that finds nothing says what would make each nearest miss fi
 
 TEST_CASE("cost ranks by dollars per million output tokens, under the latency targets",
           "[review][cost]") {
-    const ReplicaAnswer base = evaluate(
-        Deployment{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")}, {.context = 1024});
-    const GpuSpec h100 = gpu("h100-sxm"), h200 = gpu("h200-sxm"), l4 = gpu("l4");
+    const ReplicaAnswer base =
+        evaluate(Deployment{.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h100-sxm")},
+                 {.context = 1024});
+    const GpuSpec h100 = bundled_gpu("h100-sxm"), h200 = bundled_gpu("h200-sxm"),
+                  l4 = bundled_gpu("l4");
     const std::vector<PlanCandidate> c{
         with_estimate(base, 1000.0, 20.0, 300.0, h100),   // 0
         with_estimate(base, 1500.0, 30.0, 400.0, h200),   // 1
@@ -173,9 +172,10 @@ TEST_CASE("cost ranks by dollars per million output tokens, under the latency ta
 
 TEST_CASE("the Pareto front keeps the candidates no other beats on both rate and TPOT",
           "[review][pareto]") {
-    const ReplicaAnswer base = evaluate(
-        Deployment{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")}, {.context = 1024});
-    const GpuSpec g = gpu("h100-sxm");
+    const ReplicaAnswer base =
+        evaluate(Deployment{.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h100-sxm")},
+                 {.context = 1024});
+    const GpuSpec g = bundled_gpu("h100-sxm");
     // (tokens/s per GPU, TPOT ms): A (1000, 20), B (1500, 30), C (900, 25) dominated by A,
     // D (1500, 35) dominated by B, E (400, 10), F (1000, 20) equal to A, G (2000, 50).
     const std::vector<PlanCandidate> c{
@@ -244,7 +244,7 @@ TEST_CASE("host, NVMe and remote tiers hold sequences and bring one back faster 
           "[review][tiers]") {
     // Llama-3-8B at 8,192 tokens: 8,192 x 131,072 B = 1,073,741,824 B (1 GiB) a sequence, in
     // 512 whole 16-token blocks.
-    const Deployment d{.model = bundled("llama-3-8b"), .gpu = gpu("h100-sxm")};
+    const Deployment d{.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h100-sxm")};
     const ReplicaAnswer a = evaluate(d, {.context = 8192, .concurrency = 8});
     const TierAnswer t = kv_tiers(a, {.host = 64 * GiB, .nvme = 1000 * GB, .remote = 10 * GiB});
     CHECK(t.sequence_bytes.count() == 1'073'741'824ULL);
@@ -271,4 +271,11 @@ TEST_CASE("host, NVMe and remote tiers hold sequences and bring one back faster 
     CHECK(*t.tiers[0].versus_recompute < 1.0 / 7);
     CHECK(*t.tiers[1].versus_recompute / *t.tiers[0].versus_recompute ==
           Approx(64e9 / (16.0 * 4 * 128 / 130 / 8 * 1e9)));
+}
+
+TEST_CASE("a review's candidates left out are the sum of its reasons", "[review]") {
+    // 2 without an estimate, 3 over the TTFT target, 1 over the TPOT target, 4 without a price.
+    const ReviewAnswer r{.without_estimate = 2, .over_ttft = 3, .over_tpot = 1, .without_price = 4};
+    CHECK(r.left_out() == 10);
+    CHECK(ReviewAnswer{}.left_out() == 0);
 }

@@ -38,6 +38,11 @@ TEST_CASE("size gives Llama-3-8B's KV per token, sequence and batch, whole and p
     CHECK(t.per_token.count() == 4 * 512);
     CHECK(t.tokens_kept == 8192);
     CHECK(t.per_sequence.count() == 2048ULL * 8192);
+    // Every layer of the kind: 32 x 2,048 = 65,536 B a token, 32 x 16 MiB = 512 MiB a sequence;
+    // one kind, so they are the rank's figures.
+    CHECK(t.layers_per_token.count() == 32ULL * 2048);
+    CHECK(t.layers_per_sequence.count() == 32ULL * 2048 * 8192);
+    CHECK(t.layers_per_token == a.per_token_rank.per_token);
 }
 
 TEST_CASE("size defaults the context to the model's limit", "[size]") {
@@ -76,6 +81,14 @@ TEST_CASE("size keeps a sliding window's tokens and splits stages", "[size]") {
     REQUIRE(a.whole.terms.size() == 1);
     CHECK(a.whole.terms[0].tokens_kept == 4096);
     CHECK(a.per_sequence_rank.shard.first_layer == 16 * a.busiest_stage);
+    // Stage 1 holds layers 16 to 31 of the 32; the whole model's shard, 0 to 31.
+    const SizeBreakdown second =
+        size_breakdown(presets::mistral_7b_v0_1, KvDtype::bf16, 10'000,
+                       Layout(presets::mistral_7b_v0_1, {.pp = 2}).stage(1), 1);
+    CHECK(second.first_layer == 16);
+    CHECK(second.last_layer == 31);
+    CHECK(a.whole.first_layer == 0);
+    CHECK(a.whole.last_layer == 31);
 }
 
 TEST_CASE("size gives DeepSeek-V3.2's MLA latent and indexer key per layer", "[size]") {
@@ -121,7 +134,7 @@ TEST_CASE("size gives the weights of the format asked, else the checkpoint's", "
 }
 
 TEST_CASE("compare sizes each case as size does, and evaluates the ones with a GPU", "[size]") {
-    const GpuSpec h100 = load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec;
+    const GpuSpec h100 = bundled_gpu("h100-sxm");
     const std::vector<CompareCase> cases{
         {.model = presets::llama_3_8b, .kv = KvDtype::bf16},
         {.model = presets::llama_3_8b, .kv = KvDtype::fp8_e4m3},

@@ -40,7 +40,7 @@ TEST_CASE("each changed field is traced to the outcomes reverting it alone moves
     const Model base = model_from_hf_json(before, "baseline.json", "llama-3-70b");
     const Policy p =
         load_policy(std::string(KVPLAN_TEST_DATA_DIR) + "/cli/policy_context_8000.json");
-    const std::vector<GpuSpec> gpus{load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    const std::vector<GpuSpec> gpus{bundled_gpu("h100-sxm")};
     const CheckResult result = check_policy(p, model, gpus, &base);
     REQUIRE(result.outcomes.size() == 2);
     CHECK(result.failed == 2);
@@ -77,7 +77,7 @@ TEST_CASE("past 32 changed fields nothing is traced", "[check][attribution]") {
     const Model base = bundled("llama-3-70b");
     const Policy p =
         load_policy(std::string(KVPLAN_TEST_DATA_DIR) + "/cli/policy_context_8000.json");
-    const std::vector<GpuSpec> gpus{load_gpu_spec(config_dir / "gpus" / "h100-sxm.json").spec};
+    const std::vector<GpuSpec> gpus{bundled_gpu("h100-sxm")};
     const CheckResult result = check_policy(p, base, gpus, &base);
     const std::string text = now.dump(2);
     const ConfigAttribution a = attribute_config_changes({.config = &now,
@@ -89,4 +89,12 @@ TEST_CASE("past 32 changed fields nothing is traced", "[check][attribution]") {
     CHECK(a.fields == 33);
     CHECK(a.too_many);
     CHECK(a.changes.empty());
+}
+
+TEST_CASE("a changed field counts the outcomes it moves", "[attribution]") {
+    // Reverting it alone moves outcomes 0 and 2 of four.
+    const ConfigChange c{.path = "num_key_value_heads", .moves = {true, false, true, false}};
+    CHECK(c.moved() == 2);
+    CHECK(c.moves_any());
+    CHECK(ConfigChange{.moves = {false, false}}.moved() == 0);
 }

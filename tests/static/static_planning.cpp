@@ -1,5 +1,6 @@
 // static_assert only: if this file compiles, the planning headers give these figures at compile
 // time.
+#include <kvplan/change.hpp>
 #include <kvplan/engine.hpp>
 #include <kvplan/plan/deployment.hpp>
 #include <kvplan/presets.hpp>
@@ -52,5 +53,23 @@ static_assert(demand_context(llama_3_8b.config(), std::nullopt, std::nullopt, st
 static_assert(replica_gpus(Engine::vllm, 4, 2, 2) == 16);
 static_assert(replica_gpus(Engine::sglang, 4, 2, 2) == 8);
 static_assert(replica_gpus(Engine::trtllm, 4, 1, 4) == 4);
+
+// vLLM's --enable-expert-parallel spreads the experts over dp x tp: dp 2 x tp 8 = 16 GPUs, the
+// largest degrees (65,536 each) past 32 bits without wrapping.
+static_assert(vllm_expert_parallel_size(2, 8) == 16);
+static_assert(vllm_expert_parallel_size(65536, 65536) == 4'294'967'296ULL);
+
+// 16 GPUs make 16 / 8 = 2 replicas of 8; 12 GPUs are no whole number of them.
+static_assert(replica_count(16, 8) == 2);
+static_assert(replica_count(12, 8) == 0);
+static_assert(replica_count(8, 0) == 0);
+
+// A request of 2,000 prompt and 500 output tokens is 2,500 tokens long.
+static_assert(TokenSplit{.prompt = 2000, .output = 500}.tokens() == 2500);
+
+// From 40 to 30 is (30 - 40) / 40 x 100 = -25 %; from 8 to 10, +25 %; from 0 there is no ratio.
+static_assert(*change_percent(40.0, 30.0) == -25.0);
+static_assert(*change_percent(8.0, 10.0) == 25.0);
+static_assert(!change_percent(0.0, 5.0).has_value());
 
 }  // namespace

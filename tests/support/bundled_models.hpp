@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <string>
@@ -17,6 +18,11 @@ inline const std::filesystem::path data_dir{KVPLAN_TEST_DATA_DIR};
 
 /// A bundled config by id, imported with the default options.
 inline Model bundled(std::string_view id) { return load_bundled_model(config_dir, id); }
+
+/// A bundled GPU spec by id (configs/gpus/<id>.json).
+inline GpuSpec bundled_gpu(std::string_view id) {
+    return load_gpu_spec(config_dir / "gpus" / (std::string(id) + ".json")).spec;
+}
 
 /// A bundled config's JSON, to edit into a bad variant.
 inline Json bundled_json(std::string_view id) {

@@ -79,6 +79,9 @@ TEST_CASE("paged waste is block tails, contiguous waste is max_model_len minus u
     CHECK(w.contiguous_waste() == 948 * (128 * KiB));
     CHECK(w.paged_waste_fraction() == Approx(20.0 / 1120.0));
     CHECK(w.contiguous_waste_fraction() == Approx(948.0 / 2048.0));
+    // In percent: 20 / 1120 = 1.786 %, 948 / 2048 = 46.29 %.
+    CHECK(w.paged_waste_percent() == Approx(100.0 * 20.0 / 1120.0));
+    CHECK(w.contiguous_waste_percent() == Approx(100.0 * 948.0 / 2048.0));
 }
 
 TEST_CASE("a replay of arrivals and completions gives hand-computed concurrency", "[trace]") {

@@ -149,7 +149,7 @@ void append_shared_prefix_figures(Report& rep, const ReplicaAnswer& a) {
     // Always in JSON and CSV (zero without a prefix), so their keys stay put; in text when asked.
     const bool shown = a.demand.shared_prefix_tokens != 0;
     const std::string where = a.dp_ranks > 1 ? "a dp rank's" : "the replica's";
-    const std::uint64_t running = std::min(a.concurrency_per_dp_rank, a.dp_rank_max_concurrency);
+    const std::uint64_t running = a.dp_rank_running();
     rep.figures.push_back({"shared_prefix_tokens",
                            "shared prefix",
                            cell_count(a.demand.shared_prefix_tokens, "tokens"),
@@ -751,12 +751,12 @@ void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::strin
     rep.notes.push_back(
         "estimate parameters: " +
         estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params, profile_path));
-    if (a.demand.context > I + O)
+    if (const std::uint64_t request = TokenSplit{I, O}.tokens(); a.demand.context > request)
         rep.notes.push_back(fmt::format(
             "the estimate runs at most {} at once, what the cache holds at {} tokens each; vLLM "
             "admits by the blocks a request holds, so requests of {} tokens may run more at once "
             "(--context {} shows it)",
-            grouped(a.max_concurrency), grouped(a.demand.context), grouped(I + O), I + O));
+            grouped(a.max_concurrency), grouped(a.demand.context), grouped(request), request));
     if (a.serving.engine == Engine::sglang || a.serving.engine == Engine::trtllm)
         rep.notes.push_back(
             fmt::format("the estimate schedules as vLLM V1 does; {}'s scheduler differs in detail",
@@ -770,13 +770,12 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
             a.gpus, a.replicas, a.replica.parallel.tp, a.replica.parallel.pp,
             grouped(a.concurrency_per_replica), grouped(a.demand.concurrency)));
     // The engine's log is of sequences that share nothing: compared with what it admits so.
-    const std::uint64_t unshared = a.admitted_without_sharing / a.dp_ranks;
-    if (a.serving.engine == Engine::vllm && a.starts() &&
-        unshared > static_cast<std::uint64_t>(a.max_concurrency_ratio) + 1)
+    if (a.vllm_log_understates())
         rep.notes.push_back(fmt::format(
             "vLLM logs {:.2f}x for {} tokens per request (it reserves each sliding window's tokens "
             "in flight for every request); its scheduler admits {}, as windows stop growing",
-            a.max_concurrency_ratio, grouped(a.demand.context), grouped(unshared)));
+            a.max_concurrency_ratio, grouped(a.demand.context),
+            grouped(a.dp_rank_admitted_without_sharing())));
     if (a.demand.shared_prefix_tokens != 0)
         rep.notes.push_back(fmt::format(
             "shared prefix: every request starts with the same {} tokens; {}'s cache holds their "

@@ -37,11 +37,11 @@ struct CalibrateFlags {
     std::string write_profile;
 };
 
-/// "+0.42 GiB, +7.1 %": how far `modelled` is from `measured`.
-std::string off_by(Bytes modelled, Bytes measured) {
-    const double d = modelled.in(GiB)-measured.in(GiB);
-    if (measured.is_zero()) return fmt::format("{:+.2f} GiB", d);
-    return fmt::format("{:+.2f} GiB, {:+.1f} %", d, 100.0 * d / measured.in(GiB));
+/// "+0.42 GiB, +7.1 %": how far a modelled size is from a measured one (size_error).
+std::string off_by(const SizeError& e) {
+    const std::string d = fmt::format("{}{:.2f} GiB", e.below ? '-' : '+', e.difference.in(GiB));
+    if (!e.percent) return d;
+    return fmt::format("{}, {:+.1f} %", d, *e.percent);
 }
 
 /// Adds `key`/`label` figures to `rep`.
@@ -73,9 +73,8 @@ void render_log(const LogCalibration& c, Report& rep, std::string& verdict) {
     verdict += fmt::format(
         "non-KV reserve {:.2f} GiB measured, {:.2f} GiB modelled ({}); KV memory {:.2f} GiB "
         "logged, {:.2f} GiB modelled ({})",
-        fit.reserve.in(GiB), modelled_reserve.in(GiB), off_by(modelled_reserve, fit.reserve),
-        fit.available_kv.in(GiB), modelled.kv_memory.in(GiB),
-        off_by(modelled.kv_memory, fit.available_kv));
+        fit.reserve.in(GiB), modelled_reserve.in(GiB), off_by(c.reserve_error),
+        fit.available_kv.in(GiB), modelled.kv_memory.in(GiB), off_by(c.kv_error));
     const auto src = [](FigureSource s) {
         switch (s) {
             case FigureSource::log:
@@ -126,11 +125,9 @@ void render_log(const LogCalibration& c, Report& rep, std::string& verdict) {
     fig("modelled_kv", "available KV memory, modelled", cell(modelled.kv_memory),
         cell_exact(modelled.kv_memory));
     fig("weights_error", "weights: modelled - logged",
-        cell_text(facts.weights ? off_by(weights, facts.weights->value) : "no weight line"));
-    fig("reserve_error", "reserve: modelled - measured",
-        cell_text(off_by(modelled_reserve, fit.reserve)));
-    fig("kv_error", "KV memory: modelled - logged",
-        cell_text(off_by(modelled.kv_memory, fit.available_kv)));
+        cell_text(c.weights_error ? off_by(*c.weights_error) : "no weight line"));
+    fig("reserve_error", "reserve: modelled - measured", cell_text(off_by(c.reserve_error)));
+    fig("kv_error", "KV memory: modelled - logged", cell_text(off_by(c.kv_error)));
 
     // The log's own cache figures, reproduced from the measured memory.
     if (c.reproduced) {
@@ -160,9 +157,14 @@ void render_log(const LogCalibration& c, Report& rep, std::string& verdict) {
             "--gpu-memory-utilization");
 }
 
-/// "+4.2 %": how far `estimate` is from `measured`.
-std::string error_of(Seconds estimate, Seconds measured) {
-    return fmt::format("{:+.1f} %", 100.0 * (estimate / measured - 1.0));
+/// "+4.2 %": an estimate's error against the measurement (BenchFigures).
+std::string error_text(std::optional<double> percent) {
+    return percent ? fmt::format("{:+.1f} %", *percent) : std::string("no measurement");
+}
+
+/// The same, as a table cell.
+Cell error_cell(std::optional<double> percent) {
+    return percent ? cell_number(*percent, "%", 1) : cell_null("");
 }
 
 /// "the hopper defaults", or "fit_start" where kvplan has no defaults for the GPU's family.
@@ -176,9 +178,10 @@ std::string start_name(const BenchCalibration& c) {
 void render_bench(const BenchCalibration& c, const BenchResult& b, const std::string& model_id,
                   Report& rep, std::string& verdict) {
     const FigureAdder fig{rep};
-    const LatencyObservation& obs = c.figures.front().observation;
-    const LatencyEstimate& before = c.figures.front().before;
-    const LatencyEstimate& after = c.figures.front().after;
+    const BenchFigures& bf = c.figures.front();
+    const LatencyObservation& obs = bf.observation;
+    const LatencyEstimate& before = bf.before;
+    const LatencyEstimate& after = bf.after;
     const FitResult& f = c.fit;
     const EstimateParams& start = c.start;
     const std::string start_name_text = start_name(c);
@@ -200,15 +203,15 @@ void render_bench(const BenchCalibration& c, const BenchResult& b, const std::st
     fig("measured_tpot", "TPOT, mean (measured)", cell(b.tpot.mean));
     fig("tpot_bound", "TPOT bound (HBM and FLOP/s peaks)", cell(after.itl_bound));
     fig("tpot_estimate_before", fmt::format("TPOT estimate, {}", start_name_text), cell(before.itl),
-        {}, {"error against the measurement: " + error_of(before.itl, b.tpot.mean), {}});
+        {}, {"error against the measurement: " + error_text(bf.tpot_error_before), {}});
     fig("tpot_estimate", "TPOT estimate, calibrated", cell(after.itl), {},
-        {"error against the measurement: " + error_of(after.itl, b.tpot.mean), {}});
+        {"error against the measurement: " + error_text(bf.tpot_error), {}});
     fig("measured_ttft", "TTFT, mean (measured)", cell(b.ttft.mean));
     fig("ttft_estimate_before", fmt::format("TTFT estimate, {}", start_name_text),
         cell(before.ttft), {},
-        {"error against the measurement: " + error_of(before.ttft, b.ttft.mean), {}});
+        {"error against the measurement: " + error_text(bf.ttft_error_before), {}});
     fig("ttft_estimate", "TTFT estimate, calibrated", cell(after.ttft), {},
-        {"error against the measurement: " + error_of(after.ttft, b.ttft.mean), {}});
+        {"error against the measurement: " + error_text(bf.ttft_error), {}});
     fig("bandwidth_fraction", "achieved fraction of peak bandwidth",
         cell_number(f.params.bandwidth, "", 2), {},
         {fmt::format("fitted on the TPOT; {} had {:.2f}", start_name_text, start.bandwidth), {}});
@@ -276,17 +279,14 @@ void render_benches(const BenchCalibration& c, const std::vector<BenchResult>& r
         t.rows.push_back({cell_text(files[i]), cell_count(bf.observation.load.concurrency, ""),
                           cell_count(bf.observation.load.prompt_tokens, ""),
                           cell_count(bf.observation.load.output_tokens, ""), cell(tpot),
-                          cell(a.itl_bound), cell(b.itl), cell(a.itl),
-                          cell_number(100.0 * (a.itl / tpot - 1.0), "%", 1), cell(ttft),
-                          cell(b.ttft), cell(a.ttft),
-                          cell_number(100.0 * (a.ttft / ttft - 1.0), "%", 1)});
+                          cell(a.itl_bound), cell(b.itl), cell(a.itl), error_cell(bf.tpot_error),
+                          cell(ttft), cell(b.ttft), cell(a.ttft), error_cell(bf.ttft_error)});
     }
     verdict = fmt::format(
         "{} benchmarks: median TPOT error {:.1f} % after calibration ({:.1f} % with {}); "
         "bandwidth fraction {:.2f}, compute fraction {:.2f}, {} a layer, {} an all-reduce",
-        c.figures.size(), 100.0 * c.median_tpot_error, 100.0 * c.median_tpot_error_before,
-        start_name_text, f.params.bandwidth, f.params.compute, f.params.layer_overhead,
-        f.params.all_reduce_latency);
+        c.figures.size(), c.median_tpot_error, c.median_tpot_error_before, start_name_text,
+        f.params.bandwidth, f.params.compute, f.params.layer_overhead, f.params.all_reduce_latency);
     fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(c.compute))));
     fig("bandwidth_fraction", "achieved fraction of peak bandwidth",
         cell_number(f.params.bandwidth, "", 2), {},
@@ -299,9 +299,9 @@ void render_benches(const BenchCalibration& c, const std::vector<BenchResult>& r
     fig("all_reduce_latency", "all-reduce latency", cell(f.params.all_reduce_latency), {},
         {fmt::format("{} had {}", start_name_text, start.all_reduce_latency), {}});
     fig("median_tpot_error", "median |TPOT error|, calibrated",
-        cell_number(100.0 * c.median_tpot_error, "%", 1));
+        cell_number(c.median_tpot_error, "%", 1));
     fig("median_tpot_error_before", fmt::format("median |TPOT error|, {}", start_name_text),
-        cell_number(100.0 * c.median_tpot_error_before, "%", 1));
+        cell_number(c.median_tpot_error_before, "%", 1));
     fig("rms_log_error", "fit: rms of ln(estimate / measured)", cell_number(f.rms_log_error, "", 4),
         {}, {fmt::format("over {} measured figures", f.figures), {}});
     rep.tables.push_back(std::move(t));

@@ -224,16 +224,6 @@ Cell change_cell(const CheckOutcome& o) {
     return cell_null(o.measured->value() == 0 ? "0 %" : "new");
 }
 
-/// Whether the figure is worse than the baseline's (a fall of what is better higher, a rise of
-/// the rest).
-bool worsened(const CheckOutcome& o) {
-    if (!o.measured || !o.baseline) return false;
-    if (o.baseline->unbounded || o.measured->unbounded)
-        return o.baseline->unbounded && !o.measured->unbounded;
-    const double now = o.measured->value(), before = o.baseline->value();
-    return higher_is_better(o.figure) ? now < before : now > before;
-}
-
 /// "required >= 32 sequences of 8,000 tokens, measured 37 sequences (baseline 76 sequences,
 /// -51.3 %)", and the reason when there is one.
 std::string detail_text(const Judged& j, const CheckOutcome& o) {
@@ -416,7 +406,7 @@ std::string sarif(const Judged& j, const std::optional<ConfigTrace>& trace) {
         const CheckOutcome& o = j.result->outcomes[i];
         const Requirement& q = j.req(o);
         const bool failed = o.status == CheckStatus::failed;
-        if (!failed && !worsened(o)) continue;
+        if (!failed && !o.worsened()) continue;
         Json locations = Json::array(), related = Json::array();
         const std::string at_policy = "the requirement " + q.path + " of the policy";
         if (trace)
@@ -480,11 +470,10 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
     }
     if (!trace) return;
     for (const ConfigChange& c : trace->changes) {
-        std::size_t moved = 0;
+        const std::size_t moved = c.moved();
         std::vector<std::string> failing, met;
         for (std::size_t i = 0; i < c.moves.size(); ++i) {
             if (!c.moves[i]) continue;
-            ++moved;
             const CheckOutcome& o = j.result->outcomes[i];
             (o.status == CheckStatus::failed ? failing : met)
                 .push_back(j.title(o) + ": " + moved_text(o));
@@ -590,8 +579,8 @@ void run_check(const CheckOptions& co, Context& ctx) {
     else if (result.skipped == 0)
         rep.verdict = fmt::format("PASS: all {} {} met{}", n, unit, over);
     else
-        rep.verdict = fmt::format("PASS: {} of {} {} met, {} skipped{}", n - result.skipped, n,
-                                  unit, result.skipped, over);
+        rep.verdict = fmt::format("PASS: {} of {} {} met, {} skipped{}", result.met(), n, unit,
+                                  result.skipped, over);
     if (p.replicas.size() == 1) {
         rep.heading = fmt::format("{} on {}{}", display_name(model.model), replica_text(j, 0, gpus),
                                   base ? "; baseline " + base->model.id : std::string());

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <kvplan/change.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/json.hpp>
@@ -76,10 +77,11 @@ void model_rows(Table& t, const Model& a, const Model& b) {
     }
 }
 
+/// The change column: change_percent's figure, or what stands for it when the old one is 0.
 Cell change(double before, double after) {
-    if (before == 0) return cell_null(after == 0 ? "0 %" : "new");
-    const double pct = (after - before) / before * 100.0;
-    return {fmt::format("{:+.1f} %", pct), pct};
+    const std::optional<double> pct = change_percent(before, after);
+    if (!pct) return cell_null(after == 0 ? "0 %" : "new");
+    return {fmt::format("{:+.1f} %", *pct), *pct};
 }
 
 void run_diff(const DiffOptions& d, Context& ctx) {
@@ -89,6 +91,8 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     const KvFormat f = flags.kv;
     const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD", flags.import);
     const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW", flags.import);
+    refuse_flags_the_model_ignores(o, a);
+    refuse_flags_the_model_ignores(o, b);
     const std::uint64_t context =
         flags.context ? *flags.context : context_limit(a.get().config()).tokens;
     const WeightOptions wa = flags.weights ? *flags.weights : checkpoint_weights(a.get());

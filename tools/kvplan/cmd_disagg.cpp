@@ -183,8 +183,8 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     const DisaggDemand demand{.rate = rate,
                               .prompt_tokens = prompt,
                               .output_tokens = output,
-                              .ttft = ttft_ms / 1e3 * seconds,
-                              .tpot = tpot_ms / 1e3 * seconds};
+                              .ttft = ttft_ms * milliseconds,
+                              .tpot = tpot_ms * milliseconds};
     const DisaggPlan p = plan_disaggregated(rm.get(), space, serving, demand, opt);
 
     Report rep;

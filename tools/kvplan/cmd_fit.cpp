@@ -74,8 +74,8 @@ void append_tiers(Report& rep, const TierAnswer& t) {
 
 void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     const ReplicaRequest in = read_replica(o, ctx);
-    const Deployment d = in.deployment();
-    const Demand demand = in.demand();
+    const Deployment& d = in.deployment;
+    const Demand& demand = in.demand;
     const ReplicaAnswer a = evaluate(d, demand);
     Report rep;
     rep.command = "fit";

@@ -248,8 +248,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
              "then sized by its own blocks",
              {}});
         fig("shared_prefix_bytes_saved", "Shared prefix saves per GPU at the batch",
-            cell(p.batch > 1 ? a.shared_prefix_held_once * (p.batch - 1) : Bytes{}),
-            {"held once x (batch - 1)", {}});
+            cell(a.shared_prefix_saved_at_batch), {"held once x (batch - 1)", {}});
         fig("batch_without_sharing", "Batch per replica without sharing",
             cell_count(unshared->batch, "sequences"),
             {"the same plan with every request holding the prefix itself",
@@ -302,8 +301,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             {"ceil(in flight / batch)", {}});
         fig("gpus", "GPUs", cell_count(gpus, gpus == 1 ? "GPU" : "GPUs"));
         fig("output_tokens_per_s", "Output tokens/s, whole fleet",
-            cell_number(q.rate_per_s * mean_output, "tokens/s", 0),
-            {"rate x mean output tokens", {}});
+            cell_number(a.output_tokens_per_s, "tokens/s", 0), {"rate x mean output tokens", {}});
     }
     if (ttft_flag && a.prefill_bound_p95 > *ttft_flag)
         rep.notes.push_back(fmt::format(

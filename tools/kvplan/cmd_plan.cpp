@@ -424,9 +424,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (order.size() > top)
         rep.notes.push_back(fmt::format("{} more fit; --top N shows more", order.size() - top));
     if (review) {
-        if (review->without_estimate + review->over_ttft + review->over_tpot +
-                review->without_price >
-            0)
+        if (review->left_out() > 0)
             rep.notes.push_back(fmt::format(
                 "left out of {} that fit: {} miss the TTFT target, {} the TPOT target, {} have no "
                 "estimate, {} no price",

@@ -85,8 +85,8 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     CommonOptions single = o;
     if (!contexts.empty()) single.context = contexts.front();
     const ReplicaRequest in = read_replica(single, ctx, ro.compute);
-    if (contexts.empty()) contexts.push_back(in.context);
-    const Deployment d = in.deployment();
+    if (contexts.empty()) contexts.push_back(in.demand.context);
+    const Deployment& d = in.deployment;
     const Replica r =
         evaluate(d, {.context = contexts.front()}, {.contexts = false, .decode = false}).replica;
     ro = with_compute(ro, r);  // the weights' own type unless --compute-dtype says otherwise
@@ -109,7 +109,7 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                   {"dcp", cell_count(r.parallel.dcp, "")},
                   {"kv_dtype", cell_text(name(r.kv.dtype))},
                   {"weight_dtype", cell_text(name(r.weights.format))},
-                  {"engine", cell_text(std::string(name(in.flags.serving.engine)))},
+                  {"engine", cell_text(std::string(name(in.deployment.serving.engine)))},
                   {"compute_dtype", cell_text(std::string(name(*ro.compute)))},
                   {"memory_bandwidth_bytes_per_s", cell(in.gpu.spec.memory_bandwidth)},
                   {"peak_flops_per_s", cell(roofline_peak(in.gpu.spec, *ro.compute))}};

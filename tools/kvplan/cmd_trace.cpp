@@ -129,15 +129,15 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                            cell_exact(waste.used),
                            {"sum over requests of kv_bytes_per_sequence(prompt + generated)",
                             {fmt::format("{} requests within max_model_len", waste.requests)}}});
-    rep.figures.push_back({"kv_paged_per_gpu",
-                           "KV held in blocks, summed, per GPU",
-                           cell(waste.paged),
-                           cell_exact(waste.paged),
-                           {"sum over requests of their blocks x block bytes",
-                            {fmt::format("block_size = {} tokens", block),
-                             fmt::format("waste {} = {:.2f} % of what blocks hold",
-                                         fmt::format("{}", waste.paged_waste()),
-                                         100 * waste.paged_waste_fraction())}}});
+    rep.figures.push_back(
+        {"kv_paged_per_gpu",
+         "KV held in blocks, summed, per GPU",
+         cell(waste.paged),
+         cell_exact(waste.paged),
+         {"sum over requests of their blocks x block bytes",
+          {fmt::format("block_size = {} tokens", block),
+           fmt::format("waste {} = {:.2f} % of what blocks hold",
+                       fmt::format("{}", waste.paged_waste()), waste.paged_waste_percent())}}});
     rep.figures.push_back({"kv_contiguous_per_gpu",
                            "KV reserved contiguously, summed, per GPU",
                            cell(waste.contiguous),
@@ -146,18 +146,17 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                             {fmt::format("max_model_len = {} tokens", grouped(max_model_len)),
                              fmt::format("waste {} = {:.2f} % of the reservation",
                                          fmt::format("{}", waste.contiguous_waste()),
-                                         100 * waste.contiguous_waste_fraction())}}});
+                                         waste.contiguous_waste_percent())}}});
     rep.figures.push_back({"paged_waste_fraction",
                            "Paged waste",
-                           cell_number(100 * waste.paged_waste_fraction(), "% of blocks held", 2),
+                           cell_number(waste.paged_waste_percent(), "% of blocks held", 2),
                            {},
                            {}});
-    rep.figures.push_back(
-        {"contiguous_waste_fraction",
-         "Contiguous waste",
-         cell_number(100 * waste.contiguous_waste_fraction(), "% of the reservation", 2),
-         {},
-         {}});
+    rep.figures.push_back({"contiguous_waste_fraction",
+                           "Contiguous waste",
+                           cell_number(waste.contiguous_waste_percent(), "% of the reservation", 2),
+                           {},
+                           {}});
     if (waste.over_max_len > 0)
         rep.notes.push_back(fmt::format(
             "{} request{} longer than max_model_len ({} tokens) left out of the waste sums",

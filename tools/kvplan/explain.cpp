@@ -79,9 +79,7 @@ std::vector<std::string> common_inputs(const ResolvedModel& rm, KvFormat f, cons
     in.push_back("kv dtype " + describe_format(f) + " (--kv-dtype)");
     if (li)
         in.push_back(fmt::format("rank: tp {} (--tp), layers {}..{} of stage {} of pp {} (--pp)",
-                                 li->tp, b.shard.first_layer,
-                                 std::min(b.shard.end_layer, rm.get().num_layers()) - 1, b.stage,
-                                 li->pp));
+                                 li->tp, b.first_layer, b.last_layer, b.stage, li->pp));
     return in;
 }
 
@@ -101,7 +99,7 @@ Explanation explain_per_token(const ResolvedModel& rm, KvFormat f, const SizeBre
         e.inputs.push_back(
             fmt::format("{} {} layer{}: {}; {} x {} B = {} B", t.layers, name(t.spec.kind),
                         t.layers == 1 ? "" : "s", describe_term(t, f, b.shard.tp), t.layers,
-                        grouped(t.per_token.count()), grouped((t.per_token * t.layers).count())));
+                        grouped(t.per_token.count()), grouped(t.layers_per_token.count())));
     return e;
 }
 
@@ -119,7 +117,7 @@ Explanation explain_per_sequence(const ResolvedModel& rm, KvFormat f, const Size
             name(t.spec.kind), t.layers == 1 ? "" : "s", grouped(t.per_token.count()),
             grouped(t.tokens_kept),
             t.state.is_zero() ? "" : fmt::format(" + {} B state", grouped(t.state.count())),
-            grouped(t.per_sequence.count()), grouped((t.per_sequence * t.layers).count())));
+            grouped(t.per_sequence.count()), grouped(t.layers_per_sequence.count())));
     return e;
 }
 

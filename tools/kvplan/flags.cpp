@@ -161,7 +161,15 @@ LayoutInput parse_layout(const CommonOptions& o) {
     if (o.enable_expert_parallel && o.ep)
         usage_error("--enable-expert-parallel",
                     "either it (vLLM: the experts over every dp x tp GPU) or --ep N", "both");
-    l.ep = o.enable_expert_parallel ? l.dp * l.tp : o.ep.value_or(1);
+    if (o.enable_expert_parallel) {
+        const std::uint64_t ep = vllm_expert_parallel_size(l.dp, l.tp);
+        if (ep > max_ranks)
+            usage_error("--enable-expert-parallel", "experts over at most 65536 GPUs (dp x tp)",
+                        std::to_string(ep));
+        l.ep = static_cast<std::uint32_t>(ep);
+    } else {
+        l.ep = o.ep.value_or(1);
+    }
     if (o.redundant_experts) l.redundant_experts = *o.redundant_experts;
     // The GPUs a replica takes are the engine's rule (engine/parallel.hpp).
     const std::uint64_t per_replica =
@@ -174,7 +182,7 @@ LayoutInput parse_layout(const CommonOptions& o) {
         l.gpus = static_cast<std::uint32_t>(per_replica);
     } else {
         const std::uint32_t g = *o.gpus;
-        if (g % per_replica != 0)
+        if (replica_count(g, per_replica) == 0)
             usage_error(
                 "--gpus",
                 fmt::format("a multiple of {} = {} (each replica takes that many GPUs)",
@@ -182,7 +190,7 @@ LayoutInput parse_layout(const CommonOptions& o) {
                 std::to_string(g));
         l.gpus = g;
     }
-    l.replicas = static_cast<std::uint32_t>(l.gpus / per_replica);
+    l.replicas = static_cast<std::uint32_t>(replica_count(l.gpus, per_replica));
     return l;
 }
 
@@ -241,16 +249,6 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     return f;
 }
 
-Deployment ReplicaRequest::deployment() const {
-    return Deployment{.model = model.get(),
-                      .gpu = gpu.spec,
-                      .parallel = flags.layout.parallel(),
-                      .gpus = flags.layout.gpus,
-                      .weights = flags.weights,
-                      .kv = flags.kv,
-                      .serving = flags.serving};
-}
-
 ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
                             std::optional<ComputeDtype> compute) {
     // Flags first, so that a usage error is reported before any file is read.
@@ -262,20 +260,30 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
         flags.serving.speculation.draft_model =
             resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
+    Deployment d{.model = model.get(),
+                 .gpu = gpu.spec,
+                 .parallel = flags.layout.parallel(),
+                 .gpus = flags.layout.gpus,
+                 .weights = flags.weights,
+                 .kv = flags.kv,
+                 .serving = std::move(flags.serving)};
+    (void)Layout(d.model, d.parallel_config());  // InvalidLayout first
     // Requests of a stated split are sized at their own length unless --context says otherwise.
-    const std::uint64_t context =
-        demand_context(model.get().config(), flags.context, flags.split.prompt, flags.split.output);
-    ReplicaRequest r{std::move(model), std::move(gpu), std::move(flags), context};
-    (void)Layout(r.model.get(), r.deployment().parallel_config());  // InvalidLayout first
-    r.profile = read_profile_flag(o);
-    if (r.profile) {
-        r.profile_path = o.profile;
-        const Deployment d = r.deployment();
+    const Demand demand{.context = demand_context(d.model.config(), flags.context,
+                                                  flags.split.prompt, flags.split.output),
+                        .concurrency = flags.concurrency,
+                        .prompt_tokens = flags.split.prompt,
+                        .output_tokens = flags.split.output,
+                        .shared_prefix_tokens = flags.shared_prefix};
+    std::optional<CalibrationProfile> profile = read_profile_flag(o);
+    if (profile) {
         const WeightOptions w = d.weights ? *d.weights : checkpoint_weights(d.model);
-        r.flags.serving = apply_profile(*r.profile, std::move(r.flags.serving), r.profile_path,
-                                        r.gpu.id, compute.value_or(matmul_compute(w, r.gpu.spec)));
+        d.serving = apply_profile(*profile, std::move(d.serving), o.profile, gpu.id,
+                                  compute.value_or(matmul_compute(w, gpu.spec)));
     }
-    return r;
+    std::string profile_path = profile ? o.profile : std::string();
+    return {std::move(model), std::move(gpu),     std::move(d),
+            demand,           std::move(profile), std::move(profile_path)};
 }
 
 void refuse_budget_flags_without_gpu(const CommonOptions& o) {

@@ -37,7 +37,8 @@ struct TokenSplitFlags {
     std::optional<std::uint64_t> prompt{};
     std::optional<std::uint64_t> output{};
     [[nodiscard]] bool given() const { return prompt.has_value(); }
-    [[nodiscard]] std::uint64_t sum() const { return *prompt + *output; }
+    /// prompt + output tokens (TokenSplit::tokens). Precondition: given().
+    [[nodiscard]] std::uint64_t sum() const { return TokenSplit{*prompt, *output}.tokens(); }
 };
 [[nodiscard]] TokenSplitFlags parse_token_split(const CommonOptions& o);
 
@@ -68,21 +69,16 @@ struct ReplicaFlags {
 [[nodiscard]] std::uint64_t shared_prefix_flag(const CommonOptions& o,
                                                std::optional<std::uint64_t> prompt);
 
-/// A replica: its flags parsed, its model and GPU resolved.
+/// A replica: its model and GPU resolved, and the library's deployment and demand built from its
+/// flags, once.
 struct ReplicaRequest {
     ResolvedModel model;
     ResolvedGpu gpu;
-    ReplicaFlags flags;
-    /// --context, else --prompt-tokens + --output-tokens, else the model's context limit.
-    std::uint64_t context = 0;
-    std::optional<CalibrationProfile> profile{};  ///< --profile, applied to flags.serving
+    Deployment deployment;  ///< --profile applied to its serving
+    /// Its context: --context, else --prompt-tokens + --output-tokens, else the model's limit.
+    Demand demand{};
+    std::optional<CalibrationProfile> profile{};  ///< --profile
     std::string profile_path{};
-
-    [[nodiscard]] Deployment deployment() const;
-    [[nodiscard]] Demand demand() const {
-        return {context, flags.concurrency, flags.split.prompt, flags.split.output,
-                flags.shared_prefix};
-    }
 };
 
 /// Parses `o`'s replica flags, then resolves --model and --gpu (exit 3 on a bad file) and applies

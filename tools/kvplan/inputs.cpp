@@ -85,6 +85,24 @@ ResolvedModel inline_model(const InlineModel& m) {
 
 }  // namespace
 
+void refuse_flags_the_model_ignores(const CommonOptions& o, const ResolvedModel& rm) {
+    const Model& m = rm.get();
+    // vLLM's --expert-dtype has no counterpart; kvplan's sets the routed experts' format, which a
+    // dense model does not have.
+    if (o.expert_dtype && m.config().moe.experts == 0)
+        usage_error("--expert-dtype",
+                    "a model with routed experts (" + rm.id + " is dense: --weight-dtype sets it)",
+                    name(*o.expert_dtype));
+    // vLLM's mamba_cache_dtype and mamba_ssm_cache_dtype shape the state of its Mamba-like layers
+    // (vllm/config/cache.py); a model without recurrent-state layers has none.
+    if ((o.mamba_cache_bytes != 0 || o.mamba_ssm_cache_bytes != 0) &&
+        m.layers().layers_of_kind(CacheKind::constant_state) == 0)
+        usage_error(o.mamba_cache_bytes != 0 ? "--mamba-cache-dtype" : "--mamba-ssm-cache-dtype",
+                    "a model with Mamba or other recurrent-state layers (" + rm.id +
+                        " has none: its cache is --kv-dtype's)",
+                    "set");
+}
+
 ResolvedModel resolve_model_flags(const CommonOptions& o, const Context& ctx,
                                   const HfImportOptions& import) {
     const bool sized = o.inline_model.given();
@@ -93,11 +111,13 @@ ResolvedModel resolve_model_flags(const CommonOptions& o, const Context& ctx,
     if (sized && !o.model_type.empty())
         usage_error("--model-type", "a config.json to import (--model), not inline sizes",
                     o.model_type);
-    if (sized) return inline_model(o.inline_model);
-    if (o.model.empty())
+    if (!sized && o.model.empty())
         usage_error("--model", "a model id, a config.json, or the model's sizes (--layers ...)",
                     "");
-    return resolve_model(o.model, ctx, "--model", import);
+    ResolvedModel rm =
+        sized ? inline_model(o.inline_model) : resolve_model(o.model, ctx, "--model", import);
+    refuse_flags_the_model_ignores(o, rm);
+    return rm;
 }
 
 ResolvedModel resolve_model(const std::string& arg, const Context& ctx, std::string_view flag,

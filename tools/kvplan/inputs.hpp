@@ -39,6 +39,11 @@ struct ResolvedModel {
 [[nodiscard]] ResolvedModel resolve_model_flags(const CommonOptions& o, const Context& ctx,
                                                 const HfImportOptions& import);
 
+/// Refuses, as a usage error naming the flag, a flag that would shape nothing of `rm`:
+/// --expert-dtype on a model without routed experts, --mamba-cache-dtype and
+/// --mamba-ssm-cache-dtype on a model without recurrent-state layers.
+void refuse_flags_the_model_ignores(const CommonOptions& o, const ResolvedModel& rm);
+
 /// The import options of --model-type, --mamba-cache-dtype and --mamba-ssm-cache-dtype; a usage
 /// error names the flag for a type it does not know.
 [[nodiscard]] HfImportOptions import_options(const CommonOptions& o);

@@ -181,8 +181,8 @@ void write_roofline_plot(const std::string& path, const Deployment& d, std::uint
             svg::Marker m;
             m.x = static_cast<double>(context);
             m.y = a.unfused_bytes.in(GB);
-            m.label = fmt::format("{:.1f}x the bytes at {} tokens",
-                                  a.unfused_bytes.in(B) / a.fused_bytes.in(B), grouped(context));
+            m.label = fmt::format("{:.1f}x the bytes at {} tokens", a.unfused_bytes_ratio(),
+                                  grouped(context));
             m.color = "#111111";
             traffic.markers.push_back(m);
             svg::Marker n;
@@ -291,23 +291,13 @@ void write_fit_plot(const std::string& path, const Deployment& d, const Demand& 
     engine_line.width = 3;
     exact.name = "exact bytes, no blocks";
     exact.dashed = true;
-    // Every point is evaluate()'s answer at that context, past the model's limit too.
-    Deployment at = d;
-    at.serving.allow_long_context = true;
-    const EvaluateOptions quick{.contexts = false, .decode = false};
-    for (std::uint64_t ctx : doubling(128, hi, demand.context)) {
-        // The same system prompt at every context, cut where a shorter one ends.
-        const ReplicaAnswer a =
-            evaluate(at,
-                     {.context = ctx,
-                      .concurrency = 1,
-                      .shared_prefix_tokens = std::min(demand.shared_prefix_tokens, ctx)},
-                     quick);
-        const double x = static_cast<double>(ctx);
-        engine_line.points.push_back({x, static_cast<double>(a.max_concurrency)});
-        const Shard s = a.replica.layout().stage(a.limiting_stage);
-        const Bytes per_seq = kv_bytes_per_sequence(a.replica.model, a.replica.kv, ctx, s);
-        exact.points.push_back({x, per_seq.is_zero() ? 0.0 : a.kv_budget.in(B) / per_seq.in(B)});
+    // Every point is evaluate()'s answer at that context, past the model's limit too, with the
+    // same system prompt at every context.
+    const std::vector<std::uint64_t> contexts = doubling(128, hi, demand.context);
+    for (const ConcurrencyPoint& p : concurrency_curve(d, demand.shared_prefix_tokens, contexts)) {
+        const double x = static_cast<double>(p.context);
+        engine_line.points.push_back({x, static_cast<double>(p.max_concurrency)});
+        exact.points.push_back({x, p.exact_sequences});
     }
     c.series = {engine_line, exact};
     svg::Marker m;

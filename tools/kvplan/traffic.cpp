@@ -21,7 +21,7 @@ Seconds parse_ms(std::string_view text, std::string_view flag) {
 }
 
 std::string describe_layout(const ParallelConfig& p) {
-    const std::uint32_t n = p.tp * p.pp;
+    const std::uint64_t n = replica_gpus(p);
     return fmt::format("tp {} x pp {} ({} GPU{})", p.tp, p.pp, n, n == 1 ? "" : "s");
 }
 

@@ -23,7 +23,7 @@ namespace kvplan::cli {
 /// Milliseconds from a flag (a positive number), as Seconds.
 [[nodiscard]] Seconds parse_ms(std::string_view text, std::string_view flag);
 
-/// "tp 2 x pp 1 (2 GPUs)".
+/// "tp 2 x pp 1 (2 GPUs)": the degrees and the GPUs a replica of them takes (replica_gpus).
 [[nodiscard]] std::string describe_layout(const ParallelConfig& p);
 
 /// Whether the trace has the Azure LLM inference trace's header

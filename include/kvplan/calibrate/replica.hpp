@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "../budget.hpp"
 #include "../calibrate.hpp"
+#include "../change.hpp"
 #include "../engine.hpp"
 #include "../engine/startup.hpp"
 #include "../error.hpp"
@@ -49,6 +51,22 @@ struct CalibrationRequest {
     std::string gpu_id{};                ///< the profile's GPU name
 };
 
+/// How far a modelled size is from a measured one.
+struct SizeError {
+    Bytes difference{};               ///< |modelled - measured|
+    bool below = false;               ///< the model says less than was measured
+    std::optional<double> percent{};  ///< change_percent(measured, modelled); none: measured 0
+};
+
+/// How far `modelled` is from `measured`: the exact difference of the two sizes, its sign, and
+/// the difference in percent of what was measured.
+[[nodiscard]] constexpr SizeError size_error(Bytes modelled, Bytes measured) noexcept {
+    const bool below = modelled < measured;
+    return {.difference = below ? measured - modelled : modelled - measured,
+            .below = below,
+            .percent = change_percent(measured.in(B), modelled.in(B))};
+}
+
 /// The log's part: the measured reserve beside the modelled one.
 struct LogCalibration {
     VllmLogFacts facts{};
@@ -60,6 +78,10 @@ struct LogCalibration {
     /// The log's cache figures (blocks, tokens, concurrency) reproduced from the measured KV
     /// memory at the log's max_model_len; none when the log states none of them.
     std::optional<VllmKvCache> reproduced{};
+    /// The modelled weights against the logged ones; none when the log states none.
+    std::optional<SizeError> weights_error{};
+    SizeError reserve_error{};  ///< modelled_reserve against fit.reserve
+    SizeError kv_error{};       ///< modelled.kv_memory against fit.available_kv
 };
 
 /// One benchmark's figures: measured, the bound, the estimate before and after calibration.
@@ -67,6 +89,12 @@ struct BenchFigures {
     LatencyObservation observation;
     LatencyEstimate before{};  ///< with the starting parameters
     LatencyEstimate after{};   ///< with the fitted ones
+    // Each estimate's error against the measured mean, in percent (change_percent: estimate /
+    // measured - 1, x 100); none where the measurement is 0.
+    std::optional<double> tpot_error_before{};  ///< before.itl against the mean TPOT
+    std::optional<double> tpot_error{};         ///< after.itl against the mean TPOT
+    std::optional<double> ttft_error_before{};  ///< before.ttft against the mean TTFT
+    std::optional<double> ttft_error{};         ///< after.ttft against the mean TTFT
 };
 
 /// The benchmarks' part.
@@ -79,8 +107,9 @@ struct BenchCalibration {
     std::vector<BenchFigures> figures{};  ///< one per benchmark, in order
     /// One benchmark: whether its TTFT was fitted (not where the estimate's queue holds requests).
     bool ttft_used = false;
-    double median_tpot_error_before = 0;  ///< median |estimate / measured - 1|, started
-    double median_tpot_error = 0;         ///< the same, calibrated
+    /// The median of |tpot_error_before| over the benchmarks, in percent.
+    double median_tpot_error_before = 0;
+    double median_tpot_error = 0;  ///< the same of |tpot_error|, calibrated
 };
 
 /// Every figure of a calibration and the profile it yields.
@@ -152,6 +181,9 @@ namespace detail::calibration {
         ro.max_model_len = *c.facts.max_model_len;
         c.reproduced = vllm_kv_cache(m, rq.kv, layout, c.fit.available_kv, ro);
     }
+    if (c.facts.weights) c.weights_error = size_error(*in.weights, c.facts.weights->value);
+    c.reserve_error = size_error(c.modelled_reserve, c.fit.reserve);
+    c.kv_error = size_error(c.modelled.kv_memory, c.fit.available_kv);
     return c;
 }
 
@@ -185,9 +217,16 @@ namespace detail::calibration {
         BenchFigures f{.observation = obs[i],
                        .before = estimate_latency(r, obs[i].load, c.start, ro),
                        .after = estimate_latency(r, obs[i].load, c.fit.params, ro)};
-        const Seconds tpot = rq.benches[i].tpot.mean;
-        before_errors.push_back(std::abs(f.before.itl / tpot - 1.0));
-        after_errors.push_back(std::abs(f.after.itl / tpot - 1.0));
+        const Seconds tpot = rq.benches[i].tpot.mean, ttft = rq.benches[i].ttft.mean;
+        f.tpot_error_before = change_percent(tpot.in(seconds), f.before.itl.in(seconds));
+        f.tpot_error = change_percent(tpot.in(seconds), f.after.itl.in(seconds));
+        f.ttft_error_before = change_percent(ttft.in(seconds), f.before.ttft.in(seconds));
+        f.ttft_error = change_percent(ttft.in(seconds), f.after.ttft.in(seconds));
+        const auto magnitude = [](std::optional<double> e) {
+            return e ? std::abs(*e) : std::numeric_limits<double>::infinity();
+        };
+        before_errors.push_back(magnitude(f.tpot_error_before));
+        after_errors.push_back(magnitude(f.tpot_error));
         c.figures.push_back(std::move(f));
     }
     c.ttft_used = obs.size() == 1 && obs.front().ttft && c.figures.front().after.waiting == 0;

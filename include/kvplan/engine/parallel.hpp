@@ -39,4 +39,21 @@ namespace kvplan {
     return replica_gpus(p);
 }
 
+/// vLLM's --enable-expert-parallel: the routed experts spread over every GPU of the dp x tp
+/// attention ranks, so the expert-parallel degree is dp x tp (vllm/model_executor/layers/
+/// fused_moe/config.py, FusedMoEParallelConfig.make: tp flattened across dp, then ep_size =
+/// that tp_size).
+[[nodiscard]] constexpr std::uint64_t vllm_expert_parallel_size(std::uint32_t dp,
+                                                                std::uint32_t tp) noexcept {
+    return std::uint64_t{dp} * tp;
+}
+
+/// The replicas `gpus` GPUs make of replicas of `per_replica` GPUs each: gpus / per_replica, or
+/// 0 when `gpus` is not a whole number of replicas (or `per_replica` is 0).
+[[nodiscard]] constexpr std::uint64_t replica_count(std::uint64_t gpus,
+                                                    std::uint64_t per_replica) noexcept {
+    if (per_replica == 0 || gpus % per_replica != 0) return 0;
+    return gpus / per_replica;
+}
+
 }  // namespace kvplan

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "../change.hpp"
 #include "../detail/enum_table.hpp"
 #include "../error.hpp"
 #include "../fixed_array.hpp"
@@ -115,6 +116,17 @@ struct CheckOutcome {
     /// The answers the figures were read from (nullopt: the replica cannot take that model).
     std::optional<ReplicaAnswer> answer{};
     std::optional<ReplicaAnswer> baseline_answer{};
+
+    /// Whether the figure is worse than the baseline's: a fall of a figure better higher
+    /// (higher_is_better), a rise of the rest; an any-length max_context that became bounded.
+    /// False without both figures.
+    [[nodiscard]] bool worsened() const noexcept {
+        if (!measured || !baseline) return false;
+        if (baseline->unbounded || measured->unbounded)
+            return baseline->unbounded && !measured->unbounded;
+        const double now = measured->value(), before = baseline->value();
+        return higher_is_better(figure) ? now < before : now > before;
+    }
 };
 
 /// A policy judged: one outcome per requirement and replica, requirement by requirement, each on
@@ -126,6 +138,8 @@ struct CheckResult {
 
     /// No requirement failed on any replica (skipped ones do not fail).
     [[nodiscard]] bool passed() const noexcept { return failed == 0; }
+    /// The outcomes met: neither failed nor skipped.
+    [[nodiscard]] std::size_t met() const noexcept { return outcomes.size() - failed - skipped; }
 };
 
 namespace detail::check {
@@ -304,10 +318,8 @@ inline void judge_regression(const Requirement& q, CheckOutcome& o) {
                 o.baseline_answer = std::move(before.answer);
                 baseline_reason = std::move(before.reason);
             }
-            if (o.measured && o.baseline && !o.measured->unbounded && !o.baseline->unbounded &&
-                o.baseline->value() != 0.0)
-                o.change_percent =
-                    (o.measured->value() - o.baseline->value()) / o.baseline->value() * 100.0;
+            if (o.measured && o.baseline && !o.measured->unbounded && !o.baseline->unbounded)
+                o.change_percent = change_percent(o.baseline->value(), o.measured->value());
             if (q.kind != RequirementKind::max_regression) {
                 o.status = o.measured && detail::check::meets(q, *o.measured) ? CheckStatus::passed
                                                                               : CheckStatus::failed;

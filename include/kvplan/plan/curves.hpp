@@ -5,6 +5,7 @@
 // compute_bound_batch); TPOT grows with context at a fixed batch; the KV wall falls with context.
 // Every figure comes from evaluate() and the roofline; these only sample them over an axis.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -98,6 +99,39 @@ struct WallPoint {
         const ReplicaAnswer a =
             evaluate(d, {.context = ctx, .concurrency = 1}, {.contexts = false, .decode = false});
         out.push_back({ctx, a.starts() ? a.max_concurrency : 0});
+    }
+    return out;
+}
+
+/// One point of max concurrency against context: the engine's, in its blocks, beside what the
+/// KV budget holds at the exact bytes of a sequence.
+struct ConcurrencyPoint {
+    std::uint64_t context = 0;
+    std::uint64_t max_concurrency = 0;  ///< evaluate()'s, in the engine's blocks
+    /// kv_budget / the exact bytes of one sequence of the context on a GPU of the limiting stage
+    /// (kv_bytes_per_sequence: no blocks, no cap); 0 when a sequence holds no bytes.
+    double exact_sequences = 0;
+};
+
+/// Max concurrency of `d` at each of `contexts`, past the model's context limit too, every request
+/// starting with the same prefix of `shared_prefix_tokens` (cut where a shorter context ends).
+[[nodiscard]] inline std::vector<ConcurrencyPoint> concurrency_curve(
+    Deployment d, std::uint64_t shared_prefix_tokens, std::span<const std::uint64_t> contexts) {
+    d.serving.allow_long_context = true;
+    std::vector<ConcurrencyPoint> out;
+    for (std::uint64_t ctx : contexts) {
+        const ReplicaAnswer a =
+            evaluate(d,
+                     {.context = ctx,
+                      .concurrency = 1,
+                      .shared_prefix_tokens = std::min(shared_prefix_tokens, ctx)},
+                     {.contexts = false, .decode = false});
+        const Shard s = a.replica.layout().stage(a.limiting_stage);
+        const Bytes per_sequence = kv_bytes_per_sequence(a.replica.model, a.replica.kv, ctx, s);
+        out.push_back({.context = ctx,
+                       .max_concurrency = a.max_concurrency,
+                       .exact_sequences =
+                           per_sequence.is_zero() ? 0.0 : a.kv_budget.in(B) / per_sequence.in(B)});
     }
     return out;
 }

@@ -312,6 +312,16 @@ struct Demand {
     std::uint64_t shared_prefix_tokens = 0;
 };
 
+/// A request's prompt and output.
+struct TokenSplit {
+    std::uint64_t prompt = 0;
+    std::uint64_t output = 0;
+    /// The whole request: prompt + output tokens. Throws OverflowError past 64 bits.
+    [[nodiscard]] constexpr std::uint64_t tokens() const {
+        return detail::add(prompt, output, "prompt_tokens + output_tokens");
+    }
+};
+
 /// The context a demand sizes for: `context` when stated; else, with a prompt / output split, the
 /// two together (requests sized at their own length); else the model's context limit
 /// (context_limit: max_position_embeddings, or the window of a sliding-window-only model).
@@ -321,16 +331,9 @@ struct Demand {
                                                      std::optional<std::uint64_t> prompt_tokens,
                                                      std::optional<std::uint64_t> output_tokens) {
     if (context) return *context;
-    if (prompt_tokens && output_tokens)
-        return detail::add(*prompt_tokens, *output_tokens, "prompt_tokens + output_tokens");
+    if (prompt_tokens && output_tokens) return TokenSplit{*prompt_tokens, *output_tokens}.tokens();
     return context_limit(m).tokens;
 }
-
-/// A request's prompt and output.
-struct TokenSplit {
-    std::uint64_t prompt = 0;
-    std::uint64_t output = 0;
-};
 
 /// The split of `d`'s requests, or nullopt when it states none. Throws InvalidInput naming
 /// `where` when only one part is given, a part is zero, or the two pass the context.
@@ -344,14 +347,14 @@ struct TokenSplit {
         detail::throw_field_error<InvalidInput>(where, "prompt_tokens", ">= 1 token", "0");
     if (*d.output_tokens == 0)
         detail::throw_field_error<InvalidInput>(where, "output_tokens", ">= 1 token", "0");
-    const std::uint64_t sum =
-        detail::add(*d.prompt_tokens, *d.output_tokens, "prompt_tokens + output_tokens");
+    const TokenSplit split{*d.prompt_tokens, *d.output_tokens};
+    const std::uint64_t sum = split.tokens();
     if (sum > d.context)
         detail::throw_field_error<InvalidInput>(
             where, "prompt_tokens + output_tokens",
             detail::text("at most the context, ", d.context, " tokens"),
             detail::text(sum, " tokens"));
-    return TokenSplit{*d.prompt_tokens, *d.output_tokens};
+    return split;
 }
 
 /// The shared prefix a prefix-cache hit rate stands for, for memory: when a share `rate` of every

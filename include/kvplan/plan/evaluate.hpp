@@ -249,6 +249,24 @@ struct ReplicaAnswer {
     [[nodiscard]] constexpr std::uint64_t shared_prefix_concurrency_added() const noexcept {
         return max_concurrency - max_concurrency_without_sharing;
     }
+    /// The sequences a dp rank runs at once: min(concurrency_per_dp_rank,
+    /// dp_rank_max_concurrency), what a shared prefix's saving is counted at.
+    [[nodiscard]] constexpr std::uint64_t dp_rank_running() const noexcept {
+        return std::min(concurrency_per_dp_rank, dp_rank_max_concurrency);
+    }
+    /// What one dp rank's caches hold at once with every sequence holding the prefix itself:
+    /// admitted_without_sharing / dp_ranks.
+    [[nodiscard]] constexpr std::uint64_t dp_rank_admitted_without_sharing() const noexcept {
+        return admitted_without_sharing / dp_ranks;
+    }
+    /// vLLM's logged "Maximum concurrency" (max_concurrency_ratio, which reserves each sliding
+    /// window's tokens in flight for every request) is below what its scheduler admits by more
+    /// than its rounding: the engine starts and a dp rank admits more than the ratio + 1.
+    [[nodiscard]] constexpr bool vllm_log_understates() const noexcept {
+        return serving.engine == Engine::vllm && starts() &&
+               dp_rank_admitted_without_sharing() >
+                   static_cast<std::uint64_t>(max_concurrency_ratio) + 1;
+    }
     [[nodiscard]] constexpr bool fits() const noexcept { return verdict == Verdict::fits; }
     [[nodiscard]] constexpr bool starts() const noexcept {
         return verdict != Verdict::does_not_start;

@@ -79,6 +79,7 @@ struct FleetAnswer {
     std::uint32_t block_size = 1;      ///< tokens per KV block, as the engine pages
     // The lengths the step timing assumes.
     double mean_output_tokens = 0;
+    double output_tokens_per_s = 0;             ///< the whole fleet: rate x mean_output_tokens
     std::uint64_t mean_prompt = 1;              ///< round(mean prompt), at least 1
     std::uint64_t mean_output = 1;              ///< round(mean output), at least 1
     std::uint64_t decode_context = 1;           ///< round(mean prompt + output / 2), at least 1
@@ -91,8 +92,10 @@ struct FleetAnswer {
     std::optional<EstimateParams> params{};     ///< the estimate's parameters, when any
     EstimateBasis basis = EstimateBasis::unknown_family;
     // Sharing a prefix (shared_prefix_tokens > 0).
-    std::uint64_t shared_prefix_blocks = 0;      ///< full blocks of the prefix, held once
-    Bytes shared_prefix_held_once{};             ///< their bytes per GPU of the limiting stage
+    std::uint64_t shared_prefix_blocks = 0;  ///< full blocks of the prefix, held once
+    Bytes shared_prefix_held_once{};         ///< their bytes per GPU of the limiting stage
+    /// What sharing saves per GPU at the plan's batch: held once x (batch - 1).
+    Bytes shared_prefix_saved_at_batch{};
     std::optional<FleetPlan> without_sharing{};  ///< every request holding the prefix itself
     std::optional<Seconds> ttft_target{};        ///< the request's
     /// The TTFT a report names: the target, else the TTFT at the batch (the prefill bound of the
@@ -184,6 +187,7 @@ inline void check_fleet(const FleetRequest& q) {
         return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(v)));
     };
     a.mean_output_tokens = q.lengths.mean_output();
+    a.output_tokens_per_s = q.rate_per_s * a.mean_output_tokens;
     a.mean_prompt = whole(len.mean_prompt);
     a.mean_output = whole(a.mean_output_tokens);
     a.decode_context = whole(q.lengths.mean_decode_context());
@@ -254,6 +258,8 @@ inline void check_fleet(const FleetRequest& q) {
     a.plan = plan_stages(true, &a);
     if (q.shared_prefix_tokens != 0) a.without_sharing = plan_stages(false, nullptr);
     a.gpus = a.plan.replicas * a.replica_gpus;
+    if (a.plan.batch > 1)
+        a.shared_prefix_saved_at_batch = a.shared_prefix_held_once * (a.plan.batch - 1);
     if (a.plan.feasible) {
         a.tpot_bound_at_batch = bound_at(a.plan.batch);
         if (a.params) a.estimate = estimate_at(a.plan.batch);

@@ -182,6 +182,10 @@ struct ReviewAnswer {
     std::size_t over_ttft = 0;         ///< the TTFT estimate misses the target
     std::size_t over_tpot = 0;         ///< the TPOT estimate misses the target (TTFT met)
     std::size_t without_price = 0;     ///< cost ranking: the GPU has no price
+    /// The candidates left out, for any of the reasons above.
+    [[nodiscard]] std::size_t left_out() const noexcept {
+        return without_estimate + over_ttft + over_tpot + without_price;
+    }
 };
 
 /// `candidates` (those that fit, each with its latency estimate) ranked by `ranking` under

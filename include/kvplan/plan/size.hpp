@@ -46,12 +46,18 @@ struct SizeTerm {
     std::uint64_t tokens_kept = 0;  ///< of the sequence's tokens on the rank (windows cap them)
     Bytes state{};                  ///< one layer's fixed state per sequence on the rank
     Bytes per_sequence{};           ///< one layer, one sequence (layer_bytes_per_sequence)
+    Bytes layers_per_token{};       ///< every layer of the kind, one token: layers x per_token
+    Bytes layers_per_sequence{};  ///< every layer of the kind, one sequence: layers x per_sequence
 };
 
-/// A shard's figures and the terms they sum: per_token = sum of layers x per_token, per_sequence =
-/// sum of layers x per_sequence.
+/// A shard's figures and the terms they sum: per_token = sum of layers_per_token, per_sequence =
+/// sum of layers_per_sequence.
 struct SizeBreakdown {
     Shard shard{};
+    /// The shard's layers of the model: first_layer to last_layer, both held (shard.end_layer may
+    /// pass the model's count, as the whole model's shard does).
+    std::uint32_t first_layer = 0;
+    std::uint32_t last_layer = 0;
     std::uint32_t stage = 0;        ///< the pipeline stage of the shard (0 for the whole model)
     std::uint64_t tokens = 0;       ///< tokens of a sequence
     std::uint64_t tokens_held = 0;  ///< of them on one rank (ceil(tokens / dcp))
@@ -121,6 +127,9 @@ struct SizeAnswer {
     b.stage = stage;
     b.tokens = tokens;
     b.tokens_held = tokens_on_rank(tokens, s);
+    b.first_layer = s.first_layer;
+    const std::uint32_t end = std::min(s.end_layer, m.num_layers());
+    b.last_layer = end > s.first_layer ? end - 1 : s.first_layer;
     const LayerStack& L = m.layers();
     const auto count = detail::layers_per_spec(m, s);
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
@@ -143,8 +152,10 @@ struct SizeAnswer {
         t.tokens_kept = tokens_kept(sp, b.tokens_held);
         t.state = layer_state_bytes(sp, s.tp);
         t.per_sequence = layer_bytes_per_sequence(sp, f, b.tokens_held, s.tp);
-        b.per_token += t.per_token * t.layers;
-        b.per_sequence += t.per_sequence * t.layers;
+        t.layers_per_token = t.per_token * t.layers;
+        t.layers_per_sequence = t.per_sequence * t.layers;
+        b.per_token += t.layers_per_token;
+        b.per_sequence += t.layers_per_sequence;
         b.terms.push_back(t);
     }
     return b;

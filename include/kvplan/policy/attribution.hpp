@@ -41,6 +41,10 @@ struct ConfigChange {
     [[nodiscard]] bool moves_any() const {
         return std::find(moves.begin(), moves.end(), true) != moves.end();
     }
+    /// The outcomes it moves.
+    [[nodiscard]] std::size_t moved() const {
+        return static_cast<std::size_t>(std::count(moves.begin(), moves.end(), true));
+    }
 };
 
 /// Reverting more fields than this one by one is not worth it: the baseline is another model.

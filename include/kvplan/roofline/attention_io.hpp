@@ -44,6 +44,11 @@ struct PrefillAttention {
     Bound unfused_bound = Bound::memory;
     /// The fused TTFT bound (fused.ttft).
     [[nodiscard]] constexpr Seconds fused_ttft() const noexcept { return fused.ttft; }
+    /// unfused_bytes / fused_bytes: how many times the fused prefill's bytes the unfused one moves
+    /// (0 when the fused one moves none).
+    [[nodiscard]] constexpr double unfused_bytes_ratio() const noexcept {
+        return fused_bytes.is_zero() ? 0.0 : unfused_bytes.in(B) / fused_bytes.in(B);
+    }
 };
 
 namespace detail {

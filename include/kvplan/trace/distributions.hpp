@@ -368,6 +368,11 @@ struct TraceWaste {
     [[nodiscard]] double contiguous_waste_fraction() const {
         return contiguous.is_zero() ? 0.0 : contiguous_waste().in(B) / contiguous.in(B);
     }
+    /// The same in percent, as reports show them.
+    [[nodiscard]] double paged_waste_percent() const { return paged_waste_fraction() * 100.0; }
+    [[nodiscard]] double contiguous_waste_percent() const {
+        return contiguous_waste_fraction() * 100.0;
+    }
 };
 
 /// From requests counted by total tokens (LengthCounts::total).
