@@ -192,6 +192,13 @@ log's own cache figures reproduced from the measured memory (kvplan::LogCalibrat
             "modelled_reserve_bytes", [](const L& x) { return x.get().modelled_reserve.count(); },
             "The modelled reserve: the profile run's activation peak, plus the CUDA graphs where "
             "this vLLM charges them.")
+        .def_property_readonly(
+            "reserve_error_percent", [](const L& x) { return x.get().reserve_error.percent; },
+            "The modelled reserve against the measured one, in percent of the measured (None: "
+            "nothing measured).")
+        .def_property_readonly(
+            "kv_error_percent", [](const L& x) { return x.get().kv_error.percent; },
+            "The modelled KV memory against the log's available KV memory, in percent.")
         .def_property_readonly("modelled_activation_bytes",
                                [](const L& x) { return x.get().modelled.activation.count(); })
         .def_property_readonly("modelled_cuda_graph_bytes",
@@ -256,6 +263,19 @@ log's own cache figures reproduced from the measured memory (kvplan::LogCalibrat
             "measured_ttft_seconds",
             [](const PyBenchFigures& x) { return x.measured.ttft.mean.in(seconds); })
         .def_property_readonly(
+            "tpot_error", [](const PyBenchFigures& x) { return x.f.tpot_error; },
+            "The calibrated TPOT estimate against the measured mean, in percent (None: none "
+            "measured).")
+        .def_property_readonly(
+            "tpot_error_before", [](const PyBenchFigures& x) { return x.f.tpot_error_before; },
+            "The same with the starting parameters.")
+        .def_property_readonly(
+            "ttft_error", [](const PyBenchFigures& x) { return x.f.ttft_error; },
+            "The calibrated TTFT estimate against the measured mean, in percent.")
+        .def_property_readonly(
+            "ttft_error_before", [](const PyBenchFigures& x) { return x.f.ttft_error_before; },
+            "The same with the starting parameters.")
+        .def_property_readonly(
             "before",
             [](const PyBenchFigures& x) {
                 return PyEstimate{x.f.before, x.start};
@@ -308,7 +328,7 @@ different loads: the fixed per-layer and all-reduce times too), kvplan::BenchCal
             "One benchmark: its TTFT was fitted (not where the estimate's queue holds requests).")
         .def_property_readonly(
             "median_tpot_error", [](const C& x) { return x.get().median_tpot_error; },
-            "Median |estimate / measured - 1| of the TPOT, calibrated.")
+            "Median |estimate / measured - 1| of the TPOT, calibrated, in percent.")
         .def_property_readonly(
             "median_tpot_error_before", [](const C& x) { return x.get().median_tpot_error_before; },
             "The same with the starting parameters.")

@@ -334,6 +334,12 @@ def test_calibrate_from_a_log_is_the_reserve_formula():
     assert log.modelled_reserve_bytes == log.modelled_activation_bytes
     # The log's 1,952 blocks reproduced from the measured KV memory.
     assert log.logged_gpu_blocks == log.reproduced_gpu_blocks == 1952
+    # The errors are the library's: 100 x (modelled - measured) / measured, measured the base.
+    reserve = log.reserve_bytes
+    assert log.reserve_error_percent == pytest.approx(
+        100 * (log.modelled_reserve_bytes - reserve) / reserve, rel=1e-12)
+    assert log.kv_error_percent == pytest.approx(
+        100 * (log.modelled_kv_bytes - log.available_kv_bytes) / log.available_kv_bytes, rel=1e-12)
 
 
 def test_calibrate_gives_the_cli_figures(tmp_path):
@@ -386,10 +392,17 @@ def test_calibrate_on_several_loads_fits_the_fixed_costs():
     assert [f.concurrency for f in b.figures] == [1, 25, 100]
     assert b.layer_overhead_seconds == expected["layer_overhead"]
     assert b.all_reduce_latency_seconds == expected["all_reduce_latency"]
-    assert 100 * b.median_tpot_error == pytest.approx(expected["median_tpot_error"], rel=1e-12)
-    # The median of three is the middle one: |estimate / measured - 1| of each load.
+    assert b.median_tpot_error == pytest.approx(expected["median_tpot_error"], rel=1e-12)
+    # The median of three is the middle one: 100 x |estimate / measured - 1| of each load.
     errors = sorted(abs(f.after.itl_seconds / f.measured_tpot_seconds - 1) for f in b.figures)
-    assert b.median_tpot_error == pytest.approx(errors[1], rel=1e-12)
+    assert b.median_tpot_error == pytest.approx(100 * errors[1], rel=1e-12)
+    # Each load's own error, in percent, signed: below the measurement is negative.
+    for f in b.figures:
+        assert f.tpot_error == pytest.approx(
+            100 * (f.after.itl_seconds / f.measured_tpot_seconds - 1), rel=1e-9)
+        assert f.ttft_error == pytest.approx(
+            100 * (f.after.ttft_seconds / f.measured_ttft_seconds - 1), rel=1e-9)
+    assert sorted(abs(f.tpot_error) for f in b.figures)[1] == pytest.approx(b.median_tpot_error)
 
 
 def test_calibrate_refuses_what_it_cannot_fit():
