@@ -134,3 +134,26 @@ TEST_CASE("fit shows what host, NVMe and remote tiers hold and how fast a sequen
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("--host-kv"));
 }
+
+TEST_CASE("fit takes vLLM's --kv-offloading-size as a number of GiB, as --host-kv",
+          "[cli][fit][tiers]") {
+    // vLLM's flag is a bare GiB count for the engine (vllm/config/cache.py, kv_offloading_size):
+    // 64 is 64 x 2^30 B, the 64 one-GiB sequences of --host-kv 64GiB above, and the vLLM command
+    // printed carries it back as --kv-offloading-size 64.
+    const CliRun r = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8192 --kv-offloading-size 64 --format "
+        "json");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["kv_tiers"][0]["tier"] == "host");
+    CHECK(j["kv_tiers"][0]["sequences"] == 64);
+    CHECK_THAT(r.out, Catch::Contains("--kv-offloading-size 64"));
+    // A unit is refused (vLLM would not take it), and so is giving both names.
+    const CliRun unit =
+        run_kvplan("fit --model llama-3-8b --gpu h100-sxm --kv-offloading-size 64GiB");
+    CHECK(unit.code == 2);
+    CHECK_THAT(unit.err, Catch::Contains("--kv-offloading-size"));
+    const CliRun both =
+        run_kvplan("fit --model llama-3-8b --gpu h100-sxm --host-kv 64GiB --kv-offloading-size 64");
+    CHECK(both.code == 2);
+}

@@ -142,9 +142,16 @@ void register_fit(CLI::App& app, Context& ctx) {
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,
                     "Write max concurrency against context as an SVG chart, the target marked");
-    typed(*sub, "--host-kv", x->tiers.host, parse_size,
-          "Host DRAM for KV per replica (vLLM --kv-offloading-size, LMCache local CPU): "
-          "sequences it holds, one coming back over PCIe against recomputing it");
+    CLI::Option* host =
+        typed(*sub, "--host-kv", x->tiers.host, parse_size,
+              "Host DRAM for KV per replica (vLLM --kv-offloading-size, LMCache local CPU): "
+              "sequences it holds, one coming back over PCIe against recomputing it");
+    // vLLM's own flag, as its command line takes it: a number of GiB for the whole engine
+    // (vllm/config/cache.py, CacheConfig.kv_offloading_size), the same memory as --host-kv.
+    typed(*sub, "--kv-offloading-size", x->tiers.host, parse_gib_number,
+          "vLLM's --kv-offloading-size: host DRAM for KV per replica in GiB (a number, as vLLM "
+          "takes it); the same as --host-kv <N>GiB")
+        ->excludes(host);
     typed(*sub, "--nvme-kv", x->tiers.nvme, parse_size,
           "NVMe for KV per replica (LMCache local disk), one PCIe Gen4 x4 drive");
     typed(*sub, "--remote-kv", x->tiers.remote, parse_size,

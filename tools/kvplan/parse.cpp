@@ -48,6 +48,17 @@ Bytes parse_size(std::string_view text, std::string_view flag) {
     return *r.value;
 }
 
+Bytes parse_gib_number(std::string_view text, std::string_view flag) {
+    const std::string_view s = trim(text);
+    const bool number = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+    });
+    const TextRead<Bytes> r = number ? read_size(std::string(s) + "GiB") : TextRead<Bytes>{};
+    if (!r.value || r.value->is_zero())
+        usage_error(flag, "a number of GiB > 0, as vLLM takes it (64, 1.5)", text);
+    return *r.value;
+}
+
 std::uint64_t parse_count(std::string_view text, std::string_view flag, std::uint64_t min) {
     std::uint64_t v = 0;
     const std::string_view s = trim(text);

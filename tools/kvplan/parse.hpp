@@ -34,6 +34,9 @@ namespace kvplan::cli {
 /// TiB; case as written). A bare number is a usage error: GB and GiB differ by 7 %.
 [[nodiscard]] Bytes parse_size(std::string_view text, std::string_view flag);
 
+/// A bare number of GiB, as vLLM's --kv-offloading-size takes it (64, 1.5): 64 x 2^30 B.
+[[nodiscard]] Bytes parse_gib_number(std::string_view text, std::string_view flag);
+
 /// A whole number >= min.
 [[nodiscard]] std::uint64_t parse_count(std::string_view text, std::string_view flag,
                                         std::uint64_t min = 1);
