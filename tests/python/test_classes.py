@@ -68,10 +68,10 @@ def test_the_answer_reads_like_fit():
     d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
     a = d.evaluate(context="8k", concurrency=48)
     fit = kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k", concurrency=48)
-    assert a.max_concurrency == fit.max_concurrency == 62
+    assert a.max_concurrency == fit.max_concurrency == 61
     assert a and a.fits and a.starts and a.refusal == "none" and a.refusal_reason == ""
     assert repr(a) == ("<kvplan.ReplicaAnswer fits: 48 x 8,000 tokens on 4 x h100-sxm, "
-                       "max_concurrency 62>")
+                       "max_concurrency 61>")
     assert repr(d) == "<kvplan.Deployment llama-3-70b on 4 x h100-sxm (tp 4 x pp 1), KV bf16, vllm>"
     # The decode bound at the load: each replica's 48 sequences of 8,000 tokens.
     assert a.decode.batch == 48 and a.decode.context_tokens == 8000

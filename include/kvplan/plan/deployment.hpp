@@ -171,7 +171,6 @@ struct ResolvedServing {
         r.engine_version_given = true;
         if (!s.memory_fraction) r.budget.utilization = d->gpu_memory_utilization;
         r.options.vllm.charge_cuda_graphs = d->charge_cuda_graphs;
-        r.budget.reserve.sampler_sorts = d->sampler_sorts;
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
     }
     if (s.num_gpu_blocks) {
@@ -205,8 +204,9 @@ namespace detail {
 /// vLLM's defaults that depend on the replica, applied to `s` (resolved for vLLM): the attention
 /// backend and the block size it forces on the GPU's family (vllm_attention_backend); for a
 /// release whose hybrid manager is off for chunked local attention (engine/release.hpp), that
-/// manager off for a model with chunked layers; and the release's max_num_batched_tokens and
-/// max_num_seqs for the GPU (VllmReleaseDefaults::batch_rule).
+/// manager off for a model with chunked layers; the release's max_num_batched_tokens and
+/// max_num_seqs for the GPU (VllmReleaseDefaults::batch_rule); and its profile run's sampler for
+/// the model (vllm_profile_sampler).
 constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
     s.backend = vllm_attention_backend(r.model, gpu_family(r.gpu), r.kv.dtype, r.parallel.dcp,
                                        s.block_size);
@@ -220,7 +220,8 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
     // The release's batch defaults where they differ from main's for this GPU (a v0.8 release on
     // an H20 or a B200 profiles 2,048 tokens and 256 sequences), unless given.
     if (d) {
-        const VllmBatchDefaults then = vllm_batch_defaults(r.gpu, d->batch_rule);
+        s.budget.reserve.sampler = vllm_profile_sampler(r.model, *d);
+        const VllmBatchDefaults then = vllm_batch_defaults(r.gpu, *d);
         const VllmBatchDefaults now = vllm_batch_defaults(r.gpu);
         if (then.max_num_batched_tokens != now.max_num_batched_tokens &&
             !s.options.vllm.max_num_batched_tokens) {
