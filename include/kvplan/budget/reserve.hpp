@@ -350,6 +350,21 @@ namespace detail {
     return a;
 }
 
+namespace detail {
+
+/// The profile run of an engine other than vLLM, modelled on vLLM's as it was before v0.28
+/// (8,192 tokens on the GPUs of 70 GiB or more, 2,048 on the others, engine/release.hpp) with no
+/// top-k/top-p pass: TensorRT-LLM's and SGLang's own profile sizes are not modelled apart, and
+/// vLLM's later default of 16,384 tokens is vLLM's alone.
+constexpr void profile_elsewhere(ReserveOptions& ro, const GpuSpec& g) {
+    if (!ro.max_num_batched_tokens)
+        ro.max_num_batched_tokens =
+            vllm_batch_defaults(g, *vllm_release_defaults({0, 27})).max_num_batched_tokens;
+    if (!ro.sampler) ro.sampler = VllmSampler::plain;
+}
+
+}  // namespace detail
+
 /// The non-KV reserve of a rank of stage `stage` of `r`, modelled or as given in `o`.
 [[nodiscard]] constexpr Reserve reserve_on_rank(const Replica& r, const Layout& l,
                                                 std::uint32_t stage, const ReserveOptions& o = {}) {
