@@ -173,7 +173,7 @@ inline constexpr std::uint64_t sorting_sampler_bytes_per_logit = 32;
 /// states, the logits of one sampled token per profile sequence and their fp32 copy, and what the
 /// sampler holds beside them (engine_sampler_bytes_per_logit). The two run one after the other,
 /// so the peak is the larger: the forward alone where the sampler sorts, the forward with the
-/// logits otherwise (their sum is within 1 % of the peak vLLM measured in issue #10517, where
+/// logits otherwise (their sum is within 1.5 % of the peaks vLLM measured in issue #10517, where
 /// the sampling is the smaller).
 struct ActivationPeak {
     std::uint64_t tokens = 0;              ///< max_num_batched_tokens
