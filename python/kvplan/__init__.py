@@ -12,7 +12,7 @@ model or GPU named by its id is read once and kept.
 
     >>> kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k",
     ...            concurrency=48).max_concurrency
-    62
+    61
 
 * Classes for serving code: Model and Gpu, Deployment (prepared once; evaluate() answers a
   demand in microseconds with the figures fit gives), ReplicaAnswer, Roofline (decode and
@@ -20,7 +20,7 @@ model or GPU named by its id is read once and kept.
 
     >>> d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
     >>> d.evaluate(context=8000, concurrency=48).max_concurrency
-    62
+    61
 
 Errors raise kvplan.UsageError (an argument kvplan cannot take) or kvplan.InvalidInputError and
 its subclasses (the library's errors), carrying kvplan's message. The bundled model and GPU

@@ -437,7 +437,7 @@ Example:
 
 >>> kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k",
 ...            concurrency=48).max_concurrency
-62
+61
 
 Raises kvplan.UsageError for a keyword's value it cannot take, kvplan.InvalidLayoutError
 for a layout the model cannot take, kvplan.InvalidInputError for an unknown model or GPU or

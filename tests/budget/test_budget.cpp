@@ -192,29 +192,32 @@ TEST_CASE("a sorting sampler sets vLLM's profile peak", "[budget]") {
     // 788,004,864 B; the sort 1,024 x 128,256 x 32 B = 4,202,692,608 B; 5,057,806,336 B in all,
     // 4.7105 GiB, the larger of the two.
     const Layout l{llama_3_8b, {}};
-    const ActivationPeak sorts = activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, true);
+    const ActivationPeak sorts =
+        activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, VllmSampler::sorts);
     CHECK(sorts.hidden.count() == 838'860'800ULL);
     CHECK(sorts.sampler.count() == 4'202'692'608ULL);
     CHECK(sorts.sampling().count() == 5'057'806'336ULL);
     CHECK(sorts.total() == sorts.sampling());
     CHECK(sorts.total().in(GiB) == Approx(4.76).epsilon(0.03));
-    // Without the sort the logits add to the forward: 838,860,800 + 788,004,864 B.
+    // Sampled plainly the logits add to the forward: 838,860,800 + 788,004,864 B.
     CHECK(activation_peak(llama_3_8b, l, 0, 8192, 1024).total().count() == 1'626'865'664ULL);
     // A forward larger than the sampling sets the peak: 20,000 tokens in 256 sequences give
     // 20,000 x 102,400 = 2,048,000,000 B against 163,840,000 + 256 x 128,256 x 38 =
     // 1,411,514,368 B of sampling.
-    CHECK(activation_peak(llama_3_8b, l, 0, 20'000, 256, {}, true).total().count() ==
+    CHECK(activation_peak(llama_3_8b, l, 0, 20'000, 256, {}, VllmSampler::sorts).total().count() ==
           2'048'000'000ULL);
     // Off the LM head's stage nothing is sampled: the forward alone.
     const Layout pp{llama_3_8b, {.pp = 2}};
-    const ActivationPeak first = activation_peak(llama_3_8b, pp, 0, 8192, 1024, {}, true);
+    const ActivationPeak first =
+        activation_peak(llama_3_8b, pp, 0, 8192, 1024, {}, VllmSampler::sorts);
     CHECK(first.sampling().is_zero());
     CHECK(first.total() == first.hidden);
 }
 
 TEST_CASE("vLLM's batch defaults depend on the GPU", "[budget]") {
-    // arg_utils.py: 8,192 tokens and 1,024 sequences from 70 GiB unless the GPU is an A100.
-    CHECK(vllm_batch_defaults(h100_sxm()).max_num_batched_tokens == 8192);
+    // arg_utils.py: 16,384 tokens (PR #51726) and 1,024 sequences from 70 GiB unless the GPU is
+    // an A100.
+    CHECK(vllm_batch_defaults(h100_sxm()).max_num_batched_tokens == 16384);
     CHECK(vllm_batch_defaults(h100_sxm()).max_num_seqs == 1024);
     CHECK(vllm_batch_defaults(a100_sxm4_80gb()).max_num_batched_tokens == 2048);
     CHECK(vllm_batch_defaults(a100_sxm4_80gb()).max_num_seqs == 256);
@@ -228,20 +231,69 @@ TEST_CASE("vLLM's batch defaults depend on the GPU", "[budget]") {
 TEST_CASE("vLLM's batch defaults follow the release's rule", "[budget][release]") {
     // v0.8 gave the larger defaults to an H100 or H200 by name (PR #12369); v0.9 and main to 70
     // GiB or more that is not an A100 (PRs #17073, #17885). An H20 (95 GiB, not named) is 2,048
-    // tokens and 256 sequences under v0.8 and 8,192 and 1,024 since; an H100 is 8,192 and 1,024
-    // under both; an A100 80GB is 2,048 and 256 under both.
+    // tokens and 256 sequences under v0.8 and 8,192 and 1,024 from v0.9; an H100 is 8,192 and
+    // 1,024 under both; an A100 80GB is 2,048 and 256 under both. From v0.28 the larger GPUs
+    // profile 16,384 tokens (PR #51726: "Update default _max_num_batched_tokens from 8192 to
+    // 16384"), main's default; the others keep 2,048.
     GpuSpec h20 = h100_sxm();
     h20.id = "h20";
     h20.name = "NVIDIA H20 96GB";
     h20.memory_total = 95 * GiB;
-    const VllmBatchRule v08 = vllm_release_defaults({0, 8})->batch_rule;
+    const VllmReleaseDefaults v08 = *vllm_release_defaults({0, 8});
+    const VllmReleaseDefaults v27 = *vllm_release_defaults({0, 27});
+    const VllmReleaseDefaults v28 = *vllm_release_defaults({0, 28});
     CHECK(vllm_batch_defaults(h20, v08).max_num_batched_tokens == 2048);
     CHECK(vllm_batch_defaults(h20, v08).max_num_seqs == 256);
-    CHECK(vllm_batch_defaults(h20).max_num_batched_tokens == 8192);
+    CHECK(vllm_batch_defaults(h20, v27).max_num_batched_tokens == 8192);
+    CHECK(vllm_batch_defaults(h20, v27).max_num_seqs == 1024);
+    CHECK(vllm_batch_defaults(h20, v28).max_num_batched_tokens == 16384);
+    CHECK(vllm_batch_defaults(h20).max_num_batched_tokens == 16384);
     CHECK(vllm_batch_defaults(h20).max_num_seqs == 1024);
+    CHECK(vllm_batch_defaults(h100_sxm(), v08).max_num_batched_tokens == 8192);
     CHECK(vllm_batch_defaults(h100_sxm(), v08).max_num_seqs == 1024);
     CHECK(vllm_batch_defaults(a100_sxm4_80gb(), v08).max_num_batched_tokens == 2048);
+    CHECK(vllm_batch_defaults(a100_sxm4_80gb(), v28).max_num_batched_tokens == 2048);
     CHECK(vllm_batch_defaults(a100_sxm4_80gb()).max_num_seqs == 256);
+}
+
+TEST_CASE("FlashInfer's sampler in the profile run holds two fp32 copies of the logits",
+          "[budget][release]") {
+    // flashinfer/sampling.py, top_k_top_p_sampling_from_logits (top_k_first): top_k_mask_logits
+    // allocates a masked copy like the fp32 logits (4 B) and torch.softmax of it another (4 B).
+    // Llama-3.1-8B's shapes on an H100 at 8,192 tokens and 1,024 rows: the forward 838,860,800 B;
+    // the sampling 67,108,864 (output) + 788,004,864 (logits, 6 B) + 1,024 x 128,256 x 8 =
+    // 1,050,673,152 B = 1,905,786,880 B, above the forward with its logits (1,626,865,664 B).
+    const Layout l{llama_3_8b, {}};
+    const ActivationPeak fi =
+        activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, VllmSampler::flashinfer_logits);
+    CHECK(fi.sampler.count() == 1'050'673'152ULL);
+    CHECK(fi.total().count() == 1'905'786'880ULL);
+    // v0.8 handed FlashInfer the fp32 softmax alone, 4 B a value: 525,336,576 B of sampler,
+    // 1,380,450,304 B of sampling, below the forward with its logits.
+    const ActivationPeak probs =
+        activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, VllmSampler::flashinfer_probs);
+    CHECK(probs.sampler.count() == 525'336'576ULL);
+    CHECK(probs.total().count() == 1'626'865'664ULL);
+    // A forward larger than the sampling sets the peak with its logits, as issue #10517 measured:
+    // 20,000 tokens in 256 rows, 2,048,000,000 + 197,001,216 B against 163,840,000 +
+    // 197,001,216 + 262,668,288 B.
+    CHECK(activation_peak(llama_3_8b, l, 0, 20'000, 256, {}, VllmSampler::flashinfer_logits)
+              .total()
+              .count() == 2'245'001'216ULL);
+}
+
+TEST_CASE("the profile's sampler follows the release and the model runner", "[budget][release]") {
+    // v0.20 to v0.24 run the FlashInfer sampler in the V1 runner for every model (PR #40376);
+    // from v0.25 dense models run model runner V2 (PR #44443), whose dummy batch asks no top-k or
+    // top-p; MoE and hybrid models keep the V1 runner and FlashInfer.
+    const VllmReleaseDefaults v24 = *vllm_release_defaults({0, 24});
+    const VllmReleaseDefaults v25 = *vllm_release_defaults({0, 25});
+    CHECK(vllm_profile_sampler(llama_3_70b, v24) == VllmSampler::flashinfer_logits);
+    CHECK(vllm_profile_sampler(llama_3_70b, v25) == VllmSampler::plain);
+    CHECK(vllm_profile_sampler(mixtral_8x7b, v25) == VllmSampler::flashinfer_logits);
+    CHECK(vllm_profile_sampler(llama_3_70b, *vllm_release_defaults({0, 13})) == VllmSampler::sorts);
+    CHECK(vllm_profile_sampler(llama_3_70b, *vllm_release_defaults({0, 8})) ==
+          VllmSampler::flashinfer_probs);
 }
 
 TEST_CASE("logits count only on the stage that holds the LM head", "[budget]") {

@@ -122,8 +122,8 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
 
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
     // 8 x H100 at tp 4: two replicas of Llama-3-70B, each holding max_concurrency sequences of
-    // 8,000 tokens (62 at bf16: 41,002,241,229 B of KV per GPU, 31,282 blocks of 16 x 81,920 B,
-    // 1 + (31,282 - 1 - 500) / 500 = 62 sequences of 500 blocks, as test_evaluate.cpp derives); 100
+    // 8,000 tokens (61 at bf16: 40,381,484,237 B of KV per GPU, 30,808 blocks of 16 x 81,920 B,
+    // 1 + (30,808 - 1 - 500) / 500 = 61 sequences of 500 blocks, as test_evaluate.cpp derives); 100
     // sequences need 50 per replica.
     const json j = fit_json(
         "--model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
@@ -135,12 +135,12 @@ TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answ
         "fit --model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "
         "--concurrency 500");
     CHECK(r.out.find("2 replicas of tp 4 x pp 1") != std::string::npos);
-    CHECK(r.out.find("room for 2 x 62 = 124") != std::string::npos);
+    CHECK(r.out.find("room for 2 x 61 = 122") != std::string::npos);
 }
 
 TEST_CASE("roofline says when the cache cannot hold its batch, and takes --concurrency as --batch",
           "[cli][answers]") {
-    // Llama-3-70B on 4 x H100 at 8,000 tokens holds 62 sequences (fit; derived above): a batch of
+    // Llama-3-70B on 4 x H100 at 8,000 tokens holds 61 sequences (fit; derived above): a batch of
     // 200 does not fit, 32 does.
     const CliRun r = run_kvplan(
         "roofline --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 200 "
@@ -149,7 +149,7 @@ TEST_CASE("roofline says when the cache cannot hold its batch, and takes --concu
     const json j = json::parse(r.out);
     CHECK(j["points"][0]["batch"] == 200);
     CHECK(j["fits"] == false);
-    CHECK(j["kv_wall_sequences"].get<std::uint64_t>() == 62);
+    CHECK(j["kv_wall_sequences"].get<std::uint64_t>() == 61);
     CHECK(run_kvplan("roofline --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --batch 32 "
                      "--format json")
               .out.find("\"fits\": true") != std::string::npos);
@@ -449,15 +449,15 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
     // library's scenario (tests/plan/test_deployments.cpp derives the weights and caches by hand).
     const std::string base = "--model deepseek-v3 --gpu h200-sxm --context 8000 --concurrency 256";
     const json tp8 = fit_json(base + " --tp 8");
-    CHECK(tp8["max_concurrency"] == 87);
+    CHECK(tp8["max_concurrency"] == 83);
     CHECK(tp8["fits"] == false);
     const json dpep = fit_json(base + " --dp 8 --enable-expert-parallel");
     CHECK(dpep["inputs"]["dp"] == 8);
     CHECK(dpep["inputs"]["ep"] == 8);  // vLLM: ep = dp x tp
     CHECK(dpep["inputs"]["tp"] == 1);
     CHECK(dpep["inputs"]["gpus"] == 8);
-    CHECK(dpep["max_concurrency"] == 472);
-    CHECK(dpep["max_concurrency_per_dp_rank"] == 59);  // 472 = 8 ranks x 59
+    CHECK(dpep["max_concurrency"] == 440);
+    CHECK(dpep["max_concurrency_per_dp_rank"] == 55);  // 440 = 8 ranks x 55
     CHECK(dpep["weight_bytes_per_gpu"] == 100'840'717'664ULL);
     // Each dp rank holds only its own 256 / 8 = 32 sequences: 61 layers x (512 + 64) x 2 B =
     // 70,272 B a token, x 8,000 tokens (500 whole blocks of 16) = 562,176,000 B a sequence.
@@ -476,10 +476,10 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
                                       "deepseek-ai/DeepSeek-V3 --tp-size 8 --dp-size 8 "
                                       "--enable-dp-attention --ep-size 8"));
 
-    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 10,980 blocks of 64
+    // Decode context parallelism 8 at tp 8 adds no GPU and no weight: the same 10,482 blocks of 64
     // tokens (FlashMLA's on Hopper), each rank holding one token in 8. vLLM's "GPU KV cache size"
-    // at 8,192 tokens is blocks / cdiv(8,192, 64 x dcp) x 8,192: 10,980 / 128 x 8,192 = 702,720
-    // tokens at dcp 1 and 10,980 / 16 x 8,192 = 5,621,760 at dcp 8, eight times as many; a
+    // at 8,192 tokens is blocks / cdiv(8,192, 64 x dcp) x 8,192: 10,482 / 128 x 8,192 = 670,848
+    // tokens at dcp 1 and 10,482 / 16 x 8,192 = 5,366,784 at dcp 8, eight times as many; a
     // sequence takes 1,024 x 70,272 B on a GPU.
     const std::string at8k = "--model deepseek-v3 --gpu h200-sxm --context 8192 --tp 8";
     const json dcp1 = fit_json(at8k);
@@ -624,11 +624,11 @@ TEST_CASE("fit and roofline time an fp8 checkpoint's matmuls in fp8 unless told 
 
 TEST_CASE("fleet and compare take --shared-prefix: the prefix held once, each request its own",
           "[cli][answers][shared_prefix]") {
-    // Llama-3-8B on one H100 (60,002,446,541 B of KV = 55.88 GiB, 57,222.8 MiB: the CUDA total
-    // 85,029,027,840 B x 0.92 less weights, activation and graphs), requests of 4,096 + 512
-    // tokens: 288 blocks of 2 MiB, 576 MiB each, so floor(57,222.8 / 576) = 99 at p95. A
-    // 2,048-token system prompt is 128 blocks, 256 MiB, held once: each request then holds 320
-    // MiB of its own, and floor((57,222.8 - 256) / 320) = 178.
+    // Llama-3-8B on one H100 (59,163,585,741 B of KV = 55.10 GiB, 56,422.8 MiB: the CUDA total
+    // 85,029,027,840 B x 0.92 less weights, activation at 16,384 tokens and graphs), requests of
+    // 4,096 + 512 tokens: 288 blocks of 2 MiB, 576 MiB each, so floor(56,422.8 / 576) = 97 at
+    // p95. A 2,048-token system prompt is 128 blocks, 256 MiB, held once: each request then holds
+    // 320 MiB of its own, and floor((56,422.8 - 256) / 320) = 175.
     const std::string fleet =
         "fleet --model llama-3-8b --gpu h100-sxm --rate 20 --tpot-ms 50 --prompt-tokens 4096 "
         "--output-tokens 512 --format json";
@@ -637,8 +637,8 @@ TEST_CASE("fleet and compare take --shared-prefix: the prefix held once, each re
     REQUIRE(sr.code == 0);
     const json shared = json::parse(sr.out);
     const json plain = json::parse(run_kvplan(fleet).out);
-    CHECK(plain["batch_kv_at_percentile"] == 99);
-    CHECK(shared["batch_kv_at_percentile"] == 178);
+    CHECK(plain["batch_kv_at_percentile"] == 97);
+    CHECK(shared["batch_kv_at_percentile"] == 175);
     CHECK(shared["kv_per_request_at_percentile"] == 320ULL << 20);
     CHECK(shared["shared_prefix_blocks"] == 128);
     CHECK(shared["shared_prefix_bytes_held_once"] == 256ULL << 20);
@@ -663,12 +663,13 @@ TEST_CASE("fleet and compare take --shared-prefix: the prefix held once, each re
 TEST_CASE("fit charges a vision model's encoder outputs, vLLM's flags turn them off",
           "[cli][fit][encoder_cache]") {
     const std::string args = "fit --model gemma-3-27b --gpu h100-sxm --context 8k";
-    // vLLM on an H100 profiles 8,192 tokens: 8192 / 256 (mm_tokens_per_image) = 32 images of
-    // 256 tokens, each token a 5,376-wide bf16 vector: 32 x 256 x 5376 x 2 = 88,080,384 B.
+    // vLLM on an H100 profiles 16,384 tokens (PR #51726): 16384 / 256 (mm_tokens_per_image) = 64
+    // images of 256 tokens, each token a 5,376-wide bf16 vector: 64 x 256 x 5376 x 2 =
+    // 176,160,768 B (168 MiB).
     const CliRun on = run_kvplan(args + " -f json");
     REQUIRE(on.code == 0);
     const json jon = json::parse(on.out);
-    CHECK(jon["encoder_cache_bytes"].get<std::uint64_t>() == 88'080'384ULL);
+    CHECK(jon["encoder_cache_bytes"].get<std::uint64_t>() == 176'160'768ULL);
     for (const char* off : {" --limit-mm-per-prompt 0", " --limit-mm-per-prompt '{\"image\": 0}'",
                             " --skip-mm-profiling"}) {
         INFO(off);
@@ -679,12 +680,12 @@ TEST_CASE("fit charges a vision model's encoder outputs, vLLM's flags turn them 
         // The bytes go back to the KV budget.
         CHECK(j["kv_budget_bytes_per_gpu"].get<std::uint64_t>() -
                   jon["kv_budget_bytes_per_gpu"].get<std::uint64_t>() ==
-              88'080'384ULL);
+              176'160'768ULL);
     }
     // The text names the term and its unit; the vLLM command carries the flags.
     const CliRun text = run_kvplan(args + " --limit-mm-per-prompt 2");
     REQUIRE(text.code == 0);
-    CHECK_THAT(text.out, Catch::Contains("- encoder outputs") && Catch::Contains("84.00 MiB") &&
+    CHECK_THAT(text.out, Catch::Contains("- encoder outputs") && Catch::Contains("168.00 MiB") &&
                              Catch::Contains("--limit-mm-per-prompt '{\"image\": 2}'"));
     CHECK_THAT(run_kvplan(args + " --skip-mm-profiling").out,
                Catch::Contains("--skip-mm-profiling"));

@@ -342,15 +342,16 @@ TEST_CASE("vLLM: every worker takes the fewest blocks of any pipeline stage", "[
 TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
     // Llama-3-8B on an H100 (81,559 MiB = 85,520,809,984 B): requested = ceil(x 0.92) =
     // 78,679,145,186 B; less weights 16,060,522,496 B, the activation peak of a profile run of
-    // 8,192 tokens in 1,024 sequences, (2 x 4,096 + 3 x 14,336) x 2 B x 8,192 + 1,024 x 128,256 x
-    // 6 B = 838,860,800 + 788,004,864 = 1,626,865,664 B, and CUDA graphs 536,870,912 B:
-    // 60,454,886,114 B. The CUDA context lives outside.
+    // 16,384 tokens in 1,024 sequences (vLLM's default from v0.28, PR #51726), (2 x 4,096 + 3 x
+    // 14,336) x 2 B x 16,384 + 1,024 x 128,256 x 6 B = 1,677,721,600 + 788,004,864 =
+    // 2,465,726,464 B (a dense model's profile samples plainly under model runner V2), and CUDA
+    // graphs 536,870,912 B: 59,616,025,314 B. The CUDA context lives outside.
     const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
     const EngineMemory m = engine_memory(Engine::vllm, r, r.layout(), 0);
     CHECK(m.fraction_bytes.count() == 78'679'145'186ULL);
     CHECK(m.weights.count() == 16'060'522'496ULL);
-    CHECK(m.activation.count() == 1'626'865'664ULL);
-    CHECK(m.kv_memory.count() == 60'454'886'114ULL);
+    CHECK(m.activation.count() == 2'465'726'464ULL);
+    CHECK(m.kv_memory.count() == 59'616'025'314ULL);
     CHECK(m.outside == 700 * MiB);
     CHECK(m.outside_fits);
     // Before v0.21 graphs were not charged: 536,870,912 B more for the cache.

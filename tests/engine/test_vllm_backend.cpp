@@ -185,7 +185,7 @@ TEST_CASE("engine version 0.10 gives vLLM 0.9 of the GPU and graphs outside the 
 TEST_CASE("an older vLLM release profiles its own batch defaults", "[engine][vllm][release]") {
     // v0.8 gave 8,192 tokens and 1,024 sequences to an H100 or H200 by name only (vLLM PR
     // #12369): a B200 (178 GiB, neither name) profiles 2,048 tokens in 256 sequences there, and
-    // 8,192 in 1,024 on main (70 GiB or more, not an A100). Llama-3-8B's forward is
+    // 16,384 in 1,024 on main (70 GiB or more, not an A100; PR #51726). Llama-3-8B's forward is
     // (2 x 4,096 + 3 x 14,336) x 2 B = 102,400 B per token: under v0.8, 2,048 x 102,400 =
     // 209,715,200 B and logits 256 x 128,256 x 6 B = 197,001,216 B, 406,716,416 B in all.
     Deployment d{.model = llama_3_8b, .gpu = gpus::b200};
@@ -194,12 +194,13 @@ TEST_CASE("an older vLLM release profiles its own batch defaults", "[engine][vll
     CHECK(old.memory().activation.count() == 406'716'416ULL);
     CHECK(old.dp_rank_sequence_cap == 256);
     CHECK(old.serving.options.vllm.max_num_batched_tokens == 2048u);
-    // Main: 8,192 x 102,400 + 1,024 x 128,256 x 6 = 838,860,800 + 788,004,864 B.
+    // Main: 16,384 x 102,400 + 1,024 x 128,256 x 6 = 1,677,721,600 + 788,004,864 B.
     const ReplicaAnswer now =
         evaluate(Deployment{.model = llama_3_8b, .gpu = gpus::b200}, {.context = 8192});
-    CHECK(now.memory().activation.count() == 1'626'865'664ULL);
+    CHECK(now.memory().activation.count() == 2'465'726'464ULL);
     CHECK(now.dp_rank_sequence_cap == 1024);
-    // An H100 has the larger defaults under both rules: v0.8 changes nothing there.
+    // An H100 has the larger defaults under both rules, 8,192 tokens in v0.8: 838,860,800 +
+    // 788,004,864 B, its FlashInfer softmax (1,024 x 128,256 x 4 B) below the forward.
     Deployment h{.model = llama_3_8b, .gpu = gpus::h100_sxm};
     h.serving.engine_version = EngineVersion{0, 8};
     CHECK(evaluate(h, {.context = 8192}).memory().activation.count() == 1'626'865'664ULL);
@@ -251,11 +252,12 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
 
 TEST_CASE("vLLM's --max-num-seqs sizes its profile's logits", "[engine][vllm]") {
     // The profile run samples min(tokens, max_num_seqs) rows (vllm/v1/worker/gpu_model_runner.py,
-    // _dummy_run): at --max-num-seqs 64 on an H100, Llama-3-8B's peak is 8,192 x 102,400 +
-    // 64 x 128,256 x 6 = 838,860,800 + 49,250,304 = 888,111,104 B, not the 1,024 rows' figure.
+    // _dummy_run): at --max-num-seqs 64 on an H100, Llama-3-8B's peak is 16,384 x 102,400 +
+    // 64 x 128,256 x 6 = 1,677,721,600 + 49,250,304 = 1,726,971,904 B, not the 1,024 rows'
+    // figure.
     Deployment d{.model = llama_3_8b, .gpu = gpus::h100_sxm};
     d.serving.max_sequences = 64;
     const ReplicaAnswer a = evaluate(d, {.context = 8192});
-    CHECK(a.memory().activation.count() == 888'111'104ULL);
+    CHECK(a.memory().activation.count() == 1'726'971'904ULL);
     CHECK(a.dp_rank_sequence_cap == 64);
 }

@@ -103,9 +103,11 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 
     // vLLM's KV memory: ceil(0.92 x 150,109,945,856 B) = 138,101,150,188 B (the CUDA total of an
     // H200, 143,156 MiB), less the weights, the
-    // profiled activation peak and the CUDA graphs (256 x 2 MiB). The activation over 8,192
-    // tokens: 2 B x (residual 2 x 7,168 + the larger of attention and MLP per token) + the logits
-    // of 1,024 rows x 129,280 x (2 + 4) B = 794,296,320 B.
+    // profiled activation peak and the CUDA graphs (256 x 2 MiB). The activation over 16,384
+    // tokens (vLLM's default from v0.28, PR #51726): 2 B x (residual 2 x 7,168 + the larger of
+    // attention and MLP per token) + the logits of 1,024 rows x 129,280 x (2 + 4) B =
+    // 794,296,320 B; the FlashInfer sampling after it (16,384 x 7,168 x 2 + 794,296,320 + 1,024 x
+    // 129,280 x 8 = 2,088,239,104 B) is smaller.
     // The MoE is the fused kernel's workspaces (fused_moe.py, TritonExperts.workspace_shapes):
     // k x (max(N / 2, H) + max(N, H)) + H for N = 2 x the expert width on a GPU, H = 7,168, and
     // the shared expert's gate, up and activation (3 x its width on a GPU).
@@ -114,8 +116,8 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     //   tp 8 (16 heads, experts 256 wide): attention 16 x 192 + 576 + 16 x 256 + 16 x 128 =
     //   9,792; MoE 8 x (7,168 + 7,168) + 7,168 + 3 x 256 = 122,624.
     const std::uint64_t logits = 1024ULL * 129280 * 6;
-    const std::uint64_t act_dpep = 8192ULL * 2 * (2 * 7168 + 128000) + logits;
-    const std::uint64_t act_tp8 = 8192ULL * 2 * (2 * 7168 + 122624) + logits;
+    const std::uint64_t act_dpep = 16384ULL * 2 * (2 * 7168 + 128000) + logits;
+    const std::uint64_t act_tp8 = 16384ULL * 2 * (2 * 7168 + 122624) + logits;
     CHECK(dpep.memory().activation.count() == act_dpep);
     CHECK(tp8.memory().activation.count() == act_tp8);
     const std::uint64_t fraction = 138'101'150'188ULL;
@@ -127,22 +129,22 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     // 1 + (blocks - 1 - 125) / 125 per dp rank.
     CHECK(tp8.serving.block_size == 64);
     const std::uint64_t block = 64 * 70'272;
-    // 33,597,232,268 B / 4,497,408 B = 7,470 blocks at dp 8 x ep 8; 49,385,929,164 B / 4,497,408
-    // B = 10,980 at tp 8.
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 7,470
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,980
-    CHECK(blocks_dpep == 7'470);
-    CHECK(blocks_tp8 == 10'980);
+    // 31,265,199,244 B / 4,497,408 B = 6,951 blocks at dp 8 x ep 8; 47,141,976,524 B / 4,497,408
+    // B = 10,482 at tp 8.
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 6,951
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,482
+    CHECK(blocks_dpep == 6'951);
+    CHECK(blocks_tp8 == 10'482);
     CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
-    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 59
-    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 87
-    CHECK(tp8.max_concurrency == 87);
-    CHECK(dpep.dp_rank_max_concurrency == 59);
+    CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 55
+    CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 83
+    CHECK(tp8.max_concurrency == 83);
+    CHECK(dpep.dp_rank_max_concurrency == 55);
     // Each dp rank is an engine of its own with its own cap (--max-num-seqs 1,024 per rank).
     CHECK(dpep.dp_rank_sequence_cap == 1024);
     CHECK(dpep.sequence_cap == 8 * 1024);
-    // 8 ranks x 59 = 472 sequences against 87: over three times (5.4).
-    CHECK(dpep.max_concurrency == 472);
+    // 8 ranks x 55 = 440 sequences against 83: over three times (5.3).
+    CHECK(dpep.max_concurrency == 440);
     CHECK(dpep.max_concurrency >= 3 * tp8.max_concurrency);
     CHECK(dpep.fits());
     CHECK_FALSE(tp8.fits());
@@ -151,10 +153,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (10,980 blocks of 64 tokens, as above) are the same; each rank holds
+    // and the block count (10,482 blocks of 64 tokens, as above) are the same; each rank holds
     // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,980 / 128 x 8,192 =
-    // 702,720 tokens at dcp 1, 10,980 / 16 x 8,192 = 5,621,760 at dcp 8.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,482 / 128 x 8,192 =
+    // 670,848 tokens at dcp 1, 10,482 / 16 x 8,192 = 5,366,784 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = bundled_gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -163,17 +165,17 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 10'980);
-    CHECK(eight.report.vllm.num_blocks == 10'980);
-    CHECK(*one.kv_tokens == 702'720);
-    CHECK(*eight.kv_tokens == 5'621'760);
+    CHECK(one.report.vllm.num_blocks == 10'482);
+    CHECK(eight.report.vllm.num_blocks == 10'482);
+    CHECK(*one.kv_tokens == 670'848);
+    CHECK(*eight.kv_tokens == 5'366'784);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (10,979 - 128) / 128 = 85 against 1 + (10,979 - 16) / 16 = 686.
-    CHECK(one.max_concurrency == 85);
-    CHECK(eight.max_concurrency == 686);
+    // Admitted: 1 + (10,481 - 128) / 128 = 81 against 1 + (10,481 - 16) / 16 = 655.
+    CHECK(one.max_concurrency == 81);
+    CHECK(eight.max_concurrency == 655);
 }
 
 TEST_CASE("SGLang's dp attention reserves graph memory per dp rank and shares its sequence cap",

@@ -250,18 +250,24 @@ TEST_CASE("vLLM's MoE activation peak is its fused kernel's workspaces at the to
     // activation for this replica (issue 23), a forward of 8,192 tokens.
     CHECK(a.memory().activation.count() == 155'648ULL * 8192 + 233'373'696ULL);
     CHECK(a.memory().activation.in(GiB) == Approx(1.4).epsilon(0.02));
-    // At the 2,048 tokens vLLM defaults to on a GPU under 70 GiB: 552,140,800 B (0.51 GiB).
+    // At the 2,048 tokens vLLM defaults to on a GPU under 70 GiB the sampling after the forward
+    // sets the peak: an MoE model keeps the V1 runner, whose FlashInfer sampler holds two fp32
+    // copies of the logits (256 x 151,936 x 8 = 311,164,928 B) beside the logits and the
+    // forward's output (2,048 x 4,096 x 2 = 16,777,216 B): 561,315,840 B, above the forward's
+    // 155,648 x 2,048 + 233,373,696 = 552,140,800 B.
     d.serving.max_num_batched_tokens.reset();
     CHECK(evaluate(d, {.context = 8192}).memory().activation.count() ==
-          155'648ULL * 2048 + 233'373'696ULL);
+          16'777'216ULL + 233'373'696ULL + 311'164'928ULL);
     // Split eight ways without expert parallelism (Qwen3-235B in bf16) each expert is 192 wide on
     // a GPU, yet the workspaces are as wide: max(192, 4,096) + max(384, 4,096) values per expert.
     Deployment tp = deployment("qwen3-235b-a22b", "h100-sxm", 8);
     tp.serving.max_num_batched_tokens = 8192;
     const ReplicaAnswer t = evaluate(tp, {.context = 8192});
     CHECK(t.placement.expert_tp == 8);
-    // Logits: 1,024 sequences (H100) x 151,936 x 6 B = 933,494,784 B.
-    CHECK(t.memory().activation.count() == 155'648ULL * 8192 + 933'494'784ULL);
+    // Logits: 1,024 sequences (H100) x 151,936 x 6 B = 933,494,784 B; the sampling after the
+    // forward, 8,192 x 4,096 x 2 + 933,494,784 + 1,024 x 151,936 x 8 = 2,245,263,360 B, passes
+    // the forward with its logits (155,648 x 8,192 + 933,494,784 = 2,208,563,200 B).
+    CHECK(t.memory().activation.count() == 67'108'864ULL + 933'494'784ULL + 1'244'659'712ULL);
 }
 
 TEST_CASE("a replica whose weights do not fit reaches no context, not any length", "[evaluate]") {
@@ -577,21 +583,23 @@ TEST_CASE("requests past what the cache holds wait, and the wait is in the TTFT"
           "[evaluate][estimate]") {
     // 200 clients of 8,000-token requests (7,000 in, 1,000 out) on Llama-3-70B at tp 4. The cache
     // per GPU: ceil(0.92 x 85,029,027,840 B) = 78,226,705,613 B, less weights 35,278,831,616 B,
-    // activation peak 1,408,761,856 B and CUDA graphs 536,870,912 B: 41,002,241,229 B, 31,282
-    // blocks of 16 x 81,920 B. A sequence takes 500 blocks: 1 + (31,282 - 1 - 500) / 500 = 62
-    // hold, so 62 run and 138 wait; by Little's law for a closed loop a client's cycle is 200 / 62
-    // of a request's time, of which it spends 138 / 62 waiting less the request overhead (HTTP,
-    // tokenizer), which it spends before it reaches the queue.
+    // activation peak 2,029,518,848 B (a forward of 16,384 tokens, 16,384 x 75,776 B, and the
+    // logits of 1,024 rows, 1,024 x 128,256 x 6 B: vLLM's default from v0.28, PR #51726) and
+    // CUDA graphs 536,870,912 B: 40,381,484,237 B, 30,808 blocks of 16 x 81,920 B. A sequence
+    // takes 500 blocks: 1 + (30,808 - 1 - 500) / 500 = 61 hold, so 61 run and 139 wait; by
+    // Little's law for a closed loop a client's cycle is 200 / 61 of a request's time, of which
+    // it spends 139 / 61 waiting less the request overhead (HTTP, tokenizer), which it spends
+    // before it reaches the queue.
     const ReplicaAnswer a = evaluate(
         deployment("llama-3-70b", "h100-sxm", 4),
         {.context = 8000, .concurrency = 200, .prompt_tokens = 7000, .output_tokens = 1000});
     CHECK(a.verdict == Verdict::does_not_fit);
-    CHECK(a.max_concurrency == 62);
+    CHECK(a.max_concurrency == 61);
     REQUIRE(a.estimate);
-    CHECK(a.estimate->running == 62);
-    CHECK(a.estimate->waiting == 138);
+    CHECK(a.estimate->running == 61);
+    CHECK(a.estimate->waiting == 139);
     CHECK(a.estimate->ttft_queue.in(seconds) ==
-          Approx(a.estimate->request.in(seconds)*138.0 / 62.0 -
+          Approx(a.estimate->request.in(seconds)*139.0 / 61.0 -
                  a.estimate->ttft_overhead.in(seconds)));
     CHECK(a.estimate->ttft_overhead == default_params(ParallelRules::vllm).request_overhead);
     CHECK(a.estimate->ttft == a.estimate->ttft_overhead + a.estimate->ttft_prefill +

@@ -68,10 +68,10 @@ def test_the_answer_reads_like_fit():
     d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
     a = d.evaluate(context="8k", concurrency=48)
     fit = kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k", concurrency=48)
-    assert a.max_concurrency == fit.max_concurrency == 62
+    assert a.max_concurrency == fit.max_concurrency == 61
     assert a and a.fits and a.starts and a.refusal == "none" and a.refusal_reason == ""
     assert repr(a) == ("<kvplan.ReplicaAnswer fits: 48 x 8,000 tokens on 4 x h100-sxm, "
-                       "max_concurrency 62>")
+                       "max_concurrency 61>")
     assert repr(d) == "<kvplan.Deployment llama-3-70b on 4 x h100-sxm (tp 4 x pp 1), KV bf16, vllm>"
     # The decode bound at the load: each replica's 48 sequences of 8,000 tokens.
     assert a.decode.batch == 48 and a.decode.context_tokens == 8000
@@ -359,12 +359,12 @@ def test_a_calibration_profile_is_used_as_fit_uses_it(tmp_path):
 
 
 def test_a_shared_prefix_gives_fits_figures():
-    # Llama-3-8B on one H100 under vLLM: 28,611 blocks of 16 tokens (2 MiB), 28,610 past the null
+    # Llama-3-8B on one H100 under vLLM: 28,211 blocks of 16 tokens (2 MiB), 28,210 past the null
     # block (the CUDA total 85,029,027,840 B x 0.92 = 78,226,705,613 B, less weights 16,060,522,496
-    # B, activation 1,626,865,664 B and graphs 536,870,912 B, is 60,002,446,541 B / 2 MiB). A
-    # sequence of 8,192 tokens holds 512: 1 + (28,610 - 512) / 512 = 55 at once. A 2,048-token
-    # system prompt is 128 blocks held once, each sequence then 384 of its own:
-    # 1 + 28,098 / 384 = 74.
+    # B, activation 2,465,726,464 B at vLLM's 16,384 tokens and graphs 536,870,912 B, is
+    # 59,163,585,741 B / 2 MiB). A sequence of 8,192 tokens holds 512: 1 + (28,210 - 512) / 512 =
+    # 55 at once. A 2,048-token system prompt is 128 blocks held once, each sequence then 384 of
+    # its own: 1 + 27,698 / 384 = 73.
     args = dict(model="llama-3-8b", gpu="h100-sxm", context="8K", concurrency=64)
     expected = cli_json("fit", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--context", "8K",
                         "--concurrency", "64", "--shared-prefix", "2K")
@@ -373,8 +373,8 @@ def test_a_shared_prefix_gives_fits_figures():
     a = d.evaluate("8K", 64, shared_prefix_tokens=2048)
     assert_same_figures(a, expected)
     assert a.shared_prefix_blocks == 128
-    assert a.max_concurrency == 74 and a.max_concurrency_without_sharing == 55
-    assert a.shared_prefix_concurrency_added == 19
+    assert a.max_concurrency == 73 and a.max_concurrency_without_sharing == 55
+    assert a.shared_prefix_concurrency_added == 18
     assert a.shared_prefix_blocks_saved == 63 * 128
     assert a.shared_prefix_bytes_saved == 63 * 128 * 2 * 2**20
     # None (the default) is no prefix: the figures without sharing.

@@ -45,12 +45,12 @@ def test_size_is_the_formula():
 
 
 def test_fit_from_names_is_the_headline():
-    # Llama-3-70B on 4 x H100 SXM at 8,000 tokens: 62 sequences (README), whether the model and
+    # Llama-3-70B on 4 x H100 SXM at 8,000 tokens: 61 sequences (README), whether the model and
     # GPU are named or given as objects.
     a = kvplan.fit(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k", concurrency=48)
-    assert a.fits and a.max_concurrency == 62
+    assert a.fits and a.max_concurrency == 61
     assert kvplan.fit(kvplan.Model("llama-3-70b"), kvplan.Gpu("h100"), tp=4, context=8000,
-                      concurrency=48).max_concurrency == 62
+                      concurrency=48).max_concurrency == 61
     # The answer reads as a Deployment's: its longest contexts searched on first read.
     d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
     assert a.max_context == d.evaluate(8000, 48).max_context
@@ -194,9 +194,9 @@ def test_compare_is_the_formula():
         assert a.num_gpu_blocks == blocks
         assert a.max_concurrency == (blocks - 1) // 500
     # The KV dtype leaves the weights and the reserve, so the budget, as they were; fp8 holds
-    # twice the blocks, and bf16's is the README's 62.
+    # twice the blocks, and bf16's is the README's 61.
     assert bf16.answer.kv_budget_bytes_per_gpu == fp8.answer.kv_budget_bytes_per_gpu
-    assert bf16.answer.max_concurrency == 62
+    assert bf16.answer.max_concurrency == 61
     # Without a GPU, sizes alone.
     (sized,) = kvplan.compare("llama-3-70b", context=8000)
     assert sized.gpu is None and sized.answer is None

@@ -53,15 +53,15 @@ inline std::vector<MeasuredRow> latency_table() {
         const bool serving = r.string("mode") == "serving";
         // request_rate "inf" with num_prompts = concurrency: every request sent at once.
         const bool burst = serving && r.optional_string("request_rate") == "inf";
-        const Load load{.kind = burst     ? LoadKind::burst
-                                : serving ? LoadKind::serving
-                                          : LoadKind::static_batch,
-                        .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
-                        .prompt_tokens = r.positive_integer("prompt_tokens"),
-                        .output_tokens = r.positive_integer("output_tokens"),
-                        .max_num_batched_tokens = r.optional_positive_integer(
-                            "max_num_batched_tokens", std::uint64_t{1} << 24),
-                        .max_running = r.optional_positive_integer("max_running", 1U << 20)};
+        Load load{.kind = burst     ? LoadKind::burst
+                          : serving ? LoadKind::serving
+                                    : LoadKind::static_batch,
+                  .concurrency = r.positive_integer(serving ? "concurrency" : "batch"),
+                  .prompt_tokens = r.positive_integer("prompt_tokens"),
+                  .output_tokens = r.positive_integer("output_tokens"),
+                  .max_num_batched_tokens =
+                      r.optional_positive_integer("max_num_batched_tokens", std::uint64_t{1} << 24),
+                  .max_running = r.optional_positive_integer("max_running", 1U << 20)};
         const JsonReader meas = r.object("measured");
         const auto ms_of = [&](const char* key) -> std::optional<Seconds> {
             if (const auto v = meas.optional_positive_number(key)) return *v * kvplan::milliseconds;
@@ -77,6 +77,11 @@ inline std::vector<MeasuredRow> latency_table() {
         const ParallelRules rules = has("sglang") || has("SGLang") ? ParallelRules::sglang
                                     : has("vllm") || has("vLLM")   ? ParallelRules::vllm
                                                                    : ParallelRules::trtllm;
+        // Every source of the table predates vLLM v0.28 (the newest is of April 2026): a vLLM row
+        // that names no token budget ran with the default before PR #51726 raised it to 16,384.
+        if (rules == ParallelRules::vllm && !load.max_num_batched_tokens)
+            load.max_num_batched_tokens =
+                vllm_batch_defaults(gpu, *vllm_release_defaults({0, 27})).max_num_batched_tokens;
         const auto opt_count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.optional_positive_integer(key, 1024).value_or(1));
         };

@@ -36,27 +36,27 @@ struct VllmBatchDefaults {
     std::uint32_t max_num_seqs = 0;  ///< sequences at once (the profile run's logits rows)
 };
 
-/// vLLM's defaults for `vllm serve` under release rule `rule` (engine/release.hpp, VllmBatchRule;
-/// vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults): 8,192 tokens and 1,024 sequences on
-/// the GPUs the rule picks, else 2,048 and 256. vLLM reads the device's name lower-cased; kvplan
-/// reads the spec's id and name.
-[[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g,
-                                                              VllmBatchRule rule) noexcept {
+/// vLLM's defaults for `vllm serve` under release `r` (engine/release.hpp, VllmBatchRule;
+/// vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults): r.larger_batch_tokens and 1,024
+/// sequences on the GPUs its rule picks, else 2,048 and 256. vLLM reads the device's name
+/// lower-cased; kvplan reads the spec's id and name.
+[[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(
+    const GpuSpec& g, const VllmReleaseDefaults& r) noexcept {
     const auto named = [&](std::string_view lower, std::string_view upper) {
         return std::string_view(g.id).find(lower) != std::string_view::npos ||
                std::string_view(g.name).find(upper) != std::string_view::npos;
     };
-    const bool larger = rule == VllmBatchRule::h100_h200_by_name
+    const bool larger = r.batch_rule == VllmBatchRule::h100_h200_by_name
                             ? named("h100", "H100") || named("h200", "H200")
                             : g.memory_total >= 70 * GiB && !named("a100", "A100");
-    if (larger) return {8192, 1024};
+    if (larger) return {r.larger_batch_tokens, 1024};
     return {2048, 256};
 }
 
-/// vLLM's defaults on its main branch: 8,192 tokens and 1,024 sequences on GPUs of 70 GiB or more
-/// that are not A100s, else 2,048 and 256.
+/// vLLM's defaults on its main branch (the newest release): 16,384 tokens and 1,024 sequences on
+/// GPUs of 70 GiB or more that are not A100s, else 2,048 and 256.
 [[nodiscard]] constexpr VllmBatchDefaults vllm_batch_defaults(const GpuSpec& g) noexcept {
-    return vllm_batch_defaults(g, VllmBatchRule::memory_70_gib_not_a100);
+    return vllm_batch_defaults(g, *vllm_release_defaults(vllm_newest_release));
 }
 
 /// A CUDA context, created by the first CUDA call of the process: "~700+MB" depending on the CUDA
@@ -104,10 +104,9 @@ struct ReserveOptions {
     /// Sequences of the profiled forward, one logits row each; nullopt: vLLM's max_num_seqs
     /// default.
     std::optional<std::uint32_t> profile_sequences{};
-    /// The profile run's sampler sorts the logits (PyTorch's top-k/top-p) rather than running
-    /// FlashInfer's kernel: vLLM's VLLM_USE_FLASHINFER_SAMPLER default, by release
-    /// (engine/release.hpp).
-    bool sampler_sorts = false;
+    /// The profile run's top-k/top-p path (engine/release.hpp, VllmSampler); nullopt: main's for
+    /// the model (vllm_profile_sampler).
+    std::optional<VllmSampler> sampler{};
     std::uint32_t cuda_graph_max_batch = default_cuda_graph_max_batch;
     std::optional<Bytes> cuda_context{};  ///< replaces default_cuda_context
     std::optional<Bytes> activation{};    ///< replaces the modelled activation peak
@@ -135,14 +134,47 @@ struct ReserveTerm {
 /// the scatter that follow take less (28 bytes in all against the sort's 38).
 inline constexpr std::uint64_t sorting_sampler_bytes_per_logit = 32;
 
+/// Bytes per logits value that sampler `s` of vLLM's profile run adds to the logits and their
+/// fp32 copy (VllmSampler): FlashInfer's top_k_top_p_sampling_from_logits holds a masked fp32
+/// copy (top_k_mask_logits allocates it like the logits) and its fp32 softmax together (flashinfer
+/// /sampling.py, filter_apply_order "top_k_first"), 8; before FlashInfer 0.2.3 vLLM handed it the
+/// fp32 softmax alone, 4; a sort, sorting_sampler_bytes_per_logit; model runner V2's dummy batch
+/// asks no top-k/top-p and its Gumbel kernel samples the fp32 copy in place, 0.
+[[nodiscard]] constexpr std::uint64_t engine_sampler_bytes_per_logit(VllmSampler s) noexcept {
+    switch (s) {
+        case VllmSampler::flashinfer_probs:
+            return 4;
+        case VllmSampler::flashinfer_logits:
+            return 8;
+        case VllmSampler::sorts:
+            return sorting_sampler_bytes_per_logit;
+        case VllmSampler::plain:
+            return 0;
+    }
+    return 0;
+}
+
+/// The sampler of release `r`'s profile run for model `m`: model runner V2's plain sampling for a
+/// dense model (no routed experts, no state-space layers) where the release runs those on it
+/// (vllm/config/vllm.py, _is_default_v2_model_runner_model: MoE, hybrid and attention-free models
+/// keep the V1 runner outside a list of architectures kvplan does not model), else the release's
+/// V1 path.
+[[nodiscard]] constexpr VllmSampler vllm_profile_sampler(const Model& m,
+                                                         const VllmReleaseDefaults& r) noexcept {
+    const bool dense =
+        m.config().moe.experts == 0 && m.layers().layers_of_kind(CacheKind::constant_state) == 0;
+    return r.dense_runner_v2 && dense ? VllmSampler::plain : r.sampler;
+}
+
 /// The activation peak of vLLM's profile run on one rank, as its "torch peak memory increase"
 /// measures it (vllm/v1/worker/gpu_model_runner.py, profile_run): the forward over `tokens`
 /// tokens (the residual stream plus the larger of a layer's attention and MLP intermediates for
-/// every token) and, on the last stage, the sampling that follows it. Where the sampler sorts,
-/// the peak is the larger of the forward and the sampling (the forward's output hidden states,
-/// the logits of one sampled token per profile sequence and the sort's buffers): the two run one
-/// after the other. FlashInfer's kernel (flashinfer_sample, vLLM's default where the release turns
-/// it on) is modelled as the logits and their copy added to the forward's peak.
+/// every token) and, on the last stage, the sampling that follows it: the forward's output hidden
+/// states, the logits of one sampled token per profile sequence and their fp32 copy, and what the
+/// sampler holds beside them (engine_sampler_bytes_per_logit). The two run one after the other,
+/// so the peak is the larger: the forward alone where the sampler sorts, the forward with the
+/// logits otherwise (their sum is within 1.5 % of the peaks vLLM measured in issue #10517, where
+/// the sampling is the smaller).
 struct ActivationPeak {
     std::uint64_t tokens = 0;              ///< max_num_batched_tokens
     Bytes element{};                       ///< bytes per activation value (2: bf16/fp16, 4: fp32)
@@ -155,13 +187,13 @@ struct ActivationPeak {
     std::uint64_t logits_rows = 0;   ///< min(tokens, profile sequences) on the last stage, else 0
     std::uint64_t vocab = 0;
     Bytes logits{};  ///< rows x vocab x (element + 4): the LM head output and its fp32 copy
-    bool sampler_sorts = false;  ///< the sampler sorts the logits (engine/release.hpp)
-    Bytes output{};              ///< sorting: tokens x hidden_size x element, the forward's output
-    Bytes sampler{};             ///< sorting: rows x vocab x sorting_sampler_bytes_per_logit
+    VllmSampler sampler_kind = VllmSampler::plain;  ///< the top-k/top-p path (engine/release.hpp)
+    Bytes output{};   ///< tokens x hidden_size x element, the forward's output (last stage)
+    Bytes sampler{};  ///< rows x vocab x engine_sampler_bytes_per_logit(sampler_kind)
     /// The sampling's peak: output + logits + sampler (zero off the last stage).
     [[nodiscard]] constexpr Bytes sampling() const { return output + logits + sampler; }
     [[nodiscard]] constexpr Bytes total() const {
-        return sampler_sorts ? std::max(hidden, sampling()) : hidden + logits;
+        return std::max(sampler_kind == VllmSampler::sorts ? hidden : hidden + logits, sampling());
     }
 };
 
@@ -290,7 +322,7 @@ namespace detail {
                                                        std::uint32_t stage, std::uint64_t tokens,
                                                        std::uint32_t profile_sequences,
                                                        const WeightOptions& w = {},
-                                                       bool sampler_sorts = false) {
+                                                       VllmSampler sampler = VllmSampler::plain) {
     const Shard s = l.stage(stage);
     const ModelConfig& c = m.config();
     const detail::RankParts parts = detail::rank_parts(l.placement());
@@ -311,14 +343,27 @@ namespace detail {
         a.vocab = c.vocab_size;
         const std::uint64_t values = detail::mul(a.logits_rows, a.vocab, "the logits");
         a.logits = Bytes::exactly(a.element.count() + 4) * values;
-        a.sampler_sorts = sampler_sorts;
-        if (sampler_sorts) {
-            a.output = a.element * detail::mul(tokens, c.hidden_size, "the forward's output");
-            a.sampler = Bytes::exactly(sorting_sampler_bytes_per_logit) * values;
-        }
+        a.sampler_kind = sampler;
+        a.output = a.element * detail::mul(tokens, c.hidden_size, "the forward's output");
+        a.sampler = Bytes::exactly(engine_sampler_bytes_per_logit(sampler)) * values;
     }
     return a;
 }
+
+namespace detail {
+
+/// The profile run of an engine other than vLLM, modelled on vLLM's as it was before v0.28
+/// (8,192 tokens on the GPUs of 70 GiB or more, 2,048 on the others, engine/release.hpp) with no
+/// top-k/top-p pass: TensorRT-LLM's and SGLang's own profile sizes are not modelled apart, and
+/// vLLM's later default of 16,384 tokens is vLLM's alone.
+constexpr void profile_elsewhere(ReserveOptions& ro, const GpuSpec& g) {
+    if (!ro.max_num_batched_tokens)
+        ro.max_num_batched_tokens =
+            vllm_batch_defaults(g, *vllm_release_defaults({0, 27})).max_num_batched_tokens;
+    if (!ro.sampler) ro.sampler = VllmSampler::plain;
+}
+
+}  // namespace detail
 
 /// The non-KV reserve of a rank of stage `stage` of `r`, modelled or as given in `o`.
 [[nodiscard]] constexpr Reserve reserve_on_rank(const Replica& r, const Layout& l,
@@ -327,7 +372,9 @@ namespace detail {
     const VllmBatchDefaults d = vllm_batch_defaults(r.gpu);
     res.activation_model = activation_peak(
         r.model, l, stage, o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
-        o.profile_sequences.value_or(d.max_num_seqs), r.weights, o.sampler_sorts);
+        o.profile_sequences.value_or(d.max_num_seqs), r.weights,
+        o.sampler.value_or(
+            vllm_profile_sampler(r.model, *vllm_release_defaults(vllm_newest_release))));
     const auto term = [](const std::optional<Bytes>& given, Bytes modelled) {
         return given ? ReserveTerm{*given, TermSource::given}
                      : ReserveTerm{modelled, TermSource::modelled};

@@ -49,15 +49,37 @@ struct EngineVersion {
 
 /// How a vLLM release picks `vllm serve`'s max_num_batched_tokens and max_num_seqs for the GPU
 /// (vllm/engine/arg_utils.py: _set_default_args_v1, later EngineArgs.get_batch_defaults, the
-/// OPENAI_API_SERVER usage context). Either rule gives 8,192 tokens and 1,024 sequences to the GPUs
-/// it picks and 2,048 and 256 to the others; the profile run's forward is that many tokens and its
-/// sampler that many logits rows, so the rule moves the activation peak and the sequence cap.
+/// OPENAI_API_SERVER usage context). Either rule gives the release's larger_batch_tokens and 1,024
+/// sequences to the GPUs it picks and 2,048 and 256 to the others; the profile run's forward is
+/// that many tokens and its sampler that many logits rows, so the rule moves the activation peak
+/// and the sequence cap.
 enum class VllmBatchRule : std::uint8_t {
     /// "h100" or "h200" in the device's name (vLLM PR #12369, January 2025).
     h100_h200_by_name,
     /// 70 GiB or more of device memory, an A100 excepted (vLLM PR #17073 of 2025-04-23 picked
     /// by memory; PR #17885 of 2025-05-09 took the A100 back out).
     memory_70_gib_not_a100,
+};
+
+/// The top-k/top-p path of vLLM's profile run, by what it holds beside the logits and their fp32
+/// copy. The V1 model runner's dummy sampler asks top-k = vocabulary - 1 and top-p = 0.9 of every
+/// row (vllm/v1/worker/gpu_model_runner.py, _dummy_sampler_run), so the release's top-k/top-p
+/// path runs over max_num_seqs rows at the whole vocabulary (vllm/v1/sample/ops/
+/// topk_topp_sampler.py); model runner V2 asks neither (engine_sampler_bytes_per_logit, budget/
+/// reserve.hpp, counts each).
+enum class VllmSampler : std::uint8_t {
+    /// FlashInfer from probabilities: the fp32 softmax (4 B a value) handed to
+    /// top_k_top_p_sampling_from_probs, FlashInfer's API before 0.2.3 (v0.8).
+    flashinfer_probs,
+    /// FlashInfer from logits: top_k_top_p_sampling_from_logits masks an fp32 copy
+    /// (top_k_mask_logits, 4 B) and takes its softmax (4 B) before sampling (vLLM PR #15777
+    /// adapted to FlashInfer 0.2.3's API).
+    flashinfer_logits,
+    /// PyTorch's top-k/top-p (or Triton's, counted alike): a sort of the fp32 logits (32 B).
+    sorts,
+    /// Model runner V2 (vllm/v1/worker/gpu/model_runner.py, _dummy_sampler_run): its dummy batch
+    /// asks no top-k or top-p, so the Gumbel sampling of the fp32 copy adds nothing (0 B).
+    plain,
 };
 
 /// The defaults of one vLLM release line that change capacity (the rows of vllm_releases).
@@ -79,10 +101,17 @@ struct VllmReleaseDefaults {
     /// several KV-cache groups (gpt-oss-120b at tp 4: 2,640,080 against 4,194,634 tokens for 45.32
     /// GiB).
     bool tokens_per_group = false;
-    /// The profile run's sampler sorts the logits (PyTorch's top-k/top-p) instead of running
-    /// FlashInfer's kernel (VLLM_USE_FLASHINFER_SAMPLER's default, vllm/envs.py, read in
-    /// vllm/v1/sample/ops/topk_topp_sampler.py); budget/reserve.hpp counts the bytes of each.
-    bool sampler_sorts = false;
+    /// The V1 model runner's top-k/top-p path in the profile run: FlashInfer's kernel or a sort
+    /// (VLLM_USE_FLASHINFER_SAMPLER's default, vllm/envs.py, read in
+    /// vllm/v1/sample/ops/topk_topp_sampler.py).
+    VllmSampler sampler = VllmSampler::flashinfer_logits;
+    /// Model runner V2 runs every dense model (no routed experts, no state-space layers) by
+    /// default (vllm/config/vllm.py, use_v2_model_runner), whose profile samples plainly
+    /// (VllmSampler::plain); MoE and hybrid models keep the V1 runner.
+    bool dense_runner_v2 = true;
+    /// max_num_batched_tokens on the GPUs batch_rule picks (vllm/engine/arg_utils.py,
+    /// get_batch_defaults, OPENAI_API_SERVER): 16,384 since vLLM PR #51726, 8,192 before.
+    std::uint64_t larger_batch_tokens = 16384;
     /// Which GPUs get the larger batch defaults.
     VllmBatchRule batch_rule = VllmBatchRule::memory_70_gib_not_a100;
 };
@@ -99,9 +128,11 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///          KV-cache manager, so chunked local attention is allocated as full attention (the
 ///          manager came in v0.9.2, which kvplan, telling no patches apart, counts as v0.9); the
 ///          larger batch defaults for an H100 or H200 by name only (PR #12369; PR #17073 reached
-///          v0.8.5 at the line's end, counted from v0.9).
+///          v0.8.5 at the line's end, counted from v0.9); FlashInfer samples the fp32 softmax
+///          (flashinfer_sample took probabilities until PR #15777 moved it to FlashInfer 0.2.3's
+///          top_k_top_p_sampling_from_logits, merged in May 2025 and counted from v0.9).
 ///   v0.9   the larger batch defaults for 70 GiB or more but not an A100 (PRs #17073 and #17885,
-///          both in v0.9.0), as on main; the rest as v0.8.
+///          both in v0.9.0), as on main; FlashInfer samples from the logits; the rest as v0.8.
 ///   v0.10  gpu_memory_utilization 0.9 (CacheConfig, as since v0.1); graphs not charged; the hybrid
 ///          manager off for chunked local attention (PR #21761, 2025-07-28, merged after v0.10.0
 ///          and in v0.10.1: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 0; on in
@@ -117,6 +148,15 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///          from v0.20 as PR #40694 is).
 ///   v0.21  CUDA graph memory estimated and charged to the KV budget
 ///          (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on).
+///   v0.25  model runner V2 by default for every dense model (PR #44443, merged July 2026; the
+///          v0.25.0 release notes list it beside PR #47361's removal of PagedAttention): a dense
+///          model's profile samples without top-k/top-p. Its extension to MoE and hybrid models
+///          (PR #46646, closed for #53183 on 2026-08-27) is in no release kvplan can cite.
+///   v0.28  max_num_batched_tokens 16,384 on the GPUs the batch rule picks (PR #51726, opened
+///          2026-08-10: "Update default _max_num_batched_tokens from 8192 to 16384"); v0.27.1
+///          was current on 2026-08-23 and builds past v0.28.0 ran by 2026-08-26, and a v0.30.0
+///          `vllm serve` on B200s logs "max_num_batched_tokens=16384" with the flag unset; the
+///          release is taken as the first line tagged after the PR, v0.28.
 ///   block size: not a row. vLLM pages in 16 tokens on CUDA in every release modelled
 ///          (CacheConfig.block_size; CudaPlatformBase.check_and_update_config sets 16 where it is
 ///          unset), and the attention backends' forcing (engine/vllm_backend.hpp) is taken from
@@ -132,37 +172,58 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
      .charge_cuda_graphs = false,
      .chunked_local_hybrid = false,
      .tokens_per_group = true,
+     .sampler = VllmSampler::flashinfer_probs,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192,
      .batch_rule = VllmBatchRule::h100_h200_by_name},
     {.since = {0, 9},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
      .chunked_local_hybrid = false,
-     .tokens_per_group = true},
+     .tokens_per_group = true,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192},
     {.since = {0, 10},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
      .chunked_local_hybrid = false,
-     .tokens_per_group = true},
+     .tokens_per_group = true,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192},
     {.since = {0, 11},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
      .chunked_local_hybrid = false,
      .tokens_per_group = true,
-     .sampler_sorts = true},
+     .sampler = VllmSampler::sorts,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192},
     {.since = {0, 13},
      .gpu_memory_utilization = 0.9,
      .charge_cuda_graphs = false,
      .chunked_local_hybrid = true,
      .tokens_per_group = true,
-     .sampler_sorts = true},
+     .sampler = VllmSampler::sorts,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192},
     {.since = {0, 20},
      .gpu_memory_utilization = 0.92,
      .charge_cuda_graphs = false,
-     .chunked_local_hybrid = true},
+     .chunked_local_hybrid = true,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192},
     {.since = {0, 21},
      .gpu_memory_utilization = 0.92,
      .charge_cuda_graphs = true,
-     .chunked_local_hybrid = true},
+     .chunked_local_hybrid = true,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192},
+    {.since = {0, 25},
+     .gpu_memory_utilization = 0.92,
+     .charge_cuda_graphs = true,
+     .chunked_local_hybrid = true,
+     .larger_batch_tokens = 8192},
+    {.since = {0, 28}, .gpu_memory_utilization = 0.92},
 };
 
 /// The defaults of vLLM release line `v`, or nullopt outside vllm_oldest_release ..
@@ -203,10 +264,16 @@ static_assert(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization
 static_assert(vllm_release_defaults({0, 9})->gpu_memory_utilization == 0.9);
 static_assert(vllm_release_defaults({0, 19})->tokens_per_group &&
               !vllm_release_defaults({0, 20})->tokens_per_group);
-static_assert(!vllm_release_defaults({0, 10})->sampler_sorts &&
-              vllm_release_defaults({0, 11})->sampler_sorts &&
-              vllm_release_defaults({0, 19})->sampler_sorts &&
-              !vllm_release_defaults({0, 20})->sampler_sorts);
+static_assert(vllm_release_defaults({0, 8})->sampler == VllmSampler::flashinfer_probs &&
+              vllm_release_defaults({0, 10})->sampler == VllmSampler::flashinfer_logits &&
+              vllm_release_defaults({0, 11})->sampler == VllmSampler::sorts &&
+              vllm_release_defaults({0, 19})->sampler == VllmSampler::sorts &&
+              vllm_release_defaults({0, 20})->sampler == VllmSampler::flashinfer_logits);
+static_assert(!vllm_release_defaults({0, 24})->dense_runner_v2 &&
+              vllm_release_defaults({0, 25})->dense_runner_v2);
+static_assert(vllm_release_defaults({0, 27})->larger_batch_tokens == 8192 &&
+              vllm_release_defaults({0, 28})->larger_batch_tokens == 16384 &&
+              vllm_release_defaults(vllm_newest_release)->larger_batch_tokens == 16384);
 static_assert(vllm_release_defaults({0, 8})->batch_rule == VllmBatchRule::h100_h200_by_name &&
               vllm_release_defaults({0, 9})->batch_rule == VllmBatchRule::memory_70_gib_not_a100 &&
               vllm_release_defaults(vllm_newest_release)->batch_rule ==

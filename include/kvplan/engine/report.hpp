@@ -97,6 +97,7 @@ namespace detail {
     ReserveOptions ro = b.reserve;
     if (e == Engine::vllm && !ro.max_num_batched_tokens)
         ro.max_num_batched_tokens = eo.vllm.max_num_batched_tokens;
+    if (e != Engine::vllm) profile_elsewhere(ro, r.gpu);
     const Reserve res = reserve_on_rank(r, l, stage, ro);
     em.weights = weights;
     em.activation = res.activation.bytes;

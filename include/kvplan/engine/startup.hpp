@@ -55,6 +55,15 @@ inline constexpr FixedArray<detail::EnumName<StartupPart>, 3> startup_part_names
 /// block_n = 128"; validate_fp8_block_shape in utils/fp8_utils.py for the dense and shared
 /// layers), SGLang in python/sglang/srt/layers/quantization/fp8.py (Fp8MoEMethod.create_weights,
 /// the same message).
+///
+/// The rule holds in every vLLM release kvplan knows: no release pads a block-FP8 checkpoint's
+/// routed-expert shards to whole blocks. The padding proposed for them (PR #39046 and the ROCm
+/// PR #48173) was closed unmerged, PR #52915 (padding any sub-block FP8 shard, 2026-08-19) is
+/// still open, and a v0.28-era start of a block-FP8 MoE refuses at tp 2, 4 and 8 with this
+/// message (issue #54178, 2026-08-28). What was merged pads other weights: FP8 online
+/// quantization's own blocks of a bf16 checkpoint (PR #44763; kvplan's --weight-dtype fp8 quantizes
+/// per tensor, which no block constrains) and DeepSeek-V4's block-FP8 shared expert at tp 16
+/// (PR #46001, that model's MLP only). So the refusal is not made per release.
 struct StartupCheck {
     bool refused = false;
     StartupPart part = StartupPart::routed_experts;

@@ -90,6 +90,9 @@ struct ResolvedServing {
     std::uint32_t speculative_tokens = 0;                ///< tokens drafted per step
     EngineVersion engine_version = vllm_newest_release;  ///< the release whose defaults apply
     bool engine_version_given = false;
+    /// vLLM's profile sampler sorts (true) or runs FlashInfer (false) whatever the release's
+    /// default (Serving::sampler_sorts); nullopt: the release's.
+    std::optional<bool> sampler_sorts{};
     /// vLLM's attention backend and the block size it forces (evaluate() sets it for the GPU and
     /// the model); nullopt: another engine, or a GPU of a family kvplan does not know.
     std::optional<VllmBackendChoice> backend{};
@@ -178,7 +181,6 @@ struct ResolvedServing {
         r.engine_version_given = true;
         if (!s.memory_fraction) r.budget.utilization = d->gpu_memory_utilization;
         r.options.vllm.charge_cuda_graphs = d->charge_cuda_graphs;
-        r.budget.reserve.sampler_sorts = d->sampler_sorts;
         r.options.vllm.charge_non_torch_in_use = vllm_charges_non_torch_in_use(*s.engine_version);
         r.options.vllm.charge_comm_buffers = vllm_charges_comm_buffers(*s.engine_version);
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
@@ -187,7 +189,7 @@ struct ResolvedServing {
         if (s.engine != Engine::vllm)
             refuse("sampler_sorts", "engine vllm (the profile run's sampler is vLLM's)",
                    std::string(name(s.engine)));
-        r.budget.reserve.sampler_sorts = *s.sampler_sorts;
+        r.sampler_sorts = s.sampler_sorts;
     }
     if (s.num_gpu_blocks) {
         if (s.engine != Engine::vllm)
@@ -220,8 +222,9 @@ namespace detail {
 /// vLLM's defaults that depend on the replica, applied to `s` (resolved for vLLM): the attention
 /// backend and the block size it forces on the GPU's family (vllm_attention_backend); for a
 /// release whose hybrid manager is off for chunked local attention (engine/release.hpp), that
-/// manager off for a model with chunked layers; and the release's max_num_batched_tokens and
-/// max_num_seqs for the GPU (VllmReleaseDefaults::batch_rule).
+/// manager off for a model with chunked layers; the release's max_num_batched_tokens and
+/// max_num_seqs for the GPU (VllmReleaseDefaults::batch_rule); and its profile run's sampler for
+/// the model (vllm_profile_sampler).
 constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
     s.backend = vllm_attention_backend(r.model, gpu_family(r.gpu), r.kv.dtype, r.parallel.dcp,
                                        s.block_size);
@@ -235,7 +238,16 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
     // The release's batch defaults where they differ from main's for this GPU (a v0.8 release on
     // an H20 or a B200 profiles 2,048 tokens and 256 sequences), unless given.
     if (d) {
-        const VllmBatchDefaults then = vllm_batch_defaults(r.gpu, d->batch_rule);
+        // A sampler given (FlashInfer installed or not) replaces the release's top-k/top-p path;
+        // model runner V2's dummy batch asks for neither, so nothing replaces its plain sampling.
+        const VllmSampler release = vllm_profile_sampler(r.model, *d);
+        s.budget.reserve.sampler = release;
+        if (s.sampler_sorts && release != VllmSampler::plain)
+            s.budget.reserve.sampler = *s.sampler_sorts ? VllmSampler::sorts
+                                       : release == VllmSampler::sorts
+                                           ? VllmSampler::flashinfer_logits
+                                           : release;
+        const VllmBatchDefaults then = vllm_batch_defaults(r.gpu, *d);
         const VllmBatchDefaults now = vllm_batch_defaults(r.gpu);
         if (then.max_num_batched_tokens != now.max_num_batched_tokens &&
             !s.options.vllm.max_num_batched_tokens) {

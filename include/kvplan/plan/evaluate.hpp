@@ -505,7 +505,10 @@ struct PreparedLayout {
         detail::throw_field_error<InvalidInput>(
             detail::text("GPU '", d.gpu.id, "' (", name(d.gpu.arch), ")"), "kv_dtype",
             detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
-    if (a.serving.engine == Engine::vllm) detail::vllm_model_defaults(a.serving, r);
+    if (a.serving.engine == Engine::vllm)
+        detail::vllm_model_defaults(a.serving, r);
+    else
+        detail::profile_elsewhere(a.serving.budget.reserve, r.gpu);
     a.drafter_layers = prepared.drafter_layers;
     a.drafter_weights = prepared.drafter_weights;
     if (r.gpu.memory_total.is_zero() && !a.serving.budget.kv_memory_per_gpu)

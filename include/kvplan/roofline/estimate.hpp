@@ -511,8 +511,14 @@ struct RunningCap {
 
 [[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l) {
     if (l.max_running) return {*l.max_running, true};
+    // The engine profiles its own token budget; the other engines as report.hpp models them. The
+    // sampler's buffers are left out, as when the estimate's defaults were fitted
+    // (docs/accuracy.md): the fit's measurements do not say which release's sampler ran.
+    BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
+                                .sampler = VllmSampler::plain}};
+    if (r.parallel.rules != ParallelRules::vllm) detail::profile_elsewhere(o.reserve, r.gpu);
     const ReplicaBudget b = replica_budget(
-        r, Workload{.context = l.prompt_tokens + l.output_tokens, .concurrency = l.concurrency});
+        r, Workload{.context = l.prompt_tokens + l.output_tokens, .concurrency = l.concurrency}, o);
     // The engine's cap holds for each attention data-parallel rank.
     const std::uint64_t seqs = std::min<std::uint64_t>(
         b.max_concurrency,
