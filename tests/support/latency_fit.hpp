@@ -103,6 +103,8 @@ inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
                 start.experts = start.compute;
             }
         }
+        // The expert tile stays at 0: fitted beside the experts' fraction it changes nothing the
+        // held-out rows tell apart.
         start.request_overhead = Seconds{};
         f.family[static_cast<std::size_t>(fam)] = fit_params(obs, start, space);
     }
@@ -239,7 +241,7 @@ struct ErrorSummary {
     double p90 = 0.0;
 };
 
-/// The same over the rows `keep` accepts.
+/// The summary over the rows of `set` that `keep` accepts.
 inline ErrorSummary summarize(const std::vector<MeasuredRow>& rows,
                               const std::vector<LatencyEstimate>& estimates, std::string_view set,
                               Metric m, const std::function<bool(const MeasuredRow&)>& keep) {
@@ -264,6 +266,7 @@ inline ErrorSummary summarize(const std::vector<MeasuredRow>& rows,
     return s;
 }
 
+/// The summary over every row of `set`.
 inline ErrorSummary summarize(const std::vector<MeasuredRow>& rows,
                               const std::vector<LatencyEstimate>& estimates, std::string_view set,
                               Metric m) {
