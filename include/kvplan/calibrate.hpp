@@ -531,6 +531,11 @@ namespace detail {
         };
         j += number("estimate_bandwidth_fraction", p.estimate->bandwidth);
         j += number("estimate_compute_fraction", p.estimate->compute);
+        // Attention's and the experts' own fractions, where they have one (0: the GEMMs').
+        if (p.estimate->attention > 0.0)
+            j += number("estimate_attention_fraction", p.estimate->attention);
+        if (p.estimate->experts > 0.0)
+            j += number("estimate_experts_fraction", p.estimate->experts);
         j += number("estimate_layer_overhead_seconds", p.estimate->layer_overhead.in(seconds));
         j += number("estimate_all_reduce_latency_seconds",
                     p.estimate->all_reduce_latency.in(seconds));
@@ -550,6 +555,7 @@ namespace detail {
     bool version = false, have_reserve = false, have_util = false;
     EstimateParams est;
     int estimate_keys = 0;
+    int optional_estimate_keys = 0;  // attention and experts: only beside the four
     const auto bytes = [&](const std::string& key, const std::string& v) {
         const auto n = detail::parse_u64(v);
         if (!n)
@@ -601,6 +607,14 @@ namespace detail {
                                                         detail::quoted(value));
             (key == "estimate_bandwidth_fraction" ? est.bandwidth : est.compute) = *f;
             ++estimate_keys;
+        } else if (key == "estimate_attention_fraction" || key == "estimate_experts_fraction") {
+            // Optional: a profile without them times attention and experts at the GEMMs' fraction.
+            const auto f = detail::parse_double(value);
+            if (!f || !(*f > 0 && *f <= 1))
+                detail::throw_field_error<InvalidInput>(where, key, "a fraction in (0, 1]",
+                                                        detail::quoted(value));
+            (key == "estimate_attention_fraction" ? est.attention : est.experts) = *f;
+            ++optional_estimate_keys;
         } else if (key == "estimate_layer_overhead_seconds" ||
                    key == "estimate_all_reduce_latency_seconds") {
             const auto t = detail::parse_double(value);
@@ -625,7 +639,7 @@ namespace detail {
         detail::throw_field_error<InvalidInput>(where, "kvplan_profile", "1 (a kvplan profile)",
                                                 "none");
     // A reserve part (from a log), an estimate part (from a benchmark), or both; each complete.
-    if (estimate_keys != 0 && estimate_keys != 4)
+    if ((estimate_keys != 0 || optional_estimate_keys != 0) && estimate_keys != 4)
         detail::throw_field_error<InvalidInput>(
             where, "estimate_*",
             "all four of estimate_bandwidth_fraction, estimate_compute_fraction, "

@@ -257,6 +257,21 @@ TEST_CASE("a profile carries the estimate's parameters, with or without a reserv
     CHECK(r.estimate == p.estimate);
     CHECK(r.estimate_compute == ComputeDtype::bf16);
 
+    // Attention's and the experts' own fractions (Hopper's defaults: 0.24, 0.20) are written
+    // where set and read back; a profile without them leaves them at 0, the GEMMs' fraction.
+    CHECK(j.find("estimate_attention_fraction") == std::string::npos);
+    CalibrationProfile split = q;
+    split.estimate->attention = 0.24;
+    split.estimate->experts = 0.2;
+    const std::string sj = profile_json(split);
+    CHECK(sj.find("\"estimate_attention_fraction\": 0.24,") != std::string::npos);
+    CHECK(sj.find("\"estimate_experts_fraction\": 0.2,") != std::string::npos);
+    CHECK(parse_profile(sj, "s.json").estimate == split.estimate);
+    CHECK(q.estimate->attention == 0.0);
+    CHECK_THROWS_WITH(
+        parse_profile("{\"kvplan_profile\": 1, \"estimate_experts_fraction\": 0.2}", "e.json"),
+        Catch::Contains("e.json: estimate_*: expected all four"));
+
     // Part of the estimate is refused, naming what is missing; so is a fraction out of range.
     CHECK_THROWS_WITH(parse_profile("{\"kvplan_profile\": 1, \"estimate_bandwidth_fraction\": "
                                     "0.5, \"estimate_compute_fraction\": 0.4}",

@@ -612,9 +612,10 @@ TEST_CASE("fit and roofline time an fp8 checkpoint's matmuls in fp8 unless told 
     CHECK(by_default["inputs"]["compute_dtype"] == "fp8");
     CHECK(by_default["itl_estimate_seconds"] == fp8["itl_estimate_seconds"]);
     CHECK(fit["itl_estimate_seconds"] == fp8["itl_estimate_seconds"]);
-    // Within 35 % of the measurement (docs/accuracy.md's row: 79.63 ms, +33 %).
-    CHECK(fit["itl_estimate_seconds"].get<double>() * 1e3 == Approx(59.73).epsilon(0.35));
-    CHECK(bf16["itl_estimate_seconds"].get<double>() * 1e3 > 1.5 * 59.73);
+    // Within 5 % of the measurement (docs/accuracy.md's row: 61.61 ms, +3 %); at the bf16 peak
+    // over 40 % above it (86.10 ms).
+    CHECK(fit["itl_estimate_seconds"].get<double>() * 1e3 == Approx(59.73).epsilon(0.05));
+    CHECK(bf16["itl_estimate_seconds"].get<double>() * 1e3 > 1.4 * 59.73);
     // A bf16 checkpoint stays in bf16.
     const CliRun plain =
         run_kvplan("roofline --model llama-3-70b --gpu h100-sxm --tp 2 --batch 50 --format json");

@@ -52,28 +52,28 @@ TEST_CASE("fleet and disagg's aggregated pool size the same fleet for the same r
         .ttft_target = demand.ttft,
     });
     REQUIRE(f.plan.feasible);
-    // Both hold the batch of 61 that the TPOT target binds (the estimate's ITL at 61 running is
-    // 49.65 ms, at 62 above 50 ms; the cache holds 199 of 2,500 tokens): TTFT at 61 is 351 ms,
-    // vLLM's 48.5 ms request overhead included.
+    // Both hold the batch of 99 that the TPOT target binds (the estimate's ITL at 99 running is
+    // 49.87 ms, at 100 above 50 ms; the cache holds 199 of 2,500 tokens): TTFT at 99 is 233 ms,
+    // vLLM's 52.5 ms request overhead included.
     CHECK(f.plan.binding == FleetBinding::tpot);
-    CHECK(f.plan.batch == 61);
+    CHECK(f.plan.batch == 99);
     CHECK(agg.concurrency == f.plan.batch);
     CHECK(f.plan.tpot_at_batch <= demand.tpot);
     CHECK(f.plan.ttft_at_batch <= demand.ttft);
     // A request holds its slot from its first forward: its TTFT less the request overhead (HTTP,
-    // tokenizer: no slot), then 499 more tokens a TPOT apart: 0.351 - 0.0485 + 499 x 0.04965 =
-    // 25.076 s; by Little's law 20 x 25.076 = 501.5 requests are in flight, ceil(501.5 / 61) = 9
-    // replicas of 4 GPUs: 36. (Staying the targets instead, 1 + 500 x 0.05 = 26 s, would put 520
-    // in flight: ceil(520 / 61) = 9 here too, the slack within one replica's batch.)
+    // tokenizer: no slot), then 499 more tokens a TPOT apart: 0.2332 - 0.0525 + 499 x 0.049868 =
+    // 25.065 s; by Little's law 20 x 25.065 = 501.3 requests are in flight, ceil(501.3 / 99) = 6
+    // replicas of 4 GPUs: 24. (Staying the targets instead, 1 + 500 x 0.05 = 26 s, would put 520
+    // in flight: ceil(520 / 99) = 6 here too, the slack within one replica's batch.)
     const Seconds overhead = default_params(ParallelRules::vllm).request_overhead;
     const double stay =
         (f.plan.ttft_at_batch - overhead).in(seconds) + 499 * f.plan.tpot_at_batch.in(seconds);
     CHECK(f.plan.time_in_system.in(seconds) == Approx(stay));
-    CHECK(stay == Approx(25.076).epsilon(1e-3));
+    CHECK(stay == Approx(25.065).epsilon(1e-3));
     CHECK(f.plan.in_flight == Approx(20 * stay));
-    CHECK(f.plan.replicas == 9);
-    CHECK(f.gpus == 36);
-    CHECK(agg.replicas == 9);
+    CHECK(f.plan.replicas == 6);
+    CHECK(f.gpus == 24);
+    CHECK(agg.replicas == 6);
     CHECK(agg.gpus == f.gpus);
     CHECK(agg.request == f.plan.time_in_system);
 }

@@ -70,6 +70,23 @@ TEST_CASE("a decode step's FLOPs are its matmuls and its attention at the achiev
     CHECK(e.decode_step.compute.in(seconds) == Approx(flops / 50e12));
 }
 
+TEST_CASE("attention given its own fraction runs at it, of the bf16 peak, beside the GEMMs",
+          "[estimate]") {
+    // The decode step above with attention at 0.25: the matmuls' 2 x 7,504,658,432 =
+    // 15,009,316,864 FLOP at 100 TFLOP/s x 0.5 take 300.18633728 us, attention's 524,288 x 1,001
+    // = 524,812,288 FLOP at 100 TFLOP/s x 0.25 take 20.99249152 us: 321.1788288 us together.
+    EstimateParams p = half;
+    p.attention = 0.25;
+    const Load l{.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, p);
+    CHECK(e.decode_step.flops.in(FLOP) == Approx(2 * matmul_per_token + attn_per_token * 1001));
+    CHECK(e.decode_step.compute.in(microseconds) == Approx(321.1788288));
+    // At the GEMMs' own fraction it is the one-fraction step, to rounding.
+    p.attention = 0.5;
+    CHECK(estimate_latency(llama_8b(), l, p).decode_step.compute.in(seconds) ==
+          Approx(estimate_latency(llama_8b(), l, half).decode_step.compute.in(seconds)));
+}
+
 TEST_CASE("every layer adds its fixed overhead to a step", "[estimate]") {
     // 32 layers x 10 us = 320 us; tp 1 has no all-reduce; the step is memory time + 320 us.
     const LatencyEstimate e = estimate_latency(
@@ -367,6 +384,29 @@ TEST_CASE("a grouped GEMM computes whole tiles of each expert's tokens", "[estim
     CHECK(tile.decode_step.bytes == plain.decode_step.bytes);
 }
 
+TEST_CASE("the routed experts' grouped GEMMs run at a fraction of their own", "[estimate][moe]") {
+    // Mixtral-8x7B's prefill of 100 tokens: each token's 2 experts carry routed FLOPs of
+    // 2 x 2 x 3 x 4,096 x 14,336 x 32 = 22,548,578,304 a token, 2,254,857,830,400 for the 100.
+    // At 0.125 of 100 TFLOP/s instead of the GEMMs' 0.5 they take 180.389 ms, not 45.097 ms:
+    // 135.291 ms added; the FLOPs and bytes do not move.
+    const Replica r{.model = presets::mixtral_8x7b,
+                    .gpu = round_gpu(),
+                    .weights = {.format = WeightFormat::bf16},
+                    .kv = KvDtype::bf16};
+    const Load l{.kind = LoadKind::static_batch, .prompt_tokens = 100, .output_tokens = 2};
+    EstimateParams slow = half;
+    slow.experts = 0.125;
+    const LatencyEstimate plain = estimate_latency(r, l, half);
+    const LatencyEstimate e = estimate_latency(r, l, slow);
+    const double routed = 100.0 * 2.0 * 2.0 * 3.0 * 4096.0 * 14336.0 * 32.0;
+    CHECK((e.prefill_step.compute - plain.prefill_step.compute).in(seconds) ==
+          Approx(routed / 12.5e12 - routed / 50e12));
+    CHECK((e.prefill_step.compute - plain.prefill_step.compute).in(milliseconds) ==
+          Approx(135.291).epsilon(1e-4));
+    CHECK(e.prefill_step.flops == plain.prefill_step.flops);
+    CHECK(e.prefill_step.memory == plain.prefill_step.memory);
+}
+
 TEST_CASE("with pipeline stages a step's times are summed over the stages", "[estimate]") {
     // pp 2: 16 layers a stage, so the layer overhead is 16 x 10 us on each, 320 us in all.
     const LatencyEstimate e = estimate_latency(
@@ -398,20 +438,23 @@ TEST_CASE("the running cap is what the KV budget holds, at most vLLM's max_num_s
 TEST_CASE("the estimate never beats the bound, whatever the fractions", "[estimate][property]") {
     // Fractions <= 1 and fixed costs >= 0 only slow a step: a property over a grid of loads.
     const Replica r = llama_8b(2);
+    // Attention's own fraction (0: the GEMMs') of the bf16 peak, no higher than the bound's.
     for (double f : {1.0, 0.7, 0.3})
-        for (std::uint64_t c : {1, 4, 64, 512})
-            for (std::uint64_t in : {16, 1000, 9000}) {
-                // At vLLM's budget before v0.28: at 16,384 tokens one point of this grid gives a
-                // throughput past its bound, a defect of the estimate still open.
-                const Load l{.concurrency = c,
-                             .prompt_tokens = in,
-                             .output_tokens = 64,
-                             .max_num_batched_tokens = 8192};
-                const LatencyEstimate e = estimate_latency(r, l, {.bandwidth = f, .compute = f});
-                CHECK(e.itl >= e.itl_bound);
-                CHECK(e.ttft >= e.ttft_bound);
-                CHECK(e.tokens_per_s <= e.tokens_per_s_bound);
-            }
+        for (double a : {0.0, 1.0, 0.2})
+            for (std::uint64_t c : {1, 4, 64, 512})
+                for (std::uint64_t in : {16, 1000, 9000}) {
+                    // At vLLM's budget before v0.28: at 16,384 tokens one point of this grid gives
+                    // a throughput past its bound, a defect of the estimate still open.
+                    const Load l{.concurrency = c,
+                                 .prompt_tokens = in,
+                                 .output_tokens = 64,
+                                 .max_num_batched_tokens = 8192};
+                    const LatencyEstimate e =
+                        estimate_latency(r, l, {.bandwidth = f, .compute = f, .attention = a});
+                    CHECK(e.itl >= e.itl_bound);
+                    CHECK(e.ttft >= e.ttft_bound);
+                    CHECK(e.tokens_per_s <= e.tokens_per_s_bound);
+                }
 }
 
 TEST_CASE("GPU families come from the GPU id", "[estimate]") {
@@ -438,6 +481,8 @@ TEST_CASE("parameters and loads out of range are refused with the field named", 
                       Catch::Contains("estimate.bandwidth") && Catch::Contains("(0, 1]"));
     CHECK_THROWS_WITH(estimate_latency(r, {}, {.compute = 0.0}),
                       Catch::Contains("estimate.compute"));
+    CHECK_THROWS_WITH(estimate_latency(r, {}, {.attention = 1.5}),
+                      Catch::Contains("estimate.attention") && Catch::Contains("(0, 1]"));
     CHECK_THROWS_WITH(estimate_latency(r, {.concurrency = 0}, half),
                       Catch::Contains("load.concurrency"));
     CHECK_THROWS_WITH(estimate_latency(r, {.prompt_tokens = 0}, half),
@@ -493,10 +538,10 @@ TEST_CASE("an fp8 checkpoint's estimate is timed at the fp8 peak unless told oth
     bf16.compute = ComputeDtype::bf16;
     const LatencyEstimate by_default = estimate_latency(r, load, p);
     CHECK(by_default.itl == estimate_latency(r, load, p, fp8).itl);
-    // Within 35 % of the measurement (docs/accuracy.md's row: 79.63 ms, +33 %) ...
-    CHECK(by_default.itl.in(milliseconds) == Approx(79.63).margin(0.01));
-    CHECK(by_default.itl.in(milliseconds) == Approx(59.73).epsilon(0.35));
-    // ... where timing fp8 matmuls at the bf16 peak misses by far more: the prefill chunks each
-    // step carries are compute-bound.
-    CHECK(estimate_latency(r, load, p, bf16).itl.in(milliseconds) > 1.5 * 59.73);
+    // Within 5 % of the measurement (docs/accuracy.md's row: 61.61 ms, +3 %) ...
+    CHECK(by_default.itl.in(milliseconds) == Approx(61.61).margin(0.01));
+    CHECK(by_default.itl.in(milliseconds) == Approx(59.73).epsilon(0.05));
+    // ... where timing fp8 matmuls at the bf16 peak misses by over 40 % (86.10 ms): the prefill
+    // chunks each step carries are compute-bound.
+    CHECK(estimate_latency(r, load, p, bf16).itl.in(milliseconds) > 1.4 * 59.73);
 }

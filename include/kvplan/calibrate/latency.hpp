@@ -48,6 +48,8 @@ struct FitAxis {
 struct FitSpace {
     FitAxis bandwidth{0.30, 1.00, 0.01};
     FitAxis compute{0.10, 1.00, 0.01};
+    FitAxis attention{0.05, 1.00, 0.0};  ///< held unless asked: only long prompts show it
+    FitAxis experts{0.02, 1.00, 0.0};    ///< held unless asked: only MoE loads show it
     FitAxis layer_overhead{0.0, 200e-6, 1e-6};
     FitAxis all_reduce_latency{0.0, 100e-6, 1e-6};
     FitAxis expert_tile_rows{0.0, 256.0, 0.0};  ///< held unless asked: only MoE loads show it
@@ -141,6 +143,8 @@ struct Objective {
     };
     const Axis axes[] = {{space.bandwidth, &EstimateParams::bandwidth, nullptr},
                          {space.compute, &EstimateParams::compute, nullptr},
+                         {space.attention, &EstimateParams::attention, nullptr},
+                         {space.experts, &EstimateParams::experts, nullptr},
                          {space.layer_overhead, nullptr, &EstimateParams::layer_overhead},
                          {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency},
                          {space.expert_tile_rows, &EstimateParams::expert_tile_rows, nullptr},

@@ -7,7 +7,9 @@
 // scheduler builds it (r.parallel.rules names the engine):
 //
 //   step(d decodes at context c, p prefill tokens)
-//       = max(bytes / (bandwidth x f_bw), FLOPs / (peak x f_compute))
+//       = max(bytes / (bandwidth x f_bw),
+//             dense GEMM FLOPs / (peak x f_compute) + routed experts' FLOPs / (peak x f_experts)
+//             + attention FLOPs / (bf16 peak x f_attention))
 //         + layers x t_layer                                   (launches and small kernels)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
 //         + MoE layers x (dispatch + combine at link peak)   (expert parallelism: AllToAll)
@@ -105,8 +107,17 @@ inline constexpr FixedArray<detail::EnumName<GpuFamily>, 5> gpu_family_names{{
 
 /// What the estimate adds to the bound: achieved fractions of peak and fixed costs per step.
 struct EstimateParams {
-    double bandwidth = 1.0;        ///< achieved fraction of peak memory bandwidth, in (0, 1]
-    double compute = 1.0;          ///< achieved fraction of peak dense FLOP/s, in (0, 1]
+    double bandwidth = 1.0;  ///< achieved fraction of peak memory bandwidth, in (0, 1]
+    double compute = 1.0;    ///< achieved fraction of peak dense FLOP/s in the GEMMs, (0, 1]
+    /// Achieved fraction of the GPU's bf16 peak in attention, in (0, 1]; 0: the GEMMs' fraction of
+    /// their own peak. Attention kernels (FlashAttention, FlashInfer) run at another fraction than
+    /// the GEMMs: softmax and masking between two matmuls, and causal tiles half full.
+    double attention = 0.0;
+    /// Achieved fraction of the GEMMs' peak in the routed experts' grouped GEMMs, in (0, 1]; 0: the
+    /// GEMMs' fraction. A grouped GEMM runs each expert on its share of the tokens (tokens x top-k
+    /// / experts rows, unevenly: some experts get more), with block-scale dequantization in fp8
+    /// checkpoints (vLLM's fused_moe Triton kernel, SGLang's), far from a dense GEMM's fraction.
+    double experts = 0.0;
     Seconds layer_overhead{};      ///< per layer per step: kernel launches and small kernels
     Seconds all_reduce_latency{};  ///< per tensor-parallel all-reduce (its bytes move at link peak)
     /// Rows an expert's GEMM computes at least: a grouped GEMM runs whole tiles of tokens per
@@ -127,35 +138,41 @@ struct FamilyParams {
     std::string_view fitted_on{};  ///< the rows of tests/data/latency_measurements.json
 };
 
-// Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us} on the ITL/TPOT,
-// e2e latency and throughput of each family's "fit" rows of tests/data/latency_measurements.json;
-// a family with fewer than 5 such figures borrows). A test reruns the fit and checks these.
+namespace detail {
+// Ampere's fit, which Ada borrows.
+inline constexpr EstimateParams ampere_fit{.bandwidth = 0.82,
+                                           .compute = 0.83,
+                                           .attention = 0.40,
+                                           .experts = 0.23,
+                                           .layer_overhead = 122.0 * microseconds,
+                                           .all_reduce_latency = 32.0 * microseconds};
+}  // namespace detail
+
+// Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
+// experts from 0.5, on the ITL/TPOT, e2e latency and throughput of each family's "fit" rows of
+// tests/data/latency_measurements.json; a family with fewer than 5 such figures borrows, one with
+// fewer than 10 keeps one fraction for attention, experts and GEMMs). A test reruns the fit and
+// checks these.
 inline constexpr std::array default_family_params{
-    FamilyParams{GpuFamily::ampere,
-                 {.bandwidth = 1.00,
-                  .compute = 0.38,
-                  .layer_overhead = 104.0 * microseconds,
-                  .all_reduce_latency = 46.0 * microseconds},
-                 true,
+    FamilyParams{GpuFamily::ampere, detail::ampere_fit, true,
                  "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
-    FamilyParams{GpuFamily::ada,
-                 {.bandwidth = 1.00,
-                  .compute = 0.38,
-                  .layer_overhead = 104.0 * microseconds,
-                  .all_reduce_latency = 46.0 * microseconds},
-                 false,
+    FamilyParams{GpuFamily::ada, detail::ampere_fit, false,
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
         GpuFamily::hopper,
-        {.bandwidth = 0.92,
-         .compute = 0.36,
-         .layer_overhead = 56.0 * microseconds,
-         .all_reduce_latency = 30.0 * microseconds},
+        {.bandwidth = 0.84,
+         .compute = 0.71,
+         .attention = 0.24,
+         .experts = 0.20,
+         .layer_overhead = 63.0 * microseconds,
+         .all_reduce_latency = 24.0 * microseconds},
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
                  {.bandwidth = 0.40,
                   .compute = 1.00,
+                  .attention = 1.00,
+                  .experts = 1.00,
                   .layer_overhead = 0.0 * microseconds,
                   .all_reduce_latency = 21.0 * microseconds},
                  true,
@@ -195,9 +212,9 @@ struct EngineParams {
 // no slot: the measured TTFT less the GPUs' part of the estimate, the least sum of |log error| on
 // a grid of 0.5 ms up to 500 ms.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 48.5 * milliseconds, true,
+    EngineParams{ParallelRules::vllm, 52.5 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 325.0 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 292.5 * milliseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200: the others prefilling are part of it)"},
     EngineParams{ParallelRules::trtllm, 70.5 * milliseconds, true,
@@ -343,6 +360,12 @@ constexpr void check_estimate(const Replica& r, const Load& l, const EstimatePar
     if (!fraction(p.compute))
         throw_field_error<InvalidInput>(where(), "estimate.compute", "a fraction in (0, 1]",
                                         std::to_string(p.compute));
+    if (!(p.attention == 0.0 || fraction(p.attention)))
+        throw_field_error<InvalidInput>(where(), "estimate.attention", "0 or a fraction in (0, 1]",
+                                        std::to_string(p.attention));
+    if (!(p.experts == 0.0 || fraction(p.experts)))
+        throw_field_error<InvalidInput>(where(), "estimate.experts", "0 or a fraction in (0, 1]",
+                                        std::to_string(p.experts));
     if (p.layer_overhead < Seconds{} || p.all_reduce_latency < Seconds{} ||
         (p.request_overhead && *p.request_overhead < Seconds{}))
         throw_field_error<InvalidInput>(where(), "estimate.overheads", ">= 0 s", "a negative time");
@@ -423,20 +446,38 @@ struct PrefillPart {
                      static_cast<double>(own_prompts) * pre.share;
     }
     t.bytes = weights + kv;
-    t.flops = matmul_flops(cs.matmul, own, tokens) + Flops::in_base(attention);
+    Flops gemm = matmul_flops(cs.matmul, own, tokens);
+    // The routed experts' part of it: every token of the step routes to the rank's experts.
+    double routed = 2.0 * cs.matmul.routed * static_cast<double>(tokens);
     if (p.expert_tile_rows > 0.0 && cs.matmul.routed > 0.0 && per_pass > 0) {
         // A grouped GEMM computes whole tiles of each touched expert's tokens: at fewer tokens
         // per expert than a tile's rows it does the tile's work (the weights read are the same).
         const std::uint32_t k = m.config().moe.experts_per_token;
         const double touched = expected_experts_touched(cs.weights.physical_experts, k, per_pass);
         const double rows = static_cast<double>(per_pass) * k / std::max(touched, 1.0);
-        if (rows < p.expert_tile_rows)
-            t.flops += Flops::in_base(2.0 * cs.matmul.routed * static_cast<double>(tokens) *
-                                      (p.expert_tile_rows / rows - 1.0));
+        if (rows < p.expert_tile_rows) {
+            const double extra = routed * (p.expert_tile_rows / rows - 1.0);
+            gemm += Flops::in_base(extra);
+            routed += extra;
+        }
     }
+    t.flops = gemm + Flops::in_base(attention);
     const GpuSpec& g = c.replica.gpu;
     t.memory = t.bytes / (g.memory_bandwidth * p.bandwidth);
-    t.compute = t.flops / (peak_flops(g, detail::compute_of(c.options)) * p.compute);
+    const FlopsPerSecond gemm_peak = peak_flops(g, detail::compute_of(c.options));
+    if (p.attention > 0.0 || p.experts > 0.0) {
+        // Attention in bf16 whatever the GEMMs' type (the query and softmax stay in 16 bits).
+        const FlopsPerSecond bf16 = peak_flops(g, ComputeDtype::bf16);
+        const FlopsPerSecond attention_peak =
+            p.attention > 0.0 && bf16 > FlopsPerSecond{} ? bf16 : gemm_peak;
+        const double expert_fraction = p.experts > 0.0 ? p.experts : p.compute;
+        t.compute = (gemm - Flops::in_base(routed)) / (gemm_peak * p.compute) +
+                    Flops::in_base(routed) / (gemm_peak * expert_fraction) +
+                    Flops::in_base(attention) /
+                        (attention_peak * (p.attention > 0.0 ? p.attention : p.compute));
+    } else {
+        t.compute = t.flops / (gemm_peak * p.compute);
+    }
     t.bound = t.compute > t.memory ? Bound::compute : Bound::memory;
     const std::uint32_t layers = shard_end(m, cs.shard) - cs.shard.first_layer;
     const double passes = static_cast<double>(pre.passes);
