@@ -224,7 +224,11 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
     CHECK(v08.memory().outside == v08.memory().cuda_graphs);
     d.serving.engine_version = EngineVersion{0, 9};
     const ReplicaAnswer v09 = evaluate(d, {.context = 8192});
-    CHECK(v09.memory().kv_memory - v08.memory().kv_memory == 700 * MiB);
+    // v0.9's FlashInfer sampler holds 4 B more per logit than v0.8's (engine/release.hpp), so
+    // the context is the difference of the caches once the peaks' difference is added back.
+    CHECK(v09.memory().kv_memory - v08.memory().kv_memory +
+              (v09.memory().activation - v08.memory().activation) ==
+          700 * MiB);
     // Through v0.10 the snapshot preceded the distributed groups, so their buffers were charged
     // (PR #25359 moved it, v0.11): at tp 2 the 2 x 128 MiB leave the cache at v0.10, not at v0.11.
     CHECK(vllm_charges_comm_buffers({0, 10}));

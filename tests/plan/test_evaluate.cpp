@@ -87,7 +87,7 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     // Blackwell: FlashInfer's TRT-LLM MoE pads I and H to 3,072 (multiples of 256): gate/up
     // 6,144 rows x (1,536 + 96) B + down 3,072 x 1,632 B = 15,040,512 B against 13,219,200 B,
     // and fp32 biases 4 x (6,144 + 3,072) = 36,864 B against bf16 2 x (5,760 + 2,880) = 17,280 B.
-    sg.gpu = gpu("b200");
+    sg.gpu = bundled_gpu("b200");
     const ReplicaAnswer b = evaluate(sg, {.context = 8000});
     CHECK(b.loaded.kernel == WeightKernel::mxfp4_flashinfer);
     CHECK(b.loaded.padded_intermediate == 3072);
@@ -95,7 +95,7 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     CHECK(b.weights_per_gpu.count() ==
           stored + experts * (15'040'512 - 13'219'200 + 36'864 - 17'280));
     // Ampere is not modelled for SGLang: the checkpoint's bytes.
-    sg.gpu = gpu("a100-sxm4-80gb");
+    sg.gpu = bundled_gpu("a100-sxm4-80gb");
     const ReplicaAnswer a = evaluate(sg, {.context = 8000});
     CHECK(a.loaded.kernel == WeightKernel::as_stored);
     CHECK(a.weights_per_gpu.count() == stored);
@@ -104,7 +104,8 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     // CompressedTensorsWNA16TritonMoE keeps its int32 g_idx and sort indices, 2 x 4 x (7,168 +
     // 2,048 / 8) B, and two 2 x fp32 shape tensors, 16 B: 59,408 B an expert, for 384 experts on
     // each of 60 MoE layers (first_k_dense_replace 1 of 61): 1,368,760,320 B.
-    Deployment k{.model = bundled("kimi-k2.5"), .gpu = gpu("mi355x"), .parallel = {.tp = 8}};
+    Deployment k{
+        .model = bundled("kimi-k2.5"), .gpu = bundled_gpu("mi355x"), .parallel = {.tp = 8}};
     k.serving.engine = Engine::sglang;
     const ReplicaAnswer r = evaluate(k, {.context = 8000});
     CHECK(r.replica.weights.expert_format == WeightFormat::int4);
@@ -113,9 +114,9 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     CHECK(r.loaded.experts == 384ULL * 60);
     CHECK((r.weights_per_gpu - r.weights_checkpoint_per_gpu).count() == 1'368'760'320ULL);
     // On Hopper the Marlin path empties them: as stored; and vLLM keeps the checkpoint's bytes.
-    k.gpu = gpu("h200-sxm");
+    k.gpu = bundled_gpu("h200-sxm");
     CHECK(evaluate(k, {.context = 8000}).loaded.kernel == WeightKernel::as_stored);
-    k.gpu = gpu("mi355x");
+    k.gpu = bundled_gpu("mi355x");
     k.serving.engine = Engine::vllm;
     CHECK(evaluate(k, {.context = 8000}).loaded.kernel == WeightKernel::as_stored);
 }
@@ -602,8 +603,11 @@ TEST_CASE("requests past what the cache holds wait, and the wait is in the TTFT"
           Approx(a.estimate->request.in(seconds)*139.0 / 61.0 -
                  a.estimate->ttft_overhead.in(seconds)));
     CHECK(a.estimate->ttft_overhead == default_params(ParallelRules::vllm).request_overhead);
-    CHECK(a.estimate->ttft == a.estimate->ttft_overhead + a.estimate->ttft_prefill +
-                                  a.estimate->ttft_in_flight + a.estimate->ttft_queue);
+    // The four terms add up (to rounding: the estimate sums them in another order).
+    CHECK(a.estimate->ttft.in(seconds) ==
+          Approx((a.estimate->ttft_overhead + a.estimate->ttft_prefill +
+                  a.estimate->ttft_in_flight + a.estimate->ttft_queue)
+                     .in(seconds)));
 }
 
 TEST_CASE("each replica's estimate is of its share of the clients", "[evaluate][estimate]") {
