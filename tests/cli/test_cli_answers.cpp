@@ -120,6 +120,19 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
     CHECK(within["longest_single_context"].get<std::uint64_t>() == 8192);
 }
 
+TEST_CASE("the estimate's parameters name attention's and the experts' own fractions",
+          "[cli][answers][estimate]") {
+    // Hopper's fitted defaults (roofline/estimate.hpp, default_family_params): bandwidth 0.84,
+    // GEMMs 0.71, attention 0.24, MoE experts 0.20, 63 us a layer, 24 us an all-reduce; every
+    // fraction the estimate used is printed.
+    const CliRun r = run_kvplan(
+        "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 48 "
+        "--prompt-tokens 2000 --output-tokens 500");
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("bandwidth 0.84 and compute 0.71 of peak (attention 0.24, "
+                                      "MoE experts 0.20), 63 us a layer, 24 us an all-reduce"));
+}
+
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
     // 8 x H100 at tp 4: two replicas of Llama-3-70B, each holding max_concurrency sequences of
     // 8,000 tokens (61 at bf16: 40,381,484,237 B of KV per GPU, 30,808 blocks of 16 x 81,920 B,

@@ -597,11 +597,16 @@ std::string family_display(GpuFamily f) {
 }
 
 std::string estimate_params_text(const EstimateParams& p) {
+    // Attention's and the experts' own fractions where they have one (0: the GEMMs').
+    std::string own;
+    if (p.attention > 0.0) own += fmt::format("attention {:.2f}", p.attention);
+    if (p.experts > 0.0)
+        own += fmt::format("{}MoE experts {:.2f}", own.empty() ? "" : ", ", p.experts);
     return fmt::format(
-        "bandwidth {:.2f} and compute {:.2f} of peak, {:.0f} us a layer, {:.0f} us "
+        "bandwidth {:.2f} and compute {:.2f} of peak{}, {:.0f} us a layer, {:.0f} us "
         "an all-reduce",
-        p.bandwidth, p.compute, p.layer_overhead.in(microseconds),
-        p.all_reduce_latency.in(microseconds));
+        p.bandwidth, p.compute, own.empty() ? "" : " (" + own + ")",
+        p.layer_overhead.in(microseconds), p.all_reduce_latency.in(microseconds));
 }
 
 std::string estimate_basis_text(EstimateBasis b, std::optional<GpuFamily> family,
