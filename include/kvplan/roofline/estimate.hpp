@@ -717,11 +717,18 @@ struct RunningCap {
         }
         // Prompts arrive in chunks: a step carries n of them on average, so it is the mix of
         // steps with floor(n) and ceil(n) chunks (at most the budget beside the decodes).
+        // The budget caps the fuller step below ceil(n) chunks, so the mix that carries `pre`
+        // tokens a step on average is weighted by tokens, not by chunks.
         const double n = pre / chunk;
-        const double lo = std::floor(n), frac = n - lo;
+        const double lo = std::floor(n);
         const double room = std::max(budget - d, chunk);
-        const StepTerms a = at(d, std::min(lo * chunk, room));
-        const StepTerms b = at(d, std::min((lo + 1.0) * chunk, room));
+        const double lo_tokens = std::min(lo * chunk, room);
+        const double hi_tokens = std::min((lo + 1.0) * chunk, room);
+        const double frac = hi_tokens > lo_tokens
+                                ? std::clamp((pre - lo_tokens) / (hi_tokens - lo_tokens), 0.0, 1.0)
+                                : 0.0;
+        const StepTerms a = at(d, lo_tokens);
+        const StepTerms b = at(d, hi_tokens);
         e.mixed_share = n;
         e.decode_step = at(d, 0.0);
         e.mixed_step = b;
