@@ -79,11 +79,7 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
     }
     const ParallelConfig parallel = parallel_of(x);
     const KvFormat kv = to_kv_format(x.kv_dtype, "kv_dtype");
-    std::optional<WeightOptions> weights;
-    if (!x.weight_dtype.is_none()) {
-        weights.emplace();
-        weights->format = to_weight_format(x.weight_dtype, "weight_dtype");
-    }
+    std::optional<WeightOptions> weights = weights_of(x);
     // vLLM's knobs as the library resolves them (calibration reads vLLM's log and benchmark).
     const ResolvedServing serving = resolve_serving(serving_of(x));
     auto out = std::make_shared<PyCalibration>();

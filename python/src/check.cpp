@@ -175,11 +175,7 @@ PyDiff diff_of(py::handle old_model, py::handle new_model, py::handle context,
     const ParallelConfig parallel = parallel_of(x);
     const std::uint32_t gpus = gpu_count_of(x);
     const KvFormat kv = to_kv_format(x.kv_dtype, "kv_dtype");
-    std::optional<WeightOptions> weights;
-    if (!x.weight_dtype.is_none()) {
-        weights.emplace();
-        weights->format = to_weight_format(x.weight_dtype, "weight_dtype");
-    }
+    std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     (void)resolve_serving(serving);
     const std::uint64_t sequences = to_count(concurrency, "concurrency", "sequences");

@@ -204,6 +204,10 @@ ParallelConfig parallel_of(const DeploymentArgs& x);
 /// Every GPU deployed (gpus=; 0: one replica).
 std::uint32_t gpu_count_of(const DeploymentArgs& x);
 
+/// The weights' formats the keywords name (weight_dtype, expert_dtype); nullopt: neither given,
+/// the checkpoint's own.
+std::optional<WeightOptions> weights_of(const DeploymentArgs& x);
+
 /// The engine and its knobs the keywords state (engine ... allow_long_context).
 Serving serving_of(const DeploymentArgs& x);
 

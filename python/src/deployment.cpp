@@ -84,6 +84,15 @@ std::uint32_t gpu_count_of(const DeploymentArgs& x) {
     return x.gpus.is_none() ? 0 : layout_count(x.gpus, "gpus", "GPUs");
 }
 
+std::optional<WeightOptions> weights_of(const DeploymentArgs& x) {
+    if (x.weight_dtype.is_none() && x.expert_dtype.is_none()) return std::nullopt;
+    WeightOptions w;
+    if (!x.weight_dtype.is_none()) w.format = to_weight_format(x.weight_dtype, "weight_dtype");
+    if (!x.expert_dtype.is_none())
+        w.expert_format = to_weight_format(x.expert_dtype, "expert_dtype");
+    return w;
+}
+
 Serving serving_of(const DeploymentArgs& x) {
     Serving s;
     if (!x.engine.is_none()) s.engine = to_engine(x.engine, "engine");
@@ -126,14 +135,7 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
     const ParallelConfig parallel = parallel_of(x);
     const std::uint32_t gpus = gpu_count_of(x);
     const KvFormat kv = x.kv_dtype.is_none() ? KvFormat{} : to_kv_format(x.kv_dtype, "kv_dtype");
-    std::optional<WeightOptions> weights;
-    if (!x.weight_dtype.is_none() || !x.expert_dtype.is_none()) {
-        weights.emplace();
-        if (!x.weight_dtype.is_none())
-            weights->format = to_weight_format(x.weight_dtype, "weight_dtype");
-        if (!x.expert_dtype.is_none())
-            weights->expert_format = to_weight_format(x.expert_dtype, "expert_dtype");
-    }
+    std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     profile_path = x.profile.is_none() ? "" : path_text(x.profile, "profile");
     // A knob the engine cannot take (vLLM's block sizes, a release outside its table) before any

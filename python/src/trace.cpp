@@ -49,11 +49,7 @@ PyTrace trace_of(py::handle trace, py::handle model, py::handle gpu, const Deplo
     // Every keyword read before any file, as the command line parses its flags.
     const ParallelConfig p = parallel_of(x);  // tp and pp: a trace is replayed on tp x pp
     const KvFormat kv = to_kv_format(x.kv_dtype, "kv_dtype");
-    std::optional<WeightOptions> weights;
-    if (!x.weight_dtype.is_none()) {
-        weights.emplace();
-        weights->format = to_weight_format(x.weight_dtype, "weight_dtype");
-    }
+    std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     (void)resolve_serving(serving);  // a knob the engine cannot take
     const ServiceTimes times{.ttft = to_positive(ttft_ms, "ttft_ms") * milliseconds,
