@@ -282,6 +282,33 @@ TEST_CASE("FlashInfer's sampler in the profile run holds two fp32 copies of the 
               .count() == 2'245'001'216ULL);
 }
 
+TEST_CASE("Triton's top-k/top-p in the profile run holds the softmax and the noise",
+          "[budget][release]") {
+    // vllm/v1/sample/ops/topk_topp_sampler.py (vLLM PR #33538, v0.17 on): apply_top_k_top_p masks
+    // the fp32 logits in place by Triton's pivot search, then forward_native takes their fp32
+    // softmax (4 B) and random_sample draws fp32 exponential noise like it (4 B): 8 B a value.
+    // Llama-3.1-8B on an H100 at v0.19's defaults, 8,192 tokens in 1,024 rows: the forward
+    // 838,860,800 B; the sampling 67,108,864 (output) + 788,004,864 (logits, 6 B) + 1,024 x
+    // 128,256 x 8 = 1,050,673,152 B, 1,905,786,880 B (1.775 GiB) in all. llm-d-planner's vLLM
+    // 0.19.0 run of it on an H100 (its pull request 205, accuracy/results/v0.19.0/logs) logs
+    // "torch peak memory increase: 1.89GiB"; the 6 % beside is Triton's outlier buffer, an fp32
+    // row of the vocabulary per SM, which kvplan does not count. The sort would be 4.71 GiB.
+    const Layout l{llama_3_8b, {}};
+    const ActivationPeak triton =
+        activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, VllmSampler::triton);
+    CHECK(triton.sampler.count() == 1'050'673'152ULL);
+    CHECK(triton.total().count() == 1'905'786'880ULL);
+    CHECK(triton.total().in(GiB) == Approx(1.89).epsilon(0.07));
+    // The releases: v0.11 to v0.16 sort, v0.17 to v0.19 run Triton's kernel, v0.20 FlashInfer's.
+    CHECK(vllm_profile_sampler(llama_3_70b, *vllm_release_defaults({0, 16})) == VllmSampler::sorts);
+    CHECK(vllm_profile_sampler(llama_3_70b, *vllm_release_defaults({0, 17})) ==
+          VllmSampler::triton);
+    CHECK(vllm_profile_sampler(llama_3_70b, *vllm_release_defaults({0, 19})) ==
+          VllmSampler::triton);
+    CHECK(vllm_profile_sampler(llama_3_70b, *vllm_release_defaults({0, 20})) ==
+          VllmSampler::flashinfer_logits);
+}
+
 TEST_CASE("the profile's sampler follows the release and the model runner", "[budget][release]") {
     // v0.20 to v0.24 run the FlashInfer sampler in the V1 runner for every model (PR #40376);
     // from v0.25 dense models run model runner V2 (PR #44443), whose dummy batch asks no top-k or

@@ -138,13 +138,15 @@ inline constexpr std::uint64_t sorting_sampler_bytes_per_logit = 32;
 /// fp32 copy (VllmSampler): FlashInfer's top_k_top_p_sampling_from_logits holds a masked fp32
 /// copy (top_k_mask_logits allocates it like the logits) and its fp32 softmax together (flashinfer
 /// /sampling.py, filter_apply_order "top_k_first"), 8; before FlashInfer 0.2.3 vLLM handed it the
-/// fp32 softmax alone, 4; a sort, sorting_sampler_bytes_per_logit; model runner V2's dummy batch
-/// asks no top-k/top-p and its Gumbel kernel samples the fp32 copy in place, 0.
+/// fp32 softmax alone, 4; a sort, sorting_sampler_bytes_per_logit; Triton's in-place masking, the
+/// fp32 softmax and the exponential noise random_sample draws like it, 8; model runner V2's dummy
+/// batch asks no top-k/top-p and its Gumbel kernel samples the fp32 copy in place, 0.
 [[nodiscard]] constexpr std::uint64_t engine_sampler_bytes_per_logit(VllmSampler s) noexcept {
     switch (s) {
         case VllmSampler::flashinfer_probs:
             return 4;
         case VllmSampler::flashinfer_logits:
+        case VllmSampler::triton:
             return 8;
         case VllmSampler::sorts:
             return sorting_sampler_bytes_per_logit;

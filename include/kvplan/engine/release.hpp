@@ -75,8 +75,13 @@ enum class VllmSampler : std::uint8_t {
     /// (top_k_mask_logits, 4 B) and takes its softmax (4 B) before sampling (vLLM PR #15777
     /// adapted to FlashInfer 0.2.3's API).
     flashinfer_logits,
-    /// PyTorch's top-k/top-p (or Triton's, counted alike): a sort of the fp32 logits (32 B).
+    /// PyTorch's top-k/top-p: a sort of the fp32 logits (32 B).
     sorts,
+    /// Triton's top-k/top-p (vLLM PR #33538, vllm/v1/sample/ops/topk_topp_triton.py): the pivot
+    /// search masks the logits in place, so what stays beside them is forward_native's fp32
+    /// softmax and random_sample's fp32 exponential noise (topk_topp_sampler.py), 8 B. Its
+    /// [programs, vocabulary] outlier buffer (one row per SM, some 70 MiB) is not counted.
+    triton,
     /// Model runner V2 (vllm/v1/worker/gpu/model_runner.py, _dummy_sampler_run): its dummy batch
     /// asks no top-k or top-p, so the Gumbel sampling of the fp32 copy adds nothing (0 B).
     plain,
@@ -140,9 +145,14 @@ inline constexpr EngineVersion vllm_newest_release{0, 30};
 ///   v0.11  the profile's sampler sorts the logits: PR #26859 (2025-10-15, after v0.11.0) turned
 ///          the FlashInfer sampler off by default; before, it ran wherever FlashInfer was
 ///          installed, as in vLLM's images (v0.8 to v0.10 are modelled so). The Triton top-k/top-p
-///          kernel a later v0.1x line samples with is not modelled apart: counted as the sort.
+///          kernel of v0.17 to v0.19 is its own row.
 ///   v0.13  the hybrid manager on again for chunked local attention (PR #29627 set the variable's
 ///          default to 1; the release is taken from the PR's place in the history, late 2025).
+///   v0.17  the profile's top-k/top-p runs Triton's pivot search instead of the sort where Triton
+///          is installed (vLLM PR #33538, opened 2026-02-02, in the line after v0.16): 8 B beside
+///          the logits rather than 32. llm-d-planner's sweep (accuracy/accuracy_report.md, its
+///          "vLLM Version Sensitivity") measured Qwen3-14B's profile peak on an H100 fall from
+///          5.64 GiB under v0.16.0 to 2.23 GiB under v0.17.0, as the two rules give (5.6 and 2.1).
 ///   v0.20  gpu_memory_utilization 0.92 (vllm/config/cache.py; 0.9 through the v0.1x releases);
 ///          the FlashInfer sampler on by default again (PR #40376, merged 2026-04-20, taken here
 ///          from v0.20 as PR #40694 is).
@@ -206,6 +216,14 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
      .sampler = VllmSampler::sorts,
      .dense_runner_v2 = false,
      .larger_batch_tokens = 8192},
+    {.since = {0, 17},
+     .gpu_memory_utilization = 0.9,
+     .charge_cuda_graphs = false,
+     .chunked_local_hybrid = true,
+     .tokens_per_group = true,
+     .sampler = VllmSampler::triton,
+     .dense_runner_v2 = false,
+     .larger_batch_tokens = 8192},
     {.since = {0, 20},
      .gpu_memory_utilization = 0.92,
      .charge_cuda_graphs = false,
@@ -267,7 +285,9 @@ static_assert(vllm_release_defaults({0, 19})->tokens_per_group &&
 static_assert(vllm_release_defaults({0, 8})->sampler == VllmSampler::flashinfer_probs &&
               vllm_release_defaults({0, 10})->sampler == VllmSampler::flashinfer_logits &&
               vllm_release_defaults({0, 11})->sampler == VllmSampler::sorts &&
-              vllm_release_defaults({0, 19})->sampler == VllmSampler::sorts &&
+              vllm_release_defaults({0, 16})->sampler == VllmSampler::sorts &&
+              vllm_release_defaults({0, 17})->sampler == VllmSampler::triton &&
+              vllm_release_defaults({0, 19})->sampler == VllmSampler::triton &&
               vllm_release_defaults({0, 20})->sampler == VllmSampler::flashinfer_logits);
 static_assert(!vllm_release_defaults({0, 24})->dense_runner_v2 &&
               vllm_release_defaults({0, 25})->dense_runner_v2);

@@ -67,7 +67,8 @@ struct Serving {
     /// (vllm/v1/sample/ops/topk_topp_sampler.py, "FlashInfer is not available. Falling back to the
     /// PyTorch-native implementation"), as after a pip install of the v0.8 to v0.10 lines (vLLM
     /// issue #15158; vLLM's images install it, and its CUDA wheel requires it only since PR
-    /// #21389). nullopt: the release's default (engine/release.hpp).
+    /// #21389); from v0.17 that native path is Triton's pivot search, which does not sort
+    /// (VllmSampler::triton). nullopt: the release's default (engine/release.hpp).
     std::optional<bool> sampler_sorts{};
     /// The latency estimate's achieved fractions and fixed costs on the GPU deployed (a
     /// calibration of it: kvplan calibrate --bench); nullopt: its family's defaults
@@ -242,11 +243,14 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
         // model runner V2's dummy batch asks for neither, so nothing replaces its plain sampling.
         const VllmSampler release = vllm_profile_sampler(r.model, *d);
         s.budget.reserve.sampler = release;
+        // Without FlashInfer the native path is Triton's where the release has it, else the sort.
         if (s.sampler_sorts && release != VllmSampler::plain)
-            s.budget.reserve.sampler = *s.sampler_sorts ? VllmSampler::sorts
-                                       : release == VllmSampler::sorts
-                                           ? VllmSampler::flashinfer_logits
-                                           : release;
+            s.budget.reserve.sampler =
+                *s.sampler_sorts
+                    ? (release == VllmSampler::triton ? VllmSampler::triton : VllmSampler::sorts)
+                : release == VllmSampler::sorts || release == VllmSampler::triton
+                    ? VllmSampler::flashinfer_logits
+                    : release;
         const VllmBatchDefaults then = vllm_batch_defaults(r.gpu, *d);
         const VllmBatchDefaults now = vllm_batch_defaults(r.gpu);
         if (then.max_num_batched_tokens != now.max_num_batched_tokens &&
