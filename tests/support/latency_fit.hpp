@@ -108,7 +108,7 @@ inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
         // kernels run (fitted, those went to 1.00 or 0.10 with one row in or out). It keeps
         // Hopper's fractions of its own peaks: the same kernel families (CUTLASS, FlashInfer,
         // FlashAttention) on the next generation.
-        const auto hopper = f.family[static_cast<std::size_t>(GpuFamily::hopper)];
+        const auto& hopper = f.family[static_cast<std::size_t>(GpuFamily::hopper)];
         if (fam == GpuFamily::blackwell && hopper) {
             start.compute = hopper->params.compute;
             start.attention = hopper->params.attention;
