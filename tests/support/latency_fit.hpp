@@ -103,6 +103,18 @@ inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
                 start.experts = start.compute;
             }
         }
+        // Blackwell's fit rows are mostly one client and one hybrid MoE model: they tell its
+        // bandwidth and fixed costs, not how near its peaks the GEMM, attention and grouped-GEMM
+        // kernels run (fitted, those went to 1.00 or 0.10 with one row in or out). It keeps
+        // Hopper's fractions of its own peaks: the same kernel families (CUTLASS, FlashInfer,
+        // FlashAttention) on the next generation.
+        const auto& hopper = f.family[static_cast<std::size_t>(GpuFamily::hopper)];
+        if (fam == GpuFamily::blackwell && hopper) {
+            start.compute = hopper->params.compute;
+            start.attention = hopper->params.attention;
+            start.experts = hopper->params.experts;
+            space.compute.step = space.attention.step = space.experts.step = 0.0;
+        }
         // The expert tile stays at 0: fitted beside the experts' fraction it changes nothing the
         // held-out rows tell apart.
         start.request_overhead = Seconds{};

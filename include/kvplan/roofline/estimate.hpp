@@ -151,8 +151,8 @@ inline constexpr EstimateParams ampere_fit{.bandwidth = 0.82,
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
 // experts from 0.5, on the ITL/TPOT, e2e latency and throughput of each family's "fit" rows of
 // tests/data/latency_measurements.json; a family with fewer than 5 such figures borrows, one with
-// fewer than 10 keeps one fraction for attention, experts and GEMMs). A test reruns the fit and
-// checks these.
+// fewer than 10 keeps one fraction for attention, experts and GEMMs; Blackwell, whose rows are
+// mostly one client, keeps Hopper's three fractions). A test reruns the fit and checks these.
 inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ampere, detail::ampere_fit, true,
                  "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
@@ -169,14 +169,15 @@ inline constexpr std::array default_family_params{
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.40,
-                  .compute = 1.00,
-                  .attention = 1.00,
-                  .experts = 1.00,
-                  .layer_overhead = 0.0 * microseconds,
-                  .all_reduce_latency = 21.0 * microseconds},
+                 {.bandwidth = 0.43,
+                  .compute = 0.71,
+                  .attention = 0.24,
+                  .experts = 0.20,
+                  .layer_overhead = 46.0 * microseconds,
+                  .all_reduce_latency = 0.0 * microseconds},
                  true,
-                 "the 8 B200 and GB200 rows of the fit set (vLLM, TensorRT-LLM)"},
+                 "the 10 B200 and GB200 rows of the fit set (vLLM, SGLang, TensorRT-LLM); "
+                 "Hopper's compute fractions"},
     FamilyParams{GpuFamily::cdna3,
                  {.bandwidth = 1.00,
                   .compute = 0.18,
@@ -217,7 +218,7 @@ inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::sglang, 292.5 * milliseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200: the others prefilling are part of it)"},
-    EngineParams{ParallelRules::trtllm, 70.5 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 57.5 * milliseconds, true,
                  "the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or fewer"},
 };
 
