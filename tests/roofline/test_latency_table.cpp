@@ -273,3 +273,19 @@ TEST_CASE("the fitted defaults reproduce from the fit rows", "[latency_table][fi
     // Unfitted families borrow a fitted one's values.
     CHECK(default_params(GpuFamily::ada).params == default_params(GpuFamily::ampere).params);
 }
+
+TEST_CASE("an engine's overhead is the intercept where the prefills span enough to tell a slope",
+          "[latency_table][fit]") {
+    using kvplan::testing::detail_fit::overhead_intercept;
+    // On the line 0.1 s + 2 x GPU part: GPU parts of 10, 50 and 100 ms (a span of 10) measure
+    // 120, 200 and 300 ms; the intercept is the 100 ms the prefill does not explain, where the
+    // least |log error| constant would also absorb the prefill's missing half.
+    const std::optional<double> a = overhead_intercept({{0.01, 0.12}, {0.05, 0.20}, {0.10, 0.30}});
+    REQUIRE(a.has_value());
+    CHECK(*a == Approx(0.1).margin(1e-12));
+    // Two rows, or GPU parts within a factor of 3 (10 to 25 ms), cannot tell a slope.
+    CHECK_FALSE(overhead_intercept({{0.01, 0.12}, {0.10, 0.30}}).has_value());
+    CHECK_FALSE(overhead_intercept({{0.01, 0.12}, {0.02, 0.13}, {0.025, 0.15}}).has_value());
+    // A falling line (longer prompts measured faster) is no overhead either.
+    CHECK_FALSE(overhead_intercept({{0.01, 0.30}, {0.05, 0.20}, {0.10, 0.12}}).has_value());
+}

@@ -213,8 +213,9 @@ struct EngineParams {
 };
 
 // Fitted by bench/fit_latency.cpp on the TTFT of the "fit" rows of at most 4 clients that wait for
-// no slot: the measured TTFT less the GPUs' part of the estimate, the least sum of |log error| on
-// a grid of 0.5 ms up to 500 ms.
+// no slot: the intercept of the measured TTFT against the GPUs' part of the estimate (least
+// squares) where those parts span a factor of 3, else the least sum of |log error| on a grid of
+// 0.5 ms up to 500 ms (tests/support/latency_fit.hpp).
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 52.5 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
