@@ -164,11 +164,11 @@ inline constexpr std::array default_family_params{
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
         GpuFamily::hopper,
-        {.bandwidth = 0.84,
-         .compute = 0.71,
+        {.bandwidth = 0.83,
+         .compute = 0.72,
          .attention = 0.24,
          .experts = 0.20,
-         .layer_overhead = 63.0 * microseconds,
+         .layer_overhead = 62.0 * microseconds,
          .all_reduce_latency = 24.0 * microseconds},
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
@@ -219,11 +219,12 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 52.5 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 292.5 * milliseconds, true,
-                 "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
-                 "H200: the others prefilling are part of it)"},
-    EngineParams{ParallelRules::trtllm, 70.5 * milliseconds, true,
-                 "the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or fewer"},
+    EngineParams{ParallelRules::sglang, 101.0 * milliseconds, true,
+                 "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
+                 "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
+    EngineParams{ParallelRules::trtllm, 66.0 * milliseconds, true,
+                 "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
+                 "or fewer"},
 };
 
 /// The default parameters of an engine.
