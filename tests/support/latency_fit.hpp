@@ -9,9 +9,11 @@
 //    their ITL/TPOT, e2e latency and throughput (not TTFT, see fit_families, so no request
 //    overhead enters); the others borrow. Families with at least min_split_figures figures also
 //    fit attention's fraction and, with MoE rows, the routed experts' apart from the GEMMs'.
-// 2. Per engine, the request overhead that best fits the TTFT of its "fit" rows of at most 4
-//    clients (nobody waiting), in the least sum of |log error|, each estimated with its family's
-//    parameters: a grid of 0.5 ms from 0 to 500 ms.
+// 2. Per engine, the request overhead from the TTFT of its "fit" rows of at most 4 clients
+//    (nobody waiting), each estimated with its family's parameters: the intercept of the
+//    measured TTFT against the estimate's GPU part where the rows span enough prompt work to
+//    tell one (overhead_intercept), else the overhead of the least sum of |log error| on a grid
+//    of 0.5 ms from 0 to 500 ms.
 
 #include <algorithm>
 #include <array>
@@ -20,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "latency_table.hpp"
@@ -122,6 +125,40 @@ inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
     }
 }
 
+/// Rows an engine's overhead is read as an intercept from, at least, and the span of their GPU
+/// parts (largest over smallest) they need.
+inline constexpr std::size_t min_intercept_rows = 3;
+inline constexpr double min_intercept_span = 3.0;
+
+/// The overhead as the intercept of the measured TTFT against the estimate's GPU part (least
+/// squares, a + k x gpu), where the rows' GPU parts span enough to tell a slope: what a request
+/// costs with no prefill, so a prefill the estimate gets wrong in scale (k != 1) stays out of
+/// the constant. nullopt when the rows cannot tell (too few, too alike, a slope <= 0, or an
+/// intercept outside [0, 500 ms]).
+inline std::optional<double> overhead_intercept(
+    const std::vector<std::pair<double, double>>& gpu_and_measured) {
+    const std::size_t n = gpu_and_measured.size();
+    if (n < min_intercept_rows) return std::nullopt;
+    double lo = gpu_and_measured.front().first, hi = lo, gm = 0.0, mm = 0.0;
+    for (const auto& [gpu, measured] : gpu_and_measured) {
+        lo = std::min(lo, gpu);
+        hi = std::max(hi, gpu);
+        gm += gpu / static_cast<double>(n);
+        mm += measured / static_cast<double>(n);
+    }
+    if (!(lo > 0.0) || hi < min_intercept_span * lo) return std::nullopt;
+    double sxy = 0.0, sxx = 0.0;
+    for (const auto& [gpu, measured] : gpu_and_measured) {
+        sxy += (gpu - gm) * (measured - mm);
+        sxx += (gpu - gm) * (gpu - gm);
+    }
+    const double k = sxy / sxx;
+    const double a = mm - k * gm;
+    if (!(k > 0.0) || !(a >= 0.0) || a > 0.5) return std::nullopt;
+    // Rounded to the grid of the fallback, 0.5 ms.
+    return std::round(a / 0.0005) * 0.0005;
+}
+
 inline void fit_engines(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
     for (ParallelRules e : {ParallelRules::vllm, ParallelRules::sglang, ParallelRules::trtllm}) {
         // The GPUs' part of each TTFT, with no overhead: the overhead adds to it exactly when
@@ -143,6 +180,10 @@ inline void fit_engines(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
         const auto idx = static_cast<std::size_t>(e);
         f.engine_rows[idx] = gpu_and_measured.size();
         if (gpu_and_measured.empty()) continue;
+        if (const std::optional<double> a = overhead_intercept(gpu_and_measured)) {
+            f.engine[idx] = Seconds::in_base(*a);
+            continue;
+        }
         double best = 0.0, best_sum = -1.0;
         for (int i = 0; i <= 1000; ++i) {
             const double ov = 0.0005 * i;

@@ -33,8 +33,12 @@
 //   ITL = TPOT = the mean forward between two of a request's tokens
 //   TTFT       = the engine's fixed cost per request (HTTP, tokenizer, detokenizer)
 //                + the forward in flight when it arrives (E[t^2] / 2 E[t]: long forwards are more
-//                  often hit; none when it is alone)
+//                  often hit; none when it is alone), and with SGLang's and TensorRT-LLM's
+//                  overlap schedulers the next one, already scheduled (E[t])
 //                + its chunks, and the wait for the budget when prefill binds
+//                + the wait for prompts ahead of it: each holds the prefill for S (SGLang: its
+//                  pass; vLLM, TensorRT-LLM: its share of the budget beside the decodes, at a
+//                  full step's time), rho S / (2 (1 - rho)) at rho = (B - 1) S / request
 //                + the wait for a slot, C / rate - its own time (Little's law, closed loop)
 //   tokens/s   = O x B / (a request's time once admitted)
 //
@@ -151,8 +155,8 @@ inline constexpr EstimateParams ampere_fit{.bandwidth = 0.82,
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
 // experts from 0.5, on the ITL/TPOT, e2e latency and throughput of each family's "fit" rows of
 // tests/data/latency_measurements.json; a family with fewer than 5 such figures borrows, one with
-// fewer than 10 keeps one fraction for attention, experts and GEMMs; Blackwell, whose rows are
-// mostly one client, keeps Hopper's three fractions). A test reruns the fit and checks these.
+// fewer than 10 keeps one fraction for attention, experts and GEMMs). A test reruns the fit and
+// checks these.
 inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ampere, detail::ampere_fit, true,
                  "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
@@ -160,24 +164,23 @@ inline constexpr std::array default_family_params{
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
         GpuFamily::hopper,
-        {.bandwidth = 0.84,
-         .compute = 0.71,
+        {.bandwidth = 0.83,
+         .compute = 0.72,
          .attention = 0.24,
          .experts = 0.20,
-         .layer_overhead = 63.0 * microseconds,
+         .layer_overhead = 62.0 * microseconds,
          .all_reduce_latency = 24.0 * microseconds},
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.43,
-                  .compute = 0.71,
-                  .attention = 0.24,
-                  .experts = 0.20,
-                  .layer_overhead = 46.0 * microseconds,
-                  .all_reduce_latency = 0.0 * microseconds},
+                 {.bandwidth = 0.40,
+                  .compute = 1.00,
+                  .attention = 1.00,
+                  .experts = 1.00,
+                  .layer_overhead = 0.0 * microseconds,
+                  .all_reduce_latency = 21.0 * microseconds},
                  true,
-                 "the 10 B200 and GB200 rows of the fit set (vLLM, SGLang, TensorRT-LLM); "
-                 "Hopper's compute fractions"},
+                 "the 8 B200 and GB200 rows of the fit set (vLLM, TensorRT-LLM)"},
     FamilyParams{GpuFamily::cdna3,
                  {.bandwidth = 1.00,
                   .compute = 0.18,
@@ -210,16 +213,18 @@ struct EngineParams {
 };
 
 // Fitted by bench/fit_latency.cpp on the TTFT of the "fit" rows of at most 4 clients that wait for
-// no slot: the measured TTFT less the GPUs' part of the estimate, the least sum of |log error| on
-// a grid of 0.5 ms up to 500 ms.
+// no slot: the intercept of the measured TTFT against the GPUs' part of the estimate (least
+// squares) where those parts span a factor of 3, else the least sum of |log error| on a grid of
+// 0.5 ms up to 500 ms (tests/support/latency_fit.hpp).
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 52.5 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 292.5 * milliseconds, true,
-                 "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
-                 "H200: the others prefilling are part of it)"},
-    EngineParams{ParallelRules::trtllm, 57.5 * milliseconds, true,
-                 "the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or fewer"},
+    EngineParams{ParallelRules::sglang, 101.0 * milliseconds, true,
+                 "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
+                 "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
+    EngineParams{ParallelRules::trtllm, 66.0 * milliseconds, true,
+                 "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
+                 "or fewer"},
 };
 
 /// The default parameters of an engine.
@@ -334,12 +339,17 @@ struct LatencyEstimate {
     Seconds itl{};                  ///< mean inter-token latency
     Seconds tpot{};                 ///< time per output token after the first (= itl here)
     Seconds ttft{};                 ///< overhead + queue + step in flight + prefill
-    Seconds ttft_prefill{};         ///< its own chunks, and the wait for the budget when it binds
-    Seconds ttft_in_flight{};       ///< the rest of the forward running when it arrives
-    Seconds ttft_queue{};           ///< waiting for a running slot (C > B)
-    Seconds ttft_overhead{};        ///< the engine's fixed cost per request
-    Seconds request{};              ///< a request's whole time once admitted (a batch: e2e)
-    double tokens_per_s = 0.0;      ///< output tokens per second of the replica
+    /// Its own chunks, the wait for the budget when it binds, and for the prompts ahead of it.
+    Seconds ttft_prefill{};
+    Seconds ttft_prefill_wait{};  ///< of ttft_prefill: the wait for the prompts ahead of it
+    Seconds prefill_service{};    ///< S: how long one prompt holds the prefill (serving)
+    /// The rest of the forward running when it arrives (SGLang, TensorRT-LLM: and the next one,
+    /// scheduled while it ran).
+    Seconds ttft_in_flight{};
+    Seconds ttft_queue{};       ///< waiting for a running slot (C > B)
+    Seconds ttft_overhead{};    ///< the engine's fixed cost per request
+    Seconds request{};          ///< a request's whole time once admitted (a batch: e2e)
+    double tokens_per_s = 0.0;  ///< output tokens per second of the replica
     double tokens_per_s_per_gpu = 0.0;
     // The roofline bound at the same load (peak figures, no fixed costs).
     Seconds itl_bound{};      ///< decode bound TPOT at B sequences of I tokens
@@ -539,6 +549,30 @@ namespace detail {
     if (!(slowest > Seconds{})) return decode;
     const double prefill = static_cast<double>(dp * l.output_tokens) / slowest.in(seconds);
     return std::min(decode, prefill);
+}
+
+/// The wait of a prompt for the prompts ahead of it in a closed loop of `running` requests, each
+/// holding the prefill for `service` and spending `request` once admitted apart from this wait:
+/// the Pollaczek-Khinchine wait of constant service, rho S / (2 (1 - rho)), with arrivals from
+/// the other running - 1 requests at rho = (running - 1) S / (request + wait), solved for the
+/// wait (the fixed point is one: the wait falls as rho falls). When the prefill alone saturates
+/// (rho would pass 1) the wait grows until it does not: every prompt waits for the others'.
+[[nodiscard]] constexpr Seconds prefill_queue_wait(Seconds service, Seconds request,
+                                                   std::uint64_t running) {
+    const double S = service.in(seconds), R = request.in(seconds);
+    const double others = static_cast<double>(running) - 1.0;
+    if (!(S > 0.0) || !(others > 0.0)) return Seconds{};
+    const auto excess = [&](double w) {
+        const double rho = others * S / (R + w);
+        if (rho >= 1.0) return -1.0;  // the queue would grow without end: wait longer
+        return w - rho * S / (2.0 * (1.0 - rho));
+    };
+    double lo = std::max(0.0, others * S - R), hi = lo + 2.0 * others * S + S;
+    for (int i = 0; i < 100; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (excess(mid) < 0.0 ? lo : hi) = mid;
+    }
+    return Seconds::in_base(hi);
 }
 
 }  // namespace detail
@@ -770,10 +804,35 @@ struct RunningCap {
     e.tpot = e.itl;
     // Arriving while others run, it waits out the forward in flight: E[t^2] / (2 E[t]), the
     // residual of forwards of unequal length. Alone, the engine is idle.
-    if (l.concurrency > 1 && forward > Seconds{})
+    if (l.concurrency > 1 && forward > Seconds{}) {
         e.ttft_in_flight = Seconds::in_base(mean_sq.in(seconds) / (2.0 * forward.in(seconds)));
+        // SGLang and TensorRT-LLM schedule the next batch while the GPU runs the current one
+        // (python/sglang/srt/managers/scheduler.py event_loop_overlap, on unless
+        // --disable-overlap-schedule; tensorrt_llm/_torch/pyexecutor/py_executor.py
+        // _executor_loop_overlap, on unless disable_overlap_scheduler): a request that arrives
+        // mid-forward misses the batch already scheduled and waits for it too.
+        if (e.engine != ParallelRules::vllm) e.ttft_in_flight += forward;
+    }
     e.ttft_prefill += prefill_wait;
     e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
+    if (!e.prefill_limited && batch > 1) {
+        // Prompts queue for prefill, taken in arrival order (vllm/v1/core/sched/scheduler.py
+        // pops its waiting queue FCFS; SGLang's schedule_policy defaults to "fcfs",
+        // python/sglang/srt/server_args.py; TensorRT-LLM's capacity scheduler takes requests in
+        // order): one that arrives while others prefill waits for them. The prefill holds for S per
+        // prompt: SGLang's passes run alone, so S is the prompt's tokens at a pass's time per
+        // token; vLLM and TensorRT-LLM fill what the budget leaves beside the decodes, so S is the
+        // prompt's share of that room times a full step (it runs with the decodes whatever the
+        // prompts).
+        const double room = std::max(budget - d, chunk);
+        const StepTerms full = e.separate_prefill ? e.mixed_step : at(d, room);
+        const double per_step =
+            e.separate_prefill ? static_cast<double>(e.mixed_step.prefill_tokens) : room;
+        e.prefill_service = per_step > 0.0 ? full.time * (Id / per_step) : Seconds{};
+        e.ttft_prefill_wait = detail::prefill_queue_wait(e.prefill_service, e.request, batch);
+        e.ttft_prefill += e.ttft_prefill_wait;
+        e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
+    }
     // A closed loop of C clients on B slots: B requests per request time; the rest wait
     // (Little's law), the fixed overhead overlapping other requests' steps.
     const double rate = Bd / e.request.in(seconds);
