@@ -173,14 +173,15 @@ inline constexpr std::array default_family_params{
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.40,
-                  .compute = 1.00,
-                  .attention = 1.00,
-                  .experts = 1.00,
-                  .layer_overhead = 0.0 * microseconds,
-                  .all_reduce_latency = 21.0 * microseconds},
+                 {.bandwidth = 0.43,
+                  .compute = 0.72,
+                  .attention = 0.24,
+                  .experts = 0.20,
+                  .layer_overhead = 46.0 * microseconds,
+                  .all_reduce_latency = 0.0 * microseconds},
                  true,
-                 "the 8 B200 and GB200 rows of the fit set (vLLM, TensorRT-LLM)"},
+                 "the 10 B200 and GB200 rows of the fit set (vLLM, SGLang, TensorRT-LLM); "
+                 "Hopper's compute fractions"},
     FamilyParams{GpuFamily::cdna3,
                  {.bandwidth = 1.00,
                   .compute = 0.18,
@@ -222,7 +223,7 @@ inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::sglang, 101.0 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 66.0 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 61.0 * milliseconds, true,
                  "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
                  "or fewer"},
 };
