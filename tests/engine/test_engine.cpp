@@ -376,6 +376,44 @@ TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
     CHECK(tp2.kv_memory - tp2_v08.kv_memory == 700 * MiB + 256 * MiB);
 }
 
+TEST_CASE("vLLM: the rotary cos/sin table is part of the weights as loaded", "[engine][vllm]") {
+    // One table per GPU of max_position x rotary_dim in the model dtype (2 B), shared by every
+    // layer (get_rope's _ROPE_DICT): Llama-3-8B, 8,192 x 128 x 2 = 2,097,152 B (2 MiB); its
+    // v0.11.2 H200 log's 14.9596 GiB is the checkpoint's 16,060,522,496 B plus this, 14.9595 GiB.
+    CHECK(vllm_rotary_table_bytes(llama_3_8b) == 2 * MiB);
+    // Llama-4-Scout's 10,485,760 positions (llama3 scaling keeps them) x head_dim 128 x 2 B =
+    // 2,684,354,560 B = 2.5 GiB on every GPU at any tp: the 27.8072 - 25.3024 GiB its v0.12 log
+    // on eight H200s shows.
+    ModelConfig scout = llama_3_8b.config();
+    scout.max_position_embeddings = 10'485'760;
+    CHECK(vllm_rotary_table_bytes(Model{scout}) == 2'684'354'560ULL);
+    // MLA rotates qk_rope_head_dim (64) only: DeepSeek-V3, 163,840 x 64 x 2 = 20,971,520 B.
+    CHECK(vllm_rotary_table_bytes(deepseek_v3) == 20 * MiB);
+    // A partial rotary factor (GLM-4.5's 0.5 of 128): 131,072 x 64 x 2 = 16 MiB.
+    ModelConfig partial = llama_3_8b.config();
+    partial.max_position_embeddings = 131'072;
+    partial.rotary_dim = 64;
+    CHECK(vllm_rotary_table_bytes(Model{partial}) == 16 * MiB);
+    // No attention, no rope: a Mamba model holds none.
+    ModelConfig mamba = llama_3_8b.config();
+    mamba.layers = LayerStack::uniform(32, constant_state(16 * KiB));
+    mamba.num_heads = 0;
+    CHECK(vllm_rotary_table_bytes(Model{mamba}).is_zero());
+    // It adds to what vLLM holds, on each pipeline stage; SGLang's weights are its own rules,
+    // and a weights figure given (a logged "Model loading took") already holds it.
+    const Layout l{llama_3_8b, {.pp = 2}};
+    const LoadedWeights v =
+        loaded_weights(Engine::vllm, GpuFamily::hopper, llama_3_8b, l, 1, WeightOptions{}, 1 * GiB);
+    CHECK(v.loaded == 1 * GiB + 2 * MiB);
+    CHECK(v.rotary_table == 2 * MiB);
+    CHECK(loaded_weights(Engine::sglang, GpuFamily::hopper, llama_3_8b, l, 1, WeightOptions{},
+                         1 * GiB)
+              .loaded == 1 * GiB);
+    CHECK(loaded_weights(Engine::vllm, GpuFamily::hopper, llama_3_8b, l, 1,
+                         WeightOptions{.override_bytes = 1 * GiB}, 1 * GiB)
+              .loaded == 1 * GiB);
+}
+
 // ---- SGLang --------------------------------------------------------------------------------
 
 TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "[engine][sglang]") {
