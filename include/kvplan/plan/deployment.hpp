@@ -71,8 +71,8 @@ struct Serving {
     std::optional<bool> sampler_sorts{};
     /// vLLM's hybrid KV-cache manager on (true) or off (false) for a model with chunked local
     /// attention (Llama-4), whatever the release's default: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_
-    /// HYBRID_KV_CACHE=1 or 0, which VllmConfig.__post_init__ (vllm/config/vllm.py) reads before it
-    /// sizes every chunked layer as full attention. nullopt: the release's default
+    /// HYBRID_KV_CACHE=1 or 0, read by VllmConfig.__post_init__ (vllm/config/vllm.py); off, every
+    /// chunked layer is sized as full attention. nullopt: the release's default
     /// (VllmReleaseDefaults::chunked_local_hybrid).
     std::optional<bool> chunked_local_hybrid{};
     /// The latency estimate's achieved fractions and fixed costs on the GPU deployed (a
