@@ -335,6 +335,10 @@ struct ModelConfig {
     std::uint32_t num_heads = 0;  ///< query heads
     std::uint32_t head_dim =
         0;  ///< query head dimension; 0: the first attention layer's k_head_dim
+    /// Dimensions of a head RoPE rotates: head_dim x partial_rotary_factor (GLM-4.5: 64 of 128);
+    /// 0: the whole query head, or an MLA model's qk_rope_head_dim. Sizes vLLM's cos/sin table
+    /// (vllm_rotary_table_bytes, engine/startup.hpp).
+    std::uint32_t rotary_dim = 0;
     std::uint64_t hidden_size = 0;
     std::uint64_t intermediate_size = 0;  ///< dense MLP width
     std::uint64_t vocab_size = 0;

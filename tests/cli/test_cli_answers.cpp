@@ -40,10 +40,12 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
           "[cli][answers]") {
     // Its MXFP4 checkpoint is 65,248,815,744 B (test_checkpoint.cpp), not the 233.66 GB of bf16
     // that left it "DOES NOT START" on every GPU. vLLM's Hopper kernel holds 4,608 experts x
-    // 794,880 B more (a second copy of the swizzled scales, fp32 biases; test_evaluate.cpp).
+    // 794,880 B more (a second copy of the swizzled scales, fp32 biases; test_evaluate.cpp), and
+    // vLLM its rotary cos/sin table, 131,072 positions x 64 x 2 B = 16,777,216 B.
     const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
     CHECK(j["weight_bytes_checkpoint_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
-    CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL + 4608ULL * 794'880);
+    CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() ==
+          65'248'815'744ULL + 4608ULL * 794'880 + 16'777'216);
     CHECK(j["fits"] == true);
     CHECK(j["refusal"] == "none");
     // --weight-dtype still overrides: in bf16 it does not start.
@@ -471,7 +473,8 @@ TEST_CASE("fit and roofline take dp, ep and dcp, with the engines' own flag name
     CHECK(dpep["inputs"]["gpus"] == 8);
     CHECK(dpep["max_concurrency"] == 440);
     CHECK(dpep["max_concurrency_per_dp_rank"] == 55);  // 440 = 8 ranks x 55
-    CHECK(dpep["weight_bytes_per_gpu"] == 100'840'717'664ULL);
+    // The checkpoint's 100,840,717,664 B and the rotary table, 163,840 x 64 x 2 = 20,971,520 B.
+    CHECK(dpep["weight_bytes_per_gpu"] == 100'840'717'664ULL + 20'971'520);
     // Each dp rank holds only its own 256 / 8 = 32 sequences: 61 layers x (512 + 64) x 2 B =
     // 70,272 B a token, x 8,000 tokens (500 whole blocks of 16) = 562,176,000 B a sequence.
     CHECK(dpep["kv_bytes_per_sequence_per_gpu"] == 562'176'000ULL);

@@ -142,8 +142,9 @@ TEST_CASE("calibrate fits the reserve of a V0 log and reproduces its cache figur
     CHECK(written.find("\"kvplan_profile\": 1") != std::string::npos);
     // fit --profile uses the measured reserve as vLLM's charged terms (activation, no graphs) at
     // the profile's utilization: on an H100 SXM (the CUDA total, 85,029,027,840 B) the KV budget
-    // is ceil(85,029,027,840 x 0.90) - 16,060,522,496 (modelled weights) - the reserve
-    // = 76,526,125,056 - 16,060,522,496 - reserve.
+    // is ceil(85,029,027,840 x 0.90) - 16,060,522,496 (modelled weights) - 2,097,152 (their
+    // rotary table, 8,192 x 128 x 2 B) - the reserve
+    // = 76,526,125,056 - 16,062,619,648 - reserve.
     const std::uint64_t reserve = j["reserve"].get<std::uint64_t>();
     const CliRun f = run_kvplan(
         "fit --model llama-3-8b --gpu h100-sxm --context 8192 --format json "
@@ -154,7 +155,7 @@ TEST_CASE("calibrate fits the reserve of a V0 log and reproduces its cache figur
     CHECK(fj["activation_bytes"].get<std::uint64_t>() == reserve);
     CHECK(fj["cuda_graph_bytes"].get<std::uint64_t>() == 0);
     CHECK(fj["kv_budget_bytes_per_gpu"].get<std::uint64_t>() ==
-          76'526'125'056ULL - 16'060'522'496ULL - reserve);
+          76'526'125'056ULL - 16'062'619'648ULL - reserve);
     CHECK(f.out.find("reserve from the profile") != std::string::npos);
     // A log that is not a vLLM log: exit 3 naming the file.
     const CliRun bad =

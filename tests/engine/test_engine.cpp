@@ -341,17 +341,18 @@ TEST_CASE("vLLM: every worker takes the fewest blocks of any pipeline stage", "[
 
 TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
     // Llama-3-8B on an H100 (81,559 MiB = 85,520,809,984 B): requested = ceil(x 0.92) =
-    // 78,679,145,186 B; less weights 16,060,522,496 B, the activation peak of a profile run of
+    // 78,679,145,186 B; less weights 16,060,522,496 B and the rotary table's 8,192 x 128 x 2 =
+    // 2,097,152 B (16,062,619,648 B as loaded), the activation peak of a profile run of
     // 16,384 tokens in 1,024 sequences (vLLM's default from v0.28, PR #51726), (2 x 4,096 + 3 x
     // 14,336) x 2 B x 16,384 + 1,024 x 128,256 x 6 B = 1,677,721,600 + 788,004,864 =
     // 2,465,726,464 B (a dense model's profile samples plainly under model runner V2), and CUDA
-    // graphs 536,870,912 B: 59,616,025,314 B. The CUDA context lives outside.
+    // graphs 536,870,912 B: 59,613,928,162 B. The CUDA context lives outside.
     const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
     const EngineMemory m = engine_memory(Engine::vllm, r, r.layout(), 0);
     CHECK(m.fraction_bytes.count() == 78'679'145'186ULL);
-    CHECK(m.weights.count() == 16'060'522'496ULL);
+    CHECK(m.weights.count() == 16'062'619'648ULL);
     CHECK(m.activation.count() == 2'465'726'464ULL);
-    CHECK(m.kv_memory.count() == 59'616'025'314ULL);
+    CHECK(m.kv_memory.count() == 59'613'928'162ULL);
     CHECK(m.outside == 700 * MiB);
     CHECK(m.outside_fits);
     // Before v0.21 graphs were not charged: 536,870,912 B more for the cache.
@@ -374,6 +375,44 @@ TEST_CASE("vLLM: the memory it gives the cache", "[engine][vllm]") {
         engine_memory(Engine::vllm, r2, r2.layout(), 0, {},
                       {.vllm = {.charge_cuda_graphs = false, .charge_non_torch_in_use = true}});
     CHECK(tp2.kv_memory - tp2_v08.kv_memory == 700 * MiB + 256 * MiB);
+}
+
+TEST_CASE("vLLM: the rotary cos/sin table is part of the weights as loaded", "[engine][vllm]") {
+    // One table per GPU of max_position x rotary_dim in the model dtype (2 B), shared by every
+    // layer (get_rope's _ROPE_DICT): Llama-3-8B, 8,192 x 128 x 2 = 2,097,152 B (2 MiB); its
+    // v0.11.2 H200 log's 14.9596 GiB is the checkpoint's 16,060,522,496 B plus this, 14.9595 GiB.
+    CHECK(vllm_rotary_table_bytes(llama_3_8b) == 2 * MiB);
+    // Llama-4-Scout's 10,485,760 positions (llama3 scaling keeps them) x head_dim 128 x 2 B =
+    // 2,684,354,560 B = 2.5 GiB on every GPU at any tp: the 27.8072 - 25.3024 GiB its v0.12 log
+    // on eight H200s shows.
+    ModelConfig scout = llama_3_8b.config();
+    scout.max_position_embeddings = 10'485'760;
+    CHECK(vllm_rotary_table_bytes(Model{scout}).count() == 2'684'354'560ULL);
+    // MLA rotates qk_rope_head_dim (64) only: DeepSeek-V3, 163,840 x 64 x 2 = 20,971,520 B.
+    CHECK(vllm_rotary_table_bytes(deepseek_v3) == 20 * MiB);
+    // A partial rotary factor (GLM-4.5's 0.5 of 128): 131,072 x 64 x 2 = 16 MiB.
+    ModelConfig partial = llama_3_8b.config();
+    partial.max_position_embeddings = 131'072;
+    partial.rotary_dim = 64;
+    CHECK(vllm_rotary_table_bytes(Model{partial}) == 16 * MiB);
+    // No attention, no rope: a Mamba model holds none.
+    ModelConfig mamba = llama_3_8b.config();
+    mamba.layers = LayerStack::uniform(32, constant_state(16 * KiB));
+    mamba.num_heads = 0;
+    CHECK(vllm_rotary_table_bytes(Model{mamba}).is_zero());
+    // It adds to what vLLM holds, on each pipeline stage; SGLang's weights are its own rules,
+    // and a weights figure given (a logged "Model loading took") already holds it.
+    const Layout l{llama_3_8b, {.pp = 2}};
+    const LoadedWeights v =
+        loaded_weights(Engine::vllm, GpuFamily::hopper, llama_3_8b, l, 1, WeightOptions{}, 1 * GiB);
+    CHECK(v.loaded == 1 * GiB + 2 * MiB);
+    CHECK(v.rotary_table == 2 * MiB);
+    CHECK(loaded_weights(Engine::sglang, GpuFamily::hopper, llama_3_8b, l, 1, WeightOptions{},
+                         1 * GiB)
+              .loaded == 1 * GiB);
+    CHECK(loaded_weights(Engine::vllm, GpuFamily::hopper, llama_3_8b, l, 1,
+                         WeightOptions{.override_bytes = 1 * GiB}, 1 * GiB)
+              .loaded == 1 * GiB);
 }
 
 // ---- SGLang --------------------------------------------------------------------------------

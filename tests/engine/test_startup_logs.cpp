@@ -72,7 +72,8 @@ const std::set<std::string> known_keys = {"source",
                                           "flags",
                                           "chunked_prefill_size",
                                           "cuda_graph_max_bs",
-                                          "sampler"};
+                                          "sampler",
+                                          "env"};
 
 struct Record {
     fs::path path;
@@ -175,6 +176,17 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
     if (const auto v = r.get("sampler")) {
         REQUIRE((*v == "pytorch" || *v == "flashinfer"));
         d.serving.sampler_sorts = *v == "pytorch";
+    }
+    // The environment the start set, one `env: NAME=value` line each; only the variables whose
+    // setting kvplan models are taken (any other is an error, no setup silently ignored).
+    for (auto [it, end] = r.header.equal_range("env"); it != end; ++it) {
+        const std::string& e = it->second;
+        const std::string var = e.substr(0, e.find('='));
+        INFO(r.path.filename().string() << ": env '" << e << "'");
+        REQUIRE(var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE");
+        REQUIRE(e.size() == var.size() + 2);
+        REQUIRE((e.back() == '0' || e.back() == '1'));
+        d.serving.chunked_local_hybrid = e.back() == '1';
     }
     if (const auto n = r.get("block_size"))
         d.serving.block_size = static_cast<std::uint32_t>(std::stoul(*n));

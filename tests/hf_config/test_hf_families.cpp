@@ -480,6 +480,10 @@ TEST_CASE("GLM-4.5-Air: a dense first layer, 45 MoE layers, QKV bias", "[hf_fami
     CHECK(within_one_percent("glm-4.5-air", total));  // 106B
     // Z.ai's "12B active" leaves out the embedding and the LM head.
     CHECK(active_params(m) - 2ULL * 151'552 * 4'096 == 12'182'615'680ULL);
+    // partial_rotary_factor 0.5: RoPE turns 64 of the 128 dimensions (vLLM's get_rope,
+    // int(128 x 0.5)), so vLLM's cos/sin table is 131,072 positions x 64 x 2 B = 16 MiB.
+    CHECK(m.config().rotary_dim == 64);
+    CHECK(vllm_rotary_table_bytes(m) == 16 * MiB);
 }
 
 // ---------------------------------------------------------------------------------------------

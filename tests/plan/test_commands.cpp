@@ -172,6 +172,48 @@ TEST_CASE("the environment a vLLM answer depends on is in its command", "[comman
     // manager the chunked ones are full attention too: one kind, not two.
     CHECK(a.report.vllm.num_kinds == 2);
     CHECK(old.report.vllm.num_kinds == 1);
+    // The variable set on a release whose default is 0 (VllmConfig.__post_init__,
+    // vllm/config/vllm.py, reads it): the hybrid manager on, and the command says so.
+    d.serving.chunked_local_hybrid = true;
+    const ReplicaAnswer set = evaluate(d, {.context = 8192});
+    CHECK(set.serving.options.vllm.hybrid_kv_cache_manager);
+    CHECK(set.report.vllm.num_kinds == 2);
+    CHECK_THAT(
+        serve_command(set, {.model = "m"}).line(),
+        Catch::StartsWith("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 vllm serve"));
+    // And unset (=0) where the default is 1.
+    d.serving.engine_version.reset();
+    d.serving.chunked_local_hybrid = false;
+    CHECK_FALSE(evaluate(d, {.context = 8192}).serving.options.vllm.hybrid_kv_cache_manager);
+    // Not an SGLang knob.
+    d.serving.engine = Engine::sglang;
+    d.serving.chunked_local_hybrid = true;
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+}
+
+TEST_CASE("vLLM v0.12 starts Llama-4-Scout at 8,388,608 tokens once the hybrid manager is on",
+          "[commands][vllm]") {
+    // The published start on eight H200s (tests/data/startup_logs/vllm/llama-4-scout-h200-tp8-
+    // 8m.log) set VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1. vLLM's start check then
+    // needs, per GPU (8 KV heads / 8 ranks x 128 x 2 x 2 B = 512 B a token and layer), the 12 full
+    // layers' 8,388,608 tokens and the 36 chunked layers' chunk plus batched tokens, 8,192 + 8,192
+    // (ChunkedLocalAttentionSpec.max_memory_usage_bytes, vllm/v1/kv_cache_interface.py):
+    // 12 x 8,388,608 x 512 + 36 x 16,384 x 512 = 51,841,597,440 B (48.28 GiB), under the 89.71 GiB
+    // the log gives the cache; without it every layer is full, 48 x 8,388,608 x 512 = 192 GiB, and
+    // v0.12 refuses. Once running, a sequence keeps one chunk in each chunked layer:
+    // 12 x 8,388,608 x 512 + 36 x 8,192 x 512 = 51,690,602,496 B.
+    const Model m = bundled("llama-4-scout-17b-16e-instruct");
+    Deployment d{.model = m, .gpu = bundled_gpu("h200-sxm"), .parallel = {.tp = 8}};
+    d.serving.engine_version = EngineVersion{0, 12};
+    d.serving.memory_fraction = 0.9;
+    const Demand want{.context = 8'388'608};
+    const ReplicaAnswer off = evaluate(d, want);
+    CHECK_FALSE(off.report.summary.starts);
+    d.serving.chunked_local_hybrid = true;
+    const ReplicaAnswer on = evaluate(d, want);
+    CHECK(on.report.summary.starts);
+    CHECK(on.kv_per_sequence.count() == 51'690'602'496ULL);
+    CHECK(on.dp_rank_admitted == 1);
 }
 
 TEST_CASE("both engines' lines for one deployment, each evaluated its own way", "[commands]") {

@@ -73,7 +73,11 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
                                        58 * (32 * expert + expert + router) + 2 * table +
                                        bf16(7168);
     CHECK(dpep_weights == 100'840'717'664ULL);
-    CHECK(dpep.weights_per_gpu.count() == dpep_weights);
+    // vLLM holds RoPE's cos/sin table beside them on every GPU: 163,840 positions x
+    // qk_rope_head_dim 64 x 2 B (engine/startup.hpp, vllm_rotary_table_bytes).
+    const std::uint64_t rope = 163840ULL * 64 * 2;
+    CHECK(rope == 20'971'520);
+    CHECK(dpep.weights_per_gpu.count() == dpep_weights + rope);
     CHECK(dpep.weights_on_gpu.routed_experts.count() == 58 * 32 * expert);
     CHECK(dpep.weights_on_gpu.embedding.count() == table);
     // At tp 8 the heads, MLPs, the experts' widths and the vocabulary split 8 ways: q_b 3,072 rows,
@@ -87,7 +91,7 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
                                       58 * (256 * slice8 + slice8 + router) + 2 * (table / 8) +
                                       bf16(7168);
     CHECK(tp8_weights == 85'140'101'152ULL);
-    CHECK(tp8.weights_per_gpu.count() == tp8_weights);
+    CHECK(tp8.weights_per_gpu.count() == tp8_weights + rope);
 
     // KV per GPU: each holds the whole latent of its own sequences, (512 + 64) x 2 B x 61 layers
     // = 70,272 B per token; a sequence of 8,000 tokens in blocks of 64 is 125 blocks,
@@ -102,7 +106,7 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(tp8.kv_needed.count() == 256ULL * 562'176'000);
 
     // vLLM's KV memory: ceil(0.92 x 150,109,945,856 B) = 138,101,150,188 B (the CUDA total of an
-    // H200, 143,156 MiB), less the weights, the
+    // H200, 143,156 MiB), less the weights and the rotary table, the
     // profiled activation peak and the CUDA graphs (256 x 2 MiB). The activation over 16,384
     // tokens (vLLM's default from v0.28, PR #51726): 2 B x (residual 2 x 7,168 + the larger of
     // attention and MLP per token) + the logits of 1,024 rows x 129,280 x (2 + 4) B =
@@ -122,19 +126,19 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(tp8.memory().activation.count() == act_tp8);
     const std::uint64_t fraction = 138'101'150'188ULL;
     const std::uint64_t graphs = 256ULL * 2 * 1024 * 1024;
-    CHECK(dpep.kv_budget.count() == fraction - dpep_weights - act_dpep - graphs);
-    CHECK(tp8.kv_budget.count() == fraction - tp8_weights - act_tp8 - graphs);
+    CHECK(dpep.kv_budget.count() == fraction - dpep_weights - rope - act_dpep - graphs);
+    CHECK(tp8.kv_budget.count() == fraction - tp8_weights - rope - act_tp8 - graphs);
     // Blocks of 64 tokens (vLLM forces 64 for FlashMLA on Hopper: vllm/platforms/cuda.py) x
     // 70,272 B: 4,497,408 B. vLLM keeps one null block and admits a sequence per 125 blocks:
     // 1 + (blocks - 1 - 125) / 125 per dp rank.
     CHECK(tp8.serving.block_size == 64);
     const std::uint64_t block = 64 * 70'272;
-    // 31,265,199,244 B / 4,497,408 B = 6,951 blocks at dp 8 x ep 8; 47,141,976,524 B / 4,497,408
-    // B = 10,482 at tp 8.
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 6,951
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,482
-    CHECK(blocks_dpep == 6'951);
-    CHECK(blocks_tp8 == 10'482);
+    // 31,244,227,724 B / 4,497,408 B = 6,947 blocks at dp 8 x ep 8; 47,121,005,004 B / 4,497,408
+    // B = 10,477 at tp 8.
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 6,947
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,477
+    CHECK(blocks_dpep == 6'947);
+    CHECK(blocks_tp8 == 10'477);
     CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
     CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 55
     CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 83
@@ -153,10 +157,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (10,482 blocks of 64 tokens, as above) are the same; each rank holds
+    // and the block count (10,477 blocks of 64 tokens, as above) are the same; each rank holds
     // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,482 / 128 x 8,192 =
-    // 670,848 tokens at dcp 1, 10,482 / 16 x 8,192 = 5,366,784 at dcp 8.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,477 / 128 x 8,192 =
+    // 670,528 tokens at dcp 1, 10,477 / 16 x 8,192 = 5,364,224 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = bundled_gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -165,17 +169,17 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 10'482);
-    CHECK(eight.report.vllm.num_blocks == 10'482);
-    CHECK(*one.kv_tokens == 670'848);
-    CHECK(*eight.kv_tokens == 5'366'784);
+    CHECK(one.report.vllm.num_blocks == 10'477);
+    CHECK(eight.report.vllm.num_blocks == 10'477);
+    CHECK(*one.kv_tokens == 670'528);
+    CHECK(*eight.kv_tokens == 5'364'224);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (10,481 - 128) / 128 = 81 against 1 + (10,481 - 16) / 16 = 655.
+    // Admitted: 1 + (10,476 - 128) / 128 = 81 against 1 + (10,476 - 16) / 16 = 654.
     CHECK(one.max_concurrency == 81);
-    CHECK(eight.max_concurrency == 655);
+    CHECK(eight.max_concurrency == 654);
 }
 
 TEST_CASE("SGLang's dp attention reserves graph memory per dp rank and shares its sequence cap",

@@ -43,13 +43,17 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
     // Hopper runs the Triton kernel: 2,880 is a multiple of 64, so nothing is padded, but the
     // swizzled scales are a second copy ((5,760 + 2,880) rows x 90 bytes = 777,600 B) and the
     // biases become fp32 (2 more bytes for each of 5,760 + 2,880: 17,280 B).
+    // Beside the experts, vLLM's rotary cos/sin table: yarn's 4,096 x 32 = 131,072 positions x
+    // head_dim 64 x 2 B = 16,777,216 B (engine/startup.hpp, vllm_rotary_table_bytes).
+    const std::uint64_t rope = 131072ULL * 64 * 2;
     const ReplicaAnswer h = evaluate(deployment("gpt-oss-120b", "h100-sxm"), {.context = 8000});
     CHECK(h.loaded.kernel == WeightKernel::mxfp4_triton);
+    CHECK(h.loaded.rotary_table.count() == rope);
     CHECK(h.weights_checkpoint_per_gpu.count() == stored);
-    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280));
+    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280) + rope);
     CHECK(h.memory().weights == h.weights_per_gpu);
     // vLLM logs "Model loading took" 64.4 to 66.0 GiB on Hopper (issue 23): within 2 % of the
-    // low end (68,911,622,784 B = 64.18 GiB).
+    // low end (68,928,400,000 B = 64.19 GiB).
     CHECK(h.weights_per_gpu.in(GiB) == Approx(64.4).epsilon(0.02));
     // Ampere runs Marlin: I to 2,944 (a multiple of 128), H to 3,072 (of 256). Per expert
     // 2 x 2,944 x 3,072 / 2 + 5,888 x 96 + 3,072 x 2,944 / 2 + 3,072 x 92 = 14,413,824 B against
@@ -59,8 +63,8 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
     CHECK(a.loaded.kernel == WeightKernel::mxfp4_marlin);
     CHECK(a.loaded.padded_intermediate == 2944);
     CHECK(a.loaded.padded_hidden == 3072);
-    CHECK(a.weights_per_gpu.count() == stored + experts * (14'413'824 - 13'219'200 + 640));
-    // 65.90 GiB: the high end of the range logged on Hopper is what Marlin's padding gives.
+    CHECK(a.weights_per_gpu.count() == stored + experts * (14'413'824 - 13'219'200 + 640) + rope);
+    // 65.91 GiB: the high end of the range logged on Hopper is what Marlin's padding gives.
     CHECK(a.weights_per_gpu.in(GiB) == Approx(66.0).epsilon(0.02));
     // engine_memory and engine_report, the memory step alone, count the same loaded bytes.
     const Model oss = bundled("gpt-oss-120b");

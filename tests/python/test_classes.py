@@ -359,12 +359,12 @@ def test_a_calibration_profile_is_used_as_fit_uses_it(tmp_path):
 
 
 def test_a_shared_prefix_gives_fits_figures():
-    # Llama-3-8B on one H100 under vLLM: 28,211 blocks of 16 tokens (2 MiB), 28,210 past the null
+    # Llama-3-8B on one H100 under vLLM: 28,210 blocks of 16 tokens (2 MiB), 28,209 past the null
     # block (the CUDA total 85,029,027,840 B x 0.92 = 78,226,705,613 B, less weights 16,060,522,496
-    # B, activation 2,465,726,464 B at vLLM's 16,384 tokens and graphs 536,870,912 B, is
-    # 59,163,585,741 B / 2 MiB). A sequence of 8,192 tokens holds 512: 1 + (28,210 - 512) / 512 =
-    # 55 at once. A 2,048-token system prompt is 128 blocks held once, each sequence then 384 of
-    # its own: 1 + 27,698 / 384 = 73.
+    # B and their rotary table 2,097,152 B, activation 2,465,726,464 B at vLLM's 16,384 tokens and
+    # graphs 536,870,912 B, is 59,161,488,589 B / 2 MiB). A sequence of 8,192 tokens holds 512:
+    # 1 + (28,209 - 512) / 512 = 55 at once. A 2,048-token system prompt is 128 blocks held once,
+    # each sequence then 384 of its own: 1 + 27,697 / 384 = 73.
     args = dict(model="llama-3-8b", gpu="h100-sxm", context="8K", concurrency=64)
     expected = cli_json("fit", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--context", "8K",
                         "--concurrency", "64", "--shared-prefix", "2K")

@@ -327,8 +327,9 @@ def test_calibrate_from_a_log_is_the_reserve_formula():
     # The reserve is what the weights and the KV memory leave of it.
     assert log.reserve_bytes == log.usable_bytes - log.weights_bytes - log.available_kv_bytes
     assert log.started and log.consistent and log.kv_shortfall_bytes == 0
-    # Llama-3-8B's 8,030,261,248 parameters (its model card) x 2 B (bf16).
-    assert log.modelled_weights_bytes == 8_030_261_248 * 2 == 16_060_522_496
+    # Llama-3-8B's 8,030,261,248 parameters (its model card) x 2 B (bf16), and vLLM's rotary
+    # cos/sin table beside them, 8,192 positions x 128 x 2 B = 2,097,152 B.
+    assert log.modelled_weights_bytes == 8_030_261_248 * 2 + 8192 * 128 * 2 == 16_062_619_648
     # V0 charges no CUDA graphs: the modelled reserve is the activation peak alone.
     assert not log.graphs_charged
     assert log.modelled_reserve_bytes == log.modelled_activation_bytes

@@ -306,7 +306,11 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                                             : " (outside the fraction)";
     term("weight_bytes_per_gpu",
          "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
-         {"the tensors (or slices) this rank holds" + stage_note,
+         {"the tensors (or slices) this rank holds" + stage_note +
+              (a.loaded.rotary_table.is_zero()
+                   ? std::string()
+                   : ", and vLLM's RoPE cos/sin table (" + grouped(a.loaded.rotary_table.count()) +
+                         " B, rotary_embedding/base.py)"),
           {"model: " + in.model.source, weights_phrase(a),
            layout_text(a.replica.parallel) +
                (a.placement.experts_per_gpu == 0
@@ -314,8 +318,9 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                     : fmt::format("; {} of {} routed experts per GPU, each split {} ways",
                                   a.placement.experts_per_gpu, a.placement.physical_experts,
                                   a.placement.expert_tp))}});
-    // The checkpoint's bytes beside them: in the text only where the engine holds more.
-    const bool repacked = a.weights_checkpoint_per_gpu != a.weights_per_gpu;
+    // The checkpoint's bytes beside them: in the text only where a kernel holds more than the
+    // checkpoint (vLLM's rotary table, on every model, is named in the weights' explanation).
+    const bool repacked = a.weights_checkpoint_per_gpu + a.loaded.rotary_table != a.weights_per_gpu;
     rep.figures.push_back(
         {"weight_bytes_checkpoint_per_gpu", "  (weights as stored in the checkpoint)",
          cell(a.weights_checkpoint_per_gpu), cell_exact(a.weights_checkpoint_per_gpu),

@@ -206,8 +206,9 @@ inline constexpr FixedArray<detail::EnumName<WeightKernel>, 5> weight_kernel_nam
 /// One GPU's weights as stored and as the engine holds them once loaded.
 struct LoadedWeights {
     WeightKernel kernel = WeightKernel::as_stored;
-    Bytes stored{};  ///< the checkpoint's bytes on the GPU
-    Bytes loaded{};  ///< what the engine holds ("Model loading took")
+    Bytes stored{};        ///< the checkpoint's bytes on the GPU
+    Bytes loaded{};        ///< what the engine holds ("Model loading took")
+    Bytes rotary_table{};  ///< vLLM's cos/sin table, within `loaded` (vllm_rotary_table_bytes)
     /// The routed experts' widths per rank as stored and as the kernel pads them (MXFP4 only).
     std::uint64_t intermediate = 0, padded_intermediate = 0;
     std::uint64_t hidden = 0, padded_hidden = 0;
@@ -248,6 +249,37 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 
 }  // namespace detail
 
+/// The rotary embedding's cos/sin table vLLM holds on every GPU of a model with RoPE: a buffer of
+/// max_position x rotary_dim in the model dtype (vllm/model_executor/layers/rotary_embedding/
+/// base.py, RotaryEmbedding.__init__ and _compute_cos_sin_cache: cos and sin of rotary_dim / 2
+/// frequencies each), registered on the module as it is built, so "Model loading took" counts it.
+/// get_rope (rotary_embedding/__init__.py) keeps one instance per key of head size, rotary dim,
+/// max position, rope parameters and dtype in _ROPE_DICT, so all the layers of a model share one
+/// table: counted once per GPU, whatever the tp. Its positions are the context the config allows
+/// (context_limit): max_position_embeddings, which llama3 scaling keeps; yarn's table is
+/// original_max_position_embeddings x factor (YaRNScalingRotaryEmbedding), linear and dynamic
+/// scaling multiply by the factor too. The dtype is the model's, bf16 or fp16 (2 bytes) for every
+/// model kvplan bundles. Llama-4-Scout: 10,485,760 x 128 x 2 = 2.5 GiB per GPU; Llama-3.1-8B:
+/// 131,072 x 128 x 2 = 32 MiB, and Llama-3-8B 2 MiB (8,192 positions), within its log's
+/// rounding. A model with a second rope of its own parameters (Gemma-3's global layers, linear
+/// x 8) holds a second table, not counted here.
+[[nodiscard]] constexpr Bytes vllm_rotary_table_bytes(const Model& m) {
+    const ModelConfig& c = m.config();
+    std::uint64_t dim = c.rotary_dim;
+    bool attends = false;
+    for (std::uint32_t i = 0; i < c.layers.num_specs && i < max_cache_specs; ++i) {
+        const CacheSpec& s = c.layers.specs[i];
+        if (s.kind == CacheKind::constant_state || s.kind == CacheKind::mlp_only) continue;
+        attends = true;
+        if (dim == 0 && s.kind == CacheKind::mla_latent) dim = s.qk_rope_head_dim;
+    }
+    if (!attends) return {};
+    if (dim == 0) dim = m.query_head_dim();
+    constexpr std::uint64_t dtype_bytes = 2;
+    return Bytes::exactly(detail::mul(detail::mul(context_limit(c).tokens, dim, "rotary table"),
+                                      dtype_bytes, "rotary table"));
+}
+
 /// SGLang's weights as loaded (engine/sglang_weights.hpp, included at the end of this header).
 [[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(std::optional<GpuFamily> family,
                                                             const Model& m, const Layout& l,
@@ -258,10 +290,10 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 /// The weights engine `e` holds on a GPU of stage `stage` of `m` under `l` once loaded, given
 /// what the checkpoint puts there (`stored`, weight_bytes_per_rank's total), the GPU's family and
 /// its architecture (SGLang's ROCm rules need CDNA 4, which has no family).
-/// SGLang's rules are its own (sglang_loaded_weights). Of vLLM's, only the MXFP4 experts differ
-/// from the checkpoint
-/// (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend, create_weights and
-/// process_weights_after_loading):
+/// SGLang's rules are its own (sglang_loaded_weights). vLLM adds its rotary cos/sin table to every
+/// model (vllm_rotary_table_bytes); of the weights, only the MXFP4 experts differ from the
+/// checkpoint (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend,
+/// create_weights and process_weights_after_loading):
 ///   Hopper     the Triton kernel: the intermediate width per rank rounded up to 64; the
 ///              swizzled scales are a second copy beside the loaded ones (w13_weight_scale
 ///              stays registered), and the expert biases become fp32;
@@ -280,6 +312,11 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
     if (e == Engine::sglang) return sglang_loaded_weights(family, m, l, stage, w, stored, arch);
     LoadedWeights lw;
     lw.stored = lw.loaded = stored;
+    // A given override is what the engine logged ("Model loading took"): the table is in it.
+    if (e == Engine::vllm && w.override_params == 0 && w.override_bytes.is_zero()) {
+        lw.rotary_table = vllm_rotary_table_bytes(m);
+        lw.loaded += lw.rotary_table;
+    }
     const ModelConfig& c = m.config();
     const WeightFormat experts = w.expert_format ? *w.expert_format : w.format;
     if (e != Engine::vllm || experts != WeightFormat::mxfp4 || c.moe.experts == 0 || !family ||
@@ -325,7 +362,8 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 }
 
 /// `stored` (weight_bytes_per_stage of `m` under `l` in `w`) with each stage's routed experts as
-/// engine `e` holds them once loaded on `gpu` (loaded_weights): what the engine's memory counts.
+/// engine `e` holds them once loaded on `gpu`, and vLLM's rotary table (loaded_weights): what the
+/// engine's memory counts.
 [[nodiscard]] constexpr StageWeights loaded_stage_weights(Engine e, const GpuSpec& gpu,
                                                           const Model& m, const Layout& l,
                                                           const WeightOptions& w,
@@ -335,8 +373,10 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw =
             loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch);
-        // The growth is the routed experts' (the only tensors a kernel repacks).
-        out.stages[st][ParamGroup::routed_experts] += lw.loaded - lw.stored;
+        // The growth is the routed experts' (the only tensors a kernel repacks), and the rotary
+        // table's, a buffer of the attention layers' rotary embedding.
+        out.stages[st][ParamGroup::routed_experts] += lw.loaded - lw.stored - lw.rotary_table;
+        out.stages[st][ParamGroup::attention] += lw.rotary_table;
     }
     return out;
 }

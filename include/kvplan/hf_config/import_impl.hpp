@@ -258,6 +258,18 @@ namespace detail::hf {
                        " heads (hidden_size / heads is the head_dim, a 32-bit size)",
                    std::to_string(hidden));
     }
+    // The share of a head RoPE rotates, at the top or in rope_parameters: vLLM's get_rope takes
+    // int(head_size x partial_rotary_factor) (rotary_embedding/__init__.py); it sizes the cos/sin
+    // table (engine/startup.hpp). A factor of 1 or more is the whole head.
+    {
+        std::optional<double> partial = r.optional_positive_number("partial_rotary_factor");
+        if (!partial)
+            if (const std::optional<JsonReader> rp = r.optional_object("rope_parameters"))
+                partial = rp->optional_positive_number("partial_rotary_factor");
+        if (partial && *partial < 1.0 && head_dim != 0)
+            c.rotary_dim =
+                u32(static_cast<std::uint64_t>(static_cast<double>(head_dim) * *partial));
+    }
 
     // MLP width.
     if (f == Family::gptj) {

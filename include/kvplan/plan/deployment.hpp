@@ -70,6 +70,12 @@ struct Serving {
     /// #21389); from v0.17 that native path is Triton's pivot search, which does not sort
     /// (VllmSampler::triton). nullopt: the release's default (engine/release.hpp).
     std::optional<bool> sampler_sorts{};
+    /// vLLM's hybrid KV-cache manager on (true) or off (false) for a model with chunked local
+    /// attention (Llama-4), whatever the release's default: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_
+    /// HYBRID_KV_CACHE=1 or 0, read by VllmConfig.__post_init__ (vllm/config/vllm.py); off, every
+    /// chunked layer is sized as full attention. nullopt: the release's default
+    /// (VllmReleaseDefaults::chunked_local_hybrid).
+    std::optional<bool> chunked_local_hybrid{};
     /// The latency estimate's achieved fractions and fixed costs on the GPU deployed (a
     /// calibration of it: kvplan calibrate --bench); nullopt: its family's defaults
     /// (default_params).
@@ -94,6 +100,9 @@ struct ResolvedServing {
     /// vLLM's profile sampler sorts (true) or runs FlashInfer (false) whatever the release's
     /// default (Serving::sampler_sorts); nullopt: the release's.
     std::optional<bool> sampler_sorts{};
+    /// vLLM's hybrid manager for chunked local attention whatever the release's default
+    /// (Serving::chunked_local_hybrid); nullopt: the release's.
+    std::optional<bool> chunked_local_hybrid{};
     /// vLLM's attention backend and the block size it forces (evaluate() sets it for the GPU and
     /// the model); nullopt: another engine, or a GPU of a family kvplan does not know.
     std::optional<VllmBackendChoice> backend{};
@@ -192,6 +201,13 @@ struct ResolvedServing {
                    std::string(name(s.engine)));
         r.sampler_sorts = s.sampler_sorts;
     }
+    if (s.chunked_local_hybrid) {
+        if (s.engine != Engine::vllm)
+            refuse("chunked_local_hybrid",
+                   "engine vllm (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is vLLM's)",
+                   std::string(name(s.engine)));
+        r.chunked_local_hybrid = s.chunked_local_hybrid;
+    }
     if (s.num_gpu_blocks) {
         if (s.engine != Engine::vllm)
             refuse("num_gpu_blocks", "vLLM (--num-gpu-blocks-override is its flag)",
@@ -221,11 +237,11 @@ struct ResolvedServing {
 namespace detail {
 
 /// vLLM's defaults that depend on the replica, applied to `s` (resolved for vLLM): the attention
-/// backend and the block size it forces on the GPU's family (vllm_attention_backend); for a
-/// release whose hybrid manager is off for chunked local attention (engine/release.hpp), that
-/// manager off for a model with chunked layers; the release's max_num_batched_tokens and
-/// max_num_seqs for the GPU (VllmReleaseDefaults::batch_rule); and its profile run's sampler for
-/// the model (vllm_profile_sampler).
+/// backend and the block size it forces on the GPU's family (vllm_attention_backend); where the
+/// hybrid manager is off for chunked local attention (the release's default, engine/release.hpp,
+/// or Serving::chunked_local_hybrid), that manager off for a model with chunked layers; the
+/// release's max_num_batched_tokens and max_num_seqs for the GPU (VllmReleaseDefaults::
+/// batch_rule); and its profile run's sampler for the model (vllm_profile_sampler).
 constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
     s.backend = vllm_attention_backend(r.model, gpu_family(r.gpu), r.kv.dtype, r.parallel.dcp,
                                        s.block_size);
@@ -234,7 +250,8 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
         s.options.vllm.block_size = s.block_size;
     }
     const auto d = vllm_release_defaults(s.engine_version);
-    if (d && !d->chunked_local_hybrid && r.model.layers().layers_of_kind(CacheKind::chunked_local))
+    const bool hybrid = s.chunked_local_hybrid.value_or(!d || d->chunked_local_hybrid);
+    if (!hybrid && r.model.layers().layers_of_kind(CacheKind::chunked_local))
         s.options.vllm.hybrid_kv_cache_manager = false;
     // The release's batch defaults where they differ from main's for this GPU (a v0.8 release on
     // an H20 or a B200 profiles 2,048 tokens and 256 sequences), unless given.
