@@ -84,6 +84,35 @@ inline constexpr Bytes nccl_net_gdr_channel_bytes =
     return !vllm_charges_comm_buffers(v);
 }
 
+/// The largest all-reduce vLLM's tensor-parallel group of `tp` GPUs `g` hands to something other
+/// than NCCL: PyTorch's symmetric-memory all-reduce (VLLM_ALLREDUCE_USE_SYMM_MEM, on by default)
+/// up to SYMM_MEM_ALL_REDUCE_MAX_SIZES at 2, 4, 6 and 8 GPUs (vllm/distributed/device_communicators
+/// /all_reduce_utils.py: Hopper 64, 32, 64, 64 MiB; Blackwell's compute capability 10.0 8, 32,
+/// 128, 128 MiB, kept for Blackwell Ultra too), else the custom all-reduce's 8 MiB
+/// (custom_all_reduce.py, max_size). Anything larger goes to pynccl.
+[[nodiscard]] constexpr Bytes vllm_all_reduce_below_nccl(const GpuSpec& g,
+                                                         std::uint32_t tp) noexcept {
+    const bool listed = tp == 2 || tp == 4 || tp == 6 || tp == 8;
+    if (listed && g.arch == GpuArch::hopper) return tp == 4 ? 32 * MiB : 64 * MiB;
+    if (listed && g.arch == GpuArch::blackwell)
+        return tp == 2 ? 8 * MiB : tp == 4 ? 32 * MiB : 128 * MiB;
+    return 8 * MiB;
+}
+
+/// NCCL's NVLS buffers vLLM's profile run adds to the charged non-torch increase on a GPU `g` of a
+/// tensor-parallel group of `tp` GPUs whose profile all-reduces `all_reduce` bytes (tokens x
+/// hidden size x element): nccl_nvls_buffer_bytes where the group lies within one NVLink domain and
+/// the all-reduce passes vllm_all_reduce_below_nccl, so NCCL's first large collective connects
+/// NVLS; zero across domains (multi-node NVLS is not modelled) or where release `v` connected them
+/// before the snapshot (vllm_profile_connects_nvls).
+[[nodiscard]] constexpr Bytes vllm_profile_nvls_bytes(const GpuSpec& g, std::uint32_t tp,
+                                                      Bytes all_reduce,
+                                                      bool connects_nvls = true) noexcept {
+    if (!connects_nvls || tp < 2 || tp > g.scale_up_domain()) return Bytes{};
+    if (all_reduce <= vllm_all_reduce_below_nccl(g, tp)) return Bytes{};
+    return nccl_nvls_buffer_bytes(g, tp);
+}
+
 static_assert(nccl_ring_connection_bytes == Bytes::exactly(9'633'792));   // 9.19 MiB
 static_assert(nccl_net_gdr_channel_bytes == Bytes::exactly(18'743'296));  // 17.9 MiB
 static_assert(vllm_profile_connects_nvls({0, 11}) && !vllm_profile_connects_nvls({0, 10}));
@@ -96,5 +125,12 @@ static_assert(nccl_nvls_buffer_bytes(gpus::b200, 8) == 384 * MiB);
 static_assert(nccl_nvls_buffer_bytes(gpus::h100_sxm, 1).is_zero() &&
               nccl_nvls_buffer_bytes(gpus::h100_nvl, 2).is_zero() &&
               nccl_nvls_buffer_bytes(gpus::a100_sxm4_80gb, 8).is_zero());
+// Llama-3-70B's profile at tp 4 on H100s: 16,384 tokens x 8,192 x 2 B = 256 MiB, past symmetric
+// memory's 32 MiB at 4 Hopper GPUs, so NCCL connects NVLS's 4 heads x 32 MiB; 2,048 tokens of a
+// 4,096-wide model (16 MiB) stay below it.
+static_assert(vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 256 * MiB) == 128 * MiB);
+static_assert(vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 16 * MiB).is_zero() &&
+              vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 256 * MiB, false).is_zero() &&
+              vllm_profile_nvls_bytes(gpus::h100_sxm, 16, 256 * MiB).is_zero());
 
 }  // namespace kvplan
