@@ -103,8 +103,8 @@ inline constexpr Bytes nccl_net_gdr_channel_bytes =
 /// tensor-parallel group of `tp` GPUs whose profile all-reduces `all_reduce` bytes (tokens x
 /// hidden size x element): nccl_nvls_buffer_bytes where the group lies within one NVLink domain and
 /// the all-reduce passes vllm_all_reduce_below_nccl, so NCCL's first large collective connects
-/// NVLS; zero across domains (multi-node NVLS is not modelled) or where release `v` connected them
-/// before the snapshot (vllm_profile_connects_nvls).
+/// NVLS; zero across domains (multi-node NVLS is not modelled) or without `connects_nvls`, for a
+/// release whose NCCL connected them before the snapshot (vllm_profile_connects_nvls).
 [[nodiscard]] constexpr Bytes vllm_profile_nvls_bytes(const GpuSpec& g, std::uint32_t tp,
                                                       Bytes all_reduce,
                                                       bool connects_nvls = true) noexcept {
