@@ -676,6 +676,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "comm_buffer_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::comm_buffers); })
         .def_property_readonly(
+            "nccl_nvls_bytes",
+            [reserve](const A& x) { return reserve(x, &EngineMemory::nccl_nvls); })
+        .def_property_readonly(
             "encoder_cache_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::encoder_cache); })
         .def_property_readonly("lora_bytes",

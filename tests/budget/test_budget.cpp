@@ -182,6 +182,29 @@ TEST_CASE("the activation model is within 3% of vLLM's measured profile peak", "
     CHECK(at29k.total().in(GiB) == Approx(17.98 - 14.9888).epsilon(0.03));
 }
 
+TEST_CASE("vLLM's out-of-place all-reduce sets the MLP's peak where the hidden size is wider",
+          "[budget]") {
+    // Llama-3-70B: h = 8,192, I = 28,672, 64 heads of 128, 8 KV heads. vLLM's all-reduce returns a
+    // new tensor (vLLM PR #10121; pynccl.py allocates the output), so at the MLP's all-reduce the
+    // activation (I / tp), the partial and the reduced sums (2 x h) live beside the residual
+    // stream (2 h), against the gate/up peak of 3 x I / tp:
+    //   tp 8: max(3 x 3,584 = 10,752, 3,584 + 16,384 = 19,968) -> (16,384 + 19,968) x 2 B =
+    //         72,704 B a token, where the gate/up peak alone gives 54,272 B;
+    //   tp 4: max(21,504, 7,168 + 16,384 = 23,552) -> (16,384 + 23,552) x 2 = 79,872 B;
+    //   tp 2: max(43,008, 14,336 + 16,384 = 30,720): the gate/up peak, 118,784 B;
+    //   tp 1: no all-reduce, (16,384 + 86,016) x 2 = 204,800 B.
+    const auto per_token = [](std::uint32_t tp) {
+        const Layout l{llama_3_70b, {.tp = tp}};
+        return activation_peak(llama_3_70b, l, 0, 16'384, 64).per_token.count();
+    };
+    CHECK(per_token(8) == 72'704);
+    CHECK(per_token(4) == 79'872);
+    CHECK(per_token(2) == 118'784);
+    CHECK(per_token(1) == 204'800);
+    // At 16,384 tokens and tp 8 the term adds 16,384 x 18,432 B = 301,989,888 B (0.28 GiB).
+    CHECK((per_token(8) - 54'272) * 16'384 == 301'989'888ULL);
+}
+
 TEST_CASE("a sorting sampler sets vLLM's profile peak", "[budget]") {
     // llm-d's vLLM memory study (vllm/vllm-openai of January 2026, v0.13 or v0.14, whose profile
     // sampler sorts the logits; tests/data/startup_logs/vllm/llama-3.1-8b-h100-16k.log): on an

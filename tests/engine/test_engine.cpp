@@ -415,6 +415,40 @@ TEST_CASE("vLLM: the rotary cos/sin table is part of the weights as loaded", "[e
               .loaded == 1 * GiB);
 }
 
+TEST_CASE("vLLM: the profile's large all-reduces connect NCCL's NVLS buffers from v0.11",
+          "[engine][vllm]") {
+    // Llama-3-70B at tp 4 on H100 SXMs (NVSwitch, Hopper), vLLM's profile of 16,384 tokens: its
+    // all-reduces carry 16,384 x 8,192 x 2 B = 256 MiB, past symmetric memory's 32 MiB at 4 Hopper
+    // GPUs (all_reduce_utils.py), so NCCL's first large collective connects NVLS inside the
+    // profile: 16 channels x 2 x 8 steps x 128 KiB x 4 heads = 128 MiB (src/transport/nvls.cc),
+    // charged with the profile's increase. At tp 8: 8 heads, 256 MiB.
+    const Replica r4{.model = llama_3_70b, .gpu = gpus::h100_sxm, .parallel = {.tp = 4}};
+    const EngineMemory m4 = engine_memory(Engine::vllm, r4, r4.layout(), 0);
+    CHECK(m4.nccl_nvls == 128 * MiB);
+    const Replica r8{.model = llama_3_70b, .gpu = gpus::h100_sxm, .parallel = {.tp = 8}};
+    CHECK(engine_memory(Engine::vllm, r8, r8.layout(), 0).nccl_nvls == 256 * MiB);
+    // Before v0.11 NCCL connected every algorithm at init (NCCL_CUMEM_ENABLE=0): nothing is
+    // charged apart from the communication buffers, and the cache gets the 128 MiB back.
+    const EngineMemory v10 = engine_memory(Engine::vllm, r4, r4.layout(), 0, {},
+                                           {.vllm = {.charge_nvls_buffers = false}});
+    CHECK(v10.nccl_nvls.is_zero());
+    CHECK(v10.kv_memory - m4.kv_memory == 128 * MiB);
+    // A reserve measured from a log (calibrate.hpp) holds the profile's non-torch increase, the
+    // NVLS buffers with it: they are not charged twice.
+    const BudgetOptions measured{.reserve = {.activation = 2 * GiB}};
+    CHECK(engine_memory(Engine::vllm, r4, r4.layout(), 0, measured).nccl_nvls.is_zero());
+    // A profile of 2,048 tokens of Llama-3-8B (2,048 x 4,096 x 2 B = 16 MiB) stays with symmetric
+    // memory; A100s have no NVLS (compute capability 8.0); a group past the NVLink domain (tp 16
+    // on 8-GPU nodes) is not within one node's NVLS.
+    const Replica small{.model = llama_3_8b, .gpu = gpus::h100_sxm, .parallel = {.tp = 4}};
+    const BudgetOptions b2k{.reserve = {.max_num_batched_tokens = 2048}};
+    CHECK(engine_memory(Engine::vllm, small, small.layout(), 0, b2k).nccl_nvls.is_zero());
+    const Replica a100{.model = llama_3_70b, .gpu = gpus::a100_sxm4_80gb, .parallel = {.tp = 4}};
+    CHECK(engine_memory(Engine::vllm, a100, a100.layout(), 0).nccl_nvls.is_zero());
+    const Replica r16{.model = llama_3_70b, .gpu = gpus::h100_sxm, .parallel = {.tp = 16}};
+    CHECK(engine_memory(Engine::vllm, r16, r16.layout(), 0).nccl_nvls.is_zero());
+}
+
 // ---- SGLang --------------------------------------------------------------------------------
 
 TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "[engine][sglang]") {

@@ -382,6 +382,13 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         term("comm_buffer_bytes", "- communication buffers" + in_out_comm, m.comm_buffers,
              {"128 MiB per rank of a multi-GPU replica",
               {source_of(res.comm_buffers, "SGLang's reserve rule (budget/reserve.hpp)")}});
+        if (!m.nccl_nvls.is_zero())
+            term("nccl_nvls_bytes", "- NCCL NVLS buffers", m.nccl_nvls,
+                 {"NVLS channels x 2 x 8 steps x 128 KiB x GPUs of the group",
+                  {fmt::format(
+                      "connected by the profile's first all-reduce past {} B, within "
+                      "the charged increase (engine/nccl.hpp)",
+                      grouped(vllm_all_reduce_below_nccl(a.replica.gpu, l.tp()).count()))}});
         if (const LoraOptions& lo = a.serving.budget.reserve.lora; lo.max_loras > 0)
             term("lora_bytes", "- LoRA adapter slots (with the weights)", m.lora,
                  {fmt::format("{} slots x rank {} over every targeted layer's A and B ({}), in "

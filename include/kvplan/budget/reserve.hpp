@@ -301,12 +301,23 @@ namespace detail {
 /// TritonExperts.workspace_shapes) allocates for M tokens (M, k, max(N / 2, H)) and
 /// (M, k, max(N, H)) values and an (M, H) output, N being a rank's gate/up rows (2 x the expert
 /// width per rank, gated): an expert split thin still takes k x 2 x H values a token.
+///
+/// A dense MLP split over ranks ends in an all-reduce that is out of place (vLLM PR #10121, in
+/// v0.6.5, before every release kvplan models: vllm/distributed/parallel_state.py,
+/// GroupCoordinator.all_reduce; pynccl.py allocates the output): while it runs, the activation
+/// (the down projection's input), the rank's partial sum and the reduced sum live together, I / tp
+/// + 2 x H values beside the residual stream (the residual and the caller's normed input), more
+/// than the gate/up peak of 3 x I / tp where H > I / tp (Llama-3-70B at tp 4 and beyond).
 [[nodiscard]] constexpr std::uint64_t mlp_activation_elements(const Model& m, std::uint32_t layer,
                                                               const RankParts& p) {
     const ModelConfig& c = m.config();
     const std::uint64_t per_width = c.mlp == MlpKind::gated ? 3 : 2;
     if (!m.has_mlp(layer)) return 0;
-    if (!c.moe.is_moe_layer(layer)) return per_width * ceil_div(c.intermediate_size, p.dense_mlp);
+    if (!c.moe.is_moe_layer(layer)) {
+        const std::uint64_t down_input = ceil_div(c.intermediate_size, p.dense_mlp);
+        const std::uint64_t up = per_width * down_input;
+        return p.dense_mlp > 1 ? std::max(up, down_input + 2 * std::uint64_t{c.hidden_size}) : up;
+    }
     const std::uint64_t n = (per_width - 1) * ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
     const std::uint64_t h = c.hidden_size;
     const std::uint64_t routed =

@@ -33,6 +33,7 @@
 #include "../units.hpp"
 #include "ideal.hpp"
 #include "kind.hpp"
+#include "nccl.hpp"
 #include "sglang.hpp"
 #include "startup.hpp"
 #include "trtllm.hpp"
@@ -60,7 +61,8 @@ struct EngineMemory {
     Bytes cuda_graphs{};
     Bytes cuda_context{};
     Bytes comm_buffers{};
-    Bytes lora{};  ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
+    Bytes nccl_nvls{};  ///< NCCL's NVLS buffers vLLM's profile connects (engine/nccl.hpp)
+    Bytes lora{};       ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
     Bytes encoder_cache{};     ///< a vision model's profiled encoder outputs (vLLM charges them)
     Bytes charged{};           ///< terms subtracted from fraction_bytes
     Bytes outside{};           ///< terms left to live outside fraction_bytes
@@ -78,6 +80,8 @@ struct EngineMemory {
 ///           request_memory): the CUDA context and NCCL buffers exist before vLLM's memory snapshot
 ///           and must fit beside the fraction (releases through v0.10 charged the buffers,
 ///           v0.8 the context too: VllmOptions::charge_comm_buffers, charge_non_torch_in_use);
+///           from v0.11 NCCL's NVLS buffers, which the profile's first large all-reduce connects,
+///           are charged (vllm_profile_nvls_bytes);
 ///   sglang  mem_fraction_static x (memory free after distributed init) - weights
 ///           (model_runner_kv_cache_mixin.py): activations and graphs live in the rest;
 ///   trtllm  free_gpu_memory_fraction x (total - weights - activation peak - context, NCCL and
@@ -125,7 +129,16 @@ namespace detail {
             // through v0.10 the buffers were charged alone (vllm_charges_comm_buffers).
             const bool context_charged = eo.vllm.charge_non_torch_in_use;
             const bool comm_charged = context_charged || eo.vllm.charge_comm_buffers;
-            em.charged = em.weights + em.lora + em.activation + em.encoder_cache +
+            // A measured profile (calibrate.hpp, apply_profile) holds the non-torch increase,
+            // NVLS's buffers with it; through v0.10 the communication buffers term holds them.
+            em.nccl_nvls = vllm_profile_nvls_bytes(
+                r.gpu, l.tp(),
+                res.activation_model.element * detail::mul(res.activation_model.tokens,
+                                                           r.model.config().hidden_size,
+                                                           "the profile's all-reduce"),
+                eo.vllm.charge_nvls_buffers && !comm_charged &&
+                    res.activation.source == TermSource::modelled);
+            em.charged = em.weights + em.lora + em.activation + em.encoder_cache + em.nccl_nvls +
                          (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{}) +
                          (context_charged ? em.cuda_context : Bytes{}) +
                          (comm_charged ? em.comm_buffers : Bytes{});

@@ -73,6 +73,9 @@ struct VllmOptions {
     /// Through v0.10 the communication buffers were charged too: the memory snapshot preceded the
     /// distributed groups (engine/release.hpp, vllm_charges_comm_buffers).
     bool charge_comm_buffers = false;
+    /// From v0.11 NCCL's NVLS buffers are first connected by the profile run's large all-reduces,
+    /// so they are part of the charged increase (engine/nccl.hpp, vllm_profile_connects_nvls).
+    bool charge_nvls_buffers = true;
     /// --num-gpu-blocks-override: the pool's block count, whatever the memory
     /// (CacheConfig.num_gpu_blocks_override; vllm/v1/core/kv_cache_planning.py).
     std::optional<std::uint64_t> num_gpu_blocks_override{};

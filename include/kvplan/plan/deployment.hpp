@@ -16,6 +16,7 @@
 #include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
+#include "../engine/nccl.hpp"
 #include "../engine/parallel.hpp"
 #include "../engine/release.hpp"
 #include "../engine/report.hpp"
@@ -193,6 +194,7 @@ struct ResolvedServing {
         r.options.vllm.charge_cuda_graphs = d->charge_cuda_graphs;
         r.options.vllm.charge_non_torch_in_use = vllm_charges_non_torch_in_use(*s.engine_version);
         r.options.vllm.charge_comm_buffers = vllm_charges_comm_buffers(*s.engine_version);
+        r.options.vllm.charge_nvls_buffers = vllm_profile_connects_nvls(*s.engine_version);
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
     }
     if (s.sampler_sorts) {

@@ -1,0 +1,136 @@
+#pragma once
+
+// NCCL's device buffers, as NCCL 2.22 to 2.28 size them with its defaults, and when vLLM's memory
+// profile sees them. Since NCCL 2.22 a communicator whose memory NCCL allocates with cuMem
+// connects an algorithm's buffers at the first collective that uses it (NCCL_RUNTIME_CONNECT, on
+// by default; src/init.cc: runtimeConn = cuMemSupport && ncclParamRuntimeConnect()), not at
+// ncclCommInitRank. Whatever a communicator first connects inside vLLM's profile run is part of
+// the profile's non-torch increase, which vLLM charges to the KV budget (vllm/v1/worker/
+// gpu_worker.py, determine_available_memory); what it connected before the memory snapshot is not.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../gpu.hpp"
+#include "../units.hpp"
+#include "release.hpp"
+
+namespace kvplan {
+
+/// Slots of a connection's FIFO (src/include/device.h, NCCL_STEPS).
+inline constexpr std::uint64_t nccl_steps = 8;
+
+/// A connection's buffer of each protocol (src/init.cc, DEFAULT_*_BUFFSIZE): SIMPLE 4 MiB
+/// (NCCL_BUFFSIZE), LL128 120 elements x 640 threads x 8 steps x 8 B, LL 8 lines x 512 threads x
+/// 8 steps x 16 B.
+inline constexpr Bytes nccl_simple_buffer = 4 * MiB;
+inline constexpr Bytes nccl_ll128_buffer = Bytes::exactly(120 * 640 * nccl_steps * 8);
+inline constexpr Bytes nccl_ll_buffer = Bytes::exactly(8 * 512 * nccl_steps * 16);
+
+/// One ring connection's device buffers within a node, every protocol (src/transport/p2p.cc: the
+/// receiver holds them; a P2P-read sender holds the SIMPLE one instead, the same bytes).
+inline constexpr Bytes nccl_ring_connection_bytes =
+    nccl_simple_buffer + nccl_ll128_buffer + nccl_ll_buffer;
+
+/// One network channel's device buffers over GPUDirect RDMA in NCCL 2.26 (src/transport/net.cc,
+/// sendProxyConnect and recvProxyConnect: the sender's LL128 and SIMPLE buffers and the
+/// receiver's three sit in device memory, the sender's LL in host memory); without GPUDirect RDMA
+/// all sit in host memory.
+inline constexpr Bytes nccl_net_gdr_channel_bytes =
+    nccl_simple_buffer + nccl_ll128_buffer + nccl_ring_connection_bytes;
+
+/// NVLS (NVLink SHARP) channels NCCL opens on GPU `g` (src/transport/nvls.cc,
+/// ncclNvlsInit: NVLS_NCHANNELS_SM90 16; on Blackwell 24 within one NVLink domain and 32 when the
+/// communicator spans nodes), or 0 where NCCL builds no NVLS graph: before Hopper, and without
+/// NVSwitches (src/graph/search.cc: no NVS node or compute capability below 9.0).
+[[nodiscard]] constexpr std::uint32_t nccl_nvls_channels(const GpuSpec& g,
+                                                         bool beyond_domain = false) noexcept {
+    // A scale-up fabric of more than two GPUs is a switched one (NVLink bridges join pairs).
+    const bool switched = g.scale_up_bandwidth > BytesPerSecond{} && g.scale_up_domain() > 2;
+    if (!switched) return 0;
+    if (g.arch == GpuArch::hopper) return 16;
+    if (g.arch == GpuArch::blackwell) return beyond_domain ? 32 : 24;
+    return 0;
+}
+
+/// NCCL's NVLS buffers on each GPU of a communicator of `gpus` GPUs within one NVLink domain
+/// (src/transport/nvls.cc, ncclNvlsBufferSetup): channels x 2 (reduce and broadcast) x the
+/// chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB) x nccl_steps per head, one head per GPU of the domain
+/// (search.cc forces the single-node NVLS graph to pull from every GPU, up to
+/// NCCL_MAX_NVLS_ARITY, 32). 256 MiB on eight H100s or H200s. Zero below two GPUs or without NVLS.
+[[nodiscard]] constexpr Bytes nccl_nvls_buffer_bytes(const GpuSpec& g,
+                                                     std::uint32_t gpus) noexcept {
+    const std::uint32_t channels = nccl_nvls_channels(g);
+    if (gpus < 2 || channels == 0) return Bytes{};
+    const std::uint64_t heads = std::min<std::uint32_t>(gpus, 32);
+    return 128 * KiB * (std::uint64_t{channels} * 2 * nccl_steps * heads);
+}
+
+/// Whether vLLM release line `v`'s profile run is the first to connect NCCL's NVLS buffers of its
+/// tensor-parallel communicator, so they count in the charged non-torch increase:
+///   - vLLM set NCCL_CUMEM_ENABLE=0 (vllm/env_override.py) until PR #24141 (September 2025), so
+///     NCCL connected every algorithm at init; and until PR #25359 (v0.11) the snapshot preceded
+///     the groups, so all their buffers were charged anyway (vllm_charges_comm_buffers);
+///   - the communicator's first collective, pynccl's 4-byte warm-up all-reduce at init
+///     (vllm/distributed/device_communicators/pynccl.py), runs Ring/LL, NCCL's lowest modelled
+///     latency on one node (src/graph/tuning.cc: Ring 6.6 + 2 x 7 x 0.6 = 15.0 us at 8 GPUs,
+///     Tree 15.2, NVLS 25), so the ring buffers are connected before the snapshot;
+///   - the profile's all-reduces of max_num_batched_tokens x hidden x 2 bytes (256 MiB for
+///     16,384 tokens at 8,192) pass the custom all-reduce's 8 MiB (custom_all_reduce.py) and
+///     symmetric memory's 64 MiB at 8 Hopper GPUs (all_reduce_utils.py) and go to NCCL, whose model
+///     gives NVLS the larger bandwidth there (tuning.cc: NVLS pipelines the reduce and the
+///     broadcast, twice the per-channel figure at 0.85 efficiency on Hopper).
+[[nodiscard]] constexpr bool vllm_profile_connects_nvls(EngineVersion v) noexcept {
+    return !vllm_charges_comm_buffers(v);
+}
+
+/// The largest all-reduce vLLM's tensor-parallel group of `tp` GPUs `g` hands to something other
+/// than NCCL: PyTorch's symmetric-memory all-reduce (VLLM_ALLREDUCE_USE_SYMM_MEM, on by default)
+/// up to SYMM_MEM_ALL_REDUCE_MAX_SIZES at 2, 4, 6 and 8 GPUs (vllm/distributed/device_communicators
+/// /all_reduce_utils.py: Hopper 64, 32, 64, 64 MiB; Blackwell's compute capability 10.0 8, 32,
+/// 128, 128 MiB, kept for Blackwell Ultra too), else the custom all-reduce's 8 MiB
+/// (custom_all_reduce.py, max_size). Anything larger goes to pynccl.
+[[nodiscard]] constexpr Bytes vllm_all_reduce_below_nccl(const GpuSpec& g,
+                                                         std::uint32_t tp) noexcept {
+    const bool listed = tp == 2 || tp == 4 || tp == 6 || tp == 8;
+    if (listed && g.arch == GpuArch::hopper) return tp == 4 ? 32 * MiB : 64 * MiB;
+    if (listed && g.arch == GpuArch::blackwell)
+        return tp == 2 ? 8 * MiB : tp == 4 ? 32 * MiB : 128 * MiB;
+    return 8 * MiB;
+}
+
+/// NCCL's NVLS buffers vLLM's profile run adds to the charged non-torch increase on a GPU `g` of a
+/// tensor-parallel group of `tp` GPUs whose profile all-reduces `all_reduce` bytes (tokens x
+/// hidden size x element): nccl_nvls_buffer_bytes where the group lies within one NVLink domain and
+/// the all-reduce passes vllm_all_reduce_below_nccl, so NCCL's first large collective connects
+/// NVLS; zero across domains (multi-node NVLS is not modelled) or without `connects_nvls`, for a
+/// release whose NCCL connected them before the snapshot (vllm_profile_connects_nvls).
+[[nodiscard]] constexpr Bytes vllm_profile_nvls_bytes(const GpuSpec& g, std::uint32_t tp,
+                                                      Bytes all_reduce,
+                                                      bool connects_nvls = true) noexcept {
+    if (!connects_nvls || tp < 2 || tp > g.scale_up_domain()) return Bytes{};
+    if (all_reduce <= vllm_all_reduce_below_nccl(g, tp)) return Bytes{};
+    return nccl_nvls_buffer_bytes(g, tp);
+}
+
+static_assert(nccl_ring_connection_bytes == Bytes::exactly(9'633'792));   // 9.19 MiB
+static_assert(nccl_net_gdr_channel_bytes == Bytes::exactly(18'743'296));  // 17.9 MiB
+static_assert(vllm_profile_connects_nvls({0, 11}) && !vllm_profile_connects_nvls({0, 10}));
+// 16 channels x 2 x 8 steps x 128 KiB = 32 MiB a head: 8 heads 256 MiB, 4 heads 128 MiB;
+// Blackwell's 24 channels 384 MiB at 8; none on an NVLink pair (H100 NVL) or before Hopper (A100).
+static_assert(nccl_nvls_buffer_bytes(gpus::h100_sxm, 8) == 256 * MiB &&
+              nccl_nvls_buffer_bytes(gpus::h200_sxm, 8) == 256 * MiB);
+static_assert(nccl_nvls_buffer_bytes(gpus::h100_sxm, 4) == 128 * MiB);
+static_assert(nccl_nvls_buffer_bytes(gpus::b200, 8) == 384 * MiB);
+static_assert(nccl_nvls_buffer_bytes(gpus::h100_sxm, 1).is_zero() &&
+              nccl_nvls_buffer_bytes(gpus::h100_nvl, 2).is_zero() &&
+              nccl_nvls_buffer_bytes(gpus::a100_sxm4_80gb, 8).is_zero());
+// Llama-3-70B's profile at tp 4 on H100s: 16,384 tokens x 8,192 x 2 B = 256 MiB, past symmetric
+// memory's 32 MiB at 4 Hopper GPUs, so NCCL connects NVLS's 4 heads x 32 MiB; 2,048 tokens of a
+// 4,096-wide model (16 MiB) stay below it.
+static_assert(vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 256 * MiB) == 128 * MiB);
+static_assert(vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 16 * MiB).is_zero() &&
+              vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 256 * MiB, false).is_zero() &&
+              vllm_profile_nvls_bytes(gpus::h100_sxm, 16, 256 * MiB).is_zero());
+
+}  // namespace kvplan
