@@ -1,8 +1,7 @@
 // The families of late 2026 (configs/models/README.md): Qwen3.5, GLM-5, Kimi-K2.5, MiniMax-M2,
 // MiMo-V2-Flash, Nemotron-3 with layers_block_type, Llama-3.3-Nemotron-Super (DeciLM), Gemma 4,
-// DeepSeek-V4, MiniMax-M3, and the families kvplan refuses by name. Per family: the KV bytes per
-// token and per sequence (bf16 KV, derived by hand from the model code named in each case) and the
-// parameter count.
+// DeepSeek-V4, MiniMax-M3 and Kimi-K3. Per family: the KV bytes per token and per sequence (bf16
+// KV, derived by hand from the model code named in each case) and the parameter count.
 //
 // Compiled apart from test_hf_families.cpp, in the same program.
 
@@ -45,26 +44,12 @@ TEST_CASE("the bundled configs number at least 70 and all import", "[hf_families
     const auto ids = bundled_model_ids(config_dir);
     // Issue 27 asked for at least 70 bundled models.
     CHECK(ids.size() >= 70);
-    for (const char* id : {"qwen3.5-27b",
-                           "qwen3.5-35b-a3b",
-                           "qwen3.5-122b-a10b",
-                           "qwen3.5-397b-a17b",
-                           "glm-5",
-                           "glm-5.1",
-                           "glm-5.2",
-                           "kimi-k2.5",
-                           "minimax-m2.5",
-                           "minimax-m2.7",
-                           "mimo-v2-flash",
-                           "mimo-7b-base",
-                           "nemotron-3.5-lightning-30b-a3b",
-                           "nemotron-3-ultra-550b-a55b",
-                           "llama-3.3-nemotron-super-49b-v1",
-                           "llama-3.3-70b-instruct",
-                           "deepseek-r1",
-                           "qwen3-coder-480b-a35b-instruct",
-                           "gemma-4-26b-a4b",
-                           "minimax-m3"}) {
+    for (const char* id :
+         {"qwen3.5-27b", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b", "glm-5",
+          "glm-5.1", "glm-5.2", "kimi-k2.5", "minimax-m2.5", "minimax-m2.7", "mimo-v2-flash",
+          "mimo-7b-base", "nemotron-3.5-lightning-30b-a3b", "nemotron-3-ultra-550b-a55b",
+          "llama-3.3-nemotron-super-49b-v1", "llama-3.3-70b-instruct", "deepseek-r1",
+          "qwen3-coder-480b-a35b-instruct", "gemma-4-26b-a4b"}) {
         INFO(id);
         CHECK(std::find(ids.begin(), ids.end(), id) != ids.end());
     }
@@ -114,6 +99,7 @@ TEST_CASE("every bundled config's KV bytes per token, derived by hand", "[hf_fam
         {"jamba-1.5-mini", 2 * 4 * 8 * 128 * 2},       // every 8th of 32 from layer 4
         {"kimi-k2-instruct", mla},
         {"kimi-k2.5", mla},
+        {"kimi-k3", 24 * 576 * 2},  // 24 MLA layers; the 69 KDA layers hold a fixed state
         {"llama-2-70b", 2 * 80 * 8 * 128 * 2},
         {"llama-2-7b", 2 * 32 * 32 * 128 * 2},
         {"llama-3-70b", 2 * 80 * 8 * 128 * 2},
@@ -872,12 +858,77 @@ TEST_CASE("Kimi Linear's layer lists must name every layer once", "[hf_families_
 }
 
 // ---------------------------------------------------------------------------------------------
-// Refused by name: the cache kvplan cannot hold exactly is named.
+// Kimi-K3 (SGLang's python/sglang/srt/models/kimi_k3.py and kimi_k3_vl.py): Kimi Linear's cache
+// (linear_attn_config: 24 MLA layers, 69 KDA layers of 96 heads x 128) with K3's weights.
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("Kimi-K3 is refused, naming what is missing", "[hf_families_2026][errors]") {
-    Json k3 = bundled_json("kimi-k2.5");
-    k3["model_type"] = "kimi_k3";
-    CHECK_THAT(import_error(k3), Catch::Contains("KDA") && Catch::Contains("found \"kimi_k3\""));
-    CHECK_THAT(import_error(k3), Catch::Contains("routed_expert_hidden_size"));
+TEST_CASE("Kimi-K3: 69 KDA states of 6.21 MiB and 24 MLA latents a token",
+          "[hf_families_2026][kimi_linear][kimi_k3]") {
+    const Model m = bundled("kimi-k3");
+    const LayerStack& L = m.layers();
+    REQUIRE(L.num_layers == 93);
+    CHECK(L.layers_of_kind(CacheKind::mla_latent) == 24);
+    CHECK(L.layers_of_kind(CacheKind::constant_state) == 69);
+    CHECK(L[3].kind == CacheKind::mla_latent);   // layer 4, 1-based
+    CHECK(L[92].kind == CacheKind::mla_latent);  // 93
+    // A KDA layer's state: short convolutions of q, k and v, 3 x (4 - 1) x 96 x 128 values in
+    // bf16 = 221,184 B, and the recurrent state 96 x 128 x 128 in fp32 = 6,291,456 B.
+    CHECK(L[0].state_bytes.count() == 221'184 + 6'291'456);
+    // MLA: (512 + 64) x 2 B = 1,152 B a token on 24 layers. At 1,048,576 tokens:
+    CHECK(kv_token(m) == 24 * 1'152);
+    CHECK(sequence_bytes(m, 1'048'576) == 24ULL * 1'152 * 1'048'576 + 69ULL * 6'512'640);
+}
+
+TEST_CASE("Kimi-K3's parameters: latent MoE, gates, attention residuals, the tower apart",
+          "[hf_families_2026][kimi_linear][kimi_k3][params]") {
+    const Model m = bundled("kimi-k3");
+    constexpr std::uint64_t h = 7'168, p = 96 * 128;
+    // A KDA layer (KimiK3DeltaAttention, full-rank gate): q, k, v and g_proj 4 x h x P, the
+    // q/k/v convolutions 3 x P x 4 (no bias), f_a h x 128 and f_b 128 x P, b_proj h x 96, A_log 96
+    // (one per head, as the model holds it), dt_bias P, o_norm 128, o_proj P x h.
+    constexpr std::uint64_t kda =
+        4 * h * p + 3 * p * 4 + h * 128 + 128 * p + h * 96 + 96 + p + 128 + p * h;
+    static_assert(kda == 443'740'384);
+    // An MLA layer (KimiK3MLAAttention over DeepseekV2AttentionMLA): q_a h x 1536 and its norm,
+    // q_b 1536 x 96 x 192, kv_a h x 576, kv_a_layernorm 512, kv_b 512 x 96 x 256, o_proj
+    // 96 x 128 x h, the output gate g_proj h x 96 x 128.
+    constexpr std::uint64_t mla = h * 1'536 + 1'536 + 1'536 * 96 * 192 + h * 576 + 512 +
+                                  512 * 96 * 256 + 96 * 128 * h + h * 96 * 128;
+    static_assert(mla == 232'196'096);
+    // A MoE layer (KimiK3MoE): 896 experts of 3 x 3584 x 3072 in the latent, the router 896 x h
+    // and its e_score_correction_bias, routed_expert_down_proj and _up_proj h x 3584 each, the
+    // latent norm 3584, the shared experts one MLP of 3 x h x (2 x 3072).
+    constexpr std::uint64_t moe =
+        896ULL * 3 * 3'584 * 3'072 + 896 * h + 896 + 2 * h * 3'584 + 3'584 + 3 * h * 6'144;
+    static_assert(moe == 29'784'936'832ULL);
+    // Layer 0's dense MLP 3 x h x 33,792; per layer the two norms and the attention residuals'
+    // two norms and two h x 1 projections (6h); embeddings and LM head 163,840 x h each; the
+    // final norm, output_attn_res_norm and output_attn_res_proj (3h).
+    constexpr std::uint64_t text =
+        69 * kda + 24 * mla + 3 * h * 33'792 + 92 * moe + 93 * 6 * h + 2ULL * 163'840 * h + 3 * h;
+    static_assert(text == 2'779'484'476'000ULL);  // 2.78T
+    // MoonViT3d (kimi_k3_vl.py), width 1024, 27 blocks: per block two RMSNorms, wqkv 1024 x 4608
+    // and wo 1536 x 1024 (qkv_hidden_size 1536), fc0 and fc1 1024 x 4096 each, no biases; the
+    // bias-free Conv2d patch embedding 3 x 14 x 14 x 1024, the 64 x 64 x 1024 position table, the
+    // final norm; PatchMergerMLPV2 4096 x 4096, 4096 x h and its post norm h.
+    constexpr std::uint64_t block = 2 * 1'024 + 1'024 * 4'608 + 1'536 * 1'024 + 2 * 1'024 * 4'096;
+    constexpr std::uint64_t tower =
+        27 * block + 3 * 14 * 14 * 1'024 + 64 * 64 * 1'024 + 1'024 + 4'096 * 4'096 + 4'096 * h + h;
+    static_assert(tower == 447'358'976);
+    CHECK(m.config().vision_params == tower);
+    CHECK(m.config().moe.latent_size == 3'584);
+    CHECK(total_params(m) == text + tower);
+
+    // Each flag's weights are its own: without the full-rank gate KDA has g_a and g_b; without
+    // the MLA gate, or the attention residuals, their weights go.
+    Json j = bundled_json("kimi-k3");
+    j["text_config"]["linear_attn_config"]["use_full_rank_gate"] = false;
+    CHECK(text + tower - total_params(model_from_hf_json(j, "k3.json")) ==
+          69 * (h * p - (h * 128 + 128 * p)));
+    j = bundled_json("kimi-k3");
+    j["text_config"]["mla_use_output_gate"] = false;
+    CHECK(text + tower - total_params(model_from_hf_json(j, "k3.json")) == 24 * h * p);
+    j = bundled_json("kimi-k3");
+    j["text_config"].erase("attn_res_block_size");
+    CHECK(text + tower - total_params(model_from_hf_json(j, "k3.json")) == 93 * 4 * h + 2 * h);
 }

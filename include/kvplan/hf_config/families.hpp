@@ -114,6 +114,7 @@ inline constexpr std::array model_types{
     NamedFamily{"gemma4_text", Family::gemma4},
     NamedFamily{"deepseek_v4", Family::deepseek_v4},  // deepseek_v4.py
     NamedFamily{"kimi_linear", Family::kimi_linear},  // kimi_linear.py
+    NamedFamily{"kimi_k3", Family::kimi_linear},      // SGLang's kimi_k3.py: Kimi Linear, wrapped
     NamedFamily{"minimax_m3", Family::minimax_m3},    // vllm/models/minimax_m3/nvidia/model.py
     NamedFamily{"minimax_m3_text", Family::minimax_m3},
     NamedFamily{"minimax_m3_vl", Family::minimax_m3},
@@ -170,30 +171,11 @@ inline constexpr std::array architectures{
     NamedFamily{"GlmMoeDsaForCausalLM", Family::deepseek},
     NamedFamily{"DeepseekV4ForCausalLM", Family::deepseek_v4},
     NamedFamily{"KimiLinearForCausalLM", Family::kimi_linear},
+    NamedFamily{"KimiK3ForConditionalGeneration", Family::kimi_linear},
     NamedFamily{"MiniMaxM3ForCausalLM", Family::minimax_m3},
     NamedFamily{"MiniMaxM3SparseForCausalLM", Family::minimax_m3},
     NamedFamily{"MiniMaxM3SparseForConditionalGeneration", Family::minimax_m3},
     NamedFamily{"MiMoForCausalLM", Family::qwen2},
-};
-
-/// A model_type kvplan knows and refuses, with what it would need.
-struct RefusedFamily {
-    std::string_view name;
-    std::string_view reason;
-};
-
-// Families whose cache or weights kvplan cannot size exactly: refused by name rather than sized
-// wrong. Kimi-K3 (SGLang's models/kimi_k3.py, configs/kimi_k3.py) wraps a Kimi-Linear
-// text_config, whose cache kvplan sizes, in weights it does not: a latent MoE
-// (routed_expert_hidden_size), an MLA output gate, full-rank KDA gates, attention-residual blocks
-// and a MoonViT3d tower.
-inline constexpr std::string_view kimi_k3_reason =
-    "a model kvplan can size (Kimi-K3's text model is Kimi-Linear, KDA states beside MLA, but its "
-    "latent MoE (routed_expert_hidden_size), MLA output gate, full-rank KDA gate, "
-    "attention-residual blocks and MoonViT3d tower are not modelled; SGLang's models/kimi_k3.py "
-    "has them)";
-inline constexpr std::array refused_types{
-    RefusedFamily{"kimi_k3", kimi_k3_reason},
 };
 
 // model_type values of encoder-decoder models: refused by name, their cross-attention cache (a
@@ -278,13 +260,6 @@ template <std::size_t N>
         top.fail("is_encoder_decoder", encdec, "true");
     for (std::string_view t : encoder_decoder_types)
         if (top_type && *top_type == t) top.fail("model_type", encdec, "\"" + *top_type + "\"");
-
-    for (const RefusedFamily& refused : refused_types) {
-        if (text_type && *text_type == refused.name)
-            text.fail("model_type", std::string(refused.reason), "\"" + *text_type + "\"");
-        if (top_type && *top_type == refused.name)
-            top.fail("model_type", std::string(refused.reason), "\"" + *top_type + "\"");
-    }
 
     if (text_type)
         if (const auto f = lookup(model_types, *text_type)) return *f;

@@ -197,6 +197,16 @@ namespace detail::hf {
             "Kimi Linear: the KDA layers keep a fixed state per sequence (short "
             "convolutions of q, k and v and a heads x head_dim x head_dim recurrent "
             "state); the MLA layers one latent per token");
+        // Kimi-K3's wrapper: its MoonViT3d tower, counted apart.
+        if (const auto vision = top.optional_object("vision_config")) {
+            if (const auto v = kimi_k3_vision(*vision, hidden)) {
+                c.vision_params = *v;
+                notes.push_back("vision tower and projector: " + std::to_string(*v) +
+                                " parameters, counted apart from the language model");
+            } else {
+                notes.push_back("vision_config: a vision tower kvplan does not count");
+            }
+        }
         return {validated(c, source), notes};
     }
 
