@@ -7,6 +7,7 @@
 // values, r x ceil(c / 16) B of fp8 scales and one 4 B fp32 scale; fp8 with 128 x 128 blocks
 // r c B and 4 B per block; bf16 2 B per value.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -262,6 +263,19 @@ TEST_CASE("ModelOpt MIXED_PRECISION gives each listed module its own algorithm",
     CHECK(c.experts == WeightFormat::nvfp4);
     CHECK(c.attention == WeightFormat::fp8);
     CHECK(c.layout.group_size == 16);
+    // Modules in an algorithm kvplan does not model (MXFP8, as MiniMax-M3-NVFP4 lists 534 of
+    // them) stay bf16, named in one note: 48 layers x 4 projections = the first and 191 more.
+    for (auto& [module, spec] : j["quantization_config"]["quantized_layers"].items())
+        if (module.find("self_attn") != std::string::npos) spec["quant_algo"] = "MXFP8";
+    const HfImport mx = import_hf_json(j, "mx.json", "mx");
+    CHECK(mx.model.config().checkpoint.attention == WeightFormat::bf16);
+    CHECK(mx.model.config().checkpoint.experts == WeightFormat::nvfp4);
+    CHECK(std::count_if(mx.notes.begin(), mx.notes.end(), [](const std::string& n) {
+              return n.find("MXFP8") != std::string::npos;
+          }) == 1);
+    CHECK(has_note(mx,
+                   "quantized_layers.model.layers.0.self_attn.k_proj and 191 more modules "
+                   "are MXFP8, which kvplan does not model; sized as bf16"));
     // An algorithm kvplan does not model leaves the checkpoint unknown.
     j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "W4A4_SOMETHING"}};
     CHECK_FALSE(model_from_hf_json(j, "u.json", "u").config().checkpoint.known);

@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "../error.hpp"
@@ -485,18 +486,31 @@ namespace detail::hf {
         if (algo == "MIXED_PRECISION") {
             const std::optional<JsonReader> layers = q->optional_object("quantized_layers");
             if (!layers) return base;
+            // One note per algorithm kvplan does not model, not per module: MiniMax-M3-NVFP4
+            // lists 534 MXFP8 modules.
+            std::vector<std::pair<std::string, std::pair<std::string, std::size_t>>> unmodelled;
             for (const auto& [module, spec] : layers->json().items()) {
                 const JsonReader one = layers->object(module);
                 const std::string a = upper_ascii(one.optional_string("quant_algo").value_or(""));
                 const auto f =
                     modelopt_format(a, one.optional_positive_integer("group_size"), base.layout);
                 if (!f) {
-                    notes.push_back("quantization: quantized_layers." + module + " is " + a +
-                                    ", which kvplan does not model; sized as " + name(base.rest));
+                    auto u = std::find_if(unmodelled.begin(), unmodelled.end(),
+                                          [&](const auto& e) { return e.first == a; });
+                    if (u == unmodelled.end())
+                        unmodelled.push_back({a, {module, 1}});
+                    else
+                        ++u->second.second;
                     continue;
                 }
                 s.per_module.emplace(module, *f);
             }
+            for (const auto& [a, first] : unmodelled)
+                notes.push_back("quantization: quantized_layers." + first.first +
+                                (first.second > 1 ? " and " + std::to_string(first.second - 1) +
+                                                        " more modules are "
+                                                  : std::string(" is ")) +
+                                a + ", which kvplan does not model; sized as " + name(base.rest));
         } else {
             s.every_linear = base.linear;
         }
