@@ -55,6 +55,7 @@ namespace kvplan {
 /// layer's (DeepSeek-V3.2) in fp8 with its scales, a full-attention layer's (MiniMax-M3) in bf16;
 /// 0 without an indexer.
 [[nodiscard]] constexpr Bytes index_key_bytes(const CacheSpec& spec) {
+    if (spec.index_head_dim == 0) return {};
     if (spec.kind == CacheKind::full_attention)
         return vector_bytes(KvDtype::bf16, spec.index_head_dim);
     return indexer_key_bytes(spec.index_head_dim);

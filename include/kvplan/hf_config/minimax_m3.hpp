@@ -89,8 +89,9 @@ inline void read_minimax_m3_layers(const JsonReader& r, std::uint32_t n, std::ui
         merge = comp->optional_positive_integer("spatial_merge_size", 64).value_or(2);
     }
     if (mid == 0) mid = text_hidden;
-    const std::uint64_t proj_bias = v.optional_boolean("multimodal_projector_bias").value_or(true);
-    const std::uint64_t merge_bias = v.optional_boolean("patch_merge_bias").value_or(true);
+    const std::uint64_t proj_bias =
+        v.optional_boolean("multimodal_projector_bias").value_or(true) ? 1 : 0;
+    const std::uint64_t merge_bias = v.optional_boolean("patch_merge_bias").value_or(true) ? 1 : 0;
     const std::uint64_t layer = sum({times(4, times(h, h)), times(2, times(h, i)), times(9, h), i});
     return sum({times(layer, v.positive_integer("num_hidden_layers", u32_max)),
                 times(ch * t * p * p, h), times(2, h), times(h, mid), times(mid, text_hidden),
