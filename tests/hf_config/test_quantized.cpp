@@ -388,6 +388,29 @@ TEST_CASE("checkpoints weigh what their publishers state, the MTP layer counted 
     CHECK(checkpoint_file_bytes(bundled("deepseek-v3")).count() == r1_files);
 }
 
+TEST_CASE("Kimi-K3's routed experts are MXFP4, its KDA, MLA and shared experts bf16",
+          "[quantized][compressed_tensors][kimi_k3]") {
+    // Its compressed-tensors group: 4-bit floats in groups of 32 with a torch.uint8 (UE8M0) scale,
+    // "mxfp4-pack-quantized", on every Linear but self_attn (KDA and MLA alike), the shared
+    // experts, the dense MLP, the head and the tower.
+    const Model m = bundled("kimi-k3");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::mxfp4);
+    CHECK(c.attention == WeightFormat::bf16);
+    CHECK(c.shared_experts == WeightFormat::bf16);
+    CHECK(c.mixers == WeightFormat::bf16);
+    // An expert 3 x 3,584 x 3,072 = 33,030,144 values: half a byte each and one byte per 32 =
+    // 17,547,264 B, no per-tensor scale; 92 MoE layers x 896 experts. The other 2,779,931,834,976
+    // - 92 x 896 x 33,030,144 = 57,191,004,768 parameters (test_hf_families_2026.cpp derives the
+    // total, tower included) in bf16.
+    const std::uint64_t expert = 33'030'144 / 2 + 33'030'144 / 32;
+    CHECK(expert == 17'547'264);
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    CHECK(wb.routed_experts.count() == 92ULL * 896 * expert);
+    CHECK(wb.total().count() ==
+          92ULL * 896 * expert + 2 * (2'779'931'834'976ULL - 92ULL * 896 * 33'030'144));
+}
+
 TEST_CASE("DeepSeek-V4-Flash-NVFP4 keeps all but the routed experts in bf16",
           "[quantized][modelopt][deepseek_v4]") {
     // hf_quant_config.json: MIXED_PRECISION with every layers.N.ffn.experts NVFP4 (group 16),
