@@ -118,6 +118,7 @@ set(KVPLAN_JSON_HEADERS
   kvplan/hf_config/import_impl.hpp
   kvplan/hf_config/kimi_linear.hpp
   kvplan/hf_config/layer_kinds.hpp
+  kvplan/hf_config/minimax_m3.hpp
   kvplan/hf_config/moe.hpp
   kvplan/hf_config/options.hpp
   kvplan/hf_config/quant_modules.hpp

@@ -38,6 +38,28 @@ TEST_CASE("DeepSeek-V3 caches one latent per layer, the same on every TP rank", 
     CHECK(kv_bytes_per_token(deepseek_v3, KvDtype::fp8_e4m3).count() == 35'136);
 }
 
+TEST_CASE("an indexed GQA layer caches a bf16 indexer key beside K and V, whole on every rank",
+          "[kv_bytes][indexer]") {
+    // MiniMax-M3's shape: 3 GQA layers, then 57 with the indexer; 64 query heads, 4 KV heads of
+    // 128, an index key of 128 (vLLM's MiniMaxM3IndexerCache: bf16, one head, index_k replicated).
+    ModelConfig c = llama_3_70b.config();
+    c.num_heads = 64;
+    c.layers =
+        LayerStack{}.append(full_attention(4, 128), 3).append(indexed_attention(4, 128, 128), 57);
+    const Model m{c};
+    // 60 x 2 x 4 x 128 x 2 B = 122,880 B of K and V, 57 x 128 x 2 B = 14,592 B of keys.
+    CHECK(kv_bytes_per_token(m, KvDtype::bf16).count() == 122'880 + 14'592);
+    // fp8 halves K and V only: 61,440 + 14,592.
+    CHECK(kv_bytes_per_token(m, KvDtype::fp8_e4m3).count() == 61'440 + 14'592);
+    // tp 4: one KV head a rank (30,720 B), the keys whole (14,592 B).
+    CHECK(kv_bytes_per_token(m, KvDtype::bf16, Layout{m, {.tp = 4}}.stage(0)).count() ==
+          30'720 + 14'592);
+    // A 1,000-token sequence holds 1,000 of each.
+    CHECK(kv_bytes_per_sequence(m, KvDtype::bf16, 1000).count() == 1000 * (122'880 + 14'592));
+    // Full attention grows without bound: all of it is the unbounded slope.
+    CHECK(unbounded_bytes_per_token(m, KvDtype::bf16) == kv_bytes_per_token(m, KvDtype::bf16));
+}
+
 TEST_CASE("Gemma-2-27B's local layers stop at their 4,096-token window", "[kv_bytes][window]") {
     // Per layer per token: 2 x 16 heads x 128 x 2 B = 8,192 B. At 32,768 tokens:
     // 23 global layers x 32,768 x 8,192 = 6,174,015,488 B;

@@ -124,6 +124,16 @@ TEST_CASE("the new layer kinds are validated with the field named", "[model][inv
     c = small_dense();
     c.layers = LayerStack::uniform(4, mlp_only());
     CHECK_THROWS_WITH(Model{c}, Catch::Contains("at least one layer that caches something"));
+    // An indexer key sits beside full attention (MiniMax-M3) or an MLA latent, not a window.
+    c = small_dense();
+    CacheSpec windowed = sliding_window(2, 64, 128);
+    windowed.index_head_dim = 64;
+    c.layers = LayerStack{}.append(indexed_attention(2, 64, 64)).append(windowed);
+    CHECK_THROWS_WITH(Model{c}, Catch::Contains("layers.specs[1].index_head_dim") &&
+                                    Catch::Contains("neither full attention nor MLA") &&
+                                    Catch::Contains("found 64"));
+    c.layers = LayerStack{}.append(full_attention(2, 64)).append(indexed_attention(2, 64, 64));
+    CHECK_NOTHROW(Model{c});
 }
 
 TEST_CASE("under MlpLayers::mlp_only only the MLP-only layers carry an MLP", "[model]") {

@@ -9,6 +9,12 @@
 //               key: index_head_dim fp8 values and one fp32 scale per 128, whatever the KV dtype
 //               (vLLM's DeepseekV32IndexerCache, vllm/model_executor/models/deepseek_v2.py:
 //               128 + 4 = 132 B per token per layer);
+//   indexed full attention (MiniMax-M3's block-sparse layers, vLLM's MiniMaxM3SparseAttention in
+//               vllm/models/minimax_m3/nvidia/model.py): the GQA K and V, plus the indexer's key
+//               of index_head_dim values per token in bf16 whatever the KV dtype (vLLM's
+//               MiniMaxM3IndexerCache, vllm/models/minimax_m3/common/indexer.py, stores
+//               attention_config.indexer_kv_dtype, "bf16" by default: 128 x 2 = 256 B per token per
+//               layer); index_k is one head replicated on every TP rank, so the key is not split;
 //   compressed MLA (DeepSeek-V4, vLLM's DeepseekV4Attention in vllm/model_executor/models/
 //               deepseek_v4.py): every layer keeps its last `window` latents (DeepseekV4SWACache);
 //               a layer of compress_ratio r also keeps one latent per r tokens, written when a
@@ -45,6 +51,16 @@ namespace kvplan {
     return vector_bytes(KvDtype::fp8_ds_mla, index_head_dim);
 }
 
+/// Bytes of the indexer key one layer of `spec` caches per token, on every TP rank alike: an MLA
+/// layer's (DeepSeek-V3.2) in fp8 with its scales, a full-attention layer's (MiniMax-M3) in bf16;
+/// 0 without an indexer.
+[[nodiscard]] constexpr Bytes index_key_bytes(const CacheSpec& spec) {
+    if (spec.index_head_dim == 0) return {};
+    if (spec.kind == CacheKind::full_attention)
+        return vector_bytes(KvDtype::bf16, spec.index_head_dim);
+    return indexer_key_bytes(spec.index_head_dim);
+}
+
 /// Bytes of one MLA latent per token in `f`: fp8_ds_mla keeps the RoPE part in bf16.
 [[nodiscard]] constexpr Bytes mla_latent_bytes(const CacheSpec& spec, KvFormat f) {
     if (f.dtype == KvDtype::fp8_ds_mla && is_compressed_mla(spec))
@@ -71,14 +87,15 @@ namespace kvplan {
         case CacheKind::sliding_window:
         case CacheKind::chunked_local:
             return (vector_bytes(f, spec.k_head_dim) + vector_bytes(f, spec.v_head_dim)) *
-                   kv_heads_per_rank(spec.kv_heads, tp);
+                       kv_heads_per_rank(spec.kv_heads, tp) +
+                   index_key_bytes(spec);
         case CacheKind::mla_latent:
             if (is_compressed_mla(spec))
                 return spec.compress_ratio == 0
                            ? Bytes{}
                            : Bytes::exactly(detail::ceil_div(
                                  compressed_entry_bytes(spec, f).count(), spec.compress_ratio));
-            return mla_latent_bytes(spec, f) + indexer_key_bytes(spec.index_head_dim);
+            return mla_latent_bytes(spec, f) + index_key_bytes(spec);
         case CacheKind::constant_state:
         case CacheKind::shared:
         case CacheKind::mlp_only:

@@ -69,8 +69,9 @@ struct CacheSpec {
     std::uint64_t window = 0;            ///< sliding_window: tokens kept; chunked_local: chunk size
     std::uint32_t kv_lora_rank = 0;      ///< mla_latent: compressed KV dimension
     std::uint32_t qk_rope_head_dim = 0;  ///< mla_latent: decoupled RoPE key dimension
-    /// mla_latent: the key dimension of a sparse-attention indexer (DeepSeek-V3.2's
-    /// index_head_dim), whose keys are cached beside the latent; 0: none.
+    /// mla_latent and full_attention: the key dimension of a sparse-attention indexer
+    /// (DeepSeek-V3.2's index_head_dim, MiniMax-M3's sparse_index_dim), one key per token cached
+    /// beside the latent or the K and V; 0: none.
     std::uint32_t index_head_dim = 0;
     Bytes state_bytes{};  ///< constant_state: bytes per sequence per layer, whole model
     /// mla_latent with a window (DeepSeek-V4): one latent per compress_ratio tokens goes to a
@@ -154,6 +155,16 @@ struct CacheSpec {
             .index_head_dim = index_head_dim,
             .state_bytes = state,
             .compress_ratio = compress_ratio};
+}
+/// Block-sparse attention with an indexer (MiniMax-M3's sparse layers, vLLM's
+/// MiniMaxM3SparseAttention): GQA K and V of `kv_heads` x `head_dim`, and beside them one key of
+/// `index_head_dim` per token that the indexer scores blocks with (MiniMaxM3IndexerCache), a
+/// single head shared by every TP rank.
+[[nodiscard]] constexpr CacheSpec indexed_attention(std::uint32_t kv_heads, std::uint32_t head_dim,
+                                                    std::uint32_t index_head_dim) {
+    CacheSpec s = full_attention(kv_heads, head_dim);
+    s.index_head_dim = index_head_dim;
+    return s;
 }
 /// Whether `spec` is DeepSeek-V4's compressed MLA (an MLA layer with a window).
 [[nodiscard]] constexpr bool is_compressed_mla(const CacheSpec& spec) noexcept {
@@ -449,6 +460,13 @@ constexpr void validate(const ModelConfig& c) {
                 break;
         }
     }
+    // An indexer's key sits beside full attention's K and V or an MLA latent, nowhere else.
+    for (std::uint32_t i = 0; i < L.num_specs; ++i)
+        if (L.specs[i].index_head_dim != 0 && L.specs[i].kind != CacheKind::full_attention &&
+            L.specs[i].kind != CacheKind::mla_latent)
+            detail::bad_field(c, detail::spec_field(i, "index_head_dim"),
+                              "0 on a layer that is neither full attention nor MLA",
+                              L.specs[i].index_head_dim);
     for (std::uint32_t i = 0; i < L.num_layers; ++i)
         if (L.spec_of_layer[i] >= L.num_specs)
             detail::bad_field(c, detail::text("layers.spec_of_layer[", i, "]"),

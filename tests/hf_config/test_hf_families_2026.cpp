@@ -1,8 +1,7 @@
 // The families of late 2026 (configs/models/README.md): Qwen3.5, GLM-5, Kimi-K2.5, MiniMax-M2,
 // MiMo-V2-Flash, Nemotron-3 with layers_block_type, Llama-3.3-Nemotron-Super (DeciLM), Gemma 4,
-// DeepSeek-V4, and the families kvplan refuses by name. Per family: the KV bytes per token and per
-// sequence (bf16 KV, derived by hand from the model code named in each case) and the parameter
-// count.
+// DeepSeek-V4, MiniMax-M3 and Kimi-K3. Per family: the KV bytes per token and per sequence (bf16
+// KV, derived by hand from the model code named in each case) and the parameter count.
 //
 // Compiled apart from test_hf_families.cpp, in the same program.
 
@@ -11,6 +10,7 @@
 #include <cstdint>
 #include <iterator>
 #include <kvplan/engine/vllm.hpp>
+#include <kvplan/engine/vllm_backend.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/hf_config/deci.hpp>
 #include <kvplan/kv_bytes.hpp>
@@ -60,6 +60,7 @@ TEST_CASE("the bundled configs number at least 70 and all import", "[hf_families
 // head_dim x 2 B, head_dim = hidden / heads where the file gives none (vLLM's Attention layers;
 // a window caps a sequence, not a token). MLA: layers x (kv_lora_rank 512 + qk_rope_head_dim 64)
 // x 2 B, plus the V3.2 indexer key of 128 fp8 values and a 4 B scale (DeepseekV32IndexerCache).
+// MiniMax-M3's sparse layers add their indexer key of 128 bf16 values (MiniMaxM3IndexerCache).
 // Recurrent layers (Mamba, Gated DeltaNet, KDA) and shared-KV layers add nothing per token.
 // A config added without a row here fails the test.
 TEST_CASE("every bundled config's KV bytes per token, derived by hand", "[hf_families_2026][kv]") {
@@ -98,6 +99,7 @@ TEST_CASE("every bundled config's KV bytes per token, derived by hand", "[hf_fam
         {"jamba-1.5-mini", 2 * 4 * 8 * 128 * 2},       // every 8th of 32 from layer 4
         {"kimi-k2-instruct", mla},
         {"kimi-k2.5", mla},
+        {"kimi-k3", 24 * 576 * 2},  // 24 MLA layers; the 69 KDA layers hold a fixed state
         {"llama-2-70b", 2 * 80 * 8 * 128 * 2},
         {"llama-2-7b", 2 * 32 * 32 * 128 * 2},
         {"llama-3-70b", 2 * 80 * 8 * 128 * 2},
@@ -115,6 +117,7 @@ TEST_CASE("every bundled config's KV bytes per token, derived by hand", "[hf_fam
         {"mimo-v2-flash", 9 * 4 * 320 * 2 + 39 * 8 * 320 * 2},
         {"minimax-m2.5", 2 * 62 * 8 * 128 * 2},
         {"minimax-m2.7", 2 * 62 * 8 * 128 * 2},
+        {"minimax-m3", 2 * 60 * 4 * 128 * 2 + 57 * 128 * 2},  // 57 sparse layers of 60
         {"mistral-7b-v0.1", 2 * 32 * 8 * 128 * 2},
         {"mixtral-8x22b", 2 * 56 * 8 * 128 * 2},
         {"mixtral-8x7b", 2 * 32 * 8 * 128 * 2},
@@ -338,6 +341,154 @@ TEST_CASE("MiniMax-M2.5: GQA 48/8 on 62 layers, q and k norms over every head",
     j["attn_type_list"][5] = 0;
     CHECK_THAT(import_error(j), Catch::Contains("attn_type_list[5]") &&
                                     Catch::Contains("1 (softmax attention) on every layer"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// MiniMax-M3 (vLLM's vllm/models/minimax_m3/nvidia/model.py): GQA 64/4 x 128 on 60 layers; layers
+// 3-59 (sparse_attention_freq) are block-sparse and cache an indexer key of sparse_index_dim 128
+// per token in bf16 beside K and V (common/indexer.py, MiniMaxM3IndexerCache, indexer_kv_dtype
+// "bf16"), one head replicated on every TP rank. Layers 0-2 have a dense MLP of 12,288, the rest
+// 128 experts of 3,072 (top 4) and a shared expert of 3,072.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// MiniMax-M3's parameters from the model code, hidden h = 6,144.
+constexpr std::uint64_t m3_h = 6'144;
+// Every layer (MiniMaxM3Attention): q h x 8192, k and v h x 512 each, o 8192 x h, q_norm and
+// k_norm of head_dim 128: 106,955,008.
+constexpr std::uint64_t m3_attention = 8'192 * m3_h * 2 + 2 * 512 * m3_h + 2 * 128;
+// A sparse layer's indexer (MinimaxM3QKVParallelLinearWithIndexer): index_q_proj of 4 heads x 128
+// and index_k_proj of one head of 128 from h, index_q_norm and index_k_norm of 128: 3,932,416.
+constexpr std::uint64_t m3_indexer = 4 * 128 * m3_h + 128 * m3_h + 2 * 128;
+// A MoE layer (MiniMaxM3MoE): 128 experts of 3 x h x 3072, the shared expert of 3 x h x 3072
+// (intermediate_size x n_shared_experts), the router h x 128 and its e_score_correction_bias.
+constexpr std::uint64_t m3_moe = 129 * 3 * m3_h * 3'072 + m3_h * 128 + 128;
+// The text model: 60 attention layers, 57 indexers, 3 dense MLPs of 3 x h x 12,288, 57 MoE
+// layers, two Gemma RMSNorms a layer, the final norm, untied embeddings 200,064 x h x 2.
+constexpr std::uint64_t m3_text = 60 * m3_attention + 57 * m3_indexer + 3 * 3 * m3_h * 12'288 +
+                                  57 * m3_moe + 60 * 2 * m3_h + m3_h + 2 * 200'064 * m3_h;
+static_assert(m3_text == 426'174'572'928ULL);
+
+// The vision_config and projector field of nvidia/MiniMax-M3-NVFP4's config.json (GitHub
+// ai-dynamo/aiconfigurator@095f58a51, aic-core/src/aiconfigurator_core/model_configs/
+// nvidia--MiniMax-M3-NVFP4_config.json; fields the tower's size does not read left out).
+Json minimax_m3_vl(const char* text_type) {
+    Json j = Json::object();
+    j["architectures"] = Json::array({"MiniMaxM3SparseForConditionalGeneration"});
+    j["model_type"] = "minimax_m3_vl";
+    j["projector_hidden_size"] = 6144;
+    j["multimodal_projector_bias"] = true;
+    j["text_config"] = bundled_json("minimax-m3");
+    j["text_config"]["model_type"] = text_type;
+    j["vision_config"] = Json::parse(R"({
+        "hidden_size": 1280, "num_attention_heads": 16, "num_hidden_layers": 32,
+        "intermediate_size": 5120, "patch_size": 14, "image_size": 2016, "projection_dim": 6144,
+        "position_embedding_type": "rope", "rope_mode": "3d", "hidden_act": "gelu",
+        "model_type": "clip_vision_model", "num_channels": 3,
+        "img_token_compression_config": {"image_token_compression_method": "patch_merge",
+                                         "spatial_merge_size": 2, "temporal_patch_size": 2}})");
+    return j;
+}
+
+}  // namespace
+
+TEST_CASE("MiniMax-M3: GQA 64/4 on 60 layers, a bf16 indexer key on 57 of them",
+          "[hf_families_2026][minimax]") {
+    const Model m = bundled("minimax-m3");
+    const LayerStack& L = m.layers();
+    REQUIRE(L.num_layers == 60);
+    CHECK(L[0] == full_attention(4, 128));
+    CHECK(L[2] == full_attention(4, 128));
+    CHECK(L[3] == indexed_attention(4, 128, 128));
+    CHECK(L[59] == indexed_attention(4, 128, 128));
+    // 60 x 2 x 4 x 128 x 2 B = 122,880 B of K and V, 57 x 128 x 2 B = 14,592 B of keys.
+    CHECK(kv_token(m) == 122'880 + 14'592);
+    // At 1,048,576 tokens (max_position_embeddings) a sequence holds 137,472 B a token: 134.25 GiB.
+    CHECK(sequence_bytes(m, 1'048'576) == 137'472ULL * 1'048'576);
+    CHECK(kv_bytes_per_sequence(m, KvDtype::bf16, 1'048'576) == 137'472ULL * MiB);
+    // An fp8 KV cache halves K and V, not the key (vLLM's indexer_kv_dtype stays bf16).
+    CHECK(kv_bytes_per_token(m, KvDtype::fp8_e4m3).count() == 61'440 + 14'592);
+    // tp 4: one KV head a rank, 30,720 B, and every key, 14,592 B (index_k is replicated).
+    CHECK(kv_bytes_per_token(m, KvDtype::bf16, Layout{m, {.tp = 4}}.stage(0)).count() ==
+          30'720 + 14'592);
+
+    CHECK(m.config().moe.experts == 128);
+    CHECK(m.config().moe.experts_per_token == 4);
+    CHECK(m.config().moe.first_dense_layers == 3);
+    CHECK(m.config().intermediate_size == 12'288);
+    CHECK(m.config().mtp_layers == 1);  // num_nextn_predict_layers: a draft, not counted
+    CHECK(total_params(m) == m3_text);  // 426.2B
+}
+
+TEST_CASE("MiniMax-M3 in vLLM: one uniform group of K-V and indexer pages, blocks of 128",
+          "[hf_families_2026][minimax]") {
+    const Model m = bundled("minimax-m3");
+    // MINIMAX_M3_SPARSE and its indexer take kernel blocks of 128 (sparse_attention.py,
+    // indexer.py: get_supported_kernel_block_sizes): vLLM's 16 becomes 128 on any CUDA GPU.
+    const auto b = vllm_attention_backend(m, GpuFamily::hopper, KvDtype::bf16, 1, 16);
+    REQUIRE(b);
+    CHECK(b->backend == VllmAttentionBackend::minimax_m3_sparse);
+    CHECK(name(b->backend) == "MINIMAX_M3_SPARSE");
+    CHECK(b->block_size == 128);
+    CHECK(b->forced);
+    // The main K-V cache is a FullAttentionSpec and the indexer's an MLAAttentionSpec, a subclass:
+    // UniformTypeKVCacheSpecs.is_uniform_type (vllm/v1/kv_cache_interface.py) puts every layer in
+    // one group whose page is the sum of the layers' pages. At tp 4, 128-token blocks: a dense
+    // layer's page 1 x 128 x 2 x 2 B x 128 = 65,536 B, a sparse layer's that plus 128 x 2 B x 128
+    // = 98,304 B; a block 3 x 65,536 + 57 x 98,304 = 5,799,936 B.
+    VllmOptions o;
+    o.block_size = 128;
+    const Layout l{m, {.tp = 4}};
+    const VllmKvCache c = vllm_kv_cache(m, KvDtype::bf16, l, 64 * GiB, o);
+    REQUIRE(c.refused.empty());
+    CHECK(c.uniform_type);
+    CHECK(c.num_groups == 1);
+    CHECK(c.num_kinds == 2);
+    CHECK(c.bytes_per_block.count() == 5'799'936);
+    // 64 GiB / 5,799,936 B = 11,848 blocks (68,719,476,736 / 5,799,936 = 11,848.4).
+    CHECK(c.num_blocks == 11'848);
+}
+
+TEST_CASE("MiniMax-M3's wrapper: minimax_m3_vl, its tower and projectors counted apart",
+          "[hf_families_2026][minimax]") {
+    // MiniMaxVLVisionModel (vision_tower.py), width v = 1,280, 32 layers: the Conv3d patch
+    // embedding 3 x 2 x 14 x 14 x v, pre_layrnorm 2v, per layer two LayerNorms 4v, qkv 3v x v + 3v,
+    // out_proj v x v + v, fc1 v x 5120 + 5120, fc2 5120 x v + v; multi_modal_projector v x 6144 +
+    // 6144 and 6144 x h + h; patch_merge_mlp 4h x 6144 + 6144 and 6144 x h + h (h = 6,144).
+    constexpr std::uint64_t v = 1'280, vi = 5'120, mid = 6'144;
+    constexpr std::uint64_t block = 4 * v * v + 2 * v * vi + 9 * v + vi;
+    constexpr std::uint64_t tower = 32 * block + 3 * 2 * 14 * 14 * v + 2 * v + v * mid + mid +
+                                    mid * m3_h + m3_h + 4 * m3_h * mid + mid + mid * m3_h + m3_h;
+    static_assert(tower == 865'567'232);
+    for (const char* text_type : {"minimax_m3_text", "minimax_m3"}) {
+        INFO(text_type);
+        const HfImport imp = import_hf_json(minimax_m3_vl(text_type), "minimax-m3-vl.json");
+        CHECK(imp.model.config().vision_params == tower);
+        CHECK(total_params(imp.model) == m3_text + tower);  // 427.04B
+        CHECK(kv_token(imp.model) == 122'880 + 14'592);
+    }
+}
+
+TEST_CASE("MiniMax-M3's sparse layers are checked as vLLM builds them",
+          "[hf_families_2026][minimax][errors]") {
+    Json j = bundled_json("minimax-m3");
+    j["sparse_attention_config"]["sparse_num_index_heads"] = 8;
+    CHECK_THAT(import_error(j), Catch::Contains("sparse_attention_config.sparse_num_index_heads") &&
+                                    Catch::Contains("num_key_value_heads (4)") &&
+                                    Catch::Contains("found 8"));
+    j = bundled_json("minimax-m3");
+    j["sparse_attention_config"]["sparse_attention_freq"].erase(0);
+    CHECK_THAT(import_error(j), Catch::Contains("sparse_attention_freq") &&
+                                    Catch::Contains("a flag per layer (60)") &&
+                                    Catch::Contains("59 entries"));
+    j = bundled_json("minimax-m3");
+    j["attention_output_gate"] = true;
+    CHECK_THAT(import_error(j), Catch::Contains("attention_output_gate"));
+    // Without sparse layers every layer is plain GQA: 122,880 B a token.
+    j = bundled_json("minimax-m3");
+    j.erase("sparse_attention_config");
+    CHECK(kv_token(model_from_hf_json(j, "m3-dense.json")) == 122'880);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -707,24 +858,77 @@ TEST_CASE("Kimi Linear's layer lists must name every layer once", "[hf_families_
 }
 
 // ---------------------------------------------------------------------------------------------
-// Refused by name: the cache kvplan cannot hold exactly is named.
+// Kimi-K3 (SGLang's python/sglang/srt/models/kimi_k3.py and kimi_k3_vl.py): Kimi Linear's cache
+// (linear_attn_config: 24 MLA layers, 69 KDA layers of 96 heads x 128) with K3's weights.
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("Kimi-K3 and MiniMax-M3 are refused, naming what is missing",
-          "[hf_families_2026][errors]") {
-    Json k3 = bundled_json("kimi-k2.5");
-    k3["model_type"] = "kimi_k3";
-    CHECK_THAT(import_error(k3), Catch::Contains("KDA") && Catch::Contains("found \"kimi_k3\""));
-    CHECK_THAT(import_error(k3), Catch::Contains("routed_expert_hidden_size"));
-    Json m3 = bundled_json("minimax-m2.5");
-    m3["model_type"] = "minimax_m3";
-    CHECK_THAT(import_error(m3),
-               Catch::Contains("sparse_attention_config") && Catch::Contains("\"minimax_m3\""));
-    // The published file names the wrapper (minimax_m3_vl) and its text_config minimax_m3_text, as
-    // vLLM's transformers_utils/configs/minimax_m3.py reads them: both refused the same way.
-    Json vl = Json::object();
-    vl["model_type"] = "minimax_m3_vl";
-    vl["text_config"] = bundled_json("minimax-m2.5");
-    vl["text_config"]["model_type"] = "minimax_m3_text";
-    CHECK_THAT(import_error(vl), Catch::Contains("indexer") && Catch::Contains("minimax_m3_"));
+TEST_CASE("Kimi-K3: 69 KDA states of 6.21 MiB and 24 MLA latents a token",
+          "[hf_families_2026][kimi_linear][kimi_k3]") {
+    const Model m = bundled("kimi-k3");
+    const LayerStack& L = m.layers();
+    REQUIRE(L.num_layers == 93);
+    CHECK(L.layers_of_kind(CacheKind::mla_latent) == 24);
+    CHECK(L.layers_of_kind(CacheKind::constant_state) == 69);
+    CHECK(L[3].kind == CacheKind::mla_latent);   // layer 4, 1-based
+    CHECK(L[92].kind == CacheKind::mla_latent);  // 93
+    // A KDA layer's state: short convolutions of q, k and v, 3 x (4 - 1) x 96 x 128 values in
+    // bf16 = 221,184 B, and the recurrent state 96 x 128 x 128 in fp32 = 6,291,456 B.
+    CHECK(L[0].state_bytes.count() == 221'184 + 6'291'456);
+    // MLA: (512 + 64) x 2 B = 1,152 B a token on 24 layers. At 1,048,576 tokens:
+    CHECK(kv_token(m) == 24 * 1'152);
+    CHECK(sequence_bytes(m, 1'048'576) == 24ULL * 1'152 * 1'048'576 + 69ULL * 6'512'640);
+}
+
+TEST_CASE("Kimi-K3's parameters: latent MoE, gates, attention residuals, the tower apart",
+          "[hf_families_2026][kimi_linear][kimi_k3][params]") {
+    const Model m = bundled("kimi-k3");
+    constexpr std::uint64_t h = 7'168, p = 96 * 128;
+    // A KDA layer (KimiK3DeltaAttention, full-rank gate): q, k, v and g_proj 4 x h x P, the
+    // q/k/v convolutions 3 x P x 4 (no bias), f_a h x 128 and f_b 128 x P, b_proj h x 96, A_log 96
+    // (one per head, as the model holds it), dt_bias P, o_norm 128, o_proj P x h.
+    constexpr std::uint64_t kda =
+        4 * h * p + 3 * p * 4 + h * 128 + 128 * p + h * 96 + 96 + p + 128 + p * h;
+    static_assert(kda == 443'740'384);
+    // An MLA layer (KimiK3MLAAttention over DeepseekV2AttentionMLA): q_a h x 1536 and its norm,
+    // q_b 1536 x 96 x 192, kv_a h x 576, kv_a_layernorm 512, kv_b 512 x 96 x 256, o_proj
+    // 96 x 128 x h, the output gate g_proj h x 96 x 128.
+    constexpr std::uint64_t mla = h * 1'536 + 1'536 + 1'536 * 96 * 192 + h * 576 + 512 +
+                                  512 * 96 * 256 + 96 * 128 * h + h * 96 * 128;
+    static_assert(mla == 232'196'096);
+    // A MoE layer (KimiK3MoE): 896 experts of 3 x 3584 x 3072 in the latent, the router 896 x h
+    // and its e_score_correction_bias, routed_expert_down_proj and _up_proj h x 3584 each, the
+    // latent norm 3584, the shared experts one MLP of 3 x h x (2 x 3072).
+    constexpr std::uint64_t moe =
+        896ULL * 3 * 3'584 * 3'072 + 896 * h + 896 + 2 * h * 3'584 + 3'584 + 3 * h * 6'144;
+    static_assert(moe == 29'784'936'832ULL);
+    // Layer 0's dense MLP 3 x h x 33,792; per layer the two norms and the attention residuals'
+    // two norms and two h x 1 projections (6h); embeddings and LM head 163,840 x h each; the
+    // final norm, output_attn_res_norm and output_attn_res_proj (3h).
+    constexpr std::uint64_t text =
+        69 * kda + 24 * mla + 3 * h * 33'792 + 92 * moe + 93 * 6 * h + 2ULL * 163'840 * h + 3 * h;
+    static_assert(text == 2'779'484'476'000ULL);  // 2.78T
+    // MoonViT3d (kimi_k3_vl.py), width 1024, 27 blocks: per block two RMSNorms, wqkv 1024 x 4608
+    // and wo 1536 x 1024 (qkv_hidden_size 1536), fc0 and fc1 1024 x 4096 each, no biases; the
+    // bias-free Conv2d patch embedding 3 x 14 x 14 x 1024, the 64 x 64 x 1024 position table, the
+    // final norm; PatchMergerMLPV2 4096 x 4096, 4096 x h and its post norm h.
+    constexpr std::uint64_t block = 2 * 1'024 + 1'024 * 4'608 + 1'536 * 1'024 + 2 * 1'024 * 4'096;
+    constexpr std::uint64_t tower =
+        27 * block + 3 * 14 * 14 * 1'024 + 64 * 64 * 1'024 + 1'024 + 4'096 * 4'096 + 4'096 * h + h;
+    static_assert(tower == 447'358'976);
+    CHECK(m.config().vision_params == tower);
+    CHECK(m.config().moe.latent_size == 3'584);
+    CHECK(total_params(m) == text + tower);
+
+    // Each flag's weights are its own: without the full-rank gate KDA has g_a and g_b; without
+    // the MLA gate, or the attention residuals, their weights go.
+    Json j = bundled_json("kimi-k3");
+    j["text_config"]["linear_attn_config"]["use_full_rank_gate"] = false;
+    CHECK(text + tower - total_params(model_from_hf_json(j, "k3.json")) ==
+          69 * (h * p - (h * 128 + 128 * p)));
+    j = bundled_json("kimi-k3");
+    j["text_config"]["mla_use_output_gate"] = false;
+    CHECK(text + tower - total_params(model_from_hf_json(j, "k3.json")) == 24 * h * p);
+    j = bundled_json("kimi-k3");
+    j["text_config"].erase("attn_res_block_size");
+    CHECK(text + tower - total_params(model_from_hf_json(j, "k3.json")) == 93 * 4 * h + 2 * h);
 }

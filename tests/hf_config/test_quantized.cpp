@@ -7,6 +7,7 @@
 // values, r x ceil(c / 16) B of fp8 scales and one 4 B fp32 scale; fp8 with 128 x 128 blocks
 // r c B and 4 B per block; bf16 2 B per value.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -262,6 +263,19 @@ TEST_CASE("ModelOpt MIXED_PRECISION gives each listed module its own algorithm",
     CHECK(c.experts == WeightFormat::nvfp4);
     CHECK(c.attention == WeightFormat::fp8);
     CHECK(c.layout.group_size == 16);
+    // Modules in an algorithm kvplan does not model (MXFP8, as MiniMax-M3-NVFP4 lists 534 of
+    // them) stay bf16, named in one note: 48 layers x 4 projections = the first and 191 more.
+    for (auto& [module, spec] : j["quantization_config"]["quantized_layers"].items())
+        if (module.find("self_attn") != std::string::npos) spec["quant_algo"] = "MXFP8";
+    const HfImport mx = import_hf_json(j, "mx.json", "mx");
+    CHECK(mx.model.config().checkpoint.attention == WeightFormat::bf16);
+    CHECK(mx.model.config().checkpoint.experts == WeightFormat::nvfp4);
+    CHECK(std::count_if(mx.notes.begin(), mx.notes.end(), [](const std::string& n) {
+              return n.find("MXFP8") != std::string::npos;
+          }) == 1);
+    CHECK(has_note(mx,
+                   "quantized_layers.model.layers.0.self_attn.k_proj and 191 more modules "
+                   "are MXFP8, which kvplan does not model; sized as bf16"));
     // An algorithm kvplan does not model leaves the checkpoint unknown.
     j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "W4A4_SOMETHING"}};
     CHECK_FALSE(model_from_hf_json(j, "u.json", "u").config().checkpoint.known);
@@ -372,6 +386,29 @@ TEST_CASE("checkpoints weigh what their publishers state, the MTP layer counted 
     CHECK(r1_files == 688'574'809'152ULL);
     CHECK(within(r1_files, 688'586'727'753.0, 0.0001));  // 11.9 MB short: 0.002%
     CHECK(checkpoint_file_bytes(bundled("deepseek-v3")).count() == r1_files);
+}
+
+TEST_CASE("Kimi-K3's routed experts are MXFP4, its KDA, MLA and shared experts bf16",
+          "[quantized][compressed_tensors][kimi_k3]") {
+    // Its compressed-tensors group: 4-bit floats in groups of 32 with a torch.uint8 (UE8M0) scale,
+    // "mxfp4-pack-quantized", on every Linear but self_attn (KDA and MLA alike), the shared
+    // experts, the dense MLP, the head and the tower.
+    const Model m = bundled("kimi-k3");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::mxfp4);
+    CHECK(c.attention == WeightFormat::bf16);
+    CHECK(c.shared_experts == WeightFormat::bf16);
+    CHECK(c.mixers == WeightFormat::bf16);
+    // An expert 3 x 3,584 x 3,072 = 33,030,144 values: half a byte each and one byte per 32 =
+    // 17,547,264 B, no per-tensor scale; 92 MoE layers x 896 experts. The other 2,779,931,834,976
+    // - 92 x 896 x 33,030,144 = 57,191,004,768 parameters (test_hf_families_2026.cpp derives the
+    // total, tower included) in bf16.
+    const std::uint64_t expert = 33'030'144 / 2 + 33'030'144 / 32;
+    CHECK(expert == 17'547'264);
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    CHECK(wb.routed_experts.count() == 92ULL * 896 * expert);
+    CHECK(wb.total().count() ==
+          92ULL * 896 * expert + 2 * (2'779'931'834'976ULL - 92ULL * 896 * 33'030'144));
 }
 
 TEST_CASE("DeepSeek-V4-Flash-NVFP4 keeps all but the routed experts in bf16",

@@ -60,6 +60,17 @@ static_assert(mla_latent_bytes(mla_latent(512, 64), KvDtype::fp8_ds_mla).count()
 static_assert(indexer_key_bytes(128).count() == 132);
 static_assert(layer_bytes_per_token(mla_latent(512, 64, 128), KvDtype::bf16).count() ==
               1'152 + 132);
+// MiniMax-M3's sparse layer: GQA 4 x 128 K and V, 4 x 256 x 2 = 2,048 B in bf16, and the indexer's
+// key of 128 bf16 values, 256 B, in bf16 whatever the KV dtype (vLLM's MiniMaxM3IndexerCache):
+// in fp8 K and V halve to 1,024 B and the key stays 256 B; at tp 4 one KV head, 512 B, and the
+// whole key, which is one head replicated on every rank.
+static_assert(index_key_bytes(indexed_attention(4, 128, 128)).count() == 256);
+static_assert(layer_bytes_per_token(indexed_attention(4, 128, 128), KvDtype::bf16).count() ==
+              2'048 + 256);
+static_assert(layer_bytes_per_token(indexed_attention(4, 128, 128), KvDtype::fp8_e4m3).count() ==
+              1'024 + 256);
+static_assert(layer_bytes_per_token(indexed_attention(4, 128, 128), KvDtype::bf16, 4).count() ==
+              512 + 256);
 // A chunked-local layer of chunk 8,192 (Llama-4) holds at most one chunk: 8,192 tokens at any
 // length past it; right at 8,193 tokens it holds the one token of the new chunk.
 static_assert(tokens_kept(chunked_local(8, 128, 8'192), 131'072) == 8'192);

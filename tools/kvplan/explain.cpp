@@ -46,6 +46,11 @@ std::string describe_term(const SizeTerm& t, KvFormat f, std::uint32_t tp) {
                 s += fmt::format(", window {} tokens", grouped(sp.window));
             if (sp.kind == CacheKind::chunked_local)
                 s += fmt::format(", chunks of {} tokens (at most one held)", grouped(sp.window));
+            if (sp.index_head_dim != 0)
+                s += fmt::format(
+                    " + the sparse indexer's key of index_head_dim {} bf16 values -> {} B, the "
+                    "same on every TP rank",
+                    sp.index_head_dim, grouped(t.indexer_bytes.count()));
             return s;
         }
         case CacheKind::mla_latent: {

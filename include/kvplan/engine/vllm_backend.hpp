@@ -35,9 +35,10 @@ enum class VllmAttentionBackend : std::uint8_t {
     triton_mla,
     rocm_attn,
     rocm_aiter_mla_sparse,
+    minimax_m3_sparse,
 };
 
-inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 10>
+inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 11>
     vllm_attention_backend_names{{
         {VllmAttentionBackend::flash_attn, "FLASH_ATTN"},
         {VllmAttentionBackend::flashinfer, "FLASHINFER"},
@@ -49,6 +50,7 @@ inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 10>
         {VllmAttentionBackend::triton_mla, "TRITON_MLA"},
         {VllmAttentionBackend::rocm_attn, "ROCM_ATTN"},
         {VllmAttentionBackend::rocm_aiter_mla_sparse, "ROCM_AITER_MLA_SPARSE"},
+        {VllmAttentionBackend::minimax_m3_sparse, "MINIMAX_M3_SPARSE"},
     }};
 
 /// The name vLLM logs ("Using FLASHMLA attention backend").
@@ -76,6 +78,10 @@ struct VllmBackendChoice {
 ///     the backend picked is the first valid of FLASH_ATTN_MLA (bf16 KV only), FLASHMLA.
 ///   MLA on Ampere and Ada: TRITON_MLA (no FlashAttention 3, no FlashMLA), the block as asked.
 ///   MLA on CDNA3: TRITON_MLA (ROCm's AITER MLA is off unless VLLM_ROCM_USE_AITER is set).
+///   Full attention with an indexer (MiniMax-M3's sparse layers): MINIMAX_M3_SPARSE, whose
+///     kernels and indexer cache take blocks of 128 tokens, one sparse block a page
+///     (vllm/models/minimax_m3/common/sparse_attention.py and indexer.py,
+///     get_supported_kernel_block_sizes [128]).
 ///   Other attention: FLASHINFER on Blackwell, FLASH_ATTN on the other NVIDIA GPUs, ROCM_ATTN on
 ///     CDNA3; each takes blocks of a multiple of 16 as asked.
 [[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
@@ -83,9 +89,12 @@ struct VllmBackendChoice {
     std::uint32_t block_size) noexcept {
     if (!family) return std::nullopt;
     const LayerStack& L = m.layers();
-    bool mla = false, sparse = false;
+    bool mla = false, sparse = false, indexed_gqa = false;
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
-        if (L.specs[k].kind != CacheKind::mla_latent || L.layers_with_spec(k) == 0) continue;
+        if (L.layers_with_spec(k) == 0) continue;
+        if (L.specs[k].kind == CacheKind::full_attention && L.specs[k].index_head_dim > 0)
+            indexed_gqa = true;
+        if (L.specs[k].kind != CacheKind::mla_latent) continue;
         mla = true;
         sparse = sparse || L.specs[k].index_head_dim > 0;
     }
@@ -99,6 +108,19 @@ struct VllmBackendChoice {
     const bool rocm = *family == GpuFamily::cdna3;
     const bool blackwell = *family == GpuFamily::blackwell;
     const bool hopper = *family == GpuFamily::hopper;
+    if (indexed_gqa && !mla) {
+        c.backend = VllmAttentionBackend::minimax_m3_sparse;
+        if (block_size != 128)
+            force(128,
+                  "MiniMax-M3's sparse attention and indexer page in blocks of 128, one sparse "
+                  "block a page (vllm/models/minimax_m3/common/sparse_attention.py, "
+                  "get_supported_kernel_block_sizes)");
+        else
+            c.rule =
+                "MiniMax-M3's sparse attention pages in blocks of 128 "
+                "(vllm/models/minimax_m3/common/sparse_attention.py)";
+        return c;
+    }
     if (!mla) {
         c.backend = rocm        ? VllmAttentionBackend::rocm_attn
                     : blackwell ? VllmAttentionBackend::flashinfer

@@ -148,7 +148,13 @@ namespace detail::hf {
         return WeightFormat::int4;
     }
     if (bits == 4u && type == "float") {
+        // MXFP4 ("mxfp4-pack-quantized", Kimi-K3's experts) keeps one UE8M0 byte per 32 values,
+        // its scale_dtype torch.uint8, and no per-tensor scale; NVFP4 fp8 scales and one fp32
+        // global scale a tensor.
+        const bool mx = w.optional_string("scale_dtype").value_or("") == "torch.uint8";
         const auto group = w.optional_positive_integer("group_size", 0xFFFF'FFFFULL);
+        if (mx && group.value_or(32) != 32) return std::nullopt;
+        if (mx) return WeightFormat::mxfp4;
         if (layout.group_size == 0)
             layout.group_size = group ? static_cast<std::uint32_t>(*group) : 16;
         return WeightFormat::nvfp4;
@@ -174,7 +180,7 @@ namespace detail::hf {
     if (!f)
         return unmodelled(
             "quantization_config: a compressed-tensors scheme kvplan does not model "
-            "(fp8, int8 per channel, int4 in groups and nvfp4 are)");
+            "(fp8, int8 per channel, int4 in groups, nvfp4 and mxfp4 are)");
     c.linear = c.experts = *f;
     c.attention = keeps_attention(q) ? rest : c.linear;
     return c;

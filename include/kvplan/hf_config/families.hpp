@@ -52,6 +52,7 @@ enum class Family : std::uint8_t {
     gemma4,         ///< Gemma 4: per-layer-type KV heads and head size, MoE beside the MLP
     deepseek_v4,    ///< DeepSeek-V4: sliding latents beside compressed pools, hyper-connections
     kimi_linear,    ///< Kimi Linear: KDA recurrent layers beside MLA, DeepSeek-V3's MoE
+    minimax_m3,     ///< MiniMax-M3: GQA, an indexer key beside K and V on its block-sparse layers
     plain,          ///< no model_type nor architectures: the plain decoder of plain_decoder.hpp
 };
 
@@ -113,8 +114,12 @@ inline constexpr std::array model_types{
     NamedFamily{"gemma4_text", Family::gemma4},
     NamedFamily{"deepseek_v4", Family::deepseek_v4},  // deepseek_v4.py
     NamedFamily{"kimi_linear", Family::kimi_linear},  // kimi_linear.py
-    NamedFamily{"glm_moe_dsa", Family::deepseek},     // a name only: GLM-5 is DeepSeek-V3.2
-    NamedFamily{"mimo", Family::qwen2},  // a name only: mimo.py is Qwen2 with MTP layers
+    NamedFamily{"kimi_k3", Family::kimi_linear},      // SGLang's kimi_k3.py: Kimi Linear, wrapped
+    NamedFamily{"minimax_m3", Family::minimax_m3},    // vllm/models/minimax_m3/nvidia/model.py
+    NamedFamily{"minimax_m3_text", Family::minimax_m3},
+    NamedFamily{"minimax_m3_vl", Family::minimax_m3},
+    NamedFamily{"glm_moe_dsa", Family::deepseek},  // a name only: GLM-5 is DeepSeek-V3.2
+    NamedFamily{"mimo", Family::qwen2},            // a name only: mimo.py is Qwen2 with MTP layers
 };
 
 // The architectures[0] class names, for files without a model_type kvplan maps.
@@ -166,38 +171,11 @@ inline constexpr std::array architectures{
     NamedFamily{"GlmMoeDsaForCausalLM", Family::deepseek},
     NamedFamily{"DeepseekV4ForCausalLM", Family::deepseek_v4},
     NamedFamily{"KimiLinearForCausalLM", Family::kimi_linear},
+    NamedFamily{"KimiK3ForConditionalGeneration", Family::kimi_linear},
+    NamedFamily{"MiniMaxM3ForCausalLM", Family::minimax_m3},
+    NamedFamily{"MiniMaxM3SparseForCausalLM", Family::minimax_m3},
+    NamedFamily{"MiniMaxM3SparseForConditionalGeneration", Family::minimax_m3},
     NamedFamily{"MiMoForCausalLM", Family::qwen2},
-};
-
-/// A model_type kvplan knows and refuses, with what it would need.
-struct RefusedFamily {
-    std::string_view name;
-    std::string_view reason;
-};
-
-// Families whose cache or weights kvplan cannot size exactly: refused by name rather than sized
-// wrong. Both are public. Kimi-K3 (SGLang's models/kimi_k3.py, configs/kimi_k3.py) wraps a
-// Kimi-Linear text_config, whose cache kvplan sizes, in weights it does not: a latent MoE
-// (routed_expert_hidden_size), an MLA output gate, full-rank KDA gates, attention-residual blocks
-// and a MoonViT3d tower. MiniMax-M3 (vLLM's models/minimax_m3/, transformers_utils/configs/
-// minimax_m3.py: minimax_m3_vl wrapping minimax_m3_text) caches, beside each sparse layer's GQA K
-// and V, a key-only indexer cache of sparse_index_dim per token in its own KV-cache group
-// (common/indexer.py, MiniMaxM3IndexerCache): a layer kind kvplan does not have.
-inline constexpr std::string_view kimi_k3_reason =
-    "a model kvplan can size (Kimi-K3's text model is Kimi-Linear, KDA states beside MLA, but its "
-    "latent MoE (routed_expert_hidden_size), MLA output gate, full-rank KDA gate, "
-    "attention-residual blocks and MoonViT3d tower are not modelled; SGLang's models/kimi_k3.py "
-    "has them)";
-inline constexpr std::string_view minimax_m3_reason =
-    "a model kvplan can size (MiniMax-M3's block-sparse layers cache a key-only indexer entry of "
-    "sparse_index_dim per token beside GQA K and V, in a KV-cache group of its own "
-    "(sparse_attention_config; vLLM's models/minimax_m3/common/indexer.py); that cache is not "
-    "modelled)";
-inline constexpr std::array refused_types{
-    RefusedFamily{"kimi_k3", kimi_k3_reason},
-    RefusedFamily{"minimax_m3", minimax_m3_reason},
-    RefusedFamily{"minimax_m3_vl", minimax_m3_reason},
-    RefusedFamily{"minimax_m3_text", minimax_m3_reason},
 };
 
 // model_type values of encoder-decoder models: refused by name, their cross-attention cache (a
@@ -282,13 +260,6 @@ template <std::size_t N>
         top.fail("is_encoder_decoder", encdec, "true");
     for (std::string_view t : encoder_decoder_types)
         if (top_type && *top_type == t) top.fail("model_type", encdec, "\"" + *top_type + "\"");
-
-    for (const RefusedFamily& refused : refused_types) {
-        if (text_type && *text_type == refused.name)
-            text.fail("model_type", std::string(refused.reason), "\"" + *text_type + "\"");
-        if (top_type && *top_type == refused.name)
-            top.fail("model_type", std::string(refused.reason), "\"" + *top_type + "\"");
-    }
 
     if (text_type)
         if (const auto f = lookup(model_types, *text_type)) return *f;

@@ -99,15 +99,23 @@
 //   Kimi Linear             linear_attn_config: full_attn_layers (MLA) and kda_layers (KDA,
 //   (kimi_linear)           1-based), num_heads, head_dim, short_conv_kernel_size; num_experts,
 //                           num_experts_per_token, num_shared_experts (kimi_linear.hpp).
-//   refused by name         kimi_k3 (weights not modelled), minimax_m3, minimax_m3_vl,
-//                           minimax_m3_text (an indexer cache kvplan's layer kinds cannot hold);
-//                           families.hpp says what each needs.
+//   MiniMax-M3 (minimax_m3, GQA of head_dim on every layer; where
+//   minimax_m3_vl,          sparse_attention_config.sparse_attention_freq flags a layer, an
+//   minimax_m3_text)        indexer key of sparse_index_dim per token beside K and V
+//                           (sparse_num_index_heads must be num_key_value_heads); moe_layer_freq a
+//                           0/1 flag per layer, dense layers of dense_intermediate_size, experts
+//                           and n_shared_experts of intermediate_size (minimax_m3.hpp).
+//   Kimi-K3 (kimi_k3)       text_config is Kimi Linear's, with use_full_rank_gate,
+//                           mla_use_output_gate, routed_expert_hidden_size (latent MoE,
+//                           latent_moe_use_norm) and attn_res_block_size; MoonViT3d tower
+//                           (kimi_linear.hpp).
 //   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),
 //   (Mamba-1), Mamba-2      time_step_rank; Mamba-2: num_heads, head_dim, n_groups. No attention,
 //                           no MLP: a fixed state per sequence.
 //   vision_config           Gemma-3 (SigLIP), Qwen2.5-VL, Qwen3-VL (and Qwen3.5), Llama-4 and
 //                           Kimi-K2.5 (MoonViT) and Gemma 4 towers are counted into
-//                           vision_params (hf_config/vision.hpp).
+//                           vision_params (hf_config/vision.hpp), MiniMax-M3's with the wrapper's
+//                           projector_hidden_size (minimax_m3.hpp).
 //   no model_type           architectures[0] decides, with a note; with neither, the sizes are read
 //                           as a plain decoder (plain_decoder.hpp), with a note.
 //   encoder-decoder         is_encoder_decoder true, or a T5 / BART / Whisper model_type: refused.

@@ -28,6 +28,7 @@
 #include "import.hpp"
 #include "kimi_linear.hpp"
 #include "layer_kinds.hpp"
+#include "minimax_m3.hpp"
 #include "moe.hpp"
 #include "options.hpp"
 #include "quant_modules.hpp"
@@ -196,6 +197,16 @@ namespace detail::hf {
             "Kimi Linear: the KDA layers keep a fixed state per sequence (short "
             "convolutions of q, k and v and a heads x head_dim x head_dim recurrent "
             "state); the MLA layers one latent per token");
+        // Kimi-K3's wrapper: its MoonViT3d tower, counted apart.
+        if (const auto vision = top.optional_object("vision_config")) {
+            if (const auto v = kimi_k3_vision(*vision, hidden)) {
+                c.vision_params = *v;
+                notes.push_back("vision tower and projector: " + std::to_string(*v) +
+                                " parameters, counted apart from the language model");
+            } else {
+                notes.push_back("vision_config: a vision tower kvplan does not count");
+            }
+        }
         return {validated(c, source), notes};
     }
 
@@ -289,6 +300,9 @@ namespace detail::hf {
         // MiniMax-M2's intermediate_size is an expert's width and every layer routes; DeciLM's
         // widths are per layer (read_deci).
         c.intermediate_size = 0;
+    } else if (f == Family::minimax_m3) {
+        // MiniMax-M3's intermediate_size is an expert's width; its dense layers have their own.
+        c.intermediate_size = r.positive_integer("dense_intermediate_size", ~0ULL);
     } else if (f == Family::llama4) {
         // Llama-4's dense layers are intermediate_size_mlp wide (Llama4TextConfig: 16384); its
         // intermediate_size is one expert's and the shared expert's width.
@@ -433,6 +447,8 @@ namespace detail::hf {
     } else if (f == Family::deci) {
         extra += read_deci(r, n, heads, head_dim, c);
         c.head_dim = u32(head_dim);
+    } else if (f == Family::minimax_m3) {
+        read_minimax_m3_layers(r, n, kv_heads, head_dim, c);
     } else {
         std::vector<LayerKind> kinds = layer_kinds(r, f, n);
         if (f == Family::gemma3n) {
@@ -607,13 +623,19 @@ namespace detail::hf {
         f == Family::qwen3_next || f == Family::deepseek || f == Family::gpt_oss ||
         f == Family::granite_hybrid || f == Family::jamba || f == Family::llama4 ||
         f == Family::glm4_moe || f == Family::qwen3_vl_moe || f == Family::qwen3_5_moe ||
-        f == Family::minimax_m2 || f == Family::mimo_v2_flash;
+        f == Family::minimax_m2 || f == Family::mimo_v2_flash || f == Family::minimax_m3;
     if (moe_family) read_moe(r, f, c, extra);
     c.extra_params = extra;
 
     // A multimodal wrapper's vision tower, counted apart.
     if (const auto vision = top.optional_object("vision_config")) {
-        if (const auto v = vision_params(*vision, f, hidden)) {
+        const std::optional<std::uint64_t> v =
+            f == Family::minimax_m3
+                ? minimax_m3_vision(
+                      *vision, hidden,
+                      top.optional_positive_integer("projector_hidden_size", u32_max).value_or(0))
+                : vision_params(*vision, f, hidden);
+        if (v) {
             c.vision_params = *v;
             // Gemma 3's mm_tokens_per_image; Gemma 4's vision_soft_tokens_per_image (vLLM's
             // gemma4_mm.py puts that many image tokens between BOI and EOI).

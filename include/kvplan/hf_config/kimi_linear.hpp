@@ -9,9 +9,21 @@
 // each) and a num_heads x head_dim x head_dim recurrent state. The MLP is DeepSeek-V3's: the
 // first first_k_dense_replace layers dense, then num_experts routed experts (top
 // num_experts_per_token) and num_shared_experts beside them.
+//
+// Kimi-K3 (model_type kimi_k3 wrapping a kimi_linear text_config; SGLang's
+// python/sglang/srt/models/kimi_k3.py and kimi_k3_vl.py) keeps that cache and adds weights the
+// text_config flags: linear_attn_config.use_full_rank_gate (KDA's output gate g_proj from the
+// hidden size to heads x head_dim, instead of g_a and g_b through head_dim), mla_use_output_gate
+// (an MLA g_proj from the hidden size to heads x v_head_dim), routed_expert_hidden_size (latent
+// MoE: the routed experts work in that width between routed_expert_down_proj and
+// routed_expert_up_proj, with routed_expert_norm when latent_moe_use_norm), and
+// attn_res_block_size (attention residuals: per layer two more RMSNorms and two hidden x 1
+// projections, self_attention_res_* and mlp_res_*, and output_attn_res_norm and _proj once). Its
+// MoonViT3d tower and PatchMergerMLPV2 projector are counted by kimi_k3_vision.
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,21 +41,25 @@ namespace detail::hf {
 /// A KDA layer of `heads` heads of `dim` over `hidden`, with a `kernel`-tap short convolution:
 /// its state, and its mixer's parameters (KimiDeltaAttention: q, k and v projections and their
 /// depthwise convolutions, the decay gate f_a (to dim) and f_b, beta's b_proj (one per head), the
-/// output gate g_a and g_b, A_log per head, dt_bias per channel, the gated RMSNorm o_norm of dim,
+/// output gate g_a and g_b, or with `full_rank_gate` one g_proj from the hidden size (Kimi-K3's
+/// KimiK3DeltaAttention), A_log per head, dt_bias per channel, the gated RMSNorm o_norm of dim,
 /// o_proj).
 [[nodiscard]] inline RecurrentShape kda_layer(std::uint64_t hidden, std::uint64_t heads,
-                                              std::uint64_t dim, std::uint64_t kernel) {
+                                              std::uint64_t dim, std::uint64_t kernel,
+                                              bool full_rank_gate = false) {
     const std::uint64_t p = times(heads, dim);
-    return {
-        .conv_values = times(kernel - 1, times(3, p)),
-        .ssm_values = times(heads, times(dim, dim)),
-        .mixer_params = sum({times(3, times(hidden, p)), times(3, times(p, kernel)),
-                             times(hidden, dim), times(dim, p), times(hidden, heads),
-                             times(hidden, dim), times(dim, p), heads, p, dim, times(p, hidden)})};
+    const std::uint64_t gate =
+        full_rank_gate ? times(hidden, p) : sum({times(hidden, dim), times(dim, p)});
+    return {.conv_values = times(kernel - 1, times(3, p)),
+            .ssm_values = times(heads, times(dim, dim)),
+            .mixer_params =
+                sum({times(3, times(hidden, p)), times(3, times(p, kernel)), times(hidden, dim),
+                     times(dim, p), times(hidden, heads), gate, heads, p, dim, times(p, hidden)})};
 }
 
 /// The layers, MLA shape and MoE of a Kimi Linear config into `c` (n layers); returns the KDA
-/// mixers' parameters.
+/// mixers' parameters and the Kimi-K3 weights no field of `c` describes (the MLA output gates,
+/// the latent norms, the output-side attention residual).
 [[nodiscard]] inline std::uint64_t read_kimi_linear(const JsonReader& r, std::uint32_t n,
                                                     ModelConfig& c, const HfImportOptions& o) {
     const std::uint64_t kv_lora = r.positive_integer("kv_lora_rank", u32_max);
@@ -78,7 +94,8 @@ namespace detail::hf {
     if (missing != kind.end())
         lin.fail("kda_layers", "with full_attn_layers, every layer (1-based) once",
                  "layer " + std::to_string(missing - kind.begin() + 1) + " in neither");
-    const RecurrentShape kda = kda_layer(c.hidden_size, heads, dim, kernel);
+    const bool full_rank_gate = lin.optional_boolean("use_full_rank_gate").value_or(false);
+    const RecurrentShape kda = kda_layer(c.hidden_size, heads, dim, kernel, full_rank_gate);
     // vLLM's kda_state_dtype keeps the recurrent state in float32 unless told otherwise.
     HfImportOptions kda_options = o;
     if (kda_options.ssm_state_element_bytes == 0) kda_options.ssm_state_element_bytes = 4;
@@ -96,11 +113,76 @@ namespace detail::hf {
         m.layer_freq = u32(r.optional_positive_integer("moe_layer_freq", u32_max).value_or(1));
         // KimiMoE routes as DeepSeek-V3 does, with an e_score_correction_bias.
         m.router_bias = true;
+        // Kimi-K3's latent MoE (KimiK3MoE): the shared experts stay at the hidden size.
+        m.latent_size =
+            r.optional_positive_integer("routed_expert_hidden_size", u32_max).value_or(0);
     }
     c.intermediate_size = r.positive_integer("intermediate_size", ~0ULL);
     const std::uint64_t kda_layers =
         static_cast<std::uint64_t>(std::count(kind.begin(), kind.end(), 1));
-    return times(kda_layers, kda.mixer_params);
+    std::uint64_t extra = times(kda_layers, kda.mixer_params);
+    // Kimi-K3's KimiK3MLAAttention: g_proj, hidden x heads x v_head_dim, on each MLA layer.
+    if (r.optional_boolean("mla_use_output_gate").value_or(false))
+        extra = sum({extra, times(n - kda_layers,
+                                  times(c.hidden_size, times(c.num_heads, c.mla.v_head_dim)))});
+    // routed_expert_norm, one RMSNorm of the latent width per MoE layer.
+    if (m.latent_size != 0 && r.optional_boolean("latent_moe_use_norm").value_or(false)) {
+        std::uint64_t moe_layers = 0;
+        for (std::uint32_t i = 0; i < n; ++i) moe_layers += m.is_moe_layer(i) ? 1 : 0;
+        extra = sum({extra, times(moe_layers, m.latent_size)});
+    }
+    // Attention residuals (KimiK3DecoderLayer): per layer two RMSNorms and two hidden x 1
+    // projections, each hidden_size long, so four more vectors beside the two usual norms; the
+    // model's output_attn_res_norm and output_attn_res_proj once.
+    if (r.optional_positive_integer("attn_res_block_size", u32_max)) {
+        c.norms_per_layer = 6;
+        extra = sum({extra, times(2, c.hidden_size)});
+    }
+    return extra;
+}
+
+/// Kimi-K3's vision tower and projector from `v` (its vision_config), or nullopt for a tower of
+/// another kind. SGLang's kimi_k3_vl.py: KimiK3VisionTower (MoonViT3d) has a Conv2d patch
+/// embedding (bias per patch_embed_proj_bias), a learned init_pos_emb_height x
+/// init_pos_emb_width position table (the temporal one is a fixed buffer), vt_num_hidden_layers
+/// blocks of norm0 -> wqkv (hidden to 3 x qkv_hidden_size) and wo -> norm1 -> fc0 and fc1 (biases
+/// per attn_bias and linear_bias; RMSNorms without bias under norm_type rmsnorm, LayerNorms with
+/// one otherwise), a final norm; KimiK3MultiModalProjector (PatchMergerMLPV2) two bias-free
+/// linear layers from merge x mm_hidden_size to itself and to text_hidden_size, and post_norm.
+[[nodiscard]] inline std::optional<std::uint64_t> kimi_k3_vision(const JsonReader& v,
+                                                                 std::uint64_t text_hidden) {
+    if (!v.has("vt_hidden_size") ||
+        v.optional_string("mm_projector_type").value_or("") != "patchmergerv2" ||
+        v.optional_string("pos_emb_type").value_or("divided_fixed") != "divided_fixed")
+        return std::nullopt;
+    const std::uint64_t h = v.positive_integer("vt_hidden_size", u32_max);
+    const std::uint64_t i = v.positive_integer("vt_intermediate_size", u32_max);
+    const std::uint64_t q = v.optional_positive_integer("qkv_hidden_size", u32_max).value_or(h);
+    const std::uint64_t p = v.positive_integer("patch_size", 65'536);
+    const std::uint64_t mm = v.optional_positive_integer("mm_hidden_size", u32_max).value_or(h);
+    const std::uint64_t out =
+        v.optional_positive_integer("text_hidden_size", u32_max).value_or(text_hidden);
+    const auto kernel =
+        v.optional_count_array("merge_kernel_size").value_or(std::vector<std::uint64_t>{2, 2});
+    if (kernel.size() != 2 || kernel[0] == 0 || kernel[1] == 0 || kernel[0] > 64 || kernel[1] > 64)
+        v.fail("merge_kernel_size", "two positive sizes of at most 64",
+               std::to_string(kernel.size()) + " entries");
+    const std::uint64_t merged = times(kernel[0] * kernel[1], mm);
+    const std::uint64_t attn_bias = v.optional_boolean("attn_bias").value_or(true) ? 1 : 0;
+    const std::uint64_t linear_bias = v.optional_boolean("linear_bias").value_or(true) ? 1 : 0;
+    const std::uint64_t patch_bias =
+        v.optional_boolean("patch_embed_proj_bias").value_or(true) ? 1 : 0;
+    const std::uint64_t norm =
+        v.optional_string("norm_type").value_or("layernorm") == "rmsnorm" ? h : times(2, h);
+    const std::uint64_t layer =
+        sum({times(2, norm), times(3, times(h, q)), times(attn_bias, 3 * q), times(q, h),
+             times(attn_bias, h), times(2, times(h, i)), times(linear_bias, i + h)});
+    return sum({times(layer, v.positive_integer("vt_num_hidden_layers", u32_max)),
+                times(3 * p * p, h), times(patch_bias, h),
+                times(times(v.positive_integer("init_pos_emb_height", u32_max),
+                            v.positive_integer("init_pos_emb_width", u32_max)),
+                      h),
+                norm, times(merged, merged), times(merged, out), out});
 }
 
 }  // namespace detail::hf

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../detail/checked.hpp"
 #include "../json.hpp"
 #include "../model.hpp"
 #include "families.hpp"
@@ -27,6 +28,23 @@ namespace detail::hf {
             r.fail("mlp_only_layers", "a leading run of layers 0, 1, ..., k - 1",
                    "layer " + std::to_string(sorted[i]) + " out of such a run");
     return u32(sorted.size());
+}
+
+/// The leading dense layers of a moe_layer_freq that flags each of `n` layers 0 (dense) or 1
+/// (MoE): kvplan sizes a leading run of dense layers, then MoE on every layer.
+[[nodiscard]] inline std::uint32_t leading_dense_by_flags(const JsonReader& r, std::uint32_t n) {
+    const auto flags = r.optional_count_array("moe_layer_freq");
+    if (!flags || flags->size() != n)
+        r.fail("moe_layer_freq", "a 0/1 flag per layer (" + std::to_string(n) + ")",
+               flags ? std::to_string(flags->size()) + " entries" : std::string("no list"));
+    std::uint32_t dense = 0;
+    while (dense < flags->size() && (*flags)[dense] == 0) ++dense;
+    for (std::size_t i = dense; i < flags->size(); ++i)
+        if ((*flags)[i] != 1)
+            r.fail(JsonReader::element("moe_layer_freq", i),
+                   "1 (kvplan sizes leading dense layers, then MoE on every layer)",
+                   std::to_string((*flags)[i]));
+    return dense;
 }
 
 /// Reads the MoE fields of an MoE family into c.moe (dense if the expert count is 0 or null).
@@ -59,8 +77,8 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
 
     if (f == Family::mixtral || f == Family::gpt_oss || f == Family::jamba) {
         m.expert_intermediate_size = c.intermediate_size;
-    } else if (f == Family::minimax_m2) {
-        // MiniMaxM2Config: intermediate_size is one expert's width; there is no dense MLP.
+    } else if (f == Family::minimax_m2 || f == Family::minimax_m3) {
+        // MiniMaxM2Config and MiniMaxM3TextConfig: intermediate_size is one expert's width.
         m.expert_intermediate_size = r.positive_integer("intermediate_size");
     } else if (f == Family::llama4) {
         // Llama4TextConfig: intermediate_size is an expert's width (intermediate_size_mlp the
@@ -145,27 +163,29 @@ inline void read_moe(const JsonReader& r, Family f, ModelConfig& c, std::uint64_
                        std::to_string(*r.optional_count("shared_intermediate_size")));
             m.router_bias = r.optional_boolean("use_routing_bias").value_or(false);
             break;
-        case Family::mimo_v2_flash: {
-            // MiMoV2FlashDecoderLayer.is_moe_layer: moe_layer_freq is a 0/1 flag per layer. kvplan
-            // sizes a leading run of dense layers, then MoE on every layer. MiMoV2MoE's router
-            // always has an e_score_correction_bias; n_shared_experts is null (none).
-            const auto flags = r.optional_count_array("moe_layer_freq");
-            if (!flags || flags->size() != c.layers.num_layers)
-                r.fail("moe_layer_freq",
-                       "a 0/1 flag per layer (" + std::to_string(c.layers.num_layers) + ")",
-                       flags ? std::to_string(flags->size()) + " entries" : std::string("no list"));
-            std::uint32_t dense = 0;
-            while (dense < flags->size() && (*flags)[dense] == 0) ++dense;
-            for (std::size_t i = dense; i < flags->size(); ++i)
-                if ((*flags)[i] != 1)
-                    r.fail(JsonReader::element("moe_layer_freq", i),
-                           "1 (kvplan sizes leading dense layers, then MoE on every layer)",
-                           std::to_string((*flags)[i]));
-            m.first_dense_layers = dense;
+        case Family::mimo_v2_flash:
+            // MiMoV2FlashDecoderLayer.is_moe_layer: moe_layer_freq is a 0/1 flag per layer.
+            // MiMoV2MoE's router always has an e_score_correction_bias; n_shared_experts is null
+            // (none).
+            m.first_dense_layers = leading_dense_by_flags(r, c.layers.num_layers);
             if (r.optional_count("n_shared_experts", u32_max).value_or(0) != 0)
                 r.fail("n_shared_experts", "null or 0 (MiMoV2MoE has no shared expert)",
                        std::to_string(*r.optional_count("n_shared_experts", u32_max)));
             m.router_bias = true;
+            break;
+        case Family::minimax_m3: {
+            // vLLM's MiniMaxM3MoE (vllm/models/minimax_m3/nvidia/model.py, _is_moe_layer: a 0/1
+            // flag per layer in moe_layer_freq): the shared expert is one MLP of
+            // intermediate_size x n_shared_experts, and the router has an
+            // e_score_correction_bias when use_routing_bias.
+            m.first_dense_layers = leading_dense_by_flags(r, c.layers.num_layers);
+            const std::uint64_t shared = r.optional_count("n_shared_experts", u32_max).value_or(0);
+            if (shared != 0) {
+                m.shared_experts = u32(shared);
+                m.shared_intermediate_size =
+                    detail::mul(shared, m.expert_intermediate_size, "the shared expert's width");
+            }
+            m.router_bias = r.optional_boolean("use_routing_bias").value_or(false);
             break;
         }
         case Family::granite_hybrid:

@@ -241,9 +241,17 @@ inline constexpr std::string_view layer_prefixes[] = {"model.layers.", "backbone
             break;
     }
     if (!holds) return out;
+    // Kimi Linear's KDA layers (the recurrent layers of the one family that puts them beside MLA)
+    // keep their projections under self_attn (vLLM's kimi_linear.py, SGLang's kimi_k3.py
+    // load_weights), where the other families' mixers are mamba, mixer or linear_attn modules.
+    static const std::vector<std::string_view> kda = {
+        "self_attn.q_proj", "self_attn.k_proj",   "self_attn.v_proj",   "self_attn.b_proj",
+        "self_attn.g_proj", "self_attn.f_a_proj", "self_attn.f_b_proj", "self_attn.o_proj"};
+    const bool kda_layer = p == QuantPart::mixers && kind == CacheKind::constant_state &&
+                           m.layers().layers_of_kind(CacheKind::mla_latent) != 0;
     const std::string index = std::to_string(layer) + ".";
     for (std::string_view prefix : layer_prefixes)
-        for (std::string_view body : part_bodies(p))
+        for (std::string_view body : kda_layer ? kda : part_bodies(p))
             out.push_back(std::string(prefix).append(index).append(body));
     return out;
 }
@@ -485,18 +493,33 @@ namespace detail::hf {
         if (algo == "MIXED_PRECISION") {
             const std::optional<JsonReader> layers = q->optional_object("quantized_layers");
             if (!layers) return base;
+            // One note per algorithm kvplan does not model, not per module: MiniMax-M3-NVFP4
+            // lists 534 MXFP8 modules.
+            struct Unmodelled {
+                std::string algo, first;
+                std::size_t modules = 0;
+            };
+            std::vector<Unmodelled> unmodelled;
             for (const auto& [module, spec] : layers->json().items()) {
                 const JsonReader one = layers->object(module);
                 const std::string a = upper_ascii(one.optional_string("quant_algo").value_or(""));
                 const auto f =
                     modelopt_format(a, one.optional_positive_integer("group_size"), base.layout);
-                if (!f) {
-                    notes.push_back("quantization: quantized_layers." + module + " is " + a +
-                                    ", which kvplan does not model; sized as " + name(base.rest));
+                if (f) {
+                    s.per_module.emplace(module, *f);
                     continue;
                 }
-                s.per_module.emplace(module, *f);
+                auto u = std::find_if(unmodelled.begin(), unmodelled.end(),
+                                      [&](const Unmodelled& e) { return e.algo == a; });
+                if (u == unmodelled.end()) u = unmodelled.insert(u, {a, module, 0});
+                ++u->modules;
             }
+            for (const Unmodelled& u : unmodelled)
+                notes.push_back(
+                    "quantization: quantized_layers." + u.first +
+                    (u.modules > 1 ? " and " + std::to_string(u.modules - 1) + " more modules are "
+                                   : std::string(" is ")) +
+                    u.algo + ", which kvplan does not model; sized as " + name(base.rest));
         } else {
             s.every_linear = base.linear;
         }

@@ -144,10 +144,8 @@ struct SizeAnswer {
             t.k_bytes = vector_bytes(f, sp.k_head_dim);
             t.v_bytes = vector_bytes(f, sp.v_head_dim);
         }
-        if (sp.kind == CacheKind::mla_latent) {
-            t.latent_bytes = mla_latent_bytes(sp, f);
-            t.indexer_bytes = indexer_key_bytes(sp.index_head_dim);
-        }
+        if (sp.kind == CacheKind::mla_latent) t.latent_bytes = mla_latent_bytes(sp, f);
+        t.indexer_bytes = index_key_bytes(sp);
         t.per_token = layer_bytes_per_token(sp, f, s.tp);
         t.tokens_kept = tokens_kept(sp, b.tokens_held);
         t.state = layer_state_bytes(sp, s.tp);

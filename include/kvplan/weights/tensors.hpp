@@ -275,6 +275,18 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
                 emit_vector(fn, ParamGroup::norms, qd);
                 emit_vector(fn, ParamGroup::norms, spec.k_head_dim);
             }
+            if (spec.index_head_dim != 0) {
+                // MiniMax-M3's indexer (MinimaxM3QKVParallelLinearWithIndexer in vLLM's
+                // model_executor/layers/linear.py, fused into qkv_proj): index_q_proj of one
+                // index head per KV head, split as the KV heads are; index_k_proj of one head,
+                // replicated; index_q_norm and index_k_norm of index_head_dim.
+                const std::uint64_t idx = spec.index_head_dim;
+                emit_linear(fn, attn, TpSplit::column, std::uint64_t{spec.kv_heads} * idx, h, false,
+                            1, spec.kv_heads);
+                emit_linear(fn, attn, TpSplit::replicated, idx, h, false);
+                emit_vector(fn, ParamGroup::norms, idx);
+                emit_vector(fn, ParamGroup::norms, idx);
+            }
             break;
         }
         case CacheKind::mla_latent: {
