@@ -17,7 +17,7 @@ if(TARGET kvplan::json)
   endif()
   add_executable(kvplan_fit_latency ${_kvplan_fit_latency_all}
                  ${PROJECT_SOURCE_DIR}/bench/fit_latency.cpp)
-  target_link_libraries(kvplan_fit_latency PRIVATE kvplan::json)
+  target_link_libraries(kvplan_fit_latency PRIVATE kvplan::json kvplan_hf_import)
   target_include_directories(kvplan_fit_latency PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/support)
   target_compile_definitions(kvplan_fit_latency PRIVATE
     KVPLAN_CONFIG_DIR="${KVPLAN_CONFIG_DIR}"
