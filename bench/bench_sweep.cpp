@@ -3,8 +3,6 @@
 // One evaluation: the paged bytes of one sequence on the fullest rank, the bytes of the whole
 // batch, whether it fits the rank's KV budget, and how many such sequences would.
 
-// The one file of this program that compiles the config.json import.
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
 #include <benchmark/benchmark.h>
 
 #include <array>

@@ -11,12 +11,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <kvplan/hf_config.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#define KVPLAN_HF_CONFIG_IMPLEMENTATION
-#include <kvplan/hf_config.hpp>
 
 #include "latency_fit.hpp"
 
