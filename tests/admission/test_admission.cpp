@@ -995,3 +995,22 @@ TEST_CASE("a request past max_model_len never runs", "[admission]") {
     CHECK(small.admit(a, 100, 926).status == AdmitStatus::never);
     CHECK(small.admit(b, 100, 925));
 }
+
+TEST_CASE("a request's next step is its chunk until the prompt is in, then one token",
+          "[admission][no_preemption]") {
+    // A prompt of 1,000 tokens scheduled 512 at a time, 100 new tokens: the steps its admission
+    // reserves for are 512, then the 488 left of the prompt (1,000 - 512), then one token each.
+    RequestBlocks r{.prompt = 1000, .max_new = 100, .tokens = 0, .chunk = 512};
+    CHECK(r.next_step() == 512);
+    // Slots left: 1,000 + 100 - 1 - 0 = 1,099 (the last token is sampled, never cached).
+    CHECK(r.tokens_left() == 1099);
+    r.tokens = 512;
+    CHECK(r.next_step() == 488);
+    CHECK(r.tokens_left() == 587);
+    r.tokens = 1000;
+    CHECK(r.next_step() == 1);
+    CHECK(r.tokens_left() == 99);
+    // A chunk exactly the rest of the prompt: 1,000 - 488 = 512 left, one step of 512.
+    r.tokens = 488;
+    CHECK(r.next_step() == 512);
+}
