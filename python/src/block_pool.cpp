@@ -151,7 +151,8 @@ GrowResult grow(PyPool& self, PyRequest& q, py::handle n_h) {
     check_request(self, q);
     const RequestBlocks& r = q.r;
     const std::uint64_t n = to_count(n_h, "n", "tokens");
-    const std::uint64_t room = r.prompt + r.max_new - 1 - r.tokens;
+    // The pool's own preconditions (RequestBlocks), refused here rather than aborting.
+    const std::uint64_t room = r.tokens_left();
     if (n > room)
         usage("n",
               fmt::format("at most the {} tokens left of prompt + max_new - 1 ({} + {} - 1, {} "
@@ -161,9 +162,7 @@ GrowResult grow(PyPool& self, PyRequest& q, py::handle n_h) {
     if (self.pool.policy() == AdmitPolicy::no_preemption) {
         // The steps the reservation counted: the admission's chunk until the prompt is in, then
         // one token.
-        const std::uint64_t from = r.tokens;
-        const std::uint64_t want =
-            from < r.prompt ? (r.prompt - from < r.chunk ? r.prompt : from + r.chunk) - from : 1;
+        const std::uint64_t want = r.next_step();
         if (n != want)
             usage("n",
                   fmt::format("{} under no_preemption (the steps its reservation counted: the "

@@ -1,6 +1,7 @@
 // Python values as the library's types, and the library's errors as Python's: the one place the
 // module reads what a caller passed.
 
+#include <kvplan/plan/refusal.hpp>
 #include <kvplan/quantity_text.hpp>
 #include <kvplan/weight_format.hpp>
 
@@ -189,13 +190,6 @@ std::optional<ComputeDtype> to_compute_dtype(py::handle h, std::string_view fiel
     usage(field, "tf32, bf16, fp16, fp8, int8 or fp4", shown(h));
 }
 
-std::string grouped(std::uint64_t n) {
-    std::string digits = std::to_string(n), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
+std::string grouped(std::uint64_t n) { return detail::grouped_digits(n); }
 
 }  // namespace kvplan::python

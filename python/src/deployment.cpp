@@ -246,21 +246,22 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
                           "request)",
                           prompt_tokens.is_none() ? "output_tokens" : "prompt_tokens"),
               "None");
+    // The request's length is the library's sum (TokenSplit::tokens: an overflow is its error).
+    std::optional<std::uint64_t> request;
     if (!prompt_tokens.is_none()) {
         demand.prompt_tokens = to_tokens(prompt_tokens, "prompt_tokens");
         demand.output_tokens = to_tokens(output_tokens, "output_tokens");
+        request = TokenSplit{*demand.prompt_tokens, *demand.output_tokens}.tokens();
     }
     // context: else the split's sum, else the model's limit.
     if (!context.is_none()) {
         demand.context = to_tokens(context, "context");
-        if (demand.prompt_tokens && demand.context < *demand.prompt_tokens + *demand.output_tokens)
+        if (request && demand.context < *request)
             usage("context",
-                  fmt::format("at least prompt_tokens + output_tokens = {} tokens",
-                              *demand.prompt_tokens + *demand.output_tokens),
+                  fmt::format("at least prompt_tokens + output_tokens = {} tokens", *request),
                   grouped(demand.context));
     } else {
-        demand.context =
-            demand.prompt_tokens ? *demand.prompt_tokens + *demand.output_tokens : default_context;
+        demand.context = request.value_or(default_context);
     }
     demand.concurrency = to_count(concurrency, "concurrency", "sequences");
     // Past the context or the prompt: the library's InvalidInputError.

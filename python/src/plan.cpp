@@ -652,8 +652,8 @@ disagg's JSON keys.)")
             const DisaggDemand demand{.rate = to_positive(rate, "rate"),
                                       .prompt_tokens = to_tokens(prompt_tokens, "prompt_tokens"),
                                       .output_tokens = to_tokens(output_tokens, "output_tokens"),
-                                      .ttft = to_positive(ttft_ms, "ttft_ms") / 1e3 * seconds,
-                                      .tpot = to_positive(tpot_ms, "tpot_ms") / 1e3 * seconds};
+                                      .ttft = to_positive(ttft_ms, "ttft_ms") * milliseconds,
+                                      .tpot = to_positive(tpot_ms, "tpot_ms") * milliseconds};
             SearchSpace space;
             space.max_gpus = to_u32(max_gpus, "max_gpus", "GPUs", 64);
             space.max_tp = to_u32(max_tp, "max_tp", "GPUs", 64);
@@ -748,8 +748,8 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                 double efficiency = 1.0;
             } q;
             q.rate_per_s = to_positive(rate, "rate");
-            q.tpot_target = to_positive(tpot_ms, "tpot_ms") / 1e3 * seconds;
-            if (!ttft_ms.is_none()) q.ttft_target = to_positive(ttft_ms, "ttft_ms") / 1e3 * seconds;
+            q.tpot_target = to_positive(tpot_ms, "tpot_ms") * milliseconds;
+            if (!ttft_ms.is_none()) q.ttft_target = to_positive(ttft_ms, "ttft_ms") * milliseconds;
             const std::string by = to_text(size_by, "size_by");
             if (by != "estimate" && by != "bound")
                 usage("size_by",

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/fixture_models.hpp"
 #include "support/random.hpp"
 #include "support/rounds.hpp"
 
@@ -470,17 +471,7 @@ TEST_CASE("a Mamba hybrid: states in align mode beside a full group of raised bl
           "[admission][vllm][state]") {
     // The 40-layer hybrid of test_engine.cpp (vLLM v0.17.0 log): attention blocks raised to
     // 2,096 tokens, 1 full and 3 linear-attention groups of 10 layers, 304 blocks.
-    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
-    const Model hybrid{ModelConfig{
-        .name = "hybrid-40",
-        .layers =
-            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
-        .num_heads = 16,
-        .head_dim = 256,
-        .hidden_size = 2048,
-        .intermediate_size = 512,
-        .vocab_size = 248320,
-        .max_position_embeddings = 262144}};
+    const Model hybrid = testing::hybrid_40();
     const VllmOptions o{.max_model_len = 65536, .mamba_cache_mode = MambaCacheMode::align};
     const BlockPoolSpec s = vllm_block_pool(
         vllm_kv_cache(hybrid, KvDtype::fp8_e4m3, Layout{hybrid, {}}, round_to_bytes(6.08, GiB), o),
@@ -1003,4 +994,23 @@ TEST_CASE("a request past max_model_len never runs", "[admission]") {
     RequestBlocks a, b;
     CHECK(small.admit(a, 100, 926).status == AdmitStatus::never);
     CHECK(small.admit(b, 100, 925));
+}
+
+TEST_CASE("a request's next step is its chunk until the prompt is in, then one token",
+          "[admission][no_preemption]") {
+    // A prompt of 1,000 tokens scheduled 512 at a time, 100 new tokens: the steps its admission
+    // reserves for are 512, then the 488 left of the prompt (1,000 - 512), then one token each.
+    RequestBlocks r{.prompt = 1000, .max_new = 100, .tokens = 0, .chunk = 512};
+    CHECK(r.next_step() == 512);
+    // Slots left: 1,000 + 100 - 1 - 0 = 1,099 (the last token is sampled, never cached).
+    CHECK(r.tokens_left() == 1099);
+    r.tokens = 512;
+    CHECK(r.next_step() == 488);
+    CHECK(r.tokens_left() == 587);
+    r.tokens = 1000;
+    CHECK(r.next_step() == 1);
+    CHECK(r.tokens_left() == 99);
+    // A chunk exactly the rest of the prompt: 1,000 - 488 = 512 left, one step of 512.
+    r.tokens = 488;
+    CHECK(r.next_step() == 512);
 }

@@ -34,6 +34,8 @@ TEST_CASE("plan says what would make each nearest miss fit", "[cli][plan][review
     CHECK_THAT(text.out,
                Catch::Contains("holds 7 of 64) fits with 10 GPUs (10 replicas holding 70)"));
     CHECK_THAT(text.out, Catch::Contains("a context of at most 1,008 tokens"));
+    // No row is ranked, so no note says how rows are ranked.
+    CHECK(text.out.find("ranked by") == std::string::npos);
 }
 
 TEST_CASE("plan says what stops every replica when none starts", "[cli][plan][review]") {

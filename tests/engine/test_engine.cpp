@@ -4,7 +4,9 @@
 #include <kvplan/engine.hpp>
 #include <kvplan/presets.hpp>
 
+#include "support/bundled_models.hpp"
 #include "support/datasheet_gpus.hpp"
+#include "support/fixture_models.hpp"
 
 using namespace kvplan;
 using namespace kvplan::presets;
@@ -23,16 +25,9 @@ const Model qwen3_14b{ModelConfig{.name = "Qwen3-14B",
                                   .vocab_size = 151936,
                                   .max_position_embeddings = 40960}};
 
-// Qwen3-30B-A3B: 48 layers, 32 heads, 4 KV heads of 128, 128 experts of 768, 8 per token.
-const Model qwen3_30b_a3b{
-    ModelConfig{.name = "Qwen3-30B-A3B",
-                .layers = LayerStack::uniform(48, full_attention(4, 128)),
-                .num_heads = 32,
-                .head_dim = 128,
-                .hidden_size = 2048,
-                .vocab_size = 151936,
-                .max_position_embeddings = 40960,
-                .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 768}}};
+// Qwen3-30B-A3B (configs/models/qwen3-30b-a3b.json): 48 layers, 32 heads, 4 KV heads of 128, 128
+// experts of 768, 8 per token.
+const Model qwen3_30b_a3b = kvplan::testing::bundled("qwen3-30b-a3b");
 
 // bigcode/starcoder2-3b: 30 layers, 24 heads, 2 KV heads of 128, sliding window 4,096 on every
 // layer, max_position_embeddings 16,384.
@@ -47,16 +42,9 @@ const Model starcoder2_3b{
                 .mlp = MlpKind::plain,
                 .norm = NormKind::layer}};
 
-// Qwen3-235B-A22B: 94 layers, 64 heads, 4 KV heads of 128, 128 experts of 1,536, 8 per token.
-const Model qwen3_235b_a22b{
-    ModelConfig{.name = "Qwen3-235B-A22B",
-                .layers = LayerStack::uniform(94, full_attention(4, 128)),
-                .num_heads = 64,
-                .head_dim = 128,
-                .hidden_size = 4096,
-                .vocab_size = 151936,
-                .max_position_embeddings = 40960,
-                .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 1536}}};
+// Qwen3-235B-A22B (configs/models/qwen3-235b-a22b.json): 94 layers, 64 heads, 4 KV heads of
+// 128, 128 experts of 1,536, 8 per token.
+const Model qwen3_235b_a22b = kvplan::testing::bundled("qwen3-235b-a22b");
 
 }  // namespace
 
@@ -128,17 +116,7 @@ TEST_CASE("vLLM: a Mamba hybrid raises the block size and prints per-group token
     // Blocks: 6.08 GiB / (2,146,304 x 10) = 304.16 -> 304 (both printed figures pin it: 304 // 4
     // x 2,096 = 159,296 and 304 / 38 = 8.00). A request: cdiv(65,536, 2,096) = 32 blocks for the
     // full group and 2 per linear group in align mode: 38.
-    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
-    const Model hybrid{ModelConfig{
-        .name = "hybrid-40",
-        .layers =
-            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
-        .num_heads = 16,
-        .head_dim = 256,
-        .hidden_size = 2048,
-        .intermediate_size = 512,
-        .vocab_size = 248320,
-        .max_position_embeddings = 262144}};
+    const Model hybrid = testing::hybrid_40();
     const Layout l{hybrid, {}};
     const VllmOptions v0_17{.max_model_len = 65536,
                             .mamba_cache_mode = MambaCacheMode::align,
@@ -169,17 +147,7 @@ TEST_CASE("vLLM: decode context parallelism on a hybrid splits only the full-att
     // The attention block is the least multiple of 16 whose page holds a state: 535,000 / 512 =
     // 1,044.9 -> 1,056 tokens, a page of 540,672 B. Groups of 10 layers (30 linear >= 1.5 x 10):
     // 4 groups, so 3,000,000,000 B / (540,672 x 10) = 554.9 -> 554 blocks.
-    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
-    const Model hybrid{ModelConfig{
-        .name = "hybrid-40",
-        .layers =
-            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
-        .num_heads = 16,
-        .head_dim = 256,
-        .hidden_size = 2048,
-        .intermediate_size = 512,
-        .vocab_size = 248320,
-        .max_position_embeddings = 262144}};
+    const Model hybrid = testing::hybrid_40();
     const VllmOptions o{.max_model_len = 65536,
                         .mamba_cache_mode = MambaCacheMode::align,
                         .token_report = VllmTokenReport::blocks_per_group};
@@ -234,17 +202,7 @@ TEST_CASE("vLLM: speculative tokens keep blocks beside each Mamba state", "[engi
     // (2 + num_speculative_blocks) pages in align mode, num_speculative_blocks being
     // num_speculative_tokens. The hybrid above with 2 speculative tokens: 32 blocks for the full
     // group and 2 + 2 for each of its 3 linear groups, 44 a request; 304 blocks / 44 = 6.91x.
-    const CacheSpec linear = constant_state(Bytes::exactly(2'140'000));
-    const Model hybrid{ModelConfig{
-        .name = "hybrid-40",
-        .layers =
-            LayerStack::periodic(40, std::array{linear, linear, linear, full_attention(2, 256)}),
-        .num_heads = 16,
-        .head_dim = 256,
-        .hidden_size = 2048,
-        .intermediate_size = 512,
-        .vocab_size = 248320,
-        .max_position_embeddings = 262144}};
+    const Model hybrid = testing::hybrid_40();
     const Layout l{hybrid, {}};
     const VllmOptions spec{.max_model_len = 65536,
                            .mamba_cache_mode = MambaCacheMode::align,

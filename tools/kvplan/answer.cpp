@@ -8,32 +8,15 @@
 
 namespace kvplan::cli {
 
+using detail::grouped_digits;
+
 namespace {
 
-std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
-    return fmt::format("{} {}", grouped(n), n == 1 ? one : many);
-}
-
 std::string bytes(Bytes b) { return fmt::format("{}", b); }
-
-std::string source_of(const ReserveTerm& t, std::string_view modelled) {
-    return t.source == TermSource::given ? "given" : std::string(modelled);
-}
-
-/// The engine as its project spells it (engine/kind.hpp).
-std::string display(Engine e) { return std::string(display_name(e)); }
-
-/// The engine's knob of its sequence cap (engine/kind.hpp).
-std::string cap_flag(Engine e) { return std::string(sequence_cap_knob(e)); }
 
 }  // namespace
 
 const char* refusal_key(Refusal r) noexcept { return name(r); }
-
-Cell cell_tokens(std::optional<std::uint64_t> v) {
-    if (!v) return {"any length", nullptr};
-    return cell_count(*v, "tokens");
-}
 
 std::string layout_text(const ParallelConfig& p) {
     std::string s = p.rules == ParallelRules::vllm && p.dp > 1 ? fmt::format("dp {} x ", p.dp) : "";
@@ -52,19 +35,20 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
     for (const EngineCommand& c : commands) {
         if (!c.command)
             rep.notes.push_back(
-                fmt::format("{}: no command line ({})", display(c.engine), c.refused));
+                fmt::format("{}: no command line ({})", display_name(c.engine), c.refused));
         else if (!c.node_commands.empty())
             for (std::size_t n = 0; n < c.node_commands.size(); ++n)
                 rep.notes.push_back(fmt::format(
-                    "{} command line{} (node {} of {}{}): {}", display(c.engine),
+                    "{} command line{} (node {} of {}{}): {}", display_name(c.engine),
                     name_candidate ? fmt::format(" (candidate {})", c.candidate + 1) : "", n,
                     c.node_commands.size(), n == 0 ? ", the head" : "", c.node_commands[n].line()));
         else if (name_candidate)
-            rep.notes.push_back(fmt::format("{} command line (candidate {}): {}", display(c.engine),
-                                            c.candidate + 1, c.command->line()));
+            rep.notes.push_back(fmt::format("{} command line (candidate {}): {}",
+                                            display_name(c.engine), c.candidate + 1,
+                                            c.command->line()));
         else
             rep.notes.push_back(
-                fmt::format("{} command line: {}", display(c.engine), c.command->line()));
+                fmt::format("{} command line: {}", display_name(c.engine), c.command->line()));
     }
 }
 
@@ -85,39 +69,63 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
     const std::string where = replica_phrase(a, g);
     const std::string seqs = plural(a.demand.concurrency, "sequence", "sequences");
     const std::string room =
-        a.replicas == 1 ? grouped(a.max_concurrency)
-                        : fmt::format("{} x {} = {}", a.replicas, grouped(a.max_concurrency),
-                                      grouped(a.total_max_concurrency));
+        a.replicas == 1 ? grouped_digits(a.max_concurrency)
+                        : fmt::format("{} x {} = {}", a.replicas, grouped_digits(a.max_concurrency),
+                                      grouped_digits(a.total_max_concurrency));
     switch (a.verdict) {
         case Verdict::fits:
             return fmt::format("FITS: {} of {} tokens on {}; room for {} at once", seqs,
-                               grouped(a.demand.context), where, room);
+                               grouped_digits(a.demand.context), where, room);
         case Verdict::does_not_fit: {
             if (a.sequence_cap != 0 && a.admitted > a.sequence_cap &&
                 a.total_max_concurrency < a.demand.concurrency)
                 return fmt::format(
                     "DOES NOT FIT: {} of {} tokens on {}; the engine's {} of {} caps it at {} "
                     "(its cache holds {} per replica)",
-                    seqs, grouped(a.demand.context), where, cap_flag(a.serving.engine),
-                    grouped(a.sequence_cap), room, grouped(a.admitted));
+                    seqs, grouped_digits(a.demand.context), where,
+                    sequence_cap_knob(a.serving.engine), grouped_digits(a.sequence_cap), room,
+                    grouped_digits(a.admitted));
             if (a.max_concurrency == 0)
                 return fmt::format(
                     "DOES NOT FIT: {} starts on {}, but not one sequence of {} tokens fits its "
                     "cache ({} of KV per GPU, {} tokens; one sequence needs {}): it refuses such "
                     "requests",
-                    display(a.serving.engine), where, grouped(a.demand.context), bytes(a.kv_budget),
-                    a.kv_tokens ? grouped(*a.kv_tokens) : std::string("no"),
+                    display_name(a.serving.engine), where, grouped_digits(a.demand.context),
+                    bytes(a.kv_budget),
+                    a.kv_tokens ? grouped_digits(*a.kv_tokens) : std::string("no"),
                     bytes(a.kv_per_sequence));
             return fmt::format(
                 "DOES NOT FIT: {} of {} tokens need {} of KV per GPU on {}; {} available, room "
                 "for {}",
-                seqs, grouped(a.demand.context), bytes(a.kv_needed), where, bytes(a.kv_budget),
-                room);
+                seqs, grouped_digits(a.demand.context), bytes(a.kv_needed), where,
+                bytes(a.kv_budget), room);
         }
         case Verdict::does_not_start:
             return does_not_start_text(a, where);
     }
     return "";
+}
+
+std::string describe_weights(const WeightOptions& w) {
+    std::string s = name(w.format);
+    if (w.format == WeightFormat::fp8 && w.layout.fp8_block != 0)
+        s += fmt::format(" ({} x {} blocks)", w.layout.fp8_block, w.layout.fp8_block);
+    if (w.format == WeightFormat::int4 && w.layout.group_size != 0 &&
+        w.layout.group_size != 0xFFFF'FFFFU)
+        s += fmt::format(" (groups of {})", w.layout.group_size);
+    if (w.expert_format && *w.expert_format != w.format)
+        s += fmt::format(", experts {}", name(*w.expert_format));
+    if (w.attention_format && *w.attention_format != w.format)
+        s += fmt::format(", attention {}", name(*w.attention_format));
+    const auto part = [&](const std::optional<WeightFormat>& f, const char* what) {
+        if (f) s += fmt::format(", {} {}", what, name(*f));
+    };
+    part(w.attention_output_format, "attention output");
+    part(w.shared_expert_format, "shared experts");
+    part(w.dense_mlp_format, "dense MLP");
+    part(w.mixer_format, "mixers");
+    part(w.lm_head_format, "LM head");
+    return s;
 }
 
 std::string weights_phrase(const ReplicaAnswer& a) {
@@ -137,12 +145,12 @@ std::string weights_phrase(const ReplicaAnswer& a) {
     return w;
 }
 
-std::string answer_heading(const ReplicaAnswer& a, const ResolvedModel& m) {
+std::string answer_heading(const ReplicaAnswer& a, std::string_view model_name) {
     const std::uint32_t b = a.serving.block_size;
     return fmt::format(
-        "{}: {}, KV {}, engine {}, blocks of {} token{}; context limit {} tokens ({})",
-        display_name(m), weights_phrase(a), name(a.replica.kv.dtype), name(a.serving.engine), b,
-        b == 1 ? "" : "s", grouped(a.limit.tokens), a.limit.field);
+        "{}: {}, KV {}, engine {}, blocks of {} token{}; context limit {} tokens ({})", model_name,
+        weights_phrase(a), name(a.replica.kv.dtype), name(a.serving.engine), b, b == 1 ? "" : "s",
+        grouped_digits(a.limit.tokens), a.limit.field);
 }
 
 void append_shared_prefix_figures(Report& rep, const ReplicaAnswer& a) {
@@ -165,7 +173,7 @@ void append_shared_prefix_figures(Report& rep, const ReplicaAnswer& a) {
           "(vLLM caches full blocks; a request whose whole prompt hits recomputes its last token)",
           {fmt::format("block_size = {} tokens", a.serving.block_size),
            fmt::format("{} B each sequence after the first does not hold, per GPU",
-                       grouped(a.shared_prefix_bytes_per_sequence.count()))}},
+                       grouped_digits(a.shared_prefix_bytes_per_sequence.count()))}},
          shown});
     rep.figures.push_back(
         {"shared_prefix_blocks_saved",
@@ -174,8 +182,8 @@ void append_shared_prefix_figures(Report& rep, const ReplicaAnswer& a) {
          {},
          {"shared_prefix_blocks x (sequences running - 1): blocks " + where +
               " cache would hold again without sharing",
-          {fmt::format("sequences running = min({}, {})", grouped(a.concurrency_per_dp_rank),
-                       grouped(a.dp_rank_max_concurrency))}},
+          {fmt::format("sequences running = min({}, {})", grouped_digits(a.concurrency_per_dp_rank),
+                       grouped_digits(a.dp_rank_max_concurrency))}},
          shown});
     rep.figures.push_back({"shared_prefix_bytes_saved",
                            "shared prefix saves per GPU",
@@ -204,11 +212,31 @@ void append_shared_prefix_figures(Report& rep, const ReplicaAnswer& a) {
 void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaRequest& in) {
     const EngineMemory& m = a.memory();
     const Engine e = a.serving.engine;
-    const std::string frac = engine_fraction_name(e);
+    const std::string frac(fraction_knob(e));
     const std::string gpu_src = in.gpu.source + ": memory.driver_reported_bytes";
     const std::string stage_note =
         a.replica.parallel.pp > 1 ? fmt::format(" (stage {}, the limiting one)", a.limiting_stage)
                                   : "";
+    const bool ideal = e == Engine::ideal;
+    const bool charged_graphs = e == Engine::vllm && a.serving.options.vllm.charge_cuda_graphs;
+    const std::string in_out_act = e == Engine::sglang   ? " (outside the fraction)"
+                                   : e == Engine::trtllm ? " (before the fraction)"
+                                                         : "";
+    const VllmOptions& vo = a.serving.options.vllm;
+    const bool charged_context = e == Engine::vllm && vo.charge_non_torch_in_use;
+    const bool charged_comm = charged_context || (e == Engine::vllm && vo.charge_comm_buffers);
+    const auto in_out_fixed = [&](bool charged) -> std::string {
+        if (e == Engine::trtllm) return " (before the fraction)";
+        return charged ? "" : " (outside the fraction)";
+    };
+    const std::string in_out_ctx = in_out_fixed(charged_context);
+    const std::string in_out_comm = in_out_fixed(charged_comm);
+    const std::string in_out_graphs = charged_graphs        ? ""
+                                      : e == Engine::trtllm ? " (before the fraction)"
+                                                            : " (outside the fraction)";
+    // The texts the rows quote, before the rows.
+    const std::string weights = weights_phrase(a);
+    const std::string layout = layout_text(a.replica.parallel);
     rep.figures.push_back(
         {"fits",
          "Verdict",
@@ -217,12 +245,12 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
          {"starts and every replica together holds the concurrency",
           {fmt::format("engine starts: {}", a.starts() ? "yes" : "no"),
            fmt::format("max_concurrency = {} per replica x {} replica{}, concurrency = {}",
-                       grouped(a.max_concurrency), a.replicas, a.replicas == 1 ? "" : "s",
-                       grouped(a.demand.concurrency))}},
+                       grouped_digits(a.max_concurrency), a.replicas, a.replicas == 1 ? "" : "s",
+                       grouped_digits(a.demand.concurrency))}},
          false});
     rep.figures.push_back({"refusal",
                            "Refusal",
-                           cell_text(refusal_key(a.refusal)),
+                           cell_text(name(a.refusal)),
                            {},
                            {"why the engine does not start (none when it starts)", {}},
                            false});
@@ -282,42 +310,22 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
               {fmt::format("{} = {:.4f}{}", frac, m.fraction,
                            a.serving.fraction_given ? " (--gpu-memory-utilization)"
                                                     : " (the engine's default)"),
-               fmt::format("{} = {} B", base_label, grouped(m.fraction_base.count()))}}});
+               fmt::format("{} = {} B", base_label, grouped_digits(m.fraction_base.count()))}}});
     }
-    const auto term = [&](const char* key, std::string label, Bytes b, Explanation how) {
-        rep.figures.push_back({key, std::move(label), cell(b), cell_exact(b), std::move(how)});
-    };
-    const bool ideal = e == Engine::ideal;
-    const bool charged_graphs = e == Engine::vllm && a.serving.options.vllm.charge_cuda_graphs;
-    const std::string in_out_act = e == Engine::sglang   ? " (outside the fraction)"
-                                   : e == Engine::trtllm ? " (before the fraction)"
-                                                         : "";
-    const VllmOptions& vo = a.serving.options.vllm;
-    const bool charged_context = e == Engine::vllm && vo.charge_non_torch_in_use;
-    const bool charged_comm = charged_context || (e == Engine::vllm && vo.charge_comm_buffers);
-    const auto in_out_fixed = [&](bool charged) -> std::string {
-        if (e == Engine::trtllm) return " (before the fraction)";
-        return charged ? "" : " (outside the fraction)";
-    };
-    const std::string in_out_ctx = in_out_fixed(charged_context);
-    const std::string in_out_comm = in_out_fixed(charged_comm);
-    const std::string in_out_graphs = charged_graphs        ? ""
-                                      : e == Engine::trtllm ? " (before the fraction)"
-                                                            : " (outside the fraction)";
-    term("weight_bytes_per_gpu",
-         "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
-         {"the tensors (or slices) this rank holds" + stage_note +
-              (a.loaded.rotary_table.is_zero()
-                   ? std::string()
-                   : ", and vLLM's RoPE cos/sin table (" + grouped(a.loaded.rotary_table.count()) +
-                         " B, rotary_embedding/base.py)"),
-          {"model: " + in.model.source, weights_phrase(a),
-           layout_text(a.replica.parallel) +
-               (a.placement.experts_per_gpu == 0
-                    ? std::string()
-                    : fmt::format("; {} of {} routed experts per GPU, each split {} ways",
-                                  a.placement.experts_per_gpu, a.placement.physical_experts,
-                                  a.placement.expert_tp))}});
+    rep.figures.push_back(size_figure(
+        "weight_bytes_per_gpu",
+        "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
+        {"the tensors (or slices) this rank holds" + stage_note +
+             (a.loaded.rotary_table.is_zero() ? std::string()
+                                              : ", and vLLM's RoPE cos/sin table (" +
+                                                    grouped_digits(a.loaded.rotary_table.count()) +
+                                                    " B, rotary_embedding/base.py)"),
+         {"model: " + in.model.source, weights,
+          layout + (a.placement.experts_per_gpu == 0
+                        ? std::string()
+                        : fmt::format("; {} of {} routed experts per GPU, each split {} ways",
+                                      a.placement.experts_per_gpu, a.placement.physical_experts,
+                                      a.placement.expert_tp))}}));
     // The checkpoint's bytes beside them: in the text only where a kernel holds more than the
     // checkpoint (vLLM's rotary table, on every model, is named in the weights' explanation).
     const bool repacked = a.weights_checkpoint_per_gpu + a.loaded.rotary_table != a.weights_per_gpu;
@@ -328,39 +336,42 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              ? Explanation{fmt::format("SGLang's Triton W4A16 MoE keeps {} experts' int32 index "
                                        "tensors (g_idx and sort indices over hidden {} and "
                                        "intermediate {})",
-                                       grouped(a.loaded.experts), grouped(a.loaded.hidden),
-                                       grouped(a.loaded.intermediate)),
+                                       grouped_digits(a.loaded.experts),
+                                       grouped_digits(a.loaded.hidden),
+                                       grouped_digits(a.loaded.intermediate)),
                            {"(python/sglang/srt/layers/quantization/compressed_tensors/schemes/"
                             "compressed_tensors_wNa16_moe.py)"}}
-         : repacked
-             ? Explanation{fmt::format("{}'s {} kernel pads the MXFP4 experts' intermediate "
-                                       "width {} to {} and hidden {} to {} per GPU",
-                                       display_name(a.serving.engine), name(a.loaded.kernel),
-                                       grouped(a.loaded.intermediate),
-                                       grouped(a.loaded.padded_intermediate),
-                                       grouped(a.loaded.hidden), grouped(a.loaded.padded_hidden)),
-                           {a.loaded.kernel == WeightKernel::mxfp4_triton
-                                ? "and keeps its swizzled scales beside the loaded ones, "
-                                  "biases in fp32 (quantization/mxfp4.py)"
-                            : a.serving.engine == Engine::sglang
-                                ? "(python/sglang/srt/layers/quantization/mxfp4.py)"
-                                : "(vllm/model_executor/layers/quantization/mxfp4.py)"}}
-             : Explanation{"the weights the engine holds are the checkpoint's", {}},
+         : repacked ? Explanation{fmt::format("{}'s {} kernel pads the MXFP4 experts' intermediate "
+                                              "width {} to {} and hidden {} to {} per GPU",
+                                              display_name(a.serving.engine), name(a.loaded.kernel),
+                                              grouped_digits(a.loaded.intermediate),
+                                              grouped_digits(a.loaded.padded_intermediate),
+                                              grouped_digits(a.loaded.hidden),
+                                              grouped_digits(a.loaded.padded_hidden)),
+                                  {a.loaded.kernel == WeightKernel::mxfp4_triton
+                                       ? "and keeps its swizzled scales beside the loaded ones, "
+                                         "biases in fp32 (quantization/mxfp4.py)"
+                                   : a.serving.engine == Engine::sglang
+                                       ? "(python/sglang/srt/layers/quantization/mxfp4.py)"
+                                       : "(vllm/model_executor/layers/quantization/mxfp4.py)"}}
+                    : Explanation{"the weights the engine holds are the checkpoint's", {}},
          repacked});
     if (!ideal) {
         const Layout l = a.replica.layout();
         const Reserve res =
             reserve_on_rank(a.replica, l, a.limiting_stage, a.serving.budget.reserve);
-        term("activation_bytes", "- activation peak" + in_out_act, m.activation,
-             {"(residual + max(attention, MLP) intermediates) x tokens x element bytes + logits",
-              {fmt::format("tokens = max_num_batched_tokens = {}", res.activation_model.tokens),
-               fmt::format("per token {} B, logits {} B",
-                           grouped(res.activation_model.per_token.count()),
-                           grouped(res.activation_model.logits.count())),
-               source_of(res.activation,
-                         "modelled as vLLM's profile run measures it (budget/reserve.hpp)")}});
+        rep.figures.push_back(size_figure(
+            "activation_bytes", "- activation peak" + in_out_act, m.activation,
+            {"(residual + max(attention, MLP) intermediates) x tokens x element bytes + logits",
+             {fmt::format("tokens = max_num_batched_tokens = {}", res.activation_model.tokens),
+              fmt::format("per token {} B, logits {} B",
+                          grouped_digits(res.activation_model.per_token.count()),
+                          grouped_digits(res.activation_model.logits.count())),
+              res.activation.source == TermSource::given
+                  ? "given"
+                  : "modelled as vLLM's profile run measures it (budget/reserve.hpp)"}}));
         if (a.replica.model.config().vision_params != 0)
-            term(
+            rep.figures.push_back(size_figure(
                 "encoder_cache_bytes", "- encoder outputs" + in_out_act, m.encoder_cache,
                 {"images x tokens per image x hidden size x element bytes",
                  {e != Engine::vllm
@@ -372,37 +383,46 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                     "(vllm/v1/worker/gpu_model_runner.py, profile_run)",
                                     res.encoder_cache.items, res.encoder_cache.tokens_per_item,
                                     res.encoder_cache.budget, res.encoder_cache.hidden,
-                                    res.encoder_cache.element.count())}});
-        term("cuda_graph_bytes", "- CUDA graphs" + in_out_graphs, m.cuda_graphs,
-             {"captured batch sizes x 2 MiB",
-              {source_of(res.cuda_graphs, "modelled (budget/reserve.hpp)")}});
-        term("cuda_context_bytes", "- CUDA context" + in_out_ctx, m.cuda_context,
-             {"the CUDA context of the process",
-              {source_of(res.cuda_context, "700 MiB (budget/reserve.hpp)")}});
-        term("comm_buffer_bytes", "- communication buffers" + in_out_comm, m.comm_buffers,
-             {"128 MiB per rank of a multi-GPU replica",
-              {source_of(res.comm_buffers, "SGLang's reserve rule (budget/reserve.hpp)")}});
+                                    res.encoder_cache.element.count())}}));
+        rep.figures.push_back(size_figure(
+            "cuda_graph_bytes", "- CUDA graphs" + in_out_graphs, m.cuda_graphs,
+            {"captured batch sizes x 2 MiB",
+             {res.cuda_graphs.source == TermSource::given ? "given"
+                                                          : "modelled (budget/reserve.hpp)"}}));
+        rep.figures.push_back(size_figure(
+            "cuda_context_bytes", "- CUDA context" + in_out_ctx, m.cuda_context,
+            {"the CUDA context of the process",
+             {res.cuda_context.source == TermSource::given ? "given"
+                                                           : "700 MiB (budget/reserve.hpp)"}}));
+        rep.figures.push_back(size_figure("comm_buffer_bytes",
+                                          "- communication buffers" + in_out_comm, m.comm_buffers,
+                                          {"128 MiB per rank of a multi-GPU replica",
+                                           {res.comm_buffers.source == TermSource::given
+                                                ? "given"
+                                                : "SGLang's reserve rule (budget/reserve.hpp)"}}));
         if (!m.nccl_nvls.is_zero())
-            term("nccl_nvls_bytes", "- NCCL NVLS buffers", m.nccl_nvls,
-                 {"NVLS channels x 2 x 8 steps x 128 KiB x GPUs of the group",
-                  {fmt::format(
-                      "connected by the profile's first all-reduce past {} B, within "
-                      "the charged increase (engine/nccl.hpp)",
-                      grouped(vllm_all_reduce_below_nccl(a.replica.gpu, l.tp()).count()))}});
+            rep.figures.push_back(size_figure(
+                "nccl_nvls_bytes", "- NCCL NVLS buffers", m.nccl_nvls,
+                {"NVLS channels x 2 x 8 steps x 128 KiB x GPUs of the group",
+                 {fmt::format(
+                     "connected by the profile's first all-reduce past {} B, within "
+                     "the charged increase (engine/nccl.hpp)",
+                     grouped_digits(vllm_all_reduce_below_nccl(a.replica.gpu, l.tp()).count()))}}));
         if (const LoraOptions& lo = a.serving.budget.reserve.lora; lo.max_loras > 0)
-            term("lora_bytes", "- LoRA adapter slots (with the weights)", m.lora,
-                 {fmt::format("{} slots x rank {} over every targeted layer's A and B ({}), in "
-                              "the model's dtype{}{}",
-                              lo.max_loras, lo.max_lora_rank, lora_target_names(lo.targets, ", "),
-                              lo.fully_sharded ? ", fully sharded" : "",
-                              lo.max_cpu_loras > lo.max_loras
-                                  ? fmt::format("; {} adapters cached in host memory, no GPU "
-                                                "memory",
-                                                lo.max_cpu_loras)
-                                  : ""),
-                  {(lo.targets & lora_all) == lora_all
-                       ? "as vLLM's LoRA layers allocate them at load (budget/lora.hpp)"
-                       : "as SGLang's LoRA pool allocates the targeted stacks (budget/lora.hpp)"}});
+            rep.figures.push_back(size_figure(
+                "lora_bytes", "- LoRA adapter slots (with the weights)", m.lora,
+                {fmt::format("{} slots x rank {} over every targeted layer's A and B ({}), in "
+                             "the model's dtype{}{}",
+                             lo.max_loras, lo.max_lora_rank, lora_target_names(lo.targets, ", "),
+                             lo.fully_sharded ? ", fully sharded" : "",
+                             lo.max_cpu_loras > lo.max_loras
+                                 ? fmt::format("; {} adapters cached in host memory, no GPU "
+                                               "memory",
+                                               lo.max_cpu_loras)
+                                 : ""),
+                 {(lo.targets & lora_all) == lora_all
+                      ? "as vLLM's LoRA layers allocate them at load (budget/lora.hpp)"
+                      : "as SGLang's LoRA pool allocates the targeted stacks (budget/lora.hpp)"}}));
     }
     rep.figures.push_back(
         {"kv_budget_bytes_per_gpu", "= KV budget per GPU", cell(a.kv_budget),
@@ -411,11 +431,11 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              ? Explanation{"given", {"--kv-memory"}}
              : Explanation{ideal ? "total - weights" + stage_note
                                  : fmt::format("{} x base - charged terms{}", frac, stage_note),
-                           {fmt::format("charged {} B", grouped(m.charged.count())),
+                           {fmt::format("charged {} B", grouped_digits(m.charged.count())),
                             fmt::format("engine {} (--engine)", name(e))}}});
     rep.figures.push_back(
         {"kv_bytes_per_sequence_per_gpu",
-         fmt::format("KV per sequence ({} tokens)", grouped(a.demand.context)),
+         fmt::format("KV per sequence ({} tokens)", grouped_digits(a.demand.context)),
          cell(a.kv_per_sequence),
          cell_exact(a.kv_per_sequence),
          {e == Engine::sglang && a.report.sglang.swa_tokens == 0
@@ -475,23 +495,24 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
               "(vllm/v1/core/kv_cache_planning.py); one pool shared by every KV-cache group, block "
               "0 held back as the null block (vllm/v1/core/block_pool.py)",
               {fmt::format("{} B per block, {} group{}, {} usable",
-                           grouped(v.bytes_per_block.count()), v.num_groups,
-                           v.num_groups == 1 ? "" : "s", grouped(v.usable_blocks))}}});
+                           grouped_digits(v.bytes_per_block.count()), v.num_groups,
+                           v.num_groups == 1 ? "" : "s", grouped_digits(v.usable_blocks))}}});
     }
     rep.figures.push_back(
         {"max_concurrency",
-         fmt::format("max concurrency at {} tokens", grouped(a.demand.context)),
+         fmt::format("max concurrency at {} tokens", grouped_digits(a.demand.context)),
          cell_count(a.max_concurrency, "sequences"),
          {},
          {"sequences of the context each replica holds at once: what the engine's scheduler "
           "admits in its cache, within its cap",
-          {fmt::format("admitted by the cache: {}", grouped(a.admitted)),
-           a.sequence_cap != 0 ? fmt::format("{} = {}", cap_flag(e), grouped(a.sequence_cap))
-                               : std::string("no sequence cap"),
+          {fmt::format("admitted by the cache: {}", grouped_digits(a.admitted)),
+           a.sequence_cap != 0
+               ? fmt::format("{} = {}", sequence_cap_knob(e), grouped_digits(a.sequence_cap))
+               : std::string("no sequence cap"),
            fmt::format("the engine logs {:.2f}x", a.max_concurrency_ratio)}}});
     rep.figures.push_back(
         {"max_concurrency_ratio",
-         fmt::format("  as {} logs it (concurrency ratio)", display(e)),
+         fmt::format("  as {} logs it (concurrency ratio)", display_name(e)),
          {fmt::format("{:.2f}x", a.max_concurrency_ratio), a.max_concurrency_ratio},
          {},
          {"vLLM's \"Maximum concurrency for N tokens per request: X.XXx\": blocks / the blocks one "
@@ -520,10 +541,12 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              {"each dp rank schedules its own sequences in its own cache: max concurrency = dp "
               "ranks x a rank's",
               {fmt::format("a rank carries {} of the replica's {} sequences",
-                           grouped(a.concurrency_per_dp_rank), grouped(a.concurrency_per_replica)),
-               fmt::format("a rank's cache admits {}, its cap {}", grouped(a.dp_rank_admitted),
-                           a.dp_rank_sequence_cap == 0 ? std::string("none")
-                                                       : grouped(a.dp_rank_sequence_cap))}}});
+                           grouped_digits(a.concurrency_per_dp_rank),
+                           grouped_digits(a.concurrency_per_replica)),
+               fmt::format(
+                   "a rank's cache admits {}, its cap {}", grouped_digits(a.dp_rank_admitted),
+                   a.dp_rank_sequence_cap == 0 ? std::string("none")
+                                               : grouped_digits(a.dp_rank_sequence_cap))}}});
     if (a.replicas > 1)
         rep.figures.push_back(
             {"total_max_concurrency",
@@ -542,7 +565,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
          {},
          {"the longest context of which the engine's cache holds that many at once, at most the "
           "model's limit",
-          {fmt::format("limit {} tokens ({})", grouped(a.limit.tokens), a.limit.field)}}});
+          {fmt::format("limit {} tokens ({})", grouped_digits(a.limit.tokens), a.limit.field)}}});
     rep.figures.push_back(
         {"longest_single_context",
          std::string("longest single sequence") +
@@ -570,19 +593,21 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            cell_exact(a.drafter_kv_per_token),
                            {"the drafter layers' KV per token, whole model", {}},
                            false});
-    rep.figures.push_back({"context_limit_tokens",
-                           "context limit",
-                           cell_count(a.limit.tokens, "tokens"),
-                           {},
-                           {"the least of the config's length keys, rope scaling applied "
-                            "(vllm/config/model.py, _get_and_verify_max_len)",
-                            {fmt::format("{} = {}", a.limit.field, grouped(a.limit.field_tokens))}},
-                           false});
+    rep.figures.push_back(
+        {"context_limit_tokens",
+         "context limit",
+         cell_count(a.limit.tokens, "tokens"),
+         {},
+         {"the least of the config's length keys, rope scaling applied "
+          "(vllm/config/model.py, _get_and_verify_max_len)",
+          {fmt::format("{} = {}", a.limit.field, grouped_digits(a.limit.field_tokens))}},
+         false});
     if (a.decode)
         rep.figures.push_back(
             {"tpot_seconds",
-             fmt::format("decode TPOT bound at {} x {} tokens", grouped(a.concurrency_per_replica),
-                         grouped(a.demand.context)),
+             fmt::format("decode TPOT bound at {} x {} tokens",
+                         grouped_digits(a.concurrency_per_replica),
+                         grouped_digits(a.demand.context)),
              cell(a.decode->tpot),
              {},
              {"the roofline lower bound (kvplan roofline) at the load each replica carries", {}}});
@@ -679,45 +704,46 @@ void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::str
     const Explanation itl_how{
         "decode step + share x (mixed step - decode step): the mean step while a request decodes",
         {fmt::format("decode step {} = {}: {} sequences at the mean context {} tokens",
-                     e.decode_step.time, step_text(e.decode_step), grouped(e.running),
-                     grouped(e.mean_context)),
+                     e.decode_step.time, step_text(e.decode_step), grouped_digits(e.running),
+                     grouped_digits(e.mean_context)),
          fmt::format("mixed step {} = {}: {} decodes and a prefill chunk of {} tokens",
-                     e.mixed_step.time, step_text(e.mixed_step), grouped(e.running - 1),
-                     grouped(e.chunk)),
+                     e.mixed_step.time, step_text(e.mixed_step), grouped_digits(e.running - 1),
+                     grouped_digits(e.chunk)),
          fmt::format("share {:.3f} = min(1, (running - 1) x chunks per prompt / output tokens)",
                      e.mixed_share),
          "parameters: " + basis}};
     fig("itl_estimate_seconds",
-        fmt::format("ITL = TPOT estimate ({} running, {} in / {} out)", grouped(e.running),
-                    grouped(I), grouped(O)),
+        fmt::format("ITL = TPOT estimate ({} running, {} in / {} out)", grouped_digits(e.running),
+                    grouped_digits(I), grouped_digits(O)),
         cell(e.itl), itl_how);
     rep.figures.push_back(
         {"tpot_estimate_seconds", "TPOT estimate", cell(e.tpot), {}, itl_how, false});
     fig("itl_bound_seconds", "ITL bound at the same load", cell(e.itl_bound),
         {"the decode bound at the running sequences of the prompt's tokens: peak figures, no fixed "
          "costs; no mean step is faster",
-         {fmt::format("{} sequences of {} tokens", grouped(e.running), grouped(I))}});
-    fig("ttft_estimate_seconds", fmt::format("TTFT estimate ({} waiting)", grouped(e.waiting)),
-        cell(e.ttft),
+         {fmt::format("{} sequences of {} tokens", grouped_digits(e.running), grouped_digits(I))}});
+    fig("ttft_estimate_seconds",
+        fmt::format("TTFT estimate ({} waiting)", grouped_digits(e.waiting)), cell(e.ttft),
         {"the prompt's prefill chunks + half a step in flight + the wait in the queue", {}});
     fig("ttft_prefill_estimate_seconds",
-        fmt::format("  prefill: {} chunk{} of {} tokens", grouped(e.chunks),
-                    e.chunks == 1 ? "" : "s", grouped(e.chunk)),
+        fmt::format("  prefill: {} chunk{} of {} tokens", grouped_digits(e.chunks),
+                    e.chunks == 1 ? "" : "s", grouped_digits(e.chunk)),
         cell(e.ttft_prefill),
         {"chunks x a step carrying one chunk beside the other running requests' decodes",
          {fmt::format("token budget {} a step (max_num_batched_tokens), the decodes first",
-                      grouped(e.token_budget))}});
+                      grouped_digits(e.token_budget))}});
     fig("ttft_in_flight_estimate_seconds", "  half a step in flight", cell(e.ttft_in_flight),
         {"a request arrives during a step and waits for it to end (none when it runs alone)", {}});
     fig("ttft_queue_estimate_seconds",
-        fmt::format("  queue: {} waiting for {} slots", grouped(e.waiting), grouped(e.running)),
+        fmt::format("  queue: {} waiting for {} slots", grouped_digits(e.waiting),
+                    grouped_digits(e.running)),
         cell(e.ttft_queue),
         {"(clients - running) / running x a request's time (Little's law, closed loop)",
          {fmt::format("a request's time once admitted {}", e.request),
-          fmt::format("running at most {} (max concurrency)", grouped(e.running_cap))}});
+          fmt::format("running at most {} (max concurrency)", grouped_digits(e.running_cap))}});
     fig("ttft_bound_seconds", "TTFT bound (one prompt's prefill)", cell(e.ttft_bound),
         {"the prefill bound of one prompt alone: peak figures, no queue",
-         {fmt::format("{} tokens", grouped(I))}});
+         {fmt::format("{} tokens", grouped_digits(I))}});
     fig("tokens_per_second_estimate", "tokens/s estimate (replica)",
         cell_number(e.tokens_per_s, "tokens/s", 1),
         {"running x output tokens / a request's time", {}});
@@ -763,8 +789,8 @@ void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::strin
         "and {} out; at most {} run at once (the max concurrency above), chunked prefill of {} "
         "tokens a step with the decodes first, as vLLM V1 schedules; it leaves out prefix "
         "caching, speculative decoding, preemption and MoE all-to-all",
-        grouped(e.concurrency), grouped(I), grouped(O), grouped(e.running_cap),
-        grouped(e.token_budget)));
+        grouped_digits(e.concurrency), grouped_digits(I), grouped_digits(O),
+        grouped_digits(e.running_cap), grouped_digits(e.token_budget)));
     rep.notes.push_back(
         "estimate parameters: " +
         estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params, profile_path));
@@ -773,11 +799,12 @@ void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::strin
             "the estimate runs at most {} at once, what the cache holds at {} tokens each; vLLM "
             "admits by the blocks a request holds, so requests of {} tokens may run more at once "
             "(--context {} shows it)",
-            grouped(a.max_concurrency), grouped(a.demand.context), grouped(request), request));
+            grouped_digits(a.max_concurrency), grouped_digits(a.demand.context),
+            grouped_digits(request), request));
     if (a.serving.engine == Engine::sglang || a.serving.engine == Engine::trtllm)
         rep.notes.push_back(
             fmt::format("the estimate schedules as vLLM V1 does; {}'s scheduler differs in detail",
-                        display(a.serving.engine)));
+                        display_name(a.serving.engine)));
 }
 
 void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
@@ -785,32 +812,32 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
         rep.notes.push_back(fmt::format(
             "{} GPUs make {} replicas of tp {} x pp {}, each carrying {} of the {} sequences",
             a.gpus, a.replicas, a.replica.parallel.tp, a.replica.parallel.pp,
-            grouped(a.concurrency_per_replica), grouped(a.demand.concurrency)));
+            grouped_digits(a.concurrency_per_replica), grouped_digits(a.demand.concurrency)));
     // The engine's log is of sequences that share nothing: compared with what it admits so.
     if (a.vllm_log_understates())
         rep.notes.push_back(fmt::format(
             "vLLM logs {:.2f}x for {} tokens per request (it reserves each sliding window's tokens "
             "in flight for every request); its scheduler admits {}, as windows stop growing",
-            a.max_concurrency_ratio, grouped(a.demand.context),
-            grouped(a.dp_rank_admitted_without_sharing())));
+            a.max_concurrency_ratio, grouped_digits(a.demand.context),
+            grouped_digits(a.dp_rank_admitted_without_sharing())));
     if (a.demand.shared_prefix_tokens != 0)
         rep.notes.push_back(fmt::format(
             "shared prefix: every request starts with the same {} tokens; {}'s cache holds their "
             "{} full blocks once (prefix caching: vLLM's --enable-prefix-caching, on by default; "
             "SGLang's radix cache), so max concurrency is {} where it would be {}; the longest "
             "contexts are without sharing",
-            grouped(a.demand.shared_prefix_tokens), a.dp_ranks > 1 ? "each dp rank" : "the replica",
-            grouped(a.shared_prefix_blocks), grouped(a.max_concurrency),
-            grouped(a.max_concurrency_without_sharing)));
+            grouped_digits(a.demand.shared_prefix_tokens),
+            a.dp_ranks > 1 ? "each dp rank" : "the replica", grouped_digits(a.shared_prefix_blocks),
+            grouped_digits(a.max_concurrency), grouped_digits(a.max_concurrency_without_sharing)));
     if (a.sequence_cap != 0 && a.admitted > a.sequence_cap)
         rep.notes.push_back(fmt::format(
             "the engine's sequence cap ({}) binds: its cache holds {} (--max-num-seqs raises it)",
-            grouped(a.sequence_cap), grouped(a.admitted)));
+            grouped_digits(a.sequence_cap), grouped_digits(a.admitted)));
     if (a.over_limit && a.long_context_allowed)
         rep.notes.push_back(fmt::format(
             "{} tokens pass the model's limit of {} ({}); served as --allow-long-context asks, "
             "though the model was not trained for it",
-            grouped(a.demand.context), grouped(a.limit.tokens), a.limit.field));
+            grouped_digits(a.demand.context), grouped_digits(a.limit.tokens), a.limit.field));
     if (const DraftMethod method = a.serving.draft_method; method != DraftMethod::none) {
         const std::uint32_t tokens = a.serving.speculative_tokens;
         if (a.drafter_layers == 0)
@@ -823,7 +850,7 @@ void append_answer_notes(Report& rep, const ReplicaAnswer& a) {
                 "decode bound is the model's own step, as acceptance is not modelled",
                 name(method), plural(tokens, "token", "tokens"),
                 plural(a.drafter_layers, "layer", "layers"),
-                grouped(a.drafter_kv_per_token.count()),
+                grouped_digits(a.drafter_kv_per_token.count()),
                 a.drafter_weights.is_zero()
                     ? ""
                     : fmt::format(" ({} for the draft model)", a.drafter_weights)));

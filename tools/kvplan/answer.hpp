@@ -37,11 +37,15 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
 void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
                            const std::string& model, std::optional<Bytes> host_kv = {});
 
+/// "bf16", "bf16 (experts mxfp4)", "fp8 (128 x 128 blocks)": a weight format as a person reads it.
+[[nodiscard]] std::string describe_weights(const WeightOptions& w);
+
 /// "weights bf16 (the checkpoint's, torch_dtype)", "weights fp8 (--weight-dtype)".
 [[nodiscard]] std::string weights_phrase(const ReplicaAnswer& a);
 
-/// The heading under the verdict: model, formats, engine, blocks, context limit.
-[[nodiscard]] std::string answer_heading(const ReplicaAnswer& a, const ResolvedModel& m);
+/// The heading under the verdict: the model (its display_name), formats, engine, blocks, context
+/// limit.
+[[nodiscard]] std::string answer_heading(const ReplicaAnswer& a, std::string_view model_name);
 
 /// The figures of fit, in order, with their explanations (the JSON keys of fit).
 void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaRequest& in);
@@ -88,8 +92,5 @@ void append_profile_notes(Report& rep, const std::optional<CalibrationProfile>& 
 
 /// The name of a refusal, for JSON ("context_limit", ...; "none" when it starts).
 [[nodiscard]] const char* refusal_key(Refusal r) noexcept;
-
-/// "any length" or "12,345 tokens".
-[[nodiscard]] Cell cell_tokens(std::optional<std::uint64_t> v);
 
 }  // namespace kvplan::cli

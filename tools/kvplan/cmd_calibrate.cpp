@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "answer.hpp"
 #include "commands.hpp"
 #include "explain.hpp"
 #include "flags.hpp"

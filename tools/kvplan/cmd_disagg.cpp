@@ -281,7 +281,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                      fmt::format("{} server{} at {:.0f} % busy, {:.1f} ms a prompt in {} pass{}",
                                  p.prefill->servers_per_replica,
                                  p.prefill->servers_per_replica == 1 ? "" : "s",
-                                 100 * p.prefill->utilization, p.prefill->service.in(seconds)*1e3,
+                                 100 * p.prefill->utilization, p.prefill->service.in(milliseconds),
                                  p.prefill->passes, p.prefill->passes == 1 ? "" : "es"),
                      p.prefill->ttft, Seconds{}));
     if (p.decode)

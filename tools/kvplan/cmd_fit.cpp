@@ -74,13 +74,17 @@ void append_tiers(Report& rep, const TierAnswer& t) {
 
 void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     const ReplicaRequest in = read_replica(o, ctx);
+    // The model's names, read with the other inputs: shown in the heading and the plot, and loaded
+    // by the engines' command lines.
+    const std::string model_name = display_name(in.model);
+    const std::string served = served_model(in.model, ctx);
     const Deployment& d = in.deployment;
     const Demand& demand = in.demand;
     const ReplicaAnswer a = evaluate(d, demand);
     Report rep;
     rep.command = "fit";
     rep.verdict = verdict_line(a, in.gpu);
-    rep.heading = answer_heading(a, in.model);
+    rep.heading = answer_heading(a, model_name);
     rep.inputs = {{"model", cell_text(in.model.id)},
                   {"gpu", cell_text(in.gpu.id)},
                   {"gpus", cell_count(a.gpus, "")},
@@ -120,13 +124,13 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     }
     append_estimate_notes(rep, a, in.profile_path,
                           "fit's verdict is about memory and uses neither");
-    if (a.starts()) append_serve_commands(rep, d, demand, served_model(in.model, ctx), tiers.host);
+    if (a.starts()) append_serve_commands(rep, d, demand, served, tiers.host);
     append_profile_notes(rep, in.profile, in.profile_path, in.model.id);
     render(rep, o.format, o.explain, *ctx.out);
     if (!x.plot.empty())
         write_fit_plot(x.plot, d, demand,
-                       fmt::format("{} on {} x {}: sequences that fit against context",
-                                   display_name(in.model), a.gpus, in.gpu.id));
+                       fmt::format("{} on {} x {}: sequences that fit against context", model_name,
+                                   a.gpus, in.gpu.id));
 }
 
 }  // namespace

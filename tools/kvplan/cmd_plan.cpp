@@ -442,20 +442,18 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "estimate x 3,600 s) x 10^6, at the load above; prices from {} ({}, {}){}",
             po.prices, prices->date, prices->source,
             prices->example ? ": an EXAMPLE, not a quote" : ""));
-    if (by_cost)
-        rep.notes.push_back(
-            "ranked by $ per million output tokens, then output tokens/s per GPU, then GPUs");
-    else if (rank == RankBy::fastest)
-        rep.notes.push_back("ranked by the decode-step bound at the target concurrency, then GPUs");
-    else if (rank == RankBy::estimate)
-        rep.notes.push_back(
-            "ranked by output tokens/s per GPU by the latency estimate at the load (the demand "
-            "served on the fewest GPU-seconds per token), then GPUs, then the TPOT estimate; the "
-            "bound stands beside it (--rank gpus or fastest ranks without the estimate)");
-    else
-        rep.notes.push_back(
-            "ranked by GPUs, then sequences held, then the decode-step bound at "
-            "the target concurrency");
+    // The order of the ranked rows: none when no layout fits or none meets the targets.
+    const char* ranking =
+        by_cost ? "ranked by $ per million output tokens, then output tokens/s per GPU, then GPUs"
+        : rank == RankBy::fastest
+            ? "ranked by the decode-step bound at the target concurrency, then GPUs"
+        : rank == RankBy::estimate
+            ? "ranked by output tokens/s per GPU by the latency estimate at the load (the demand "
+              "served on the fewest GPU-seconds per token), then GPUs, then the TPOT estimate; the "
+              "bound stands beside it (--rank gpus or fastest ranks without the estimate)"
+            : "ranked by GPUs, then sequences held, then the decode-step bound at the target "
+              "concurrency";
+    if (!order.empty()) rep.notes.push_back(ranking);
     if (profile && profile->has_reserve)
         rep.notes.push_back(fmt::format("reserve from the profile {} ({}, fitted on {} from {})",
                                         o.profile, profile->model, gpus.front().id,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <kvplan/weights.hpp>
 
+#include "answer.hpp"
 #include "flags.hpp"
 #include "parse.hpp"
 

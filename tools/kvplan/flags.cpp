@@ -217,11 +217,6 @@ void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& spl
             std::to_string(context));
 }
 
-std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o) {
-    if (o.profile.empty()) return std::nullopt;
-    return load_profile(o.profile);
-}
-
 std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint64_t> prompt) {
     if (!o.prefix_hit_rate) return o.shared_prefix.value_or(0);
     if (o.shared_prefix)
@@ -309,28 +304,6 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         if (given)
             usage_error(flag, "--gpu as well (it shapes the budget, which needs a GPU)",
                         "no --gpu");
-}
-
-std::string describe_weights(const WeightOptions& w) {
-    std::string s = name(w.format);
-    if (w.format == WeightFormat::fp8 && w.layout.fp8_block != 0)
-        s += fmt::format(" ({} x {} blocks)", w.layout.fp8_block, w.layout.fp8_block);
-    if (w.format == WeightFormat::int4 && w.layout.group_size != 0 &&
-        w.layout.group_size != 0xFFFF'FFFFU)
-        s += fmt::format(" (groups of {})", w.layout.group_size);
-    if (w.expert_format && *w.expert_format != w.format)
-        s += fmt::format(", experts {}", name(*w.expert_format));
-    if (w.attention_format && *w.attention_format != w.format)
-        s += fmt::format(", attention {}", name(*w.attention_format));
-    const auto part = [&](const std::optional<WeightFormat>& f, const char* what) {
-        if (f) s += fmt::format(", {} {}", what, name(*f));
-    };
-    part(w.attention_output_format, "attention output");
-    part(w.shared_expert_format, "shared experts");
-    part(w.dense_mlp_format, "dense MLP");
-    part(w.mixer_format, "mixers");
-    part(w.lm_head_format, "LM head");
-    return s;
 }
 
 }  // namespace kvplan::cli

@@ -45,9 +45,6 @@ struct TokenSplitFlags {
 /// --context against the split: at least prompt + output tokens (a usage error otherwise).
 void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& split);
 
-/// --profile read (exit 3 on a bad file), or nullopt without the flag.
-[[nodiscard]] std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o);
-
 /// The flags of a replica, parsed.
 struct ReplicaFlags {
     LayoutInput layout{};
@@ -90,8 +87,5 @@ struct ReplicaRequest {
 /// Refuses, as usage errors, the flags that shape a replica's budget when there is no --gpu to
 /// budget (compare and diff without --gpu): such a flag would be ignored.
 void refuse_budget_flags_without_gpu(const CommonOptions& o);
-
-/// "bf16", "bf16 (experts mxfp4)", "fp8 (128 x 128 blocks)": a weight format as a person reads it.
-[[nodiscard]] std::string describe_weights(const WeightOptions& w);
 
 }  // namespace kvplan::cli

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <kvplan/calibrate.hpp>
 #include <kvplan/dtype.hpp>
+#include <kvplan/gpu.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/model.hpp>
@@ -47,6 +49,28 @@ void refuse_flags_the_model_ignores(const CommonOptions& o, const ResolvedModel&
 /// The import options of --model-type, --mamba-cache-dtype and --mamba-ssm-cache-dtype; a usage
 /// error names the flag for a type it does not know.
 [[nodiscard]] HfImportOptions import_options(const CommonOptions& o);
+
+struct ResolvedGpu {
+    std::string id;      ///< the canonical id (h100-sxm)
+    std::string source;  ///< the spec file
+    GpuSpec spec{};
+    std::vector<std::string> aliases{};
+};
+
+/// A bundled id or alias (case-insensitive), or a path to a spec JSON. Unknown ids and bad files
+/// throw kvplan::InvalidInput (exit 3).
+[[nodiscard]] ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx,
+                                      std::string_view flag = "--gpu");
+
+/// Every bundled GPU, sorted by id.
+[[nodiscard]] std::vector<ResolvedGpu> bundled_gpus(const Context& ctx);
+
+/// --gpu as a comma list of ids or spec paths, each resolved; empty: every bundled GPU.
+[[nodiscard]] std::vector<ResolvedGpu> resolve_gpu_list(const std::string& flag,
+                                                        const Context& ctx);
+
+/// --profile read (exit 3 on a bad file), or nullopt without the flag.
+[[nodiscard]] std::optional<CalibrationProfile> read_profile_flag(const CommonOptions& o);
 
 /// "bundled models/llama-3-70b.json": a bundled file named relative to the config folder.
 [[nodiscard]] std::string bundled_source(const Context& ctx, const std::filesystem::path& file);

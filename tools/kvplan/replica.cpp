@@ -21,6 +21,4 @@ EngineSetup engine_setup(const CommonOptions& o) {
                        .utilization_given = r.fraction_given};
 }
 
-std::string engine_fraction_name(Engine e) { return std::string(fraction_knob(e)); }
-
 }  // namespace kvplan::cli

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <kvplan/format.hpp>
+#include <kvplan/plan/refusal.hpp>
 #include <kvplan/version.hpp>
 #include <ostream>
 #include <sstream>
@@ -12,13 +13,10 @@
 
 namespace kvplan::cli {
 
-std::string grouped(std::uint64_t n) {
-    std::string digits = std::to_string(n), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-        out.push_back(digits[i]);
-    }
-    return out;
+std::string grouped(std::uint64_t n) { return detail::grouped_digits(n); }
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+    return fmt::format("{} {}", grouped(n), n == 1 ? one : many);
 }
 
 Cell cell(Bytes b) { return {fmt::format("{}", b), b.count()}; }
@@ -31,6 +29,13 @@ Cell cell_count(std::uint64_t n, std::string_view unit) {
     return {unit.empty() ? grouped(n) : grouped(n) + " " + std::string(unit), n};
 }
 Cell cell_text(std::string s) { return {s, s}; }
+Cell cell_tokens(std::optional<std::uint64_t> v) {
+    if (!v) return {"any length", nullptr};
+    return cell_count(*v, "tokens");
+}
+Figure size_figure(std::string key, std::string label, Bytes b, Explanation how) {
+    return {std::move(key), std::move(label), cell(b), cell_exact(b), std::move(how)};
+}
 Cell cell_bool(bool b, std::string_view yes, std::string_view no) {
     return {std::string(b ? yes : no), b};
 }

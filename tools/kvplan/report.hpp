@@ -39,8 +39,14 @@ struct Cell {
 [[nodiscard]] Cell cell_number(double v, std::string_view unit, int precision = 2);
 [[nodiscard]] Cell cell_null(std::string text = "-");
 
-/// 1234567 -> "1,234,567".
+/// 1234567 -> "1,234,567", as the library's texts group digits (its refusals).
 [[nodiscard]] std::string grouped(std::uint64_t n);
+
+/// "1 sequence", "12,345 sequences".
+[[nodiscard]] std::string plural(std::uint64_t n, std::string_view one, std::string_view many);
+
+/// "any length" (null) or "12,345 tokens".
+[[nodiscard]] Cell cell_tokens(std::optional<std::uint64_t> v);
 
 /// How a figure was obtained: shown with --explain.
 struct Explanation {
@@ -58,6 +64,9 @@ struct Figure {
     Explanation explain{};
     bool in_text = true;  ///< false: JSON and CSV only (the verdict line already says it)
 };
+
+/// A size: its value, its exact bytes beside it, and how it was obtained.
+[[nodiscard]] Figure size_figure(std::string key, std::string label, Bytes b, Explanation how);
 
 struct Column {
     std::string key;

@@ -453,12 +453,9 @@ class BlockPool {
     /// under no_preemption the steps are those its reservation counted: the admission's chunk
     /// until the prompt is in (the last one shorter), then one token.
     [[nodiscard]] constexpr GrowResult grow(RequestBlocks& r, std::uint64_t n = 1) {
-        KVPLAN_EXPECTS(r.running && n >= 1 && n <= r.prompt + r.max_new - 1 - r.tokens);
+        KVPLAN_EXPECTS(r.running && n >= 1 && n <= r.tokens_left());
+        KVPLAN_EXPECTS(policy_ != AdmitPolicy::no_preemption || n == r.next_step());
         const std::uint64_t from = r.tokens, to = from + n;
-        KVPLAN_EXPECTS(policy_ != AdmitPolicy::no_preemption ||
-                       (from < r.prompt
-                            ? to == (r.prompt - from < r.chunk ? r.prompt : from + r.chunk)
-                            : n == 1));
         const std::uint64_t pt = r.prefix != nullptr ? r.prefix->tokens : 0;
         FixedArray<std::uint64_t, max_block_groups> kept{};
         std::uint64_t take = 0, freed = 0;

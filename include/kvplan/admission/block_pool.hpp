@@ -201,6 +201,19 @@ struct RequestBlocks {
         for (std::uint64_t b : held) n += b;
         return n;
     }
+
+    /// Tokens later steps may still give a slot: prompt + max_new - 1 - tokens (the last output
+    /// token is sampled, never written to the cache). Precondition: admitted.
+    [[nodiscard]] constexpr std::uint64_t tokens_left() const noexcept {
+        return prompt + max_new - 1 - tokens;
+    }
+
+    /// The tokens of its next step as an admission under AdmitPolicy::no_preemption reserved for
+    /// it: the admission's chunk until the prompt is in (the last one shorter), then one token.
+    [[nodiscard]] constexpr std::uint64_t next_step() const noexcept {
+        if (tokens >= prompt) return 1;
+        return prompt - tokens < chunk ? prompt - tokens : chunk;
+    }
 };
 
 }  // namespace kvplan
