@@ -934,7 +934,7 @@ such as vllm bench serve should measure; the *_bound figures are what no step be
             "Time per output token after the first.")
         .def_property_readonly(
             "ttft_seconds", [](const PyEstimate& x) { return x.e.ttft.in(seconds); },
-            "Prefill + half a step in flight + the queue.")
+            "Prefill (after the prompts ahead) + the step in flight + the wait for a slot.")
         .def_property_readonly("ttft_prefill_seconds",
                                [](const PyEstimate& x) { return x.e.ttft_prefill.in(seconds); })
         .def_property_readonly("ttft_in_flight_seconds",

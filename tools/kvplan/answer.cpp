@@ -724,16 +724,23 @@ void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::str
          {fmt::format("{} sequences of {} tokens", grouped_digits(e.running), grouped_digits(I))}});
     fig("ttft_estimate_seconds",
         fmt::format("TTFT estimate ({} waiting)", grouped_digits(e.waiting)), cell(e.ttft),
-        {"the prompt's prefill chunks + half a step in flight + the wait in the queue", {}});
+        {"the prompt's prefill chunks (after the prompts ahead of it) + the step in flight + the "
+         "wait for a slot",
+         {}});
     fig("ttft_prefill_estimate_seconds",
         fmt::format("  prefill: {} chunk{} of {} tokens", grouped_digits(e.chunks),
                     e.chunks == 1 ? "" : "s", grouped_digits(e.chunk)),
         cell(e.ttft_prefill),
-        {"chunks x a step carrying one chunk beside the other running requests' decodes",
+        {"chunks x a step carrying one chunk beside the other running requests' decodes, after "
+         "the prompts ahead of it (first come, first served)",
          {fmt::format("token budget {} a step (max_num_batched_tokens), the decodes first",
-                      grouped_digits(e.token_budget))}});
-    fig("ttft_in_flight_estimate_seconds", "  half a step in flight", cell(e.ttft_in_flight),
-        {"a request arrives during a step and waits for it to end (none when it runs alone)", {}});
+                      grouped_digits(e.token_budget)),
+          fmt::format("the wait for the prompts ahead {}", e.ttft_prefill_wait)}});
+    fig("ttft_in_flight_estimate_seconds", "  the step in flight", cell(e.ttft_in_flight),
+        {"a request arrives during a step and waits for it to end, half a step on average (none "
+         "when it runs alone); SGLang's and TensorRT-LLM's overlap schedulers add the forward "
+         "already scheduled",
+         {}});
     fig("ttft_queue_estimate_seconds",
         fmt::format("  queue: {} waiting for {} slots", grouped_digits(e.waiting),
                     grouped_digits(e.running)),

@@ -282,8 +282,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                                    !by_estimate});
             rep.figures.push_back(
                 {"tpot_estimate_seconds", "TPOT estimate", cell(e.tpot), {}, how, false});
-            fig("ttft_estimate_seconds", "TTFT estimate at that batch (no queue)", cell(e.ttft),
-                how);
+            fig("ttft_estimate_seconds", "TTFT estimate at that batch (no wait for a slot)",
+                cell(e.ttft), how);
             fig("ttft_bound_seconds", "TTFT bound (the mean prompt's prefill)",
                 cell(a.prefill_bound_mean),
                 {"the roofline prefill bound of the mean prompt alone", {}});
