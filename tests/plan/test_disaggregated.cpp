@@ -83,7 +83,7 @@ TEST_CASE("a disaggregated plan for Llama-3.1-70B sizes both pools as the hand c
     // Decode at the mean context 2,000 + 200 / 2 = 2,100, bound by memory: TPOT(B) = (weights +
     // B x 2,100 x 40,960 B) / 3.35 TB/s + the all-reduce of B tokens. The largest B within 25 ms is
     // floor((25 ms - weights / bw) / (2,100 x 40,960 / bw + all_reduce(1))) = 552, which the
-    // caches hold (645 sequences of 2,200 tokens: below).
+    // caches hold (638 sequences of 2,200 tokens: below).
     const auto tpot = [&](double b) {
         return (weights_read + b * 2100 * kv_token) / bw + all_reduce(b);
     };
@@ -93,15 +93,19 @@ TEST_CASE("a disaggregated plan for Llama-3.1-70B sizes both pools as the hand c
     CHECK(2 * matmul * 552 / peak < (weights_read + 552 * 2100 * kv_token) / bw);  // memory-bound
     CHECK(p.decode->batch == batch);
     CHECK(p.decode->tpot.in(seconds) == Approx(tpot(552)));
-    // vLLM's cache per GPU: ceil(0.92 x 85,029,027,840) - weights 17,640,734,720 - activation
-    // (16,384 x 2 x (2 x 8,192 + 3 x 3,584) + 1,024 x 128,256 x 6: vLLM's 16,384 tokens from
-    // v0.28) - graphs 512 MiB; in blocks of 16 x 40,960 B, one kept null; a sequence of 2,200
-    // tokens takes 138 of them.
-    const std::uint64_t kv = 78'226'705'613ULL - 17'640'734'720ULL -
-                             (16384ULL * 2 * (2 * 8192 + 3 * 3584) + 1024ULL * 128'256 * 6) -
-                             512ULL * 1024 * 1024;
-    const std::uint64_t blocks = kv / (16 * 40'960);
-    CHECK(p.decode->batch_cap == 1 + (blocks - 1 - 138) / 138);  // 645
+    // vLLM's cache per GPU: ceil(0.92 x 85,029,027,840) - weights 17,640,734,720 - the rotary
+    // table (131,072 positions x 128 x 2 B = 32 MiB, rotary_embedding/base.py) - activation
+    // (16,384 x 2 x (2 x 8,192 + max(3 x 3,584, 3,584 + 2 x 8,192)): the out-of-place all-reduce
+    // holds its output beside the MLP's (pynccl.py), + 1,024 x 128,256 x 6 B of logits; vLLM's
+    // 16,384 tokens from v0.28) - graphs 512 MiB - NCCL's NVLS buffers at tp 8 (the profile's
+    // 256 MiB all-reduces pass symmetric memory's 64 MiB: 16 channels x 2 x 8 steps x 128 KiB x
+    // 8 = 256 MiB, engine/nccl.hpp); in blocks of 16 x 40,960 B, one kept null; a sequence of
+    // 2,200 tokens takes 138 of them.
+    const std::uint64_t kv = 78'226'705'613ULL - 17'640'734'720ULL - 32ULL * 1024 * 1024 -
+                             (16384ULL * 2 * (2 * 8192 + 3584 + 2 * 8192) + 1024ULL * 128'256 * 6) -
+                             512ULL * 1024 * 1024 - 256ULL * 1024 * 1024;
+    const std::uint64_t blocks = kv / (16 * 40'960);             // 88,147
+    CHECK(p.decode->batch_cap == 1 + (blocks - 1 - 138) / 138);  // 638
     // Little's law: the pool holds 100 x 200 x TPOT sequences; one replica of 552 suffices.
     const double per_replica = 552 / (200 * tpot(552));  // 110.4 requests per second
     CHECK(p.decode->requests_per_s == Approx(per_replica));

@@ -587,16 +587,17 @@ TEST_CASE("the estimate is estimate_latency's at the load, with the verdict's ru
 TEST_CASE("requests past what the cache holds wait, and the wait is in the TTFT",
           "[evaluate][estimate]") {
     // 200 clients of 8,000-token requests (7,000 in, 1,000 out) on Llama-3-70B at tp 4. The cache
-    // per GPU: ceil(0.92 x 85,029,027,840 B) = 78,226,705,613 B, less weights 35,278,831,616 B,
-    // activation peak 2,096,627,712 B (a forward of 16,384 tokens, vLLM's default from v0.28, PR
-    // #51726, at 79,872 B each, the MLP's out-of-place all-reduce holding (2 x 8,192 + 7,168 +
-    // 2 x 8,192) x 2 B, and the logits of 1,024 rows, 1,024 x 128,256 x 6 B), CUDA graphs
-    // 536,870,912 B and NCCL's NVLS buffers the profile's 256 MiB all-reduces connect, 4 heads x
-    // 32 MiB = 134,217,728 B (engine/nccl.hpp): 40,180,157,645 B, 30,655 blocks of 16 x 81,920 B.
-    // A sequence takes 500 blocks: 1 + (30,655 - 1 - 500) / 500 = 61 hold, so 61 run and 139 wait;
-    // by Little's law for a closed loop a client's cycle is 200 / 61 of a request's time, of which
-    // it spends 139 / 61 waiting less the request overhead (HTTP, tokenizer), which it spends
-    // before it reaches the queue.
+    // per GPU: ceil(0.92 x 85,029,027,840 B) = 78,226,705,613 B, less weights 35,278,831,616 B
+    // and vLLM's rotary table (8,192 positions x 128 x 2 B = 2,097,152 B), activation peak
+    // 2,096,627,712 B (a forward of 16,384 tokens, vLLM's default from v0.28, PR #51726, at 79,872
+    // B each, the MLP's out-of-place all-reduce holding (2 x 8,192 + 7,168 + 2 x 8,192) x 2 B, and
+    // the logits of 1,024 rows, 1,024 x 128,256 x 6 B), CUDA graphs 536,870,912 B and NCCL's NVLS
+    // buffers the profile's 256 MiB all-reduces connect, 4 heads x 32 MiB = 134,217,728 B
+    // (engine/nccl.hpp): 40,178,060,493 B, 30,653 blocks of 16 x 81,920 B. A sequence takes 500
+    // blocks: 1 + (30,653 - 1 - 500) / 500 = 61 hold, so 61 run and 139 wait; by Little's law for a
+    // closed loop a client's cycle is 200 / 61 of a request's time, of which it spends 139 / 61
+    // waiting less the request overhead (HTTP, tokenizer), which it spends before it reaches the
+    // queue.
     const ReplicaAnswer a = evaluate(
         deployment("llama-3-70b", "h100-sxm", 4),
         {.context = 8000, .concurrency = 200, .prompt_tokens = 7000, .output_tokens = 1000});
