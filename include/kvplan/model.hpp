@@ -350,6 +350,13 @@ struct ModelConfig {
     /// 0: the whole query head, or an MLA model's qk_rope_head_dim. Sizes vLLM's cos/sin table
     /// (vllm_rotary_table_bytes, engine/startup.hpp).
     std::uint32_t rotary_dim = 0;
+    /// Positions of vLLM's cos/sin table where its rope class sizes it apart from the context
+    /// limit (Gemma-3's global layers: linear scaling builds max_position x factor, though the
+    /// limit stays unscaled); 0: the context limit's (vllm_rotary_table_bytes).
+    std::uint64_t rotary_positions = 0;
+    /// Positions of a second table: sliding layers with a rope of their own (Gemma-3's
+    /// rope_local_base_freq, unscaled) make get_rope build another; 0: every layer shares one.
+    std::uint64_t local_rotary_positions = 0;
     std::uint64_t hidden_size = 0;
     std::uint64_t intermediate_size = 0;  ///< dense MLP width
     std::uint64_t vocab_size = 0;

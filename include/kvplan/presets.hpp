@@ -102,7 +102,8 @@ inline constexpr Model gemma_2_27b{ModelConfig{
 
 // google/gemma-3-27b-it (text_config): 62 layers, five sliding (window 1024) to one global
 // (sliding_window_pattern 6), 32 heads, 16 KV heads, head_dim 128, hidden 5376, intermediate 21504,
-// vocab 262208, tied embeddings, q/k norms, max_position_embeddings 131072.
+// vocab 262208, tied embeddings, q/k norms, max_position_embeddings 131072. vLLM's rope tables:
+// the global layers' linear x 8 over 1,048,576 positions, the sliding layers' own over 131,072.
 inline constexpr Model gemma_3_27b{ModelConfig{
     .name = "Gemma-3-27B",
     .layers = LayerStack::periodic(
@@ -111,6 +112,8 @@ inline constexpr Model gemma_3_27b{ModelConfig{
                        sliding_window(16, 128, 1024), full_attention(16, 128)}),
     .num_heads = 32,
     .head_dim = 128,
+    .rotary_positions = 1'048'576,
+    .local_rotary_positions = 131'072,
     .hidden_size = 5376,
     .intermediate_size = 21504,
     .vocab_size = 262208,

@@ -353,6 +353,13 @@ TEST_CASE("vLLM: the rotary cos/sin table is part of the weights as loaded", "[e
     partial.max_position_embeddings = 131'072;
     partial.rotary_dim = 64;
     CHECK(vllm_rotary_table_bytes(Model{partial}) == 16 * MiB);
+    // Sliding layers with a rope of their own add a second table: Gemma-3-27B's global layers
+    // build 131,072 x 8 = 1,048,576 positions (linear scaling), its sliding ones 131,072, so
+    // (1,048,576 + 131,072) x 128 x 2 B = 301,989,888 B (288 MiB).
+    CHECK(vllm_rotary_table_bytes(gemma_3_27b).count() == 301'989'888ULL);
+    ModelConfig one_rope = gemma_3_27b.config();
+    one_rope.rotary_positions = one_rope.local_rotary_positions = 0;
+    CHECK(vllm_rotary_table_bytes(Model{one_rope}) == 32 * MiB);  // 131,072 x 128 x 2
     // No attention, no rope: a Mamba model holds none.
     ModelConfig mamba = llama_3_8b.config();
     mamba.layers = LayerStack::uniform(32, constant_state(16 * KiB));

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <kvplan/engine/startup.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/kv_bytes.hpp>
 #include <kvplan/presets.hpp>
@@ -77,6 +78,7 @@ TEST_CASE("the importer agrees with the presets", "[hf_config][presets]") {
         const std::uint64_t beyond = m.config().extra_params + m.config().vision_params;
         CHECK(total_params(m) - beyond == total_params(pre));
         CHECK(active_params(m) - beyond == active_params(pre));
+        CHECK(vllm_rotary_table_bytes(m) == vllm_rotary_table_bytes(pre));
     }
 }
 
@@ -150,6 +152,30 @@ TEST_CASE("windows follow each family's rule", "[hf_config][window]") {
     const Model g3t = model_from_hf_json(j, "gemma-3 layer_types");
     CHECK(kv_bytes_per_sequence(g3t, KvDtype::bf16, 50'000) ==
           kv_bytes_per_sequence(g3, KvDtype::bf16, 50'000));
+
+    // vLLM's rope tables (models/gemma3.py): the global layers' linear x 8 over 131,072 x 8 =
+    // 1,048,576 positions (LinearScalingRotaryEmbedding._compute_cos_sin_cache), and the sliding
+    // layers' own unscaled 131,072 (rope_local_base_freq), x head_dim 128 x 2 B: 268,435,456 +
+    // 33,554,432 = 301,989,888 B, though the context limit stays 131,072.
+    CHECK(g3.config().rotary_positions == 1'048'576);
+    CHECK(g3.config().local_rotary_positions == 131'072);
+    CHECK(context_limit(g3.config()).tokens == 131'072);
+    CHECK(vllm_rotary_table_bytes(g3).count() == 301'989'888ULL);
+    // The same rope under the newer rope_parameters, keyed by layer type.
+    Json v5 = bundled_json("gemma-3-27b");
+    v5["text_config"].erase("rope_scaling");
+    v5["text_config"]["rope_parameters"] = {
+        {"full_attention", {{"rope_type", "linear"}, {"factor", 8.0}, {"rope_theta", 1e6}}},
+        {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1e4}}}};
+    CHECK(model_from_hf_json(v5, "gemma-3 rope_parameters").config().rotary_positions == 1'048'576);
+    // Unscaled (Gemma-3-1B's null rope_scaling, 32,768 positions): two tables of one size, as the
+    // sliding layers' base frequency differs: 2 x 32,768 x 128 x 2 B = 16 MiB.
+    Json g1 = bundled_json("gemma-3-27b");
+    g1["text_config"]["rope_scaling"] = nullptr;
+    g1["text_config"]["max_position_embeddings"] = 32'768;
+    const Model g3_unscaled = model_from_hf_json(g1, "gemma-3 unscaled");
+    CHECK(g3_unscaled.config().rotary_positions == 32'768);
+    CHECK(vllm_rotary_table_bytes(g3_unscaled) == 16 * MiB);
 
     // use_sliding_window false turns a Mistral window off.
     Json m = bundled_json("mistral-7b-v0.1");

@@ -256,13 +256,16 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 /// get_rope (rotary_embedding/__init__.py) keeps one instance per key of head size, rotary dim,
 /// max position, rope parameters and dtype in _ROPE_DICT, so all the layers of a model share one
 /// table: counted once per GPU, whatever the tp. Its positions are the context the config allows
-/// (context_limit): max_position_embeddings, which llama3 scaling keeps; yarn's table is
-/// original_max_position_embeddings x factor (YaRNScalingRotaryEmbedding), linear and dynamic
-/// scaling multiply by the factor too. The dtype is the model's, bf16 or fp16 (2 bytes) for every
-/// model kvplan bundles. Llama-4-Scout: 10,485,760 x 128 x 2 = 2.5 GiB per GPU; Llama-3.1-8B:
-/// 131,072 x 128 x 2 = 32 MiB, and Llama-3-8B 2 MiB (8,192 positions), within its log's
-/// rounding. A model with a second rope of its own parameters (Gemma-3's global layers, linear
-/// x 8) holds a second table, not counted here.
+/// (context_limit) unless the config sets rotary_positions: max_position_embeddings, which llama3
+/// scaling keeps; yarn's table is ceil(original_max_position_embeddings x factor)
+/// (YaRNScalingRotaryEmbedding._compute_cos_sin_cache), linear and dynamic scaling build
+/// max_position x factor (LinearScalingRotaryEmbedding, DynamicNTKScalingRotaryEmbedding). The
+/// dtype is the model's, bf16 or fp16 (2 bytes) for every model kvplan bundles. Llama-4-Scout:
+/// 10,485,760 x 128 x 2 = 2.5 GiB per GPU; Llama-3.1-8B: 131,072 x 128 x 2 = 32 MiB, and
+/// Llama-3-8B 2 MiB (8,192 positions), within its log's rounding. Sliding layers with a rope of
+/// their own add a second table (local_rotary_positions; models/gemma3.py gives them
+/// rope_local_base_freq and no scaling): Gemma-3-12B holds 1,048,576 x 256 x 2 B for its global
+/// layers (linear x 8) and 131,072 x 256 x 2 B for the sliding ones, 576 MiB.
 [[nodiscard]] constexpr Bytes vllm_rotary_table_bytes(const Model& m) {
     const ModelConfig& c = m.config();
     std::uint64_t dim = c.rotary_dim;
@@ -276,8 +279,11 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
     if (!attends) return {};
     if (dim == 0) dim = m.query_head_dim();
     constexpr std::uint64_t dtype_bytes = 2;
-    return Bytes::exactly(detail::mul(detail::mul(context_limit(c).tokens, dim, "rotary table"),
-                                      dtype_bytes, "rotary table"));
+    const std::uint64_t positions =
+        detail::add(c.rotary_positions != 0 ? c.rotary_positions : context_limit(c).tokens,
+                    c.local_rotary_positions, "rotary table");
+    return Bytes::exactly(
+        detail::mul(detail::mul(positions, dim, "rotary table"), dtype_bytes, "rotary table"));
 }
 
 /// SGLang's weights as loaded (engine/sglang_weights.hpp, included at the end of this header).

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -100,6 +101,32 @@ inline constexpr std::array<std::string_view, 3> rope_types_not_scaling{"su", "l
                   : type == "default" ? "default"
                                       : "other";
     return c;
+}
+
+/// The positions of the cos/sin table vLLM's get_rope builds for the rope parameters `rope` over
+/// `max_position` (vllm/model_executor/layers/rotary_embedding/): linear and dynamic scaling
+/// build max_position x factor (linear_scaling_rope.py, dynamic_ntk_scaling_rope.py,
+/// _compute_cos_sin_cache: torch.arange of it, so rounded up), yarn ceil(original x factor)
+/// (yarn_scaling_rope.py, given original_max_position_embeddings by get_rope); llama3, longrope
+/// and the default rope keep max_position.
+[[nodiscard]] inline std::uint64_t rotary_table_positions_of(const std::optional<JsonReader>& rope,
+                                                             std::uint64_t max_position) {
+    if (!rope) return max_position;
+    std::string type = rope->optional_string("rope_type").value_or("");
+    if (type.empty()) type = rope->optional_string("type").value_or("");
+    if (type != "linear" && type != "dynamic" && type != "yarn") return max_position;
+    const std::optional<double> factor = rope->optional_positive_number("factor");
+    if (!factor) return max_position;
+    double base = static_cast<double>(max_position);
+    if (type == "yarn")
+        if (const auto original =
+                rope->optional_positive_integer("original_max_position_embeddings", ~0ULL))
+            base = static_cast<double>(*original);
+    const double scaled = std::ceil(base * *factor);
+    if (!(scaled >= 1.0) || scaled >= 18446744073709549568.0)
+        rope->fail("factor", "a factor that keeps the rotary table below 2^64 positions",
+                   std::to_string(*factor));
+    return static_cast<std::uint64_t>(scaled);
 }
 
 }  // namespace kvplan::detail::hf

@@ -281,6 +281,20 @@ namespace detail::hf {
             c.rotary_dim =
                 u32(static_cast<std::uint64_t>(static_cast<double>(head_dim) * *partial));
     }
+    // Gemma-3's rope tables (models/gemma3.py). Its context limit ignores the rope scaling, but
+    // the global layers' get_rope takes it over max_position_embeddings, so linear x 8 builds
+    // 1,048,576 positions; the sliding layers build their own, unscaled, with
+    // rope_local_base_freq (10,000 by Gemma3TextConfig's default against rope_theta's
+    // 1,000,000), a second table (engine/startup.hpp, vllm_rotary_table_bytes). Newer configs
+    // give both under rope_parameters, keyed by layer type.
+    if (f == Family::gemma3) {
+        std::optional<JsonReader> global = r.optional_object("rope_scaling");
+        if (!global)
+            if (const std::optional<JsonReader> rp = r.optional_object("rope_parameters"))
+                global = rp->has("full_attention") ? rp->optional_object("full_attention") : rp;
+        c.rotary_positions = rotary_table_positions_of(global, c.max_position_embeddings);
+        c.local_rotary_positions = c.max_position_embeddings;
+    }
 
     // MLP width.
     if (f == Family::gptj) {
