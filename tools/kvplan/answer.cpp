@@ -317,7 +317,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
         {"the tensors (or slices) this rank holds" + stage_note +
              (a.loaded.rotary_table.is_zero() ? std::string()
-                                              : ", and vLLM's RoPE cos/sin table (" +
+                                              : ", and vLLM's RoPE cos/sin cache (" +
                                                     grouped_digits(a.loaded.rotary_table.count()) +
                                                     " B, rotary_embedding/base.py)"),
          {"model: " + in.model.source, weights,
