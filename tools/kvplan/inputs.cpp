@@ -205,10 +205,9 @@ ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_
     }
     // An id is its file's name: read that one file rather than every spec (a CLI call stays a
     // few milliseconds). Aliases need the whole folder.
-    std::string lower = arg;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const fs::path direct = ctx.config_dir / "gpus" / (lower + ".json");
-    if (lower.find('/') == std::string::npos && fs::is_regular_file(direct, ec)) {
+    const std::string id = lower(arg);
+    const fs::path direct = ctx.config_dir / "gpus" / (id + ".json");
+    if (id.find('/') == std::string::npos && fs::is_regular_file(direct, ec)) {
         const GpuSpecFile f = load_gpu_spec(direct);
         return {std::string(f.spec.id), bundled_source(ctx, f.file), f.spec, f.aliases};
     }

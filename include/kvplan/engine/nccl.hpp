@@ -20,36 +20,17 @@ namespace kvplan {
 /// Slots of a connection's FIFO (src/include/device.h, NCCL_STEPS).
 inline constexpr std::uint64_t nccl_steps = 8;
 
-/// A connection's buffer of each protocol (src/init.cc, DEFAULT_*_BUFFSIZE): SIMPLE 4 MiB
-/// (NCCL_BUFFSIZE), LL128 120 elements x 640 threads x 8 steps x 8 B, LL 8 lines x 512 threads x
-/// 8 steps x 16 B.
-inline constexpr Bytes nccl_simple_buffer = 4 * MiB;
-inline constexpr Bytes nccl_ll128_buffer = Bytes::exactly(120 * 640 * nccl_steps * 8);
-inline constexpr Bytes nccl_ll_buffer = Bytes::exactly(8 * 512 * nccl_steps * 16);
-
-/// One ring connection's device buffers within a node, every protocol (src/transport/p2p.cc: the
-/// receiver holds them; a P2P-read sender holds the SIMPLE one instead, the same bytes).
-inline constexpr Bytes nccl_ring_connection_bytes =
-    nccl_simple_buffer + nccl_ll128_buffer + nccl_ll_buffer;
-
-/// One network channel's device buffers over GPUDirect RDMA in NCCL 2.26 (src/transport/net.cc,
-/// sendProxyConnect and recvProxyConnect: the sender's LL128 and SIMPLE buffers and the
-/// receiver's three sit in device memory, the sender's LL in host memory); without GPUDirect RDMA
-/// all sit in host memory.
-inline constexpr Bytes nccl_net_gdr_channel_bytes =
-    nccl_simple_buffer + nccl_ll128_buffer + nccl_ring_connection_bytes;
-
-/// NVLS (NVLink SHARP) channels NCCL opens on GPU `g` (src/transport/nvls.cc,
-/// ncclNvlsInit: NVLS_NCHANNELS_SM90 16; on Blackwell 24 within one NVLink domain and 32 when the
-/// communicator spans nodes), or 0 where NCCL builds no NVLS graph: before Hopper, and without
-/// NVSwitches (src/graph/search.cc: no NVS node or compute capability below 9.0).
-[[nodiscard]] constexpr std::uint32_t nccl_nvls_channels(const GpuSpec& g,
-                                                         bool beyond_domain = false) noexcept {
+/// NVLS (NVLink SHARP) channels NCCL opens on GPU `g` within one NVLink domain
+/// (src/transport/nvls.cc, ncclNvlsInit: NVLS_NCHANNELS_SM90 16; on Blackwell 24, and 32 when the
+/// communicator spans nodes, which is not modelled), or 0 where NCCL builds no NVLS graph: before
+/// Hopper, and without NVSwitches (src/graph/search.cc: no NVS node or compute capability below
+/// 9.0).
+[[nodiscard]] constexpr std::uint32_t nccl_nvls_channels(const GpuSpec& g) noexcept {
     // A scale-up fabric of more than two GPUs is a switched one (NVLink bridges join pairs).
     const bool switched = g.scale_up_bandwidth > BytesPerSecond{} && g.scale_up_domain() > 2;
     if (!switched) return 0;
     if (g.arch == GpuArch::hopper) return 16;
-    if (g.arch == GpuArch::blackwell) return beyond_domain ? 32 : 24;
+    if (g.arch == GpuArch::blackwell) return 24;
     return 0;
 }
 
@@ -113,8 +94,6 @@ inline constexpr Bytes nccl_net_gdr_channel_bytes =
     return nccl_nvls_buffer_bytes(g, tp);
 }
 
-static_assert(nccl_ring_connection_bytes == Bytes::exactly(9'633'792));   // 9.19 MiB
-static_assert(nccl_net_gdr_channel_bytes == Bytes::exactly(18'743'296));  // 17.9 MiB
 static_assert(vllm_profile_connects_nvls({0, 11}) && !vllm_profile_connects_nvls({0, 10}));
 // 16 channels x 2 x 8 steps x 128 KiB = 32 MiB a head: 8 heads 256 MiB, 4 heads 128 MiB;
 // Blackwell's 24 channels 384 MiB at 8; none on an NVLink pair (H100 NVL) or before Hopper (A100).
