@@ -53,7 +53,7 @@ TEST_CASE("vLLM's switches take 0 or 1, as its environment variables", "[cli][ty
     check_refused(fit + " --without-flashinfer yes", "--without-flashinfer", "yes");
 }
 
-TEST_CASE("--lora-target-modules is read as it is parsed, in the library's words",
+TEST_CASE("SGLang's --lora-target-modules is read as it is parsed, in the library's words",
           "[cli][typed_flags]") {
     // lm_head's stack depends on the vocabulary adapters add, which kvplan does not size
     // (budget/lora.hpp, lora_targets): refused before the model is looked for.
