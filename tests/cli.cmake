@@ -42,6 +42,9 @@ if(TARGET kvplan_cli)
       COMMAND ${KVPLAN_BASH_EXE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/ci_workflow.sh
               $<TARGET_FILE:kvplan_cli> ${PROJECT_SOURCE_DIR}
               ${CMAKE_CURRENT_BINARY_DIR}/ci_workflow)
+  elseif(KVPLAN_TESTS_REQUIRE_TOOLS)
+    message(FATAL_ERROR "kvplan: no git or bash, which the example workflow's test needs "
+                        "(KVPLAN_TESTS_REQUIRE_TOOLS): install git and bash")
   endif()
 endif()
 if(TARGET kvplan::format)

@@ -1,5 +1,5 @@
-// Properties that must hold for every model, checked over generated configs (fixed seed: a failure
-// names the config index and reproduces exactly).
+// Properties that must hold for every model, checked over generated configs (a seed of our own,
+// or $KVPLAN_TEST_SEED's: a failure names the seed and the config index and reproduces exactly).
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/model_generator.hpp"
+#include "support/random.hpp"
 
 using namespace kvplan;
 using kvplan::testing::generate_config;
@@ -22,10 +23,18 @@ using kvplan::testing::valid_tp;
 namespace {
 
 constexpr int models_per_property = 150;
-constexpr std::uint64_t seed = 0x6b76706c616eULL;  // "kvplan"
+/// The generated models' seed: $KVPLAN_TEST_SEED when set, else "kvplan" in ASCII.
+std::uint64_t seed() {
+    static const std::uint64_t s = kvplan::test::seed(0x6b76706c616eULL);
+    return s;
+}
+
+/// Every property names the seed with any failure, so that KVPLAN_TEST_SEED reruns it.
+#define KVPLAN_PROPERTY_SEED() \
+    INFO("random seed " << seed() << " (KVPLAN_TEST_SEED=" << seed() << " draws the same values)")
 
 std::vector<Model> generated_models() {
-    Rng r(seed);
+    Rng r(seed());
     std::vector<Model> out;
     for (int i = 0; i < models_per_property; ++i)
         out.emplace_back(generate_config(r, static_cast<std::uint32_t>(i)));
@@ -43,6 +52,7 @@ constexpr std::array<std::uint64_t, 12> lengths{0,   1,    2,    15,     16,    
 }  // namespace
 
 TEST_CASE("every generated config is a valid model", "[properties]") {
+    KVPLAN_PROPERTY_SEED();
     // The generator itself is under test: 150 models, each validated by the Model constructor,
     // and the mix covers every cache kind (else the properties below prove less than they claim).
     bool kinds[5] = {};
@@ -53,6 +63,7 @@ TEST_CASE("every generated config is a valid model", "[properties]") {
 }
 
 TEST_CASE("bytes per sequence never shrink as the context grows", "[properties]") {
+    KVPLAN_PROPERTY_SEED();
     for (const Model& m : models()) {
         INFO(m.name().c_str());
         for (KvDtype d : all_kv_dtypes) {
@@ -72,6 +83,7 @@ TEST_CASE("bytes per sequence never shrink as the context grows", "[properties]"
 }
 
 TEST_CASE("one-token blocks reserve exactly what a sequence uses", "[properties]") {
+    KVPLAN_PROPERTY_SEED();
     // Block size 1 has no partial block, and a window of w tokens holds exactly w blocks.
     for (const Model& m : models()) {
         INFO(m.name().c_str());
@@ -84,6 +96,7 @@ TEST_CASE("one-token blocks reserve exactly what a sequence uses", "[properties]
 
 TEST_CASE("fewer sequences fit as they grow, and shorter contexts as sequences multiply",
           "[properties]") {
+    KVPLAN_PROPERTY_SEED();
     const Bytes budget = 60 * GiB;
     for (const Model& m : models()) {
         INFO(m.name().c_str());
@@ -109,6 +122,7 @@ TEST_CASE("fewer sequences fit as they grow, and shorter contexts as sequences m
 
 TEST_CASE("ranks together hold at least the whole cache, exactly it when heads split evenly",
           "[properties]") {
+    KVPLAN_PROPERTY_SEED();
     // Per rank x tp, summed over pipeline stages, covers the whole model; it is larger only when
     // something is replicated (KV heads fewer than tp, an MLA latent) or rounded up (a constant
     // state split unevenly).
@@ -141,9 +155,10 @@ TEST_CASE("ranks together hold at least the whole cache, exactly it when heads s
 }
 
 TEST_CASE("max_context inverts bytes per sequence exactly", "[properties]") {
+    KVPLAN_PROPERTY_SEED();
     // The answer L fits n times in the budget and L + 1 does not; nullopt means a length far past
     // every window still fits. Random budgets up to 200 GiB, 1 to 100,000 sequences.
-    Rng r(seed + 1);
+    Rng r(seed() + 1);
     for (const Model& m : models()) {
         INFO(m.name().c_str());
         for (int k = 0; k < 4; ++k) {
@@ -167,7 +182,8 @@ TEST_CASE("max_context inverts bytes per sequence exactly", "[properties]") {
 }
 
 TEST_CASE("tokens_that_fit is the floor of budget over bytes per token", "[properties]") {
-    Rng r(seed + 2);
+    KVPLAN_PROPERTY_SEED();
+    Rng r(seed() + 2);
     for (const Model& m : models()) {
         INFO(m.name().c_str());
         const Bytes budget = Bytes::exactly(r.between(0, 1ULL << 40));
@@ -181,6 +197,7 @@ TEST_CASE("tokens_that_fit is the floor of budget over bytes per token", "[prope
 }
 
 TEST_CASE("the stages of a pipeline together hold the whole model's blocks", "[properties]") {
+    KVPLAN_PROPERTY_SEED();
     // Blocks are per layer and stages partition the layers, so at tp 1 the stages' blocks and
     // bytes add up to the whole model's exactly, whatever mix of layer shapes a stage gets.
     for (const Model& m : models()) {
@@ -205,6 +222,7 @@ TEST_CASE("the stages of a pipeline together hold the whole model's blocks", "[p
 
 TEST_CASE("a decode bound from prepared costs equals the bound summed sequence by sequence",
           "[properties][roofline]") {
+    KVPLAN_PROPERTY_SEED();
     // decode_point over DecodeCosts multiplies one sequence's KV and attention by the batch; the
     // span form of decode_bound adds them sequence by sequence from scratch. Every term is an
     // integer below 2^53 here, so the two agree exactly.
@@ -239,6 +257,7 @@ TEST_CASE("a decode bound from prepared costs equals the bound summed sequence b
 
 TEST_CASE("the decode lower bound grows with batch and context and never exceeds an estimate",
           "[properties][roofline]") {
+    KVPLAN_PROPERTY_SEED();
     for (std::size_t i = 0; i < models().size(); i += 3) {
         const Model& m = models()[i];
         INFO(m.name().c_str());

@@ -79,6 +79,8 @@ Bytes to_size(py::handle h, std::string_view field);
 double to_fraction(py::handle h, std::string_view field);
 /// A positive real number.
 double to_positive(py::handle h, std::string_view field);
+/// A switch whose default is someone else's: True or False, or None (nullopt: the default).
+std::optional<bool> to_switch(py::handle h, std::string_view field);
 /// A str.
 std::string to_text(py::handle h, std::string_view field);
 /// An id or a path: str or os.PathLike.
@@ -197,6 +199,8 @@ struct DeploymentArgs {
         max_num_batched_tokens, num_gpu_blocks_override, speculative_method, num_speculative_tokens,
         draft_model, profile;
     bool allow_long_context = false;
+    /// vLLM switches whose default is the release's: True, False, or None (the release's).
+    py::handle chunked_local_hybrid = py::none(), without_flashinfer = py::none();
 };
 
 /// The parallel layout the keywords state (tp, pp, dp, ep, dcp).

@@ -149,6 +149,12 @@ double to_positive(py::handle h, std::string_view field) {
     return v;
 }
 
+std::optional<bool> to_switch(py::handle h, std::string_view field) {
+    if (h.is_none()) return std::nullopt;
+    if (!PyBool_Check(h.ptr())) wrong_type(field, "True, False or None", h);
+    return h.ptr() == Py_True;
+}
+
 std::string to_text(py::handle h, std::string_view field) {
     if (!PyUnicode_Check(h.ptr())) wrong_type(field, "a str", h);
     return py::cast<std::string>(h);

@@ -125,6 +125,8 @@ Serving serving_of(const DeploymentArgs& x) {
             to_count(x.num_gpu_blocks_override, "num_gpu_blocks_override", "blocks", 2);
     }
     s.allow_long_context = x.allow_long_context;
+    s.chunked_local_hybrid = to_switch(x.chunked_local_hybrid, "chunked_local_hybrid");
+    s.without_flashinfer = to_switch(x.without_flashinfer, "without_flashinfer");
     return s;
 }
 
@@ -348,13 +350,15 @@ std::string answer_repr(const PyAnswer& x) {
     py::arg("max_num_batched_tokens") = py::none(),                                             \
     py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,     \
     py::arg("speculative_method") = py::none(), py::arg("num_speculative_tokens") = py::none(), \
-    py::arg("draft_model") = py::none(), py::arg("profile") = py::none()
-#define DEPLOYMENT_SIGNATURE                                                                \
-    "tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, kv_dtype='bf16', weight_dtype=None, "        \
-    "expert_dtype=None, engine='vllm', engine_version=None, block_size=None, "              \
-    "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "                      \
-    "max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, " \
-    "speculative_method=None, num_speculative_tokens=None, draft_model=None, profile=None"
+    py::arg("draft_model") = py::none(), py::arg("profile") = py::none(),                       \
+    py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none()
+#define DEPLOYMENT_SIGNATURE                                                                 \
+    "tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, kv_dtype='bf16', weight_dtype=None, "         \
+    "expert_dtype=None, engine='vllm', engine_version=None, block_size=None, "               \
+    "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "                       \
+    "max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, "  \
+    "speculative_method=None, num_speculative_tokens=None, draft_model=None, profile=None, " \
+    "chunked_local_hybrid=None, without_flashinfer=None"
 
 namespace docs {
 
@@ -364,7 +368,8 @@ model and gpu are kvplan.Model and kvplan.Gpu objects, or what their constructor
 Every keyword is the kvplan fit flag of the same name and reads its value the same way
 (kv_memory: an int of bytes or a string naming its unit, "5.38GiB"; None: the flag's
 default; draft_model: a kvplan.Model or what its constructor takes; profile: a path to a
-calibration profile, as --profile). gpus is every GPU deployed, a multiple of a replica's
+calibration profile, as --profile; chunked_local_hybrid and without_flashinfer: True or False
+for the flag's 1 or 0). gpus is every GPU deployed, a multiple of a replica's
 GPUs: gpus / replica_gpus replicas share the concurrency.
 
 dp, ep and dcp are the library's parallel layout, read in the engine's flags (the command
@@ -460,7 +465,8 @@ void bind_deployment(py::module_& m) {
                          py::handle max_num_seqs, py::handle max_num_batched_tokens,
                          py::handle num_gpu_blocks_override, bool allow_long_context,
                          py::handle speculative_method, py::handle num_speculative_tokens,
-                         py::handle draft_model, py::handle profile) {
+                         py::handle draft_model, py::handle profile,
+                         py::handle chunked_local_hybrid, py::handle without_flashinfer) {
                  return deployment_from({model,
                                          gpu,
                                          tp,
@@ -484,7 +490,9 @@ void bind_deployment(py::module_& m) {
                                          num_speculative_tokens,
                                          draft_model,
                                          profile,
-                                         allow_long_context});
+                                         allow_long_context,
+                                         chunked_local_hybrid,
+                                         without_flashinfer});
              }),
              py::arg("model"), py::arg("gpu"), py::kw_only(), DEPLOYMENT_KEYWORDS,
              "__init__(self, /, model, gpu, *, " DEPLOYMENT_SIGNATURE
@@ -553,7 +561,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
            py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
            py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override,
            bool allow_long_context, py::handle speculative_method,
-           py::handle num_speculative_tokens, py::handle draft_model, py::handle profile) {
+           py::handle num_speculative_tokens, py::handle draft_model, py::handle profile,
+           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
             return fit({model,
                         gpu,
                         tp,
@@ -577,7 +586,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                         num_speculative_tokens,
                         draft_model,
                         profile,
-                        allow_long_context},
+                        allow_long_context,
+                        chunked_local_hybrid,
+                        without_flashinfer},
                        context, concurrency, prompt_tokens, output_tokens, shared_prefix_tokens);
         },
         py::arg("model"), py::arg("gpu"), py::kw_only(), py::arg("context") = py::none(),

@@ -244,7 +244,9 @@ void bind_trace(py::module_& m) {
         py::arg("tp") = 1, py::arg("pp") = 1, py::arg("kv_dtype") = "bf16",
         py::arg("weight_dtype") = py::none(), py::arg("engine") = "vllm",
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("kv_memory") = py::none(), py::arg("ttft_ms") = 500, py::arg("tpot_ms") = 50,
+        py::arg("kv_memory") = py::none(),
+        py::arg("ttft_ms") = default_service_times.ttft.in(milliseconds),
+        py::arg("tpot_ms") = default_service_times.tpot.in(milliseconds),
         py::arg("max_model_len") = py::none(), py::arg("time_unit") = "s",
         R"(trace(trace, model, gpu=None, *, tp=1, pp=1, kv_dtype='bf16', weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, ttft_ms=500, tpot_ms=50, max_model_len=None, time_unit='s')
 --

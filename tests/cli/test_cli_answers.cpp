@@ -225,6 +225,48 @@ TEST_CASE("vLLM's estimated length, its null block and --num-gpu-blocks-override
     CHECK(r.err.find("vllm/config/cache.py") != std::string::npos);
 }
 
+TEST_CASE("vLLM's switches reach fit: the hybrid manager and the sampler without FlashInfer",
+          "[cli][answers]") {
+    // Llama-4-Scout on 8 x H200 under v0.12, whose default leaves the hybrid manager off for
+    // chunked local attention: with --chunked-local-hybrid 1 a sequence of 8,388,608 tokens keeps
+    // per GPU (8 KV heads / 8 ranks x 128 x 2 x 2 B = 512 B a token and layer) the 12 full
+    // layers' tokens and one 8,192-token chunk in each of the 36 chunked ones:
+    // 12 x 8,388,608 x 512 + 36 x 8,192 x 512 = 51,690,602,496 B. Off, every layer is full
+    // (48 x 8,388,608 x 512 = 192 GiB) and vLLM refuses to start.
+    const std::string scout =
+        "--model llama-4-scout-17b-16e-instruct --gpu h200-sxm --tp 8 --engine-version 0.12 "
+        "--gpu-memory-utilization 0.9 --context 8388608";
+    const json on = fit_json(scout + " --chunked-local-hybrid 1");
+    CHECK(on["refusal"] == "none");
+    CHECK(on["fits"] == true);
+    CHECK(on["kv_bytes_per_sequence_per_gpu"].get<std::uint64_t>() == 51'690'602'496ULL);
+    CHECK(fit_json(scout)["refusal"] == "request");
+    CHECK(fit_json(scout + " --chunked-local-hybrid 0")["refusal"] == "request");
+    // Llama-3-8B on an H100 under v0.9 without FlashInfer: the profile sorts its 1,024 rows of
+    // 128,256 fp32 logits, 32 B each beside the logits and their fp32 copy (6 B), with the
+    // forward's 8,192 x 4,096 x 2 B output: 1,024 x 128,256 x 38 + 67,108,864 = 5,057,806,336 B.
+    const json sorts = fit_json(
+        "--model llama-3-8b --gpu h100-sxm --engine-version 0.9 --context 8192 "
+        "--without-flashinfer 1");
+    CHECK(sorts["activation_bytes"].get<std::uint64_t>() == 5'057'806'336ULL);
+    // vLLM's alone: the library's refusal, named by the flag.
+    for (const std::string flag : {"--chunked-local-hybrid", "--without-flashinfer"}) {
+        const CliRun r =
+            run_kvplan("fit --model llama-3-8b --gpu h100-sxm --engine sglang " + flag + " 1");
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::StartsWith("kvplan: error: " + flag + ": engine sglang: "));
+        CHECK_THAT(r.err, Catch::Contains("expected engine vllm"));
+    }
+    // calibrate reads the defaults a start-up log ran with: overriding one is refused.
+    const CliRun c =
+        run_kvplan("calibrate " KVPLAN_SOURCE_DIR
+                   "/tests/data/startup_logs/vllm/llama-4-scout-h200-tp8-8m.log --model "
+                   "llama-4-scout-17b-16e-instruct --gpu h200-sxm --tp 8 --chunked-local-hybrid 1");
+    CHECK(c.code == 2);
+    CHECK_THAT(c.err, Catch::StartsWith("kvplan: error: --chunked-local-hybrid: expected no vLLM "
+                                        "default overridden with calibrate"));
+}
+
 TEST_CASE("kvplan fit --format json and the library in one call give the same figures",
           "[cli][answers]") {
     // examples/fit_json.cpp: evaluate() for Llama-3-70B on 4 x H100, 48 x 8,000 tokens.
@@ -606,6 +648,41 @@ TEST_CASE("disagg sizes the prefill and decode pools beside the aggregated plan"
     CHECK(run_kvplan("disagg --model llama-3.1-70b --gpu h100-sxm --rate 10 --prompt-tokens 2000 "
                      "--output-tokens 200 --ttft-ms 500 --tpot-ms 25 --link carrier-pigeon")
               .code == 2);
+}
+
+TEST_CASE("disagg's aggregated fleet is fleet's for the same replica", "[cli][answers][disagg]") {
+    // Llama-3.1-70B on H100s, 20 requests a second of 2,000 + 500 tokens, TTFT 1 s, TPOT 50 ms:
+    // both subcommands size the aggregated replica by one library call (plan/fleet.hpp), so the
+    // replica disagg picks, restated to fleet, gives the same batch, times and GPUs. At tp 4 the
+    // TPOT target binds at 100 sequences and 503.5 requests are in flight (Little's law: 20/s x
+    // the 25.17 s a request stays), so ceil(503.5 / 100) = 6 replicas of 4 GPUs.
+    const std::string load =
+        " --model llama-3.1-70b --gpu h100-sxm --rate 20 --prompt-tokens 2000 --output-tokens 500 "
+        "--ttft-ms 1000 --tpot-ms 50 --format json";
+    for (const int max_tp : {4, 8}) {
+        INFO("--max-tp " << max_tp);
+        const CliRun d = run_kvplan("disagg" + load + " --max-tp " + std::to_string(max_tp));
+        INFO(d.err);
+        REQUIRE(d.code == 0);
+        const json aggregated = json::parse(d.out)["pools"][2];
+        REQUIRE(aggregated["pool"] == "aggregated");
+        const int tp = aggregated["tp"].get<int>();
+        const CliRun f = run_kvplan("fleet" + load + " --tp " + std::to_string(tp));
+        INFO(f.err);
+        REQUIRE(f.code == 0);
+        const json fleet = json::parse(f.out);
+        CHECK(aggregated["gpus"] == fleet["gpus"]);
+        CHECK(aggregated["replicas"] == fleet["replicas"]);
+        CHECK(aggregated["sequences_per_replica"] == fleet["batch"]);
+        CHECK(aggregated["ttft_seconds"] == fleet["ttft_estimate_seconds"]);
+        CHECK(aggregated["tpot_seconds"] == fleet["tpot_at_batch"]);
+        if (tp == 4) {
+            CHECK(fleet["batch"] == 100);
+            CHECK(fleet["in_flight"].get<double>() == Approx(503.5).margin(0.05));
+            CHECK(fleet["replicas"] == 6);
+            CHECK(fleet["gpus"] == 24);
+        }
+    }
 }
 
 TEST_CASE("fit and roofline time an fp8 checkpoint's matmuls in fp8 unless told otherwise",

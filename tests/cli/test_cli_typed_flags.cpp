@@ -45,6 +45,26 @@ TEST_CASE("a bad value of a format flag is refused as it is parsed, naming the f
                   "fp7");
 }
 
+TEST_CASE("vLLM's switches take 0 or 1, as its environment variables", "[cli][typed_flags]") {
+    // vllm/envs.py reads each as bool(int(value)); kvplan takes the two values that mean
+    // something and nothing else.
+    check_refused(fit + " --chunked-local-hybrid 2", "--chunked-local-hybrid", "2");
+    check_refused(fit + " --chunked-local-hybrid on", "--chunked-local-hybrid", "on");
+    check_refused(fit + " --without-flashinfer yes", "--without-flashinfer", "yes");
+}
+
+TEST_CASE("SGLang's --lora-target-modules is read as it is parsed, in the library's words",
+          "[cli][typed_flags]") {
+    // lm_head's stack depends on the vocabulary adapters add, which kvplan does not size
+    // (budget/lora.hpp, lora_targets): refused before the model is looked for.
+    const CliRun r =
+        run_kvplan(fit + " --engine sglang --max-loras 4 --lora-target-modules q_proj,lm_head");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("kvplan: error: --lora-target-modules: "
+                                        "lora_target_modules: expected ") &&
+                          Catch::Contains(", found lm_head"));
+}
+
 TEST_CASE("a model's sizes are whole numbers, layer and head counts 32-bit", "[cli][typed_flags]") {
     const std::string sized = "fit --gpu h100-sxm --hidden-size 4096 --heads 32 --vocab 32000";
     check_refused(sized + " --layers 0", "--layers", "0");

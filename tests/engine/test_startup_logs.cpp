@@ -175,7 +175,7 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
     // logits sorted), "flashinfer"; absent: the release's default.
     if (const auto v = r.get("sampler")) {
         REQUIRE((*v == "pytorch" || *v == "flashinfer"));
-        d.serving.sampler_sorts = *v == "pytorch";
+        d.serving.without_flashinfer = *v == "pytorch";
     }
     // The environment the start set, one `env: NAME=value` line each; only the variables whose
     // setting kvplan models are taken (any other is an error, no setup silently ignored).

@@ -237,7 +237,7 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
     t.serving.engine_version = EngineVersion{0, 10};
     const ReplicaAnswer t10 = evaluate(t, {.context = 8192});
     t.serving.engine_version = EngineVersion{0, 11};
-    t.serving.sampler_sorts = false;  // the same sampler at both, as v0.10's
+    t.serving.without_flashinfer = false;  // the same sampler at both, as v0.10's
     const ReplicaAnswer t11 = evaluate(t, {.context = 8192});
     CHECK(t11.memory().kv_memory - t10.memory().kv_memory == 256 * MiB);
     CHECK(t10.memory().outside == t10.memory().cuda_context + t10.memory().cuda_graphs);
@@ -245,7 +245,7 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
     // each beside the logits and their fp32 copy (6 B) and the forward's output, 8,192 x 4,096 x
     // 2 B: 1,024 x 128,256 x 38 + 67,108,864 = 5,057,806,336 B, more than the forward's
     // 838,860,800 B.
-    d.serving.sampler_sorts = true;
+    d.serving.without_flashinfer = true;
     CHECK(evaluate(d, {.context = 8192}).memory().activation.count() == 5'057'806'336ULL);
     // From v0.17 vLLM's native top-k/top-p is Triton's (PR #33538): without FlashInfer the
     // profile holds the fp32 softmax and noise, 8 B a value, not a sort: 838,860,800 B of forward
@@ -254,12 +254,12 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
     Deployment n = d;
     n.serving.engine_version = EngineVersion{0, 19};
     CHECK(evaluate(n, {.context = 8192}).memory().activation.count() == 1'905'786'880ULL);
-    n.serving.sampler_sorts = false;
+    n.serving.without_flashinfer = false;
     CHECK(evaluate(n, {.context = 8192}).memory().activation.count() == 1'905'786'880ULL);
     // Not an SGLang knob.
     Deployment s{.model = llama_3_8b, .gpu = gpus::h100_sxm};
     s.serving.engine = Engine::sglang;
-    s.serving.sampler_sorts = true;
+    s.serving.without_flashinfer = true;
     CHECK_THROWS_AS(evaluate(s, {.context = 8192}), InvalidInput);
 }
 

@@ -235,6 +235,32 @@ def test_bad_deployments_and_demands_raise_with_kvplans_message():
     assert math.isfinite(d.roofline().point(1).tpot_seconds)
 
 
+def test_vllms_switches_override_the_releases_defaults():
+    # Llama-4-Scout on 8 x H200 under v0.12 (hybrid manager off for chunked local attention by
+    # default): with VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 a sequence of 8,388,608
+    # tokens keeps per GPU (8 KV heads / 8 ranks x 128 x 2 x 2 B = 512 B a token and layer) the 12
+    # full layers' tokens and one 8,192-token chunk in each of the 36 chunked ones:
+    # 12 x 8,388,608 x 512 + 36 x 8,192 x 512 = 51,690,602,496 B; off, every layer is full
+    # (48 x 8,388,608 x 512 = 192 GiB) and vLLM refuses to start.
+    scout = dict(tp=8, engine_version="0.12", gpu_memory_utilization=0.9, context=8388608)
+    on = kvplan.fit("llama-4-scout-17b-16e-instruct", "h200-sxm", chunked_local_hybrid=True,
+                    **scout)
+    assert on.starts and on.kv_bytes_per_sequence_per_gpu == 51_690_602_496
+    assert not kvplan.fit("llama-4-scout-17b-16e-instruct", "h200-sxm", **scout).starts
+    # Llama-3-8B on an H100 under v0.9 without FlashInfer: the profile sorts its 1,024 rows of
+    # 128,256 fp32 logits, 32 B each beside the logits and their fp32 copy (6 B), with the
+    # forward's 8,192 x 4,096 x 2 B output: 1,024 x 128,256 x 38 + 67,108,864 = 5,057,806,336 B.
+    sorted_ = kvplan.fit("llama-3-8b", "h100-sxm", engine_version="0.9", context=8192,
+                         without_flashinfer=True)
+    assert sorted_.activation_bytes == 5_057_806_336
+    with pytest.raises(TypeError, match="^without_flashinfer: expected True, False or None"):
+        kvplan.Deployment("llama-3-8b", "h100-sxm", without_flashinfer=1)
+    # vLLM's alone: the library's refusal, in its words.
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="^engine sglang: chunked_local_hybrid: expected engine vllm"):
+        kvplan.Deployment("llama-3-8b", "h100-sxm", engine="sglang", chunked_local_hybrid=True)
+
+
 def test_speculative_decoding_gives_fits_figures():
     # The drafter's layers share the model's cache, as --speculative-method says; a draft model
     # is a kvplan.Model or what its constructor takes.

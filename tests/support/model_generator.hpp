@@ -2,7 +2,7 @@
 
 // A small deterministic generator of valid model configs for property tests: random layer counts,
 // heads, head dimensions, windows, MLA latents, constant states, shared layers and MoE shapes,
-// from a fixed seed so a failure reproduces exactly.
+// from a seed (random.hpp: $KVPLAN_TEST_SEED or the test's own) so a failure reproduces exactly.
 
 #include <array>
 #include <catch2/catch.hpp>
@@ -12,35 +12,30 @@
 #include <string>
 #include <vector>
 
+#include "random.hpp"
+
 namespace kvplan::testing {
 
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast and the same on every platform, unlike
-/// std::uniform_int_distribution, whose output the standard leaves to the implementation.
+/// The tests' one generator (random.hpp: our own distributions, the same values from the same
+/// seed on every standard library), with the draws a generated config makes.
 class Rng {
    public:
-    explicit Rng(std::uint64_t seed) : state_(seed) {}
-    std::uint64_t next() {
-        std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
-    /// Uniform in [lo, hi] (the tiny modulo bias does not matter here).
-    std::uint64_t between(std::uint64_t lo, std::uint64_t hi) {
-        return lo + next() % (hi - lo + 1);
-    }
-    bool chance(unsigned percent) { return next() % 100 < percent; }
+    explicit Rng(std::uint64_t seed) : rng_(seed) {}
+    /// Uniform in [lo, hi].
+    std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return rng_.between(lo, hi); }
+    /// True with probability percent / 100.
+    bool chance(unsigned percent) { return rng_.between<std::uint64_t>(0, 99) < percent; }
     template <class T, std::size_t N>
     T pick(const std::array<T, N>& a) {
-        return a[next() % N];
+        return a[rng_.between<std::size_t>(0, N - 1)];
     }
     template <class T, std::size_t N>
     T pick(const FixedArray<T, N>& a) {
-        return a[next() % N];
+        return a[rng_.between<std::size_t>(0, N - 1)];
     }
 
    private:
-    std::uint64_t state_;
+    kvplan::test::Rng rng_;
 };
 
 /// A random but valid config: construct a Model from it and it validates.

@@ -17,6 +17,7 @@
 #include <kvplan/format.hpp>
 #include <kvplan/weights.hpp>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "answer.hpp"
@@ -320,6 +321,14 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         usage_error("--engine-version",
                     "no release with calibrate: a start-up log states the defaults it ran with",
                     o.engine_version->text());
+    // The same holds for the release defaults a flag overrides.
+    for (const auto& [flag, given] : {std::pair{"--chunked-local-hybrid", o.chunked_local_hybrid},
+                                      std::pair{"--without-flashinfer", o.without_flashinfer}})
+        if (given)
+            usage_error(flag,
+                        "no vLLM default overridden with calibrate: a start-up log states the "
+                        "defaults it ran with",
+                        *given ? "1" : "0");
     if (cf.log.empty()) {
         // The benchmark's estimate takes the replica at vLLM's defaults; what shapes the cache
         // is read only with a start-up log, so alone it would be ignored.

@@ -27,8 +27,8 @@ namespace {
 
 struct TraceFlags {
     std::string file;
-    Seconds ttft = 500 * milliseconds;
-    Seconds tpot = 50 * milliseconds;
+    Seconds ttft = default_service_times.ttft;
+    Seconds tpot = default_service_times.tpot;
     std::optional<std::uint64_t> max_model_len;
     TraceOptions time_unit{};  ///< numeric arrival times in seconds unless --time-unit says
 };
@@ -282,8 +282,10 @@ void register_trace(CLI::App& app, Context& ctx) {
     sub->add_option("file", tf->file, "The trace: CSV with a header row, or JSON Lines")
         ->required();
     add_options(*sub, *o, opt_model | opt_gpu | opt_layout | opt_dtypes | opt_budget | opt_output);
-    typed(*sub, "--ttft-ms", tf->ttft, parse_ms, "Time to first token, in ms")->default_str("500");
-    typed(*sub, "--tpot-ms", tf->tpot, parse_ms, "Time per output token, in ms")->default_str("50");
+    typed(*sub, "--ttft-ms", tf->ttft, parse_ms, "Time to first token, in ms")
+        ->default_str(fmt::format("{:g}", default_service_times.ttft.in(milliseconds)));
+    typed(*sub, "--tpot-ms", tf->tpot, parse_ms, "Time per output token, in ms")
+        ->default_str(fmt::format("{:g}", default_service_times.tpot.in(milliseconds)));
     typed(*sub, "--max-model-len", tf->max_model_len, parse_tokens,
           "Tokens a contiguous engine reserves per request; default: the model's "
           "max_position_embeddings");

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <kvplan/engine/parallel.hpp>
+#include <string_view>
+#include <utility>
 
 #include "parse.hpp"
 
@@ -76,13 +78,10 @@ Serving parse_serving(const CommonOptions& o) {
                     "--engine vllm (it is vLLM's flag)", std::string(name(s.engine)));
     s.reserve.encoder_cache.items_per_prompt = o.limit_mm_per_prompt;
     s.reserve.encoder_cache.skip_profiling = o.skip_mm_profiling;
-    if (o.num_gpu_blocks_override) {
-        if (s.engine != Engine::vllm)
-            usage_error("--num-gpu-blocks-override", "--engine vllm (it is vLLM's flag)",
-                        std::string(name(s.engine)));
-        s.num_gpu_blocks = *o.num_gpu_blocks_override;
-    }
+    s.num_gpu_blocks = o.num_gpu_blocks_override;
     s.allow_long_context = o.allow_long_context;
+    s.chunked_local_hybrid = o.chunked_local_hybrid;
+    s.without_flashinfer = o.without_flashinfer;
     if (o.max_loras && s.engine == Engine::trtllm)
         usage_error("--max-loras",
                     "--engine vllm, sglang or ideal (TensorRT-LLM's LoRA cache is not modelled)",
@@ -103,7 +102,7 @@ Serving parse_serving(const CommonOptions& o) {
                             fmt::format("{}", *o.max_cpu_loras));
             lora.max_cpu_loras = *o.max_cpu_loras;
         }
-        if (!o.lora_target_modules.empty()) {
+        if (o.lora_target_modules) {
             // vLLM wraps every layer it supports whatever the adapters target: the flag would
             // change nothing there, so it is refused rather than ignored.
             if (s.engine != Engine::sglang)
@@ -111,14 +110,10 @@ Serving parse_serving(const CommonOptions& o) {
                             "--engine sglang (vLLM allocates LoRA stacks on every layer it "
                             "supports, whatever the adapters target)",
                             std::string(name(s.engine)));
-            try {
-                lora.targets = lora_targets("--lora-target-modules", o.lora_target_modules);
-            } catch (const InvalidInput& e) {
-                throw UsageError(e.what());
-            }
+            lora.targets = *o.lora_target_modules;
         }
     } else if (o.max_lora_rank || o.fully_sharded_loras || o.max_cpu_loras ||
-               !o.lora_target_modules.empty()) {
+               o.lora_target_modules) {
         const char* flag = o.max_lora_rank         ? "--max-lora-rank"
                            : o.fully_sharded_loras ? "--fully-sharded-loras"
                            : o.max_cpu_loras       ? "--max-cpu-loras"
@@ -126,14 +121,26 @@ Serving parse_serving(const CommonOptions& o) {
         usage_error(flag, "--max-loras as well (the adapter slots it describes)", "no --max-loras");
     }
     s.speculation = parse_speculation(o, s.engine);
-    // A knob the engine cannot take (vLLM's block sizes) is a usage error too.
+    // A knob the engine cannot take (vLLM's block sizes, a vLLM switch under SGLang) is a usage
+    // error too, in the library's words, named by the flag that set the field it names.
     try {
         (void)resolve_serving(s);
     } catch (const InvalidInput& e) {
         const std::string what = e.what();
-        throw UsageError((what.find("engine_version") != std::string::npos ? "--engine-version: "
-                                                                           : "--block-size: ") +
-                         what);
+        constexpr std::pair<std::string_view, std::string_view> flag_of_field[] = {
+            {": block_size:", "--block-size"},
+            {": memory_fraction:", "--gpu-memory-utilization"},
+            {": max_sequences:", "--max-num-seqs"},
+            {": max_num_batched_tokens:", "--max-num-batched-tokens"},
+            {": speculation:", "--speculative-method"},
+            {": engine_version:", "--engine-version"},
+            {": without_flashinfer:", "--without-flashinfer"},
+            {": chunked_local_hybrid:", "--chunked-local-hybrid"},
+            {": num_gpu_blocks:", "--num-gpu-blocks-override"}};
+        std::string_view flag = "--engine";
+        for (const auto& [field, name] : flag_of_field)
+            if (what.find(field) != std::string::npos) flag = name;
+        throw UsageError(std::string(flag) + ": " + what);
     }
     return s;
 }
@@ -293,6 +300,8 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         {"--max-num-batched-tokens", o.max_num_batched_tokens.has_value()},
         {"--num-gpu-blocks-override", o.num_gpu_blocks_override.has_value()},
         {"--allow-long-context", o.allow_long_context},
+        {"--chunked-local-hybrid", o.chunked_local_hybrid.has_value()},
+        {"--without-flashinfer", o.without_flashinfer.has_value()},
         {"--limit-mm-per-prompt", o.limit_mm_per_prompt.has_value()},
         {"--skip-mm-profiling", o.skip_mm_profiling},
         {"--speculative-method", o.speculative_method.has_value()},

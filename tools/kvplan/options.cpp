@@ -1,6 +1,8 @@
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <kvplan/budget/lora.hpp>
+#include <kvplan/error.hpp>
 #include <kvplan/plan/commands.hpp>
 
 #include "context.hpp"
@@ -192,10 +194,17 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
               "Adapters cached in host memory (vLLM's --max-cpu-loras, SGLang's "
               "--max-loaded-loras), at least --max-loras: no GPU memory, checked and printed "
               "in the command; with --max-loras");
-        group.add_option("--lora-target-modules", o.lora_target_modules,
-                         "SGLang's flag: the modules adapters target (q_proj,v_proj,... or all); "
-                         "only their stacks are charged. vLLM wraps every layer; with "
-                         "--max-loras");
+        typed(
+            group, "--lora-target-modules", o.lora_target_modules,
+            [](std::string_view text, std::string_view flag) {
+                try {
+                    return lora_targets(flag, text);  // the library's reading, SGLang's
+                } catch (const InvalidInput& e) {
+                    throw UsageError(e.what());  // a flag's text: a usage error, exit 2
+                }
+            },
+            "SGLang's flag: the modules adapters target (q_proj,v_proj,... or all); only their "
+            "stacks are charged. vLLM wraps every layer; with --max-loras");
         typed(group, "--limit-mm-per-prompt", o.limit_mm_per_prompt, parse_mm_limit,
               "vLLM's flag: images per prompt, N or {\"image\": N}; 0 serves text only. A "
               "model with a vision tower is charged the encoder outputs vLLM's profile run "
@@ -205,6 +214,13 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
         group.add_flag("--allow-long-context", o.allow_long_context,
                        "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                        "lets vLLM");
+        typed(group, "--chunked-local-hybrid", o.chunked_local_hybrid, parse_switch,
+              "vLLM's hybrid KV-cache manager for chunked local attention (Llama-4), as "
+              "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE: 1 keeps only each chunk, 0 "
+              "sizes every chunked layer as full attention; default: the release's");
+        typed(group, "--without-flashinfer", o.without_flashinfer, parse_switch,
+              "vLLM's profile run samples without FlashInfer (1: PyTorch's sort, Triton's "
+              "top-k/top-p from v0.17) or with it (0); default: the release's");
         typed(group, "--speculative-method", o.speculative_method, parse_draft_method_flag,
               "Speculative decoding as vLLM's --speculative-config method: ngram, eagle, "
               "eagle3, mtp (the checkpoint's multi-token-prediction layers) or "

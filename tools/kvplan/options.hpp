@@ -80,11 +80,13 @@ struct CommonOptions {
     std::optional<std::uint32_t> max_loras;      ///< LoRA adapter slots on each GPU
     std::optional<std::uint32_t> max_lora_rank;  ///< their rank
     bool fully_sharded_loras = false;
-    std::optional<std::uint32_t> max_cpu_loras;  ///< adapters cached in host memory
-    std::string lora_target_modules;             ///< SGLang's --lora-target-modules, as written
+    std::optional<std::uint32_t> max_cpu_loras;        ///< adapters cached in host memory
+    std::optional<std::uint8_t> lora_target_modules;   ///< SGLang's, as LoraTarget bits
     std::optional<std::uint32_t> limit_mm_per_prompt;  ///< images per prompt (0: text only)
     bool skip_mm_profiling = false;                    ///< vLLM's --skip-mm-profiling
     bool allow_long_context = false;                   ///< contexts past the model's limit
+    std::optional<bool> chunked_local_hybrid;  ///< vLLM's hybrid manager for chunked attention
+    std::optional<bool> without_flashinfer;    ///< vLLM's profile sampler without FlashInfer
     std::optional<DraftMethod> speculative_method;
     std::optional<std::uint32_t> num_speculative_tokens;
     std::string draft_model;
@@ -113,6 +115,7 @@ enum OptionGroup : unsigned {
                               ///< --max-loras --max-lora-rank --fully-sharded-loras
                               ///< --max-cpu-loras --lora-target-modules
                               ///< --limit-mm-per-prompt --skip-mm-profiling
+                              ///< --chunked-local-hybrid --without-flashinfer
     opt_output = 1U << 6,     ///< --format --explain
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens
     opt_profile = 1U << 9,    ///< --profile

@@ -95,6 +95,12 @@ std::uint32_t parse_search_bound(std::string_view text, std::string_view flag) {
     return static_cast<std::uint32_t>(v);
 }
 
+bool parse_switch(std::string_view text, std::string_view flag) {
+    const std::string_view s = trim(text);
+    if (s != "0" && s != "1") usage_error(flag, "0 or 1, as vLLM's environment variable", text);
+    return s == "1";
+}
+
 double parse_fraction(std::string_view text, std::string_view flag) {
     const std::string_view s = trim(text);
     bool has_point = false;

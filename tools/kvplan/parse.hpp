@@ -52,6 +52,9 @@ namespace kvplan::cli {
 /// replica the search takes.
 [[nodiscard]] std::uint32_t parse_search_bound(std::string_view text, std::string_view flag);
 
+/// A switch as vLLM reads its environment variables (vllm/envs.py: bool(int(value))): 0 or 1.
+[[nodiscard]] bool parse_switch(std::string_view text, std::string_view flag);
+
 /// A fraction in (0, 1], e.g. --gpu-memory-utilization 0.9.
 [[nodiscard]] double parse_fraction(std::string_view text, std::string_view flag);
 

@@ -107,8 +107,8 @@
 //                           and n_shared_experts of intermediate_size (minimax_m3.hpp).
 //   Kimi-K3 (kimi_k3)       text_config is Kimi Linear's, with use_full_rank_gate,
 //                           mla_use_output_gate, routed_expert_hidden_size (latent MoE,
-//                           latent_moe_use_norm) and attn_res_block_size; MoonViT3d tower
-//                           (kimi_linear.hpp).
+//                           latent_moe_use_norm) and attn_res_block_size (kimi_linear.hpp);
+//                           MoonViT3d tower (vision.hpp).
 //   Mamba, Falcon-Mamba     state_size, conv_kernel, intermediate_size (else expand x hidden),
 //   (Mamba-1), Mamba-2      time_step_rank; Mamba-2: num_heads, head_dim, n_groups. No attention,
 //                           no MLP: a fixed state per sequence.

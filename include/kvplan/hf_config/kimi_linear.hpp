@@ -19,11 +19,10 @@
 // routed_expert_up_proj, with routed_expert_norm when latent_moe_use_norm), and
 // attn_res_block_size (attention residuals: per layer two more RMSNorms and two hidden x 1
 // projections, self_attention_res_* and mlp_res_*, and output_attn_res_norm and _proj once). Its
-// MoonViT3d tower and PatchMergerMLPV2 projector are counted by kimi_k3_vision.
+// MoonViT3d tower and PatchMergerMLPV2 projector are counted by kimi_k3_vision (vision.hpp).
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,50 +138,6 @@ namespace detail::hf {
         extra = sum({extra, times(2, c.hidden_size)});
     }
     return extra;
-}
-
-/// Kimi-K3's vision tower and projector from `v` (its vision_config), or nullopt for a tower of
-/// another kind. SGLang's kimi_k3_vl.py: KimiK3VisionTower (MoonViT3d) has a Conv2d patch
-/// embedding (bias per patch_embed_proj_bias), a learned init_pos_emb_height x
-/// init_pos_emb_width position table (the temporal one is a fixed buffer), vt_num_hidden_layers
-/// blocks of norm0 -> wqkv (hidden to 3 x qkv_hidden_size) and wo -> norm1 -> fc0 and fc1 (biases
-/// per attn_bias and linear_bias; RMSNorms without bias under norm_type rmsnorm, LayerNorms with
-/// one otherwise), a final norm; KimiK3MultiModalProjector (PatchMergerMLPV2) two bias-free
-/// linear layers from merge x mm_hidden_size to itself and to text_hidden_size, and post_norm.
-[[nodiscard]] inline std::optional<std::uint64_t> kimi_k3_vision(const JsonReader& v,
-                                                                 std::uint64_t text_hidden) {
-    if (!v.has("vt_hidden_size") ||
-        v.optional_string("mm_projector_type").value_or("") != "patchmergerv2" ||
-        v.optional_string("pos_emb_type").value_or("divided_fixed") != "divided_fixed")
-        return std::nullopt;
-    const std::uint64_t h = v.positive_integer("vt_hidden_size", u32_max);
-    const std::uint64_t i = v.positive_integer("vt_intermediate_size", u32_max);
-    const std::uint64_t q = v.optional_positive_integer("qkv_hidden_size", u32_max).value_or(h);
-    const std::uint64_t p = v.positive_integer("patch_size", 65'536);
-    const std::uint64_t mm = v.optional_positive_integer("mm_hidden_size", u32_max).value_or(h);
-    const std::uint64_t out =
-        v.optional_positive_integer("text_hidden_size", u32_max).value_or(text_hidden);
-    const auto kernel =
-        v.optional_count_array("merge_kernel_size").value_or(std::vector<std::uint64_t>{2, 2});
-    if (kernel.size() != 2 || kernel[0] == 0 || kernel[1] == 0 || kernel[0] > 64 || kernel[1] > 64)
-        v.fail("merge_kernel_size", "two positive sizes of at most 64",
-               std::to_string(kernel.size()) + " entries");
-    const std::uint64_t merged = times(kernel[0] * kernel[1], mm);
-    const std::uint64_t attn_bias = v.optional_boolean("attn_bias").value_or(true) ? 1 : 0;
-    const std::uint64_t linear_bias = v.optional_boolean("linear_bias").value_or(true) ? 1 : 0;
-    const std::uint64_t patch_bias =
-        v.optional_boolean("patch_embed_proj_bias").value_or(true) ? 1 : 0;
-    const std::uint64_t norm =
-        v.optional_string("norm_type").value_or("layernorm") == "rmsnorm" ? h : times(2, h);
-    const std::uint64_t layer =
-        sum({times(2, norm), times(3, times(h, q)), times(attn_bias, 3 * q), times(q, h),
-             times(attn_bias, h), times(2, times(h, i)), times(linear_bias, i + h)});
-    return sum({times(layer, v.positive_integer("vt_num_hidden_layers", u32_max)),
-                times(3 * p * p, h), times(patch_bias, h),
-                times(times(v.positive_integer("init_pos_emb_height", u32_max),
-                            v.positive_integer("init_pos_emb_width", u32_max)),
-                      h),
-                norm, times(merged, merged), times(merged, out), out});
 }
 
 }  // namespace detail::hf

@@ -21,7 +21,8 @@
 //     o with biases) -> LayerNorm -> MLP (fc1, fc2 with biases), the pixel-shuffle adapter (fc1
 //     from intermediate_size to projector_input_dim, fc2 projector_output_dim square, no biases)
 //     and the projector from vision_output_dim to the text hidden size.
-//   Kimi-K2.5 (MoonViT; vLLM's kimi_k25_vit.py): see Family::deepseek below.
+//   Kimi-K2.5 (MoonViT; vLLM's kimi_k25_vit.py): see Family::deepseek below; Kimi-K3's MoonViT3d
+//     (SGLang's kimi_k3_vl.py): see kimi_k3_vision.
 //   Gemma 4 (transformers' modeling_gemma4.py, Gemma4VisionModel and Gemma4MultimodalEmbedder):
 //     a patch projection without bias (3 x patch^2 to hidden), a 2 x position_embedding_size
 //     position table, layers of four RMSNorms around attention (q, k, v, o without biases, a
@@ -51,6 +52,17 @@ namespace detail::hf {
     for (const auto& [a, b] : terms)
         s = detail::add(s, detail::mul(a, b, "a vision tower's size"), "a vision tower's size");
     return s;
+}
+
+/// The patches MoonViT's projector merges into one token, the area of merge_kernel_size in `v`
+/// (2 x 2 when absent; Kimi-K2.5's and Kimi-K3's towers both read it).
+[[nodiscard]] inline std::uint64_t merge_kernel_area(const JsonReader& v) {
+    const auto kernel =
+        v.optional_count_array("merge_kernel_size").value_or(std::vector<std::uint64_t>{2, 2});
+    if (kernel.size() != 2 || kernel[0] == 0 || kernel[1] == 0 || kernel[0] > 64 || kernel[1] > 64)
+        v.fail("merge_kernel_size", "two positive sizes of at most 64",
+               std::to_string(kernel.size()) + " entries");
+    return kernel[0] * kernel[1];
 }
 
 /// The vision tower and projector of family `f` from `v` (its vision_config), or nullopt for a
@@ -175,13 +187,7 @@ namespace detail::hf {
             const std::uint64_t pos = detail::mul(
                 v.positive_integer("init_pos_emb_height", u32_max),
                 v.positive_integer("init_pos_emb_width", u32_max), "a vision tower's size");
-            const auto kernel = v.optional_count_array("merge_kernel_size")
-                                    .value_or(std::vector<std::uint64_t>{2, 2});
-            if (kernel.size() != 2 || kernel[0] == 0 || kernel[1] == 0 || kernel[0] > 64 ||
-                kernel[1] > 64)
-                v.fail("merge_kernel_size", "two positive sizes of at most 64",
-                       std::to_string(kernel.size()) + " entries");
-            const std::uint64_t merged = kernel[0] * kernel[1] * h;
+            const std::uint64_t merged = merge_kernel_area(v) * h;
             const std::uint64_t layer =
                 vision_sum({{4 * h, h}, {4, h}, {2 * h, i}, {1, i}, {1, h}, {4, h}});
             return vision_sum({{layers_of(layer, "vt_num_hidden_layers"), 1},
@@ -218,6 +224,55 @@ namespace detail::hf {
         default:
             return std::nullopt;
     }
+}
+
+/// Kimi-K3's vision tower and projector from `v` (its vision_config), or nullopt for a tower of
+/// another kind. SGLang's kimi_k3_vl.py: KimiK3VisionTower (MoonViT3d) has a Conv2d patch
+/// embedding (bias per patch_embed_proj_bias), a learned init_pos_emb_height x
+/// init_pos_emb_width position table (the temporal one is a fixed buffer), vt_num_hidden_layers
+/// blocks of norm0 -> wqkv (hidden to 3 x qkv_hidden_size) and wo -> norm1 -> fc0 and fc1 (biases
+/// per attn_bias and linear_bias; RMSNorms without bias under norm_type rmsnorm, LayerNorms with
+/// one otherwise), a final norm; KimiK3MultiModalProjector (PatchMergerMLPV2) two bias-free
+/// linear layers from merge x mm_hidden_size to itself and to text_hidden_size, and post_norm.
+[[nodiscard]] inline std::optional<std::uint64_t> kimi_k3_vision(const JsonReader& v,
+                                                                 std::uint64_t text_hidden) {
+    if (!v.has("vt_hidden_size") ||
+        v.optional_string("mm_projector_type").value_or("") != "patchmergerv2" ||
+        v.optional_string("pos_emb_type").value_or("divided_fixed") != "divided_fixed")
+        return std::nullopt;
+    const std::uint64_t h = v.positive_integer("vt_hidden_size", u32_max);
+    const std::uint64_t i = v.positive_integer("vt_intermediate_size", u32_max);
+    const std::uint64_t q = v.optional_positive_integer("qkv_hidden_size", u32_max).value_or(h);
+    const std::uint64_t p = v.positive_integer("patch_size", 65'536);
+    const std::uint64_t mm = v.optional_positive_integer("mm_hidden_size", u32_max).value_or(h);
+    const std::uint64_t out =
+        v.optional_positive_integer("text_hidden_size", u32_max).value_or(text_hidden);
+    const std::uint64_t merged = merge_kernel_area(v) * mm;
+    const std::uint64_t attn_bias = v.optional_boolean("attn_bias").value_or(true) ? 1 : 0;
+    const std::uint64_t linear_bias = v.optional_boolean("linear_bias").value_or(true) ? 1 : 0;
+    const std::uint64_t patch_bias =
+        v.optional_boolean("patch_embed_proj_bias").value_or(true) ? 1 : 0;
+    const std::uint64_t norm =
+        v.optional_string("norm_type").value_or("layernorm") == "rmsnorm" ? h : 2 * h;
+    const std::uint64_t layer = vision_sum({{2, norm},
+                                            {3 * h, q},
+                                            {attn_bias, 3 * q},
+                                            {q, h},
+                                            {attn_bias, h},
+                                            {2 * h, i},
+                                            {linear_bias, i + h}});
+    const std::uint64_t layers = v.positive_integer("vt_num_hidden_layers", u32_max);
+    const std::uint64_t pos =
+        detail::mul(v.positive_integer("init_pos_emb_height", u32_max),
+                    v.positive_integer("init_pos_emb_width", u32_max), "a vision tower's size");
+    return vision_sum({{layer, layers},
+                       {3 * p * p, h},
+                       {patch_bias, h},
+                       {pos, h},
+                       {norm, 1},
+                       {merged, merged},
+                       {merged, out},
+                       {out, 1}});
 }
 
 }  // namespace detail::hf

@@ -63,14 +63,16 @@ struct Serving {
     /// The engine's release line whose defaults apply (vLLM only: engine/release.hpp);
     /// nullopt: vllm_newest_release.
     std::optional<EngineVersion> engine_version{};
-    /// vLLM's profile run samples by sorting the logits (PyTorch's top-k/top-p) rather than with
-    /// FlashInfer's kernel: where FlashInfer is not installed vLLM falls back to the sort
+    /// vLLM's profile run samples without FlashInfer (true) or with it (false), whatever the
+    /// release's default. Without it, vLLM's native top-k/top-p runs
     /// (vllm/v1/sample/ops/topk_topp_sampler.py, "FlashInfer is not available. Falling back to the
-    /// PyTorch-native implementation"), as after a pip install of the v0.8 to v0.10 lines (vLLM
-    /// issue #15158; vLLM's images install it, and its CUDA wheel requires it only since PR
-    /// #21389); from v0.17 that native path is Triton's pivot search, which does not sort
-    /// (VllmSampler::triton). nullopt: the release's default (engine/release.hpp).
-    std::optional<bool> sampler_sorts{};
+    /// PyTorch-native implementation"): PyTorch's sort of the logits through v0.16, as after a pip
+    /// install of the v0.8 to v0.10 lines (vLLM issue #15158; vLLM's images install FlashInfer,
+    /// and its CUDA wheel requires it only since PR #21389), Triton's pivot search from v0.17
+    /// (VllmSampler::triton), which does not sort. With it, FlashInfer's kernel
+    /// (VLLM_USE_FLASHINFER_SAMPLER=1 where the release turns it off). nullopt: the release's
+    /// default (engine/release.hpp).
+    std::optional<bool> without_flashinfer{};
     /// vLLM's hybrid KV-cache manager on (true) or off (false) for a model with chunked local
     /// attention (Llama-4), whatever the release's default: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_
     /// HYBRID_KV_CACHE=1 or 0, read by VllmConfig.__post_init__ (vllm/config/vllm.py); off, every
@@ -98,9 +100,9 @@ struct ResolvedServing {
     std::uint32_t speculative_tokens = 0;                ///< tokens drafted per step
     EngineVersion engine_version = vllm_newest_release;  ///< the release whose defaults apply
     bool engine_version_given = false;
-    /// vLLM's profile sampler sorts (true) or runs FlashInfer (false) whatever the release's
-    /// default (Serving::sampler_sorts); nullopt: the release's.
-    std::optional<bool> sampler_sorts{};
+    /// vLLM's profile sampler without FlashInfer (true) or with it (false) whatever the release's
+    /// default (Serving::without_flashinfer); nullopt: the release's.
+    std::optional<bool> without_flashinfer{};
     /// vLLM's hybrid manager for chunked local attention whatever the release's default
     /// (Serving::chunked_local_hybrid); nullopt: the release's.
     std::optional<bool> chunked_local_hybrid{};
@@ -197,11 +199,11 @@ struct ResolvedServing {
         r.options.vllm.charge_nvls_buffers = vllm_profile_connects_nvls(*s.engine_version);
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
     }
-    if (s.sampler_sorts) {
+    if (s.without_flashinfer) {
         if (s.engine != Engine::vllm)
-            refuse("sampler_sorts", "engine vllm (the profile run's sampler is vLLM's)",
+            refuse("without_flashinfer", "engine vllm (the profile run's sampler is vLLM's)",
                    std::string(name(s.engine)));
-        r.sampler_sorts = s.sampler_sorts;
+        r.without_flashinfer = s.without_flashinfer;
     }
     if (s.chunked_local_hybrid) {
         if (s.engine != Engine::vllm)
@@ -263,9 +265,9 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
         const VllmSampler release = vllm_profile_sampler(r.model, *d);
         s.budget.reserve.sampler = release;
         // Without FlashInfer the native path is Triton's where the release has it, else the sort.
-        if (s.sampler_sorts && release != VllmSampler::plain)
+        if (s.without_flashinfer && release != VllmSampler::plain)
             s.budget.reserve.sampler =
-                *s.sampler_sorts
+                *s.without_flashinfer
                     ? (release == VllmSampler::triton ? VllmSampler::triton : VllmSampler::sorts)
                 : release == VllmSampler::sorts || release == VllmSampler::triton
                     ? VllmSampler::flashinfer_logits

@@ -41,6 +41,11 @@ struct ServiceTimes {
     }
 };
 
+/// The service times a trace is replayed at unless others are given: a TTFT of 500 ms and a TPOT
+/// of 50 ms, interactive chat's targets (kvplan trace and kvplan.trace take them as defaults).
+inline constexpr ServiceTimes default_service_times{.ttft = 500 * milliseconds,
+                                                    .tpot = 50 * milliseconds};
+
 /// The concurrency a trace's arrivals imply at given service times.
 struct TraceConcurrency {
     Seconds arrival_span{};         ///< last arrival - first arrival
