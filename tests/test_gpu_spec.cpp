@@ -279,6 +279,7 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
         CHECK(g.gpus_per_node == p->gpus_per_node);
         CHECK(g.scale_up_gpus == p->scale_up_gpus);
         CHECK(g.scale_out_bandwidth == p->scale_out_bandwidth);
+        CHECK(g.compute_units == p->compute_units);
         for (ComputeDtype d : all_compute_dtypes) CHECK(g.dense(d) == p->dense(d));
     }
 }
@@ -447,9 +448,9 @@ TEST_CASE("every key the README's schema table defines is accepted", "[gpu_spec]
     std::sort(in_file.begin(), in_file.end());
     CHECK(documented == in_file);
     // 8 plain keys (schema, id, aliases, name, vendor, architecture, tdp_W, notes) and the fields
-    // of 6 objects: memory 5, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4,
-    // node 5 = 26; 8 + 26 = 34.
-    CHECK(documented.size() == 34);
+    // of 7 objects: memory 5, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4,
+    // node 5, compute_units 2 = 28; 8 + 28 = 36.
+    CHECK(documented.size() == 36);
     CHECK_NOTHROW(gpu_spec_from_json(h100, "h100-sxm.json", "h100-sxm"));
 }
 

@@ -93,6 +93,10 @@ struct GpuSpec {
     /// Node-to-node bandwidth per GPU, one direction (its NIC: 400 Gb/s InfiniBand NDR is
     /// 50 GB/s); zero: not stated.
     BytesPerSecond scale_out_bandwidth{};
+    /// Streaming multiprocessors (NVIDIA) or compute units (AMD), as the runtime counts them
+    /// (torch.cuda.get_device_properties().multi_processor_count); zero: not stated. Kernels that
+    /// keep a buffer per program launch one program per unit.
+    std::uint32_t compute_units = 0;
 
     /// The GPUs one scale-up fabric joins (scale_up_gpus, or the node when it is not stated).
     [[nodiscard]] constexpr std::uint32_t scale_up_domain() const noexcept {
@@ -145,32 +149,48 @@ namespace detail {
     return g;
 }
 
+/// `g` with its compute units (GpuSpec::compute_units) stated.
+[[nodiscard]] constexpr GpuSpec with_compute_units(GpuSpec g, std::uint32_t units) noexcept {
+    g.compute_units = units;
+    return g;
+}
+
 }  // namespace detail
 
 // The bundled configs/gpus/*.json as constants, for code that wants no JSON; a test checks that
 // each equals its file. Figures and their sources are in the files. Dense TFLOP/s order: tf32,
 // bf16, fp16, fp8, int8, fp4.
-inline constexpr GpuSpec a100_sxm4_40gb =
+inline constexpr GpuSpec a100_sxm4_40gb = detail::with_compute_units(
     detail::make("a100-sxm4-40gb", "NVIDIA A100 SXM4 40GB", 40'000'000'000, 42'298'834'944, 1.555,
-                 {156, 312, 312, 0, 624, 0}, 300, 32, 0, 8, 42'949'672'960, 8, GpuArch::ampere);
-inline constexpr GpuSpec a100_sxm4_80gb =
+                 {156, 312, 312, 0, 624, 0}, 300, 32, 0, 8, 42'949'672'960, 8, GpuArch::ampere),
+    108);
+inline constexpr GpuSpec a100_sxm4_80gb = detail::with_compute_units(
     detail::make("a100-sxm4-80gb", "NVIDIA A100 SXM4 80GB", 80'000'000'000, 85'100'068'864, 2.039,
-                 {156, 312, 312, 0, 624, 0}, 300, 32, 0, 8, 85'899'345'920, 8, GpuArch::ampere);
-inline constexpr GpuSpec a100_pcie_80gb =
+                 {156, 312, 312, 0, 624, 0}, 300, 32, 0, 8, 85'899'345'920, 8, GpuArch::ampere),
+    108);
+inline constexpr GpuSpec a100_pcie_80gb = detail::with_compute_units(
     detail::make("a100-pcie-80gb", "NVIDIA A100 80GB PCIe", 80'000'000'000, 85'100'068'864, 1.935,
-                 {156, 312, 312, 0, 624, 0}, 0, 32, 0, 8, 85'899'345'920, 1, GpuArch::ampere);
-inline constexpr GpuSpec h100_sxm = detail::make(
-    "h100-sxm", "NVIDIA H100 SXM5 80GB", 80'000'000'000, 85'029'027'840, 3.35,
-    {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50, 8, 85'520'809'984, 8, GpuArch::hopper);
-inline constexpr GpuSpec h100_pcie =
+                 {156, 312, 312, 0, 624, 0}, 0, 32, 0, 8, 85'899'345'920, 1, GpuArch::ampere),
+    108);
+inline constexpr GpuSpec h100_sxm = detail::with_compute_units(
+    detail::make("h100-sxm", "NVIDIA H100 SXM5 80GB", 80'000'000'000, 85'029'027'840, 3.35,
+                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50, 8, 85'520'809'984, 8,
+                 GpuArch::hopper),
+    132);
+inline constexpr GpuSpec h100_pcie = detail::with_compute_units(
     detail::make("h100-pcie", "NVIDIA H100 PCIe 80GB", 80'000'000'000, 84'943'044'608, 2.0,
-                 {378, 756, 756, 1513, 1513, 0}, 0, 64, 0, 8, 85'520'809'984, 1, GpuArch::hopper);
-inline constexpr GpuSpec h100_nvl = detail::make(
-    "h100-nvl", "NVIDIA H100 NVL 94GB", 94'000'000'000, 99'861'594'112, 3.9,
-    {417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 300, 64, 0, 8, 100'485'038'080, 2, GpuArch::hopper);
-inline constexpr GpuSpec h200_sxm = detail::make(
-    "h200-sxm", "NVIDIA H200 SXM 141GB", 141'000'000'000, 150'109'945'856, 4.8,
-    {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50, 8, 150'754'820'096, 8, GpuArch::hopper);
+                 {378, 756, 756, 1513, 1513, 0}, 0, 64, 0, 8, 85'520'809'984, 1, GpuArch::hopper),
+    114);
+inline constexpr GpuSpec h100_nvl = detail::with_compute_units(
+    detail::make("h100-nvl", "NVIDIA H100 NVL 94GB", 94'000'000'000, 99'861'594'112, 3.9,
+                 {417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 300, 64, 0, 8, 100'485'038'080, 2,
+                 GpuArch::hopper),
+    132);
+inline constexpr GpuSpec h200_sxm = detail::with_compute_units(
+    detail::make("h200-sxm", "NVIDIA H200 SXM 141GB", 141'000'000'000, 150'109'945'856, 4.8,
+                 {494.7, 989.4, 989.4, 1978.9, 1978.9, 0}, 450, 64, 50, 8, 150'754'820'096, 8,
+                 GpuArch::hopper),
+    132);
 inline constexpr GpuSpec b200 = detail::make(
     "b200", "NVIDIA B200 (HGX B200, 180GB)", 180'000'000'000, 191'502'483'456, 7.7,
     {1100, 2250, 2250, 4500, 4500, 9000}, 900, 64, 50, 8, 192'265'846'784, 8, GpuArch::blackwell);
@@ -180,12 +200,14 @@ inline constexpr GpuSpec mi300x = detail::make(
 inline constexpr GpuSpec mi325x = detail::make(
     "mi325x", "AMD Instinct MI325X", 256'000'000'000, 274'861'129'728, 6.0,
     {653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 448, 64, 0, 8, 274'877'906'944, 8, GpuArch::cdna3);
-inline constexpr GpuSpec l40s =
+inline constexpr GpuSpec l40s = detail::with_compute_units(
     detail::make("l40s", "NVIDIA L40S", 48'000'000'000, 47'695'527'936, 0.864,
-                 {183, 362.05, 362.05, 733, 733, 0}, 0, 32, 0, 8, 48'305'799'168, 1, GpuArch::ada);
-inline constexpr GpuSpec l4 =
+                 {183, 362.05, 362.05, 733, 733, 0}, 0, 32, 0, 8, 48'305'799'168, 1, GpuArch::ada),
+    142);
+inline constexpr GpuSpec l4 = detail::with_compute_units(
     detail::make("l4", "NVIDIA L4", 24'000'000'000, 23'570'219'008, 0.3,
-                 {60, 121, 121, 242.5, 242.5, 0}, 0, 32, 0, 8, 24'152'899'584, 1, GpuArch::ada);
+                 {60, 121, 121, 242.5, 242.5, 0}, 0, 32, 0, 8, 24'152'899'584, 1, GpuArch::ada),
+    58);
 
 inline constexpr GpuSpec b300 = detail::make(
     "b300", "NVIDIA B300 (HGX B300, Blackwell Ultra)", 288'000'000'000, 287'636'979'712, 8.0,

@@ -110,17 +110,18 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
 [[nodiscard]] inline GpuSpecFile gpu_spec_from_json(const Json& root, const std::string& source,
                                                     std::string_view expected_id = {}) {
     const JsonReader r(root, source);
-    r.only_keys({"schema", "id", "aliases", "name", "vendor", "architecture", "memory",
-                 "memory_bandwidth", "dense_tflops", "scale_up", "pcie", "node", "tdp_W", "notes"},
-                "a GPU spec",
-                {{"bandwidth", "memory_bandwidth"},
-                 {"hbm_bandwidth", "memory_bandwidth"},
-                 {"flops", "dense_tflops"},
-                 {"tflops", "dense_tflops"},
-                 {"nvlink", "scale_up"},
-                 {"comment", "notes"},
-                 {"_comment", "notes"},
-                 {"tdp", "tdp_W"}});
+    r.only_keys(
+        {"schema", "id", "aliases", "name", "vendor", "architecture", "memory", "memory_bandwidth",
+         "dense_tflops", "scale_up", "pcie", "node", "compute_units", "tdp_W", "notes"},
+        "a GPU spec",
+        {{"bandwidth", "memory_bandwidth"},
+         {"hbm_bandwidth", "memory_bandwidth"},
+         {"flops", "dense_tflops"},
+         {"tflops", "dense_tflops"},
+         {"nvlink", "scale_up"},
+         {"comment", "notes"},
+         {"_comment", "notes"},
+         {"tdp", "tdp_W"}});
     GpuSpecFile out;
     if (const auto schema = r.optional_string("schema"); schema && *schema != "kvplan-gpu/1")
         r.fail("schema", "\"kvplan-gpu/1\"", "\"" + detail::printable(*schema) + "\"");
@@ -279,6 +280,13 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
             out.spec.scale_out_bandwidth =
                 detail::finite_rate(*node, "GB_per_s_per_direction", *out_bw, GB_per_s);
         detail::optional_source(*node, "source");
+    }
+
+    if (const auto units = r.optional_object("compute_units")) {
+        units->only_keys({"count", "source"}, "compute_units", {{"sm", "count"}, {"sms", "count"}});
+        out.spec.compute_units =
+            static_cast<std::uint32_t>(units->positive_integer("count", 1'000'000));
+        detail::optional_source(*units, "source");
     }
 
     out.tdp_W = r.optional_positive_number("tdp_W");

@@ -249,11 +249,13 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
     CHECK(evaluate(d, {.context = 8192}).memory().activation.count() == 5'057'806'336ULL);
     // From v0.17 vLLM's native top-k/top-p is Triton's (PR #33538): without FlashInfer the
     // profile holds the fp32 softmax and noise, 8 B a value, not a sort: 838,860,800 B of forward
-    // against 67,108,864 + 1,024 x 128,256 x 14 = 1,905,786,880 B of sampling. With FlashInfer it
-    // holds its two fp32 copies, the same 8 B.
+    // against 67,108,864 + 1,024 x 128,256 x 14 = 1,905,786,880 B of sampling, and Triton's
+    // outlier buffer, an fp32 vocabulary row for each of the H100's 132 SMs, 132 x 128,256 x 4 =
+    // 67,719,168 B: 1,973,506,048 B. With FlashInfer it holds its two fp32 copies, the same 8 B,
+    // and no such buffer.
     Deployment n = d;
     n.serving.engine_version = EngineVersion{0, 19};
-    CHECK(evaluate(n, {.context = 8192}).memory().activation.count() == 1'905'786'880ULL);
+    CHECK(evaluate(n, {.context = 8192}).memory().activation.count() == 1'973'506'048ULL);
     n.serving.without_flashinfer = false;
     CHECK(evaluate(n, {.context = 8192}).memory().activation.count() == 1'905'786'880ULL);
     // Not an SGLang knob.

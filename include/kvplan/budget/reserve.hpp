@@ -156,6 +156,25 @@ inline constexpr std::uint64_t sorting_sampler_bytes_per_logit = 32;
     return 0;
 }
 
+/// The buffer Triton's top-k/top-p keeps beside the logits (VllmSampler::triton, v0.17 to v0.19:
+/// vllm/v1/sample/ops/topk_topp_triton.py, apply_top_k_top_p_triton, vLLM PR #33538). The kernel
+/// runs one program per row up to the GPU's compute units, and each program gathers the row's
+/// outliers for the top-k pivot search into an fp32 row of the vocabulary: min(next power of two
+/// of min(units, rows), units) rows of vocab x 4 B, cached per device (_TRITON_BUFFER_CACHE), so
+/// it is still held when the softmax and the noise are allocated. The profile asks top-k of every
+/// row (k = vocabulary - 1 < vocabulary), so the kernel takes that path. Zero for the other
+/// samplers, without rows, or where the GPU's compute units are not stated (GpuSpec).
+[[nodiscard]] constexpr Bytes triton_sampler_buffer_bytes(VllmSampler s, std::uint64_t rows,
+                                                          std::uint64_t vocab,
+                                                          std::uint32_t compute_units) {
+    if (s != VllmSampler::triton || rows == 0 || compute_units == 0) return Bytes{};
+    const std::uint64_t programs = std::min<std::uint64_t>(compute_units, rows);
+    std::uint64_t buffer_rows = 1;
+    while (buffer_rows < programs) buffer_rows *= 2;
+    buffer_rows = std::min<std::uint64_t>(buffer_rows, compute_units);
+    return Bytes::exactly(4) * detail::mul(buffer_rows, vocab, "the top-k/top-p buffer");
+}
+
 /// The sampler of release `r`'s profile run for model `m`: model runner V2's plain sampling for a
 /// dense model (no routed experts, no state-space layers) where the release runs those on it
 /// (vllm/config/vllm.py, _is_default_v2_model_runner_model: MoE, hybrid and attention-free models
@@ -190,10 +209,13 @@ struct ActivationPeak {
     std::uint64_t vocab = 0;
     Bytes logits{};  ///< rows x vocab x (element + 4): the LM head output and its fp32 copy
     VllmSampler sampler_kind = VllmSampler::plain;  ///< the top-k/top-p path (engine/release.hpp)
-    Bytes output{};   ///< tokens x hidden_size x element, the forward's output (last stage)
-    Bytes sampler{};  ///< rows x vocab x engine_sampler_bytes_per_logit(sampler_kind)
-    /// The sampling's peak: output + logits + sampler (zero off the last stage).
-    [[nodiscard]] constexpr Bytes sampling() const { return output + logits + sampler; }
+    Bytes output{};          ///< tokens x hidden_size x element, the forward's output (last stage)
+    Bytes sampler{};         ///< rows x vocab x engine_sampler_bytes_per_logit(sampler_kind)
+    Bytes sampler_buffer{};  ///< triton_sampler_buffer_bytes (Triton's top-k/top-p only)
+    /// The sampling's peak: output + logits + sampler + its buffer (zero off the last stage).
+    [[nodiscard]] constexpr Bytes sampling() const {
+        return output + logits + sampler + sampler_buffer;
+    }
     [[nodiscard]] constexpr Bytes total() const {
         return std::max(sampler_kind == VllmSampler::sorts ? hidden : hidden + logits, sampling());
     }
@@ -330,12 +352,14 @@ namespace detail {
 /// The activation peak of vLLM's profile run over `tokens` tokens on a rank of stage `stage`; the
 /// sampling (min(tokens, profile_sequences) logits rows) counts only on the last stage, which
 /// holds the LM head. Every rank of a TP group gathers the logits at the whole vocabulary and
-/// samples them (vllm/model_executor/layers/logits_processor.py).
+/// samples them (vllm/model_executor/layers/logits_processor.py). `compute_units` are the GPU's
+/// (GpuSpec::compute_units, 0: not stated), which size Triton's top-k/top-p buffer.
 [[nodiscard]] constexpr ActivationPeak activation_peak(const Model& m, const Layout& l,
                                                        std::uint32_t stage, std::uint64_t tokens,
                                                        std::uint32_t profile_sequences,
                                                        const WeightOptions& w = {},
-                                                       VllmSampler sampler = VllmSampler::plain) {
+                                                       VllmSampler sampler = VllmSampler::plain,
+                                                       std::uint32_t compute_units = 0) {
     const Shard s = l.stage(stage);
     const ModelConfig& c = m.config();
     const detail::RankParts parts = detail::rank_parts(l.placement());
@@ -359,6 +383,8 @@ namespace detail {
         a.sampler_kind = sampler;
         a.output = a.element * detail::mul(tokens, c.hidden_size, "the forward's output");
         a.sampler = Bytes::exactly(engine_sampler_bytes_per_logit(sampler)) * values;
+        a.sampler_buffer =
+            triton_sampler_buffer_bytes(sampler, a.logits_rows, a.vocab, compute_units);
     }
     return a;
 }
@@ -387,7 +413,8 @@ constexpr void profile_elsewhere(ReserveOptions& ro, const GpuSpec& g) {
         r.model, l, stage, o.max_num_batched_tokens.value_or(d.max_num_batched_tokens),
         o.profile_sequences.value_or(d.max_num_seqs), r.weights,
         o.sampler.value_or(
-            vllm_profile_sampler(r.model, *vllm_release_defaults(vllm_newest_release))));
+            vllm_profile_sampler(r.model, *vllm_release_defaults(vllm_newest_release))),
+        r.gpu.compute_units);
     const auto term = [](const std::optional<Bytes>& given, Bytes modelled) {
         return given ? ReserveTerm{*given, TermSource::given}
                      : ReserveTerm{modelled, TermSource::modelled};

@@ -79,8 +79,9 @@ enum class VllmSampler : std::uint8_t {
     sorts,
     /// Triton's top-k/top-p (vLLM PR #33538, vllm/v1/sample/ops/topk_topp_triton.py): the pivot
     /// search masks the logits in place, so what stays beside them is forward_native's fp32
-    /// softmax and random_sample's fp32 exponential noise (topk_topp_sampler.py), 8 B. Its
-    /// [programs, vocabulary] outlier buffer (one row per SM, some 70 MiB) is not counted.
+    /// softmax and random_sample's fp32 exponential noise (topk_topp_sampler.py), 8 B, and its
+    /// [programs, vocabulary] outlier buffer, one fp32 row per SM (triton_sampler_buffer_bytes,
+    /// budget/reserve.hpp).
     triton,
     /// Model runner V2 (vllm/v1/worker/gpu/model_runner.py, _dummy_sampler_run): its dummy batch
     /// asks no top-k or top-p, so the Gumbel sampling of the fp32 copy adds nothing (0 B).
