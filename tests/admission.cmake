@@ -1,6 +1,6 @@
 # Admission on a block pool: vLLM's accounting step by step, against a literal reference and a
 # request trace.
-kvplan_add_tests(kvplan_admission_tests
+kvplan_add_tests(kvplan_core_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/admission/test_admission.cpp
   LIBS kvplan::kvplan)
 

@@ -5,6 +5,12 @@ if(TARGET kvplan_cli)
     SOURCES cli/cli_runner.cpp cli/test_cli_parse.cpp cli/test_cli_commands.cpp cli/test_cli_inputs.cpp
             cli/test_cli_check.cpp cli/test_cli_engine_flags.cpp cli/test_cli_gate_input.cpp
             cli/test_cli_typed_flags.cpp
+            # The review search, quantized checkpoints, and trace, fleet, calibrate and --plot,
+            # each through the binary (beside their library suites: review.cmake,
+            # checkpoint.cmake, cli_planning_io.cmake). One suite for every file that runs the
+            # binary: they share one translation unit, so json's parser and kvplan's headers are
+            # compiled once, not once per suite (docs/performance.md).
+            cli/test_cli_review.cpp cli/test_cli_quantized.cpp cli/test_cli_planning_io.cpp
             ${PROJECT_SOURCE_DIR}/tools/kvplan/parse.cpp
     LIBS kvplan::kvplan nlohmann_json::nlohmann_json
     # Every vLLM command line checked runs the CLI about 300 times: 60 s under the sanitizers.
@@ -51,14 +57,10 @@ if(TARGET kvplan::format)
   kvplan_add_tests(kvplan_format_tests SOURCES test_format.cpp LIBS kvplan::format)
 endif()
 # One answer per replica through the binary, and beside the library in one call
-# (examples/fit_json.cpp).
+# (examples/fit_json.cpp), where the examples are built (not under the sanitizers).
 if(TARGET kvplan_cli AND TARGET example_fit_json)
-  kvplan_add_tests(kvplan_cli_answer_tests
-    SOURCES cli/cli_runner.cpp cli/test_cli_answers.cpp
-    LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
-  target_compile_definitions(kvplan_cli_answer_tests PRIVATE KVPLAN_EXE="$<TARGET_FILE:kvplan_cli>"
-    KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}"
-    KVPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  target_sources(kvplan_cli_tests PRIVATE cli/test_cli_answers.cpp)
+  target_compile_definitions(kvplan_cli_tests PRIVATE
     KVPLAN_FIT_EXAMPLE="$<TARGET_FILE:example_fit_json>")
-  add_dependencies(kvplan_cli_answer_tests kvplan_cli example_fit_json)
+  add_dependencies(kvplan_cli_tests example_fit_json)
 endif()

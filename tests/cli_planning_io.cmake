@@ -1,13 +1,7 @@
-# kvplan trace, fleet, calibrate and --plot through the built binary; the charts it writes are
-# rendered in headless Chromium (exit 77 when Chromium is not installed: kvplan_skip_without_tool).
+# kvplan trace, fleet, calibrate and --plot through the built binary (cli/test_cli_planning_io.cpp,
+# in kvplan_cli_tests: cli.cmake); the charts it writes are rendered in headless Chromium (exit 77
+# when Chromium is not installed: kvplan_skip_without_tool).
 if(TARGET kvplan_cli)
-  kvplan_add_tests(kvplan_cli_planning_io_tests
-    SOURCES cli/cli_runner.cpp cli/test_cli_planning_io.cpp
-    LIBS kvplan::kvplan nlohmann_json::nlohmann_json)
-  target_include_directories(kvplan_cli_planning_io_tests PRIVATE ${PROJECT_SOURCE_DIR}/tools/kvplan)
-  target_compile_definitions(kvplan_cli_planning_io_tests PRIVATE
-    KVPLAN_EXE="$<TARGET_FILE:kvplan_cli>" KVPLAN_TEST_BINARY_DIR="${CMAKE_CURRENT_BINARY_DIR}")
-  add_dependencies(kvplan_cli_planning_io_tests kvplan_cli)
 
   set(_plot_dir "${CMAKE_CURRENT_BINARY_DIR}/plots")
   file(MAKE_DIRECTORY ${_plot_dir})

@@ -8,7 +8,7 @@ endif()
 # Kimi-K2, DeepSeek-V3.2, GLM-4.5, vision-language models,
 # Gemma-3n, Nemotron-H, Mamba; plain decoders and refusals (needs nlohmann_json).
 if(TARGET kvplan::json)
-  kvplan_add_tests(kvplan_hf_families_tests
+  kvplan_add_tests(kvplan_hf_config_tests
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/hf_config/test_hf_families.cpp
             ${CMAKE_CURRENT_LIST_DIR}/hf_config/test_hf_families_2026.cpp
     LIBS kvplan::json)

@@ -9,7 +9,7 @@ if(TARGET kvplan::json)
     SOURCES detail/test_nearest.cpp test_json.cpp policy/test_policy.cpp test_json_position.cpp
     LIBS kvplan::json)
   # A policy judged on bundled models and GPUs (plan/check.hpp), figures derived by hand.
-  kvplan_add_tests(kvplan_check_tests
+  kvplan_add_tests(kvplan_plan_tests
     SOURCES plan/test_check.cpp policy/test_attribution.cpp
     LIBS kvplan::json)
 endif()

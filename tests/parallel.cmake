@@ -2,7 +2,7 @@
 # searched, the engines' command lines, and disaggregated prefill and decode pools (needs
 # nlohmann_json to load the bundled models and GPUs).
 if(TARGET kvplan::json)
-  kvplan_add_tests(kvplan_parallel_tests
+  kvplan_add_tests(kvplan_plan_tests
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/plan/test_deployments.cpp
             ${CMAKE_CURRENT_LIST_DIR}/plan/test_commands.cpp
             ${CMAKE_CURRENT_LIST_DIR}/plan/test_disaggregated.cpp

@@ -1,6 +1,6 @@
 # Opt-in planning headers that read files or allocate: traces, fleet sizing, engine-log calibration,
 # SVG charts.
-kvplan_add_tests(kvplan_planning_io_tests
+kvplan_add_tests(kvplan_core_tests
   SOURCES trace/test_trace.cpp trace/test_trace_reading.cpp trace/test_trace_distributions.cpp
           trace/test_trace_replay.cpp test_fleet.cpp test_svg.cpp calibrate/test_calibrate.cpp
   LIBS kvplan::kvplan)

@@ -14,7 +14,7 @@
 using nlohmann::json;
 
 namespace {
-std::string out_file(const std::string& name) {
+std::string written_file(const std::string& name) {
     return std::string(KVPLAN_TEST_BINARY_DIR) + "/" + name;
 }
 std::string slurp(const std::string& path) {
@@ -128,7 +128,7 @@ TEST_CASE("calibrate fits the reserve of a V0 log and reproduces its cache figur
     // 0.90) - 14.9888 GiB - 3905 MiB (1952 blocks of 2 MiB within 3.81 +- 0.005 GiB) = 2.41972 GiB.
     // From 3905 MiB vLLM's V0 rule gives floor(3905 / 2) = 1952 blocks and 1952 x 16 / 20,000 =
     // 1.56x, as logged.
-    const std::string profile = out_file("llama-3-8b-rtx3090.profile.json");
+    const std::string profile = written_file("llama-3-8b-rtx3090.profile.json");
     const CliRun r =
         run_kvplan("calibrate " + data_file("logs/vllm-v0-llama-3.1-8b-rtx3090-20k.log") +
                    " --model llama-3-8b --format json --write-profile '" + profile + "'");
@@ -171,7 +171,7 @@ TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and f
     const std::string bench = "vllm_bench_serve/nim-llama-3.3-70b-fp8-2xh100-5000-500-c25.json";
     const std::string replica =
         " --model llama-3-70b --gpu h100-sxm --tp 2 --weight-dtype fp8 --kv-dtype fp8";
-    const std::string profile = out_file("llama-3-70b-nim-c25.profile.json");
+    const std::string profile = written_file("llama-3-70b-nim-c25.profile.json");
     const CliRun r = run_kvplan("calibrate --bench " + data_file(bench) + replica +
                                 " --format json --write-profile '" + profile + "'");
     REQUIRE(r.code == 0);
@@ -258,7 +258,7 @@ TEST_CASE("calibrate with several benchmarks fits the fixed costs too", "[cli][c
     const std::string stem = "vllm_bench_serve/nim-llama-3.3-70b-fp8-2xh100-5000-500-c";
     std::string args = "calibrate";
     for (const char* c : {"1", "25", "100"}) args += " --bench " + data_file(stem + c + ".json");
-    const std::string profile = out_file("llama-3-70b-nim-3-loads.profile.json");
+    const std::string profile = written_file("llama-3-70b-nim-3-loads.profile.json");
     const CliRun r = run_kvplan(args +
                                 " --model llama-3-70b --gpu h100-sxm --tp 2 --weight-dtype fp8 "
                                 "--kv-dtype fp8 --format json --write-profile '" +
@@ -294,7 +294,7 @@ TEST_CASE("calibrate with several benchmarks fits the fixed costs too", "[cli][c
 }
 
 TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]") {
-    const std::string roof = out_file("roofline-plot.svg");
+    const std::string roof = written_file("roofline-plot.svg");
     const std::string args = "roofline --model llama-3-8b --gpu h100-sxm --context 4096 --batch 64";
     const CliRun r = run_kvplan(args + " --plot '" + roof + "'");
     REQUIRE(r.code == 0);
@@ -311,7 +311,7 @@ TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]")
     REQUIRE(j.code == 0);
     const auto wall = json::parse(j.out)["kv_wall_sequences"].get<std::uint64_t>();
     CHECK(svg.find("KV wall: " + std::to_string(wall) + " sequences") != std::string::npos);
-    const std::string fitp = out_file("fit-plot.svg");
+    const std::string fitp = written_file("fit-plot.svg");
     const CliRun f = run_kvplan(
         "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 32k "
         "--concurrency 40 --plot '" +
@@ -323,7 +323,7 @@ TEST_CASE("roofline and fit write SVG charts when asked to plot", "[cli][plot]")
 }
 
 TEST_CASE("compare draws each GPU and KV dtype as a series with its KV wall", "[cli][plot]") {
-    const std::string path = out_file("compare-plot.svg");
+    const std::string path = written_file("compare-plot.svg");
     const std::string args =
         "compare --model llama-3-70b --gpu h100-sxm,h200-sxm --kv-dtype bf16,fp8 --tp 4 "
         "--context 8192";
@@ -343,7 +343,7 @@ TEST_CASE("compare draws each GPU and KV dtype as a series with its KV wall", "[
     }
     // Without a GPU there is nothing to draw: a usage error, before anything is printed.
     const CliRun bad = run_kvplan("compare --model llama-3-70b --kv-dtype bf16,fp8 --plot '" +
-                                  out_file("none.svg") + "'");
+                                  written_file("none.svg") + "'");
     CHECK(bad.code == 2);
     CHECK(bad.out.empty());
 }
