@@ -381,6 +381,26 @@ TEST_CASE("a burst on vLLM fills every step to the budget while prompts wait", "
     CHECK(e.itl < e.mixed_step.time);
 }
 
+TEST_CASE("a burst's later waves decode at most a full step a token", "[estimate]") {
+    // The burst above with 3 tokens out (L = 2 decode steps): a request is admitted about
+    // 1.2 x (P full steps + 2 tail steps), about 11.7 full steps, for 2 tokens after its prompt's
+    // one, which Little's law would put at 5 full steps a token. No step is longer than a full
+    // one: the later waves' TPOT is the full step. The first wave's: ov = L - L^2 / (2 P) of its
+    // 2 steps full (L < P).
+    const Load l{.kind = LoadKind::burst,
+                 .concurrency = 100,
+                 .prompt_tokens = 2000,
+                 .output_tokens = 3,
+                 .max_num_batched_tokens = 8192,
+                 .max_running = 40};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    const double P = e.mixed_share, ov = 2.0 - 4.0 / (2.0 * P);
+    const double full = e.mixed_step.time.in(seconds), tail = e.decode_step.time.in(seconds);
+    const double first = (full * ov + tail * (2.0 - ov)) / 2.0;
+    CHECK((1.2 * e.request.in(seconds)-full) / 2.0 > full);
+    CHECK(e.itl.in(seconds) == Approx(first / 3.0 + full * 2.0 / 3.0));
+}
+
 TEST_CASE("a burst on SGLang prefills each wave, then decodes it", "[estimate]") {
     // The same burst under SGLang's rules: a wave's 80,000 prompt tokens run as prefill batches
     // first (scheduler.py get_next_batch_to_run), ceil(80,000 / 8,192) = 10 passes, and then its
