@@ -51,7 +51,9 @@
 //
 // A burst (every request sent at once) moves in waves of B: SGLang prefills a wave and then
 // decodes it; vLLM and TensorRT-LLM fill every step to the token budget while prompts wait, so a
-// request decodes in full steps until the wave's last prompt is in.
+// request decodes in full steps until the wave's last prompt is in. Past the first wave a freed
+// slot admits the next prompt at once: B requests stay admitted at the waves' rate, and a later
+// request's TPOT is its time admitted (Little's law) less its prompt's steps, at most a full step.
 //
 // What it leaves out: prefix caching, speculative decoding, preemption, clients of a closed loop
 // that stay in step (fixed lengths), expert imbalance, and the latency (not the bytes) of the MoE
@@ -144,12 +146,12 @@ struct FamilyParams {
 
 namespace detail {
 // Ampere's fit, which Ada borrows.
-inline constexpr EstimateParams ampere_fit{.bandwidth = 0.82,
-                                           .compute = 0.83,
+inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
+                                           .compute = 0.94,
                                            .attention = 0.40,
-                                           .experts = 0.23,
-                                           .layer_overhead = 122.0 * microseconds,
-                                           .all_reduce_latency = 32.0 * microseconds};
+                                           .experts = 0.26,
+                                           .layer_overhead = 158.0 * microseconds,
+                                           .all_reduce_latency = 19.0 * microseconds};
 }  // namespace detail
 
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
@@ -164,19 +166,19 @@ inline constexpr std::array default_family_params{
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
         GpuFamily::hopper,
-        {.bandwidth = 0.83,
-         .compute = 0.72,
-         .attention = 0.24,
-         .experts = 0.20,
-         .layer_overhead = 62.0 * microseconds,
-         .all_reduce_latency = 24.0 * microseconds},
+        {.bandwidth = 0.92,
+         .compute = 0.62,
+         .attention = 0.42,
+         .experts = 0.23,
+         .layer_overhead = 75.0 * microseconds,
+         .all_reduce_latency = 21.0 * microseconds},
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
                  {.bandwidth = 0.43,
-                  .compute = 0.72,
-                  .attention = 0.24,
-                  .experts = 0.20,
+                  .compute = 0.62,
+                  .attention = 0.42,
+                  .experts = 0.23,
                   .layer_overhead = 46.0 * microseconds,
                   .all_reduce_latency = 0.0 * microseconds},
                  true,
@@ -218,12 +220,12 @@ struct EngineParams {
 // squares) where those parts span a factor of 3, else the least sum of |log error| on a grid of
 // 0.5 ms up to 500 ms (tests/support/latency_fit.hpp).
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 52.5 * milliseconds, true,
+    EngineParams{ParallelRules::vllm, 51.5 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 101.0 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 70.0 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 61.0 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 60.0 * milliseconds, true,
                  "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
                  "or fewer"},
 };
@@ -661,6 +663,7 @@ struct RunningCap {
         e.decode_step = detail::step(c, batch, e.mean_context, {}, p);
         e.decodes_per_step = n;
         Seconds wave{};
+        double d_burst = 0.0;  // decodes beside the prompts in a full step (vLLM, TensorRT-LLM)
         if (e.separate_prefill) {
             // SGLang runs a prefill batch whenever prompts wait (scheduler.py
             // get_next_batch_to_run): the wave's prompts go first, in passes of the chunk
@@ -684,6 +687,7 @@ struct RunningCap {
                 d = std::min(n * ov / std::max(P, 1.0), budget / 2.0);
                 P = std::max(1.0, n * static_cast<double>(I) / (budget - d));
             }
+            d_burst = d;
             const double prefill_tokens = std::min(budget - d, n * static_cast<double>(I));
             const auto dd = static_cast<std::uint64_t>(d + 0.5);
             e.mixed_step = detail::step(c, dd, e.mean_context,
@@ -709,6 +713,22 @@ struct RunningCap {
         e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
         e.tokens_per_s = static_cast<double>(l.concurrency * O) /
                          (wave * static_cast<double>(waves)).in(seconds);
+        if (!e.separate_prefill && waves > 1 && L > 0.0) {
+            // Past the first wave the waves blur: vLLM's schedule admits a waiting prompt as soon
+            // as a finished request frees its KV blocks (scheduler.py: the waiting queue is
+            // drained every step while blocks last; TensorRT-LLM's capacity scheduler likewise),
+            // so B requests stay admitted and nearly all of them decode, each beside the
+            // prompts of those that follow it. By Little's law a request then stays B / rate
+            // admitted (rate = tokens/s / O, what the replica serves), of which its own prompt
+            // takes the full steps of its chunks and the rest is its O - 1 tokens. The mean over
+            // requests: the first wave's as above, the other waves' at that steady state.
+            const double own = std::ceil(static_cast<double>(I) / std::max(budget - d_burst, 1.0));
+            const Seconds life = Seconds::in_base(n * static_cast<double>(O) / e.tokens_per_s);
+            const Seconds steady = std::max(
+                e.tpot, std::min(e.mixed_step.time, (life - e.mixed_step.time * own) * (1.0 / L)));
+            const double first = 1.0 / static_cast<double>(waves);
+            e.itl = e.tpot = e.tpot * first + steady * (1.0 - first);
+        }
         e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
         e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
         e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
