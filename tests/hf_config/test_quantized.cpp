@@ -263,19 +263,24 @@ TEST_CASE("ModelOpt MIXED_PRECISION gives each listed module its own algorithm",
     CHECK(c.experts == WeightFormat::nvfp4);
     CHECK(c.attention == WeightFormat::fp8);
     CHECK(c.layout.group_size == 16);
-    // Modules in an algorithm kvplan does not model (MXFP8, as MiniMax-M3-NVFP4 lists 534 of
-    // them) stay bf16, named in one note: 48 layers x 4 projections = the first and 191 more.
+    // MXFP8 modules (MiniMax-M3-NVFP4 lists 534) are sized as MXFP8, a byte and a scale per 32.
     for (auto& [module, spec] : j["quantization_config"]["quantized_layers"].items())
         if (module.find("self_attn") != std::string::npos) spec["quant_algo"] = "MXFP8";
-    const HfImport mx = import_hf_json(j, "mx.json", "mx");
+    CHECK(model_from_hf_json(j, "mx.json", "mx").config().checkpoint.attention ==
+          WeightFormat::mxfp8);
+    // Modules in an algorithm kvplan does not model (ModelOpt's W4A8_MXFP4_FP8 here) stay bf16,
+    // named in one note: 48 layers x 4 projections = the first and 191 more.
+    for (auto& [module, spec] : j["quantization_config"]["quantized_layers"].items())
+        if (module.find("self_attn") != std::string::npos) spec["quant_algo"] = "W4A8_MXFP4_FP8";
+    const HfImport mx = import_hf_json(j, "w4a8.json", "w4a8");
     CHECK(mx.model.config().checkpoint.attention == WeightFormat::bf16);
     CHECK(mx.model.config().checkpoint.experts == WeightFormat::nvfp4);
     CHECK(std::count_if(mx.notes.begin(), mx.notes.end(), [](const std::string& n) {
-              return n.find("MXFP8") != std::string::npos;
+              return n.find("W4A8_MXFP4_FP8") != std::string::npos;
           }) == 1);
     CHECK(has_note(mx,
                    "quantized_layers.model.layers.0.self_attn.k_proj and 191 more modules "
-                   "are MXFP8, which kvplan does not model; sized as bf16"));
+                   "are W4A8_MXFP4_FP8, which kvplan does not model; sized as bf16"));
     // An algorithm kvplan does not model leaves the checkpoint unknown.
     j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "W4A4_SOMETHING"}};
     CHECK_FALSE(model_from_hf_json(j, "u.json", "u").config().checkpoint.known);
@@ -606,4 +611,95 @@ TEST_CASE("int4 checkpoints weigh what their publishers state, text_config's qua
     // The same text model as Kimi-K2-Thinking's plus MoonViT's tower and projector in bf16.
     CHECK(checkpoint_file_bytes(k25).count() ==
           total + 2 * k25.config().vision_params);  // 595.1 GB
+}
+
+namespace {
+
+/// mxfp8 bytes of an r x c matrix: a byte a weight and one e8m0 byte per 32 inputs of a row.
+constexpr std::uint64_t mx8(std::uint64_t r, std::uint64_t c) {
+    return r * c + r * ((c + 31) / 32);
+}
+
+/// MiniMax-M3's text model (configs/models/minimax-m3.json) with `quantization` as config.json's
+/// quantization_config.
+Model minimax_m3_with(const Json& quantization) {
+    Json j = bundled_json("minimax-m3");
+    j["quantization_config"] = quantization;
+    return model_from_hf_json(j, "minimax-m3.json", "minimax-m3");
+}
+
+// MiniMax-M3's shapes (vLLM's vllm/models/minimax_m3/nvidia/model.py; test_hf_families_2026.cpp
+// derives its parameters): hidden h = 6,144; attention q 8,192 x h, k and v 512 x h, o h x 8,192
+// and a per-head q/k norm of 128 each on 60 layers; on 57 sparse layers the indexer's
+// index_q_proj 512 x h and index_k_proj 128 x h and two norms of 128; 3 dense MLPs of 3 x h x
+// 12,288; 57 MoE layers of 128 experts and one shared expert of 3 x h x 3,072, the router 128 x
+// h and its bias; two norms a layer, the final norm, untied embedding and LM head 200,064 x h.
+constexpr std::uint64_t m3h = 6'144;
+// The bf16 parts that stay bf16 in every recipe below: norms, routers, embedding and LM head.
+constexpr std::uint64_t m3_bf16_rest = 60 * bf(256) + 57 * bf(256) + 57 * (bf(128, m3h) + bf(128)) +
+                                       bf(60 * 2 * m3h + m3h) + 2 * bf(200'064, m3h);
+// The vision tower and projectors of the minimax_m3_vl wrapper (test_hf_families_2026.cpp), in
+// bf16 in both published checkpoints.
+constexpr std::uint64_t m3_tower = 865'567'232;
+
+}  // namespace
+
+TEST_CASE("MiniMax-M3-NVFP4's MXFP8 modules are sized as loaded, 8.25 bits a weight",
+          "[quantized][modelopt][mxfp8]") {
+    // nvidia/MiniMax-M3-NVFP4's hf_quant_config.json (GitHub ai-dynamo/aiconfigurator@095f58a51,
+    // aic-core/src/aiconfigurator_core/model_configs/nvidia--MiniMax-M3-NVFP4_hf_quant_config.json,
+    // 3,081,956 B): MIXED_PRECISION listing each of the 57 x 128 routed experts' w1, w2 and w3 as
+    // NVFP4 group 16, and as MXFP8 the q, k, v and o projections of the 60 layers, index_q_proj and
+    // index_k_proj of the 57 sparse ones, the shared experts' three projections and the 3 dense
+    // MLPs' (534 modules); lm_head, the embedding, routers and the vision tower excluded. Rebuilt
+    // here module by module, as the file names them.
+    Json layers = Json::object();
+    for (int i = 0; i < 60; ++i) {
+        const std::string l = "language_model.model.layers." + std::to_string(i);
+        for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"})
+            layers[l + ".self_attn." + p] = {{"quant_algo", "MXFP8"}};
+        if (i < 3) {
+            for (const char* p : {"gate_proj", "up_proj", "down_proj"})
+                layers[l + ".mlp." + p] = {{"quant_algo", "MXFP8"}};
+            continue;
+        }
+        for (const char* p : {"index_q_proj", "index_k_proj"})
+            layers[l + ".self_attn." + p] = {{"quant_algo", "MXFP8"}};
+        for (const char* p : {"gate_proj", "up_proj", "down_proj"})
+            layers[l + ".block_sparse_moe.shared_experts." + p] = {{"quant_algo", "MXFP8"}};
+        for (int e = 0; e < 128; ++e)
+            for (const char* w : {"w1", "w2", "w3"})
+                layers[l + ".block_sparse_moe.experts." + std::to_string(e) + "." + w] = {
+                    {"quant_algo", "NVFP4"}, {"group_size", 16}};
+    }
+    REQUIRE(layers.size() == 534 + 57 * 128 * 3);
+    const Model m = minimax_m3_with({{"quant_method", "modelopt"},
+                                     {"quant_algo", "MIXED_PRECISION"},
+                                     {"quantized_layers", layers},
+                                     {"exclude_modules", {"lm_head", "model.embed_tokens"}}});
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::mxfp8);
+    CHECK(c.shared_experts == WeightFormat::mxfp8);
+    CHECK(c.dense_mlp == WeightFormat::mxfp8);
+    CHECK(c.layout.group_size == 16);  // NVFP4's; MXFP8 keeps the MX block of 32
+    CHECK(encoding(WeightFormat::mxfp8, c.layout).group_size == 32);
+    // Attention 110,297,600 B a layer, the indexer 4,055,552 B, a dense MLP 233,570,304 B; a MoE
+    // layer's 128 experts 3 x 18,874,372 B each in nvfp4 and its shared expert 58,392,576 B.
+    const std::uint64_t attention = mx8(8192, m3h) + 2 * mx8(512, m3h) + mx8(m3h, 8192);
+    CHECK(attention == 110'297'088ULL);
+    const std::uint64_t indexer = mx8(512, m3h) + mx8(128, m3h);
+    const std::uint64_t dense = 2 * mx8(12'288, m3h) + mx8(m3h, 12'288);
+    const std::uint64_t experts = 128 * (2 * nv(3072, m3h) + nv(m3h, 3072));
+    const std::uint64_t shared = 2 * mx8(3072, m3h) + mx8(m3h, 3072);
+    const std::uint64_t total =
+        60 * attention + 57 * indexer + 3 * dense + 57 * (experts + shared) + m3_bf16_rest;
+    CHECK(total == 248'267'344'128ULL);  // 248.3 GB; the checkpoint adds its bf16 tower
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == total);
+    // Sized as bf16, as they were while MXFP8 was not read, the 534 modules' 10,548,412,416
+    // weights took 2 B each instead of 1.03125: 10,218,774,528 B more.
+    const std::uint64_t mx_weights = 60ULL * (2 * 8192 + 2 * 512) * m3h + 57ULL * 640 * m3h +
+                                     9ULL * 12'288 * m3h + 57ULL * 3 * 3072 * m3h;
+    CHECK(mx_weights == 10'548'412'416ULL);
+    CHECK(mx_weights * 2 - mx_weights - mx_weights / 32 == 10'218'774'528ULL);
 }
