@@ -703,3 +703,77 @@ TEST_CASE("MiniMax-M3-NVFP4's MXFP8 modules are sized as loaded, 8.25 bits a wei
     CHECK(mx_weights == 10'548'412'416ULL);
     CHECK(mx_weights * 2 - mx_weights - mx_weights / 32 == 10'218'774'528ULL);
 }
+
+TEST_CASE("MiniMax-M3 in MXFP8 and in bf16 weighs what its publishers state, within 0.1%",
+          "[quantized][published][mxfp8]") {
+    // MiniMaxAI/MiniMax-M3 is published in MXFP8; the model card of Mapika/MiniMax-M3-NVFP4 on
+    // Hugging Face (huggingface.co/Mapika/MiniMax-M3-NVFP4, README.md at commit 6684358) gives
+    // "854 GB BF16, 444 GB MXFP8" for it. The MXFP8 checkpoint quantizes every linear layer of
+    // the text model, routed experts included (olka-fi/MiniMax-M3-MXFP4's card: shared expert,
+    // attention and dense MLP "MXFP8 ... kept lossless from the source"), and keeps the
+    // embedding, LM head, routers, norms and the vision tower in bf16.
+    const auto within = [](std::uint64_t ours, double published, double tolerance) {
+        return std::abs(static_cast<double>(ours) / published - 1.0) < tolerance;
+    };
+    const Model m = minimax_m3_with(
+        {{"quant_method", "modelopt"}, {"quant_algo", "MXFP8"}, {"exclude_modules", {"lm_head"}}});
+    CHECK(m.config().checkpoint.experts == WeightFormat::mxfp8);
+    CHECK(m.config().checkpoint.attention == WeightFormat::mxfp8);
+    // As the test above, with the 128 routed experts of 3 x h x 3,072 in mxfp8 too.
+    const std::uint64_t attention = mx8(8192, m3h) + 2 * mx8(512, m3h) + mx8(m3h, 8192);
+    const std::uint64_t indexer = mx8(512, m3h) + mx8(128, m3h);
+    const std::uint64_t dense = 2 * mx8(12'288, m3h) + mx8(m3h, 12'288);
+    const std::uint64_t expert = 2 * mx8(3072, m3h) + mx8(m3h, 3072);
+    const std::uint64_t text =
+        60 * attention + 57 * indexer + 3 * dense + 57 * 129 * expert + m3_bf16_rest;
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == text);
+    const std::uint64_t mxfp8 = text + 2 * m3_tower;
+    CHECK(mxfp8 == 443'649'406'720ULL);  // 443.6 GB
+    CHECK(within(mxfp8, 444e9, 0.001));
+    // In bf16: the 426,174,572,928 parameters of the text model and the tower's, 2 B each.
+    const Model plain = bundled("minimax-m3");
+    const std::uint64_t bf16 =
+        weight_bytes(plain, checkpoint_weights(plain)).total().count() + 2 * m3_tower;
+    CHECK(bf16 == 2 * (426'174'572'928ULL + m3_tower));  // 854.08 GB
+    CHECK(within(bf16, 854e9, 0.001));
+}
+
+TEST_CASE("an NVFP4 Kimi-K2.6 weighs what its publisher states, 550 GiB",
+          "[quantized][published][modelopt]") {
+    // wafer-ai/Kimi-K2.6-NVFP4's model card (huggingface.co/wafer-ai/Kimi-K2.6-NVFP4, "At a
+    // glance"; the same in wafer.ai/blog/kimi-k26-nvfp4): "Storage ~590 GB (550 GiB) across 119
+    // safetensors shards"; ModelOpt NVFP4 on every linear layer but those its
+    // quantization_config.ignore names: lm_head, *self_attn*, *vision_tower*, *mm_projector*.
+    // Kimi-K2.6 has Kimi-K2.5's shapes (the kimi_k25 wrapper bundled as kimi-k2.5).
+    Json j = bundled_json("kimi-k2.5");
+    j["text_config"].erase("quantization_config");
+    j["quantization_config"] = {
+        {"quant_method", "modelopt"},
+        {"quant_algo", "NVFP4"},
+        {"group_size", 16},
+        {"ignore", {"language_model.lm_head", "*self_attn*", "*vision_tower*", "*mm_projector*"}}};
+    const Model m = model_from_hf_json(j, "k26.json", "k26");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.dense_mlp == WeightFormat::nvfp4);
+    CHECK(c.shared_experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::bf16);
+    // Hidden 7,168, 61 layers. bf16 MLA a layer: q_a 1,536 x h and its norm, q_b 64 x 192 x
+    // 1,536, kv_a 576 x h, its norm 512, kv_b 64 x 256 x 512, o h x 64 x 128. NVFP4: layer 0's
+    // MLP 2 x 18,432 x h + h x 18,432; on 60 MoE layers 384 routed experts and 1 shared of 2 x
+    // 2,048 x h + h x 2,048, beside the bf16 router 384 x h and its bias. bf16: two norms a
+    // layer, the embedding and head 163,840 x h, the final norm, MoonViT's 471,143,920
+    // parameters (test_hf_families_2026.cpp).
+    constexpr std::uint64_t h = 7'168;
+    const std::uint64_t attention = bf(1536, h) + bf(1536) + bf(12'288, 1536) + bf(576, h) +
+                                    bf(512) + bf(16'384, 512) + bf(h, 8192);
+    const std::uint64_t expert = 2 * nv(2048, h) + nv(h, 2048);
+    const std::uint64_t dense = 2 * nv(18'432, h) + nv(h, 18'432);
+    const std::uint64_t moe = 385 * expert + bf(384, h) + bf(384);
+    const std::uint64_t total = 61 * attention + dense + 60 * moe + 61 * bf(2 * h) +
+                                2 * bf(163'840, h) + bf(h) + 2 * 471'143'920ULL;
+    CHECK(total == 590'779'634'364ULL);  // 590.8 GB, 550.21 GiB
+    CHECK(checkpoint_file_bytes(m).count() == total);
+    CHECK(std::abs(static_cast<double>(total) / (550.0 * GiB_d) - 1.0) < 0.001);
+    CHECK(std::abs(static_cast<double>(total) / 590e9 - 1.0) < 0.002);
+}
