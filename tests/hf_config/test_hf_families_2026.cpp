@@ -553,6 +553,24 @@ TEST_CASE("Nemotron-3-Ultra: layers_block_type alone gives the layer count",
     CHECK(kv_token(m) == 12 * 2 * 2 * 128 * 2);
     CHECK(m.layer(0).state_bytes.count() == 55'296ULL * 2 + 2'097'152ULL * 4);
 
+    // Its parameters, from vLLM's nemotron_h.py, hidden h = 8,192. A Mamba-2 mixer: in_proj
+    // h -> 2 x 16,384 (256 heads x 64) + 2 x 8 groups x 128 + 256 = 35,072; conv1d over 16,384 +
+    // 2,048 channels, kernel 4, with bias; A_log, D and dt_bias of 256; the gated norm 16,384;
+    // out_proj 16,384 -> h; the block norm h. Attention: q and o 8,192 x h, k and v 256 x h, norm.
+    // LatentMoE: router 512 x h and its bias 512, fc1_latent_proj h -> 2,048 and fc2_latent_proj
+    // back, 512 experts of up 5,120 x 2,048 and down 2,048 x 5,120 (squared ReLU, no gate), the
+    // shared expert up 10,240 x h and down, the norm. Untied embedding and head 131,072 x h.
+    constexpr std::uint64_t h = 8'192;
+    constexpr std::uint64_t mamba =
+        35'072 * h + 18'432 * 4 + 18'432 + 3 * 256 + 16'384 + h * 16'384 + h;
+    constexpr std::uint64_t attention = 2 * 8'192 * h + 2 * 256 * h + h;
+    constexpr std::uint64_t moe =
+        512 * h + 512 + 2 * 2'048 * h + 512ULL * 2 * 5'120 * 2'048 + 2 * 10'240 * h + h;
+    constexpr std::uint64_t ultra = 48 * mamba + 12 * attention + 48 * moe + 2 * 131'072 * h + h;
+    static_assert(ultra == 549'308'993'536ULL);  // "550B" in its name
+    CHECK(total_params(m) == ultra);
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == 2 * ultra);  // bf16
+
     Json j = bundled_json("nemotron-3-ultra-550b-a55b");
     j["layers_block_type"][1] = "dense";
     CHECK_THAT(import_error(j),
