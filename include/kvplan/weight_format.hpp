@@ -112,6 +112,10 @@ struct CheckpointFormat {
     /// The multi-token-prediction layers the checkpoint stores beside the model are left out of
     /// its quantization (ModelOpt's exclude_modules "model.layers.61*"): stored as `rest`.
     bool mtp_unquantized = false;
+    /// The multi-token-prediction layers use the model's embedding and LM head and the checkpoint
+    /// stores no copies of their own (Qwen3.5's mtp_use_dedicated_embeddings false), where
+    /// DeepSeek-V3's store both.
+    bool mtp_shares_embeddings = false;
     /// Embeddings, the LM head, norms, biases and routers (fp32 in an all-fp32 model).
     WeightFormat rest = WeightFormat::bf16;
     QuantLayout layout{};

@@ -35,6 +35,8 @@ constexpr std::uint64_t nv(std::uint64_t r, std::uint64_t c) {
 constexpr std::uint64_t fp8b(std::uint64_t r, std::uint64_t c) {
     return r * c + 4 * ((r + 127) / 128) * ((c + 127) / 128);
 }
+/// fp8 bytes of an r x c matrix with one fp32 scale for the whole matrix (ModelOpt's FP8).
+constexpr std::uint64_t fp8_tensor(std::uint64_t r, std::uint64_t c) { return r * c + 4; }
 constexpr std::uint64_t bf(std::uint64_t r, std::uint64_t c = 1) { return 2 * r * c; }
 
 bool has_note(const HfImport& imp, const std::string& part) {
@@ -776,4 +778,71 @@ TEST_CASE("an NVFP4 Kimi-K2.6 weighs what its publisher states, 550 GiB",
     CHECK(checkpoint_file_bytes(m).count() == total);
     CHECK(std::abs(static_cast<double>(total) / (550.0 * GiB_d) - 1.0) < 0.001);
     CHECK(std::abs(static_cast<double>(total) / 590e9 - 1.0) < 0.002);
+}
+
+TEST_CASE("Qwen3.6-35B-A3B-NVFP4 is read module by module, 3.06 x smaller than bf16",
+          "[quantized][published][modelopt]") {
+    // The bundled qwen3.6-35b-a3b is nvidia/Qwen3.6-35B-A3B-NVFP4's config.json: its
+    // quantization_config (modelopt, MIXED_PRECISION) lists the routed experts, the shared
+    // expert's three projections and the LM head as W4A16_NVFP4 group 16, the attention's q, k,
+    // v, o and the DeltaNet's in_proj_qkv, in_proj_z and out_proj as FP8 (one fp32 scale a
+    // matrix); the MTP layer ("mtp*") is excluded, the embedding, routers, norms and tower not
+    // listed: bf16.
+    const Model m = bundled("qwen3.6-35b-a3b");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.shared_experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::fp8);
+    CHECK(c.mixers == WeightFormat::fp8);
+    CHECK(c.lm_head == WeightFormat::nvfp4);
+    CHECK(c.mtp_unquantized);
+    CHECK(c.mtp_shares_embeddings);
+    CHECK(m.config().mtp_layers == 1);  // mtp_num_hidden_layers
+    // Hidden h = 2,048, 40 layers (Qwen3.5-35B-A3B's shapes). Gated attention on 10: q and its
+    // gate 2 x 16 x 256 = 8,192 x h, k and v 512 x h, o h x 4,096 in fp8, q/k norms of 256.
+    // DeltaNet on 30: in_proj_qkv 8,192 x h, in_proj_z 4,096 x h and out_proj h x 4,096 in fp8;
+    // in_proj_b and in_proj_a 32 x h, the conv 8,192 x 4, A_log and dt_bias of 32, the norm 128
+    // in bf16. MoE on 40: 256 experts and the shared one of 2 x 512 x h + h x 512 in nvfp4, the
+    // router 256 x h and the shared expert's gate 1 x h in bf16. Two norms a layer, the final
+    // norm, the bf16 embedding and the nvfp4 LM head 248,320 x h.
+    constexpr std::uint64_t h = 2'048;
+    const std::uint64_t full =
+        fp8_tensor(8192, h) + 2 * fp8_tensor(512, h) + fp8_tensor(h, 4096) + bf(512);
+    const std::uint64_t deltanet = fp8_tensor(8192, h) + fp8_tensor(4096, h) + fp8_tensor(h, 4096) +
+                                   bf(64, h) + bf(8192 * 4) + bf(64) + bf(128);
+    const std::uint64_t expert = 2 * nv(512, h) + nv(h, 512);
+    const std::uint64_t moe = 257 * expert + bf(256, h) + bf(h);
+    const std::uint64_t text = 10 * full + 30 * deltanet + 40 * moe + 40 * bf(2 * h) + bf(h) +
+                               bf(248'320, h) + nv(248'320, h);
+    CHECK(text == 20'825'032'940ULL);
+    // kvplan holds the output gates, the DeltaNet parts and the shared expert's gate as one
+    // block of extra parameters in the mixers' fp8: the 30 x 164,032 DeltaNet values kept in
+    // bf16 and the 40 x 2,048 of the gates take 1 B, not 2 (5,002,880 B), and the block one
+    // fp32 scale a layer, not three (240 B): 5.0 MB, 0.02%, less than the files.
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    const std::uint64_t tower = 2 * m.config().vision_params;
+    CHECK(tower == 893'142'496ULL);
+    CHECK(wb.total().count() == text - 5'003'120ULL + tower);
+    // The MTP layer, all bf16 (vLLM's qwen3_5_mtp.py): a full-attention layer with its MoE as
+    // above, fc 2h -> h and three norms of h; the embedding and head are the model's. kvplan's
+    // extra parameters do not grow with it: its output gate 4,096 x h and shared expert's gate
+    // h, 16,781,312 B, are left out.
+    const std::uint64_t mtp = bf(8192 + 1024 + 4096, h) + bf(512) + 257 * bf(3 * 512, h) +
+                              bf(256, h) + bf(h) + bf(2 * h) + bf(2 * h, h) + bf(3 * h);
+    CHECK(mtp == 1'689'281'536ULL);
+    CHECK(mtp_layer_bytes(m).count() == mtp - 16'781'312ULL);
+    // NVIDIA's model card (huggingface.co/nvidia/Qwen3.6-35B-A3B-NVFP4, quoted by
+    // thakicloud.github.io/en/llmops/nvidia-qwen36-nvfp4/: "disk and GPU memory requirements fall
+    // by about 3.06x per the model card"; "~71 GB to ~23 GB", creeta.com's guide): the whole
+    // checkpoint against Qwen/Qwen3.6-35B-A3B's bf16 one, 71.9 GB and 23.4 GB here.
+    Json plain = bundled_json("qwen3.6-35b-a3b");
+    plain.erase("quantization_config");
+    const Model b = model_from_hf_json(plain, "qwen3.6.json", "qwen3.6");
+    const std::uint64_t nvfp4_files = checkpoint_file_bytes(m).count();
+    const std::uint64_t bf16_files = checkpoint_file_bytes(b).count();
+    CHECK(nvfp4_files == wb.total().count() + mtp - 16'781'312ULL);
+    const double ratio = static_cast<double>(bf16_files) / static_cast<double>(nvfp4_files);
+    CHECK(std::abs(ratio / 3.06 - 1.0) < 0.01);
+    CHECK(std::abs(static_cast<double>(nvfp4_files) / 23e9 - 1.0) < 0.03);
+    CHECK(std::abs(static_cast<double>(bf16_files) / 71e9 - 1.0) < 0.03);
 }
