@@ -29,9 +29,9 @@ struct WeightEncoding {
 /// inputs of one output row, an fp16 scale and a 4-bit zero point packed eight to an int32, so
 /// 4 + (16 + 4) / 128 = 4.15625 bits per weight; symmetric checkpoints (W4A16 without zero points)
 /// keep the scale only. mxfp4 is 4 + 8 / 32 = 4.25 bits per weight, mxfp8 8 + 8 / 32 = 8.25;
-/// nvfp4 4 + 8 / 16 = 4.5, with
-/// one fp32 scale per matrix more. fp8 keeps one fp32 scale per matrix, per output channel, or
-/// per 128 x 128 block (DeepSeek-V3: 8 + 32 / 16,384 = 8.002 bits per weight).
+/// nvfp4 4 + 8 / 16 = 4.5, with one fp32 scale per matrix more. fp8 keeps one fp32 scale per
+/// matrix, per output channel, or per 128 x 128 block (DeepSeek-V3: 8 + 32 / 16,384 = 8.002 bits
+/// per weight).
 [[nodiscard]] constexpr WeightEncoding encoding(WeightFormat f,
                                                 const QuantLayout& q = {}) noexcept {
     switch (f) {
