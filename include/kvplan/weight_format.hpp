@@ -17,8 +17,9 @@ enum class WeightFormat : std::uint8_t {
     fp32,
     bf16,
     fp16,
-    fp8,   ///< 8-bit floats: one fp32 scale per matrix, per output channel or per square block
-    int8,  ///< 8-bit integers, one fp32 scale per output channel (W8A8 INT8)
+    fp8,    ///< 8-bit floats: one fp32 scale per matrix, per output channel or per square block
+    int8,   ///< 8-bit integers, one fp32 scale per output channel (W8A8 INT8)
+    mxfp8,  ///< 8-bit e4m3 values, one e8m0 scale per 32 (OCP MX; MiniMax-M3's dense layers)
     int4,  ///< 4-bit integers in groups along the input (AWQ, GPTQ, W4A16), an fp16 scale per group
     mxfp4,  ///< 4-bit e2m1 values, one e8m0 scale per 32 (OCP MX; gpt-oss's experts)
     nvfp4,  ///< 4-bit e2m1 values, one fp8 scale per 16 and one fp32 scale per matrix
@@ -26,12 +27,13 @@ enum class WeightFormat : std::uint8_t {
 
 /// Every format with its spellings: the first is its name; "float32", "bfloat16", "float16" (a
 /// config's torch_dtype) and "awq", "gptq" (int4 methods) are read too.
-inline constexpr FixedArray<detail::EnumName<WeightFormat>, 13> weight_format_names{{
+inline constexpr FixedArray<detail::EnumName<WeightFormat>, 14> weight_format_names{{
     {WeightFormat::fp32, "fp32"},
     {WeightFormat::bf16, "bf16"},
     {WeightFormat::fp16, "fp16"},
     {WeightFormat::fp8, "fp8"},
     {WeightFormat::int8, "int8"},
+    {WeightFormat::mxfp8, "mxfp8"},
     {WeightFormat::int4, "int4"},
     {WeightFormat::mxfp4, "mxfp4"},
     {WeightFormat::nvfp4, "nvfp4"},
@@ -43,9 +45,10 @@ inline constexpr FixedArray<detail::EnumName<WeightFormat>, 13> weight_format_na
 }};
 
 /// Every format, in order.
-inline constexpr FixedArray<WeightFormat, 8> all_weight_formats{
-    WeightFormat::fp32, WeightFormat::bf16, WeightFormat::fp16,  WeightFormat::fp8,
-    WeightFormat::int8, WeightFormat::int4, WeightFormat::mxfp4, WeightFormat::nvfp4};
+inline constexpr FixedArray<WeightFormat, 9> all_weight_formats{
+    WeightFormat::fp32, WeightFormat::bf16,  WeightFormat::fp16,
+    WeightFormat::fp8,  WeightFormat::int8,  WeightFormat::mxfp8,
+    WeightFormat::int4, WeightFormat::mxfp4, WeightFormat::nvfp4};
 
 /// The JSON and command-line spelling.
 [[nodiscard]] constexpr const char* name(WeightFormat f) noexcept {
@@ -68,6 +71,7 @@ inline constexpr FixedArray<WeightFormat, 8> all_weight_formats{
             return 16;
         case WeightFormat::fp8:
         case WeightFormat::int8:
+        case WeightFormat::mxfp8:
             return 8;
         case WeightFormat::int4:
         case WeightFormat::mxfp4:
@@ -108,6 +112,10 @@ struct CheckpointFormat {
     /// The multi-token-prediction layers the checkpoint stores beside the model are left out of
     /// its quantization (ModelOpt's exclude_modules "model.layers.61*"): stored as `rest`.
     bool mtp_unquantized = false;
+    /// The multi-token-prediction layers use the model's embedding and LM head and the checkpoint
+    /// stores no copies of their own (Qwen3.5's mtp_use_dedicated_embeddings false), where
+    /// DeepSeek-V3's store both.
+    bool mtp_shares_embeddings = false;
     /// Embeddings, the LM head, norms, biases and routers (fp32 in an all-fp32 model).
     WeightFormat rest = WeightFormat::bf16;
     QuantLayout layout{};

@@ -44,12 +44,26 @@ TEST_CASE("the bundled configs number at least 70 and all import", "[hf_families
     const auto ids = bundled_model_ids(config_dir);
     // Issue 27 asked for at least 70 bundled models.
     CHECK(ids.size() >= 70);
-    for (const char* id :
-         {"qwen3.5-27b", "qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b", "glm-5",
-          "glm-5.1", "glm-5.2", "kimi-k2.5", "minimax-m2.5", "minimax-m2.7", "mimo-v2-flash",
-          "mimo-7b-base", "nemotron-3.5-lightning-30b-a3b", "nemotron-3-ultra-550b-a55b",
-          "llama-3.3-nemotron-super-49b-v1", "llama-3.3-70b-instruct", "deepseek-r1",
-          "qwen3-coder-480b-a35b-instruct", "gemma-4-26b-a4b"}) {
+    for (const char* id : {"qwen3.5-27b",
+                           "qwen3.5-35b-a3b",
+                           "qwen3.5-122b-a10b",
+                           "qwen3.5-397b-a17b",
+                           "qwen3.6-35b-a3b",
+                           "glm-5",
+                           "glm-5.1",
+                           "glm-5.2",
+                           "kimi-k2.5",
+                           "minimax-m2.5",
+                           "minimax-m2.7",
+                           "mimo-v2-flash",
+                           "mimo-7b-base",
+                           "nemotron-3.5-lightning-30b-a3b",
+                           "nemotron-3-ultra-550b-a55b",
+                           "llama-3.3-nemotron-super-49b-v1",
+                           "llama-3.3-70b-instruct",
+                           "deepseek-r1",
+                           "qwen3-coder-480b-a35b-instruct",
+                           "gemma-4-26b-a4b"}) {
         INFO(id);
         CHECK(std::find(ids.begin(), ids.end(), id) != ids.end());
     }
@@ -149,6 +163,7 @@ TEST_CASE("every bundled config's KV bytes per token, derived by hand", "[hf_fam
         {"qwen3.5-27b", 2 * 16 * 4 * 256 * 2},
         {"qwen3.5-35b-a3b", 2 * 10 * 2 * 256 * 2},
         {"qwen3.5-397b-a17b", 2 * 15 * 2 * 256 * 2},
+        {"qwen3.6-35b-a3b", 2 * 10 * 2 * 256 * 2},  // Qwen3.5-35B-A3B's shapes
     };
     const auto ids = bundled_model_ids(config_dir);
     CHECK(ids.size() == std::size(rows));
@@ -552,6 +567,24 @@ TEST_CASE("Nemotron-3-Ultra: layers_block_type alone gives the layer count",
     // 128) = 55,296 values x 2 B, SSM 256 x 64 x 128 = 2,097,152 values x 4 B: 8,499,200 B.
     CHECK(kv_token(m) == 12 * 2 * 2 * 128 * 2);
     CHECK(m.layer(0).state_bytes.count() == 55'296ULL * 2 + 2'097'152ULL * 4);
+
+    // Its parameters, from vLLM's nemotron_h.py, hidden h = 8,192. A Mamba-2 mixer: in_proj
+    // h -> 2 x 16,384 (256 heads x 64) + 2 x 8 groups x 128 + 256 = 35,072; conv1d over 16,384 +
+    // 2,048 channels, kernel 4, with bias; A_log, D and dt_bias of 256; the gated norm 16,384;
+    // out_proj 16,384 -> h; the block norm h. Attention: q and o 8,192 x h, k and v 256 x h, norm.
+    // LatentMoE: router 512 x h and its bias 512, fc1_latent_proj h -> 2,048 and fc2_latent_proj
+    // back, 512 experts of up 5,120 x 2,048 and down 2,048 x 5,120 (squared ReLU, no gate), the
+    // shared expert up 10,240 x h and down, the norm. Untied embedding and head 131,072 x h.
+    constexpr std::uint64_t h = 8'192;
+    constexpr std::uint64_t mamba =
+        35'072 * h + 18'432 * 4 + 18'432 + 3 * 256 + 16'384 + h * 16'384 + h;
+    constexpr std::uint64_t attention = 2 * 8'192 * h + 2 * 256 * h + h;
+    constexpr std::uint64_t moe =
+        512 * h + 512 + 2 * 2'048 * h + 512ULL * 2 * 5'120 * 2'048 + 2 * 10'240 * h + h;
+    constexpr std::uint64_t ultra = 48 * mamba + 12 * attention + 48 * moe + 2 * 131'072 * h + h;
+    static_assert(ultra == 549'308'993'536ULL);  // "550B" in its name
+    CHECK(total_params(m) == ultra);
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == 2 * ultra);  // bf16
 
     Json j = bundled_json("nemotron-3-ultra-550b-a55b");
     j["layers_block_type"][1] = "dense";

@@ -35,6 +35,8 @@ constexpr std::uint64_t nv(std::uint64_t r, std::uint64_t c) {
 constexpr std::uint64_t fp8b(std::uint64_t r, std::uint64_t c) {
     return r * c + 4 * ((r + 127) / 128) * ((c + 127) / 128);
 }
+/// fp8 bytes of an r x c matrix with one fp32 scale for the whole matrix (ModelOpt's FP8).
+constexpr std::uint64_t fp8_tensor(std::uint64_t r, std::uint64_t c) { return r * c + 4; }
 constexpr std::uint64_t bf(std::uint64_t r, std::uint64_t c = 1) { return 2 * r * c; }
 
 bool has_note(const HfImport& imp, const std::string& part) {
@@ -263,19 +265,24 @@ TEST_CASE("ModelOpt MIXED_PRECISION gives each listed module its own algorithm",
     CHECK(c.experts == WeightFormat::nvfp4);
     CHECK(c.attention == WeightFormat::fp8);
     CHECK(c.layout.group_size == 16);
-    // Modules in an algorithm kvplan does not model (MXFP8, as MiniMax-M3-NVFP4 lists 534 of
-    // them) stay bf16, named in one note: 48 layers x 4 projections = the first and 191 more.
+    // MXFP8 modules (MiniMax-M3-NVFP4 lists 534) are sized as MXFP8, a byte and a scale per 32.
     for (auto& [module, spec] : j["quantization_config"]["quantized_layers"].items())
         if (module.find("self_attn") != std::string::npos) spec["quant_algo"] = "MXFP8";
-    const HfImport mx = import_hf_json(j, "mx.json", "mx");
+    CHECK(model_from_hf_json(j, "mx.json", "mx").config().checkpoint.attention ==
+          WeightFormat::mxfp8);
+    // Modules in an algorithm kvplan does not model (ModelOpt's W4A8_MXFP4_FP8 here) stay bf16,
+    // named in one note: 48 layers x 4 projections = the first and 191 more.
+    for (auto& [module, spec] : j["quantization_config"]["quantized_layers"].items())
+        if (module.find("self_attn") != std::string::npos) spec["quant_algo"] = "W4A8_MXFP4_FP8";
+    const HfImport mx = import_hf_json(j, "w4a8.json", "w4a8");
     CHECK(mx.model.config().checkpoint.attention == WeightFormat::bf16);
     CHECK(mx.model.config().checkpoint.experts == WeightFormat::nvfp4);
     CHECK(std::count_if(mx.notes.begin(), mx.notes.end(), [](const std::string& n) {
-              return n.find("MXFP8") != std::string::npos;
+              return n.find("W4A8_MXFP4_FP8") != std::string::npos;
           }) == 1);
     CHECK(has_note(mx,
                    "quantized_layers.model.layers.0.self_attn.k_proj and 191 more modules "
-                   "are MXFP8, which kvplan does not model; sized as bf16"));
+                   "are W4A8_MXFP4_FP8, which kvplan does not model; sized as bf16"));
     // An algorithm kvplan does not model leaves the checkpoint unknown.
     j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "W4A4_SOMETHING"}};
     CHECK_FALSE(model_from_hf_json(j, "u.json", "u").config().checkpoint.known);
@@ -606,4 +613,236 @@ TEST_CASE("int4 checkpoints weigh what their publishers state, text_config's qua
     // The same text model as Kimi-K2-Thinking's plus MoonViT's tower and projector in bf16.
     CHECK(checkpoint_file_bytes(k25).count() ==
           total + 2 * k25.config().vision_params);  // 595.1 GB
+}
+
+namespace {
+
+/// mxfp8 bytes of an r x c matrix: a byte a weight and one e8m0 byte per 32 inputs of a row.
+constexpr std::uint64_t mx8(std::uint64_t r, std::uint64_t c) {
+    return r * c + r * ((c + 31) / 32);
+}
+
+/// MiniMax-M3's text model (configs/models/minimax-m3.json) with `quantization` as config.json's
+/// quantization_config.
+Model minimax_m3_with(const Json& quantization) {
+    Json j = bundled_json("minimax-m3");
+    j["quantization_config"] = quantization;
+    return model_from_hf_json(j, "minimax-m3.json", "minimax-m3");
+}
+
+// MiniMax-M3's shapes (vLLM's vllm/models/minimax_m3/nvidia/model.py; test_hf_families_2026.cpp
+// derives its parameters): hidden h = 6,144; attention q 8,192 x h, k and v 512 x h, o h x 8,192
+// and a per-head q/k norm of 128 each on 60 layers; on 57 sparse layers the indexer's
+// index_q_proj 512 x h and index_k_proj 128 x h and two norms of 128; 3 dense MLPs of 3 x h x
+// 12,288; 57 MoE layers of 128 experts and one shared expert of 3 x h x 3,072, the router 128 x
+// h and its bias; two norms a layer, the final norm, untied embedding and LM head 200,064 x h.
+constexpr std::uint64_t m3h = 6'144;
+// The bf16 parts that stay bf16 in every recipe below: norms, routers, embedding and LM head.
+constexpr std::uint64_t m3_bf16_rest = 60 * bf(256) + 57 * bf(256) + 57 * (bf(128, m3h) + bf(128)) +
+                                       bf(60 * 2 * m3h + m3h) + 2 * bf(200'064, m3h);
+// The vision tower and projectors of the minimax_m3_vl wrapper (test_hf_families_2026.cpp), in
+// bf16 in both published checkpoints.
+constexpr std::uint64_t m3_tower = 865'567'232;
+
+}  // namespace
+
+TEST_CASE("MiniMax-M3-NVFP4's MXFP8 modules are sized as loaded, 8.25 bits a weight",
+          "[quantized][modelopt][mxfp8]") {
+    // nvidia/MiniMax-M3-NVFP4's hf_quant_config.json (GitHub ai-dynamo/aiconfigurator@095f58a51,
+    // aic-core/src/aiconfigurator_core/model_configs/nvidia--MiniMax-M3-NVFP4_hf_quant_config.json,
+    // 3,081,956 B): MIXED_PRECISION listing each of the 57 x 128 routed experts' w1, w2 and w3 as
+    // NVFP4 group 16, and as MXFP8 the q, k, v and o projections of the 60 layers, index_q_proj and
+    // index_k_proj of the 57 sparse ones, the shared experts' three projections and the 3 dense
+    // MLPs' (534 modules); lm_head, the embedding, routers and the vision tower excluded. Rebuilt
+    // here module by module, as the file names them.
+    Json layers = Json::object();
+    for (int i = 0; i < 60; ++i) {
+        const std::string l = "language_model.model.layers." + std::to_string(i);
+        for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"})
+            layers[l + ".self_attn." + p] = {{"quant_algo", "MXFP8"}};
+        if (i < 3) {
+            for (const char* p : {"gate_proj", "up_proj", "down_proj"})
+                layers[l + ".mlp." + p] = {{"quant_algo", "MXFP8"}};
+            continue;
+        }
+        for (const char* p : {"index_q_proj", "index_k_proj"})
+            layers[l + ".self_attn." + p] = {{"quant_algo", "MXFP8"}};
+        for (const char* p : {"gate_proj", "up_proj", "down_proj"})
+            layers[l + ".block_sparse_moe.shared_experts." + p] = {{"quant_algo", "MXFP8"}};
+        for (int e = 0; e < 128; ++e)
+            for (const char* w : {"w1", "w2", "w3"})
+                layers[l + ".block_sparse_moe.experts." + std::to_string(e) + "." + w] = {
+                    {"quant_algo", "NVFP4"}, {"group_size", 16}};
+    }
+    REQUIRE(layers.size() == 534 + 57 * 128 * 3);
+    const Model m = minimax_m3_with({{"quant_method", "modelopt"},
+                                     {"quant_algo", "MIXED_PRECISION"},
+                                     {"quantized_layers", layers},
+                                     {"exclude_modules", {"lm_head", "model.embed_tokens"}}});
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::mxfp8);
+    CHECK(c.shared_experts == WeightFormat::mxfp8);
+    CHECK(c.dense_mlp == WeightFormat::mxfp8);
+    CHECK(c.layout.group_size == 16);  // NVFP4's; MXFP8 keeps the MX block of 32
+    CHECK(encoding(WeightFormat::mxfp8, c.layout).group_size == 32);
+    // Attention 110,297,600 B a layer, the indexer 4,055,552 B, a dense MLP 233,570,304 B; a MoE
+    // layer's 128 experts 3 x 18,874,372 B each in nvfp4 and its shared expert 58,392,576 B.
+    const std::uint64_t attention = mx8(8192, m3h) + 2 * mx8(512, m3h) + mx8(m3h, 8192);
+    CHECK(attention == 110'297'088ULL);
+    const std::uint64_t indexer = mx8(512, m3h) + mx8(128, m3h);
+    const std::uint64_t dense = 2 * mx8(12'288, m3h) + mx8(m3h, 12'288);
+    const std::uint64_t experts = 128 * (2 * nv(3072, m3h) + nv(m3h, 3072));
+    const std::uint64_t shared = 2 * mx8(3072, m3h) + mx8(m3h, 3072);
+    const std::uint64_t total =
+        60 * attention + 57 * indexer + 3 * dense + 57 * (experts + shared) + m3_bf16_rest;
+    CHECK(total == 248'267'344'128ULL);  // 248.3 GB; the checkpoint adds its bf16 tower
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == total);
+    // Sized as bf16, as they were while MXFP8 was not read, the 534 modules' 10,548,412,416
+    // weights took 2 B each instead of 1.03125: 10,218,774,528 B more.
+    const std::uint64_t mx_weights = 60ULL * (2 * 8192 + 2 * 512) * m3h + 57ULL * 640 * m3h +
+                                     9ULL * 12'288 * m3h + 57ULL * 3 * 3072 * m3h;
+    CHECK(mx_weights == 10'548'412'416ULL);
+    CHECK(mx_weights * 2 - mx_weights - mx_weights / 32 == 10'218'774'528ULL);
+}
+
+TEST_CASE("MiniMax-M3 in MXFP8 and in bf16 weighs what its publishers state, within 0.1%",
+          "[quantized][published][mxfp8]") {
+    // MiniMaxAI/MiniMax-M3 is published in MXFP8; the model card of Mapika/MiniMax-M3-NVFP4 on
+    // Hugging Face (huggingface.co/Mapika/MiniMax-M3-NVFP4, README.md at commit 6684358) gives
+    // "854 GB BF16, 444 GB MXFP8" for it. The MXFP8 checkpoint quantizes every linear layer of
+    // the text model, routed experts included (olka-fi/MiniMax-M3-MXFP4's card: shared expert,
+    // attention and dense MLP "MXFP8 ... kept lossless from the source"), and keeps the
+    // embedding, LM head, routers, norms and the vision tower in bf16.
+    const auto within = [](std::uint64_t ours, double published, double tolerance) {
+        return std::abs(static_cast<double>(ours) / published - 1.0) < tolerance;
+    };
+    const Model m = minimax_m3_with(
+        {{"quant_method", "modelopt"}, {"quant_algo", "MXFP8"}, {"exclude_modules", {"lm_head"}}});
+    CHECK(m.config().checkpoint.experts == WeightFormat::mxfp8);
+    CHECK(m.config().checkpoint.attention == WeightFormat::mxfp8);
+    // As the test above, with the 128 routed experts of 3 x h x 3,072 in mxfp8 too.
+    const std::uint64_t attention = mx8(8192, m3h) + 2 * mx8(512, m3h) + mx8(m3h, 8192);
+    const std::uint64_t indexer = mx8(512, m3h) + mx8(128, m3h);
+    const std::uint64_t dense = 2 * mx8(12'288, m3h) + mx8(m3h, 12'288);
+    const std::uint64_t expert = 2 * mx8(3072, m3h) + mx8(m3h, 3072);
+    const std::uint64_t text =
+        60 * attention + 57 * indexer + 3 * dense + 57 * 129 * expert + m3_bf16_rest;
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == text);
+    const std::uint64_t mxfp8 = text + 2 * m3_tower;
+    CHECK(mxfp8 == 443'649'406'720ULL);  // 443.6 GB
+    CHECK(within(mxfp8, 444e9, 0.001));
+    // In bf16: the 426,174,572,928 parameters of the text model and the tower's, 2 B each.
+    const Model plain = bundled("minimax-m3");
+    const std::uint64_t bf16 =
+        weight_bytes(plain, checkpoint_weights(plain)).total().count() + 2 * m3_tower;
+    CHECK(bf16 == 2 * (426'174'572'928ULL + m3_tower));  // 854.08 GB
+    CHECK(within(bf16, 854e9, 0.001));
+}
+
+TEST_CASE("an NVFP4 Kimi-K2.6 weighs what its publisher states, 550 GiB",
+          "[quantized][published][modelopt]") {
+    // wafer-ai/Kimi-K2.6-NVFP4's model card (huggingface.co/wafer-ai/Kimi-K2.6-NVFP4, "At a
+    // glance"; the same in wafer.ai/blog/kimi-k26-nvfp4): "Storage ~590 GB (550 GiB) across 119
+    // safetensors shards"; ModelOpt NVFP4 on every linear layer but those its
+    // quantization_config.ignore names: lm_head, *self_attn*, *vision_tower*, *mm_projector*.
+    // Kimi-K2.6 has Kimi-K2.5's shapes (the kimi_k25 wrapper bundled as kimi-k2.5).
+    Json j = bundled_json("kimi-k2.5");
+    j["text_config"].erase("quantization_config");
+    j["quantization_config"] = {
+        {"quant_method", "modelopt"},
+        {"quant_algo", "NVFP4"},
+        {"group_size", 16},
+        {"ignore", {"language_model.lm_head", "*self_attn*", "*vision_tower*", "*mm_projector*"}}};
+    const Model m = model_from_hf_json(j, "k26.json", "k26");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.dense_mlp == WeightFormat::nvfp4);
+    CHECK(c.shared_experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::bf16);
+    // Hidden 7,168, 61 layers. bf16 MLA a layer: q_a 1,536 x h and its norm, q_b 64 x 192 x
+    // 1,536, kv_a 576 x h, its norm 512, kv_b 64 x 256 x 512, o h x 64 x 128. NVFP4: layer 0's
+    // MLP 2 x 18,432 x h + h x 18,432; on 60 MoE layers 384 routed experts and 1 shared of 2 x
+    // 2,048 x h + h x 2,048, beside the bf16 router 384 x h and its bias. bf16: two norms a
+    // layer, the embedding and head 163,840 x h, the final norm, MoonViT's 471,143,920
+    // parameters (test_hf_families_2026.cpp).
+    constexpr std::uint64_t h = 7'168;
+    const std::uint64_t attention = bf(1536, h) + bf(1536) + bf(12'288, 1536) + bf(576, h) +
+                                    bf(512) + bf(16'384, 512) + bf(h, 8192);
+    const std::uint64_t expert = 2 * nv(2048, h) + nv(h, 2048);
+    const std::uint64_t dense = 2 * nv(18'432, h) + nv(h, 18'432);
+    const std::uint64_t moe = 385 * expert + bf(384, h) + bf(384);
+    const std::uint64_t total = 61 * attention + dense + 60 * moe + 61 * bf(2 * h) +
+                                2 * bf(163'840, h) + bf(h) + 2 * 471'143'920ULL;
+    CHECK(total == 590'779'634'364ULL);  // 590.8 GB, 550.21 GiB
+    CHECK(checkpoint_file_bytes(m).count() == total);
+    CHECK(std::abs(static_cast<double>(total) / (550.0 * GiB_d) - 1.0) < 0.001);
+    CHECK(std::abs(static_cast<double>(total) / 590e9 - 1.0) < 0.002);
+}
+
+TEST_CASE("Qwen3.6-35B-A3B-NVFP4 is read module by module, 3.06 x smaller than bf16",
+          "[quantized][published][modelopt]") {
+    // The bundled qwen3.6-35b-a3b is nvidia/Qwen3.6-35B-A3B-NVFP4's config.json: its
+    // quantization_config (modelopt, MIXED_PRECISION) lists the routed experts, the shared
+    // expert's three projections and the LM head as W4A16_NVFP4 group 16, the attention's q, k,
+    // v, o and the DeltaNet's in_proj_qkv, in_proj_z and out_proj as FP8 (one fp32 scale a
+    // matrix); the MTP layer ("mtp*") is excluded, the embedding, routers, norms and tower not
+    // listed: bf16.
+    const Model m = bundled("qwen3.6-35b-a3b");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.shared_experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::fp8);
+    CHECK(c.mixers == WeightFormat::fp8);
+    CHECK(c.lm_head == WeightFormat::nvfp4);
+    CHECK(c.mtp_unquantized);
+    CHECK(c.mtp_shares_embeddings);
+    CHECK(m.config().mtp_layers == 1);  // mtp_num_hidden_layers
+    // Hidden h = 2,048, 40 layers (Qwen3.5-35B-A3B's shapes). Gated attention on 10: q and its
+    // gate 2 x 16 x 256 = 8,192 x h, k and v 512 x h, o h x 4,096 in fp8, q/k norms of 256.
+    // DeltaNet on 30: in_proj_qkv 8,192 x h, in_proj_z 4,096 x h and out_proj h x 4,096 in fp8;
+    // in_proj_b and in_proj_a 32 x h, the conv 8,192 x 4, A_log and dt_bias of 32, the norm 128
+    // in bf16. MoE on 40: 256 experts and the shared one of 2 x 512 x h + h x 512 in nvfp4, the
+    // router 256 x h and the shared expert's gate 1 x h in bf16. Two norms a layer, the final
+    // norm, the bf16 embedding and the nvfp4 LM head 248,320 x h.
+    constexpr std::uint64_t h = 2'048;
+    const std::uint64_t full =
+        fp8_tensor(8192, h) + 2 * fp8_tensor(512, h) + fp8_tensor(h, 4096) + bf(512);
+    const std::uint64_t deltanet = fp8_tensor(8192, h) + fp8_tensor(4096, h) + fp8_tensor(h, 4096) +
+                                   bf(64, h) + bf(8192 * 4) + bf(64) + bf(128);
+    const std::uint64_t expert = 2 * nv(512, h) + nv(h, 512);
+    const std::uint64_t moe = 257 * expert + bf(256, h) + bf(h);
+    const std::uint64_t text = 10 * full + 30 * deltanet + 40 * moe + 40 * bf(2 * h) + bf(h) +
+                               bf(248'320, h) + nv(248'320, h);
+    CHECK(text == 20'825'032'940ULL);
+    // kvplan holds the output gates, the DeltaNet parts and the shared expert's gate as one
+    // block of extra parameters in the mixers' fp8: the 30 x 164,032 DeltaNet values kept in
+    // bf16 and the 40 x 2,048 of the gates take 1 B, not 2 (5,002,880 B), and the block one
+    // fp32 scale a layer, not three (240 B): 5.0 MB, 0.02%, less than the files.
+    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
+    const std::uint64_t tower = 2 * m.config().vision_params;
+    CHECK(tower == 893'142'496ULL);
+    CHECK(wb.total().count() == text - 5'003'120ULL + tower);
+    // The MTP layer, all bf16 (vLLM's qwen3_5_mtp.py): a full-attention layer with its MoE as
+    // above, fc 2h -> h and three norms of h; the embedding and head are the model's. kvplan's
+    // extra parameters do not grow with it: its output gate 4,096 x h and shared expert's gate
+    // h, 16,781,312 B, are left out.
+    const std::uint64_t mtp = bf(8192 + 1024 + 4096, h) + bf(512) + 257 * bf(3 * 512, h) +
+                              bf(256, h) + bf(h) + bf(2 * h) + bf(2 * h, h) + bf(3 * h);
+    CHECK(mtp == 1'689'281'536ULL);
+    CHECK(mtp_layer_bytes(m).count() == mtp - 16'781'312ULL);
+    // NVIDIA's model card (huggingface.co/nvidia/Qwen3.6-35B-A3B-NVFP4, quoted by
+    // thakicloud.github.io/en/llmops/nvidia-qwen36-nvfp4/: "disk and GPU memory requirements fall
+    // by about 3.06x per the model card"; "~71 GB to ~23 GB", creeta.com's guide): the whole
+    // checkpoint against Qwen/Qwen3.6-35B-A3B's bf16 one, 71.9 GB and 23.4 GB here.
+    Json plain = bundled_json("qwen3.6-35b-a3b");
+    plain.erase("quantization_config");
+    const Model b = model_from_hf_json(plain, "qwen3.6.json", "qwen3.6");
+    const std::uint64_t nvfp4_files = checkpoint_file_bytes(m).count();
+    const std::uint64_t bf16_files = checkpoint_file_bytes(b).count();
+    CHECK(nvfp4_files == wb.total().count() + mtp - 16'781'312ULL);
+    const double ratio = static_cast<double>(bf16_files) / static_cast<double>(nvfp4_files);
+    CHECK(std::abs(ratio / 3.06 - 1.0) < 0.01);
+    CHECK(std::abs(static_cast<double>(nvfp4_files) / 23e9 - 1.0) < 0.03);
+    CHECK(std::abs(static_cast<double>(bf16_files) / 71e9 - 1.0) < 0.03);
 }

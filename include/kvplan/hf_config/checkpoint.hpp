@@ -80,12 +80,13 @@ namespace detail::hf {
 }
 
 /// A ModelOpt quant_algo (upper case) as the format it stores weights in, its scales' layout set
-/// in `layout`; nullopt for an algorithm kvplan does not model (MXFP8 among them). As ModelOpt's
+/// in `layout`; nullopt for an algorithm kvplan does not model. As ModelOpt's
 /// export writes them (modelopt/torch/export/quant_utils.py): NVFP4 and its W4A16 and AWQ variants
 /// 4-bit e2m1 values with an fp8 scale per group_size (16) inputs and an fp32 scale per matrix;
 /// FP8 one fp32 scale per matrix; FP8_PER_CHANNEL_PER_TOKEN one per output channel; FP8_PB_WO one
 /// per 128 x 128 block; INT4_AWQ, W4A16_AWQ and W4A8_AWQ symmetric 4-bit integers with a 16-bit
-/// scale per group_size (128) inputs; W8A8_SQ_PER_CHANNEL int8 with a scale per output channel.
+/// scale per group_size (128) inputs; W8A8_SQ_PER_CHANNEL int8 with a scale per output channel;
+/// MXFP4 and MXFP8 4- and 8-bit floats with an e8m0 byte per 32 inputs.
 [[nodiscard]] inline std::optional<WeightFormat> modelopt_format(std::string_view algo,
                                                                  std::optional<std::uint64_t> group,
                                                                  QuantLayout& layout) {
@@ -114,6 +115,9 @@ namespace detail::hf {
     }
     if (algo == "W8A8_SQ_PER_CHANNEL") return WeightFormat::int8;
     if (algo == "MXFP4") return WeightFormat::mxfp4;
+    // ModelOpt's MXFP8: e4m3 values with one e8m0 scale per 32 (MiniMax-M3-NVFP4's attention,
+    // indexer, shared experts and dense MLPs).
+    if (algo == "MXFP8") return WeightFormat::mxfp8;
     return std::nullopt;
 }
 

@@ -683,6 +683,17 @@ namespace detail::hf {
         notes.push_back("num_nextn_predict_layers " + std::to_string(*mtp) +
                         ": the multi-token-prediction layers are not counted (vLLM loads them "
                         "only as a speculative draft: --speculative-method mtp)");
+    } else if (const auto q = r.optional_count("mtp_num_hidden_layers", u32_max);
+               gated_delta_net_family(f) && q && *q > 0 && c.layers.num_layers != 0 &&
+               c.layers[c.layers.num_layers - 1].kind == CacheKind::full_attention) {
+        // Qwen3.5's MTP (vLLM's qwen3_5_mtp.py): full-attention decoder layers like its last,
+        // using the model's embedding and head unless mtp_use_dedicated_embeddings.
+        c.mtp_layers = static_cast<std::uint32_t>(*q);
+        c.checkpoint.mtp_shares_embeddings =
+            !r.optional_boolean("mtp_use_dedicated_embeddings").value_or(false);
+        notes.push_back("mtp_num_hidden_layers " + std::to_string(*q) +
+                        ": the multi-token-prediction layers are not counted (vLLM loads them "
+                        "only as a speculative draft: --speculative-method mtp)");
     }
     return {validated(c, source), notes};
 }

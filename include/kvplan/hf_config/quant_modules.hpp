@@ -493,8 +493,8 @@ namespace detail::hf {
         if (algo == "MIXED_PRECISION") {
             const std::optional<JsonReader> layers = q->optional_object("quantized_layers");
             if (!layers) return base;
-            // One note per algorithm kvplan does not model, not per module: MiniMax-M3-NVFP4
-            // lists 534 MXFP8 modules.
+            // One note per algorithm kvplan does not model, not per module: a checkpoint may
+            // list hundreds of modules in one (MiniMax-M3-NVFP4 lists 534 in MXFP8).
             struct Unmodelled {
                 std::string algo, first;
                 std::size_t modules = 0;

@@ -92,6 +92,7 @@ struct RooflineOptions {
     };
     switch (w.format) {
         case WeightFormat::fp8:
+        case WeightFormat::mxfp8:  // block-scaled fp8 runs on the fp8 tensor cores
             return own(ComputeDtype::fp8);
         case WeightFormat::int8:
             return own(ComputeDtype::int8);

@@ -18,8 +18,11 @@ namespace kvplan {
 /// deepseek_mtp.py loads the same tensors): each is a decoder layer like the model's last, in the
 /// checkpoint's formats, plus bf16 enorm, hnorm and shared_head.norm (hidden each), eh_proj
 /// (hidden x 2 hidden) and its own copies of the embedding and the output head (vocab x hidden
-/// each). Where the quantization leaves these layers out (CheckpointFormat::mtp_unquantized), the
-/// whole layer is stored in the checkpoint's unquantized format.
+/// each). Qwen3.5's (vLLM's qwen3_5_mtp.py: a full-attention decoder layer, fc, norm,
+/// pre_fc_norm_hidden and pre_fc_norm_embedding) has the same shapes but shares the model's
+/// embedding and head (CheckpointFormat::mtp_shares_embeddings). Where the quantization leaves
+/// these layers out (CheckpointFormat::mtp_unquantized), the whole layer is stored in the
+/// checkpoint's unquantized format.
 [[nodiscard]] constexpr Bytes mtp_layer_bytes(const Model& m) {
     const ModelConfig& c = m.config();
     if (c.mtp_layers == 0) return {};
@@ -31,11 +34,13 @@ namespace kvplan {
     if (c.checkpoint.mtp_unquantized) mine = WeightOptions{.format = c.checkpoint.rest};
     const Bytes layers = weight_bytes(drafted, mine).total() - weight_bytes(m, mine).total();
     const std::uint64_t h = c.hidden_size;
-    const std::uint64_t own = detail::add(
-        detail::mul(2 * h, h, "eh_proj"),
-        detail::add(3 * h, detail::mul(2 * c.vocab_size, h, "an MTP layer's embedding and head"),
-                    "an MTP layer"),
-        "an MTP layer");
+    const std::uint64_t tables =
+        c.checkpoint.mtp_shares_embeddings
+            ? 0
+            : detail::mul(2 * c.vocab_size, h, "an MTP layer's embedding and head");
+    const std::uint64_t own =
+        detail::add(detail::mul(2 * h, h, "eh_proj"), detail::add(3 * h, tables, "an MTP layer"),
+                    "an MTP layer");
     return layers + Bytes::exactly(detail::mul(own, 2, "an MTP layer")) * c.mtp_layers;
 }
 

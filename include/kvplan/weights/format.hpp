@@ -28,9 +28,10 @@ struct WeightEncoding {
 /// g_idx of one int32 per input row, under 0.01 bits per weight, not counted): per group of 128
 /// inputs of one output row, an fp16 scale and a 4-bit zero point packed eight to an int32, so
 /// 4 + (16 + 4) / 128 = 4.15625 bits per weight; symmetric checkpoints (W4A16 without zero points)
-/// keep the scale only. mxfp4 is 4 + 8 / 32 = 4.25 bits per weight; nvfp4 4 + 8 / 16 = 4.5, with
-/// one fp32 scale per matrix more. fp8 keeps one fp32 scale per matrix, per output channel, or
-/// per 128 x 128 block (DeepSeek-V3: 8 + 32 / 16,384 = 8.002 bits per weight).
+/// keep the scale only. mxfp4 is 4 + 8 / 32 = 4.25 bits per weight, mxfp8 8 + 8 / 32 = 8.25;
+/// nvfp4 4 + 8 / 16 = 4.5, with one fp32 scale per matrix more. fp8 keeps one fp32 scale per
+/// matrix, per output channel, or per 128 x 128 block (DeepSeek-V3: 8 + 32 / 16,384 = 8.002 bits
+/// per weight).
 [[nodiscard]] constexpr WeightEncoding encoding(WeightFormat f,
                                                 const QuantLayout& q = {}) noexcept {
     switch (f) {
@@ -45,6 +46,10 @@ struct WeightEncoding {
             return {.value_bits = 8, .tensor_scale_bits = 32};
         case WeightFormat::int8:
             return {.value_bits = 8, .channel_scale_bits = 32};
+        case WeightFormat::mxfp8:
+            // The OCP MX block is 32 elements whatever group the checkpoint's other formats use
+            // (MiniMax-M3-NVFP4 keeps NVFP4 groups of 16 beside it).
+            return {.value_bits = 8, .group_size = 32, .group_bits = 8};
         case WeightFormat::int4:
             return {.value_bits = 4,
                     .group_size = q.group_size != 0 ? q.group_size : 128,
