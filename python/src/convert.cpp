@@ -186,7 +186,8 @@ Engine to_engine(py::handle h, std::string_view field) {
 WeightFormat to_weight_format(py::handle h, std::string_view field) {
     const std::string text = to_text(h, field);
     if (const auto f = parse_weight_format(text)) return *f;
-    usage(field, "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4)", shown(h));
+    usage(field, "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp8, mxfp4, nvfp4)",
+          shown(h));
 }
 
 std::optional<ComputeDtype> to_compute_dtype(py::handle h, std::string_view field) {

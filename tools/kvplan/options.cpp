@@ -123,8 +123,8 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
                 return weight_list ? parse_list(text, flag, parse_weight_dtype_flag)
                                    : std::vector{parse_weight_dtype_flag(text, flag)};
             },
-            "Weight format: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 (default: the checkpoint's "
-            "own, from its quantization_config or torch_dtype)");
+            "Weight format: fp32 bf16 fp16 fp8 int8 int4 mxfp8 mxfp4 nvfp4 (default: the "
+            "checkpoint's own, from its quantization_config or torch_dtype)");
         typed(
             group, "--expert-dtype", o.expert_dtype,
             [](std::string_view text, std::string_view flag) {

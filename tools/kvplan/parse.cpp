@@ -189,8 +189,8 @@ std::optional<WeightFormat> parse_weight_dtype_flag(std::string_view text, std::
     if (t == "checkpoint") return std::nullopt;
     if (const auto f = parse_weight_format(t)) return *f;
     usage_error(flag,
-                "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4) or checkpoint "
-                "(the model's own)",
+                "a weight format (fp32, bf16, fp16, fp8, int8, int4, mxfp8, mxfp4, nvfp4) or "
+                "checkpoint (the model's own)",
                 text);
 }
 
