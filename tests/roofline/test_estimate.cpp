@@ -469,14 +469,35 @@ TEST_CASE("the bound beside the estimate is the roofline's, at the batch the est
     CHECK(e.itl > e.itl_bound);
 }
 
-TEST_CASE("the running cap is what the KV budget holds, at most vLLM's max_num_seqs",
-          "[estimate]") {
-    const Replica r = llama_8b();
-    const Load l{.concurrency = 5000, .prompt_tokens = 2000, .output_tokens = 200};
-    const ReplicaBudget b = replica_budget(r, {.context = 2200, .concurrency = 5000});
-    const RunningCap cap = running_cap(r, l);
-    CHECK(cap.sequences == std::min<std::uint64_t>(b.max_concurrency, 1024));
-    CHECK(cap.holds_one);
+TEST_CASE("the running cap is the engine's own pool, within its sequence cap", "[estimate]") {
+    // Llama-3-70B in fp8 on 2 x H100, 2,000 + 500 tokens a request.
+    const Load l{.concurrency = 5000, .prompt_tokens = 2000, .output_tokens = 500};
+    const BudgetOptions o{.reserve = {.sampler = VllmSampler::plain}};
+    const auto replica = [](ParallelRules e) {
+        return Replica{.model = presets::llama_3_70b,
+                       .gpu = gpus::h100_sxm,
+                       .parallel = {.tp = 2, .rules = e},
+                       .weights = {.format = WeightFormat::fp8},
+                       .kv = KvDtype::fp8_e4m3};
+    };
+    // SGLang admits a prompt only while its token pool holds the prompt and its max_new_tokens
+    // (schedule_policy.py, add_one_req): whole requests of 2,500 tokens in the pool (page 1).
+    const Replica sgl = replica(ParallelRules::sglang);
+    const EngineReport s = engine_report(Engine::sglang, sgl, 2500, o);
+    const RunningCap cs = running_cap(sgl, l);
+    CHECK(cs.sequences == s.sglang.max_total_num_tokens / 2500);
+    CHECK(cs.holds_one);
+    // Its pool is mem_fraction_static's (0.83 on an H100 at tp 2) less the weights, below what
+    // vLLM's 0.9 leaves: the same replica admits fewer requests on SGLang.
+    const Replica vll = replica(ParallelRules::vllm);
+    const EngineReport v = engine_report(Engine::vllm, vll, 2500, o);
+    const RunningCap cv = running_cap(vll, l);
+    CHECK(cv.sequences == std::min<std::uint64_t>(v.vllm.admitted, 1024));
+    CHECK(cs.sequences < cv.sequences);
+    // Given, max_running replaces the pool.
+    Load given = l;
+    given.max_running = 7;
+    CHECK(running_cap(sgl, given).sequences == 7);
 }
 
 TEST_CASE("the estimate never beats the bound, whatever the fractions", "[estimate][property]") {

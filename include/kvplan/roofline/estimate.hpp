@@ -19,9 +19,10 @@
 //           touched expert, however few tokens it gets)
 //
 // Serving at concurrency C (a closed loop: a new request as soon as one finishes), prompt I,
-// output O: B = min(C, what the KV cache holds, the engine's sequence cap) sequences are admitted;
-// the rest wait. A request spends k = ceil(I / chunk) steps prefilling and O - 1 decoding, so a
-// step holds on average d = B (O - 1) / (k + O - 1) decodes and p = d I / (O - 1) prompt tokens.
+// output O: B = min(C, what the engine's own KV pool holds, its sequence cap) sequences are
+// admitted; the rest wait. A request spends k = ceil(I / chunk) steps prefilling and O - 1
+// decoding, so a step holds on average d = B (O - 1) / (k + O - 1) decodes and p = d I / (O - 1)
+// prompt tokens.
 // - vLLM (vllm/v1/core/sched/scheduler.py) and TensorRT-LLM (in-flight batching) put both in one
 //   step within the token budget, decodes first. Prompts come in chunks, so the mean step mixes
 //   steps of floor(p / chunk) and ceil(p / chunk) chunks. When d + p would pass the budget, every
@@ -69,45 +70,11 @@
 
 #include "../budget.hpp"
 #include "../detail/enum_table.hpp"
+#include "../engine/report.hpp"
+#include "../gpu_family.hpp"
 #include "../roofline.hpp"
 
 namespace kvplan {
-
-/// GPU families whose achieved fractions differ.
-enum class GpuFamily : std::uint8_t { ampere, ada, hopper, blackwell, cdna3 };
-
-inline constexpr std::array all_gpu_families{GpuFamily::ampere, GpuFamily::ada, GpuFamily::hopper,
-                                             GpuFamily::blackwell, GpuFamily::cdna3};
-
-/// Each family's spelling.
-inline constexpr FixedArray<detail::EnumName<GpuFamily>, 5> gpu_family_names{{
-    {GpuFamily::ampere, "ampere"},
-    {GpuFamily::ada, "ada"},
-    {GpuFamily::hopper, "hopper"},
-    {GpuFamily::blackwell, "blackwell"},
-    {GpuFamily::cdna3, "cdna3"},
-}};
-
-/// "ampere", "ada", "hopper", "blackwell", "cdna3".
-[[nodiscard]] constexpr std::string_view name(GpuFamily f) noexcept {
-    return detail::enum_name(gpu_family_names, f);
-}
-
-/// The family of a GPU by its id (a100* ampere; l4, l40* ada; h100*, h200*, h20, gh200* hopper;
-/// b100*, b200*, b300*, gb200*, gb300* blackwell; mi300*, mi325* cdna3), or nullopt for one not
-/// known.
-[[nodiscard]] constexpr std::optional<GpuFamily> gpu_family(const GpuSpec& g) noexcept {
-    const std::string_view id(g.id);
-    const auto starts = [&](std::string_view p) { return id.substr(0, p.size()) == p; };
-    if (starts("a100")) return GpuFamily::ampere;
-    if (starts("l4")) return GpuFamily::ada;  // l4 and l40, l40s
-    if (starts("h100") || starts("h200") || id == "h20" || starts("gh200"))
-        return GpuFamily::hopper;
-    if (starts("b100") || starts("b200") || starts("b300") || starts("gb200") || starts("gb300"))
-        return GpuFamily::blackwell;
-    if (starts("mi300") || starts("mi325")) return GpuFamily::cdna3;
-    return std::nullopt;
-}
 
 /// What the estimate adds to the bound: achieved fractions of peak and fixed costs per step.
 struct EstimateParams {
@@ -258,23 +225,6 @@ inline constexpr std::array default_engine_params{
     return 8192;
 }
 
-/// Sequences the engine runs at once by default, before the KV budget: vLLM's max_num_seqs,
-/// TensorRT-LLM's max_batch_size (2,048, the trtllm-serve default); SGLang's request pool is sized
-/// from the KV pool (python/sglang/srt/model_executor/model_runner.py), so the KV budget alone caps
-/// it.
-[[nodiscard]] constexpr std::uint64_t default_sequence_cap(const GpuSpec& g,
-                                                           ParallelRules e) noexcept {
-    switch (e) {
-        case ParallelRules::vllm:
-            return vllm_batch_defaults(g).max_num_seqs;
-        case ParallelRules::sglang:
-            return std::numeric_limits<std::uint32_t>::max();
-        case ParallelRules::trtllm:
-            return 2048;
-    }
-    return vllm_batch_defaults(g).max_num_seqs;
-}
-
 /// How requests reach the replica.
 enum class LoadKind : std::uint8_t {
     serving,       ///< a closed loop of `concurrency` clients, each sending again when served
@@ -293,8 +243,8 @@ struct Load {
     std::uint64_t output_tokens = 1;  ///< O, the first token included
     /// Tokens of one step; nullopt: the engine's default for the GPU (default_token_budget).
     std::optional<std::uint64_t> max_num_batched_tokens{};
-    /// Sequences that may run at once; nullopt: what the KV budget holds at I + O tokens each
-    /// (replica_budget with its defaults), at most the engine's cap (default_sequence_cap).
+    /// Sequences that may run at once; nullopt: what the engine's own KV pool holds at I + O
+    /// tokens each, within its sequence cap (running_cap).
     std::optional<std::uint64_t> max_running{};
 };
 
@@ -578,29 +528,51 @@ namespace detail {
 
 }  // namespace detail
 
-/// The sequences a replica runs at once for `l`: l.max_running if given, else what its KV budget
-/// holds at I + O tokens each (replica_budget with default options) capped by the engine's
-/// default_sequence_cap; never below 1 (`holds_one` says whether the KV budget holds one at all).
+/// The sequences a replica runs at once for `l`: l.max_running if given, else what the engine's own
+/// KV pool holds at I + O tokens each, within its sequence cap (engine_report: vLLM's blocks and
+/// max_num_seqs, SGLang's token pool and max_running_requests, TensorRT-LLM's blocks and
+/// max_batch_size); never below 1 (`holds_one` says whether the pool holds one at all).
 struct RunningCap {
     std::uint64_t sequences = 1;
     bool holds_one = true;
 };
 
+namespace detail {
+
+/// The engine whose start-up the rules `e` follow.
+[[nodiscard]] constexpr Engine engine_of(ParallelRules e) noexcept {
+    switch (e) {
+        case ParallelRules::vllm:
+            return Engine::vllm;
+        case ParallelRules::sglang:
+            return Engine::sglang;
+        case ParallelRules::trtllm:
+            return Engine::trtllm;
+    }
+    return Engine::vllm;
+}
+
+}  // namespace detail
+
 [[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l) {
     if (l.max_running) return {*l.max_running, true};
-    // The engine profiles its own token budget; the other engines as report.hpp models them. The
-    // sampler's buffers are left out, as when the estimate's defaults were fitted
-    // (docs/accuracy.md): the fit's measurements do not say which release's sampler ran.
-    BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
-                                .sampler = VllmSampler::plain}};
-    if (r.parallel.rules != ParallelRules::vllm) detail::profile_elsewhere(o.reserve, r.gpu);
-    const ReplicaBudget b = replica_budget(
-        r, Workload{.context = l.prompt_tokens + l.output_tokens, .concurrency = l.concurrency}, o);
-    // The engine's cap holds for each attention data-parallel rank.
-    const std::uint64_t seqs = std::min<std::uint64_t>(
-        b.max_concurrency,
-        detail::mul(default_sequence_cap(r.gpu, r.parallel.rules), r.layout().dp(), "a cap"));
-    return {std::max<std::uint64_t>(seqs, 1), b.max_concurrency >= 1};
+    // A request beyond what the engine's pool holds waits in its queue: vLLM allocates a waiting
+    // prompt's blocks only while free ones last (vllm/v1/core/sched/scheduler.py, schedule);
+    // SGLang's PrefillAdder admits one only while the pool's remaining tokens cover its prompt and
+    // its max_new_tokens (python/sglang/srt/managers/schedule_policy.py, add_one_req);
+    // TensorRT-LLM's capacity scheduler (GUARANTEED_NO_EVICT) only while its blocks for the whole
+    // sequence are free. Each pool is the engine's own start-up answer. The sampler's buffers are
+    // left out, as when the estimate's defaults were fitted (docs/accuracy.md): the fit's
+    // measurements do not say which release's sampler ran.
+    const BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
+                                      .sampler = VllmSampler::plain}};
+    const EngineReport rep =
+        engine_report(detail::engine_of(r.parallel.rules), r,
+                      detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o);
+    // The figures are one attention data-parallel rank's: each rank has its own pool and cap.
+    const std::uint64_t seqs =
+        detail::mul(rep.summary.max_sequences(), r.layout().dp(), "a sequence count");
+    return {std::max<std::uint64_t>(seqs, 1), rep.summary.admitted >= 1};
 }
 
 /// The estimate for `l` on the replica of prepared costs `c`, with the running cap `cap`
