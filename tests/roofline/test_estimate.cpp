@@ -393,6 +393,42 @@ TEST_CASE("a burst on SGLang prefills each wave, then decodes it", "[estimate]")
     CHECK(e.tokens_per_s == Approx(100.0 * 51.0 / (3.0 * wave.in(seconds))));
 }
 
+TEST_CASE("fixed-length clients of an SGLang closed loop stay in step, a wave a cycle",
+          "[estimate]") {
+    // 100 clients of exactly 2,000 + 51 tokens, 40 slots. Every prompt of a wave prefills before
+    // any of them decodes (scheduler.py get_next_batch_to_run), so the wave finishes in one step
+    // and its clients send again together: ceil(80,000 / 8,192) = 10 passes, then 50 decode
+    // steps of 40.
+    Replica r = llama_8b();
+    r.parallel.rules = ParallelRules::sglang;
+    Load l{.concurrency = 100,
+           .prompt_tokens = 2000,
+           .output_tokens = 51,
+           .max_num_batched_tokens = 8192,
+           .max_running = 40,
+           .fixed_lengths = true};
+    const LatencyEstimate e = estimate_latency(r, l, half);
+    CHECK(e.chunks == 10);
+    CHECK(e.decode_step.decodes == 40);
+    const double pre = e.prefill_step.time.in(seconds), dec = e.decode_step.time.in(seconds);
+    const double wave = pre + 50.0 * dec;
+    CHECK(e.request.in(seconds) == Approx(wave));
+    // Its first token ends its pass, (10 + 1) / 20 of the prefill on average; the other 9 / 20
+    // come before its second token, spread over its 50 (TPOT).
+    CHECK(e.ttft_prefill.in(seconds) == Approx(pre * 11.0 / 20.0));
+    CHECK(e.tpot.in(seconds) == Approx(dec + pre * 9.0 / 20.0 / 50.0));
+    // 40 a wave: each client's cycle is 100 / 40 waves, 1.5 of them in the queue less the
+    // overhead (Little's law).
+    CHECK(e.ttft_queue.in(seconds) == Approx(1.5 * wave - e.ttft_overhead.in(seconds)));
+    CHECK(e.ttft == e.ttft_overhead + e.ttft_queue + e.ttft_prefill);
+    CHECK(e.tokens_per_s == Approx(40.0 * 51.0 / wave));
+    // Drawn lengths spread the arrivals: the prompts come one by one between decode steps.
+    l.fixed_lengths = false;
+    const LatencyEstimate spread = estimate_latency(r, l, half);
+    CHECK(spread.ttft_prefill < e.ttft_prefill);
+    CHECK(spread.mixed_share > 0.0);
+}
+
 TEST_CASE("one request alone decodes without prefill steps and waits for nothing", "[estimate]") {
     const LatencyEstimate e =
         estimate_latency(llama_8b(), {.prompt_tokens = 1000, .output_tokens = 100}, half);

@@ -52,12 +52,16 @@
 //
 // A burst (every request sent at once) moves in waves of B: SGLang prefills a wave and then
 // decodes it; vLLM and TensorRT-LLM fill every step to the token budget while prompts wait, so a
-// request decodes in full steps until the wave's last prompt is in.
+// request decodes in full steps until the wave's last prompt is in. A closed loop of fixed-length
+// clients (Load::fixed_lengths) on SGLang is such a wave every cycle: a wave's prompts all prefill
+// before it decodes, so it finishes together and its clients send again together.
 //
-// What it leaves out: prefix caching, speculative decoding, preemption, clients of a closed loop
-// that stay in step (fixed lengths), expert imbalance, and the latency (not the bytes) of the MoE
-// all-to-all. The fractions and fixed costs are per GPU family and the request overhead per
-// engine, fitted on published measurements by bench/fit_latency.cpp (default_params names them).
+// What it leaves out: prefix caching, speculative decoding, preemption, vLLM's and TensorRT-LLM's
+// fixed-length clients bunching (their mixed steps let the first prompts of a wave decode ahead of
+// the rest, so a wave spreads, by how much their schedulers do not say), expert imbalance, and the
+// latency (not the bytes) of the MoE all-to-all. The fractions and fixed costs are per GPU family
+// and the request overhead per engine, fitted on published measurements by bench/fit_latency.cpp
+// (default_params names them).
 
 #include <algorithm>
 #include <array>
@@ -246,6 +250,10 @@ struct Load {
     /// Sequences that may run at once; nullopt: what the engine's own KV pool holds at I + O
     /// tokens each, within its sequence cap (running_cap).
     std::optional<std::uint64_t> max_running{};
+    /// Every request exactly I + O tokens (a benchmark's fixed lengths: a random range ratio of
+    /// 1, ignore_eos), not lengths drawn around them: a closed loop of such clients on SGLang
+    /// stays in step, one wave a cycle; drawn lengths spread the arrivals.
+    bool fixed_lengths = false;
 };
 
 /// One step's cost, every term; times summed over pipeline stages, bytes and FLOPs on a GPU of
@@ -620,7 +628,14 @@ namespace detail {
     const std::uint64_t batch = std::min(l.concurrency, cap.sequences);
     e.running = batch;
     e.waiting = l.concurrency - batch;
-    if (l.kind == LoadKind::burst) {
+    // Fixed-length clients of a closed loop on SGLang stay in step: a wave's prompts all prefill
+    // before any of them decodes (scheduler.py get_next_batch_to_run runs a prefill batch
+    // whenever prompts wait), so the wave decodes in the same steps and finishes in the same step,
+    // and its clients send again together, however their requests trickle in: the first ones'
+    // pass runs alone, the rest follow before the next decode. Each cycle is a burst's wave.
+    const bool in_step =
+        e.separate_prefill && l.kind == LoadKind::serving && l.fixed_lengths && l.concurrency > 1;
+    if (l.kind == LoadKind::burst || in_step) {
         // N identical requests sent at once move in waves: the engine admits B of them
         // (vllm/v1/core/sched/scheduler.py takes waiting requests while KV blocks last; SGLang's
         // PrefillAdder and TensorRT-LLM's capacity scheduler likewise) and the next wave's start
@@ -643,6 +658,29 @@ namespace detail {
             // A prompt's first token ends its pass: (passes + 1) / (2 passes) of the prefill.
             const double passes = static_cast<double>(e.chunks);
             e.ttft_prefill = e.prefill_step.time * ((passes + 1.0) / (2.0 * passes));
+            if (in_step) {
+                // A closed loop of B in step: the rest of the wave's passes after its own, on
+                // average (passes - 1) / (2 passes) of the prefill, come between its first token
+                // and its second (TPOT spreads them over its O - 1), and C - B clients wait
+                // their turn (Little's law, as below).
+                if (L > 0.0)
+                    e.itl = e.tpot = e.decode_step.time + e.prefill_step.time *
+                                                              ((passes - 1.0) / (2.0 * passes)) *
+                                                              (1.0 / L);
+                e.request = wave;
+                const double rate = n / wave.in(seconds);
+                if (e.waiting > 0)
+                    e.ttft_queue = std::max(
+                        Seconds{}, Seconds::in_base(static_cast<double>(l.concurrency) / rate) -
+                                       wave - e.ttft_overhead);
+                e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
+                e.tokens_per_s = rate * static_cast<double>(O);
+                e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
+                e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
+                e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
+                e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
+                return e;
+            }
         } else {
             // vLLM (scheduler.py schedule: running requests first, then waiting prompts in what is
             // left of max_num_batched_tokens) and TensorRT-LLM's in-flight batching fill every
