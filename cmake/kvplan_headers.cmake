@@ -59,6 +59,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/vllm_backend.hpp
   kvplan/fleet.hpp
   kvplan/gpu.hpp
+  kvplan/gpu_family.hpp
   kvplan/input_limits.hpp
   kvplan/json_position.hpp
   kvplan/kv_support.hpp

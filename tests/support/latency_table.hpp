@@ -61,7 +61,10 @@ inline std::vector<MeasuredRow> latency_table() {
                   .output_tokens = r.positive_integer("output_tokens"),
                   .max_num_batched_tokens =
                       r.optional_positive_integer("max_num_batched_tokens", std::uint64_t{1} << 24),
-                  .max_running = r.optional_positive_integer("max_running", 1U << 20)};
+                  .max_running = r.optional_positive_integer("max_running", 1U << 20),
+                  // "lengths": "fixed" where the source runs every request at exactly its
+                  // lengths; else they are drawn around them (means recorded).
+                  .fixed_lengths = r.optional_string("lengths") == "fixed"};
         const JsonReader meas = r.object("measured");
         const auto ms_of = [&](const char* key) -> std::optional<Seconds> {
             if (const auto v = meas.optional_positive_number(key)) return *v * kvplan::milliseconds;

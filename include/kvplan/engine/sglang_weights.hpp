@@ -11,9 +11,9 @@
 
 #include "../detail/checked.hpp"
 #include "../gpu.hpp"
+#include "../gpu_family.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
-#include "../roofline/estimate.hpp"
 #include "../units.hpp"
 #include "../weights.hpp"
 #include "startup.hpp"

@@ -17,9 +17,9 @@
 #include "../detail/enum_table.hpp"
 #include "../fixed_array.hpp"
 #include "../gpu.hpp"
+#include "../gpu_family.hpp"
 #include "../model.hpp"
 #include "../paging.hpp"
-#include "../roofline/estimate.hpp"
 
 namespace kvplan {
 

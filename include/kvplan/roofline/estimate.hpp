@@ -19,9 +19,10 @@
 //           touched expert, however few tokens it gets)
 //
 // Serving at concurrency C (a closed loop: a new request as soon as one finishes), prompt I,
-// output O: B = min(C, what the KV cache holds, the engine's sequence cap) sequences are admitted;
-// the rest wait. A request spends k = ceil(I / chunk) steps prefilling and O - 1 decoding, so a
-// step holds on average d = B (O - 1) / (k + O - 1) decodes and p = d I / (O - 1) prompt tokens.
+// output O: B = min(C, what the engine's own KV pool holds, its sequence cap) sequences are
+// admitted; the rest wait. A request spends k = ceil(I / chunk) steps prefilling and O - 1
+// decoding, so a step holds on average d = B (O - 1) / (k + O - 1) decodes and p = d I / (O - 1)
+// prompt tokens.
 // - vLLM (vllm/v1/core/sched/scheduler.py) and TensorRT-LLM (in-flight batching) put both in one
 //   step within the token budget, decodes first. Prompts come in chunks, so the mean step mixes
 //   steps of floor(p / chunk) and ceil(p / chunk) chunks. When d + p would pass the budget, every
@@ -54,11 +55,16 @@
 // request decodes in full steps until the wave's last prompt is in. Past the first wave a freed
 // slot admits the next prompt at once: B requests stay admitted at the waves' rate, and a later
 // request's TPOT is its time admitted (Little's law) less its prompt's steps, at most a full step.
+// A closed loop of fixed-length clients (Load::fixed_lengths) on SGLang is such a wave every
+// cycle: a wave's prompts all prefill before it decodes, so it finishes together and its clients
+// send again together.
 //
-// What it leaves out: prefix caching, speculative decoding, preemption, clients of a closed loop
-// that stay in step (fixed lengths), expert imbalance, and the latency (not the bytes) of the MoE
-// all-to-all. The fractions and fixed costs are per GPU family and the request overhead per
-// engine, fitted on published measurements by bench/fit_latency.cpp (default_params names them).
+// What it leaves out: prefix caching, speculative decoding, preemption, vLLM's and TensorRT-LLM's
+// fixed-length clients bunching (their mixed steps let the first prompts of a wave decode ahead of
+// the rest, so a wave spreads, by how much their schedulers do not say), expert imbalance, and the
+// latency (not the bytes) of the MoE all-to-all. The fractions and fixed costs are per GPU family
+// and the request overhead per engine, fitted on published measurements by bench/fit_latency.cpp
+// (default_params names them).
 
 #include <algorithm>
 #include <array>
@@ -71,45 +77,11 @@
 
 #include "../budget.hpp"
 #include "../detail/enum_table.hpp"
+#include "../engine/report.hpp"
+#include "../gpu_family.hpp"
 #include "../roofline.hpp"
 
 namespace kvplan {
-
-/// GPU families whose achieved fractions differ.
-enum class GpuFamily : std::uint8_t { ampere, ada, hopper, blackwell, cdna3 };
-
-inline constexpr std::array all_gpu_families{GpuFamily::ampere, GpuFamily::ada, GpuFamily::hopper,
-                                             GpuFamily::blackwell, GpuFamily::cdna3};
-
-/// Each family's spelling.
-inline constexpr FixedArray<detail::EnumName<GpuFamily>, 5> gpu_family_names{{
-    {GpuFamily::ampere, "ampere"},
-    {GpuFamily::ada, "ada"},
-    {GpuFamily::hopper, "hopper"},
-    {GpuFamily::blackwell, "blackwell"},
-    {GpuFamily::cdna3, "cdna3"},
-}};
-
-/// "ampere", "ada", "hopper", "blackwell", "cdna3".
-[[nodiscard]] constexpr std::string_view name(GpuFamily f) noexcept {
-    return detail::enum_name(gpu_family_names, f);
-}
-
-/// The family of a GPU by its id (a100* ampere; l4, l40* ada; h100*, h200*, h20, gh200* hopper;
-/// b100*, b200*, b300*, gb200*, gb300* blackwell; mi300*, mi325* cdna3), or nullopt for one not
-/// known.
-[[nodiscard]] constexpr std::optional<GpuFamily> gpu_family(const GpuSpec& g) noexcept {
-    const std::string_view id(g.id);
-    const auto starts = [&](std::string_view p) { return id.substr(0, p.size()) == p; };
-    if (starts("a100")) return GpuFamily::ampere;
-    if (starts("l4")) return GpuFamily::ada;  // l4 and l40, l40s
-    if (starts("h100") || starts("h200") || id == "h20" || starts("gh200"))
-        return GpuFamily::hopper;
-    if (starts("b100") || starts("b200") || starts("b300") || starts("gb200") || starts("gb300"))
-        return GpuFamily::blackwell;
-    if (starts("mi300") || starts("mi325")) return GpuFamily::cdna3;
-    return std::nullopt;
-}
 
 /// What the estimate adds to the bound: achieved fractions of peak and fixed costs per step.
 struct EstimateParams {
@@ -147,9 +119,9 @@ struct FamilyParams {
 namespace detail {
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.94,
-                                           .attention = 0.40,
-                                           .experts = 0.26,
+                                           .compute = 0.77,
+                                           .attention = 0.49,
+                                           .experts = 0.20,
                                            .layer_overhead = 158.0 * microseconds,
                                            .all_reduce_latency = 19.0 * microseconds};
 }  // namespace detail
@@ -166,19 +138,19 @@ inline constexpr std::array default_family_params{
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
         GpuFamily::hopper,
-        {.bandwidth = 0.92,
-         .compute = 0.62,
-         .attention = 0.42,
-         .experts = 0.23,
-         .layer_overhead = 75.0 * microseconds,
-         .all_reduce_latency = 21.0 * microseconds},
+        {.bandwidth = 0.87,
+         .compute = 0.54,
+         .attention = 0.26,
+         .experts = 0.19,
+         .layer_overhead = 68.0 * microseconds,
+         .all_reduce_latency = 25.0 * microseconds},
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
                  {.bandwidth = 0.43,
-                  .compute = 0.62,
-                  .attention = 0.42,
-                  .experts = 0.23,
+                  .compute = 0.54,
+                  .attention = 0.26,
+                  .experts = 0.19,
                   .layer_overhead = 46.0 * microseconds,
                   .all_reduce_latency = 0.0 * microseconds},
                  true,
@@ -220,12 +192,12 @@ struct EngineParams {
 // squares) where those parts span a factor of 3, else the least sum of |log error| on a grid of
 // 0.5 ms up to 500 ms (tests/support/latency_fit.hpp).
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 51.5 * milliseconds, true,
+    EngineParams{ParallelRules::vllm, 51.0 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 70.0 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 83.0 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 60.0 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 64.5 * milliseconds, true,
                  "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
                  "or fewer"},
 };
@@ -260,23 +232,6 @@ inline constexpr std::array default_engine_params{
     return 8192;
 }
 
-/// Sequences the engine runs at once by default, before the KV budget: vLLM's max_num_seqs,
-/// TensorRT-LLM's max_batch_size (2,048, the trtllm-serve default); SGLang's request pool is sized
-/// from the KV pool (python/sglang/srt/model_executor/model_runner.py), so the KV budget alone caps
-/// it.
-[[nodiscard]] constexpr std::uint64_t default_sequence_cap(const GpuSpec& g,
-                                                           ParallelRules e) noexcept {
-    switch (e) {
-        case ParallelRules::vllm:
-            return vllm_batch_defaults(g).max_num_seqs;
-        case ParallelRules::sglang:
-            return std::numeric_limits<std::uint32_t>::max();
-        case ParallelRules::trtllm:
-            return 2048;
-    }
-    return vllm_batch_defaults(g).max_num_seqs;
-}
-
 /// How requests reach the replica.
 enum class LoadKind : std::uint8_t {
     serving,       ///< a closed loop of `concurrency` clients, each sending again when served
@@ -295,9 +250,13 @@ struct Load {
     std::uint64_t output_tokens = 1;  ///< O, the first token included
     /// Tokens of one step; nullopt: the engine's default for the GPU (default_token_budget).
     std::optional<std::uint64_t> max_num_batched_tokens{};
-    /// Sequences that may run at once; nullopt: what the KV budget holds at I + O tokens each
-    /// (replica_budget with its defaults), at most the engine's cap (default_sequence_cap).
+    /// Sequences that may run at once; nullopt: what the engine's own KV pool holds at I + O
+    /// tokens each, within its sequence cap (running_cap).
     std::optional<std::uint64_t> max_running{};
+    /// Every request exactly I + O tokens (a benchmark's fixed lengths: a random range ratio of
+    /// 1, ignore_eos), not lengths drawn around them: a closed loop of such clients on SGLang
+    /// stays in step, one wave a cycle; drawn lengths spread the arrivals.
+    bool fixed_lengths = false;
 };
 
 /// One step's cost, every term; times summed over pipeline stages, bytes and FLOPs on a GPU of
@@ -580,29 +539,51 @@ namespace detail {
 
 }  // namespace detail
 
-/// The sequences a replica runs at once for `l`: l.max_running if given, else what its KV budget
-/// holds at I + O tokens each (replica_budget with default options) capped by the engine's
-/// default_sequence_cap; never below 1 (`holds_one` says whether the KV budget holds one at all).
+/// The sequences a replica runs at once for `l`: l.max_running if given, else what the engine's own
+/// KV pool holds at I + O tokens each, within its sequence cap (engine_report: vLLM's blocks and
+/// max_num_seqs, SGLang's token pool and max_running_requests, TensorRT-LLM's blocks and
+/// max_batch_size); never below 1 (`holds_one` says whether the pool holds one at all).
 struct RunningCap {
     std::uint64_t sequences = 1;
     bool holds_one = true;
 };
 
+namespace detail {
+
+/// The engine whose start-up the rules `e` follow.
+[[nodiscard]] constexpr Engine engine_of(ParallelRules e) noexcept {
+    switch (e) {
+        case ParallelRules::vllm:
+            return Engine::vllm;
+        case ParallelRules::sglang:
+            return Engine::sglang;
+        case ParallelRules::trtllm:
+            return Engine::trtllm;
+    }
+    return Engine::vllm;
+}
+
+}  // namespace detail
+
 [[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l) {
     if (l.max_running) return {*l.max_running, true};
-    // The engine profiles its own token budget; the other engines as report.hpp models them. The
-    // sampler's buffers are left out, as when the estimate's defaults were fitted
-    // (docs/accuracy.md): the fit's measurements do not say which release's sampler ran.
-    BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
-                                .sampler = VllmSampler::plain}};
-    if (r.parallel.rules != ParallelRules::vllm) detail::profile_elsewhere(o.reserve, r.gpu);
-    const ReplicaBudget b = replica_budget(
-        r, Workload{.context = l.prompt_tokens + l.output_tokens, .concurrency = l.concurrency}, o);
-    // The engine's cap holds for each attention data-parallel rank.
-    const std::uint64_t seqs = std::min<std::uint64_t>(
-        b.max_concurrency,
-        detail::mul(default_sequence_cap(r.gpu, r.parallel.rules), r.layout().dp(), "a cap"));
-    return {std::max<std::uint64_t>(seqs, 1), b.max_concurrency >= 1};
+    // A request beyond what the engine's pool holds waits in its queue: vLLM allocates a waiting
+    // prompt's blocks only while free ones last (vllm/v1/core/sched/scheduler.py, schedule);
+    // SGLang's PrefillAdder admits one only while the pool's remaining tokens cover its prompt and
+    // its max_new_tokens (python/sglang/srt/managers/schedule_policy.py, add_one_req);
+    // TensorRT-LLM's capacity scheduler (GUARANTEED_NO_EVICT) only while its blocks for the whole
+    // sequence are free. Each pool is the engine's own start-up answer. The sampler's buffers are
+    // left out, as when the estimate's defaults were fitted (docs/accuracy.md): the fit's
+    // measurements do not say which release's sampler ran.
+    const BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
+                                      .sampler = VllmSampler::plain}};
+    const EngineReport rep =
+        engine_report(detail::engine_of(r.parallel.rules), r,
+                      detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o);
+    // The figures are one attention data-parallel rank's: each rank has its own pool and cap.
+    const std::uint64_t seqs =
+        detail::mul(rep.summary.max_sequences(), r.layout().dp(), "a sequence count");
+    return {std::max<std::uint64_t>(seqs, 1), rep.summary.admitted >= 1};
 }
 
 /// The estimate for `l` on the replica of prepared costs `c`, with the running cap `cap`
@@ -650,7 +631,14 @@ struct RunningCap {
     const std::uint64_t batch = std::min(l.concurrency, cap.sequences);
     e.running = batch;
     e.waiting = l.concurrency - batch;
-    if (l.kind == LoadKind::burst) {
+    // Fixed-length clients of a closed loop on SGLang stay in step: a wave's prompts all prefill
+    // before any of them decodes (scheduler.py get_next_batch_to_run runs a prefill batch
+    // whenever prompts wait), so the wave decodes in the same steps and finishes in the same step,
+    // and its clients send again together, however their requests trickle in: the first ones'
+    // pass runs alone, the rest follow before the next decode. Each cycle is a burst's wave.
+    const bool in_step =
+        e.separate_prefill && l.kind == LoadKind::serving && l.fixed_lengths && l.concurrency > 1;
+    if (l.kind == LoadKind::burst || in_step) {
         // N identical requests sent at once move in waves: the engine admits B of them
         // (vllm/v1/core/sched/scheduler.py takes waiting requests while KV blocks last; SGLang's
         // PrefillAdder and TensorRT-LLM's capacity scheduler likewise) and the next wave's start
@@ -674,6 +662,29 @@ struct RunningCap {
             // A prompt's first token ends its pass: (passes + 1) / (2 passes) of the prefill.
             const double passes = static_cast<double>(e.chunks);
             e.ttft_prefill = e.prefill_step.time * ((passes + 1.0) / (2.0 * passes));
+            if (in_step) {
+                // A closed loop of B in step: the rest of the wave's passes after its own, on
+                // average (passes - 1) / (2 passes) of the prefill, come between its first token
+                // and its second (TPOT spreads them over its O - 1), and C - B clients wait
+                // their turn (Little's law, as below).
+                if (L > 0.0)
+                    e.itl = e.tpot = e.decode_step.time + e.prefill_step.time *
+                                                              ((passes - 1.0) / (2.0 * passes)) *
+                                                              (1.0 / L);
+                e.request = wave;
+                const double rate = n / wave.in(seconds);
+                if (e.waiting > 0)
+                    e.ttft_queue = std::max(
+                        Seconds{}, Seconds::in_base(static_cast<double>(l.concurrency) / rate) -
+                                       wave - e.ttft_overhead);
+                e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
+                e.tokens_per_s = rate * static_cast<double>(O);
+                e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
+                e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
+                e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
+                e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
+                return e;
+            }
         } else {
             // vLLM (scheduler.py schedule: running requests first, then waiting prompts in what is
             // left of max_num_batched_tokens) and TensorRT-LLM's in-flight batching fill every
