@@ -124,15 +124,15 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
 
 TEST_CASE("the estimate's parameters name attention's and the experts' own fractions",
           "[cli][answers][estimate]") {
-    // Hopper's fitted defaults (roofline/estimate.hpp, default_family_params): bandwidth 0.87,
-    // GEMMs 0.54, attention 0.26, MoE experts 0.19, 68 us a layer, 25 us an all-reduce; every
+    // Hopper's fitted defaults (roofline/estimate.hpp, default_family_params): bandwidth 0.98,
+    // GEMMs 0.50, attention 0.42, MoE experts 0.23, 86 us a layer, 20 us an all-reduce; every
     // fraction the estimate used is printed.
     const CliRun r = run_kvplan(
         "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 48 "
         "--prompt-tokens 2000 --output-tokens 500");
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("bandwidth 0.87 and compute 0.54 of peak (attention 0.26, "
-                                      "MoE experts 0.19), 68 us a layer, 25 us an all-reduce"));
+    CHECK_THAT(r.out, Catch::Contains("bandwidth 0.98 and compute 0.50 of peak (attention 0.42, "
+                                      "MoE experts 0.23), 86 us a layer, 20 us an all-reduce"));
 }
 
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
@@ -654,8 +654,10 @@ TEST_CASE("disagg's aggregated fleet is fleet's for the same replica", "[cli][an
     // Llama-3.1-70B on H100s, 20 requests a second of 2,000 + 500 tokens, TTFT 1 s, TPOT 50 ms:
     // both subcommands size the aggregated replica by one library call (plan/fleet.hpp), so the
     // replica disagg picks, restated to fleet, gives the same batch, times and GPUs. At tp 4 the
-    // TPOT target binds at 100 sequences and 503.5 requests are in flight (Little's law: 20/s x
-    // the 25.17 s a request stays), so ceil(503.5 / 100) = 6 replicas of 4 GPUs.
+    // TPOT target binds at 80 sequences (the estimate's ITL at 80 is 49.86 ms, at 81 50.24 ms) and
+    // 504.0 requests are in flight (Little's law: 20/s x the 25.20 s a request stays: TTFT 0.368 s
+    // less vLLM's 49.5 ms overhead, then 499 tokens of 49.86 ms), so ceil(504.0 / 80) = 7
+    // replicas of 4 GPUs.
     const std::string load =
         " --model llama-3.1-70b --gpu h100-sxm --rate 20 --prompt-tokens 2000 --output-tokens 500 "
         "--ttft-ms 1000 --tpot-ms 50 --format json";
@@ -677,10 +679,10 @@ TEST_CASE("disagg's aggregated fleet is fleet's for the same replica", "[cli][an
         CHECK(aggregated["ttft_seconds"] == fleet["ttft_estimate_seconds"]);
         CHECK(aggregated["tpot_seconds"] == fleet["tpot_at_batch"]);
         if (tp == 4) {
-            CHECK(fleet["batch"] == 100);
-            CHECK(fleet["in_flight"].get<double>() == Approx(503.5).margin(0.05));
-            CHECK(fleet["replicas"] == 6);
-            CHECK(fleet["gpus"] == 24);
+            CHECK(fleet["batch"] == 80);
+            CHECK(fleet["in_flight"].get<double>() == Approx(504.0).margin(0.05));
+            CHECK(fleet["replicas"] == 7);
+            CHECK(fleet["gpus"] == 28);
         }
     }
 }

@@ -119,11 +119,11 @@ struct FamilyParams {
 namespace detail {
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.77,
-                                           .attention = 0.49,
-                                           .experts = 0.20,
-                                           .layer_overhead = 158.0 * microseconds,
-                                           .all_reduce_latency = 19.0 * microseconds};
+                                           .compute = 0.97,
+                                           .attention = 0.44,
+                                           .experts = 0.24,
+                                           .layer_overhead = 154.0 * microseconds,
+                                           .all_reduce_latency = 22.0 * microseconds};
 }  // namespace detail
 
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
@@ -138,19 +138,19 @@ inline constexpr std::array default_family_params{
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
         GpuFamily::hopper,
-        {.bandwidth = 0.87,
-         .compute = 0.54,
-         .attention = 0.26,
-         .experts = 0.19,
-         .layer_overhead = 68.0 * microseconds,
-         .all_reduce_latency = 25.0 * microseconds},
+        {.bandwidth = 0.98,
+         .compute = 0.50,
+         .attention = 0.42,
+         .experts = 0.23,
+         .layer_overhead = 86.0 * microseconds,
+         .all_reduce_latency = 20.0 * microseconds},
         true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
                  {.bandwidth = 0.43,
-                  .compute = 0.54,
-                  .attention = 0.26,
-                  .experts = 0.19,
+                  .compute = 0.50,
+                  .attention = 0.42,
+                  .experts = 0.23,
                   .layer_overhead = 46.0 * microseconds,
                   .all_reduce_latency = 0.0 * microseconds},
                  true,
@@ -192,12 +192,12 @@ struct EngineParams {
 // squares) where those parts span a factor of 3, else the least sum of |log error| on a grid of
 // 0.5 ms up to 500 ms (tests/support/latency_fit.hpp).
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 51.0 * milliseconds, true,
+    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 83.0 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 132.0 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 64.5 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 63.5 * milliseconds, true,
                  "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
                  "or fewer"},
 };
