@@ -27,6 +27,20 @@ namespace kvplan {
     return ParallelRules::vllm;
 }
 
+/// The engine whose start-up the rules `e` follow: parallel_rules' inverse on the engines that
+/// start.
+[[nodiscard]] constexpr Engine engine_of(ParallelRules e) noexcept {
+    switch (e) {
+        case ParallelRules::vllm:
+            return Engine::vllm;
+        case ParallelRules::sglang:
+            return Engine::sglang;
+        case ParallelRules::trtllm:
+            return Engine::trtllm;
+    }
+    return Engine::vllm;
+}
+
 /// GPUs of one replica of tp x pp with dp attention ranks under engine `e`'s rules: dp x tp x pp
 /// for vLLM (and the ideal profile), tp x pp for SGLang and TensorRT-LLM.
 [[nodiscard]] constexpr std::uint64_t replica_gpus(Engine e, std::uint32_t tp, std::uint32_t pp,

@@ -77,6 +77,7 @@
 
 #include "../budget.hpp"
 #include "../detail/enum_table.hpp"
+#include "../engine/parallel.hpp"
 #include "../engine/report.hpp"
 #include "../gpu_family.hpp"
 #include "../roofline.hpp"
@@ -124,6 +125,13 @@ inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .experts = 0.24,
                                            .layer_overhead = 154.0 * microseconds,
                                            .all_reduce_latency = 22.0 * microseconds};
+// Hopper's fit, whose compute fractions Blackwell takes.
+inline constexpr EstimateParams hopper_fit{.bandwidth = 0.98,
+                                           .compute = 0.50,
+                                           .attention = 0.42,
+                                           .experts = 0.23,
+                                           .layer_overhead = 86.0 * microseconds,
+                                           .all_reduce_latency = 20.0 * microseconds};
 }  // namespace detail
 
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
@@ -137,20 +145,13 @@ inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ada, detail::ampere_fit, false,
                  "none: Ampere's values (no published Ada measurement in the table)"},
     FamilyParams{
-        GpuFamily::hopper,
-        {.bandwidth = 0.98,
-         .compute = 0.50,
-         .attention = 0.42,
-         .experts = 0.23,
-         .layer_overhead = 86.0 * microseconds,
-         .all_reduce_latency = 20.0 * microseconds},
-        true,
+        GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
                  {.bandwidth = 0.43,
-                  .compute = 0.50,
-                  .attention = 0.42,
-                  .experts = 0.23,
+                  .compute = detail::hopper_fit.compute,
+                  .attention = detail::hopper_fit.attention,
+                  .experts = detail::hopper_fit.experts,
                   .layer_overhead = 46.0 * microseconds,
                   .all_reduce_latency = 0.0 * microseconds},
                  true,
@@ -548,23 +549,6 @@ struct RunningCap {
     bool holds_one = true;
 };
 
-namespace detail {
-
-/// The engine whose start-up the rules `e` follow.
-[[nodiscard]] constexpr Engine engine_of(ParallelRules e) noexcept {
-    switch (e) {
-        case ParallelRules::vllm:
-            return Engine::vllm;
-        case ParallelRules::sglang:
-            return Engine::sglang;
-        case ParallelRules::trtllm:
-            return Engine::trtllm;
-    }
-    return Engine::vllm;
-}
-
-}  // namespace detail
-
 [[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l) {
     if (l.max_running) return {*l.max_running, true};
     // A request beyond what the engine's pool holds waits in its queue: vLLM allocates a waiting
@@ -577,9 +561,8 @@ namespace detail {
     // measurements do not say which release's sampler ran.
     const BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
                                       .sampler = VllmSampler::plain}};
-    const EngineReport rep =
-        engine_report(detail::engine_of(r.parallel.rules), r,
-                      detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o);
+    const EngineReport rep = engine_report(
+        engine_of(r.parallel.rules), r, detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o);
     // The figures are one attention data-parallel rank's: each rank has its own pool and cap.
     const std::uint64_t seqs =
         detail::mul(rep.summary.max_sequences(), r.layout().dp(), "a sequence count");
