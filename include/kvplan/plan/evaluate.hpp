@@ -610,8 +610,14 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
     if (demand.shared_prefix_tokens != 0) check_shared_prefix(demand, where());
     ReplicaAnswer a{.replica = prepared_replica(d, prepared)};
     // The deployment's own figures: prepared beforehand, else here, after the demand's checks.
+    // Built in place: the figures are some 15 KB, whose copy a search would pay per candidate.
+    struct Prepare {
+        const Deployment& d;
+        const PreparedLayout& prepared;
+        operator PreparedEngine() const { return prepare_engine(d, prepared); }
+    };
     std::optional<PreparedEngine> own_engine;
-    const PreparedEngine& pe = engine ? *engine : own_engine.emplace(prepare_engine(d, prepared));
+    const PreparedEngine& pe = engine ? *engine : own_engine.emplace(Prepare{d, prepared});
     const Replica& r = a.replica;
     const Layout& l = prepared.layout;
     const std::uint32_t per_replica = l.ranks();
