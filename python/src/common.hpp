@@ -140,6 +140,10 @@ struct PyDeployment {
     /// decode_point alone. Unset: evaluate() computes the bound itself (a GPU without the figures,
     /// or a deployment evaluated once: kvplan.fit's, a search's candidates).
     std::optional<DecodeCosts> decode_costs{};
+    /// The figures no demand changes (the serving knobs resolved, the start-up check, the loaded
+    /// weights, each stage's memory), built once with decode_costs. Unset: evaluate() computes
+    /// them each call (kvplan.fit's deployment, evaluated once).
+    std::optional<PreparedEngine> engine{};
 };
 
 /// The decode costs of `d`'s step as evaluate() builds them with the default roofline options:

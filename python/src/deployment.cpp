@@ -14,7 +14,9 @@ namespace kvplan::python {
 const ReplicaAnswer& PyAnswer::contexts() {
     if (!searched) {
         const ReplicaAnswer s =
-            evaluate(dep->deployment, a.demand, contexts_options, dep->prepared);
+            dep->engine
+                ? evaluate(dep->deployment, a.demand, contexts_options, dep->prepared, *dep->engine)
+                : evaluate(dep->deployment, a.demand, contexts_options, dep->prepared);
         a.max_context = s.max_context;
         a.max_context_at_limit = s.max_context_at_limit;
         a.longest_single_context = s.longest_single_context;
@@ -166,13 +168,15 @@ namespace {
 
 /// The answer at `demand`: the decode bound from the prepared costs where there are some.
 std::unique_ptr<PyAnswer> answer_at(const std::shared_ptr<PyDeployment>& d, const Demand& demand) {
-    if (!d->decode_costs)
-        return std::make_unique<PyAnswer>(
-            std::in_place,
-            [&] { return evaluate(d->deployment, demand, fast_options, d->prepared); }, d);
+    const EvaluateOptions& o = d->decode_costs ? prepared_options : fast_options;
     auto out = std::make_unique<PyAnswer>(
         std::in_place,
-        [&] { return evaluate(d->deployment, demand, prepared_options, d->prepared); }, d);
+        [&] {
+            return d->engine ? evaluate(d->deployment, demand, o, d->prepared, *d->engine)
+                             : evaluate(d->deployment, demand, o, d->prepared);
+        },
+        d);
+    if (!d->decode_costs) return out;
     // What evaluate() sets with options.decode, from the same costs, batch and context.
     out->a.decode = decode_point(*d->decode_costs, out->a.concurrency_per_replica, demand.context);
     return out;
@@ -235,6 +239,7 @@ std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
     // What evaluate() refuses of the deployment itself (a GPU count, an engine knob, a GPU
     // without memory) raised now, at a demand that cannot fail.
     set_counts(*d, evaluate(d->deployment, {.context = 1}, budget_options, d->prepared));
+    d->engine = prepare_engine(d->deployment, d->prepared);
     return d;
 }
 

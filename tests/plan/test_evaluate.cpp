@@ -922,3 +922,120 @@ TEST_CASE("a request's tokens are its prompt and output, and never wrap", "[eval
     CHECK(TokenSplit{.prompt = 2000, .output = 500}.tokens() == 2500);
     CHECK_THROWS_AS((TokenSplit{.prompt = ~std::uint64_t{0}, .output = 1}.tokens()), OverflowError);
 }
+
+namespace {
+
+/// Every figure of two answers, term by term: the engine's memory per stage, its cache, the
+/// verdict's counts, the weights, the decode bound and the estimate.
+void check_same_figures(const ReplicaAnswer& a, const ReplicaAnswer& b) {
+    CHECK(a.verdict == b.verdict);
+    CHECK(a.refusal == b.refusal);
+    CHECK(a.serving.engine == b.serving.engine);
+    CHECK(a.serving.block_size == b.serving.block_size);
+    CHECK(a.gpus == b.gpus);
+    CHECK(a.replicas == b.replicas);
+    CHECK(a.report.num_stages == b.report.num_stages);
+    for (std::uint32_t st = 0; st < a.report.num_stages; ++st) {
+        INFO("stage " << st);
+        const EngineMemory& x = a.report.memory[st];
+        const EngineMemory& y = b.report.memory[st];
+        CHECK(x.fraction == y.fraction);
+        CHECK(x.fraction_bytes == y.fraction_bytes);
+        CHECK(x.weights == y.weights);
+        CHECK(x.activation == y.activation);
+        CHECK(x.cuda_graphs == y.cuda_graphs);
+        CHECK(x.nccl_nvls == y.nccl_nvls);
+        CHECK(x.charged == y.charged);
+        CHECK(x.outside == y.outside);
+        CHECK(x.kv_memory == y.kv_memory);
+        CHECK(x.shortfall == y.shortfall);
+        CHECK(x.outside_fits == y.outside_fits);
+    }
+    CHECK(a.report.summary.tokens == b.report.summary.tokens);
+    CHECK(a.report.summary.max_concurrency == b.report.summary.max_concurrency);
+    CHECK(a.report.vllm.num_blocks == b.report.vllm.num_blocks);
+    CHECK(a.report.vllm.needed == b.report.vllm.needed);
+    CHECK(a.report.sglang.max_total_num_tokens == b.report.sglang.max_total_num_tokens);
+    CHECK(a.report.trtllm.num_pools == b.report.trtllm.num_pools);
+    CHECK(a.limiting_stage == b.limiting_stage);
+    CHECK(a.kv_budget == b.kv_budget);
+    CHECK(a.kv_per_sequence == b.kv_per_sequence);
+    CHECK(a.kv_needed == b.kv_needed);
+    CHECK(a.headroom == b.headroom);
+    CHECK(a.shortfall == b.shortfall);
+    CHECK(a.kv_tokens == b.kv_tokens);
+    CHECK(a.admitted == b.admitted);
+    CHECK(a.sequence_cap == b.sequence_cap);
+    CHECK(a.max_concurrency == b.max_concurrency);
+    CHECK(a.max_concurrency_ratio == b.max_concurrency_ratio);
+    CHECK(a.total_max_concurrency == b.total_max_concurrency);
+    CHECK(a.max_context == b.max_context);
+    CHECK(a.longest_single_context == b.longest_single_context);
+    CHECK(a.estimated_max_model_len == b.estimated_max_model_len);
+    CHECK(a.startup.refused == b.startup.refused);
+    CHECK(a.weights.total() == b.weights.total());
+    CHECK(a.weights_per_gpu == b.weights_per_gpu);
+    CHECK(a.weights_checkpoint_per_gpu == b.weights_checkpoint_per_gpu);
+    CHECK(a.loaded.loaded == b.loaded.loaded);
+    CHECK(a.weights_on_gpu.total() == b.weights_on_gpu.total());
+    CHECK(a.kv_per_token == b.kv_per_token);
+    CHECK(a.drafter_kv_per_token == b.drafter_kv_per_token);
+    CHECK(a.kv_per_token_per_gpu == b.kv_per_token_per_gpu);
+    REQUIRE(a.decode.has_value() == b.decode.has_value());
+    if (a.decode) CHECK(a.decode->tpot == b.decode->tpot);
+    REQUIRE(a.estimate.has_value() == b.estimate.has_value());
+    if (a.estimate) {
+        CHECK(a.estimate->ttft == b.estimate->ttft);
+        CHECK(a.estimate->itl == b.estimate->itl);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a prepared engine gives the figures evaluate computes, to the bit",
+          "[evaluate][prepare]") {
+    // prepare_engine computes once what no demand changes (the serving knobs, the loaded weights,
+    // each stage's memory with its activation peak); the cache at the demand's context is built
+    // each call. Both paths run the same functions on the same inputs, so every figure is equal,
+    // whatever the engine, the layout, a drafter, a hybrid's state or a stage split.
+    Deployment mtp = deployment("deepseek-v3", "h200-sxm", 8);
+    mtp.serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};
+    Deployment hybrid = deployment("jamba-1.5-mini", "a100-sxm4-80gb");
+    Deployment hybrid_trtllm = hybrid;
+    hybrid_trtllm.serving.engine = Engine::trtllm;
+    Deployment next = deployment("qwen3-next-80b-a3b", "h200-sxm", 4);
+    Deployment llama = deployment("llama-3-70b", "h100-sxm", 4);
+    Deployment llama_pp = deployment("llama-3-70b", "h100-sxm", 2, 2);
+    llama_pp.gpus = 8;
+    Deployment llama_sglang = llama;
+    llama_sglang.serving.engine = Engine::sglang;
+    const std::pair<const char*, const Deployment*> cases[] = {
+        {"deepseek-v3 mtp", &mtp},
+        {"jamba-1.5-mini vllm", &hybrid},
+        {"jamba-1.5-mini trtllm", &hybrid_trtllm},
+        {"qwen3-next-80b-a3b", &next},
+        {"llama-3-70b tp4", &llama},
+        {"llama-3-70b tp2 pp2 x2", &llama_pp},
+        {"llama-3-70b sglang", &llama_sglang}};
+    for (const auto& [label, d] : cases) {
+        INFO(label);
+        const PreparedLayout p = prepare_layout(*d);
+        const PreparedEngine e = prepare_engine(*d, p);
+        for (std::uint64_t ctx : {1ULL, 2048ULL, 8192ULL, 131072ULL})
+            for (std::uint64_t n : {1ULL, 48ULL, 1000ULL}) {
+                INFO(ctx << " tokens x " << n);
+                Demand demand{.context = ctx, .concurrency = n};
+                if (ctx >= 2048) {
+                    demand.prompt_tokens = ctx - 1024;
+                    demand.output_tokens = 1024;
+                    demand.shared_prefix_tokens = ctx == 8192 ? 1000 : 0;
+                }
+                check_same_figures(evaluate(*d, demand, {}, p, e), evaluate(*d, demand));
+            }
+    }
+    // A bad demand is still the demand's error, before the deployment's figures are read.
+    const PreparedLayout p = prepare_layout(llama);
+    const PreparedEngine e = prepare_engine(llama, p);
+    CHECK_THROWS_AS(evaluate(llama, {.context = 0}, {}, p, e), InvalidInput);
+    CHECK_THROWS_AS(evaluate(llama, {.context = 8, .concurrency = 0}, {}, p, e), InvalidInput);
+}

@@ -340,6 +340,23 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
 
 namespace detail {
 
+/// The cache step of engine_report_with, into `rep` whose memory per stage is set: no context
+/// changes that memory, so a deployment asked about many demands computes it once.
+constexpr void engine_report_cache(EngineReport& rep, Engine e, const Replica& r, const Layout& l,
+                                   std::uint64_t context, const BudgetOptions& b,
+                                   const EngineOptions& eo) {
+    KVPLAN_EXPECTS(context >= 1);
+    std::array<Bytes, max_pipeline_stages> kv{};
+    bool fits = true;
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        kv[st] = b.kv_memory_per_gpu ? *b.kv_memory_per_gpu : rep.memory[st].kv_memory;
+        fits = fits && (b.kv_memory_per_gpu ||
+                        (rep.memory[st].shortfall.is_zero() && rep.memory[st].outside_fits));
+    }
+    engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
+    rep.summary.starts = rep.summary.starts && fits;
+}
+
 /// engine_report of `r` under its layout `l`, given its weights per stage.
 [[nodiscard]] constexpr EngineReport engine_report_with(Engine e, const Replica& r, const Layout& l,
                                                         const StageWeights& w,
@@ -349,16 +366,9 @@ namespace detail {
     KVPLAN_EXPECTS(context >= 1);
     EngineReport rep;
     rep.num_stages = l.pp();
-    std::array<Bytes, max_pipeline_stages> kv{};
-    bool fits = true;
-    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+    for (std::uint32_t st = 0; st < l.pp(); ++st)
         rep.memory[st] = engine_memory_with(e, r, l, st, w[st].total(), b, eo);
-        kv[st] = b.kv_memory_per_gpu ? *b.kv_memory_per_gpu : rep.memory[st].kv_memory;
-        fits = fits && (b.kv_memory_per_gpu ||
-                        (rep.memory[st].shortfall.is_zero() && rep.memory[st].outside_fits));
-    }
-    engine_cache(rep, e, r, l, std::span<const Bytes>(kv.data(), l.pp()), context, b, eo);
-    rep.summary.starts = rep.summary.starts && fits;
+    engine_report_cache(rep, e, r, l, context, b, eo);
     return rep;
 }
 

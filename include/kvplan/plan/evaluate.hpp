@@ -448,6 +448,39 @@ struct PreparedLayout {
                           d.serving.speculation);
 }
 
+/// What evaluate() computes of a deployment on its GPU that no demand changes: the serving knobs
+/// resolved with the engine's defaults for the model, the start-up check, the weights as loaded,
+/// each stage's memory (the reserve with its activation peak, the fraction, the KV memory) and the
+/// per-token and per-GPU sizes. Serving code that asks one deployment about many demands prepares
+/// it once (prepare_engine) and each evaluation pays only for the cache at the demand's context.
+struct PreparedEngine {
+    ResolvedServing serving{};
+    StartupCheck startup{};
+    StageWeights loaded{};           ///< per stage, as the engine holds them once loaded
+    LoadedWeights loaded_fullest{};  ///< ReplicaAnswer::loaded
+    std::array<EngineMemory, max_pipeline_stages> memory{};  ///< per stage
+    WeightBytes weights_on_gpu{};
+    Bytes weights_per_gpu{};
+    Bytes kv_per_token{};
+    Bytes drafter_kv_per_token{};
+    Bytes kv_per_token_per_gpu{};
+};
+
+/// The figures of `d` no demand changes, with `prepared` = prepare_layout(d) (precondition: it is
+/// d's). Throws what evaluate() throws of the deployment itself: InvalidLayout for a GPU count
+/// that is no multiple of the replica's, InvalidInput for a knob the engine cannot take, a KV
+/// dtype the GPU has no kernels for, or a GPU without memory.
+[[nodiscard]] inline PreparedEngine prepare_engine(const Deployment& d,
+                                                   const PreparedLayout& prepared);
+
+/// Every figure of `d` under `demand`, with `prepared` = prepare_layout(d) and `engine` =
+/// prepare_engine(d, prepared) computed beforehand (precondition: both are d's): the same figures
+/// as evaluate(d, demand, o), and the same errors of the demand.
+[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
+                                            const EvaluateOptions& o,
+                                            const PreparedLayout& prepared,
+                                            const PreparedEngine& engine);
+
 /// Every figure of `d` under `demand`, with `prepared` = prepare_layout(d) computed beforehand
 /// (precondition: it is d's). Throws as evaluate(d, demand, o) does.
 [[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
@@ -463,9 +496,109 @@ struct PreparedLayout {
     return evaluate(d, demand, o, prepare_layout(d));
 }
 
+namespace detail {
+
+/// The replica `d` runs, its model and layout as `prepared` resolves them.
+[[nodiscard]] inline Replica prepared_replica(const Deployment& d, const PreparedLayout& prepared) {
+    return Replica{.model = prepared.model,
+                   .gpu = d.gpu,
+                   .parallel = prepared.parallel,
+                   .weights = prepared.weights,
+                   .kv = d.kv};
+}
+
+/// Throws InvalidLayout unless the GPUs of `d` are a multiple of the replica's.
+inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
+    const std::uint32_t per_replica = l.ranks();
+    const std::uint32_t gpus = d.gpus == 0 ? per_replica : d.gpus;
+    if (gpus % per_replica != 0)
+        detail::throw_field_error<InvalidLayout>(
+            detail::model_where(d.model.config()), "gpus",
+            detail::text("a multiple of the replica's ", per_replica, " GPUs (",
+                         r.parallel.rules == ParallelRules::vllm ? "dp x tp x pp" : "tp x pp", ")"),
+            detail::text(gpus));
+}
+
+/// evaluate() with `engine` = prepare_engine(d, prepared), or null: computed here, after the
+/// demand's checks, so that a bad demand is reported before a bad deployment.
+[[nodiscard]] inline ReplicaAnswer evaluate_with(const Deployment& d, const Demand& demand,
+                                                 const EvaluateOptions& o,
+                                                 const PreparedLayout& prepared,
+                                                 const PreparedEngine* engine);
+
+}  // namespace detail
+
+[[nodiscard]] inline PreparedEngine prepare_engine(const Deployment& d,
+                                                   const PreparedLayout& prepared) {
+    PreparedEngine pe;
+    const Replica r = detail::prepared_replica(d, prepared);
+    const Layout& l = prepared.layout;
+    detail::check_gpus(d, r, l);
+    pe.serving = resolve_serving(d.serving);
+    // A KV dtype the GPU's architecture has no kernels for never starts (kv_support.hpp).
+    if (const auto why = kv_dtype_refusal(d.kv.dtype, d.gpu.arch, pe.serving.engine))
+        detail::throw_field_error<InvalidInput>(
+            detail::text("GPU '", d.gpu.id, "' (", name(d.gpu.arch), ")"), "kv_dtype",
+            detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
+    if (pe.serving.engine == Engine::vllm)
+        detail::vllm_model_defaults(pe.serving, r);
+    else
+        detail::profile_elsewhere(pe.serving.budget.reserve, r.gpu);
+    if (r.gpu.memory_total.is_zero() && !pe.serving.budget.kv_memory_per_gpu)
+        detail::throw_field_error<InvalidInput>(detail::text("GPU '", r.gpu.id, "'"),
+                                                "memory_total", "> 0 bytes", "0");
+
+    // Start-up, as the engine runs it: the configuration's checks (the layout's, then the
+    // quantized widths per rank), the weights as loaded, then the memory.
+    pe.startup = startup_check(pe.serving.engine, r.model, l, r.weights);
+    pe.loaded = loaded_stage_weights(pe.serving.engine, r.gpu, r.model, l, r.weights,
+                                     prepared.stage_weights);
+    const std::optional<GpuFamily> family = gpu_family(r.gpu);
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const LoadedWeights lw =
+            loaded_weights(pe.serving.engine, family, r.model, l, st, r.weights,
+                           prepared.stage_weights[st].total(), r.gpu.arch);
+        if (st == 0 || lw.loaded > pe.loaded_fullest.loaded) pe.loaded_fullest = lw;
+    }
+    for (std::uint32_t st = 0; st < l.pp(); ++st)
+        pe.memory[st] =
+            detail::engine_memory_with(pe.serving.engine, r, l, st, pe.loaded[st].total(),
+                                       pe.serving.budget, pe.serving.options);
+
+    // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
+    for (std::uint32_t st = 0; st < l.pp(); ++st) {
+        const WeightBytes& wb = prepared.stage_weights[st];
+        if (st == 0 || wb.total() > pe.weights_on_gpu.total()) pe.weights_on_gpu = wb;
+    }
+    pe.weights_per_gpu = pe.weights_on_gpu.total();
+    for (std::uint32_t st = 0; st < l.pp(); ++st)
+        pe.weights_per_gpu = std::max(pe.weights_per_gpu, pe.loaded[st].total());
+    pe.kv_per_token = kv_bytes_per_token(r.model, r.kv);
+    if (prepared.drafter_layers != 0)
+        pe.drafter_kv_per_token = pe.kv_per_token - kv_bytes_per_token(d.model, r.kv);
+    for (std::uint32_t st = 0; st < l.pp(); ++st)
+        pe.kv_per_token_per_gpu =
+            std::max(pe.kv_per_token_per_gpu, kv_bytes_per_token(r.model, r.kv, l.stage(st)));
+    return pe;
+}
+
 [[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
                                             const EvaluateOptions& o,
                                             const PreparedLayout& prepared) {
+    return detail::evaluate_with(d, demand, o, prepared, nullptr);
+}
+
+[[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
+                                            const EvaluateOptions& o,
+                                            const PreparedLayout& prepared,
+                                            const PreparedEngine& engine) {
+    return detail::evaluate_with(d, demand, o, prepared, &engine);
+}
+
+[[nodiscard]] inline ReplicaAnswer detail::evaluate_with(const Deployment& d, const Demand& demand,
+                                                         const EvaluateOptions& o,
+                                                         const PreparedLayout& prepared,
+                                                         const PreparedEngine* engine) {
     const auto where = [&] { return detail::model_where(d.model.config()); };
     if (demand.context == 0)
         detail::throw_field_error<InvalidInput>(where(), "context", ">= 1 token", "0");
@@ -475,21 +608,20 @@ struct PreparedLayout {
     const std::optional<TokenSplit> split =
         demand.prompt_tokens || demand.output_tokens ? token_split(demand, where()) : std::nullopt;
     if (demand.shared_prefix_tokens != 0) check_shared_prefix(demand, where());
-    ReplicaAnswer a{.replica = Replica{.model = prepared.model,
-                                       .gpu = d.gpu,
-                                       .parallel = prepared.parallel,
-                                       .weights = prepared.weights,
-                                       .kv = d.kv}};
+    ReplicaAnswer a{.replica = prepared_replica(d, prepared)};
+    // The deployment's own figures: prepared beforehand, else here, after the demand's checks.
+    // Built in place: the figures are some 15 KB, whose copy a search would pay per candidate.
+    struct Prepare {
+        const Deployment& d;
+        const PreparedLayout& prepared;
+        operator PreparedEngine() const { return prepare_engine(d, prepared); }
+    };
+    std::optional<PreparedEngine> own_engine;
+    const PreparedEngine& pe = engine ? *engine : own_engine.emplace(Prepare{d, prepared});
     const Replica& r = a.replica;
     const Layout& l = prepared.layout;
     const std::uint32_t per_replica = l.ranks();
     a.gpus = d.gpus == 0 ? per_replica : d.gpus;
-    if (a.gpus % per_replica != 0)
-        detail::throw_field_error<InvalidLayout>(
-            where(), "gpus",
-            detail::text("a multiple of the replica's ", per_replica, " GPUs (",
-                         r.parallel.rules == ParallelRules::vllm ? "dp x tp x pp" : "tp x pp", ")"),
-            detail::text(a.gpus));
     a.replicas = a.gpus / per_replica;
     a.placement = l.placement();
     a.replica_gpus = per_replica;
@@ -499,21 +631,9 @@ struct PreparedLayout {
     a.weight_source = d.weights                           ? WeightSource::given
                       : d.model.config().checkpoint.known ? WeightSource::checkpoint
                                                           : WeightSource::assumed;
-    a.serving = resolve_serving(d.serving);
-    // A KV dtype the GPU's architecture has no kernels for never starts (kv_support.hpp).
-    if (const auto why = kv_dtype_refusal(d.kv.dtype, d.gpu.arch, a.serving.engine))
-        detail::throw_field_error<InvalidInput>(
-            detail::text("GPU '", d.gpu.id, "' (", name(d.gpu.arch), ")"), "kv_dtype",
-            detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
-    if (a.serving.engine == Engine::vllm)
-        detail::vllm_model_defaults(a.serving, r);
-    else
-        detail::profile_elsewhere(a.serving.budget.reserve, r.gpu);
+    a.serving = pe.serving;
     a.drafter_layers = prepared.drafter_layers;
     a.drafter_weights = prepared.drafter_weights;
-    if (r.gpu.memory_total.is_zero() && !a.serving.budget.kv_memory_per_gpu)
-        detail::throw_field_error<InvalidInput>(detail::text("GPU '", r.gpu.id, "'"),
-                                                "memory_total", "> 0 bytes", "0");
     a.demand = demand;
     a.concurrency_per_replica = (demand.concurrency + a.replicas - 1) / a.replicas;
     a.concurrency_per_dp_rank = (a.concurrency_per_replica + a.dp_ranks - 1) / a.dp_ranks;
@@ -523,19 +643,14 @@ struct PreparedLayout {
     a.over_limit = demand.context > a.limit.tokens;
     a.long_context_allowed = d.serving.allow_long_context;
 
-    // Start-up, as the engine runs it: the configuration's checks (the layout's, then the
-    // quantized widths per rank), the weights as loaded, then the memory and the cache.
-    a.startup = startup_check(a.serving.engine, r.model, l, r.weights);
-    const StageWeights loaded = loaded_stage_weights(a.serving.engine, r.gpu, r.model, l, r.weights,
-                                                     prepared.stage_weights);
-    const std::optional<GpuFamily> family = gpu_family(r.gpu);
-    for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        const LoadedWeights lw = loaded_weights(a.serving.engine, family, r.model, l, st, r.weights,
-                                                prepared.stage_weights[st].total(), r.gpu.arch);
-        if (st == 0 || lw.loaded > a.loaded.loaded) a.loaded = lw;
-    }
-    a.report = detail::engine_report_with(a.serving.engine, r, l, loaded, demand.context,
-                                          a.serving.budget, a.serving.options);
+    // Start-up, as the engine runs it (prepare_engine: the configuration's checks, the weights as
+    // loaded, the memory), then the cache at the demand's context, built in place.
+    a.startup = pe.startup;
+    a.loaded = pe.loaded_fullest;
+    a.report.num_stages = l.pp();
+    std::copy_n(pe.memory.begin(), l.pp(), a.report.memory.begin());
+    detail::engine_report_cache(a.report, a.serving.engine, r, l, demand.context, a.serving.budget,
+                                a.serving.options);
     const EngineCapacity& cap = a.report.summary;
     a.limiting_stage = std::min(detail::engine_limiting_stage(a.report), l.pp() - 1);
     const Shard shard = l.stage(a.limiting_stage);
@@ -667,20 +782,12 @@ struct PreparedLayout {
 
     // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
     a.weights = prepared.weights_whole;
-    for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        const WeightBytes& wb = prepared.stage_weights[st];
-        if (st == 0 || wb.total() > a.weights_on_gpu.total()) a.weights_on_gpu = wb;
-    }
+    a.weights_on_gpu = pe.weights_on_gpu;
     a.weights_checkpoint_per_gpu = a.weights_on_gpu.total();
-    a.weights_per_gpu = a.weights_checkpoint_per_gpu;
-    for (std::uint32_t st = 0; st < l.pp(); ++st)
-        a.weights_per_gpu = std::max(a.weights_per_gpu, loaded[st].total());
-    a.kv_per_token = kv_bytes_per_token(r.model, r.kv);
-    if (a.drafter_layers != 0)
-        a.drafter_kv_per_token = a.kv_per_token - kv_bytes_per_token(d.model, r.kv);
-    for (std::uint32_t st = 0; st < l.pp(); ++st)
-        a.kv_per_token_per_gpu =
-            std::max(a.kv_per_token_per_gpu, kv_bytes_per_token(r.model, r.kv, l.stage(st)));
+    a.weights_per_gpu = pe.weights_per_gpu;
+    a.kv_per_token = pe.kv_per_token;
+    a.drafter_kv_per_token = pe.drafter_kv_per_token;
+    a.kv_per_token_per_gpu = pe.kv_per_token_per_gpu;
 
     // The decode bound at each replica's load.
     // Both are of the model's own step: what speculation saves depends on its acceptance, not
