@@ -456,8 +456,7 @@ struct PreparedLayout {
 struct PreparedEngine {
     ResolvedServing serving{};
     StartupCheck startup{};
-    StageWeights loaded{};           ///< per stage, as the engine holds them once loaded
-    LoadedWeights loaded_fullest{};  ///< ReplicaAnswer::loaded
+    LoadedWeights loaded_fullest{};                          ///< ReplicaAnswer::loaded
     std::array<EngineMemory, max_pipeline_stages> memory{};  ///< per stage
     WeightBytes weights_on_gpu{};
     Bytes weights_per_gpu{};
@@ -551,8 +550,10 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
     // Start-up, as the engine runs it: the configuration's checks (the layout's, then the
     // quantized widths per rank), the weights as loaded, then the memory.
     pe.startup = startup_check(pe.serving.engine, r.model, l, r.weights);
-    pe.loaded = loaded_stage_weights(pe.serving.engine, r.gpu, r.model, l, r.weights,
-                                     prepared.stage_weights);
+    // Each stage's weights as the engine holds them once loaded; only the memory and the weights
+    // per GPU below read them.
+    const StageWeights loaded = loaded_stage_weights(pe.serving.engine, r.gpu, r.model, l,
+                                                     r.weights, prepared.stage_weights);
     const std::optional<GpuFamily> family = gpu_family(r.gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw =
@@ -561,9 +562,8 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
         if (st == 0 || lw.loaded > pe.loaded_fullest.loaded) pe.loaded_fullest = lw;
     }
     for (std::uint32_t st = 0; st < l.pp(); ++st)
-        pe.memory[st] =
-            detail::engine_memory_with(pe.serving.engine, r, l, st, pe.loaded[st].total(),
-                                       pe.serving.budget, pe.serving.options);
+        pe.memory[st] = detail::engine_memory_with(pe.serving.engine, r, l, st, loaded[st].total(),
+                                                   pe.serving.budget, pe.serving.options);
 
     // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
@@ -572,7 +572,7 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
     }
     pe.weights_per_gpu = pe.weights_on_gpu.total();
     for (std::uint32_t st = 0; st < l.pp(); ++st)
-        pe.weights_per_gpu = std::max(pe.weights_per_gpu, pe.loaded[st].total());
+        pe.weights_per_gpu = std::max(pe.weights_per_gpu, loaded[st].total());
     pe.kv_per_token = kv_bytes_per_token(r.model, r.kv);
     if (prepared.drafter_layers != 0)
         pe.drafter_kv_per_token = pe.kv_per_token - kv_bytes_per_token(d.model, r.kv);
