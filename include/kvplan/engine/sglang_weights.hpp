@@ -47,9 +47,9 @@ namespace detail {
 ///     Blackwell  FlashInfer's TRT-LLM MXFP4 MoE (flashinfer_mxfp4, the default on SM 10.x):
 ///                intermediate and hidden rounded up to 256, biases fp32, scales shuffled in place;
 ///     others     not modelled (as stored).
-///   kvplan applies this to any MXFP4 experts; DeepSeek-V4's FP4 experts take their own path in
-///   SGLang's DeepSeek-V4 builds (moe_runner_backend flashinfer_mxfp4 on Hopper too), which is
-///   not modelled.
+///   kvplan applies this to any MXFP4 experts, as the default moe_runner_backend picks; a start
+///   that names another backend (--moe-runner-backend marlin, as DeepSeek-V4's Hopper recipes
+///   do) is not modelled.
 ///   Symmetric INT4 experts (compressed-tensors pack-quantized W4A16, Kimi-K2's) on ROCm:
 ///     CompressedTensorsWNA16TritonMoE (compressed_tensors/schemes/
 ///     compressed_tensors_wNa16_moe.py) transposes the packed weights and scales in place and
