@@ -59,6 +59,15 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
         "--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16 --expert-dtype "
         "mxfp4");
     CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
+    // compare on the same GPU shows the same loaded weights (it showed the checkpoint's 60.77 GiB
+    // beside fit's 64.19); without a GPU, only the checkpoint's are known.
+    const CliRun cmp =
+        run_kvplan("compare --model gpt-oss-120b --gpu h100-sxm --context 8k --format json");
+    REQUIRE(cmp.code == 0);
+    CHECK(json::parse(cmp.out)["rows"][0]["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
+    const CliRun bare = run_kvplan("compare --model gpt-oss-120b --context 8k --format json");
+    REQUIRE(bare.code == 0);
+    CHECK(json::parse(bare.out)["rows"][0]["weight_bytes_per_gpu"] == 65'248'815'744ULL);
 }
 
 TEST_CASE("fit refuses an FP8 layout whose expert width per GPU breaks its block, naming EP",
