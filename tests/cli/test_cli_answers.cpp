@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "../support/rounds.hpp"
 #include "cli_runner.hpp"
@@ -58,6 +59,15 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
         "--model gpt-oss-120b --gpu h100-sxm --context 8k --weight-dtype bf16 --expert-dtype "
         "mxfp4");
     CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
+    // compare on the same GPU shows the same loaded weights (it showed the checkpoint's 60.77 GiB
+    // beside fit's 64.19); without a GPU, only the checkpoint's are known.
+    const CliRun cmp =
+        run_kvplan("compare --model gpt-oss-120b --gpu h100-sxm --context 8k --format json");
+    REQUIRE(cmp.code == 0);
+    CHECK(json::parse(cmp.out)["rows"][0]["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
+    const CliRun bare = run_kvplan("compare --model gpt-oss-120b --context 8k --format json");
+    REQUIRE(bare.code == 0);
+    CHECK(json::parse(bare.out)["rows"][0]["weight_bytes_per_gpu"] == 65'248'815'744ULL);
 }
 
 TEST_CASE("fit refuses an FP8 layout whose expert width per GPU breaks its block, naming EP",
@@ -73,13 +83,90 @@ TEST_CASE("fit refuses an FP8 layout whose expert width per GPU breaks its block
     CHECK(r.out.find("leave 192 per GPU") != std::string::npos);
     CHECK(r.out.find("--enable-expert-parallel") != std::string::npos);
     CHECK(r.out.find("any length") == std::string::npos);
+    // No pool is built: the figures only a running engine has (its headroom, tokens, blocks and
+    // logged concurrency) are left out of the text, kept in JSON.
+    for (const char* running : {"headroom", "KV capacity", "vLLM blocks", "as vLLM logs it"}) {
+        INFO(running);
+        CHECK(r.out.find(running) == std::string::npos);
+    }
     const json j = fit_json(model + " --gpu h100-sxm --tp 8 --context 32k --concurrency 8");
     CHECK(j["refusal"] == "quantization_block");
+    CHECK(j.contains("num_gpu_blocks"));
+    CHECK(j.contains("max_concurrency_ratio"));
     const json ep = fit_json(model +
                              " --gpu h100-sxm --tp 8 --enable-expert-parallel --context 32k "
                              "--concurrency 8");
     CHECK(ep["refusal"] == "none");
     CHECK(ep["fits"] == true);
+}
+
+TEST_CASE("a model of constant state alone still stops at the model's limit", "[cli][answers]") {
+    // Falcon-Mamba-7B states no length key, so vLLM takes 2,048 tokens (_get_and_verify_max_len);
+    // its cache is constant state, the same at any length, but vLLM refuses a longer
+    // --max-model-len without VLLM_ALLOW_LONG_MAX_MODEL_LEN. The answer once read "any length"
+    // beside a context limit of 2,048 tokens.
+    const std::string args = "--model falcon-mamba-7b --gpu h100-sxm --context 2k --concurrency 4";
+    const json j = fit_json(args);
+    CHECK(j["context_limit_tokens"] == 2048);
+    CHECK(j["max_context"] == 2048);
+    CHECK(j["longest_single_context"] == 2048);
+    const CliRun r = run_kvplan("fit " + args);
+    CHECK(r.out.find("any length") == std::string::npos);
+    CHECK(r.out.find("max context at 4 sequences (the model's limit)") != std::string::npos);
+    // Allowed past the limit, nothing bounds it.
+    const json allowed = fit_json(args + " --allow-long-context");
+    CHECK(allowed["max_context"].is_null());
+    CHECK(allowed["longest_single_context"].is_null());
+}
+
+TEST_CASE("counts of one read in the singular, and the GPU memory names its spec field",
+          "[cli][answers]") {
+    // Llama-3.1-70B at tp 2 under TensorRT-LLM on H100s: 80 layers x 8 KV heads x 128 x 2 x 2 B
+    // = 327,680 B a token, 163,840 B per GPU, 4.88 GiB for 32,000 tokens against the 9.37 GiB
+    // its fraction leaves: one sequence.
+    const std::string args =
+        "--model llama-3.1-70b --gpu h100-sxm --tp 2 --engine trtllm "
+        "--context 32000 --concurrency 8";
+    REQUIRE(fit_json(args)["max_concurrency"] == 1);
+    const CliRun r = run_kvplan("fit " + args + " --explain");
+    // The text line of a figure, by its label.
+    const auto line = [&](const std::string& label) {
+        const std::size_t at = r.out.find("  " + label);
+        return at == std::string::npos ? std::string()
+                                       : r.out.substr(at, r.out.find('\n', at) - at);
+    };
+    const std::string held = line("max concurrency at 32,000 tokens");
+    CHECK(held.size() > 11);
+    CHECK(held.substr(held.size() - 11) == " 1 sequence");
+    CHECK(r.out.find("1 sequences") == std::string::npos);
+    // The figure is the runtime's total (79.19 GiB), read from runtime_total_bytes.
+    CHECK(line("GPU memory (runtime total)").find(" 79.19 GiB ") != std::string::npos);
+    CHECK(r.out.find("h100-sxm.json: memory.runtime_total_bytes") != std::string::npos);
+    CHECK(r.out.find("driver_reported_bytes") == std::string::npos);
+}
+
+TEST_CASE("plan's misses name their whole layout, and fp8 weights are not suggested again",
+          "[cli][answers][plan]") {
+    // Kimi-K2 (fp8 weights, 1T parameters) on one node of H200s cannot hold 64 sequences of
+    // 32,000 tokens; its misses differ in ep and dcp, which their notes now name.
+    const CliRun r =
+        run_kvplan("plan --model kimi-k2-instruct --gpu h200-sxm --context 32k --concurrency 64");
+    REQUIRE(r.code == 0);
+    REQUIRE(r.out.rfind("NO REPLICA", 0) == 0);
+    std::vector<std::string> misses;
+    for (std::size_t at = r.out.find("note: miss "); at != std::string::npos;
+         at = r.out.find("note: miss ", at + 1))
+        misses.push_back(r.out.substr(at + 11, r.out.find(" fits with", at) - at - 11));
+    REQUIRE(misses.size() >= 2);
+    for (std::size_t i = 0; i < misses.size(); ++i) {
+        INFO(misses[i]);
+        CHECK(misses[i].find("dcp ") != std::string::npos);
+        // Each names a layout of its own: without their numbers, no two read alike.
+        for (std::size_t k = 0; k < i; ++k)
+            CHECK(misses[i].substr(misses[i].find(' ')) != misses[k].substr(misses[k].find(' ')));
+    }
+    CHECK(r.out.find("--weight-dtype fp8") == std::string::npos);
+    CHECK(r.out.find("--max-gpus may find more") != std::string::npos);
 }
 
 TEST_CASE("an SGLang verdict's need and room agree: the need is what its token pool spends",

@@ -526,3 +526,33 @@ TEST_CASE("the worked pull request of examples/ci/README.md fails as the README 
     CHECK_THAT(gha.out, Catch::Contains("::error file=examples/ci/policy.json,line=39,title=kvplan "
                                         "check%3A KV cache cost per token on H100 fleet::"));
 }
+
+TEST_CASE("check names the vLLM release it judged under, as fit does", "[cli][check]") {
+    // A policy's engine_version selects that release's defaults (v0.9: gpu_memory_utilization
+    // 0.9, kvplan/engine/release.hpp); without it the newest release applies, the one fit names.
+    const std::string path = out_file("release.json");
+    const auto write = [&](const std::string& version_key) {
+        std::ofstream(path) << R"({"schema": "kvplan-policy/1", "model": "llama-3-70b",
+  "replica": {"gpu": "h100-sxm", "tp": 4, "engine": "vllm")"
+                            << version_key << R"(},
+  "requirements": [{"name": "chat", "kind": "min_concurrency", "sequences": 40,
+                    "context_tokens": 8000}]})";
+    };
+    write(R"(, "engine_version": "0.9")");
+    const CliRun old = run_kvplan("check --policy '" + path + "'");
+    INFO(old.out << old.err);
+    CHECK(old.out.find("KV bf16, weights bf16, engine vllm 0.9\n") != std::string::npos);
+    const json old_json =
+        json::parse(run_kvplan("check --format json --policy '" + path + "'").out);
+    CHECK(old_json["inputs"]["engine_version"] == "0.9");
+    CHECK(old_json["inputs"]["engine"] == "vllm");
+    write("");
+    const json newest = json::parse(run_kvplan("check --format json --policy '" + path + "'").out);
+    const CliRun fit =
+        run_kvplan("fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8000 --format json");
+    REQUIRE(fit.code == 0);
+    const std::string fit_release = json::parse(fit.out)["engine_version"];
+    CHECK(newest["inputs"]["engine_version"] == fit_release);
+    CHECK(fit_release != "0.9");
+    std::filesystem::remove(path);
+}

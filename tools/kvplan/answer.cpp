@@ -213,7 +213,11 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
     const EngineMemory& m = a.memory();
     const Engine e = a.serving.engine;
     const std::string frac(fraction_knob(e));
-    const std::string gpu_src = in.gpu.source + ": memory.driver_reported_bytes";
+    const std::string gpu_src =
+        in.gpu.source +
+        (in.gpu.memory_basis == MemoryBasis::runtime  ? ": memory.runtime_total_bytes"
+         : in.gpu.memory_basis == MemoryBasis::driver ? ": memory.driver_reported_bytes"
+                                                      : ": memory.stated_bytes");
     const std::string stage_note =
         a.replica.parallel.pp > 1 ? fmt::format(" (stage {}, the limiting one)", a.limiting_stage)
                                   : "";
@@ -291,7 +295,8 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              {},
              {"tokens per KV block",
               {s.backend && s.backend->forced
-                   ? fmt::format("forced by {}", name(s.backend->backend))
+                   // On Hopper FlashMLA's rule forces it whichever MLA backend is then picked.
+                   ? fmt::format("forced: {}", s.backend->rule)
                    : std::string(s.block_size_given ? "--block-size" : "vLLM's default")}}});
     }
     if (!a.kv_given) {
@@ -463,12 +468,16 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                    ? ""
                    : " - the shared prefix's bytes x (sequences - 1)"),
           {}}});
+    // An engine that refuses to start builds no pool: what only a running engine has (headroom,
+    // its token and block counts, the concurrency it logs) stays out of the text, in JSON still.
+    const bool started = a.starts();
     if (a.shortfall.is_zero())
         rep.figures.push_back({"headroom_bytes_per_gpu",
                                "headroom",
                                cell(a.headroom),
                                cell_exact(a.headroom),
-                               {"KV budget - KV needed", {}}});
+                               {"KV budget - KV needed", {}},
+                               started});
     else
         rep.figures.push_back({"shortfall_bytes_per_gpu",
                                "shortfall",
@@ -482,7 +491,8 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
          {},
          {"the engine's KV token figure (vLLM's \"GPU KV cache size\", SGLang's "
           "max_total_num_tokens, TensorRT-LLM's blocks x tokens_per_block)",
-          {fmt::format("engine {}", name(e))}}});
+          {fmt::format("engine {}", name(e))}},
+         started});
     if (e == Engine::vllm && a.report.vllm.refused.empty()) {
         const VllmKvCache& v = a.report.vllm;
         rep.figures.push_back(
@@ -496,7 +506,8 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
               "0 held back as the null block (vllm/v1/core/block_pool.py)",
               {fmt::format("{} B per block, {} group{}, {} usable",
                            grouped_digits(v.bytes_per_block.count()), v.num_groups,
-                           v.num_groups == 1 ? "" : "s", grouped_digits(v.usable_blocks))}}});
+                           v.num_groups == 1 ? "" : "s", grouped_digits(v.usable_blocks))}},
+             started});
     }
     rep.figures.push_back(
         {"max_concurrency",
@@ -518,7 +529,8 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
          {"vLLM's \"Maximum concurrency for N tokens per request: X.XXx\": blocks / the blocks one "
           "request reserves (windows with the tokens in flight); SGLang and TensorRT-LLM: their "
           "pool over one sequence",
-          {}}});
+          {}},
+         started});
     rep.figures.push_back(
         {"sequence_cap",
          "sequence cap",

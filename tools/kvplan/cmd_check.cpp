@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <kvplan/engine/release.hpp>
 #include <kvplan/error.hpp>
 #include <kvplan/format.hpp>
 #include <kvplan/gpu_spec.hpp>
@@ -493,8 +494,8 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
 
 // ---------------------------------------------------------------------------------------------
 
-/// "4 x h100-sxm (tp 4 x pp 1), KV bf16, weights bf16, engine vllm", from an answer when one was
-/// given (the weights as evaluated), else from the policy.
+/// "4 x h100-sxm (tp 4 x pp 1), KV bf16, weights bf16, engine vllm 0.30", from an answer when one
+/// was given (the weights as evaluated), else from the policy.
 std::string replica_text(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus) {
     const PolicyReplica& r = j.policy->replicas[ri];
     std::string weights = r.weight_dtype ? name(*r.weight_dtype) : "the checkpoint's";
@@ -517,8 +518,11 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
     if (r.dcp != 1) parallel += fmt::format(", dcp {}", r.dcp);
     if (r.redundant_experts != 0)
         parallel += fmt::format(", +{} redundant experts", r.redundant_experts);
-    return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}", replica_gpus(layout),
-                       gpus[ri].id, parallel, name(r.kv_dtype), weights, name(r.engine));
+    // vLLM's release, as fit names it: the policy's engine_version, else the newest kvplan knows.
+    const std::string release =
+        r.engine == Engine::vllm ? " " + r.engine_version.value_or(vllm_newest_release).text() : "";
+    return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}{}", replica_gpus(layout),
+                       gpus[ri].id, parallel, name(r.kv_dtype), weights, name(r.engine), release);
 }
 
 void run_check(const CheckOptions& co, Context& ctx) {
@@ -601,6 +605,11 @@ void run_check(const CheckOptions& co, Context& ctx) {
         rep.inputs.push_back({"dp", cell_count(p.replicas[0].dp, "")});
         rep.inputs.push_back({"ep", cell_count(p.replicas[0].ep, "")});
         rep.inputs.push_back({"dcp", cell_count(p.replicas[0].dcp, "")});
+        rep.inputs.push_back({"engine", cell_text(std::string(name(p.replicas[0].engine)))});
+        if (p.replicas[0].engine == Engine::vllm)
+            rep.inputs.push_back(
+                {"engine_version",
+                 cell_text(p.replicas[0].engine_version.value_or(vllm_newest_release).text())});
     } else {
         rep.inputs.push_back({"replicas", cell_count(p.replicas.size(), "")});
     }

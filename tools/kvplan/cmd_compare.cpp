@@ -126,11 +126,12 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
         const SizeAnswer& sz = cr.size;
         context = sz.context;
         std::vector<Cell> row = {
-            cell_text(model_ids[i]),         cell_text(gpu_ids[i]),
-            cell_text(name(sz.kv.dtype)),    cell_text(describe_weights(sz.weights)),
-            cell_count(flags.layout.tp, ""), cell_count(flags.layout.pp, ""),
-            cell_exact(sz.per_token),        cell_exact(sz.per_token_per_gpu),
-            cell(sz.per_sequence),           cell(sz.weight_bytes_per_gpu)};
+            cell_text(model_ids[i]), cell_text(gpu_ids[i]), cell_text(name(sz.kv.dtype)),
+            cell_text(describe_weights(sz.weights)), cell_count(flags.layout.tp, ""),
+            cell_count(flags.layout.pp, ""), cell_exact(sz.per_token),
+            cell_exact(sz.per_token_per_gpu), cell(sz.per_sequence),
+            // On a GPU, the weights as the engine holds them once loaded, as fit shows them.
+            cell(cr.replica ? cr.replica->memory().weights : sz.weight_bytes_per_gpu)};
         if (cr.replica) {
             const ReplicaAnswer& a = *cr.replica;
             plotted.emplace_back(labels[i], *cr.deployment);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <kvplan/format.hpp>
 #include <kvplan/plan/commands.hpp>
 #include <kvplan/plan/review.hpp>
@@ -124,10 +125,11 @@ std::vector<Cell> fix_cells(const WhatWouldFit& w) {
 /// What would make a miss fit, in words.
 std::string fix_note(std::size_t i, const ResolvedGpu& g, const ReplicaAnswer& miss,
                      const WhatWouldFit& w, const Demand& demand) {
-    std::string s = fmt::format("miss {} ({} x {}, tp {} x pp {}, KV {}, holds {} of {}) fits with",
-                                i, miss.gpus, g.id, miss.replica.parallel.tp,
-                                miss.replica.parallel.pp, name(miss.replica.kv.dtype),
-                                grouped(miss.max_concurrency), grouped(demand.concurrency));
+    // The whole layout (dp, ep, dcp too): two misses that differ only there read apart.
+    std::string s =
+        fmt::format("miss {} ({} x {}, {}, KV {}, holds {} of {}) fits with", i, miss.gpus, g.id,
+                    layout_text(miss.replica.parallel), name(miss.replica.kv.dtype),
+                    grouped(miss.max_concurrency), grouped(demand.concurrency));
     std::vector<std::string> ways;
     if (w.more_gpus)
         ways.push_back(fmt::format("{} GPUs ({} replicas holding {})", w.more_gpus->gpus,
@@ -405,11 +407,17 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             rep.notes.push_back(fix_note(i + 1, gpus[miss.gpu], miss.answer, w, demand));
         }
         rep.tables.push_back(std::move(misses));
-        rep.notes.push_back(
+        // fp8 weights are the smallest format the engines make at load: suggested only to misses
+        // whose weights are wider.
+        const bool wider_than_fp8 = std::any_of(
+            p.nearest_misses.begin(), p.nearest_misses.end(),
+            [](const auto& m) { return value_bits(m.answer.replica.weights.format) > 8; });
+        rep.notes.push_back(fmt::format(
             "none fits: each miss shows the fewest GPUs of its layout that hold the demand (more "
             "replicas), what fp8 KV holds when it holds it all, the longest context that holds "
-            "it, and another GPU that does (each evaluated as fit would); a smaller weight format "
-            "(--weight-dtype fp8) or --max-gpus may find more");
+            "it, and another GPU that does (each evaluated as fit would); {}--max-gpus may find "
+            "more",
+            wider_than_fp8 ? "a smaller weight format (--weight-dtype fp8) or " : ""));
     }
     if (!order.empty()) {
         // The command lines of the ranked rows, in their order: "candidate N" is row N (shown

@@ -201,7 +201,7 @@ ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_
     const fs::path p{arg};
     if (p.extension() == ".json" || fs::is_regular_file(p, ec)) {
         const GpuSpecFile f = load_gpu_spec(p);  // a missing file throws InvalidInput naming it
-        return {std::string(f.spec.id), f.file.string(), f.spec, f.aliases};
+        return {std::string(f.spec.id), f.file.string(), f.spec, f.aliases, f.memory_basis};
     }
     // An id is its file's name: read that one file rather than every spec (a CLI call stays a
     // few milliseconds). Aliases need the whole folder.
@@ -209,11 +209,13 @@ ResolvedGpu resolve_gpu(const std::string& arg, const Context& ctx, std::string_
     const fs::path direct = ctx.config_dir / "gpus" / (id + ".json");
     if (id.find('/') == std::string::npos && fs::is_regular_file(direct, ec)) {
         const GpuSpecFile f = load_gpu_spec(direct);
-        return {std::string(f.spec.id), bundled_source(ctx, f.file), f.spec, f.aliases};
+        return {std::string(f.spec.id), bundled_source(ctx, f.file), f.spec, f.aliases,
+                f.memory_basis};
     }
     const GpuRegistry reg = GpuRegistry::load(ctx.config_dir);
     if (const GpuSpecFile* f = reg.find_file(arg))
-        return {std::string(f->spec.id), bundled_source(ctx, f->file), f->spec, f->aliases};
+        return {std::string(f->spec.id), bundled_source(ctx, f->file), f->spec, f->aliases,
+                f->memory_basis};
     std::string known;
     for (const std::string& id : reg.ids()) known += (known.empty() ? "" : ", ") + id;
     // With a near name the list gives way to it: messages are cut at 1023 characters.
@@ -230,7 +232,7 @@ std::vector<ResolvedGpu> bundled_gpus(const Context& ctx) {
     std::vector<ResolvedGpu> out;
     for (const std::string& id : reg.ids()) {
         const GpuSpecFile* f = reg.find_file(id);
-        out.push_back({id, bundled_source(ctx, f->file), f->spec, f->aliases});
+        out.push_back({id, bundled_source(ctx, f->file), f->spec, f->aliases, f->memory_basis});
     }
     return out;
 }

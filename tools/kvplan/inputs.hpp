@@ -8,6 +8,7 @@
 #include <kvplan/calibrate.hpp>
 #include <kvplan/dtype.hpp>
 #include <kvplan/gpu.hpp>
+#include <kvplan/gpu_spec.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/layout.hpp>
 #include <kvplan/model.hpp>
@@ -55,6 +56,7 @@ struct ResolvedGpu {
     std::string source;  ///< the spec file
     GpuSpec spec{};
     std::vector<std::string> aliases{};
+    MemoryBasis memory_basis = MemoryBasis::runtime;  ///< which of its figures spec.memory_total is
 };
 
 /// A bundled id or alias (case-insensitive), or a path to a spec JSON. Unknown ids and bad files

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <kvplan/format.hpp>
 #include <kvplan/plan/refusal.hpp>
 #include <kvplan/version.hpp>
@@ -26,7 +27,13 @@ Cell cell(BytesPerSecond r) { return {fmt::format("{}", r), r.in(B_per_s)}; }
 Cell cell(FlopsPerSecond r) { return {fmt::format("{}", r), r.in(FLOP_per_s)}; }
 Cell cell(Flops f) { return {fmt::format("{}", f), f.in(FLOP)}; }
 Cell cell_count(std::uint64_t n, std::string_view unit) {
-    return {unit.empty() ? grouped(n) : grouped(n) + " " + std::string(unit), n};
+    if (unit.empty()) return {grouped(n), n};
+    // "1 sequence", not "1 sequences": the plural nouns the tables count in lose their "s".
+    constexpr std::string_view plurals[] = {"sequences", "tokens",   "blocks",  "layers",
+                                            "GPUs",      "replicas", "requests"};
+    if (n == 1 && std::find(std::begin(plurals), std::end(plurals), unit) != std::end(plurals))
+        unit.remove_suffix(1);
+    return {grouped(n) + " " + std::string(unit), n};
 }
 Cell cell_text(std::string s) { return {s, s}; }
 Cell cell_tokens(std::optional<std::uint64_t> v) {

@@ -771,6 +771,12 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
         a.max_context =
             detail::longest_admitted(r, l, per_stage, a.serving, a.concurrency_per_dp_rank, most);
         a.longest_single_context = detail::longest_admitted(r, l, per_stage, a.serving, 1, most);
+        // A model of constant state alone holds any length in its cache, but the engine still
+        // refuses a length past the model's limit unless long contexts are allowed.
+        if (!a.long_context_allowed) {
+            if (!a.max_context) a.max_context = a.limit.tokens;
+            if (!a.longest_single_context) a.longest_single_context = a.limit.tokens;
+        }
         a.max_context_at_limit =
             !a.long_context_allowed && a.max_context && *a.max_context == a.limit.tokens;
         a.longest_at_limit = !a.long_context_allowed && a.longest_single_context &&
