@@ -51,3 +51,34 @@ BENCHMARK(plan_deepseek_v3_fewest_gpus)->Unit(benchmark::kMillisecond);
 // evaluated.
 void plan_deepseek_v3_fastest(benchmark::State& state) { plan(state, Ranking::fastest); }
 BENCHMARK(plan_deepseek_v3_fastest)->Unit(benchmark::kMillisecond);
+
+namespace {
+
+// One replica's verdict, as a caller without a prepared layout or engine asks it: Llama-3-70B on
+// 4 x H100 at 8k tokens x 48 sequences, the cache and the verdict only (no context search, no
+// decode bound, no latency estimate), as a search's candidate or a one-off kvplan.fit costs.
+// `prepared`: the same with prepare_layout and prepare_engine hoisted out, as the Python
+// module's Deployment does.
+void evaluate_llama_3_70b(benchmark::State& state, bool prepared) {
+    const Deployment d{
+        .model = load_bundled_model(std::filesystem::path(KVPLAN_CONFIG_DIR), "llama-3-70b"),
+        .gpu = gpus::h100_sxm,
+        .parallel = {.tp = 4}};
+    const Demand demand{.context = 8192, .concurrency = 48};
+    const EvaluateOptions o{.contexts = false, .decode = false};
+    const PreparedLayout layout = prepare_layout(d);
+    const PreparedEngine engine = prepare_engine(d, layout);
+    for (auto _ : state) {
+        const ReplicaAnswer a =
+            prepared ? evaluate(d, demand, o, layout, engine) : evaluate(d, demand, o);
+        benchmark::DoNotOptimize(a.max_concurrency);
+    }
+}
+
+}  // namespace
+
+void evaluate_unprepared(benchmark::State& state) { evaluate_llama_3_70b(state, false); }
+BENCHMARK(evaluate_unprepared)->Unit(benchmark::kMicrosecond);
+
+void evaluate_prepared(benchmark::State& state) { evaluate_llama_3_70b(state, true); }
+BENCHMARK(evaluate_prepared)->Unit(benchmark::kMicrosecond);

@@ -212,11 +212,15 @@ namespace detail::calibration {
     c.start = family ? family->params : fit_start;
     // One load tells the fractions apart; several tell the fixed costs too.
     c.fit = obs.size() == 1 ? calibrate_fractions(obs.front(), c.start) : fit_params(obs, c.start);
+    // Each benchmark's costs and running cap (the engine's start-up report) once, for both
+    // estimates: only the parameters differ.
+    const std::vector<detail::PreparedObservation> prepared = detail::prepare(obs);
     std::vector<double> before_errors, after_errors;
     for (std::size_t i = 0; i < obs.size(); ++i) {
+        const detail::PreparedObservation& po = prepared[i];
         BenchFigures f{.observation = obs[i],
-                       .before = estimate_latency(r, obs[i].load, c.start, ro),
-                       .after = estimate_latency(r, obs[i].load, c.fit.params, ro)};
+                       .before = estimate_latency(po.costs, obs[i].load, c.start, po.cap),
+                       .after = estimate_latency(po.costs, obs[i].load, c.fit.params, po.cap)};
         const Seconds tpot = rq.benches[i].tpot.mean, ttft = rq.benches[i].ttft.mean;
         f.tpot_error_before = change_percent(tpot.in(seconds), f.before.itl.in(seconds));
         f.tpot_error = change_percent(tpot.in(seconds), f.after.itl.in(seconds));

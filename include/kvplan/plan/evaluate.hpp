@@ -29,10 +29,12 @@
 // sharing beside them. The longest contexts are searched without it.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "../budget/replica.hpp"
 #include "../capacity.hpp"
@@ -404,9 +406,18 @@ struct PreparedLayout {
                                                       const Speculation& s = {}) {
     DraftedModel dm = with_drafter(m, p, s);
     const Layout layout(dm.model, dm.parallel);
-    PreparedLayout pl{std::move(dm.model), dm.parallel, layout, w};
-    pl.drafter_layers = dm.drafter_layers;
-    pl.stage_weights = weight_bytes_per_stage(pl.model, pl.layout, w);
+    // The per-stage arrays are given to the aggregate, not assigned after: value-initialised first,
+    // their 64 stages would be zero-filled on every unprepared evaluate() only to be overwritten.
+    const StageWeights stage_weights = weight_bytes_per_stage(dm.model, layout, w);
+    const std::array<detail::RankMatmulParams, max_pipeline_stages> matmul =
+        detail::rank_matmul_params_per_stage(dm.model, layout);
+    PreparedLayout pl{.model = std::move(dm.model),
+                      .parallel = dm.parallel,
+                      .layout = layout,
+                      .weights = w,
+                      .stage_weights = stage_weights,
+                      .matmul = matmul,
+                      .drafter_layers = dm.drafter_layers};
     if (s.method == DraftMethod::draft_model) {
         // A draft model's own weights, in its checkpoint's format, stand for what its layers
         // weigh in the model's shapes: on the last stage, at the model's tensor parallelism
@@ -426,7 +437,6 @@ struct PreparedLayout {
             wb[ParamGroup(g)] = wb[ParamGroup(g)] - computed[ParamGroup(g)] + own[ParamGroup(g)];
         pl.drafter_weights = weight_bytes(draft, dw).total();
     }
-    pl.matmul = detail::rank_matmul_params_per_stage(pl.model, pl.layout);
     if (pl.drafter_weights.is_zero()) {
         pl.weights_whole = weight_bytes(pl.model, w);
     } else {
@@ -448,21 +458,33 @@ struct PreparedLayout {
                           d.serving.speculation);
 }
 
-/// What evaluate() computes of a deployment on its GPU that no demand changes: the serving knobs
-/// resolved with the engine's defaults for the model, the start-up check, the weights as loaded,
-/// each stage's memory (the reserve with its activation peak, the fraction, the KV memory) and the
-/// per-token and per-GPU sizes. Serving code that asks one deployment about many demands prepares
-/// it once (prepare_engine) and each evaluation pays only for the cache at the demand's context.
-struct PreparedEngine {
+namespace detail {
+
+/// What prepare_engine computes of a deployment but each stage's memory: an unprepared evaluate()
+/// builds these per call and writes the memory straight into its answer's report, so it neither
+/// zero-fills nor copies a memory array sized to the most stages a layout may have.
+struct EngineFigures {
+    std::uint32_t gpus = 0;  ///< every GPU deployed, a multiple of the replica's (checked_gpus)
     ResolvedServing serving{};
     StartupCheck startup{};
-    LoadedWeights loaded_fullest{};                          ///< ReplicaAnswer::loaded
-    std::array<EngineMemory, max_pipeline_stages> memory{};  ///< per stage
+    LoadedWeights loaded_fullest{};  ///< ReplicaAnswer::loaded
     WeightBytes weights_on_gpu{};
     Bytes weights_per_gpu{};
     Bytes kv_per_token{};
     Bytes drafter_kv_per_token{};
     Bytes kv_per_token_per_gpu{};
+};
+
+}  // namespace detail
+
+/// What evaluate() computes of a deployment on its GPU that no demand changes: the GPUs deployed,
+/// the serving knobs resolved with the engine's defaults for the model, the start-up check, the
+/// weights as loaded, each stage's memory (the reserve with its activation peak, the fraction, the
+/// KV memory) and the per-token and per-GPU sizes. Serving code that asks one deployment about
+/// many demands prepares it once (prepare_engine) and each evaluation pays only for the cache at
+/// the demand's context.
+struct PreparedEngine : detail::EngineFigures {
+    std::array<EngineMemory, max_pipeline_stages> memory{};  ///< per stage
 };
 
 /// The figures of `d` no demand changes, with `prepared` = prepare_layout(d) (precondition: it is
@@ -506,8 +528,10 @@ namespace detail {
                    .kv = d.kv};
 }
 
-/// Throws InvalidLayout unless the GPUs of `d` are a multiple of the replica's.
-inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
+/// Every GPU `d` deploys (0: one replica's). Throws InvalidLayout unless they are a multiple of
+/// the replica's.
+[[nodiscard]] inline std::uint32_t checked_gpus(const Deployment& d, const Replica& r,
+                                                const Layout& l) {
     const std::uint32_t per_replica = l.ranks();
     const std::uint32_t gpus = d.gpus == 0 ? per_replica : d.gpus;
     if (gpus % per_replica != 0)
@@ -516,7 +540,13 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
             detail::text("a multiple of the replica's ", per_replica, " GPUs (",
                          r.parallel.rules == ParallelRules::vllm ? "dp x tp x pp" : "tp x pp", ")"),
             detail::text(gpus));
+    return gpus;
 }
+
+/// prepare_engine's figures into `pe`, each stage's memory into `memory` (its first
+/// prepared.layout.pp() entries; the rest are left as they are).
+inline void prepare_engine_into(const Deployment& d, const PreparedLayout& prepared,
+                                EngineFigures& pe, std::span<EngineMemory> memory);
 
 /// evaluate() with `engine` = prepare_engine(d, prepared), or null: computed here, after the
 /// demand's checks, so that a bad demand is reported before a bad deployment.
@@ -530,9 +560,15 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
 [[nodiscard]] inline PreparedEngine prepare_engine(const Deployment& d,
                                                    const PreparedLayout& prepared) {
     PreparedEngine pe;
+    detail::prepare_engine_into(d, prepared, pe, pe.memory);
+    return pe;
+}
+
+inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayout& prepared,
+                                        EngineFigures& pe, std::span<EngineMemory> memory) {
     const Replica r = detail::prepared_replica(d, prepared);
     const Layout& l = prepared.layout;
-    detail::check_gpus(d, r, l);
+    pe.gpus = detail::checked_gpus(d, r, l);
     pe.serving = resolve_serving(d.serving);
     // A KV dtype the GPU's architecture has no kernels for never starts (kv_support.hpp).
     if (const auto why = kv_dtype_refusal(d.kv.dtype, d.gpu.arch, pe.serving.engine))
@@ -562,8 +598,8 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
         if (st == 0 || lw.loaded > pe.loaded_fullest.loaded) pe.loaded_fullest = lw;
     }
     for (std::uint32_t st = 0; st < l.pp(); ++st)
-        pe.memory[st] = detail::engine_memory_with(pe.serving.engine, r, l, st, loaded[st].total(),
-                                                   pe.serving.budget, pe.serving.options);
+        memory[st] = detail::engine_memory_with(pe.serving.engine, r, l, st, loaded[st].total(),
+                                                pe.serving.budget, pe.serving.options);
 
     // Weights and bytes, per GPU as the engine's memory counts them (a draft model's own).
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
@@ -579,7 +615,6 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
     for (std::uint32_t st = 0; st < l.pp(); ++st)
         pe.kv_per_token_per_gpu =
             std::max(pe.kv_per_token_per_gpu, kv_bytes_per_token(r.model, r.kv, l.stage(st)));
-    return pe;
 }
 
 [[nodiscard]] inline ReplicaAnswer evaluate(const Deployment& d, const Demand& demand,
@@ -609,19 +644,18 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
         demand.prompt_tokens || demand.output_tokens ? token_split(demand, where()) : std::nullopt;
     if (demand.shared_prefix_tokens != 0) check_shared_prefix(demand, where());
     ReplicaAnswer a{.replica = prepared_replica(d, prepared)};
-    // The deployment's own figures: prepared beforehand, else here, after the demand's checks.
-    // Built in place: the figures are some 15 KB, whose copy a search would pay per candidate.
-    struct Prepare {
-        const Deployment& d;
-        const PreparedLayout& prepared;
-        operator PreparedEngine() const { return prepare_engine(d, prepared); }
-    };
-    std::optional<PreparedEngine> own_engine;
-    const PreparedEngine& pe = engine ? *engine : own_engine.emplace(Prepare{d, prepared});
     const Replica& r = a.replica;
     const Layout& l = prepared.layout;
+    // The deployment's own figures: prepared beforehand, else here, after the demand's checks,
+    // each stage's memory straight into the report (a search pays this per candidate).
+    std::optional<EngineFigures> own_engine;
+    if (engine)
+        std::copy_n(engine->memory.begin(), l.pp(), a.report.memory.begin());
+    else
+        prepare_engine_into(d, prepared, own_engine.emplace(), a.report.memory);
+    const EngineFigures& pe = engine ? static_cast<const EngineFigures&>(*engine) : *own_engine;
     const std::uint32_t per_replica = l.ranks();
-    a.gpus = d.gpus == 0 ? per_replica : d.gpus;
+    a.gpus = pe.gpus;
     a.replicas = a.gpus / per_replica;
     a.placement = l.placement();
     a.replica_gpus = per_replica;
@@ -648,7 +682,6 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
     a.startup = pe.startup;
     a.loaded = pe.loaded_fullest;
     a.report.num_stages = l.pp();
-    std::copy_n(pe.memory.begin(), l.pp(), a.report.memory.begin());
     detail::engine_report_cache(a.report, a.serving.engine, r, l, demand.context, a.serving.budget,
                                 a.serving.options);
     const EngineCapacity& cap = a.report.summary;
