@@ -36,6 +36,36 @@ class build_py_with_configs(build_py):
             shutil.copytree(ROOT / "configs" / sub, target / sub)
 
 
+# The unity groups of CMake's kvplan_python target (python/CMakeLists.txt, which says why these):
+# the files of a group are compiled as one, parsing pybind11's and the library's headers once;
+# the other sources compile alone.
+UNITY_GROUPS = {
+    "python_a": ("deployment.cpp", "convert.cpp", "module.cpp"),
+    "python_b": ("roofline.cpp", "plan.cpp", "trace.cpp"),
+}
+
+
+class build_ext_unity(build_ext):
+    """build_ext over the unity groups: each group's sources become one file in build_temp that
+    includes them, so the sdist and the source tree keep the sources as they are."""
+
+    def build_extensions(self):
+        unity_dir = pathlib.Path(self.build_temp).resolve() / "unity"
+        unity_dir.mkdir(parents=True, exist_ok=True)
+        for ext in self.extensions:
+            grouped = {name for group in UNITY_GROUPS.values() for name in group}
+            sources = [s for s in ext.sources if pathlib.Path(s).name not in grouped]
+            for group, names in UNITY_GROUPS.items():
+                unity = unity_dir / f"{group}.cpp"
+                text = "".join(f'#include "{(ROOT / "python" / "src" / n).as_posix()}"\n'
+                               for n in names)
+                if not unity.exists() or unity.read_text() != text:
+                    unity.write_text(text)
+                sources.append(str(unity))
+            ext.sources = sources
+        super().build_extensions()
+
+
 # Compile the sources in parallel: $KVPLAN_BUILD_JOBS jobs, else one per core.
 ParallelCompile("KVPLAN_BUILD_JOBS").install()
 
@@ -54,6 +84,6 @@ module = Pybind11Extension(
 )
 
 setup(version=version(), ext_modules=[module],
-      cmdclass={"build_ext": build_ext, "build_py": build_py_with_configs},
+      cmdclass={"build_ext": build_ext_unity, "build_py": build_py_with_configs},
       # Beside CMake's build folders, not in one of them.
       options={"build": {"build_base": "build-setuptools"}})
