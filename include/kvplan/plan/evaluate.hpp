@@ -37,6 +37,7 @@
 #include "../budget/replica.hpp"
 #include "../capacity.hpp"
 #include "../detail/enum_table.hpp"
+#include "../engine/kv_dtype_names.hpp"
 #include "../engine/report.hpp"
 #include "../engine/startup.hpp"
 #include "../error.hpp"
@@ -539,6 +540,15 @@ inline void check_gpus(const Deployment& d, const Replica& r, const Layout& l) {
         detail::throw_field_error<InvalidInput>(
             detail::text("GPU '", d.gpu.id, "' (", name(d.gpu.arch), ")"), "kv_dtype",
             detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
+    // A vLLM release older than the dtype's name exits at argument parsing
+    // (engine/kv_dtype_names.hpp).
+    if (pe.serving.engine == Engine::vllm)
+        if (const auto row = vllm_kv_dtype_too_new(d.kv.dtype, pe.serving.engine_version))
+            detail::throw_field_error<InvalidInput>(
+                detail::text("vLLM v", pe.serving.engine_version.text()), "kv_dtype",
+                detail::text("a KV dtype the release names (--kv-cache-dtype ", row->name,
+                             " came in v", row->since.text(), ")"),
+                name(d.kv.dtype));
     if (pe.serving.engine == Engine::vllm)
         detail::vllm_model_defaults(pe.serving, r);
     else
