@@ -367,6 +367,18 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     CHECK_THROWS_WITH(evaluate(d, {.context = 8192}),
                       Catch::StartsWith("GPU 'h100-sxm' (hopper): kv_dtype: expected a KV dtype "
                                         "it can hold (an NVFP4 KV cache needs Blackwell"));
+    // vLLM refuses an nvfp4 cache for any model with MLA layers (vllm/config/vllm.py,
+    // VllmConfig.validate_nvfp4_kv_cache_with_mla), on Blackwell too.
+    Deployment mla{.model = bundled("deepseek-v3"),
+                   .gpu = bundled_gpu("b200"),
+                   .parallel = {.tp = 8},
+                   .kv = KvDtype::nvfp4_4over6};
+    CHECK_THROWS_WITH(evaluate(mla, {.context = 8192}),
+                      Catch::StartsWith("model 'deepseek-v3': kv_dtype: expected a KV dtype vLLM "
+                                        "runs with MLA") &&
+                          Catch::EndsWith("found nvfp4_4over6"));
+    mla.kv = KvDtype::fp8_e4m3;
+    CHECK(evaluate(mla, {.context = 8192}).starts());
     // SGLang names NVFP4's layout fp4_e2m1 (python/sglang/srt/server_args.py).
     d.gpu = bundled_gpu("b200");
     d.serving.engine = Engine::sglang;
