@@ -50,3 +50,28 @@ TEST_CASE("scale layouts can be stated explicitly", "[dtype]") {
     const KvFormat g{KvDtype::int4, {ScaleGranularity::per_group, 16, 64}};
     CHECK(vector_bytes(g, 128).count() == 68);
 }
+
+TEST_CASE("vLLM's per-token-head and 4-over-6 caches cost what vLLM allocates", "[dtype][vllm]") {
+    // vLLM's *_per_token_head types carve one fp32 scale per token per KV head, for K and for V,
+    // from the KV allocation: AttentionSpec.page_size_bytes adds 2 x block x heads x 4 B to the
+    // 2 x block x heads x head_size x 1 B of the values (vllm/v1/kv_cache_interface.py). A head
+    // of 128: 128 + 4 = 132 B for K, as many for V.
+    CHECK(bits(KvDtype::fp8_per_token_head) == 8);
+    CHECK(vector_bytes(KvDtype::fp8_per_token_head, 128).count() == 132);
+    CHECK(parse_kv_dtype("int8_per_token_head") == KvDtype::int8);
+    CHECK(vector_bytes(*parse_kv_dtype("int8_per_token_head"), 128).count() == 132);
+    // int4_per_token_head: 128 values of 4 bits = 64 B, + 4 B.
+    CHECK(parse_kv_dtype("int4_per_token_head") == KvDtype::int4);
+    CHECK(vector_bytes(*parse_kv_dtype("int4_per_token_head"), 128).count() == 68);
+    // nvfp4_4over6 keeps NVFP4's packed layout (vLLM PR #45187: "The physical cache layout and
+    // capacity remain NVFP4"): head_size / 2 + head_size / 16 = 64 + 8 = 72 B a head
+    // (FullAttentionSpec.real_page_size_bytes, nvfp4_kv_cache_full_dim).
+    CHECK(bits(KvDtype::nvfp4_4over6) == 4);
+    CHECK(vector_bytes(KvDtype::nvfp4_4over6, 128).count() == 72);
+    // Gemma 4's 256-wide heads: 128 + 16 = 144 B, as nvfp4.
+    CHECK(vector_bytes(KvDtype::nvfp4_4over6, 256) == vector_bytes(KvDtype::nvfp4, 256));
+    CHECK(vector_bytes(KvDtype::nvfp4_4over6, 256).count() == 144);
+    // SGLang's fp4_e2m1: e2m1 values with one 8-bit scale per 16 (KVFP4QuantizeUtil,
+    // python/sglang/srt/layers/quantization/kvfp4_tensor.py), NVFP4's bytes.
+    CHECK(parse_kv_dtype("fp4_e2m1") == KvDtype::nvfp4);
+}

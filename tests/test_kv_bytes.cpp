@@ -130,3 +130,17 @@ TEST_CASE("a sequence too large for 64 bits throws, it does not wrap", "[kv_byte
     // 327,680 B x 2^50 tokens > 2^64.
     CHECK_THROWS_AS(kv_bytes_per_sequence(llama_3_70b, KvDtype::bf16, 1ULL << 50), OverflowError);
 }
+
+TEST_CASE("vLLM's newer KV dtypes per token of Llama-3-8B", "[kv_bytes][vllm]") {
+    // 32 layers x K and V x 8 KV heads x 128 (meta-llama/Meta-Llama-3-8B config.json).
+    // fp8_per_token_head and int8_per_token_head: 128 B + one fp32 scale a head, 132 B:
+    // 32 x 2 x 8 x 132 = 67,584 B (vLLM: AttentionSpec.page_size_bytes / block_size,
+    // vllm/v1/kv_cache_interface.py); fp8 per tensor 32 x 2 x 8 x 128 = 65,536 B.
+    CHECK(kv_bytes_per_token(presets::llama_3_8b, KvDtype::fp8_per_token_head).count() == 67'584);
+    CHECK(kv_bytes_per_token(presets::llama_3_8b, KvDtype::int8).count() == 67'584);
+    CHECK(kv_bytes_per_token(presets::llama_3_8b, KvDtype::fp8_e4m3).count() == 65'536);
+    // nvfp4 and nvfp4_4over6: 64 + 8 = 72 B a head, 32 x 2 x 8 x 72 = 36,864 B.
+    CHECK(kv_bytes_per_token(presets::llama_3_8b, KvDtype::nvfp4_4over6).count() == 36'864);
+    // int4_per_token_head: 64 + 4 = 68 B a head, 32 x 2 x 8 x 68 = 34,816 B.
+    CHECK(kv_bytes_per_token(presets::llama_3_8b, KvDtype::int4).count() == 34'816);
+}

@@ -31,6 +31,15 @@ enum class KvDtype : std::uint8_t {
     /// FlashMLA's, vllm/v1/attention/backends/mla/flashmla_sparse.py). Other vectors: e4m3 with
     /// the same scales.
     fp8_ds_mla,
+    /// e4m3 values with one fp32 scale per token per head, for K and for V, computed as the
+    /// token is written (vLLM's --kv-cache-dtype fp8_per_token_head, vLLM PR #38378): the
+    /// scales are carved from the KV allocation, 2 x heads x 4 B per token per layer
+    /// (AttentionSpec.page_size_bytes, vllm/v1/kv_cache_interface.py).
+    fp8_per_token_head,
+    /// NVFP4's layout (e2m1, an e4m3 scale per 16) whose scale is chosen per group between
+    /// max/6 and max/4 by the smaller reconstruction error (vLLM's --kv-cache-dtype
+    /// nvfp4_4over6, vLLM PR #45187): the same bytes as nvfp4, another store kernel.
+    nvfp4_4over6,
 };
 
 /// A KvDtype with its spelling and storage bits per element, scales excluded.
@@ -42,16 +51,32 @@ struct KvDtypeInfo {
 
 /// Every KvDtype, in enumerator order: the one table name(), bits() and parse_kv_dtype() read.
 inline constexpr KvDtypeInfo kv_dtype_table[] = {
-    {KvDtype::fp32, "fp32", 32},        {KvDtype::fp16, "fp16", 16},
-    {KvDtype::bf16, "bf16", 16},        {KvDtype::fp8_e4m3, "fp8_e4m3", 8},
-    {KvDtype::fp8_e5m2, "fp8_e5m2", 8}, {KvDtype::int8, "int8", 8},
-    {KvDtype::int4, "int4", 4},         {KvDtype::nvfp4, "nvfp4", 4},
-    {KvDtype::mxfp4, "mxfp4", 4},       {KvDtype::fp8_ds_mla, "fp8_ds_mla", 8},
+    {KvDtype::fp32, "fp32", 32},
+    {KvDtype::fp16, "fp16", 16},
+    {KvDtype::bf16, "bf16", 16},
+    {KvDtype::fp8_e4m3, "fp8_e4m3", 8},
+    {KvDtype::fp8_e5m2, "fp8_e5m2", 8},
+    {KvDtype::int8, "int8", 8},
+    {KvDtype::int4, "int4", 4},
+    {KvDtype::nvfp4, "nvfp4", 4},
+    {KvDtype::mxfp4, "mxfp4", 4},
+    {KvDtype::fp8_ds_mla, "fp8_ds_mla", 8},
+    {KvDtype::fp8_per_token_head, "fp8_per_token_head", 8},
+    {KvDtype::nvfp4_4over6, "nvfp4_4over6", 4},
 };
 
-inline constexpr FixedArray all_kv_dtypes{
-    KvDtype::fp32, KvDtype::fp16, KvDtype::bf16,  KvDtype::fp8_e4m3, KvDtype::fp8_e5m2,
-    KvDtype::int8, KvDtype::int4, KvDtype::nvfp4, KvDtype::mxfp4,    KvDtype::fp8_ds_mla};
+inline constexpr FixedArray all_kv_dtypes{KvDtype::fp32,
+                                          KvDtype::fp16,
+                                          KvDtype::bf16,
+                                          KvDtype::fp8_e4m3,
+                                          KvDtype::fp8_e5m2,
+                                          KvDtype::int8,
+                                          KvDtype::int4,
+                                          KvDtype::nvfp4,
+                                          KvDtype::mxfp4,
+                                          KvDtype::fp8_ds_mla,
+                                          KvDtype::fp8_per_token_head,
+                                          KvDtype::nvfp4_4over6};
 
 /// Storage bits of one element, scales excluded.
 [[nodiscard]] constexpr unsigned bits(KvDtype d) noexcept {
@@ -68,7 +93,9 @@ inline constexpr FixedArray all_kv_dtypes{
 }
 
 /// Parses a spelling; "fp8" means fp8_e4m3 (as vLLM's --kv-cache-dtype fp8 does), "float16",
-/// "bfloat16", "float32" and "fp4" (nvfp4) are accepted too.
+/// "bfloat16", "float32" and "fp4" (nvfp4) are accepted too, and vLLM's names for the types
+/// kvplan spells otherwise: int8_per_token_head (int8), int4_per_token_head (int4); SGLang's
+/// fp4_e2m1 is nvfp4's layout (sglang_kv_dtype_name, engine/kv_dtype_names.hpp).
 /// Takes a C string or anything with data() and size() (std::string, std::string_view).
 [[nodiscard]] constexpr Optional<KvDtype> parse_kv_dtype(detail::TextRef s) noexcept {
     for (KvDtype d : all_kv_dtypes)
@@ -78,7 +105,9 @@ inline constexpr FixedArray all_kv_dtypes{
     if (s == "float16" || s == "half") return KvDtype::fp16;
     if (s == "bfloat16") return KvDtype::bf16;
     if (s == "float32" || s == "float") return KvDtype::fp32;
-    if (s == "fp4") return KvDtype::nvfp4;
+    if (s == "fp4" || s == "fp4_e2m1") return KvDtype::nvfp4;
+    if (s == "int8_per_token_head") return KvDtype::int8;
+    if (s == "int4_per_token_head") return KvDtype::int4;
     return {};
 }
 
@@ -115,15 +144,18 @@ struct KvFormat {
 };
 
 /// The usual scale layout of each type: none for 16/32-bit; per-tensor for fp8 (vLLM's k_scale and
-/// v_scale); one fp32 scale per token per head for int8 and int4 (as token-wise KV quantization
-/// does); one e4m3 scale per 16 values for NVFP4 and one e8m0 scale per 32 for MXFP4 (their specs);
-/// one fp32 scale per 128 values for fp8_ds_mla.
+/// v_scale); one fp32 scale per token per head for int8, int4 and fp8_per_token_head (vLLM's
+/// *_per_token_head types: 2 x heads x 4 B per token, vllm/v1/kv_cache_interface.py); one e4m3
+/// scale per 16 values for NVFP4 and one e8m0 scale per 32 for MXFP4 (their specs); one fp32 scale
+/// per 128 values for fp8_ds_mla.
 [[nodiscard]] constexpr KvScaling default_scaling(KvDtype d) noexcept {
     switch (d) {
         case KvDtype::int8:
         case KvDtype::int4:
+        case KvDtype::fp8_per_token_head:
             return {ScaleGranularity::per_token_head, 32, 0};
         case KvDtype::nvfp4:
+        case KvDtype::nvfp4_4over6:
             return {ScaleGranularity::per_group, 8, 16};
         case KvDtype::mxfp4:
             return {ScaleGranularity::per_group, 8, 32};

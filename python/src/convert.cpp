@@ -173,7 +173,8 @@ KvFormat to_kv_format(py::handle h, std::string_view field) {
     const std::string text = to_text(h, field);
     if (const auto d = parse_kv_dtype(trim(text))) return KvFormat(*d);
     usage(field,
-          "a KV dtype (fp32, fp16, bf16, fp8 = fp8_e4m3, fp8_e5m2, int8, int4, nvfp4, mxfp4)",
+          "a KV dtype (fp32, fp16, bf16, fp8 = fp8_e4m3, fp8_e5m2, fp8_per_token_head, int8, "
+          "int4, nvfp4, nvfp4_4over6, mxfp4)",
           shown(h));
 }
 

@@ -326,3 +326,62 @@ TEST_CASE("host memory for KV is vLLM's --kv-offloading-size per engine", "[comm
     // None given: no offloading flag.
     CHECK_THAT(serve_command(one, {.model = "x"}).line(), !Catch::Contains("offloading"));
 }
+
+TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
+          "[commands][kv_dtype]") {
+    // vllm/config/cache.py, CacheDType (engine/kv_dtype_names.hpp cites each release line):
+    // nvfp4 from v0.20 (PR #40177, April 2026), on Blackwell only.
+    Deployment d{.model = bundled("llama-3-8b"), .gpu = bundled_gpu("b200"), .kv = KvDtype::nvfp4};
+    const auto line = [&](std::optional<EngineVersion> v) {
+        d.serving.engine_version = v;
+        return serve_command(evaluate(d, {.context = 8192}), {.model = "m"}).line();
+    };
+    CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype nvfp4"));
+    CHECK_THAT(line(EngineVersion{0, 20}), Catch::Contains("--kv-cache-dtype nvfp4"));
+    // v0.19 has no such name: the deployment is refused, naming the release that brought it.
+    d.serving.engine_version = EngineVersion{0, 19};
+    CHECK_THROWS_WITH(evaluate(d, {.context = 8192}),
+                      "vLLM v0.19: kv_dtype: expected a KV dtype the release names "
+                      "(--kv-cache-dtype nvfp4 came in v0.20), found nvfp4");
+    // nvfp4_4over6 and the per-token-head types under their vLLM names.
+    d.kv = KvDtype::nvfp4_4over6;
+    CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype nvfp4_4over6"));
+    d.kv = KvDtype::fp8_per_token_head;
+    CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype fp8_per_token_head"));
+    d.kv = KvDtype::int8;
+    CHECK_THAT(line(EngineVersion{0, 20}), Catch::Contains("--kv-cache-dtype int8_per_token_head"));
+    d.kv = KvDtype::int4;
+    CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype int4_per_token_head"));
+    // bfloat16 is a name from v0.11 (beside fp8_ds_mla, with DeepSeek-V3.2); before, a 16-bit
+    // cache is "auto", the checkpoint's own 16-bit dtype, the same bytes.
+    d.kv = KvDtype::bf16;
+    CHECK_THAT(line(EngineVersion{0, 11}), Catch::Contains("--kv-cache-dtype bfloat16"));
+    CHECK_THAT(line(EngineVersion{0, 10}), Catch::Contains("--kv-cache-dtype auto"));
+    // No vLLM release has an MXFP4 cache: sized, but no command.
+    d.kv = KvDtype::mxfp4;
+    d.serving.engine_version.reset();
+    CHECK_THROWS_AS(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}), InvalidInput);
+    // An NVFP4 cache on Hopper: no FP4 tensor cores (kv_support.hpp).
+    d.kv = KvDtype::nvfp4;
+    d.gpu = bundled_gpu("h100-sxm");
+    CHECK_THROWS_WITH(evaluate(d, {.context = 8192}),
+                      Catch::StartsWith("GPU 'h100-sxm' (hopper): kv_dtype: expected a KV dtype "
+                                        "it can hold (an NVFP4 KV cache needs Blackwell"));
+    // vLLM refuses an nvfp4 cache for any model with MLA layers (vllm/config/vllm.py,
+    // VllmConfig.validate_nvfp4_kv_cache_with_mla), on Blackwell too.
+    Deployment mla{.model = bundled("deepseek-v3"),
+                   .gpu = bundled_gpu("b200"),
+                   .parallel = {.tp = 8},
+                   .kv = KvDtype::nvfp4_4over6};
+    CHECK_THROWS_WITH(evaluate(mla, {.context = 8192}),
+                      Catch::StartsWith("model 'deepseek-v3': kv_dtype: expected a KV dtype vLLM "
+                                        "runs with MLA") &&
+                          Catch::EndsWith("found nvfp4_4over6"));
+    mla.kv = KvDtype::fp8_e4m3;
+    CHECK(evaluate(mla, {.context = 8192}).starts());
+    // SGLang names NVFP4's layout fp4_e2m1 (python/sglang/srt/server_args.py).
+    d.gpu = bundled_gpu("b200");
+    d.serving.engine = Engine::sglang;
+    CHECK_THAT(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}).line(),
+               Catch::Contains("--kv-cache-dtype fp4_e2m1"));
+}

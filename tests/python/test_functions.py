@@ -57,6 +57,23 @@ def test_fit_from_names_is_the_headline():
     assert a.serve_command().startswith("vllm serve ")
 
 
+def test_kv_dtype_keyword_takes_the_engines_names():
+    # Llama-3-8B: 32 layers x 8 KV heads x (128 e4m3 values + one fp32 scale) x 2 (K and V) =
+    # 67,584 B a token under vLLM's fp8_per_token_head and int8_per_token_head
+    # (vllm/v1/kv_cache_interface.py, AttentionSpec.page_size_bytes); nvfp4_4over6 keeps NVFP4's
+    # 64 + 8 B a head: 32 x 8 x 72 x 2 = 36,864 B.
+    for name, per_token in [("fp8_per_token_head", 67_584), ("int8_per_token_head", 67_584),
+                            ("nvfp4_4over6", 36_864), ("fp4_e2m1", 36_864)]:
+        assert kvplan.size("llama-3-8b", context=8192, kv_dtype=name).kv_bytes_per_token == \
+            per_token
+    # The printed command names the dtype as the release lists it, and an older release refuses.
+    a = kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4")
+    assert "--kv-cache-dtype nvfp4" in a.serve_command()
+    with pytest.raises(kvplan.InvalidInputError):
+        kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4",
+                   engine_version="0.19")
+
+
 def test_roofline_gives_the_cli_point():
     expected = cli_json("roofline", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
                         "--batch", "8", "--context", "8k")

@@ -113,8 +113,9 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
                 return kv_list ? parse_list(text, flag, parse_kv_dtype_flag)
                                : std::vector<KvDtype>{parse_kv_dtype_flag(text, flag)};
             },
-            "KV-cache element type: fp32 fp16 bf16 fp8 (= fp8_e4m3) fp8_e5m2 int8 int4 nvfp4 "
-            "mxfp4")
+            "KV-cache element type: fp32 fp16 bf16 fp8 (= fp8_e4m3) fp8_e5m2 fp8_per_token_head "
+            "int8 (= int8_per_token_head) int4 (= int4_per_token_head) nvfp4 (= SGLang's "
+            "fp4_e2m1) nvfp4_4over6 mxfp4")
             ->default_str("bf16");
         const bool weight_list = (groups & opt_dtype_lists) != 0;
         typed(

@@ -179,8 +179,8 @@ DraftMethod parse_draft_method_flag(std::string_view text, std::string_view flag
 KvDtype parse_kv_dtype_flag(std::string_view text, std::string_view flag) {
     if (const auto d = parse_kv_dtype(trim(text))) return *d;
     usage_error(flag,
-                "a KV dtype (fp32, fp16, bf16, fp8 = fp8_e4m3, fp8_e5m2, int8, int4, nvfp4, "
-                "mxfp4)",
+                "a KV dtype (fp32, fp16, bf16, fp8 = fp8_e4m3, fp8_e5m2, fp8_per_token_head, "
+                "int8, int4, nvfp4, nvfp4_4over6, mxfp4)",
                 text);
 }
 

@@ -24,6 +24,7 @@
 
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
+#include "../engine/kv_dtype_names.hpp"
 #include "../error.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
@@ -127,42 +128,27 @@ namespace detail {
     return buf;
 }
 
-[[nodiscard]] inline std::string vllm_kv_dtype(KvDtype d) {
-    // vllm/config/cache.py, CacheDType.
-    switch (d) {
-        case KvDtype::bf16:
-            return "bfloat16";
-        case KvDtype::fp8_e4m3:
-            return "fp8_e4m3";
-        case KvDtype::fp8_e5m2:
-            return "fp8_e5m2";
-        case KvDtype::fp8_ds_mla:
-            return "fp8_ds_mla";
-        case KvDtype::nvfp4:
-            return "nvfp4";  // since April 2026, on Blackwell (kv_support.hpp)
-        default:
-            break;
-    }
-    throw_field_error<InvalidInput>("vllm serve", "--kv-cache-dtype",
-                                    "bf16, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4 "
-                                    "(vllm/config/cache.py, CacheDType)",
-                                    name(d));
+/// vLLM's --kv-cache-dtype value for `d` under release line `v` (engine/kv_dtype_names.hpp).
+[[nodiscard]] inline std::string vllm_kv_dtype(KvDtype d, EngineVersion v) {
+    if (const auto n = vllm_kv_dtype_name(d, v)) return std::string(*n);
+    if (const auto row = vllm_kv_dtype_row(d))
+        throw_field_error<InvalidInput>("vllm serve", "--kv-cache-dtype",
+                                        text("vLLM v", row->since.text(), " or later for ",
+                                             row->name, " (vllm/config/cache.py, CacheDType)"),
+                                        text(name(d), " under v", v.text()));
+    throw_field_error<InvalidInput>(
+        "vllm serve", "--kv-cache-dtype",
+        "bf16, fp16, fp8_e4m3, fp8_e5m2, fp8_ds_mla, fp8_per_token_head, int8, int4, nvfp4 or "
+        "nvfp4_4over6 (vllm/config/cache.py, CacheDType)",
+        name(d));
 }
 
+/// SGLang's --kv-cache-dtype value for `d` (python/sglang/srt/server_args.py).
 [[nodiscard]] inline std::string sglang_kv_dtype(KvDtype d) {
-    // --kv-cache-dtype {auto, fp8_e5m2, fp8_e4m3, bf16, fp4_e2m1}.
-    switch (d) {
-        case KvDtype::bf16:
-            return "bf16";
-        case KvDtype::fp8_e4m3:
-            return "fp8_e4m3";
-        case KvDtype::fp8_e5m2:
-            return "fp8_e5m2";
-        default:
-            break;
-    }
+    if (const auto n = sglang_kv_dtype_name(d)) return std::string(*n);
     throw_field_error<InvalidInput>("python -m sglang.launch_server", "--kv-cache-dtype",
-                                    "bf16, fp8_e4m3 or fp8_e5m2", name(d));
+                                    "bf16, fp8_e4m3, fp8_e5m2 or nvfp4 (SGLang's fp4_e2m1)",
+                                    name(d));
 }
 
 /// The quantization flag value that loads the weights `a` assumed from its checkpoint: empty when
@@ -282,7 +268,8 @@ namespace detail {
                 flag("--gpu-memory-utilization", detail::short_number(s.budget.utilization));
                 flag("--max-model-len", num(a.demand.context));
                 flag("--max-num-seqs", num(a.dp_rank_sequence_cap));
-                flag("--kv-cache-dtype", detail::vllm_kv_dtype(a.replica.kv.dtype));
+                flag("--kv-cache-dtype",
+                     detail::vllm_kv_dtype(a.replica.kv.dtype, s.engine_version));
                 // The block size given, or the one the attention backend forces (FlashMLA's 64 on
                 // Hopper): vLLM would force it too, but the command then states the pool it
                 // predicts and starts the same under a release that forced another.

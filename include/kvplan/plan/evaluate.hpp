@@ -39,6 +39,7 @@
 #include "../budget/replica.hpp"
 #include "../capacity.hpp"
 #include "../detail/enum_table.hpp"
+#include "../engine/kv_dtype_names.hpp"
 #include "../engine/report.hpp"
 #include "../engine/startup.hpp"
 #include "../error.hpp"
@@ -575,6 +576,26 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
         detail::throw_field_error<InvalidInput>(
             detail::text("GPU '", d.gpu.id, "' (", name(d.gpu.arch), ")"), "kv_dtype",
             detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
+    if (pe.serving.engine == Engine::vllm) {
+        // A vLLM release older than the dtype's name exits at argument parsing
+        // (engine/kv_dtype_names.hpp).
+        if (const auto row = vllm_kv_dtype_too_new(d.kv.dtype, pe.serving.engine_version))
+            detail::throw_field_error<InvalidInput>(
+                detail::text("vLLM v", pe.serving.engine_version.text()), "kv_dtype",
+                detail::text("a KV dtype the release names (--kv-cache-dtype ", row->name,
+                             " came in v", row->since.text(), ")"),
+                name(d.kv.dtype));
+        // vLLM refuses every nvfp4 cache for a model with MLA layers, whatever its other layers
+        // (vllm/config/vllm.py, VllmConfig.validate_nvfp4_kv_cache_with_mla: cache_dtype
+        // starting "nvfp4" and model_config.use_mla).
+        if ((d.kv.dtype == KvDtype::nvfp4 || d.kv.dtype == KvDtype::nvfp4_4over6) &&
+            d.model.layers().layers_of_kind(CacheKind::mla_latent) > 0)
+            detail::throw_field_error<InvalidInput>(
+                detail::model_where(d.model.config()), "kv_dtype",
+                "a KV dtype vLLM runs with MLA (fp8_ds_mla, fp8 or bf16: vLLM refuses nvfp4 KV "
+                "caches with MLA backends)",
+                name(d.kv.dtype));
+    }
     if (pe.serving.engine == Engine::vllm)
         detail::vllm_model_defaults(pe.serving, r);
     else

@@ -324,10 +324,12 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
         const auto d = parse_kv_dtype(*s);
         if (!d)
             r.fail("kv_dtype",
-                   "a KV dtype (fp32, fp16, bf16, fp8, fp8_e5m2, int8, int4, nvfp4, mxfp4)",
+                   "a KV dtype (fp32, fp16, bf16, fp8, fp8_e5m2, fp8_per_token_head, int8, int4, "
+                   "nvfp4, nvfp4_4over6, mxfp4)",
                    "\"" + printable(*s) + "\"" +
-                       did_you_mean(*s, {"fp32", "fp16", "bf16", "fp8", "fp8_e5m2", "int8", "int4",
-                                         "nvfp4", "mxfp4"}));
+                       did_you_mean(
+                           *s, {"fp32", "fp16", "bf16", "fp8", "fp8_e5m2", "fp8_per_token_head",
+                                "int8", "int4", "nvfp4", "nvfp4_4over6", "mxfp4"}));
         p.kv_dtype = *d;
     }
     if (const auto s = r.optional_string("weight_dtype")) {
