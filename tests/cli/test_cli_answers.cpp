@@ -743,7 +743,7 @@ TEST_CASE("disagg's aggregated fleet is fleet's for the same replica", "[cli][an
     // replica disagg picks, restated to fleet, gives the same batch, times and GPUs. At tp 4 the
     // TPOT target binds at 80 sequences (the estimate's ITL at 80 is 49.86 ms, at 81 50.24 ms) and
     // 504.0 requests are in flight (Little's law: 20/s x the 25.20 s a request stays: TTFT 0.368 s
-    // less vLLM's 49.5 ms overhead, then 499 tokens of 49.86 ms), so ceil(504.0 / 80) = 7
+    // less vLLM's 49.0 ms overhead, then 499 tokens of 49.86 ms), so ceil(504.0 / 80) = 7
     // replicas of 4 GPUs.
     const std::string load =
         " --model llama-3.1-70b --gpu h100-sxm --rate 20 --prompt-tokens 2000 --output-tokens 500 "

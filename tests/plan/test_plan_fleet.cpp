@@ -54,14 +54,14 @@ TEST_CASE("fleet and disagg's aggregated pool size the same fleet for the same r
     REQUIRE(f.plan.feasible);
     // Both hold the batch of 80 that the TPOT target binds (the estimate's ITL at 80 running is
     // 49.86 ms, at 81 50.24 ms; the cache holds 195 of 2,500 tokens): TTFT at 80 is 368 ms,
-    // vLLM's 49.5 ms request overhead and the wait for the prompts ahead included.
+    // vLLM's 49.0 ms request overhead and the wait for the prompts ahead included.
     CHECK(f.plan.binding == FleetBinding::tpot);
     CHECK(f.plan.batch == 80);
     CHECK(agg.concurrency == f.plan.batch);
     CHECK(f.plan.tpot_at_batch <= demand.tpot);
     CHECK(f.plan.ttft_at_batch <= demand.ttft);
     // A request holds its slot from its first forward: its TTFT less the request overhead (HTTP,
-    // tokenizer: no slot), then 499 more tokens a TPOT apart: 0.3684 - 0.0495 + 499 x 0.04986 =
+    // tokenizer: no slot), then 499 more tokens a TPOT apart: 0.3679 - 0.0490 + 499 x 0.04986 =
     // 25.201 s; by Little's law 20 x 25.201 = 504.0 requests are in flight, ceil(504.0 / 80) = 7
     // replicas of 4 GPUs: 28. (Staying the targets instead, 1 + 500 x 0.05 = 26 s, would put 520
     // in flight: ceil(520 / 80) = 7 here too, the slack within one replica's batch.)

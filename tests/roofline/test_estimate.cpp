@@ -381,6 +381,44 @@ TEST_CASE("a burst on vLLM fills every step to the budget while prompts wait", "
     CHECK(e.itl < e.mixed_step.time);
 }
 
+TEST_CASE("a run started all at once: its first C requests queue for prefill as a burst",
+          "[estimate]") {
+    // vllm bench serve --max-concurrency 40 --num-prompts 400 --request-rate inf: the client sends
+    // the first 40 at once (vllm/benchmarks/serve.py: no delay at rate inf, a semaphore of 40),
+    // so those 40 of the 400 prefill as a burst's wave (40 prompts of 2,000 tokens: 40 x 2,000 /
+    // 8,192, about 10 full steps; the mean prompt waits half of them), the other 360 at the closed
+    // loop's steady state. TTFT is the mean over the 400: the steady state's plus 40 / 400 of
+    // the burst's extra wait. TPOT and throughput keep the steady state's.
+    Load l{.concurrency = 40,
+           .prompt_tokens = 2000,
+           .output_tokens = 51,
+           .max_num_batched_tokens = 8192,
+           .max_running = 40};
+    const LatencyEstimate steady = estimate_latency(llama_8b(), l, half);
+    Load b = l;
+    b.kind = LoadKind::burst;
+    const LatencyEstimate burst = estimate_latency(llama_8b(), b, half);
+    l.requests = 400;
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    CHECK(burst.ttft > steady.ttft);
+    CHECK(e.ttft_first_wave.in(seconds) ==
+          Approx((burst.ttft - steady.ttft).in(seconds)*40.0 / 400.0));
+    CHECK(e.ttft == steady.ttft + e.ttft_first_wave);
+    CHECK(e.ttft ==
+          e.ttft_overhead + e.ttft_queue + e.ttft_in_flight + e.ttft_prefill + e.ttft_first_wave);
+    CHECK(e.tpot == steady.tpot);
+    CHECK(e.tokens_per_s == steady.tokens_per_s);
+    // A run of as many prompts as clients is the burst's wave alone.
+    l.requests = 40;
+    CHECK(estimate_latency(llama_8b(), l, half).ttft.in(seconds) == Approx(burst.ttft.in(seconds)));
+    // One client has no wave: its one request waits for nothing.
+    l.concurrency = 1;
+    l.requests = 10;
+    CHECK(estimate_latency(llama_8b(), l, half).ttft_first_wave == Seconds{});
+    l.requests = 0;
+    CHECK_THROWS_WITH(estimate_latency(llama_8b(), l, half), Catch::Contains("load.requests"));
+}
+
 TEST_CASE("a burst's later waves decode at most a full step a token", "[estimate]") {
     // The burst above with 3 tokens out (L = 2 decode steps): a request is admitted about
     // 1.2 x (P full steps + 2 tail steps), about 11.7 full steps, for 2 tokens after its prompt's

@@ -65,6 +65,9 @@ inline std::vector<MeasuredRow> latency_table() {
                   // "lengths": "fixed" where the source runs every request at exactly its
                   // lengths; else they are drawn around them (means recorded).
                   .fixed_lengths = r.optional_string("lengths") == "fixed"};
+        // A closed loop's num_prompts: the run starts its first `concurrency` at once.
+        if (load.kind == LoadKind::serving)
+            load.requests = r.optional_positive_integer("num_prompts", std::uint64_t{1} << 24);
         const JsonReader meas = r.object("measured");
         const auto ms_of = [&](const char* key) -> std::optional<Seconds> {
             if (const auto v = meas.optional_positive_number(key)) return *v * kvplan::milliseconds;

@@ -41,6 +41,8 @@
 //                  pass; vLLM, TensorRT-LLM: its share of the budget beside the decodes, at a
 //                  full step's time), rho S / (2 (1 - rho)) at rho = (B - 1) S / request
 //                + the wait for a slot, C / rate - its own time (Little's law, closed loop)
+//                + a run of N requests started at once (Load::requests): the first C are a
+//                  burst's wave, so C / N of the burst's extra wait
 //   tokens/s   = O x B / (a request's time once admitted)
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
@@ -193,7 +195,7 @@ struct EngineParams {
 // squares) where those parts span a factor of 3, else the least sum of |log error| on a grid of
 // 0.5 ms up to 500 ms (tests/support/latency_fit.hpp).
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, true,
+    EngineParams{ParallelRules::vllm, 49.0 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
     EngineParams{ParallelRules::sglang, 132.0 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
@@ -258,6 +260,11 @@ struct Load {
     /// 1, ignore_eos), not lengths drawn around them: a closed loop of such clients on SGLang
     /// stays in step, one wave a cycle; drawn lengths spread the arrivals.
     bool fixed_lengths = false;
+    /// The run's requests when it starts all `concurrency` at once (vllm bench serve and
+    /// sglang.bench_serving with --num-prompts N --max-concurrency C at --request-rate inf):
+    /// the first C are a burst, queueing together for prefill, and the rest the closed loop's
+    /// steady state. nullopt: the steady state alone.
+    std::optional<std::uint64_t> requests{};
 };
 
 /// One step's cost, every term; times summed over pipeline stages, bytes and FLOPs on a GPU of
@@ -301,7 +308,7 @@ struct LatencyEstimate {
     StepTerms prefill_step{};       ///< the step of the request's own chunk (a batch: all prefill)
     Seconds itl{};                  ///< mean inter-token latency
     Seconds tpot{};                 ///< time per output token after the first (= itl here)
-    Seconds ttft{};                 ///< overhead + queue + step in flight + prefill
+    Seconds ttft{};                 ///< overhead + queue + step in flight + prefill + first wave
     /// Its own chunks, the wait for the budget when it binds, and for the prompts ahead of it.
     Seconds ttft_prefill{};
     Seconds ttft_prefill_wait{};  ///< of ttft_prefill: the wait for the prompts ahead of it
@@ -309,7 +316,10 @@ struct LatencyEstimate {
     /// The rest of the forward running when it arrives (SGLang, TensorRT-LLM: and the next one,
     /// scheduled while it ran).
     Seconds ttft_in_flight{};
-    Seconds ttft_queue{};       ///< waiting for a running slot (C > B)
+    Seconds ttft_queue{};  ///< waiting for a running slot (C > B)
+    /// Of a run of Load::requests N started at once: C / N of what the first C requests, a
+    /// burst, wait beyond the steady state's TTFT.
+    Seconds ttft_first_wave{};
     Seconds ttft_overhead{};    ///< the engine's fixed cost per request
     Seconds request{};          ///< a request's whole time once admitted (a batch: e2e)
     double tokens_per_s = 0.0;  ///< output tokens per second of the replica
@@ -356,6 +366,8 @@ constexpr void check_estimate(const Replica& r, const Load& l, const EstimatePar
         throw_field_error<InvalidInput>(where(), "load.max_num_batched_tokens", ">= 1 token", "0");
     if (l.max_running && *l.max_running == 0)
         throw_field_error<InvalidInput>(where(), "load.max_running", ">= 1 sequence", "0");
+    if (l.requests && *l.requests == 0)
+        throw_field_error<InvalidInput>(where(), "load.requests", ">= 1 request", "0");
 }
 
 /// What one step carries on top of its decodes: `prompts` prompts of `prompt_tokens`, of which
@@ -856,6 +868,21 @@ struct RunningCap {
         e.ttft_queue = std::max(Seconds{}, cycle - e.request - e.ttft_overhead);
     }
     e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_in_flight + e.ttft_prefill;
+    if (l.requests && l.concurrency > 1) {
+        // The client starts C requests at once (vllm/benchmarks/serve.py: at --request-rate inf
+        // every request is sent without delay and a semaphore of --max-concurrency admits the
+        // first C; python/sglang/bench_serving.py likewise), so they queue for prefill together
+        // as a burst's wave does; a freed client sends its next at once, so the rest run at the
+        // steady state. TTFT is the mean over the run's N requests.
+        Load first = l;
+        first.kind = LoadKind::burst;
+        first.requests.reset();
+        const LatencyEstimate burst = estimate_latency(c, first, p, cap);
+        const double share = static_cast<double>(std::min(l.concurrency, *l.requests)) /
+                             static_cast<double>(*l.requests);
+        e.ttft_first_wave = std::max(Seconds{}, burst.ttft - e.ttft) * share;
+        e.ttft += e.ttft_first_wave;
+    }
     e.tokens_per_s = rate * static_cast<double>(O);
     e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
     e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
