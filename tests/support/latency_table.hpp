@@ -46,10 +46,10 @@ inline std::vector<MeasuredRow> latency_table() {
         const GpuSpec gpu = load_gpu_spec(config_dir / "gpus" / (r.string("gpu") + ".json")).spec;
         const WeightFormat wf = *parse_weight_format(r.string("weights"));
         RooflineOptions options;
-        // fp8 weights run fp8 matmuls where the GPU has them (Hopper, CDNA3); else bf16.
-        options.compute = wf == WeightFormat::fp8 && gpu.dense(ComputeDtype::fp8)
-                              ? ComputeDtype::fp8
-                              : ComputeDtype::bf16;
+        // The matmuls run in the type the engines run the checkpoint in (matmul_compute): fp8 on
+        // GPUs with an fp8 peak, NVFP4 as W4A4 on Blackwell's fp4 tensor cores (TensorRT-LLM's
+        // and vLLM's NVFP4 linear methods), MXFP4 and the rest in bf16.
+        options.compute = matmul_compute({.format = wf}, gpu);
         const bool serving = r.string("mode") == "serving";
         // request_rate "inf" with num_prompts = concurrency: every request sent at once.
         const bool burst = serving && r.optional_string("request_rate") == "inf";

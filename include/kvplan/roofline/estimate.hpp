@@ -12,7 +12,7 @@
 //             + attention FLOPs / (bf16 peak x f_attention))
 //         + layers x t_layer                                   (launches and small kernels)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
-//         + MoE layers x (dispatch + combine at link peak)   (expert parallelism: AllToAll)
+//         + MoE layers x (dispatch + combine at link peak)   (experts spread, attention dp)
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
 //   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
 //           the routed experts' GEMMs at whole tiles of rows (at least expert_tile_rows a
@@ -128,11 +128,11 @@ inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .layer_overhead = 154.0 * microseconds,
                                            .all_reduce_latency = 22.0 * microseconds};
 // Hopper's fit, whose compute fractions Blackwell takes.
-inline constexpr EstimateParams hopper_fit{.bandwidth = 0.98,
-                                           .compute = 0.50,
-                                           .attention = 0.42,
+inline constexpr EstimateParams hopper_fit{.bandwidth = 0.99,
+                                           .compute = 0.49,
+                                           .attention = 0.43,
                                            .experts = 0.23,
-                                           .layer_overhead = 86.0 * microseconds,
+                                           .layer_overhead = 87.0 * microseconds,
                                            .all_reduce_latency = 20.0 * microseconds};
 }  // namespace detail
 
@@ -150,7 +150,7 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.43,
+                 {.bandwidth = 0.44,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
@@ -197,10 +197,10 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 49.0 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 132.0 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 131.5 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 63.5 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 68.5 * milliseconds, true,
                  "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
                  "or fewer"},
 };

@@ -415,10 +415,15 @@ struct AllReduce {
 /// LowLatencyLayout): dispatch 16 + H + 4 H / 128 bytes in fp8 (one fp32 scale per 128 values)
 /// or 16 + 2 H in bf16, combine 2 H. Of a GPU's messages, (G - 1) / G leave it (G: the GPUs the
 /// experts spread over, routing uniform); those for GPUs of its own node go over the scale-up link,
-/// the rest over its NIC, both at once. Not part of the bound: a figure beside it, as the
+/// the rest over its NIC, both at once. Only under attention data parallelism: with attention
+/// tensor-parallel every GPU holds every token, runs its own experts on those routed to them, and
+/// the layer's all-reduce sums the outputs (vLLM's use_all2all_kernels is dp_size > 1 and use_ep,
+/// vllm/model_executor/layers/fused_moe/config.py; TensorRT-LLM's enable_alltoall needs
+/// enable_attention_dp, tensorrt_llm/_torch/modules/fused_moe/; SGLang dispatches through DeepEP
+/// only beside --enable-dp-attention). Not part of the bound: a figure beside it, as the
 /// all-reduce.
 struct AllToAll {
-    bool applies = false;       ///< expert parallelism over more than one GPU
+    bool applies = false;       ///< experts over more than one GPU, attention data-parallel
     bool fp8_dispatch = false;  ///< the engine quantizes the dispatch to fp8
     std::uint64_t tokens = 0;   ///< tokens a GPU dispatches per layer
     std::uint32_t experts_per_token = 0;
@@ -537,7 +542,7 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
     AllToAll a;
     const Placement& pl = l.placement();
     const ModelConfig& c = r.model.config();
-    if (c.moe.experts == 0 || pl.expert_ep <= 1) return a;
+    if (c.moe.experts == 0 || pl.expert_ep <= 1 || pl.attention_dp <= 1) return a;
     a.applies = true;
     a.fp8_dispatch = fp8_dispatch(r);
     a.tokens = tokens;
