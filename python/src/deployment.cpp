@@ -696,6 +696,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "nccl_nvls_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::nccl_nvls); })
         .def_property_readonly(
+            "cublas_workspace_bytes",
+            [reserve](const A& x) { return reserve(x, &EngineMemory::cublas_workspace); })
+        .def_property_readonly(
             "encoder_cache_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::encoder_cache); })
         .def_property_readonly("lora_bytes",

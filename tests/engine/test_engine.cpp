@@ -414,6 +414,49 @@ TEST_CASE("vLLM: the profile's large all-reduces connect NCCL's NVLS buffers fro
     CHECK(engine_memory(Engine::vllm, r16, r16.layout(), 0).nccl_nvls.is_zero());
 }
 
+TEST_CASE("vLLM: PyTorch's cuBLAS workspace is in the profile's torch peak", "[engine][vllm]") {
+    // PyTorch takes the workspace from its caching allocator at the first GEMM
+    // (aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize): 4,096 KiB x 8 =
+    // 33,554,432 B on Hopper; ":4096:2:16:8", 2 x 4,096 KiB + 8 x 16 KiB = 8,519,680 B on Ampere
+    // and Ada (the size PyTorch 2.0's warning prints, pytorch issue #103499).
+    CHECK(cublas_workspace_bytes(gpus::h100_sxm).count() == 33'554'432ULL);
+    CHECK(cublas_workspace_bytes(gpus::a100_sxm4_80gb).count() == 8'519'680ULL);
+    // Llama-3.1-8B on an H100 at 8,192 tokens and 1,024 rows (test_budget.cpp): the sorting
+    // sampler's peak, 5,057,806,336 B, and the workspace make 5,091,360,768 B (4.742 GiB) against
+    // the 4.76 GiB llm-d's v0.13/v0.14 run measured (0.4 % under, 1.0 % without it); Triton's,
+    // 1,973,506,048 B, make 2,007,060,480 B (1.869 GiB) against the 1.89 GiB of the v0.19.0 run
+    // (1.1 % under, 2.8 % without it).
+    const Layout l{llama_3_8b, {}};
+    const Bytes ws = cublas_workspace_bytes(gpus::h100_sxm);
+    const Bytes sorts =
+        activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, VllmSampler::sorts).total();
+    CHECK((sorts + ws).count() == 5'091'360'768ULL);
+    CHECK((sorts + ws).in(GiB) == Approx(4.76).epsilon(0.005));
+    const Bytes triton = activation_peak(llama_3_8b, l, 0, 8192, 1024, {}, VllmSampler::triton,
+                                         gpus::h100_sxm.compute_units)
+                             .total();
+    CHECK((triton + ws).count() == 2'007'060'480ULL);
+    CHECK((triton + ws).in(GiB) == Approx(1.89).epsilon(0.015));
+    // vLLM charges it with the modelled peak, and the cache gives it up.
+    const Replica r{.model = llama_3_8b, .gpu = gpus::h100_sxm};
+    const EngineMemory m = engine_memory(Engine::vllm, r, r.layout(), 0);
+    CHECK(m.cublas_workspace == 32 * MiB);
+    const Replica a100{.model = llama_3_8b, .gpu = gpus::a100_sxm4_80gb};
+    CHECK(engine_memory(Engine::vllm, a100, a100.layout(), 0).cublas_workspace.count() ==
+          8'519'680ULL);
+    // A measured torch peak holds it already; a GPU of no stated architecture gets none; SGLang
+    // sizes its pool before any forward, so its workspace lives outside the fraction like its
+    // activations.
+    const BudgetOptions measured{.reserve = {.activation = 2 * GiB}};
+    CHECK(engine_memory(Engine::vllm, r, r.layout(), 0, measured).cublas_workspace.is_zero());
+    GpuSpec unstated = gpus::h100_sxm;
+    unstated.arch = GpuArch::unknown;
+    const Replica u{.model = llama_3_8b, .gpu = unstated};
+    CHECK(engine_memory(Engine::vllm, u, u.layout(), 0).cublas_workspace.is_zero());
+    CHECK(engine_memory(Engine::vllm, u, u.layout(), 0).kv_memory - m.kv_memory == 32 * MiB);
+    CHECK(engine_memory(Engine::sglang, r, r.layout(), 0).cublas_workspace.is_zero());
+}
+
 // ---- SGLang --------------------------------------------------------------------------------
 
 TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "[engine][sglang]") {

@@ -163,15 +163,17 @@ TEST_CASE("engine version 0.10 gives vLLM 0.9 of the GPU and graphs outside the 
     CHECK(m.fraction_bytes.count() ==
           static_cast<std::uint64_t>(
               std::ceil(static_cast<double>(gpus::h100_sxm.memory_total.count()) * 0.9)));
-    // Before v0.21 the graphs are not charged: charged = weights + activation peak only.
-    CHECK(m.charged == m.weights + m.activation);
+    // Before v0.21 the graphs are not charged: charged = weights + the profile's torch peak (the
+    // activation peak and PyTorch's cuBLAS workspace, 32 MiB on an H100) only.
+    CHECK(m.cublas_workspace == 32 * MiB);
+    CHECK(m.charged == m.weights + m.activation + m.cublas_workspace);
     CHECK(a.serving.engine_version == EngineVersion{0, 10});
     // The newest release: 0.92, graphs charged.
     const ReplicaAnswer now =
         evaluate(Deployment{.model = llama_3_8b, .gpu = gpus::h100_sxm}, {.context = 8192});
     CHECK(now.memory().fraction == 0.92);
-    CHECK(now.memory().charged ==
-          now.memory().weights + now.memory().activation + now.memory().cuda_graphs);
+    CHECK(now.memory().charged == now.memory().weights + now.memory().activation +
+                                      now.memory().cublas_workspace + now.memory().cuda_graphs);
     // A fraction given wins over the release's.
     d.serving.memory_fraction = 0.8;
     CHECK(evaluate(d, {.context = 8192}).memory().fraction == 0.8);
@@ -219,8 +221,8 @@ TEST_CASE("vLLM v0.8 charges the CUDA context, and a pip install's sampler sorts
     Deployment d{.model = llama_3_8b, .gpu = gpus::h100_sxm};
     d.serving.engine_version = EngineVersion{0, 8};
     const ReplicaAnswer v08 = evaluate(d, {.context = 8192});
-    CHECK(v08.memory().charged ==
-          v08.memory().weights + v08.memory().activation + v08.memory().cuda_context);
+    CHECK(v08.memory().charged == v08.memory().weights + v08.memory().activation +
+                                      v08.memory().cublas_workspace + v08.memory().cuda_context);
     CHECK(v08.memory().outside == v08.memory().cuda_graphs);
     d.serving.engine_version = EngineVersion{0, 9};
     const ReplicaAnswer v09 = evaluate(d, {.context = 8192});

@@ -106,10 +106,11 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(tp8.kv_needed.count() == 256ULL * 562'176'000);
 
     // vLLM's KV memory: ceil(0.92 x 150,109,945,856 B) = 138,101,150,188 B (the CUDA total of an
-    // H200, 143,156 MiB), less the weights and the rotary table, the
-    // profiled activation peak and the CUDA graphs (256 x 2 MiB). The activation over 16,384
-    // tokens (vLLM's default from v0.28, PR #51726): 2 B x (residual 2 x 7,168 + the larger of
-    // attention and MLP per token) + the logits of 1,024 rows x 129,280 x (2 + 4) B =
+    // H200, 143,156 MiB), less the weights and the rotary table, the profiled activation peak,
+    // PyTorch's cuBLAS workspace that the profile's first GEMM takes (32 MiB on Hopper:
+    // aten/src/ATen/cuda/CublasHandlePool.cpp) and the CUDA graphs (256 x 2 MiB). The activation
+    // over 16,384 tokens (vLLM's default from v0.28, PR #51726): 2 B x (residual 2 x 7,168 + the
+    // larger of attention and MLP per token) + the logits of 1,024 rows x 129,280 x (2 + 4) B =
     // 794,296,320 B; the FlashInfer sampling after it (16,384 x 7,168 x 2 + 794,296,320 + 1,024 x
     // 129,280 x 8 = 2,088,239,104 B) is smaller.
     // The MoE is the fused kernel's workspaces (fused_moe.py, TritonExperts.workspace_shapes):
@@ -126,24 +127,27 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     CHECK(tp8.memory().activation.count() == act_tp8);
     const std::uint64_t fraction = 138'101'150'188ULL;
     const std::uint64_t graphs = 256ULL * 2 * 1024 * 1024;
-    CHECK(dpep.kv_budget.count() == fraction - dpep_weights - rope - act_dpep - graphs);
+    const std::uint64_t cublas = 32ULL * 1024 * 1024;
+    CHECK(dpep.memory().cublas_workspace.count() == cublas);
+    CHECK(dpep.kv_budget.count() == fraction - dpep_weights - rope - act_dpep - cublas - graphs);
     // At tp 8 the profile's all-reduces (16,384 x 7,168 x 2 B = 224 MiB, past symmetric memory's
     // 64 MiB at 8 Hopper GPUs: all_reduce_utils.py) connect NCCL's NVLS buffers inside the
     // profile, charged with its increase: 16 channels x 2 x 8 steps x 128 KiB x 8 = 256 MiB
     // (engine/nccl.hpp). dp 8 x ep 8 runs tp 1 on each rank: no all-reduce, none.
     const std::uint64_t nvls_tp8 = 256ULL * 1024 * 1024;
-    CHECK(tp8.kv_budget.count() == fraction - tp8_weights - rope - act_tp8 - graphs - nvls_tp8);
+    CHECK(tp8.kv_budget.count() ==
+          fraction - tp8_weights - rope - act_tp8 - cublas - graphs - nvls_tp8);
     // Blocks of 64 tokens (vLLM forces 64 for FlashMLA on Hopper: vllm/platforms/cuda.py) x
     // 70,272 B: 4,497,408 B. vLLM keeps one null block and admits a sequence per 125 blocks:
     // 1 + (blocks - 1 - 125) / 125 per dp rank.
     CHECK(tp8.serving.block_size == 64);
     const std::uint64_t block = 64 * 70'272;
-    // 31,244,227,724 B / 4,497,408 B = 6,947 blocks at dp 8 x ep 8; 46,852,569,548 B / 4,497,408
-    // B = 10,417 at tp 8.
-    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 6,947
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,417
-    CHECK(blocks_dpep == 6'947);
-    CHECK(blocks_tp8 == 10'417);
+    // 31,210,673,292 B / 4,497,408 B = 6,939 blocks at dp 8 x ep 8; 46,819,015,116 B / 4,497,408
+    // B = 10,410 at tp 8.
+    const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 6,939
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,410
+    CHECK(blocks_dpep == 6'939);
+    CHECK(blocks_tp8 == 10'410);
     CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
     CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 55
     CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 83
@@ -162,10 +166,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (10,417 blocks of 64 tokens, as above) are the same; each rank holds
+    // and the block count (10,410 blocks of 64 tokens, as above) are the same; each rank holds
     // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,417 / 128 x 8,192 =
-    // 666,688 tokens at dcp 1, 10,417 / 16 x 8,192 = 5,333,504 at dcp 8.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,410 / 128 x 8,192 =
+    // 666,240 tokens at dcp 1, 10,410 / 16 x 8,192 = 5,329,920 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = bundled_gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -174,17 +178,17 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 10'417);
-    CHECK(eight.report.vllm.num_blocks == 10'417);
-    CHECK(*one.kv_tokens == 666'688);
-    CHECK(*eight.kv_tokens == 5'333'504);
+    CHECK(one.report.vllm.num_blocks == 10'410);
+    CHECK(eight.report.vllm.num_blocks == 10'410);
+    CHECK(*one.kv_tokens == 666'240);
+    CHECK(*eight.kv_tokens == 5'329'920);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (10,416 - 128) / 128 = 81 against 1 + (10,416 - 16) / 16 = 651.
+    // Admitted: 1 + (10,409 - 128) / 128 = 81 against 1 + (10,409 - 16) / 16 = 650.
     CHECK(one.max_concurrency == 81);
-    CHECK(eight.max_concurrency == 651);
+    CHECK(eight.max_concurrency == 650);
 }
 
 TEST_CASE("SGLang's dp attention reserves graph memory per dp rank and shares its sequence cap",

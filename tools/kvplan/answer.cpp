@@ -413,6 +413,13 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                      "connected by the profile's first all-reduce past {} B, within "
                      "the charged increase (engine/nccl.hpp)",
                      grouped_digits(vllm_all_reduce_below_nccl(a.replica.gpu, l.tp()).count()))}}));
+        if (!m.cublas_workspace.is_zero())
+            rep.figures.push_back(size_figure(
+                "cublas_workspace_bytes", "- cuBLAS workspace", m.cublas_workspace,
+                {"PyTorch's default for the GPU's architecture: 32 MiB from Hopper, 8.125 MiB "
+                 "before",
+                 {"taken at the profile's first GEMM, within its torch peak "
+                  "(aten/src/ATen/cuda/CublasHandlePool.cpp; budget/reserve.hpp)"}}));
         if (const LoraOptions& lo = a.serving.budget.reserve.lora; lo.max_loras > 0)
             rep.figures.push_back(size_figure(
                 "lora_bytes", "- LoRA adapter slots (with the weights)", m.lora,

@@ -67,6 +67,34 @@ inline constexpr Bytes default_cuda_context = 700 * MiB;
 /// (python/sglang/srt/server_args.py, mem_fraction_static heuristic); vLLM logs 0.36-0.65 GiB for
 /// small and mid-size models ("Estimated CUDA graph memory", vllm PR #21489).
 inline constexpr Bytes cuda_graph_bytes_per_batch = 2 * MiB;
+/// PyTorch's cuBLAS workspace on GPU `g`, which vLLM's profile run takes into its torch peak:
+/// PyTorch allocates it from its caching allocator at the first GEMM on a stream
+/// (aten/src/ATen/cuda/CublasHandlePool.cpp, getNewWorkspace, with the cuBLASLt workspace unified
+/// into it), and vLLM's first GEMM is the profile's forward, after the memory snapshot.
+/// parseChosenWorkspaceSize's default, CUBLAS_WORKSPACE_CONFIG unset: 4,096 KiB x 8 = 32 MiB on
+/// Hopper (compute capability 9, PyTorch PR #91564, in PyTorch 2.0 and every PyTorch a modelled
+/// vLLM release pins: v0.8 pins torch 2.6, main 2.13) and Blackwell (10 and 12, PR #175344 of
+/// February 2026: a vLLM release pinning an older PyTorch took 8.125 MiB there, which kvplan,
+/// taking main's PyTorch for every release, does not tell apart); ":4096:2:16:8", 4,096 KiB x 2 +
+/// 16 KiB x 8 = 8.125 MiB, on earlier architectures. ROCm's hipBLAS and hipBLASLt workspaces
+/// (32 or 128 MiB and 76 MiB in the same file) are not charged: which one vLLM's first GEMM takes
+/// on ROCm is not derived. Zero where the architecture is not stated.
+[[nodiscard]] constexpr Bytes cublas_workspace_bytes(const GpuSpec& g) noexcept {
+    switch (g.arch) {
+        case GpuArch::hopper:
+        case GpuArch::blackwell:
+            return 32 * MiB;
+        case GpuArch::ampere:
+        case GpuArch::ada:
+            return 2 * (4096 * KiB) + 8 * (16 * KiB);
+        case GpuArch::unknown:
+        case GpuArch::cdna3:
+        case GpuArch::cdna4:
+            return Bytes{};
+    }
+    return Bytes{};
+}
+static_assert(cublas_workspace_bytes({.arch = GpuArch::ampere}).count() == 8'519'680);
 /// The largest captured batch SGLang uses on 60-160 GiB GPUs below tp 4 (server_args.py).
 inline constexpr std::uint32_t default_cuda_graph_max_batch = 256;
 /// Communication buffers per GPU of a multi-GPU replica: SGLang reserves tp x pp / 8 GiB per GPU

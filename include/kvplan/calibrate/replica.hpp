@@ -171,8 +171,9 @@ namespace detail::calibration {
     eo.vllm.charge_cuda_graphs = c.facts.cuda_graphs_charged;
     c.graphs_charged = eo.vllm.charge_cuda_graphs;
     c.modelled = detail::engine_memory_with(Engine::vllm, r, layout, stage, *in.weights, b, eo);
-    c.modelled_reserve =
-        c.modelled.activation + (c.graphs_charged ? c.modelled.cuda_graphs : Bytes{});
+    // The log's torch peak holds PyTorch's cuBLAS workspace (budget/reserve.hpp).
+    c.modelled_reserve = c.modelled.activation + c.modelled.cublas_workspace +
+                         (c.graphs_charged ? c.modelled.cuda_graphs : Bytes{});
 
     // Does the model reproduce the log's own cache figures from the measured memory?
     if (c.facts.max_model_len &&

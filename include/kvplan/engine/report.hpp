@@ -61,8 +61,9 @@ struct EngineMemory {
     Bytes cuda_graphs{};
     Bytes cuda_context{};
     Bytes comm_buffers{};
-    Bytes nccl_nvls{};  ///< NCCL's NVLS buffers vLLM's profile connects (engine/nccl.hpp)
-    Bytes lora{};       ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
+    Bytes nccl_nvls{};         ///< NCCL's NVLS buffers vLLM's profile connects (engine/nccl.hpp)
+    Bytes cublas_workspace{};  ///< PyTorch's cuBLAS workspace in vLLM's profile peak (reserve.hpp)
+    Bytes lora{};  ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
     Bytes encoder_cache{};     ///< a vision model's profiled encoder outputs (vLLM charges them)
     Bytes charged{};           ///< terms subtracted from fraction_bytes
     Bytes outside{};           ///< terms left to live outside fraction_bytes
@@ -81,7 +82,8 @@ struct EngineMemory {
 ///           and must fit beside the fraction (releases through v0.10 charged the buffers,
 ///           v0.8 the context too: VllmOptions::charge_comm_buffers, charge_non_torch_in_use);
 ///           from v0.11 NCCL's NVLS buffers, which the profile's first large all-reduce connects,
-///           are charged (vllm_profile_nvls_bytes);
+///           are charged (vllm_profile_nvls_bytes); PyTorch's cuBLAS workspace, taken at the
+///           profile's first GEMM, is in its torch peak (cublas_workspace_bytes);
 ///   sglang  mem_fraction_static x (memory free after distributed init) - weights
 ///           (model_runner_kv_cache_mixin.py): activations and graphs live in the rest;
 ///   trtllm  free_gpu_memory_fraction x (total - weights - activation peak - context, NCCL and
@@ -138,7 +140,11 @@ namespace detail {
                                                            "the profile's all-reduce"),
                 eo.vllm.charge_nvls_buffers && !comm_charged &&
                     res.activation.source == TermSource::modelled);
+            // A measured torch peak (a given activation) holds the workspace already.
+            if (res.activation.source == TermSource::modelled)
+                em.cublas_workspace = cublas_workspace_bytes(r.gpu);
             em.charged = em.weights + em.lora + em.activation + em.encoder_cache + em.nccl_nvls +
+                         em.cublas_workspace +
                          (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{}) +
                          (context_charged ? em.cuda_context : Bytes{}) +
                          (comm_charged ? em.comm_buffers : Bytes{});
