@@ -128,12 +128,12 @@ inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .layer_overhead = 154.0 * microseconds,
                                            .all_reduce_latency = 22.0 * microseconds};
 // Hopper's fit, whose compute fractions Blackwell takes.
-inline constexpr EstimateParams hopper_fit{.bandwidth = 0.99,
-                                           .compute = 0.49,
-                                           .attention = 0.43,
+inline constexpr EstimateParams hopper_fit{.bandwidth = 0.97,
+                                           .compute = 0.50,
+                                           .attention = 0.42,
                                            .experts = 0.23,
-                                           .layer_overhead = 87.0 * microseconds,
-                                           .all_reduce_latency = 20.0 * microseconds};
+                                           .layer_overhead = 84.0 * microseconds,
+                                           .all_reduce_latency = 21.0 * microseconds};
 }  // namespace detail
 
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
@@ -197,7 +197,7 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 49.0 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 131.5 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 132.0 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
     EngineParams{ParallelRules::trtllm, 68.5 * milliseconds, true,
