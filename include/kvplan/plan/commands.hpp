@@ -223,21 +223,20 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
 /// The command lines that start the engine of `a` (vLLM, SGLang or TensorRT-LLM) as evaluate()
 /// sized it, one per node of the replica (node 0, the head, first): its parallel layout, memory
 /// fraction, maximum length (the demand's context), sequence cap and KV dtype; the weights it
-/// assumed (the engine's
-/// --quantization fp8 when FP8 weights are assumed over a 16-bit checkpoint); the block size when
-/// one was given or, under vLLM, when its attention backend forces one (left out otherwise: the
-/// engine's default is the size evaluate() assumed); host memory for KV (CommandOptions::
-/// kv_offloading, vLLM's --kv-offloading-size); every knob the deployment gave; and the
-/// environment the answer depends on. A replica that spans nodes gets one command per node: vLLM's
-/// --nnodes, --node-rank and --master-addr (the node-1.. commands --headless), or, for dp ranks
-/// that each fit a node, its data-parallel flags (--data-parallel-size-local,
-/// --data-parallel-start-rank, --data-parallel-address); SGLang's --nnodes, --node-rank and
-/// --dist-init-addr. TensorRT-LLM's is `trtllm-serve` with the PyTorch backend, what it has no
-/// flag for (the KV dtype, attention dp, the block size) in ServeCommand::extra_options, and one
-/// command for all nodes that an MPI launcher starts (ServeCommand::launcher_nodes). Throws
-/// InvalidInput for the ideal profile (no command line), for a KV dtype the engine has no flag
-/// value for, for weights the engine does not make at load (TensorRT-LLM quantizes none), and for
-/// dp ranks that cross nodes under vLLM.
+/// assumed (the engine's --quantization fp8 when FP8 weights are assumed over a 16-bit
+/// checkpoint); the block size when one was given or, under vLLM, when its attention backend
+/// forces one (left out otherwise: the engine's default is the size evaluate() assumed); host
+/// memory for KV (CommandOptions::kv_offloading, vLLM's --kv-offloading-size); every knob the
+/// deployment gave; and the environment the answer depends on. A replica that spans nodes gets one
+/// command per node: vLLM's --nnodes, --node-rank and --master-addr (the node-1.. commands
+/// --headless), or, for dp ranks that each fit a node, its data-parallel flags
+/// (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address); SGLang's
+/// --nnodes, --node-rank and --dist-init-addr. TensorRT-LLM's is `trtllm-serve` with the PyTorch
+/// backend, what it has no flag for (the KV dtype, attention dp, the block size) in
+/// ServeCommand::extra_options, and one command for all nodes that an MPI launcher starts
+/// (ServeCommand::launcher_nodes). Throws InvalidInput for the ideal profile (no command line), for
+/// a KV dtype the engine has no flag value for, for weights the engine does not make at load
+/// (TensorRT-LLM quantizes none), and for dp ranks that cross nodes under vLLM.
 [[nodiscard]] inline std::vector<ServeCommand> serve_node_commands(const ReplicaAnswer& a,
                                                                    const CommandOptions& o = {}) {
     const ResolvedServing& s = a.serving;
