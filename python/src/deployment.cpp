@@ -635,9 +635,10 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             },
             py::arg("model") = py::none(),
             "serve_command($self, /, model=None)\n--\n\nThe command line that starts the engine "
-            "as this answer sized it (vLLM or SGLang; the head node's when the replica spans "
-            "nodes); model: what the engine loads (None: the config's name). Raises "
-            "kvplan.InvalidInputError for the ideal and TensorRT-LLM profiles.")
+            "as this answer sized it (vLLM, SGLang or TensorRT-LLM; the head node's when the "
+            "replica spans nodes; TensorRT-LLM's may name extra_llm_api_options.yaml, whose "
+            "content kvplan fit prints); model: what the engine loads (None: the config's name). "
+            "Raises kvplan.InvalidInputError for the ideal profile.")
         .def_property_readonly("context_tokens", [](const A& x) { return x.a.demand.context; })
         .def_property_readonly("concurrency", [](const A& x) { return x.a.demand.concurrency; })
         .def_property_readonly("gpus", [](const A& x) { return x.a.gpus; })

@@ -1,8 +1,8 @@
 // Every engine command kvplan prints parses against that engine's own argument list
-// (tests/data/engine_flags/vllm.txt, read from vllm/engine/arg_utils.py, and
-// tests/data/engine_flags/sglang.txt, read from python/sglang/srt/server_args.py, each at the
-// commit it names): each flag is one the engine has, a flag that takes a value has one, a switch
-// has none.
+// (tests/data/engine_flags/vllm.txt, read from vllm/engine/arg_utils.py,
+// tests/data/engine_flags/sglang.txt, read from python/sglang/srt/server_args.py, and
+// tests/data/engine_flags/trtllm.txt, read from tensorrt_llm/commands/serve.py, each at the commit
+// it names): each flag is one the engine has, a flag that takes a value has one, a switch has none.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -150,6 +150,19 @@ bool runs_command(std::size_t index, std::size_t kind, std::size_t kinds) {
 #endif
 }
 
+/// The YAML notes of a JSON answer ("TensorRT-LLM extra_llm_api_options.yaml (...): <yaml>").
+std::vector<std::string> yaml_notes(const std::string& json_text) {
+    std::vector<std::string> out;
+    const nlohmann::json j = nlohmann::json::parse(json_text);
+    if (!j.contains("notes")) return out;
+    for (const auto& n : j["notes"]) {
+        const std::string s = n.get<std::string>();
+        if (s.rfind("TensorRT-LLM extra_llm_api_options.yaml", 0) != 0) continue;
+        out.push_back(s.substr(s.find("): ") + 3));
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "[cli][commands]") {
@@ -294,4 +307,66 @@ TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang
     CHECK(fp8 >= 1);
     CHECK(page >= 1);
     CHECK(long_context >= 1);
+}
+
+TEST_CASE("every TensorRT-LLM command fit and plan print parses against trtllm-serve's options",
+          "[cli][commands][trtllm]") {
+    const FlagList flags =
+        read_flags(std::string(KVPLAN_SOURCE_DIR) + "/tests/data/engine_flags/trtllm.txt");
+    CHECK(flags.commit.size() == 40);
+    // The spellings tensorrt_llm/commands/serve.py gives them: click options with underscores.
+    CHECK(flags.takes_value.at("--tp_size"));
+    CHECK(flags.takes_value.at("--ep_size"));
+    CHECK(flags.takes_value.at("--kv_cache_free_gpu_memory_fraction"));
+    CHECK(flags.takes_value.at("--extra_llm_api_options"));
+    CHECK_FALSE(flags.takes_value.at("--trust_remote_code"));
+    CHECK(flags.takes_value.count("--kv_cache_dtype") == 0);  // a YAML field, not an option
+    std::vector<std::string> runs;
+    const std::vector<std::string> ids = bundled_models();
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (runs_command(i, 0, 2))
+            runs.push_back("fit --model " + ids[i] +
+                           " --gpu h200-sxm --tp 8 --context 8k -e trtllm -f json");
+        if (runs_command(i, 1, 2))
+            runs.push_back("plan --model " + ids[i] +
+                           " --gpu h200-sxm --context 8k -e trtllm -f json");
+    }
+    // Two nodes (one command for the MPI launcher), fp8 KV with a given block size and cap, and
+    // attention dp with expert parallelism: the YAML carries what has no option.
+    runs.push_back(
+        "fit --model llama-3.1-405b --gpu h100-sxm --tp 16 --context 8k -e trtllm -f json");
+    runs.push_back(
+        "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k -e trtllm --kv-dtype fp8 "
+        "--block-size 64 --max-num-seqs 64 -f json");
+    runs.push_back(
+        "fit --model deepseek-v3 --gpu h200-sxm --tp 8 --dp 8 --ep 8 --context 8k -e trtllm "
+        "-f json");
+    std::size_t parsed = 0, yaml_named = 0, launcher = 0;
+    std::vector<std::string> yamls;
+    for (const std::string& r : runs) {
+        INFO("kvplan " << r);
+        const CliRun run = run_kvplan(r);
+        if (run.code != 0 && run.code != 1) continue;  // a layout the model cannot take
+        for (const std::string& line : command_lines(run.out)) {
+            if (line.find("trtllm-serve") == std::string::npos) continue;
+            check_line(line, flags, {"trtllm-serve"}, true);
+            ++parsed;
+            yaml_named += line.find("--extra_llm_api_options extra_llm_api_options.yaml") !=
+                          std::string::npos;
+        }
+        const std::string text = nlohmann::json::parse(run.out).dump();
+        launcher += text.find(
+                        "one for all 2 nodes, started on each of its 16 ranks by an MPI "
+                        "launcher") != std::string::npos;
+        for (const std::string& y : yaml_notes(run.out)) yamls.push_back(y);
+    }
+    // At least one command per bundled model; each YAML the lines name is printed beside them.
+    CHECK(parsed >= 30);
+    CHECK(yaml_named == yamls.size());
+    CHECK(launcher >= 1);
+    // fp8 KV is KvCacheConfig.dtype "fp8"; blocks of 64 its tokens_per_block; attention dp
+    // TorchLlmArgs.enable_attention_dp.
+    CHECK(std::count(yamls.begin(), yamls.end(),
+                     "{kv_cache_config: {dtype: fp8, tokens_per_block: 64}}") == 1);
+    CHECK(std::count(yamls.begin(), yamls.end(), "{enable_attention_dp: true}") >= 1);
 }

@@ -244,7 +244,7 @@ TEST_CASE("both engines' lines for one deployment, each evaluated its own way", 
     CHECK(only[0].command);
     CHECK_FALSE(only[1].command);
     CHECK_THAT(only[1].refused, Catch::Contains("cannot state this layout"));
-    // Neither the ideal profile nor TensorRT-LLM has a command line here.
+    // The ideal profile has no command line.
     Deployment ideal = d;
     ideal.serving = {.engine = Engine::ideal};
     CHECK_THROWS_AS(serve_command(evaluate(ideal, {.context = 8000})), InvalidInput);
@@ -384,4 +384,69 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     d.serving.engine = Engine::sglang;
     CHECK_THAT(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}).line(),
                Catch::Contains("--kv-cache-dtype fp4_e2m1"));
+}
+
+TEST_CASE("TensorRT-LLM's command states what kvplan assumed, in trtllm-serve's flags",
+          "[commands][trtllm]") {
+    // Llama-3-70B on 4 x H100 at 8,000 tokens with fp8 KV, blocks of 64 tokens and a cap of 64
+    // sequences: trtllm-serve's options (tensorrt_llm/commands/serve.py) carry tp 4, the
+    // fraction 0.9 (KvCacheConfig's default, the one evaluate() took), max_seq_len = the context
+    // and max_batch_size = the cap; the KV dtype and the block size have no option and go in the
+    // YAML --extra_llm_api_options names (KvCacheConfig.dtype "fp8", tokens_per_block 64).
+    const Model m = bundled("llama-3-70b");
+    Deployment d{.model = m,
+                 .gpu = bundled_gpu("h100-sxm"),
+                 .parallel = {.tp = 4},
+                 .kv = KvDtype::fp8_e4m3,
+                 .serving = {.engine = Engine::trtllm, .block_size = 64, .max_sequences = 64}};
+    const ServeCommand c = serve_command(evaluate(d, {.context = 8000}), {.model = "m"});
+    CHECK(c.line() ==
+          "trtllm-serve m --backend pytorch --tp_size 4 --kv_cache_free_gpu_memory_fraction 0.9 "
+          "--max_seq_len 8000 --max_batch_size 64 --extra_llm_api_options "
+          "extra_llm_api_options.yaml");
+    CHECK(c.extra_options == "{kv_cache_config: {dtype: fp8, tokens_per_block: 64}}");
+    CHECK(c.launcher_nodes == 1);
+    // The defaults alone (bf16 KV: "auto", blocks of 32, the cap of 2,048): no YAML, no cap.
+    d.kv = KvDtype::bf16;
+    d.serving = {.engine = Engine::trtllm};
+    const ServeCommand plain = serve_command(evaluate(d, {.context = 8000}), {.model = "m"});
+    CHECK(plain.line() ==
+          "trtllm-serve m --backend pytorch --tp_size 4 --kv_cache_free_gpu_memory_fraction 0.9 "
+          "--max_seq_len 8000");
+    CHECK(plain.extra_options.empty());
+    // Beside vLLM's and SGLang's when TensorRT-LLM is the deployment's engine, after them.
+    const std::vector<EngineCommand> all = serve_commands(d, {.context = 8000}, {.model = "m"});
+    REQUIRE(all.size() == 3);
+    CHECK(all[2].engine == Engine::trtllm);
+    REQUIRE(all[2].command);
+    CHECK(all[2].command->line() == plain.line());
+    // FP8 weights over the bf16 checkpoint: vLLM and SGLang quantize at load, TensorRT-LLM's
+    // PyTorch backend loads the checkpoint's own format, so it has no command for them.
+    d.weights = WeightOptions{.format = WeightFormat::fp8};
+    CHECK_THROWS_AS(serve_command(evaluate(d, {.context = 8000})), InvalidInput);
+}
+
+TEST_CASE("TensorRT-LLM over two nodes is one command for an MPI launcher, attention dp in YAML",
+          "[commands][trtllm]") {
+    // Llama-3.1-405B at tp 16 on H100s of 8 a node: 16 / 8 = 2 nodes, one trtllm-serve line for
+    // all 16 ranks (MPI starts them), not one per node as vLLM and SGLang need.
+    const Deployment big{.model = bundled("llama-3.1-405b"),
+                         .gpu = bundled_gpu("h100-sxm"),
+                         .parallel = {.tp = 16},
+                         .serving = {.engine = Engine::trtllm}};
+    const std::vector<ServeCommand> nodes =
+        serve_node_commands(evaluate(big, {.context = 8000}), {.model = "m"});
+    REQUIRE(nodes.size() == 1);
+    CHECK(nodes[0].launcher_nodes == 2);
+    CHECK_THAT(nodes[0].line(), Catch::Contains("--tp_size 16 "));
+    // DeepSeek-V3 tp 8 with attention dp 8 and ep 8 (TensorRT-LLM's tp counts every GPU of the
+    // stage): --ep_size 8 and enable_attention_dp, a TorchLlmArgs field with no option.
+    Deployment ds{.model = bundled("deepseek-v3"),
+                  .gpu = bundled_gpu("h200-sxm"),
+                  .parallel = {.tp = 8, .dp = 8, .ep = 8}};
+    ds.parallel.rules = ParallelRules::trtllm;
+    ds.serving.engine = Engine::trtllm;
+    const ServeCommand c = serve_command(evaluate(ds, {.context = 8000}), {.model = "m"});
+    CHECK_THAT(c.line(), Catch::Contains("--tp_size 8 --ep_size 8 "));
+    CHECK(c.extra_options == "{enable_attention_dp: true}");
 }

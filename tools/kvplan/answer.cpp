@@ -42,13 +42,26 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
                     "{} command line{} (node {} of {}{}): {}", display_name(c.engine),
                     name_candidate ? fmt::format(" (candidate {})", c.candidate + 1) : "", n,
                     c.node_commands.size(), n == 0 ? ", the head" : "", c.node_commands[n].line()));
-        else if (name_candidate)
-            rep.notes.push_back(fmt::format("{} command line (candidate {}): {}",
-                                            display_name(c.engine), c.candidate + 1,
+        else {
+            std::string label =
+                name_candidate ? fmt::format("candidate {}", c.candidate + 1) : std::string();
+            if (const std::uint32_t n = c.command->launcher_nodes; n > 1) {
+                // TensorRT-LLM's ranks are MPI's (tensorrt_llm/llmapi/trtllm-llmapi-launch): one
+                // command, started on every rank of every node.
+                const std::uint64_t ranks = std::uint64_t{c.parallel->tp} * c.parallel->pp;
+                label += fmt::format(
+                    "{}one for all {} nodes, started on each of its {} ranks by an MPI launcher, "
+                    "as mpirun -n {} trtllm-llmapi-launch before it",
+                    label.empty() ? "" : ", ", n, ranks, ranks);
+            }
+            rep.notes.push_back(fmt::format("{} command line{}: {}", display_name(c.engine),
+                                            label.empty() ? "" : " (" + label + ")",
                                             c.command->line()));
-        else
-            rep.notes.push_back(
-                fmt::format("{} command line: {}", display_name(c.engine), c.command->line()));
+            if (!c.command->extra_options.empty())
+                rep.notes.push_back(fmt::format(
+                    "{} {} (the file --extra_llm_api_options names): {}", display_name(c.engine),
+                    detail::trtllm_extra_options_file, c.command->extra_options));
+        }
     }
 }
 

@@ -1,13 +1,14 @@
 #pragma once
 
-// The command line that starts an engine as kvplan sized it: `vllm serve ...` and
-// `python -m sglang.launch_server ...` with the parallel layout, the memory fraction, the maximum
-// length, the sequence cap, the KV dtype, the weights and the environment that evaluate() assumed,
-// one per node when the replica spans nodes, so that what the engine then logs is what kvplan
-// predicted. Flag spellings follow the engines' current main:
-// vllm/engine/arg_utils.py (EngineArgs.add_cli_args) and python/sglang/srt/server_args.py
-// (ServerArgs.add_cli_args); tests/data/engine_flags/ lists both engines' flags, and a test parses
-// every command the CLI prints against them.
+// The command line that starts an engine as kvplan sized it: `vllm serve ...`,
+// `python -m sglang.launch_server ...` and `trtllm-serve ...` with the parallel layout, the memory
+// fraction, the maximum length, the sequence cap, the KV dtype, the weights and the environment
+// that evaluate() assumed, one per node when the replica spans nodes, so that what the engine then
+// logs is what kvplan predicted. Flag spellings follow the engines' current main:
+// vllm/engine/arg_utils.py (EngineArgs.add_cli_args), python/sglang/srt/server_args.py
+// (ServerArgs.add_cli_args) and TensorRT-LLM's tensorrt_llm/commands/serve.py (the click options of
+// `serve`); tests/data/engine_flags/ lists the engines' flags, and a test parses every command the
+// CLI prints against them.
 //
 // The same GPUs are placed differently by each engine (layout.hpp), so a layout is first stated in
 // the other engine's flags (translate_parallel) and evaluated under that engine: each command
@@ -40,6 +41,12 @@ struct ServeCommand {
     Engine engine = Engine::vllm;
     std::vector<std::string> env{};   ///< NAME=value, set before the program
     std::vector<std::string> argv{};  ///< the program and its arguments
+    /// TensorRT-LLM: the YAML that --extra_llm_api_options names (one flow mapping on a line), for
+    /// what trtllm-serve has no flag for; empty when there is none.
+    std::string extra_options{};
+    /// TensorRT-LLM over several nodes: the one command that an MPI launcher starts on every rank
+    /// (through trtllm-llmapi-launch), not one per node; 1 otherwise.
+    std::uint32_t launcher_nodes = 1;
 
     /// The line to paste into a POSIX shell: words joined by spaces, a word the shell would split
     /// or expand single-quoted.
@@ -178,23 +185,44 @@ namespace detail {
         text(name(w.format), " weights over a ", name(c.format), " checkpoint"));
 }
 
+/// The file name the TensorRT-LLM command gives --extra_llm_api_options.
+inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.yaml";
+
+[[nodiscard]] inline std::string trtllm_kv_dtype(KvDtype d) {
+    // tensorrt_llm/llmapi/llm_args.py, KvCacheConfig.dtype: "auto" takes the model's dtype (a
+    // 16-bit cache here), "fp8" the e4m3 cache of the PyTorch backend.
+    switch (d) {
+        case KvDtype::bf16:
+        case KvDtype::fp16:
+            return {};
+        case KvDtype::fp8_e4m3:
+            return "fp8";
+        default:
+            break;
+    }
+    throw_field_error<InvalidInput>("trtllm-serve", "kv_cache_config.dtype",
+                                    "bf16, fp16 (auto) or fp8_e4m3 (fp8)", name(d));
+}
+
 }  // namespace detail
 
-/// The command lines that start the engine of `a` (vLLM or SGLang) as evaluate() sized it, one per
-/// node of the replica (node 0, the head, first): its parallel layout, memory fraction, maximum
-/// length (the demand's context), sequence cap and KV dtype; the weights it assumed (the engine's
-/// --quantization fp8 when FP8 weights are assumed over a 16-bit checkpoint); the block size when
-/// one was given or, under vLLM, when its attention backend forces one (left out otherwise: the
-/// engine's default is the size evaluate() assumed); host memory for KV (CommandOptions::
-/// kv_offloading, vLLM's --kv-offloading-size); every knob the deployment gave; and the
-/// environment the answer depends on. A replica that spans nodes gets one command per node: vLLM's
-/// --nnodes, --node-rank and --master-addr (the node-1.. commands --headless), or, for dp ranks
-/// that each fit a node, its data-parallel flags (--data-parallel-size-local,
-/// --data-parallel-start-rank, --data-parallel-address); SGLang's --nnodes, --node-rank and
-/// --dist-init-addr. Throws
-/// InvalidInput for the ideal and TensorRT-LLM profiles (no command line here), for a KV dtype the
-/// engine has no flag value for, for weights neither engine makes at load, and for dp ranks that
-/// cross nodes under vLLM.
+/// The command lines that start the engine of `a` (vLLM, SGLang or TensorRT-LLM) as evaluate()
+/// sized it, one per node of the replica (node 0, the head, first): its parallel layout, memory
+/// fraction, maximum length (the demand's context), sequence cap and KV dtype; the weights it
+/// assumed (the engine's --quantization fp8 when FP8 weights are assumed over a 16-bit
+/// checkpoint); the block size when one was given or, under vLLM, when its attention backend
+/// forces one (left out otherwise: the engine's default is the size evaluate() assumed); host
+/// memory for KV (CommandOptions::kv_offloading, vLLM's --kv-offloading-size); every knob the
+/// deployment gave; and the environment the answer depends on. A replica that spans nodes gets one
+/// command per node: vLLM's --nnodes, --node-rank and --master-addr (the node-1.. commands
+/// --headless), or, for dp ranks that each fit a node, its data-parallel flags
+/// (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address); SGLang's
+/// --nnodes, --node-rank and --dist-init-addr. TensorRT-LLM's is `trtllm-serve` with the PyTorch
+/// backend, what it has no flag for (the KV dtype, attention dp, the block size) in
+/// ServeCommand::extra_options, and one command for all nodes that an MPI launcher starts
+/// (ServeCommand::launcher_nodes). Throws InvalidInput for the ideal profile (no command line), for
+/// a KV dtype the engine has no flag value for, for weights the engine does not make at load
+/// (TensorRT-LLM quantizes none), and for dp ranks that cross nodes under vLLM.
 [[nodiscard]] inline std::vector<ServeCommand> serve_node_commands(const ReplicaAnswer& a,
                                                                    const CommandOptions& o = {}) {
     const ResolvedServing& s = a.serving;
@@ -203,8 +231,9 @@ namespace detail {
         o.model.empty() ? std::string(a.replica.model.name().c_str()) : o.model;
     const auto num = [](std::uint64_t v) { return std::to_string(v); };
     const std::uint32_t nodes = a.nodes > 0 ? a.nodes : 1;
-    std::vector<ServeCommand> out(nodes);
-    for (std::uint32_t node = 0; node < nodes; ++node) {
+    // TensorRT-LLM starts its ranks through MPI: one command, whatever the nodes.
+    std::vector<ServeCommand> out(s.engine == Engine::trtllm ? 1 : nodes);
+    for (std::uint32_t node = 0; node < out.size(); ++node) {
         ServeCommand& c = out[node];
         c.engine = s.engine;
         std::vector<std::string>& v = c.argv;
@@ -359,11 +388,56 @@ namespace detail {
                 }
                 break;
             }
+            case Engine::trtllm: {
+                const char* where = "trtllm-serve";
+                // tensorrt_llm/commands/serve.py: MODEL, then click options; the PyTorch backend
+                // is the default and the one whose memory rules kvplan follows (engine/trtllm.hpp).
+                v = {"trtllm-serve", model, "--backend", "pytorch"};
+                flag("--tp_size", num(p.tp));
+                if (p.pp > 1) flag("--pp_size", num(p.pp));
+                if (p.ep > 1) flag("--ep_size", num(p.ep));
+                // The PyTorch backend loads the checkpoint's own format (a ModelOpt checkpoint for
+                // FP8 or FP4): no quantization at load.
+                if (!detail::load_quantization(a, where).empty())
+                    detail::throw_field_error<InvalidInput>(
+                        where, "weights",
+                        "the checkpoint's own format (TensorRT-LLM quantizes no weights at load: "
+                        "serve a quantized checkpoint)",
+                        "fp8 over a 16-bit checkpoint");
+                flag("--kv_cache_free_gpu_memory_fraction",
+                     detail::short_number(s.options.trtllm.free_gpu_memory_fraction));
+                // The window every full-attention layer is sized for (engine/report.hpp sets
+                // max_seq_len to the demand's context).
+                flag("--max_seq_len", num(a.demand.context));
+                // max_batch_size per rank: the cap given; unset, the default (2,048) that
+                // evaluate() assumed.
+                if (s.options.trtllm.max_batch_size != TrtllmOptions{}.max_batch_size)
+                    flag("--max_batch_size", num(s.options.trtllm.max_batch_size));
+                if (nodes > 1) c.launcher_nodes = nodes;
+                // What trtllm-serve has no flag for: TorchLlmArgs fields in a YAML flow mapping
+                // (tensorrt_llm/llmapi/llm_args.py: enable_attention_dp, KvCacheConfig).
+                std::string kv;
+                if (const std::string d = detail::trtllm_kv_dtype(a.replica.kv.dtype); !d.empty())
+                    kv += "dtype: " + d;
+                if (s.block_size_given)
+                    kv += (kv.empty() ? "" : ", ") + std::string("tokens_per_block: ") +
+                          num(s.block_size);
+                std::string yaml;
+                if (p.dp > 1) yaml += "enable_attention_dp: true";
+                if (!kv.empty())
+                    yaml +=
+                        (yaml.empty() ? "" : ", ") + std::string("kv_cache_config: {") + kv + "}";
+                if (!yaml.empty()) {
+                    c.extra_options = "{" + yaml + "}";
+                    flag("--extra_llm_api_options", detail::trtllm_extra_options_file);
+                }
+                break;
+            }
             case Engine::ideal:
-            case Engine::trtllm:
                 detail::throw_field_error<InvalidInput>(
                     "serve_command", "engine",
-                    "vllm or sglang (the engines with a command line here)", name(s.engine));
+                    "vllm, sglang or trtllm (the engines with a command line here)",
+                    name(s.engine));
         }
     }
     return out;
@@ -421,6 +495,17 @@ namespace detail {
     return q;
 }
 
+namespace detail {
+
+/// The engines whose commands serve_commands gives unless told: vLLM and SGLang, and TensorRT-LLM
+/// after them when it is the engine of the deployment.
+[[nodiscard]] inline std::span<const Engine> command_engines(Engine of) {
+    static constexpr Engine all[] = {Engine::vllm, Engine::sglang, Engine::trtllm};
+    return std::span<const Engine>(all, of == Engine::trtllm ? 3 : 2);
+}
+
+}  // namespace detail
+
 /// One engine's command for a deployment: its own evaluation and its command line, or why there
 /// is none.
 struct EngineCommand {
@@ -438,12 +523,12 @@ struct EngineCommand {
 /// engine's flags (translate_parallel), evaluated under that engine (each engine's own memory and
 /// cache), and its command line. The sequence cap given in `d.serving.max_sequences` is per dp
 /// rank for vLLM (--max-num-seqs) and shared by the dp ranks for SGLang (--max-running-requests):
-/// it is restated for the other engine. An engine that cannot state or start the layout says why.
+/// it is restated for the other engine. Unless `engines` names them: vLLM and SGLang, and
+/// TensorRT-LLM when it is `d`'s engine. An engine that cannot state or start the layout says why.
 [[nodiscard]] inline std::vector<EngineCommand> serve_commands(
     const Deployment& d, const Demand& demand, const CommandOptions& o = {},
     std::span<const Engine> engines = std::span<const Engine>()) {
-    static constexpr Engine both[] = {Engine::vllm, Engine::sglang};
-    if (engines.empty()) engines = both;
+    if (engines.empty()) engines = detail::command_engines(d.serving.engine);
     const ParallelConfig from = d.parallel_config();
     std::vector<EngineCommand> out;
     out.reserve(engines.size());  // each is built in place: an answer is kilobytes
@@ -492,8 +577,7 @@ struct EngineCommand {
     const PlanAnswer& plan, const Model& model, const SearchSpace& space, const Serving& serving,
     const Demand& demand, const CommandOptions& o = {},
     std::span<const Engine> engines = std::span<const Engine>()) {
-    static constexpr Engine both[] = {Engine::vllm, Engine::sglang};
-    if (engines.empty()) engines = both;
+    if (engines.empty()) engines = detail::command_engines(serving.engine);
     std::vector<EngineCommand> out;
     for (Engine e : engines) {
         EngineCommand best;
