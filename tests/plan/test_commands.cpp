@@ -325,6 +325,19 @@ TEST_CASE("host memory for KV is vLLM's --kv-offloading-size per engine", "[comm
                Catch::Contains(" --kv-offloading-size 50 --kv-offloading-backend native"));
     // None given: no offloading flag.
     CHECK_THAT(serve_command(one, {.model = "x"}).line(), !Catch::Contains("offloading"));
+    // SGLang's host cache (--hicache-size, GB per rank, larger than the device pool) and
+    // TensorRT-LLM's (KvCacheConfig.host_cache_size, a YAML field) are not vLLM's size per
+    // engine: no command for them, the host memory named, rather than one that drops it.
+    for (const Engine e : {Engine::sglang, Engine::trtllm}) {
+        const ReplicaAnswer other = evaluate({.model = bundled("llama-3-8b"),
+                                              .gpu = bundled_gpu("h100-sxm"),
+                                              .parallel = {.tp = 2},
+                                              .serving = {.engine = e}},
+                                             {.context = 8192});
+        CHECK_THROWS_WITH(serve_command(other, {.model = "x", .kv_offloading = host}),
+                          Catch::Contains("kv_offloading") && Catch::EndsWith("found 100 GiB"));
+        CHECK_NOTHROW(serve_command(other, {.model = "x"}));
+    }
 }
 
 TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",

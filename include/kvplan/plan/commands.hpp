@@ -369,6 +369,16 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                     flag("--chunked-prefill-size", num(*s.options.sglang.chunked_prefill_size));
                 if (s.options.sglang.max_total_tokens)
                     flag("--max-total-tokens", num(*s.options.sglang.max_total_tokens));
+                // SGLang's host KV cache (--enable-hierarchical-cache, --hicache-size) is sized
+                // per rank in GB and must exceed the device pool
+                // (python/sglang/srt/mem_cache/memory_pool_host.py): not vLLM's size per engine,
+                // so no command rather than one that leaves the host memory out.
+                if (o.kv_offloading)
+                    detail::throw_field_error<InvalidInput>(
+                        where, "kv_offloading",
+                        "none (vLLM's --kv-offloading-size has no SGLang counterpart kvplan "
+                        "prints)",
+                        detail::short_number(o.kv_offloading->in(GiB)) + " GiB");
                 if (const LoraOptions& lo = s.budget.reserve.lora; lo.max_loras > 0) {
                     // python/sglang/srt/server_args.py: LoRA slots per batch and their rank.
                     if (lo.fully_sharded)
@@ -404,6 +414,14 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                         "the checkpoint's own format (TensorRT-LLM quantizes no weights at load: "
                         "serve a quantized checkpoint)",
                         "fp8 over a 16-bit checkpoint");
+                // KvCacheConfig.host_cache_size (llm_args.py) is TensorRT-LLM's host tier, a
+                // YAML field kvplan does not print: no command rather than one without it.
+                if (o.kv_offloading)
+                    detail::throw_field_error<InvalidInput>(
+                        where, "kv_offloading",
+                        "none (vLLM's --kv-offloading-size has no TensorRT-LLM counterpart kvplan "
+                        "prints)",
+                        detail::short_number(o.kv_offloading->in(GiB)) + " GiB");
                 flag("--kv_cache_free_gpu_memory_fraction",
                      detail::short_number(s.options.trtllm.free_gpu_memory_fraction));
                 // The window every full-attention layer is sized for (engine/report.hpp sets
