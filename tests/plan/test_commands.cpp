@@ -437,6 +437,17 @@ TEST_CASE("TensorRT-LLM's command states what kvplan assumed, in trtllm-serve's 
     // PyTorch backend loads the checkpoint's own format, so it has no command for them.
     d.weights = WeightOptions{.format = WeightFormat::fp8};
     CHECK_THROWS_AS(serve_command(evaluate(d, {.context = 8000})), InvalidInput);
+    // An NVFP4 cache on Blackwell is KvCacheConfig.dtype "nvfp4" (its block scales are buffers of
+    // their own, kv_cache_manager_v2.py); fp8_e5m2 has no KvCacheConfig.dtype.
+    Deployment b{.model = m,
+                 .gpu = bundled_gpu("b200"),
+                 .parallel = {.tp = 4},
+                 .kv = KvDtype::nvfp4,
+                 .serving = {.engine = Engine::trtllm}};
+    CHECK(serve_command(evaluate(b, {.context = 8000}), {.model = "m"}).extra_options ==
+          "{kv_cache_config: {dtype: nvfp4}}");
+    b.kv = KvDtype::fp8_e5m2;
+    CHECK_THROWS_AS(serve_command(evaluate(b, {.context = 8000}), {.model = "m"}), InvalidInput);
 }
 
 TEST_CASE("TensorRT-LLM over two nodes is one command for an MPI launcher, attention dp in YAML",

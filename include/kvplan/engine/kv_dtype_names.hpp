@@ -25,8 +25,9 @@
 // bf16, bfloat16, fp4_e2m1): fp4_e2m1 stores e2m1 values with one 8-bit scale per 16
 // (KVFP4QuantizeUtil, python/sglang/srt/layers/quantization/kvfp4_tensor.py), nvfp4's bytes.
 //
-// TensorRT-LLM (KvCacheConfig.dtype: auto, fp8, nvfp4; NVFP4 KV since TensorRT-LLM PR #6244):
-// no command line here, so only its names are listed.
+// TensorRT-LLM (KvCacheConfig.dtype, tensorrt_llm/llmapi/llm_args.py: auto, fp8, nvfp4; NVFP4 KV
+// since TensorRT-LLM PR #6244, its block scales added as buffers of their own by
+// kv_cache_manager_v2.py): the dtype the trtllm-serve command's YAML names.
 
 #include <optional>
 #include <string_view>

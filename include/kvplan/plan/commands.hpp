@@ -188,20 +188,13 @@ namespace detail {
 /// The file name the TensorRT-LLM command gives --extra_llm_api_options.
 inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.yaml";
 
+/// TensorRT-LLM's KvCacheConfig.dtype for `d` (engine/kv_dtype_names.hpp), empty for "auto" (the
+/// model's 16-bit dtype: the YAML leaves it out).
 [[nodiscard]] inline std::string trtllm_kv_dtype(KvDtype d) {
-    // tensorrt_llm/llmapi/llm_args.py, KvCacheConfig.dtype: "auto" takes the model's dtype (a
-    // 16-bit cache here), "fp8" the e4m3 cache of the PyTorch backend.
-    switch (d) {
-        case KvDtype::bf16:
-        case KvDtype::fp16:
-            return {};
-        case KvDtype::fp8_e4m3:
-            return "fp8";
-        default:
-            break;
-    }
+    if (const auto n = trtllm_kv_dtype_name(d))
+        return *n == "auto" ? std::string() : std::string(*n);
     throw_field_error<InvalidInput>("trtllm-serve", "kv_cache_config.dtype",
-                                    "bf16, fp16 (auto) or fp8_e4m3 (fp8)", name(d));
+                                    "bf16, fp16 (auto), fp8_e4m3 (fp8) or nvfp4", name(d));
 }
 
 }  // namespace detail
