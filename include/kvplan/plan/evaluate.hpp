@@ -595,11 +595,10 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
                 "a KV dtype vLLM runs with MLA (fp8_ds_mla, fp8 or bf16: vLLM refuses nvfp4 KV "
                 "caches with MLA backends)",
                 name(d.kv.dtype));
-    }
-    if (pe.serving.engine == Engine::vllm)
         detail::vllm_model_defaults(pe.serving, r);
-    else
+    } else {
         detail::profile_elsewhere(pe.serving.budget.reserve, r.gpu);
+    }
     if (r.gpu.memory_total.is_zero() && !pe.serving.budget.kv_memory_per_gpu)
         detail::throw_field_error<InvalidInput>(detail::text("GPU '", r.gpu.id, "'"),
                                                 "memory_total", "> 0 bytes", "0");
