@@ -462,6 +462,7 @@ TEST_CASE("TensorRT-LLM over two nodes is one command for an MPI launcher, atten
         serve_node_commands(evaluate(big, {.context = 8000}), {.model = "m"});
     REQUIRE(nodes.size() == 1);
     CHECK(nodes[0].launcher_nodes == 2);
+    CHECK(nodes[0].launcher_ranks == 16);  // tp 16 x pp 1, the replica's GPUs
     CHECK_THAT(nodes[0].line(), Catch::Contains("--tp_size 16 "));
     // DeepSeek-V3 tp 8 with attention dp 8 and ep 8 (TensorRT-LLM's tp counts every GPU of the
     // stage): --ep_size 8 and enable_attention_dp, a TorchLlmArgs field with no option.

@@ -48,7 +48,7 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
             if (const std::uint32_t n = c.command->launcher_nodes; n > 1) {
                 // TensorRT-LLM's ranks are MPI's (tensorrt_llm/llmapi/trtllm-llmapi-launch): one
                 // command, started on every rank of every node.
-                const std::uint64_t ranks = std::uint64_t{c.parallel->tp} * c.parallel->pp;
+                const std::uint32_t ranks = c.command->launcher_ranks;
                 label += fmt::format(
                     "{}one for all {} nodes, started on each of its {} ranks by an MPI launcher, "
                     "as mpirun -n {} trtllm-llmapi-launch before it",

@@ -47,6 +47,8 @@ struct ServeCommand {
     /// TensorRT-LLM over several nodes: the one command that an MPI launcher starts on every rank
     /// (through trtllm-llmapi-launch), not one per node; 1 otherwise.
     std::uint32_t launcher_nodes = 1;
+    /// The ranks the launcher starts it on: the replica's GPUs (with launcher_nodes > 1), else 0.
+    std::uint32_t launcher_ranks = 0;
 
     /// The line to paste into a POSIX shell: words joined by spaces, a word the shell would split
     /// or expand single-quoted.
@@ -424,7 +426,10 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                 // evaluate() assumed.
                 if (s.options.trtllm.max_batch_size != TrtllmOptions{}.max_batch_size)
                     flag("--max_batch_size", num(s.options.trtllm.max_batch_size));
-                if (nodes > 1) c.launcher_nodes = nodes;
+                if (nodes > 1) {
+                    c.launcher_nodes = nodes;
+                    c.launcher_ranks = a.replica_gpus;
+                }
                 // What trtllm-serve has no flag for: TorchLlmArgs fields in a YAML flow mapping
                 // (tensorrt_llm/llmapi/llm_args.py: enable_attention_dp, KvCacheConfig).
                 std::string kv;
