@@ -520,7 +520,7 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
         parallel += fmt::format(", +{} redundant experts", r.redundant_experts);
     // vLLM's release, as fit names it: the policy's engine_version, else the newest kvplan knows.
     const std::string release =
-        r.engine == Engine::vllm ? " " + r.engine_version.value_or(vllm_newest_release).text() : "";
+        r.engine == Engine::vllm ? " " + vllm_release_or_newest(r.engine_version).text() : "";
     return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}{}", replica_gpus(layout),
                        gpus[ri].id, parallel, name(r.kv_dtype), weights, name(r.engine), release);
 }
@@ -609,7 +609,7 @@ void run_check(const CheckOptions& co, Context& ctx) {
         if (p.replicas[0].engine == Engine::vllm)
             rep.inputs.push_back(
                 {"engine_version",
-                 cell_text(p.replicas[0].engine_version.value_or(vllm_newest_release).text())});
+                 cell_text(vllm_release_or_newest(p.replicas[0].engine_version).text())});
     } else {
         rep.inputs.push_back({"replicas", cell_count(p.replicas.size(), "")});
     }

@@ -128,6 +128,11 @@ inline constexpr EngineVersion vllm_oldest_release{0, 8};
 /// The newest vLLM release line kvplan knows; its defaults are those of vLLM's main branch that
 /// kvplan's rules follow.
 inline constexpr EngineVersion vllm_newest_release{0, 30};
+/// The vLLM release line whose defaults apply: the one given, else the newest kvplan knows.
+[[nodiscard]] constexpr EngineVersion vllm_release_or_newest(
+    const std::optional<EngineVersion>& given) noexcept {
+    return given.value_or(vllm_newest_release);
+}
 
 /// Where vLLM's defaults changed, oldest first; a release takes the last row at or before it.
 ///   v0.8   the v1 engine by default: gpu_memory_utilization 0.9; graphs not charged; no hybrid
