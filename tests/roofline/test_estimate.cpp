@@ -498,6 +498,45 @@ TEST_CASE("fixed-length clients of an SGLang closed loop stay in step, a wave a 
     CHECK(spread.mixed_share > 0.0);
 }
 
+TEST_CASE("fixed-length vLLM clients past the token budget prefill in full steps", "[estimate]") {
+    // 8 clients of exactly 2,048 + 257 tokens under vLLM's budget of 8,192: a cycle's 16,384
+    // prompt tokens pass what the 8 decodes leave (scheduler.py schedule), so the prompts queue
+    // for the budget, come back in the groups they were prefilled in, and a prompt's one chunk
+    // rides in a step full to the budget: TTFT's prefill is that full step, not its own chunk
+    // beside the mean prefill plus the wait of prompts arriving at random.
+    Load l{.concurrency = 8,
+           .prompt_tokens = 2048,
+           .output_tokens = 257,
+           .max_num_batched_tokens = 8192,
+           .max_running = 8,
+           .fixed_lengths = true};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    CHECK(e.chunks == 1);
+    CHECK_FALSE(e.prefill_limited);
+    // 8 - 1 others decode beside it; room = 8,192 - d tokens of prompts, d = 1 + 7 x 256 / 257.
+    const double d = 1.0 + 7.0 * 256.0 / 257.0;
+    CHECK(e.decodes_per_step == Approx(d));
+    CHECK(e.ttft_prefill > e.prefill_step.time);
+    CHECK(e.ttft_prefill_wait == e.ttft_prefill - e.prefill_step.time);
+    // The full step: the other 7 decodes (d - 1 = 6.97, rounded) at context 2,048 + 257 / 2 =
+    // 2,176, and 8,192 - d prompt tokens.
+    const DecodeCosts c = decode_costs(llama_8b(), {});
+    const StepTerms full = detail::step(c, 7, 2176, {1, 2048, (8192.0 - d) / 2048.0, 1}, half);
+    CHECK(e.ttft_prefill.in(seconds) == Approx(full.time.in(seconds)));
+    // Drawn lengths spread the arrivals: its chunk rides beside the mean prefill and waits for
+    // the prompts ahead of it (Pollaczek-Khinchine), less than a full step here.
+    l.fixed_lengths = false;
+    const LatencyEstimate spread = estimate_latency(llama_8b(), l, half);
+    CHECK(spread.ttft_prefill < e.ttft_prefill);
+    CHECK(spread.prefill_step.time == e.prefill_step.time);
+    // A cycle that fits one step (8 x 1,000 tokens) keeps the random arrivals' model.
+    l.prompt_tokens = 1000;
+    l.fixed_lengths = true;
+    const LatencyEstimate fits = estimate_latency(llama_8b(), l, half);
+    l.fixed_lengths = false;
+    CHECK(fits.ttft == estimate_latency(llama_8b(), l, half).ttft);
+}
+
 TEST_CASE("one request alone decodes without prefill steps and waits for nothing", "[estimate]") {
     const LatencyEstimate e =
         estimate_latency(llama_8b(), {.prompt_tokens = 1000, .output_tokens = 100}, half);

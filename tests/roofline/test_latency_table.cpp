@@ -196,11 +196,11 @@ TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") 
     };
     const Expected expected[] = {
         {"fit", Metric::tpot, 71, 0.207},
-        {"fit", Metric::ttft, 68, 0.320},
+        {"fit", Metric::ttft, 68, 0.293},
         {"fit", Metric::throughput, 35, 0.139},
         {"fit", Metric::e2e, 21, 0.065},
         {"held_out", Metric::tpot, 70, 0.225},
-        {"held_out", Metric::ttft, 68, 0.333},
+        {"held_out", Metric::ttft, 68, 0.289},
         {"held_out", Metric::throughput, 33, 0.210},
         {"held_out", Metric::e2e, 23, 0.093},
         {"external", Metric::tpot, 91, 0.173},
@@ -214,9 +214,10 @@ TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") 
         CHECK(s.count == x.count);
         CHECK(s.median == Approx(x.median).margin(0.0005));
     }
-    // The targets (TPOT and throughput within 15 %, TTFT within 30 %) are not met on any set yet
-    // (docs/accuracy.md says why); the static batches' end-to-end latency, which no scheduler
-    // shapes, is within 15 % on the held-out rows.
+    // The targets (TPOT and throughput within 15 %, TTFT within 30 %) are met by the held-out
+    // TTFT alone (docs/accuracy.md says why not the others); the static batches' end-to-end
+    // latency, which no scheduler shapes, is within 15 % on the held-out rows.
+    CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::ttft).median <= 0.30);
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::e2e).median <= 0.15);
 }
 

@@ -59,14 +59,16 @@
 // request's TPOT is its time admitted (Little's law) less its prompt's steps, at most a full step.
 // A closed loop of fixed-length clients (Load::fixed_lengths) on SGLang is such a wave every
 // cycle: a wave's prompts all prefill before it decodes, so it finishes together and its clients
-// send again together.
+// send again together. On vLLM and TensorRT-LLM such clients stay bunched when a cycle's prompts
+// pass the token budget: they queue for it, come back in the groups they were prefilled in, and
+// each prompt's chunks ride in full steps.
 //
-// What it leaves out: prefix caching, speculative decoding, preemption, vLLM's and TensorRT-LLM's
-// fixed-length clients bunching (their mixed steps let the first prompts of a wave decode ahead of
-// the rest, so a wave spreads, by how much their schedulers do not say), expert imbalance, and the
-// latency (not the bytes) of the MoE all-to-all. The fractions and fixed costs are per GPU family
-// and the request overhead per engine, fitted on published measurements by bench/fit_latency.cpp
-// (default_params names them).
+// What it leaves out: prefix caching, speculative decoding, preemption, how far vLLM's and
+// TensorRT-LLM's fixed-length clients spread when a cycle's prompts fit one step (their mixed
+// steps let the first prompts decode ahead of the rest, by how much their schedulers do not say),
+// expert imbalance, and the latency (not the bytes) of the MoE all-to-all. The fractions and fixed
+// costs are per GPU family and the request overhead per engine, fitted on published measurements by
+// bench/fit_latency.cpp (default_params names them).
 
 #include <algorithm>
 #include <array>
@@ -258,7 +260,8 @@ struct Load {
     std::optional<std::uint64_t> max_running{};
     /// Every request exactly I + O tokens (a benchmark's fixed lengths: a random range ratio of
     /// 1, ignore_eos), not lengths drawn around them: a closed loop of such clients on SGLang
-    /// stays in step, one wave a cycle; drawn lengths spread the arrivals.
+    /// stays in step, one wave a cycle, and on vLLM and TensorRT-LLM in groups of full steps when
+    /// its prompts pass the token budget; drawn lengths spread the arrivals.
     bool fixed_lengths = false;
     /// The run's requests when it starts all `concurrency` at once (vllm bench serve and
     /// sglang.bench_serving with --num-prompts N --max-concurrency C at --request-rate inf):
@@ -859,6 +862,18 @@ struct RunningCap {
         e.ttft_prefill_wait = detail::prefill_queue_wait(e.prefill_service, e.request, batch);
         e.ttft_prefill += e.ttft_prefill_wait;
         e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
+        if (!e.separate_prefill && l.fixed_lengths && Bd * Id > room) {
+            // Fixed-length clients that the budget cannot take in one step stay bunched: a
+            // cycle's prompts wait FCFS for the budget (vllm/v1/core/sched/scheduler.py schedule
+            // fills what the running decodes leave of max_num_batched_tokens; TensorRT-LLM's
+            // MicroBatchScheduler within max_num_tokens), so they get their first tokens in the
+            // same few steps, decode the same O - 1 steps and come back in the same groups. Each
+            // of its chunks then rides in a full step, not beside one prompt arriving at random.
+            const StepTerms full_step = at(d - 1.0, room);
+            e.ttft_prefill_wait = (full_step.time - e.prefill_step.time) * chunks;
+            e.ttft_prefill = full_step.time * chunks;
+            e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
+        }
     }
     // A closed loop of C clients on B slots: B requests per request time; the rest wait
     // (Little's law), the fixed overhead overlapping other requests' steps.
