@@ -48,6 +48,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/ideal.hpp
   kvplan/engine/kind.hpp
   kvplan/engine/kv_dtype_names.hpp
+  kvplan/engine/load_dtype.hpp
   kvplan/engine/nccl.hpp
   kvplan/engine/parallel.hpp
   kvplan/engine/release.hpp

@@ -7,6 +7,7 @@
 #include "engine/ideal.hpp"
 #include "engine/kind.hpp"
 #include "engine/kv_dtype_names.hpp"
+#include "engine/load_dtype.hpp"
 #include "engine/nccl.hpp"
 #include "engine/parallel.hpp"
 #include "engine/release.hpp"

@@ -118,6 +118,9 @@ struct CheckpointFormat {
     bool mtp_shares_embeddings = false;
     /// Embeddings, the LM head, norms, biases and routers (fp32 in an all-fp32 model).
     WeightFormat rest = WeightFormat::bf16;
+    /// transformers' model_type begins with "gemma": SGLang loads such a float32 checkpoint in
+    /// bf16 where it takes fp16 for any other (engine/load_dtype.hpp).
+    bool gemma = false;
     QuantLayout layout{};
     const char* source = "";  ///< where it was read: "quantization_config.quant_method fp8"...
 };

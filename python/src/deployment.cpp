@@ -157,7 +157,7 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
                  .serving = std::move(serving)};
     if (!profile_path.empty()) {
         const CalibrationProfile p = load_profile(profile_path);
-        const WeightOptions w = d.weights ? *d.weights : checkpoint_weights(d.model);
+        const WeightOptions w = d.served_weights();
         d.serving = apply_profile(p, std::move(d.serving), profile_path, gpu->id,
                                   matmul_compute(w, gpu->spec));
     }

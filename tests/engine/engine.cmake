@@ -3,5 +3,6 @@
 if(TARGET kvplan::json)
   kvplan_add_tests(kvplan_plan_tests
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_startup_logs.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/test_load_dtype.cpp
     LIBS kvplan::json)
 endif()

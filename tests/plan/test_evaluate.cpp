@@ -731,7 +731,9 @@ TEST_CASE("a prepared layout holds what no demand changes, the same figures to t
         INFO(id);
         const Deployment d = deployment(id, "h200-sxm");
         const PreparedLayout p = prepare_layout(d);
-        const WeightBytes whole = weight_bytes(d.model, checkpoint_weights(d.model));
+        // The weights it serves: its checkpoint's as vLLM loads them (Gemma-2-27B's float32 in
+        // bf16, engine/load_dtype.hpp).
+        const WeightBytes whole = weight_bytes(d.model, d.served_weights());
         CHECK(p.weights_whole.total() == whole.total());
         CHECK_FALSE(p.step.has_value());
         for (std::uint64_t ctx : {1ULL, 4096ULL, 8000ULL})

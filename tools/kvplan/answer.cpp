@@ -154,6 +154,10 @@ std::string weights_phrase(const ReplicaAnswer& a) {
         }
         case WeightSource::given:
             return fmt::format("weights {} (--weight-dtype)", w);
+        case WeightSource::downcast:
+            return fmt::format(
+                "weights {} (the checkpoint's float32, {}, as {}'s dtype auto loads it)", w,
+                a.replica.model.config().checkpoint.source, display_name(a.serving.engine));
     }
     return w;
 }

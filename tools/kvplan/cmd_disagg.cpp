@@ -175,7 +175,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
             usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                         o.gpu.empty() ? "every bundled GPU" : o.gpu);
         const WeightOptions w =
-            space.weights.front() ? *space.weights.front() : checkpoint_weights(rm.get());
+            served_weights(rm.get(), space.weights.front(), serving.engine, serving.engine_version);
         serving = apply_profile(*profile, std::move(serving), o.profile, gpus.front().id,
                                 matmul_compute(w, gpus.front().spec));
         opt.params = serving.estimate;

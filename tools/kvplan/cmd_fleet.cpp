@@ -98,10 +98,12 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     // --profile: its reserve shapes the KV budget, its parameters the estimate; the fractions are
     // of the peak the matmuls run at, the weights' own type.
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
-    if (profile)
-        serving = apply_profile(
-            *profile, std::move(serving), o.profile, g.id,
-            matmul_compute(weights_flag ? *weights_flag : checkpoint_weights(m), g.spec));
+    if (profile) {
+        const WeightOptions w =
+            served_weights(m, weights_flag, serving.engine, serving.engine_version);
+        serving =
+            apply_profile(*profile, std::move(serving), o.profile, g.id, matmul_compute(w, g.spec));
+    }
     if (by_estimate && !serving.estimate && !default_params(g.spec))
         detail::throw_field_error<InvalidInput>(
             fmt::format("GPU '{}'", g.id), "family",

@@ -219,7 +219,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (profile) {
         // The estimate's compute fraction is of the peak the first weight format runs at.
         const WeightOptions w =
-            space.weights.front() ? *space.weights.front() : checkpoint_weights(rm.get());
+            served_weights(rm.get(), space.weights.front(), serving.engine, serving.engine_version);
         serving = apply_profile(*profile, std::move(serving), o.profile, gpus.front().id,
                                 matmul_compute(w, gpus.front().spec));
     }

@@ -279,7 +279,7 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
                         .shared_prefix_tokens = flags.shared_prefix};
     std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile) {
-        const WeightOptions w = d.weights ? *d.weights : checkpoint_weights(d.model);
+        const WeightOptions w = d.served_weights();
         d.serving = apply_profile(*profile, std::move(d.serving), o.profile, gpu.id,
                                   compute.value_or(matmul_compute(w, gpu.spec)));
     }

@@ -252,7 +252,8 @@ namespace detail::calibration {
                                                 "or both",
                                                 "neither");
     CalibrationAnswer a;
-    a.weights = rq.weights ? *rq.weights : checkpoint_weights(rq.model);
+    // The log is vLLM's: its dtype "auto" serves a float32 checkpoint in bf16.
+    a.weights = served_weights(rq.model, rq.weights, Engine::vllm);
     if (rq.log) {
         a.log = detail::calibration::calibrate_log(rq, a.weights);
         a.profile = make_profile(a.log->fit, rq.model_id, rq.gpu_id, rq.parallel.tp, rq.parallel.pp,

@@ -156,6 +156,10 @@ namespace detail::hf {
     else if (f == Family::falcon)
         c.max_position_embeddings = 2048;
     c.checkpoint = checkpoint_format(top, r);
+    // The model_type SGLang's dtype rule reads (hf_text_config's, engine/load_dtype.hpp).
+    c.checkpoint.gemma = r.optional_string("model_type")
+                             .value_or(top.optional_string("model_type").value_or(""))
+                             .rfind("gemma", 0) == 0;
     c.context_limit = context_limit_of(
         r, f == Family::gemma3 || f == Family::falcon ? c.max_position_embeddings : 0,
         f == Family::gemma3);

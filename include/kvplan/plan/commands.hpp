@@ -26,6 +26,7 @@
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
 #include "../engine/kv_dtype_names.hpp"
+#include "../engine/load_dtype.hpp"
 #include "../error.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
@@ -167,7 +168,9 @@ namespace detail {
 [[nodiscard]] inline std::string load_quantization(const ReplicaAnswer& a, const char* where) {
     if (a.weight_source != WeightSource::given) return {};
     const WeightOptions& w = a.replica.weights;
-    const WeightOptions c = checkpoint_weights(a.replica.model);
+    // What the engine loads unasked: the checkpoint's formats, float32 in its 16-bit dtype.
+    const WeightOptions c =
+        engine_load_weights(a.replica.model, a.serving.engine, a.serving.engine_version);
     const auto experts = [](const WeightOptions& o) { return o.expert_format.value_or(o.format); };
     const auto attention = [](const WeightOptions& o) {
         return o.attention_format.value_or(o.format);

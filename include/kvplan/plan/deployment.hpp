@@ -16,6 +16,7 @@
 #include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../engine/kind.hpp"
+#include "../engine/load_dtype.hpp"
 #include "../engine/nccl.hpp"
 #include "../engine/parallel.hpp"
 #include "../engine/release.hpp"
@@ -311,6 +312,11 @@ struct Deployment {
     [[nodiscard]] constexpr std::uint32_t replica_gpus() const noexcept {
         return static_cast<std::uint32_t>(kvplan::replica_gpus(parallel_config()));
     }
+    /// The weights it serves: those given, else its checkpoint's as its engine loads them
+    /// (kvplan::served_weights).
+    [[nodiscard]] constexpr WeightOptions served_weights() const {
+        return kvplan::served_weights(model, weights, serving.engine, serving.engine_version);
+    }
 };
 
 /// Where the weight format came from.
@@ -318,13 +324,17 @@ enum class WeightSource : std::uint8_t {
     checkpoint,  ///< the config's quantization_config or torch_dtype
     assumed,     ///< the config says neither: bf16 assumed
     given,       ///< chosen by the caller (--weight-dtype)
+    /// the checkpoint's float32 weights in the 16 bits the engine's dtype "auto" loads them in
+    /// (engine_load_weights)
+    downcast,
 };
 
 /// Each source's spelling.
-inline constexpr FixedArray<detail::EnumName<WeightSource>, 3> weight_source_names{{
+inline constexpr FixedArray<detail::EnumName<WeightSource>, 4> weight_source_names{{
     {WeightSource::checkpoint, "checkpoint"},
     {WeightSource::assumed, "assumed"},
     {WeightSource::given, "given"},
+    {WeightSource::downcast, "downcast"},
 }};
 
 [[nodiscard]] constexpr const char* name(WeightSource s) noexcept {

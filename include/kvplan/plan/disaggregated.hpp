@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "../detail/enum_table.hpp"
+#include "../engine/load_dtype.hpp"
 #include "../error.hpp"
 #include "../roofline/estimate.hpp"
 #include "../transfer.hpp"
@@ -208,7 +209,8 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
         for (const ParallelConfig& p : parallel_splits(m, serving.engine, n, space))
             for (std::size_t w = 0; w < space.weights.size(); ++w) {
                 const PreparedLayout prep = prepare_layout(
-                    m, p, space.weights[w] ? *space.weights[w] : checkpoint_weights(m),
+                    m, p,
+                    served_weights(m, space.weights[w], serving.engine, serving.engine_version),
                     serving.speculation);
                 for (std::size_t g = 0; g < space.gpus.size(); ++g) {
                     if (!serving.kv_memory_per_gpu &&

@@ -454,9 +454,7 @@ struct PreparedLayout {
 /// The prepared layout of deployment `d` (its parallel layout in its engine's rules, its weights,
 /// its drafter).
 [[nodiscard]] constexpr PreparedLayout prepare_layout(const Deployment& d) {
-    return prepare_layout(d.model, d.parallel_config(),
-                          d.weights ? *d.weights : checkpoint_weights(d.model),
-                          d.serving.speculation);
+    return prepare_layout(d.model, d.parallel_config(), d.served_weights(), d.serving.speculation);
 }
 
 namespace detail {
@@ -682,9 +680,11 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     const std::uint32_t node = std::max<std::uint32_t>(r.gpu.gpus_per_node, 1);
     a.nodes = (per_replica + node - 1) / node;
     a.dp_ranks = l.dp();
-    a.weight_source = d.weights                           ? WeightSource::given
-                      : d.model.config().checkpoint.known ? WeightSource::checkpoint
-                                                          : WeightSource::assumed;
+    a.weight_source = d.weights                            ? WeightSource::given
+                      : !d.model.config().checkpoint.known ? WeightSource::assumed
+                      : engine_downcasts(d.model, d.serving.engine, d.serving.engine_version)
+                          ? WeightSource::downcast
+                          : WeightSource::checkpoint;
     a.serving = pe.serving;
     a.drafter_layers = prepared.drafter_layers;
     a.drafter_weights = prepared.drafter_weights;

@@ -148,7 +148,7 @@ inline void check_fleet(const FleetRequest& q) {
     const Replica r{.model = m,
                     .gpu = d.gpu,
                     .parallel = d.parallel_config(),
-                    .weights = d.weights ? *d.weights : checkpoint_weights(m),
+                    .weights = d.served_weights(),
                     .kv = d.kv};
     const Layout layout = r.layout();
     const bool by_estimate = q.size_by == FleetSizeBy::estimate;

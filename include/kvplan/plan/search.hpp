@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "../engine/load_dtype.hpp"
 #include "../error.hpp"
 #include "../gpu.hpp"
 #include "../kv_support.hpp"
@@ -299,9 +300,10 @@ struct ValidSplit {
         for (std::size_t s = first; s < end; ++s) {
             splits[s].prepared.reserve(space.weights.size());
             for (const auto& w : space.weights)
-                splits[s].prepared.push_back(prepare_layout(model, splits[s].parallel,
-                                                            w ? *w : checkpoint_weights(model),
-                                                            serving.speculation));
+                splits[s].prepared.push_back(
+                    prepare_layout(model, splits[s].parallel,
+                                   served_weights(model, w, serving.engine, serving.engine_version),
+                                   serving.speculation));
         }
         for (std::size_t g = 0; g < space.gpus.size(); ++g)
             for (std::size_t k = 0; k < space.kv_formats.size(); ++k)

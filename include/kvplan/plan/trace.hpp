@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "../engine/load_dtype.hpp"
 #include "../engine/report.hpp"
 #include "../gpu.hpp"
 #include "../kv_bytes.hpp"
@@ -79,7 +80,7 @@ struct TraceAnswer {
     const Replica r{.model = m,
                     .gpu = s.gpu.value_or(GpuSpec{}),
                     .parallel = parallel,
-                    .weights = s.weights ? *s.weights : checkpoint_weights(m),
+                    .weights = served_weights(m, s.weights, rs.engine, rs.engine_version),
                     .kv = s.kv};
     const auto budget_of = [&](const Replica& rr, const Layout& l, std::uint32_t st) {
         if (rs.budget.kv_memory_per_gpu) return *rs.budget.kv_memory_per_gpu;
