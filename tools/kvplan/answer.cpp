@@ -334,10 +334,18 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         "weight_bytes_per_gpu",
         "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
         {"the tensors (or slices) this rank holds" + stage_note +
-             (a.loaded.rotary_table.is_zero() ? std::string()
-                                              : ", and vLLM's RoPE cos/sin cache (" +
-                                                    grouped_digits(a.loaded.rotary_table.count()) +
-                                                    " B, rotary_embedding/base.py)"),
+             (a.loaded.rotary_table.is_zero()
+                  ? std::string()
+                  : fmt::format(", and {}'s RoPE cos/sin cache ({} B, {})",
+                                display_name(a.serving.engine),
+                                grouped_digits(a.loaded.rotary_table.count()),
+                                e == Engine::sglang ? "fp32 on CUDA, layers/rotary_embedding.py"
+                                                    : "rotary_embedding/base.py")) +
+             (a.loaded.allocator_slack.is_zero()
+                  ? std::string()
+                  : fmt::format(", and PyTorch's allocator rounding of its parameters to 2 MiB "
+                                "segments ({} B, CUDACachingAllocator.cpp)",
+                                grouped_digits(a.loaded.allocator_slack.count()))),
          {"model: " + in.model.source, weights,
           layout + (a.placement.experts_per_gpu == 0
                         ? std::string()
@@ -345,8 +353,11 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                       a.placement.experts_per_gpu, a.placement.physical_experts,
                                       a.placement.expert_tp))}}));
     // The checkpoint's bytes beside them: in the text only where a kernel holds more than the
-    // checkpoint (vLLM's rotary table, on every model, is named in the weights' explanation).
-    const bool repacked = a.weights_checkpoint_per_gpu + a.loaded.rotary_table != a.weights_per_gpu;
+    // checkpoint (the rotary table and SGLang's allocator rounding are named in the weights'
+    // explanation).
+    const bool repacked =
+        a.weights_checkpoint_per_gpu + a.loaded.rotary_table + a.loaded.allocator_slack !=
+        a.weights_per_gpu;
     rep.figures.push_back(
         {"weight_bytes_checkpoint_per_gpu", "  (weights as stored in the checkpoint)",
          cell(a.weights_checkpoint_per_gpu), cell_exact(a.weights_checkpoint_per_gpu),
