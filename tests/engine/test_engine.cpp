@@ -365,8 +365,9 @@ TEST_CASE("vLLM: the rotary cos/sin table is part of the weights as loaded", "[e
     mamba.layers = LayerStack::uniform(32, constant_state(16 * KiB));
     mamba.num_heads = 0;
     CHECK(vllm_rotary_table_bytes(Model{mamba}).is_zero());
-    // It adds to what vLLM holds, on each pipeline stage; SGLang's weights are its own rules,
-    // and a weights figure given (a logged "Model loading took") already holds it.
+    // It adds to what vLLM holds, on each pipeline stage; SGLang keeps its table in fp32 on CUDA
+    // (8,192 x 128 x 4 B = 4 MiB; Llama-3-8B's parameters round to no slack), and a weights
+    // figure given (a logged "Model loading took") already holds it.
     const Layout l{llama_3_8b, {.pp = 2}};
     const LoadedWeights v =
         loaded_weights(Engine::vllm, GpuFamily::hopper, llama_3_8b, l, 1, WeightOptions{}, 1 * GiB);
@@ -374,7 +375,7 @@ TEST_CASE("vLLM: the rotary cos/sin table is part of the weights as loaded", "[e
     CHECK(v.rotary_table == 2 * MiB);
     CHECK(loaded_weights(Engine::sglang, GpuFamily::hopper, llama_3_8b, l, 1, WeightOptions{},
                          1 * GiB)
-              .loaded == 1 * GiB);
+              .loaded == 1 * GiB + 4 * MiB);
     CHECK(loaded_weights(Engine::vllm, GpuFamily::hopper, llama_3_8b, l, 1,
                          WeightOptions{.override_bytes = 1 * GiB}, 1 * GiB)
               .loaded == 1 * GiB);
@@ -479,6 +480,101 @@ TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "
     CHECK(sglang_mem_fraction(a100_sxm4_80gb(), 1, 1).fraction == 0.836);
 }
 
+TEST_CASE("SGLang: the rotary cos/sin table is fp32 on CUDA, the model dtype elsewhere",
+          "[engine][sglang]") {
+    // python/sglang/srt/layers/rotary_embedding.py, RotaryEmbedding.__init__: the table is cast
+    // to the model dtype only off CUDA. Llama-3.1-8B's 131,072 positions x 128 x 4 B = 64 MiB on
+    // CUDA, twice vLLM's 32 MiB; on ROCm 131,072 x 128 x 2 B = 32 MiB.
+    ModelConfig llama_3_1 = llama_3_8b.config();
+    llama_3_1.max_position_embeddings = 131'072;
+    CHECK(sglang_rotary_table_bytes(Model{llama_3_1}, true) == 64 * MiB);
+    CHECK(sglang_rotary_table_bytes(Model{llama_3_1}, false) == 32 * MiB);
+    CHECK(sglang_rotary_table_bytes(Model{llama_3_1}, false) ==
+          vllm_rotary_table_bytes(Model{llama_3_1}));
+    // MLA rotates qk_rope_head_dim (64): DeepSeek-V3 on CUDA, 163,840 x 64 x 4 = 40 MiB.
+    CHECK(sglang_rotary_table_bytes(deepseek_v3, true) == 40 * MiB);
+}
+
+TEST_CASE("SGLang: the CUDA context grows with the SMs", "[engine][sglang]") {
+    // The line through llama.cpp PR #23604's two cudaMemGetInfo contexts: 107 MiB at 34 SMs
+    // (RTX 4060 Ti), 555 MiB at 188 SMs (RTX PRO 6000 Blackwell): (623 + 224 n) / 77 MiB.
+    GpuSpec g = gpus::l4;
+    g.compute_units = 34;
+    CHECK(sglang_cuda_context(g) == 107 * MiB);
+    g.compute_units = 188;
+    CHECK(sglang_cuda_context(g) == 555 * MiB);
+    // L4, 58 SMs: 13,615 MiB / 77 = 185,407,301 B (0.1727 GiB).
+    CHECK(gpus::l4.compute_units == 58);
+    CHECK(sglang_cuda_context(gpus::l4)->count() == 185'407'301ULL);
+    // H100 SXM, 132 SMs: 30,191 MiB / 77 = 411,137,117 B (0.3829 GiB); SGLang issue #485 logged
+    // 78.81 GiB free of 79.19 on H100s before its groups, 0.38 GiB taken.
+    CHECK(gpus::h100_sxm.compute_units == 132);
+    CHECK(sglang_cuda_context(gpus::h100_sxm)->count() == 411'137'117ULL);
+    CHECK(sglang_cuda_context(gpus::h100_sxm)->in(GiB) == Approx(79.19 - 78.81).margin(0.005));
+    // No SM count, or a ROCm GPU: no figure (the reserve's default stands).
+    g.compute_units = 0;
+    CHECK(!sglang_cuda_context(g));
+    GpuSpec mi = gpus::mi355x;
+    mi.compute_units = 256;
+    CHECK(!sglang_cuda_context(mi));
+}
+
+TEST_CASE("SGLang: the caching allocator rounds each parameter of 10 MiB or more to 2 MiB",
+          "[engine][sglang]") {
+    // c10/cuda/CUDACachingAllocator.cpp, get_allocation_size: below 10 MiB blocks share segments.
+    CHECK(detail::torch_segment_slack(10 * MiB - Bytes::exactly(1)).is_zero());
+    CHECK(detail::torch_segment_slack(12 * MiB).is_zero());
+    // 12.5 MiB takes a 14 MiB segment; 10 MiB + 1 B is first rounded to 512 B, then to 12 MiB.
+    CHECK(detail::torch_segment_slack(Bytes::exactly(13'107'200)) == Bytes::exactly(1'572'864));
+    CHECK(detail::torch_segment_slack(10 * MiB + Bytes::exactly(1)) == 2 * MiB - Bytes::exactly(1));
+    // QwQ-32B (Qwen2.5-32B's sizes: 64 layers, 40 heads and 8 KV heads of 128, hidden 5,120,
+    // intermediate 27,648, vocabulary 152,064, q/k/v biases) at tp 4, as SGLang fuses it:
+    // qkv_proj (1,280 + 2 x 256) x 5,120 x 2 B = 17.5 MiB in 18; o_proj 5,120 x 1,280 x 2 B =
+    // 12.5 MiB in 14; gate_up_proj 2 x 6,912 x 5,120 x 2 B = 135 MiB in 136; down_proj 67.5 MiB in
+    // 68: 3.5 MiB a layer, 224 MiB; each vocabulary table 38,016 x 5,120 x 2 B = 371.25 MiB in 372.
+    // 225.5 MiB in all. Unfused, q (12.5 MiB) alone would be rounded, k and v would share segments.
+    ModelConfig qwq = qwen2_5_72b.config();
+    qwq.layers = LayerStack::uniform(64, full_attention(8, 128));
+    qwq.num_heads = 40;
+    qwq.hidden_size = 5120;
+    qwq.intermediate_size = 27648;
+    const Model m{qwq};
+    const Layout l{m, {.tp = 4}};
+    CHECK(sglang_allocator_slack(m, l, 0, {}) == Bytes::exactly(225 * MiB.bytes + MiB.bytes / 2));
+    // Its load on L4s adds the fp32 rotary table, 131,072 x 128 x 4 B = 64 MiB: 289.5 MiB over the
+    // checkpoint's 15.2578 GiB, 15.5405 GiB, where the QwQ-32B log (tests/data/startup_logs)
+    // prints "mem usage=15.54 GB". On ROCm the table is bf16.
+    const Bytes stored = weight_bytes_per_rank(m, l, 0, {}).total();
+    const LoadedWeights cuda =
+        sglang_loaded_weights(gpu_family(gpus::l4), m, l, 0, {}, stored, gpus::l4.arch);
+    CHECK(cuda.rotary_table == 64 * MiB);
+    CHECK(cuda.allocator_slack == sglang_allocator_slack(m, l, 0, {}));
+    CHECK(cuda.loaded - stored == Bytes::exactly(289 * MiB.bytes + MiB.bytes / 2));
+    CHECK(cuda.loaded.in(GiB) == Approx(15.54).margin(0.005));
+    const LoadedWeights rocm =
+        sglang_loaded_weights(std::nullopt, m, l, 0, {}, stored, GpuArch::cdna4);
+    CHECK(rocm.rotary_table == 32 * MiB);
+    // A given override is the logged figure: nothing is added.
+    const LoadedWeights given = sglang_loaded_weights(
+        gpu_family(gpus::l4), m, l, 0, {.override_bytes = 15 * GiB}, 15 * GiB, gpus::l4.arch);
+    CHECK(given.loaded == 15 * GiB);
+}
+
+TEST_CASE("SGLang: NCCL's ring and tree buffers on a PCIe node past two GPUs", "[engine][sglang]") {
+    // Two communicators x 2 channels x 2 receiving connections x (4 MiB + 4,915,200 B + 524,288 B
+    // = 9.1875 MiB) = 73.5 MiB.
+    CHECK(sglang_pcie_nccl_bytes(gpus::l4, 4) == Bytes::exactly(73 * MiB.bytes + MiB.bytes / 2));
+    CHECK(sglang_pcie_nccl_bytes(gpus::l4, 8) == sglang_pcie_nccl_bytes(gpus::l4, 4));
+    // Two GPUs keep the custom all-reduce (the reserve's buffers stand); NVLink nodes too.
+    CHECK(sglang_pcie_nccl_bytes(gpus::l4, 2).is_zero());
+    CHECK(sglang_pcie_nccl_bytes(gpus::h100_sxm, 8).is_zero());
+    // QwQ-32B on four L4s: 21.95 GiB (the runtime's total) - 0.173 (the context of 58 SMs) - 0.072
+    // = 21.71 GiB free before the weights, where the log prints "avail mem=21.63 GB".
+    const Bytes free = gpus::l4.memory_total - *sglang_cuda_context(gpus::l4) -
+                       sglang_pcie_nccl_bytes(gpus::l4, 4);
+    CHECK(free.in(GiB) == Approx(21.63).margin(0.09));
+}
+
 TEST_CASE("SGLang: Qwen3-235B-A22B at tp 4 allocates 367,404 tokens of 8.23 GiB K",
           "[engine][sglang]") {
     // vLLM issue #21348: "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB"
@@ -498,17 +594,19 @@ TEST_CASE("SGLang: Qwen3-235B-A22B at tp 4 allocates 367,404 tokens of 8.23 GiB 
 TEST_CASE("SGLang: the fraction applies to memory free before load, weights come out of it",
           "[engine][sglang]") {
     // Llama-3-8B on an H100: free before load = 85,520,809,984 - 734,003,200 (CUDA context) =
-    // 84,786,806,784 B; x 0.835 = 70,796,983,664 B; less 16,060,522,496 B of weights:
-    // 54,736,461,168 B. A cell is 32 x 8 x 256 x 2 B = 131,072 B: 417,606 tokens.
+    // 84,786,806,784 B; x 0.835 = 70,796,983,664 B; less 16,060,522,496 B of weights and SGLang's
+    // fp32 rotary table, 8,192 x 128 x 4 B = 4 MiB (its parameters are whole multiples of 2 MiB):
+    // 54,732,266,864 B. A cell is 32 x 8 x 256 x 2 B = 131,072 B: 417,574 tokens.
     const Replica r{.model = llama_3_8b, .gpu = h100_sxm()};
     const EngineReport rep = engine_report(Engine::sglang, r, 8192);
     const EngineMemory& m = rep.memory[0];
     CHECK(m.fraction == 0.835);
     CHECK(m.fraction_base.count() == 84'786'806'784ULL);
-    CHECK(m.kv_memory.count() == 54'736'461'168ULL);
-    CHECK(rep.sglang.max_total_num_tokens == 417'606);
-    // 417,606 / 8,192 = 50.98 sequences.
-    CHECK(rep.summary.max_concurrency == Approx(417'606.0 / 8192.0));
+    CHECK(m.weights.count() == 16'060'522'496ULL + 4 * MiB.bytes);
+    CHECK(m.kv_memory.count() == 54'732'266'864ULL);
+    CHECK(rep.sglang.max_total_num_tokens == 417'574);
+    // 417,574 / 8,192 = 50.97 sequences.
+    CHECK(rep.summary.max_concurrency == Approx(417'574.0 / 8192.0));
 }
 
 // ---- TensorRT-LLM --------------------------------------------------------------------------

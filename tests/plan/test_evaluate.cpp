@@ -77,9 +77,15 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
 TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them",
           "[evaluate][startup][sglang]") {
     // python/sglang/srt/layers/quantization/mxfp4.py (Mxfp4MoEMethod). gpt-oss-120b on one GPU:
-    // 4,608 experts of I = H = 2,880, 13,219,200 B each as stored (test above).
+    // 4,608 experts of I = H = 2,880, 13,219,200 B each as stored (test above). Beside them
+    // SGLang's load holds its rotary table in fp32 on CUDA, 131,072 x 64 x 4 B = 32 MiB (bf16 on
+    // ROCm), and the caching allocator's rounding of its parameters (sglang_allocator_slack;
+    // engine/test_engine.cpp derives it for QwQ-32B).
     const std::uint64_t stored = 65'248'815'744ULL;
     const std::uint64_t experts = 36ULL * 128;
+    const auto extra = [](const ReplicaAnswer& x) {
+        return x.loaded.rotary_table.count() + x.loaded.allocator_slack.count();
+    };
     // Hopper: the Triton kernels, as in vLLM: 2,880 is a multiple of 64, the swizzled scales a
     // second copy (777,600 B) and the biases fp32 (17,280 B more).
     Deployment sg = deployment("gpt-oss-120b", "h100-sxm");
@@ -87,7 +93,10 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     const ReplicaAnswer h = evaluate(sg, {.context = 8000});
     CHECK(h.loaded.kernel == WeightKernel::mxfp4_triton);
     CHECK(h.weights_checkpoint_per_gpu.count() == stored);
-    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280));
+    CHECK(h.loaded.rotary_table.count() == 131'072ULL * 64 * 4);
+    CHECK(h.loaded.allocator_slack ==
+          sglang_allocator_slack(h.replica.model, h.replica.layout(), 0, h.replica.weights));
+    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280) + extra(h));
     // Blackwell: FlashInfer's TRT-LLM MoE pads I and H to 3,072 (multiples of 256): gate/up
     // 6,144 rows x (1,536 + 96) B + down 3,072 x 1,632 B = 15,040,512 B against 13,219,200 B,
     // and fp32 biases 4 x (6,144 + 3,072) = 36,864 B against bf16 2 x (5,760 + 2,880) = 17,280 B.
@@ -97,12 +106,12 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     CHECK(b.loaded.padded_intermediate == 3072);
     CHECK(b.loaded.padded_hidden == 3072);
     CHECK(b.weights_per_gpu.count() ==
-          stored + experts * (15'040'512 - 13'219'200 + 36'864 - 17'280));
+          stored + experts * (15'040'512 - 13'219'200 + 36'864 - 17'280) + extra(b));
     // Ampere is not modelled for SGLang: the checkpoint's bytes.
     sg.gpu = bundled_gpu("a100-sxm4-80gb");
     const ReplicaAnswer a = evaluate(sg, {.context = 8000});
     CHECK(a.loaded.kernel == WeightKernel::as_stored);
-    CHECK(a.weights_per_gpu.count() == stored);
+    CHECK(a.weights_per_gpu.count() == stored + extra(a));
 
     // Kimi-K2.5 (compressed-tensors, symmetric INT4 experts in groups of 32) at tp 8 on MI355X:
     // CompressedTensorsWNA16TritonMoE keeps its int32 g_idx and sort indices, 2 x 4 x (7,168 +
@@ -116,7 +125,10 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     CHECK(r.replica.weights.layout.group_size == 32);
     CHECK(r.loaded.kernel == WeightKernel::int4_triton_rocm);
     CHECK(r.loaded.experts == 384ULL * 60);
-    CHECK((r.weights_per_gpu - r.weights_checkpoint_per_gpu).count() == 1'368'760'320ULL);
+    // Its rotary table in bf16 on ROCm: yarn's 4,096 x 64 = 262,144 positions x 64 x 2 B.
+    CHECK(r.loaded.rotary_table.count() == 262'144ULL * 64 * 2);
+    CHECK((r.weights_per_gpu - r.weights_checkpoint_per_gpu).count() ==
+          1'368'760'320ULL + extra(r));
     // On Hopper the Marlin path empties them: as stored; and vLLM keeps the checkpoint's bytes.
     k.gpu = bundled_gpu("h200-sxm");
     CHECK(evaluate(k, {.context = 8000}).loaded.kernel == WeightKernel::as_stored);

@@ -338,10 +338,18 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
         "weight_bytes_per_gpu",
         "- weights" + std::string(e == Engine::trtllm ? " (before the fraction)" : ""), m.weights,
         {"the tensors (or slices) this rank holds" + stage_note +
-             (a.loaded.rotary_table.is_zero() ? std::string()
-                                              : ", and vLLM's RoPE cos/sin cache (" +
-                                                    grouped_digits(a.loaded.rotary_table.count()) +
-                                                    " B, rotary_embedding/base.py)"),
+             (a.loaded.rotary_table.is_zero()
+                  ? std::string()
+                  : fmt::format(", and {}'s RoPE cos/sin cache ({} B, {})",
+                                display_name(a.serving.engine),
+                                grouped_digits(a.loaded.rotary_table.count()),
+                                e == Engine::sglang ? "fp32 on CUDA, layers/rotary_embedding.py"
+                                                    : "rotary_embedding/base.py")) +
+             (a.loaded.allocator_slack.is_zero()
+                  ? std::string()
+                  : fmt::format(", and PyTorch's allocator rounding of its parameters to 2 MiB "
+                                "segments ({} B, CUDACachingAllocator.cpp)",
+                                grouped_digits(a.loaded.allocator_slack.count()))),
          {"model: " + in.model.source, weights,
           layout + (a.placement.experts_per_gpu == 0
                         ? std::string()
@@ -349,8 +357,11 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                       a.placement.experts_per_gpu, a.placement.physical_experts,
                                       a.placement.expert_tp))}}));
     // The checkpoint's bytes beside them: in the text only where a kernel holds more than the
-    // checkpoint (vLLM's rotary table, on every model, is named in the weights' explanation).
-    const bool repacked = a.weights_checkpoint_per_gpu + a.loaded.rotary_table != a.weights_per_gpu;
+    // checkpoint (the rotary table and SGLang's allocator rounding are named in the weights'
+    // explanation).
+    const bool repacked =
+        a.weights_checkpoint_per_gpu + a.loaded.rotary_table + a.loaded.allocator_slack !=
+        a.weights_per_gpu;
     rep.figures.push_back(
         {"weight_bytes_checkpoint_per_gpu", "  (weights as stored in the checkpoint)",
          cell(a.weights_checkpoint_per_gpu), cell_exact(a.weights_checkpoint_per_gpu),
@@ -411,17 +422,25 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
             {"captured batch sizes x 2 MiB",
              {res.cuda_graphs.source == TermSource::given ? "given"
                                                           : "modelled (budget/reserve.hpp)"}}));
+        // SGLang's memory puts its own context and PCIe NCCL figures in place of the reserve's.
+        const bool own_context = m.cuda_context != res.cuda_context.bytes;
+        const bool own_comm = m.comm_buffers != res.comm_buffers.bytes;
         rep.figures.push_back(size_figure(
             "cuda_context_bytes", "- CUDA context" + in_out_ctx, m.cuda_context,
-            {"the CUDA context of the process",
+            {own_context ? fmt::format("SGLang's: (623 + 224 x {} SMs) / 77 MiB",
+                                       a.replica.gpu.compute_units)
+                         : std::string("the CUDA context of the process"),
              {res.cuda_context.source == TermSource::given ? "given"
-                                                           : "700 MiB (budget/reserve.hpp)"}}));
-        rep.figures.push_back(size_figure("comm_buffer_bytes",
-                                          "- communication buffers" + in_out_comm, m.comm_buffers,
-                                          {"128 MiB per rank of a multi-GPU replica",
-                                           {res.comm_buffers.source == TermSource::given
-                                                ? "given"
-                                                : "SGLang's reserve rule (budget/reserve.hpp)"}}));
+              : own_context ? "grows with the SMs (engine/sglang.hpp, sglang_cuda_context)"
+                            : "700 MiB (budget/reserve.hpp)"}}));
+        rep.figures.push_back(size_figure(
+            "comm_buffer_bytes", "- communication buffers" + in_out_comm, m.comm_buffers,
+            {own_comm ? std::string("NCCL's ring and tree buffers on PCIe: 2 communicators x 2 "
+                                    "channels x 2 receiving peers x 9.1875 MiB")
+                      : std::string("128 MiB per rank of a multi-GPU replica"),
+             {res.comm_buffers.source == TermSource::given ? "given"
+              : own_comm ? "SGLang's groups at init (engine/sglang.hpp, sglang_pcie_nccl_bytes)"
+                         : "SGLang's reserve rule (budget/reserve.hpp)"}}));
         if (!m.nccl_nvls.is_zero())
             rep.figures.push_back(size_figure(
                 "nccl_nvls_bytes", "- NCCL NVLS buffers", m.nccl_nvls,

@@ -154,6 +154,12 @@ namespace detail {
             break;
         }
         case Engine::sglang:
+            // SGLang's own figures where the reserve's are not given: the context its free-memory
+            // reading finds, and NCCL's buffers on PCIe nodes, which the reserve leaves out.
+            if (res.cuda_context.source == TermSource::modelled)
+                if (const auto ctx = sglang_cuda_context(r.gpu)) em.cuda_context = *ctx;
+            if (res.comm_buffers.source == TermSource::modelled && em.comm_buffers.is_zero())
+                em.comm_buffers = sglang_pcie_nccl_bytes(r.gpu, l.tp());
             em.fraction =
                 eo.sglang.mem_fraction_static
                     ? *eo.sglang.mem_fraction_static

@@ -37,6 +37,48 @@ struct SglangOptions {
     std::optional<std::uint64_t> max_running_requests{};
 };
 
+/// The CUDA context SGLang's free-memory reading finds taken on `gpu`, or nullopt where kvplan
+/// has no figure (no SM count, or ROCm: the reserve's default stands). SGLang sizes its pool from
+/// the memory free once its distributed groups exist ("Load weight begin. avail mem":
+/// model_runner.py, init_torch_distributed), so the runtime's total less that is the context its
+/// process holds plus the groups ("Init torch distributed ends. mem usage"). Under lazy module
+/// loading (CUDA 11.7 on) the primary context grows with the SMs: cudaMemGetInfo's context took
+/// 107 MiB on an RTX 4060 Ti (34 SMs) and 555 MiB on an RTX PRO 6000 Blackwell (188 SMs)
+/// (llama.cpp PR #23604, May 2026, Linux), the line (623 + 224 x SMs) / 77 MiB through both.
+/// On an H100 (132 SMs) that is 392 MiB = 0.38 GiB, and SGLang logged 78.81 of 79.19 GiB free
+/// before its groups on four H100s (sglang issue #485, "Init torch begin. Avail mem=78.81 GB");
+/// an L4 (58 SMs) gets 177 MiB. engine_memory charges it in place of the reserve's 700 MiB where
+/// the reserve's context is not given.
+[[nodiscard]] constexpr std::optional<Bytes> sglang_cuda_context(const GpuSpec& gpu) {
+    if (gpu.compute_units == 0 || gpu.arch == GpuArch::cdna3 || gpu.arch == GpuArch::cdna4)
+        return std::nullopt;
+    const Bytes line =
+        detail::add(623, detail::mul(224, gpu.compute_units, "CUDA context"), "CUDA context") * MiB;
+    return Bytes::exactly(line.count() / 77);
+}
+
+/// NCCL's buffers that SGLang's distributed groups hold before it reads the pool's base, on a
+/// tensor-parallel group of `tp` GPUs `gpu` joined by PCIe alone, where the custom all-reduce is
+/// off past two GPUs (custom_all_reduce.py) and the reserve charges no communication buffers:
+/// zero elsewhere, or at tp 2 and below. SGLang sets NCCL_CUMEM_ENABLE=0
+/// (python/sglang/srt/entrypoints/engine.py, _set_envs_and_config), so NCCL connects its rings
+/// and trees at ncclCommInitRank (src/init.cc: runtimeConn needs cuMem), and two communicators
+/// exist by then on the 0.4 line: pynccl's of the tensor-parallel group
+/// (distributed/device_communicators/pynccl.py), and PyTorch's of the world group, which the
+/// first collective on it creates: get_available_gpu_memory's all-reduce of the free memory, a
+/// CUDA tensor there (python/sglang/srt/utils.py; later lines reduce it over the CPU group).
+/// Each connects 2 channels on PCIe (the one ring the search finds, doubled: src/graph/
+/// connect.cc, ncclTopoPostset), on which rank 0 receives from two peers (the ring's last rank
+/// and its child in the tree's chain), each connection's buffers on the receiving GPU (P2P
+/// transport without P2P read, which needs NVLink: src/transport/p2p.cc): SIMPLE's 4 MiB, LL128's
+/// 120 x 640 x 8 x 8 B and LL's 8 x 512 x 8 x 16 B, 9.1875 MiB. 2 x 2 x 2 x 9.1875 = 73.5 MiB.
+[[nodiscard]] constexpr Bytes sglang_pcie_nccl_bytes(const GpuSpec& gpu, std::uint32_t tp) {
+    if (tp <= 2 || gpu.scale_up_bandwidth > BytesPerSecond{}) return {};
+    constexpr std::uint64_t communicators = 2, channels = 2, receives = 2;
+    const Bytes connection = 4 * MiB + Bytes::exactly(120 * 640 * 8 * 8 + 8 * 512 * 8 * 16);
+    return connection * (communicators * channels * receives);
+}
+
 /// SGLang's default mem_fraction_static and the reserve it rests on, in MiB as SGLang computes it
 /// (python/sglang/srt/server_args.py, _handle_gpu_memory_settings, since SGLang PR #10975).
 struct SglangMemFraction {

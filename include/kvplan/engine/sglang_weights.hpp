@@ -6,6 +6,8 @@
 // after, both read after torch.cuda.empty_cache, so a transposed copy's old storage is not
 // counted, but every tensor the layer still holds is).
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -34,7 +36,106 @@ namespace detail {
         add(mul(4 * 2, add(hidden, intermediate, "g_idx"), "g_idx"), 2 * 2 * 4, "g_idx"));
 }
 
+/// What PyTorch's CUDA caching allocator reserves beyond a tensor of `size` bytes
+/// (c10/cuda/CUDACachingAllocator.cpp, get_allocation_size, the same allocator hipified on ROCm):
+/// from 10 MiB (kMinLargeAlloc) a block gets a segment of its own, rounded up to 2 MiB
+/// (kRoundLarge) after the 512-byte rounding every block gets; smaller ones share 2 MiB and
+/// 20 MiB segments, whose last one's tail is not counted.
+[[nodiscard]] constexpr Bytes torch_segment_slack(Bytes size) {
+    if (size < 10 * MiB) return {};
+    const std::uint64_t block = ceil_div(size.count(), 512) * 512;
+    return Bytes::exactly(ceil_div(block, 2 * MiB.bytes) * (2 * MiB.bytes) - size.count());
+}
+
 }  // namespace detail
+
+/// The memory PyTorch's caching allocator holds past the weights of a GPU of stage `stage` of `m`
+/// under `l` in `w`: torch_segment_slack of every parameter as SGLang allocates them. SGLang's
+/// "mem usage" of the load is cudaMemGetInfo's free memory before less after, each read after
+/// torch.cuda.empty_cache (python/sglang/srt/utils.py, get_available_gpu_memory, at
+/// 0094528c435a44bbcb5c8d755626d15a702b1423), which returns only wholly free segments: a
+/// parameter's rounding stays. Its layers fuse the column-parallel projections that read the
+/// same input into one parameter (QKVParallelLinear's q, k and v; MergedColumnParallelLinear's
+/// gate and up: python/sglang/srt/layers/linear.py), and FusedMoE holds the GPU's experts as one
+/// w13 and one w2 parameter (layers/moe/fused_moe_triton/layer.py); the other tensors are one
+/// parameter each. Scales are separate parameters, in the small pools. QwQ-32B at tp 4: an 18 MiB
+/// segment for qkv_proj's 17.5 MiB, 14 for o_proj's 12.5, 136 for gate_up_proj's 135, 68 for
+/// down_proj's 67.5, 372 for each vocabulary table's 371.25: 3.5 MiB a layer, 225.5 MiB in all.
+[[nodiscard]] constexpr Bytes sglang_allocator_slack(const Model& m, const Layout& l,
+                                                     std::uint32_t stage, const WeightOptions& w) {
+    const detail::RankParts parts = detail::rank_parts(l.placement());
+    // The value bytes of a tensor on the rank: its scales are parameters of their own.
+    const auto values = [&](const detail::WeightTensor& t) {
+        const detail::RankSlice s = detail::rank_slice(t, detail::degree_of(parts, t.group));
+        const std::uint64_t copies =
+            t.group == ParamGroup::routed_experts ? parts.experts : t.copies;
+        const WeightEncoding enc{.value_bits = detail::tensor_encoding(t, w).value_bits};
+        return detail::encoded_bytes(enc, s.rows, s.cols, copies);
+    };
+    // Walks one layer's tensors, fusing consecutive column-parallel linear layers of one group
+    // and one input width (biases, which the walk puts between them, are fused alike and small).
+    const auto layer_slack = [&](auto&& walk) {
+        Bytes slack{}, fused{};
+        ParamGroup group = ParamGroup::other;
+        std::uint64_t cols = 0;
+        bool open = false;
+        const auto close = [&] {
+            if (open) slack += detail::torch_segment_slack(fused);
+            fused = {};
+            open = false;
+        };
+        walk([&](const detail::WeightTensor& t) {
+            // The vision tower is a count of parameters, not its tensors.
+            if (t.group == ParamGroup::vision) return;
+            if (!t.linear) {
+                slack += detail::torch_segment_slack(values(t));
+                return;
+            }
+            const bool column = t.split == detail::TpSplit::column;
+            if (!(column && open && t.group == group && t.cols == cols)) close();
+            fused += values(t);
+            open = true;
+            group = t.group;
+            cols = t.cols;
+            if (!column) close();
+        });
+        close();
+        return slack;
+    };
+    const Shard sh = l.stage(stage);
+    std::array<std::uint32_t, detail::max_layer_classes> count{};
+    std::array<std::uint32_t, detail::max_layer_classes> example{};
+    const std::uint32_t end = std::min(sh.end_layer, m.num_layers());
+    for (std::uint32_t i = sh.first_layer; i < end; ++i) {
+        const std::uint32_t k = detail::layer_class(m, i);
+        if (count[k]++ == 0) example[k] = i;
+    }
+    Bytes slack{};
+    for (std::uint32_t k = 0; k < detail::max_layer_classes; ++k) {
+        if (count[k] == 0) continue;
+        slack += layer_slack([&](auto&& fn) { detail::for_each_class_tensor(m, example[k], fn); }) *
+                 count[k];
+    }
+    const bool first = stage == 0;
+    const bool last = stage + 1 == l.pp();
+    slack += layer_slack(
+        [&](auto&& fn) { detail::for_each_edge_tensor(m, first, last, last && !first, fn); });
+    return slack;
+}
+
+/// The rotary embedding's cos/sin table SGLang holds on every GPU of `m`: the positions and
+/// rotary dimensions vLLM's table has (vllm_rotary_table_bytes: get_rope keeps one per key in
+/// _ROPE_DICT, so one table a GPU), in fp32 on CUDA and in the model dtype elsewhere.
+/// RotaryEmbedding.__init__ converts the table to the model dtype only off CUDA ("cache needs to
+/// be in FP32 for numerical stability": python/sglang/srt/layers/rotary_embedding.py since SGLang
+/// PR #3169, January 2025, as at 00a66ebe136b90479f9ccf9fc4f3d1c08251981c, through the 0.5 line;
+/// rotary_embedding/base.py on main, where XPU keeps fp32 too); its subclasses (YaRN, Llama 3,
+/// DeepSeek scaling) build their table in the same constructor. A forward that falls back to
+/// another kernel casts it afterwards, once the pool is sized. Llama-3.1-8B on CUDA: 131,072 x 128
+/// x 4 B = 64 MiB, twice vLLM's.
+[[nodiscard]] constexpr Bytes sglang_rotary_table_bytes(const Model& m, bool cuda) {
+    return detail::rotary_table_bytes(m, cuda ? 4 : 2);
+}
 
 /// The weights SGLang holds on a GPU of stage `stage` of `m` under `l` once loaded, given what the
 /// checkpoint puts there (`stored`), the GPU's family and its architecture (ROCm: CDNA 3 or 4). Two
@@ -56,8 +157,9 @@ namespace detail {
 ///     keeps create_weights' int32 index tensors, 8 x (hidden + intermediate per rank) + 16 bytes
 ///     an expert (int4_triton_index_bytes); on CUDA the Marlin path empties them.
 /// Block-FP8 (Fp8MoEMethod, quantization/fp8.py) and the dense formats load as stored. A given
-/// override of the weights is kept.
-[[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(std::optional<GpuFamily> family,
+/// override of the weights is kept. What the load also takes beside the tensors is added by
+/// sglang_loaded_weights.
+[[nodiscard]] constexpr LoadedWeights sglang_kernel_weights(std::optional<GpuFamily> family,
                                                             const Model& m, const Layout& l,
                                                             std::uint32_t stage,
                                                             const WeightOptions& w, Bytes stored,
@@ -97,6 +199,26 @@ namespace detail {
         after -= Bytes::exactly(2 * (2 * lw.intermediate + lw.hidden));
     }
     if (after > before) lw.loaded += (after - before) * lw.experts;
+    return lw;
+}
+
+/// The memory SGLang's load takes on a GPU of stage `stage` of `m` under `l` ("Load weight end.
+/// ... mem usage="): the tensors as its kernels hold them (sglang_kernel_weights), the rotary
+/// cos/sin table (sglang_rotary_table_bytes, fp32 but on ROCm, where CDNA 3 or 4 is the sign),
+/// and the caching allocator's rounding of each parameter (sglang_allocator_slack). A given
+/// override of the weights is what the log printed, and is kept.
+[[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(std::optional<GpuFamily> family,
+                                                            const Model& m, const Layout& l,
+                                                            std::uint32_t stage,
+                                                            const WeightOptions& w, Bytes stored,
+                                                            GpuArch arch) {
+    LoadedWeights lw = sglang_kernel_weights(family, m, l, stage, w, stored, arch);
+    if (w.override_params != 0 || !w.override_bytes.is_zero()) return lw;
+    const bool rocm =
+        family == GpuFamily::cdna3 || arch == GpuArch::cdna3 || arch == GpuArch::cdna4;
+    lw.rotary_table = sglang_rotary_table_bytes(m, !rocm);
+    lw.allocator_slack = sglang_allocator_slack(m, l, stage, w);
+    lw.loaded += lw.rotary_table + lw.allocator_slack;
     return lw;
 }
 

@@ -207,9 +207,14 @@ inline constexpr FixedArray<detail::EnumName<WeightKernel>, 5> weight_kernel_nam
 /// One GPU's weights as stored and as the engine holds them once loaded.
 struct LoadedWeights {
     WeightKernel kernel = WeightKernel::as_stored;
-    Bytes stored{};        ///< the checkpoint's bytes on the GPU
-    Bytes loaded{};        ///< what the engine holds ("Model loading took")
-    Bytes rotary_table{};  ///< vLLM's cos/sin table, within `loaded` (vllm_rotary_table_bytes)
+    Bytes stored{};  ///< the checkpoint's bytes on the GPU
+    Bytes loaded{};  ///< what the engine holds ("Model loading took")
+    /// The rotary cos/sin table, within `loaded` (vllm_rotary_table_bytes,
+    /// sglang_rotary_table_bytes).
+    Bytes rotary_table{};
+    /// What the caching allocator holds past the tensors, within `loaded` (SGLang's load counts
+    /// it: sglang_allocator_slack).
+    Bytes allocator_slack{};
     /// The routed experts' widths per rank as stored and as the kernel pads them (MXFP4 only).
     std::uint64_t intermediate = 0, padded_intermediate = 0;
     std::uint64_t hidden = 0, padded_hidden = 0;
@@ -248,6 +253,26 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
     lw.hidden = c.hidden_size;
 }
 
+/// A rotary cos/sin table of every GPU of `m`, `element` bytes a value: its positions (as
+/// vllm_rotary_table_bytes says) x its rotary dimensions.
+[[nodiscard]] constexpr Bytes rotary_table_bytes(const Model& m, std::uint64_t element) {
+    const ModelConfig& c = m.config();
+    std::uint64_t dim = c.rotary_dim;
+    bool attends = false;
+    for (std::uint32_t i = 0; i < c.layers.num_specs && i < max_cache_specs; ++i) {
+        const CacheSpec& s = c.layers.specs[i];
+        if (s.kind == CacheKind::constant_state || s.kind == CacheKind::mlp_only) continue;
+        attends = true;
+        if (dim == 0 && s.kind == CacheKind::mla_latent) dim = s.qk_rope_head_dim;
+    }
+    if (!attends) return {};
+    if (dim == 0) dim = m.query_head_dim();
+    const std::uint64_t positions =
+        add(c.rotary_positions != 0 ? c.rotary_positions : context_limit(c).tokens,
+            c.local_rotary_positions, "rotary table");
+    return Bytes::exactly(mul(mul(positions, dim, "rotary table"), element, "rotary table"));
+}
+
 }  // namespace detail
 
 /// The rotary embedding's cos/sin table vLLM holds on every GPU of a model with RoPE: a buffer of
@@ -268,23 +293,7 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 /// rope_local_base_freq and no scaling): Gemma-3-12B holds 1,048,576 x 256 x 2 B for its global
 /// layers (linear x 8) and 131,072 x 256 x 2 B for the sliding ones, 576 MiB.
 [[nodiscard]] constexpr Bytes vllm_rotary_table_bytes(const Model& m) {
-    const ModelConfig& c = m.config();
-    std::uint64_t dim = c.rotary_dim;
-    bool attends = false;
-    for (std::uint32_t i = 0; i < c.layers.num_specs && i < max_cache_specs; ++i) {
-        const CacheSpec& s = c.layers.specs[i];
-        if (s.kind == CacheKind::constant_state || s.kind == CacheKind::mlp_only) continue;
-        attends = true;
-        if (dim == 0 && s.kind == CacheKind::mla_latent) dim = s.qk_rope_head_dim;
-    }
-    if (!attends) return {};
-    if (dim == 0) dim = m.query_head_dim();
-    constexpr std::uint64_t dtype_bytes = 2;
-    const std::uint64_t positions =
-        detail::add(c.rotary_positions != 0 ? c.rotary_positions : context_limit(c).tokens,
-                    c.local_rotary_positions, "rotary table");
-    return Bytes::exactly(
-        detail::mul(detail::mul(positions, dim, "rotary table"), dtype_bytes, "rotary table"));
+    return detail::rotary_table_bytes(m, 2);
 }
 
 /// SGLang's weights as loaded (engine/sglang_weights.hpp, included at the end of this header).
@@ -380,10 +389,13 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw =
             loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch);
-        // The growth is the routed experts' (the only tensors a kernel repacks), and the rotary
-        // table's, a buffer of the attention layers' rotary embedding.
-        out.stages[st][ParamGroup::routed_experts] += lw.loaded - lw.stored - lw.rotary_table;
+        // The growth is the routed experts' (the only tensors a kernel repacks), the rotary
+        // table's, a buffer of the attention layers' rotary embedding, and the allocator's
+        // rounding (SGLang's), no tensor's.
+        out.stages[st][ParamGroup::routed_experts] +=
+            lw.loaded - lw.stored - lw.rotary_table - lw.allocator_slack;
         out.stages[st][ParamGroup::attention] += lw.rotary_table;
+        out.stages[st][ParamGroup::other] += lw.allocator_slack;
     }
     return out;
 }
