@@ -15,8 +15,9 @@
 //         + MoE layers x (dispatch + combine at link peak)   (experts spread, attention dp)
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
 //   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
-//           the routed experts' GEMMs at whole tiles of rows (at least expert_tile_rows a
-//           touched expert, however few tokens it gets)
+//           the routed experts' GEMMs at whole tiles of rows per touched expert (16 rows in a
+//           step of at most E tokens, expert_tile_rows past it; each expert's rows spread around
+//           tokens x top-k / E as uniform routing spreads them)
 //
 // Serving at concurrency C (a closed loop: a new request as soon as one finishes), prompt I,
 // output O: B = min(C, what the engine's own KV pool holds, its sequence cap) sequences are
@@ -66,9 +67,9 @@
 // What it leaves out: prefix caching, speculative decoding, preemption, how far vLLM's and
 // TensorRT-LLM's fixed-length clients spread when a cycle's prompts fit one step (their mixed
 // steps let the first prompts decode ahead of the rest, by how much their schedulers do not say),
-// expert imbalance, and the latency (not the bytes) of the MoE all-to-all. The fractions and fixed
-// costs are per GPU family and the request overhead per engine, fitted on published measurements by
-// bench/fit_latency.cpp (default_params names them).
+// experts' imbalance beyond uniform routing's, and the latency (not the bytes) of the MoE
+// all-to-all. The fractions and fixed costs are per GPU family and the request overhead per
+// engine, fitted on published measurements by bench/fit_latency.cpp (default_params names them).
 
 #include <algorithm>
 #include <array>
@@ -103,8 +104,9 @@ struct EstimateParams {
     double experts = 0.0;
     Seconds layer_overhead{};      ///< per layer per step: kernel launches and small kernels
     Seconds all_reduce_latency{};  ///< per tensor-parallel all-reduce (its bytes move at link peak)
-    /// Rows an expert's GEMM computes at least: a grouped GEMM runs whole tiles of tokens per
-    /// expert (vLLM's fused_moe BLOCK_SIZE_M, 16 to 128), so at a few tokens per expert it does a
+    /// Rows of the tile a grouped GEMM pads each expert's tokens to in a step of more tokens than
+    /// experts (vLLM's fused_moe BLOCK_SIZE_M, 64 by default; 16 in a step of at most E tokens):
+    /// an expert of x rows computes ceil(x / tile) tiles, so at a few tokens per expert it does a
     /// tile's work. Zero: the routed experts compute only their tokens.
     double expert_tile_rows = 0.0;
     /// What a request costs outside the GPU's steps (HTTP, tokenizer, scheduler, detokenizer),
@@ -124,25 +126,27 @@ struct FamilyParams {
 namespace detail {
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.97,
-                                           .attention = 0.44,
-                                           .experts = 0.24,
-                                           .layer_overhead = 154.0 * microseconds,
-                                           .all_reduce_latency = 22.0 * microseconds};
-// Hopper's fit, whose compute fractions Blackwell takes.
-inline constexpr EstimateParams hopper_fit{.bandwidth = 0.97,
-                                           .compute = 0.50,
+                                           .compute = 0.96,
                                            .attention = 0.42,
-                                           .experts = 0.23,
-                                           .layer_overhead = 84.0 * microseconds,
-                                           .all_reduce_latency = 21.0 * microseconds};
+                                           .experts = 0.31,
+                                           .layer_overhead = 149.0 * microseconds,
+                                           .all_reduce_latency = 25.0 * microseconds,
+                                           .expert_tile_rows = 64.0};
+// Hopper's fit, whose compute fractions Blackwell takes.
+inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
+                                           .compute = 0.50,
+                                           .attention = 0.44,
+                                           .experts = 0.25,
+                                           .layer_overhead = 88.0 * microseconds,
+                                           .all_reduce_latency = 20.0 * microseconds,
+                                           .expert_tile_rows = 64.0};
 }  // namespace detail
 
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
 // experts from 0.5, on the ITL/TPOT, e2e latency and throughput of each family's "fit" rows of
 // tests/data/latency_measurements.json; a family with fewer than 5 such figures borrows, one with
-// fewer than 10 keeps one fraction for attention, experts and GEMMs). A test reruns the fit and
-// checks these.
+// fewer than 10 keeps one fraction for attention, experts and GEMMs; the expert tile is held at
+// fused_moe's default of 64 rows, not fitted). A test reruns the fit and checks these.
 inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ampere, detail::ampere_fit, true,
                  "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
@@ -152,12 +156,13 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.44,
+                 {.bandwidth = 0.43,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
                   .layer_overhead = 46.0 * microseconds,
-                  .all_reduce_latency = 0.0 * microseconds},
+                  .all_reduce_latency = 0.0 * microseconds,
+                  .expert_tile_rows = 64.0},
                  true,
                  "the 10 B200 and GB200 rows of the fit set (vLLM, SGLang, TensorRT-LLM); "
                  "Hopper's compute fractions"},
@@ -165,7 +170,8 @@ inline constexpr std::array default_family_params{
                  {.bandwidth = 1.00,
                   .compute = 0.18,
                   .layer_overhead = 113.0 * microseconds,
-                  .all_reduce_latency = 19.0 * microseconds},
+                  .all_reduce_latency = 19.0 * microseconds,
+                  .expert_tile_rows = 64.0},
                  true,
                  "vLLM Llama-3.1-405B FP8 on 8 x MI300X, batch 1, 4, 16, 64, 256"},
 };
@@ -199,10 +205,10 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 49.0 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 132.0 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 134.5 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 68.5 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 68.0 * milliseconds, true,
                  "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
                  "or fewer"},
 };
@@ -386,6 +392,39 @@ struct PrefillPart {
     bool spread = false;
 };
 
+/// The tiles of `tile` rows a touched expert's grouped GEMM runs on average when an expert's
+/// rows are Poisson with mean `load` (tokens x top-k / experts, routed uniformly and
+/// independently): E[ceil(X / tile) | X >= 1]. Summed over the pmf, scaled so that no term
+/// underflows or overflows (the ratio of two sums needs no e^-load).
+[[nodiscard]] constexpr double expert_tiles_per_touched(double load, double tile) {
+    if (!(load > 0.0) || !(tile > 0.0)) return 1.0;
+    // Past the mean by 12 standard deviations and two tiles the tail is below 1e-30.
+    const double last = load + 12.0 * std::sqrt(load) + 2.0 * tile + 16.0;
+    double w = 1.0, tiles = 0.0, mass = 0.0;  // w: load^x / x!, rescaled with the sums
+    for (double x = 1.0; x <= last; x += 1.0) {
+        w *= load / x;
+        tiles += w * std::ceil(x / tile);
+        mass += w;
+        if (w > 1e200) {
+            w *= 1e-200;
+            tiles *= 1e-200;
+            mass *= 1e-200;
+        }
+    }
+    return mass > 0.0 ? tiles / mass : 1.0;
+}
+
+/// Rows of the tile a grouped GEMM pads each expert's rows to in a step of `tokens` tokens over
+/// `experts` experts: vLLM's fused_moe takes BLOCK_SIZE_M 16 for a step of at most E tokens and
+/// 64 past it (get_default_config in vllm/model_executor/layers/fused_moe/fused_moe.py; its tuned
+/// configs/E=...,N=...json likewise grow the tile with the batch), so the small tile is 16 (or
+/// the given tile if smaller) and the large one `p.expert_tile_rows`. Zero: no tiles.
+[[nodiscard]] constexpr double expert_tile(const EstimateParams& p, std::uint64_t tokens,
+                                           std::uint32_t experts) noexcept {
+    if (!(p.expert_tile_rows > 0.0)) return 0.0;
+    return tokens <= experts ? std::min(16.0, p.expert_tile_rows) : p.expert_tile_rows;
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -439,13 +478,19 @@ struct PrefillPart {
     // The routed experts' part of it: every token of the step routes to the rank's experts.
     double routed = 2.0 * cs.matmul.routed * static_cast<double>(tokens);
     if (p.expert_tile_rows > 0.0 && cs.matmul.routed > 0.0 && per_pass > 0) {
-        // A grouped GEMM computes whole tiles of each touched expert's tokens: at fewer tokens
-        // per expert than a tile's rows it does the tile's work (the weights read are the same).
+        // A grouped GEMM pads each expert's rows to whole tiles (vLLM's moe_align_block_size
+        // before fused_moe; SGLang's Triton MoE runner likewise): each touched expert runs
+        // ceil(rows / tile) tiles, its rows spread around tokens x top-k / experts by the routing.
+        // The weights read are the same.
         const std::uint32_t k = m.config().moe.experts_per_token;
-        const double touched = expected_experts_touched(cs.weights.physical_experts, k, per_pass);
-        const double rows = static_cast<double>(per_pass) * k / std::max(touched, 1.0);
-        if (rows < p.expert_tile_rows) {
-            const double extra = routed * (p.expert_tile_rows / rows - 1.0);
+        const std::uint32_t experts = cs.weights.physical_experts;
+        const double touched = expected_experts_touched(experts, k, per_pass);
+        const double rows = static_cast<double>(per_pass) * k;
+        const double load = rows / std::max<double>(experts, 1.0);
+        const double tile = expert_tile(p, per_pass, experts);
+        const double padded = touched * expert_tiles_per_touched(load, tile) * tile;
+        if (padded > rows) {
+            const double extra = routed * (padded / rows - 1.0);
             gemm += Flops::in_base(extra);
             routed += extra;
         }
