@@ -280,6 +280,7 @@ TEST_CASE("the constexpr GPU presets equal their JSON files", "[gpu_spec][preset
         CHECK(g.scale_up_gpus == p->scale_up_gpus);
         CHECK(g.scale_out_bandwidth == p->scale_out_bandwidth);
         CHECK(g.compute_units == p->compute_units);
+        CHECK(g.capability == p->capability);
         for (ComputeDtype d : all_compute_dtypes) CHECK(g.dense(d) == p->dense(d));
     }
 }
@@ -448,9 +449,9 @@ TEST_CASE("every key the README's schema table defines is accepted", "[gpu_spec]
     std::sort(in_file.begin(), in_file.end());
     CHECK(documented == in_file);
     // 8 plain keys (schema, id, aliases, name, vendor, architecture, tdp_W, notes) and the fields
-    // of 7 objects: memory 5, memory_bandwidth 2, dense_tflops 6 + source, scale_up 3, pcie 4,
-    // node 5, compute_units 2 = 28; 8 + 28 = 36.
-    CHECK(documented.size() == 36);
+    // of 8 objects: compute_capability 2, memory 5, memory_bandwidth 2, dense_tflops 6 + source,
+    // scale_up 3, pcie 4, node 5, compute_units 2 = 30; 8 + 30 = 38.
+    CHECK(documented.size() == 38);
     CHECK_NOTHROW(gpu_spec_from_json(h100, "h100-sxm.json", "h100-sxm"));
 }
 
@@ -534,10 +535,11 @@ TEST_CASE("a KV dtype is refused on an architecture that cannot hold it", "[gpu_
     const GpuRegistry reg = GpuRegistry::load(config_dir);
     const Deployment on_mi300x{
         .model = presets::llama_3_8b, .gpu = *reg.find("mi300x"), .kv = KvDtype::mxfp4};
-    CHECK_THROWS_WITH(evaluate(on_mi300x, {.context = 8192}),
-                      Catch::StartsWith("GPU 'mi300x' (cdna3): kv_dtype: expected a KV dtype it "
-                                        "can hold (an MXFP4 KV cache needs FP4 hardware") &&
-                          Catch::EndsWith("found mxfp4"));
+    CHECK_THROWS_WITH(
+        evaluate(on_mi300x, {.context = 8192}),
+        Catch::StartsWith("GPU 'mi300x' (cdna3, gfx942): kv_dtype: expected a KV "
+                          "dtype it can hold (an MXFP4 KV cache needs FP4 hardware") &&
+            Catch::EndsWith("found mxfp4"));
     Deployment on_b200 = on_mi300x;
     on_b200.gpu = *reg.find("b200");
     on_b200.kv = KvDtype::nvfp4;
@@ -557,6 +559,110 @@ TEST_CASE("plan leaves out the GPUs that cannot hold a KV dtype", "[gpu_spec][kv
     for (const PlanCandidate& c : p.fits) CHECK(c.gpu == 1);  // the B200 only
     // With no GPU that can hold it, the refusal is the answer.
     space.gpus = {*reg.find("h100")};
-    CHECK_THROWS_WITH(plan_replicas(presets::llama_3_8b, space, {}, {.context = 8192}),
-                      Catch::StartsWith("GPU 'h100-sxm' (hopper): kv_dtype:"));
+    CHECK_THROWS_WITH(
+        plan_replicas(presets::llama_3_8b, space, {}, {.context = 8192}),
+        Catch::StartsWith("GPU 'h100-sxm' (hopper, compute capability 9.0): kv_dtype:"));
+}
+
+TEST_CASE("compute capabilities parse as the runtime spells them", "[gpu_spec][capability]") {
+    static_assert(parse_compute_capability("9.0") == sm(9, 0));
+    static_assert(parse_compute_capability("12.0") == sm(12, 0));
+    static_assert(parse_compute_capability("10.3") == sm(10, 3));
+    static_assert(parse_compute_capability("gfx942") == gfx(9, 0x4, 0x2));
+    static_assert(parse_compute_capability("gfx90a") == gfx(9, 0x0, 0xa));
+    static_assert(parse_compute_capability("gfx1100") == gfx(11, 0x0, 0x0));
+    static_assert(!parse_compute_capability("sm_90"));
+    static_assert(!parse_compute_capability("9"));
+    static_assert(!parse_compute_capability("9.10"));
+    static_assert(!parse_compute_capability("gfx9"));
+    static_assert(!parse_compute_capability("gfx94g"));
+    // vLLM's is_device_capability_family(100): SM 10.0 and 10.3, not 12.0.
+    static_assert(sm(10, 3).sm_family(10) && !sm(12, 0).sm_family(10));
+    static_assert(sm(8, 9).sm_at_least(8, 9) && !sm(8, 6).sm_at_least(8, 9));
+    static_assert(sm(12, 0).sm_at_least(8, 9) && !gfx(9, 4, 2).sm_at_least(8, 0));
+    CHECK(text(sm(12, 0)) == "12.0");
+    CHECK(text(gfx(9, 0x0, 0xa)) == "gfx90a");
+    CHECK(text(ComputeCapability{}).empty());
+}
+
+TEST_CASE("every bundled GPU states its compute capability", "[gpu_spec][capability]") {
+    // NVIDIA's CUDA GPUs list and ROCm's GPU hardware specifications (each file cites them).
+    const std::pair<const char*, const char*> expected[] = {
+        {"a100-sxm4-40gb", "8.0"}, {"a100-sxm4-80gb", "8.0"},
+        {"a100-pcie-80gb", "8.0"}, {"l4", "8.9"},
+        {"l40s", "8.9"},           {"h100-sxm", "9.0"},
+        {"h100-pcie", "9.0"},      {"h100-nvl", "9.0"},
+        {"h200-sxm", "9.0"},       {"h20", "9.0"},
+        {"b200", "10.0"},          {"gb200", "10.0"},
+        {"b300", "10.3"},          {"gb300", "10.3"},
+        {"rtx-pro-6000", "12.0"},  {"mi300x", "gfx942"},
+        {"mi325x", "gfx942"},      {"mi355x", "gfx950"}};
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    REQUIRE(reg.files().size() == std::size(expected));
+    for (const auto& [id, cap] : expected) {
+        INFO(id);
+        CHECK(text(reg.find(id)->capability) == cap);
+    }
+}
+
+TEST_CASE("a compute capability that contradicts the vendor or the architecture is refused",
+          "[gpu_spec][capability]") {
+    Json doc = read_json_file(config_dir / "gpus" / "h100-sxm.json");
+    doc["compute_capability"]["value"] = "sm_90";
+    CHECK_THROWS_WITH(gpu_spec_from_json(doc, "h100-sxm.json"),
+                      Catch::Contains("compute_capability.value") &&
+                          Catch::Contains("an NVIDIA compute capability") &&
+                          Catch::Contains("found \"sm_90\""));
+    doc["compute_capability"]["value"] = "gfx942";
+    CHECK_THROWS_WITH(gpu_spec_from_json(doc, "h100-sxm.json"),
+                      Catch::Contains("(vendor nvidia)") && Catch::Contains("found \"gfx942\""));
+    doc["compute_capability"]["value"] = "10.0";
+    CHECK_THROWS_WITH(gpu_spec_from_json(doc, "h100-sxm.json"),
+                      Catch::Contains("a compute capability of architecture hopper") &&
+                          Catch::Contains("found \"10.0\""));
+    doc["compute_capability"] = {{"value", "9.0"}, {"sorce", "x"}};
+    CHECK_THROWS_WITH(gpu_spec_from_json(doc, "h100-sxm.json"), Catch::Contains("sorce"));
+    Json amd = read_json_file(config_dir / "gpus" / "mi355x.json");
+    amd["compute_capability"]["value"] = "9.5";
+    CHECK_THROWS_WITH(gpu_spec_from_json(amd, "mi355x.json"),
+                      Catch::Contains("an AMD gfx target such as \"gfx942\" (vendor amd)"));
+    amd["compute_capability"]["value"] = "gfx942";
+    CHECK_THROWS_WITH(gpu_spec_from_json(amd, "mi355x.json"),
+                      Catch::Contains("a compute capability of architecture cdna4"));
+    // Without the field the spec loads, capability not stated.
+    amd.erase("compute_capability");
+    CHECK_FALSE(gpu_spec_from_json(amd, "mi355x.json").spec.capability.stated());
+}
+
+TEST_CASE("vLLM's NVFP4 KV cache: SM 10.x, not the RTX PRO 6000's 12.0", "[gpu_spec][capability]") {
+    // TRTLLMBackend.supports_kv_cache_dtype("nvfp4") is is_device_capability_family(100): the
+    // B200 and GB200 (10.0) and the B300 and GB300 (10.3) hold it; SM 12.0 does not, though it
+    // is a Blackwell part too (the architecture-only rule accepts it).
+    const GpuRegistry reg = GpuRegistry::load(config_dir);
+    for (const char* id : {"b200", "gb200", "b300", "gb300"}) {
+        INFO(id);
+        CHECK_FALSE(kv_dtype_refusal(KvDtype::nvfp4, *reg.find(id), Engine::vllm));
+    }
+    const GpuSpec rtx = *reg.find("rtx-pro-6000");
+    REQUIRE(rtx.arch == GpuArch::blackwell);
+    CHECK_FALSE(kv_dtype_refusal(KvDtype::nvfp4, rtx.arch, Engine::vllm));
+    const auto why = kv_dtype_refusal(KvDtype::nvfp4, rtx, Engine::vllm);
+    REQUIRE(why);
+    CHECK_THAT(std::string(*why), Catch::Contains("compute capability 10.x"));
+    CHECK(kv_dtype_refusal(KvDtype::nvfp4_4over6, rtx, Engine::vllm));
+    // Other engines keep the architecture's rule; fp8 stays fine on SM 12.0.
+    CHECK_FALSE(kv_dtype_refusal(KvDtype::nvfp4, rtx, Engine::sglang));
+    CHECK_FALSE(kv_dtype_refusal(KvDtype::fp8_e4m3, rtx, Engine::vllm));
+    // TensorRT-LLM's FP8 cache: SM 8.9 or later (the L4 yes, the A100's 8.0 no).
+    CHECK_FALSE(kv_dtype_refusal(KvDtype::fp8_e4m3, *reg.find("l4"), Engine::trtllm));
+    CHECK(kv_dtype_refusal(KvDtype::fp8_e4m3, *reg.find("a100-sxm4-80gb"), Engine::trtllm));
+    // A spec without a stated capability falls back to the architecture.
+    GpuSpec bare = rtx;
+    bare.capability = {};
+    CHECK_FALSE(kv_dtype_refusal(KvDtype::nvfp4, bare, Engine::vllm));
+    // evaluate() names the GPU with its capability.
+    const Deployment d{.model = presets::llama_3_8b, .gpu = rtx, .kv = KvDtype::nvfp4};
+    CHECK_THROWS_WITH(evaluate(d, {.context = 8192}),
+                      Catch::StartsWith("GPU 'rtx-pro-6000' (blackwell, compute capability 12.0): "
+                                        "kv_dtype: expected a KV dtype it can hold (vLLM's NVFP4"));
 }

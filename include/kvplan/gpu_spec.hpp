@@ -102,6 +102,58 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
         r.fail(key, "a citation (or no such key)", "an empty string");
 }
 
+/// Whether compute capability `c` belongs to architecture `a` (unknown: any): Ampere SM 8.0 to
+/// 8.7, Ada 8.9, Hopper 9.x, Blackwell 10.x to 12.x (NVIDIA's CUDA GPUs list), CDNA3 gfx94x,
+/// CDNA4 gfx950 (ROCm's GPU hardware specifications, "LLVM target name").
+[[nodiscard]] constexpr bool capability_of(ComputeCapability c, GpuArch a) noexcept {
+    using I = ComputeCapability::Isa;
+    switch (a) {
+        case GpuArch::unknown:
+            return true;
+        case GpuArch::ampere:
+            return c.isa == I::sm && c.major == 8 && c.minor <= 7;
+        case GpuArch::ada:
+            return c == sm(8, 9);
+        case GpuArch::hopper:
+            return c.isa == I::sm && c.major == 9;
+        case GpuArch::blackwell:
+            return c.isa == I::sm && c.major >= 10 && c.major <= 12;
+        case GpuArch::cdna3:
+            return c.isa == I::gfx && c.major == 9 && c.minor == 4;
+        case GpuArch::cdna4:
+            return c.isa == I::gfx && c.major == 9 && c.minor == 5;
+    }
+    return true;
+}
+
+/// The compute_capability object {"value": "9.0" or "gfx942", "source": ...} of a GPU spec of
+/// `vendor` and architecture `arch`: an SM for NVIDIA, a gfx target for AMD, one of the
+/// architecture's.
+[[nodiscard]] inline ComputeCapability read_capability(const JsonReader& c,
+                                                       const std::string& vendor, GpuArch arch) {
+    c.only_keys({"value", "source"}, "compute_capability", {{"sm", "value"}, {"gfx", "value"}});
+    optional_source(c, "source");
+    const std::string v = c.string("value");
+    const auto cap = parse_compute_capability(v);
+    const std::string found = "\"" + printable(v) + "\"";
+    if (!cap)
+        c.fail("value",
+               "an NVIDIA compute capability (\"9.0\", \"12.0\") or an AMD gfx target "
+               "(\"gfx942\")",
+               found);
+    if (vendor == "nvidia" && cap->isa != ComputeCapability::Isa::sm)
+        c.fail("value", "an NVIDIA compute capability such as \"9.0\" (vendor nvidia)", found);
+    if (vendor == "amd" && cap->isa != ComputeCapability::Isa::gfx)
+        c.fail("value", "an AMD gfx target such as \"gfx942\" (vendor amd)", found);
+    if (!capability_of(*cap, arch))
+        c.fail("value",
+               std::string("a compute capability of architecture ") + std::string(name(arch)) +
+                   " (ampere SM 8.0-8.7, ada 8.9, hopper 9.x, blackwell 10.x-12.x, cdna3 gfx94x, "
+                   "cdna4 gfx950)",
+               found);
+    return *cap;
+}
+
 }  // namespace detail
 
 /// Maps a parsed `kvplan-gpu/1` document to a GpuSpecFile. `source` names it in messages; when
@@ -110,18 +162,18 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
 [[nodiscard]] inline GpuSpecFile gpu_spec_from_json(const Json& root, const std::string& source,
                                                     std::string_view expected_id = {}) {
     const JsonReader r(root, source);
-    r.only_keys(
-        {"schema", "id", "aliases", "name", "vendor", "architecture", "memory", "memory_bandwidth",
-         "dense_tflops", "scale_up", "pcie", "node", "compute_units", "tdp_W", "notes"},
-        "a GPU spec",
-        {{"bandwidth", "memory_bandwidth"},
-         {"hbm_bandwidth", "memory_bandwidth"},
-         {"flops", "dense_tflops"},
-         {"tflops", "dense_tflops"},
-         {"nvlink", "scale_up"},
-         {"comment", "notes"},
-         {"_comment", "notes"},
-         {"tdp", "tdp_W"}});
+    r.only_keys({"schema", "id", "aliases", "name", "vendor", "architecture", "compute_capability",
+                 "memory", "memory_bandwidth", "dense_tflops", "scale_up", "pcie", "node",
+                 "compute_units", "tdp_W", "notes"},
+                "a GPU spec",
+                {{"bandwidth", "memory_bandwidth"},
+                 {"hbm_bandwidth", "memory_bandwidth"},
+                 {"flops", "dense_tflops"},
+                 {"tflops", "dense_tflops"},
+                 {"nvlink", "scale_up"},
+                 {"comment", "notes"},
+                 {"_comment", "notes"},
+                 {"tdp", "tdp_W"}});
     GpuSpecFile out;
     if (const auto schema = r.optional_string("schema"); schema && *schema != "kvplan-gpu/1")
         r.fail("schema", "\"kvplan-gpu/1\"", "\"" + detail::printable(*schema) + "\"");
@@ -173,6 +225,9 @@ inline void optional_source(const JsonReader& r, std::string_view key) {
         }
         out.spec.arch = *a;
     }
+    if (r.has("compute_capability"))
+        out.spec.capability =
+            detail::read_capability(r.object("compute_capability"), out.vendor, out.spec.arch);
 
     const JsonReader mem = r.object("memory");
     mem.only_keys(

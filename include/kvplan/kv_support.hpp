@@ -6,9 +6,11 @@
 //
 //   nvfp4 and nvfp4_4over6 (e2m1, an e4m3 scale per 16): Blackwell only. vLLM accepts
 //     --kv-cache-dtype nvfp4 (vllm/config/cache.py, CacheDType) since April 2026, with kernels for
-//     Blackwell's FP4 tensor cores; no earlier NVIDIA part and no AMD part has them. (vLLM's
-//     kernels are SM 10.x's: on SM 12.x, the RTX PRO 6000, vLLM issues #43562 and #49011 report
-//     it failing; kvplan's architectures do not tell the two apart.)
+//     Blackwell's FP4 tensor cores; no earlier NVIDIA part and no AMD part has them. vLLM's
+//     kernels are SM 10.x's: its TRTLLM attention backend accepts nvfp4 only where
+//     is_device_capability_family(100) holds ("--kv-cache-dtype nvfp4 requires the SM100
+//     trtllm-gen FlashInfer path"), so on SM 12.x, the RTX PRO 6000, it refuses (vLLM issues
+//     #43562 and #49011). A GPU whose compute capability is stated is told apart by it.
 //   mxfp4 (e2m1, an e8m0 scale per 32): FP4 hardware with OCP microscaling, Blackwell or CDNA4
 //     (MI350X, MI355X). CDNA3 (MI300X, MI325X) has no FP4 at all.
 //   fp8 (e4m3, e5m2, fp8_ds_mla, fp8_per_token_head): every engine stores it on Hopper, Ada,
@@ -54,6 +56,27 @@ namespace kvplan {
         default:
             return std::nullopt;
     }
+}
+
+/// kv_dtype_refusal for GPU `g`, by its compute capability where it is stated and the engine
+/// decides by it, else by its architecture: vLLM's NVFP4 KV cache needs SM 10.x
+/// (is_device_capability_family(100)); TensorRT-LLM's FP8 KV cache SM 8.9 or later.
+[[nodiscard]] inline std::optional<std::string_view> kv_dtype_refusal(KvDtype d, const GpuSpec& g,
+                                                                      Engine e) noexcept {
+    const ComputeCapability& c = g.capability;
+    if (c.isa == ComputeCapability::Isa::sm) {
+        if ((d == KvDtype::nvfp4 || d == KvDtype::nvfp4_4over6) && e == Engine::vllm &&
+            !c.sm_family(10))
+            return "vLLM's NVFP4 KV cache needs compute capability 10.x (its SM100 trtllm-gen "
+                   "FlashInfer path: TRTLLMBackend.supports_kv_cache_dtype, "
+                   "is_device_capability_family(100))";
+        const bool fp8 = d == KvDtype::fp8_e4m3 || d == KvDtype::fp8_e5m2 ||
+                         d == KvDtype::fp8_ds_mla || d == KvDtype::fp8_per_token_head;
+        if (fp8 && e == Engine::trtllm && !c.sm_at_least(8, 9))
+            return "TensorRT-LLM's FP8 KV cache needs FP8 in hardware (compute capability 8.9 "
+                   "or later)";
+    }
+    return kv_dtype_refusal(d, g.arch, e);
 }
 
 }  // namespace kvplan

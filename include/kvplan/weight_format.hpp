@@ -89,6 +89,9 @@ struct QuantLayout {
     /// [128, 128]); 0: one per matrix, or per output channel with fp8_per_channel.
     std::uint32_t fp8_block = 0;
     bool fp8_per_channel = false;  ///< fp8: one fp32 scale per output channel
+    /// fp8 blocks: each block's scale is one e8m0 byte, not an fp32 (DeepSeek-V4's checkpoints
+    /// with fp4 experts store them as float8_e8m0fnu: vLLM's DeepseekV4FP8Config.is_scale_e8m0).
+    bool fp8_scale_e8m0 = false;
     bool int4_zero_points = true;  ///< int4: a 4-bit zero point per group (AWQ; asymmetric GPTQ)
 
     friend constexpr bool operator==(const QuantLayout&, const QuantLayout&) = default;
@@ -109,8 +112,16 @@ struct CheckpointFormat {
     Optional<WeightFormat> dense_mlp{};
     Optional<WeightFormat> mixers{};   ///< extra_params' linear layers; LatentMoE's projections
     Optional<WeightFormat> lm_head{};  ///< a quantized LM head (else `rest`)
+    /// The formats a quantization leaves the modules it excludes in, where not `rest`: the source
+    /// checkpoint's. DeepSeek-V4's checkpoints keep every linear layer of the blocks in fp8 and
+    /// the routed experts in MXFP4 (vLLM's vllm/models/deepseek_v4/quant_config.py,
+    /// DeepseekV4FP8Config), and NVIDIA's NVFP4 re-quantization of their experts leaves the rest
+    /// so (hf_quant_config.json's exclude_modules).
+    Optional<WeightFormat> kept_linear{};
+    Optional<WeightFormat> kept_experts{};
     /// The multi-token-prediction layers the checkpoint stores beside the model are left out of
-    /// its quantization (ModelOpt's exclude_modules "model.layers.61*"): stored as `rest`.
+    /// its quantization (ModelOpt's exclude_modules "model.layers.61*"): stored as the excluded
+    /// modules are (`kept_linear` and `kept_experts`, else `rest`).
     bool mtp_unquantized = false;
     /// The multi-token-prediction layers use the model's embedding and LM head and the checkpoint
     /// stores no copies of their own (Qwen3.5's mtp_use_dedicated_embeddings false), where

@@ -691,14 +691,14 @@ TEST_CASE("a KV dtype the GPU cannot hold exits 3 with the reason", "[cli][exit]
     const std::string base = "fit --model llama-3-8b --context 8k --concurrency 8 ";
     const CliRun h100 = run_kvplan(base + "--gpu h100 --kv-dtype nvfp4");
     CHECK(h100.code == 3);
-    CHECK_THAT(h100.err, Catch::Contains("GPU 'h100-sxm' (hopper): kv_dtype: expected a KV dtype "
-                                         "it can hold (an NVFP4 KV cache needs Blackwell's FP4 "
-                                         "tensor cores") &&
+    CHECK_THAT(h100.err, Catch::Contains("GPU 'h100-sxm' (hopper, compute capability 9.0): "
+                                         "kv_dtype: expected a KV dtype it can hold (vLLM's NVFP4 "
+                                         "KV cache needs compute capability 10.x") &&
                              Catch::Contains("found nvfp4"));
     CHECK(run_kvplan(base + "--gpu b200 --kv-dtype nvfp4").code == 0);
     const CliRun mi300x = run_kvplan(base + "--gpu mi300x --kv-dtype mxfp4");
     CHECK(mi300x.code == 3);
-    CHECK_THAT(mi300x.err, Catch::Contains("GPU 'mi300x' (cdna3)") &&
+    CHECK_THAT(mi300x.err, Catch::Contains("GPU 'mi300x' (cdna3, gfx942)") &&
                                Catch::Contains("an MXFP4 KV cache needs FP4 hardware"));
     CHECK(run_kvplan(base + "--gpu mi355x --kv-dtype mxfp4").code == 0);
     const CliRun trt = run_kvplan(base + "--gpu a100-sxm4-80gb --kv-dtype fp8 --engine trtllm");

@@ -278,3 +278,42 @@ TEST_CASE("vLLM's --max-num-seqs sizes its profile's logits", "[engine][vllm]") 
     CHECK(a.memory().activation.count() == 1'726'971'904ULL);
     CHECK(a.dp_rank_sequence_cap == 64);
 }
+
+TEST_CASE("vLLM picks backends by compute capability: the RTX PRO 6000 (12.0) is not a B200",
+          "[engine][vllm][backend][capability]") {
+    // vllm/platforms/cuda.py, _get_backend_priorities: the Blackwell lists (FLASHINFER first;
+    // FLASHINFER_MLA, CUTLASS_MLA) are for device_capability.major == 10 only. SM 12.0 takes the
+    // other list, where FLASH_ATTN runs (FlashAttention 2) and, for MLA, FLASH_ATTN_MLA (FA3:
+    // SM 9.0), FLASHMLA (SM 9.x and 10.x) and FLASHINFER_MLA (10.x) do not: TRITON_MLA, the block
+    // as asked. FlashMLA sparse's supports_compute_capability is major 9 or 10: no sparse MLA.
+    const GpuSpec rtx = gpus::rtx_pro_6000;
+    REQUIRE(rtx.capability == sm(12, 0));
+    auto c = vllm_attention_backend(llama_3_8b, rtx, KvDtype::bf16, 1, 16);
+    REQUIRE(c);
+    CHECK(c->backend == VllmAttentionBackend::flash_attn);
+    c = vllm_attention_backend(deepseek_v3, rtx, KvDtype::fp8_e4m3, 1, 16);
+    REQUIRE(c);
+    CHECK(c->backend == VllmAttentionBackend::triton_mla);
+    CHECK(c->block_size == 16);
+    CHECK_FALSE(c->forced);
+    CHECK_FALSE(vllm_attention_backend(deepseek_v3_2, rtx, KvDtype::bf16, 1, 16));
+    // The B300 and GB300 (10.3) are SM 10.x: what the B200 gets, which their ids' family gave too.
+    for (const GpuSpec& g : {gpus::b200, gpus::b300, gpus::gb300}) {
+        INFO(g.id.c_str());
+        c = vllm_attention_backend(deepseek_v3, g, KvDtype::fp8_e4m3, 1, 16);
+        REQUIRE(c);
+        CHECK(c->backend == VllmAttentionBackend::flashinfer_mla);
+        CHECK(c->block_size == 64);
+        CHECK(vllm_attention_backend(llama_3_8b, g, KvDtype::bf16, 1, 16)->backend ==
+              VllmAttentionBackend::flashinfer);
+    }
+    // Hopper's 9.0 as before: FlashMLA's block of 64.
+    c = vllm_attention_backend(deepseek_v3, gpus::h20, KvDtype::fp8_e4m3, 1, 16);
+    REQUIRE(c);
+    CHECK(c->backend == VllmAttentionBackend::flashmla);
+    CHECK(c->block_size == 64);
+    // ROCm's rules were read for gfx942; the MI355X's gfx950 is left unknown.
+    CHECK(vllm_attention_backend(llama_3_8b, gpus::mi300x, KvDtype::bf16, 1, 16)->backend ==
+          VllmAttentionBackend::rocm_attn);
+    CHECK_FALSE(vllm_attention_backend(llama_3_8b, gpus::mi355x, KvDtype::bf16, 1, 16));
+}

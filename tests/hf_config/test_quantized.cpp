@@ -418,26 +418,150 @@ TEST_CASE("Kimi-K3's routed experts are MXFP4, its KDA, MLA and shared experts b
           92ULL * 896 * expert + 2 * (2'779'931'834'976ULL - 92ULL * 896 * 33'030'144));
 }
 
-TEST_CASE("DeepSeek-V4-Flash-NVFP4 keeps all but the routed experts in bf16",
-          "[quantized][modelopt][deepseek_v4]") {
-    // hf_quant_config.json: MIXED_PRECISION with every layers.N.ffn.experts NVFP4 (group 16),
-    // attention (*.attn.*), the shared experts, the head and the MTP layer excluded.
+namespace {
+
+/// fp8 bytes of an r x c matrix with one e8m0 byte of scale per 128 x 128 block (DeepSeek-V4).
+constexpr std::uint64_t fp8e(std::uint64_t r, std::uint64_t c) {
+    return r * c + ((r + 127) / 128) * ((c + 127) / 128);
+}
+/// mxfp4 bytes of an r x c matrix: e2m1 values and an e8m0 byte per 32 inputs.
+constexpr std::uint64_t mx(std::uint64_t r, std::uint64_t c) { return r * c / 2 + r * (c / 32); }
+
+}  // namespace
+
+// NVIDIA's DeepSeek-V4 NVFP4 checkpoints convert the routed experts only: hf_quant_config.json is
+// MIXED_PRECISION with every layers.N.ffn.experts NVFP4 (group 16) and *.attn.*, the shared
+// experts, the head and mtp.* excluded. What the conversion excludes keeps DeepSeek's own format:
+// fp8 in 128 x 128 blocks with e8m0 scales for every linear layer of the blocks, MXFP4 for the
+// MTP layer's experts (vLLM's vllm/models/deepseek_v4/quant_config.py, DeepseekV4FP8Config: "a
+// mixed checkpoint (FP8 attention and shared experts, NVFP4 routed experts)"; TensorRT-LLM issue
+// #16196, "MIXED_PRECISION attn excluded ... stored as FP8", "the MTP routed experts are stored
+// at the base model's MXFP4"). The head, embedding, norms, routers, compressors and the indexer's
+// weights_proj stay bf16; the MTP layer reuses the model's embedding and head.
+
+TEST_CASE(
+    "DeepSeek-V4-Pro-NVFP4 weighs its published 913.09 GB: fp8 where the experts' "
+    "conversion stops",
+    "[quantized][modelopt][deepseek_v4][published]") {
+    const Model m = load_hf_config(quantized / "DeepSeek-V4-Pro-NVFP4");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::fp8);
+    CHECK(c.shared_experts == WeightFormat::fp8);
+    CHECK_FALSE(c.lm_head.has_value());
+    CHECK(c.mtp_unquantized);
+    // A layer's fp8 linear layers: attention wq_a 1,536 x 7,168, wkv 512 x 7,168, wq_b 65,536 x
+    // 1,536, wo_a 16,384 x 4,096, wo_b 7,168 x 16,384; the shared expert (3,072 wide); on the 30
+    // CSA layers the indexer's wq_b 8,192 x 1,536. An NVFP4 expert 3 x 3,072 x 7,168.
+    const std::uint64_t attn = fp8e(1536, 7168) + fp8e(512, 7168) + fp8e(65'536, 1536) +
+                               fp8e(16'384, 4096) + fp8e(7168, 16'384);
+    const std::uint64_t shared = 2 * fp8e(3072, 7168) + fp8e(7168, 3072);
+    const std::uint64_t index = fp8e(8192, 1536);
+    const std::uint64_t expert = 2 * nv(3072, 7168) + nv(7168, 3072);
+    CHECK(attn == 299'911'040ULL);
+    CHECK(expert == 37'158'924ULL);
+    // Everything else of the 1,572,999,414,110 parameters (test_hf_families_2026.cpp) in bf16:
+    // less 299,892,736 attention, 66,060,288 shared and 384 x 66,060,288 expert parameters a
+    // layer and 30 x 12,582,912 of the indexers' wq_b.
+    const std::uint64_t bf16 =
+        1'572'999'414'110ULL - 61ULL * (299'892'736 + 385ULL * 66'060'288) - 30ULL * 8192 * 1536;
+    CHECK(bf16 == 2'902'606'174ULL);
+    const std::uint64_t model = 61 * (attn + shared + 384 * expert) + 30 * index + 2 * bf16;
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
+    // The MTP layer (a CSA layer, kvplan's copy of the last): the same fp8 layers, 384 MXFP4
+    // experts, bf16 norms, sinks, compressors, weights_proj and router (2,176 + 18,355,840 +
+    // 458,752 + 2,752,512 + 14,336 = 21,583,616 parameters), e_proj and h_proj (2 x 7,168^2) and
+    // three norms of 7,168, no embedding or head of its own.
+    const std::uint64_t mtp_other = 2176 + 4096 + 14'680'064 + 512 + 1024 + 3'670'016 + 128 +
+                                    64ULL * 7168 + 384ULL * 7168 + 2 * 7168;
+    CHECK(mtp_other == 21'583'616ULL);
+    const std::uint64_t mtp = attn + shared + index + 384 * (2 * mx(3072, 7168) + mx(7168, 3072)) +
+                              2 * mtp_other + 2 * (2 * 7168ULL * 7168 + 3 * 7168);
+    CHECK(mtp_layer_bytes(m).count() == mtp);
+    // 913,021,444,412 B. Published: 913.09 GB (vllm-project/recipes PR #779, the checkpoint's
+    // size for nvidia/DeepSeek-V4-Pro-NVFP4's vram_minimum_gb): 0.008 % under.
+    const std::uint64_t files = checkpoint_file_bytes(m).count();
+    CHECK(files == model + mtp);
+    CHECK(files == 913'021'444'412ULL);
+    CHECK(std::abs(static_cast<double>(files) / 913.09e9 - 1.0) < 0.0002);
+}
+
+TEST_CASE("DeepSeek-V4-Flash-NVFP4 weighs about the published 168 GB",
+          "[quantized][modelopt][deepseek_v4][published]") {
     const Model m = load_hf_config(quantized / "DeepSeek-V4-Flash-NVFP4");
     const CheckpointFormat& c = m.config().checkpoint;
     CHECK(c.experts == WeightFormat::nvfp4);
-    CHECK(c.attention == WeightFormat::bf16);
-    CHECK(c.shared_experts == WeightFormat::bf16);
+    CHECK(c.attention == WeightFormat::fp8);
+    CHECK(c.shared_experts == WeightFormat::fp8);
     CHECK_FALSE(c.lm_head.has_value());
-    // 43 layers x 256 experts x (2 x 2,048 x 4,096 + 4,096 x 2,048) in nvfp4, 14,155,788 B an
-    // expert; the other 284,334,501,970 - 43 x 256 x 25,165,824 = 7,309,111,378 parameters
-    // (test_hf_families_2026.cpp derives the total) in bf16.
+    // As for Pro with hidden 4,096: attention wq_a 1,024 x 4,096, wkv 512 x 4,096, wq_b 32,768 x
+    // 1,024, wo_a 8,192 x 4,096, wo_b 4,096 x 8,192; a 2,048-wide shared expert; the 21 CSA
+    // layers' indexer wq_b 8,192 x 1,024; 256 NVFP4 experts of 14,155,788 B on 43 layers.
+    const std::uint64_t attn = fp8e(1024, 4096) + fp8e(512, 4096) + fp8e(32'768, 1024) +
+                               fp8e(8192, 4096) + fp8e(4096, 8192);
+    const std::uint64_t shared = 2 * fp8e(2048, 4096) + fp8e(4096, 2048);
+    const std::uint64_t index = fp8e(8192, 1024);
     const std::uint64_t expert = 2 * nv(2048, 4096) + nv(4096, 2048);
     CHECK(expert == 14'155'788ULL);
-    const std::uint64_t routed = 43ULL * 256 * expert;
-    const std::uint64_t rest = 2 * (284'334'501'970ULL - 43ULL * 256 * 3 * 2048 * 4096);
-    const WeightBytes wb = weight_bytes(m, checkpoint_weights(m));
-    CHECK(wb.routed_experts.count() == routed);
-    CHECK(wb.total().count() == routed + rest);  // 170,445,137,060 B, 158.7 GiB
+    // bf16: the 284,334,501,970 parameters less 106,954,752 attention and 257 x 25,165,824
+    // expert parameters a layer and 21 x 8,388,608 of the indexers.
+    const std::uint64_t bf16 =
+        284'334'501'970ULL - 43ULL * (106'954'752 + 257ULL * 25'165'824) - 21ULL * 8192 * 1024;
+    CHECK(bf16 == 1'451'765'842ULL);
+    const std::uint64_t model = 43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16;
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);  // 164.59 GB
+    // MTP: a CSA layer's fp8 layers, 256 MXFP4 experts, bf16 norms, sinks, compressors,
+    // weights_proj and router (1,600 + 10,491,520 + 262,144 + 1,048,576 + 8,192 = 11,812,032
+    // parameters), e_proj and h_proj.
+    const std::uint64_t mtp_other = 1600 + 4096 + 8'388'608 + 512 + 1024 + 2'097'152 + 128 +
+                                    64ULL * 4096 + 256ULL * 4096 + 2 * 4096;
+    CHECK(mtp_other == 11'812'032ULL);
+    const std::uint64_t mtp = attn + shared + index + 256 * (2 * mx(2048, 4096) + mx(4096, 2048)) +
+                              2 * mtp_other + 2 * (2 * 4096ULL * 4096 + 3 * 4096);
+    CHECK(mtp_layer_bytes(m).count() == mtp);
+    // 168,241,976,356 B = 156.7 GiB. Published: "~168GB" (Axolotl's DeepSeek-V4 fine-tuning
+    // guide, examples/deepseek-v4, for nvidia/DeepSeek-V4-Flash-NVFP4): 0.14 % over.
+    const std::uint64_t files = checkpoint_file_bytes(m).count();
+    CHECK(files == model + mtp);
+    CHECK(files == 168'241'976'356ULL);
+    CHECK(std::abs(static_cast<double>(files) / 168e9 - 1.0) < 0.005);
+}
+
+TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with moe_quant_algo",
+          "[quantized][fp8][deepseek_v4]") {
+    // DeepSeek's own config.json: fp8 in 128 x 128 blocks with ue8m0 scales and expert_dtype fp4.
+    Json j = bundled_json("deepseek-v4-pro");
+    j["quantization_config"] = {{"activation_scheme", "dynamic"},
+                                {"fmt", "e4m3"},
+                                {"quant_method", "fp8"},
+                                {"scale_fmt", "ue8m0"},
+                                {"weight_block_size", {128, 128}}};
+    const Model own = model_from_hf_json(j, "config.json", "DeepSeek-V4-Pro");
+    CHECK(own.config().checkpoint.experts == WeightFormat::mxfp4);
+    CHECK(own.config().checkpoint.attention == WeightFormat::fp8);
+    CHECK_FALSE(own.config().checkpoint.mtp_unquantized);
+    // The NVFP4 test's layers with MXFP4 experts of 2 x mx(3,072, 7,168) + mx(7,168, 3,072) =
+    // 35,094,528 B; its MTP layer as there: 850,561,443,580 + 14,103,588,928 B = 864.67 GB, the
+    // "865 GB of weights" vllm-project/recipes PR #779 gives deepseek-ai/DeepSeek-V4-Pro.
+    CHECK(2 * mx(3072, 7168) + mx(7168, 3072) == 35'094'528ULL);
+    CHECK(weight_bytes(own, checkpoint_weights(own)).total().count() == 850'561'443'580ULL);
+    CHECK(checkpoint_file_bytes(own).count() == 850'561'443'580ULL + 14'103'588'928ULL);
+    // NVIDIA's NVFP4 config.json keeps that quantization_config and adds moe_quant_algo NVFP4
+    // (with the ModelOpt fields): vLLM's DeepseekV4FP8Config builds the experts as NVFP4, and the
+    // checkpoint weighs what the hf_quant_config.json reading gives.
+    j["quantization_config"]["quant_algo"] = "MIXED_PRECISION";
+    j["quantization_config"]["moe_quant_algo"] = "NVFP4";
+    j["quantization_config"]["group_size"] = 16;
+    j["quantization_config"]["ignore"] = {"*.attn.*", "*.ffn.shared_experts.*", "head", "mtp.*"};
+    const Model nv4 = model_from_hf_json(j, "config.json", "DeepSeek-V4-Pro-NVFP4");
+    CHECK(nv4.config().checkpoint.experts == WeightFormat::nvfp4);
+    CHECK(nv4.config().checkpoint.shared_experts.value_or(nv4.config().checkpoint.linear) ==
+          WeightFormat::fp8);
+    CHECK(checkpoint_file_bytes(nv4).count() == 913'021'444'412ULL);
+    // An expert_dtype vLLM does not know is refused with the field named.
+    j["expert_dtype"] = "int4";
+    CHECK_THROWS_WITH(model_from_hf_json(j, "config.json", "x"),
+                      Catch::Contains("expert_dtype") && Catch::Contains("fp4 or fp8"));
 }
 
 namespace {
@@ -845,4 +969,64 @@ TEST_CASE("Qwen3.6-35B-A3B-NVFP4 is read module by module, 3.06 x smaller than b
     CHECK(std::abs(ratio / 3.06 - 1.0) < 0.01);
     CHECK(std::abs(static_cast<double>(nvfp4_files) / 23e9 - 1.0) < 0.03);
     CHECK(std::abs(static_cast<double>(bf16_files) / 71e9 - 1.0) < 0.03);
+}
+
+TEST_CASE("every bundled quantized checkpoint against its published total, within 3%",
+          "[quantized][published][table]") {
+    // Each kvplan figure is derived in the test named beside it (or here); each published one is
+    // cited. Checkpoints with no published total are listed at the end.
+    struct Row {
+        const char* what;
+        std::uint64_t ours;  // checkpoint_file_bytes: weights as stored, MTP layers included
+        double published;    // bytes
+    };
+    // MiniMax-M2.5 and M2.7 (fp8, 128 x 128 blocks, fp32 scales; router and head bf16), derived
+    // here: a layer's attention q 6,144 x 3,072, k and v 1,024 x 3,072, o 3,072 x 6,144 in fp8
+    // (44,050,944 B with scales), 256 experts of 3 x 1,536 x 3,072 (14,159,232 B each), bf16 q
+    // and k norms (6,144 + 1,024), router 256 x 3,072 and bias 256, two norms of 3,072; 62
+    // layers, embedding and head 200,064 x 3,072, the final norm: 230,024,081,408 B = 214.23 GiB.
+    // Published: "real FP8 checkpoints (~215GB each)" (NVIDIA-NeMo/Megatron-Bridge PR #3291),
+    // du's GiB: 229B parameters at 1 byte and more cannot be 215e9 B.
+    const std::uint64_t m25_layer = 44'050'944ULL + 256ULL * 14'159'232 + 2 * (6144 + 1024) +
+                                    2 * (256ULL * 3072 + 256) + 2 * 2 * 3072;
+    const std::uint64_t m25 = 62 * m25_layer + 2 * 2 * 200'064ULL * 3072 + 2 * 3072;
+    CHECK(m25 == 230'024'081'408ULL);
+    const Row rows[] = {
+        // OpenAI's gpt-oss model card, Table 1: 60.8 GiB and 12.8 GiB (test above).
+        {"gpt-oss-120b", checkpoint_file_bytes(bundled("gpt-oss-120b")).count(), 60.8 * GiB_d},
+        {"gpt-oss-20b", checkpoint_file_bytes(bundled("gpt-oss-20b")).count(), 12.8 * GiB_d},
+        // deepseek-ai/DeepSeek-R1 and -V3's weight files, 688,586,727,753 B (test above).
+        {"deepseek-r1", checkpoint_file_bytes(bundled("deepseek-r1")).count(), 688'586'727'753.0},
+        {"deepseek-v3", checkpoint_file_bytes(bundled("deepseek-v3")).count(), 688'586'727'753.0},
+        // Kimi-K3 (MXFP4 experts, test above: 92 x 896 x 17,547,264 B + bf16 rest):
+        // "The official checkpoint is around 1.56 TB" (FareedKhan-dev/kimi-k3-in-c issue #3).
+        {"kimi-k3", checkpoint_file_bytes(bundled("kimi-k3")).count(), 1.56e12},
+        {"minimax-m2.5", checkpoint_file_bytes(bundled("minimax-m2.5")).count(), 215.0 * GiB_d},
+        {"minimax-m2.7", checkpoint_file_bytes(bundled("minimax-m2.7")).count(), 215.0 * GiB_d},
+        // NVIDIA's DeepSeek-V4 NVFP4 checkpoints (tests above): 913.09 GB and ~168 GB.
+        {"DeepSeek-V4-Pro-NVFP4",
+         checkpoint_file_bytes(load_hf_config(quantized / "DeepSeek-V4-Pro-NVFP4")).count(),
+         913.09e9},
+        {"DeepSeek-V4-Flash-NVFP4",
+         checkpoint_file_bytes(load_hf_config(quantized / "DeepSeek-V4-Flash-NVFP4")).count(),
+         168e9},
+    };
+    CHECK(rows[0].ours == 65'248'815'744ULL);
+    CHECK(rows[2].ours == 688'574'809'152ULL);
+    CHECK(rows[4].ours == 1'560'838'075'584ULL);  // 1,560.8 GB: 0.05% over
+    CHECK(rows[5].ours == m25);
+    CHECK(rows[6].ours == m25);  // M2.7 has M2.5's shapes
+    for (const Row& r : rows) {
+        INFO(r.what << ": kvplan " << r.ours << " B, published " << r.published << " B");
+        CHECK(std::abs(static_cast<double>(r.ours) / r.published - 1.0) < 0.03);
+    }
+    // No published total found for these (kvplan's figures, for the record): deepseek-v3.2
+    // (fp8) 689.44 GB; kimi-k2-instruct (fp8) 1,029.17 GB; kimi-k2.5 (int4 experts, tower in
+    // bf16) 595.15 GB (Kimi-K2-Thinking's 594.2 GB, above, is its text model); mimo-v2-flash
+    // (fp8) 310.15 GB; qwen3.6-35b-a3b (ModelOpt NVFP4, MTP layer counted) 23.39 GB; and in
+    // tests/data: Qwen3-235B-A22B-FP8 236.45 GB, Qwen3-30B-A3B-FP8 31.17 GB,
+    // Qwen3-Next-80B-A3B-Instruct-FP8 80.41 GB, Qwen3-235B-A22B-NVFP4 134.10 GB,
+    // DeepSeek-V3.2-NVFP4 415.04 GB, nvidia/Kimi-K2.6-NVFP4 595.15 GB. The bundled
+    // deepseek-v4-flash and -pro files are NVIDIA's NVFP4 config.json without its
+    // quantization_config (configs/models/README.md): read alone they are sized in bf16.
 }

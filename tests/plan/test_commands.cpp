@@ -378,8 +378,9 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     d.kv = KvDtype::nvfp4;
     d.gpu = bundled_gpu("h100-sxm");
     CHECK_THROWS_WITH(evaluate(d, {.context = 8192}),
-                      Catch::StartsWith("GPU 'h100-sxm' (hopper): kv_dtype: expected a KV dtype "
-                                        "it can hold (an NVFP4 KV cache needs Blackwell"));
+                      Catch::StartsWith("GPU 'h100-sxm' (hopper, compute capability 9.0): "
+                                        "kv_dtype: expected a KV dtype it can hold (vLLM's NVFP4 "
+                                        "KV cache needs compute capability 10.x"));
     // vLLM refuses an nvfp4 cache for any model with MLA layers (vllm/config/vllm.py,
     // VllmConfig.validate_nvfp4_kv_cache_with_mla), on Blackwell too.
     Deployment mla{.model = bundled("deepseek-v3"),

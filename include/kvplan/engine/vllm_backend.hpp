@@ -66,28 +66,13 @@ struct VllmBackendChoice {
     std::string_view rule{};                        ///< why, with the vLLM file it follows
 };
 
-/// vLLM's backend for model `m` on GPU family `family` with decode context parallelism `dcp`,
-/// the KV dtype `kv`, and `block_size` tokens asked for (--block-size, or vLLM's 16), or nullopt
-/// for a GPU whose family kvplan does not know (the block size then stays as asked).
-///   MLA, sparse indexer (DeepSeek-V3.2): FLASHMLA_SPARSE, block 64 on CUDA
-///     (check_and_update_config: "Forcing kv cache block size to 64 for FlashMLASparse");
-///     ROCM_AITER_MLA_SPARSE on ROCm, the block as asked.
-///   MLA on Blackwell (10.x): FLASHINFER_MLA when qk_nope_head_dim is 128 and dcp is 1 (block 32,
-///     or a multiple of 64, else 64); otherwise CUTLASS_MLA (a multiple of 128, else 128).
-///   MLA on Hopper: FlashMLA's dense kernel runs there, so the block becomes a multiple of 64;
-///     the backend picked is the first valid of FLASH_ATTN_MLA (bf16 KV only), FLASHMLA.
-///   MLA on Ampere and Ada: TRITON_MLA (no FlashAttention 3, no FlashMLA), the block as asked.
-///   MLA on CDNA3: TRITON_MLA (ROCm's AITER MLA is off unless VLLM_ROCM_USE_AITER is set).
-///   Full attention with an indexer (MiniMax-M3's sparse layers): MINIMAX_M3_SPARSE, whose
-///     kernels and indexer cache take blocks of 128 tokens, one sparse block a page
-///     (vllm/models/minimax_m3/common/sparse_attention.py and indexer.py,
-///     get_supported_kernel_block_sizes [128]).
-///   Other attention: FLASHINFER on Blackwell, FLASH_ATTN on the other NVIDIA GPUs, ROCM_ATTN on
-///     CDNA3; each takes blocks of a multiple of 16 as asked.
-[[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
-    const Model& m, std::optional<GpuFamily> family, KvDtype kv, std::uint32_t dcp,
-    std::uint32_t block_size) noexcept {
-    if (!family) return std::nullopt;
+namespace detail {
+
+/// vllm_attention_backend's rules on ROCm (`rocm`), SM 10.x (`blackwell`), SM 9.x (`hopper`),
+/// SM 11.x and later (`sm12`), else SM 8.x.
+[[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_backend_on(
+    const Model& m, bool rocm, bool blackwell, bool hopper, bool sm12, KvDtype kv,
+    std::uint32_t dcp, std::uint32_t block_size) noexcept {
     const LayerStack& L = m.layers();
     bool mla = false, sparse = false, indexed_gqa = false;
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
@@ -105,9 +90,6 @@ struct VllmBackendChoice {
         c.block_size = to;
         c.rule = rule;
     };
-    const bool rocm = *family == GpuFamily::cdna3;
-    const bool blackwell = *family == GpuFamily::blackwell;
-    const bool hopper = *family == GpuFamily::hopper;
     if (indexed_gqa && !mla) {
         c.backend = VllmAttentionBackend::minimax_m3_sparse;
         if (block_size != 128)
@@ -128,11 +110,13 @@ struct VllmBackendChoice {
         c.rule = rocm ? "ROCm's first backend (vllm/platforms/rocm.py, _get_backend_priorities)"
                  : blackwell
                      ? "Blackwell's first backend (vllm/platforms/cuda.py, _get_backend_priorities)"
-                     : "the first backend off Blackwell (vllm/platforms/cuda.py, "
+                     : "the first backend off SM 10.x (vllm/platforms/cuda.py, "
                        "_get_backend_priorities)";
         return c;
     }
     if (sparse) {
+        // FlashMLA sparse (and FlashInfer's sparse MLA) run on SM 9.x and 10.x only.
+        if (sm12) return std::nullopt;
         if (rocm) {
             c.backend = VllmAttentionBackend::rocm_aiter_mla_sparse;
             c.rule = "ROCm's one sparse MLA backend (vllm/platforms/rocm.py)";
@@ -184,10 +168,60 @@ struct VllmBackendChoice {
         return c;
     }
     c.backend = VllmAttentionBackend::triton_mla;
-    c.rule = rocm ? "ROCm's MLA backend without AITER (vllm/platforms/rocm.py)"
-                  : "no FlashAttention 3 or FlashMLA before Hopper: Triton MLA "
-                    "(vllm/platforms/cuda.py, _get_backend_priorities)";
+    c.rule = rocm   ? "ROCm's MLA backend without AITER (vllm/platforms/rocm.py)"
+             : sm12 ? "no FlashAttention 3, FlashMLA or FlashInfer MLA on compute capability "
+                      "12.x: Triton MLA (vllm/platforms/cuda.py, _get_backend_priorities)"
+                    : "no FlashAttention 3 or FlashMLA before Hopper: Triton MLA "
+                      "(vllm/platforms/cuda.py, _get_backend_priorities)";
     return c;
+}
+
+}  // namespace detail
+
+/// vLLM's backend for model `m` on GPU family `family` with decode context parallelism `dcp`,
+/// the KV dtype `kv`, and `block_size` tokens asked for (--block-size, or vLLM's 16), or nullopt
+/// for a GPU whose family kvplan does not know (the block size then stays as asked).
+///   MLA, sparse indexer (DeepSeek-V3.2): FLASHMLA_SPARSE, block 64 on CUDA
+///     (check_and_update_config: "Forcing kv cache block size to 64 for FlashMLASparse");
+///     ROCM_AITER_MLA_SPARSE on ROCm, the block as asked.
+///   MLA on Blackwell (10.x): FLASHINFER_MLA when qk_nope_head_dim is 128 and dcp is 1 (block 32,
+///     or a multiple of 64, else 64); otherwise CUTLASS_MLA (a multiple of 128, else 128).
+///   MLA on Hopper: FlashMLA's dense kernel runs there, so the block becomes a multiple of 64;
+///     the backend picked is the first valid of FLASH_ATTN_MLA (bf16 KV only), FLASHMLA.
+///   MLA on Ampere and Ada: TRITON_MLA (no FlashAttention 3, no FlashMLA), the block as asked.
+///   MLA on CDNA3: TRITON_MLA (ROCm's AITER MLA is off unless VLLM_ROCM_USE_AITER is set).
+///   Full attention with an indexer (MiniMax-M3's sparse layers): MINIMAX_M3_SPARSE, whose
+///     kernels and indexer cache take blocks of 128 tokens, one sparse block a page
+///     (vllm/models/minimax_m3/common/sparse_attention.py and indexer.py,
+///     get_supported_kernel_block_sizes [128]).
+///   Other attention: FLASHINFER on Blackwell, FLASH_ATTN on the other NVIDIA GPUs, ROCM_ATTN on
+///     CDNA3; each takes blocks of a multiple of 16 as asked.
+[[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
+    const Model& m, std::optional<GpuFamily> family, KvDtype kv, std::uint32_t dcp,
+    std::uint32_t block_size) noexcept {
+    if (!family) return std::nullopt;
+    return detail::vllm_backend_on(m, *family == GpuFamily::cdna3, *family == GpuFamily::blackwell,
+                                   *family == GpuFamily::hopper, false, kv, dcp, block_size);
+}
+
+/// vllm_attention_backend on GPU `g`, by its compute capability where it is stated, as
+/// vllm/platforms/cuda.py decides (_get_backend_priorities: the Blackwell lists for
+/// device_capability.major == 10 only; FlashMLA and FlashMLA sparse supports_compute_capability:
+/// major 9 or 10), else by the family its id names. SM 12.x (the RTX PRO 6000) takes the lists of
+/// the other NVIDIA GPUs: FLASH_ATTN, or TRITON_MLA for MLA (no FlashAttention 3, FlashMLA or
+/// FlashInfer MLA there), and has no sparse MLA backend (nullopt). ROCm's rules were read for
+/// gfx942 (CDNA3); another gfx target gives nullopt.
+[[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
+    const Model& m, const GpuSpec& g, KvDtype kv, std::uint32_t dcp,
+    std::uint32_t block_size) noexcept {
+    const ComputeCapability& c = g.capability;
+    if (!c.stated()) return vllm_attention_backend(m, gpu_family(g), kv, dcp, block_size);
+    if (c.isa == ComputeCapability::Isa::gfx) {
+        if (c != gfx(9, 0x4, 0x2)) return std::nullopt;
+        return detail::vllm_backend_on(m, true, false, false, false, kv, dcp, block_size);
+    }
+    return detail::vllm_backend_on(m, false, c.sm_family(10), c.sm_family(9), c.major >= 11, kv,
+                                   dcp, block_size);
 }
 
 }  // namespace kvplan

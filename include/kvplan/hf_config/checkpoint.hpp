@@ -190,6 +190,29 @@ namespace detail::hf {
     return c;
 }
 
+/// DeepSeek-V4's own checkpoint format where `top` (or its text_config `text`) names
+/// expert_dtype, as vLLM's DeepseekV4FP8Config (vllm/models/deepseek_v4/quant_config.py) reads
+/// it: every linear layer of the blocks in fp8 with one scale per 128 x 128 block, an e8m0 byte
+/// when the experts are fp4 (is_scale_e8m0), else fp32; the routed experts in fp4 (e2m1 with an
+/// e8m0 scale per 32 inputs: MXFP4) or fp8. Sets `c`'s kept formats and layout; nullopt (and `c`
+/// untouched) without expert_dtype.
+[[nodiscard]] inline std::optional<WeightFormat> deepseek_v4_source(const JsonReader& top,
+                                                                    const JsonReader& text,
+                                                                    CheckpointFormat& c) {
+    const JsonReader& r = text.optional_string("expert_dtype") ? text : top;
+    const std::optional<std::string> dtype = r.optional_string("expert_dtype");
+    if (!dtype) return std::nullopt;
+    if (*dtype != "fp4" && *dtype != "fp8")
+        r.fail("expert_dtype", "fp4 or fp8 (vLLM's DeepSeek-V4 expert dtypes)",
+               "\"" + *dtype + "\"");
+    const WeightFormat experts = *dtype == "fp4" ? WeightFormat::mxfp4 : WeightFormat::fp8;
+    c.kept_linear = WeightFormat::fp8;
+    c.kept_experts = experts;
+    c.layout.fp8_block = 128;
+    c.layout.fp8_scale_e8m0 = *dtype == "fp4";
+    return experts;
+}
+
 }  // namespace detail::hf
 
 /// Where config.json `top` keeps its quantization: quantization_config (compressed-tensors' older
@@ -226,6 +249,35 @@ namespace detail::hf {
     CheckpointFormat c;
     c.known = true;
     c.rest = rest;
+    // DeepSeek-V4: DeepSeek's fp8 quantization_config, or NVIDIA's ModelOpt conversion of its
+    // experts, which leaves the other modules as DeepSeek stored them. (compressed-tensors
+    // exports write what they ignore in the model's dtype.)
+    const std::optional<WeightFormat> v4_experts =
+        method == "fp8" || method == "modelopt" ? deepseek_v4_source(top, text, c) : std::nullopt;
+    if (method == "fp8" && v4_experts) {
+        // DeepSeek's checkpoints, and NVIDIA's NVFP4 ones whose config.json keeps DeepSeek's fp8
+        // quantization_config with moe_quant_algo NVFP4 beside it: vLLM's DeepseekV4FP8Config
+        // then builds the routed experts as ModelOpt NVFP4 (groups of 16) and the rest as fp8.
+        // The multi-token-prediction layer keeps DeepSeek's experts (the conversion lists only
+        // the model's layers in quantized_layers).
+        c.source = "quantization_config (fp8; DeepSeek-V4 expert_dtype)";
+        c.linear = c.attention = WeightFormat::fp8;
+        // Its hyper-connection mixers and hash tables are no linear layers (unquantized).
+        c.mixers = rest;
+        if (const auto block = q->optional_count_array("weight_block_size")) {
+            if (block->size() != 2 || (*block)[0] != (*block)[1] || (*block)[0] == 0)
+                return unmodelled("quantization_config: fp8 weight_block_size that is not square");
+            c.layout.fp8_block = static_cast<std::uint32_t>((*block)[0]);
+        }
+        c.experts = *v4_experts;
+        if (upper_ascii(q->optional_string("moe_quant_algo").value_or("")) == "NVFP4") {
+            c.experts = WeightFormat::nvfp4;
+            c.layout.group_size = static_cast<std::uint32_t>(
+                q->optional_positive_integer("group_size", 1024).value_or(16));
+            c.mtp_unquantized = true;
+        }
+        return c;
+    }
     if (method == "fp8") {
         c.source = "quantization_config (fp8)";
         c.linear = c.experts = WeightFormat::fp8;

@@ -182,6 +182,9 @@ namespace detail::hf {
         if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max);
             mtp && *mtp > 0) {
             c.mtp_layers = static_cast<std::uint32_t>(*mtp);
+            // vLLM's DeepSeek-V4 MTP loader (vllm/models/deepseek_v4/nvidia/mtp.py) gives each
+            // draft layer the checkpoint's top-level head.weight and embed.weight.
+            c.checkpoint.mtp_shares_embeddings = true;
             notes.push_back("num_nextn_predict_layers " + std::to_string(*mtp) +
                             ": the multi-token-prediction layers are not counted (vLLM loads "
                             "them only as a speculative draft: --speculative-method mtp)");

@@ -362,20 +362,31 @@ struct QuantScheme {
     std::vector<Group> groups{};
     /// Only the routed experts are quantized (transformers' Mxfp4HfQuantizer).
     bool experts_only = false;
+    /// What the linear layers and the routed experts it leaves alone keep: the source checkpoint's
+    /// formats (CheckpointFormat::kept_linear, kept_experts), else `unquantized`.
+    WeightFormat kept_linear = WeightFormat::bf16;
+    WeightFormat kept_experts = WeightFormat::bf16;
 };
 
+/// The format a module keeps where `s` leaves it alone: its linear layers' or its experts'.
+[[nodiscard]] inline WeightFormat kept_format(const QuantScheme& s, bool experts) {
+    return experts ? s.kept_experts : s.kept_linear;
+}
+
 /// The format `s` gives a module with any of `names` (a part of a layer, or the LM head), where
-/// `exclude` holds those of s.exclude that may match them.
+/// `exclude` holds those of s.exclude that may match them and `kept` is what the module keeps
+/// where the scheme leaves it alone.
 [[nodiscard]] inline WeightFormat format_of(const QuantScheme& s,
                                             const std::vector<const ModulePattern*>& exclude,
-                                            const std::vector<std::string>& names, bool experts) {
-    if (s.experts_only && !experts) return s.unquantized;
-    if (any_match(exclude, names)) return s.unquantized;
+                                            const std::vector<std::string>& names, bool experts,
+                                            WeightFormat kept) {
+    if (s.experts_only && !experts) return kept;
+    if (any_match(exclude, names)) return kept;
     for (const std::string& n : names)
         if (const auto it = s.per_module.find(n); it != s.per_module.end()) return it->second;
     for (const QuantScheme::Group& g : s.groups)
         if (g.every_linear || any_match(g.targets, names)) return g.format;
-    return s.every_linear.value_or(s.unquantized);
+    return s.every_linear.value_or(kept);
 }
 
 /// `base` (its layout, source and rest already set) with each part's format as `s` assigns it on
@@ -394,7 +405,8 @@ struct QuantScheme {
             const std::vector<std::string> names = part_names(m, i, part);
             if (names.empty()) continue;
             ++holders[k];
-            const WeightFormat f = format_of(s, exclude, names, part == QuantPart::routed_experts);
+            const bool experts = part == QuantPart::routed_experts;
+            const WeightFormat f = format_of(s, exclude, names, experts, kept_format(s, experts));
             auto it = std::find_if(counts[k].begin(), counts[k].end(),
                                    [&](const auto& e) { return e.first == f; });
             if (it == counts[k].end())
@@ -406,8 +418,10 @@ struct QuantScheme {
     {
         std::vector<const ModulePattern*> all;
         for (const ModulePattern& p : s.exclude) all.push_back(&p);
+        // A head the scheme leaves alone stays as embeddings are (DeepSeek-V4's bf16 head beside
+        // its fp8 layers).
         chosen[static_cast<std::size_t>(QuantPart::lm_head)] =
-            format_of(s, all, {"lm_head", "language_model.lm_head"}, false);
+            format_of(s, all, {"lm_head", "language_model.lm_head"}, false, s.unquantized);
     }
     for (std::size_t k = 0; k < quant_part_count; ++k) {
         if (counts[k].empty()) continue;
@@ -424,8 +438,8 @@ struct QuantScheme {
     }
     const auto at = [&](QuantPart p) { return chosen[static_cast<std::size_t>(p)]; };
     // The multi-token-prediction layers follow the model's layers (DeepSeek-V3's layer 61): where
-    // the scheme leaves the MLP of the first of them unquantized while the model's own are
-    // quantized, the checkpoint stores them unquantized.
+    // the scheme leaves the MLP of the first of them alone while it quantizes the model's own, the
+    // checkpoint stores them as it stores what it leaves alone.
     if (m.config().mtp_layers != 0 && m.num_layers() != 0) {
         const std::uint32_t last = m.num_layers() - 1;
         const QuantPart mlp =
@@ -435,10 +449,12 @@ struct QuantScheme {
         for (std::string_view prefix : layer_prefixes)
             for (std::string_view body : part_bodies(mlp))
                 names.push_back(std::string(prefix).append(index).append(body));
-        const WeightFormat own = at(mlp).value_or(s.unquantized);
-        base.mtp_unquantized = own != s.unquantized &&
-                               format_of(s, patterns_for_layer(s.exclude, m.num_layers()), names,
-                                         mlp == QuantPart::routed_experts) == s.unquantized;
+        const bool experts = mlp == QuantPart::routed_experts;
+        const WeightFormat kept = kept_format(s, experts);
+        const WeightFormat own = at(mlp).value_or(kept);
+        base.mtp_unquantized =
+            own != kept && format_of(s, patterns_for_layer(s.exclude, m.num_layers()), names,
+                                     experts, kept) == kept;
     }
     // `linear` names the blocks' linear layers outside the experts (as a config's dense format
     // reads, "bf16, experts mxfp4"): the dense MLP's format, else the shared experts', else
@@ -479,6 +495,8 @@ namespace detail::hf {
     const std::string method = detail::lower_ascii(q->optional_string("quant_method").value_or(""));
     QuantScheme s;
     s.unquantized = base.rest;
+    s.kept_linear = base.kept_linear.value_or(base.rest);
+    s.kept_experts = base.kept_experts.value_or(s.kept_linear);
     bool lm_head_linear = false;
     const auto excludes = [&](std::initializer_list<const char*> keys) {
         for (const char* key : keys)
@@ -547,6 +565,10 @@ namespace detail::hf {
         }
         // "dense": weights stored unquantized, quantized as they load.
         if (q->optional_string("format").value_or("") == "dense") s.groups.clear();
+    } else if (method == "fp8" && base.kept_experts) {
+        // DeepSeek-V4's own format (checkpoint_format): its experts are not fp8, and its lists
+        // (ModelOpt's ignore, beside moe_quant_algo) name what the expert conversion left alone.
+        return base;
     } else if (method == "fp8" || method == "awq" || method == "gptq") {
         s.every_linear = base.linear;
         excludes({"modules_to_not_convert", "ignored_layers"});

@@ -570,9 +570,9 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     pe.gpus = detail::checked_gpus(d, r, l);
     pe.serving = resolve_serving(d.serving);
     // A KV dtype the GPU's architecture has no kernels for never starts (kv_support.hpp).
-    if (const auto why = kv_dtype_refusal(d.kv.dtype, d.gpu.arch, pe.serving.engine))
+    if (const auto why = kv_dtype_refusal(d.kv.dtype, d.gpu, pe.serving.engine))
         detail::throw_field_error<InvalidInput>(
-            detail::text("GPU '", d.gpu.id, "' (", name(d.gpu.arch), ")"), "kv_dtype",
+            detail::text("GPU '", d.gpu.id, "' (", arch_text(d.gpu), ")"), "kv_dtype",
             detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
     if (pe.serving.engine == Engine::vllm) {
         // A vLLM release older than the dtype's name exits at argument parsing

@@ -229,7 +229,7 @@ struct ValidSplit {
     // A KV dtype a GPU cannot hold is left out for that GPU (kv_support.hpp); when no GPU of the
     // space can hold any of the KV dtypes, the first refusal is the answer.
     const auto kv_refused = [&](std::size_t g, std::size_t k) {
-        return kv_dtype_refusal(space.kv_formats[k].dtype, space.gpus[g].arch, serving.engine);
+        return kv_dtype_refusal(space.kv_formats[k].dtype, space.gpus[g], serving.engine);
     };
     {
         std::optional<std::pair<std::size_t, std::size_t>> first_refused;
@@ -244,7 +244,7 @@ struct ValidSplit {
         if (!any && first_refused) {
             const GpuSpec& gpu = space.gpus[first_refused->first];
             detail::throw_field_error<InvalidInput>(
-                detail::text("GPU '", gpu.id, "' (", name(gpu.arch), ")"), "kv_dtype",
+                detail::text("GPU '", gpu.id, "' (", arch_text(gpu), ")"), "kv_dtype",
                 detail::text("a KV dtype it can hold (",
                              *kv_refused(first_refused->first, first_refused->second), ")"),
                 name(space.kv_formats[first_refused->second].dtype));

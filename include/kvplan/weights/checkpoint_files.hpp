@@ -21,8 +21,9 @@ namespace kvplan {
 /// each). Qwen3.5's (vLLM's qwen3_5_mtp.py: a full-attention decoder layer, fc, norm,
 /// pre_fc_norm_hidden and pre_fc_norm_embedding) has the same shapes but shares the model's
 /// embedding and head (CheckpointFormat::mtp_shares_embeddings). Where the quantization leaves
-/// these layers out (CheckpointFormat::mtp_unquantized), the whole layer is stored in the
-/// checkpoint's unquantized format.
+/// these layers out (CheckpointFormat::mtp_unquantized), the whole layer is stored as the modules
+/// it excludes are: the source checkpoint's formats (DeepSeek-V4-NVFP4's MTP layer keeps fp8
+/// linear layers and MXFP4 experts), else the checkpoint's unquantized format.
 [[nodiscard]] constexpr Bytes mtp_layer_bytes(const Model& m) {
     const ModelConfig& c = m.config();
     if (c.mtp_layers == 0) return {};
@@ -31,7 +32,13 @@ namespace kvplan {
     with.mtp_layers = 0;
     const Model drafted{with};
     WeightOptions mine = checkpoint_weights(m);
-    if (c.checkpoint.mtp_unquantized) mine = WeightOptions{.format = c.checkpoint.rest};
+    if (c.checkpoint.mtp_unquantized) {
+        const CheckpointFormat& k = c.checkpoint;
+        mine = WeightOptions{.format = k.kept_linear.value_or(k.rest), .layout = k.layout};
+        if (k.kept_experts && *k.kept_experts != mine.format) mine.expert_format = *k.kept_experts;
+        // extra_params outside any mixer (DeepSeek-V4's hyper-connections) stay as the model's.
+        if (k.mixers && *k.mixers != mine.format) mine.mixer_format = *k.mixers;
+    }
     const Bytes layers = weight_bytes(drafted, mine).total() - weight_bytes(m, mine).total();
     const std::uint64_t h = c.hidden_size;
     const std::uint64_t tables =

@@ -31,7 +31,7 @@ struct WeightEncoding {
 /// keep the scale only. mxfp4 is 4 + 8 / 32 = 4.25 bits per weight, mxfp8 8 + 8 / 32 = 8.25;
 /// nvfp4 4 + 8 / 16 = 4.5, with one fp32 scale per matrix more. fp8 keeps one fp32 scale per
 /// matrix, per output channel, or per 128 x 128 block (DeepSeek-V3: 8 + 32 / 16,384 = 8.002 bits
-/// per weight).
+/// per weight; DeepSeek-V4 an e8m0 byte per block).
 [[nodiscard]] constexpr WeightEncoding encoding(WeightFormat f,
                                                 const QuantLayout& q = {}) noexcept {
     switch (f) {
@@ -41,7 +41,10 @@ struct WeightEncoding {
         case WeightFormat::fp16:
             return {.value_bits = 16};
         case WeightFormat::fp8:
-            if (q.fp8_block != 0) return {.value_bits = 8, .block = q.fp8_block, .block_bits = 32};
+            if (q.fp8_block != 0)
+                return {.value_bits = 8,
+                        .block = q.fp8_block,
+                        .block_bits = static_cast<std::uint16_t>(q.fp8_scale_e8m0 ? 8 : 32)};
             if (q.fp8_per_channel) return {.value_bits = 8, .channel_scale_bits = 32};
             return {.value_bits = 8, .tensor_scale_bits = 32};
         case WeightFormat::int8:
@@ -55,9 +58,9 @@ struct WeightEncoding {
                     .group_size = q.group_size != 0 ? q.group_size : 128,
                     .group_bits = static_cast<std::uint16_t>(q.int4_zero_points ? 20 : 16)};
         case WeightFormat::mxfp4:
-            return {.value_bits = 4,
-                    .group_size = q.group_size != 0 ? q.group_size : 32,
-                    .group_bits = 8};
+            // As mxfp8: 32 whatever the checkpoint's NVFP4 groups (DeepSeek-V4-NVFP4's MTP experts
+            // stay MXFP4 beside NVFP4 experts of 16).
+            return {.value_bits = 4, .group_size = 32, .group_bits = 8};
         case WeightFormat::nvfp4:
             return {.value_bits = 4,
                     .group_size = q.group_size != 0 ? q.group_size : 16,

@@ -182,12 +182,14 @@ constexpr void emit_mlp(Fn& fn, const ModelConfig& c, ParamGroup g, std::uint64_
 
 /// A DeepSeek-V4 compressor of `ratio` over `dim` (vLLM's DeepseekCompressor,
 /// vllm/model_executor/layers/deepseek_compressor.py): ape (ratio x coff x dim, coff 2 at ratio 4),
-/// fused_wkv_wgate (2 x coff x dim from the hidden state), its RMSNorm; replicated.
+/// fused_wkv_wgate (2 x coff x dim from the hidden state), its RMSNorm; replicated. Its wkv and
+/// wgate stay 16-bit beside the checkpoint's fp8 layers (BF16 in DeepSeek's safetensors), as the
+/// indexer's weights_proj does: not linear layers a format applies to.
 template <class Fn>
 constexpr void emit_v4_compressor(Fn& fn, std::uint64_t ratio, std::uint64_t dim, std::uint64_t h) {
     const std::uint64_t coff = ratio == 4 ? 2 : 1;
     emit_vector(fn, ParamGroup::attention, mul(ratio, coff * dim, "a compressor's ape"));
-    emit_linear(fn, ParamGroup::attention, TpSplit::replicated, 2 * coff * dim, h, false);
+    fn(WeightTensor{ParamGroup::attention, TpSplit::replicated, 2 * coff * dim, h, 1, 0, false});
     emit_vector(fn, ParamGroup::attention, dim);
 }
 
@@ -220,7 +222,7 @@ constexpr void emit_compressed_mla(Fn& fn, const ModelConfig& c, const CacheSpec
         const std::uint64_t idx = spec.index_head_dim;
         emit_linear(fn, attn, TpSplit::replicated, mul(c.mla.index_n_heads, idx, "wq_b's rows"),
                     q_lora, false);
-        emit_linear(fn, attn, TpSplit::replicated, c.mla.index_n_heads, h, false);
+        fn(WeightTensor{attn, TpSplit::replicated, c.mla.index_n_heads, h, 1, 0, false});
         emit_v4_compressor(fn, spec.compress_ratio, idx, h);
     }
 }
