@@ -617,8 +617,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "The engine accepts the configuration.")
         .def_property_readonly(
             "refusal", [](const A& x) { return std::string(name(x.a.refusal)); },
-            "Why the engine does not start: none, context_limit, weights, outside_fraction, "
-            "request or cache.")
+            "Why the engine does not start: none, context_limit, kv_dtype, quantization_block, "
+            "weights, outside_fraction, request or cache.")
         .def_property_readonly(
             "refusal_reason", [](const A& x) { return detail::check::refusal_reason(x.a); },
             "Why the engine does not start, in a sentence ('' when it starts).")

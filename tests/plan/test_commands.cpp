@@ -351,11 +351,25 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     };
     CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype nvfp4"));
     CHECK_THAT(line(EngineVersion{0, 20}), Catch::Contains("--kv-cache-dtype nvfp4"));
-    // v0.19 has no such name: the deployment is refused, naming the release that brought it.
+    // v0.19 has no such name: `vllm serve` exits at argument parsing. The input is valid (v0.20
+    // takes it), so the answer is DOES NOT START with the release that brought the name, and no
+    // command line for v0.19.
     d.serving.engine_version = EngineVersion{0, 19};
-    CHECK_THROWS_WITH(evaluate(d, {.context = 8192}),
-                      "vLLM v0.19: kv_dtype: expected a KV dtype the release names "
-                      "(--kv-cache-dtype nvfp4 came in v0.20), found nvfp4");
+    const ReplicaAnswer old = evaluate(d, {.context = 8192});
+    CHECK(old.verdict == Verdict::does_not_start);
+    CHECK(old.refusal == Refusal::kv_dtype);
+    CHECK(old.kv_dtype_check.rule == KvDtypeRule::release_too_old);
+    CHECK(old.kv_dtype_check.since == EngineVersion{0, 20});
+    CHECK(old.max_concurrency == 0);
+    CHECK(old.max_context == std::optional<std::uint64_t>(0));
+    CHECK(refusal_text(old) ==
+          "vLLM v0.19 does not know --kv-cache-dtype nvfp4, which came in v0.20 "
+          "(vllm/config/cache.py, CacheDType): the release exits at argument parsing; "
+          "--engine-version 0.20 or later starts");
+    const std::vector<EngineCommand> old_commands =
+        serve_commands(d, {.context = 8192}, {.model = "m"});
+    CHECK(!old_commands.front().command);
+    CHECK(old_commands.front().refused == "vllm does not start this deployment");
     // nvfp4_4over6 and the per-token-head types under their vLLM names.
     d.kv = KvDtype::nvfp4_4over6;
     CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype nvfp4_4over6"));
@@ -381,17 +395,41 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
                       Catch::StartsWith("GPU 'h100-sxm' (hopper): kv_dtype: expected a KV dtype "
                                         "it can hold (an NVFP4 KV cache needs Blackwell"));
     // vLLM refuses an nvfp4 cache for any model with MLA layers (vllm/config/vllm.py,
-    // VllmConfig.validate_nvfp4_kv_cache_with_mla), on Blackwell too.
+    // VllmConfig.validate_nvfp4_kv_cache_with_mla), on Blackwell too: a start-up refusal, with
+    // the dtype its message proposes. DeepSeek-V3's 61 MLA layers of a 512 + 64 latent: fp8
+    // 576 x 61 = 35,136 B = 34.31 KiB a token; nvfp4_4over6 (e2m1 and an e4m3 scale per 16)
+    // 576 x 0.5625 x 61 = 19,764 B = 19.30 KiB.
     Deployment mla{.model = bundled("deepseek-v3"),
                    .gpu = bundled_gpu("b200"),
                    .parallel = {.tp = 8},
                    .kv = KvDtype::nvfp4_4over6};
-    CHECK_THROWS_WITH(evaluate(mla, {.context = 8192}),
-                      Catch::StartsWith("model 'deepseek-v3': kv_dtype: expected a KV dtype vLLM "
-                                        "runs with MLA") &&
-                          Catch::EndsWith("found nvfp4_4over6"));
+    const ReplicaAnswer nvfp4_mla = evaluate(mla, {.context = 8192});
+    CHECK(nvfp4_mla.refusal == Refusal::kv_dtype);
+    CHECK(nvfp4_mla.kv_dtype_check.rule == KvDtypeRule::nvfp4_with_mla);
+    CHECK(nvfp4_mla.kv_dtype_check.mla_layers == 61);
+    CHECK(nvfp4_mla.kv_per_token.count() == 19'764);
+    CHECK(refusal_text(nvfp4_mla) ==
+          "vLLM refuses an nvfp4_4over6 KV cache for a model with MLA layers (61 here; "
+          "vllm/config/vllm.py, VllmConfig.validate_nvfp4_kv_cache_with_mla); --kv-dtype "
+          "fp8_e4m3 (34.31 KiB per token against 19.30 KiB) starts");
+    // Under a release before the name, argument parsing refuses first, and no newer release
+    // takes it with MLA: the dtype is the change, not the release.
+    mla.kv = KvDtype::nvfp4;
+    mla.serving.engine_version = EngineVersion{0, 19};
+    const ReplicaAnswer both = evaluate(mla, {.context = 8192});
+    CHECK(both.kv_dtype_check.rule == KvDtypeRule::release_too_old);
+    CHECK(!both.kv_dtype_check.newer_release_starts);
+    CHECK_THAT(refusal_text(both),
+               Catch::Contains("every release that names it refuses it with MLA (61 MLA layers)") &&
+                   Catch::EndsWith("--kv-dtype fp8_e4m3 (34.31 KiB per token against 19.30 KiB) "
+                                   "starts"));
+    mla.serving.engine_version.reset();
     mla.kv = KvDtype::fp8_e4m3;
     CHECK(evaluate(mla, {.context = 8192}).starts());
+    // SGLang has no such rule: its fp4_e2m1 cache with MLA is sized and starts.
+    mla.kv = KvDtype::nvfp4;
+    mla.serving.engine = Engine::sglang;
+    CHECK(evaluate(mla, {.context = 8192}).refusal != Refusal::kv_dtype);
     // SGLang names NVFP4's layout fp4_e2m1 (python/sglang/srt/server_args.py).
     d.gpu = bundled_gpu("b200");
     d.serving.engine = Engine::sglang;

@@ -66,12 +66,22 @@ def test_kv_dtype_keyword_takes_the_engines_names():
                             ("nvfp4_4over6", 36_864), ("fp4_e2m1", 36_864)]:
         assert kvplan.size("llama-3-8b", context=8192, kv_dtype=name).kv_bytes_per_token == \
             per_token
-    # The printed command names the dtype as the release lists it, and an older release refuses.
+    # The printed command names the dtype as the release lists it. v0.19 has no nvfp4 name
+    # (vllm/config/cache.py, CacheDType: from v0.20): the engine refuses at start-up, an answer.
     a = kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4")
     assert "--kv-cache-dtype nvfp4" in a.serve_command()
-    with pytest.raises(kvplan.InvalidInputError):
-        kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4",
-                   engine_version="0.19")
+    old = kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4",
+                     engine_version="0.19")
+    assert not old.starts and old.refusal == "kv_dtype"
+    assert old.refusal_reason.endswith("--engine-version 0.20 or later starts")
+    with pytest.raises(kvplan.InvalidInputError, match="kv_dtype"):
+        old.serve_command()
+    # nvfp4 with MLA (DeepSeek-V3's 61 layers): vllm/config/vllm.py refuses it, fp8 starts.
+    mla = kvplan.fit(model="deepseek-v3", gpu="b200", tp=8, context=8192, kv_dtype="nvfp4")
+    assert mla.refusal == "kv_dtype"
+    assert "MLA layers (61 here" in mla.refusal_reason
+    assert kvplan.fit(model="deepseek-v3", gpu="b200", tp=8, context=8192,
+                      kv_dtype="fp8").starts
 
 
 def test_roofline_gives_the_cli_point():
