@@ -325,19 +325,61 @@ TEST_CASE("host memory for KV is vLLM's --kv-offloading-size per engine", "[comm
                Catch::Contains(" --kv-offloading-size 50 --kv-offloading-backend native"));
     // None given: no offloading flag.
     CHECK_THAT(serve_command(one, {.model = "x"}).line(), !Catch::Contains("offloading"));
-    // SGLang's host cache (--hicache-size, GB per rank, larger than the device pool) and
-    // TensorRT-LLM's (KvCacheConfig.host_cache_size, a YAML field) are not vLLM's size per
-    // engine: no command for them, the host memory named, rather than one that drops it.
-    for (const Engine e : {Engine::sglang, Engine::trtllm}) {
-        const ReplicaAnswer other = evaluate({.model = bundled("llama-3-8b"),
-                                              .gpu = bundled_gpu("h100-sxm"),
-                                              .parallel = {.tp = 2},
-                                              .serving = {.engine = e}},
-                                             {.context = 8192});
-        CHECK_THROWS_WITH(serve_command(other, {.model = "x", .kv_offloading = host}),
-                          Catch::Contains("kv_offloading") && Catch::EndsWith("found 100 GiB"));
-        CHECK_NOTHROW(serve_command(other, {.model = "x"}));
-    }
+}
+
+TEST_CASE("SGLang's and TensorRT-LLM's host KV tiers, per rank in their own units",
+          "[commands][tiers]") {
+    // Llama-3-8B at tp 2 on H100s: a token on a rank is 32 layers x 4 KV heads x 128 x 2 (K, V)
+    // x 2 B = 65,536 B, SGLang's host pool's size_per_token as its device pool's cell.
+    const Deployment d{.model = bundled("llama-3-8b"),
+                       .gpu = bundled_gpu("h100-sxm"),
+                       .parallel = {.tp = 2},
+                       .serving = {.engine = Engine::sglang}};
+    const ReplicaAnswer sg = evaluate(d, {.context = 8192});
+    const std::uint64_t device = sg.report.sglang.max_total_num_tokens;
+    CHECK(sg.report.sglang.largest_cell.count() == 65'536);
+    // 400 GiB for the replica: 429,496,729,600 B / 2 ranks = 214.7 GB, 214 whole GB a rank
+    // (--hicache-size is an int of GB, python/sglang/srt/server_args.py); 214e9 // 65,536 =
+    // 3,265,380 tokens, larger than the device pool.
+    const SglangHostCache big = sglang_host_cache(sg.report.sglang, 2, 400 * GiB);
+    CHECK(big.gb_per_rank == 214);
+    CHECK(big.host_tokens == 3'265'380);
+    CHECK(big.host_tokens > device);
+    CHECK_THAT(serve_command(sg, {.model = "x", .kv_offloading = 400 * GiB}).line(),
+               Catch::EndsWith(" --kv-cache-dtype bf16 --enable-hierarchical-cache --hicache-size "
+                               "214"));
+    // 100 GiB: 53 GB a rank, 53e9 // 65,536 = 808,715 tokens, no larger than the device pool
+    // (the H100's pool at tp 2 is over 900,000 tokens), which SGLang's releases assert against
+    // (memory_pool_host.py): no command, the least size named, ceil((device + 1) x 65,536 / 1e9)
+    // GB a rank.
+    const SglangHostCache small = sglang_host_cache(sg.report.sglang, 2, 100 * GiB);
+    CHECK(small.host_tokens == 808'715);
+    REQUIRE(device > 900'000);
+    const std::uint64_t least = ((device + 1) * 65'536 + 999'999'999) / 1'000'000'000;
+    CHECK(small.least_gb_per_rank == least);
+    CHECK_FALSE(small.starts());
+    CHECK_THROWS_WITH(
+        serve_command(sg, {.model = "x", .kv_offloading = 100 * GiB}),
+        Catch::Contains("kv_offloading: expected a host pool larger than the device pool's " +
+                        std::to_string(device) + " tokens per rank") &&
+            Catch::Contains("--hicache-size " + std::to_string(least) + ", " +
+                            std::to_string(2 * least) +
+                            " GB of host memory for the replica's 2 ranks") &&
+            Catch::EndsWith("found 100 GiB: --hicache-size 53 holds 808715 tokens of 65536 B"));
+    // Less than a whole GB a rank is no hierarchical cache at all (hicache_size 0 takes the
+    // ratio instead): 1.5 GiB over 2 ranks is 0.8 GB.
+    CHECK(sglang_host_cache(sg.report.sglang, 2, Bytes::exactly(1'610'612'736)).gb_per_rank == 0);
+    CHECK_THROWS_AS(
+        serve_command(sg, {.model = "x", .kv_offloading = Bytes::exactly(1'610'612'736)}),
+        InvalidInput);
+    // TensorRT-LLM: KvCacheConfig.host_cache_size, bytes per rank in the YAML
+    // (tensorrt_llm/llmapi/llm_args.py): 100 GiB over tp 2 = 53,687,091,200 B each.
+    Deployment t = d;
+    t.serving.engine = Engine::trtllm;
+    const ServeCommand trt =
+        serve_command(evaluate(t, {.context = 8192}), {.model = "x", .kv_offloading = 100 * GiB});
+    CHECK(trt.extra_options == "{kv_cache_config: {host_cache_size: 53687091200}}");
+    CHECK_THAT(trt.line(), Catch::EndsWith("--extra_llm_api_options extra_llm_api_options.yaml"));
 }
 
 TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
