@@ -3,10 +3,11 @@
 // The engine's start-up before it measures memory, step by step as vLLM runs it
 // (vllm/v1/worker/gpu_worker.py: load_model, then determine_available_memory):
 //
-//   configuration  the layout's checks that throw InvalidLayout (layout.hpp: heads, KV heads and
-//                  experts per rank, the expert width under dp x tp) and the quantized layers'
-//                  widths per rank (startup_check, here): vLLM raises while it creates the
-//                  weights, before any memory is measured;
+//   configuration  the KV dtype the release and the model take (vllm_kv_dtype_check, here:
+//                  argument parsing and VllmConfig's validators), the layout's checks that throw
+//                  InvalidLayout (layout.hpp: heads, KV heads and experts per rank, the expert
+//                  width under dp x tp) and the quantized layers' widths per rank (startup_check,
+//                  here): vLLM raises while it creates the weights, before any memory is measured;
 //   weights        the weights as the engine holds them once loaded (loaded_weights, here):
 //                  MXFP4 experts padded and repacked for the kernel the GPU runs;
 //   memory         the activation peak and the pool (engine/report.hpp, engine_memory).
