@@ -617,8 +617,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "The engine accepts the configuration.")
         .def_property_readonly(
             "refusal", [](const A& x) { return std::string(name(x.a.refusal)); },
-            "Why the engine does not start: none, context_limit, weights, outside_fraction, "
-            "request or cache.")
+            "Why the engine does not start: none, context_limit, kv_dtype, quantization_block, "
+            "weights, outside_fraction, request or cache.")
         .def_property_readonly(
             "refusal_reason", [](const A& x) { return detail::check::refusal_reason(x.a); },
             "Why the engine does not start, in a sentence ('' when it starts).")
@@ -637,8 +637,22 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "serve_command($self, /, model=None)\n--\n\nThe command line that starts the engine "
             "as this answer sized it (vLLM, SGLang or TensorRT-LLM; the head node's when the "
             "replica spans nodes; TensorRT-LLM's may name extra_llm_api_options.yaml, whose "
-            "content kvplan fit prints); model: what the engine loads (None: the config's name). "
-            "Raises kvplan.InvalidInputError for the ideal profile.")
+            "content extra_llm_api_options() gives); model: what the engine loads (None: the "
+            "config's name). Raises kvplan.InvalidInputError for the ideal profile.")
+        .def(
+            "extra_llm_api_options",
+            [](const A& x) {
+                if (!x.a.starts())
+                    throw InvalidInput(detail::text(
+                        "extra_llm_api_options: expected an engine that starts, found ",
+                        name(x.a.refusal), " (", detail::check::refusal_reason(x.a), ")"));
+                return serve_command(x.a).extra_options;
+            },
+            "extra_llm_api_options($self, /)\n--\n\nThe YAML of the file TensorRT-LLM's "
+            "serve_command() names with --extra_llm_api_options (extra_llm_api_options.yaml: one "
+            "flow mapping, what trtllm-serve has no flag for, as kvplan fit prints it); '' when "
+            "the command names no file (vLLM and SGLang always). Raises kvplan.InvalidInputError "
+            "as serve_command() does.")
         .def_property_readonly("context_tokens", [](const A& x) { return x.a.demand.context; })
         .def_property_readonly("concurrency", [](const A& x) { return x.a.demand.concurrency; })
         .def_property_readonly("gpus", [](const A& x) { return x.a.gpus; })

@@ -206,6 +206,22 @@ TEST_CASE("check writes SARIF 2.1.0 that code scanning reads", "[cli][check][sar
     std::remove(file.c_str());
 }
 
+TEST_CASE("check fails a requirement whose KV dtype vLLM refuses at start-up",
+          "[cli][check][kv_dtype]") {
+    // nvfp4 is a --kv-cache-dtype name from v0.20 (vllm/config/cache.py, CacheDType): a policy
+    // that pins v0.19 asks a release that exits at argument parsing. The input is valid, so the
+    // requirement fails (exit 1, not 3) with the rule, the engine file and the change.
+    const CliRun r = run_kvplan("check --policy " + data_file("cli/policy_nvfp4_v019.json"));
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL    chat load    >= 8 sequences of 8,192 tokens  0 "
+                                      "sequences"));
+    CHECK_THAT(r.out,
+               Catch::Contains("note: chat load: the engine does not start: vLLM v0.19 does not "
+                               "know --kv-cache-dtype nvfp4, which came in v0.20 "
+                               "(vllm/config/cache.py, CacheDType): the release exits at argument "
+                               "parsing; --engine-version 0.20 or later starts"));
+}
+
 TEST_CASE("GitHub annotations point at the policy's line and at the changed config.json field",
           "[cli][check][annotations]") {
     // The config lowers max_position_embeddings to 4,096 (line 13), below the policy's 8,000

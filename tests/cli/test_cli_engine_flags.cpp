@@ -249,6 +249,8 @@ TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang
     CHECK_FALSE(flags.takes_value.at("--enable-dp-attention"));
     CHECK_FALSE(flags.takes_value.at("--enable-lora"));
     CHECK(flags.takes_value.count("--enable-expert-parallel") == 0);  // vLLM's, not SGLang's
+    CHECK_FALSE(flags.takes_value.at("--enable-hierarchical-cache"));
+    CHECK(flags.takes_value.at("--hicache-size"));
     std::vector<std::string> runs;
     const std::vector<std::string> ids = bundled_models();
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -274,12 +276,16 @@ TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang
     runs.push_back(
         "fit --model llama-3-8b --gpu h100-sxm -e sglang --block-size 64 --context 16k "
         "--allow-long-context --max-num-seqs 64 -f json");
+    // The host tier: 400 GiB for two ranks is 214 whole GB a rank, a pool larger than the device
+    // one (engine/host_cache.hpp).
+    runs.push_back(
+        "fit --model llama-3-8b --gpu h100-sxm -e sglang --tp 2 --host-kv 400GiB -f json");
     // disagg prints no command line today; run so that one it prints later is checked too.
     runs.push_back(
         "disagg --model llama-3.1-70b --gpu h200-sxm -e sglang --rate 2 --ttft-ms 2000 "
         "--tpot-ms 100 --prompt-tokens 1000 --output-tokens 200 -f json");
     std::size_t parsed = 0, multi_node = 0, dp_attention = 0, ep = 0, fp8 = 0, page = 0,
-                long_context = 0;
+                long_context = 0, host_tier = 0;
     for (const std::string& r : runs) {
         INFO("kvplan " << r);
         const CliRun run = run_kvplan(r);
@@ -296,6 +302,8 @@ TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang
             page += line.find("--page-size 64") != std::string::npos;
             long_context +=
                 line.rfind("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 python", 0) == 0;
+            host_tier +=
+                line.find(" --enable-hierarchical-cache --hicache-size 214") != std::string::npos;
         }
     }
     // At least one command per bundled model, and each of the layouts above. With 75 models the
@@ -307,6 +315,7 @@ TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang
     CHECK(fp8 >= 1);
     CHECK(page >= 1);
     CHECK(long_context >= 1);
+    CHECK(host_tier == 1);
 }
 
 TEST_CASE("every TensorRT-LLM command fit and plan print parses against trtllm-serve's options",
@@ -341,6 +350,10 @@ TEST_CASE("every TensorRT-LLM command fit and plan print parses against trtllm-s
     runs.push_back(
         "fit --model deepseek-v3 --gpu h200-sxm --tp 8 --dp 8 --ep 8 --context 8k -e trtllm "
         "-f json");
+    // The host tier, KvCacheConfig.host_cache_size in bytes per rank: 100 GiB over tp 2 is
+    // 107,374,182,400 / 2 = 53,687,091,200 B.
+    runs.push_back(
+        "fit --model llama-3-8b --gpu h100-sxm --tp 2 --host-kv 100GiB -e trtllm -f json");
     std::size_t parsed = 0, yaml_named = 0, launcher = 0;
     std::vector<std::string> yamls;
     for (const std::string& r : runs) {
@@ -369,4 +382,6 @@ TEST_CASE("every TensorRT-LLM command fit and plan print parses against trtllm-s
     CHECK(std::count(yamls.begin(), yamls.end(),
                      "{kv_cache_config: {dtype: fp8, tokens_per_block: 64}}") == 1);
     CHECK(std::count(yamls.begin(), yamls.end(), "{enable_attention_dp: true}") >= 1);
+    CHECK(std::count(yamls.begin(), yamls.end(),
+                     "{kv_cache_config: {host_cache_size: 53687091200}}") == 1);
 }

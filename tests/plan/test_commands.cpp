@@ -325,19 +325,61 @@ TEST_CASE("host memory for KV is vLLM's --kv-offloading-size per engine", "[comm
                Catch::Contains(" --kv-offloading-size 50 --kv-offloading-backend native"));
     // None given: no offloading flag.
     CHECK_THAT(serve_command(one, {.model = "x"}).line(), !Catch::Contains("offloading"));
-    // SGLang's host cache (--hicache-size, GB per rank, larger than the device pool) and
-    // TensorRT-LLM's (KvCacheConfig.host_cache_size, a YAML field) are not vLLM's size per
-    // engine: no command for them, the host memory named, rather than one that drops it.
-    for (const Engine e : {Engine::sglang, Engine::trtllm}) {
-        const ReplicaAnswer other = evaluate({.model = bundled("llama-3-8b"),
-                                              .gpu = bundled_gpu("h100-sxm"),
-                                              .parallel = {.tp = 2},
-                                              .serving = {.engine = e}},
-                                             {.context = 8192});
-        CHECK_THROWS_WITH(serve_command(other, {.model = "x", .kv_offloading = host}),
-                          Catch::Contains("kv_offloading") && Catch::EndsWith("found 100 GiB"));
-        CHECK_NOTHROW(serve_command(other, {.model = "x"}));
-    }
+}
+
+TEST_CASE("SGLang's and TensorRT-LLM's host KV tiers, per rank in their own units",
+          "[commands][tiers]") {
+    // Llama-3-8B at tp 2 on H100s: a token on a rank is 32 layers x 4 KV heads x 128 x 2 (K, V)
+    // x 2 B = 65,536 B, SGLang's host pool's size_per_token as its device pool's cell.
+    const Deployment d{.model = bundled("llama-3-8b"),
+                       .gpu = bundled_gpu("h100-sxm"),
+                       .parallel = {.tp = 2},
+                       .serving = {.engine = Engine::sglang}};
+    const ReplicaAnswer sg = evaluate(d, {.context = 8192});
+    const std::uint64_t device = sg.report.sglang.max_total_num_tokens;
+    CHECK(sg.report.sglang.largest_cell.count() == 65'536);
+    // 400 GiB for the replica: 429,496,729,600 B / 2 ranks = 214.7 GB, 214 whole GB a rank
+    // (--hicache-size is an int of GB, python/sglang/srt/server_args.py); 214e9 // 65,536 =
+    // 3,265,380 tokens, larger than the device pool.
+    const SglangHostCache big = sglang_host_cache(sg.report.sglang, 2, 400 * GiB);
+    CHECK(big.gb_per_rank == 214);
+    CHECK(big.host_tokens == 3'265'380);
+    CHECK(big.host_tokens > device);
+    CHECK_THAT(serve_command(sg, {.model = "x", .kv_offloading = 400 * GiB}).line(),
+               Catch::EndsWith(" --kv-cache-dtype bf16 --enable-hierarchical-cache --hicache-size "
+                               "214"));
+    // 100 GiB: 53 GB a rank, 53e9 // 65,536 = 808,715 tokens, no larger than the device pool
+    // (the H100's pool at tp 2 is over 900,000 tokens), which SGLang's releases assert against
+    // (memory_pool_host.py): no command, the least size named, ceil((device + 1) x 65,536 / 1e9)
+    // GB a rank.
+    const SglangHostCache small = sglang_host_cache(sg.report.sglang, 2, 100 * GiB);
+    CHECK(small.host_tokens == 808'715);
+    REQUIRE(device > 900'000);
+    const std::uint64_t least = ((device + 1) * 65'536 + 999'999'999) / 1'000'000'000;
+    CHECK(small.least_gb_per_rank == least);
+    CHECK_FALSE(small.starts());
+    CHECK_THROWS_WITH(
+        serve_command(sg, {.model = "x", .kv_offloading = 100 * GiB}),
+        Catch::Contains("kv_offloading: expected a host pool larger than the device pool's " +
+                        std::to_string(device) + " tokens per rank") &&
+            Catch::Contains("--hicache-size " + std::to_string(least) + ", " +
+                            std::to_string(2 * least) +
+                            " GB of host memory for the replica's 2 ranks") &&
+            Catch::EndsWith("found 100 GiB: --hicache-size 53 holds 808715 tokens of 65536 B"));
+    // Less than a whole GB a rank is no hierarchical cache at all (hicache_size 0 takes the
+    // ratio instead): 1.5 GiB over 2 ranks is 0.8 GB.
+    CHECK(sglang_host_cache(sg.report.sglang, 2, Bytes::exactly(1'610'612'736)).gb_per_rank == 0);
+    CHECK_THROWS_AS(
+        serve_command(sg, {.model = "x", .kv_offloading = Bytes::exactly(1'610'612'736)}),
+        InvalidInput);
+    // TensorRT-LLM: KvCacheConfig.host_cache_size, bytes per rank in the YAML
+    // (tensorrt_llm/llmapi/llm_args.py): 100 GiB over tp 2 = 53,687,091,200 B each.
+    Deployment t = d;
+    t.serving.engine = Engine::trtllm;
+    const ServeCommand trt =
+        serve_command(evaluate(t, {.context = 8192}), {.model = "x", .kv_offloading = 100 * GiB});
+    CHECK(trt.extra_options == "{kv_cache_config: {host_cache_size: 53687091200}}");
+    CHECK_THAT(trt.line(), Catch::EndsWith("--extra_llm_api_options extra_llm_api_options.yaml"));
 }
 
 TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
@@ -351,11 +393,25 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     };
     CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype nvfp4"));
     CHECK_THAT(line(EngineVersion{0, 20}), Catch::Contains("--kv-cache-dtype nvfp4"));
-    // v0.19 has no such name: the deployment is refused, naming the release that brought it.
+    // v0.19 has no such name: `vllm serve` exits at argument parsing. The input is valid (v0.20
+    // takes it), so the answer is DOES NOT START with the release that brought the name, and no
+    // command line for v0.19.
     d.serving.engine_version = EngineVersion{0, 19};
-    CHECK_THROWS_WITH(evaluate(d, {.context = 8192}),
-                      "vLLM v0.19: kv_dtype: expected a KV dtype the release names "
-                      "(--kv-cache-dtype nvfp4 came in v0.20), found nvfp4");
+    const ReplicaAnswer old = evaluate(d, {.context = 8192});
+    CHECK(old.verdict == Verdict::does_not_start);
+    CHECK(old.refusal == Refusal::kv_dtype);
+    CHECK(old.kv_dtype_check.rule == KvDtypeRule::release_too_old);
+    CHECK(old.kv_dtype_check.since == EngineVersion{0, 20});
+    CHECK(old.max_concurrency == 0);
+    CHECK(old.max_context == std::optional<std::uint64_t>(0));
+    CHECK(refusal_text(old) ==
+          "vLLM v0.19 does not know --kv-cache-dtype nvfp4, which came in v0.20 "
+          "(vllm/config/cache.py, CacheDType): the release exits at argument parsing; "
+          "--engine-version 0.20 or later starts");
+    const std::vector<EngineCommand> old_commands =
+        serve_commands(d, {.context = 8192}, {.model = "m"});
+    CHECK(!old_commands.front().command);
+    CHECK(old_commands.front().refused == "vllm does not start this deployment");
     // nvfp4_4over6 and the per-token-head types under their vLLM names.
     d.kv = KvDtype::nvfp4_4over6;
     CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype nvfp4_4over6"));
@@ -382,17 +438,41 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
                                         "kv_dtype: expected a KV dtype it can hold (vLLM's NVFP4 "
                                         "KV cache needs compute capability 10.x"));
     // vLLM refuses an nvfp4 cache for any model with MLA layers (vllm/config/vllm.py,
-    // VllmConfig.validate_nvfp4_kv_cache_with_mla), on Blackwell too.
+    // VllmConfig.validate_nvfp4_kv_cache_with_mla), on Blackwell too: a start-up refusal, with
+    // the dtype its message proposes. DeepSeek-V3's 61 MLA layers of a 512 + 64 latent: fp8
+    // 576 x 61 = 35,136 B = 34.31 KiB a token; nvfp4_4over6 (e2m1 and an e4m3 scale per 16)
+    // 576 x 0.5625 x 61 = 19,764 B = 19.30 KiB.
     Deployment mla{.model = bundled("deepseek-v3"),
                    .gpu = bundled_gpu("b200"),
                    .parallel = {.tp = 8},
                    .kv = KvDtype::nvfp4_4over6};
-    CHECK_THROWS_WITH(evaluate(mla, {.context = 8192}),
-                      Catch::StartsWith("model 'deepseek-v3': kv_dtype: expected a KV dtype vLLM "
-                                        "runs with MLA") &&
-                          Catch::EndsWith("found nvfp4_4over6"));
+    const ReplicaAnswer nvfp4_mla = evaluate(mla, {.context = 8192});
+    CHECK(nvfp4_mla.refusal == Refusal::kv_dtype);
+    CHECK(nvfp4_mla.kv_dtype_check.rule == KvDtypeRule::nvfp4_with_mla);
+    CHECK(nvfp4_mla.kv_dtype_check.mla_layers == 61);
+    CHECK(nvfp4_mla.kv_per_token.count() == 19'764);
+    CHECK(refusal_text(nvfp4_mla) ==
+          "vLLM refuses an nvfp4_4over6 KV cache for a model with MLA layers (61 here; "
+          "vllm/config/vllm.py, VllmConfig.validate_nvfp4_kv_cache_with_mla); --kv-dtype "
+          "fp8_e4m3 (34.31 KiB per token against 19.30 KiB) starts");
+    // Under a release before the name, argument parsing refuses first, and no newer release
+    // takes it with MLA: the dtype is the change, not the release.
+    mla.kv = KvDtype::nvfp4;
+    mla.serving.engine_version = EngineVersion{0, 19};
+    const ReplicaAnswer both = evaluate(mla, {.context = 8192});
+    CHECK(both.kv_dtype_check.rule == KvDtypeRule::release_too_old);
+    CHECK(!both.kv_dtype_check.newer_release_starts);
+    CHECK_THAT(refusal_text(both),
+               Catch::Contains("every release that names it refuses it with MLA (61 MLA layers)") &&
+                   Catch::EndsWith("--kv-dtype fp8_e4m3 (34.31 KiB per token against 19.30 KiB) "
+                                   "starts"));
+    mla.serving.engine_version.reset();
     mla.kv = KvDtype::fp8_e4m3;
     CHECK(evaluate(mla, {.context = 8192}).starts());
+    // SGLang has no such rule: its fp4_e2m1 cache with MLA is sized and starts.
+    mla.kv = KvDtype::nvfp4;
+    mla.serving.engine = Engine::sglang;
+    CHECK(evaluate(mla, {.context = 8192}).refusal != Refusal::kv_dtype);
     // SGLang names NVFP4's layout fp4_e2m1 (python/sglang/srt/server_args.py).
     d.gpu = bundled_gpu("b200");
     d.serving.engine = Engine::sglang;

@@ -8,7 +8,7 @@ import pathlib
 import pytest
 
 import kvplan
-from conftest import BUNDLED_MODELS, SOURCE_DIR, cli_json
+from conftest import BUNDLED_MODELS, SOURCE_DIR, cli, cli_json
 
 SIZE_KEYS = ("kv_bytes_per_token", "kv_bytes_per_token_per_gpu", "kv_bytes_per_sequence",
              "kv_bytes_per_sequence_per_gpu", "kv_bytes_total", "kv_bytes_total_per_gpu")
@@ -66,12 +66,43 @@ def test_kv_dtype_keyword_takes_the_engines_names():
                             ("nvfp4_4over6", 36_864), ("fp4_e2m1", 36_864)]:
         assert kvplan.size("llama-3-8b", context=8192, kv_dtype=name).kv_bytes_per_token == \
             per_token
-    # The printed command names the dtype as the release lists it, and an older release refuses.
+    # The printed command names the dtype as the release lists it. v0.19 has no nvfp4 name
+    # (vllm/config/cache.py, CacheDType: from v0.20): the engine refuses at start-up, an answer.
     a = kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4")
     assert "--kv-cache-dtype nvfp4" in a.serve_command()
-    with pytest.raises(kvplan.InvalidInputError):
-        kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4",
-                   engine_version="0.19")
+    old = kvplan.fit(model="llama-3-8b", gpu="b200", context=8192, kv_dtype="nvfp4",
+                     engine_version="0.19")
+    assert not old.starts and old.refusal == "kv_dtype"
+    assert old.refusal_reason.endswith("--engine-version 0.20 or later starts")
+    with pytest.raises(kvplan.InvalidInputError, match="kv_dtype"):
+        old.serve_command()
+    # nvfp4 with MLA (DeepSeek-V3's 61 layers): vllm/config/vllm.py refuses it, fp8 starts.
+    mla = kvplan.fit(model="deepseek-v3", gpu="b200", tp=8, context=8192, kv_dtype="nvfp4")
+    assert mla.refusal == "kv_dtype"
+    assert "MLA layers (61 here" in mla.refusal_reason
+    assert kvplan.fit(model="deepseek-v3", gpu="b200", tp=8, context=8192,
+                      kv_dtype="fp8").starts
+
+
+def test_trtllm_serve_command_comes_with_its_yaml():
+    # Llama-3-70B on 4 x H100 with fp8 KV in blocks of 64: trtllm-serve has no flag for either, so
+    # its line names extra_llm_api_options.yaml, whose YAML sets KvCacheConfig's dtype "fp8" and
+    # tokens_per_block 64 (tensorrt_llm/llmapi/llm_args.py), the text kvplan fit prints.
+    a = kvplan.fit("llama-3-70b", "h100-sxm", tp=4, context=8000, kv_dtype="fp8",
+                   engine="trtllm", block_size=64)
+    assert a.serve_command().endswith(" --extra_llm_api_options extra_llm_api_options.yaml")
+    assert a.extra_llm_api_options() == "{kv_cache_config: {dtype: fp8, tokens_per_block: 64}}"
+    _, out, _ = cli("fit", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                    "--context", "8000", "--kv-dtype", "fp8", "--engine", "trtllm",
+                    "--block-size", "64")
+    assert ("TensorRT-LLM extra_llm_api_options.yaml (the file --extra_llm_api_options names): "
+            + a.extra_llm_api_options()) in out
+    # bf16 KV ("auto") at the default block: nothing for the YAML, and no file named.
+    b = kvplan.fit("llama-3-70b", "h100-sxm", tp=4, context=8000, engine="trtllm")
+    assert b.extra_llm_api_options() == ""
+    assert "--extra_llm_api_options" not in b.serve_command()
+    # vLLM takes every knob as a flag.
+    assert kvplan.fit("llama-3-70b", "h100-sxm", tp=4, context=8000).extra_llm_api_options() == ""
 
 
 def test_roofline_gives_the_cli_point():

@@ -275,6 +275,14 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            {},
                            {"why the engine does not start (none when it starts)", {}},
                            false});
+    if (a.refusal == Refusal::kv_dtype)
+        rep.figures.push_back({"kv_dtype_rule",
+                               "KV dtype rule",
+                               cell_text(name(a.kv_dtype_check.rule)),
+                               {},
+                               {"the rule by which vLLM refuses the KV dtype at start-up",
+                                {std::string(a.kv_dtype_check.source)}},
+                               false});
     rep.figures.push_back({"gpu_memory_bytes",
                            "GPU memory (runtime total)",
                            cell(m.memory_total),

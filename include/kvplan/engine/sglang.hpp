@@ -160,6 +160,7 @@ struct SglangKvPool {
     Bytes v_size{};  ///< "V size:" (zero for MLA)
     bool mamba_state_ignored =
         false;  ///< constant-state layers are not in the pool (their pool is not modelled)
+    Bytes largest_cell{};  ///< the largest cell over the pipeline stages (cell_size's if pp is 1)
 };
 
 /// SGLang's token pool for `m` under `l` with `available[stage]` bytes of pool memory per GPU
@@ -205,6 +206,7 @@ struct SglangKvPool {
                 spec.kind == CacheKind::sliding_window ? static_cast<std::uint32_t>(n) : 0;
         }
         if (cell.is_zero()) continue;
+        p.largest_cell = std::max(p.largest_cell, cell);
         const Bytes avail = available[available.size() == 1 ? 0 : st];
         std::uint64_t tokens = avail / cell;
         std::uint64_t swa = 0;

@@ -3,10 +3,11 @@
 // The engine's start-up before it measures memory, step by step as vLLM runs it
 // (vllm/v1/worker/gpu_worker.py: load_model, then determine_available_memory):
 //
-//   configuration  the layout's checks that throw InvalidLayout (layout.hpp: heads, KV heads and
-//                  experts per rank, the expert width under dp x tp) and the quantized layers'
-//                  widths per rank (startup_check, here): vLLM raises while it creates the
-//                  weights, before any memory is measured;
+//   configuration  the KV dtype the release and the model take (vllm_kv_dtype_check, here:
+//                  argument parsing and VllmConfig's validators), the layout's checks that throw
+//                  InvalidLayout (layout.hpp: heads, KV heads and experts per rank, the expert
+//                  width under dp x tp) and the quantized layers' widths per rank (startup_check,
+//                  here): vLLM raises while it creates the weights, before any memory is measured;
 //   weights        the weights as the engine holds them once loaded (loaded_weights, here):
 //                  MXFP4 experts padded and repacked for the kernel the GPU runs;
 //   memory         the activation peak and the pool (engine/report.hpp, engine_memory).
@@ -29,6 +30,8 @@
 #include "../units.hpp"
 #include "../weights.hpp"
 #include "kind.hpp"
+#include "kv_dtype_names.hpp"
+#include "release.hpp"
 
 namespace kvplan {
 
@@ -181,6 +184,79 @@ namespace detail {
                 s.expert_parallel_tp = t;
         }
     return s;
+}
+
+/// The rule by which vLLM refuses a KV cache's dtype before it loads anything.
+enum class KvDtypeRule : std::uint8_t {
+    none,  ///< the release takes the dtype for this model
+    /// the release's --kv-cache-dtype choices lack the name: `vllm serve` exits at argument
+    /// parsing (vllm/config/cache.py, CacheDType, the choices vllm/engine/arg_utils.py gives)
+    release_too_old,
+    /// an nvfp4 cache for a model with MLA layers: VllmConfig.validate_nvfp4_kv_cache_with_mla
+    /// (vllm/config/vllm.py) raises while the configuration is built
+    nvfp4_with_mla,
+};
+
+inline constexpr FixedArray<detail::EnumName<KvDtypeRule>, 3> kv_dtype_rule_names{{
+    {KvDtypeRule::none, "none"},
+    {KvDtypeRule::release_too_old, "release_too_old"},
+    {KvDtypeRule::nvfp4_with_mla, "nvfp4_with_mla"},
+}};
+
+[[nodiscard]] constexpr const char* name(KvDtypeRule r) noexcept {
+    return detail::enum_name(kv_dtype_rule_names, r);
+}
+
+/// vLLM's start-up check of the KV cache's dtype: the rule that refuses it, its figures, the
+/// engine file, and the change that starts it. The user's input is valid (kvplan sizes the cache
+/// in that dtype); the engine says no. A dtype the GPU cannot hold at all (kv_support.hpp) is not
+/// this: no engine runs it, and evaluate() refuses it as invalid input.
+struct KvDtypeCheck {
+    KvDtypeRule rule = KvDtypeRule::none;
+    KvDtype dtype = KvDtype::bf16;  ///< the dtype refused
+    std::string_view name{};        ///< its --kv-cache-dtype value
+    EngineVersion release{};        ///< the release asked for
+    EngineVersion since{};          ///< release_too_old: the first release line that names it
+    std::uint32_t mla_layers = 0;   ///< the model's MLA layers
+    std::string_view source{};      ///< the engine file that refuses
+    /// A newer release (`since` or later) starts it: false when that release refuses it too
+    /// (nvfp4 with MLA).
+    bool newer_release_starts = false;
+    /// The dtype that starts on this release instead, where one is needed: fp8_e4m3, the dtype
+    /// vLLM's own message proposes ("'fp8' or 'auto'") at half of bf16's bytes.
+    std::optional<KvDtype> starts_with{};
+
+    [[nodiscard]] constexpr bool refused() const noexcept { return rule != KvDtypeRule::none; }
+};
+
+/// vLLM release `v`'s check of a KV cache of `d` for `m`: a name the release does not list
+/// (engine/kv_dtype_names.hpp) exits at argument parsing, before anything else; an nvfp4 cache
+/// (nvfp4, nvfp4_4over6) for a model with MLA layers raises in VllmConfig's validator, whatever
+/// the other layers (the guard tests cache_dtype.startswith("nvfp4") and model_config.use_mla;
+/// it came with nvfp4 itself, PR #40177, so every release that names nvfp4 has it). A dtype no
+/// vLLM release has a cache of (fp32, mxfp4) passes here: the command refuses it, not the sizing.
+[[nodiscard]] constexpr KvDtypeCheck vllm_kv_dtype_check(const Model& m, KvDtype d,
+                                                         EngineVersion v) noexcept {
+    KvDtypeCheck c;
+    c.dtype = d;
+    c.release = v;
+    c.mla_layers = m.layers().layers_of_kind(CacheKind::mla_latent);
+    const bool nvfp4 = d == KvDtype::nvfp4 || d == KvDtype::nvfp4_4over6;
+    const bool mla_refuses = nvfp4 && c.mla_layers > 0;
+    if (const auto row = vllm_kv_dtype_too_new(d, v)) {
+        c.rule = KvDtypeRule::release_too_old;
+        c.name = row->name;
+        c.since = row->since;
+        c.source = "vllm/config/cache.py";
+        c.newer_release_starts = !mla_refuses;
+        if (mla_refuses) c.starts_with = KvDtype::fp8_e4m3;
+    } else if (mla_refuses) {
+        c.rule = KvDtypeRule::nvfp4_with_mla;
+        c.name = *vllm_kv_dtype_name(d, v);
+        c.source = "vllm/config/vllm.py";
+        c.starts_with = KvDtype::fp8_e4m3;
+    }
+    return c;
 }
 
 /// The kernel an engine runs a quantized format with, which sets how it holds the weights.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "../dtype.hpp"
+#include "../engine/host_cache.hpp"
 #include "../engine/kind.hpp"
 #include "../engine/kv_dtype_names.hpp"
 #include "../engine/load_dtype.hpp"
@@ -121,10 +122,12 @@ struct CommandOptions {
     /// --master-addr and --data-parallel-address, SGLang's --dist-init-addr): a word to replace
     /// before pasting.
     std::string head_address = "HEAD_NODE_IP";
-    /// Host DRAM for KV per replica (kvplan fit --host-kv): vLLM's native CPU offloading,
-    /// --kv-offloading-size in GiB over the tp x pp ranks of one engine (vllm/config/cache.py,
-    /// CacheConfig.kv_offloading_size; VllmConfig._post_init_kv_transfer_config gives each rank
-    /// its share), so each of dp engines takes the replica's size / dp. nullopt: none.
+    /// Host DRAM for KV per replica (kvplan fit --host-kv), each engine's host tier
+    /// (engine/host_cache.hpp): vLLM's native CPU offloading, --kv-offloading-size in GiB over the
+    /// tp x pp ranks of one engine (vllm/config/cache.py, CacheConfig.kv_offloading_size;
+    /// VllmConfig._post_init_kv_transfer_config gives each rank its share), so each of dp engines
+    /// takes the replica's size / dp; SGLang's hierarchical cache, --hicache-size in whole GB per
+    /// rank; TensorRT-LLM's KvCacheConfig.host_cache_size, bytes per rank. nullopt: none.
     std::optional<Bytes> kv_offloading{};
 };
 
@@ -210,7 +213,8 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
 /// assumed (the engine's --quantization fp8 when FP8 weights are assumed over a 16-bit
 /// checkpoint); the block size when one was given or, under vLLM, when its attention backend
 /// forces one (left out otherwise: the engine's default is the size evaluate() assumed); host
-/// memory for KV (CommandOptions::kv_offloading, vLLM's --kv-offloading-size); every knob the
+/// memory for KV (CommandOptions::kv_offloading: vLLM's --kv-offloading-size, SGLang's
+/// --enable-hierarchical-cache and --hicache-size, TensorRT-LLM's host_cache_size); every knob the
 /// deployment gave; and the environment the answer depends on. A replica that spans nodes gets one
 /// command per node: vLLM's --nnodes, --node-rank and --master-addr (the node-1.. commands
 /// --headless), or, for dp ranks that each fit a node, its data-parallel flags
@@ -220,7 +224,8 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
 /// ServeCommand::extra_options, and one command for all nodes that an MPI launcher starts
 /// (ServeCommand::launcher_nodes). Throws InvalidInput for the ideal profile (no command line), for
 /// a KV dtype the engine has no flag value for, for weights the engine does not make at load
-/// (TensorRT-LLM quantizes none), and for dp ranks that cross nodes under vLLM.
+/// (TensorRT-LLM quantizes none), for dp ranks that cross nodes under vLLM, and for a host tier
+/// SGLang refuses (no whole GB per rank, or a host pool no larger than the device pool).
 [[nodiscard]] inline std::vector<ServeCommand> serve_node_commands(const ReplicaAnswer& a,
                                                                    const CommandOptions& o = {}) {
     const ResolvedServing& s = a.serving;
@@ -367,16 +372,33 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                     flag("--chunked-prefill-size", num(*s.options.sglang.chunked_prefill_size));
                 if (s.options.sglang.max_total_tokens)
                     flag("--max-total-tokens", num(*s.options.sglang.max_total_tokens));
-                // SGLang's host KV cache (--enable-hierarchical-cache, --hicache-size) is sized
-                // per rank in GB and must exceed the device pool
-                // (python/sglang/srt/mem_cache/memory_pool_host.py): not vLLM's size per engine,
-                // so no command rather than one that leaves the host memory out.
-                if (o.kv_offloading)
-                    detail::throw_field_error<InvalidInput>(
-                        where, "kv_offloading",
-                        "none (vLLM's --kv-offloading-size has no SGLang counterpart kvplan "
-                        "prints)",
-                        detail::short_number(o.kv_offloading->in(GiB)) + " GiB");
+                // The host tier: the hierarchical cache, whole GB per rank, a pool larger than
+                // the device's (engine/host_cache.hpp); a size SGLang refuses gets no command.
+                if (o.kv_offloading) {
+                    const SglangKvPool& pool = a.report.sglang;
+                    if (pool.swa_tokens != 0 || pool.mamba_state_ignored)
+                        detail::throw_field_error<InvalidInput>(
+                            where, "kv_offloading",
+                            "a model of one token pool (the host pools of SGLang's sliding and "
+                            "Mamba pools are not modelled)",
+                            detail::short_number(o.kv_offloading->in(GiB)) + " GiB");
+                    const SglangHostCache h =
+                        sglang_host_cache(pool, p.tp * p.pp, *o.kv_offloading);
+                    if (!h.starts())
+                        detail::throw_field_error<InvalidInput>(
+                            where, "kv_offloading",
+                            detail::text(
+                                "a host pool larger than the device pool's ", h.device_tokens,
+                                " tokens per rank (python/sglang/srt/mem_cache/memory_pool_host.py "
+                                "asserts it): --hicache-size ",
+                                h.least_gb_per_rank, ", ", h.least_gb_per_rank * h.ranks,
+                                " GB of host memory for the replica's ", h.ranks, " ranks"),
+                            detail::text(detail::short_number(o.kv_offloading->in(GiB)),
+                                         " GiB: --hicache-size ", h.gb_per_rank, " holds ",
+                                         h.host_tokens, " tokens of ", h.cell.count(), " B"));
+                    v.emplace_back("--enable-hierarchical-cache");
+                    flag("--hicache-size", num(h.gb_per_rank));
+                }
                 if (const LoraOptions& lo = s.budget.reserve.lora; lo.max_loras > 0) {
                     // python/sglang/srt/server_args.py: LoRA slots per batch and their rank.
                     if (lo.fully_sharded)
@@ -412,14 +434,6 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                         "the checkpoint's own format (TensorRT-LLM quantizes no weights at load: "
                         "serve a quantized checkpoint)",
                         "fp8 over a 16-bit checkpoint");
-                // KvCacheConfig.host_cache_size (llm_args.py) is TensorRT-LLM's host tier, a
-                // YAML field kvplan does not print: no command rather than one without it.
-                if (o.kv_offloading)
-                    detail::throw_field_error<InvalidInput>(
-                        where, "kv_offloading",
-                        "none (vLLM's --kv-offloading-size has no TensorRT-LLM counterpart kvplan "
-                        "prints)",
-                        detail::short_number(o.kv_offloading->in(GiB)) + " GiB");
                 flag("--kv_cache_free_gpu_memory_fraction",
                      detail::short_number(s.options.trtllm.free_gpu_memory_fraction));
                 // The window every full-attention layer is sized for (engine/report.hpp sets
@@ -441,6 +455,10 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                 if (s.block_size_given)
                     kv += (kv.empty() ? "" : ", ") + std::string("tokens_per_block: ") +
                           num(s.block_size);
+                // The host tier, bytes per rank (engine/host_cache.hpp).
+                if (o.kv_offloading)
+                    kv += (kv.empty() ? "" : ", ") + std::string("host_cache_size: ") +
+                          num(trtllm_host_cache_size(p.tp * p.pp, *o.kv_offloading).count());
                 std::string yaml;
                 if (p.dp > 1) yaml += "enable_attention_dp: true";
                 if (!kv.empty())

@@ -39,7 +39,6 @@
 #include "../budget/replica.hpp"
 #include "../capacity.hpp"
 #include "../detail/enum_table.hpp"
-#include "../engine/kv_dtype_names.hpp"
 #include "../engine/report.hpp"
 #include "../engine/startup.hpp"
 #include "../error.hpp"
@@ -74,6 +73,10 @@ enum class Refusal : std::uint8_t {
     /// a quantized layer's width per rank is no multiple of its weight block: the engine raises
     /// while it creates the weights (ReplicaAnswer::startup says which, and what starts)
     quantization_block,
+    /// the engine refuses the KV cache's dtype at start-up: a release older than the dtype's
+    /// name, or nvfp4 with MLA under vLLM (ReplicaAnswer::kv_dtype_check says which, and what
+    /// starts)
+    kv_dtype,
 };
 
 /// Each verdict's spelling.
@@ -84,7 +87,7 @@ inline constexpr FixedArray<detail::EnumName<Verdict>, 3> verdict_names{{
 }};
 
 /// Each refusal's spelling ("none" when the engine starts).
-inline constexpr FixedArray<detail::EnumName<Refusal>, 7> refusal_names{{
+inline constexpr FixedArray<detail::EnumName<Refusal>, 8> refusal_names{{
     {Refusal::none, "none"},
     {Refusal::context_limit, "context_limit"},
     {Refusal::weights, "weights"},
@@ -92,6 +95,7 @@ inline constexpr FixedArray<detail::EnumName<Refusal>, 7> refusal_names{{
     {Refusal::request, "request"},
     {Refusal::cache, "cache"},
     {Refusal::quantization_block, "quantization_block"},
+    {Refusal::kv_dtype, "kv_dtype"},
 }};
 
 /// Where the latency estimate's parameters came from, or why there is none.
@@ -224,6 +228,8 @@ struct ReplicaAnswer {
 
     /// The start-up check of the quantized widths per rank (engine/startup.hpp).
     StartupCheck startup{};
+    /// vLLM's start-up check of the KV dtype (engine/startup.hpp; other engines pass).
+    KvDtypeCheck kv_dtype_check{};
 
     // Weights and bytes.
     WeightBytes weights{};  ///< the whole model as stored
@@ -466,6 +472,7 @@ struct EngineFigures {
     std::uint32_t gpus = 0;  ///< every GPU deployed, a multiple of the replica's (checked_gpus)
     ResolvedServing serving{};
     StartupCheck startup{};
+    KvDtypeCheck kv_dtype_check{};
     LoadedWeights loaded_fullest{};  ///< ReplicaAnswer::loaded
     WeightBytes weights_on_gpu{};
     Bytes weights_per_gpu{};
@@ -575,24 +582,9 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
             detail::text("GPU '", d.gpu.id, "' (", arch_text(d.gpu), ")"), "kv_dtype",
             detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
     if (pe.serving.engine == Engine::vllm) {
-        // A vLLM release older than the dtype's name exits at argument parsing
-        // (engine/kv_dtype_names.hpp).
-        if (const auto row = vllm_kv_dtype_too_new(d.kv.dtype, pe.serving.engine_version))
-            detail::throw_field_error<InvalidInput>(
-                detail::text("vLLM v", pe.serving.engine_version.text()), "kv_dtype",
-                detail::text("a KV dtype the release names (--kv-cache-dtype ", row->name,
-                             " came in v", row->since.text(), ")"),
-                name(d.kv.dtype));
-        // vLLM refuses every nvfp4 cache for a model with MLA layers, whatever its other layers
-        // (vllm/config/vllm.py, VllmConfig.validate_nvfp4_kv_cache_with_mla: cache_dtype
-        // starting "nvfp4" and model_config.use_mla).
-        if ((d.kv.dtype == KvDtype::nvfp4 || d.kv.dtype == KvDtype::nvfp4_4over6) &&
-            d.model.layers().layers_of_kind(CacheKind::mla_latent) > 0)
-            detail::throw_field_error<InvalidInput>(
-                detail::model_where(d.model.config()), "kv_dtype",
-                "a KV dtype vLLM runs with MLA (fp8_ds_mla, fp8 or bf16: vLLM refuses nvfp4 KV "
-                "caches with MLA backends)",
-                name(d.kv.dtype));
+        // A release older than the dtype's name, or nvfp4 with MLA: valid input the engine
+        // refuses at start-up, an answer (engine/startup.hpp, vllm_kv_dtype_check).
+        pe.kv_dtype_check = vllm_kv_dtype_check(d.model, d.kv.dtype, pe.serving.engine_version);
         detail::vllm_model_defaults(pe.serving, r);
     } else {
         detail::profile_elsewhere(pe.serving.budget.reserve, r.gpu);
@@ -700,6 +692,7 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     // Start-up, as the engine runs it (prepare_engine: the configuration's checks, the weights as
     // loaded, the memory), then the cache at the demand's context, built in place.
     a.startup = pe.startup;
+    a.kv_dtype_check = pe.kv_dtype_check;
     a.loaded = pe.loaded_fullest;
     a.report.num_stages = l.pp();
     detail::engine_report_cache(a.report, a.serving.engine, r, l, demand.context, a.serving.budget,
@@ -784,8 +777,14 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
         weights_fit = weights_fit && m.shortfall.is_zero();
         outside_fits = outside_fits && m.outside_fits;
     }
-    if (a.over_limit && !a.long_context_allowed) {
+    // In vLLM's order: argument parsing (a dtype name the release lacks), the model's
+    // configuration (its length), VllmConfig's validators (nvfp4 with MLA), the weights.
+    if (a.kv_dtype_check.rule == KvDtypeRule::release_too_old) {
+        a.refusal = Refusal::kv_dtype;
+    } else if (a.over_limit && !a.long_context_allowed) {
         a.refusal = Refusal::context_limit;
+    } else if (a.kv_dtype_check.refused()) {
+        a.refusal = Refusal::kv_dtype;
     } else if (a.startup.refused) {
         a.refusal = Refusal::quantization_block;
     } else if (!a.kv_given && !weights_fit) {
@@ -814,7 +813,7 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
 
     // The longest contexts, searched over the engine's own cache and capped at the limit.
     if (o.contexts && a.refusal != Refusal::weights && a.refusal != Refusal::outside_fraction &&
-        a.refusal != Refusal::quantization_block) {
+        a.refusal != Refusal::quantization_block && a.refusal != Refusal::kv_dtype) {
         std::array<Bytes, max_pipeline_stages> kv{};
         for (std::uint32_t st = 0; st < l.pp(); ++st)
             kv[st] = a.kv_given ? a.kv_budget : a.report.memory[st].kv_memory;

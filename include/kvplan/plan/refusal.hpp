@@ -11,6 +11,8 @@
 #include <string_view>
 
 #include "../engine/kind.hpp"
+#include "../engine/startup.hpp"
+#include "../kv_bytes.hpp"
 #include "../units.hpp"
 #include "evaluate.hpp"
 
@@ -120,6 +122,31 @@ namespace detail {
                    " per GPU, no multiple of the " + std::to_string(c.block) +
                    "-wide fp8 weight block (" + std::string(c.source) + ", create_weights)" +
                    (fix.empty() ? std::string() : ": " + fix);
+        }
+        case Refusal::kv_dtype: {
+            const KvDtypeCheck& c = a.kv_dtype_check;
+            const std::string dtype(c.name);
+            const std::string release = "v" + c.release.text();
+            std::string s;
+            if (c.rule == KvDtypeRule::release_too_old) {
+                s = "vLLM " + release + " does not know --kv-cache-dtype " + dtype +
+                    ", which came in v" + c.since.text() + " (" + std::string(c.source) +
+                    ", CacheDType): the release exits at argument parsing";
+                if (c.newer_release_starts)
+                    s += "; --engine-version " + c.since.text() + " or later starts";
+                else
+                    s += ", and every release that names it refuses it with MLA (" +
+                         grouped_digits(c.mla_layers) + " MLA layers)";
+            } else {
+                s = "vLLM refuses an " + dtype + " KV cache for a model with MLA layers (" +
+                    grouped_digits(c.mla_layers) + " here; " + std::string(c.source) +
+                    ", VllmConfig.validate_nvfp4_kv_cache_with_mla)";
+            }
+            if (c.starts_with)
+                s += std::string("; --kv-dtype ") + name(*c.starts_with) + " (" +
+                     size_text(kv_bytes_per_token(a.replica.model, KvFormat{*c.starts_with})) +
+                     " per token against " + size_text(a.kv_per_token) + ") starts";
+            return s;
         }
         case Refusal::cache:
             if (a.serving.engine == Engine::vllm && !a.report.vllm.refused.empty())
