@@ -124,6 +124,27 @@ TEST_CASE("Gemma-4-26B-A4B-NVFP4 quantizes its experts, not the mlp beside them,
     CHECK(weight_bytes(imp.model, checkpoint_weights(imp.model)).total().count() == total);
 }
 
+TEST_CASE("a ModelOpt quantization_config without quant_method is read by its producer",
+          "[quantized][modelopt]") {
+    // Qwen3-32B-FP8-Static-PerTensor (tests/data/quantized/README.md): ModelOpt 0.31 wrote
+    // quant_algo FP8 and producer "modelopt" into config.json's quantization_config, no
+    // quant_method. Per layer (hidden 5,120, 64 query and 8 KV heads of 128, MLP 25,600), 7
+    // matrices at 1 B a weight and one 4 B scale each (q, o 8,192 x 5,120; k, v 1,024 x 5,120;
+    // gate, up, down 25,600 x 5,120), q/k norms 2 x 128 and 2 layer norms in bf16; 64 layers, the
+    // bf16 embedding and LM head (ignored) 151,936 x 5,120 each and the final norm: 34.32 GB where
+    // bf16 says 65.52 GB.
+    const HfImport imp = import_hf_config(quantized / "Qwen3-32B-FP8-Static-PerTensor");
+    const CheckpointFormat& c = imp.model.config().checkpoint;
+    CHECK(c.known);
+    CHECK(c.linear == WeightFormat::fp8);
+    CHECK_FALSE(c.lm_head.has_value());
+    const std::uint64_t layer = 2 * fp8_tensor(8192, 5120) + 2 * fp8_tensor(1024, 5120) +
+                                3 * fp8_tensor(25'600, 5120) + bf(256) + bf(2 * 5120);
+    const std::uint64_t total = 64 * layer + 2 * bf(151'936, 5120) + bf(5120);
+    CHECK(total == 34'318'626'560ULL);
+    CHECK(weight_bytes(imp.model, checkpoint_weights(imp.model)).total().count() == total);
+}
+
 TEST_CASE("DeepSeek-V3.2-NVFP4 keeps the excluded attention in bf16 and o_proj in NVFP4",
           "[quantized][modelopt]") {
     const HfImport imp = import_hf_config(quantized / "DeepSeek-V3.2-NVFP4" / "config.json");

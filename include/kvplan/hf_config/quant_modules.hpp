@@ -492,7 +492,7 @@ namespace detail::hf {
                                                                   std::vector<std::string>& notes) {
     const std::optional<JsonReader> q = quantization_section(top);
     if (!base.known || !q) return base;
-    const std::string method = detail::lower_ascii(q->optional_string("quant_method").value_or(""));
+    const std::string method = quant_method_of(*q);
     QuantScheme s;
     s.unquantized = base.rest;
     {
