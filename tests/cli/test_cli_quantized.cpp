@@ -29,6 +29,21 @@ TEST_CASE("size reads hf_quant_config.json beside config.json: Qwen3-235B-A22B-N
     }
 }
 
+TEST_CASE("size says when the weights' format is assumed, as fit does", "[cli][quantized]") {
+    // gpt-j-6b's config.json states neither a torch_dtype nor a quantization_config: its
+    // parameters are sized at 2 B each. 28 layers of q, k, v, o 4 x 4,096^2, fc_in and fc_out
+    // 2 x 4,096 x 16,384 with biases 16,384 + 4,096, ln_1 2 x 4,096 (201,355,264); wte and the
+    // LM head 50,400 x 4,096 each, its bias 50,400, ln_f 2 x 4,096: 6,050,882,784 x 2 B.
+    const CliRun r = run_kvplan("size --context 2k --model gpt-j-6b");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("(12,101,765,568 B)") &&
+                          Catch::Contains("note: weights sized as bf16 (no quantization_config or "
+                                          "torch_dtype: bf16 assumed); --weight-dtype sets them"));
+    // A format the checkpoint states brings no such note.
+    const CliRun q = run_kvplan("size --context 8k --model " + folder("Qwen3-235B-A22B-NVFP4"));
+    CHECK_THAT(q.out, !Catch::Contains("weights sized as bf16"));
+}
+
 TEST_CASE("fit names each part's format and sizes a rank from the checkpoint's quantization",
           "[cli][quantized]") {
     // DeepSeek-V3.2-NVFP4 (tests/hf_config/test_quantized.cpp): 388,082,983,376 B whole, attention

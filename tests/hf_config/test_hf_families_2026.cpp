@@ -245,6 +245,32 @@ TEST_CASE("Qwen3.5-397B-A17B: 15 full layers, 512 experts and a gated shared exp
     CHECK(total_params(m) - m.config().vision_params == text);  // 396.3B: "397B"
 }
 
+TEST_CASE("Qwen3.5-35B-A3B and Qwen3.6-35B-A3B: 10 full layers, 256 experts, 35.1B",
+          "[hf_families_2026][qwen3_5][params]") {
+    const Model m = bundled("qwen3.5-35b-a3b");
+    // As Qwen3.5-397B-A17B's, h = 2048, 16 query and 2 KV heads of 256: gated q h x 8,192, k and
+    // v h x 512 each, o 4,096 x h, q/k norms 2 x 256. DeltaNet with 16 key heads and 32 value
+    // heads of 128: in_proj_qkvz h x (2 x 2,048 + 2 x 4,096), in_proj_ba h x 64, conv1d 8,192 x 4,
+    // dt_bias and A_log 2 x 32, norm 128, out_proj 4,096 x h. Per layer a router h x 256, 256
+    // experts and a shared expert of 3 x h x 512, the shared-expert gate h and two norms.
+    constexpr std::uint64_t h = 2'048;
+    constexpr std::uint64_t attn = h * 8'192 + 2 * h * 512 + 4'096 * h + 2 * 256;
+    constexpr std::uint64_t gdn = h * 12'288 + h * 64 + 8'192 * 4 + 2 * 32 + 128 + 4'096 * h;
+    constexpr std::uint64_t layer_mlp = h * 256 + 256 * 3 * h * 512 + 3 * h * 512 + h;
+    constexpr std::uint64_t text =
+        10 * attn + 30 * gdn + 40 * (layer_mlp + 2 * h) + h + 2 * 248'320ULL * h;
+    static_assert(text == 34'660'610'688ULL);
+    // The tower as Qwen3.5-27B's (460,730,096) with its merger's last projection to 2,048, not
+    // 5,120: 4,608 x 3,072 + 3,072 fewer.
+    constexpr std::uint64_t tower = 460'730'096ULL - 4'608 * 3'072 - 3'072;
+    CHECK(m.config().vision_params == tower);
+    CHECK(total_params(m) == text + tower);  // 35.11B, the "35B" of the name
+    CHECK(kv_token(m) == 2 * 10 * 2 * 256 * 2);
+    // Qwen3.6-35B-A3B has the same shapes (its config differs in tie_word_embeddings, false in
+    // both readings).
+    CHECK(total_params(bundled("qwen3.6-35b-a3b")) == text + tower);
+}
+
 // ---------------------------------------------------------------------------------------------
 // GLM-5 (glm_moe_dsa): DeepSeek-V3.2's MLA with the lightning indexer under another name.
 // ---------------------------------------------------------------------------------------------

@@ -101,6 +101,50 @@ TEST_CASE("Qwen3-235B-A22B-NVFP4 is sized from its hf_quant_config.json, 134.1 G
     CHECK(weight_bytes(plain, checkpoint_weights(plain)).total().count() == 470'187'269'120ULL);
 }
 
+TEST_CASE("Gemma-4-26B-A4B-NVFP4 quantizes its experts, not the mlp beside them, 18.8 GB",
+          "[quantized][modelopt]") {
+    // Gemma 4's layers hold a dense MLP (layers.N.mlp) and, beside it, 128 routed experts
+    // (layers.N.experts: vLLM's gemma4.py _weight_iterator). The hf_quant_config.json excludes
+    // layers.N.mlp*, layers.N.router* and layers.N.self_attn* on all 30 layers, the vision tower
+    // and the LM head: only the experts are NVFP4.
+    const HfImport imp = import_hf_config(quantized / "Gemma-4-26B-A4B-NVFP4");
+    const CheckpointFormat& c = imp.model.config().checkpoint;
+    CHECK(c.experts == WeightFormat::nvfp4);
+    CHECK(c.attention == WeightFormat::bf16);
+    CHECK(c.shared_experts == WeightFormat::bf16);  // the dense MLP, kvplan's shared expert
+    // The bf16 model (test_hf_families_2026.cpp: 25,247,559,710 text and 572,794,416 vision
+    // parameters at 2 B) less its 30 x 128 experts of 3 x 2,816 x 704 at 2 B, plus the same in
+    // nvfp4: gate and up 704 x 2,816 and down 2,816 x 704 at nv() = 1,115,140 B each.
+    constexpr std::uint64_t h = 2'816;
+    const std::uint64_t bf16_model = 2 * (25'247'559'710ULL + 572'794'416ULL);
+    const std::uint64_t experts = 30 * 128 * (2 * nv(704, h) + nv(h, 704));
+    CHECK(nv(704, h) == 1'115'140ULL);
+    const std::uint64_t total = bf16_model - 30 * 128 * bf(3 * h, 704) + experts;
+    CHECK(total == 18'811'150'492ULL);
+    CHECK(weight_bytes(imp.model, checkpoint_weights(imp.model)).total().count() == total);
+}
+
+TEST_CASE("a ModelOpt quantization_config without quant_method is read by its producer",
+          "[quantized][modelopt]") {
+    // Qwen3-32B-FP8-Static-PerTensor (tests/data/quantized/README.md): ModelOpt 0.31 wrote
+    // quant_algo FP8 and producer "modelopt" into config.json's quantization_config, no
+    // quant_method. Per layer (hidden 5,120, 64 query and 8 KV heads of 128, MLP 25,600), 7
+    // matrices at 1 B a weight and one 4 B scale each (q, o 8,192 x 5,120; k, v 1,024 x 5,120;
+    // gate, up, down 25,600 x 5,120), q/k norms 2 x 128 and 2 layer norms in bf16; 64 layers, the
+    // bf16 embedding and LM head (ignored) 151,936 x 5,120 each and the final norm: 34.32 GB where
+    // bf16 says 65.52 GB.
+    const HfImport imp = import_hf_config(quantized / "Qwen3-32B-FP8-Static-PerTensor");
+    const CheckpointFormat& c = imp.model.config().checkpoint;
+    CHECK(c.known);
+    CHECK(c.linear == WeightFormat::fp8);
+    CHECK_FALSE(c.lm_head.has_value());
+    const std::uint64_t layer = 2 * fp8_tensor(8192, 5120) + 2 * fp8_tensor(1024, 5120) +
+                                3 * fp8_tensor(25'600, 5120) + bf(256) + bf(2 * 5120);
+    const std::uint64_t total = 64 * layer + 2 * bf(151'936, 5120) + bf(5120);
+    CHECK(total == 34'318'626'560ULL);
+    CHECK(weight_bytes(imp.model, checkpoint_weights(imp.model)).total().count() == total);
+}
+
 TEST_CASE("DeepSeek-V3.2-NVFP4 keeps the excluded attention in bf16 and o_proj in NVFP4",
           "[quantized][modelopt]") {
     const HfImport imp = import_hf_config(quantized / "DeepSeek-V3.2-NVFP4" / "config.json");

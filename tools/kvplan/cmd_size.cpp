@@ -102,6 +102,13 @@ void run_size(const CommonOptions& o, Context& ctx) {
             fmt::format("{} GPUs hold {} replicas of tp {} x pp {}; figures are per "
                         "replica",
                         li.gpus, li.replicas, li.tp, li.pp));
+    // As fit says it: a format the checkpoint does not state (or states in a way kvplan does not
+    // model) is an assumption the reader should see without --explain.
+    if (s.weights_from_checkpoint && !rm.get().config().checkpoint.known) {
+        const std::string why = rm.get().config().checkpoint.source;
+        r.notes.push_back(fmt::format("weights sized as bf16 ({}); --weight-dtype sets them",
+                                      why.empty() ? "the model states no format" : why));
+    }
     for (const std::string& n : rm.notes) r.notes.push_back(display_name(rm) + ": " + n);
     render(r, o.format, o.explain, *ctx.out);
 }

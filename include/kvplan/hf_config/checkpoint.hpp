@@ -227,6 +227,18 @@ namespace detail::hf {
     return std::nullopt;
 }
 
+/// A quantization section's method in lower case: its quant_method or, where a ModelOpt export
+/// left quant_method out (ModelOpt 0.31 wrote quant_algo and producer.name "modelopt" alone into
+/// config.json, as in aiconfigurator's Qwen3-32B-FP8-Static-PerTensor), "modelopt".
+[[nodiscard]] inline std::string quant_method_of(const JsonReader& q) {
+    if (const auto m = q.optional_string("quant_method")) return detail::lower_ascii(*m);
+    if (const auto producer = q.optional_object("producer"))
+        if (detail::lower_ascii(producer->optional_string("name").value_or("")) == "modelopt" &&
+            q.optional_string("quant_algo"))
+            return "modelopt";
+    return "";
+}
+
 /// The format `top` (a config.json; `text` its text_config, or itself) says its weights are in.
 [[nodiscard]] inline CheckpointFormat checkpoint_format(const JsonReader& top,
                                                         const JsonReader& text) {
@@ -245,7 +257,7 @@ namespace detail::hf {
         c.source = "torch_dtype";
         return c;
     }
-    const std::string method = detail::lower_ascii(q->optional_string("quant_method").value_or(""));
+    const std::string method = quant_method_of(*q);
     CheckpointFormat c;
     c.known = true;
     c.rest = rest;

@@ -208,9 +208,11 @@ inline constexpr std::string_view layer_prefixes[] = {"model.layers.", "backbone
                                                       "model.language_model.layers.", "layers."};
 
 /// The names of part `p` of layer `layer` of `m`, every family's spelling; empty when the layer
-/// has no such part.
+/// has no such part. `moe_beside_mlp`: Gemma 4's layout, its routed experts at layers.N.experts
+/// beside a dense MLP at layers.N.mlp (kvplan's shared expert), where the other families' mlp
+/// holds the experts.
 [[nodiscard]] inline std::vector<std::string> part_names(const Model& m, std::uint32_t layer,
-                                                         QuantPart p) {
+                                                         QuantPart p, bool moe_beside_mlp = false) {
     std::vector<std::string> out;
     const ModelConfig& c = m.config();
     const CacheKind kind = m.layer(layer).kind;
@@ -249,9 +251,21 @@ inline constexpr std::string_view layer_prefixes[] = {"model.layers.", "backbone
         "self_attn.g_proj", "self_attn.f_a_proj", "self_attn.f_b_proj", "self_attn.o_proj"};
     const bool kda_layer = p == QuantPart::mixers && kind == CacheKind::constant_state &&
                            m.layers().layers_of_kind(CacheKind::mla_latent) != 0;
+    // Gemma 4's checkpoint names (vLLM's gemma4.py _weight_iterator): the packed
+    // experts.gate_up_proj and experts.down_proj, or per-expert experts.0.gate_proj once
+    // quantized; the dense MLP's gate_proj, up_proj and down_proj under mlp. A ModelOpt list
+    // that excludes "layers.N.mlp*" keeps the dense MLP, not the experts, in 16 bits.
+    static const std::vector<std::string_view> gemma4_experts = {
+        "experts",           "experts.gate_up_proj", "experts.down_proj", "experts.0.gate_proj",
+        "experts.0.up_proj", "experts.0.down_proj"};
+    static const std::vector<std::string_view> gemma4_mlp = {"mlp.gate_proj", "mlp.up_proj",
+                                                             "mlp.down_proj"};
+    const std::vector<std::string_view>* bodies = kda_layer ? &kda : &part_bodies(p);
+    if (moe_beside_mlp && p == QuantPart::routed_experts) bodies = &gemma4_experts;
+    if (moe_beside_mlp && p == QuantPart::shared_experts) bodies = &gemma4_mlp;
     const std::string index = std::to_string(layer) + ".";
     for (std::string_view prefix : layer_prefixes)
-        for (std::string_view body : kda_layer ? kda : part_bodies(p))
+        for (std::string_view body : *bodies)
             out.push_back(std::string(prefix).append(index).append(body));
     return out;
 }
@@ -366,6 +380,8 @@ struct QuantScheme {
     /// formats (CheckpointFormat::kept_linear, kept_experts), else `unquantized`.
     WeightFormat kept_linear = WeightFormat::bf16;
     WeightFormat kept_experts = WeightFormat::bf16;
+    /// The routed experts sit beside a dense MLP (Gemma 4's enable_moe_block): see part_names.
+    bool moe_beside_mlp = false;
 };
 
 /// The format a module keeps where `s` leaves it alone: its linear layers' or its experts'.
@@ -402,7 +418,7 @@ struct QuantScheme {
         const std::vector<const ModulePattern*> exclude = patterns_for_layer(s.exclude, i);
         for (std::size_t k = 0; k < quant_part_count; ++k) {
             const auto part = static_cast<QuantPart>(k);
-            const std::vector<std::string> names = part_names(m, i, part);
+            const std::vector<std::string> names = part_names(m, i, part, s.moe_beside_mlp);
             if (names.empty()) continue;
             ++holders[k];
             const bool experts = part == QuantPart::routed_experts;
@@ -492,11 +508,16 @@ namespace detail::hf {
                                                                   std::vector<std::string>& notes) {
     const std::optional<JsonReader> q = quantization_section(top);
     if (!base.known || !q) return base;
-    const std::string method = detail::lower_ascii(q->optional_string("quant_method").value_or(""));
+    const std::string method = quant_method_of(*q);
     QuantScheme s;
     s.unquantized = base.rest;
     s.kept_linear = base.kept_linear.value_or(base.rest);
     s.kept_experts = base.kept_experts.value_or(s.kept_linear);
+    {
+        const std::optional<JsonReader> text = top.optional_object("text_config");
+        s.moe_beside_mlp =
+            (text ? *text : top).optional_boolean("enable_moe_block").value_or(false);
+    }
     bool lm_head_linear = false;
     const auto excludes = [&](std::initializer_list<const char*> keys) {
         for (const char* key : keys)
