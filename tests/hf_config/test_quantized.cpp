@@ -573,14 +573,13 @@ TEST_CASE("DeepSeek-V4-Flash-NVFP4 weighs about the published 168 GB",
 
 TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with moe_quant_algo",
           "[quantized][fp8][deepseek_v4]") {
-    // DeepSeek's own config.json: fp8 in 128 x 128 blocks with ue8m0 scales and expert_dtype fp4.
+    // The bundled deepseek-v4-pro is DeepSeek's own config.json (configs/models/README.md): fp8 in
+    // 128 x 128 blocks with ue8m0 scales and expert_dtype fp4.
     Json j = bundled_json("deepseek-v4-pro");
-    j["quantization_config"] = {{"activation_scheme", "dynamic"},
-                                {"fmt", "e4m3"},
-                                {"quant_method", "fp8"},
-                                {"scale_fmt", "ue8m0"},
-                                {"weight_block_size", {128, 128}}};
-    const Model own = model_from_hf_json(j, "config.json", "DeepSeek-V4-Pro");
+    CHECK(j["quantization_config"]["quant_method"] == "fp8");
+    CHECK(j["quantization_config"]["weight_block_size"] == Json::array({128, 128}));
+    CHECK(j["expert_dtype"] == "fp4");
+    const Model own = bundled("deepseek-v4-pro");
     CHECK(own.config().checkpoint.experts == WeightFormat::mxfp4);
     CHECK(own.config().checkpoint.attention == WeightFormat::fp8);
     CHECK_FALSE(own.config().checkpoint.mtp_unquantized);
@@ -606,6 +605,46 @@ TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with m
     j["expert_dtype"] = "int4";
     CHECK_THROWS_WITH(model_from_hf_json(j, "config.json", "x"),
                       Catch::Contains("expert_dtype") && Catch::Contains("fp4 or fp8"));
+}
+
+TEST_CASE("DeepSeek-V4-Flash as DeepSeek stores it weighs its index's 159,609,485,896 B",
+          "[quantized][fp8][deepseek_v4][published]") {
+    // The bundled deepseek-v4-flash is DeepSeek's own config.json: fp8 in 128 x 128 blocks with
+    // ue8m0 scales, expert_dtype fp4 (MXFP4 experts, an e8m0 scale per 32 inputs).
+    const Model m = bundled("deepseek-v4-flash");
+    const CheckpointFormat& c = m.config().checkpoint;
+    CHECK(c.experts == WeightFormat::mxfp4);
+    CHECK(c.attention == WeightFormat::fp8);
+    CHECK(c.shared_experts.value_or(c.linear) == WeightFormat::fp8);
+    // The NVFP4 test's fp8 layers (hidden 4,096), with MXFP4 experts of 2 x mx(2,048, 4,096) +
+    // mx(4,096, 2,048) = 13,369,344 B (the bytes a routed expert takes in the checkpoint's
+    // shards: w1 and w3 int8 [2,048, 2,048] with e8m0 [2,048, 128], w2 [4,096, 1,024] with
+    // [4,096, 64]); the same bf16 rest.
+    const std::uint64_t attn = fp8e(1024, 4096) + fp8e(512, 4096) + fp8e(32'768, 1024) +
+                               fp8e(8192, 4096) + fp8e(4096, 8192);
+    const std::uint64_t shared = 2 * fp8e(2048, 4096) + fp8e(4096, 2048);
+    const std::uint64_t index = fp8e(8192, 1024);
+    const std::uint64_t expert = 2 * mx(2048, 4096) + mx(4096, 2048);
+    CHECK(expert == 13'369'344ULL);
+    CHECK(2ULL * 2048 * 2048 + 2 * 2048 * 128 + 4096ULL * 1024 + 4096 * 64 == expert);
+    const std::uint64_t bf16 = 1'451'765'842ULL;  // the NVFP4 test's
+    const std::uint64_t model = 43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16;
+    CHECK(model == 155'930'973'476ULL);
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
+    // The MTP layer as in the NVFP4 test (its experts MXFP4 there too): 3,653,827,328 B.
+    const std::uint64_t mtp_other = 1600 + 4096 + 8'388'608 + 512 + 1024 + 2'097'152 + 128 +
+                                    64ULL * 4096 + 256ULL * 4096 + 2 * 4096;
+    const std::uint64_t mtp =
+        attn + shared + index + 256 * expert + 2 * mtp_other + 2 * (2 * 4096ULL * 4096 + 3 * 4096);
+    CHECK(mtp == 3'653'827'328ULL);
+    CHECK(mtp_layer_bytes(m).count() == mtp);
+    // 159,584,800,804 B. Published: model.safetensors.index.json's metadata.total_size of
+    // deepseek-ai/DeepSeek-V4-Flash at revision 60d8d70770c6776ff598c94bb586a859a38244f1,
+    // 159,609,485,896 B: 0.016 % under.
+    const std::uint64_t files = checkpoint_file_bytes(m).count();
+    CHECK(files == model + mtp);
+    CHECK(files == 159'584'800'804ULL);
+    CHECK(std::abs(static_cast<double>(files) / 159'609'485'896.0 - 1.0) < 0.0002);
 }
 
 namespace {
@@ -1054,6 +1093,11 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
         {"DeepSeek-V4-Flash-NVFP4",
          checkpoint_file_bytes(load_hf_config(quantized / "DeepSeek-V4-Flash-NVFP4")).count(),
          168e9},
+        // DeepSeek's own DeepSeek-V4 checkpoints, the bundled configs (tests above): "865 GB of
+        // weights" (vllm-project/recipes PR #779) and the 159,609,485,896 B of Flash's index.
+        {"deepseek-v4-pro", checkpoint_file_bytes(bundled("deepseek-v4-pro")).count(), 865e9},
+        {"deepseek-v4-flash", checkpoint_file_bytes(bundled("deepseek-v4-flash")).count(),
+         159'609'485'896.0},
     };
     CHECK(rows[0].ours == 65'248'815'744ULL);
     CHECK(rows[2].ours == 688'574'809'152ULL);
@@ -1070,7 +1114,5 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
     // (fp8) 310.15 GB; qwen3.6-35b-a3b (ModelOpt NVFP4, MTP layer counted) 23.39 GB; and in
     // tests/data: Qwen3-235B-A22B-FP8 236.45 GB, Qwen3-30B-A3B-FP8 31.17 GB,
     // Qwen3-Next-80B-A3B-Instruct-FP8 80.41 GB, Qwen3-235B-A22B-NVFP4 134.10 GB,
-    // DeepSeek-V3.2-NVFP4 415.04 GB, nvidia/Kimi-K2.6-NVFP4 595.15 GB. The bundled
-    // deepseek-v4-flash and -pro files are NVIDIA's NVFP4 config.json without its
-    // quantization_config (configs/models/README.md): read alone they are sized in bf16.
+    // DeepSeek-V3.2-NVFP4 415.04 GB, nvidia/Kimi-K2.6-NVFP4 595.15 GB.
 }
