@@ -883,3 +883,40 @@ TEST_CASE("fit charges a vision model's encoder outputs, vLLM's flags turn them 
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("--limit-mm-per-prompt"));
 }
+
+TEST_CASE("vLLM's older --limit-mm-per-prompt image=N holds for the releases that read it",
+          "[cli][fit][encoder_cache]") {
+    // vllm/engine/arg_utils.py read comma-separated key=value (nullable_kvs) up to v0.9, where
+    // PR #16789 made JSON the form and kept key=value as a deprecated fallback; PR #20969
+    // removed it for v0.10 (issue #21615: "Can't set limit-mm-per-prompt in 0.10.0"). So
+    // image=2 means {"image": 2} under --engine-version 0.8 and 0.9 and is a usage error naming
+    // the JSON form after.
+    const std::string args = "fit --model gemma-3-27b --gpu h100-sxm --context 8k -f json";
+    const CliRun now = run_kvplan(args + " --limit-mm-per-prompt image=2");
+    CHECK(now.code == 2);
+    CHECK_THAT(now.err, Catch::Contains("--limit-mm-per-prompt") &&
+                            Catch::Contains("expected {\"image\": 2}: vLLM v0.10 removed the "
+                                            "image=N form") &&
+                            Catch::Contains("found 'image=2'"));
+    for (const char* v : {"0.8", "0.9"}) {
+        INFO(v);
+        const std::string at = args + " --engine-version " + v;
+        const CliRun kv = run_kvplan(at + " --limit-mm-per-prompt 'IMAGE = 2'");
+        REQUIRE(kv.code == 0);
+        const CliRun js = run_kvplan(at + " --limit-mm-per-prompt '{\"image\": 2}'");
+        REQUIRE(js.code == 0);
+        CHECK(json::parse(kv.out)["encoder_cache_bytes"] ==
+              json::parse(js.out)["encoder_cache_bytes"]);
+        CHECK(json::parse(kv.out)["kv_budget_bytes_per_gpu"] ==
+              json::parse(js.out)["kv_budget_bytes_per_gpu"]);
+    }
+    // The command is in the form the release reads: image=2 for v0.8, JSON from v0.9.
+    const std::string text =
+        "fit --model gemma-3-27b --gpu h100-sxm --context 8k "
+        "--limit-mm-per-prompt 2 --engine-version ";
+    CHECK_THAT(run_kvplan(text + "0.8").out, Catch::Contains("--limit-mm-per-prompt image=2"));
+    CHECK_THAT(run_kvplan(text + "0.9").out,
+               Catch::Contains("--limit-mm-per-prompt '{\"image\": 2}'"));
+    // Other keys stay unmodelled, as in the JSON.
+    CHECK(run_kvplan(args + " --engine-version 0.9 --limit-mm-per-prompt video=1").code == 2);
+}

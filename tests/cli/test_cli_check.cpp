@@ -222,6 +222,20 @@ TEST_CASE("check fails a requirement whose KV dtype vLLM refuses at start-up",
                                "parsing; --engine-version 0.20 or later starts"));
 }
 
+TEST_CASE("check fails a requirement whose KV dtype the engine has no name for",
+          "[cli][check][kv_dtype]") {
+    // MXFP4 KV on an MI355X (CDNA4 holds FP4 with microscaling), but no vLLM release lists mxfp4
+    // among its cache dtypes (vllm/config/cache.py, CacheDType): the requirement fails (exit 1),
+    // naming the dtypes vLLM takes there and fp8_e4m3, 32 layers x 8 KV heads x 128 x 2 =
+    // 65,536 B = 64.00 KiB a token against mxfp4's 32 x 8 x (64 + 4 scale bytes) x 2 = 34,816 B.
+    const CliRun r = run_kvplan("check --policy " + data_file("cli/policy_mxfp4_mi355x.json"));
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("note: chat load: the engine does not start: vLLM has no "
+                                      "mxfp4 KV cache in any release") &&
+                          Catch::Contains("--kv-dtype fp8_e4m3 (64.00 KiB per token against "
+                                          "34.00 KiB) starts"));
+}
+
 TEST_CASE("GitHub annotations point at the policy's line and at the changed config.json field",
           "[cli][check][annotations]") {
     // The config lowers max_position_embeddings to 4,096 (line 13), below the policy's 8,000

@@ -700,7 +700,25 @@ TEST_CASE("a KV dtype the GPU cannot hold exits 3 with the reason", "[cli][exit]
     CHECK(mi300x.code == 3);
     CHECK_THAT(mi300x.err, Catch::Contains("GPU 'mi300x' (cdna3, gfx942)") &&
                                Catch::Contains("an MXFP4 KV cache needs FP4 hardware"));
-    CHECK(run_kvplan(base + "--gpu mi355x --kv-dtype mxfp4").code == 0);
+    // MI355X holds MXFP4, but no engine has a name for an MXFP4 cache: an answer, DOES NOT
+    // START (exit 0), in text and JSON (engine/startup.hpp, kv_dtype_check).
+    const CliRun mi355x = run_kvplan(base + "--gpu mi355x --kv-dtype mxfp4");
+    CHECK(mi355x.code == 0);
+    CHECK_THAT(mi355x.out,
+               Catch::StartsWith("DOES NOT START: llama-3-8b under vllm on 1 x AMD Instinct "
+                                 "MI355X (tp 1 x pp 1): vLLM has no mxfp4 KV cache in any "
+                                 "release: its cache dtypes (vllm/config/cache.py, CacheDType) "
+                                 "do not list it"));
+    const json mj = json::parse(run_kvplan(base + "--gpu mi355x --kv-dtype mxfp4 -f json").out);
+    CHECK(mj["refusal"] == "kv_dtype");
+    CHECK(mj["kv_dtype_rule"] == "no_engine_name");
+    CHECK(mj["max_concurrency"] == 0);
+    for (const char* e : {"sglang", "trtllm"}) {
+        INFO(e);
+        const json ej = json::parse(
+            run_kvplan(base + "--gpu mi355x --kv-dtype mxfp4 -f json --engine " + e).out);
+        CHECK(ej["kv_dtype_rule"] == "no_engine_name");
+    }
     const CliRun trt = run_kvplan(base + "--gpu a100-sxm4-80gb --kv-dtype fp8 --engine trtllm");
     CHECK(trt.code == 3);
     CHECK_THAT(trt.err, Catch::Contains("TensorRT-LLM's FP8 KV cache needs FP8 in hardware"));

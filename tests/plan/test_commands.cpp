@@ -426,7 +426,7 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     d.kv = KvDtype::bf16;
     CHECK_THAT(line(EngineVersion{0, 11}), Catch::Contains("--kv-cache-dtype bfloat16"));
     CHECK_THAT(line(EngineVersion{0, 10}), Catch::Contains("--kv-cache-dtype auto"));
-    // No vLLM release has an MXFP4 cache: sized, but no command.
+    // No vLLM release has an MXFP4 cache: sized, refused at start-up (below), no command.
     d.kv = KvDtype::mxfp4;
     d.serving.engine_version.reset();
     CHECK_THROWS_AS(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}), InvalidInput);
@@ -478,6 +478,69 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     d.serving.engine = Engine::sglang;
     CHECK_THAT(serve_command(evaluate(d, {.context = 8192}), {.model = "m"}).line(),
                Catch::Contains("--kv-cache-dtype fp4_e2m1"));
+}
+
+TEST_CASE("a KV dtype no release of the engine names does not start, with those it takes",
+          "[commands][kv_dtype]") {
+    // Llama-3-8B, 32 layers x 8 KV heads x 128: mxfp4 (e2m1 and an e8m0 scale per 32) is
+    // 64 + 4 B a vector, 32 x 8 x 68 x 2 = 34,816 B a token; fp8_e4m3 32 x 8 x 128 x 2 =
+    // 65,536 B (64.00 KiB). The MI355X (CDNA4) holds MXFP4 (kv_support.hpp), but vLLM's
+    // CacheDType (vllm/config/cache.py) has no mxfp4 in any release.
+    Deployment d{
+        .model = bundled("llama-3-8b"), .gpu = bundled_gpu("mi355x"), .kv = KvDtype::mxfp4};
+    const ReplicaAnswer v = evaluate(d, {.context = 8192});
+    CHECK(v.verdict == Verdict::does_not_start);
+    CHECK(v.refusal == Refusal::kv_dtype);
+    CHECK(v.kv_dtype_check.rule == KvDtypeRule::no_engine_name);
+    CHECK(v.kv_per_token.count() == 34'816);
+    CHECK(v.max_concurrency == 0);
+    // What vLLM takes on CDNA4 for a model without MLA: no NVFP4 (Blackwell's), no fp8_ds_mla.
+    CHECK(v.kv_dtype_check.kv_dtype_accepted(KvDtype::fp8_e4m3));
+    CHECK(v.kv_dtype_check.kv_dtype_accepted(KvDtype::int4));
+    CHECK_FALSE(v.kv_dtype_check.kv_dtype_accepted(KvDtype::nvfp4));
+    CHECK_FALSE(v.kv_dtype_check.kv_dtype_accepted(KvDtype::fp8_ds_mla));
+    CHECK(refusal_text(v) ==
+          "vLLM has no mxfp4 KV cache in any release: its cache dtypes (vllm/config/cache.py, "
+          "CacheDType) do not list it; on this GPU it takes fp16, bf16, fp8_e4m3, fp8_e5m2, int8, "
+          "int4, fp8_per_token_head; --kv-dtype fp8_e4m3 (64.00 KiB per token against 34.00 KiB) "
+          "starts");
+    CHECK(!serve_commands(d, {.context = 8192}, {.model = "m"}).front().command);
+    // SGLang's --kv-cache-dtype choices (python/sglang/srt/server_args.py: auto, fp8_e5m2,
+    // fp8_e4m3, bf16, bfloat16, fp4_e2m1, the last NVFP4's bytes, Blackwell's): no mxfp4 either.
+    d.serving.engine = Engine::sglang;
+    const ReplicaAnswer s = evaluate(d, {.context = 8192});
+    CHECK(s.refusal == Refusal::kv_dtype);
+    CHECK_THAT(refusal_text(s),
+               Catch::StartsWith("SGLang has no mxfp4 KV cache in any release: its cache dtypes "
+                                 "(python/sglang/srt/server_args.py, --kv-cache-dtype choices) do "
+                                 "not list it; on this GPU it takes bf16, fp8_e4m3, fp8_e5m2;"));
+    // Nor its int8 (vLLM's int8_per_token_head: 32 x 8 x (128 + 4) x 2 = 67,584 B a token).
+    d.kv = KvDtype::int8;
+    const ReplicaAnswer s8 = evaluate(d, {.context = 8192});
+    CHECK(s8.kv_dtype_check.rule == KvDtypeRule::no_engine_name);
+    CHECK(s8.kv_per_token.count() == 67'584);
+    CHECK(s8.kv_dtype_check.starts_with == KvDtype::fp8_e4m3);
+    d.kv = KvDtype::fp8_e4m3;
+    CHECK(evaluate(d, {.context = 8192}).refusal != Refusal::kv_dtype);
+    // TensorRT-LLM's KvCacheConfig.dtype (tensorrt_llm/llmapi/llm_args.py: auto, fp8, nvfp4) on
+    // a B200: mxfp4 refused, nvfp4 among those it takes.
+    d.gpu = bundled_gpu("b200");
+    d.serving.engine = Engine::trtllm;
+    d.kv = KvDtype::mxfp4;
+    const ReplicaAnswer t = evaluate(d, {.context = 8192});
+    CHECK(t.kv_dtype_check.rule == KvDtypeRule::no_engine_name);
+    CHECK_THAT(refusal_text(t),
+               Catch::Contains("on this GPU it takes fp16, bf16, fp8_e4m3, nvfp4;"));
+    d.kv = KvDtype::nvfp4;
+    CHECK(evaluate(d, {.context = 8192}).refusal != Refusal::kv_dtype);
+    // A 32-bit cache needs no name ("auto" over a float32 model): not this rule.
+    d.kv = KvDtype::fp32;
+    CHECK(evaluate(d, {.context = 8192}).kv_dtype_check.rule == KvDtypeRule::none);
+    // The GPU's own limit stays invalid input: MXFP4 on an H100 has no FP4 hardware.
+    d.gpu = bundled_gpu("h100-sxm");
+    d.kv = KvDtype::mxfp4;
+    d.serving.engine = Engine::vllm;
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
 }
 
 TEST_CASE("TensorRT-LLM's command states what kvplan assumed, in trtllm-serve's flags",

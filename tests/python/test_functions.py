@@ -82,6 +82,14 @@ def test_kv_dtype_keyword_takes_the_engines_names():
     assert "MLA layers (61 here" in mla.refusal_reason
     assert kvplan.fit(model="deepseek-v3", gpu="b200", tp=8, context=8192,
                       kv_dtype="fp8").starts
+    # mxfp4 on an MI355X: CDNA4 holds it, but no vLLM release names it (CacheDType); fp8_e4m3,
+    # 32 x 8 x 128 x 2 = 65,536 B a token against 32 x 8 x (64 + 4) x 2 = 34,816 B, starts.
+    mx = kvplan.fit(model="llama-3-8b", gpu="mi355x", context=8192, kv_dtype="mxfp4")
+    assert not mx.starts and mx.refusal == "kv_dtype"
+    assert mx.refusal_reason.startswith(
+        "the engine does not start: vLLM has no mxfp4 KV cache in any release")
+    assert mx.refusal_reason.endswith(
+        "--kv-dtype fp8_e4m3 (64.00 KiB per token against 34.00 KiB) starts")
 
 
 def test_trtllm_serve_command_comes_with_its_yaml():

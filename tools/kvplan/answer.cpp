@@ -280,7 +280,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                                "KV dtype rule",
                                cell_text(name(a.kv_dtype_check.rule)),
                                {},
-                               {"the rule by which vLLM refuses the KV dtype at start-up",
+                               {"the rule by which the engine refuses the KV dtype at start-up",
                                 {std::string(a.kv_dtype_check.source)}},
                                false});
     rep.figures.push_back({"gpu_memory_bytes",

@@ -76,7 +76,18 @@ Serving parse_serving(const CommonOptions& o) {
     if ((o.limit_mm_per_prompt || o.skip_mm_profiling) && s.engine != Engine::vllm)
         usage_error(o.limit_mm_per_prompt ? "--limit-mm-per-prompt" : "--skip-mm-profiling",
                     "--engine vllm (it is vLLM's flag)", std::string(name(s.engine)));
-    s.reserve.encoder_cache.items_per_prompt = o.limit_mm_per_prompt;
+    if (const auto& mm = o.limit_mm_per_prompt) {
+        // vLLM read image=N up to v0.9 (nullable_kvs; deprecated in PR #16789) and removed it in
+        // v0.10 (PR #20969): a later release exits at argument parsing.
+        if (mm->key_value && o.engine_version.value_or(vllm_newest_release) >= EngineVersion{0, 10})
+            usage_error("--limit-mm-per-prompt",
+                        fmt::format("{{\"image\": {}}}: vLLM v0.10 removed the image=N form "
+                                    "(vllm/engine/arg_utils.py, PR #20969); v0.8 and v0.9 take "
+                                    "it (--engine-version 0.9)",
+                                    mm->images),
+                        fmt::format("image={}", mm->images));
+        s.reserve.encoder_cache.items_per_prompt = mm->images;
+    }
     s.reserve.encoder_cache.skip_profiling = o.skip_mm_profiling;
     s.num_gpu_blocks = o.num_gpu_blocks_override;
     s.allow_long_context = o.allow_long_context;

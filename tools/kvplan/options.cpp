@@ -207,7 +207,8 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
             "SGLang's flag: the modules adapters target (q_proj,v_proj,... or all); only their "
             "stacks are charged. vLLM wraps every layer; with --max-loras");
         typed(group, "--limit-mm-per-prompt", o.limit_mm_per_prompt, parse_mm_limit,
-              "vLLM's flag: images per prompt, N or {\"image\": N}; 0 serves text only. A "
+              "vLLM's flag: images per prompt, N or {\"image\": N} (image=N: v0.8 and v0.9 "
+              "only); 0 serves text only. A "
               "model with a vision tower is charged the encoder outputs vLLM's profile run "
               "keeps; default: 999");
         group.add_flag("--skip-mm-profiling", o.skip_mm_profiling,

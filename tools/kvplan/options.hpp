@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "parse.hpp"
 #include "report.hpp"
 
 namespace CLI {
@@ -80,11 +81,11 @@ struct CommonOptions {
     std::optional<std::uint32_t> max_loras;      ///< LoRA adapter slots on each GPU
     std::optional<std::uint32_t> max_lora_rank;  ///< their rank
     bool fully_sharded_loras = false;
-    std::optional<std::uint32_t> max_cpu_loras;        ///< adapters cached in host memory
-    std::optional<std::uint8_t> lora_target_modules;   ///< SGLang's, as LoraTarget bits
-    std::optional<std::uint32_t> limit_mm_per_prompt;  ///< images per prompt (0: text only)
-    bool skip_mm_profiling = false;                    ///< vLLM's --skip-mm-profiling
-    bool allow_long_context = false;                   ///< contexts past the model's limit
+    std::optional<std::uint32_t> max_cpu_loras;       ///< adapters cached in host memory
+    std::optional<std::uint8_t> lora_target_modules;  ///< SGLang's, as LoraTarget bits
+    std::optional<MmLimit> limit_mm_per_prompt;       ///< images per prompt (0: text only)
+    bool skip_mm_profiling = false;                   ///< vLLM's --skip-mm-profiling
+    bool allow_long_context = false;                  ///< contexts past the model's limit
     std::optional<bool> chunked_local_hybrid;  ///< vLLM's hybrid manager for chunked attention
     std::optional<bool> without_flashinfer;    ///< vLLM's profile sampler without FlashInfer
     std::optional<DraftMethod> speculative_method;

@@ -71,22 +71,33 @@ std::uint64_t parse_whole(std::string_view text, std::string_view flag) {
     return parse_count(text, flag);
 }
 
-std::uint32_t parse_mm_limit(std::string_view text, std::string_view flag) {
+MmLimit parse_mm_limit(std::string_view text, std::string_view flag) {
     // vLLM takes JSON by modality; of the modalities, images alone are modelled.
+    constexpr std::string_view expected =
+        "images per prompt: a whole number, {\"image\": N} or image=N";
     std::string compact;
     for (const char ch : text)
         if (ch != ' ') compact += ch;
     std::string_view v = compact;
+    MmLimit m;
     constexpr std::string_view open = "{\"image\":";
+    // vLLM's comma-separated key=value (nullable_kvs, vllm/engine/arg_utils.py: keys lowercased)
+    // up to v0.9; of its keys, image alone is modelled, as in the JSON.
+    constexpr std::string_view key = "image=";
     if (v.starts_with('{')) {
-        if (!v.starts_with(open) || !v.ends_with('}'))
-            usage_error(flag, "images per prompt: a whole number or {\"image\": N}", text);
+        if (!v.starts_with(open) || !v.ends_with('}')) usage_error(flag, expected, text);
         v = v.substr(open.size(), v.size() - open.size() - 1);
+    } else if (v.size() > key.size() &&
+               std::equal(key.begin(), key.end(), v.begin(), [](char k, char c) {
+                   return k == std::tolower(static_cast<unsigned char>(c));
+               })) {
+        m.key_value = true;
+        v = v.substr(key.size());
     }
     std::uint64_t n = 0;
-    if (!to_u64(v, n) || n > 0xFFFF'FFFFU)
-        usage_error(flag, "images per prompt: a whole number or {\"image\": N}", text);
-    return static_cast<std::uint32_t>(n);
+    if (!to_u64(v, n) || n > 0xFFFF'FFFFU) usage_error(flag, expected, text);
+    m.images = static_cast<std::uint32_t>(n);
+    return m;
 }
 
 std::uint32_t parse_search_bound(std::string_view text, std::string_view flag) {

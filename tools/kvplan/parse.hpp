@@ -44,9 +44,17 @@ namespace kvplan::cli {
 /// A whole number >= 1 (--concurrency, --max-num-seqs, --top ...).
 [[nodiscard]] std::uint64_t parse_whole(std::string_view text, std::string_view flag);
 
-/// --limit-mm-per-prompt: images per prompt, as a whole number >= 0 or vLLM's JSON {"image": N};
-/// 0 serves text only.
-[[nodiscard]] std::uint32_t parse_mm_limit(std::string_view text, std::string_view flag);
+/// --limit-mm-per-prompt as read: images per prompt (0 serves text only), and whether it was
+/// written in vLLM's older key=value form.
+struct MmLimit {
+    std::uint32_t images = 0;
+    bool key_value =
+        false;  ///< image=N: vLLM v0.8 and v0.9 only (parse_serving checks the release)
+};
+
+/// --limit-mm-per-prompt: images per prompt, as a whole number >= 0, vLLM's JSON {"image": N} or
+/// its older image=N.
+[[nodiscard]] MmLimit parse_mm_limit(std::string_view text, std::string_view flag);
 
 /// A bound of a replica search (--max-gpus, --max-tp): a whole number in [1, 64], the largest
 /// replica the search takes.

@@ -110,7 +110,7 @@ inline constexpr VllmKvDtypeName vllm_kv_dtype_names[] = {
 }
 
 /// Why vLLM release line `v` cannot be started with a KV cache of `d` although a later line can,
-/// or nullopt (also when no line can: the command refuses those, not the sizing).
+/// or nullopt (also when no line can: kv_dtype_check, engine/startup.hpp, refuses those).
 [[nodiscard]] constexpr std::optional<VllmKvDtypeName> vllm_kv_dtype_too_new(
     KvDtype d, EngineVersion v) noexcept {
     const auto row = vllm_kv_dtype_row(d);

@@ -25,6 +25,7 @@
 #include "../gpu.hpp"
 #include "../gpu_family.hpp"
 #include "../kv_bytes.hpp"
+#include "../kv_support.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
 #include "../units.hpp"
@@ -186,7 +187,7 @@ namespace detail {
     return s;
 }
 
-/// The rule by which vLLM refuses a KV cache's dtype before it loads anything.
+/// The rule by which the engine refuses a KV cache's dtype before it loads anything.
 enum class KvDtypeRule : std::uint8_t {
     none,  ///< the release takes the dtype for this model
     /// the release's --kv-cache-dtype choices lack the name: `vllm serve` exits at argument
@@ -195,24 +196,31 @@ enum class KvDtypeRule : std::uint8_t {
     /// an nvfp4 cache for a model with MLA layers: VllmConfig.validate_nvfp4_kv_cache_with_mla
     /// (vllm/config/vllm.py) raises while the configuration is built
     nvfp4_with_mla,
+    /// no release of the engine lists the dtype among its cache dtypes: vLLM's
+    /// --kv-cache-dtype choices (vllm/config/cache.py, CacheDType), SGLang's
+    /// (python/sglang/srt/server_args.py), TensorRT-LLM's KvCacheConfig.dtype
+    /// (tensorrt_llm/llmapi/llm_args.py); the engine exits before it loads anything
+    no_engine_name,
 };
 
-inline constexpr FixedArray<detail::EnumName<KvDtypeRule>, 3> kv_dtype_rule_names{{
+inline constexpr FixedArray<detail::EnumName<KvDtypeRule>, 4> kv_dtype_rule_names{{
     {KvDtypeRule::none, "none"},
     {KvDtypeRule::release_too_old, "release_too_old"},
     {KvDtypeRule::nvfp4_with_mla, "nvfp4_with_mla"},
+    {KvDtypeRule::no_engine_name, "no_engine_name"},
 }};
 
 [[nodiscard]] constexpr const char* name(KvDtypeRule r) noexcept {
     return detail::enum_name(kv_dtype_rule_names, r);
 }
 
-/// vLLM's start-up check of the KV cache's dtype: the rule that refuses it, its figures, the
-/// engine file, and the change that starts it. The user's input is valid (kvplan sizes the cache
-/// in that dtype); the engine says no. A dtype the GPU cannot hold at all (kv_support.hpp) is not
-/// this: no engine runs it, and evaluate() refuses it as invalid input.
+/// The engine's start-up check of the KV cache's dtype: the rule that refuses it, its figures,
+/// the engine file, and the change that starts it. The user's input is valid (kvplan sizes the
+/// cache in that dtype); the engine says no. A dtype the GPU cannot hold at all (kv_support.hpp) is
+/// not this: no engine runs it, and evaluate() refuses it as invalid input.
 struct KvDtypeCheck {
     KvDtypeRule rule = KvDtypeRule::none;
+    Engine engine = Engine::vllm;   ///< the engine that refuses
     KvDtype dtype = KvDtype::bf16;  ///< the dtype refused
     std::string_view name{};        ///< its --kv-cache-dtype value
     EngineVersion release{};        ///< the release asked for
@@ -225,7 +233,13 @@ struct KvDtypeCheck {
     /// The dtype that starts on this release instead, where one is needed: fp8_e4m3, the dtype
     /// vLLM's own message proposes ("'fp8' or 'auto'") at half of bf16's bytes.
     std::optional<KvDtype> starts_with{};
+    /// no_engine_name: the dtypes the engine takes for this model on this GPU, one bit per
+    /// KvDtype (1 << its value; kv_dtype_accepted tests one).
+    std::uint32_t accepted = 0;
 
+    [[nodiscard]] constexpr bool kv_dtype_accepted(KvDtype d) const noexcept {
+        return (accepted >> static_cast<unsigned>(d)) & 1U;
+    }
     [[nodiscard]] constexpr bool refused() const noexcept { return rule != KvDtypeRule::none; }
 };
 
@@ -234,7 +248,7 @@ struct KvDtypeCheck {
 /// (nvfp4, nvfp4_4over6) for a model with MLA layers raises in VllmConfig's validator, whatever
 /// the other layers (the guard tests cache_dtype.startswith("nvfp4") and model_config.use_mla;
 /// it came with nvfp4 itself, PR #40177, so every release that names nvfp4 has it). A dtype no
-/// vLLM release has a cache of (fp32, mxfp4) passes here: the command refuses it, not the sizing.
+/// vLLM release names (mxfp4) passes here: kv_dtype_check refuses it.
 [[nodiscard]] constexpr KvDtypeCheck vllm_kv_dtype_check(const Model& m, KvDtype d,
                                                          EngineVersion v) noexcept {
     KvDtypeCheck c;
@@ -256,6 +270,62 @@ struct KvDtypeCheck {
         c.source = "vllm/config/vllm.py";
         c.starts_with = KvDtype::fp8_e4m3;
     }
+    return c;
+}
+
+/// Whether engine `e` (vLLM: release line `v`) has a cache dtype name for `d`. A full-width float
+/// cache needs none: every engine's "auto" takes the model's dtype, 16 bits for a 16-bit
+/// checkpoint (--dtype float32 for 32), so only the narrow formats are looked up
+/// (engine/kv_dtype_names.hpp cites each engine's list).
+[[nodiscard]] constexpr bool engine_names_kv_dtype(Engine e, KvDtype d, EngineVersion v) noexcept {
+    if (d == KvDtype::fp32 || d == KvDtype::fp16 || d == KvDtype::bf16) return true;
+    switch (e) {
+        case Engine::vllm:
+            return vllm_kv_dtype_name(d, v).has_value();
+        case Engine::sglang:
+            return sglang_kv_dtype_name(d).has_value();
+        case Engine::trtllm:
+            return trtllm_kv_dtype_name(d).has_value();
+        case Engine::ideal:
+            return true;
+    }
+    return true;
+}
+
+/// Engine `e`'s start-up check of a KV cache of `d` for `m` on `g` (vLLM: release `v`). A dtype
+/// the engine has no name for in any release (mxfp4 in all three; int8, int4 and vLLM's own
+/// formats outside vLLM; fp8_e5m2 in TensorRT-LLM) exits at argument parsing or KvCacheConfig's
+/// validation: DOES NOT START, with the dtypes the engine takes for `m` on `g` and the one that
+/// starts (fp8_e4m3 for a dtype of 8 bits or fewer where the GPU holds it, else bf16). Else
+/// vLLM's own checks (vllm_kv_dtype_check). A dtype the GPU cannot hold at all is not this:
+/// kv_dtype_refusal (kv_support.hpp) refuses it as invalid input before.
+[[nodiscard]] inline KvDtypeCheck kv_dtype_check(Engine e, const Model& m, KvDtype d,
+                                                 EngineVersion v, const GpuSpec& g) {
+    const bool ever = e == Engine::vllm
+                          ? vllm_kv_dtype_row(d).has_value() || engine_names_kv_dtype(e, d, v)
+                          : engine_names_kv_dtype(e, d, v);
+    if (ever) return e == Engine::vllm ? vllm_kv_dtype_check(m, d, v) : KvDtypeCheck{};
+    KvDtypeCheck c;
+    c.rule = KvDtypeRule::no_engine_name;
+    c.engine = e;
+    c.dtype = d;
+    c.release = v;
+    c.mla_layers = m.layers().layers_of_kind(CacheKind::mla_latent);
+    c.source = e == Engine::vllm     ? "vllm/config/cache.py"
+               : e == Engine::sglang ? "python/sglang/srt/server_args.py"
+                                     : "tensorrt_llm/llmapi/llm_args.py";
+    for (const KvDtype x : all_kv_dtypes) {
+        // Named by the engine (vLLM: by this release), held by the GPU, and not refused for
+        // this model (vLLM's nvfp4 with MLA); 32-bit caches are left out as no fix.
+        if (x == KvDtype::fp32 || !engine_names_kv_dtype(e, x, v) || kv_dtype_refusal(x, g, e))
+            continue;
+        if (e == Engine::vllm && vllm_kv_dtype_check(m, x, v).refused()) continue;
+        if (e == Engine::sglang && x == KvDtype::fp16) continue;      // no SGLang name: "auto" only
+        if (x == KvDtype::fp8_ds_mla && c.mla_layers == 0) continue;  // FlashMLA's MLA layout
+        c.accepted |= 1U << static_cast<unsigned>(x);
+    }
+    c.starts_with =
+        bits(d) <= 8 && c.kv_dtype_accepted(KvDtype::fp8_e4m3) ? KvDtype::fp8_e4m3 : KvDtype::bf16;
     return c;
 }
 

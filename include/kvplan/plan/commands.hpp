@@ -309,8 +309,11 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                     flag("--block-size", num(s.block_size));
                 if (s.options.vllm.max_num_batched_tokens)
                     flag("--max-num-batched-tokens", num(*s.options.vllm.max_num_batched_tokens));
+                // JSON from v0.9 (vllm/engine/arg_utils.py, PR #16789); v0.8 reads image=N.
                 if (const auto n = s.budget.reserve.encoder_cache.items_per_prompt)
-                    flag("--limit-mm-per-prompt", "{\"image\": " + num(*n) + "}");
+                    flag("--limit-mm-per-prompt", s.engine_version < EngineVersion{0, 9}
+                                                      ? "image=" + num(*n)
+                                                      : "{\"image\": " + num(*n) + "}");
                 if (s.budget.reserve.encoder_cache.skip_profiling)
                     v.emplace_back("--skip-mm-profiling");
                 if (s.options.vllm.num_gpu_blocks_override)

@@ -73,9 +73,9 @@ enum class Refusal : std::uint8_t {
     /// a quantized layer's width per rank is no multiple of its weight block: the engine raises
     /// while it creates the weights (ReplicaAnswer::startup says which, and what starts)
     quantization_block,
-    /// the engine refuses the KV cache's dtype at start-up: a release older than the dtype's
-    /// name, or nvfp4 with MLA under vLLM (ReplicaAnswer::kv_dtype_check says which, and what
-    /// starts)
+    /// the engine refuses the KV cache's dtype at start-up: a dtype it has no name for, a
+    /// release older than the dtype's name, or nvfp4 with MLA under vLLM
+    /// (ReplicaAnswer::kv_dtype_check says which, and what starts)
     kv_dtype,
 };
 
@@ -581,10 +581,12 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
         detail::throw_field_error<InvalidInput>(
             detail::text("GPU '", d.gpu.id, "' (", arch_text(d.gpu), ")"), "kv_dtype",
             detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
+    // A dtype the engine has no name for, a vLLM release older than the dtype's name, or nvfp4
+    // with MLA: valid input the engine refuses at start-up, an answer (engine/startup.hpp,
+    // kv_dtype_check).
+    pe.kv_dtype_check =
+        kv_dtype_check(pe.serving.engine, d.model, d.kv.dtype, pe.serving.engine_version, d.gpu);
     if (pe.serving.engine == Engine::vllm) {
-        // A release older than the dtype's name, or nvfp4 with MLA: valid input the engine
-        // refuses at start-up, an answer (engine/startup.hpp, vllm_kv_dtype_check).
-        pe.kv_dtype_check = vllm_kv_dtype_check(d.model, d.kv.dtype, pe.serving.engine_version);
         detail::vllm_model_defaults(pe.serving, r);
     } else {
         detail::profile_elsewhere(pe.serving.budget.reserve, r.gpu);
@@ -779,7 +781,8 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     }
     // In vLLM's order: argument parsing (a dtype name the release lacks), the model's
     // configuration (its length), VllmConfig's validators (nvfp4 with MLA), the weights.
-    if (a.kv_dtype_check.rule == KvDtypeRule::release_too_old) {
+    if (a.kv_dtype_check.rule == KvDtypeRule::release_too_old ||
+        a.kv_dtype_check.rule == KvDtypeRule::no_engine_name) {
         a.refusal = Refusal::kv_dtype;
     } else if (a.over_limit && !a.long_context_allowed) {
         a.refusal = Refusal::context_limit;

@@ -128,7 +128,22 @@ namespace detail {
             const std::string dtype(c.name);
             const std::string release = "v" + c.release.text();
             std::string s;
-            if (c.rule == KvDtypeRule::release_too_old) {
+            if (c.rule == KvDtypeRule::no_engine_name) {
+                // The engine's own list, then what it takes here.
+                s = engine + " has no " + std::string(name(c.dtype)) +
+                    " KV cache in any release: its cache dtypes (" + std::string(c.source) +
+                    (c.engine == Engine::vllm     ? ", CacheDType"
+                     : c.engine == Engine::sglang ? ", --kv-cache-dtype choices"
+                                                  : ", KvCacheConfig.dtype") +
+                    ") do not list it; on this GPU it takes";
+                const char* sep = " ";
+                for (const KvDtype x : all_kv_dtypes)
+                    if (c.kv_dtype_accepted(x)) {
+                        s += sep;
+                        s += name(x);
+                        sep = ", ";
+                    }
+            } else if (c.rule == KvDtypeRule::release_too_old) {
                 s = "vLLM " + release + " does not know --kv-cache-dtype " + dtype +
                     ", which came in v" + c.since.text() + " (" + std::string(c.source) +
                     ", CacheDType): the release exits at argument parsing";
