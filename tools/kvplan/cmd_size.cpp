@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "explain.hpp"
+#include "flags.hpp"
 #include "inputs.hpp"
 #include "parse.hpp"
 #include "report.hpp"
@@ -21,7 +22,8 @@ namespace {
 void run_size(const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
-    const KvFormat f = KvFormat(o.kv_dtype.front());
+    const KvFormat f =
+        KvFormat(o.kv_dtype_given ? o.kv_dtype.front() : default_kv_dtype(m, Serving{}));
     const LayoutInput li = parse_layout(o);
     (void)make_layout(m, li);  // the layout checked before the other flags
     SizeRequest req;

@@ -59,6 +59,10 @@ struct ReplicaFlags {
 };
 
 /// Every replica flag `o` holds (a flag its subcommand does not register is empty).
+/// The KV dtype `s`'s engine stores for `m` when --kv-dtype is not given (the library's
+/// engine_default_kv_dtype, at the release --engine-version names).
+[[nodiscard]] KvDtype default_kv_dtype(const Model& m, const Serving& s);
+
 [[nodiscard]] ReplicaFlags parse_replica_flags(const CommonOptions& o);
 
 /// The shared prefix the load states: --shared-prefix, or --prefix-hit-rate of the prompt
