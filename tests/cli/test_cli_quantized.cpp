@@ -56,11 +56,14 @@ TEST_CASE("an NVFP4 checkpoint with an FP8 KV cache is sized and started as vLLM
     const std::string fit = "fit --context 8k --gpu b200 --tp 4 --concurrency 48 --model " + model;
     const CliRun dflt = run_kvplan(fit);
     CHECK(dflt.code == 0);
-    CHECK_THAT(dflt.out, Catch::Contains("--kv-cache-dtype fp8_e4m3"));
+    CHECK_THAT(dflt.out, Catch::Contains("--kv-cache-dtype fp8_e4m3") &&
+                             Catch::Contains("KV cache in fp8_e4m3: the checkpoint's "
+                                             "kv_cache_quant_algo, which vllm's default"));
     // --kv-dtype still wins, and the command says so.
     const CliRun bf16 = run_kvplan(fit + " --kv-dtype bf16");
     CHECK(bf16.code == 0);
-    CHECK_THAT(bf16.out, Catch::Contains("--kv-cache-dtype bfloat16"));
+    CHECK_THAT(bf16.out, Catch::Contains("--kv-cache-dtype bfloat16") &&
+                             !Catch::Contains("the checkpoint's kv_cache_quant_algo"));
     const CliRun bf16_size = run_kvplan("size --context 8k --kv-dtype bf16 --model " + model);
     CHECK_THAT(bf16_size.out, Catch::Contains("(192,512 B)"));
 }

@@ -112,6 +112,9 @@ void run_size(const CommonOptions& o, Context& ctx) {
                                       why.empty() ? "the model states no format" : why));
     }
     for (const std::string& n : rm.notes) r.notes.push_back(display_name(rm) + ": " + n);
+    if (!o.kv_dtype_given)
+        if (auto note = checkpoint_kv_note(m, Engine::vllm, f.dtype))
+            r.notes.push_back(display_name(rm) + ": " + *note);
     render(r, o.format, o.explain, *ctx.out);
 }
 

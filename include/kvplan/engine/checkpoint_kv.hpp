@@ -63,6 +63,21 @@ inline constexpr EngineVersion vllm_checkpoint_nvfp4_kv_since{0, 20};
     return KvDtype::bf16;
 }
 
+/// Where checkpoint `c` names its KV cache, in its own words, for a note; "" when it does not.
+[[nodiscard]] constexpr const char* checkpoint_kv_field(const CheckpointFormat& c) noexcept {
+    switch (c.kv_source) {
+        case CheckpointKvSource::modelopt_algo:
+            return "kv_cache_quant_algo";
+        case CheckpointKvSource::modelopt_scheme:
+            return "kv_cache_scheme (ModelOpt)";
+        case CheckpointKvSource::compressed_tensors:
+            return "kv_cache_scheme (compressed-tensors)";
+        case CheckpointKvSource::none:
+            break;
+    }
+    return "";
+}
+
 /// engine_default_kv_dtype of model `m`'s checkpoint.
 [[nodiscard]] constexpr KvDtype engine_default_kv_dtype(
     const Model& m, Engine e, EngineVersion vllm_release = vllm_newest_release) noexcept {
