@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "detail/enum_table.hpp"
+#include "dtype.hpp"
 #include "fixed_array.hpp"
 #include "optional.hpp"
 
@@ -97,6 +98,15 @@ struct QuantLayout {
     friend constexpr bool operator==(const QuantLayout&, const QuantLayout&) = default;
 };
 
+/// Where a checkpoint's quantization names the KV cache its attention scales were calibrated for
+/// (engines read each place differently: engine/checkpoint_kv.hpp).
+enum class CheckpointKvSource : std::uint8_t {
+    none,
+    modelopt_algo,       ///< ModelOpt's kv_cache_quant_algo ("FP8", "NVFP4")
+    modelopt_scheme,     ///< kv_cache_scheme in a ModelOpt quantization_config of config.json
+    compressed_tensors,  ///< compressed-tensors' kv_cache_scheme
+};
+
 /// The formats a checkpoint stores, as its config.json says (quantization_config, else
 /// torch_dtype). Unknown: the config says neither, and bf16 is assumed.
 struct CheckpointFormat {
@@ -133,6 +143,10 @@ struct CheckpointFormat {
     /// bf16 where it takes fp16 for any other (engine/load_dtype.hpp).
     bool gemma = false;
     QuantLayout layout{};
+    /// The KV cache the checkpoint's quantization names (fp8_e4m3 or nvfp4), and where: a default
+    /// some engines follow when their KV dtype is left to "auto", never the cache itself.
+    Optional<KvDtype> kv_cache{};
+    CheckpointKvSource kv_source = CheckpointKvSource::none;
     const char* source = "";  ///< where it was read: "quantization_config.quant_method fp8"...
 };
 

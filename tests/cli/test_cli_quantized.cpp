@@ -44,6 +44,30 @@ TEST_CASE("size says when the weights' format is assumed, as fit does", "[cli][q
     CHECK_THAT(q.out, !Catch::Contains("weights sized as bf16"));
 }
 
+TEST_CASE("an NVFP4 checkpoint with an FP8 KV cache is sized and started as vLLM's auto stores it",
+          "[cli][quantized]") {
+    // Qwen3-235B-A22B-NVFP4's hf_quant_config.json names kv_cache_quant_algo FP8: vLLM's
+    // --kv-cache-dtype auto is fp8_e4m3 (engine/checkpoint_kv.hpp). 94 layers x 4 KV heads x 128
+    // dims x K and V x 1 B = 96,256 B a token, half of bf16's 192,512 B.
+    const std::string model = folder("Qwen3-235B-A22B-NVFP4");
+    const CliRun size = run_kvplan("size --context 8k --model " + model);
+    CHECK(size.code == 0);
+    CHECK_THAT(size.out, Catch::Contains("KV cache in fp8_e4m3") && Catch::Contains("(96,256 B)"));
+    const std::string fit = "fit --context 8k --gpu b200 --tp 4 --concurrency 48 --model " + model;
+    const CliRun dflt = run_kvplan(fit);
+    CHECK(dflt.code == 0);
+    CHECK_THAT(dflt.out, Catch::Contains("--kv-cache-dtype fp8_e4m3") &&
+                             Catch::Contains("KV cache in fp8_e4m3: the checkpoint's "
+                                             "kv_cache_quant_algo, which vllm's default"));
+    // --kv-dtype still wins, and the command says so.
+    const CliRun bf16 = run_kvplan(fit + " --kv-dtype bf16");
+    CHECK(bf16.code == 0);
+    CHECK_THAT(bf16.out, Catch::Contains("--kv-cache-dtype bfloat16") &&
+                             !Catch::Contains("the checkpoint's kv_cache_quant_algo"));
+    const CliRun bf16_size = run_kvplan("size --context 8k --kv-dtype bf16 --model " + model);
+    CHECK_THAT(bf16_size.out, Catch::Contains("(192,512 B)"));
+}
+
 TEST_CASE("fit names each part's format and sizes a rank from the checkpoint's quantization",
           "[cli][quantized]") {
     // DeepSeek-V3.2-NVFP4 (tests/hf_config/test_quantized.cpp): 388,082,983,376 B whole, attention

@@ -355,9 +355,10 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
         usage_error("--engine", "vllm (calibration reads vLLM's log and benchmark)",
                     name(engine.engine));
     const LayoutInput li = parse_layout(o);
-    const KvFormat kv = KvFormat(o.kv_dtype.front());
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
+    const KvFormat kv =
+        KvFormat(o.kv_dtype_given ? o.kv_dtype.front() : default_kv_dtype(rm.get(), Serving{}));
     std::optional<ResolvedGpu> gpu;
     if (!o.gpu.empty()) gpu = resolve_gpu(o.gpu, ctx);
     if (!cf.benches.empty() && !gpu)

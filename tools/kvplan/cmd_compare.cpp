@@ -93,8 +93,11 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
         CommonOptions one_model = o;
         one_model.model = m;
         const ResolvedModel rm = resolve_model_flags(one_model, ctx, flags.import);
+        const std::vector<KvDtype> model_kvs =
+            o.kv_dtype_given ? kvs
+                             : std::vector<KvDtype>{default_kv_dtype(rm.get(), flags.serving)};
         for (std::size_t gi = 0; gi < gpu_count; ++gi)
-            for (const KvDtype k : kvs)
+            for (const KvDtype k : model_kvs)
                 for (const std::optional<WeightFormat>& w : wds) {
                     CompareCase c{.model = rm.get(),
                                   .kv = KvFormat(k),

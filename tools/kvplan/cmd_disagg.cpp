@@ -163,6 +163,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     if (!o.weight_dtype.empty()) space.weights = {parse_weights(o)};
     Serving serving = parse_serving(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
+    if (!o.kv_dtype_given) space.kv_formats = {KvFormat(default_kv_dtype(rm.get(), serving))};
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
 

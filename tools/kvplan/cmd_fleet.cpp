@@ -71,7 +71,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     if (ff.time_unit && ff.trace.empty())
         usage_error("--time-unit", "--trace as well (the unit of its arrival times)", "no --trace");
     const LayoutInput li = parse_layout(o);
-    const KvFormat kv = KvFormat(o.kv_dtype.front());
+    KvFormat kv = KvFormat(o.kv_dtype.front());
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     Serving serving = parse_serving(o);
     (void)resolve_serving(serving);  // the engine's knobs refused before any file is read
@@ -95,6 +95,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
     const Model& m = rm.get();
+    if (!o.kv_dtype_given) kv = KvFormat(default_kv_dtype(m, serving));
     // --profile: its reserve shapes the KV budget, its parameters the estimate; the fractions are
     // of the peak the matmuls run at, the weights' own type.
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);

@@ -211,6 +211,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                     o.gpu.empty() ? "every bundled GPU" : o.gpu);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
+    if (!o.kv_dtype_given) space.kv_formats = {KvFormat(default_kv_dtype(rm.get(), serving))};
     const std::uint64_t context =
         demand_context(rm.get().config(), context_flag, split.prompt, split.output);
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "explain.hpp"
+#include "flags.hpp"
 #include "inputs.hpp"
 #include "parse.hpp"
 #include "report.hpp"
@@ -21,7 +22,8 @@ namespace {
 void run_size(const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
-    const KvFormat f = KvFormat(o.kv_dtype.front());
+    const KvFormat f =
+        KvFormat(o.kv_dtype_given ? o.kv_dtype.front() : default_kv_dtype(m, Serving{}));
     const LayoutInput li = parse_layout(o);
     (void)make_layout(m, li);  // the layout checked before the other flags
     SizeRequest req;
@@ -110,6 +112,9 @@ void run_size(const CommonOptions& o, Context& ctx) {
                                       why.empty() ? "the model states no format" : why));
     }
     for (const std::string& n : rm.notes) r.notes.push_back(display_name(rm) + ": " + n);
+    if (!o.kv_dtype_given)
+        if (auto note = checkpoint_kv_note(m, Engine::vllm, f.dtype))
+            r.notes.push_back(display_name(rm) + ": " + *note);
     render(r, o.format, o.explain, *ctx.out);
 }
 

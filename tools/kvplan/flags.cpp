@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <kvplan/engine/checkpoint_kv.hpp>
 #include <kvplan/engine/parallel.hpp>
 #include <string_view>
 #include <utility>
@@ -247,6 +248,18 @@ std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint
                                      "--prefix-hit-rate");
 }
 
+KvDtype default_kv_dtype(const Model& m, const Serving& s) {
+    return engine_default_kv_dtype(m, s.engine, s.engine_version.value_or(vllm_newest_release));
+}
+
+std::optional<std::string> checkpoint_kv_note(const Model& m, Engine e, KvDtype chosen) {
+    if (chosen == KvDtype::bf16) return std::nullopt;
+    return fmt::format(
+        "KV cache in {}: the checkpoint's {}, which {}'s default KV dtype follows (--kv-dtype bf16 "
+        "for a 16-bit cache)",
+        name(chosen), checkpoint_kv_field(m.config().checkpoint), name(e));
+}
+
 ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     ReplicaFlags f;
     f.layout = parse_layout(o);
@@ -273,6 +286,11 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
         flags.serving.speculation.draft_model =
             resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
+    if (!o.kv_dtype_given) {
+        flags.kv = KvFormat(default_kv_dtype(model.get(), flags.serving));
+        if (auto note = checkpoint_kv_note(model.get(), flags.serving.engine, flags.kv.dtype))
+            model.notes.push_back(std::move(*note));
+    }
     Deployment d{.model = model.get(),
                  .gpu = gpu.spec,
                  .parallel = flags.layout.parallel(),

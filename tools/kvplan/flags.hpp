@@ -59,6 +59,15 @@ struct ReplicaFlags {
 };
 
 /// Every replica flag `o` holds (a flag its subcommand does not register is empty).
+/// The KV dtype `s`'s engine stores for `m` when --kv-dtype is not given (the library's
+/// engine_default_kv_dtype, at the release --engine-version names).
+[[nodiscard]] KvDtype default_kv_dtype(const Model& m, const Serving& s);
+
+/// The note that says a default KV dtype `chosen` for `m` under engine `e` came from the
+/// checkpoint, or nullopt for bf16.
+[[nodiscard]] std::optional<std::string> checkpoint_kv_note(const Model& m, Engine e,
+                                                            KvDtype chosen);
+
 [[nodiscard]] ReplicaFlags parse_replica_flags(const CommonOptions& o);
 
 /// The shared prefix the load states: --shared-prefix, or --prefix-hit-rate of the prompt

@@ -109,14 +109,16 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
         const bool kv_list = (groups & (opt_dtype_lists | opt_kv_dtype_list)) != 0;
         typed(
             group, "--kv-dtype", o.kv_dtype,
-            [kv_list](std::string_view text, std::string_view flag) {
+            [kv_list, &o](std::string_view text, std::string_view flag) {
+                o.kv_dtype_given = true;
                 return kv_list ? parse_list(text, flag, parse_kv_dtype_flag)
                                : std::vector<KvDtype>{parse_kv_dtype_flag(text, flag)};
             },
             "KV-cache element type: fp32 fp16 bf16 fp8 (= fp8_e4m3) fp8_e5m2 fp8_per_token_head "
             "int8 (= int8_per_token_head) int4 (= int4_per_token_head) nvfp4 (= SGLang's "
-            "fp4_e2m1) nvfp4_4over6 mxfp4")
-            ->default_str("bf16");
+            "fp4_e2m1) nvfp4_4over6 mxfp4 (default: the engine's auto, bf16 unless it follows the "
+            "KV cache the checkpoint's quantization names)")
+            ->default_str("auto");
         const bool weight_list = (groups & opt_dtype_lists) != 0;
         typed(
             group, "--weight-dtype", o.weight_dtype,

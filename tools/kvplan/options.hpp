@@ -61,6 +61,9 @@ struct CommonOptions {
     bool enable_expert_parallel = false;             ///< vLLM's switch: ep = dp x tp
     /// --kv-dtype: one format, or a list to search (opt_dtype_lists).
     std::vector<KvDtype> kv_dtype{KvDtype::bf16};
+    /// --kv-dtype was given; else each engine's default for the checkpoint applies
+    /// (engine_default_kv_dtype).
+    bool kv_dtype_given = false;
     /// --weight-dtype: one format, or a list to search (opt_dtype_lists); nullopt ("checkpoint")
     /// is the model's own; empty (not given): the model's own.
     std::vector<std::optional<WeightFormat>> weight_dtype;

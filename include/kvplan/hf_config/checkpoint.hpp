@@ -239,10 +239,73 @@ namespace detail::hf {
     return "";
 }
 
-/// The format `top` (a config.json; `text` its text_config, or itself) says its weights are in.
-[[nodiscard]] inline CheckpointFormat checkpoint_format(const JsonReader& top,
-                                                        const JsonReader& text) {
-    using namespace detail::hf;
+namespace detail::hf {
+
+/// A ModelOpt KV name (kv_cache_quant_algo, or kv_cache_scheme as a string) as a KV dtype, as
+/// vLLM's MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP maps it: FP8 e4m3, NVFP4; nullopt for the rest
+/// (MIXED_PRECISION and names vLLM does not know: "auto").
+[[nodiscard]] inline Optional<KvDtype> modelopt_kv_name(std::string_view name) {
+    const std::string n = upper_ascii(name);
+    if (n == "FP8") return KvDtype::fp8_e4m3;
+    if (n == "NVFP4") return KvDtype::nvfp4;
+    return {};
+}
+
+/// Records in `c` the KV cache that quantization section `q` (of method `method`) names, where
+/// vLLM reads it (vllm/utils/torch_utils.py, get_kv_cache_quant_algo_string, on main):
+///   ModelOpt   only a section whose quant_method is named ("modelopt...", which vLLM's
+///              ModelConfig._normalize_quantization_config also sets for an hf_quant_config.json):
+///              kv_cache_scheme first, then kv_cache_quant_algo, the first not null; a scheme
+///              {dynamic: false, num_bits: 8, type: "float"} is fp8, {num_bits: 4, type: "float"}
+///              nvfp4, and a string is read as kv_cache_quant_algo is. A ModelOpt 0.31 config.json
+///              without quant_method names none (vLLM's resolver looks no further).
+///   compressed-tensors  kv_cache_scheme {num_bits: 8, type: "float"}: fp8 (vLLM's Attention layer
+///              turns the cache fp8 whenever the config has a kv_cache_scheme,
+///              vllm/model_executor/layers/attention/attention.py).
+inline void read_checkpoint_kv(const JsonReader& q, std::string_view method, CheckpointFormat& c) {
+    const auto scheme_dtype = [](const Json& s, bool require_static) -> Optional<KvDtype> {
+        if (s.is_string()) return modelopt_kv_name(s.get<std::string>());
+        if (!s.is_object()) return {};
+        const auto field = [&](const char* k) -> const Json* {
+            const auto it = s.find(k);
+            return it == s.end() ? nullptr : &*it;
+        };
+        const Json* bits = field("num_bits");
+        const Json* type = field("type");
+        if (bits == nullptr || !bits->is_number_integer() || type == nullptr ||
+            !type->is_string() || type->get<std::string>() != "float")
+            return {};
+        const Json* dynamic = field("dynamic");
+        const bool is_static = dynamic != nullptr && dynamic->is_boolean() && !dynamic->get<bool>();
+        if (bits->get<std::int64_t>() == 8 && (is_static || !require_static))
+            return KvDtype::fp8_e4m3;
+        if (bits->get<std::int64_t>() == 4 && require_static) return KvDtype::nvfp4;
+        return {};
+    };
+    const auto present = [&](const char* key) -> const Json* {
+        const Json* v = q.find(key);
+        return v != nullptr && !v->is_null() ? v : nullptr;
+    };
+    if (method.rfind("modelopt", 0) == 0 && q.optional_string("quant_method")) {
+        if (const Json* s = present("kv_cache_scheme")) {
+            c.kv_cache = scheme_dtype(*s, true);
+            c.kv_source = CheckpointKvSource::modelopt_scheme;
+        } else if (const Json* a = present("kv_cache_quant_algo"); a && a->is_string()) {
+            c.kv_cache = modelopt_kv_name(a->get<std::string>());
+            c.kv_source = CheckpointKvSource::modelopt_algo;
+        }
+    } else if (method == "compressed-tensors") {
+        if (const Json* s = present("kv_cache_scheme"); s && s->is_object()) {
+            c.kv_cache = scheme_dtype(*s, false);
+            c.kv_source = CheckpointKvSource::compressed_tensors;
+        }
+    }
+    if (!c.kv_cache) c.kv_source = CheckpointKvSource::none;
+}
+
+/// The format of the weights alone (checkpoint_format without the KV cache).
+[[nodiscard]] inline CheckpointFormat checkpoint_weight_format(const JsonReader& top,
+                                                               const JsonReader& text) {
     const std::optional<WeightFormat> dtype = torch_dtype_of(top, text);
     const WeightFormat rest = dtype == WeightFormat::fp32 ? WeightFormat::fp32 : WeightFormat::bf16;
     const std::optional<JsonReader> q = quantization_section(top);
@@ -346,6 +409,18 @@ namespace detail::hf {
     return unmodelled(
         "quantization_config: a quant_method kvplan does not model (fp8, mxfp4, "
         "awq, gptq, compressed-tensors and modelopt are)");
+}
+
+}  // namespace detail::hf
+
+/// The format `top` (a config.json; `text` its text_config, or itself) says its weights are in,
+/// and the KV cache its quantization names.
+[[nodiscard]] inline CheckpointFormat checkpoint_format(const JsonReader& top,
+                                                        const JsonReader& text) {
+    CheckpointFormat c = detail::hf::checkpoint_weight_format(top, text);
+    if (const std::optional<JsonReader> q = quantization_section(top))
+        detail::hf::read_checkpoint_kv(*q, quant_method_of(*q), c);
+    return c;
 }
 
 /// The weight format the checkpoint itself is stored in (checkpoint_format), as weight options;
