@@ -89,6 +89,15 @@ std::vector<std::string> command_lines(const std::string& json_text) {
     return out;
 }
 
+/// A served model is one word naming a repository or a folder: a bundled config's README row may
+/// add a note after its repo, which is not part of the name (gemma-3-27b's printed
+/// 'google/gemma-3-27b-it (multimodal: ...)' once).
+void check_model_word(const std::string& word) {
+    INFO("model " << word);
+    CHECK_FALSE(word.empty());
+    CHECK(word.find_first_of(" ()`") == std::string::npos);
+}
+
 /// Checks one command line against the list: NAME=value assignments, then the program words
 /// `program` (for vLLM, its model: a positional word), then flags only.
 void check_line(const std::string& line, const FlagList& flags,
@@ -103,7 +112,10 @@ void check_line(const std::string& line, const FlagList& flags,
     }
     REQUIRE(i + program.size() < w.size());
     for (const std::string& p : program) CHECK(w[i++] == p);
-    if (positional_model) CHECK(w[i++].rfind("-", 0) != 0);
+    if (positional_model) {
+        CHECK(w[i].rfind("-", 0) != 0);
+        check_model_word(w[i++]);
+    }
     for (; i < w.size(); ++i) {
         INFO(w[i]);
         REQUIRE(w[i].rfind("-", 0) == 0);

@@ -184,13 +184,15 @@ std::string served_model(const ResolvedModel& m, const Context& ctx) {
     if (fs::is_directory(given, ec)) return m.id;
     if (fs::is_regular_file(given, ec))
         return given.has_parent_path() ? given.parent_path().string() : std::string(".");
-    // The bundled table's rows read "| id | repo | ...".
+    // The bundled table's rows read "| id | repo (a note) | ...": the repo is the cell's first
+    // word, the one whose weights the config describes; a note after it is for readers.
     std::ifstream table(ctx.config_dir / "models" / "README.md");
     const std::string row = "| " + m.id + " | ";
     for (std::string line; std::getline(table, line);)
         if (line.rfind(row, 0) == 0) {
-            const std::size_t end = line.find(" |", row.size());
-            if (end != std::string::npos) return line.substr(row.size(), end - row.size());
+            const std::size_t end = line.find_first_of(" |", row.size());
+            if (end != std::string::npos && end > row.size())
+                return line.substr(row.size(), end - row.size());
         }
     return m.id;
 }
