@@ -1,6 +1,7 @@
 // Deployment, its answer and kvplan.fit: the keywords straight into the library's Deployment and
 // Demand, one kvplan::evaluate per call.
 
+#include <kvplan/engine/checkpoint_kv.hpp>
 #include <kvplan/plan/check.hpp>
 #include <kvplan/plan/commands.hpp>
 #include <kvplan/roofline/step_cost.hpp>
@@ -138,7 +139,9 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
     // is read.
     const ParallelConfig parallel = parallel_of(x);
     const std::uint32_t gpus = gpu_count_of(x);
-    const KvFormat kv = x.kv_dtype.is_none() ? KvFormat{} : to_kv_format(x.kv_dtype, "kv_dtype");
+    const bool kv_given = !x.kv_dtype.is_none();
+    KvFormat kv{};
+    if (kv_given) kv = to_kv_format(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     profile_path = x.profile.is_none() ? "" : path_text(x.profile, "profile");
@@ -148,6 +151,10 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
     model = as_model(x.model);
     serving.speculation = speculation_of(x, serving.engine, {});
     gpu = as_gpu(x.gpu);
+    // No kv_dtype: what the engine's "auto" stores for this checkpoint, as the CLI's default.
+    if (!kv_given)
+        kv = KvFormat(engine_default_kv_dtype(
+            model->get(), serving.engine, serving.engine_version.value_or(vllm_newest_release)));
     Deployment d{.model = model->get(),
                  .gpu = gpu->spec,
                  .parallel = parallel,
@@ -347,7 +354,7 @@ std::string answer_repr(const PyAnswer& x) {
 // Deployment and Serving fields under the names of vLLM's flags.
 #define DEPLOYMENT_KEYWORDS                                                                     \
     py::arg("tp") = 1, py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1,                 \
-    py::arg("dcp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = "bf16",             \
+    py::arg("dcp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = py::none(),         \
     py::arg("weight_dtype") = py::none(), py::arg("expert_dtype") = py::none(),                 \
     py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),                         \
     py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),         \
@@ -358,7 +365,7 @@ std::string answer_repr(const PyAnswer& x) {
     py::arg("draft_model") = py::none(), py::arg("profile") = py::none(),                       \
     py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none()
 #define DEPLOYMENT_SIGNATURE                                                                 \
-    "tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, kv_dtype='bf16', weight_dtype=None, "         \
+    "tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, kv_dtype=None, weight_dtype=None, "           \
     "expert_dtype=None, engine='vllm', engine_version=None, block_size=None, "               \
     "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "                       \
     "max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, "  \

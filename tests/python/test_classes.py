@@ -430,3 +430,20 @@ def test_a_profile_estimate_is_of_its_gpu_and_compute_type(tmp_path):
         concurrency=4, prompt_tokens=1000, output_tokens=200)
     assert a.estimate_basis == "given"
     assert (a.estimate.bandwidth_fraction, a.estimate.compute_fraction) == (0.62, 0.37)
+
+
+def test_deployment_kv_dtype_follows_the_checkpoint_as_the_cli_does():
+    # Qwen3-235B-A22B-NVFP4's hf_quant_config.json names kv_cache_quant_algo FP8, so vLLM's
+    # --kv-cache-dtype auto stores fp8_e4m3 (engine/checkpoint_kv.hpp): 94 layers x 4 KV heads x
+    # 128 dims x K and V x 1 B = 96,256 B a token, half of bf16's 192,512 B. Left unset, kv_dtype
+    # takes the same rule as the command line's default; given, it wins.
+    folder = str(SOURCE_DIR / "tests" / "data" / "quantized" / "Qwen3-235B-A22B-NVFP4")
+    dflt = kvplan.Deployment(folder, "b200", tp=4)
+    assert dflt.kv_dtype == "fp8_e4m3"
+    assert kvplan.Deployment(folder, "b200", tp=4, kv_dtype="bf16").kv_dtype == "bf16"
+    # SGLang follows a ModelOpt FP8 cache too; the ideal profile keeps 16 bits.
+    assert kvplan.Deployment(folder, "b200", tp=4, engine="sglang").kv_dtype == "fp8_e4m3"
+    assert kvplan.Deployment(folder, "b200", tp=4, engine="ideal").kv_dtype == "bf16"
+    # One answer: the module's concurrency is the CLI's for the same replica.
+    cli = cli_json("fit", "--model", folder, "--gpu", "b200", "--tp", "4", "--context", "8k")
+    assert kvplan.fit(folder, "b200", tp=4, context="8k").max_concurrency == cli["max_concurrency"]
