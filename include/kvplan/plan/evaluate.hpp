@@ -228,7 +228,7 @@ struct ReplicaAnswer {
 
     /// The start-up check of the quantized widths per rank (engine/startup.hpp).
     StartupCheck startup{};
-    /// vLLM's start-up check of the KV dtype (engine/startup.hpp; other engines pass).
+    /// The engine's start-up check of the KV dtype (engine/startup.hpp, kv_dtype_check).
     KvDtypeCheck kv_dtype_check{};
 
     // Weights and bytes.
