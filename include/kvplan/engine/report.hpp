@@ -342,7 +342,12 @@ constexpr void engine_cache(EngineReport& rep, Engine e, const Replica& r, const
             if (rep.trtllm.mamba_state_ignored)
                 s.admitted = std::min(s.admitted, exact_sequences(r, l, kv, context));
             s.sequence_cap = o.max_batch_size;
-            s.starts = rep.trtllm.num_pools > 0 && s.max_concurrency >= 1.0;
+            // When one sequence of max_seq_len does not fit, TensorRT-LLM lowers max_seq_len and
+            // the windows to what the pool holds and starts; it raises only under
+            // fail_fast_on_attention_window_too_large, off by default
+            // (tensorrt_llm/_torch/pyexecutor/resource_manager.py,
+            // _validate_and_adjust_attention_windows). Longer requests are refused as they come.
+            s.starts = rep.trtllm.num_pools > 0 && *s.tokens > 0;
             break;
         }
     }

@@ -798,7 +798,7 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
         const bool no_cache =
             (a.serving.engine == Engine::vllm && !a.report.vllm.refused.empty()) ||
             (a.serving.engine == Engine::sglang && a.report.sglang.max_total_num_tokens == 0) ||
-            (a.serving.engine == Engine::trtllm && a.report.trtllm.num_pools == 0);
+            a.serving.engine == Engine::trtllm;  // it starts whenever it has a block
         a.refusal = no_cache ? Refusal::cache : Refusal::request;
     }
     if (a.refusal != Refusal::none) {

@@ -82,14 +82,30 @@ namespace detail {
                    size_text(m.charged - m.weights) + ") need " + size_text(m.shortfall) +
                    " more than the engine's " + size_text(m.fraction_bytes) + " of memory";
         case Refusal::outside_fraction:
+            // TensorRT-LLM takes its fraction of what is free after the weights and the profiling
+            // run: those must fit the GPU itself, and no fraction helps when they do not.
+            if (a.serving.engine == Engine::trtllm) {
+                const Bytes beside =
+                    m.lora + m.activation + m.cuda_context + m.comm_buffers + m.cuda_graphs;
+                return "the weights (" + size_text(m.weights) + ") and the terms beside them (" +
+                       size_text(beside) + ") need " +
+                       size_text(m.weights + beside - m.memory_total) + " more than the GPU's " +
+                       size_text(m.memory_total);
+            }
             return "the terms kept outside the engine's fraction (" + size_text(m.outside) +
                    ") do not fit the " + size_text(m.memory_total - m.fraction_bytes) +
                    " it leaves: lower the fraction";
         case Refusal::request: {
+            // vLLM checks for memory before it sizes a request, and names an estimated length
+            // only when one token fits (vllm/v1/core/kv_cache_utils.py,
+            // _check_enough_kv_cache_memory).
+            if (a.serving.engine == Engine::vllm && a.kv_budget.is_zero())
+                return "vLLM has no memory for the cache blocks (0 B of KV memory per GPU; "
+                       "vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory)";
             std::string s = "one sequence of " + grouped_digits(a.demand.context) +
                             " tokens does not fit the " + size_text(a.kv_budget) +
                             " of KV memory per GPU";
-            if (a.estimated_max_model_len)
+            if (a.estimated_max_model_len && *a.estimated_max_model_len > 0)
                 s += "; the estimated maximum model length is " +
                      grouped_digits(*a.estimated_max_model_len) + " tokens";
             return s;
