@@ -641,8 +641,8 @@ disagg's JSON keys.)")
         [](py::handle model, py::handle gpu, py::handle rate, py::handle prompt_tokens,
            py::handle output_tokens, py::handle ttft_ms, py::handle tpot_ms, py::handle latency,
            py::handle kv_dtype, py::handle weight_dtype, py::handle max_gpus, py::handle max_tp,
-           py::handle engine, py::handle block_size, py::handle gpu_memory_utilization,
-           py::handle max_num_batched_tokens) {
+           py::handle engine, py::handle engine_version, py::handle block_size,
+           py::handle gpu_memory_utilization, py::handle max_num_batched_tokens) {
             const std::string lat = to_text(latency, "latency");
             if (lat != "estimate" && lat != "bound")
                 usage("latency",
@@ -662,8 +662,9 @@ disagg's JSON keys.)")
                 space.weights = {
                     WeightOptions{.format = to_weight_format(weight_dtype, "weight_dtype")}};
             const py::handle none = py::none();
-            const Serving serving = search_serving(engine, none, block_size, gpu_memory_utilization,
-                                                   none, max_num_batched_tokens);
+            const Serving serving =
+                search_serving(engine, engine_version, block_size, gpu_memory_utilization, none,
+                               max_num_batched_tokens);
             const std::shared_ptr<PyModel> pm = as_model(model);
             PyDisagg out;
             out.gpus = gpu_list(gpu);
@@ -677,10 +678,10 @@ disagg's JSON keys.)")
         py::arg("prompt_tokens"), py::arg("output_tokens"), py::arg("ttft_ms"), py::arg("tpot_ms"),
         py::arg("latency") = "estimate", py::arg("kv_dtype") = "bf16",
         py::arg("weight_dtype") = py::none(), py::arg("max_gpus") = 8, py::arg("max_tp") = 8,
-        py::arg("engine") = "vllm", py::arg("block_size") = py::none(),
-        py::arg("gpu_memory_utilization") = py::none(),
+        py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
+        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(),
-        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype='bf16', weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None)
+        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype='bf16', weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None)
 --
 
 Prefill and decode pools for `rate` requests per second of prompt_tokens + output_tokens

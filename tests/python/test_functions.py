@@ -173,6 +173,25 @@ def test_disagg_gives_the_cli_pools():
                       tpot_ms=1, latency="fast")
 
 
+def test_disagg_takes_the_engine_version_as_the_cli_does():
+    # vLLM v0.10 sizes its fraction at 0.9 of the GPU where the newest release takes 0.92
+    # (engine/release.hpp): the decode pool holds fewer sequences, as kvplan disagg
+    # --engine-version 0.10 says, and the keyword is not ignored.
+    args = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10", "--prompt-tokens",
+            "2000", "--output-tokens", "500", "--ttft-ms", "500", "--tpot-ms", "50")
+    old = cli_json("disagg", *args, "--engine-version", "0.10")
+    new = cli_json("disagg", *args)
+    assert old["inputs"]["engine_version"] == "0.10"
+    kw = dict(rate=10, prompt_tokens=2000, output_tokens=500, ttft_ms=500, tpot_ms=50)
+    p_old = kvplan.disagg("llama-3-70b", "h100-sxm", engine_version="0.10", **kw)
+    p_new = kvplan.disagg("llama-3-70b", "h100-sxm", **kw)
+    for p, e in ((p_old, old), (p_new, new)):
+        assert [(q.pool, q.sequences_per_replica, q.replicas) for q in p.pools] == \
+            [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in e["pools"]]
+    decode = [q.sequences_per_replica for q in p_old.pools if q.pool == "decode"]
+    assert decode and decode != [q.sequences_per_replica for q in p_new.pools if q.pool == "decode"]
+
+
 def test_library_errors_raise_their_python_types():
     # Each by the library's exception type, with the library's message.
     with pytest.raises(kvplan.InvalidInputError, match="found 'llama-3-7b'; did you mean") as e:
