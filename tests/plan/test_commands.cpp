@@ -411,7 +411,11 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
     const std::vector<EngineCommand> old_commands =
         serve_commands(d, {.context = 8192}, {.model = "m"});
     CHECK(!old_commands.front().command);
-    CHECK(old_commands.front().refused == "vllm does not start this deployment");
+    // The note says why, in the refusal's own words.
+    CHECK(old_commands.front().refused ==
+          "vllm does not start this deployment: vLLM v0.19 does not know --kv-cache-dtype "
+          "nvfp4, which came in v0.20 (vllm/config/cache.py, CacheDType): the release exits at "
+          "argument parsing; --engine-version 0.20 or later starts");
     // nvfp4_4over6 and the per-token-head types under their vLLM names.
     d.kv = KvDtype::nvfp4_4over6;
     CHECK_THAT(line(std::nullopt), Catch::Contains("--kv-cache-dtype nvfp4_4over6"));

@@ -34,6 +34,7 @@
 #include "../units.hpp"
 #include "deployment.hpp"
 #include "evaluate.hpp"
+#include "refusal.hpp"
 #include "search.hpp"
 
 namespace kvplan {
@@ -600,7 +601,8 @@ struct EngineCommand {
                 ec.command = all.front();
                 if (all.size() > 1) ec.node_commands = std::move(all);
             } else
-                ec.refused = std::string(name(e)) + " does not start this deployment";
+                ec.refused = std::string(name(e)) +
+                             " does not start this deployment: " + refusal_text(*ec.answer);
         } catch (const Error& err) {
             ec.refused = err.what();
         }
