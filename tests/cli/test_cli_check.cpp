@@ -136,6 +136,19 @@ TEST_CASE("plan --format md prints its candidates as a table and no empty one", 
     CHECK(lines_starting(r.out, "| 1 | h100-sxm | 4 | 4 | 1 |") == 1);
 }
 
+TEST_CASE("--format markdown is --format md", "[cli][md]") {
+    // The format's own name is taken as its short one: the same tables, the same bytes.
+    const std::string fit = "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k";
+    const CliRun md = run_kvplan(fit + " --format md");
+    const CliRun markdown = run_kvplan(fit + " --format markdown");
+    REQUIRE(markdown.code == 0);
+    CHECK(markdown.out == md.out);
+    CHECK_THAT(markdown.out, Catch::Contains("| figure | value | exact |"));
+    const CliRun bad = run_kvplan(fit + " --format html");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("expected text, md (markdown), json or csv"));
+}
+
 TEST_CASE("check writes SARIF 2.1.0 that code scanning reads", "[cli][check][sarif]") {
     const std::string file = out_file("regressions.sarif");
     const CliRun r =

@@ -55,10 +55,11 @@ Cell cell_null(std::string text) { return {std::move(text), nullptr}; }
 
 Format parse_format(std::string_view s) {
     if (s == "text") return Format::text;
-    if (s == "md") return Format::md;
+    if (s == "md" || s == "markdown") return Format::md;
     if (s == "json") return Format::json;
     if (s == "csv") return Format::csv;
-    throw UsageError("--format: expected text, md, json or csv, found '" + std::string(s) + "'");
+    throw UsageError("--format: expected text, md (markdown), json or csv, found '" +
+                     std::string(s) + "'");
 }
 
 namespace {
