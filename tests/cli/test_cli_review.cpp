@@ -52,12 +52,51 @@ TEST_CASE("plan says what stops every replica when none starts", "[cli][plan][re
     REQUIRE(w.code == 0);
     CHECK_THAT(w.out, Catch::Contains("none starts: on 2 x l4"));
     CHECK_THAT(w.out, Catch::Contains("the weights (65.71 GiB)"));
+    // The refused replica is named by its whole layout: Qwen3-235B-A22B-FP8 on two L4s is refused
+    // last as two data-parallel ranks of tp 1 (2 GPUs, each holding every weight), not "2 x l4
+    // (tp 1 x pp 1)".
+    const CliRun dp =
+        run_kvplan("plan --model " + std::string(KVPLAN_SOURCE_DIR) +
+                   "/tests/data/fp8/qwen3-235b-a22b-fp8.json --gpu l4 --max-gpus 2 --context 8k "
+                   "--concurrency 4");
+    REQUIRE(dp.code == 0);
+    CHECK_THAT(dp.out, Catch::Contains("none starts: on 2 x l4 (dp 2 x tp 1 x pp 1), the weights"));
     // When a replica starts, the misses say the rest: no refusal in the verdict.
     const CliRun m = run_kvplan(
         "plan --model llama-3-70b --gpu h100-sxm --max-gpus 4 --context 8k --concurrency 64");
     REQUIRE(m.code == 0);
     CHECK(m.out.find("none starts") == std::string::npos);
     CHECK_THAT(m.out, Catch::Contains("Nearest misses"));
+}
+
+TEST_CASE("the searches name vLLM's release whose defaults they used", "[cli][plan][review]") {
+    // --engine-version changes each search's figures (v0.10's gpu_memory_utilization is 0.9,
+    // engine/release.hpp), so each names it, as fit does: plan's and disagg's headings, and the
+    // JSON inputs of plan, disagg, fleet and compare. SGLang is modelled at one release: no key.
+    const std::string v = " --engine-version 0.10";
+    const CliRun plan = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 8 --top 1" + v);
+    CHECK_THAT(plan.out, Catch::Contains("engine vllm 0.10; "));
+    const std::string disagg =
+        "disagg --model llama-3-70b --gpu h100-sxm --rate 10 --prompt-tokens 2000 "
+        "--output-tokens 500 --ttft-ms 500 --tpot-ms 50";
+    CHECK_THAT(run_kvplan(disagg + v).out, Catch::Contains(", engine vllm 0.10, "));
+    for (const std::string& args :
+         {"plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 8 --top 1" + v,
+          disagg + v,
+          "fleet --model llama-3-70b --gpu h100-sxm --tp 4 --rate 20 --tpot-ms 30 "
+          "--prompt-tokens 2000 --output-tokens 500" +
+              v,
+          "compare --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k" + v}) {
+        INFO(args);
+        const CliRun r = run_kvplan(args + " --format json");
+        REQUIRE(r.code == 0);
+        CHECK(nlohmann::json::parse(r.out)["inputs"]["engine_version"] == "0.10");
+    }
+    const CliRun sglang = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 8 --top 1 -e sglang "
+        "--format json");
+    CHECK_FALSE(nlohmann::json::parse(sglang.out)["inputs"].contains("engine_version"));
 }
 
 TEST_CASE("plan ranks by dollars per million output tokens under a TPOT target",

@@ -119,6 +119,18 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
     return "";
 }
 
+std::string engine_text(const Serving& s) {
+    std::string t(name(s.engine));
+    if (s.engine == Engine::vllm) t += " " + vllm_release_or_newest(s.engine_version).text();
+    return t;
+}
+
+void append_engine_version_input(Report& rep, const Serving& s) {
+    if (s.engine == Engine::vllm)
+        rep.inputs.push_back(
+            {"engine_version", cell_text(vllm_release_or_newest(s.engine_version).text())});
+}
+
 std::string describe_weights(const WeightOptions& w) {
     std::string s = name(w.format);
     if (w.format == WeightFormat::fp8 && w.layout.fp8_block != 0)

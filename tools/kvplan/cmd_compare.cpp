@@ -155,6 +155,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                   {"concurrency", cell_count(flags.concurrency, "sequences")}};
     if (flags.shared_prefix != 0)
         rep.inputs.push_back({"shared_prefix_tokens", cell_count(flags.shared_prefix, "tokens")});
+    if (with_gpu) append_engine_version_input(rep, flags.serving);
     rep.tables.push_back(std::move(t));
     rep.csv_table = 0;
     if (!with_gpu)

@@ -209,7 +209,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
             fmt::format("NO PLAN meets {} with replicas of up to {} GPUs", targets, max_gpus);
     rep.heading = fmt::format(
         "{}: {} GPU type{} x 1-{} GPUs a replica, engine {}, steps timed by the {}; lengths {}",
-        display_name(rm), gpus.size(), gpus.size() == 1 ? "" : "s", max_gpus, name(serving.engine),
+        display_name(rm), gpus.size(), gpus.size() == 1 ? "" : "s", max_gpus, engine_text(serving),
         dc.latency == LatencyModel::bound ? "roofline bound (peak figures)" : "latency estimate",
         lengths_source);
     rep.inputs = {{"model", cell_text(rm.id)},
@@ -222,6 +222,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                   {"latency", cell_text(name(dc.latency))},
                   {"link", cell_text(std::string(opt.link.name))},
                   {"max_gpus", cell_count(max_gpus, "")}};
+    append_engine_version_input(rep, serving);
     append_model_notes(rep, rm);
     rep.figures.push_back({"disaggregated_gpus",
                            "disaggregated GPUs",

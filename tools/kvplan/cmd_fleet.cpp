@@ -178,6 +178,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                   {"tpot_target", cell(tpot)},
                   {"ttft", cell(ttft)},
                   {"size_by", cell_text(name(ff.size_by))}};
+    append_engine_version_input(rep, serving);
     const auto fig = [&](std::string key, std::string label, Cell v, Explanation e = {}) {
         rep.figures.push_back({std::move(key), std::move(label), std::move(v), {}, std::move(e)});
     };

@@ -260,10 +260,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             max_gpus, grouped(concurrency), grouped(context), p.searched);
         // Nothing even starts: say what stops the largest replica, as fit would.
         if (p.refused)
-            *rep.verdict += fmt::format(
-                "; none starts: on {} x {} (tp {} x pp {}), {}", p.refused->answer.replica_gpus,
-                gpus[p.refused->gpu].id, p.refused->answer.replica.parallel.tp,
-                p.refused->answer.replica.parallel.pp, refusal_text(p.refused->answer));
+            *rep.verdict += fmt::format("; none starts: on {} x {} ({}), {}",
+                                        p.refused->answer.replica_gpus, gpus[p.refused->gpu].id,
+                                        layout_text(p.refused->answer.replica.parallel),
+                                        refusal_text(p.refused->answer));
     } else if (order.empty()) {
         rep.verdict = fmt::format(
             "NO REPLICA meets the targets: {} fit {} sequences of {} tokens, {} miss the TTFT "
@@ -299,13 +299,14 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         fmt::format("tp/pp{}{}{}", space.data_parallel ? "/dp" : "",
                     space.expert_parallel ? "/ep" : "", space.context_parallel ? "/dcp" : ""),
         space.kv_formats.size(), space.kv_formats.size() == 1 ? "" : "s", space.weights.size(),
-        space.weights.size() == 1 ? "" : "s", name(serving.engine), p.searched, p.fits.size());
+        space.weights.size() == 1 ? "" : "s", engine_text(serving), p.searched, p.fits.size());
     rep.inputs = {{"model", cell_text(rm.id)},
                   {"context_tokens", cell_count(context, "tokens")},
                   {"concurrency", cell_count(concurrency, "sequences")},
                   {"engine", cell_text(std::string(name(serving.engine)))},
                   {"max_gpus", cell_count(max_gpus, "")},
                   {"rank", cell_text(name(rank))}};
+    append_engine_version_input(rep, serving);
     if (split.given()) {
         rep.inputs.push_back({"prompt_tokens", cell_count(*split.prompt, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(*split.output, "tokens")});
