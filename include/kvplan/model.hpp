@@ -375,6 +375,10 @@ struct ModelConfig {
     MlpLayers mlp_layers = MlpLayers::every_layer;
     std::uint64_t extra_params =
         0;  ///< parameters the fields above do not describe (Mamba mixers...)
+    /// DeepSeek-V4's hyper-connections (its config's hc_mult): the residual stream is hc_mult
+    /// streams, mixed on every layer by hc_attn and hc_ffn and collapsed before the norm by
+    /// hc_head, all stored in fp32 (weights/tensors.hpp, emit_hyper_connection); 0: none.
+    std::uint32_t hc_mult = 0;
     /// Parameters of a multimodal model's vision tower and projector: weights, not part of the
     /// language model that caches; counted apart (ParamGroup::vision).
     std::uint64_t vision_params = 0;

@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <kvplan/engine.hpp>
+#include <kvplan/plan/commands.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/presets.hpp>
 
@@ -85,6 +87,79 @@ TEST_CASE("vLLM's sparse MLA (DeepSeek-V3.2) pages in 64 on CUDA, the rest as as
     CHECK(backend(deepseek_v3, GpuFamily::ada).backend == VllmAttentionBackend::triton_mla);
     CHECK(backend(deepseek_v3, GpuFamily::ampere).block_size == 16);
     CHECK(backend(deepseek_v3, GpuFamily::cdna3).backend == VllmAttentionBackend::triton_mla);
+}
+
+TEST_CASE("vLLM stores DeepSeek-V3.2's fp8 cache as fp8_ds_mla on FlashMLA sparse",
+          "[engine][vllm][backend][fp8_ds_mla]") {
+    // FLASHMLA_SPARSE (Hopper; kvplan's rules pick it on Blackwell too): every 8-bit float
+    // cache of a sparse MLA model is DeepSeek's fp8_ds_mla (MLAAttention.__init__ in
+    // vllm/model_executor/layers/attention/mla_attention.py; v0.11's config.py hook).
+    const KvFormat fp8 = KvDtype::fp8_e4m3;
+    for (KvDtype d : {KvDtype::fp8_e4m3, KvDtype::fp8_e5m2, KvDtype::fp8_per_token_head})
+        CHECK(vllm_stored_kv(deepseek_v3_2, d, gpus::h200_sxm, 1).dtype == KvDtype::fp8_ds_mla);
+    CHECK(vllm_stored_kv(deepseek_v3_2, fp8, gpus::b200, 1).dtype == KvDtype::fp8_ds_mla);
+    // A GPU of no known backend: taken as FLASHMLA_SPARSE, the backend on CUDA.
+    CHECK(vllm_stored_kv(deepseek_v3_2, fp8, std::nullopt).dtype == KvDtype::fp8_ds_mla);
+    // ROCm's AITER sparse MLA keeps plain fp8; a 16-bit cache and a dense MLA model stay as asked.
+    CHECK(vllm_stored_kv(deepseek_v3_2, fp8, VllmAttentionBackend::rocm_aiter_mla_sparse).dtype ==
+          KvDtype::fp8_e4m3);
+    CHECK(vllm_stored_kv(deepseek_v3_2, KvDtype::bf16, gpus::h200_sxm, 1).dtype == KvDtype::bf16);
+    CHECK(vllm_stored_kv(deepseek_v3, fp8, gpus::h200_sxm, 1).dtype == KvDtype::fp8_e4m3);
+    // Per layer: the latent's 512 e4m3 values + 4 fp32 scales (one per 128) + 64 bf16 RoPE
+    // values = 512 + 16 + 128 = 656 B (MLAAttentionSpec.real_page_size_bytes, vllm/v1/
+    // kv_cache_interface.py: block_size x 656), and the indexer's key of 128 fp8 values + one
+    // fp32 scale = 132 B: 788 B; x 61 layers = 48,068 B a token, on every TP rank.
+    CHECK(kv_bytes_per_token(deepseek_v3_2, KvDtype::fp8_ds_mla).count() == 61u * 788u);
+    // Plain fp8 would be 576 + 132 = 708 B a layer, 43,188 B a token.
+    CHECK(kv_bytes_per_token(deepseek_v3_2, fp8).count() == 61u * 708u);
+}
+
+TEST_CASE("DeepSeek-V3.2 with --kv-dtype fp8 on 8 x H200 under vLLM: 48,068 B a token",
+          "[engine][vllm][backend][fp8_ds_mla]") {
+    const Deployment d{.model = deepseek_v3_2,
+                       .gpu = gpus::h200_sxm,
+                       .parallel = {.tp = 8},
+                       .weights = WeightOptions{.format = WeightFormat::fp8},
+                       .kv = KvDtype::fp8_e4m3};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    CHECK(a.replica.kv.dtype == KvDtype::fp8_ds_mla);
+    // 61 x (656 + 132) = 48,068 B a token, whole on each of the 8 ranks (the latent is not split).
+    CHECK(a.kv_per_token.count() == 48'068u);
+    CHECK(a.kv_per_token_per_gpu.count() == 48'068u);
+    // FlashMLA sparse pages in 64 tokens: a block is 64 x 61 x 656 B of latents (the indexer's
+    // keys are their own pool).
+    CHECK(a.serving.block_size == 64);
+    // Its command line names the layout it is sized in, a name vLLM lists from v0.11.
+    const auto commands = serve_commands(d, {.context = 8192});
+    REQUIRE(commands.front().command.has_value());
+    const std::vector<std::string>& argv = commands.front().command->argv;
+    const auto flag = std::find(argv.begin(), argv.end(), "--kv-cache-dtype");
+    REQUIRE(flag != argv.end());
+    CHECK(*(flag + 1) == "fp8_ds_mla");
+    // SGLang stores the fp8 asked as plain e4m3: 61 x 708 = 43,188 B.
+    Deployment s = d;
+    s.serving.engine = Engine::sglang;
+    const ReplicaAnswer b = evaluate(s, {.context = 8192});
+    CHECK(b.replica.kv.dtype == KvDtype::fp8_e4m3);
+    CHECK(b.kv_per_token.count() == 43'188u);
+}
+
+TEST_CASE("A DeepSeek-V3.2 checkpoint whose KV cache is fp8 defaults to fp8_ds_mla under vLLM",
+          "[engine][vllm][backend][fp8_ds_mla]") {
+    // nvidia/DeepSeek-V3.2-NVFP4's hf_quant_config.json names kv_cache_quant_algo FP8: vLLM's
+    // "auto" follows it (engine/checkpoint_kv.hpp) and FLASHMLA_SPARSE stores it as fp8_ds_mla.
+    ModelConfig c = deepseek_v3_2.config();
+    c.checkpoint = detail::checkpoint_with_kv(KvDtype::fp8_e4m3, CheckpointKvSource::modelopt_algo);
+    const Model m{c};
+    CHECK(engine_default_kv_dtype(m, Engine::vllm) == KvDtype::fp8_ds_mla);
+    CHECK(engine_default_kv_dtype(m, Engine::sglang) == KvDtype::fp8_e4m3);
+    CHECK(engine_default_kv_dtype(m, Engine::trtllm) == KvDtype::fp8_e4m3);
+    // Before v0.14 vLLM's "auto" did not follow a ModelOpt KV cache: bf16.
+    CHECK(engine_default_kv_dtype(m, Engine::vllm, {0, 13}) == KvDtype::bf16);
+    // The same checkpoint on a dense MLA model keeps plain fp8.
+    ModelConfig v3 = deepseek_v3.config();
+    v3.checkpoint = c.checkpoint;
+    CHECK(engine_default_kv_dtype(Model{v3}, Engine::vllm) == KvDtype::fp8_e4m3);
 }
 
 TEST_CASE("vLLM's first attention backend per architecture keeps the 16-token block",

@@ -4,8 +4,10 @@
 
 #include <catch2/catch.hpp>
 #include <kvplan/engine/checkpoint_kv.hpp>
+#include <kvplan/gpu.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/kv_bytes.hpp>
+#include <kvplan/plan/evaluate.hpp>
 
 #include "support/bundled_models.hpp"
 
@@ -17,6 +19,30 @@ namespace {
 const std::filesystem::path kv_folders = data_dir / "quantized";
 
 Model kv_model(const Json& j) { return model_from_hf_json(j, "config.json"); }
+
+/// An llm-compressor FP8 export (the shape of RedHatAI's *-FP8-KV checkpoints): weights fp8 per
+/// channel, kv_cache_scheme num_bits 8 float; Llama-3-8B's attention, 32 layers x 8 KV heads x
+/// 128: 2 x 32 x 8 x 128 = 65,536 values a token, 65,536 B in fp8.
+Json llm_compressor_fp8_kv() {
+    return {{"model_type", "llama"},
+            {"architectures", {"LlamaForCausalLM"}},
+            {"hidden_size", 4096},
+            {"intermediate_size", 14336},
+            {"num_hidden_layers", 32},
+            {"num_attention_heads", 32},
+            {"num_key_value_heads", 8},
+            {"vocab_size", 128256},
+            {"max_position_embeddings", 8192},
+            {"torch_dtype", "bfloat16"},
+            {"quantization_config",
+             {{"quant_method", "compressed-tensors"},
+              {"config_groups",
+               {{"group_0",
+                 {{"targets", {"Linear"}},
+                  {"weights", {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}}}}}}},
+              {"kv_cache_scheme",
+               {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false}}}}}};
+}
 
 }  // namespace
 
@@ -75,28 +101,8 @@ TEST_CASE("checkpoints that name no KV cache keep every engine's default bf16", 
 
 TEST_CASE("compressed-tensors' kv_cache_scheme is fp8 under vLLM, bf16 under SGLang",
           "[checkpoint_kv]") {
-    // An llm-compressor FP8 export (the shape of RedHatAI's *-FP8-KV checkpoints): weights fp8 per
-    // channel, kv_cache_scheme num_bits 8 float; Llama-3-8B's attention, 32 layers x 8 KV heads x
-    // 128: 2 x 32 x 8 x 128 = 65,536 values a token, 65,536 B in fp8.
-    Json j = {
-        {"model_type", "llama"},
-        {"architectures", {"LlamaForCausalLM"}},
-        {"hidden_size", 4096},
-        {"intermediate_size", 14336},
-        {"num_hidden_layers", 32},
-        {"num_attention_heads", 32},
-        {"num_key_value_heads", 8},
-        {"vocab_size", 128256},
-        {"max_position_embeddings", 8192},
-        {"torch_dtype", "bfloat16"},
-        {"quantization_config",
-         {{"quant_method", "compressed-tensors"},
-          {"config_groups",
-           {{"group_0",
-             {{"targets", {"Linear"}},
-              {"weights", {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}}}}}}},
-          {"kv_cache_scheme",
-           {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false}}}}}};
+    // llm_compressor_fp8_kv: 65,536 values a token.
+    Json j = llm_compressor_fp8_kv();
     const Model m = kv_model(j);
     CHECK(m.config().checkpoint.kv_source == CheckpointKvSource::compressed_tensors);
     CHECK(engine_default_kv_dtype(m, Engine::vllm, {0, 8}) == KvDtype::fp8_e4m3);
@@ -124,4 +130,25 @@ TEST_CASE("a ModelOpt NVFP4 KV name is vLLM's nvfp4 from v0.20, the rest ignore 
     // MIXED_PRECISION is vLLM's "auto": nothing recorded.
     j["quantization_config"]["kv_cache_quant_algo"] = "MIXED_PRECISION";
     CHECK_FALSE(kv_model(j).config().checkpoint.kv_cache.has_value());
+}
+
+TEST_CASE("vLLM through v0.21 stores compressed-tensors' fp8 over a --kv-dtype bf16 given",
+          "[checkpoint_kv]") {
+    // Attention.__init__ (vllm/model_executor/layers/attention/attention.py) turned the cache fp8
+    // whenever the checkpoint had a kv_cache_scheme, whatever --kv-cache-dtype said, until PR
+    // #42782 (v0.22) let a dtype given win. llm_compressor_fp8_kv: 65,536 values a token.
+    const Model m = kv_model(llm_compressor_fp8_kv());
+    Deployment d{.model = m, .gpu = gpus::h100_sxm, .kv = KvDtype::bf16};
+    d.serving.engine_version = EngineVersion{0, 21};
+    const ReplicaAnswer old = evaluate(d, {.context = 4096});
+    CHECK(old.replica.kv.dtype == KvDtype::fp8_e4m3);
+    CHECK(old.kv_per_token.count() == 65'536);  // 1 B a value
+    d.serving.engine_version = EngineVersion{0, 22};
+    const ReplicaAnswer now = evaluate(d, {.context = 4096});
+    CHECK(now.replica.kv.dtype == KvDtype::bf16);
+    CHECK(now.kv_per_token.count() == 131'072);  // 2 B a value
+    // SGLang never reads compressed-tensors' scheme: bf16 as given.
+    d.serving.engine = Engine::sglang;
+    d.serving.engine_version.reset();
+    CHECK(evaluate(d, {.context = 4096}).replica.kv.dtype == KvDtype::bf16);
 }

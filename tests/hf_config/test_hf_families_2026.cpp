@@ -771,15 +771,16 @@ TEST_CASE("DeepSeek-V4-Pro: 30 CSA and 31 HCA layers, 9.62 GiB a 1M sequence as 
     const std::uint64_t csa_layer = attention + 4096 + 14'680'064 + 512 + 8192ULL * 1536 +
                                     64ULL * 7168 + 1024 + 3'670'016 + 128;
     // MoE on every layer: 385 experts of 3 x 3,072 x 7,168, the router 384 x 7,168, two norms of
-    // 7,168. Hyper-connections: 2 x (24 x 28,672 + 24 + 3) a layer; the router's bias (384) on the
-    // 58 routed layers, the token-to-expert table (129,280 x 6) on the 3 hash layers. Embedding
-    // and LM head 129,280 x 7,168, the final norm.
+    // 7,168. Hyper-connections (hc_mult 4: 24 mixes over 4 x 7,168): 2 x (24 x 28,672 + 24 + 3) a
+    // layer, hc_head 4 x 28,672 + 4 + 1; the router's bias (384) on the 58 routed layers, the
+    // token-to-expert table (129,280 x 6) on the 3 hash layers. Embedding and LM head
+    // 129,280 x 7,168, the final norm.
     const std::uint64_t moe = 385ULL * 3 * 3072 * 7168 + 384ULL * 7168 + 2 * 7168;
-    const std::uint64_t extra =
-        61ULL * 2 * (24 * 28'672 + 24 + 3) + 58ULL * 384 + 3ULL * 129'280 * 6;
+    const std::uint64_t hc = 61ULL * 2 * (24 * 28'672 + 24 + 3) + 4 * 28'672 + 4 + 1;
+    const std::uint64_t extra = 58ULL * 384 + 3ULL * 129'280 * 6;
     const std::uint64_t total =
-        31 * hca_layer + 30 * csa_layer + 61 * moe + extra + 2ULL * 129'280 * 7168 + 7168;
-    CHECK(total == 1'572'999'414'110ULL);  // "1.6T total parameters" (model card)
+        31 * hca_layer + 30 * csa_layer + 61 * moe + hc + extra + 2ULL * 129'280 * 7168 + 7168;
+    CHECK(total == 1'572'999'528'803ULL);  // "1.6T total parameters" (model card)
     CHECK(total_params(m) == total);
 }
 
@@ -814,11 +815,11 @@ TEST_CASE("DeepSeek-V4-Flash: 284B parameters, two window-only layers, 21 CSA an
     const std::uint64_t csa =
         attention + 4096 + 8'388'608 + 512 + 8192ULL * 1024 + 64ULL * 4096 + 1024 + 2'097'152 + 128;
     const std::uint64_t moe = 257ULL * 3 * 2048 * 4096 + 256ULL * 4096 + 2 * 4096;
-    const std::uint64_t extra =
-        43ULL * 2 * (24 * 16'384 + 24 + 3) + 40ULL * 256 + 3ULL * 129'280 * 6;
+    const std::uint64_t hc = 43ULL * 2 * (24 * 16'384 + 24 + 3) + 4 * 16'384 + 4 + 1;
+    const std::uint64_t extra = 40ULL * 256 + 3ULL * 129'280 * 6;
     const std::uint64_t total =
-        2 * attention + 20 * hca + 21 * csa + 43 * moe + extra + 2ULL * 129'280 * 4096 + 4096;
-    CHECK(total == 284'334'501'970ULL);  // "284B total parameters" (model card)
+        2 * attention + 20 * hca + 21 * csa + 43 * moe + hc + extra + 2ULL * 129'280 * 4096 + 4096;
+    CHECK(total == 284'334'567'511ULL);  // "284B total parameters" (model card)
     CHECK(total_params(m) == total);
 }
 

@@ -481,7 +481,9 @@ constexpr std::uint64_t mx(std::uint64_t r, std::uint64_t c) { return r * c / 2 
 // mixed checkpoint (FP8 attention and shared experts, NVFP4 routed experts)"; TensorRT-LLM issue
 // #16196, "MIXED_PRECISION attn excluded ... stored as FP8", "the MTP routed experts are stored
 // at the base model's MXFP4"). The head, embedding, norms, routers, compressors and the indexer's
-// weights_proj stay bf16; the MTP layer reuses the model's embedding and head.
+// weights_proj stay bf16, the hyper-connections fp32 (hc_attn and hc_ffn on every layer, hc_head
+// on the model and on each MTP layer: fn, base and scale, DeepSeek's reference model.py builds
+// them in float32); the MTP layer reuses the model's embedding and head.
 
 TEST_CASE(
     "DeepSeek-V4-Pro-NVFP4 weighs its published 913.09 GB: fp8 where the experts' "
@@ -504,29 +506,36 @@ TEST_CASE(
     const std::uint64_t expert = 2 * nv(3072, 7168) + nv(7168, 3072);
     CHECK(attn == 299'911'040ULL);
     CHECK(expert == 37'158'924ULL);
-    // Everything else of the 1,572,999,414,110 parameters (test_hf_families_2026.cpp) in bf16:
+    // Hyper-connections in fp32: 2 x (24 x 28,672 + 24 + 3) = 1,376,310 a layer (hc_attn and
+    // hc_ffn), hc_head 4 x 28,672 + 4 + 1 = 114,693.
+    const std::uint64_t hc = 61ULL * 1'376'310 + 114'693;
+    CHECK(hc == 84'069'603ULL);
+    // Everything else of the 1,572,999,528,803 parameters (test_hf_families_2026.cpp) in bf16:
     // less 299,892,736 attention, 66,060,288 shared and 384 x 66,060,288 expert parameters a
-    // layer and 30 x 12,582,912 of the indexers' wq_b.
-    const std::uint64_t bf16 =
-        1'572'999'414'110ULL - 61ULL * (299'892'736 + 385ULL * 66'060'288) - 30ULL * 8192 * 1536;
-    CHECK(bf16 == 2'902'606'174ULL);
-    const std::uint64_t model = 61 * (attn + shared + 384 * expert) + 30 * index + 2 * bf16;
+    // layer, 30 x 12,582,912 of the indexers' wq_b and the hyper-connections.
+    const std::uint64_t bf16 = 1'572'999'528'803ULL - 61ULL * (299'892'736 + 385ULL * 66'060'288) -
+                               30ULL * 8192 * 1536 - hc;
+    CHECK(bf16 == 2'818'651'264ULL);
+    const std::uint64_t model =
+        61 * (attn + shared + 384 * expert) + 30 * index + 2 * bf16 + 4 * hc;
     CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
     // The MTP layer (a CSA layer, kvplan's copy of the last): the same fp8 layers, 384 MXFP4
     // experts, bf16 norms, sinks, compressors, weights_proj and router (2,176 + 18,355,840 +
     // 458,752 + 2,752,512 + 14,336 = 21,583,616 parameters), e_proj and h_proj (2 x 7,168^2) and
-    // three norms of 7,168, no embedding or head of its own.
+    // three norms of 7,168, no embedding or head of its own; its hyper-connections and its own
+    // hc_head in fp32 (1,376,310 + 114,693 parameters).
     const std::uint64_t mtp_other = 2176 + 4096 + 14'680'064 + 512 + 1024 + 3'670'016 + 128 +
                                     64ULL * 7168 + 384ULL * 7168 + 2 * 7168;
     CHECK(mtp_other == 21'583'616ULL);
     const std::uint64_t mtp = attn + shared + index + 384 * (2 * mx(3072, 7168) + mx(7168, 3072)) +
-                              2 * mtp_other + 2 * (2 * 7168ULL * 7168 + 3 * 7168);
+                              2 * mtp_other + 2 * (2 * 7168ULL * 7168 + 3 * 7168) +
+                              4 * (1'376'310 + 114'693);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 913,021,444,412 B. Published: 913.09 GB (vllm-project/recipes PR #779, the checkpoint's
-    // size for nvidia/DeepSeek-V4-Pro-NVFP4's vram_minimum_gb): 0.008 % under.
+    // 913,195,777,016 B. Published: 913.09 GB (vllm-project/recipes PR #779, the checkpoint's
+    // size for nvidia/DeepSeek-V4-Pro-NVFP4's vram_minimum_gb): 0.012 % over.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 913'021'444'412ULL);
+    CHECK(files == 913'195'777'016ULL);
     CHECK(std::abs(static_cast<double>(files) / 913.09e9 - 1.0) < 0.0002);
 }
 
@@ -547,27 +556,32 @@ TEST_CASE("DeepSeek-V4-Flash-NVFP4 weighs about the published 168 GB",
     const std::uint64_t index = fp8e(8192, 1024);
     const std::uint64_t expert = 2 * nv(2048, 4096) + nv(4096, 2048);
     CHECK(expert == 14'155'788ULL);
-    // bf16: the 284,334,501,970 parameters less 106,954,752 attention and 257 x 25,165,824
-    // expert parameters a layer and 21 x 8,388,608 of the indexers.
+    // fp32 hyper-connections: 2 x (24 x 16,384 + 24 + 3) = 786,486 a layer, hc_head 4 x 16,384 +
+    // 4 + 1 = 65,541. bf16: the 284,334,567,511 parameters less 106,954,752 attention and
+    // 257 x 25,165,824 expert parameters a layer, 21 x 8,388,608 of the indexers and those.
+    const std::uint64_t hc = 43ULL * 786'486 + 65'541;
+    CHECK(hc == 33'884'439ULL);
     const std::uint64_t bf16 =
-        284'334'501'970ULL - 43ULL * (106'954'752 + 257ULL * 25'165'824) - 21ULL * 8192 * 1024;
-    CHECK(bf16 == 1'451'765'842ULL);
-    const std::uint64_t model = 43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16;
-    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);  // 164.59 GB
+        284'334'567'511ULL - 43ULL * (106'954'752 + 257ULL * 25'165'824) - 21ULL * 8192 * 1024 - hc;
+    CHECK(bf16 == 1'417'946'944ULL);
+    const std::uint64_t model =
+        43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * hc;
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);  // 164.66 GB
     // MTP: a CSA layer's fp8 layers, 256 MXFP4 experts, bf16 norms, sinks, compressors,
     // weights_proj and router (1,600 + 10,491,520 + 262,144 + 1,048,576 + 8,192 = 11,812,032
-    // parameters), e_proj and h_proj.
+    // parameters), e_proj and h_proj; fp32 hyper-connections and hc_head (786,486 + 65,541).
     const std::uint64_t mtp_other = 1600 + 4096 + 8'388'608 + 512 + 1024 + 2'097'152 + 128 +
                                     64ULL * 4096 + 256ULL * 4096 + 2 * 4096;
     CHECK(mtp_other == 11'812'032ULL);
     const std::uint64_t mtp = attn + shared + index + 256 * (2 * mx(2048, 4096) + mx(4096, 2048)) +
-                              2 * mtp_other + 2 * (2 * 4096ULL * 4096 + 3 * 4096);
+                              2 * mtp_other + 2 * (2 * 4096ULL * 4096 + 3 * 4096) +
+                              4 * (786'486 + 65'541);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 168,241,976,356 B = 156.7 GiB. Published: "~168GB" (Axolotl's DeepSeek-V4 fine-tuning
-    // guide, examples/deepseek-v4, for nvidia/DeepSeek-V4-Flash-NVFP4): 0.14 % over.
+    // 168,313,284,424 B = 156.8 GiB. Published: "~168GB" (Axolotl's DeepSeek-V4 fine-tuning
+    // guide, examples/deepseek-v4, for nvidia/DeepSeek-V4-Flash-NVFP4): 0.19 % over.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 168'241'976'356ULL);
+    CHECK(files == 168'313'284'424ULL);
     CHECK(std::abs(static_cast<double>(files) / 168e9 - 1.0) < 0.005);
 }
 
@@ -584,11 +598,11 @@ TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with m
     CHECK(own.config().checkpoint.attention == WeightFormat::fp8);
     CHECK_FALSE(own.config().checkpoint.mtp_unquantized);
     // The NVFP4 test's layers with MXFP4 experts of 2 x mx(3,072, 7,168) + mx(7,168, 3,072) =
-    // 35,094,528 B; its MTP layer as there: 850,561,443,580 + 14,103,588,928 B = 864.67 GB, the
+    // 35,094,528 B; its MTP layer as there: 850,729,812,172 + 14,109,552,940 B = 864.84 GB, the
     // "865 GB of weights" vllm-project/recipes PR #779 gives deepseek-ai/DeepSeek-V4-Pro.
     CHECK(2 * mx(3072, 7168) + mx(7168, 3072) == 35'094'528ULL);
-    CHECK(weight_bytes(own, checkpoint_weights(own)).total().count() == 850'561'443'580ULL);
-    CHECK(checkpoint_file_bytes(own).count() == 850'561'443'580ULL + 14'103'588'928ULL);
+    CHECK(weight_bytes(own, checkpoint_weights(own)).total().count() == 850'729'812'172ULL);
+    CHECK(checkpoint_file_bytes(own).count() == 850'729'812'172ULL + 14'109'552'940ULL);
     // NVIDIA's NVFP4 config.json keeps that quantization_config and adds moe_quant_algo NVFP4
     // (with the ModelOpt fields): vLLM's DeepseekV4FP8Config builds the experts as NVFP4, and the
     // checkpoint weighs what the hf_quant_config.json reading gives.
@@ -600,7 +614,7 @@ TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with m
     CHECK(nv4.config().checkpoint.experts == WeightFormat::nvfp4);
     CHECK(nv4.config().checkpoint.shared_experts.value_or(nv4.config().checkpoint.linear) ==
           WeightFormat::fp8);
-    CHECK(checkpoint_file_bytes(nv4).count() == 913'021'444'412ULL);
+    CHECK(checkpoint_file_bytes(nv4).count() == 913'195'777'016ULL);
     // An expert_dtype vLLM does not know is refused with the field named.
     j["expert_dtype"] = "int4";
     CHECK_THROWS_WITH(model_from_hf_json(j, "config.json", "x"),
@@ -627,24 +641,26 @@ TEST_CASE("DeepSeek-V4-Flash as DeepSeek stores it weighs its index's 159,609,48
     const std::uint64_t expert = 2 * mx(2048, 4096) + mx(4096, 2048);
     CHECK(expert == 13'369'344ULL);
     CHECK(2ULL * 2048 * 2048 + 2 * 2048 * 128 + 4096ULL * 1024 + 4096 * 64 == expert);
-    const std::uint64_t bf16 = 1'451'765'842ULL;  // the NVFP4 test's
-    const std::uint64_t model = 43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16;
-    CHECK(model == 155'930'973'476ULL);
+    const std::uint64_t bf16 = 1'417'946'944ULL;  // the NVFP4 test's, and its fp32 hc
+    const std::uint64_t hc = 33'884'439ULL;
+    const std::uint64_t model =
+        43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * hc;
+    CHECK(model == 155'998'873'436ULL);
     CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
-    // The MTP layer as in the NVFP4 test (its experts MXFP4 there too): 3,653,827,328 B.
+    // The MTP layer as in the NVFP4 test (its experts MXFP4 there too): 3,657,235,436 B.
     const std::uint64_t mtp_other = 1600 + 4096 + 8'388'608 + 512 + 1024 + 2'097'152 + 128 +
                                     64ULL * 4096 + 256ULL * 4096 + 2 * 4096;
-    const std::uint64_t mtp =
-        attn + shared + index + 256 * expert + 2 * mtp_other + 2 * (2 * 4096ULL * 4096 + 3 * 4096);
-    CHECK(mtp == 3'653'827'328ULL);
+    const std::uint64_t mtp = attn + shared + index + 256 * expert + 2 * mtp_other +
+                              2 * (2 * 4096ULL * 4096 + 3 * 4096) + 4 * (786'486 + 65'541);
+    CHECK(mtp == 3'657'235'436ULL);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 159,584,800,804 B. Published: model.safetensors.index.json's metadata.total_size of
+    // 159,656,108,872 B. Published: model.safetensors.index.json's metadata.total_size of
     // deepseek-ai/DeepSeek-V4-Flash at revision 60d8d70770c6776ff598c94bb586a859a38244f1,
-    // 159,609,485,896 B: 0.016 % under.
+    // 159,609,485,896 B: 0.029 % over (0.016 % under while the hyper-connections counted 2 B).
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 159'584'800'804ULL);
-    CHECK(std::abs(static_cast<double>(files) / 159'609'485'896.0 - 1.0) < 0.0002);
+    CHECK(files == 159'656'108'872ULL);
+    CHECK(std::abs(static_cast<double>(files) / 159'609'485'896.0 - 1.0) < 0.0003);
 }
 
 namespace {

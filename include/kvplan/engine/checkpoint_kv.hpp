@@ -10,8 +10,12 @@
 //   fp8_e4m3, NVFP4 to nvfp4). It came with PR #30785 (opened 2025-12-16, after the v0.13 branch;
 //   counted here from v0.14, the first line tagged after it); nvfp4 joined the map with vLLM's
 //   NVFP4 KV cache (v0.20, engine/kv_dtype_names.hpp). A compressed-tensors kv_cache_scheme turns
-//   the cache fp8 in the Attention layer itself (vllm/model_executor/layers/attention/attention.py,
-//   "llm-compressor models need to set cache_dtype to fp8"), in every line kvplan knows.
+//   the cache fp8 in the Attention layer itself (Attention.__init__,
+//   vllm/model_executor/layers/attention/attention.py), in every line kvplan knows. Through v0.21
+//   it did so whatever --kv-cache-dtype said ("llm-compressor models need to set cache_dtype to
+//   fp8": an explicit bfloat16 became fp8 too); PR #42782 ("Respect explicit --kv-cache-dtype over
+//   checkpoint kv_cache_scheme", merged 2026-05-15, the day v0.21.0 was tagged; counted from v0.22,
+//   the first line tagged after it) turns only "auto" fp8 (vllm_given_kv_dtype).
 // SGLang (main): ModelRunner.configure_kv_cache_dtype
 //   (python/sglang/srt/model_executor/model_runner.py) makes "auto" fp8_e4m3 when the quant
 //   config's kv_cache_quant_algo is "FP8"; ModelOpt's configs set it from kv_cache_quant_algo, or
@@ -24,11 +28,14 @@
 //   kv_cache_scheme is not counted (not seen read there).
 // The ideal profile stores what it is told: bf16 unless --kv-dtype says otherwise.
 
+#include <optional>
+
 #include "../dtype.hpp"
 #include "../model.hpp"
 #include "../weight_format.hpp"
 #include "kind.hpp"
 #include "release.hpp"
+#include "vllm_backend.hpp"
 
 namespace kvplan {
 
@@ -36,6 +43,21 @@ namespace kvplan {
 inline constexpr EngineVersion vllm_checkpoint_kv_since{0, 14};
 /// The first vLLM line that maps a ModelOpt NVFP4 KV cache (its NVFP4 KV cache, PR #40177).
 inline constexpr EngineVersion vllm_checkpoint_nvfp4_kv_since{0, 20};
+
+/// The first vLLM line where a --kv-cache-dtype given wins over a compressed-tensors
+/// kv_cache_scheme (PR #42782).
+inline constexpr EngineVersion vllm_given_kv_wins_since{0, 22};
+
+/// The KV dtype vLLM release line `v` stores for checkpoint `c` when --kv-cache-dtype names
+/// `given`: through v0.21 a compressed-tensors kv_cache_scheme makes every attention layer's
+/// cache fp8 (e4m3, vLLM's "fp8") whatever was given; from v0.22 the dtype given stands.
+[[nodiscard]] constexpr KvDtype vllm_given_kv_dtype(const CheckpointFormat& c, KvDtype given,
+                                                    EngineVersion v) noexcept {
+    if (c.kv_source == CheckpointKvSource::compressed_tensors && c.kv_cache &&
+        v < vllm_given_kv_wins_since)
+        return *c.kv_cache;
+    return given;
+}
 
 /// The KV dtype engine `e` (vLLM at release line `vllm_release`) stores for checkpoint `c` when
 /// its KV dtype is left to "auto": the checkpoint's own where the engine follows it, else bf16.
@@ -78,10 +100,15 @@ inline constexpr EngineVersion vllm_checkpoint_nvfp4_kv_since{0, 20};
     return "";
 }
 
-/// engine_default_kv_dtype of model `m`'s checkpoint.
+/// engine_default_kv_dtype of model `m`'s checkpoint, in the layout the engine stores it: vLLM
+/// keeps a sparse MLA model's fp8 as fp8_ds_mla (vllm_stored_kv, on FLASHMLA_SPARSE, the backend
+/// it runs DeepSeek-V3.2 with on CUDA), so DeepSeek-V3.2-NVFP4's kv_cache_quant_algo FP8 is
+/// 656 B a latent there.
 [[nodiscard]] constexpr KvDtype engine_default_kv_dtype(
     const Model& m, Engine e, EngineVersion vllm_release = vllm_newest_release) noexcept {
-    return engine_default_kv_dtype(m.config().checkpoint, e, vllm_release);
+    const KvDtype kv = engine_default_kv_dtype(m.config().checkpoint, e, vllm_release);
+    if (e != Engine::vllm) return kv;
+    return vllm_stored_kv(m, kv, std::optional<VllmAttentionBackend>{}).dtype;
 }
 
 namespace detail {
@@ -124,5 +151,16 @@ static_assert(
                                                        CheckpointKvSource::compressed_tensors),
                             Engine::sglang) == KvDtype::bf16);
 static_assert(engine_default_kv_dtype(CheckpointFormat{}, Engine::vllm) == KvDtype::bf16);
+// --kv-cache-dtype bfloat16 over compressed-tensors' scheme: fp8 through v0.21, bf16 from v0.22;
+// a ModelOpt name never overrides a dtype given.
+static_assert(vllm_given_kv_dtype(detail::checkpoint_with_kv(
+                                      KvDtype::fp8_e4m3, CheckpointKvSource::compressed_tensors),
+                                  KvDtype::bf16, {0, 21}) == KvDtype::fp8_e4m3);
+static_assert(vllm_given_kv_dtype(detail::checkpoint_with_kv(
+                                      KvDtype::fp8_e4m3, CheckpointKvSource::compressed_tensors),
+                                  KvDtype::bf16, {0, 22}) == KvDtype::bf16);
+static_assert(vllm_given_kv_dtype(detail::checkpoint_with_kv(KvDtype::fp8_e4m3,
+                                                             CheckpointKvSource::modelopt_algo),
+                                  KvDtype::bf16, {0, 21}) == KvDtype::bf16);
 
 }  // namespace kvplan

@@ -224,4 +224,50 @@ namespace detail {
                                    dcp, block_size);
 }
 
+/// Whether `m` has vLLM's sparse MLA: MLA layers that keep one latent per token and carry a
+/// lightning indexer (DeepSeek-V3.2, GLM-5; vLLM's use_sparse, hf_config.index_topk). DeepSeek-V4's
+/// compressed MLA has its own attention layer and is not this.
+[[nodiscard]] constexpr bool has_sparse_mla(const Model& m) noexcept {
+    const LayerStack& L = m.layers();
+    for (std::uint32_t k = 0; k < L.num_specs; ++k)
+        if (L.layers_with_spec(k) != 0 && L.specs[k].kind == CacheKind::mla_latent &&
+            L.specs[k].index_head_dim > 0 && !is_compressed_mla(L.specs[k]))
+            return true;
+    return false;
+}
+
+/// The format vLLM stores a KV cache asked as `asked` in for model `m` on `backend` (nullopt: a
+/// GPU whose backend kvplan does not know, taken as CUDA's FLASHMLA_SPARSE for a sparse MLA
+/// model). FLASHMLA_SPARSE keeps a sparse MLA model's 8-bit float cache (fp8, fp8_e4m3, fp8_e5m2,
+/// fp8_per_token_head) in DeepSeek's fp8_ds_mla layout, 656 B a latent for V3.2 against 576 in
+/// plain fp8: vLLM v0.11's DeepseekV32ForCausalLM.verify_and_update_config
+/// (vllm/model_executor/models/config.py, with DeepSeek-V3.2's support, September 2025) turned
+/// every cache_dtype starting with "fp8" into fp8_ds_mla; main does it in MLAAttention.__init__
+/// (vllm/model_executor/layers/attention/mla_attention.py) for a quantized cache on the
+/// FLASHMLA_SPARSE backend, whose supported_kv_cache_dtypes lists "fp8" as the alias of
+/// fp8_ds_mla (vllm/v1/attention/backends/mla/flashmla_sparse.py). Other backends, ROCm's
+/// sparse MLA among them, keep the dtype asked. Every other format is stored as asked.
+///   Not modelled: main's SM 10.x list puts FLASHINFER_MLA_SPARSE (plain fp8, 576 B) before
+///   FLASHMLA_SPARSE for a quantized cache (vllm/platforms/cuda.py, _get_backend_priorities,
+///   vLLM issue #35807); kvplan's backend rules (vllm_attention_backend, read at commit
+///   002db4951e0c) pick FLASHMLA_SPARSE there, so Blackwell is sized as Hopper is. Nor the v0.11.0
+///   tag alone, whose "auto" was fp8_ds_mla for V3.2 too (PR #25988, undone by PR #27121 before
+///   v0.11.1): release lines are not told apart by patch.
+[[nodiscard]] constexpr KvFormat vllm_stored_kv(
+    const Model& m, KvFormat asked, std::optional<VllmAttentionBackend> backend) noexcept {
+    const bool fp8 = asked.dtype == KvDtype::fp8_e4m3 || asked.dtype == KvDtype::fp8_e5m2 ||
+                     asked.dtype == KvDtype::fp8_per_token_head;
+    if (!fp8 || !has_sparse_mla(m)) return asked;
+    if (backend && *backend != VllmAttentionBackend::flashmla_sparse) return asked;
+    return KvDtype::fp8_ds_mla;
+}
+
+/// vllm_stored_kv on GPU `g`, with the backend vllm_attention_backend picks there.
+[[nodiscard]] constexpr KvFormat vllm_stored_kv(const Model& m, KvFormat asked, const GpuSpec& g,
+                                                std::uint32_t dcp) noexcept {
+    const auto choice = vllm_attention_backend(m, g, asked.dtype, dcp, default_block_size);
+    return vllm_stored_kv(
+        m, asked, choice ? std::optional(choice->backend) : std::optional<VllmAttentionBackend>{});
+}
+
 }  // namespace kvplan

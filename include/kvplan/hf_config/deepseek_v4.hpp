@@ -32,14 +32,12 @@ namespace detail::hf {
     return coff * ratio * (2 * coff * head_dim) * 4;
 }
 
-/// The layers, attention shape and MoE of a DeepSeek-V4 config into `c` (n layers); returns the
-/// parameters the layer tensors do not describe: the hyper-connection mixers (hc_attn and hc_ffn
-/// fn, base and scale on every layer), the router's correction bias on the routed layers and the
-/// token-to-expert table of the hash-routed ones (vLLM's DeepseekV4DecoderLayer and
-/// DeepseekV4MoE).
+/// The layers, attention shape, MoE and hyper-connections (hc_mult, ModelConfig::hc_mult) of a
+/// DeepSeek-V4 config into `c` (n layers); returns the parameters the layer tensors do not
+/// describe: the router's correction bias on the routed layers and the token-to-expert table of
+/// the hash-routed ones (vLLM's DeepseekV4MoE).
 [[nodiscard]] inline std::uint64_t read_deepseek_v4(const JsonReader& r, std::uint32_t n,
                                                     ModelConfig& c) {
-    const std::uint64_t hidden = c.hidden_size;
     const std::uint64_t head_dim = r.positive_integer("head_dim", u32_max);
     const std::uint64_t rope = r.positive_integer("qk_rope_head_dim", u32_max);
     if (rope >= head_dim)
@@ -98,11 +96,8 @@ namespace detail::hf {
     c.intermediate_size = 0;
     const std::uint64_t hash = r.optional_count("num_hash_layers", n).value_or(0);
 
-    const std::uint64_t hc = r.positive_integer("hc_mult", 64);
-    const std::uint64_t mix = (2 + hc) * hc;
-    const std::uint64_t hc_layer = times(2, sum({times(mix * hc, hidden), mix, 3}));
-    return sum({times(n, hc_layer), times(n - hash, m.experts),
-                times(hash, times(c.vocab_size, m.experts_per_token))});
+    c.hc_mult = u32(r.positive_integer("hc_mult", 64));
+    return sum({times(n - hash, m.experts), times(hash, times(c.vocab_size, m.experts_per_token))});
 }
 
 }  // namespace detail::hf

@@ -39,8 +39,10 @@
 #include "../budget/replica.hpp"
 #include "../capacity.hpp"
 #include "../detail/enum_table.hpp"
+#include "../engine/checkpoint_kv.hpp"
 #include "../engine/report.hpp"
 #include "../engine/startup.hpp"
+#include "../engine/vllm_backend.hpp"
 #include "../error.hpp"
 #include "../kv_bytes.hpp"
 #include "../kv_support.hpp"
@@ -525,13 +527,28 @@ struct PreparedEngine : detail::EngineFigures {
 
 namespace detail {
 
-/// The replica `d` runs, its model and layout as `prepared` resolves them.
+/// The KV format `d`'s engine stores `d.kv` in for `model` under `parallel`. vLLM: the
+/// checkpoint's compressed-tensors scheme over the dtype given where the release lets it
+/// (vllm_given_kv_dtype, through v0.21), then its own layouts (vllm_stored_kv: DeepSeek-V3.2's
+/// fp8 as fp8_ds_mla). The other engines store it as given.
+[[nodiscard]] constexpr KvFormat engine_kv(const Deployment& d, const Model& model,
+                                           const ParallelConfig& parallel) {
+    if (d.serving.engine != Engine::vllm) return d.kv;
+    const KvDtype given =
+        vllm_given_kv_dtype(model.config().checkpoint, d.kv.dtype,
+                            d.serving.engine_version.value_or(vllm_newest_release));
+    const KvFormat kv = given == d.kv.dtype ? d.kv : KvFormat(given);
+    return vllm_stored_kv(model, kv, d.gpu, parallel.dcp);
+}
+
+/// The replica `d` runs, its model and layout as `prepared` resolves them, its cache as the
+/// engine stores it (engine_kv).
 [[nodiscard]] inline Replica prepared_replica(const Deployment& d, const PreparedLayout& prepared) {
     return Replica{.model = prepared.model,
                    .gpu = d.gpu,
                    .parallel = prepared.parallel,
                    .weights = prepared.weights,
-                   .kv = d.kv};
+                   .kv = engine_kv(d, prepared.model, prepared.parallel)};
 }
 
 /// Every GPU `d` deploys (0: one replica's). Throws InvalidLayout unless they are a multiple of
@@ -863,7 +880,7 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
                         .gpu = d.gpu,
                         .parallel = own->parallel,
                         .weights = prepared.weights,
-                        .kv = d.kv};
+                        .kv = r.kv};
     const Replica& stepped = plain ? *plain : r;
     const bool has_link = r.parallel.tp == 1 || r.gpu.scale_up_bandwidth > BytesPerSecond{} ||
                           r.gpu.pcie_bandwidth > BytesPerSecond{};

@@ -48,7 +48,13 @@ namespace kvplan {
     const std::uint64_t own =
         detail::add(detail::mul(2 * h, h, "eh_proj"), detail::add(3 * h, tables, "an MTP layer"),
                     "an MTP layer");
-    return layers + Bytes::exactly(detail::mul(own, 2, "an MTP layer")) * c.mtp_layers;
+    // DeepSeek-V4's MTP layer collapses its streams with an hc_head of its own, in fp32.
+    Bytes hc_head{};
+    const auto add_fp32 = [&](const detail::WeightTensor& t) {
+        hc_head += Bytes::exactly(detail::mul(t.rows, t.cols, "an MTP hc_head") * 4);
+    };
+    if (c.hc_mult != 0) detail::emit_hyper_connection(add_fp32, c.hc_mult, h, c.hc_mult, 1);
+    return layers + (Bytes::exactly(detail::mul(own, 2, "an MTP layer")) + hc_head) * c.mtp_layers;
 }
 
 /// Bytes of a checkpoint's weight files: the model's weights in its checkpoint formats and its

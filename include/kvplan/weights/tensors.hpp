@@ -139,6 +139,7 @@ struct WeightTensor {
     std::uint64_t copies = 1;  ///< identical tensors (routed experts)
     std::uint32_t heads = 0;   ///< column split by heads: rows = heads x head size
     bool linear = false;       ///< a linear layer of a block, stored in the chosen format
+    bool fp32 = false;         ///< stored in fp32 whatever the format (hyper-connections)
 };
 
 /// A linear layer of `rows` x `cols` (out x in), plus its bias of `rows` when `bias`.
@@ -156,6 +157,28 @@ constexpr void emit_linear(Fn& fn, ParamGroup g, TpSplit split, std::uint64_t ro
 template <class Fn>
 constexpr void emit_vector(Fn& fn, ParamGroup g, std::uint64_t length) {
     if (length != 0) fn(WeightTensor{g, TpSplit::replicated, length, 1, 1, 0, false});
+}
+
+/// One hyper-connection mixer of DeepSeek-V4 (hc_attn, hc_ffn or hc_head: its fn, base and scale)
+/// mixing `hc` streams of `h` into `mixes` coefficients with `scales` scales: replicated on
+/// every rank, and fp32 in DeepSeek's checkpoints (its reference inference code builds hc_attn_fn,
+/// hc_attn_base, hc_attn_scale, their hc_ffn twins and hc_head_* in float32).
+template <class Fn>
+constexpr void emit_hyper_connection(Fn& fn, std::uint64_t hc, std::uint64_t h, std::uint64_t mixes,
+                                     std::uint64_t scales) {
+    const std::uint64_t width = mul(hc, h, "a hyper-connection's width");
+    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, mixes, width, 1, 0, false, true});
+    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, mixes, 1, 1, 0, false, true});
+    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, scales, 1, 1, 0, false, true});
+}
+
+/// A layer's hyper-connections: hc_attn and hc_ffn, each (2 + hc) x hc mixes (pre, post and the
+/// hc x hc combination) over hc x hidden inputs and 3 scales.
+template <class Fn>
+constexpr void emit_layer_hyper_connections(Fn& fn, const ModelConfig& c) {
+    if (c.hc_mult == 0) return;
+    const std::uint64_t hc = c.hc_mult;
+    for (int k = 0; k < 2; ++k) emit_hyper_connection(fn, hc, c.hidden_size, (2 + hc) * hc, 3);
 }
 
 /// The width the routed experts read and write: a LatentMoE's latent, else the hidden size.
@@ -377,6 +400,7 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
     const std::uint64_t norm_width = c.norm == NormKind::layer ? 2 * h : h;
     for (std::uint32_t k = 0; k < c.norms_per_layer; ++k)
         emit_vector(fn, ParamGroup::norms, norm_width);
+    emit_layer_hyper_connections(fn, c);
 }
 
 /// The tensor of layer `layer`'s share of extra_params (a row-split linear layer), if it has one.
@@ -417,6 +441,8 @@ constexpr void for_each_edge_tensor(const Model& m, bool embedding, bool head,
     if (embedding && c.vision_params != 0)
         fn(WeightTensor{ParamGroup::vision, TpSplit::row, 1, c.vision_params, 1, 0, false});
     if (head) {
+        // DeepSeek-V4's hc_head collapses the streams before the final norm: hc mixes, 1 scale.
+        if (c.hc_mult != 0) emit_hyper_connection(fn, c.hc_mult, c.hidden_size, c.hc_mult, 1);
         emit_vector(fn, ParamGroup::norms,
                     c.norm == NormKind::layer ? 2 * c.hidden_size : c.hidden_size);
         if (!c.tie_embeddings || head_copy_of_tied) table(ParamGroup::lm_head);
