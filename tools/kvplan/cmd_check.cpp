@@ -496,10 +496,12 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
 
 /// "4 x h100-sxm (tp 4 x pp 1), KV bf16, weights bf16, engine vllm 0.30", from an answer when one
 /// was given (the weights and KV dtype as evaluated), else from the policy.
-std::string replica_text(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus) {
+std::string replica_text(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus,
+                         const Model& model) {
     const PolicyReplica& r = j.policy->replicas[ri];
     std::string weights = r.weight_dtype ? name(*r.weight_dtype) : "the checkpoint's";
-    std::string kv = r.kv_dtype ? name(*r.kv_dtype) : "the engine's auto";
+    // The KV dtype evaluated: the policy's, else the engine's auto for the checkpoint.
+    std::string kv = name(policy_deployment(r, model, gpus[ri].spec).kv_format().dtype);
     for (const CheckOutcome& o : j.result->outcomes)
         if (o.replica == ri && o.answer) {
             weights = describe_weights(o.answer->replica.weights);
@@ -588,13 +590,14 @@ void run_check(const CheckOptions& co, Context& ctx) {
         rep.verdict = fmt::format("PASS: {} of {} {} met, {} skipped{}", result.met(), n, unit,
                                   result.skipped, over);
     if (p.replicas.size() == 1) {
-        rep.heading = fmt::format("{} on {}{}", display_name(model.model), replica_text(j, 0, gpus),
+        rep.heading = fmt::format("{} on {}{}", display_name(model.model),
+                                  replica_text(j, 0, gpus, model.model.get()),
                                   base ? "; baseline " + base->model.id : std::string());
     } else {
         std::string list;
         for (std::size_t ri = 0; ri < p.replicas.size(); ++ri)
             list += fmt::format("{}{}: {}", ri == 0 ? "" : "; ", p.replicas[ri].name,
-                                replica_text(j, ri, gpus));
+                                replica_text(j, ri, gpus, model.model.get()));
         rep.heading =
             fmt::format("{} on {} replicas ({}){}", display_name(model.model), p.replicas.size(),
                         list, base ? "; baseline " + base->model.id : std::string());
