@@ -54,6 +54,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/nccl.hpp
   kvplan/engine/parallel.hpp
   kvplan/engine/release.hpp
+  kvplan/engine/served_kv.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
   kvplan/engine/sglang_weights.hpp

@@ -14,6 +14,7 @@
 #include "engine/parallel.hpp"
 #include "engine/release.hpp"
 #include "engine/report.hpp"
+#include "engine/served_kv.hpp"
 #include "engine/sglang.hpp"
 #include "engine/trtllm.hpp"
 #include "engine/vllm.hpp"

@@ -78,7 +78,7 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
                       "bench= alone");
     }
     const ParallelConfig parallel = parallel_of(x);
-    const KvFormat kv = to_kv_format(x.kv_dtype, "kv_dtype");
+    const std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     // vLLM's knobs as the library resolves them (calibration reads vLLM's log and benchmark).
     const ResolvedServing serving = resolve_serving(serving_of(x));
@@ -413,11 +413,11 @@ Writes profile_json to path.)")
         },
         py::arg("log") = py::none(), py::kw_only(), py::arg("bench") = py::none(), py::arg("model"),
         py::arg("gpu") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
-        py::arg("kv_dtype") = "bf16", py::arg("weight_dtype") = py::none(),
+        py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(),
-        R"(calibrate(log=None, *, bench=None, model, gpu=None, tp=1, pp=1, kv_dtype='bf16', weight_dtype=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None)
+        R"(calibrate(log=None, *, bench=None, model, gpu=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None)
 --
 
 A replica under vLLM calibrated on what vLLM measured, as kvplan calibrate gives it

@@ -174,7 +174,7 @@ PyDiff diff_of(py::handle old_model, py::handle new_model, py::handle context,
     // Every keyword read before any file.
     const ParallelConfig parallel = parallel_of(x);
     const std::uint32_t gpus = gpu_count_of(x);
-    const KvFormat kv = to_kv_format(x.kv_dtype, "kv_dtype");
+    const std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     (void)resolve_serving(serving);
@@ -209,7 +209,13 @@ PyDiff diff_of(py::handle old_model, py::handle new_model, py::handle context,
             d.changes.push_back(std::move(change));
         }
     }
-    const SizeRequest rq{.context = at, .concurrency = sequences, .weights = weights};
+    // Each model's KV dtype as its deployment stores it: kv_dtype, else the engine's "auto" for
+    // that checkpoint (served_kv).
+    const SizeRequest rq{.context = at,
+                         .concurrency = sequences,
+                         .weights = weights,
+                         .engine = serving.engine,
+                         .engine_version = serving.engine_version};
     // The sizes of the whole model: tp and pp split the cache only on a GPU.
     d.old_size = PySize{d.old_model, size(a, kv, {}, rq)};
     d.new_size = PySize{d.new_model, size(b, kv, {}, rq)};
@@ -441,12 +447,12 @@ Raises kvplan.InvalidInputError for a policy that cannot be read or names what i
         },
         py::arg("old"), py::arg("new"), py::arg("gpu") = py::none(), py::kw_only(),
         py::arg("context") = py::none(), py::arg("concurrency") = 1, py::arg("tp") = 1,
-        py::arg("pp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = "bf16",
+        py::arg("pp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = py::none(),
         py::arg("weight_dtype") = py::none(), py::arg("engine") = "vllm",
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(),
-        R"(diff(old, new, gpu=None, *, context=None, concurrency=1, tp=1, pp=1, gpus=None, kv_dtype='bf16', weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None)
+        R"(diff(old, new, gpu=None, *, context=None, concurrency=1, tp=1, pp=1, gpus=None, kv_dtype=None, weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None)
 --
 
 Two revisions of a config.json, as kvplan diff compares them: the fields that changed, each

@@ -87,6 +87,9 @@ std::string to_text(py::handle h, std::string_view field);
 std::string path_text(py::handle h, std::string_view field);
 
 KvFormat to_kv_format(py::handle h, std::string_view field);
+/// to_kv_format, or nullopt for None: what the engine's "auto" stores for the checkpoint, which
+/// the library resolves (served_kv).
+std::optional<KvFormat> to_kv_choice(py::handle h, std::string_view field);
 Engine to_engine(py::handle h, std::string_view field);
 WeightFormat to_weight_format(py::handle h, std::string_view field);
 std::optional<ComputeDtype> to_compute_dtype(py::handle h, std::string_view field);

@@ -178,6 +178,11 @@ KvFormat to_kv_format(py::handle h, std::string_view field) {
           shown(h));
 }
 
+std::optional<KvFormat> to_kv_choice(py::handle h, std::string_view field) {
+    if (h.is_none()) return std::nullopt;
+    return to_kv_format(h, field);
+}
+
 Engine to_engine(py::handle h, std::string_view field) {
     const std::string text = to_text(h, field);
     if (const auto e = parse_engine(text)) return *e;

@@ -139,9 +139,8 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
     // is read.
     const ParallelConfig parallel = parallel_of(x);
     const std::uint32_t gpus = gpu_count_of(x);
-    const bool kv_given = !x.kv_dtype.is_none();
-    KvFormat kv{};
-    if (kv_given) kv = to_kv_format(x.kv_dtype, "kv_dtype");
+    // None: what the engine's "auto" stores for the checkpoint, which the library resolves.
+    std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     profile_path = x.profile.is_none() ? "" : path_text(x.profile, "profile");
@@ -151,10 +150,6 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
     model = as_model(x.model);
     serving.speculation = speculation_of(x, serving.engine, {});
     gpu = as_gpu(x.gpu);
-    // No kv_dtype: what the engine's "auto" stores for this checkpoint, as the CLI's default.
-    if (!kv_given)
-        kv = KvFormat(engine_default_kv_dtype(
-            model->get(), serving.engine, serving.engine_version.value_or(vllm_newest_release)));
     Deployment d{.model = model->get(),
                  .gpu = gpu->spec,
                  .parallel = parallel,
@@ -218,7 +213,7 @@ std::optional<DecodeCosts> prepare_decode(const Deployment& d, const PreparedLay
                     .gpu = d.gpu,
                     .parallel = prepared.parallel,
                     .weights = prepared.weights,
-                    .kv = d.kv};
+                    .kv = d.kv_format()};
     const RooflineOptions o = fast_options.roofline;
     const bool has_figures = r.gpu.memory_bandwidth > BytesPerSecond{} &&
                              r.gpu.dense(*with_compute(o, r).compute).has_value();
@@ -232,7 +227,7 @@ std::optional<DecodeCosts> prepare_decode(const Deployment& d, const PreparedLay
                             .gpu = d.gpu,
                             .parallel = own.parallel,
                             .weights = prepared.weights,
-                            .kv = d.kv};
+                            .kv = d.kv_format()};
         return detail::decode_costs_with(plain, own.layout, own.stage_weights, own.matmul, o);
     } catch (const Error&) {
         return std::nullopt;  // evaluate() raises it, at the demand that asks
@@ -334,7 +329,7 @@ std::string deployment_repr(const PyDeployment& d) {
     if (p.ep > 1) s += fmt::format(", ep {}", p.ep);
     if (p.dcp > 1) s += fmt::format(", dcp {}", p.dcp);
     if (d.replicas > 1) s += fmt::format(", {} replicas", d.replicas);
-    s += fmt::format("), KV {}, {}>", name(x.kv.dtype), name(x.serving.engine));
+    s += fmt::format("), KV {}, {}>", name(x.kv_format().dtype), name(x.serving.engine));
     return s;
 }
 
@@ -553,8 +548,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                 return py::str(name(m));
             },
             "vLLM's speculative_config method, or None.")
-        .def_property_readonly("kv_dtype",
-                               [](const PyDeployment& d) { return name(d.deployment.kv.dtype); })
+        .def_property_readonly(
+            "kv_dtype", [](const PyDeployment& d) { return name(d.deployment.kv_format().dtype); })
         .def_property_readonly(
             "engine",
             [](const PyDeployment& d) { return std::string(name(d.deployment.serving.engine)); })

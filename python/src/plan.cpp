@@ -24,13 +24,14 @@ namespace {
 
 PySize size_of(py::handle model, py::handle context, py::handle concurrency, py::handle kv_dtype,
                py::handle tp, py::handle pp) {
-    const KvFormat kv = to_kv_format(kv_dtype, "kv_dtype");
+    const std::optional<KvFormat> kv = to_kv_choice(kv_dtype, "kv_dtype");
     const ParallelConfig p{.tp = to_u32(tp, "tp", "GPUs", 1U << 16),
                            .pp = to_u32(pp, "pp", "stages", 1U << 16)};
     SizeRequest r;
     r.concurrency = to_count(concurrency, "concurrency", "sequences");
     if (!context.is_none()) r.context = to_tokens(context, "context");
     std::shared_ptr<PyModel> m = as_model(model);
+    // No engine named: an unset KV dtype is vLLM's newest release's "auto" (SizeRequest).
     SizeAnswer a = size(m->get(), kv, p, r);  // InvalidLayout, Overflow
     return PySize{std::move(m), std::move(a)};
 }
@@ -56,16 +57,16 @@ std::vector<std::shared_ptr<PyGpu>> gpu_list(py::handle h) {
     return out;
 }
 
-/// One KV dtype, or a list of them.
-std::vector<KvFormat> kv_list(py::handle h) {
-    std::vector<KvFormat> out;
+/// One KV dtype, or a list of them; None: {nullopt}, the engine's "auto" for the checkpoint.
+std::vector<std::optional<KvFormat>> kv_list(py::handle h) {
+    std::vector<std::optional<KvFormat>> out;
     if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
         const py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
         if (seq.size() == 0) usage("kv_dtype", "at least one KV dtype", "an empty list");
         for (const py::handle k : seq) out.push_back(to_kv_format(k, "kv_dtype"));
         return out;
     }
-    out.push_back(to_kv_format(h, "kv_dtype"));
+    out.push_back(to_kv_choice(h, "kv_dtype"));
     return out;
 }
 
@@ -181,9 +182,9 @@ std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handl
     rq.concurrency = to_count(concurrency, "concurrency", "sequences");
     if (!shared_prefix_tokens.is_none())
         rq.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
-    std::vector<KvFormat> kvs;
+    std::vector<std::optional<KvFormat>> kvs;
     for (const py::handle k : one_or_many(x.kv_dtype, "kv_dtype"))
-        kvs.push_back(to_kv_format(k, "kv_dtype"));
+        kvs.push_back(to_kv_choice(k, "kv_dtype"));
     std::vector<std::optional<WeightOptions>> weights;
     for (const py::handle w : one_or_many(x.weight_dtype, "weight_dtype")) {
         if (w.is_none()) {
@@ -206,7 +207,7 @@ std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handl
     const std::size_t gpu_rows = std::max<std::size_t>(gpus.size(), 1);
     for (const auto& m : models)
         for (std::size_t g = 0; g < gpu_rows; ++g)
-            for (const KvFormat& kv : kvs)
+            for (const std::optional<KvFormat>& kv : kvs)
                 for (const auto& w : weights) {
                     CompareCase c{.model = m->get(), .kv = kv, .weights = w};
                     if (!gpus.empty()) c.gpu = gpus[g]->spec;
@@ -286,9 +287,9 @@ void bind_plan(py::module_& m) {
                                grouped(s.a.per_sequence.count()), grouped(s.a.context));
         });
     m.def("size", &size_of, py::arg("model"), py::kw_only(), py::arg("context") = py::none(),
-          py::arg("concurrency") = 1, py::arg("kv_dtype") = "bf16", py::arg("tp") = 1,
+          py::arg("concurrency") = 1, py::arg("kv_dtype") = py::none(), py::arg("tp") = 1,
           py::arg("pp") = 1,
-          R"(size(model, *, context=None, concurrency=1, kv_dtype='bf16', tp=1, pp=1)
+          R"(size(model, *, context=None, concurrency=1, kv_dtype=None, tp=1, pp=1)
 --
 
 KV bytes per token, per sequence and in total, for the whole model and per GPU, and the
@@ -361,7 +362,7 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
         },
         py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
         py::arg("context") = py::none(), py::arg("concurrency") = 1,
-        py::arg("shared_prefix_tokens") = py::none(), py::arg("kv_dtype") = "bf16",
+        py::arg("shared_prefix_tokens") = py::none(), py::arg("kv_dtype") = py::none(),
         py::arg("weight_dtype") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
         py::arg("dp") = 1, py::arg("ep") = 1, py::arg("dcp") = 1, py::arg("gpus") = py::none(),
         py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
@@ -369,7 +370,7 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
         py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(),
         py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
-        R"(compare(model, gpu=None, *, context=None, concurrency=1, shared_prefix_tokens=None, kv_dtype='bf16', weight_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False)
+        R"(compare(model, gpu=None, *, context=None, concurrency=1, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False)
 --
 
 Several configurations side by side, as kvplan compare gives them (kvplan::compare): a list
@@ -512,14 +513,14 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
         py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
         py::arg("context") = py::none(), py::arg("concurrency") = 1,
         py::arg("prompt_tokens") = py::none(), py::arg("output_tokens") = py::none(),
-        py::arg("shared_prefix_tokens") = py::none(), py::arg("kv_dtype") = "bf16",
+        py::arg("shared_prefix_tokens") = py::none(), py::arg("kv_dtype") = py::none(),
         py::arg("weight_dtype") = py::none(), py::arg("max_gpus") = 8, py::arg("max_tp") = 8,
         py::arg("any_layout") = false, py::arg("dp") = true, py::arg("ep") = true,
         py::arg("dcp") = true, py::arg("rank") = py::none(), py::arg("top") = 50,
         py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("max_num_seqs") = py::none(), py::arg("max_num_batched_tokens") = py::none(),
-        R"(plan(model, gpu=None, *, context=None, concurrency=1, prompt_tokens=None, output_tokens=None, shared_prefix_tokens=None, kv_dtype='bf16', weight_dtype=None, max_gpus=8, max_tp=8, any_layout=False, dp=True, ep=True, dcp=True, rank=None, top=50, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None)
+        R"(plan(model, gpu=None, *, context=None, concurrency=1, prompt_tokens=None, output_tokens=None, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, any_layout=False, dp=True, ep=True, dcp=True, rank=None, top=50, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None)
 --
 
 The replicas that hold `concurrency` sequences of `context` tokens, as kvplan plan searches
@@ -676,12 +677,12 @@ disagg's JSON keys.)")
         },
         py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(), py::arg("rate"),
         py::arg("prompt_tokens"), py::arg("output_tokens"), py::arg("ttft_ms"), py::arg("tpot_ms"),
-        py::arg("latency") = "estimate", py::arg("kv_dtype") = "bf16",
+        py::arg("latency") = "estimate", py::arg("kv_dtype") = py::none(),
         py::arg("weight_dtype") = py::none(), py::arg("max_gpus") = 8, py::arg("max_tp") = 8,
         py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(),
-        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype='bf16', weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None)
+        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None)
 --
 
 Prefill and decode pools for `rate` requests per second of prompt_tokens + output_tokens
@@ -814,12 +815,12 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
         py::arg("prompt_tokens"), py::arg("output_tokens"), py::arg("ttft_ms") = py::none(),
         py::arg("shared_prefix_tokens") = py::none(), py::arg("size_by") = "estimate",
         py::arg("percentile") = 95, py::arg("efficiency") = py::none(), py::arg("tp") = 1,
-        py::arg("pp") = 1, py::arg("kv_dtype") = "bf16", py::arg("weight_dtype") = py::none(),
+        py::arg("pp") = 1, py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
         py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
         py::arg("engine_version") = py::none(), py::arg("block_size") = py::none(),
         py::arg("gpu_memory_utilization") = py::none(), py::arg("max_num_seqs") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(),
-        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype='bf16', weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None)
+        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None)
 --
 
 The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a

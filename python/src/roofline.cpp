@@ -199,9 +199,9 @@ void bind_roofline(py::module_& m) {
         py::arg("model"), py::arg("gpu"), py::kw_only(), py::arg("batch") = 1,
         py::arg("context") = py::none(), py::arg("compute_dtype") = py::none(), py::arg("tp") = 1,
         py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1, py::arg("dcp") = 1,
-        py::arg("kv_dtype") = "bf16", py::arg("weight_dtype") = py::none(),
+        py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
         py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
-        R"(roofline(model, gpu, *, batch=1, context=None, compute_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, kv_dtype='bf16', weight_dtype=None, expert_dtype=None, engine='vllm')
+        R"(roofline(model, gpu, *, batch=1, context=None, compute_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm')
 --
 
 The decode bound of `batch` sequences of `context` tokens (None: the model's limit), as

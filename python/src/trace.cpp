@@ -48,7 +48,7 @@ PyTrace trace_of(py::handle trace, py::handle model, py::handle gpu, const Deplo
                  py::handle time_unit) {
     // Every keyword read before any file, as the command line parses its flags.
     const ParallelConfig p = parallel_of(x);  // tp and pp: a trace is replayed on tp x pp
-    const KvFormat kv = to_kv_format(x.kv_dtype, "kv_dtype");
+    const std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     (void)resolve_serving(serving);  // a knob the engine cannot take
@@ -241,14 +241,14 @@ void bind_trace(py::module_& m) {
                             ttft_ms, tpot_ms, max_model_len, time_unit);
         },
         py::arg("trace"), py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
-        py::arg("tp") = 1, py::arg("pp") = 1, py::arg("kv_dtype") = "bf16",
+        py::arg("tp") = 1, py::arg("pp") = 1, py::arg("kv_dtype") = py::none(),
         py::arg("weight_dtype") = py::none(), py::arg("engine") = "vllm",
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("kv_memory") = py::none(),
         py::arg("ttft_ms") = default_service_times.ttft.in(milliseconds),
         py::arg("tpot_ms") = default_service_times.tpot.in(milliseconds),
         py::arg("max_model_len") = py::none(), py::arg("time_unit") = "s",
-        R"(trace(trace, model, gpu=None, *, tp=1, pp=1, kv_dtype='bf16', weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, ttft_ms=500, tpot_ms=50, max_model_len=None, time_unit='s')
+        R"(trace(trace, model, gpu=None, *, tp=1, pp=1, kv_dtype=None, weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, ttft_ms=500, tpot_ms=50, max_model_len=None, time_unit='s')
 --
 
 What a request trace (a CSV or JSON Lines file: prompt and output tokens, optionally arrival

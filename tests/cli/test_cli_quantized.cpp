@@ -2,6 +2,8 @@
 // hf_quant_config.json (NVIDIA ModelOpt) and size the weights from it.
 
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -66,6 +68,68 @@ TEST_CASE("an NVFP4 checkpoint with an FP8 KV cache is sized and started as vLLM
                              !Catch::Contains("the checkpoint's kv_cache_quant_algo"));
     const CliRun bf16_size = run_kvplan("size --context 8k --kv-dtype bf16 --model " + model);
     CHECK_THAT(bf16_size.out, Catch::Contains("(192,512 B)"));
+}
+
+TEST_CASE("diff and a check policy without kv_dtype store the checkpoint's fp8 cache, as fit does",
+          "[cli][quantized]") {
+    // Qwen3-235B-A22B-NVFP4 names kv_cache_quant_algo FP8; the bundled qwen3-235b-a22b is the same
+    // config.json with no quantization: 94 layers x 4 KV heads x 128 dims x K and V, 1 B a value
+    // in fp8 = 96,256 B a token against bf16's 2 B = 192,512 B. Each model at its own engine
+    // default, and on 4 x B200 the same concurrency as fit gives the folder.
+    const std::uint64_t fp8 = 94ULL * 4 * 128 * 2 * 1, bf16 = 94ULL * 4 * 128 * 2 * 2;
+    const std::string model = folder("Qwen3-235B-A22B-NVFP4");
+    const std::string replica = " --gpu b200 --tp 4 --context 8k --format json";
+    const CliRun fit = run_kvplan("fit --model " + model + replica);
+    REQUIRE(fit.code == 0);
+    const auto fit_concurrency =
+        nlohmann::json::parse(fit.out)["max_concurrency"].get<std::uint64_t>();
+
+    const CliRun diff = run_kvplan("diff qwen3-235b-a22b " + model + replica);
+    REQUIRE(diff.code == 0);
+    const nlohmann::json d = nlohmann::json::parse(diff.out);
+    CHECK(d["inputs"]["kv_dtype"] == "bf16 -> fp8_e4m3");
+    for (const auto& row : d["effects"]) {
+        if (row["figure"] == "kv_bytes_per_token") {
+            CHECK(row["old"].get<std::uint64_t>() == bf16);
+            CHECK(row["new"].get<std::uint64_t>() == fp8);
+        }
+        if (row["figure"] == "max_concurrency")
+            CHECK(row["new"].get<std::uint64_t>() == fit_concurrency);
+    }
+    CHECK_THAT(d["notes"].dump(), Catch::Contains("the checkpoint's kv_cache_quant_algo"));
+
+    // tests/data/cli/policy_checkpoint_kv.json: b200 tp 4, no kv_dtype; max_kv_bytes_per_token
+    // 96,256 passes only at fp8.
+    const CliRun check =
+        run_kvplan("check --format json --policy " + data_file("cli/policy_checkpoint_kv.json") +
+                   " --model " + model);
+    REQUIRE(check.code == 0);
+    const nlohmann::json c = nlohmann::json::parse(check.out);
+    CHECK(c["passed"] == true);
+    CHECK(c["inputs"]["kv_dtype"] == "fp8_e4m3");
+    REQUIRE(c["requirements"].size() == 2);
+    CHECK(c["requirements"][0]["measured"].get<std::uint64_t>() == fp8);
+    CHECK(c["requirements"][1]["measured"].get<std::uint64_t>() == fit_concurrency);
+    // The text names the KV dtype evaluated, not the policy's unset one.
+    CHECK_THAT(run_kvplan("check --policy " + data_file("cli/policy_checkpoint_kv.json") +
+                          " --model " + model)
+                   .out,
+               Catch::Contains("KV fp8_e4m3"));
+}
+
+TEST_CASE("an explanation names where the KV dtype came from", "[cli][quantized]") {
+    const std::string model = folder("Qwen3-235B-A22B-NVFP4");
+    const std::string label = "(the checkpoint's kv_cache_quant_algo, which vllm's auto follows";
+    for (const std::string& cmd : {std::string("size --context 8k --explain --model "),
+                                   std::string("fit --gpu b200 --tp 4 --context 8k --explain "
+                                               "--model ")}) {
+        INFO(cmd);
+        const CliRun dflt = run_kvplan(cmd + model);
+        CHECK(dflt.code == 0);
+        CHECK_THAT(dflt.out, Catch::Contains("kv dtype fp8_e4m3") && Catch::Contains(label));
+        const CliRun given = run_kvplan(cmd + model + " --kv-dtype fp8");
+        CHECK_THAT(given.out, Catch::Contains("(--kv-dtype)") && !Catch::Contains(label));
+    }
 }
 
 TEST_CASE("fit names each part's format and sizes a rank from the checkpoint's quantization",

@@ -373,7 +373,7 @@ TEST_CASE("a policy replica maps onto the deployment evaluate() takes", "[check]
     // SGLang's dp attention groups live within its tp GPUs: still tp x pp of them.
     CHECK(d.replica_gpus() == 4);
     CHECK(d.gpus == 0);  // one replica
-    CHECK(d.kv.dtype == KvDtype::fp8_e4m3);
+    CHECK(d.kv == KvFormat(KvDtype::fp8_e4m3));
     CHECK(d.weights->format == WeightFormat::fp8);
     CHECK(d.serving.engine == Engine::sglang);
     CHECK(*d.serving.memory_fraction == 0.8);

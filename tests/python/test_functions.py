@@ -585,3 +585,45 @@ def test_check_without_a_baseline_skips_the_regressions():
     assert first.kind == "min_concurrency" and first.measured == 61 and first.status == "passed"
     with pytest.raises(kvplan.InvalidInputError, match="nonexistent.json"):
         kvplan.check("/nonexistent.json")
+
+
+def test_every_function_stores_the_cache_the_checkpoint_names_as_the_cli_does(tmp_path):
+    # Qwen3-235B-A22B-NVFP4's hf_quant_config.json names kv_cache_quant_algo FP8: vLLM's
+    # --kv-cache-dtype auto stores fp8_e4m3 (engine/checkpoint_kv.hpp), 94 layers x 4 KV heads x
+    # 128 dims x K and V x 1 B = 96,256 B a token (bf16's 192,512 B halved). Left without
+    # kv_dtype, each function resolves it in the library, as each command does.
+    folder = str(SOURCE_DIR / "tests" / "data" / "quantized" / "Qwen3-235B-A22B-NVFP4")
+    per_token = 94 * 4 * 128 * 2 * 1
+    assert per_token == 96_256
+    # size names no engine: vLLM's newest release, as kvplan size.
+    s = kvplan.size(folder, context="8k")
+    assert (s.kv_dtype, s.kv_bytes_per_token) == ("fp8_e4m3", per_token)
+    assert s.kv_bytes_per_token == cli_json("size", "--model", folder, "--context", "8k")[
+        "kv_bytes_per_token"]
+    fit = cli_json("fit", "--model", folder, "--gpu", "b200", "--tp", "4", "--context", "8k")
+    rows = kvplan.compare(folder, "b200", tp=4, context="8k")
+    assert [(r.size.kv_dtype, r.size.kv_bytes_per_token) for r in rows] == [
+        ("fp8_e4m3", per_token)]
+    assert rows[0].answer.max_concurrency == fit["max_concurrency"]
+    # plan's best fit at 64 sequences of 8k tokens on B200s: the CLI's.
+    best = kvplan.plan(folder, "b200", context="8k", concurrency=64).best
+    cli_best = cli_json("plan", "--model", folder, "--gpu", "b200", "--context", "8k",
+                        "--concurrency", "64")["candidates"][0]
+    assert (best.kv_dtype, best.gpus, best.answer.max_concurrency) == (
+        "fp8_e4m3", cli_best["gpus"], cli_best["max_concurrency"])
+    # diff against the same config without hf_quant_config.json: bf16's 192,512 B against the
+    # folder's 96,256 B, each model at its own auto, as kvplan diff.
+    d = kvplan.diff("qwen3-235b-a22b", folder, "b200", tp=4, context="8k")
+    assert (d.old_size.kv_bytes_per_token, d.new_size.kv_bytes_per_token) == (
+        2 * per_token, per_token)
+    effects = {r["figure"]: r for r in cli_json(
+        "diff", "qwen3-235b-a22b", folder, "--gpu", "b200", "--tp", "4", "--context",
+        "8k")["effects"]}
+    assert d.new_answer.max_concurrency == effects["max_concurrency"]["new"]
+    assert d.new_answer.max_concurrency == fit["max_concurrency"]
+    # A check policy without kv_dtype: the same cache and concurrency.
+    policy = SOURCE_DIR / "tests" / "data" / "cli" / "policy_checkpoint_kv.json"
+    c = kvplan.check(str(policy), model=folder)
+    measured = {o.figure: o.measured for o in c.outcomes}
+    assert measured == {"kv_bytes_per_token": per_token,
+                        "max_concurrency": fit["max_concurrency"]}

@@ -6,6 +6,8 @@
 #include <kvplan/format.hpp>
 #include <kvplan/plan/commands.hpp>
 
+#include "explain.hpp"
+
 namespace kvplan::cli {
 
 using detail::grouped_digits;
@@ -513,7 +515,8 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                 "keep their own)",
           {fmt::format("block_size = {} tokens{}", a.serving.block_size,
                        a.serving.block_size_given ? " (--block-size)" : " (the engine's default)"),
-           fmt::format("kv dtype {} (--kv-dtype)", name(a.replica.kv.dtype))}}});
+           fmt::format("kv dtype {} {}", name(a.replica.kv.dtype),
+                       kv_dtype_label(a.replica.model, a.kv_source, a.serving.engine))}}});
     rep.figures.push_back(
         {"kv_bytes_needed_per_gpu",
          fmt::format("KV needed (x {}{})",

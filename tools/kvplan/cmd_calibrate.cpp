@@ -357,8 +357,6 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     const LayoutInput li = parse_layout(o);
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
-    const KvFormat kv =
-        KvFormat(o.kv_dtype_given ? o.kv_dtype.front() : default_kv_dtype(rm.get(), Serving{}));
     std::optional<ResolvedGpu> gpu;
     if (!o.gpu.empty()) gpu = resolve_gpu(o.gpu, ctx);
     if (!cf.benches.empty() && !gpu)
@@ -369,7 +367,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     CalibrationRequest rq{.model = rm.get(),
                           .gpu = gpu ? std::optional<GpuSpec>(gpu->spec) : std::nullopt,
                           .parallel = {.tp = li.tp, .pp = li.pp},
-                          .kv = kv,
+                          .kv = kv_flag(o),
                           .weights = weights_flag,
                           .budget = engine.budget,
                           .options = engine.options,
@@ -381,6 +379,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (!cf.log.empty()) rq.log = load_vllm_log(cf.log);
     for (const std::string& b : cf.benches) rq.benches.push_back(read_vllm_bench_result(b));
     const CalibrationAnswer answer = calibrate(rq);
+    const KvFormat kv = rq.served_kv().format;
 
     Report rep;
     rep.command = "calibrate";

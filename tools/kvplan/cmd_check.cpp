@@ -495,13 +495,17 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
 // ---------------------------------------------------------------------------------------------
 
 /// "4 x h100-sxm (tp 4 x pp 1), KV bf16, weights bf16, engine vllm 0.30", from an answer when one
-/// was given (the weights as evaluated), else from the policy.
-std::string replica_text(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus) {
+/// was given (the weights and KV dtype as evaluated), else from the policy.
+std::string replica_text(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus,
+                         const Model& model) {
     const PolicyReplica& r = j.policy->replicas[ri];
     std::string weights = r.weight_dtype ? name(*r.weight_dtype) : "the checkpoint's";
+    // The KV dtype evaluated: the policy's, else the engine's auto for the checkpoint.
+    std::string kv = name(policy_deployment(r, model, gpus[ri].spec).kv_format().dtype);
     for (const CheckOutcome& o : j.result->outcomes)
         if (o.replica == ri && o.answer) {
             weights = describe_weights(o.answer->replica.weights);
+            kv = name(o.answer->replica.kv.dtype);
             break;
         }
     // GPUs as the engine's rules count them: dp engines of tp x pp each under vLLM's.
@@ -522,7 +526,7 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
     const std::string release =
         r.engine == Engine::vllm ? " " + vllm_release_or_newest(r.engine_version).text() : "";
     return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}{}", replica_gpus(layout),
-                       gpus[ri].id, parallel, name(r.kv_dtype), weights, name(r.engine), release);
+                       gpus[ri].id, parallel, kv, weights, name(r.engine), release);
 }
 
 void run_check(const CheckOptions& co, Context& ctx) {
@@ -586,13 +590,14 @@ void run_check(const CheckOptions& co, Context& ctx) {
         rep.verdict = fmt::format("PASS: {} of {} {} met, {} skipped{}", result.met(), n, unit,
                                   result.skipped, over);
     if (p.replicas.size() == 1) {
-        rep.heading = fmt::format("{} on {}{}", display_name(model.model), replica_text(j, 0, gpus),
+        rep.heading = fmt::format("{} on {}{}", display_name(model.model),
+                                  replica_text(j, 0, gpus, model.model.get()),
                                   base ? "; baseline " + base->model.id : std::string());
     } else {
         std::string list;
         for (std::size_t ri = 0; ri < p.replicas.size(); ++ri)
             list += fmt::format("{}{}: {}", ri == 0 ? "" : "; ", p.replicas[ri].name,
-                                replica_text(j, ri, gpus));
+                                replica_text(j, ri, gpus, model.model.get()));
         rep.heading =
             fmt::format("{} on {} replicas ({}){}", display_name(model.model), p.replicas.size(),
                         list, base ? "; baseline " + base->model.id : std::string());
@@ -605,6 +610,10 @@ void run_check(const CheckOptions& co, Context& ctx) {
         rep.inputs.push_back({"dp", cell_count(p.replicas[0].dp, "")});
         rep.inputs.push_back({"ep", cell_count(p.replicas[0].ep, "")});
         rep.inputs.push_back({"dcp", cell_count(p.replicas[0].dcp, "")});
+        // The KV dtype evaluated: the policy's, else the engine's auto for the checkpoint.
+        const KvFormat kv =
+            policy_deployment(p.replicas[0], model.model.get(), gpus[0].spec).kv_format();
+        rep.inputs.push_back({"kv_dtype", cell_text(std::string(name(kv.dtype)))});
         rep.inputs.push_back({"engine", cell_text(std::string(name(p.replicas[0].engine)))});
         if (p.replicas[0].engine == Engine::vllm)
             rep.inputs.push_back(

@@ -33,7 +33,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
         o.inline_model.given() ? std::vector<std::string>{""} : split_list(o.model, "--model");
     const auto gpus = o.gpu.empty() ? std::vector<std::string>{} : split_list(o.gpu, "--gpu");
     // The formats were read as CLI11 parsed them; no --weight-dtype is the checkpoint's own.
-    const std::vector<KvDtype>& kvs = o.kv_dtype;
+    const std::vector<std::optional<KvFormat>> kvs = kv_flags(o);
     const std::vector<std::optional<WeightFormat>> wds =
         o.weight_dtype.empty() ? std::vector<std::optional<WeightFormat>>{std::nullopt}
                                : o.weight_dtype;
@@ -93,23 +93,19 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
         CommonOptions one_model = o;
         one_model.model = m;
         const ResolvedModel rm = resolve_model_flags(one_model, ctx, flags.import);
-        const std::vector<KvDtype> model_kvs =
-            o.kv_dtype_given ? kvs
-                             : std::vector<KvDtype>{default_kv_dtype(rm.get(), flags.serving)};
         for (std::size_t gi = 0; gi < gpu_count; ++gi)
-            for (const KvDtype k : model_kvs)
+            for (const std::optional<KvFormat>& k : kvs)
                 for (const std::optional<WeightFormat>& w : wds) {
-                    CompareCase c{.model = rm.get(),
-                                  .kv = KvFormat(k),
-                                  .weights = weights_of(w, o.expert_dtype)};
+                    CompareCase c{
+                        .model = rm.get(), .kv = k, .weights = weights_of(w, o.expert_dtype)};
                     if (with_gpu) c.gpu = resolved_gpus[gi].spec;
                     const WeightOptions weights =
                         c.weights ? *c.weights : checkpoint_weights(rm.get());
+                    // ", KV <dtype>" follows once the library has resolved it.
                     labels.push_back(fmt::format(
-                        "{}{}{}{}{}, KV {}", models.size() > 1 ? rm.id : "",
-                        models.size() > 1 ? " " : "", with_gpu ? gpus[gi] : std::string(),
-                        wds.size() > 1 ? " " : "", wds.size() > 1 ? describe_weights(weights) : "",
-                        name(c.kv.dtype)));
+                        "{}{}{}{}{}", models.size() > 1 ? rm.id : "", models.size() > 1 ? " " : "",
+                        with_gpu ? gpus[gi] : std::string(), wds.size() > 1 ? " " : "",
+                        wds.size() > 1 ? describe_weights(weights) : ""));
                     model_ids.push_back(rm.id);
                     gpu_ids.push_back(with_gpu ? gpus[gi] : std::string("-"));
                     cases.push_back(std::move(c));
@@ -137,7 +133,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
             cell(cr.replica ? cr.replica->memory().weights : sz.weight_bytes_per_gpu)};
         if (cr.replica) {
             const ReplicaAnswer& a = *cr.replica;
-            plotted.emplace_back(labels[i], *cr.deployment);
+            plotted.emplace_back(labels[i] + ", KV " + name(sz.kv.dtype), *cr.deployment);
             row.push_back(cell(a.kv_budget));
             row.push_back(cell_count(a.total_max_concurrency, ""));
             row.push_back(cell_count(a.total_max_concurrency_without_sharing, ""));

@@ -88,7 +88,6 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     const CommonOptions& o = d.common;
     // Every flag once, before any file is read.
     const ReplicaFlags flags = parse_replica_flags(o);
-    const KvFormat f = flags.kv;
     const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD", flags.import);
     const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW", flags.import);
     refuse_flags_the_model_ignores(o, a);
@@ -97,12 +96,20 @@ void run_diff(const DiffOptions& d, Context& ctx) {
         flags.context ? *flags.context : context_limit(a.get().config()).tokens;
     const WeightOptions wa = flags.weights ? *flags.weights : checkpoint_weights(a.get());
     const WeightOptions wb = flags.weights ? *flags.weights : checkpoint_weights(b.get());
+    // Each model's KV dtype as its deployment stores it: --kv-dtype, else what the engine's
+    // "auto" stores for that checkpoint (served_kv).
+    const Serving& sv = flags.serving;
+    const ServedKv ka = served_kv(a.get(), flags.kv, sv.engine, sv.engine_version);
+    const ServedKv kb = served_kv(b.get(), flags.kv, sv.engine, sv.engine_version);
+    const KvFormat kv_a = ka.format, kv_b = kb.format;
 
     Report rep;
     rep.command = "diff";
     rep.inputs = {{"old", cell_text(a.id)},
                   {"new", cell_text(b.id)},
-                  {"kv_dtype", cell_text(std::string(name(f.dtype)))},
+                  {"kv_dtype", cell_text(kv_a == kv_b ? std::string(name(kv_a.dtype))
+                                                      : fmt::format("{} -> {}", name(kv_a.dtype),
+                                                                    name(kv_b.dtype)))},
                   {"context_tokens", cell_count(context, "tokens")}};
 
     Table file;
@@ -139,9 +146,10 @@ void run_diff(const DiffOptions& d, Context& ctx) {
             {cell_text(key), cell_exact(x), cell_exact(y),
              change(static_cast<double>(x.count()), static_cast<double>(y.count()))});
     };
-    bytes_row("kv_bytes_per_token", kv_bytes_per_token(a.get(), f), kv_bytes_per_token(b.get(), f));
-    bytes_row("kv_bytes_per_sequence", kv_bytes_per_sequence(a.get(), f, context),
-              kv_bytes_per_sequence(b.get(), f, context));
+    bytes_row("kv_bytes_per_token", kv_bytes_per_token(a.get(), kv_a),
+              kv_bytes_per_token(b.get(), kv_b));
+    bytes_row("kv_bytes_per_sequence", kv_bytes_per_sequence(a.get(), kv_a, context),
+              kv_bytes_per_sequence(b.get(), kv_b, context));
     bytes_row("weight_bytes", weight_bytes(a.get(), wa).total(), weight_bytes(b.get(), wb).total());
     if (!o.gpu.empty()) {
         const ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
@@ -151,7 +159,7 @@ void run_diff(const DiffOptions& d, Context& ctx) {
                                        .parallel = {.tp = flags.layout.tp, .pp = flags.layout.pp},
                                        .gpus = flags.layout.gpus,
                                        .weights = flags.weights,
-                                       .kv = f,
+                                       .kv = flags.kv,
                                        .serving = flags.serving},
                             {.context = context, .concurrency = flags.concurrency});
         };
@@ -181,7 +189,7 @@ void run_diff(const DiffOptions& d, Context& ctx) {
             usage_error(o.tp ? "--tp" : "--pp",
                         "--gpu as well (diff shows per-GPU figures only with a GPU)", "no --gpu");
     }
-    const Bytes pa = kv_bytes_per_token(a.get(), f), pb = kv_bytes_per_token(b.get(), f);
+    const Bytes pa = kv_bytes_per_token(a.get(), kv_a), pb = kv_bytes_per_token(b.get(), kv_b);
     rep.heading =
         fmt::format("{} -> {}: KV per token {} -> {} ({})", a.id, b.id, fmt::format("{}", pa),
                     fmt::format("{}", pb),
@@ -196,6 +204,9 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     rep.tables.push_back(std::move(model));
     rep.tables.push_back(std::move(eff));
     rep.csv_table = 2;
+    for (const auto& [rm, kv] : {std::pair{&a, ka}, std::pair{&b, kb}})
+        if (auto note = checkpoint_kv_note(rm->get(), sv.engine, kv))
+            rep.notes.push_back(rm->id + ": " + *note);
     if (o.gpu.empty())
         rep.notes.push_back(
             "add --gpu (and --tp, --concurrency) for capacity and the decode bound");

@@ -158,12 +158,10 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
     SearchSpace space;
     space.max_gpus = max_gpus;
     space.max_tp = max_tp;
-    space.kv_formats.clear();
-    for (KvDtype d : o.kv_dtype) space.kv_formats.push_back(KvFormat(d));
+    space.kv_formats = kv_flags(o);
     if (!o.weight_dtype.empty()) space.weights = {parse_weights(o)};
     Serving serving = parse_serving(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
-    if (!o.kv_dtype_given) space.kv_formats = {KvFormat(default_kv_dtype(rm.get(), serving))};
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
 

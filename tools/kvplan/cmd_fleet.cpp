@@ -71,7 +71,6 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     if (ff.time_unit && ff.trace.empty())
         usage_error("--time-unit", "--trace as well (the unit of its arrival times)", "no --trace");
     const LayoutInput li = parse_layout(o);
-    KvFormat kv = KvFormat(o.kv_dtype.front());
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     Serving serving = parse_serving(o);
     (void)resolve_serving(serving);  // the engine's knobs refused before any file is read
@@ -95,7 +94,6 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const ResolvedGpu g = resolve_gpu(o.gpu, ctx);
     const Model& m = rm.get();
-    if (!o.kv_dtype_given) kv = KvFormat(default_kv_dtype(m, serving));
     // --profile: its reserve shapes the KV budget, its parameters the estimate; the fractions are
     // of the peak the matmuls run at, the weights' own type.
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
@@ -111,12 +109,14 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
             "a GPU family with fitted estimate parameters (A100, L4/L40, H100/H200/GH200, "
             "B100/B200/GB200, MI300/MI325), a --profile calibrated on it, or --size-by bound",
             "none known");
-    const FleetAnswer a = plan_fleet(FleetRequest{.deployment = {.model = m,
-                                                                 .gpu = g.spec,
-                                                                 .parallel = li.parallel(),
-                                                                 .weights = weights_flag,
-                                                                 .kv = kv,
-                                                                 .serving = serving},
+    const Deployment deployment{.model = m,
+                                .gpu = g.spec,
+                                .parallel = li.parallel(),
+                                .weights = weights_flag,
+                                .kv = kv_flag(o),
+                                .serving = serving};
+    const KvFormat kv = deployment.kv_format();
+    const FleetAnswer a = plan_fleet(FleetRequest{.deployment = deployment,
                                                   .lengths = q.lengths,
                                                   .rate_per_s = q.rate_per_s,
                                                   .tpot_target = q.tpot_target,

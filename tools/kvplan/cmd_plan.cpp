@@ -197,8 +197,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     space.context_parallel = !po.no_dcp;
     space.layouts = po.any_layout ? LayoutRule::any : LayoutRule::whole_nodes;
     if (po.redundant_experts) space.redundant_experts = *po.redundant_experts;
-    space.kv_formats.clear();
-    for (KvDtype d : o.kv_dtype) space.kv_formats.push_back(KvFormat(d));
+    space.kv_formats = kv_flags(o);
     space.weights = weight_axis(o);
     // Ranked after the search, by cost or under targets, or charted: every fit is kept.
     if (reviewing || po.pareto) space.keep = std::numeric_limits<std::size_t>::max();
@@ -211,7 +210,6 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                     o.gpu.empty() ? "every bundled GPU" : o.gpu);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
-    if (!o.kv_dtype_given) space.kv_formats = {KvFormat(default_kv_dtype(rm.get(), serving))};
     const std::uint64_t context =
         demand_context(rm.get().config(), context_flag, split.prompt, split.output);
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);

@@ -22,8 +22,6 @@ namespace {
 void run_size(const CommonOptions& o, Context& ctx) {
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
-    const KvFormat f =
-        KvFormat(o.kv_dtype_given ? o.kv_dtype.front() : default_kv_dtype(m, Serving{}));
     const LayoutInput li = parse_layout(o);
     (void)make_layout(m, li);  // the layout checked before the other flags
     SizeRequest req;
@@ -35,7 +33,10 @@ void run_size(const CommonOptions& o, Context& ctx) {
     req.concurrency = o.concurrency.value_or(1);
     if (o.block_size) req.block_size = *o.block_size;
     req.weights = parse_weights(o);
-    const SizeAnswer s = size(m, f, ParallelConfig{.tp = li.tp, .pp = li.pp}, req);
+    // No engine is named: an unset KV dtype is vLLM's newest release's "auto" (SizeRequest).
+    const SizeAnswer s = size(m, kv_flag(o), ParallelConfig{.tp = li.tp, .pp = li.pp}, req);
+    const KvFormat f = s.kv;
+    const ServedKv kv{s.kv, s.kv_source};
     const std::uint64_t context = s.context, concurrency = s.concurrency;
 
     Report r;
@@ -52,16 +53,16 @@ void run_size(const CommonOptions& o, Context& ctx) {
                 {"concurrency", cell_count(concurrency, "sequences")}};
 
     r.figures.push_back({"kv_bytes_per_token", "KV per token, whole model", cell(s.per_token),
-                         cell_exact(s.per_token), explain_per_token(rm, f, s.whole)});
+                         cell_exact(s.per_token), explain_per_token(rm, kv, s.whole)});
     r.figures.push_back({"kv_bytes_per_token_per_gpu", "KV per token, per GPU",
                          cell(s.per_token_per_gpu), cell_exact(s.per_token_per_gpu),
-                         explain_per_token(rm, f, s.per_token_rank, li)});
+                         explain_per_token(rm, kv, s.per_token_rank, li)});
     r.figures.push_back({"kv_bytes_per_sequence", "KV per sequence, whole model",
                          cell(s.per_sequence), cell_exact(s.per_sequence),
-                         explain_per_sequence(rm, f, s.whole)});
+                         explain_per_sequence(rm, kv, s.whole)});
     r.figures.push_back({"kv_bytes_per_sequence_per_gpu", "KV per sequence, per GPU",
                          cell(s.per_sequence_per_gpu), cell_exact(s.per_sequence_per_gpu),
-                         explain_per_sequence(rm, f, s.per_sequence_rank, li)});
+                         explain_per_sequence(rm, kv, s.per_sequence_rank, li)});
     r.figures.push_back(
         {"kv_bytes_total",
          "KV for all sequences, whole model",
@@ -112,9 +113,8 @@ void run_size(const CommonOptions& o, Context& ctx) {
                                       why.empty() ? "the model states no format" : why));
     }
     for (const std::string& n : rm.notes) r.notes.push_back(display_name(rm) + ": " + n);
-    if (!o.kv_dtype_given)
-        if (auto note = checkpoint_kv_note(m, Engine::vllm, f.dtype))
-            r.notes.push_back(display_name(rm) + ": " + *note);
+    if (auto note = checkpoint_kv_note(m, Engine::vllm, kv, false))
+        r.notes.push_back(display_name(rm) + ": " + *note);
     render(r, o.format, o.explain, *ctx.out);
 }
 

@@ -53,14 +53,12 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     const Seconds tpot = tf.tpot;
     const TraceOptions topt = tf.time_unit;
     const LayoutInput li = parse_layout(o);
-    KvFormat kv = KvFormat(o.kv_dtype.front());
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
     const Serving serving = parse_serving(o);
     const std::optional<std::uint64_t> mml_flag = tf.max_model_len;
 
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
-    if (!o.kv_dtype_given) kv = KvFormat(default_kv_dtype(m, serving));
     const Trace t = load_trace(tf.file, topt);
     std::optional<ResolvedGpu> g;
     if (!o.gpu.empty()) g = resolve_gpu(o.gpu, ctx);
@@ -70,10 +68,11 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                                      .tp = li.tp,
                                      .pp = li.pp,
                                      .weights = weights_flag,
-                                     .kv = kv,
+                                     .kv = kv_flag(o),
                                      .serving = serving,
                                      .times = {ttft, tpot},
                                      .max_model_len = mml_flag});
+    const KvFormat kv = a.kv.format;
     const TraceLengths& len = a.lengths;
     const std::uint64_t max_model_len = a.max_model_len;
     const std::uint32_t block = a.block_size;

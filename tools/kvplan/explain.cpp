@@ -11,6 +11,12 @@
 
 namespace kvplan::cli {
 
+std::string kv_dtype_label(const Model& m, KvSource s, Engine e) {
+    if (s != KvSource::checkpoint) return "(--kv-dtype)";
+    return fmt::format("(the checkpoint's {}, which {}'s auto follows; --kv-dtype sets it)",
+                       checkpoint_kv_field(m.config().checkpoint), name(e));
+}
+
 std::string describe_format(KvFormat f) {
     std::string s = fmt::format("{}: {} bits per value", name(f.dtype), bits(f.dtype));
     switch (f.scaling.granularity) {
@@ -78,11 +84,14 @@ std::string describe_term(const SizeTerm& t, KvFormat f, std::uint32_t tp) {
     return "";
 }
 
-std::vector<std::string> common_inputs(const ResolvedModel& rm, KvFormat f, const SizeBreakdown& b,
+std::vector<std::string> common_inputs(const ResolvedModel& rm, const ServedKv& kv,
+                                       const SizeBreakdown& b,
                                        const std::optional<LayoutInput>& li) {
     std::vector<std::string> in;
     in.push_back("model: " + rm.source);
-    in.push_back("kv dtype " + describe_format(f) + " (--kv-dtype)");
+    // A size names no engine: vLLM's "auto" (SizeRequest).
+    in.push_back("kv dtype " + describe_format(kv.format) + " " +
+                 kv_dtype_label(rm.get(), kv.source, Engine::vllm));
     if (li)
         in.push_back(fmt::format("rank: tp {} (--tp), layers {}..{} of stage {} of pp {} (--pp)",
                                  li->tp, b.first_layer, b.last_layer, b.stage, li->pp));
@@ -91,31 +100,31 @@ std::vector<std::string> common_inputs(const ResolvedModel& rm, KvFormat f, cons
 
 }  // namespace
 
-Explanation explain_per_token(const ResolvedModel& rm, KvFormat f, const SizeBreakdown& b,
+Explanation explain_per_token(const ResolvedModel& rm, const ServedKv& kv, const SizeBreakdown& b,
                               std::optional<LayoutInput> layout) {
     Explanation e;
     e.formula =
         "sum over layers of bytes one token adds: KV heads x (K bytes + V bytes) for attention "
         "layers (sliding ones too), one latent (and an indexer key) for MLA layers, nothing for "
         "constant-state layers";
-    e.inputs = common_inputs(rm, f, b, layout);
+    e.inputs = common_inputs(rm, kv, b, layout);
     if (layout && layout->pp > 1)
         e.inputs.push_back("the figure is the largest over pipeline stages");
     for (const SizeTerm& t : b.terms)
         e.inputs.push_back(
             fmt::format("{} {} layer{}: {}; {} x {} B = {} B", t.layers, name(t.spec.kind),
-                        t.layers == 1 ? "" : "s", describe_term(t, f, b.shard.tp), t.layers,
+                        t.layers == 1 ? "" : "s", describe_term(t, kv.format, b.shard.tp), t.layers,
                         grouped(t.per_token.count()), grouped(t.layers_per_token.count())));
     return e;
 }
 
-Explanation explain_per_sequence(const ResolvedModel& rm, KvFormat f, const SizeBreakdown& b,
-                                 std::optional<LayoutInput> layout) {
+Explanation explain_per_sequence(const ResolvedModel& rm, const ServedKv& kv,
+                                 const SizeBreakdown& b, std::optional<LayoutInput> layout) {
     Explanation e;
     e.formula =
         "sum over layers of bytes per token x tokens kept (min(tokens, window) for sliding "
         "layers) + fixed state";
-    e.inputs = common_inputs(rm, f, b, layout);
+    e.inputs = common_inputs(rm, kv, b, layout);
     e.inputs.push_back(fmt::format("tokens = {} (--context)", grouped(b.tokens)));
     for (const SizeTerm& t : b.terms)
         e.inputs.push_back(fmt::format(

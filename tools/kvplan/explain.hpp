@@ -4,6 +4,9 @@
 // returns (plan/size.hpp): each line shows the figures the answer used, none computed here.
 
 #include <kvplan/dtype.hpp>
+#include <kvplan/engine/kind.hpp>
+#include <kvplan/engine/served_kv.hpp>
+#include <kvplan/model.hpp>
 #include <kvplan/plan/size.hpp>
 #include <optional>
 #include <string>
@@ -17,14 +20,18 @@ namespace kvplan::cli {
 /// per head".
 [[nodiscard]] std::string describe_format(KvFormat f);
 
+/// Where a KV dtype came from, as an explanation labels it: "(--kv-dtype)" when given or the
+/// engine's 16-bit default, else the checkpoint's field that engine `e`'s "auto" follows.
+[[nodiscard]] std::string kv_dtype_label(const Model& m, KvSource s, Engine e);
+
 /// Bytes per token of the breakdown's shard, kind of layer by kind of layer. `layout` names the
 /// rank (omitted: the whole model).
-[[nodiscard]] Explanation explain_per_token(const ResolvedModel& rm, KvFormat f,
+[[nodiscard]] Explanation explain_per_token(const ResolvedModel& rm, const ServedKv& kv,
                                             const SizeBreakdown& b,
                                             std::optional<LayoutInput> layout = std::nullopt);
 
 /// Bytes per sequence of the breakdown's shard: windows cap sliding layers, state is added once.
-[[nodiscard]] Explanation explain_per_sequence(const ResolvedModel& rm, KvFormat f,
+[[nodiscard]] Explanation explain_per_sequence(const ResolvedModel& rm, const ServedKv& kv,
                                                const SizeBreakdown& b,
                                                std::optional<LayoutInput> layout = std::nullopt);
 

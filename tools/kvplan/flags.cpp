@@ -248,22 +248,33 @@ std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint
                                      "--prefix-hit-rate");
 }
 
-KvDtype default_kv_dtype(const Model& m, const Serving& s) {
-    return engine_default_kv_dtype(m, s.engine, s.engine_version.value_or(vllm_newest_release));
+std::optional<KvFormat> kv_flag(const CommonOptions& o) {
+    if (!o.kv_dtype_given) return std::nullopt;
+    return KvFormat(o.kv_dtype.front());
 }
 
-std::optional<std::string> checkpoint_kv_note(const Model& m, Engine e, KvDtype chosen) {
-    if (chosen == KvDtype::bf16) return std::nullopt;
+std::vector<std::optional<KvFormat>> kv_flags(const CommonOptions& o) {
+    if (!o.kv_dtype_given) return {std::nullopt};
+    std::vector<std::optional<KvFormat>> out;
+    for (const KvDtype d : o.kv_dtype) out.emplace_back(KvFormat(d));
+    return out;
+}
+
+std::optional<std::string> checkpoint_kv_note(const Model& m, Engine e, const ServedKv& kv,
+                                              bool engine_named) {
+    if (kv.source != KvSource::checkpoint) return std::nullopt;
     return fmt::format(
-        "KV cache in {}: the checkpoint's {}, which {}'s default KV dtype follows (--kv-dtype bf16 "
-        "for a 16-bit cache)",
-        name(chosen), checkpoint_kv_field(m.config().checkpoint), name(e));
+        "KV cache in {}: the checkpoint's {}, which {}'s default KV dtype follows ({}--kv-dtype "
+        "bf16 for a 16-bit cache)",
+        name(kv.format.dtype), checkpoint_kv_field(m.config().checkpoint), name(e),
+        engine_named ? ""
+                     : fmt::format("no engine named: vLLM {}'s; ", vllm_newest_release.text()));
 }
 
 ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     ReplicaFlags f;
     f.layout = parse_layout(o);
-    f.kv = KvFormat(o.kv_dtype.front());
+    f.kv = kv_flag(o);
     f.weights = parse_weights(o);
     f.serving = parse_serving(o);
     f.context = o.context;
@@ -286,11 +297,6 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
         flags.serving.speculation.draft_model =
             resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
-    if (!o.kv_dtype_given) {
-        flags.kv = KvFormat(default_kv_dtype(model.get(), flags.serving));
-        if (auto note = checkpoint_kv_note(model.get(), flags.serving.engine, flags.kv.dtype))
-            model.notes.push_back(std::move(*note));
-    }
     Deployment d{.model = model.get(),
                  .gpu = gpu.spec,
                  .parallel = flags.layout.parallel(),
@@ -298,6 +304,8 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
                  .weights = flags.weights,
                  .kv = flags.kv,
                  .serving = std::move(flags.serving)};
+    if (auto note = checkpoint_kv_note(d.model, d.serving.engine, d.served_kv()))
+        model.notes.push_back(std::move(*note));
     (void)Layout(d.model, d.parallel_config());  // InvalidLayout first
     // Requests of a stated split are sized at their own length unless --context says otherwise.
     const Demand demand{.context = demand_context(d.model.config(), flags.context,

@@ -12,6 +12,7 @@
 #include <kvplan/weights.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "context.hpp"
 #include "inputs.hpp"
@@ -27,6 +28,13 @@ namespace kvplan::cli {
 
 /// --weight-dtype (its first item) and --expert-dtype, as weights_of.
 [[nodiscard]] std::optional<WeightOptions> parse_weights(const CommonOptions& o);
+
+/// --kv-dtype's first format; nullopt when not given (the engine's "auto" for the checkpoint,
+/// which the library resolves: served_kv).
+[[nodiscard]] std::optional<KvFormat> kv_flag(const CommonOptions& o);
+
+/// --kv-dtype's formats, as a search or comparison takes them; {nullopt} when not given.
+[[nodiscard]] std::vector<std::optional<KvFormat>> kv_flags(const CommonOptions& o);
 
 /// --engine and its knobs: --block-size, --gpu-memory-utilization, --kv-memory, --max-num-seqs,
 /// --max-num-batched-tokens, --num-gpu-blocks-override, --allow-long-context.
@@ -48,7 +56,8 @@ void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& spl
 /// The flags of a replica, parsed.
 struct ReplicaFlags {
     LayoutInput layout{};
-    KvFormat kv{};
+    /// --kv-dtype's first format; nullopt: the engine's "auto" for the checkpoint (served_kv).
+    std::optional<KvFormat> kv{};
     std::optional<WeightOptions> weights{};
     Serving serving{};
     std::optional<std::uint64_t> context{};
@@ -58,16 +67,14 @@ struct ReplicaFlags {
     HfImportOptions import{};
 };
 
-/// Every replica flag `o` holds (a flag its subcommand does not register is empty).
-/// The KV dtype `s`'s engine stores for `m` when --kv-dtype is not given (the library's
-/// engine_default_kv_dtype, at the release --engine-version names).
-[[nodiscard]] KvDtype default_kv_dtype(const Model& m, const Serving& s);
-
-/// The note that says a default KV dtype `chosen` for `m` under engine `e` came from the
-/// checkpoint, or nullopt for bf16.
+/// The note that says the KV dtype `kv` of `m` under engine `e` came from the checkpoint, or
+/// nullopt when it did not; `engine_named` false: the command names no engine (vLLM's newest
+/// release's default, as the library resolves it).
 [[nodiscard]] std::optional<std::string> checkpoint_kv_note(const Model& m, Engine e,
-                                                            KvDtype chosen);
+                                                            const ServedKv& kv,
+                                                            bool engine_named = true);
 
+/// Every replica flag `o` holds (a flag its subcommand does not register is empty).
 [[nodiscard]] ReplicaFlags parse_replica_flags(const CommonOptions& o);
 
 /// The shared prefix the load states: --shared-prefix, or --prefix-hit-rate of the prompt

@@ -309,7 +309,7 @@ void write_fit_plot(const std::string& path, const Deployment& d, const Demand& 
     c.markers.push_back(m);
     c.note = fmt::format("{} on {} x {} (tp {} x pp {}), KV in {}; KV budget {:.2f} GiB per GPU",
                          d.model.name().c_str(), target.gpus, d.gpu.name.c_str(), d.parallel.tp,
-                         d.parallel.pp, name(d.kv.dtype), target.kv_budget.in(GiB));
+                         d.parallel.pp, name(d.kv_format().dtype), target.kv_budget.in(GiB));
     svg::write(c, path);
 }
 

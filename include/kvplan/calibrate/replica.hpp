@@ -38,7 +38,8 @@ struct CalibrationRequest {
     Model model;
     std::optional<GpuSpec> gpu{};  ///< needed with benchmarks; a log can state the memory
     ParallelConfig parallel{};     ///< tp x pp (the log describes the first stage's worker)
-    KvFormat kv{};
+    /// nullopt: what vLLM's "auto" stores for the checkpoint at its newest release (served_kv).
+    std::optional<KvFormat> kv{};
     std::optional<WeightOptions> weights{};  ///< nullopt: the checkpoint's own format
     BudgetOptions budget{};                  ///< vLLM's budget, as resolve_serving gives it
     EngineOptions options{};
@@ -49,6 +50,11 @@ struct CalibrationRequest {
     std::vector<BenchResult> benches{};  ///< `vllm bench serve` results of this replica
     std::string model_id{};              ///< the profile's model name
     std::string gpu_id{};                ///< the profile's GPU name
+
+    /// The KV format calibrated: kv, else vLLM's "auto" for the checkpoint (served_kv).
+    [[nodiscard]] constexpr ServedKv served_kv() const {
+        return kvplan::served_kv(model, kv, Engine::vllm);
+    }
 };
 
 /// How far a modelled size is from a measured one.
@@ -152,7 +158,7 @@ namespace detail::calibration {
     VllmOptions vo = rq.options.vllm;
     vo.max_model_len = c.facts.max_model_len.value_or(
         m.config().max_position_embeddings != 0 ? m.config().max_position_embeddings : 4096);
-    const VllmKvCache probe = vllm_kv_cache(m, rq.kv, layout, 1 * GiB, vo);
+    const VllmKvCache probe = vllm_kv_cache(m, rq.served_kv().format, layout, 1 * GiB, vo);
     if (probe.num_groups == 1 && probe.refused.empty()) in.bytes_per_block = probe.bytes_per_block;
 
     c.fit = fit_reserve(c.facts, in, rq.log_source);
@@ -164,7 +170,7 @@ namespace detail::calibration {
                     .gpu = spec,
                     .parallel = {rq.parallel.tp, rq.parallel.pp, {}},
                     .weights = weights,
-                    .kv = rq.kv};
+                    .kv = rq.served_kv().format};
     BudgetOptions b = rq.budget;
     b.utilization = c.fit.utilization;
     EngineOptions eo = rq.options;
@@ -180,7 +186,7 @@ namespace detail::calibration {
         (c.facts.gpu_blocks || c.facts.kv_cache_tokens || c.facts.max_concurrency)) {
         VllmOptions ro = rq.options.vllm;
         ro.max_model_len = *c.facts.max_model_len;
-        c.reproduced = vllm_kv_cache(m, rq.kv, layout, c.fit.available_kv, ro);
+        c.reproduced = vllm_kv_cache(m, rq.served_kv().format, layout, c.fit.available_kv, ro);
     }
     if (c.facts.weights) c.weights_error = size_error(*in.weights, c.facts.weights->value);
     c.reserve_error = size_error(c.modelled_reserve, c.fit.reserve);
@@ -199,7 +205,7 @@ namespace detail::calibration {
                     .gpu = *rq.gpu,
                     .parallel = {rq.parallel.tp, rq.parallel.pp, {}},
                     .weights = weights,
-                    .kv = rq.kv};
+                    .kv = rq.served_kv().format};
     BenchCalibration c;
     RooflineOptions ro;
     ro.compute = matmul_compute(weights, r.gpu);

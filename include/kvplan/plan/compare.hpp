@@ -22,7 +22,8 @@ namespace kvplan {
 /// One configuration to compare: a model, its KV format and weights, and optionally a GPU.
 struct CompareCase {
     Model model;
-    KvFormat kv{};
+    /// nullopt: what the serving engine's "auto" stores for the checkpoint (served_kv).
+    std::optional<KvFormat> kv{};
     std::optional<WeightOptions> weights{};  ///< nullopt: the checkpoint's own format
     std::optional<GpuSpec> gpu{};            ///< nullopt: sizes only, no budget
 };
@@ -51,6 +52,8 @@ struct CompareRow {
     sr.context = r.context;
     sr.concurrency = r.concurrency;
     sr.weights = c.weights;
+    sr.engine = r.serving.engine;
+    sr.engine_version = r.serving.engine_version;
     // The sizes of tp x pp, as `kvplan size` gives them; the GPU's budget takes the whole layout.
     const ParallelConfig sized{.tp = r.parallel.tp, .pp = r.parallel.pp};
     CompareRow row{.size = size(c.model, c.kv, sized, sr)};

@@ -21,6 +21,7 @@
 #include "../engine/parallel.hpp"
 #include "../engine/release.hpp"
 #include "../engine/report.hpp"
+#include "../engine/served_kv.hpp"
 #include "../engine/vllm_backend.hpp"
 #include "../error.hpp"
 #include "../gpu.hpp"
@@ -298,7 +299,8 @@ struct Deployment {
     ParallelConfig parallel{};
     std::uint32_t gpus = 0;                  ///< every GPU deployed; 0: one replica
     std::optional<WeightOptions> weights{};  ///< nullopt: the checkpoint's own format
-    KvFormat kv{};
+    /// nullopt: what the serving engine's "auto" stores for the checkpoint (served_kv).
+    std::optional<KvFormat> kv{};
     Serving serving{};
 
     /// The parallel layout in the rules of the serving engine.
@@ -316,6 +318,13 @@ struct Deployment {
     [[nodiscard]] constexpr WeightOptions served_weights() const {
         return kvplan::served_weights(model, weights, serving.engine, serving.engine_version);
     }
+    /// The KV format it stores: the one given, else what its engine's "auto" stores for the
+    /// checkpoint at its release (kvplan::served_kv), and where it came from.
+    [[nodiscard]] constexpr ServedKv served_kv() const {
+        return kvplan::served_kv(model, kv, serving.engine, serving.engine_version);
+    }
+    /// served_kv()'s format.
+    [[nodiscard]] constexpr KvFormat kv_format() const { return served_kv().format; }
 };
 
 /// Where the weight format came from.

@@ -155,6 +155,7 @@ struct ReplicaAnswer {
     Bytes drafter_weights{};           ///< a separate draft model's weights (whole)
     Bytes drafter_kv_per_token{};      ///< the drafter layers' share of kv_per_token
     WeightSource weight_source = WeightSource::checkpoint;
+    KvSource kv_source = KvSource::model;  ///< where replica.kv came from (Deployment::served_kv)
     ResolvedServing serving{};
     Demand demand{};
     std::uint32_t gpus = 0;                     ///< every GPU deployed
@@ -533,11 +534,12 @@ namespace detail {
 /// fp8 as fp8_ds_mla). The other engines store it as given.
 [[nodiscard]] constexpr KvFormat engine_kv(const Deployment& d, const Model& model,
                                            const ParallelConfig& parallel) {
-    if (d.serving.engine != Engine::vllm) return d.kv;
+    const KvFormat served = d.kv_format();
+    if (d.serving.engine != Engine::vllm) return served;
     const KvDtype given =
-        vllm_given_kv_dtype(model.config().checkpoint, d.kv.dtype,
+        vllm_given_kv_dtype(model.config().checkpoint, served.dtype,
                             d.serving.engine_version.value_or(vllm_newest_release));
-    const KvFormat kv = given == d.kv.dtype ? d.kv : KvFormat(given);
+    const KvFormat kv = given == served.dtype ? served : KvFormat(given);
     return vllm_stored_kv(model, kv, d.gpu, parallel.dcp);
 }
 
@@ -594,15 +596,15 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     pe.gpus = detail::checked_gpus(d, r, l);
     pe.serving = resolve_serving(d.serving);
     // A KV dtype the GPU's architecture has no kernels for never starts (kv_support.hpp).
-    if (const auto why = kv_dtype_refusal(d.kv.dtype, d.gpu, pe.serving.engine))
+    if (const auto why = kv_dtype_refusal(r.kv.dtype, d.gpu, pe.serving.engine))
         detail::throw_field_error<InvalidInput>(
             detail::text("GPU '", d.gpu.id, "' (", arch_text(d.gpu), ")"), "kv_dtype",
-            detail::text("a KV dtype it can hold (", *why, ")"), name(d.kv.dtype));
+            detail::text("a KV dtype it can hold (", *why, ")"), name(r.kv.dtype));
     // A dtype the engine has no name for, a vLLM release older than the dtype's name, or nvfp4
     // with MLA: valid input the engine refuses at start-up, an answer (engine/startup.hpp,
     // kv_dtype_check).
     pe.kv_dtype_check =
-        kv_dtype_check(pe.serving.engine, d.model, d.kv.dtype, pe.serving.engine_version, d.gpu);
+        kv_dtype_check(pe.serving.engine, d.model, r.kv.dtype, pe.serving.engine_version, d.gpu);
     if (pe.serving.engine == Engine::vllm) {
         detail::vllm_model_defaults(pe.serving, r);
     } else {
@@ -696,6 +698,7 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
                       : engine_downcasts(d.model, d.serving.engine, d.serving.engine_version)
                           ? WeightSource::downcast
                           : WeightSource::checkpoint;
+    a.kv_source = d.served_kv().source;
     a.serving = pe.serving;
     a.drafter_layers = prepared.drafter_layers;
     a.drafter_weights = prepared.drafter_weights;

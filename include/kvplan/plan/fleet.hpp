@@ -149,7 +149,7 @@ inline void check_fleet(const FleetRequest& q) {
                     .gpu = d.gpu,
                     .parallel = d.parallel_config(),
                     .weights = d.served_weights(),
-                    .kv = d.kv};
+                    .kv = d.kv_format()};
     const Layout layout = r.layout();
     const bool by_estimate = q.size_by == FleetSizeBy::estimate;
 
@@ -231,7 +231,7 @@ inline void check_fleet(const FleetRequest& q) {
             std::uint64_t blocks = 0;
             if (sharing && q.shared_prefix_tokens != 0) {
                 const SharedPrefixKv sp =
-                    kv_histogram_shared(q.lengths.lengths.total, m, d.kv, s.block_size,
+                    kv_histogram_shared(q.lengths.lengths.total, m, r.kv, s.block_size,
                                         layout.stage(st), q.shared_prefix_tokens);
                 held_once = sp.held_once;
                 blocks = sp.blocks;
@@ -240,7 +240,7 @@ inline void check_fleet(const FleetRequest& q) {
             } else {
                 p = plan_fleet(
                     targets,
-                    kv_histogram(q.lengths.lengths.total, m, d.kv, s.block_size, layout.stage(st)),
+                    kv_histogram(q.lengths.lengths.total, m, r.kv, s.block_size, layout.stage(st)),
                     a.mean_output_tokens, budget, timing, fo);
             }
             if (!best || p.batch < best->batch) {

@@ -92,7 +92,7 @@ struct WhatWouldFit {
     }
 
     // fp8 halves a 16-bit cache; a cache of 8 bits or fewer has nothing to gain from it.
-    if (bits(d.kv.dtype) > 8) {
+    if (bits(d.kv_format().dtype) > 8) {
         Deployment fp8 = d;
         fp8.kv = KvFormat(KvDtype::fp8_e4m3);
         ReplicaAnswer a = evaluate(fp8, demand, o);

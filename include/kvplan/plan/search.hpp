@@ -48,8 +48,9 @@ enum class LayoutRule : std::uint8_t {
 
 /// What the search tries.
 struct SearchSpace {
-    std::vector<GpuSpec> gpus{};                   ///< GPU types, in order of preference
-    std::vector<KvFormat> kv_formats{KvFormat{}};  ///< KV formats
+    std::vector<GpuSpec> gpus{};  ///< GPU types, in order of preference
+    /// KV formats; nullopt: what the engine's "auto" stores for the checkpoint (served_kv).
+    std::vector<std::optional<KvFormat>> kv_formats{std::nullopt};
     /// Weight formats; nullopt: the checkpoint's own.
     std::vector<std::optional<WeightOptions>> weights{std::nullopt};
     std::uint32_t min_gpus = 1;  ///< the fewest GPUs a replica may have
@@ -216,6 +217,18 @@ struct ValidSplit {
     return out;
 }
 
+/// The KV formats `space` searches for `model` under `serving`, each unset one resolved as
+/// Deployment::served_kv resolves it.
+[[nodiscard]] inline std::vector<KvFormat> searched_kv_formats(const Model& model,
+                                                               const SearchSpace& space,
+                                                               const Serving& serving) {
+    std::vector<KvFormat> out;
+    out.reserve(space.kv_formats.size());
+    for (const std::optional<KvFormat>& k : space.kv_formats)
+        out.push_back(served_kv(model, k, serving.engine, serving.engine_version).format);
+    return out;
+}
+
 /// Every replica of `space` for `model` serving `demand` (one replica holding it all) under
 /// `serving`, ranked by `ranking`; the best space.keep fits and `misses` nearest misses are kept
 /// with their whole answer. Layouts the model or the engine cannot take are skipped; a knob the
@@ -226,10 +239,11 @@ struct ValidSplit {
                                               std::size_t misses = 5) {
     PlanAnswer out;
     (void)resolve_serving(serving);  // a knob the engine cannot take throws before any search
+    const std::vector<KvFormat> kvs = searched_kv_formats(model, space, serving);
     // A KV dtype a GPU cannot hold is left out for that GPU (kv_support.hpp); when no GPU of the
     // space can hold any of the KV dtypes, the first refusal is the answer.
     const auto kv_refused = [&](std::size_t g, std::size_t k) {
-        return kv_dtype_refusal(space.kv_formats[k].dtype, space.gpus[g], serving.engine);
+        return kv_dtype_refusal(kvs[k].dtype, space.gpus[g], serving.engine);
     };
     {
         std::optional<std::pair<std::size_t, std::size_t>> first_refused;
@@ -247,7 +261,7 @@ struct ValidSplit {
                 detail::text("GPU '", gpu.id, "' (", arch_text(gpu), ")"), "kv_dtype",
                 detail::text("a KV dtype it can hold (",
                              *kv_refused(first_refused->first, first_refused->second), ")"),
-                name(space.kv_formats[first_refused->second].dtype));
+                name(kvs[first_refused->second].dtype));
         }
     }
     EvaluateOptions eo;
@@ -348,7 +362,7 @@ struct ValidSplit {
                                             .gpu = gpu,
                                             .parallel = prep.layout.config(),
                                             .weights = prep.weights,
-                                            .kv = space.kv_formats[k]};
+                                            .kv = kvs[k]};
                             const Seconds tpot =
                                 decode_point(
                                     detail::decode_costs_with(r, prep.layout, prep.stage_weights,

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "../dtype.hpp"
+#include "../engine/kind.hpp"
+#include "../engine/release.hpp"
+#include "../engine/served_kv.hpp"
 #include "../kv_bytes.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
@@ -30,6 +33,10 @@ struct SizeRequest {
     std::uint32_t block_size = 1;
     /// The weight format; nullopt: the checkpoint's own (checkpoint_weights).
     std::optional<WeightOptions> weights{};
+    /// The engine whose "auto" gives the KV format when none is given (served_kv), at its release
+    /// (nullopt: vllm_newest_release). A size names no engine: vLLM's newest release by default.
+    Engine engine = Engine::vllm;
+    std::optional<EngineVersion> engine_version{};
 };
 
 /// One kind of layer's part of a figure on one shard: the cache shape the formula reads, the
@@ -89,6 +96,7 @@ struct SizeAnswer {
     std::uint64_t context = 0;  ///< tokens per sequence, as asked or the model's limit
     std::uint64_t concurrency = 1;
     KvFormat kv{};
+    KvSource kv_source = KvSource::given;  ///< where kv came from (SizeRequest::engine)
     ParallelConfig parallel{};
 
     Bytes per_token{};                        ///< KV per token, whole model
@@ -159,16 +167,20 @@ struct SizeAnswer {
     return b;
 }
 
-/// Every figure of `kvplan size` for `m` with its KV cache in `f`, laid out as `p` (the KV and
-/// weights of tp x pp; dcp splits a sequence's tokens), under `r`. Throws Overflow when a figure
-/// passes 2^64 - 1 bytes, and what Layout throws for a layout the model does not take.
-[[nodiscard]] inline SizeAnswer size(const Model& m, KvFormat f, const ParallelConfig& p,
-                                     const SizeRequest& r = {}) {
+/// Every figure of `kvplan size` for `m` with its KV cache in `kv` (nullopt: what r.engine's
+/// "auto" stores for the checkpoint, served_kv), laid out as `p` (the KV and weights of tp x pp;
+/// dcp splits a sequence's tokens), under `r`. Throws Overflow when a figure passes 2^64 - 1
+/// bytes, and what Layout throws for a layout the model does not take.
+[[nodiscard]] inline SizeAnswer size(const Model& m, std::optional<KvFormat> kv,
+                                     const ParallelConfig& p, const SizeRequest& r = {}) {
     const Layout layout(m, p);
     SizeAnswer a;
     a.context = r.context ? *r.context : context_limit(m.config()).tokens;
     a.concurrency = r.concurrency;
+    const ServedKv served = served_kv(m, kv, r.engine, r.engine_version);
+    const KvFormat f = served.format;
     a.kv = f;
+    a.kv_source = served.source;
     a.parallel = p;
 
     a.whole = size_breakdown(m, f, a.context);

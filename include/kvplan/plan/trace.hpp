@@ -25,7 +25,8 @@ struct TraceSizing {
     std::uint32_t tp = 1;
     std::uint32_t pp = 1;
     std::optional<WeightOptions> weights{};  ///< nullopt: the checkpoint's own format
-    KvFormat kv{};
+    /// nullopt: what the serving engine's "auto" stores for the checkpoint (served_kv).
+    std::optional<KvFormat> kv{};
     Serving serving{};  ///< the engine, its block size and budget knobs, Serving::kv_memory_per_gpu
     ServiceTimes times{.ttft = 0.5 * seconds, .tpot = 0.05 * seconds};
     /// Tokens a contiguous engine reserves per request; nullopt: the model's
@@ -35,6 +36,7 @@ struct TraceSizing {
 
 /// Every figure kvplan trace shows.
 struct TraceAnswer {
+    ServedKv kv{};  ///< the KV format sized, resolved (TraceSizing::kv)
     TraceLengths lengths{};
     std::uint64_t max_model_len = 0;
     std::uint32_t block_size = 1;     ///< tokens per block, as the engine pages
@@ -58,6 +60,8 @@ struct TraceAnswer {
     parallel.pp = s.pp;
     const Layout layout(m, parallel);
     TraceAnswer a;
+    a.kv = served_kv(m, s.kv, s.serving.engine, s.serving.engine_version);
+    const KvFormat kv = a.kv.format;
     a.block_size = rs.block_size;
     // Counted per length once: every distribution below is computed per distinct length.
     const LengthCounts counts = length_counts(t);
@@ -65,23 +69,22 @@ struct TraceAnswer {
     a.max_model_len = s.max_model_len                           ? *s.max_model_len
                       : m.config().max_position_embeddings != 0 ? m.config().max_position_embeddings
                                                                 : a.lengths.total.max;
-    a.busiest_stage = busiest_stage(m, s.kv, layout, a.lengths.total.p99);
+    a.busiest_stage = busiest_stage(m, kv, layout, a.lengths.total.p99);
     const Shard rank = layout.stage(a.busiest_stage);
-    a.whole = kv_distribution(counts.total, m, s.kv, a.block_size);
-    a.per_gpu = kv_distribution(counts.total, m, s.kv, a.block_size, rank);
-    a.waste = trace_waste(counts.total, m, s.kv, a.max_model_len, a.block_size, rank);
+    a.whole = kv_distribution(counts.total, m, kv, a.block_size);
+    a.per_gpu = kv_distribution(counts.total, m, kv, a.block_size, rank);
+    a.waste = trace_waste(counts.total, m, kv, a.max_model_len, a.block_size, rank);
 
     // Sorted once; the replay on this replica and the search for the smallest one walk it.
     TraceReplay replay(t, s.times);
-    a.concurrency =
-        replay.concurrency_by_length(kv_per_length(replay, m, s.kv, a.block_size, rank));
+    a.concurrency = replay.concurrency_by_length(kv_per_length(replay, m, kv, a.block_size, rank));
     a.replica_sized = s.gpu.has_value() || rs.budget.kv_memory_per_gpu.has_value();
     if (!a.concurrency || !a.replica_sized) return a;
     const Replica r{.model = m,
                     .gpu = s.gpu.value_or(GpuSpec{}),
                     .parallel = parallel,
                     .weights = served_weights(m, s.weights, rs.engine, rs.engine_version),
-                    .kv = s.kv};
+                    .kv = kv};
     const auto budget_of = [&](const Replica& rr, const Layout& l, std::uint32_t st) {
         if (rs.budget.kv_memory_per_gpu) return *rs.budget.kv_memory_per_gpu;
         return engine_memory(rs.engine, rr, l, st, rs.budget, rs.options).kv_memory;

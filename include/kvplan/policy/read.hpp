@@ -15,7 +15,8 @@
 //       "tp": 4, "pp": 1,              (default 1 and 1)
 //       "dp": 1, "ep": 1, "dcp": 1,    (default 1: data, expert and decode context parallelism,
 //                                        in the engine's rules; see ParallelConfig)
-//       "kv_dtype": "fp8",             (default "bf16")
+//       "kv_dtype": "fp8",             (default: what the engine's "auto" stores for the
+//                                        checkpoint, engine/served_kv.hpp)
 //       "weight_dtype": "bf16",        (default: the model's own)
 //       "engine": "vllm",              (default "vllm")
 //       "gpu_memory_utilization": 0.9, (default: the engine's)

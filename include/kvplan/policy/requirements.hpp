@@ -154,7 +154,8 @@ struct PolicyReplica {
     /// Physical experts beyond the routed ones under ep (vLLM EPLB's num_redundant_experts,
     /// SGLang's --ep-num-redundant-experts), each a copy's weights on some GPU.
     std::uint32_t redundant_experts = 0;
-    KvDtype kv_dtype = KvDtype::bf16;
+    /// nullopt: what the engine's "auto" stores for the checkpoint (served_kv).
+    std::optional<KvDtype> kv_dtype{};
     std::optional<WeightFormat> weight_dtype{};  ///< nullopt: the checkpoint's own format
     Engine engine = Engine::vllm;
     std::optional<double> gpu_memory_utilization{};  ///< nullopt: the engine's
