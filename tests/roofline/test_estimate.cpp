@@ -671,6 +671,17 @@ TEST_CASE("the running cap is the engine's own pool, within its sequence cap", "
     Load given = l;
     given.max_running = 7;
     CHECK(running_cap(sgl, given).sequences == 7);
+    // A run's own options: TensorRT-LLM's pool is free_gpu_memory_fraction of the memory free
+    // after load, so at 0.8 it admits what engine_report gives at 0.8, fewer than at its 0.9.
+    const Replica trt = replica(ParallelRules::trtllm);
+    EngineOptions eo;
+    eo.trtllm.free_gpu_memory_fraction = 0.8;
+    const EngineReport t = engine_report(Engine::trtllm, trt, 2500, o, eo);
+    CHECK(running_cap(trt, l, eo).sequences == t.summary.max_sequences());
+    CHECK(running_cap(trt, l, eo).sequences < running_cap(trt, l).sequences);
+    // And its max_batch_size caps what the pool holds.
+    eo.trtllm.max_batch_size = 5;
+    CHECK(running_cap(trt, l, eo).sequences == 5);
 }
 
 TEST_CASE("the estimate never beats the bound, whatever the fractions", "[estimate][property]") {

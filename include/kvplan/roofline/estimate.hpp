@@ -603,13 +603,16 @@ namespace detail {
 /// The sequences a replica runs at once for `l`: l.max_running if given, else what the engine's own
 /// KV pool holds at I + O tokens each, within its sequence cap (engine_report: vLLM's blocks and
 /// max_num_seqs, SGLang's token pool and max_running_requests, TensorRT-LLM's blocks and
-/// max_batch_size); never below 1 (`holds_one` says whether the pool holds one at all).
+/// max_batch_size), under the engine's options `eo` (a run's mem_fraction_static,
+/// free_gpu_memory_fraction, caps); never below 1 (`holds_one` says whether the pool holds one at
+/// all).
 struct RunningCap {
     std::uint64_t sequences = 1;
     bool holds_one = true;
 };
 
-[[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l) {
+[[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l,
+                                               const EngineOptions& eo = {}) {
     if (l.max_running) return {*l.max_running, true};
     // A request beyond what the engine's pool holds waits in its queue: vLLM allocates a waiting
     // prompt's blocks only while free ones last (vllm/v1/core/sched/scheduler.py, schedule);
@@ -621,8 +624,9 @@ struct RunningCap {
     // measurements do not say which release's sampler ran.
     const BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
                                       .sampler = VllmSampler::plain}};
-    const EngineReport rep = engine_report(
-        engine_of(r.parallel.rules), r, detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o);
+    const EngineReport rep =
+        engine_report(engine_of(r.parallel.rules), r,
+                      detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o, eo);
     // The figures are one attention data-parallel rank's: each rank has its own pool and cap.
     const std::uint64_t seqs =
         detail::mul(rep.summary.max_sequences(), r.layout().dp(), "a sequence count");
