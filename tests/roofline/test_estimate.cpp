@@ -213,6 +213,33 @@ TEST_CASE("vLLM: other requests' prompt chunks ride along a share of a request's
     CHECK(e.tokens_per_s == Approx(400.0 / e.request.in(seconds)));
 }
 
+TEST_CASE("a prompt's last chunk costs the step it rides, not a full chunk's", "[estimate]") {
+    // 2 clients of 8,192 + 100 tokens under vLLM's budget of 8,192: a chunk is what the budget
+    // leaves beside the 2 running, 8,190 tokens, so a prompt takes 2 chunks, the second of 2
+    // tokens (scheduler.py schedule gives a request what is left of its prompt). A lifetime of
+    // 2 + 99 steps: beside its own chunk run d - 1 = 99 / 101 = 0.98 decodes (1, rounded) and the
+    // other's prompt, 8,192 / 101 = 81.1 tokens a step on average; its last chunk's step carries
+    // that, the larger of the two.
+    const Load l{.concurrency = 2,
+                 .prompt_tokens = 8192,
+                 .output_tokens = 100,
+                 .max_num_batched_tokens = 8192,
+                 .max_running = 2};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    CHECK(e.chunk == 8190);
+    CHECK(e.chunks == 2);
+    CHECK_FALSE(e.prefill_limited);
+    // Context I + O / 2 = 8,242; the first chunk: 8,190 of the 8,192 tokens, the second 81.1.
+    const DecodeCosts c = decode_costs(llama_8b(), {});
+    const StepTerms first = detail::step(c, 1, 8242, {1, 8192, 8190.0 / 8192.0, 1}, half);
+    const StepTerms last = detail::step(c, 1, 8242, {1, 8192, (8192.0 / 101.0) / 8192.0, 1}, half);
+    CHECK(e.prefill_step.time == first.time);
+    // Its own prefill, before the wait for the other's prompt: one full step and one short one.
+    CHECK((e.ttft_prefill - e.ttft_prefill_wait).in(seconds) ==
+          Approx((first.time + last.time).in(seconds)));
+    CHECK(last.time < first.time * 0.1);
+}
+
 TEST_CASE("when decodes and prompts want more than the token budget, the budget sets the rate",
           "[estimate]") {
     // 100 running, prompts of 20,000 and 50 out: chunks of 8,192 - 100 = 8,092, 3 a prompt, a

@@ -852,7 +852,15 @@ struct RunningCap {
                                    b.time.in(seconds)*b.time.in(seconds)*frac);
         // Its own chunk rides with the others' decodes and whatever other prefill the step holds.
         e.prefill_step = at(d - 1.0, std::min(std::max(chunk, pre), room));
-        e.ttft_prefill = e.prefill_step.time * chunks;
+        // Its last chunk is what the full ones leave, I - (k - 1) x chunk tokens: the step that
+        // takes it holds that beside the same decodes and other prefill (scheduler.py schedule
+        // gives a request what is left of its prompt, no more), so a prompt a few tokens past
+        // the chunk pays for a second step only what that step carries.
+        const double last = Id - (chunks - 1.0) * chunk;
+        const Seconds last_step = chunks > 1.0
+                                      ? at(d - 1.0, std::min(std::max(last, pre), room)).time
+                                      : e.prefill_step.time;
+        e.ttft_prefill = e.prefill_step.time * (chunks - 1.0) + last_step;
         if (e.prefill_limited) {
             // B requests share the budget: each spends B (I + O - 1) / budget steps admitted, of
             // which O - 1 decode; the rest it waits for, or spends in, prefill.
@@ -892,6 +900,7 @@ struct RunningCap {
         // mid-forward misses the batch already scheduled and waits for it too.
         if (e.engine != ParallelRules::vllm) e.ttft_in_flight += forward;
     }
+    const Seconds own_prefill = e.ttft_prefill;  // its own chunks' steps, no wait
     e.ttft_prefill += prefill_wait;
     e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
     if (!e.prefill_limited && batch > 1) {
@@ -919,7 +928,7 @@ struct RunningCap {
             // same few steps, decode the same O - 1 steps and come back in the same groups. Each
             // of its chunks then rides in a full step, not beside one prompt arriving at random.
             const StepTerms full_step = at(d - 1.0, room);
-            e.ttft_prefill_wait = (full_step.time - e.prefill_step.time) * chunks;
+            e.ttft_prefill_wait = full_step.time * chunks - own_prefill;
             e.ttft_prefill = full_step.time * chunks;
             e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
         }
