@@ -562,6 +562,15 @@ TEST_CASE("fixed-length vLLM clients past the token budget prefill in full steps
     const LatencyEstimate fits = estimate_latency(llama_8b(), l, half);
     l.fixed_lengths = false;
     CHECK(fits.ttft == estimate_latency(llama_8b(), l, half).ttft);
+    // So does one of 8 x 1,024 = 8,192 tokens: past what the 8 mean decodes leave (8,192 - d),
+    // but the whole budget, which the cycle has to itself when its 8 requests are all prefilling
+    // and none decodes: one step, nothing left waiting to keep the group together.
+    l.prompt_tokens = 1024;
+    l.fixed_lengths = true;
+    const LatencyEstimate whole = estimate_latency(llama_8b(), l, half);
+    CHECK(8.0 * 1024.0 > 8192.0 - whole.decodes_per_step);
+    l.fixed_lengths = false;
+    CHECK(whole.ttft == estimate_latency(llama_8b(), l, half).ttft);
 }
 
 TEST_CASE("one request alone decodes without prefill steps and waits for nothing", "[estimate]") {

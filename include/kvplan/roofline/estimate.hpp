@@ -920,13 +920,16 @@ struct RunningCap {
         e.ttft_prefill_wait = detail::prefill_queue_wait(e.prefill_service, e.request, batch);
         e.ttft_prefill += e.ttft_prefill_wait;
         e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
-        if (!e.separate_prefill && l.fixed_lengths && Bd * Id > room) {
-            // Fixed-length clients that the budget cannot take in one step stay bunched: a
-            // cycle's prompts wait FCFS for the budget (vllm/v1/core/sched/scheduler.py schedule
-            // fills what the running decodes leave of max_num_batched_tokens; TensorRT-LLM's
-            // MicroBatchScheduler within max_num_tokens), so they get their first tokens in the
-            // same few steps, decode the same O - 1 steps and come back in the same groups. Each
-            // of its chunks then rides in a full step, not beside one prompt arriving at random.
+        // Fixed-length clients that the budget cannot take in one step stay bunched: a cycle's
+        // prompts wait FCFS for the budget (vllm/v1/core/sched/scheduler.py schedule fills what
+        // the running decodes leave of max_num_batched_tokens; TensorRT-LLM's
+        // MicroBatchScheduler within max_num_tokens), so they get their first tokens in the same
+        // few steps, decode the same O - 1 steps and come back in the same groups. Each of its
+        // chunks then rides in a full step, not beside one prompt arriving at random. A cycle
+        // whose B prompts fit the whole budget is one group, prefilling while none of its
+        // requests decode: it takes one step, nothing queues to hold it together, and the
+        // clients' own spread leaves the prompts arriving as at random.
+        if (!e.separate_prefill && l.fixed_lengths && Bd * Id > budget) {
             const StepTerms full_step = at(d - 1.0, room);
             e.ttft_prefill_wait = full_step.time * chunks - own_prefill;
             e.ttft_prefill = full_step.time * chunks;
