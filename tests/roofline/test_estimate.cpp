@@ -213,6 +213,33 @@ TEST_CASE("vLLM: other requests' prompt chunks ride along a share of a request's
     CHECK(e.tokens_per_s == Approx(400.0 / e.request.in(seconds)));
 }
 
+TEST_CASE("a prompt's last chunk costs the step it rides, not a full chunk's", "[estimate]") {
+    // 2 clients of 8,192 + 100 tokens under vLLM's budget of 8,192: a chunk is what the budget
+    // leaves beside the 2 running, 8,190 tokens, so a prompt takes 2 chunks, the second of 2
+    // tokens (scheduler.py schedule gives a request what is left of its prompt). A lifetime of
+    // 2 + 99 steps: beside its own chunk run d - 1 = 99 / 101 = 0.98 decodes (1, rounded) and the
+    // other's prompt, 8,192 / 101 = 81.1 tokens a step on average; its last chunk's step carries
+    // that, the larger of the two.
+    const Load l{.concurrency = 2,
+                 .prompt_tokens = 8192,
+                 .output_tokens = 100,
+                 .max_num_batched_tokens = 8192,
+                 .max_running = 2};
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    CHECK(e.chunk == 8190);
+    CHECK(e.chunks == 2);
+    CHECK_FALSE(e.prefill_limited);
+    // Context I + O / 2 = 8,242; the first chunk: 8,190 of the 8,192 tokens, the second 81.1.
+    const DecodeCosts c = decode_costs(llama_8b(), {});
+    const StepTerms first = detail::step(c, 1, 8242, {1, 8192, 8190.0 / 8192.0, 1}, half);
+    const StepTerms last = detail::step(c, 1, 8242, {1, 8192, (8192.0 / 101.0) / 8192.0, 1}, half);
+    CHECK(e.prefill_step.time == first.time);
+    // Its own prefill, before the wait for the other's prompt: one full step and one short one.
+    CHECK((e.ttft_prefill - e.ttft_prefill_wait).in(seconds) ==
+          Approx((first.time + last.time).in(seconds)));
+    CHECK(last.time < first.time * 0.1);
+}
+
 TEST_CASE("when decodes and prompts want more than the token budget, the budget sets the rate",
           "[estimate]") {
     // 100 running, prompts of 20,000 and 50 out: chunks of 8,192 - 100 = 8,092, 3 a prompt, a
@@ -535,6 +562,15 @@ TEST_CASE("fixed-length vLLM clients past the token budget prefill in full steps
     const LatencyEstimate fits = estimate_latency(llama_8b(), l, half);
     l.fixed_lengths = false;
     CHECK(fits.ttft == estimate_latency(llama_8b(), l, half).ttft);
+    // So does one of 8 x 1,024 = 8,192 tokens: past what the 8 mean decodes leave (8,192 - d),
+    // but the whole budget, which the cycle has to itself when its 8 requests are all prefilling
+    // and none decodes: one step, nothing left waiting to keep the group together.
+    l.prompt_tokens = 1024;
+    l.fixed_lengths = true;
+    const LatencyEstimate whole = estimate_latency(llama_8b(), l, half);
+    CHECK(8.0 * 1024.0 > 8192.0 - whole.decodes_per_step);
+    l.fixed_lengths = false;
+    CHECK(whole.ttft == estimate_latency(llama_8b(), l, half).ttft);
 }
 
 TEST_CASE("one request alone decodes without prefill steps and waits for nothing", "[estimate]") {
@@ -671,6 +707,17 @@ TEST_CASE("the running cap is the engine's own pool, within its sequence cap", "
     Load given = l;
     given.max_running = 7;
     CHECK(running_cap(sgl, given).sequences == 7);
+    // A run's own options: TensorRT-LLM's pool is free_gpu_memory_fraction of the memory free
+    // after load, so at 0.8 it admits what engine_report gives at 0.8, fewer than at its 0.9.
+    const Replica trt = replica(ParallelRules::trtllm);
+    EngineOptions eo;
+    eo.trtllm.free_gpu_memory_fraction = 0.8;
+    const EngineReport t = engine_report(Engine::trtllm, trt, 2500, o, eo);
+    CHECK(running_cap(trt, l, eo).sequences == t.summary.max_sequences());
+    CHECK(running_cap(trt, l, eo).sequences < running_cap(trt, l).sequences);
+    // And its max_batch_size caps what the pool holds.
+    eo.trtllm.max_batch_size = 5;
+    CHECK(running_cap(trt, l, eo).sequences == 5);
 }
 
 TEST_CASE("the estimate never beats the bound, whatever the fractions", "[estimate][property]") {

@@ -121,6 +121,30 @@ inline std::vector<MeasuredRow> latency_table() {
         parallel.ep = opt_count("ep");
         parallel.rules = rules;
         out.back().doubtful = r.optional_boolean("doubtful").value_or(false);
+        // The run's own memory fraction and sequence cap, where its launch command sets them
+        // (TensorRT-LLM's free_gpu_memory_fraction and max_batch_size, SGLang's
+        // mem_fraction_static and max_running_requests): the requests its KV pool admits.
+        EngineOptions eo;
+        bool set = false;
+        if (const auto f = r.optional_positive_number("free_gpu_memory_fraction")) {
+            eo.trtllm.free_gpu_memory_fraction = *f;
+            set = true;
+        }
+        if (const auto n = r.optional_positive_integer("max_batch_size", 1U << 20)) {
+            eo.trtllm.max_batch_size = *n;
+            set = true;
+        }
+        if (const auto f = r.optional_positive_number("mem_fraction_static")) {
+            eo.sglang.mem_fraction_static = *f;
+            set = true;
+        }
+        if (const auto n = r.optional_positive_integer("max_running_requests", 1U << 20)) {
+            eo.sglang.max_running_requests = *n;
+            set = true;
+        }
+        LatencyObservation& o = out.back().obs;
+        if (set && o.load.kind != LoadKind::static_batch)
+            o.load.max_running = running_cap(o.replica, o.load, eo).sequences;
     }
     return out;
 }

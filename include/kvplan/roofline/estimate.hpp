@@ -603,13 +603,16 @@ namespace detail {
 /// The sequences a replica runs at once for `l`: l.max_running if given, else what the engine's own
 /// KV pool holds at I + O tokens each, within its sequence cap (engine_report: vLLM's blocks and
 /// max_num_seqs, SGLang's token pool and max_running_requests, TensorRT-LLM's blocks and
-/// max_batch_size); never below 1 (`holds_one` says whether the pool holds one at all).
+/// max_batch_size), under the engine's options `eo` (a run's mem_fraction_static,
+/// free_gpu_memory_fraction, caps); never below 1 (`holds_one` says whether the pool holds one at
+/// all).
 struct RunningCap {
     std::uint64_t sequences = 1;
     bool holds_one = true;
 };
 
-[[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l) {
+[[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l,
+                                               const EngineOptions& eo = {}) {
     if (l.max_running) return {*l.max_running, true};
     // A request beyond what the engine's pool holds waits in its queue: vLLM allocates a waiting
     // prompt's blocks only while free ones last (vllm/v1/core/sched/scheduler.py, schedule);
@@ -621,8 +624,9 @@ struct RunningCap {
     // measurements do not say which release's sampler ran.
     const BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
                                       .sampler = VllmSampler::plain}};
-    const EngineReport rep = engine_report(
-        engine_of(r.parallel.rules), r, detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o);
+    const EngineReport rep =
+        engine_report(engine_of(r.parallel.rules), r,
+                      detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o, eo);
     // The figures are one attention data-parallel rank's: each rank has its own pool and cap.
     const std::uint64_t seqs =
         detail::mul(rep.summary.max_sequences(), r.layout().dp(), "a sequence count");
@@ -848,7 +852,15 @@ struct RunningCap {
                                    b.time.in(seconds)*b.time.in(seconds)*frac);
         // Its own chunk rides with the others' decodes and whatever other prefill the step holds.
         e.prefill_step = at(d - 1.0, std::min(std::max(chunk, pre), room));
-        e.ttft_prefill = e.prefill_step.time * chunks;
+        // Its last chunk is what the full ones leave, I - (k - 1) x chunk tokens: the step that
+        // takes it holds that beside the same decodes and other prefill (scheduler.py schedule
+        // gives a request what is left of its prompt, no more), so a prompt a few tokens past
+        // the chunk pays for a second step only what that step carries.
+        const double last = Id - (chunks - 1.0) * chunk;
+        const Seconds last_step = chunks > 1.0
+                                      ? at(d - 1.0, std::min(std::max(last, pre), room)).time
+                                      : e.prefill_step.time;
+        e.ttft_prefill = e.prefill_step.time * (chunks - 1.0) + last_step;
         if (e.prefill_limited) {
             // B requests share the budget: each spends B (I + O - 1) / budget steps admitted, of
             // which O - 1 decode; the rest it waits for, or spends in, prefill.
@@ -888,6 +900,7 @@ struct RunningCap {
         // mid-forward misses the batch already scheduled and waits for it too.
         if (e.engine != ParallelRules::vllm) e.ttft_in_flight += forward;
     }
+    const Seconds own_prefill = e.ttft_prefill;  // its own chunks' steps, no wait
     e.ttft_prefill += prefill_wait;
     e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
     if (!e.prefill_limited && batch > 1) {
@@ -907,15 +920,18 @@ struct RunningCap {
         e.ttft_prefill_wait = detail::prefill_queue_wait(e.prefill_service, e.request, batch);
         e.ttft_prefill += e.ttft_prefill_wait;
         e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
-        if (!e.separate_prefill && l.fixed_lengths && Bd * Id > room) {
-            // Fixed-length clients that the budget cannot take in one step stay bunched: a
-            // cycle's prompts wait FCFS for the budget (vllm/v1/core/sched/scheduler.py schedule
-            // fills what the running decodes leave of max_num_batched_tokens; TensorRT-LLM's
-            // MicroBatchScheduler within max_num_tokens), so they get their first tokens in the
-            // same few steps, decode the same O - 1 steps and come back in the same groups. Each
-            // of its chunks then rides in a full step, not beside one prompt arriving at random.
+        // Fixed-length clients that the budget cannot take in one step stay bunched: a cycle's
+        // prompts wait FCFS for the budget (vllm/v1/core/sched/scheduler.py schedule fills what
+        // the running decodes leave of max_num_batched_tokens; TensorRT-LLM's
+        // MicroBatchScheduler within max_num_tokens), so they get their first tokens in the same
+        // few steps, decode the same O - 1 steps and come back in the same groups. Each of its
+        // chunks then rides in a full step, not beside one prompt arriving at random. A cycle
+        // whose B prompts fit the whole budget is one group, prefilling while none of its
+        // requests decode: it takes one step, nothing queues to hold it together, and the
+        // clients' own spread leaves the prompts arriving as at random.
+        if (!e.separate_prefill && l.fixed_lengths && Bd * Id > budget) {
             const StepTerms full_step = at(d - 1.0, room);
-            e.ttft_prefill_wait = (full_step.time - e.prefill_step.time) * chunks;
+            e.ttft_prefill_wait = full_step.time * chunks - own_prefill;
             e.ttft_prefill = full_step.time * chunks;
             e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
         }
