@@ -81,11 +81,12 @@ TEST_CASE("fp8 KV and another GPU make a two-GPU Llama-3-70B replica fit", "[rev
     const std::vector<GpuSpec> others{bundled_gpu("a100-sxm4-80gb"), bundled_gpu("b200"),
                                       bundled_gpu("h200-sxm")};
     const WhatWouldFit w = what_would_fit(d, demand, others);
-    // The A100 80 GB (79.3 GiB) holds no more than the H100; of the H200 (140 GiB) and the B200
-    // (179 GiB), both of which fit, the H200 has the least memory.
+    // The A100 80 GB (79.3 GiB) runs no fusion pass (vLLM's needs Hopper or Blackwell,
+    // engine/allreduce_fusion.hpp), so its 0.5 GiB more of KV hold the 5: of the GPUs that fit,
+    // it has the least memory.
     REQUIRE(w.other_gpu);
-    CHECK(std::string(w.other_gpu->replica.gpu.id) == "h200-sxm");
-    CHECK(w.other_gpu->max_concurrency >= 40);
+    CHECK(std::string(w.other_gpu->replica.gpu.id) == "a100-sxm4-80gb");
+    CHECK(w.other_gpu->max_concurrency >= 5);
     CHECK(w.other_gpu->replica.parallel.tp == 2);
     REQUIRE(w.fp8_kv);
     CHECK(w.fp8_kv->replica.kv.dtype == KvDtype::fp8_e4m3);
