@@ -45,6 +45,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/detail/scale.hpp
   kvplan/detail/text.hpp
   kvplan/engine.hpp
+  kvplan/engine/allreduce_fusion.hpp
   kvplan/engine/checkpoint_kv.hpp
   kvplan/engine/host_cache.hpp
   kvplan/engine/ideal.hpp

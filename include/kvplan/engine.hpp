@@ -4,6 +4,7 @@
 // "ideal" profile. One header per engine under engine/, and the report that puts them in the same
 // terms. Each rule cites the engine source file it follows.
 
+#include "engine/allreduce_fusion.hpp"
 #include "engine/checkpoint_kv.hpp"
 #include "engine/host_cache.hpp"
 #include "engine/ideal.hpp"

@@ -713,6 +713,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "nccl_nvls_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::nccl_nvls); })
         .def_property_readonly(
+            "fusion_workspace_bytes",
+            [reserve](const A& x) { return reserve(x, &EngineMemory::fusion_workspace); })
+        .def_property_readonly(
             "cublas_workspace_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::cublas_workspace); })
         .def_property_readonly(

@@ -224,8 +224,8 @@ TEST_CASE("the estimate's parameters name attention's and the experts' own fract
 
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
     // 8 x H100 at tp 4: two replicas of Llama-3-70B, each holding max_concurrency sequences of
-    // 8,000 tokens (61 at bf16: 40,144,506,061 B of KV per GPU, 30,627 blocks of 16 x 81,920 B,
-    // 1 + (30,627 - 1 - 500) / 500 = 61 sequences of 500 blocks, as test_evaluate.cpp derives); 100
+    // 8,000 tokens (61 at bf16: 40,104,660,173 B of KV per GPU, 30,597 blocks of 16 x 81,920 B,
+    // 1 + (30,597 - 1 - 500) / 500 = 61 sequences of 500 blocks, as test_evaluate.cpp derives); 100
     // sequences need 50 per replica.
     const json j = fit_json(
         "--model llama-3-70b --gpu h100-sxm --gpus 8 --tp 4 --context 8k "

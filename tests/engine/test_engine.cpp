@@ -415,6 +415,52 @@ TEST_CASE("vLLM: the profile's large all-reduces connect NCCL's NVLS buffers fro
     CHECK(engine_memory(Engine::vllm, r16, r16.layout(), 0).nccl_nvls.is_zero());
 }
 
+TEST_CASE("vLLM: the profile allocates FlashInfer's all-reduce fusion workspace at tp > 1",
+          "[engine][vllm]") {
+    // vLLM 0.19 on H100 SXMs: the fusion pass fuses all-reduces up to 64 MiB at tp 2
+    // (FI_ALLREDUCE_FUSION_MAX_SIZE_MB, allreduce_rms_fusion.py), 64 MiB / (4,096 x 2 B) = 8,192
+    // tokens of Llama-3.1-8B, so FlashInfer's three buffers hold 2 x 8,192 x 4,096 x 2 B = 128
+    // MiB, 2 x 256 x 4 B of flags and 3 x 128 = 384 MiB of Lamport buffers
+    // (flashinfer/comm/trtllm_ar.py). FlashInfer 0.6.6 to 0.6.8 rounds each to the multicast
+    // granularity, 512 MiB on Hopper (flashinfer/comm/mnnvl.py, SymmDeviceMemory): 1.5 GiB.
+    const VllmOptions v19{.fusion_workspace = vllm_fusion_workspace_rounding({0, 19}),
+                          .fusion_single_stage_only = vllm_fusion_needs_single_stage({0, 19})};
+    const BudgetOptions b8k{.reserve = {.max_num_batched_tokens = 8192}};
+    const Replica tp2{.model = llama_3_8b, .gpu = gpus::h100_sxm, .parallel = {.tp = 2}};
+    const EngineMemory m19 = engine_memory(Engine::vllm, tp2, tp2.layout(), 0, b8k, {.vllm = v19});
+    CHECK(m19.fusion_workspace == 1536 * MiB);
+    // At tp 4 the pass stops at 2 MiB: 2 MiB / 8 KiB = 256 tokens, buffers of 8 MiB, 4 KiB and 24
+    // MiB, each 512 MiB once rounded: the same 1.5 GiB, as the logs' non-torch increase is the
+    // same at tp 2 and tp 4.
+    const Replica tp4{.model = llama_3_8b, .gpu = gpus::h100_sxm, .parallel = {.tp = 4}};
+    CHECK(engine_memory(Engine::vllm, tp4, tp4.layout(), 0, b8k, {.vllm = v19}).fusion_workspace ==
+          1536 * MiB);
+    // From FlashInfer 0.6.10 (vLLM v0.22) each buffer and its signal pad is rounded to 2 MiB
+    // alone: 130 + 2 + 386 MiB at tp 2; the cache gets back 1,536 - 518 MiB.
+    const EngineMemory m22 = engine_memory(Engine::vllm, tp2, tp2.layout(), 0, b8k);
+    CHECK(m22.fusion_workspace == 518 * MiB);
+    CHECK(m22.kv_memory - m19.kv_memory == 1018 * MiB);
+    // No pass on one GPU; none under pipeline parallelism in v0.19 (enable_allreduce_rms_fusion
+    // asks pp 1); none before v0.17, nor without FlashInfer; none at tp 2 on an NVLink pair
+    // (H100 NVL), which has no multicast for SymmDeviceMemory; none from a measured profile,
+    // whose non-torch increase holds it.
+    const Replica tp1{.model = llama_3_8b, .gpu = gpus::h100_sxm};
+    CHECK(engine_memory(Engine::vllm, tp1, tp1.layout(), 0, b8k, {.vllm = v19})
+              .fusion_workspace.is_zero());
+    const Replica pp2{.model = llama_3_8b, .gpu = gpus::h100_sxm, .parallel = {.tp = 2, .pp = 2}};
+    CHECK(engine_memory(Engine::vllm, pp2, pp2.layout(), 0, b8k, {.vllm = v19})
+              .fusion_workspace.is_zero());
+    CHECK(engine_memory(Engine::vllm, tp2, tp2.layout(), 0, b8k,
+                        {.vllm = {.fusion_workspace = vllm_fusion_workspace_rounding({0, 16})}})
+              .fusion_workspace.is_zero());
+    const Replica nvl{.model = llama_3_8b, .gpu = gpus::h100_nvl, .parallel = {.tp = 2}};
+    CHECK(engine_memory(Engine::vllm, nvl, nvl.layout(), 0, b8k, {.vllm = v19})
+              .fusion_workspace.is_zero());
+    const BudgetOptions measured{.reserve = {.activation = 2 * GiB}};
+    CHECK(engine_memory(Engine::vllm, tp2, tp2.layout(), 0, measured, {.vllm = v19})
+              .fusion_workspace.is_zero());
+}
+
 TEST_CASE("vLLM: PyTorch's cuBLAS workspace is in the profile's torch peak", "[engine][vllm]") {
     // PyTorch takes the workspace from its caching allocator at the first GEMM
     // (aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize): 4,096 KiB x 8 =

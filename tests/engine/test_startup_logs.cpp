@@ -73,6 +73,7 @@ const std::set<std::string> known_keys = {"source",
                                           "chunked_prefill_size",
                                           "cuda_graph_max_bs",
                                           "sampler",
+                                          "enforce_eager",
                                           "env"};
 
 struct Record {
@@ -176,6 +177,11 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
     if (const auto v = r.get("sampler")) {
         REQUIRE((*v == "pytorch" || *v == "flashinfer"));
         d.serving.without_flashinfer = *v == "pytorch";
+    }
+    // vLLM's --enforce-eager (enforce_eager=True): no compile passes, no CUDA graphs.
+    if (const auto v = r.get("enforce_eager")) {
+        REQUIRE((*v == "true" || *v == "false"));
+        d.serving.enforce_eager = *v == "true";
     }
     // The environment the start set, one `env: NAME=value` line each; only the variables whose
     // setting kvplan models are taken (any other is an error, no setup silently ignored).

@@ -135,19 +135,26 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
     // profile, charged with its increase: 16 channels x 2 x 8 steps x 128 KiB x 8 = 256 MiB
     // (engine/nccl.hpp). dp 8 x ep 8 runs tp 1 on each rank: no all-reduce, none.
     const std::uint64_t nvls_tp8 = 256ULL * 1024 * 1024;
+    // And FlashInfer's all-reduce fusion workspace (engine/allreduce_fusion.hpp): the pass fuses
+    // up to 0.5 MiB at 8 Hopper GPUs, 524,288 / (7,168 x 2 B) = 36 tokens, so buffers of 8 x 36 x
+    // 7,168 x 2 = 4,128,768 B, 8 KiB of flags and 3 x 4,128,768 = 12,386,304 B, each with its
+    // 2 KiB pad rounded to 2 MiB: 4 + 2 + 12 = 18 MiB.
+    const std::uint64_t fusion_tp8 = 18ULL * 1024 * 1024;
+    CHECK(tp8.memory().fusion_workspace.count() == fusion_tp8);
+    CHECK(dpep.memory().fusion_workspace.count() == 0);
     CHECK(tp8.kv_budget.count() ==
-          fraction - tp8_weights - rope - act_tp8 - cublas - graphs - nvls_tp8);
+          fraction - tp8_weights - rope - act_tp8 - cublas - graphs - nvls_tp8 - fusion_tp8);
     // Blocks of 64 tokens (vLLM forces 64 for FlashMLA on Hopper: vllm/platforms/cuda.py) x
     // 70,272 B: 4,497,408 B. vLLM keeps one null block and admits a sequence per 125 blocks:
     // 1 + (blocks - 1 - 125) / 125 per dp rank.
     CHECK(tp8.serving.block_size == 64);
     const std::uint64_t block = 64 * 70'272;
-    // 31,210,673,292 B / 4,497,408 B = 6,939 blocks at dp 8 x ep 8; 46,819,015,116 B / 4,497,408
-    // B = 10,410 at tp 8.
+    // 31,210,673,292 B / 4,497,408 B = 6,939 blocks at dp 8 x ep 8; 46,800,140,748 B / 4,497,408
+    // B = 10,406 at tp 8.
     const std::uint64_t blocks_dpep = dpep.kv_budget.count() / block;  // 6,939
-    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,410
+    const std::uint64_t blocks_tp8 = tp8.kv_budget.count() / block;    // 10,406
     CHECK(blocks_dpep == 6'939);
-    CHECK(blocks_tp8 == 10'410);
+    CHECK(blocks_tp8 == 10'406);
     CHECK(tp8.report.vllm.num_blocks == blocks_tp8);
     CHECK(dpep.dp_rank_admitted == 1 + (blocks_dpep - 1 - 125) / 125);  // 55
     CHECK(tp8.admitted == 1 + (blocks_tp8 - 1 - 125) / 125);            // 83
@@ -166,10 +173,10 @@ TEST_CASE("DeepSeek-V3 on 8 x H200 at 8k: dp 8 x ep 8 holds over three times the
 TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens per GPU",
           "[deployments][evaluate][dcp]") {
     // DeepSeek-V3 at tp 8 on H200, 8,192 tokens: dcp adds no GPU and no weight, so the KV memory
-    // and the block count (10,410 blocks of 64 tokens, as above) are the same; each rank holds
+    // and the block count (10,406 blocks of 64 tokens, as above) are the same; each rank holds
     // one token in 8, and vLLM counts a request's blocks in units of 64 x 8 = 512 tokens.
-    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,410 / 128 x 8,192 =
-    // 666,240 tokens at dcp 1, 10,410 / 16 x 8,192 = 5,329,920 at dcp 8.
+    // "GPU KV cache size" = int(blocks / cdiv(8,192, 64 x dcp) x 8,192): 10,406 / 128 x 8,192 =
+    // 665,984 tokens at dcp 1, 10,406 / 16 x 8,192 = 5,327,872 at dcp 8.
     const Model m = bundled("deepseek-v3");
     const GpuSpec h200 = bundled_gpu("h200-sxm");
     const Demand demand{.context = 8192, .concurrency = 1};
@@ -178,15 +185,15 @@ TEST_CASE("decode context parallelism 8 gives an MLA model 8 times the KV tokens
     const ReplicaAnswer eight =
         evaluate(Deployment{.model = m, .gpu = h200, .parallel = {.tp = 8, .dcp = 8}}, demand);
     CHECK(one.kv_budget == eight.kv_budget);
-    CHECK(one.report.vllm.num_blocks == 10'410);
-    CHECK(eight.report.vllm.num_blocks == 10'410);
-    CHECK(*one.kv_tokens == 666'240);
-    CHECK(*eight.kv_tokens == 5'329'920);
+    CHECK(one.report.vllm.num_blocks == 10'406);
+    CHECK(eight.report.vllm.num_blocks == 10'406);
+    CHECK(*one.kv_tokens == 665'984);
+    CHECK(*eight.kv_tokens == 5'327'872);
     CHECK(*eight.kv_tokens == 8 * *one.kv_tokens);
     // A sequence on a GPU: 8,192 x 70,272 B against 1,024 x 70,272 B.
     CHECK(one.kv_per_sequence.count() == 8192ULL * 70'272);
     CHECK(eight.kv_per_sequence.count() == 1024ULL * 70'272);
-    // Admitted: 1 + (10,409 - 128) / 128 = 81 against 1 + (10,409 - 16) / 16 = 650.
+    // Admitted: 1 + (10,405 - 128) / 128 = 81 against 1 + (10,405 - 16) / 16 = 650.
     CHECK(one.max_concurrency == 81);
     CHECK(eight.max_concurrency == 650);
 }

@@ -605,9 +605,11 @@ TEST_CASE("requests past what the cache holds wait, and the wait is in the TTFT"
     // B each, the MLP's out-of-place all-reduce holding (2 x 8,192 + 7,168 + 2 x 8,192) x 2 B, and
     // the logits of 1,024 rows, 1,024 x 128,256 x 6 B), CUDA graphs 536,870,912 B and NCCL's NVLS
     // buffers the profile's 256 MiB all-reduces connect, 4 heads x 32 MiB = 134,217,728 B
-    // (engine/nccl.hpp), and PyTorch's cuBLAS workspace on Hopper, 33,554,432 B (budget/
-    // reserve.hpp): 40,144,506,061 B, 30,627 blocks of 16 x 81,920 B. A sequence takes 500
-    // blocks: 1 + (30,627 - 1 - 500) / 500 = 61 hold, so 61 run and 139 wait; by Little's law for a
+    // (engine/nccl.hpp), FlashInfer's all-reduce fusion workspace, 128 tokens (2 MiB / (8,192 x
+    // 2 B)) in buffers of 8 MiB, 4 KiB and 24 MiB each rounded with its pad to 2 MiB, 39,845,888 B
+    // (engine/allreduce_fusion.hpp), and PyTorch's cuBLAS workspace on Hopper, 33,554,432 B
+    // (budget/reserve.hpp): 40,104,660,173 B, 30,597 blocks of 16 x 81,920 B. A sequence takes 500
+    // blocks: 1 + (30,597 - 1 - 500) / 500 = 61 hold, so 61 run and 139 wait; by Little's law for a
     // closed loop a client's cycle is 200 / 61 of a request's time, of which it spends 139 / 61
     // waiting less the request overhead (HTTP, tokenizer), which it spends before it reaches the
     // queue.

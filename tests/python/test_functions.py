@@ -528,7 +528,7 @@ def test_diff_gives_the_cli_effects():
     old, new = d.old_answer, d.new_answer
     assert effects["kv_budget_bytes_per_gpu"] == (old.kv_budget_bytes_per_gpu,
                                                   new.kv_budget_bytes_per_gpu)
-    # The headline's 61 (1 + (30,627 - 1 - 500) / 500 blocks of Llama-3-70B at tp 4, derived in
+    # The headline's 61 (1 + (30,597 - 1 - 500) / 500 blocks of Llama-3-70B at tp 4, derived in
     # tests/plan/test_evaluate.cpp) against 30 once 16 KV heads double every sequence.
     assert effects["max_concurrency"] == (old.max_concurrency, new.max_concurrency) == (61, 30)
     assert effects["tpot_seconds"] == (old.tpot_seconds, new.tpot_seconds)

@@ -471,6 +471,17 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                      "connected by the profile's first all-reduce past {} B, within "
                      "the charged increase (engine/nccl.hpp)",
                      grouped_digits(vllm_all_reduce_below_nccl(a.replica.gpu, l.tp()).count()))}}));
+        if (!m.fusion_workspace.is_zero())
+            rep.figures.push_back(size_figure(
+                "fusion_workspace_bytes", "- FlashInfer all-reduce fusion workspace",
+                m.fusion_workspace,
+                {a.serving.options.vllm.fusion_workspace == FusionWorkspaceRounding::multicast &&
+                         !multicast_recommended_granularity(a.replica.gpu).is_zero()
+                     ? "3 buffers, each rounded to the 512 MiB multicast granularity"
+                     : "3 buffers (tp x tokens x hidden, flags, 3 x Lamport), each rounded to "
+                       "2 MiB",
+                 {"allocated as the profile compiles the model, within the charged increase "
+                  "(engine/allreduce_fusion.hpp)"}}));
         if (!m.cublas_workspace.is_zero())
             rep.figures.push_back(size_figure(
                 "cublas_workspace_bytes", "- cuBLAS workspace", m.cublas_workspace,

@@ -281,6 +281,47 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
     return v < EngineVersion{0, 11};
 }
 
+/// How the FlashInfer build a vLLM release pins rounds the fusion workspace's buffers.
+enum class FusionWorkspaceRounding : std::uint8_t {
+    /// No workspace is modelled: a release before v0.17, or vLLM without FlashInfer.
+    none,
+    /// Each buffer rounded to the multicast object's recommended granularity (FlashInfer 0.6.0 to
+    /// 0.6.9, SymmDeviceMemory).
+    multicast,
+    /// Each buffer plus its signal pad rounded to 2 MiB, the allocation granularity (FlashInfer
+    /// from 0.6.10).
+    allocation,
+};
+
+/// The rounding of vLLM release line `v`'s fusion workspace:
+///   before v0.17  not modelled: the pass took its workspace from
+///                 trtllm_create_ipc_workspace_for_all_reduce_fusion's cudaMalloc IPC buffers
+///                 until vLLM PR #33985 (merged February 2026, after v0.16's branch) moved it to
+///                 FlashInfer's unified create_allreduce_fusion_workspace;
+///   v0.17-v0.21   multicast: vLLM pinned FlashInfer 0.6.4 to 0.6.8.post1 (PR #36021 asked
+///                 0.6.4 -> 0.6.6; PR #41458 says "We are currently on 0.6.8" on 2026-05-01;
+///                 v0.21.0 of 2026-05-15 bumped no FlashInfer);
+///   from v0.22    allocation: PR #41711 pinned FlashInfer 0.6.11.post2, later 0.6.14
+///                 (PR #47669) and 0.6.18.post1 (v0.30.0's image, requirements/cuda.txt).
+[[nodiscard]] constexpr FusionWorkspaceRounding vllm_fusion_workspace_rounding(
+    EngineVersion v) noexcept {
+    if (v < EngineVersion{0, 17}) return FusionWorkspaceRounding::none;
+    if (v < EngineVersion{0, 22}) return FusionWorkspaceRounding::multicast;
+    return FusionWorkspaceRounding::allocation;
+}
+
+/// Whether vLLM release line `v` turns the fusion off under pipeline or data parallelism:
+/// enable_allreduce_rms_fusion required pp 1 and dp 1 (vllm/config/vllm.py, vLLM issues #35426
+/// and #34458) until PR #41458 (May 2026, with FlashInfer 0.6.8's fix) took the guard out; the
+/// guard is taken for the whole multicast line and lifted with it.
+[[nodiscard]] constexpr bool vllm_fusion_needs_single_stage(EngineVersion v) noexcept {
+    return vllm_fusion_workspace_rounding(v) == FusionWorkspaceRounding::multicast;
+}
+
+static_assert(vllm_fusion_workspace_rounding({0, 16}) == FusionWorkspaceRounding::none &&
+              vllm_fusion_workspace_rounding({0, 17}) == FusionWorkspaceRounding::multicast &&
+              vllm_fusion_workspace_rounding({0, 21}) == FusionWorkspaceRounding::multicast &&
+              vllm_fusion_workspace_rounding({0, 22}) == FusionWorkspaceRounding::allocation);
 static_assert(vllm_charges_non_torch_in_use({0, 8}) && !vllm_charges_non_torch_in_use({0, 9}));
 static_assert(vllm_charges_comm_buffers({0, 10}) && !vllm_charges_comm_buffers({0, 11}));
 static_assert(vllm_release_defaults({0, 10})->gpu_memory_utilization == 0.9);

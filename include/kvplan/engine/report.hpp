@@ -31,6 +31,7 @@
 #include "../layout.hpp"
 #include "../model.hpp"
 #include "../units.hpp"
+#include "allreduce_fusion.hpp"
 #include "ideal.hpp"
 #include "kind.hpp"
 #include "nccl.hpp"
@@ -63,6 +64,8 @@ struct EngineMemory {
     Bytes comm_buffers{};
     Bytes nccl_nvls{};         ///< NCCL's NVLS buffers vLLM's profile connects (engine/nccl.hpp)
     Bytes cublas_workspace{};  ///< PyTorch's cuBLAS workspace in vLLM's profile peak (reserve.hpp)
+    /// FlashInfer's all-reduce fusion workspace vLLM's profile allocates (allreduce_fusion.hpp)
+    Bytes fusion_workspace{};
     Bytes lora{};  ///< multi-LoRA adapter slots, allocated with the weights (budget/lora.hpp)
     Bytes encoder_cache{};     ///< a vision model's profiled encoder outputs (vLLM charges them)
     Bytes charged{};           ///< terms subtracted from fraction_bytes
@@ -82,7 +85,9 @@ struct EngineMemory {
 ///           and must fit beside the fraction (releases through v0.10 charged the buffers,
 ///           v0.8 the context too: VllmOptions::charge_comm_buffers, charge_non_torch_in_use);
 ///           from v0.11 NCCL's NVLS buffers, which the profile's first large all-reduce connects,
-///           are charged (vllm_profile_nvls_bytes); PyTorch's cuBLAS workspace, taken at the
+///           are charged (vllm_profile_nvls_bytes), and from v0.17 FlashInfer's all-reduce
+///           fusion workspace, built as the profile compiles the model
+///           (vllm_profile_fusion_workspace_bytes); PyTorch's cuBLAS workspace, taken at the
 ///           profile's first GEMM, is in its torch peak (cublas_workspace_bytes);
 ///   sglang  mem_fraction_static x (memory free after distributed init) - weights
 ///           (model_runner_kv_cache_mixin.py): activations and graphs live in the rest;
@@ -141,10 +146,18 @@ namespace detail {
                 eo.vllm.charge_nvls_buffers && !comm_charged &&
                     res.activation.source == TermSource::modelled);
             // A measured torch peak (a given activation) holds the workspace already.
-            if (res.activation.source == TermSource::modelled)
+            if (res.activation.source == TermSource::modelled) {
                 em.cublas_workspace = cublas_workspace_bytes(r.gpu);
+                // FlashInfer's fusion workspace is part of the non-torch increase, as NVLS's
+                // buffers are.
+                em.fusion_workspace = vllm_profile_fusion_workspace_bytes(
+                    r.gpu, l.tp(), l.pp(), l.dp(), r.model.config().hidden_size,
+                    res.activation_model.element, res.activation_model.tokens,
+                    comm_charged ? FusionWorkspaceRounding::none : eo.vllm.fusion_workspace,
+                    eo.vllm.fusion_single_stage_only);
+            }
             em.charged = em.weights + em.lora + em.activation + em.encoder_cache + em.nccl_nvls +
-                         em.cublas_workspace +
+                         em.cublas_workspace + em.fusion_workspace +
                          (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{}) +
                          (context_charged ? em.cuda_context : Bytes{}) +
                          (comm_charged ? em.comm_buffers : Bytes{});

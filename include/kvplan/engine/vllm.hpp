@@ -27,6 +27,7 @@
 #include "../model.hpp"
 #include "../paging.hpp"
 #include "../units.hpp"
+#include "release.hpp"
 
 namespace kvplan {
 
@@ -76,6 +77,12 @@ struct VllmOptions {
     /// From v0.11 NCCL's NVLS buffers are first connected by the profile run's large all-reduces,
     /// so they are part of the charged increase (engine/nccl.hpp, vllm_profile_connects_nvls).
     bool charge_nvls_buffers = true;
+    /// How the release's FlashInfer rounds the all-reduce fusion workspace that the profile run
+    /// allocates at tp > 1 (engine/allreduce_fusion.hpp); none: no workspace (vLLM without
+    /// FlashInfer, or a release before v0.17).
+    FusionWorkspaceRounding fusion_workspace = FusionWorkspaceRounding::allocation;
+    /// The release turns the fusion off at pp > 1 or dp > 1 (vllm_fusion_needs_single_stage).
+    bool fusion_single_stage_only = false;
     /// --num-gpu-blocks-override: the pool's block count, whatever the memory
     /// (CacheConfig.num_gpu_blocks_override; vllm/v1/core/kv_cache_planning.py).
     std::optional<std::uint64_t> num_gpu_blocks_override{};

@@ -57,6 +57,10 @@ struct Serving {
     /// Serve contexts past the model's limit: vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, SGLang's
     /// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.
     bool allow_long_context = false;
+    /// vLLM --enforce-eager: no torch.compile and no CUDA graphs, so the profile neither compiles
+    /// the fusion passes (no FlashInfer all-reduce fusion workspace, engine/allreduce_fusion.hpp)
+    /// nor captures graphs (CompilationConfig mode NONE, cudagraph_mode NONE; vllm/config/vllm.py).
+    bool enforce_eager = false;
     /// Speculative decoding: its drafter's layers and weights, its speculative tokens
     /// (plan/speculation.hpp). Modelled for vLLM (and the ideal profile).
     Speculation speculation{};
@@ -199,7 +203,16 @@ struct ResolvedServing {
         r.options.vllm.charge_non_torch_in_use = vllm_charges_non_torch_in_use(*s.engine_version);
         r.options.vllm.charge_comm_buffers = vllm_charges_comm_buffers(*s.engine_version);
         r.options.vllm.charge_nvls_buffers = vllm_profile_connects_nvls(*s.engine_version);
+        r.options.vllm.fusion_workspace = vllm_fusion_workspace_rounding(*s.engine_version);
+        r.options.vllm.fusion_single_stage_only = vllm_fusion_needs_single_stage(*s.engine_version);
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
+    }
+    if (s.enforce_eager) {
+        if (s.engine != Engine::vllm)
+            refuse("enforce_eager", "engine vllm (--enforce-eager is vLLM's)",
+                   std::string(name(s.engine)));
+        r.options.vllm.fusion_workspace = FusionWorkspaceRounding::none;
+        if (!r.budget.reserve.cuda_graphs) r.budget.reserve.cuda_graphs = Bytes{};
     }
     if (s.without_flashinfer) {
         if (s.engine != Engine::vllm)
@@ -254,6 +267,10 @@ constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
         s.block_size = s.backend->block_size;
         s.options.vllm.block_size = s.block_size;
     }
+    // Without FlashInfer vLLM runs no all-reduce fusion pass (enable_allreduce_rms_fusion asks
+    // has_flashinfer(), vllm/config/vllm.py), so its profile allocates no fusion workspace.
+    if (s.without_flashinfer.value_or(false))
+        s.options.vllm.fusion_workspace = FusionWorkspaceRounding::none;
     const auto d = vllm_release_defaults(s.engine_version);
     const bool hybrid = s.chunked_local_hybrid.value_or(!d || d->chunked_local_hybrid);
     if (!hybrid && r.model.layers().layers_of_kind(CacheKind::chunked_local))
