@@ -42,8 +42,8 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
     // Its MXFP4 checkpoint is 65,248,815,744 B (test_checkpoint.cpp), not the 233.66 GB of bf16
     // that left it "DOES NOT START" on every GPU. vLLM's Hopper kernel holds 4,608 experts x
     // 823,680 B more (a second copy of the swizzled scales, their rows aligned to 256, fp32
-    // biases; test_evaluate.cpp), and
-    // vLLM its rotary cos/sin table, 131,072 positions x 64 in float32 x 4 B = 33,554,432 B.
+    // biases; test_evaluate.cpp), and vLLM its rotary cos/sin table, 131,072 positions x 64 in
+    // float32, 4 B each: 33,554,432 B.
     const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
     CHECK(j["weight_bytes_checkpoint_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
     CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() ==

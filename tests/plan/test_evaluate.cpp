@@ -347,7 +347,7 @@ TEST_CASE("a hybrid's verdict is what vLLM's scheduler admits, its log figure be
           "[evaluate]") {
     // gpt-oss-120b at 8k on one H100: the sliding layers keep a window of 128 tokens, so the
     // scheduler holds about twice the sequences the start-up line logs, less what rounding the
-    // admitted count down takes at 17 sequences (the line logs 9.51x).
+    // admitted count down takes at 17 sequences (the line logs 9.49x).
     const ReplicaAnswer a = evaluate(deployment("gpt-oss-120b", "h100-sxm"), {.context = 8000});
     const double logged = a.max_concurrency_ratio;
     CHECK(a.max_concurrency == a.admitted);
