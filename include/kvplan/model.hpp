@@ -357,6 +357,10 @@ struct ModelConfig {
     /// Positions of a second table: sliding layers with a rope of their own (Gemma-3's
     /// rope_local_base_freq, unscaled) make get_rope build another; 0: every layer shares one.
     std::uint64_t local_rotary_positions = 0;
+    /// Bytes of a value of vLLM's cos/sin table where the model builds it in a dtype of its own
+    /// (gpt-oss: get_rope(..., dtype=torch.float32), models/gpt_oss.py, OAIAttention); 0: the
+    /// model's dtype (vllm_rotary_table_bytes).
+    std::uint32_t rotary_table_element_bytes = 0;
     std::uint64_t hidden_size = 0;
     std::uint64_t intermediate_size = 0;  ///< dense MLP width
     std::uint64_t vocab_size = 0;

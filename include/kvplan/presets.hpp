@@ -154,6 +154,7 @@ inline constexpr Model gpt_oss_120b{ModelConfig{
         LayerStack::periodic(36, FixedArray{sliding_window(8, 64, 128), full_attention(8, 64)}),
     .num_heads = 64,
     .head_dim = 64,
+    .rotary_table_element_bytes = 4,
     .hidden_size = 2880,
     .intermediate_size = 2880,
     .vocab_size = 201088,

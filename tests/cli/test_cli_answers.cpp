@@ -41,12 +41,13 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
           "[cli][answers]") {
     // Its MXFP4 checkpoint is 65,248,815,744 B (test_checkpoint.cpp), not the 233.66 GB of bf16
     // that left it "DOES NOT START" on every GPU. vLLM's Hopper kernel holds 4,608 experts x
-    // 794,880 B more (a second copy of the swizzled scales, fp32 biases; test_evaluate.cpp), and
-    // vLLM its rotary cos/sin table, 131,072 positions x 64 x 2 B = 16,777,216 B.
+    // 823,680 B more (a second copy of the swizzled scales, their rows aligned to 256, fp32
+    // biases; test_evaluate.cpp), and vLLM its rotary cos/sin table, 131,072 positions x 64 in
+    // float32, 4 B each: 33,554,432 B.
     const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
     CHECK(j["weight_bytes_checkpoint_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
     CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() ==
-          65'248'815'744ULL + 4608ULL * 794'880 + 16'777'216);
+          65'248'815'744ULL + 4608ULL * 823'680 + 33'554'432);
     CHECK(j["fits"] == true);
     CHECK(j["refusal"] == "none");
     // --weight-dtype still overrides: in bf16 it does not start.
@@ -60,7 +61,7 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
         "mxfp4");
     CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
     // compare on the same GPU shows the same loaded weights (it showed the checkpoint's 60.77 GiB
-    // beside fit's 64.19); without a GPU, only the checkpoint's are known.
+    // beside fit's 64.33); without a GPU, only the checkpoint's are known.
     const CliRun cmp =
         run_kvplan("compare --model gpt-oss-120b --gpu h100-sxm --context 8k --format json");
     REQUIRE(cmp.code == 0);
@@ -269,12 +270,12 @@ TEST_CASE("under pipeline parallelism batch-1 throughput is 1 / TPOT", "[cli][an
 TEST_CASE("a hybrid's verdict is what vLLM's scheduler admits, its logged figure beside it",
           "[cli][answers]") {
     // gpt-oss-120b at 8,000 tokens on one H100: sliding layers keep 128 tokens, so the scheduler
-    // admits about twice the logged "Maximum concurrency", and what it admits matches the budget
-    // over the bytes one sequence holds.
+    // admits about twice the logged "Maximum concurrency" (less what rounding it down to 17
+    // sequences takes), and what it admits matches the budget over the bytes one sequence holds.
     const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
     const auto admitted = j["max_concurrency"].get<std::uint64_t>();
     const double logged = j["max_concurrency_ratio"].get<double>();
-    CHECK(static_cast<double>(admitted) > 1.8 * logged);
+    CHECK(static_cast<double>(admitted) > 1.75 * logged);
     CHECK(admitted <= j["kv_budget_bytes_per_gpu"].get<std::uint64_t>() /
                           j["kv_bytes_per_sequence_per_gpu"].get<std::uint64_t>());
     CHECK(j["num_gpu_blocks"].get<std::uint64_t>() > 0);

@@ -40,20 +40,23 @@ TEST_CASE("vLLM holds gpt-oss-120b's MXFP4 experts as the GPU's kernel repacks t
     // down 2,880 rows of 2,880, 4-bit values plus a byte per 32 inputs, and bf16 biases.
     const std::uint64_t stored = 65'248'815'744ULL;  // test_checkpoint.cpp
     const std::uint64_t experts = 36ULL * 128;
-    // Hopper runs the Triton kernel: 2,880 is a multiple of 64, so nothing is padded, but the
-    // swizzled scales are a second copy ((5,760 + 2,880) rows x 90 bytes = 777,600 B) and the
-    // biases become fp32 (2 more bytes for each of 5,760 + 2,880: 17,280 B).
+    // Hopper runs the Triton kernel: 2,880 is a multiple of 64, so no width is padded, but the
+    // swizzled scales are a second copy, in triton_kernels' Hopper layout, whose rows align to
+    // 256 ((5,888 + 3,072) rows x 90 bytes = 806,400 B; the values' 16-row, 32-byte tiles pad
+    // nothing here: mxfp4_triton_hopper_expert_bytes), and the biases become fp32 (2 more bytes
+    // for each of 5,760 + 2,880: 17,280 B).
     // Beside the experts, vLLM's rotary cos/sin table: yarn's 4,096 x 32 = 131,072 positions x
-    // head_dim 64 x 2 B = 16,777,216 B (engine/startup.hpp, vllm_rotary_table_bytes).
-    const std::uint64_t rope = 131072ULL * 64 * 2;
+    // head_dim 64, in float32 as models/gpt_oss.py builds it, x 4 B = 33,554,432 B
+    // (engine/startup.hpp, vllm_rotary_table_bytes).
+    const std::uint64_t rope = 131072ULL * 64 * 4;
     const ReplicaAnswer h = evaluate(deployment("gpt-oss-120b", "h100-sxm"), {.context = 8000});
     CHECK(h.loaded.kernel == WeightKernel::mxfp4_triton);
     CHECK(h.loaded.rotary_table.count() == rope);
     CHECK(h.weights_checkpoint_per_gpu.count() == stored);
-    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280) + rope);
+    CHECK(h.weights_per_gpu.count() == stored + experts * (806'400 + 17'280) + rope);
     CHECK(h.memory().weights == h.weights_per_gpu);
     // vLLM logs "Model loading took" 64.4 to 66.0 GiB on Hopper (issue 23): within 2 % of the
-    // low end (68,928,400,000 B = 64.19 GiB).
+    // low end (69,077,887,616 B = 64.33 GiB).
     CHECK(h.weights_per_gpu.in(GiB) == Approx(64.4).epsilon(0.02));
     // Ampere runs Marlin: I to 2,944 (a multiple of 128), H to 3,072 (of 256). Per expert
     // 2 x 2,944 x 3,072 / 2 + 5,888 x 96 + 3,072 x 2,944 / 2 + 3,072 x 92 = 14,413,824 B against
@@ -87,7 +90,7 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
         return x.loaded.rotary_table.count() + x.loaded.allocator_slack.count();
     };
     // Hopper: the Triton kernels, as in vLLM: 2,880 is a multiple of 64, the swizzled scales a
-    // second copy (777,600 B) and the biases fp32 (17,280 B more).
+    // second copy with rows aligned to 256 (806,400 B) and the biases fp32 (17,280 B more).
     Deployment sg = deployment("gpt-oss-120b", "h100-sxm");
     sg.serving.engine = Engine::sglang;
     const ReplicaAnswer h = evaluate(sg, {.context = 8000});
@@ -96,7 +99,7 @@ TEST_CASE("SGLang holds MXFP4 and ROCm INT4 experts as its MoE kernels keep them
     CHECK(h.loaded.rotary_table.count() == 131'072ULL * 64 * 4);
     CHECK(h.loaded.allocator_slack ==
           sglang_allocator_slack(h.replica.model, h.replica.layout(), 0, h.replica.weights));
-    CHECK(h.weights_per_gpu.count() == stored + experts * (777'600 + 17'280) + extra(h));
+    CHECK(h.weights_per_gpu.count() == stored + experts * (806'400 + 17'280) + extra(h));
     // Blackwell: FlashInfer's TRT-LLM MoE pads I and H to 3,072 (multiples of 256): gate/up
     // 6,144 rows x (1,536 + 96) B + down 3,072 x 1,632 B = 15,040,512 B against 13,219,200 B,
     // and fp32 biases 4 x (6,144 + 3,072) = 36,864 B against bf16 2 x (5,760 + 2,880) = 17,280 B.
@@ -343,11 +346,12 @@ TEST_CASE("the verdict counts every replica of the GPUs deployed", "[evaluate]")
 TEST_CASE("a hybrid's verdict is what vLLM's scheduler admits, its log figure beside it",
           "[evaluate]") {
     // gpt-oss-120b at 8k on one H100: the sliding layers keep a window of 128 tokens, so the
-    // scheduler holds about twice the sequences the start-up line logs.
+    // scheduler holds about twice the sequences the start-up line logs, less what rounding the
+    // admitted count down takes at 17 sequences (the line logs 9.49x).
     const ReplicaAnswer a = evaluate(deployment("gpt-oss-120b", "h100-sxm"), {.context = 8000});
     const double logged = a.max_concurrency_ratio;
     CHECK(a.max_concurrency == a.admitted);
-    CHECK(static_cast<double>(a.admitted) > 1.8 * logged);
+    CHECK(static_cast<double>(a.admitted) > 1.75 * logged);
     // What it admits never passes the exact bytes: the KV budget over one sequence's bytes.
     CHECK(a.admitted <= a.kv_budget.count() / a.kv_per_sequence.count());
 }

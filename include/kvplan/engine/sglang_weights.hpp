@@ -143,7 +143,8 @@ namespace detail {
 ///   MXFP4 experts (gpt-oss; python/sglang/srt/layers/quantization/mxfp4.py, Mxfp4MoEMethod):
 ///     Hopper     the Triton kernels (moe_runner_backend triton_kernel, server_args.py): the
 ///                intermediate width per rank rounded up to 64, the swizzled scales a second copy
-///                beside w13_weight_scale and w2_weight_scale (both stay on the layer), the expert
+///                beside w13_weight_scale and w2_weight_scale (both stay on the layer) in
+///                triton_kernels' layouts (mxfp4_triton_hopper_expert_bytes), the expert
 ///                biases fp32;
 ///     Blackwell  FlashInfer's TRT-LLM MXFP4 MoE (flashinfer_mxfp4, the default on SM 10.x):
 ///                intermediate and hidden rounded up to 256, biases fp32, scales shuffled in place;
@@ -192,7 +193,9 @@ namespace detail {
     lw.padded_hidden = hopper ? lw.hidden : round_up(lw.hidden, 256);
     const Bytes before = detail::mxfp4_expert_bytes(lw.intermediate, lw.hidden);
     Bytes after = detail::mxfp4_expert_bytes(lw.padded_intermediate, lw.padded_hidden);
-    if (hopper) after += detail::mxfp4_expert_scale_bytes(lw.padded_intermediate, lw.padded_hidden);
+    if (hopper)
+        after = detail::mxfp4_triton_hopper_expert_bytes(lw.padded_intermediate, lw.hidden) +
+                detail::mxfp4_expert_scale_bytes(lw.padded_intermediate, lw.hidden);
     if (c.mlp_bias) {
         // create_weights makes bf16 biases at the padded widths; both kernels keep them fp32.
         after += Bytes::exactly(4 * (2 * lw.padded_intermediate + lw.padded_hidden));

@@ -384,6 +384,38 @@ namespace detail {
                               mul(hidden, ceil_div(intermediate, 32), "scales"), "scales"));
 }
 
+/// One MXFP4 expert in the Hopper layouts of triton_kernels' matmul_ogs, as vLLM's and SGLang's
+/// _swizzle_mxfp4 convert it (vllm/model_executor/layers/quantization/utils/mxfp4_utils.py;
+/// python/sglang/srt/layers/quantization/mxfp4.py): each weight [rows, inputs / 2 bytes] and each
+/// scale [rows, inputs / 32], rows being gate/up's 2 x intermediate and down's hidden. Both pass
+/// num_warps = 8 (vLLM's mxfp4.py outside batched expert-parallel kernels, SGLang's always).
+/// triton_kernels v3.5 (the tag vLLM's cmake/external_projects/triton_kernels.cmake fetches at
+/// commits 66b3a7e1a511 and 0e7515776a8a), python/triton_kernels/triton_kernels/tensor_details/
+/// layout_details:
+///   hopper_value.py, HopperMXValueLayout.swizzle_data: rows padded to the mma tile's 16
+///     (1 x 2 x 4 x 2 x 1 along them) and bytes to its 32 (4 x 2 x 4 x 1 x 1);
+///   hopper_scale.py, HopperMXScaleLayout.swizzle_data: rows padded to SWIZZLE_ALIGN_M =
+///     2 x num_warps x 2 x 8 = 256, scales per row to SWIZZLE_ALIGN_K = 2.
+/// gpt-oss's widths are whole tiles, so only its scales grow: 5,760 and 2,880 rows to 5,888 and
+/// 3,072 at tp 1, 28,800 B an expert.
+[[nodiscard]] constexpr Bytes mxfp4_triton_hopper_expert_bytes(std::uint64_t intermediate,
+                                                               std::uint64_t hidden) {
+    const auto to = [](std::uint64_t x, std::uint64_t m) { return ceil_div(x, m) * m; };
+    const auto tensor = [&](std::uint64_t rows, std::uint64_t inputs) {
+        const std::uint64_t values = mul(to(rows, 16), to(ceil_div(inputs, 2), 32), "values");
+        const std::uint64_t scales = mul(to(rows, 256), to(ceil_div(inputs, 32), 2), "scales");
+        return add(values, scales, "expert");
+    };
+    return Bytes::exactly(
+        add(tensor(2 * intermediate, hidden), tensor(hidden, intermediate), "expert"));
+}
+static_assert(mxfp4_triton_hopper_expert_bytes(2880, 2880).count() ==
+              5760ULL * 1440 + 5888 * 90 + 2880 * 1440 + 3072 * 90);
+// Widths off the tiles: gate/up 200 rows of 100 bytes to 208 x 128 and scales 256 x 8; down 200
+// rows of 50 bytes to 208 x 64 and scales 256 x 4.
+static_assert(mxfp4_triton_hopper_expert_bytes(100, 200).count() ==
+              208ULL * 128 + 256 * 8 + 208 * 64 + 256 * 4);
+
 /// The routed experts a GPU of stage `stage` of `m` under `l` holds over its MoE layers, and
 /// their intermediate and hidden widths per rank, into `lw`.
 constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout& l,
@@ -432,14 +464,18 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 /// scaling keeps; yarn's table is ceil(original_max_position_embeddings x factor)
 /// (YaRNScalingRotaryEmbedding._compute_cos_sin_cache), linear and dynamic scaling build
 /// max_position x factor (LinearScalingRotaryEmbedding, DynamicNTKScalingRotaryEmbedding). The
-/// dtype is the model's, bf16 or fp16 (2 bytes) for every model kvplan bundles. Llama-4-Scout:
-/// 10,485,760 x 128 x 2 = 2.5 GiB per GPU; Llama-3.1-8B: 131,072 x 128 x 2 = 32 MiB, and
+/// dtype is the model's, bf16 or fp16 (2 bytes), for every model kvplan bundles but gpt-oss
+/// (below). Llama-4-Scout: 10,485,760 x 128 x 2 = 2.5 GiB per GPU; Llama-3.1-8B: 131,072 x 128 x
+/// 2 = 32 MiB, and
 /// Llama-3-8B 2 MiB (8,192 positions), within its log's rounding. Sliding layers with a rope of
 /// their own add a second table (local_rotary_positions; models/gemma3.py gives them
 /// rope_local_base_freq and no scaling): Gemma-3-12B holds 1,048,576 x 256 x 2 B for its global
-/// layers (linear x 8) and 131,072 x 256 x 2 B for the sliding ones, 576 MiB.
+/// layers (linear x 8) and 131,072 x 256 x 2 B for the sliding ones, 576 MiB. A model that builds
+/// its table in a dtype of its own says so (ModelConfig::rotary_table_element_bytes): gpt-oss's
+/// float32, 131,072 x 64 x 4 B = 32 MiB.
 [[nodiscard]] constexpr Bytes vllm_rotary_table_bytes(const Model& m) {
-    return detail::rotary_table_bytes(m, 2);
+    const std::uint32_t own = m.config().rotary_table_element_bytes;
+    return detail::rotary_table_bytes(m, own != 0 ? own : 2);
 }
 
 /// SGLang's weights as loaded (engine/sglang_weights.hpp, included at the end of this header).
@@ -458,13 +494,13 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 /// create_weights and process_weights_after_loading):
 ///   Hopper     the Triton kernel: the intermediate width per rank rounded up to 64; the
 ///              swizzled scales are a second copy beside the loaded ones (w13_weight_scale
-///              stays registered), and the expert biases become fp32;
+///              stays registered), in triton_kernels' layouts, whose alignment pads them
+///              (mxfp4_triton_hopper_expert_bytes), and the expert biases become fp32;
 ///   Blackwell  FlashInfer's TRT-LLM kernel: intermediate and hidden rounded up to 256, biases
 ///              fp32;
 ///   others     Marlin (Ampere, Ada; mxfp4.py picks it where Triton's kernels are unsupported):
 ///              intermediate rounded up to 128 and hidden to 256.
-/// The Hopper scale layout's own alignment (rows to 256, under 3 % of the scales) is not
-/// counted. fp8 on a GPU without fp8 (A100) runs through Marlin at the same bytes; int4 (AWQ,
+/// fp8 on a GPU without fp8 (A100) runs through Marlin at the same bytes; int4 (AWQ,
 /// GPTQ) repacks to Marlin at the same bytes too. A given override of the weights is kept.
 [[nodiscard]] constexpr LoadedWeights loaded_weights(Engine e, std::optional<GpuFamily> family,
                                                      const Model& m, const Layout& l,
@@ -508,11 +544,13 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
             lw.padded_hidden = round_up(lw.hidden, 256);
             break;
     }
-    // Per expert: the padded tensors less the stored ones, the second scales, the biases' growth.
+    // Per expert: the padded tensors less the stored ones, the biases' growth; on Hopper the
+    // weights in triton_kernels' layouts beside the loaded scales, which stay on the layer.
     const Bytes before = detail::mxfp4_expert_bytes(lw.intermediate, lw.hidden);
     Bytes after = detail::mxfp4_expert_bytes(lw.padded_intermediate, lw.padded_hidden);
     if (second_scales)
-        after += detail::mxfp4_expert_scale_bytes(lw.padded_intermediate, lw.padded_hidden);
+        after = detail::mxfp4_triton_hopper_expert_bytes(lw.padded_intermediate, lw.hidden) +
+                detail::mxfp4_expert_scale_bytes(lw.padded_intermediate, lw.hidden);
     if (c.mlp_bias) {
         // gate/up and down biases, bf16 as stored; fp32 (or padded bf16) as loaded.
         after +=

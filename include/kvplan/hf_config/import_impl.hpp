@@ -302,6 +302,9 @@ namespace detail::hf {
         c.rotary_positions = rotary_table_positions_of(global, c.max_position_embeddings);
         c.local_rotary_positions = c.max_position_embeddings;
     }
+    // gpt-oss builds its yarn table in float32 whatever the model's dtype
+    // (vllm/model_executor/models/gpt_oss.py, OAIAttention: get_rope(..., dtype=torch.float32)).
+    if (f == Family::gpt_oss) c.rotary_table_element_bytes = 4;
 
     // MLP width.
     if (f == Family::gptj) {
