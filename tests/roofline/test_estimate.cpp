@@ -627,7 +627,7 @@ TEST_CASE("vLLM 0.12 pads every touched fp8 expert to DeepGEMM's 128-row block o
     CHECK((old.decode_step.flops - plain.decode_step.flops).in(FLOP) ==
           Approx(2.0 * routed * 127.0));
     CHECK(detail::fixed_expert_block(r, v012) == 128.0);
-    // Not on vLLM's main, another release, SGLang, per-tensor fp8, a B200, or experts split 8
+    // Not on vLLM's main, another release, SGLang, fp8 without blocks, a B200, or experts split 8
     // ways (PR #29346 keeps Triton there).
     CHECK(detail::fixed_expert_block(r, {}) == 0.0);
     CHECK(detail::fixed_expert_block(r, {.vllm_release = EngineVersion{0, 11}}) == 0.0);
