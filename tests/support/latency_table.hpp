@@ -50,6 +50,11 @@ inline std::vector<MeasuredRow> latency_table() {
         // GPUs with an fp8 peak, NVFP4 as W4A4 on Blackwell's fp4 tensor cores (TensorRT-LLM's
         // and vLLM's NVFP4 linear methods), MXFP4 and the rest in bf16.
         options.compute = matmul_compute({.format = wf}, gpu);
+        // The vLLM release that ran, where the row names it ("0.12.0": its line 0.12).
+        if (const auto v = r.optional_string("engine_version");
+            v && r.string("engine").find("vllm") != std::string::npos)
+            options.vllm_release =
+                parse_engine_version(v->substr(0, v->find('.', v->find('.') + 1)));
         const bool serving = r.string("mode") == "serving";
         // request_rate "inf" with num_prompts = concurrency: every request sent at once.
         const bool burst = serving && r.optional_string("request_rate") == "inf";
@@ -80,6 +85,9 @@ inline std::vector<MeasuredRow> latency_table() {
         // engine name it holds).
         const std::string engine = r.string("engine");
         const auto has = [&](std::string_view w) { return engine.find(w) != std::string::npos; };
+        // fp8 in square blocks where the checkpoint's weight_block_size says so (its config.json).
+        const auto fp8_block =
+            static_cast<std::uint32_t>(r.optional_positive_integer("fp8_block", 1024).value_or(0));
         const ParallelRules rules = has("sglang") || has("SGLang") ? ParallelRules::sglang
                                     : has("vllm") || has("vLLM")   ? ParallelRules::vllm
                                                                    : ParallelRules::trtllm;
@@ -94,27 +102,28 @@ inline std::vector<MeasuredRow> latency_table() {
         // TPOT where the row gives it (vllm bench serve's per-token figure); else its ITL, which
         // some tools measure per streamed chunk.
         const char* per_token = meas.has("tpot_ms") ? "tpot_ms" : "itl_ms";
-        out.push_back(
-            MeasuredRow{
-                .id = r.string("id"),
-                .set = r.string("set"),
-                .source = r.string("source"),
-                .model_name = r.string("model_name"),
-                .family = *gpu_family(gpu),
-                .obs =
-                    LatencyObservation{
-                        .replica = Replica{.model = bundled(r.string("model")),
-                                           .gpu = gpu,
-                                           .parallel = {.tp = count("tp"), .pp = count("pp")},
-                                           .weights = {.format = wf},
-                                           .kv = *parse_kv_dtype(r.string("kv_dtype"))},
-                        .load = load,
-                        .options = options,
-                        .itl = ms_of(per_token),
-                        .ttft = ms_of("ttft_ms"),
-                        .e2e = ms_of("e2e_latency_ms"),
-                        .tokens_per_s = meas.optional_positive_number("throughput_tokens_per_s")},
-                .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
+        out.push_back(MeasuredRow{
+            .id = r.string("id"),
+            .set = r.string("set"),
+            .source = r.string("source"),
+            .model_name = r.string("model_name"),
+            .family = *gpu_family(gpu),
+            .obs =
+                LatencyObservation{.replica =
+                                       Replica{.model = bundled(r.string("model")),
+                                               .gpu = gpu,
+                                               .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                               .weights = {.format = wf,
+                                                           .layout = {.fp8_block = fp8_block}},
+                                               .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                                   .load = load,
+                                   .options = options,
+                                   .itl = ms_of(per_token),
+                                   .ttft = ms_of("ttft_ms"),
+                                   .e2e = ms_of("e2e_latency_ms"),
+                                   .tokens_per_s =
+                                       meas.optional_positive_number("throughput_tokens_per_s")},
+            .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
         // Expert and attention-data parallelism (1 when absent), laid out by the engine's rules.
         ParallelConfig& parallel = out.back().obs.replica.parallel;
         parallel.dp = opt_count("dp");

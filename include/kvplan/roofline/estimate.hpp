@@ -16,8 +16,9 @@
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
 //   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
 //           the routed experts' GEMMs at whole tiles of rows per touched expert (16 rows in a
-//           step of at most E tokens, expert_tile_rows past it; each expert's rows spread around
-//           tokens x top-k / E as uniform routing spreads them)
+//           step of at most E tokens, expert_tile_rows past it; vLLM 0.12's DeepGEMM on Hopper
+//           128 at any step; each expert's rows spread around tokens x top-k / E as uniform
+//           routing spreads them)
 //
 // Serving at concurrency C (a closed loop: a new request as soon as one finishes), prompt I,
 // output O: B = min(C, what the engine's own KV pool holds, its sequence cap) sequences are
@@ -134,11 +135,11 @@ inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.50,
+                                           .compute = 0.49,
                                            .attention = 0.44,
-                                           .experts = 0.25,
-                                           .layer_overhead = 88.0 * microseconds,
-                                           .all_reduce_latency = 20.0 * microseconds,
+                                           .experts = 0.26,
+                                           .layer_overhead = 87.0 * microseconds,
+                                           .all_reduce_latency = 17.0 * microseconds,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
 
@@ -205,10 +206,10 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 49.0 * milliseconds, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 134.5 * milliseconds, true,
+    EngineParams{ParallelRules::sglang, 141.5 * milliseconds, true,
                  "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
                  "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 68.0 * milliseconds, true,
+    EngineParams{ParallelRules::trtllm, 69.0 * milliseconds, true,
                  "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
                  "or fewer"},
 };
@@ -425,6 +426,33 @@ struct PrefillPart {
     return tokens <= experts ? std::min(16.0, p.expert_tile_rows) : p.expert_tile_rows;
 }
 
+/// The vLLM release line whose fp8 experts in 128 x 128 blocks run DeepGEMM on Hopper whatever
+/// the step's size, with each expert's rows padded to a block of 128.
+inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
+
+/// Rows of the block every touched expert is padded to whatever the step's size, where the
+/// engine's grouped GEMM has a fixed one; 0: the tile grows with the batch (expert_tile). vLLM
+/// 0.12 picks DeepGEMM for fp8 experts in 128 x 128 blocks on Hopper (get_fp8_moe_backend in
+/// vllm/model_executor/layers/quantization/fp8.py: VLLM_USE_DEEP_GEMM and VLLM_MOE_USE_DEEP_GEMM
+/// default to 1, the experts' tp below 8 since PR #29346), and since PR #26197 uses E8M0 scales
+/// there by default (is_deep_gemm_e8m0_used in vllm/utils/deep_gemm.py), which sends every step
+/// to DeepGEMM, small ones too (fused_experts, TritonOrDeepGemmExperts: "is_deep_gemm_e8m0_used()
+/// or _valid_deep_gemm(...)"). Its contiguous layout pads each expert's rows to
+/// get_mk_alignment_for_contiguous_layout(), 128, and on Hopper its block M is that alignment
+/// (DeepGEMM's csrc/jit_kernels/heuristics), so an expert of 1 to 128 rows runs one 128-row
+/// block. vLLM's main puts Triton first for these experts under tensor parallelism
+/// (vllm/model_executor/layers/fused_moe/oracle/fp8.py, _get_priority_backends), whose tuned
+/// tile grows with the batch.
+[[nodiscard]] constexpr double fixed_expert_block(const Replica& r, const RooflineOptions& o) {
+    if (r.parallel.rules != ParallelRules::vllm || o.vllm_release != vllm_deep_gemm_experts_release)
+        return 0.0;
+    if (gpu_family(r.gpu) != GpuFamily::hopper) return 0.0;
+    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+    if (f != WeightFormat::fp8 || r.weights.layout.fp8_block != 128) return 0.0;
+    if (r.model.config().moe.experts == 0 || r.layout().placement().expert_tp >= 8) return 0.0;
+    return 128.0;
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -487,7 +515,8 @@ struct PrefillPart {
         const double touched = expected_experts_touched(experts, k, per_pass);
         const double rows = static_cast<double>(per_pass) * k;
         const double load = rows / std::max<double>(experts, 1.0);
-        const double tile = expert_tile(p, per_pass, experts);
+        const double block = fixed_expert_block(c.replica, c.options);
+        const double tile = block > 0.0 ? block : expert_tile(p, per_pass, experts);
         const double padded = touched * expert_tiles_per_touched(load, tile) * tile;
         if (padded > rows) {
             const double extra = routed * (padded / rows - 1.0);

@@ -35,6 +35,7 @@
 #include "../detail/checked.hpp"
 #include "../detail/enum_table.hpp"
 #include "../detail/scale.hpp"
+#include "../engine/release.hpp"
 #include "../gpu.hpp"
 #include "../kv_bytes.hpp"
 #include "../layout.hpp"
@@ -72,6 +73,9 @@ struct RooflineOptions {
     Bytes activation_element =
         Bytes::exactly(2);  ///< bytes of one activation value (all-reduce messages)
     std::optional<Efficiency> efficiency{};  ///< an estimate beside the bound
+    /// The vLLM release line whose kernels run (the estimate's expert tiles follow it); unset:
+    /// vLLM's main branch.
+    std::optional<EngineVersion> vllm_release{};
 };
 
 /// The tensor-core type vLLM runs the matmuls of weights in `w` in, on `gpu`: the weights' own
