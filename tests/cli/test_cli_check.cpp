@@ -136,7 +136,7 @@ TEST_CASE("plan --format md prints its candidates as a table and no empty one", 
     CHECK(lines_starting(r.out, "| 1 | h100-sxm | 4 | 4 | 1 |") == 1);
 }
 
-TEST_CASE("--format markdown is --format md", "[cli][md]") {
+TEST_CASE("the markdown format answers as md", "[cli][md]") {
     // The format's own name is taken as its short one: the same tables, the same bytes.
     const std::string fit = "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k";
     const CliRun md = run_kvplan(fit + " --format md");
