@@ -885,6 +885,41 @@ TEST_CASE("fit charges a vision model's encoder outputs, vLLM's flags turn them 
     CHECK_THAT(bad.err, Catch::Contains("--limit-mm-per-prompt"));
 }
 
+TEST_CASE("--enforce-eager gives vLLM's CUDA graphs and fusion workspace back to the cache",
+          "[cli][fit][enforce_eager]") {
+    const std::string args =
+        "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 48";
+    const CliRun normal = run_kvplan(args + " -f json");
+    const CliRun eager = run_kvplan(args + " --enforce-eager -f json");
+    REQUIRE(normal.code == 0);
+    REQUIRE(eager.code == 0);
+    const json jn = json::parse(normal.out);
+    const json je = json::parse(eager.out);
+    // The normal answer (vLLM's newest release) charges both terms. CUDA graphs: 256 captured
+    // batch sizes x 2 MiB = 536,870,912 B (budget/reserve.hpp). FlashInfer's all-reduce fusion
+    // workspace at tp 4 on Hopper: its pass fuses up to 2 MiB, 2 MiB / (8,192 hidden x 2 B) = 128
+    // tokens; buffers of 4 x 128 x 8,192 x 2 B = 8 MiB, 4 x 256 x 4 B = 4 KiB and 3 x 8 MiB =
+    // 24 MiB, each with its 2,048 B pad rounded up to 2 MiB: 10 + 2 + 26 = 38 MiB = 39,845,888 B
+    // (engine/allreduce_fusion.hpp).
+    CHECK(jn["cuda_graph_bytes"].get<std::uint64_t>() == 536'870'912ULL);
+    CHECK(jn["fusion_workspace_bytes"].get<std::uint64_t>() == 39'845'888ULL);
+    // Eager, vLLM compiles nothing and captures no graph: both go back to the KV budget,
+    // 536,870,912 + 39,845,888 = 576,716,800 B (550 MiB) more per GPU.
+    CHECK(je["cuda_graph_bytes"].get<std::uint64_t>() == 0);
+    CHECK_FALSE(je.contains("fusion_workspace_bytes"));
+    CHECK(je["kv_budget_bytes_per_gpu"].get<std::uint64_t>() -
+              jn["kv_budget_bytes_per_gpu"].get<std::uint64_t>() ==
+          576'716'800ULL);
+    CHECK(jn["max_concurrency"].get<std::uint64_t>() == 61);
+    // The vLLM command carries the flag, and only when it is given.
+    CHECK_THAT(run_kvplan(args + " --enforce-eager").out, Catch::Contains("--enforce-eager"));
+    CHECK(run_kvplan(args).out.find("--enforce-eager") == std::string::npos);
+    // Another engine has no such mode: a usage error naming the flag and the engine.
+    const CliRun sglang = run_kvplan(args + " --engine sglang --enforce-eager");
+    CHECK(sglang.code == 2);
+    CHECK_THAT(sglang.err, Catch::Contains("--enforce-eager") && Catch::Contains("sglang"));
+}
+
 TEST_CASE("vLLM's older --limit-mm-per-prompt image=N holds for the releases that read it",
           "[cli][fit][encoder_cache]") {
     // vllm/engine/arg_utils.py read comma-separated key=value (nullable_kvs) up to v0.9, where

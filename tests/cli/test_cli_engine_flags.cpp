@@ -215,6 +215,7 @@ TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "
     runs.push_back(
         "fit --model gemma-3-27b --gpu h100-sxm --limit-mm-per-prompt 2 --skip-mm-profiling "
         "-f json");
+    runs.push_back("fit --model llama-3-70b --gpu h100-sxm --tp 4 --enforce-eager -f json");
     // Host memory for KV (vLLM's --kv-offloading-size and --kv-offloading-backend), and a release
     // whose batch defaults differ on the GPU (v0.8 on a B200: --max-num-batched-tokens 2048).
     runs.push_back("fit --model llama-3-8b --gpu h100-sxm --tp 2 --host-kv 100GiB -f json");

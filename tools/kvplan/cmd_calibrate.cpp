@@ -340,6 +340,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
             {"--max-num-batched-tokens", o.max_num_batched_tokens.has_value()},
             {"--num-gpu-blocks-override", o.num_gpu_blocks_override.has_value()},
             {"--allow-long-context", o.allow_long_context},
+            {"--enforce-eager", o.enforce_eager},
             {"--speculative-method", o.speculative_method.has_value()},
             {"--num-speculative-tokens", o.num_speculative_tokens.has_value()},
             {"--draft-model", !o.draft_model.empty()}};

@@ -92,6 +92,7 @@ Serving parse_serving(const CommonOptions& o) {
     s.reserve.encoder_cache.skip_profiling = o.skip_mm_profiling;
     s.num_gpu_blocks = o.num_gpu_blocks_override;
     s.allow_long_context = o.allow_long_context;
+    s.enforce_eager = o.enforce_eager;
     s.chunked_local_hybrid = o.chunked_local_hybrid;
     s.without_flashinfer = o.without_flashinfer;
     if (o.max_loras && s.engine == Engine::trtllm)
@@ -148,6 +149,7 @@ Serving parse_serving(const CommonOptions& o) {
             {": engine_version:", "--engine-version"},
             {": without_flashinfer:", "--without-flashinfer"},
             {": chunked_local_hybrid:", "--chunked-local-hybrid"},
+            {": enforce_eager:", "--enforce-eager"},
             {": num_gpu_blocks:", "--num-gpu-blocks-override"}};
         std::string_view flag = "--engine";
         for (const auto& [field, name] : flag_of_field)
@@ -337,6 +339,7 @@ void refuse_budget_flags_without_gpu(const CommonOptions& o) {
         {"--max-num-batched-tokens", o.max_num_batched_tokens.has_value()},
         {"--num-gpu-blocks-override", o.num_gpu_blocks_override.has_value()},
         {"--allow-long-context", o.allow_long_context},
+        {"--enforce-eager", o.enforce_eager},
         {"--chunked-local-hybrid", o.chunked_local_hybrid.has_value()},
         {"--without-flashinfer", o.without_flashinfer.has_value()},
         {"--limit-mm-per-prompt", o.limit_mm_per_prompt.has_value()},

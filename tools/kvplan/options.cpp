@@ -218,6 +218,9 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
         group.add_flag("--allow-long-context", o.allow_long_context,
                        "Serve contexts past the model's limit, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
                        "lets vLLM");
+        group.add_flag("--enforce-eager", o.enforce_eager,
+                       "vLLM's flag: no torch.compile and no CUDA graphs, so neither their "
+                       "memory nor the all-reduce fusion workspace is charged");
         typed(group, "--chunked-local-hybrid", o.chunked_local_hybrid, parse_switch,
               "vLLM's hybrid KV-cache manager for chunked local attention (Llama-4), as "
               "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE: 1 keeps only each chunk, 0 "

@@ -89,6 +89,7 @@ struct CommonOptions {
     std::optional<MmLimit> limit_mm_per_prompt;       ///< images per prompt (0: text only)
     bool skip_mm_profiling = false;                   ///< vLLM's --skip-mm-profiling
     bool allow_long_context = false;                  ///< contexts past the model's limit
+    bool enforce_eager = false;                       ///< vLLM's --enforce-eager
     std::optional<bool> chunked_local_hybrid;  ///< vLLM's hybrid manager for chunked attention
     std::optional<bool> without_flashinfer;    ///< vLLM's profile sampler without FlashInfer
     std::optional<DraftMethod> speculative_method;
@@ -120,6 +121,7 @@ enum OptionGroup : unsigned {
                               ///< --max-cpu-loras --lora-target-modules
                               ///< --limit-mm-per-prompt --skip-mm-profiling
                               ///< --chunked-local-hybrid --without-flashinfer
+                              ///< --enforce-eager
     opt_output = 1U << 6,     ///< --format --explain
     opt_lengths = 1U << 8,    ///< --prompt-tokens --output-tokens
     opt_profile = 1U << 9,    ///< --profile

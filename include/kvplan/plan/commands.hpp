@@ -317,6 +317,7 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                                                       : "{\"image\": " + num(*n) + "}");
                 if (s.budget.reserve.encoder_cache.skip_profiling)
                     v.emplace_back("--skip-mm-profiling");
+                if (s.enforce_eager) v.emplace_back("--enforce-eager");
                 if (s.options.vllm.num_gpu_blocks_override)
                     flag("--num-gpu-blocks-override", num(*s.options.vllm.num_gpu_blocks_override));
                 if (s.budget.kv_memory_per_gpu)

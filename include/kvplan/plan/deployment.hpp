@@ -112,6 +112,8 @@ struct ResolvedServing {
     /// vLLM's hybrid manager for chunked local attention whatever the release's default
     /// (Serving::chunked_local_hybrid); nullopt: the release's.
     std::optional<bool> chunked_local_hybrid{};
+    /// vLLM's --enforce-eager (Serving::enforce_eager): the command carries it.
+    bool enforce_eager = false;
     /// vLLM's attention backend and the block size it forces (evaluate() sets it for the GPU and
     /// the model); nullopt: another engine, or a GPU of a family kvplan does not know.
     std::optional<VllmBackendChoice> backend{};
@@ -213,6 +215,7 @@ struct ResolvedServing {
                    std::string(name(s.engine)));
         r.options.vllm.fusion_workspace = FusionWorkspaceRounding::none;
         if (!r.budget.reserve.cuda_graphs) r.budget.reserve.cuda_graphs = Bytes{};
+        r.enforce_eager = true;
     }
     if (s.without_flashinfer) {
         if (s.engine != Engine::vllm)
