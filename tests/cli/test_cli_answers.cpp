@@ -885,7 +885,7 @@ TEST_CASE("fit charges a vision model's encoder outputs, vLLM's flags turn them 
     CHECK_THAT(bad.err, Catch::Contains("--limit-mm-per-prompt"));
 }
 
-TEST_CASE("--enforce-eager gives vLLM's CUDA graphs and fusion workspace back to the cache",
+TEST_CASE("vLLM's --enforce-eager gives its CUDA graphs and fusion workspace to the cache",
           "[cli][fit][enforce_eager]") {
     const std::string args =
         "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 48";
