@@ -46,6 +46,9 @@
 //                + a run of N requests started at once (Load::requests): the first C are a
 //                  burst's wave, so C / N of the burst's extra wait
 //   tokens/s   = O x B / (a request's time once admitted)
+//   A run of N requests from C clients (Load::requests) is floor(N / C) rounds of C and the
+//   N mod C left alone at the end: its throughput is N x O over the rounds' time and its TPOT the
+//   mean over the N (what vllm bench serve and sglang.bench_serving report).
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
@@ -273,7 +276,8 @@ struct Load {
     /// The run's requests when it starts all `concurrency` at once (vllm bench serve and
     /// sglang.bench_serving with --num-prompts N --max-concurrency C at --request-rate inf):
     /// the first C are a burst, queueing together for prefill, and the rest the closed loop's
-    /// steady state. nullopt: the steady state alone.
+    /// steady state, the last N mod C alone (the run's throughput and TPOT count them).
+    /// nullopt: the steady state alone.
     std::optional<std::uint64_t> requests{};
 };
 
