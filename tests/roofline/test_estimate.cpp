@@ -446,6 +446,41 @@ TEST_CASE("a run started all at once: its first C requests queue for prefill as 
     CHECK_THROWS_WITH(estimate_latency(llama_8b(), l, half), Catch::Contains("load.requests"));
 }
 
+TEST_CASE("a run of N requests ends with its N mod C alone", "[estimate]") {
+    // vllm bench serve --max-concurrency 40 --num-prompts 100: the client keeps 40 in flight
+    // until the 100th is sent, then drains (vllm/benchmarks/serve.py: a semaphore of 40; the
+    // duration ends with the last response). 100 = 2 x 40 + 20: 80 requests at the 40 clients'
+    // rate, then 20 alone at 20's. With O tokens out, the run takes 80 O / tps(40) + 20 O /
+    // tps(20) and reports 100 O over that; its TPOT is the mean over the 100,
+    // (80 TPOT(40) + 20 TPOT(20)) / 100.
+    Load l{.concurrency = 40,
+           .prompt_tokens = 2000,
+           .output_tokens = 51,
+           .max_num_batched_tokens = 8192,
+           .max_running = 40};
+    const LatencyEstimate at40 = estimate_latency(llama_8b(), l, half);
+    Load rest = l;
+    rest.concurrency = 20;
+    const LatencyEstimate at20 = estimate_latency(llama_8b(), rest, half);
+    l.requests = 100;
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    const double time = 80.0 * 51.0 / at40.tokens_per_s + 20.0 * 51.0 / at20.tokens_per_s;
+    CHECK(e.tokens_per_s == Approx(100.0 * 51.0 / time));
+    CHECK(e.tpot.in(seconds) ==
+          Approx((at40.tpot.in(seconds)*80.0 + at20.tpot.in(seconds)*20.0) / 100.0));
+    CHECK(e.itl == e.tpot);
+    // Fewer clients run faster steps: the run's TPOT is below the steady state's at 40, and its
+    // throughput below it too (the last 20 use half the slots).
+    CHECK(e.tpot < at40.tpot);
+    CHECK(e.tokens_per_s < at40.tokens_per_s);
+    CHECK(e.tokens_per_s_per_gpu == Approx(e.tokens_per_s));  // one GPU
+    // 120 = 3 x 40: no request runs alone, the steady state is the run's.
+    l.requests = 120;
+    const LatencyEstimate whole = estimate_latency(llama_8b(), l, half);
+    CHECK(whole.tokens_per_s == at40.tokens_per_s);
+    CHECK(whole.tpot == at40.tpot);
+}
+
 TEST_CASE("a burst's later waves decode at most a full step a token", "[estimate]") {
     // The burst above with 3 tokens out (L = 2 decode steps): a request is admitted about
     // 1.2 x (P full steps + 2 tail steps), about 11.7 full steps, for 2 tokens after its prompt's

@@ -111,13 +111,18 @@ inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
         // bandwidth and fixed costs, not how near its peaks the GEMM, attention and grouped-GEMM
         // kernels run (fitted, those went to 1.00 or 0.10 with one row in or out). It keeps
         // Hopper's fractions of its own peaks: the same kernel families (CUTLASS, FlashInfer,
-        // FlashAttention) on the next generation.
+        // FlashAttention) on the next generation. Its all-reduce latency too: its fit rows are
+        // mostly one model at tp 2, and fitted, the latency went to 0 (the bound of the search)
+        // with the per-layer time taking it; the all-reduce kernels are the same (vLLM's custom
+        // all-reduce, NCCL, TensorRT-LLM's allreduce) over NVLink.
         const auto& hopper = f.family[static_cast<std::size_t>(GpuFamily::hopper)];
         if (fam == GpuFamily::blackwell && hopper) {
             start.compute = hopper->params.compute;
             start.attention = hopper->params.attention;
             start.experts = hopper->params.experts;
             space.compute.step = space.attention.step = space.experts.step = 0.0;
+            start.all_reduce_latency = hopper->params.all_reduce_latency;
+            space.all_reduce_latency.step = 0.0;
         }
         // The expert tile is not fitted: vLLM's fused_moe default, 64 rows past E tokens a step
         // (16 below, expert_tile), as family_fit_start holds it.

@@ -46,6 +46,9 @@
 //                + a run of N requests started at once (Load::requests): the first C are a
 //                  burst's wave, so C / N of the burst's extra wait
 //   tokens/s   = O x B / (a request's time once admitted)
+//   A run of N requests from C clients (Load::requests) is floor(N / C) rounds of C and the
+//   N mod C left alone at the end: its throughput is N x O over the rounds' time and its TPOT the
+//   mean over the N (what vllm bench serve and sglang.bench_serving report).
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
@@ -157,16 +160,16 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.43,
+                 {.bandwidth = 0.48,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 46.0 * microseconds,
-                  .all_reduce_latency = 0.0 * microseconds,
+                  .layer_overhead = 23.0 * microseconds,
+                  .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .expert_tile_rows = 64.0},
                  true,
                  "the 10 B200 and GB200 rows of the fit set (vLLM, SGLang, TensorRT-LLM); "
-                 "Hopper's compute fractions"},
+                 "Hopper's compute fractions and all-reduce latency"},
     FamilyParams{GpuFamily::cdna3,
                  {.bandwidth = 1.00,
                   .compute = 0.18,
@@ -273,7 +276,8 @@ struct Load {
     /// The run's requests when it starts all `concurrency` at once (vllm bench serve and
     /// sglang.bench_serving with --num-prompts N --max-concurrency C at --request-rate inf):
     /// the first C are a burst, queueing together for prefill, and the rest the closed loop's
-    /// steady state. nullopt: the steady state alone.
+    /// steady state, the last N mod C alone (the run's throughput and TPOT count them).
+    /// nullopt: the steady state alone.
     std::optional<std::uint64_t> requests{};
 };
 
@@ -662,6 +666,37 @@ struct RunningCap {
     return {std::max<std::uint64_t>(seqs, 1), rep.summary.admitted >= 1};
 }
 
+[[nodiscard]] constexpr LatencyEstimate estimate_latency(const DecodeCosts& c, const Load& l,
+                                                         const EstimateParams& p, RunningCap cap);
+
+namespace detail {
+
+/// The end of a run of N requests from C clients (Load::requests, N > C), for the steady state
+/// `e` at C. The client keeps C requests in flight until the last is sent, then drains
+/// (vllm/benchmarks/serve.py: a semaphore of --max-concurrency over --num-prompts tasks, the
+/// duration ends with the last response and output throughput is the output tokens over it;
+/// python/sglang/bench_serving.py likewise): floor(N / C) rounds of C, then the N mod C left
+/// run alone, at their own rate. The run's throughput is N x O over the rounds' time, and its
+/// TPOT the mean over its N requests. With N a multiple of C the steady state is the run's.
+constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& l,
+                          const EstimateParams& p, RunningCap cap) {
+    if (!l.requests || *l.requests <= l.concurrency || !(e.tokens_per_s > 0.0)) return;
+    const std::uint64_t N = *l.requests, left = N % l.concurrency;
+    if (left == 0) return;
+    Load rest = l;
+    rest.concurrency = left;
+    rest.requests.reset();
+    const LatencyEstimate last = estimate_latency(c, rest, p, cap);
+    if (!(last.tokens_per_s > 0.0)) return;
+    const double O = static_cast<double>(l.output_tokens);
+    const double rounds = static_cast<double>(N - left), alone = static_cast<double>(left);
+    const double time = rounds * O / e.tokens_per_s + alone * O / last.tokens_per_s;
+    e.tokens_per_s = static_cast<double>(N) * O / time;
+    e.itl = e.tpot = (e.itl * rounds + last.itl * alone) * (1.0 / static_cast<double>(N));
+}
+
+}  // namespace detail
+
 /// The estimate for `l` on the replica of prepared costs `c`, with the running cap `cap`
 /// (running_cap). Throws InvalidInput for parameters or a load out of range.
 [[nodiscard]] constexpr LatencyEstimate estimate_latency(const DecodeCosts& c, const Load& l,
@@ -755,6 +790,7 @@ struct RunningCap {
                                        wave - e.ttft_overhead);
                 e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
                 e.tokens_per_s = rate * static_cast<double>(O);
+                detail::end_of_run(e, c, l, p, cap);
                 e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
                 e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
                 e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
@@ -989,6 +1025,7 @@ struct RunningCap {
         e.ttft += e.ttft_first_wave;
     }
     e.tokens_per_s = rate * static_cast<double>(O);
+    detail::end_of_run(e, c, l, p, cap);
     e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
     e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
     e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
