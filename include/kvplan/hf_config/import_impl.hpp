@@ -681,6 +681,18 @@ namespace detail::hf {
                     vision->optional_positive_integer("spatial_merge_size", 64).value_or(2);
                 c.mm_tokens_per_item = std::max<std::uint64_t>(1, pixels / (side * side));
             }
+            if (f == Family::qwen3_vl || f == Family::qwen3_vl_moe || f == Family::qwen3_5 ||
+                f == Family::qwen3_5_moe) {
+                // Qwen3_VisionTransformer's output token: the merger's out_hidden_size values
+                // and as many again per deepstack merger (ModelConfig::mm_embedding_width).
+                const std::uint64_t deepstack =
+                    vision->optional_count_array("deepstack_visual_indexes")
+                        .value_or(std::vector<std::uint64_t>{})
+                        .size();
+                c.mm_embedding_width =
+                    detail::mul(vision->positive_integer("out_hidden_size", u32_max), 1 + deepstack,
+                                "vision_config.out_hidden_size x (1 + deepstack mergers)");
+            }
             notes.push_back("vision tower and projector: " + std::to_string(*v) +
                             " parameters, counted apart from the language model");
         } else {
