@@ -565,6 +565,35 @@ TEST_CASE("MiMo-V2-Flash: per-kind KV heads, K and V of their own sizes",
     CHECK(total_params(m) == total);
 }
 
+// MiMo-7B (model_type mimo, vLLM's mimo.py): Qwen2's decoder layers with one MTP layer beside.
+TEST_CASE("MiMo-7B: Qwen2 layers, and an MTP layer that shares the model's embedding and head",
+          "[hf_families_2026][mimo][params]") {
+    const Model m = bundled("mimo-7b-base");
+    // h = 4,096, 32 query and 8 KV heads of 128 with QKV biases (attention_bias): q and o h x h,
+    // q's bias h, k and v 1,024 x h with biases of 1,024; MLP 3 x h x 11,008; two norms. 36
+    // layers, the final norm, untied embedding and head 151,680 x h.
+    constexpr std::uint64_t h = 4'096;
+    constexpr std::uint64_t layer =
+        2 * h * h + h + 2 * (1'024 * h + 1'024) + 3 * h * 11'008 + 2 * h;
+    constexpr std::uint64_t total = 36 * layer + h + 2 * 151'680ULL * h;
+    static_assert(total == 7'622'619'136ULL);
+    CHECK(total_params(m) == total);
+    // The MTP layer (vLLM's mimo_mtp.py, MiMoMultiTokenPredictorLayer): token_layernorm and
+    // hidden_layernorm of h, input_proj 2h -> h without bias, a Qwen2 decoder layer as above and
+    // final_layernorm h, all under model.mtp_layers. Its embedding and head are the model's:
+    // MiMoMTP.load_weights fills them from model.embed_tokens and lm_head, which the checkpoint
+    // stores once. 210,790,400 parameters, 7,833,409,536 with the model: 15,666,819,072 B in
+    // bf16 (18,151,944,192 B while a copy of the embedding and head was counted per MTP layer,
+    // as DeepSeek-V3 stores them: 15.9 % over).
+    constexpr std::uint64_t mtp = 3 * h + 2 * h * h + layer;
+    static_assert(mtp == 210'790'400ULL);
+    CHECK(m.config().mtp_layers == 1);
+    CHECK(m.config().checkpoint.mtp_shares_embeddings);
+    CHECK(mtp_layer_bytes(m).count() == 2 * mtp);
+    CHECK(checkpoint_file_bytes(m).count() == 2 * (total + mtp));
+    CHECK(checkpoint_file_bytes(m).count() == 15'666'819'072ULL);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Nemotron-3: layers_block_type in place of hybrid_override_pattern (nemotron_h.py).
 // ---------------------------------------------------------------------------------------------

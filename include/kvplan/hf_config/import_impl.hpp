@@ -702,6 +702,12 @@ namespace detail::hf {
     }
     if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max); mtp && *mtp > 0) {
         c.mtp_layers = static_cast<std::uint32_t>(*mtp);
+        // MiMo's MTP layers (vLLM's mimo_mtp.py: token_layernorm, hidden_layernorm, input_proj,
+        // a Qwen2 decoder layer, final_layernorm under model.mtp_layers) take the model's own
+        // model.embed_tokens and lm_head: the checkpoint stores no copies of them, unlike
+        // DeepSeek-V3's.
+        if (r.optional_string("model_type").value_or("") == "mimo")
+            c.checkpoint.mtp_shares_embeddings = true;
         notes.push_back("num_nextn_predict_layers " + std::to_string(*mtp) +
                         ": the multi-token-prediction layers are not counted (vLLM loads them "
                         "only as a speculative draft: --speculative-method mtp)");
