@@ -389,6 +389,12 @@ struct ModelConfig {
     /// Tokens an image becomes in the language model, where the config states it (Gemma 3's
     /// mm_tokens_per_image); 0: not stated. Sizes the encoder cache (budget/reserve.hpp).
     std::uint64_t mm_tokens_per_item = 0;
+    /// Values in one token of the vision encoder's output, as vLLM's encoder cache keeps it; 0:
+    /// the language model's hidden size. Qwen3-VL's tower returns its merger's output beside one
+    /// more per deepstack_visual_indexes entry (vLLM's qwen3_vl.py, Qwen3_VisionTransformer:
+    /// "[seq_len, hidden_size * (1 + depth_of_deepstack)]"), split only when the embeddings are
+    /// merged into the prompt. Sizes the encoder cache (budget/reserve.hpp).
+    std::uint64_t mm_embedding_width = 0;
     /// Multi-token-prediction layers the checkpoint holds beside the model (DeepSeek-V3's
     /// num_nextn_predict_layers): not part of the model, loaded only as a speculative draft.
     std::uint32_t mtp_layers = 0;

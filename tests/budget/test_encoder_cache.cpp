@@ -48,12 +48,24 @@ TEST_CASE("Qwen-VL's largest image and Gemma 4's soft tokens size the profiled o
     CHECK(q.budget == 16'384);
     CHECK(q.items == 1);
     CHECK(q.bytes == Bytes::exactly(16'384ULL * 3584 * 2));
-    // Qwen3-VL-8B and Qwen3.5-27B: longest_edge 16,777,216 over (16 x 2)^2 = 1,024: 16,384 too;
-    // one image of 16384 x 4096 x 2 B = 134,217,728 for Qwen3-VL-8B.
+    // Qwen3-VL-8B and Qwen3.5-27B: longest_edge 16,777,216 over (16 x 2)^2 = 1,024: 16,384 too.
+    // Qwen3-VL's tower puts its three deepstack mergers' outputs (deepstack_visual_indexes 8, 16,
+    // 24) beside the merger's in every output token, and vLLM's encoder cache keeps them so
+    // (qwen3_vl.py, Qwen3_VisionTransformer.forward: hidden_size x (1 + depth_of_deepstack)):
+    // one image of 16384 x (4096 x 4) x 2 B = 536,870,912 for Qwen3-VL-8B, not the 134,217,728
+    // of the language model's width alone. Qwen3.5-27B has no deepstack mergers: 16384 x 5120 x 2
+    // B = 167,772,160.
     CHECK(bundled("qwen3-vl-8b-instruct").config().mm_tokens_per_item == 16'384);
+    CHECK(bundled("qwen3-vl-8b-instruct").config().mm_embedding_width == 4 * 4096);
     CHECK(bundled("qwen3.5-27b").config().mm_tokens_per_item == 16'384);
+    CHECK(bundled("qwen3.5-27b").config().mm_embedding_width == 5120);
     CHECK(encoder_cache(bundled("qwen3-vl-8b-instruct"), 0, 8192, 1024, {}).bytes ==
-          Bytes::exactly(134'217'728));
+          Bytes::exactly(536'870'912));
+    CHECK(encoder_cache(bundled("qwen3.5-27b"), 0, 8192, 1024, {}).bytes ==
+          Bytes::exactly(167'772'160));
+    // Qwen3-VL-30B-A3B (MoE, the same tower): 16384 x (2048 x 4) x 2 B = 268,435,456.
+    CHECK(encoder_cache(bundled("qwen3-vl-30b-a3b-instruct"), 0, 8192, 1024, {}).bytes ==
+          Bytes::exactly(268'435'456));
     // Gemma 4 26B-A4B: vision_soft_tokens_per_image 280; 8192 / 280 = 29 images of 280 tokens,
     // 2,816 wide: 29 x 280 x 2816 x 2 B = 45,731,840.
     const Model gemma4 = bundled("gemma-4-26b-a4b");

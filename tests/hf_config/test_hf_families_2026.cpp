@@ -176,6 +176,211 @@ TEST_CASE("every bundled config's KV bytes per token, derived by hand", "[hf_fam
     }
 }
 
+namespace {
+
+// Parameters of the plain decoders, as vLLM's llama.py, qwen2.py and qwen3.py build them: per layer
+// q h x heads x head_dim, k and v h x kv x head_dim each, o back to h, QKV biases (Qwen2) and
+// per-head q/k norms (Qwen3) where the family has them, a gated MLP 3 x h x inter, two norms;
+// the final norm; the embedding, and the LM head unless tied.
+constexpr std::uint64_t decoder(std::uint64_t h, std::uint64_t layers, std::uint64_t heads,
+                                std::uint64_t kv, std::uint64_t head_dim, std::uint64_t inter,
+                                std::uint64_t vocab, bool tied, bool qkv_bias, bool qk_norm) {
+    const std::uint64_t q = heads * head_dim, k = kv * head_dim;
+    const std::uint64_t attention =
+        2 * h * q + 2 * h * k + (qkv_bias ? q + 2 * k : 0) + (qk_norm ? 2 * head_dim : 0);
+    return layers * (attention + 3 * h * inter + 2 * h) + h + vocab * h * (tied ? 1 : 2);
+}
+
+// The same with a MoE block on every layer (mixtral.py, qwen3_moe.py): a router h x experts and
+// the experts' 3 x h x expert_inter, no shared expert.
+constexpr std::uint64_t moe_decoder(std::uint64_t h, std::uint64_t layers, std::uint64_t heads,
+                                    std::uint64_t kv, std::uint64_t head_dim, std::uint64_t experts,
+                                    std::uint64_t expert_inter, std::uint64_t vocab, bool qk_norm) {
+    return decoder(h, layers, heads, kv, head_dim, 0, vocab, false, false, qk_norm) +
+           layers * (h * experts + experts * 3 * h * expert_inter);
+}
+
+// Qwen3-VL's vision tower (qwen3_vl.py, Qwen3_VisionTransformer), width v, MLP vi: per block the
+// fused qkv 3v x v and proj v x v with biases, two LayerNorms, fc1 and fc2 with biases; the patch
+// Conv3d 3 x 2 x 16 x 16 x v with bias, the position table pos x v; the merger (LayerNorm 2v,
+// 4v x 4v and 4v x out with biases) and per deepstack entry another merger with a 4v LayerNorm.
+constexpr std::uint64_t qwen3_vl_tower(std::uint64_t v, std::uint64_t vi, std::uint64_t depth,
+                                       std::uint64_t out, std::uint64_t deepstack) {
+    const std::uint64_t block = 4 * v * v + 4 * v + 2 * v * vi + vi + v + 4 * v;
+    const std::uint64_t merger = 16 * v * v + 4 * v + 4 * v * out + out;
+    return depth * block + 3 * 2 * 16 * 16 * v + v + 2'304 * v + 2 * v + merger +
+           deepstack * (merger + 8 * v);
+}
+
+// DeepSeek-V3 (deepseek_v2.py): MLA with q_lora 1,536, kv_lora 512, 128 heads of 128 + 64 RoPE,
+// V 128, h = 7,168; layers 0-2 a dense MLP of 18,432, 58 MoE layers of 256 + 1 experts of 2,048
+// and a router with its bias; two norms a layer, the final norm, untied vocabulary 129,280.
+constexpr std::uint64_t deepseek_v3 =
+    61 * (7'168ULL * 1'536 + 1'536 + 1'536ULL * 128 * 192 + 7'168ULL * 576 + 512 +
+          512ULL * 128 * 256 + 128ULL * 128 * 7'168 + 2 * 7'168) +
+    3 * 3 * 7'168ULL * 18'432 + 58 * (7'168ULL * 256 + 256 + 257ULL * 3 * 7'168 * 2'048) + 7'168 +
+    2 * 129'280ULL * 7'168;
+static_assert(deepseek_v3 == 671'026'419'200ULL);  // "671B"
+
+// Qwen3.5 and Qwen3-Next layers (qwen3_next.py, h = hidden): gated full attention (q and its gate
+// 2 x heads x 256, k and v kv x 256 each, o, q/k norms of 256) on every 4th layer, Gated DeltaNet
+// on the others (in_proj_qkvz, in_proj_ba, conv1d, dt_bias and A_log, its norm 128, out_proj),
+// on every layer a router, the experts and a gated shared expert of the same width, two norms.
+constexpr std::uint64_t qwen3_next_text(std::uint64_t h, std::uint64_t layers, std::uint64_t heads,
+                                        std::uint64_t kv, std::uint64_t key_heads,
+                                        std::uint64_t value_heads, std::uint64_t experts,
+                                        std::uint64_t inter, std::uint64_t vocab) {
+    const std::uint64_t full = layers / 4, linear = layers - full;
+    const std::uint64_t kd = key_heads * 128, vd = value_heads * 128;
+    const std::uint64_t attention = h * heads * 512 + 2 * h * kv * 256 + heads * 256 * h + 512;
+    const std::uint64_t deltanet = h * (2 * kd + 2 * vd) + h * 2 * value_heads + (2 * kd + vd) * 4 +
+                                   2 * value_heads + 128 + vd * h;
+    const std::uint64_t mlp = h * experts + (experts + 1) * 3 * h * inter + h;
+    return full * attention + linear * deltanet + layers * (mlp + 2 * h) + h + 2 * vocab * h;
+}
+
+}  // namespace
+
+// Every bundled config's parameters (weights, the vision tower included), each against a figure
+// derived by hand: here from the model code's shapes (the helpers above), or in the test named
+// beside it, or the exact safetensors total its publisher gives. A config added without a row
+// here fails the test. The checkpoint's bytes follow from these counts and its formats
+// (test_quantized.cpp).
+TEST_CASE("every bundled config's parameters, derived by hand", "[hf_families_2026][params]") {
+    struct Row {
+        const char* id;
+        std::uint64_t params;
+    };
+    constexpr std::uint64_t k2 = 1'026'408'232'448ULL;  // test_hf_families.cpp, Kimi-K2
+    constexpr std::uint64_t glm5 = 743'911'218'432ULL;  // GLM-5's test below
+    constexpr std::uint64_t nano = 31'577'940'288ULL;   // test_hf_families.cpp, Nemotron-3-Nano
+    constexpr std::uint64_t m25 = 228'689'764'864ULL;   // MiniMax-M2.5's test below
+    constexpr std::uint64_t qwen3_vl_32b =
+        decoder(5'120, 64, 64, 8, 128, 25'600, 151'936, false, false, true) +
+        qwen3_vl_tower(1'152, 4'304, 27, 5'120, 3);
+    const Row rows[] = {
+        {"deepseek-r1", deepseek_v3},
+        // DeepSeek-V2: h = 5,120, the same MLA shapes, layer 0 dense of 12,288, 59 MoE layers of
+        // 160 + 2 experts of 1,536 and a router without bias, untied vocabulary 102,400.
+        {"deepseek-v2", 60 * (5'120ULL * 1'536 + 1'536 + 1'536ULL * 128 * 192 + 5'120ULL * 576 +
+                              512 + 512ULL * 128 * 256 + 128ULL * 128 * 5'120 + 2 * 5'120) +
+                            3 * 5'120ULL * 12'288 +
+                            59 * (5'120ULL * 160 + 162ULL * 3 * 5'120 * 1'536) + 5'120 +
+                            2 * 102'400ULL * 5'120},
+        {"deepseek-v3", deepseek_v3},
+        {"deepseek-v3.2", deepseek_v3 + 61ULL * 13'959'424},  // + the indexer: test_hf_families
+        {"deepseek-v4-flash", 284'334'567'511ULL},            // DeepSeek-V4-Flash's test below
+        {"deepseek-v4-pro", 1'572'999'528'803ULL},            // DeepSeek-V4-Pro's test below
+        {"falcon-40b", 679'510'016ULL * 60 + 65'024ULL * 8'192 + 16'384},  // test_hf_config.cpp
+        {"falcon-7b", 207'070'080ULL * 32 + 65'024ULL * 4'544 + 9'088},    // test_hf_config.cpp
+        {"falcon-mamba-7b", 7'272'665'088ULL},                             // test_hf_families.cpp
+        {"gemma-2-27b", 27'227'128'320ULL},  // Gemma 2 report's exact count
+        {"gemma-2-9b", 9'241'705'984ULL},    // Gemma 2 report's exact count
+        // Gemma-3-27B's text model: h = 5,376, 62 layers of 32 heads of 128 and 16 KV heads, q/k
+        // norms, MLP 21,504, four norms a layer, tied vocabulary 262,208; the SigLIP tower and
+        // projector 423,060,336 (test_hf_families.cpp).
+        {"gemma-3-27b", 62 * (2 * 5'376ULL * 4'096 + 2 * 5'376ULL * 2'048 + 256 +
+                              3 * 5'376ULL * 21'504 + 4 * 5'376) +
+                            5'376 + 262'208ULL * 5'376 + 423'060'336},
+        {"gemma-3n-e4b", 6'866'696'688ULL},                    // test_hf_families.cpp
+        {"gemma-4-26b-a4b", 25'247'559'710ULL + 572'794'416},  // Gemma 4's test below
+        {"glm-4.5-air", 106'852'251'264ULL},                   // test_hf_families.cpp
+        {"glm-5", glm5},
+        {"glm-5.1", glm5},
+        {"glm-5.2", glm5 - 57ULL * 9'371'904},  // 57 layers share the indexer: test below
+        // GPT-J-6B: h = 4,096, 28 parallel layers of q, k, v, o h x h, fc_in h x 16,384 and fc_out
+        // back with biases, one LayerNorm; embedding, LM head with its bias, ln_f; vocab 50,400.
+        {"gpt-j-6b",
+         28 * (4 * 4'096ULL * 4'096 + 2 * 4'096ULL * 16'384 + 16'384 + 4'096 + 2 * 4'096) +
+             2 * 50'400ULL * 4'096 + 50'400 + 2 * 4'096},
+        {"gpt-neox-20b", 20'554'567'680ULL},   // the published exact count, test_hf_config.cpp
+        {"gpt-oss-120b", 116'829'156'672ULL},  // test_hf_config.cpp (OpenAI: 116.83B)
+        // gpt-oss-20b: h = 2,880, 24 layers of 64 query and 8 KV heads of 64 with biases and 64
+        // sinks, o with bias; 32 experts of gate_up h x 5,760 and down 2,880 x h with biases, the
+        // router with its bias; two norms; untied vocabulary 201,088.
+        {"gpt-oss-20b",
+         24 * (2'880ULL * 4'096 + 4'096 + 2 * (2'880ULL * 512 + 512) + 4'096ULL * 2'880 + 2'880 +
+               64 + 2'880ULL * 32 + 32 +
+               32 * (2'880ULL * 5'760 + 5'760 + 2'880ULL * 2'880 + 2'880) + 2 * 2'880) +
+             2'880 + 2 * 201'088ULL * 2'880},
+        {"granite-4.0-h-small", 32'207'337'984ULL},  // test_hf_hybrid.cpp
+        {"jamba-1.5-mini", 51'570'323'328ULL},       // test_hf_hybrid.cpp
+        {"kimi-k2-instruct", k2},
+        {"kimi-k2.5", k2 + 471'143'920},                  // + MoonViT: Kimi-K2.5's test below
+        {"kimi-k3", 2'779'484'476'000ULL + 447'358'976},  // Kimi-K3's test below
+        {"llama-2-70b", 68'976'648'192ULL},               // the exact safetensors totals
+        {"llama-2-7b", 6'738'415'616ULL},
+        {"llama-3-70b", 70'553'706'496ULL},
+        {"llama-3-8b", 8'030'261'248ULL},
+        {"llama-3.1-405b", 405'853'388'800ULL},
+        {"llama-3.1-70b", 70'553'706'496ULL},
+        {"llama-3.1-8b", 8'030'261'248ULL},
+        {"llama-3.3-70b-instruct",
+         decoder(8'192, 80, 64, 8, 128, 28'672, 128'256, false, false, false)},
+        {"llama-3.3-nemotron-super-49b-v1", 49'867'145'216ULL},      // its test below
+        {"llama-4-maverick-17b-128e-instruct", 401'583'781'376ULL},  // test_hf_families.cpp
+        {"llama-4-scout-17b-16e-instruct", 108'641'793'536ULL},      // test_hf_families.cpp
+        {"mamba-codestral-7b", 7'285'403'648ULL},                    // Mistral's exact count
+        {"mimo-7b-base", decoder(4'096, 36, 32, 8, 128, 11'008, 151'680, false, true, false)},
+        {"mimo-v2-flash", 308'778'780'864ULL},  // MiMo-V2-Flash's test below
+        {"minimax-m2.5", m25},
+        {"minimax-m2.7", m25},
+        {"minimax-m3", 426'174'572'928ULL},     // MiniMax-M3's text model, derived below
+        {"mistral-7b-v0.1", 7'241'732'096ULL},  // the exact safetensors total
+        {"mixtral-8x22b", moe_decoder(6'144, 56, 48, 8, 128, 8, 16'384, 32'000, false)},
+        {"mixtral-8x7b", moe_decoder(4'096, 32, 32, 8, 128, 8, 14'336, 32'000, false)},
+        {"nemotron-3-nano-30b-a3b", nano},
+        {"nemotron-3-ultra-550b-a55b", 549'308'993'536ULL},  // its test below
+        {"nemotron-3.5-lightning-30b-a3b", nano},
+        {"nemotron-h-56b-base-8k", 56'324'350'464ULL},  // test_hf_families.cpp
+        {"phi-3-mini", 3'821'079'552ULL},               // the exact safetensors total
+        {"qwen2.5-72b", decoder(8'192, 80, 64, 8, 128, 29'568, 152'064, false, true, false)},
+        {"qwen2.5-7b", decoder(3'584, 28, 28, 4, 128, 18'944, 152'064, false, true, false)},
+        {"qwen2.5-vl-7b-instruct", 8'292'166'656ULL},  // test_hf_families.cpp
+        {"qwen3-0.6b", decoder(1'024, 28, 16, 8, 128, 3'072, 151'936, true, false, true)},
+        {"qwen3-1.7b", decoder(2'048, 28, 16, 8, 128, 6'144, 151'936, true, false, true)},
+        {"qwen3-235b-a22b", moe_decoder(4'096, 94, 64, 4, 128, 128, 1'536, 151'936, true)},
+        {"qwen3-30b-a3b", moe_decoder(2'048, 48, 32, 4, 128, 128, 768, 151'936, true)},
+        {"qwen3-32b", decoder(5'120, 64, 64, 8, 128, 25'600, 151'936, false, false, true)},
+        {"qwen3-8b", decoder(4'096, 36, 32, 8, 128, 12'288, 151'936, false, false, true)},
+        {"qwen3-coder-480b-a35b-instruct",
+         moe_decoder(6'144, 62, 96, 8, 128, 160, 2'560, 151'936, true)},
+        {"qwen3-next-80b-a3b", qwen3_next_text(2'048, 48, 16, 2, 16, 32, 512, 512, 151'936)},
+        {"qwen3-vl-235b-a22b-instruct",
+         moe_decoder(4'096, 94, 64, 4, 128, 128, 1'536, 151'936, true) +
+             qwen3_vl_tower(1'152, 4'304, 27, 4'096, 3)},
+        {"qwen3-vl-2b-instruct", decoder(2'048, 28, 16, 8, 128, 6'144, 151'936, true, false, true) +
+                                     qwen3_vl_tower(1'024, 4'096, 24, 2'048, 3)},
+        {"qwen3-vl-30b-a3b-instruct", moe_decoder(2'048, 48, 32, 4, 128, 128, 768, 151'936, true) +
+                                          qwen3_vl_tower(1'152, 4'304, 27, 2'048, 3)},
+        {"qwen3-vl-32b-instruct", qwen3_vl_32b},
+        {"qwen3-vl-32b-thinking", qwen3_vl_32b},
+        {"qwen3-vl-4b-instruct", decoder(2'560, 36, 32, 8, 128, 9'728, 151'936, true, false, true) +
+                                     qwen3_vl_tower(1'024, 4'096, 24, 2'560, 3)},
+        {"qwen3-vl-8b-instruct", 8'767'123'696ULL},  // test_hf_families.cpp
+        {"qwen3.5-122b-a10b", qwen3_next_text(3'072, 48, 32, 2, 16, 64, 256, 1'024, 248'320) +
+                                  qwen3_vl_tower(1'152, 4'304, 27, 3'072, 0)},
+        {"qwen3.5-27b", 26'895'998'464ULL + 460'730'096},      // Qwen3.5-27B's test below
+        {"qwen3.5-35b-a3b", 34'660'610'688ULL + 446'571'248},  // Qwen3.5-35B-A3B's test below
+        {"qwen3.5-397b-a17b", qwen3_next_text(4'096, 60, 32, 2, 16, 64, 512, 1'024, 248'320) +
+                                  qwen3_vl_tower(1'152, 4'304, 27, 4'096, 0)},
+        {"qwen3.6-35b-a3b", 34'660'610'688ULL + 446'571'248},
+    };
+    static_assert(decoder(8'192, 80, 64, 8, 128, 28'672, 128'256, false, false, false) ==
+                  70'553'706'496ULL);  // Llama-3.3-70B has Llama-3.1-70B's exact total
+    static_assert(qwen3_next_text(2'048, 48, 16, 2, 16, 32, 512, 512, 151'936) ==
+                  79'674'391'296ULL);  // "80B"
+    const auto ids = bundled_model_ids(config_dir);
+    CHECK(ids.size() == std::size(rows));
+    for (const std::string& id : ids) {
+        INFO(id);
+        const Row* row = std::find_if(std::begin(rows), std::end(rows),
+                                      [&](const Row& r) { return id == r.id; });
+        REQUIRE(row != std::end(rows));
+        CHECK(total_params(bundled(id)) == row->params);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Qwen3.5 (vLLM's qwen3_5.py): Qwen3-Next's decoder layers in a Qwen3-VL wrapper. layer_types:
 // every 4th layer is gated full attention, the rest Gated DeltaNet.
@@ -563,6 +768,35 @@ TEST_CASE("MiMo-V2-Flash: per-kind KV heads, K and V of their own sizes",
         9 * full + 39 * sliding + 3 * h * 16'384 + 47 * moe + 48 * 2 * h + h + 2 * 152'576ULL * h;
     static_assert(total == 308'778'780'864ULL);  // "309B total"
     CHECK(total_params(m) == total);
+}
+
+// MiMo-7B (model_type mimo, vLLM's mimo.py): Qwen2's decoder layers with one MTP layer beside.
+TEST_CASE("MiMo-7B: Qwen2 layers, and an MTP layer that shares the model's embedding and head",
+          "[hf_families_2026][mimo][params]") {
+    const Model m = bundled("mimo-7b-base");
+    // h = 4,096, 32 query and 8 KV heads of 128 with QKV biases (attention_bias): q and o h x h,
+    // q's bias h, k and v 1,024 x h with biases of 1,024; MLP 3 x h x 11,008; two norms. 36
+    // layers, the final norm, untied embedding and head 151,680 x h.
+    constexpr std::uint64_t h = 4'096;
+    constexpr std::uint64_t layer =
+        2 * h * h + h + 2 * (1'024 * h + 1'024) + 3 * h * 11'008 + 2 * h;
+    constexpr std::uint64_t total = 36 * layer + h + 2 * 151'680ULL * h;
+    static_assert(total == 7'622'619'136ULL);
+    CHECK(total_params(m) == total);
+    // The MTP layer (vLLM's mimo_mtp.py, MiMoMultiTokenPredictorLayer): token_layernorm and
+    // hidden_layernorm of h, input_proj 2h -> h without bias, a Qwen2 decoder layer as above and
+    // final_layernorm h, all under model.mtp_layers. Its embedding and head are the model's:
+    // MiMoMTP.load_weights fills them from model.embed_tokens and lm_head, which the checkpoint
+    // stores once. 210,790,400 parameters, 7,833,409,536 with the model: 15,666,819,072 B in
+    // bf16 (18,151,944,192 B while a copy of the embedding and head was counted per MTP layer,
+    // as DeepSeek-V3 stores them: 15.9 % over).
+    constexpr std::uint64_t mtp = 3 * h + 2 * h * h + layer;
+    static_assert(mtp == 210'790'400ULL);
+    CHECK(m.config().mtp_layers == 1);
+    CHECK(m.config().checkpoint.mtp_shares_embeddings);
+    CHECK(mtp_layer_bytes(m).count() == 2 * mtp);
+    CHECK(checkpoint_file_bytes(m).count() == 2 * (total + mtp));
+    CHECK(checkpoint_file_bytes(m).count() == 15'666'819'072ULL);
 }
 
 // ---------------------------------------------------------------------------------------------

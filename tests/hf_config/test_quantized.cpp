@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <kvplan/engine/startup.hpp>
 #include <kvplan/hf_config.hpp>
 #include <kvplan/hf_config/quant_modules.hpp>
 #include <kvplan/weights.hpp>
@@ -460,6 +461,23 @@ TEST_CASE("Kimi-K3's routed experts are MXFP4, its KDA, MLA and shared experts b
     CHECK(wb.routed_experts.count() == 92ULL * 896 * expert);
     CHECK(wb.total().count() ==
           92ULL * 896 * expert + 2 * (2'779'931'834'976ULL - 92ULL * 896 * 33'030'144));
+
+    // As vLLM holds them on 8 Blackwell GPUs (tp 8): FusedMoE's experts work in the latent width
+    // 3,584, and the FlashInfer TRT-LLM MXFP4 kernel rounds hidden and intermediate up to 256
+    // (vllm/model_executor/layers/fused_moe/oracle/mxfp4.py,
+    // mxfp4_round_up_hidden_size_and_intermediate_size): 3,584 stays, the intermediate 3,072 / 8 =
+    // 384 becomes 512. An expert slice of 3 x 3,584 x 384 values, half a byte each and a byte per
+    // 32 (2,193,408 B), grows to 3 x 3,584 x 512 (2,924,544 B): 731,136 B more on each of the 92 x
+    // 896 slices a GPU holds, 60,269,002,752 B. Counted at the model's 7,168, twice that came out.
+    const Layout tp8{m, {.tp = 8}};
+    const LoadedWeights lw = loaded_weights(Engine::vllm, GpuFamily::blackwell, m, tp8, 0,
+                                            checkpoint_weights(m), Bytes::exactly(1ULL << 40));
+    CHECK(lw.hidden == 3'584);
+    CHECK(lw.intermediate == 384);
+    CHECK(lw.padded_hidden == 3'584);
+    CHECK(lw.padded_intermediate == 512);
+    CHECK(3ULL * 3'584 * 512 * 17 / 32 - 3ULL * 3'584 * 384 * 17 / 32 == 731'136ULL);
+    CHECK(lw.loaded - lw.stored - lw.rotary_table == Bytes::exactly(92ULL * 896 * 731'136));
 }
 
 namespace {

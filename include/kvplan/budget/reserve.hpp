@@ -112,7 +112,8 @@ inline constexpr std::uint32_t default_mm_items_per_prompt = 999;
 /// The encoder outputs of a model with a vision tower (ModelConfig::vision_params != 0), as vLLM's
 /// profile run holds them (vllm/v1/worker/gpu_model_runner.py, profile_run): it runs the vision
 /// tower over as many dummy images as the encoder budget holds and keeps their outputs in its
-/// encoder_cache, tensors of the language model's hidden size, through the LM's dummy forward. The
+/// encoder_cache, tensors of the language model's hidden size (Qwen3-VL's with its deepstack
+/// features beside: ModelConfig::mm_embedding_width), through the LM's dummy forward. The
 /// tower's own activations are freed before that forward and are not charged.
 struct EncoderCacheOptions {
     /// vLLM's --skip-mm-profiling: the dummy encoder run is skipped, nothing is charged.
@@ -254,7 +255,7 @@ struct EncoderCache {
     std::uint64_t budget = 0;           ///< max(max_num_batched_tokens, tokens_per_item)
     std::uint64_t tokens_per_item = 0;  ///< encoder output tokens of one image
     std::uint64_t items = 0;            ///< dummy images profiled
-    std::uint64_t hidden = 0;           ///< the language model's hidden size
+    std::uint64_t hidden = 0;           ///< values a token (ModelConfig::mm_embedding_width)
     Bytes element{};                    ///< bytes per value (the model's dtype)
     Bytes bytes{};                      ///< items x tokens_per_item x hidden x element
 };
@@ -289,7 +290,7 @@ struct EncoderCache {
     e.budget = std::max(max_num_batched_tokens, e.tokens_per_item);
     const std::uint64_t by_requests = detail::mul(max_num_seqs, per_prompt, "the profiled items");
     e.items = std::max<std::uint64_t>(1, std::min(e.budget / e.tokens_per_item, by_requests));
-    e.hidden = c.hidden_size;
+    e.hidden = c.mm_embedding_width != 0 ? c.mm_embedding_width : c.hidden_size;
     e.element = Bytes::exactly(w.format == WeightFormat::fp32 ? 4 : 2);
     e.bytes =
         e.element * detail::mul(detail::mul(e.items, e.tokens_per_item, "the encoder outputs"),

@@ -428,7 +428,11 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
         if (m.has_mlp(i) && c.moe.is_moe_layer(i)) ++layers;
     lw.experts = mul(layers, p.experts_per_gpu, "experts");
     lw.intermediate = ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
-    lw.hidden = c.hidden_size;
+    // LatentMoE experts (Kimi-K3's routed_expert_hidden_size, Nemotron-3's moe_latent_size) read
+    // and write the latent width: FusedMoE is built with it as hidden_size, and the MXFP4 kernels'
+    // rounding (vllm/model_executor/layers/fused_moe/oracle/mxfp4.py,
+    // mxfp4_round_up_hidden_size_and_intermediate_size) pads that width, not the model's.
+    lw.hidden = c.moe.latent_size != 0 ? c.moe.latent_size : c.hidden_size;
 }
 
 /// A rotary cos/sin table of every GPU of `m`, `element` bytes a value: its positions (as

@@ -681,6 +681,18 @@ namespace detail::hf {
                     vision->optional_positive_integer("spatial_merge_size", 64).value_or(2);
                 c.mm_tokens_per_item = std::max<std::uint64_t>(1, pixels / (side * side));
             }
+            if (f == Family::qwen3_vl || f == Family::qwen3_vl_moe || f == Family::qwen3_5 ||
+                f == Family::qwen3_5_moe) {
+                // Qwen3_VisionTransformer's output token: the merger's out_hidden_size values
+                // and as many again per deepstack merger (ModelConfig::mm_embedding_width).
+                const std::uint64_t deepstack =
+                    vision->optional_count_array("deepstack_visual_indexes")
+                        .value_or(std::vector<std::uint64_t>{})
+                        .size();
+                c.mm_embedding_width =
+                    detail::mul(vision->positive_integer("out_hidden_size", u32_max), 1 + deepstack,
+                                "vision_config.out_hidden_size x (1 + deepstack mergers)");
+            }
             notes.push_back("vision tower and projector: " + std::to_string(*v) +
                             " parameters, counted apart from the language model");
         } else {
@@ -690,6 +702,12 @@ namespace detail::hf {
     }
     if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max); mtp && *mtp > 0) {
         c.mtp_layers = static_cast<std::uint32_t>(*mtp);
+        // MiMo's MTP layers (vLLM's mimo_mtp.py: token_layernorm, hidden_layernorm, input_proj,
+        // a Qwen2 decoder layer, final_layernorm under model.mtp_layers) take the model's own
+        // model.embed_tokens and lm_head: the checkpoint stores no copies of them, unlike
+        // DeepSeek-V3's.
+        if (r.optional_string("model_type").value_or("") == "mimo")
+            c.checkpoint.mtp_shares_embeddings = true;
         notes.push_back("num_nextn_predict_layers " + std::to_string(*mtp) +
                         ": the multi-token-prediction layers are not counted (vLLM loads them "
                         "only as a speculative draft: --speculative-method mtp)");
