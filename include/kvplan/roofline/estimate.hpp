@@ -34,7 +34,9 @@
 //   its own before the next decode step: ITL = decode step + the passes per decode step x a pass.
 //
 //   ITL = TPOT = the mean forward between two of a request's tokens
-//   TTFT       = the engine's fixed cost per request (HTTP, tokenizer, detokenizer)
+//   TTFT       = the engine's fixed cost per request (vLLM: HTTP, tokenizer, detokenizer, one
+//                  constant; SGLang and TensorRT-LLM, which prefill without CUDA graphs: the
+//                  host time of the prompt's eager forward, per projection of the model)
 //                + the forward in flight when it arrives (E[t^2] / 2 E[t]: long forwards are more
 //                  often hit; none when it is alone), and with SGLang's and TensorRT-LLM's
 //                  overlap schedulers the next one, already scheduled (E[t])
@@ -70,7 +72,8 @@
 // steps let the first prompts decode ahead of the rest, by how much their schedulers do not say),
 // experts' imbalance beyond uniform routing's, and the latency (not the bytes) of the MoE
 // all-to-all. The fractions and fixed costs are per GPU family and the request overhead per
-// engine, fitted on published measurements by bench/fit_latency.cpp (default_params names them).
+// engine (and, for the eager engines, per projection of the model), fitted on published
+// measurements by bench/fit_latency.cpp (default_params names them).
 
 #include <algorithm>
 #include <array>
