@@ -148,6 +148,18 @@ void print_fit(const DefaultsFit& f) {
     std::printf("Fitted request overhead per engine (TTFT of fit rows, nobody waiting):\n");
     for (ParallelRules e : {ParallelRules::vllm, ParallelRules::sglang, ParallelRules::trtllm}) {
         const auto i = static_cast<std::size_t>(e);
+        if (eager_prefill(e)) {
+            if (!f.engine_launch[i]) {
+                std::printf("  %-12s no TTFT rows\n", engine_name(e).c_str());
+                continue;
+            }
+            std::printf(
+                "  %-12s %.1f us per projection of an eager prefill  (%zu TTFT figures; "
+                "bundled %.1f us)\n",
+                engine_name(e).c_str(), f.engine_launch[i]->in(microseconds), f.engine_rows[i],
+                default_params(e).eager_launch.in(microseconds));
+            continue;
+        }
         if (!f.engine[i]) {
             std::printf("  %-12s no TTFT rows\n", engine_name(e).c_str());
             continue;

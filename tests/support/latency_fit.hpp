@@ -10,10 +10,13 @@
 //    overhead enters); the others borrow. Families with at least min_split_figures figures also
 //    fit attention's fraction and, with MoE rows, the routed experts' apart from the GEMMs'.
 // 2. Per engine, the request overhead from the TTFT of its "fit" rows of at most 4 clients
-//    (nobody waiting), each estimated with its family's parameters: the intercept of the
-//    measured TTFT against the estimate's GPU part where the rows span enough prompt work to
-//    tell one (overhead_intercept), else the overhead of the least sum of |log error| on a grid
-//    of 0.5 ms from 0 to 500 ms.
+//    (nobody waiting), each estimated with its family's parameters. vLLM's is a constant: the
+//    intercept of the measured TTFT against the estimate's GPU part where the rows span enough
+//    prompt work to tell one (overhead_intercept), else the overhead of the least sum of |log
+//    error| on a grid of 0.5 ms from 0 to 500 ms. SGLang and TensorRT-LLM prefill eagerly
+//    (eager_prefill): their overhead is a host time per projection of the forward
+//    (eager_prefill_projections), the slope on the projections beside the GPU part where the rows
+//    tell one (launch_slope), else the least sum of |log error| on a grid of 1 us to 5 ms.
 
 #include <algorithm>
 #include <array>
@@ -34,7 +37,9 @@ struct DefaultsFit {
     std::array<std::optional<FitResult>, all_gpu_families.size()> family{};
     std::array<std::size_t, all_gpu_families.size()> rows{};  ///< fit rows of each family
     std::array<std::optional<Seconds>, 3> engine{};           ///< request overhead by ParallelRules
-    std::array<std::size_t, 3> engine_rows{};                 ///< TTFT figures each was fitted on
+    /// Host time per projection of an eager prefill, by ParallelRules (eager_prefill engines).
+    std::array<std::optional<Seconds>, 3> engine_launch{};
+    std::array<std::size_t, 3> engine_rows{};  ///< TTFT figures each was fitted on
 };
 
 inline bool is_moe(const MeasuredRow& r) { return r.obs.replica.model.config().moe.experts > 0; }
@@ -51,9 +56,15 @@ inline EstimateParams params_of(const MeasuredRow& r, const DefaultsFit& f) {
                              ? f.family[static_cast<std::size_t>(r.family)]
                              : f.family[static_cast<std::size_t>(own)];
     EstimateParams p = fitted ? fitted->params : default_params(r.family).params;
-    const auto e = static_cast<std::size_t>(r.obs.replica.parallel.rules);
-    p.request_overhead =
-        f.engine[e] ? *f.engine[e] : default_params(r.obs.replica.parallel.rules).request_overhead;
+    const ParallelRules rules = r.obs.replica.parallel.rules;
+    const auto e = static_cast<std::size_t>(rules);
+    if (!eager_prefill(rules))
+        p.request_overhead = f.engine[e] ? *f.engine[e] : default_params(rules).request_overhead;
+    else if (f.engine_launch[e])
+        p.request_overhead = *f.engine_launch[e] *
+                             static_cast<double>(eager_prefill_projections(r.obs.replica.model));
+    else
+        p.request_overhead = default_request_overhead(rules, r.obs.replica.model);
     return p;
 }
 
@@ -165,11 +176,40 @@ inline std::optional<double> overhead_intercept(
     return std::round(a / 0.0005) * 0.0005;
 }
 
+/// The host time per projection of an eager prefill (eager_prefill) from rows of (projections,
+/// the GPUs' part of the TTFT, the measured TTFT), in seconds: the least-squares t of measured =
+/// t x projections + k x gpu (through the origin, k the GPU part's scale as in
+/// overhead_intercept) where the rows span a factor of min_intercept_span in their GPU parts and
+/// more than one projection count, else nullopt. Rounded to 1 us.
+inline std::optional<double> launch_slope(const std::vector<std::array<double, 3>>& rows) {
+    if (rows.size() < min_intercept_rows) return std::nullopt;
+    double glo = rows.front()[1], ghi = glo, nlo = rows.front()[0], nhi = nlo;
+    double snn = 0.0, sgg = 0.0, sng = 0.0, snm = 0.0, sgm = 0.0;
+    for (const auto& [n, gpu, measured] : rows) {
+        glo = std::min(glo, gpu);
+        ghi = std::max(ghi, gpu);
+        nlo = std::min(nlo, n);
+        nhi = std::max(nhi, n);
+        snn += n * n;
+        sgg += gpu * gpu;
+        sng += n * gpu;
+        snm += n * measured;
+        sgm += gpu * measured;
+    }
+    if (!(glo > 0.0) || ghi < min_intercept_span * glo || !(nhi > nlo)) return std::nullopt;
+    const double det = snn * sgg - sng * sng;
+    if (!(det > 0.0)) return std::nullopt;
+    const double t = (snm * sgg - sgm * sng) / det;
+    const double k = (snn * sgm - sng * snm) / det;
+    if (!(t >= 0.0) || !(k > 0.0) || t > 0.005) return std::nullopt;
+    return std::round(t / 1e-6) * 1e-6;
+}
+
 inline void fit_engines(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
     for (ParallelRules e : {ParallelRules::vllm, ParallelRules::sglang, ParallelRules::trtllm}) {
         // The GPUs' part of each TTFT, with no overhead: the overhead adds to it exactly when
         // nobody waits for a slot.
-        std::vector<std::pair<double, double>> gpu_and_measured;
+        std::vector<std::array<double, 3>> fitted_rows;  // projections, GPU part, measured
         for (const MeasuredRow& r : rows) {
             if (r.set != "fit" || r.obs.replica.parallel.rules != e || !r.obs.ttft || r.doubtful)
                 continue;
@@ -181,11 +221,36 @@ inline void fit_engines(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
             // Alone or nearly: what a request measures above its own prefill, not what it waits
             // for other requests' prefills (the estimate's queueing terms, not this constant).
             if (est.waiting > 0 || r.obs.load.concurrency > 4) continue;
-            gpu_and_measured.emplace_back(est.ttft.in(seconds), r.obs.ttft->in(seconds));
+            fitted_rows.push_back(
+                {static_cast<double>(eager_prefill_projections(r.obs.replica.model)),
+                 est.ttft.in(seconds), r.obs.ttft->in(seconds)});
         }
         const auto idx = static_cast<std::size_t>(e);
-        f.engine_rows[idx] = gpu_and_measured.size();
-        if (gpu_and_measured.empty()) continue;
+        f.engine_rows[idx] = fitted_rows.size();
+        if (fitted_rows.empty()) continue;
+        if (eager_prefill(e)) {
+            // The host time of the prompt's eager forward, per projection.
+            if (const std::optional<double> t = launch_slope(fitted_rows)) {
+                f.engine_launch[idx] = Seconds::in_base(*t);
+                continue;
+            }
+            double best = 0.0, best_sum = -1.0;
+            for (int i = 0; i <= 5000; ++i) {
+                const double t = 1e-6 * i;
+                double sum = 0.0;
+                for (const auto& [n, gpu, measured] : fitted_rows)
+                    sum += std::abs(std::log((gpu + t * n) / measured));
+                if (best_sum < 0.0 || sum < best_sum * (1.0 - 1e-12)) {
+                    best = t;
+                    best_sum = sum;
+                }
+            }
+            f.engine_launch[idx] = Seconds::in_base(best);
+            continue;
+        }
+        std::vector<std::pair<double, double>> gpu_and_measured;
+        for (const auto& [n, gpu, measured] : fitted_rows)
+            gpu_and_measured.emplace_back(gpu, measured);
         if (const std::optional<double> a = overhead_intercept(gpu_and_measured)) {
             f.engine[idx] = Seconds::in_base(*a);
             continue;

@@ -151,7 +151,8 @@ struct Objective {
                          {space.request_overhead, nullptr, nullptr, true}};
     // Fitting the request overhead starts from the value it stands at.
     if (space.request_overhead.step > 0.0 && !best.request_overhead && !obs.empty())
-        best.request_overhead = request_overhead(best, obs.front().replica.parallel.rules);
+        best.request_overhead =
+            request_overhead(best, obs.front().replica.parallel.rules, obs.front().replica.model);
     // A value of axis `a` at grid index i, and the index nearest a value.
     const auto value_at = [](const FitAxis& g, long i) {
         return g.lo + g.step * static_cast<double>(i);

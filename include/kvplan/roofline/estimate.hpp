@@ -34,7 +34,9 @@
 //   its own before the next decode step: ITL = decode step + the passes per decode step x a pass.
 //
 //   ITL = TPOT = the mean forward between two of a request's tokens
-//   TTFT       = the engine's fixed cost per request (HTTP, tokenizer, detokenizer)
+//   TTFT       = the engine's fixed cost per request (vLLM: HTTP, tokenizer, detokenizer, one
+//                  constant; SGLang and TensorRT-LLM, which prefill without CUDA graphs: the
+//                  host time of the prompt's eager forward, per projection of the model)
 //                + the forward in flight when it arrives (E[t^2] / 2 E[t]: long forwards are more
 //                  often hit; none when it is alone), and with SGLang's and TensorRT-LLM's
 //                  overlap schedulers the next one, already scheduled (E[t])
@@ -73,7 +75,8 @@
 // steps let the first prompts decode ahead of the rest, by how much their schedulers do not say),
 // experts' imbalance beyond uniform routing's, and the latency (not the bytes) of the MoE
 // all-to-all. The fractions and fixed costs are per GPU family and the request overhead per
-// engine, fitted on published measurements by bench/fit_latency.cpp (default_params names them).
+// engine (and, for the eager engines, per projection of the model), fitted on published
+// measurements by bench/fit_latency.cpp (default_params names them).
 
 #include <algorithm>
 #include <array>
@@ -114,7 +117,8 @@ struct EstimateParams {
     /// tile's work. Zero: the routed experts compute only their tokens.
     double expert_tile_rows = 0.0;
     /// What a request costs outside the GPU's steps (HTTP, tokenizer, scheduler, detokenizer),
-    /// added to its TTFT; unset: the engine's fitted default (default_engine_params).
+    /// added to its TTFT; unset: the engine's fitted default for the model
+    /// (default_request_overhead).
     std::optional<Seconds> request_overhead{};
     friend constexpr bool operator==(const EstimateParams&, const EstimateParams&) = default;
 };
@@ -198,23 +202,30 @@ struct EngineParams {
     /// Outside the GPU's steps: the HTTP server, the tokenizer, the scheduler's first pass and the
     /// detokenizer, what one request alone measures above its prefill.
     Seconds request_overhead{};
+    /// Host time per projection of an eager prefill forward (eager_prefill_projections), where the
+    /// engine runs its prefill without CUDA graphs or compilation (eager_prefill): the Python of
+    /// each projection's module call and its kernels' launches, which a prompt alone waits for.
+    Seconds eager_launch{};
     bool fitted = false;
     std::string_view fitted_on{};
 };
 
 // Fitted by bench/fit_latency.cpp on the TTFT of the "fit" rows of at most 4 clients that wait for
-// no slot: the intercept of the measured TTFT against the GPUs' part of the estimate (least
-// squares) where those parts span a factor of 3, else the least sum of |log error| on a grid of
-// 0.5 ms up to 500 ms (tests/support/latency_fit.hpp).
+// no slot (tests/support/latency_fit.hpp): vLLM's constant, the intercept of the measured TTFT
+// against the GPUs' part of the estimate (least squares) where those parts span a factor of 3,
+// else the least sum of |log error| on a grid of 0.5 ms up to 500 ms; SGLang's and TensorRT-LLM's
+// time per projection, the slope of the measured TTFT on the rows' projections beside their GPU
+// parts (least squares through the origin) where the rows span both, else the least sum of |log
+// error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.0 * milliseconds, true,
+    EngineParams{ParallelRules::vllm, 49.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, 141.5 * milliseconds, true,
-                 "the intercept of the 3 TTFTs of SGLang rows of the fit set at 4 clients or "
-                 "fewer (Qwen3-235B on H200, 1,000 to 4,000 prompt tokens)"},
-    EngineParams{ParallelRules::trtllm, 69.0 * milliseconds, true,
-                 "the intercept of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients "
-                 "or fewer"},
+    EngineParams{ParallelRules::sglang, Seconds{}, 301.0 * microseconds, true,
+                 "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
+                 "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
+    EngineParams{ParallelRules::trtllm, Seconds{}, 217.0 * microseconds, true,
+                 "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
+                 "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
 
 /// The default parameters of an engine.
@@ -222,10 +233,55 @@ inline constexpr std::array default_engine_params{
     return default_engine_params[static_cast<std::size_t>(e)];
 }
 
-/// The request overhead `p` gives, else the engine's default.
-[[nodiscard]] constexpr Seconds request_overhead(const EstimateParams& p,
-                                                 ParallelRules e) noexcept {
-    return p.request_overhead.value_or(default_params(e).request_overhead);
+/// Whether the engine runs a prefill forward eagerly, launching each kernel from Python:
+/// - SGLang replays CUDA graphs only for decode, target-verify and idle batches
+///   (python/sglang/srt/model_executor/model_runner.py, _forward_raw: forward_mode.is_cuda_graph(),
+///   ForwardMode in forward_batch_info.py); an extend batch runs forward_extend eagerly, and
+///   torch.compile is off unless --enable-torch-compile;
+/// - TensorRT-LLM's PyTorch backend takes a CUDA graph only for a generation-only batch
+///   (tensorrt_llm/_torch/pyexecutor/model_engine.py, _maybe_get_cuda_graph: "not
+///   batch.is_generation_only" returns None), with torch_compile_config unset by default;
+/// - vLLM compiles the model's forward (vllm/compilation, torch.compile on by default in V1) and
+///   launches a step past its CUDA graphs' sizes as one compiled graph, not module by module: its
+///   fixed cost is a constant.
+[[nodiscard]] constexpr bool eager_prefill(ParallelRules e) noexcept {
+    return e == ParallelRules::sglang || e == ParallelRules::trtllm;
+}
+
+/// The projections (linear modules) one forward of `m` calls, layer by layer: each a GEMM with its
+/// own launches (and, quantized, its activation's quantization) from the model's Python.
+/// - attention: q, k and v in one (qkv_proj) and o_proj, 2; multi-head latent attention
+///   q_a_proj, q_b_proj (or q_proj without q_lora_rank), kv_a_proj_with_mqa, kv_b_proj and
+///   o_proj, 5 (4); a Mamba or linear-attention mixer in_proj and out_proj, 2;
+/// - MLP: dense gate_up_proj and down_proj, 2; MoE the router's gate, the experts' two grouped
+///   GEMMs, and the shared experts' gate_up and down where the model has them, 3 or 5.
+[[nodiscard]] constexpr std::uint64_t eager_prefill_projections(const Model& m) {
+    const ModelConfig& c = m.config();
+    std::uint64_t n = 0;
+    for (std::uint32_t i = 0; i < m.num_layers(); ++i) {
+        const CacheKind k = m.layer(i).kind;
+        if (k == CacheKind::mla_latent)
+            n += c.mla.q_lora_rank > 0 ? 5 : 4;
+        else if (k != CacheKind::mlp_only)
+            n += 2;
+        if (m.has_mlp(i)) n += m.is_moe_layer(i) ? (c.moe.shared_experts > 0 ? 5 : 3) : 2;
+    }
+    return n;
+}
+
+/// The engine's default fixed cost per request for model `m`: its constant, and where it prefills
+/// eagerly (eager_prefill) the host time of the prompt's forward, eager_launch per projection.
+/// A prompt alone waits for it: the GPU runs each kernel as soon as it is launched.
+[[nodiscard]] constexpr Seconds default_request_overhead(ParallelRules e, const Model& m) {
+    const EngineParams& d = default_params(e);
+    if (!eager_prefill(e)) return d.request_overhead;
+    return d.request_overhead + d.eager_launch * static_cast<double>(eager_prefill_projections(m));
+}
+
+/// The request overhead `p` gives, else the engine's default for model `m`.
+[[nodiscard]] constexpr Seconds request_overhead(const EstimateParams& p, ParallelRules e,
+                                                 const Model& m) {
+    return p.request_overhead.value_or(default_request_overhead(e, m));
 }
 
 /// Tokens one forward carries at most, by each engine's default:
@@ -738,7 +794,7 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
     e.kv_holds_one = cap.holds_one;
     e.engine = r.parallel.rules;
     e.separate_prefill = e.engine == ParallelRules::sglang;
-    e.ttft_overhead = request_overhead(p, e.engine);
+    e.ttft_overhead = request_overhead(p, e.engine, r.model);
     const std::uint64_t batch = std::min(l.concurrency, cap.sequences);
     e.running = batch;
     e.waiting = l.concurrency - batch;
