@@ -885,6 +885,40 @@ TEST_CASE("fit charges a vision model's encoder outputs, vLLM's flags turn them 
     CHECK_THAT(bad.err, Catch::Contains("--limit-mm-per-prompt"));
 }
 
+TEST_CASE("a Blackwell fusion workspace under vLLM v0.17 to v0.21 is stated as a lower bound",
+          "[cli][fit][fusion]") {
+    // Llama-3.1-8B at tp 2: 64 MiB / (4,096 x 2 B) = 8,192 tokens; buffers of 2 x 8,192 x 4,096 x
+    // 2 B = 128 MiB, 2 x 256 x 4 B = 2 KiB and 3 x 128 MiB = 384 MiB, each with its 2,048 B pad
+    // rounded to 2 MiB: 130 + 2 + 386 = 518 MiB = 543,162,368 B. FlashInfer 0.6.0 to 0.6.9 (vLLM
+    // v0.17 to v0.21) round each to the multicast granularity, known for Hopper only (512 MiB:
+    // 1.5 GiB); on a B200 the 2 MiB rounding is charged and said to be a lower bound.
+    const std::string args = "fit --model llama-3.1-8b --tp 2 --context 8k ";
+    const CliRun b200 = run_kvplan(args + "--gpu b200 --engine-version 0.19 -f json");
+    REQUIRE(b200.code == 0);
+    const json jb = json::parse(b200.out);
+    CHECK(jb["fusion_workspace_bytes"].get<std::uint64_t>() == 543'162'368ULL);
+    const auto lower_bound_notes = [](const json& j) {
+        std::size_t n = 0;
+        for (const auto& note : j["notes"])
+            n += note.get<std::string>().find("fusion workspace (518.00 MiB) is a lower bound") !=
+                 std::string::npos;
+        return n;
+    };
+    CHECK(lower_bound_notes(jb) == 1);
+    CHECK_THAT(run_kvplan(args + "--gpu b200 --engine-version 0.19 --explain").out,
+               Catch::Contains("a lower bound: 3 buffers (tp x tokens x hidden, flags, 3 x "
+                               "Lamport), each rounded to 2 MiB"));
+    // Hopper's granularity is known: 3 x 512 MiB = 1,610,612,736 B, no lower bound.
+    const json jh =
+        json::parse(run_kvplan(args + "--gpu h100-sxm --engine-version 0.19 -f json").out);
+    CHECK(jh["fusion_workspace_bytes"].get<std::uint64_t>() == 1'610'612'736ULL);
+    CHECK(lower_bound_notes(jh) == 0);
+    // From v0.22 FlashInfer rounds to 2 MiB on every GPU: the same 518 MiB, exact.
+    const json jn = json::parse(run_kvplan(args + "--gpu b200 -f json").out);
+    CHECK(jn["fusion_workspace_bytes"].get<std::uint64_t>() == 543'162'368ULL);
+    CHECK(lower_bound_notes(jn) == 0);
+}
+
 TEST_CASE("vLLM's --enforce-eager gives its CUDA graphs and fusion workspace to the cache",
           "[cli][fit][enforce_eager]") {
     const std::string args =

@@ -17,9 +17,11 @@
 
 namespace {
 
-/// An engine's flags: the name (and each alias) -> whether it takes a value.
+/// An engine's flags: the name (and each alias) -> whether it takes a value, and, for a flag
+/// older releases lack, the first release line that parses it ("since X.Y" as {X, Y}).
 struct FlagList {
     std::map<std::string, bool> takes_value;
+    std::map<std::string, std::pair<int, int>> since;
     std::string commit;
 };
 
@@ -32,11 +34,22 @@ FlagList read_flags(const std::string& path) {
             f.commit = line.substr(at + 7, 40);
         if (line.empty() || line[0] == '#') continue;
         std::istringstream words(line);
-        std::string names, kind;
-        words >> names >> kind;
+        std::string names, kind, since_word, release;
+        words >> names >> kind >> since_word >> release;
         REQUIRE((kind == "value" || kind == "switch"));
+        std::pair<int, int> since{0, 0};
+        if (!since_word.empty()) {
+            INFO(line);
+            REQUIRE(since_word == "since");
+            const auto dot = release.find('.');
+            REQUIRE(dot != std::string::npos);
+            since = {std::stoi(release.substr(0, dot)), std::stoi(release.substr(dot + 1))};
+        }
         std::istringstream each(names);
-        for (std::string n; std::getline(each, n, ',');) f.takes_value[n] = kind == "value";
+        for (std::string n; std::getline(each, n, ',');) {
+            f.takes_value[n] = kind == "value";
+            if (since != std::pair<int, int>{0, 0}) f.since[n] = since;
+        }
     }
     return f;
 }
@@ -99,11 +112,16 @@ void check_model_word(const std::string& word) {
 }
 
 /// Checks one command line against the list: NAME=value assignments, then the program words
-/// `program` (for vLLM, its model: a positional word), then flags only.
+/// `program` (for vLLM, its model: a positional word), then flags only, each one release line
+/// `release` parses (major, minor; {0, 0}: the newest). A `ray start ... &&` before it (vLLM's
+/// head of a Ray cluster) is checked apart (check_ray_start).
 void check_line(const std::string& line, const FlagList& flags,
-                const std::vector<std::string>& program, bool positional_model) {
+                const std::vector<std::string>& program, bool positional_model,
+                std::pair<int, int> release = {0, 0}) {
     INFO(line);
-    const std::vector<std::string> w = shell_words(line);
+    std::vector<std::string> w = shell_words(line);
+    if (const auto amp = std::find(w.begin(), w.end(), "&&"); amp != w.end())
+        w.erase(w.begin(), amp + 1);
     std::size_t i = 0;
     // NAME=value assignments first.
     for (; i < w.size() && w[i].find('=') != std::string::npos && w[i].rfind("--", 0) != 0; ++i) {
@@ -121,6 +139,9 @@ void check_line(const std::string& line, const FlagList& flags,
         REQUIRE(w[i].rfind("-", 0) == 0);
         const auto f = flags.takes_value.find(w[i]);
         REQUIRE(f != flags.takes_value.end());
+        if (const auto since = flags.since.find(w[i]);
+            since != flags.since.end() && release != std::pair<int, int>{0, 0})
+            CHECK(since->second <= release);
         if (f->second) {
             REQUIRE(i + 1 < w.size());
             CHECK(w[i + 1].rfind("--", 0) != 0);
@@ -129,8 +150,33 @@ void check_line(const std::string& line, const FlagList& flags,
     }
 }
 
-void check_vllm_line(const std::string& line, const FlagList& flags) {
-    check_line(line, flags, {"vllm", "serve"}, true);
+void check_vllm_line(const std::string& line, const FlagList& flags,
+                     std::pair<int, int> release = {0, 0}) {
+    check_line(line, flags, {"vllm", "serve"}, true, release);
+}
+
+/// The Ray cluster of a vLLM release before multi-node multiprocessing: the head's line starts
+/// `ray start --head --port=6379 && vllm serve`, a worker's is `ray start --address=HEAD:6379
+/// --block` alone (Ray's own CLI: --head, --port, --address and --block are `ray start`'s
+/// options).
+bool is_ray_worker_line(const std::string& line) {
+    return line.rfind("ray start --address=", 0) == 0;
+}
+void check_ray_start(const std::string& line) {
+    INFO(line);
+    const std::vector<std::string> w = shell_words(line);
+    if (is_ray_worker_line(line)) {
+        REQUIRE(w.size() == 4);
+        CHECK(w[2] == "--address=HEAD_NODE_IP:6379");
+        CHECK(w[3] == "--block");
+        return;
+    }
+    REQUIRE(w.size() > 5);
+    CHECK(w[0] == "ray");
+    CHECK(w[1] == "start");
+    CHECK(w[2] == "--head");
+    CHECK(w[3] == "--port=6379");
+    CHECK(w[4] == "&&");
 }
 
 void check_sglang_line(const std::string& line, const FlagList& flags) {
@@ -243,6 +289,57 @@ TEST_CASE("every vLLM command fit and plan print parses against vLLM's flags", "
     CHECK(parsed >= 40);
     CHECK(multi_node >= 4);
     CHECK(offloading == 1);
+}
+
+TEST_CASE("multi-node vLLM commands parse against the flags of the release they are for",
+          "[cli][commands]") {
+    // One engine over two nodes: from v0.12 `vllm serve` on each node with --nnodes (vLLM PR
+    // #23691); before, a Ray cluster, `vllm serve ... --distributed-executor-backend ray` on its
+    // head alone. Every flag printed for a release is one that release parses (vllm.txt's "since").
+    const FlagList flags =
+        read_flags(std::string(KVPLAN_SOURCE_DIR) + "/tests/data/engine_flags/vllm.txt");
+    CHECK(flags.since.at("--nnodes") == std::pair<int, int>{0, 12});
+    CHECK(flags.since.at("-r") == std::pair<int, int>{0, 12});
+    CHECK(flags.since.count("--distributed-executor-backend") == 0);
+    struct Run {
+        std::string args;
+        std::pair<int, int> release;
+    };
+    const std::string two_nodes = "fit --model llama-3.1-405b --gpu h100-sxm --context 8k -f json ";
+    const std::vector<Run> runs = {
+        {two_nodes + "--tp 16 --engine-version 0.8", {0, 8}},
+        {two_nodes + "--tp 8 --pp 2 --engine-version 0.10", {0, 10}},
+        {two_nodes + "--tp 16 --engine-version 0.11", {0, 11}},
+        {two_nodes + "--tp 16 --engine-version 0.12", {0, 12}},
+        {two_nodes + "--tp 8 --pp 2", {0, 0}},
+    };
+    std::size_t ray_heads = 0, ray_workers = 0, nnodes = 0;
+    for (const Run& r : runs) {
+        INFO("kvplan " << r.args);
+        const CliRun run = run_kvplan(r.args);
+        REQUIRE((run.code == 0 || run.code == 1));
+        std::size_t lines = 0;
+        for (const std::string& line : command_lines(run.out)) {
+            if (line.find("vllm serve") == std::string::npos && !is_ray_worker_line(line)) continue;
+            ++lines;
+            const bool ray = line.rfind("ray start", 0) == 0;
+            if (ray) check_ray_start(line);
+            if (is_ray_worker_line(line)) {
+                ++ray_workers;
+                continue;
+            }
+            check_vllm_line(line, flags, r.release);
+            ray_heads += ray;
+            nnodes += line.find(" --nnodes 2 ") != std::string::npos;
+            // Ray's head names its backend; the multiprocessing one needs no name.
+            CHECK(ray == (line.find("--distributed-executor-backend ray") != std::string::npos));
+        }
+        CHECK(lines == 2);  // the head's and the other node's
+    }
+    // v0.8, v0.10 and v0.11 through Ray; v0.12 and the newest with --nnodes on both nodes.
+    CHECK(ray_heads == 3);
+    CHECK(ray_workers == 3);
+    CHECK(nnodes == 4);
 }
 
 TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang's flags",

@@ -152,6 +152,57 @@ TEST_CASE("a replica over two nodes gets one command per node", "[commands]") {
     CHECK_THAT(o[0].command->line(), !Catch::Contains("--nnodes"));
 }
 
+TEST_CASE("a vLLM release before multi-node multiprocessing spans nodes through Ray",
+          "[commands]") {
+    // vLLM PR #23691 (first released in v0.11.1, counted from v0.12) brought --nnodes,
+    // --node-rank, --master-addr and --headless for one engine over several nodes; before, the
+    // engine ran on a Ray cluster: `ray start --head` on the first node, `ray start --address` on
+    // the others, `vllm serve ... --distributed-executor-backend ray` on the head alone
+    // (docs/serving/parallelism_scaling.md). Llama-3.1-405B at tp 8 x pp 2 on H100s, 8 a node:
+    // two nodes.
+    const Model m = bundled("llama-3.1-405b");
+    Deployment d{.model = m, .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 8, .pp = 2}};
+    d.serving.engine_version = EngineVersion{0, 11};
+    const Engine vllm[] = {Engine::vllm};
+    std::vector<EngineCommand> c = serve_commands(d, {.context = 8192}, {.model = "m"}, vllm);
+    REQUIRE(c[0].command);
+    REQUIRE(c[0].node_commands.size() == 2);
+    // v0.11's fraction is 0.9 (engine/release.hpp).
+    CHECK_THAT(c[0].node_commands[0].line(),
+               Catch::StartsWith("ray start --head --port=6379 && vllm serve m "
+                                 "--tensor-parallel-size 8 --pipeline-parallel-size 2 "
+                                 "--distributed-executor-backend ray --gpu-memory-utilization 0.9 "
+                                 "--max-model-len 8192 --max-num-seqs "));
+    CHECK(c[0].node_commands[1].line() == "ray start --address=HEAD_NODE_IP:6379 --block");
+    CHECK(c[0].node_commands[1].argv.front() == "ray");
+    CHECK(c[0].command->line() == c[0].node_commands[0].line());
+    for (const ServeCommand& n : c[0].node_commands) {
+        CHECK_THAT(n.line(), !Catch::Contains("--nnodes"));
+        CHECK_THAT(n.line(), !Catch::Contains("--headless"));
+    }
+    // The address given is the Ray head's.
+    c = serve_commands(d, {.context = 8192}, {.model = "m", .head_address = "10.0.0.1"}, vllm);
+    CHECK(c[0].node_commands[1].line() == "ray start --address=10.0.0.1:6379 --block");
+    // v0.12: one `vllm serve` per node, no Ray.
+    d.serving.engine_version = EngineVersion{0, 12};
+    c = serve_commands(d, {.context = 8192}, {.model = "m"}, vllm);
+    REQUIRE(c[0].node_commands.size() == 2);
+    CHECK(c[0].node_commands[0].before.empty());
+    CHECK_THAT(c[0].node_commands[0].line(),
+               Catch::StartsWith("vllm serve m --tensor-parallel-size 8 --pipeline-parallel-size "
+                                 "2 --nnodes 2 --node-rank 0 --master-addr HEAD_NODE_IP "
+                                 "--gpu-memory-utilization 0.9 "));
+    CHECK_THAT(c[0].node_commands[1].line(),
+               Catch::Contains("--nnodes 2 --node-rank 1 --master-addr HEAD_NODE_IP --headless"));
+    // One node under an old release: no Ray.
+    const Deployment one{.model = bundled("llama-3-8b"),
+                         .gpu = bundled_gpu("h100-sxm"),
+                         .serving = {.engine_version = EngineVersion{0, 10}}};
+    c = serve_commands(one, {.context = 8192}, {.model = "m"}, vllm);
+    CHECK(c[0].node_commands.empty());
+    CHECK_THAT(c[0].command->line(), Catch::StartsWith("vllm serve m "));
+}
+
 TEST_CASE("the environment a vLLM answer depends on is in its command", "[commands]") {
     // Llama-4-Scout's chunked local attention: kvplan assumes vLLM's hybrid manager, which
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE switches (its default has been 0 and 1).

@@ -183,6 +183,53 @@ TEST_CASE("an FP8 checkpoint whose expert width per GPU breaks its weight block 
     CHECK(evaluate(sg, {.context = 32768}).refusal == Refusal::quantization_block);
 }
 
+TEST_CASE("TensorRT-LLM refuses a block-FP8 expert width per GPU that breaks its block too",
+          "[evaluate][startup][trtllm]") {
+    // TensorRT-LLM's PyTorch backend loads a block-FP8 MoE through
+    // DeepSeekFP8BlockScalesFusedMoEMethod (tensorrt_llm/_torch/modules/fused_moe/
+    // quantization.py), which asserts intermediate_size_per_partition % FP8_QUANT_BLOCK_SIZE
+    // (128) == 0 as it loads a per-expert checkpoint's scales: Qwen3-235B-A22B-FP8 at tp 8 (MoE
+    // tp 8, the default with no --ep_size) leaves 1,536 / 8 = 192 per GPU, 192 % 128 = 64.
+    Deployment d = fp8_deployment("qwen3-235b-a22b-fp8.json", "h100-sxm", 8);
+    d.serving.engine = Engine::trtllm;
+    const ReplicaAnswer a = evaluate(d, {.context = 32768, .concurrency = 8});
+    CHECK(a.verdict == Verdict::does_not_start);
+    CHECK(a.refusal == Refusal::quantization_block);
+    CHECK(a.startup.part == StartupPart::routed_experts);
+    CHECK(a.startup.per_rank == 192);
+    CHECK(a.startup.block == 128);
+    CHECK(std::string(a.startup.source) == "tensorrt_llm/_torch/modules/fused_moe/quantization.py");
+    // --ep_size 8 keeps each expert whole (1,536 = 12 x 128); tp 4 keeps 384 = 3 x 128.
+    CHECK(a.startup.expert_parallel_starts);
+    CHECK(a.startup.starting_tp == 4);
+    CHECK(a.startup.expert_parallel_tp == 0);  // vLLM's tp x dp proposal only
+    CHECK_THAT(refusal_text(a),
+               Catch::Contains("192 per GPU, no multiple of the 128-wide fp8 weight block "
+                               "(tensorrt_llm/_torch/modules/fused_moe/quantization.py, "
+                               "DeepSeekFP8BlockScalesFusedMoEMethod") &&
+                   Catch::EndsWith(": --ep_size 8 keeps every expert whole; tp 4 (pp x 2) starts"));
+    d.parallel.ep = 8;
+    const ReplicaAnswer ep = evaluate(d, {.context = 32768, .concurrency = 8});
+    CHECK(ep.refusal == Refusal::none);
+    CHECK(ep.placement.expert_tp == 1);
+    // Its dense block-FP8 Linear (FP8BlockScalesLinearMethod, _torch/modules/linear.py) asserts
+    // nothing: Qwen3-Next-80B-A3B-FP8 at tp 8 breaks the routed experts (512 / 8 = 64), and
+    // --ep_size 8 starts it although the shared expert still splits 8 ways, where vLLM and
+    // SGLang refuse the shared expert's 64.
+    Deployment next = fp8_deployment("qwen3-next-80b-a3b-instruct-fp8.json", "h100-sxm", 8);
+    next.serving.engine = Engine::trtllm;
+    const ReplicaAnswer n = evaluate(next, {.context = 32768});
+    CHECK(n.refusal == Refusal::quantization_block);
+    CHECK(n.startup.per_rank == 64);
+    CHECK(n.startup.expert_parallel_starts);
+    next.serving.engine = Engine::vllm;
+    CHECK_FALSE(evaluate(next, {.context = 32768}).startup.expert_parallel_starts);
+    // Where the experts keep whole blocks it starts: Qwen3-235B-A22B-FP8 at tp 4.
+    Deployment four = fp8_deployment("qwen3-235b-a22b-fp8.json", "h200-sxm", 4);
+    four.serving.engine = Engine::trtllm;
+    CHECK_FALSE(evaluate(four, {.context = 32768}).startup.refused);
+}
+
 TEST_CASE("Qwen3-30B-A3B-FP8 does not start at tp 4 and starts at tp 2", "[evaluate][startup]") {
     // moe_intermediate_size 768: 768 / 4 = 192 (192 % 128 = 64) is refused; 768 / 2 = 384 =
     // 3 x 128 starts.

@@ -478,10 +478,23 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                 {a.serving.options.vllm.fusion_workspace == FusionWorkspaceRounding::multicast &&
                          !multicast_recommended_granularity(a.replica.gpu).is_zero()
                      ? "3 buffers, each rounded to the 512 MiB multicast granularity"
+                 : fusion_workspace_is_lower_bound(a.serving.options.vllm.fusion_workspace,
+                                                   a.replica.gpu)
+                     ? "a lower bound: 3 buffers (tp x tokens x hidden, flags, 3 x Lamport), "
+                       "each rounded to 2 MiB; this release's FlashInfer rounds each to the "
+                       "GPU's multicast granularity, which no public source gives for it"
                      : "3 buffers (tp x tokens x hidden, flags, 3 x Lamport), each rounded to "
                        "2 MiB",
                  {"allocated as the profile compiles the model, within the charged increase "
                   "(engine/allreduce_fusion.hpp)"}}));
+        if (!m.fusion_workspace.is_zero() &&
+            fusion_workspace_is_lower_bound(a.serving.options.vllm.fusion_workspace, a.replica.gpu))
+            rep.notes.push_back(fmt::format(
+                "the FlashInfer all-reduce fusion workspace ({}) is a lower bound: the FlashInfer "
+                "of vLLM v0.17 to v0.21 rounds each of its 3 buffers to the GPU's multicast "
+                "granularity (512 MiB on Hopper), which no public source gives for {}, so the KV "
+                "budget shown is an upper bound",
+                bytes(m.fusion_workspace), a.replica.gpu.name.c_str()));
         if (!m.cublas_workspace.is_zero())
             rep.figures.push_back(size_figure(
                 "cublas_workspace_bytes", "- cuBLAS workspace", m.cublas_workspace,

@@ -55,7 +55,15 @@ namespace kvplan {
 /// CU_MULTICAST_GRANULARITY_RECOMMENDED) on a GPU `g` of a switched NVLink fabric: 512 MiB on
 /// Hopper, from the SGLang log above and llm-d-planner's vLLM 0.19 H100 logs (the same 2.07 to
 /// 2.21 GiB of non-torch increase for hidden sizes 2,048 to 8,192 at tp 2 and tp 4); zero where
-/// no figure is known (Blackwell) or multicast is absent.
+/// no figure is known or multicast is absent.
+///
+/// No public source gives Blackwell's (B200, B300, GB200): the CUDA driver API documents the
+/// query, not its value (a bind must be a multiple of the minimum granularity and should be of
+/// the recommended one, cuMulticastBindMem); FlashInfer's SymmDeviceMemory, NCCL's
+/// ncclMemAlloc and PyTorch's symmetric memory each ask the driver at run time and print nothing;
+/// and no published vLLM 0.17 to 0.21 or SGLang start-up log on Blackwell maps the workspace's
+/// buffers or isolates its non-torch increase. Its fusion workspace is charged at the 2 MiB
+/// rounding alone there, a lower bound (fusion_workspace_is_lower_bound).
 [[nodiscard]] constexpr Bytes multicast_recommended_granularity(const GpuSpec& g) noexcept {
     const bool switched = g.scale_up_bandwidth > BytesPerSecond{} && g.scale_up_domain() > 2;
     return switched && g.arch == GpuArch::hopper ? 512 * MiB : Bytes{};
@@ -77,6 +85,17 @@ namespace kvplan {
         if (const Bytes mc = multicast_recommended_granularity(g); !mc.is_zero())
             n = round_up(n, mc);
     return n;
+}
+
+/// Whether the fusion workspace charged under `rounding` on GPU `g` is a lower bound rather than
+/// the engine's figure: FlashInfer 0.6.0 to 0.6.9 round each buffer to the multicast granularity,
+/// which is known for no GPU but Hopper (multicast_recommended_granularity), so elsewhere on a
+/// switched fabric (Blackwell) only the 2 MiB allocation granularity is charged.
+[[nodiscard]] constexpr bool fusion_workspace_is_lower_bound(FusionWorkspaceRounding rounding,
+                                                             const GpuSpec& g) noexcept {
+    const bool switched = g.scale_up_bandwidth > BytesPerSecond{} && g.scale_up_domain() > 2;
+    return rounding == FusionWorkspaceRounding::multicast && switched &&
+           multicast_recommended_granularity(g).is_zero();
 }
 
 /// FlashInfer's fusion workspace on each GPU of a tensor-parallel group of `tp` GPUs `g`, for a
@@ -129,6 +148,14 @@ static_assert(flashinfer_fusion_workspace_bytes(gpus::h100_sxm, 2, 4096, 2 * B, 
 // Llama-3-70B at tp 4: 2 MiB / (8,192 x 2 B) = 128 tokens; 8 MiB, 4 KiB and 24 MiB: 10 + 2 + 26.
 static_assert(flashinfer_fusion_workspace_bytes(gpus::h100_sxm, 4, 8192, 2 * B, 16384,
                                                 FusionWorkspaceRounding::allocation) == 38 * MiB);
+// A B200 under the multicast rounding: its granularity unknown, each buffer rounded to 2 MiB, a
+// lower bound (130 + 2 + 386 MiB for the model above); exact on Hopper and under FlashInfer 0.6.10.
+static_assert(flashinfer_fusion_workspace_bytes(gpus::b200, 2, 4096, 2 * B, 8192,
+                                                FusionWorkspaceRounding::multicast) == 518 * MiB);
+static_assert(fusion_workspace_is_lower_bound(FusionWorkspaceRounding::multicast, gpus::b200) &&
+              !fusion_workspace_is_lower_bound(FusionWorkspaceRounding::multicast,
+                                               gpus::h100_sxm) &&
+              !fusion_workspace_is_lower_bound(FusionWorkspaceRounding::allocation, gpus::b200));
 // No pass at tp 3 or on an A100; no multicast on an NVLink pair (H100 NVL).
 static_assert(flashinfer_fusion_workspace_bytes(gpus::h100_sxm, 3, 4096, 2 * B, 8192,
                                                 FusionWorkspaceRounding::multicast)

@@ -281,6 +281,21 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
     return v < EngineVersion{0, 11};
 }
 
+/// Whether vLLM release line `v` runs one engine over several nodes without Ray: `vllm serve` on
+/// every node with --nnodes, --node-rank and --master-addr, the nodes after the first --headless
+/// (vLLM PR #23691, the multiprocessing executor across nodes: ParallelConfig nnodes, node_rank,
+/// master_addr, vllm/config/parallel.py). The PR was merged in mid-November 2025, after v0.11.0
+/// (2025-10-02): v0.11.1 and v0.11.2 carry its check, refusing a world larger than the node's
+/// GPUs without --nnodes or --distributed-executor-backend ray (vLLM issue #29447, NVIDIA-NeMo
+/// Skills issue #1059, and the Ray fix of vLLM PR #28873 of 2025-11-17). kvplan, telling no
+/// patches apart, counts it from v0.12. Before, such an engine ran on a Ray cluster: `ray start
+/// --head` on the first node, `ray start --address=...` on the others, and `vllm serve ...
+/// --distributed-executor-backend ray` on the first node alone (docs/serving/
+/// parallelism_scaling.md, "Running vLLM on a Ray cluster").
+[[nodiscard]] constexpr bool vllm_multinode_without_ray(EngineVersion v) noexcept {
+    return v >= EngineVersion{0, 12};
+}
+
 /// How the FlashInfer build a vLLM release pins rounds the fusion workspace's buffers.
 enum class FusionWorkspaceRounding : std::uint8_t {
     /// No workspace is modelled: a release before v0.17, or vLLM without FlashInfer.
@@ -324,6 +339,7 @@ static_assert(vllm_fusion_workspace_rounding({0, 16}) == FusionWorkspaceRounding
               vllm_fusion_workspace_rounding({0, 22}) == FusionWorkspaceRounding::allocation);
 static_assert(vllm_charges_non_torch_in_use({0, 8}) && !vllm_charges_non_torch_in_use({0, 9}));
 static_assert(vllm_charges_comm_buffers({0, 10}) && !vllm_charges_comm_buffers({0, 11}));
+static_assert(!vllm_multinode_without_ray({0, 11}) && vllm_multinode_without_ray({0, 12}));
 static_assert(vllm_release_defaults({0, 10})->gpu_memory_utilization == 0.9);
 static_assert(vllm_release_defaults(vllm_newest_release)->gpu_memory_utilization == 0.92);
 static_assert(vllm_release_defaults({0, 9})->gpu_memory_utilization == 0.9);

@@ -149,29 +149,40 @@ namespace detail {
 
 /// The quantized widths per rank engine `e` checks when it creates the weights of `m` under `l`,
 /// in the format `w`: the first part that keeps no whole blocks, with the
-/// changes that make it start. Only vLLM and SGLang are modelled (TensorRT-LLM and the ideal
-/// profile pass).
+/// changes that make it start. vLLM and SGLang check every part; TensorRT-LLM's PyTorch backend
+/// the routed experts alone: DeepSeekFP8BlockScalesFusedMoEMethod (tensorrt_llm/_torch/modules/
+/// fused_moe/quantization.py, the block-FP8 MoE of the CUTLASS and DeepGEMM backends) asserts
+/// intermediate_size_per_partition % FP8_QUANT_BLOCK_SIZE (128) == 0 as it loads a per-expert
+/// checkpoint's weight_scale_inv (load_expert_all_weight_scale_fp8_block_scale, the VANILLA
+/// loading mode of DeepSeek's and Qwen3's FP8 checkpoints); its per-rank scale grid is ceil(width
+/// / 128) rows, so the shard would split a block. Its dense block-FP8 Linear
+/// (FP8BlockScalesLinearMethod, tensorrt_llm/_torch/modules/linear.py) takes ceil-divided scale
+/// shards and asserts nothing: the dense and shared parts pass. The ideal profile passes.
 [[nodiscard]] constexpr StartupCheck startup_check(Engine e, const Model& m, const Layout& l,
                                                    const WeightOptions& w) {
     const Placement p = l.placement();
-    if (e != Engine::vllm && e != Engine::sglang) return {};
-    StartupCheck s =
-        detail::first_broken_block(m, p.dense_mlp_tp, p.shared_expert_tp, p.expert_tp, w);
+    if (e != Engine::vllm && e != Engine::sglang && e != Engine::trtllm) return {};
+    // TensorRT-LLM: the dense and shared parts as if unsplit (no check of theirs).
+    const bool experts_only = e == Engine::trtllm;
+    const auto broken = [&](std::uint32_t dense, std::uint32_t shared, std::uint32_t expert) {
+        return detail::first_broken_block(m, experts_only ? 1 : dense, experts_only ? 1 : shared,
+                                          expert, w);
+    };
+    StartupCheck s = broken(p.dense_mlp_tp, p.shared_expert_tp, p.expert_tp);
     if (!s.refused) return s;
-    s.source = e == Engine::vllm ? "vllm/model_executor/layers/quantization/fp8.py"
-                                 : "python/sglang/srt/layers/quantization/fp8.py";
+    s.source = e == Engine::vllm     ? "vllm/model_executor/layers/quantization/fp8.py"
+               : e == Engine::sglang ? "python/sglang/srt/layers/quantization/fp8.py"
+                                     : "tensorrt_llm/_torch/modules/fused_moe/quantization.py";
     // Expert parallelism: each routed expert whole on one GPU, the rest split as before.
     s.expert_parallel_starts =
-        m.config().moe.experts != 0 &&
-        !detail::first_broken_block(m, p.dense_mlp_tp, p.shared_expert_tp, 1, w).refused;
+        m.config().moe.experts != 0 && !broken(p.dense_mlp_tp, p.shared_expert_tp, 1).refused;
     // A smaller tp (the same GPUs in more pipeline stages): every degree tp set shrinks with it.
     const std::uint32_t tp = l.tp();
     for (std::uint32_t t = tp / 2; t >= 1 && s.starting_tp == 0; t /= 2) {
         const std::uint32_t f = tp / t;
         const auto shrink = [&](std::uint32_t d) { return d % f == 0 ? d / f : d; };
         if (tp % t == 0 &&
-            !detail::first_broken_block(m, shrink(p.dense_mlp_tp), shrink(p.shared_expert_tp),
-                                        shrink(p.expert_tp), w)
+            !broken(shrink(p.dense_mlp_tp), shrink(p.shared_expert_tp), shrink(p.expert_tp))
                  .refused)
             s.starting_tp = t;
     }

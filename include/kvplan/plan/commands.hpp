@@ -28,6 +28,7 @@
 #include "../engine/kind.hpp"
 #include "../engine/kv_dtype_names.hpp"
 #include "../engine/load_dtype.hpp"
+#include "../engine/release.hpp"
 #include "../error.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
@@ -42,6 +43,10 @@ namespace kvplan {
 /// A command line: environment assignments, the program and its arguments, one per element.
 struct ServeCommand {
     Engine engine = Engine::vllm;
+    /// A command the node runs first, its words, the line joining it to this one with `&&`:
+    /// vLLM's `ray start --head` on the head node of a release that spans nodes through Ray
+    /// (vllm_multinode_without_ray, engine/release.hpp); empty otherwise.
+    std::vector<std::string> before{};
     std::vector<std::string> env{};   ///< NAME=value, set before the program
     std::vector<std::string> argv{};  ///< the program and its arguments
     /// TensorRT-LLM: the YAML that --extra_llm_api_options names (one flow mapping on a line), for
@@ -74,6 +79,11 @@ struct ServeCommand {
             return q;
         };
         std::string out;
+        for (const std::string& w : before) {
+            out += quoted(w);
+            out += ' ';
+        }
+        if (!before.empty()) out += "&& ";
         for (const std::string& e : env) {
             out += quoted(e);
             out += ' ';
@@ -120,8 +130,8 @@ struct CommandOptions {
     /// --model-path). Empty: the config's name.
     std::string model{};
     /// The first node's address in the commands of a replica that spans nodes (vLLM's
-    /// --master-addr and --data-parallel-address, SGLang's --dist-init-addr): a word to replace
-    /// before pasting.
+    /// --master-addr and --data-parallel-address, or the Ray head's of an older release; SGLang's
+    /// --dist-init-addr): a word to replace before pasting.
     std::string head_address = "HEAD_NODE_IP";
     /// Host DRAM for KV per replica (kvplan fit --host-kv), each engine's host tier
     /// (engine/host_cache.hpp): vLLM's native CPU offloading, --kv-offloading-size in GiB over the
@@ -194,6 +204,11 @@ namespace detail {
         text(name(w.format), " weights over a ", name(c.format), " checkpoint"));
 }
 
+/// The port of the Ray head the commands of a vLLM release before multi-node multiprocessing
+/// start (`ray start --head --port`): 6379, Ray's default GCS port and the one vLLM's
+/// examples/online_serving/run_cluster.sh starts the head on.
+inline constexpr const char* vllm_ray_head_port = "6379";
+
 /// The file name the TensorRT-LLM command gives --extra_llm_api_options.
 inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.yaml";
 
@@ -218,7 +233,10 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
 /// --enable-hierarchical-cache and --hicache-size, TensorRT-LLM's host_cache_size); every knob the
 /// deployment gave; and the environment the answer depends on. A replica that spans nodes gets one
 /// command per node: vLLM's --nnodes, --node-rank and --master-addr (the node-1.. commands
-/// --headless), or, for dp ranks that each fit a node, its data-parallel flags
+/// --headless; before v0.12, a Ray cluster: `ray start --head` and `vllm serve ...
+/// --distributed-executor-backend ray` on the head, `ray start --address=HEAD:6379 --block` on
+/// the others, engine/release.hpp vllm_multinode_without_ray), or, for dp ranks that each fit a
+/// node, its data-parallel flags
 /// (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address); SGLang's
 /// --nnodes, --node-rank and --dist-init-addr. TensorRT-LLM's is `trtllm-serve` with the PyTorch
 /// backend, what it has no flag for (the KV dtype, attention dp, the block size) in
@@ -248,6 +266,18 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
         switch (s.engine) {
             case Engine::vllm: {
                 const char* where = "vllm serve";
+                // One engine over several nodes on a release before the multiprocessing executor
+                // spanned them: a Ray cluster, the engine started on its head alone.
+                const bool ray =
+                    nodes > 1 && p.dp <= 1 && !vllm_multinode_without_ray(s.engine_version);
+                if (ray && node > 0) {
+                    // The worker joins the head's cluster and stays in the foreground, as a
+                    // --headless vllm serve would (Ray's `ray start --address ... --block`).
+                    v = {"ray", "start",
+                         "--address=" + o.head_address + ":" + detail::vllm_ray_head_port,
+                         "--block"};
+                    break;
+                }
                 if (a.over_limit && a.long_context_allowed)
                     c.env.emplace_back("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");
                 // The hybrid manager for chunked local attention is an environment switch
@@ -277,6 +307,13 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                              num(std::min<std::uint64_t>(local, p.dp - local * node)));
                         if (node > 0) flag("--data-parallel-start-rank", num(local * node));
                         flag("--data-parallel-address", o.head_address);
+                    } else if (ray) {
+                        // Ray's placement group spreads the tp x pp workers over the cluster's
+                        // nodes (vllm/executor/ray_utils.py, initialize_ray_cluster); the backend
+                        // named, as docs/serving/parallelism_scaling.md writes it.
+                        c.before = {"ray", "start", "--head",
+                                    std::string("--port=") + detail::vllm_ray_head_port};
+                        flag("--distributed-executor-backend", "ray");
                     } else {
                         // One engine over several nodes (ParallelConfig nnodes, node_rank,
                         // master_addr).
@@ -284,7 +321,7 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                         flag("--node-rank", num(node));
                         flag("--master-addr", o.head_address);
                     }
-                    if (node > 0) v.emplace_back("--headless");
+                    if (node > 0 && !ray) v.emplace_back("--headless");
                 }
                 if (p.ep > 1) v.emplace_back("--enable-expert-parallel");
                 if (p.redundant_experts > 0) {

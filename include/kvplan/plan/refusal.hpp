@@ -117,6 +117,9 @@ namespace detail {
                 fix = a.serving.engine == Engine::sglang
                           ? "--ep-size " + std::to_string(a.replica.parallel.tp) +
                                 " keeps every expert whole"
+                      : a.serving.engine == Engine::trtllm
+                          ? "--ep_size " + std::to_string(a.replica.parallel.tp) +
+                                " keeps every expert whole"
                           : "--enable-expert-parallel keeps every expert whole";
             if (c.starting_tp != 0)
                 fix += std::string(fix.empty() ? "" : "; ") + "tp " +
@@ -136,7 +139,11 @@ namespace detail {
             return std::string("the ") + part + " (" + grouped_digits(c.width) + " wide) split " +
                    std::to_string(c.ways) + " ways leave " + grouped_digits(c.per_rank) +
                    " per GPU, no multiple of the " + std::to_string(c.block) +
-                   "-wide fp8 weight block (" + std::string(c.source) + ", create_weights)" +
+                   "-wide fp8 weight block (" + std::string(c.source) +
+                   (a.serving.engine == Engine::trtllm
+                        ? ", DeepSeekFP8BlockScalesFusedMoEMethod: its assertion as it loads the "
+                          "weight scales)"
+                        : ", create_weights)") +
                    (fix.empty() ? std::string() : ": " + fix);
         }
         case Refusal::kv_dtype: {
