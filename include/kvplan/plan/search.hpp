@@ -235,7 +235,7 @@ struct ValidSplit {
     return std::nullopt;
 }
 
-/// Whether refused replica `a` (of `a_gpus` GPUs) is nearer to starting than `b`: one that lacks
+/// Whether refused replica `a` is nearer to starting than refused replica `b`: one that lacks
 /// only memory before one refused by a rule no memory lifts; of two short of memory, the one a
 /// GPU lacks the least of (memory_short); then the one of more GPUs, whose refusal holds for the
 /// smaller ones too.
