@@ -70,20 +70,45 @@ std::vector<std::optional<KvFormat>> kv_list(py::handle h) {
     return out;
 }
 
-/// The serving knobs plan and disagg take: the engine and its own knobs.
-Serving search_serving(py::handle engine, py::handle engine_version, py::handle block_size,
-                       py::handle gpu_memory_utilization, py::handle max_num_seqs,
-                       py::handle max_num_batched_tokens, bool enforce_eager) {
+/// The serving keywords of the searches (plan, disagg): the engine and its knobs, as Python gave
+/// them.
+struct SearchKnobs {
+    py::handle engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
+        max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
+        without_flashinfer;
+    bool allow_long_context = false, enforce_eager = false;
+};
+
+/// The serving knobs plan and disagg take, read as kvplan.fit reads them.
+Serving search_serving(const SearchKnobs& k) {
     const py::handle none{Py_None};  // borrowed: no reference given back
-    DeploymentArgs x{none,           none,         none,
-                     none,           none,         none,
-                     none,           none,         none,
-                     none,           none,         engine,
-                     engine_version, block_size,   gpu_memory_utilization,
-                     none,           max_num_seqs, max_num_batched_tokens,
-                     none,           none,         none,
-                     none,           none,         false};
-    x.enforce_eager = enforce_eager;
+    DeploymentArgs x{none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     k.engine,
+                     k.engine_version,
+                     k.block_size,
+                     k.gpu_memory_utilization,
+                     k.kv_memory,
+                     k.max_num_seqs,
+                     k.max_num_batched_tokens,
+                     k.num_gpu_blocks_override,
+                     none,
+                     none,
+                     none,
+                     none,
+                     k.allow_long_context,
+                     k.chunked_local_hybrid,
+                     k.without_flashinfer,
+                     k.enforce_eager};
     Serving s = serving_of(x);
     // A knob the engine cannot take, before the search: the library's InvalidInputError.
     (void)resolve_serving(s);
@@ -466,7 +491,9 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
            bool any_layout, bool dp, bool ep, bool dcp, py::handle rank, py::handle top,
            py::handle engine, py::handle engine_version, py::handle block_size,
            py::handle gpu_memory_utilization, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens, bool enforce_eager) {
+           py::handle max_num_batched_tokens, bool enforce_eager, py::handle kv_memory,
+           py::handle num_gpu_blocks_override, bool allow_long_context,
+           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
             SearchSpace space;
             space.max_gpus = to_u32(max_gpus, "max_gpus", "GPUs", 64);
             space.max_tp = to_u32(max_tp, "max_tp", "GPUs", 64);
@@ -492,9 +519,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
                       "prompt_tokens and output_tokens beside 'estimate' (the load the estimate "
                       "serves)",
                       "'estimate'");
-            const Serving serving =
-                search_serving(engine, engine_version, block_size, gpu_memory_utilization,
-                               max_num_seqs, max_num_batched_tokens, enforce_eager);
+            const Serving serving = search_serving(
+                {engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
+                 max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
+                 without_flashinfer, allow_long_context, enforce_eager});
             const std::shared_ptr<PyModel> pm = as_model(model);
             const Demand demand =
                 demand_of(context_limit(pm->get().config()).tokens, context, concurrency,
@@ -527,8 +555,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
         py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("max_num_seqs") = py::none(), py::arg("max_num_batched_tokens") = py::none(),
-        py::arg("enforce_eager") = false,
-        R"(plan(model, gpu=None, *, context=None, concurrency=1, prompt_tokens=None, output_tokens=None, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, any_layout=False, dp=True, ep=True, dcp=True, rank=None, top=50, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False)
+        py::arg("enforce_eager") = false, py::arg("kv_memory") = py::none(),
+        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
+        py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none(),
+        R"(plan(model, gpu=None, *, context=None, concurrency=1, prompt_tokens=None, output_tokens=None, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, any_layout=False, dp=True, ep=True, dcp=True, rank=None, top=50, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
 --
 
 The replicas that hold `concurrency` sequences of `context` tokens, as kvplan plan searches
@@ -651,8 +681,10 @@ disagg's JSON keys.)")
            py::handle output_tokens, py::handle ttft_ms, py::handle tpot_ms, py::handle latency,
            py::handle kv_dtype, py::handle weight_dtype, py::handle max_gpus, py::handle max_tp,
            py::handle engine, py::handle engine_version, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle max_num_batched_tokens,
-           bool enforce_eager) {
+           py::handle gpu_memory_utilization, py::handle max_num_batched_tokens, bool enforce_eager,
+           py::handle max_num_seqs, py::handle kv_memory, py::handle num_gpu_blocks_override,
+           bool allow_long_context, py::handle chunked_local_hybrid,
+           py::handle without_flashinfer) {
             const std::string lat = to_text(latency, "latency");
             if (lat != "estimate" && lat != "bound")
                 usage("latency",
@@ -672,9 +704,10 @@ disagg's JSON keys.)")
                 space.weights = {
                     WeightOptions{.format = to_weight_format(weight_dtype, "weight_dtype")}};
             const py::handle none{Py_None};  // borrowed: no reference given back
-            const Serving serving =
-                search_serving(engine, engine_version, block_size, gpu_memory_utilization, none,
-                               max_num_batched_tokens, enforce_eager);
+            const Serving serving = search_serving(
+                {engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
+                 max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
+                 without_flashinfer, allow_long_context, enforce_eager});
             const std::shared_ptr<PyModel> pm = as_model(model);
             PyDisagg out;
             out.gpus = gpu_list(gpu);
@@ -691,7 +724,10 @@ disagg's JSON keys.)")
         py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
-        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None, enforce_eager=False)
+        py::arg("max_num_seqs") = py::none(), py::arg("kv_memory") = py::none(),
+        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
+        py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none(),
+        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None, enforce_eager=False, max_num_seqs=None, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
 --
 
 Prefill and decode pools for `rate` requests per second of prompt_tokens + output_tokens
@@ -747,7 +783,9 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
            py::handle efficiency, py::handle tp, py::handle pp, py::handle kv_dtype,
            py::handle weight_dtype, py::handle expert_dtype, py::handle engine,
            py::handle engine_version, py::handle block_size, py::handle gpu_memory_utilization,
-           py::handle max_num_seqs, py::handle max_num_batched_tokens, bool enforce_eager) {
+           py::handle max_num_seqs, py::handle max_num_batched_tokens, bool enforce_eager,
+           py::handle kv_memory, py::handle num_gpu_blocks_override, bool allow_long_context,
+           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
             struct {
                 LengthDistribution lengths{};
                 double rate_per_s = 0;
@@ -809,6 +847,11 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                              none,
                              none,
                              false};
+            x.kv_memory = kv_memory;
+            x.num_gpu_blocks_override = num_gpu_blocks_override;
+            x.allow_long_context = allow_long_context;
+            x.chunked_local_hybrid = chunked_local_hybrid;
+            x.without_flashinfer = without_flashinfer;
             x.enforce_eager = enforce_eager;
             Deployment d = deployment_of(x, pm, pg, profile);
             return PyFleet{plan_fleet(FleetRequest{.deployment = std::move(d),
@@ -831,7 +874,10 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
         py::arg("engine_version") = py::none(), py::arg("block_size") = py::none(),
         py::arg("gpu_memory_utilization") = py::none(), py::arg("max_num_seqs") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
-        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False)
+        py::arg("kv_memory") = py::none(), py::arg("num_gpu_blocks_override") = py::none(),
+        py::arg("allow_long_context") = false, py::arg("chunked_local_hybrid") = py::none(),
+        py::arg("without_flashinfer") = py::none(),
+        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
 --
 
 The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a

@@ -200,11 +200,9 @@ ELSEWHERE = {
 # answer cannot move: listed so that a new flag comes with its keyword or its line here.
 REPLICA_EXTRAS = {"--max-loras", "--max-lora-rank", "--fully-sharded-loras", "--max-cpu-loras",
                   "--lora-target-modules", "--limit-mm-per-prompt", "--skip-mm-profiling"}
-SEARCH_EXTRAS = REPLICA_EXTRAS | {"--kv-memory", "--num-gpu-blocks-override",
-                                  "--allow-long-context", "--chunked-local-hybrid",
-                                  "--without-flashinfer", "--speculative-method",
-                                  "--num-speculative-tokens", "--draft-model", "--profile",
-                                  "--expert-dtype", "--prefix-hit-rate"}
+SEARCH_EXTRAS = REPLICA_EXTRAS | {"--speculative-method", "--num-speculative-tokens",
+                                  "--draft-model", "--profile", "--expert-dtype",
+                                  "--prefix-hit-rate"}
 NOT_YET = {
     "fit": {"--prefix-hit-rate", "--host-kv", "--kv-offloading-size", "--nvme-kv",
             "--remote-kv"},
@@ -213,8 +211,7 @@ NOT_YET = {
                                  "--num-speculative-tokens", "--draft-model"},
     "plan": SEARCH_EXTRAS | {"--prices", "--ttft-ms", "--tpot-ms", "--pareto",
                              "--redundant-experts"},
-    "disagg": SEARCH_EXTRAS | {"--max-num-seqs", "--trace", "--percentile", "--time-unit",
-                               "--link"},
+    "disagg": SEARCH_EXTRAS | {"--trace", "--percentile", "--time-unit", "--link"},
     "fleet": SEARCH_EXTRAS - {"--expert-dtype", "--prefix-hit-rate"} | {
         "--gpus", "--trace", "--epsilon", "--time-unit"},
     "trace": REPLICA_EXTRAS | {"--gpus", "--expert-dtype", "--num-gpu-blocks-override",
@@ -356,3 +353,43 @@ def test_a_call_gives_back_no_reference_it_did_not_take():
         for _ in range(100):
             call()
         assert abs(sys.getrefcount(None) - before) <= 5
+
+
+def test_the_searches_take_the_budgets_knobs():
+    # plan within 8 GiB of KV per GPU: Llama-3-8B's sequence of 8,192 tokens is 512 blocks of
+    # 16 x 32 layers x 2 x 8 KV heads x 128 x 2 B = 1 GiB, and vLLM's 4,095 blocks of the 4,096
+    # (one held back) hold 7, the CLI's nearest miss.
+    p = kvplan.plan("llama-3-8b", "h100-sxm", context=8192, concurrency=64, max_gpus=1,
+                    kv_memory="8GiB")
+    assert not p.found and p.nearest_misses[0].answer.max_concurrency == 7
+    assert p.nearest_misses[0].answer.kv_budget_bytes_per_gpu == 8 * 2**30
+    expected = cli_json("plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--context", "8192",
+                        "--concurrency", "64", "--max-gpus", "1", "--kv-memory", "8GiB")
+    assert not expected["found"]
+    # num_gpu_blocks_override: 1,025 blocks hold two sequences of 512 blocks.
+    p = kvplan.plan("llama-3-8b", "h100-sxm", context=8192, concurrency=64, max_gpus=1,
+                    num_gpu_blocks_override=1025)
+    assert p.nearest_misses[0].answer.max_concurrency == 2
+    # Past Llama-3-70B's limit of 8,192 tokens nothing starts, unless allowed, as the flag says.
+    assert kvplan.plan("llama-3-70b", "h200-sxm", context="16k").refused.answer.refusal == \
+        "context_limit"
+    long = kvplan.plan("llama-3-70b", "h200-sxm", context="16k", allow_long_context=True)
+    cli_long = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h200-sxm", "--context", "16k",
+                        "--allow-long-context")["candidates"][0]
+    assert (long.best.gpus, long.best.answer.max_concurrency) == (
+        cli_long["gpus"], cli_long["max_concurrency"])
+    # fleet and disagg read the KV memory given as kvplan fleet and kvplan disagg do.
+    kw = dict(rate=4, tpot_ms=50, prompt_tokens=2000, output_tokens=500)
+    f = kvplan.fleet("llama-3-8b", "h100-sxm", kv_memory="8GiB", **kw)
+    expected = cli_json("fleet", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--rate", "4",
+                        "--tpot-ms", "50", "--prompt-tokens", "2000", "--output-tokens", "500",
+                        "--kv-memory", "8GiB")
+    assert f.replicas == expected["replicas"]
+    d = kvplan.disagg("llama-3-70b", "h100-sxm", rate=10, prompt_tokens=2000, output_tokens=500,
+                      ttft_ms=500, tpot_ms=50, max_num_seqs=16)
+    expected = cli_json("disagg", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10",
+                        "--prompt-tokens", "2000", "--output-tokens", "500", "--ttft-ms", "500",
+                        "--tpot-ms", "50", "--max-num-seqs", "16")
+    assert [(q.pool, q.sequences_per_replica, q.replicas) for q in d.pools] == \
+        [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in expected["pools"]]
+    assert all(q.sequences_per_replica <= 16 for q in d.pools if q.pool == "decode")
