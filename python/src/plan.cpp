@@ -474,7 +474,8 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
             [](const PyPlan& p) -> py::object {
                 return p.refused ? py::cast(*p.refused) : py::none();
             },
-            "When no replica starts: the one whose refusal says what stops them all.")
+            "When no replica starts: the one nearest to starting (the least memory a GPU lacks, "
+            "then the most GPUs), whose refusal says what stops them all.")
         .def_property_readonly("searched", [](const PyPlan& p) { return p.searched; })
         .def_property_readonly("fitting", [](const PyPlan& p) { return p.fitting; })
         .def_property_readonly("layouts", [](const PyPlan& p) { return p.layouts; })
