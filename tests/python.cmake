@@ -20,7 +20,7 @@ if(TARGET kvplan_python AND TARGET kvplan_cli)
       "KVPLAN_EXE=$<TARGET_FILE:kvplan_cli>"
       "KVPLAN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
     foreach(_file IN ITEMS test_functions.py test_classes.py test_block_pool.py test_docs.py
-                         test_stubs.py)
+                         test_stubs.py test_keywords.py)
       get_filename_component(_name "${_file}" NAME_WE)
       add_test(NAME "python: ${_name}"
         COMMAND "${_kvplan_py}" -m pytest -q -p no:cacheprovider

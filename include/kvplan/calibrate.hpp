@@ -301,12 +301,14 @@ std::size_t scan_log_lines(std::string_view text, std::string_view where, std::s
                           detail::without_controls(path));
 }
 
-/// Where a figure of the fit came from.
-enum class FigureSource : std::uint8_t { log, given, modelled };
+/// Where a figure of the fit came from: the log's own line, the GPU spec named beside it (its
+/// memory total), a value the user gave (a flag or keyword), or the model.
+enum class FigureSource : std::uint8_t { log, gpu_spec, given, modelled };
 
 /// Each source's spelling.
-inline constexpr FixedArray<detail::EnumName<FigureSource>, 3> figure_source_names{{
+inline constexpr FixedArray<detail::EnumName<FigureSource>, 4> figure_source_names{{
     {FigureSource::log, "log"},
+    {FigureSource::gpu_spec, "gpu_spec"},
     {FigureSource::given, "given"},
     {FigureSource::modelled, "modelled"},
 }};
@@ -317,8 +319,10 @@ inline constexpr FixedArray<detail::EnumName<FigureSource>, 3> figure_source_nam
 
 /// What the log cannot say, from elsewhere.
 struct CalibrationInputs {
-    std::optional<Bytes> memory_total;  ///< the GPU's runtime total (exact): preferred to the log's
-    std::optional<double> utilization;  ///< overrides the log's gpu_memory_utilization
+    /// The GPU spec's memory total (GpuSpec::memory_total, exact): preferred to the log's figure,
+    /// which is rounded.
+    std::optional<Bytes> memory_total;
+    std::optional<double> utilization;  ///< given by the user: overrides the log's
     double default_utilization = 0.9;   ///< when neither gives one (vLLM's default through v0.1x)
     std::optional<Bytes> weights;       ///< modelled weights, when the log has no weight line
     /// Bytes of one block over the layers of a rank (vLLM V0's cache_block_size; V1's page x layers
@@ -358,7 +362,7 @@ struct CalibrationFit {
     CalibrationFit c;
     if (in.memory_total) {
         c.memory_total = *in.memory_total;
-        c.memory_total_source = FigureSource::given;
+        c.memory_total_source = FigureSource::gpu_spec;
     } else if (f.memory_total) {
         c.memory_total = f.memory_total->value;
     } else {

@@ -76,6 +76,11 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
                       "a start-up log as well (bench= alone fits the estimate at vLLM's defaults "
                       "for the replica)",
                       "bench= alone");
+        if (x.enforce_eager)
+            usage("enforce_eager",
+                  "a start-up log as well (bench= alone fits the estimate at vLLM's defaults "
+                  "for the replica)",
+                  "bench= alone");
     }
     const ParallelConfig parallel = parallel_of(x);
     const std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
@@ -138,7 +143,8 @@ log's own cache figures reproduced from the measured memory (kvplan::LogCalibrat
         .def_property_readonly(
             "memory_total_source",
             [](const L& x) { return source_name(x.get().fit.memory_total_source); },
-            "Where it came from: log, given or modelled.")
+            "Where it came from: 'gpu_spec' (the gpu= spec's memory total) or 'log' (the log's "
+            "figure).")
         .def_property_readonly("gpu_memory_utilization",
                                [](const L& x) { return x.get().fit.utilization; })
         .def_property_readonly(
@@ -397,9 +403,9 @@ Writes profile_json to path.)")
         [](py::handle log, py::handle bench, py::handle model, py::handle gpu, py::handle tp,
            py::handle pp, py::handle kv_dtype, py::handle weight_dtype, py::handle block_size,
            py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens) {
-            const py::handle none = py::none();
-            const py::int_ one_layout(1);  // dp, ep and dcp: calibration reads tp x pp alone
+           py::handle max_num_batched_tokens, bool enforce_eager) {
+            const py::handle none{Py_None};  // borrowed: no reference given back
+            const py::int_ one_layout(1);    // dp, ep and dcp: calibration reads tp x pp alone
             const py::handle one = one_layout;
             DeploymentArgs x{model,        gpu,          tp,
                              pp,           one,          one,
@@ -409,6 +415,7 @@ Writes profile_json to path.)")
                              kv_memory,    max_num_seqs, max_num_batched_tokens,
                              none,         none,         none,
                              none,         none,         false};
+            x.enforce_eager = enforce_eager;
             return calibrate_of(log, bench, model, gpu, x);
         },
         py::arg("log") = py::none(), py::kw_only(), py::arg("bench") = py::none(), py::arg("model"),
@@ -416,8 +423,8 @@ Writes profile_json to path.)")
         py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(),
-        R"(calibrate(log=None, *, bench=None, model, gpu=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None)
+        py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
+        R"(calibrate(log=None, *, bench=None, model, gpu=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False)
 --
 
 A replica under vLLM calibrated on what vLLM measured, as kvplan calibrate gives it
@@ -425,7 +432,7 @@ A replica under vLLM calibrated on what vLLM measured, as kvplan calibrate gives
 non-KV reserve is measured and set beside the modelled one; bench: a `vllm bench serve
 --save-result` JSON of this replica, or a list of them at several loads, to which the latency
 estimate is fitted (gpu= then names the GPU it ran on). Either or both. The knobs that shape
-the cache (block_size ... max_num_batched_tokens) are read only with a log.
+the cache (block_size ... enforce_eager) are read only with a log.
 
 Example:
 

@@ -431,18 +431,35 @@ Raises kvplan.InvalidInputError for a policy that cannot be read or names what i
            py::handle concurrency, py::handle tp, py::handle pp, py::handle gpus,
            py::handle kv_dtype, py::handle weight_dtype, py::handle engine, py::handle block_size,
            py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens) {
-            const py::handle none = py::none();
-            const py::int_ one_layout(1);  // dp, ep and dcp: diff takes tp x pp
+           py::handle max_num_batched_tokens, py::handle engine_version, bool enforce_eager) {
+            const py::handle none{Py_None};  // borrowed: no reference given back
+            const py::int_ one_layout(1);    // dp, ep and dcp: diff takes tp x pp
             const py::handle one = one_layout;
-            const DeploymentArgs x{none,         gpu,          tp,
-                                   pp,           one,          one,
-                                   one,          gpus,         kv_dtype,
-                                   weight_dtype, none,         engine,
-                                   none,         block_size,   gpu_memory_utilization,
-                                   kv_memory,    max_num_seqs, max_num_batched_tokens,
-                                   none,         none,         none,
-                                   none,         none,         false};
+            DeploymentArgs x{none,
+                             gpu,
+                             tp,
+                             pp,
+                             one,
+                             one,
+                             one,
+                             gpus,
+                             kv_dtype,
+                             weight_dtype,
+                             none,
+                             engine,
+                             engine_version,
+                             block_size,
+                             gpu_memory_utilization,
+                             kv_memory,
+                             max_num_seqs,
+                             max_num_batched_tokens,
+                             none,
+                             none,
+                             none,
+                             none,
+                             none,
+                             false};
+            x.enforce_eager = enforce_eager;
             return diff_of(old_model, new_model, context, concurrency, x);
         },
         py::arg("old"), py::arg("new"), py::arg("gpu") = py::none(), py::kw_only(),
@@ -451,8 +468,9 @@ Raises kvplan.InvalidInputError for a policy that cannot be read or names what i
         py::arg("weight_dtype") = py::none(), py::arg("engine") = "vllm",
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(),
-        R"(diff(old, new, gpu=None, *, context=None, concurrency=1, tp=1, pp=1, gpus=None, kv_dtype=None, weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None)
+        py::arg("max_num_batched_tokens") = py::none(), py::arg("engine_version") = py::none(),
+        py::arg("enforce_eager") = false,
+        R"(diff(old, new, gpu=None, *, context=None, concurrency=1, tp=1, pp=1, gpus=None, kv_dtype=None, weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, engine_version=None, enforce_eager=False)
 --
 
 Two revisions of a config.json, as kvplan diff compares them: the fields that changed, each

@@ -206,8 +206,18 @@ struct DeploymentArgs {
         max_num_batched_tokens, num_gpu_blocks_override, speculative_method, num_speculative_tokens,
         draft_model, profile;
     bool allow_long_context = false;
-    /// vLLM switches whose default is the release's: True, False, or None (the release's).
-    py::handle chunked_local_hybrid = py::none(), without_flashinfer = py::none();
+    /// vLLM switches whose default is the release's: True, False, or None (the release's). A
+    /// handle's default borrows None itself: one made of a py::none() temporary would give back a
+    /// reference it never took, each time an argument list is built.
+    py::handle chunked_local_hybrid{Py_None}, without_flashinfer{Py_None};
+    /// vLLM's --enforce-eager (Serving::enforce_eager): another engine refuses it.
+    bool enforce_eager = false;
+    /// LoRA adapter slots and their shape (LoraOptions), as --max-loras and its flags; the
+    /// encoder outputs of a vision model (EncoderCacheOptions), as --limit-mm-per-prompt and
+    /// --skip-mm-profiling; EPLB's redundant experts (ParallelConfig::redundant_experts).
+    py::handle max_loras{Py_None}, max_lora_rank{Py_None}, max_cpu_loras{Py_None},
+        lora_target_modules{Py_None}, limit_mm_per_prompt{Py_None}, redundant_experts{Py_None};
+    bool fully_sharded_loras = false, skip_mm_profiling = false;
 };
 
 /// The parallel layout the keywords state (tp, pp, dp, ep, dcp).
@@ -219,7 +229,7 @@ std::uint32_t gpu_count_of(const DeploymentArgs& x);
 /// the checkpoint's own.
 std::optional<WeightOptions> weights_of(const DeploymentArgs& x);
 
-/// The engine and its knobs the keywords state (engine ... allow_long_context).
+/// The engine and its knobs the keywords state (engine ... allow_long_context, enforce_eager).
 Serving serving_of(const DeploymentArgs& x);
 
 /// The Deployment the keywords state, its model and GPU resolved (cached by name).

@@ -1,6 +1,7 @@
 // Deployment, its answer and kvplan.fit: the keywords straight into the library's Deployment and
 // Demand, one kvplan::evaluate per call.
 
+#include <kvplan/budget/lora.hpp>
 #include <kvplan/engine/checkpoint_kv.hpp>
 #include <kvplan/plan/check.hpp>
 #include <kvplan/plan/commands.hpp>
@@ -76,11 +77,15 @@ Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImpor
 }  // namespace
 
 ParallelConfig parallel_of(const DeploymentArgs& x) {
-    return {.tp = layout_count(x.tp, "tp", "GPUs"),
-            .pp = layout_count(x.pp, "pp", "stages"),
-            .dp = layout_count(x.dp, "dp", "ranks"),
-            .ep = layout_count(x.ep, "ep", "GPUs"),
-            .dcp = layout_count(x.dcp, "dcp", "ranks")};
+    ParallelConfig p{.tp = layout_count(x.tp, "tp", "GPUs"),
+                     .pp = layout_count(x.pp, "pp", "stages"),
+                     .dp = layout_count(x.dp, "dp", "ranks"),
+                     .ep = layout_count(x.ep, "ep", "GPUs"),
+                     .dcp = layout_count(x.dcp, "dcp", "ranks")};
+    if (!x.redundant_experts.is_none())
+        p.redundant_experts =
+            to_u32(x.redundant_experts, "redundant_experts", "experts", 1U << 16, 0);
+    return p;
 }
 
 std::uint32_t gpu_count_of(const DeploymentArgs& x) {
@@ -95,6 +100,71 @@ std::optional<WeightOptions> weights_of(const DeploymentArgs& x) {
         w.expert_format = to_weight_format(x.expert_dtype, "expert_dtype");
     return w;
 }
+
+namespace {
+
+/// limit_mm_per_prompt: images per prompt, an int >= 0 or vLLM's JSON as a dict, {"image": N}
+/// (of the modalities, images alone are modelled).
+std::uint32_t mm_images(py::handle h) {
+    constexpr std::string_view field = "limit_mm_per_prompt";
+    if (py::isinstance<py::dict>(h)) {
+        const auto d = py::reinterpret_borrow<py::dict>(h);
+        if (d.size() != 1 || !d.contains("image"))
+            usage(field, "images per prompt: an int or {'image': N}", std::string(py::repr(h)));
+        return to_u32(d["image"], field, "images", 0xFFFF'FFFFU, 0);
+    }
+    return to_u32(h, field, "images", 0xFFFF'FFFFU, 0);
+}
+
+/// The LoRA keywords, checked as the command line checks their flags (tools/kvplan/flags.cpp).
+void lora_of(const DeploymentArgs& x, Serving& s) {
+    if (!x.max_loras.is_none() && s.engine == Engine::trtllm)
+        usage("max_loras",
+              "engine 'vllm', 'sglang' or 'ideal' (TensorRT-LLM's LoRA cache is not modelled)",
+              std::string(name(s.engine)));
+    if (x.fully_sharded_loras && s.engine == Engine::sglang)
+        usage("fully_sharded_loras", "engine 'vllm' (SGLang has no such option)",
+              std::string(name(s.engine)));
+    if (x.max_loras.is_none()) {
+        const char* given = !x.max_lora_rank.is_none()         ? "max_lora_rank"
+                            : x.fully_sharded_loras            ? "fully_sharded_loras"
+                            : !x.max_cpu_loras.is_none()       ? "max_cpu_loras"
+                            : !x.lora_target_modules.is_none() ? "lora_target_modules"
+                                                               : nullptr;
+        if (given) usage(given, "max_loras as well (the adapter slots it describes)", "None");
+        return;
+    }
+    LoraOptions& lora = s.reserve.lora;
+    lora.max_loras = to_u32(x.max_loras, "max_loras", "adapters", 1U << 16);
+    if (!x.max_lora_rank.is_none())
+        lora.max_lora_rank = to_u32(x.max_lora_rank, "max_lora_rank", "", 1U << 16);
+    lora.fully_sharded = x.fully_sharded_loras;
+    if (!x.max_cpu_loras.is_none()) {
+        // Host memory only: checked as vLLM's LoRAConfig and SGLang's server_args check it.
+        const std::uint32_t cpu = to_u32(x.max_cpu_loras, "max_cpu_loras", "adapters", 1U << 16);
+        if (cpu < lora.max_loras)
+            usage("max_cpu_loras", fmt::format("at least max_loras ({})", lora.max_loras),
+                  std::to_string(cpu));
+        lora.max_cpu_loras = cpu;
+    }
+    if (!x.lora_target_modules.is_none()) {
+        // vLLM wraps every layer it supports whatever the adapters target: refused there
+        // rather than ignored.
+        if (s.engine != Engine::sglang)
+            usage("lora_target_modules",
+                  "engine 'sglang' (vLLM allocates LoRA stacks on every layer it supports, "
+                  "whatever the adapters target)",
+                  std::string(name(s.engine)));
+        const std::string text = to_text(x.lora_target_modules, "lora_target_modules");
+        try {
+            lora.targets = lora_targets("lora_target_modules", text);  // the library's reading
+        } catch (const InvalidInput& e) {
+            throw UsageError(e.what());
+        }
+    }
+}
+
+}  // namespace
 
 Serving serving_of(const DeploymentArgs& x) {
     Serving s;
@@ -127,7 +197,15 @@ Serving serving_of(const DeploymentArgs& x) {
         s.num_gpu_blocks =
             to_count(x.num_gpu_blocks_override, "num_gpu_blocks_override", "blocks", 2);
     }
+    if ((!x.limit_mm_per_prompt.is_none() || x.skip_mm_profiling) && s.engine != Engine::vllm)
+        usage(!x.limit_mm_per_prompt.is_none() ? "limit_mm_per_prompt" : "skip_mm_profiling",
+              "engine 'vllm' (it is vLLM's flag)", std::string(name(s.engine)));
+    if (!x.limit_mm_per_prompt.is_none())
+        s.reserve.encoder_cache.items_per_prompt = mm_images(x.limit_mm_per_prompt);
+    s.reserve.encoder_cache.skip_profiling = x.skip_mm_profiling;
+    lora_of(x, s);
     s.allow_long_context = x.allow_long_context;
+    s.enforce_eager = x.enforce_eager;
     s.chunked_local_hybrid = to_switch(x.chunked_local_hybrid, "chunked_local_hybrid");
     s.without_flashinfer = to_switch(x.without_flashinfer, "without_flashinfer");
     return s;
@@ -347,25 +425,34 @@ std::string answer_repr(const PyAnswer& x) {
 
 // The keywords of a deployment, shared by kvplan.Deployment and kvplan.fit: the library's
 // Deployment and Serving fields under the names of vLLM's flags.
-#define DEPLOYMENT_KEYWORDS                                                                     \
-    py::arg("tp") = 1, py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1,                 \
-    py::arg("dcp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = py::none(),         \
-    py::arg("weight_dtype") = py::none(), py::arg("expert_dtype") = py::none(),                 \
-    py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),                         \
-    py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),         \
-    py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),                    \
-    py::arg("max_num_batched_tokens") = py::none(),                                             \
-    py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,     \
-    py::arg("speculative_method") = py::none(), py::arg("num_speculative_tokens") = py::none(), \
-    py::arg("draft_model") = py::none(), py::arg("profile") = py::none(),                       \
-    py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none()
-#define DEPLOYMENT_SIGNATURE                                                                 \
-    "tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, kv_dtype=None, weight_dtype=None, "           \
-    "expert_dtype=None, engine='vllm', engine_version=None, block_size=None, "               \
-    "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "                       \
-    "max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, "  \
-    "speculative_method=None, num_speculative_tokens=None, draft_model=None, profile=None, " \
-    "chunked_local_hybrid=None, without_flashinfer=None"
+#define DEPLOYMENT_KEYWORDS                                                                 \
+    py::arg("tp") = 1, py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1,             \
+    py::arg("dcp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = py::none(),     \
+    py::arg("weight_dtype") = py::none(), py::arg("expert_dtype") = py::none(),             \
+    py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),                     \
+    py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),     \
+    py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),                \
+    py::arg("max_num_batched_tokens") = py::none(),                                         \
+    py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false, \
+    py::arg("enforce_eager") = false, py::arg("speculative_method") = py::none(),           \
+    py::arg("num_speculative_tokens") = py::none(), py::arg("draft_model") = py::none(),    \
+    py::arg("profile") = py::none(), py::arg("chunked_local_hybrid") = py::none(),          \
+    py::arg("without_flashinfer") = py::none(), py::arg("max_loras") = py::none(),          \
+    py::arg("max_lora_rank") = py::none(), py::arg("fully_sharded_loras") = false,          \
+    py::arg("max_cpu_loras") = py::none(), py::arg("lora_target_modules") = py::none(),     \
+    py::arg("limit_mm_per_prompt") = py::none(), py::arg("skip_mm_profiling") = false,      \
+    py::arg("redundant_experts") = py::none()
+#define DEPLOYMENT_SIGNATURE                                                                \
+    "tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, kv_dtype=None, weight_dtype=None, "          \
+    "expert_dtype=None, engine='vllm', engine_version=None, block_size=None, "              \
+    "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "                      \
+    "max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, " \
+    "enforce_eager=False, speculative_method=None, num_speculative_tokens=None, "           \
+    "draft_model=None, profile=None, "                                                      \
+    "chunked_local_hybrid=None, without_flashinfer=None, max_loras=None, "                  \
+    "max_lora_rank=None, fully_sharded_loras=False, max_cpu_loras=None, "                   \
+    "lora_target_modules=None, limit_mm_per_prompt=None, skip_mm_profiling=False, "         \
+    "redundant_experts=None"
 
 namespace docs {
 
@@ -376,7 +463,12 @@ Every keyword is the kvplan fit flag of the same name and reads its value the sa
 (kv_memory: an int of bytes or a string naming its unit, "5.38GiB"; None: the flag's
 default; draft_model: a kvplan.Model or what its constructor takes; profile: a path to a
 calibration profile, as --profile; chunked_local_hybrid and without_flashinfer: True or False
-for the flag's 1 or 0). gpus is every GPU deployed, a multiple of a replica's
+for the flag's 1 or 0; enforce_eager: vLLM's --enforce-eager, no CUDA graphs and no all-reduce
+fusion workspace charged, refused under another engine; max_loras, max_lora_rank,
+fully_sharded_loras, max_cpu_loras and lora_target_modules: the LoRA adapter slots, as the
+flags of those names; limit_mm_per_prompt: images per prompt, an int or {'image': N};
+skip_mm_profiling: vLLM's flag; redundant_experts: EPLB's physical experts beyond the routed
+ones). gpus is every GPU deployed, a multiple of a replica's
 GPUs: gpus / replica_gpus replicas share the concurrency.
 
 dp, ep and dcp are the library's parallel layout, read in the engine's flags (the command
@@ -464,43 +556,56 @@ void bind_deployment(py::module_& m) {
     using namespace docs;
     // Deployment ---------------------------------------------------------------------------
     py::class_<PyDeployment, std::shared_ptr<PyDeployment>>(m, "Deployment", deployment_doc)
-        .def(py::init([](py::handle model, py::handle gpu, py::handle tp, py::handle pp,
-                         py::handle dp, py::handle ep, py::handle dcp, py::handle gpus,
-                         py::handle kv_dtype, py::handle weight_dtype, py::handle expert_dtype,
-                         py::handle engine, py::handle engine_version, py::handle block_size,
-                         py::handle gpu_memory_utilization, py::handle kv_memory,
-                         py::handle max_num_seqs, py::handle max_num_batched_tokens,
-                         py::handle num_gpu_blocks_override, bool allow_long_context,
-                         py::handle speculative_method, py::handle num_speculative_tokens,
-                         py::handle draft_model, py::handle profile,
-                         py::handle chunked_local_hybrid, py::handle without_flashinfer) {
-                 return deployment_from({model,
-                                         gpu,
-                                         tp,
-                                         pp,
-                                         dp,
-                                         ep,
-                                         dcp,
-                                         gpus,
-                                         kv_dtype,
-                                         weight_dtype,
-                                         expert_dtype,
-                                         engine,
-                                         engine_version,
-                                         block_size,
-                                         gpu_memory_utilization,
-                                         kv_memory,
-                                         max_num_seqs,
-                                         max_num_batched_tokens,
-                                         num_gpu_blocks_override,
-                                         speculative_method,
-                                         num_speculative_tokens,
-                                         draft_model,
-                                         profile,
-                                         allow_long_context,
-                                         chunked_local_hybrid,
-                                         without_flashinfer});
-             }),
+        .def(py::init(
+                 [](py::handle model, py::handle gpu, py::handle tp, py::handle pp, py::handle dp,
+                    py::handle ep, py::handle dcp, py::handle gpus, py::handle kv_dtype,
+                    py::handle weight_dtype, py::handle expert_dtype, py::handle engine,
+                    py::handle engine_version, py::handle block_size,
+                    py::handle gpu_memory_utilization, py::handle kv_memory,
+                    py::handle max_num_seqs, py::handle max_num_batched_tokens,
+                    py::handle num_gpu_blocks_override, bool allow_long_context, bool enforce_eager,
+                    py::handle speculative_method, py::handle num_speculative_tokens,
+                    py::handle draft_model, py::handle profile, py::handle chunked_local_hybrid,
+                    py::handle without_flashinfer, py::handle max_loras, py::handle max_lora_rank,
+                    bool fully_sharded_loras, py::handle max_cpu_loras,
+                    py::handle lora_target_modules, py::handle limit_mm_per_prompt,
+                    bool skip_mm_profiling, py::handle redundant_experts) {
+                     return deployment_from({model,
+                                             gpu,
+                                             tp,
+                                             pp,
+                                             dp,
+                                             ep,
+                                             dcp,
+                                             gpus,
+                                             kv_dtype,
+                                             weight_dtype,
+                                             expert_dtype,
+                                             engine,
+                                             engine_version,
+                                             block_size,
+                                             gpu_memory_utilization,
+                                             kv_memory,
+                                             max_num_seqs,
+                                             max_num_batched_tokens,
+                                             num_gpu_blocks_override,
+                                             speculative_method,
+                                             num_speculative_tokens,
+                                             draft_model,
+                                             profile,
+                                             allow_long_context,
+                                             chunked_local_hybrid,
+                                             without_flashinfer,
+                                             enforce_eager,
+                                             max_loras,
+                                             max_lora_rank,
+                                             max_cpu_loras,
+                                             lora_target_modules,
+                                             limit_mm_per_prompt,
+                                             redundant_experts,
+                                             fully_sharded_loras,
+                                             skip_mm_profiling});
+                 }),
              py::arg("model"), py::arg("gpu"), py::kw_only(), DEPLOYMENT_KEYWORDS,
              "__init__(self, /, model, gpu, *, " DEPLOYMENT_SIGNATURE
              ")\n--\n\nChecks and prepares the deployment (see the class).")
@@ -567,9 +672,12 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
            py::handle engine, py::handle engine_version, py::handle block_size,
            py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
            py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override,
-           bool allow_long_context, py::handle speculative_method,
+           bool allow_long_context, bool enforce_eager, py::handle speculative_method,
            py::handle num_speculative_tokens, py::handle draft_model, py::handle profile,
-           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
+           py::handle chunked_local_hybrid, py::handle without_flashinfer, py::handle max_loras,
+           py::handle max_lora_rank, bool fully_sharded_loras, py::handle max_cpu_loras,
+           py::handle lora_target_modules, py::handle limit_mm_per_prompt, bool skip_mm_profiling,
+           py::handle redundant_experts) {
             return fit({model,
                         gpu,
                         tp,
@@ -595,7 +703,16 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                         profile,
                         allow_long_context,
                         chunked_local_hybrid,
-                        without_flashinfer},
+                        without_flashinfer,
+                        enforce_eager,
+                        max_loras,
+                        max_lora_rank,
+                        max_cpu_loras,
+                        lora_target_modules,
+                        limit_mm_per_prompt,
+                        redundant_experts,
+                        fully_sharded_loras,
+                        skip_mm_profiling},
                        context, concurrency, prompt_tokens, output_tokens, shared_prefix_tokens);
         },
         py::arg("model"), py::arg("gpu"), py::kw_only(), py::arg("context") = py::none(),

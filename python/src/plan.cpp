@@ -70,19 +70,49 @@ std::vector<std::optional<KvFormat>> kv_list(py::handle h) {
     return out;
 }
 
-/// The serving knobs plan and disagg take: the engine and its own knobs.
-Serving search_serving(py::handle engine, py::handle engine_version, py::handle block_size,
-                       py::handle gpu_memory_utilization, py::handle max_num_seqs,
-                       py::handle max_num_batched_tokens) {
-    const py::handle none = py::none();
-    return serving_of({none,           none,         none,
-                       none,           none,         none,
-                       none,           none,         none,
-                       none,           none,         engine,
-                       engine_version, block_size,   gpu_memory_utilization,
-                       none,           max_num_seqs, max_num_batched_tokens,
-                       none,           none,         none,
-                       none,           none,         false});
+/// The serving keywords of the searches (plan, disagg): the engine and its knobs, as Python gave
+/// them.
+struct SearchKnobs {
+    py::handle engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
+        max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
+        without_flashinfer;
+    bool allow_long_context = false, enforce_eager = false;
+};
+
+/// The serving knobs plan and disagg take, read as kvplan.fit reads them.
+Serving search_serving(const SearchKnobs& k) {
+    const py::handle none{Py_None};  // borrowed: no reference given back
+    DeploymentArgs x{none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     none,
+                     k.engine,
+                     k.engine_version,
+                     k.block_size,
+                     k.gpu_memory_utilization,
+                     k.kv_memory,
+                     k.max_num_seqs,
+                     k.max_num_batched_tokens,
+                     k.num_gpu_blocks_override,
+                     none,
+                     none,
+                     none,
+                     none,
+                     k.allow_long_context,
+                     k.chunked_local_hybrid,
+                     k.without_flashinfer,
+                     k.enforce_eager};
+    Serving s = serving_of(x);
+    // A knob the engine cannot take, before the search: the library's InvalidInputError.
+    (void)resolve_serving(s);
+    return s;
 }
 
 struct PyCandidate {
@@ -332,8 +362,8 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
            py::handle gpus, py::handle engine, py::handle engine_version, py::handle block_size,
            py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
            py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override,
-           bool allow_long_context) {
-            const py::handle none = py::none();
+           bool allow_long_context, bool enforce_eager) {
+            const py::handle none{Py_None};  // borrowed: no reference given back
             return compare_of(model, gpu, context, concurrency, shared_prefix_tokens,
                               DeploymentArgs{.model = none,
                                              .gpu = none,
@@ -358,7 +388,8 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
                                              .num_speculative_tokens = none,
                                              .draft_model = none,
                                              .profile = none,
-                                             .allow_long_context = allow_long_context});
+                                             .allow_long_context = allow_long_context,
+                                             .enforce_eager = enforce_eager});
         },
         py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
         py::arg("context") = py::none(), py::arg("concurrency") = 1,
@@ -370,7 +401,8 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
         py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
         py::arg("max_num_batched_tokens") = py::none(),
         py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
-        R"(compare(model, gpu=None, *, context=None, concurrency=1, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False)
+        py::arg("enforce_eager") = false,
+        R"(compare(model, gpu=None, *, context=None, concurrency=1, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, enforce_eager=False)
 --
 
 Several configurations side by side, as kvplan compare gives them (kvplan::compare): a list
@@ -442,7 +474,8 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
             [](const PyPlan& p) -> py::object {
                 return p.refused ? py::cast(*p.refused) : py::none();
             },
-            "When no replica starts: the one whose refusal says what stops them all.")
+            "When no replica starts: the one nearest to starting (the least memory a GPU lacks, "
+            "then the most GPUs), whose refusal says what stops them all.")
         .def_property_readonly("searched", [](const PyPlan& p) { return p.searched; })
         .def_property_readonly("fitting", [](const PyPlan& p) { return p.fitting; })
         .def_property_readonly("layouts", [](const PyPlan& p) { return p.layouts; })
@@ -459,7 +492,9 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
            bool any_layout, bool dp, bool ep, bool dcp, py::handle rank, py::handle top,
            py::handle engine, py::handle engine_version, py::handle block_size,
            py::handle gpu_memory_utilization, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens) {
+           py::handle max_num_batched_tokens, bool enforce_eager, py::handle kv_memory,
+           py::handle num_gpu_blocks_override, bool allow_long_context,
+           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
             SearchSpace space;
             space.max_gpus = to_u32(max_gpus, "max_gpus", "GPUs", 64);
             space.max_tp = to_u32(max_tp, "max_tp", "GPUs", 64);
@@ -485,9 +520,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
                       "prompt_tokens and output_tokens beside 'estimate' (the load the estimate "
                       "serves)",
                       "'estimate'");
-            const Serving serving =
-                search_serving(engine, engine_version, block_size, gpu_memory_utilization,
-                               max_num_seqs, max_num_batched_tokens);
+            const Serving serving = search_serving(
+                {engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
+                 max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
+                 without_flashinfer, allow_long_context, enforce_eager});
             const std::shared_ptr<PyModel> pm = as_model(model);
             const Demand demand =
                 demand_of(context_limit(pm->get().config()).tokens, context, concurrency,
@@ -520,7 +556,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
         py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
         py::arg("max_num_seqs") = py::none(), py::arg("max_num_batched_tokens") = py::none(),
-        R"(plan(model, gpu=None, *, context=None, concurrency=1, prompt_tokens=None, output_tokens=None, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, any_layout=False, dp=True, ep=True, dcp=True, rank=None, top=50, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None)
+        py::arg("enforce_eager") = false, py::arg("kv_memory") = py::none(),
+        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
+        py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none(),
+        R"(plan(model, gpu=None, *, context=None, concurrency=1, prompt_tokens=None, output_tokens=None, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, any_layout=False, dp=True, ep=True, dcp=True, rank=None, top=50, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
 --
 
 The replicas that hold `concurrency` sequences of `context` tokens, as kvplan plan searches
@@ -643,7 +682,10 @@ disagg's JSON keys.)")
            py::handle output_tokens, py::handle ttft_ms, py::handle tpot_ms, py::handle latency,
            py::handle kv_dtype, py::handle weight_dtype, py::handle max_gpus, py::handle max_tp,
            py::handle engine, py::handle engine_version, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle max_num_batched_tokens) {
+           py::handle gpu_memory_utilization, py::handle max_num_batched_tokens, bool enforce_eager,
+           py::handle max_num_seqs, py::handle kv_memory, py::handle num_gpu_blocks_override,
+           bool allow_long_context, py::handle chunked_local_hybrid,
+           py::handle without_flashinfer) {
             const std::string lat = to_text(latency, "latency");
             if (lat != "estimate" && lat != "bound")
                 usage("latency",
@@ -662,10 +704,11 @@ disagg's JSON keys.)")
             if (!weight_dtype.is_none())
                 space.weights = {
                     WeightOptions{.format = to_weight_format(weight_dtype, "weight_dtype")}};
-            const py::handle none = py::none();
-            const Serving serving =
-                search_serving(engine, engine_version, block_size, gpu_memory_utilization, none,
-                               max_num_batched_tokens);
+            const py::handle none{Py_None};  // borrowed: no reference given back
+            const Serving serving = search_serving(
+                {engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
+                 max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
+                 without_flashinfer, allow_long_context, enforce_eager});
             const std::shared_ptr<PyModel> pm = as_model(model);
             PyDisagg out;
             out.gpus = gpu_list(gpu);
@@ -681,8 +724,11 @@ disagg's JSON keys.)")
         py::arg("weight_dtype") = py::none(), py::arg("max_gpus") = 8, py::arg("max_tp") = 8,
         py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
         py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(),
-        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None)
+        py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
+        py::arg("max_num_seqs") = py::none(), py::arg("kv_memory") = py::none(),
+        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
+        py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none(),
+        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None, enforce_eager=False, max_num_seqs=None, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
 --
 
 Prefill and decode pools for `rate` requests per second of prompt_tokens + output_tokens
@@ -738,7 +784,9 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
            py::handle efficiency, py::handle tp, py::handle pp, py::handle kv_dtype,
            py::handle weight_dtype, py::handle expert_dtype, py::handle engine,
            py::handle engine_version, py::handle block_size, py::handle gpu_memory_utilization,
-           py::handle max_num_seqs, py::handle max_num_batched_tokens) {
+           py::handle max_num_seqs, py::handle max_num_batched_tokens, bool enforce_eager,
+           py::handle kv_memory, py::handle num_gpu_blocks_override, bool allow_long_context,
+           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
             struct {
                 LengthDistribution lengths{};
                 double rate_per_s = 0;
@@ -771,35 +819,42 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
             if (!shared_prefix_tokens.is_none())
                 q.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
             check_shared_prefix(q.lengths, q.shared_prefix_tokens);
-            const py::handle none = py::none(), one = py::int_(1);
+            const py::int_ one_int(1);
+            const py::handle none{Py_None}, one = one_int;
             std::shared_ptr<PyModel> pm;
             std::shared_ptr<PyGpu> pg;
             std::string profile;
-            Deployment d = deployment_of({model,
-                                          gpu,
-                                          tp,
-                                          pp,
-                                          one,
-                                          one,
-                                          one,
-                                          none,
-                                          kv_dtype,
-                                          weight_dtype,
-                                          expert_dtype,
-                                          engine,
-                                          engine_version,
-                                          block_size,
-                                          gpu_memory_utilization,
-                                          none,
-                                          max_num_seqs,
-                                          max_num_batched_tokens,
-                                          none,
-                                          none,
-                                          none,
-                                          none,
-                                          none,
-                                          false},
-                                         pm, pg, profile);
+            DeploymentArgs x{model,
+                             gpu,
+                             tp,
+                             pp,
+                             one,
+                             one,
+                             one,
+                             none,
+                             kv_dtype,
+                             weight_dtype,
+                             expert_dtype,
+                             engine,
+                             engine_version,
+                             block_size,
+                             gpu_memory_utilization,
+                             none,
+                             max_num_seqs,
+                             max_num_batched_tokens,
+                             none,
+                             none,
+                             none,
+                             none,
+                             none,
+                             false};
+            x.kv_memory = kv_memory;
+            x.num_gpu_blocks_override = num_gpu_blocks_override;
+            x.allow_long_context = allow_long_context;
+            x.chunked_local_hybrid = chunked_local_hybrid;
+            x.without_flashinfer = without_flashinfer;
+            x.enforce_eager = enforce_eager;
+            Deployment d = deployment_of(x, pm, pg, profile);
             return PyFleet{plan_fleet(FleetRequest{.deployment = std::move(d),
                                                    .lengths = q.lengths,
                                                    .rate_per_s = q.rate_per_s,
@@ -819,8 +874,11 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
         py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
         py::arg("engine_version") = py::none(), py::arg("block_size") = py::none(),
         py::arg("gpu_memory_utilization") = py::none(), py::arg("max_num_seqs") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(),
-        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None)
+        py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
+        py::arg("kv_memory") = py::none(), py::arg("num_gpu_blocks_override") = py::none(),
+        py::arg("allow_long_context") = false, py::arg("chunked_local_hybrid") = py::none(),
+        py::arg("without_flashinfer") = py::none(),
+        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
 --
 
 The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a

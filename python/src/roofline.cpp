@@ -185,12 +185,32 @@ void bind_roofline(py::module_& m) {
         [](py::handle model, py::handle gpu, py::handle batch, py::handle context,
            py::handle compute_dtype, py::handle tp, py::handle pp, py::handle dp, py::handle ep,
            py::handle dcp, py::handle kv_dtype, py::handle weight_dtype, py::handle expert_dtype,
-           py::handle engine) {
-            const py::handle none = py::none();
-            const std::shared_ptr<PyDeployment> d = deployment_from(
-                {model,    gpu,          tp,           pp,     dp,   ep,   dcp,  none,
-                 kv_dtype, weight_dtype, expert_dtype, engine, none, none, none, none,
-                 none,     none,         none,         none,   none, none, none, false});
+           py::handle engine, py::handle engine_version) {
+            const py::handle none{Py_None};  // borrowed: no reference given back
+            const std::shared_ptr<PyDeployment> d = deployment_from({model,
+                                                                     gpu,
+                                                                     tp,
+                                                                     pp,
+                                                                     dp,
+                                                                     ep,
+                                                                     dcp,
+                                                                     none,
+                                                                     kv_dtype,
+                                                                     weight_dtype,
+                                                                     expert_dtype,
+                                                                     engine,
+                                                                     engine_version,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     none,
+                                                                     false});
             const std::shared_ptr<PyRoofline> r = roofline_of(d, compute_dtype);
             const std::uint64_t c =
                 context.is_none() ? d->default_context : to_tokens(context, "context");
@@ -201,7 +221,8 @@ void bind_roofline(py::module_& m) {
         py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1, py::arg("dcp") = 1,
         py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
         py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
-        R"(roofline(model, gpu, *, batch=1, context=None, compute_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm')
+        py::arg("engine_version") = py::none(),
+        R"(roofline(model, gpu, *, batch=1, context=None, compute_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None)
 --
 
 The decode bound of `batch` sequences of `context` tokens (None: the model's limit), as

@@ -142,6 +142,9 @@ TEST_CASE("a V1 token count gives the block count, and a wrong model is caught",
     CHECK(c.available_lo == Bytes::exactly(2666ULL * 2'621'440));
     CHECK(c.available_hi == Bytes::exactly(2667ULL * 2'621'440 - 1));
     CHECK(c.weights_source == FigureSource::modelled);
+    // The memory total is the GPU spec's (CalibrationInputs::memory_total), not a user's value.
+    CHECK(c.memory_total_source == FigureSource::gpu_spec);
+    CHECK(name(c.memory_total_source) == "gpu_spec");
     CHECK(c.utilization == 0.9);  // vLLM's default through v0.1x, as no line gives one
     CHECK(c.utilization_source == FigureSource::modelled);
     // reserve = 36 GiB - 27.5 GiB - 6666.25 MiB = 8.5 GiB - 6.50999 GiB = 1.99001 GiB.

@@ -164,6 +164,29 @@ TEST_CASE("calibrate fits the reserve of a V0 log and reproduces its cache figur
     CHECK(bad.err.find("log: expected vLLM start-up lines") != std::string::npos);
 }
 
+TEST_CASE("calibrate labels the GPU memory with where it came from", "[cli][calibrate]") {
+    // Without --gpu the total is the log's "total_gpu_memory (23.58GiB)"; with --gpu l40s it is the
+    // spec's memory.runtime_total_bytes, 47,695,527,936 B (configs/gpus/l40s.json), and a
+    // --gpu-memory-utilization replaces the log's 0.90 as a value the user gave.
+    const std::string log = data_file("logs/vllm-v0-llama-3.1-8b-rtx3090-20k.log");
+    const CliRun own = run_kvplan("calibrate " + log + " --model llama-3-8b");
+    REQUIRE(own.code == 0);
+    CHECK(own.out.find("GPU memory (from the log)") != std::string::npos);
+    CHECK(own.out.find("gpu_memory_utilization (from the log)") != std::string::npos);
+    const CliRun spec = run_kvplan("calibrate " + log +
+                                   " --model llama-3-8b --gpu l40s --gpu-memory-utilization 0.5");
+    REQUIRE(spec.code == 0);
+    CHECK(spec.out.find("GPU memory (the l40s spec's CUDA runtime total)") != std::string::npos);
+    CHECK(spec.out.find("(given)") == std::string::npos);
+    CHECK(spec.out.find("gpu_memory_utilization (given: --gpu-memory-utilization)") !=
+          std::string::npos);
+    const CliRun j = run_kvplan("calibrate " + log +
+                                " --model llama-3-8b --gpu l40s --gpu-memory-utilization 0.5 "
+                                "--format json");
+    REQUIRE(j.code == 0);
+    CHECK(json::parse(j.out)["memory_total"].get<std::uint64_t>() == 47'695'527'936ULL);
+}
+
 TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and fit uses them",
           "[cli][calibrate]") {
     // The NIM row Llama-3.3-70B fp8 on 2 x H100 SXM, 5,000 in / 500 out at concurrency 25 (TPOT

@@ -40,7 +40,8 @@ TEST_CASE("plan says what would make each nearest miss fit", "[cli][plan][review
 
 TEST_CASE("plan says what stops every replica when none starts", "[cli][plan][review]") {
     // Llama-3-70B's config says max_position_embeddings = 8,192: 32k tokens stop every layout,
-    // and the verdict names the limit from the largest replica searched (4 GPUs).
+    // which no memory lifts, and the verdict names the limit from the largest replica searched
+    // (4 GPUs).
     const CliRun ctx = run_kvplan(
         "plan --model llama-3-70b --gpu h100-sxm --max-gpus 4 --context 32k --concurrency 8");
     REQUIRE(ctx.code == 0);
@@ -52,15 +53,17 @@ TEST_CASE("plan says what stops every replica when none starts", "[cli][plan][re
     REQUIRE(w.code == 0);
     CHECK_THAT(w.out, Catch::Contains("none starts: on 2 x l4"));
     CHECK_THAT(w.out, Catch::Contains("the weights (65.71 GiB)"));
-    // The refused replica is named by its whole layout: Qwen3-235B-A22B-FP8 on two L4s is refused
-    // last as two data-parallel ranks of tp 1 (2 GPUs, each holding every weight), not "2 x l4
-    // (tp 1 x pp 1)".
+    // The refused replica shown is the one nearest to starting (the least memory a GPU lacks),
+    // named by its whole layout: of Qwen3-235B-A22B-FP8's two-L4 layouts, tp 2 halves the
+    // 220 GiB of weights on each GPU (110.16 GiB), where two data-parallel ranks of tp 1 (the
+    // first refused at two GPUs) hold all of them on each.
     const CliRun dp =
         run_kvplan("plan --model " + std::string(KVPLAN_SOURCE_DIR) +
                    "/tests/data/fp8/qwen3-235b-a22b-fp8.json --gpu l4 --max-gpus 2 --context 8k "
                    "--concurrency 4");
     REQUIRE(dp.code == 0);
-    CHECK_THAT(dp.out, Catch::Contains("none starts: on 2 x l4 (dp 2 x tp 1 x pp 1), the weights"));
+    CHECK_THAT(dp.out,
+               Catch::Contains("none starts: on 2 x l4 (tp 2 x pp 1), the weights (110.16 GiB)"));
     // When a replica starts, the misses say the rest: no refusal in the verdict.
     const CliRun m = run_kvplan(
         "plan --model llama-3-70b --gpu h100-sxm --max-gpus 4 --context 8k --concurrency 64");

@@ -281,3 +281,56 @@ TEST_CASE("a review's candidates left out are the sum of its reasons", "[review]
     CHECK(r.left_out() == 10);
     CHECK(ReviewAnswer{}.left_out() == 0);
 }
+
+TEST_CASE("memory_short is what a GPU lacks to start, nothing for a rule no memory lifts",
+          "[review][plan]") {
+    const Model m = bundled("llama-3-8b");
+    const GpuSpec h100 = bundled_gpu("h100-sxm");
+    // 512 MiB of KV for a sequence of 8,192 tokens: 512 blocks of 16 x 32 layers x 2 x 8 KV heads
+    // x 128 x 2 B = 1 GiB; it lacks 1 GiB - 512 MiB = 536,870,912 B.
+    Serving s;
+    s.kv_memory_per_gpu = 512 * MiB;
+    const ReplicaAnswer request =
+        evaluate(Deployment{.model = m, .gpu = h100, .serving = s}, {.context = 8192});
+    REQUIRE(request.refusal == Refusal::request);
+    CHECK(memory_short(request) == Bytes::exactly(536'870'912));
+    // Past the model's limit (8,192) no memory helps.
+    const ReplicaAnswer limit = evaluate(Deployment{.model = m, .gpu = h100}, {.context = 9000});
+    REQUIRE(limit.refusal == Refusal::context_limit);
+    CHECK_FALSE(memory_short(limit).has_value());
+    CHECK(nearer_refusal(request, limit));
+    CHECK_FALSE(nearer_refusal(limit, request));
+    // A replica that starts lacks nothing.
+    CHECK_FALSE(memory_short(evaluate(Deployment{.model = m, .gpu = h100}, {.context = 8192})));
+}
+
+TEST_CASE("when nothing starts, plan shows the replica nearest to starting", "[review][plan]") {
+    // Llama-3-70B's 141,107,412,992 B of bf16 weights on one GPU of either type: neither starts.
+    // vLLM's fraction of 0.92 is ceil(0.92 x 23,570,219,008) = 21,684,601,488 B of an L4 and
+    // ceil(0.92 x 85,029,027,840) = 78,226,705,613 B of an H100 SXM (the CUDA totals,
+    // configs/gpus): the H100 lacks some 57 GB less. The first GPU count searched holds both, the
+    // L4 first in the list: the refused replica shown is the H100's, not the first found.
+    const Model m = bundled("llama-3-70b");
+    SearchSpace space;
+    space.gpus = {bundled_gpu("l4"), bundled_gpu("h100-sxm")};
+    space.max_gpus = 1;
+    space.layouts = LayoutRule::any;
+    const Demand demand{.context = 8192};
+    const PlanAnswer p = plan_replicas(m, space, Serving{}, demand);
+    REQUIRE(p.fits.empty());
+    REQUIRE(p.nearest_misses.empty());
+    REQUIRE(p.refused);
+    CHECK(p.refused->gpu == 1);
+    const ReplicaAnswer& h100 = p.refused->answer;
+    REQUIRE(h100.refusal == Refusal::weights);
+    CHECK(h100.memory().fraction_bytes == Bytes::exactly(78'226'705'613));
+    // What it lacks: the weights and the terms charged with them past the fraction.
+    CHECK(memory_short(h100) == h100.memory().charged - Bytes::exactly(78'226'705'613));
+    CHECK(*memory_short(h100) > Bytes::exactly(141'107'412'992 - 78'226'705'613));
+    const ReplicaAnswer l4 = evaluate(
+        Deployment{.model = m, .gpu = bundled_gpu("l4"), .kv = KvFormat{KvDtype::bf16}}, demand);
+    REQUIRE(l4.refusal == Refusal::weights);
+    CHECK(l4.memory().fraction_bytes == Bytes::exactly(21'684'601'488));
+    CHECK(*memory_short(l4) > *memory_short(h100));
+    CHECK(nearer_refusal(h100, l4));
+}

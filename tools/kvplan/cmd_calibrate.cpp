@@ -56,9 +56,34 @@ struct FigureAdder {
     }
 };
 
-/// The log's part, rendered: the measured non-KV reserve beside the modelled one. The verdict's
-/// sentence goes to `verdict`.
-void render_log(const LogCalibration& c, Report& rep, std::string& verdict) {
+/// Where a figure of the fit came from, as its label says it: the log, the --gpu spec's memory
+/// figure (the CUDA runtime's total unless the spec states only the driver's or the vendor's), a
+/// flag (`flag`), or the model.
+std::string source_text(FigureSource s, const std::optional<ResolvedGpu>& gpu,
+                        std::string_view flag) {
+    switch (s) {
+        case FigureSource::log:
+            return "from the log";
+        case FigureSource::gpu_spec: {
+            const MemoryBasis b = gpu ? gpu->memory_basis : MemoryBasis::runtime;
+            return fmt::format("the {} spec's {}", gpu ? gpu->id : std::string("GPU"),
+                               b == MemoryBasis::runtime  ? "CUDA runtime total"
+                               : b == MemoryBasis::driver ? "driver-reported total"
+                                                          : "stated capacity");
+        }
+        case FigureSource::given:
+            return fmt::format("given: {}", flag);
+        case FigureSource::modelled:
+            return "modelled";
+    }
+    return std::string();
+}
+
+/// The log's part, rendered: the measured non-KV reserve beside the modelled one, each figure
+/// labelled with where it came from (`gpu`: the --gpu spec, if any). The verdict's sentence goes
+/// to `verdict`.
+void render_log(const LogCalibration& c, const std::optional<ResolvedGpu>& gpu, Report& rep,
+                std::string& verdict) {
     const FigureAdder fig{rep};
     const CalibrationFit& fit = c.fit;
     const VllmLogFacts& facts = c.facts;
@@ -77,25 +102,16 @@ void render_log(const LogCalibration& c, Report& rep, std::string& verdict) {
         "logged, {:.2f} GiB modelled ({})",
         fit.reserve.in(GiB), modelled_reserve.in(GiB), off_by(c.reserve_error),
         fit.available_kv.in(GiB), modelled.kv_memory.in(GiB), off_by(c.kv_error));
-    const auto src = [](FigureSource s) {
-        switch (s) {
-            case FigureSource::log:
-                return std::string("from the log");
-            case FigureSource::given:
-                return std::string("given");
-            case FigureSource::modelled:
-                return std::string("modelled");
-        }
-        return std::string();
-    };
-    fig("memory_total", fmt::format("GPU memory ({})", src(fit.memory_total_source)),
+    fig("memory_total",
+        fmt::format("GPU memory ({})", source_text(fit.memory_total_source, gpu, "--gpu")),
         cell(fit.memory_total), cell_exact(fit.memory_total));
     fig("gpu_memory_utilization",
-        fmt::format("gpu_memory_utilization ({})", src(fit.utilization_source)),
+        fmt::format("gpu_memory_utilization ({})",
+                    source_text(fit.utilization_source, gpu, "--gpu-memory-utilization")),
         cell_number(fit.utilization, "", 4));
     fig("usable", "ceil(memory x utilization)", cell(fit.usable), cell_exact(fit.usable));
-    fig("weights", fmt::format("weights ({})", src(fit.weights_source)), cell(fit.weights),
-        cell_exact(fit.weights));
+    fig("weights", fmt::format("weights ({})", source_text(fit.weights_source, gpu, "")),
+        cell(fit.weights), cell_exact(fit.weights));
     fig("available_kv", "available KV memory (logged)", cell(fit.available_kv),
         cell_exact(fit.available_kv),
         {"the printed figure +- half its last digit, narrowed to whole blocks when the block "
@@ -403,7 +419,7 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                   {"block_size", cell_count(engine.block_size, "tokens")}};
 
     std::string log_verdict, bench_verdict;
-    if (answer.log) render_log(*answer.log, rep, log_verdict);
+    if (answer.log) render_log(*answer.log, gpu, rep, log_verdict);
     if (answer.bench && rq.benches.size() == 1)
         render_bench(*answer.bench, rq.benches.front(), rm.id, rep, bench_verdict);
     if (answer.bench && rq.benches.size() > 1)

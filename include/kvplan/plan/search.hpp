@@ -108,8 +108,9 @@ struct PlanCandidate {
 struct PlanAnswer {
     std::vector<PlanCandidate> fits{};            ///< ranked: the best SearchSpace::keep of them
     std::vector<PlanCandidate> nearest_misses{};  ///< those that start, the most sequences first
-    /// When no candidate starts: the refused one with the most GPUs, whose refusal says what
-    /// stops every replica (a context past the model's limit, weights larger than the GPUs).
+    /// When no candidate starts: the one nearest to starting (nearer_refusal: the least memory a
+    /// GPU lacks, then the most GPUs), whose refusal says what stops every replica (a context past
+    /// the model's limit, weights larger than the GPUs).
     std::optional<PlanCandidate> refused{};
     std::size_t searched = 0;  ///< candidates evaluated (layouts the model and engine take)
     std::size_t fitting = 0;   ///< of them, those that hold the demand (fits keeps the best)
@@ -200,6 +201,51 @@ struct ValidSplit {
 
 }  // namespace detail
 
+/// The memory a GPU of `a`'s replica lacks for its engine to start: the terms charged to the
+/// fraction past it (Refusal::weights, the worst stage), the terms kept outside the fraction past
+/// what it leaves (Refusal::outside_fraction; under TensorRT-LLM the weights and the terms beside
+/// them past the GPU), one sequence's blocks past the KV memory (Refusal::request). nullopt when
+/// it starts, or for a refusal no memory lifts: a context past the model's limit, a quantization
+/// block, a KV dtype, a cache the engine cannot build for the model.
+[[nodiscard]] constexpr std::optional<Bytes> memory_short(const ReplicaAnswer& a) {
+    using detail::saturating_sub;
+    const EngineMemory& m = a.memory();
+    switch (a.refusal) {
+        case Refusal::weights: {
+            Bytes most{};
+            for (const EngineMemory& st : a.report.stage_memory())
+                most = std::max(most, st.shortfall);
+            return most;
+        }
+        case Refusal::outside_fraction:
+            if (a.serving.engine == Engine::trtllm)
+                return saturating_sub(m.weights + m.lora + m.activation + m.cuda_context +
+                                          m.comm_buffers + m.cuda_graphs,
+                                      m.memory_total);
+            return saturating_sub(m.outside, saturating_sub(m.memory_total, m.fraction_bytes));
+        case Refusal::request:
+            return saturating_sub(a.kv_per_sequence, a.kv_budget);
+        case Refusal::none:
+        case Refusal::context_limit:
+        case Refusal::cache:
+        case Refusal::quantization_block:
+        case Refusal::kv_dtype:
+            return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+/// Whether refused replica `a` is nearer to starting than refused replica `b`: one that lacks
+/// only memory before one refused by a rule no memory lifts; of two short of memory, the one a
+/// GPU lacks the least of (memory_short); then the one of more GPUs, whose refusal holds for the
+/// smaller ones too.
+[[nodiscard]] constexpr bool nearer_refusal(const ReplicaAnswer& a, const ReplicaAnswer& b) {
+    const std::optional<Bytes> sa = memory_short(a), sb = memory_short(b);
+    if (sa.has_value() != sb.has_value()) return sa.has_value();
+    if (sa && *sa != *sb) return *sa < *sb;
+    return a.replica_gpus > b.replica_gpus;
+}
+
 /// Every layout of `n` GPUs that engine `e` takes for `m` under `space`, each checked by Layout
 /// (what the engine refuses is left out).
 [[nodiscard]] inline std::vector<ParallelConfig> parallel_splits(const Model& m, Engine e,
@@ -286,7 +332,9 @@ struct ValidSplit {
         Seconds estimate_tpot{};
     };
     std::vector<Key> keys;
-    std::optional<Key> largest_refused;
+    // The candidates the engine refuses, answered again only when none starts (the nearest of
+    // them is then the answer's refused one).
+    std::vector<Key> refused;
     const bool kv_given = serving.kv_memory_per_gpu.has_value();
     // GPU counts in order: under fewest_gpus, once `keep` fits are found no larger replica can
     // enter the kept list, and the search stops there.
@@ -334,8 +382,7 @@ struct ValidSplit {
                         // weights before its cache), so the answer is does_not_start, neither fit
                         // nor miss.
                         if (!kv_given && prep.stage_weights.most() > space.gpus[g].memory_total) {
-                            if (!largest_refused || v.gpus > largest_refused->gpus)
-                                largest_refused = Key{s, g, k, w, v.gpus};
+                            if (keys.empty()) refused.push_back(Key{s, g, k, w, v.gpus});
                             continue;
                         }
                         const GpuSpec& gpu = space.gpus[g];
@@ -382,8 +429,7 @@ struct ValidSplit {
                                            .serving = serving};
                         const ReplicaAnswer a = evaluate(d, demand, eo, prep);
                         if (!a.starts()) {
-                            if (!largest_refused || a.replica_gpus > largest_refused->gpus)
-                                largest_refused = Key{s, g, k, w, a.replica_gpus};
+                            if (keys.empty()) refused.push_back(Key{s, g, k, w, a.replica_gpus});
                             continue;
                         }
                         const Seconds tpot = a.decode ? a.decode->tpot : Seconds{};
@@ -441,7 +487,15 @@ struct ValidSplit {
         out.fits.push_back(answer(fits[i]));
     for (std::size_t i = 0; i < started.size() && i < misses; ++i)
         out.nearest_misses.push_back(answer(started[i]));
-    if (keys.empty() && largest_refused) out.refused = answer(*largest_refused);
+    // Nothing started: of the refused candidates, the nearest to starting, the first found of
+    // equals (candidates skipped for weights past the GPU are answered now, their shortfall
+    // counted as evaluate() counts every other's).
+    if (keys.empty())
+        for (const Key& key : refused) {
+            PlanCandidate c = answer(key);
+            if (!out.refused || nearer_refusal(c.answer, out.refused->answer))
+                out.refused = std::move(c);
+        }
     return out;
 }
 

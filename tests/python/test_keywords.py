@@ -1,0 +1,395 @@
+"""The keywords the command line's flags have in Python: each changes the figure its flag changes, by
+the same amount, and a knob the engine refuses raises the library's refusal."""
+
+import inspect
+
+import pytest
+
+import kvplan
+from conftest import SOURCE_DIR, cli, cli_json
+
+HEADLINE = dict(model="llama-3-70b", gpu="h100-sxm", tp=4, context="8k", concurrency=48)
+HEADLINE_ARGS = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4", "--context", "8k",
+                 "--concurrency", "48")
+
+# vLLM's newest release charges, per GPU of Llama-3-70B at tp 4 on an H100 SXM, CUDA graphs of
+# 256 captured batch sizes x 2 MiB = 536,870,912 B (budget/reserve.hpp) and FlashInfer's all-reduce
+# fusion workspace: 2 MiB fused / (8,192 hidden x 2 B) = 128 tokens; buffers of 4 x 128 x 8,192 x
+# 2 B = 8 MiB, 4 x 256 x 4 B = 4 KiB and 3 x 8 MiB = 24 MiB, each with its 2,048 B pad rounded up
+# to 2 MiB: 10 + 2 + 26 = 38 MiB = 39,845,888 B (engine/allreduce_fusion.hpp). --enforce-eager
+# captures no graph and compiles no fusion pass: both go back to the cache.
+GRAPHS = 256 * 2 * 2**20
+FUSION = (10 + 2 + 26) * 2**20
+assert (GRAPHS, FUSION) == (536_870_912, 39_845_888)
+EAGER_FREES = GRAPHS + FUSION  # 576,716,800 B = 550 MiB a GPU
+# A block of 16 tokens on a GPU holds 80 layers x 2 (K and V) x 8 KV heads / 4 x 128 x 2 B x 16 =
+# 1,310,720 B; a sequence of 8,000 tokens is ceil(8,000 / 16) = 500 blocks = 655,360,000 B, more
+# than the 550 MiB eager frees: at most one sequence more.
+BLOCK = 80 * 2 * (8 // 4) * 128 * 2 * 16
+assert BLOCK == 1_310_720
+
+
+def held(kv_budget):
+    """Sequences of 8,000 tokens vLLM holds in `kv_budget` bytes a GPU: whole blocks, 500 each."""
+    return kv_budget // BLOCK // 500
+
+
+def test_enforce_eager_gives_the_cache_its_graphs_and_fusion_workspace():
+    normal = kvplan.fit(**HEADLINE)
+    eager = kvplan.fit(**HEADLINE, enforce_eager=True)
+    assert (normal.cuda_graph_bytes, normal.fusion_workspace_bytes) == (GRAPHS, FUSION)
+    assert eager.cuda_graph_bytes == 0 and not eager.fusion_workspace_bytes
+    assert eager.kv_budget_bytes_per_gpu - normal.kv_budget_bytes_per_gpu == EAGER_FREES
+    # The headline's room for 61, and 62 eager: each the whole blocks of its budget, 500 a
+    # sequence.
+    assert (normal.max_concurrency, eager.max_concurrency) == (61, 62)
+    assert normal.max_concurrency == held(normal.kv_budget_bytes_per_gpu)
+    assert eager.max_concurrency == held(eager.kv_budget_bytes_per_gpu)
+    # The CLI's figures, one answer.
+    expected = cli_json("fit", *HEADLINE_ARGS, "--enforce-eager")
+    for key in ("kv_budget_bytes_per_gpu", "cuda_graph_bytes", "max_concurrency",
+                "num_gpu_blocks"):
+        assert getattr(eager, key) == expected[key], key
+    # A prepared deployment is the same, and vLLM's command carries the flag.
+    d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4, enforce_eager=True)
+    a = d.evaluate("8k", 48)
+    assert a.kv_budget_bytes_per_gpu == eager.kv_budget_bytes_per_gpu
+    assert "--enforce-eager" in a.serve_command()
+    assert "--enforce-eager" not in normal.serve_command()
+
+
+def test_enforce_eager_under_another_engine_is_the_librarys_refusal():
+    # The CLI's usage error names its flag before the library's words; Python raises those words.
+    code, _, err = cli("fit", *HEADLINE_ARGS, "--engine", "sglang", "--enforce-eager", check=False)
+    assert code == 2
+    words = "engine sglang: enforce_eager: expected engine vllm (--enforce-eager is vLLM's), " \
+            "found sglang"
+    assert err.strip().endswith(words)
+    for call in (lambda: kvplan.fit(**HEADLINE, engine="sglang", enforce_eager=True),
+                 lambda: kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4, engine="trtllm",
+                                           enforce_eager=True),
+                 lambda: kvplan.plan("llama-3-70b", "h100-sxm", engine="sglang",
+                                     enforce_eager=True),
+                 lambda: kvplan.compare("llama-3-70b", "h100-sxm", tp=4, engine="sglang",
+                                        enforce_eager=True)):
+        with pytest.raises(kvplan.InvalidInputError, match="enforce_eager: expected engine vllm"):
+            call()
+    with pytest.raises(kvplan.InvalidInputError, match="^" + words.replace("(", r"\(")
+                       .replace(")", r"\)")):
+        kvplan.fit(**HEADLINE, engine="sglang", enforce_eager=True)
+
+
+def test_enforce_eager_moves_every_functions_budget_as_the_clis():
+    # compare: the replica's row, 550 MiB a GPU more, as kvplan compare --enforce-eager.
+    rows = [kvplan.compare("llama-3-70b", "h100-sxm", tp=4, context="8k", enforce_eager=e)[0]
+            for e in (False, True)]
+    budgets = [r.answer.kv_budget_bytes_per_gpu for r in rows]
+    assert budgets[1] - budgets[0] == EAGER_FREES
+    cli_rows = cli_json("compare", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--context", "8k", "--enforce-eager")["rows"]
+    assert rows[1].answer.max_concurrency == cli_rows[0]["max_concurrency"]
+    # plan: the 4-GPU candidate holds one sequence more, as kvplan plan --enforce-eager.
+    args = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--context", "8k", "--concurrency",
+            "48")
+    for eager in (False, True):
+        best = kvplan.plan("llama-3-70b", "h100-sxm", context="8k", concurrency=48,
+                           enforce_eager=eager).best
+        expected = cli_json("plan", *args, *(["--enforce-eager"] if eager else []))
+        assert (best.gpus, best.tp, best.answer.max_concurrency) == (4, 4, 62 if eager else 61)
+        assert best.answer.max_concurrency == expected["candidates"][0]["max_concurrency"]
+    # trace: the replay's KV budget on the replica.
+    trace = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+    t = [kvplan.trace(trace, "llama-3-70b", "h100-sxm", tp=4, enforce_eager=e).on_replica
+         for e in (False, True)]
+    assert t[1].kv_budget_bytes_per_gpu - t[0].kv_budget_bytes_per_gpu == EAGER_FREES
+    # diff: each revision's answer.
+    d = [kvplan.diff("llama-3-70b", "llama-3-70b", "h100-sxm", tp=4, context="8k",
+                     concurrency=48, enforce_eager=e).new_answer for e in (False, True)]
+    assert (d[0].max_concurrency, d[1].max_concurrency) == (61, 62)
+    # fleet and disagg take it: the fleet's replicas are the eager ones.
+    f = kvplan.fleet("llama-3-70b", "h100-sxm", tp=4, rate=4, tpot_ms=50, prompt_tokens=2000,
+                     output_tokens=500, enforce_eager=True)
+    expected = cli_json("fleet", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--rate", "4", "--tpot-ms", "50", "--prompt-tokens", "2000",
+                        "--output-tokens", "500", "--enforce-eager")
+    assert f.replicas == expected["replicas"]
+    p = kvplan.disagg("llama-3-70b", "h100-sxm", rate=10, prompt_tokens=2000, output_tokens=500,
+                      ttft_ms=500, tpot_ms=50, enforce_eager=True)
+    expected = cli_json("disagg", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10",
+                        "--prompt-tokens", "2000", "--output-tokens", "500", "--ttft-ms", "500",
+                        "--tpot-ms", "50", "--enforce-eager")
+    assert [(q.pool, q.sequences_per_replica, q.replicas) for q in p.pools] == \
+        [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in expected["pools"]]
+
+
+def test_calibrate_models_an_eager_start():
+    # Llama-3-8B on one GPU: no fusion workspace at tp 1, so eager leaves out the 512 MiB of
+    # graphs alone from the modelled terms.
+    log = SOURCE_DIR / "tests" / "data" / "logs" / "vllm-v0-llama-3.1-8b-rtx3090-20k.log"
+    normal = kvplan.calibrate(log, model="llama-3-8b").log
+    eager = kvplan.calibrate(log, model="llama-3-8b", enforce_eager=True).log
+    assert (normal.modelled_cuda_graph_bytes, eager.modelled_cuda_graph_bytes) == (GRAPHS, 0)
+    with pytest.raises(kvplan.UsageError, match="^enforce_eager: expected a start-up log"):
+        kvplan.calibrate(bench=SOURCE_DIR / "tests" / "data" / "vllm_bench_serve" / "x.json",
+                         model="llama-3-8b", gpu="h100-sxm", enforce_eager=True)
+
+
+# Qwen3-235B-A22B-NVFP4's hf_quant_config.json names kv_cache_quant_algo FP8: vLLM's auto stores
+# fp8_e4m3 from v0.14 and bf16 before (engine/checkpoint_kv.hpp): 94 layers x 4 KV heads x 128 x
+# K and V x 1 B = 96,256 B a token, or 192,512 B under --engine-version 0.13.
+NVFP4 = str(SOURCE_DIR / "tests" / "data" / "quantized" / "Qwen3-235B-A22B-NVFP4")
+FP8_TOKEN = 94 * 4 * 128 * 2
+assert FP8_TOKEN == 96_256
+
+
+def test_engine_version_reaches_roofline_trace_and_diff():
+    # roofline: at tp 4 a GPU reads one KV head of each layer per token, 94 x 128 x 2 x (2 - 1) B =
+    # 24,064 B more in bf16; 8,000 tokens of one sequence, 192,512,000 B more a step.
+    new = kvplan.roofline(NVFP4, "b200", tp=4, context="8k")
+    old = kvplan.roofline(NVFP4, "b200", tp=4, context="8k", engine_version="0.13")
+    assert old.bytes_per_step - new.bytes_per_step == 8000 * 94 * 128 * 2
+    expected = cli_json("roofline", "--model", NVFP4, "--gpu", "b200", "--tp", "4", "--context",
+                        "8k", "--engine-version", "0.13")
+    assert old.bytes_per_step == expected["bytes_per_step"]
+    assert old.tpot_seconds == expected["tpot_seconds"]
+    # diff: the size each revision's cache has under that release.
+    d = kvplan.diff("qwen3-235b-a22b", NVFP4, context="8k", engine_version="0.13")
+    assert (d.old_size.kv_bytes_per_token, d.new_size.kv_bytes_per_token) == (
+        2 * FP8_TOKEN, 2 * FP8_TOKEN)
+    d = kvplan.diff("qwen3-235b-a22b", NVFP4, context="8k")
+    assert d.new_size.kv_bytes_per_token == FP8_TOKEN
+    # trace: each request's KV, the whole model, doubles.
+    trace = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+    new = kvplan.trace(trace, NVFP4)
+    old = kvplan.trace(trace, NVFP4, engine_version="0.13")
+    assert old.kv.mean_exact == 2 * new.kv.mean_exact
+    assert old.waste.used_bytes == 2 * new.waste.used_bytes
+    expected = cli_json("trace", str(trace), "--model", NVFP4, "--engine-version", "0.13")
+    assert old.waste.used_bytes == expected["kv_used_per_gpu"]
+    # Another engine has no release table: the library's refusal.
+    with pytest.raises(kvplan.InvalidInputError, match="engine_version: expected engine vllm"):
+        kvplan.roofline("llama-3-8b", "h100-sxm", engine="sglang", engine_version="0.13")
+
+
+def test_calibrate_takes_no_release_as_the_cli_refuses_one():
+    # A start-up log states the defaults its vLLM ran with: kvplan calibrate refuses
+    # --engine-version, and kvplan.calibrate has no such keyword.
+    log = SOURCE_DIR / "tests" / "data" / "logs" / "vllm-v0-llama-3.1-8b-rtx3090-20k.log"
+    code, _, err = cli("calibrate", str(log), "--model", "llama-3-8b", "--engine-version", "0.10",
+                       check=False)
+    assert code == 2 and "no release with calibrate" in err
+    assert "engine_version" not in inspect.signature(kvplan.calibrate).parameters
+
+
+# Flags a keyword of another name or another object takes, or that change no figure of the answer.
+ELSEWHERE = {
+    # Rendering: the answer objects carry the figures.
+    "--help", "--format", "--explain", "--plot",
+    # Calibration.write_profile(path).
+    "--write-profile",
+    # kvplan.Model(source, model_type=..., mamba_cache_dtype=..., mamba_ssm_cache_dtype=...) and
+    # Model.from_fields(...) (a Model goes wherever a model does).
+    "--model-type", "--mamba-cache-dtype", "--mamba-ssm-cache-dtype", "--layers", "--hidden-size",
+    "--heads", "--kv-heads", "--head-dim", "--vocab", "--intermediate-size", "--experts",
+    "--experts-per-token", "--expert-intermediate-size", "--window", "--max-position-embeddings",
+    # ep=dp x tp states the same layout.
+    "--enable-expert-parallel",
+}
+
+# The flags of a command that no keyword of its function takes yet, each a figure the Python
+# answer cannot move: listed so that a new flag comes with its keyword or its line here.
+REPLICA_EXTRAS = {"--max-loras", "--max-lora-rank", "--fully-sharded-loras", "--max-cpu-loras",
+                  "--lora-target-modules", "--limit-mm-per-prompt", "--skip-mm-profiling"}
+SEARCH_EXTRAS = REPLICA_EXTRAS | {"--speculative-method", "--num-speculative-tokens",
+                                  "--draft-model", "--profile", "--expert-dtype",
+                                  "--prefix-hit-rate"}
+NOT_YET = {
+    "fit": {"--prefix-hit-rate", "--host-kv", "--kv-offloading-size", "--nvme-kv",
+            "--remote-kv"},
+    "compare": REPLICA_EXTRAS | {"--expert-dtype", "--chunked-local-hybrid",
+                                 "--without-flashinfer", "--speculative-method",
+                                 "--num-speculative-tokens", "--draft-model"},
+    "plan": SEARCH_EXTRAS | {"--prices", "--ttft-ms", "--tpot-ms", "--pareto",
+                             "--redundant-experts"},
+    "disagg": SEARCH_EXTRAS | {"--trace", "--percentile", "--time-unit", "--link"},
+    "fleet": SEARCH_EXTRAS - {"--expert-dtype", "--prefix-hit-rate"} | {
+        "--gpus", "--trace", "--epsilon", "--time-unit"},
+    "trace": REPLICA_EXTRAS | {"--gpus", "--expert-dtype", "--num-gpu-blocks-override",
+                               "--allow-long-context", "--chunked-local-hybrid",
+                               "--without-flashinfer", "--speculative-method",
+                               "--num-speculative-tokens", "--draft-model"},
+    "diff": REPLICA_EXTRAS | {"--expert-dtype", "--num-gpu-blocks-override",
+                              "--allow-long-context", "--chunked-local-hybrid",
+                              "--without-flashinfer", "--speculative-method",
+                              "--num-speculative-tokens", "--draft-model"},
+    # calibrate reads vLLM's log: --engine is vllm or refused, --engine-version refused.
+    "calibrate": REPLICA_EXTRAS | {"--engine", "--engine-version", "--gpus", "--expert-dtype",
+                                   "--num-gpu-blocks-override", "--allow-long-context",
+                                   "--chunked-local-hybrid", "--without-flashinfer",
+                                   "--speculative-method", "--num-speculative-tokens",
+                                   "--draft-model"},
+}
+# kvplan.roofline's answer is the decode bound alone (kvplan roofline also shows what the cache
+# holds, and the estimate): the budget's knobs move none of its figures.
+ROOFLINE_BOUND_ONLY = {"--gpus", "--redundant-experts", "--block-size", "--gpu-memory-utilization",
+                       "--kv-memory", "--max-num-seqs", "--max-num-batched-tokens",
+                       "--num-gpu-blocks-override", "--allow-long-context", "--enforce-eager",
+                       "--chunked-local-hybrid", "--without-flashinfer", "--speculative-method",
+                       "--num-speculative-tokens", "--draft-model", "--profile", "--prompt-tokens",
+                       "--output-tokens"} | REPLICA_EXTRAS
+NOT_YET["roofline"] = ROOFLINE_BOUND_ONLY
+
+
+# Flags whose keyword is spelled otherwise: plan's --no-dp is dp=False.
+RENAMED = {"--no-dp": "dp", "--no-ep": "ep", "--no-dcp": "dcp"}
+
+
+def flags_of(command):
+    """Each long flag of `kvplan <command> --help`, with its other spellings: a list of sets."""
+    _, out, _ = cli(command, "--help")
+    flags = []
+    for line in out.splitlines():
+        words = line.strip().split(" ")[0]
+        if not words.startswith("-"):
+            continue
+        names = {n for n in words.split(",") if n.startswith("--")}
+        if names:
+            flags.append(names)
+    return flags
+
+
+@pytest.mark.parametrize("command", sorted(NOT_YET))
+def test_every_flag_has_its_keyword_or_says_why_not(command):
+    fn = kvplan.Deployment if command == "fit" else getattr(kvplan, command)
+    keywords = set(inspect.signature(fn).parameters)
+    if command == "fit":
+        keywords |= set(inspect.signature(kvplan.Deployment.evaluate).parameters)
+        assert keywords - {"self"} <= set(inspect.signature(kvplan.fit).parameters)
+    missing = []
+    for names in flags_of(command):
+        if names & ELSEWHERE or names & NOT_YET[command]:
+            continue
+        spelled = {RENAMED.get(n, n[2:].replace("-", "_")) for n in names}
+        if not spelled & keywords:
+            missing.append(sorted(names)[0])
+    assert missing == [], f"kvplan {command}: flags without a keyword"
+    # Nothing listed as missing that has since been bound.
+    bound = {f for f in NOT_YET[command] if f[2:].replace("-", "_") in keywords}
+    assert bound == set(), f"kvplan.{command} takes these now: drop them from NOT_YET"
+
+
+def test_lora_slots_images_and_redundant_experts_move_the_budget_as_the_flags():
+    # 4 LoRA slots of rank 16 on Llama-3-70B at tp 4: 854,589,440 B a GPU (tests/budget/
+    # test_budget.cpp), out of the KV budget byte for byte; max_cpu_loras is host memory.
+    plain = kvplan.fit("llama-3-70b", "h100-sxm", tp=4, context="8k")
+    lora = kvplan.fit("llama-3-70b", "h100-sxm", tp=4, context="8k", max_loras=4,
+                      max_lora_rank=16, max_cpu_loras=32)
+    assert lora.lora_bytes == 854_589_440
+    assert plain.kv_budget_bytes_per_gpu - lora.kv_budget_bytes_per_gpu == 854_589_440
+    assert "--max-loras 4 --max-lora-rank 16 --max-cpu-loras 32" in lora.serve_command()
+    with pytest.raises(kvplan.UsageError, match=r"^max_cpu_loras: expected at least max_loras"):
+        kvplan.fit("llama-3-70b", "h100-sxm", tp=4, max_loras=4, max_cpu_loras=2)
+    with pytest.raises(kvplan.UsageError, match="^max_lora_rank: expected max_loras as well"):
+        kvplan.fit("llama-3-70b", "h100-sxm", tp=4, max_lora_rank=8)
+    with pytest.raises(kvplan.UsageError, match="^lora_target_modules: expected engine 'sglang'"):
+        kvplan.fit("llama-3-70b", "h100-sxm", tp=4, max_loras=4, lora_target_modules="q_proj")
+    # SGLang's targets: only their stacks are charged, as kvplan fit --lora-target-modules.
+    args = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4", "--context", "8k",
+            "--engine", "sglang", "--max-loras", "4", "--lora-target-modules", "q_proj,v_proj")
+    sglang = kvplan.fit("llama-3-70b", "h100-sxm", tp=4, context="8k", engine="sglang",
+                        max_loras=4, lora_target_modules="q_proj,v_proj")
+    assert sglang.lora_bytes == cli_json("fit", *args)["lora_bytes"]
+    # Gemma-3-27B on an H100: vLLM profiles 16,384 tokens, 64 images of 256 tokens, each token a
+    # 5,376-wide bf16 vector: 64 x 256 x 5,376 x 2 = 176,160,768 B of encoder outputs, which
+    # limit_mm_per_prompt=0 (or {'image': 0}) and skip_mm_profiling give back to the cache.
+    on = kvplan.fit("gemma-3-27b", "h100-sxm", context="8k")
+    assert on.encoder_cache_bytes == 64 * 256 * 5376 * 2 == 176_160_768
+    for off in (dict(limit_mm_per_prompt=0), dict(limit_mm_per_prompt={"image": 0}),
+                dict(skip_mm_profiling=True)):
+        a = kvplan.fit("gemma-3-27b", "h100-sxm", context="8k", **off)
+        assert a.encoder_cache_bytes == 0, off
+        assert a.kv_budget_bytes_per_gpu - on.kv_budget_bytes_per_gpu == 176_160_768, off
+    with pytest.raises(kvplan.UsageError, match="^limit_mm_per_prompt: expected"):
+        kvplan.fit("gemma-3-27b", "h100-sxm", limit_mm_per_prompt={"video": 1})
+    with pytest.raises(kvplan.UsageError, match="^skip_mm_profiling: expected engine 'vllm'"):
+        kvplan.fit("gemma-3-27b", "h100-sxm", engine="sglang", skip_mm_profiling=True)
+    # EPLB's redundant experts: Qwen3-30B-A3B's 128 experts and 32 copies over ep 2, 80 a GPU
+    # where there were 64. One expert is 3 x 2,048 hidden x 768 wide x 2 B = 9,437,184 B, so 16
+    # more in each of the 48 layers add 7,247,757,312 B a GPU, as kvplan fit --redundant-experts.
+    plain = kvplan.fit("qwen3-30b-a3b", "h100-sxm", tp=2, ep=2, context="8k")
+    eplb = kvplan.fit("qwen3-30b-a3b", "h100-sxm", tp=2, ep=2, context="8k", redundant_experts=32)
+    assert (eplb.placement["physical_experts"], eplb.placement["experts_per_gpu"]) == (160, 80)
+    assert eplb.weight_bytes_per_gpu - plain.weight_bytes_per_gpu == 16 * 48 * 9_437_184
+    expected = cli_json("fit", "--model", "qwen3-30b-a3b", "--gpu", "h100-sxm", "--tp", "2",
+                        "--ep", "2", "--context", "8k", "--redundant-experts", "32")
+    assert eplb.weight_bytes_per_gpu == expected["weight_bytes_per_gpu"]
+    with pytest.raises(kvplan.InvalidLayoutError, match="redundant_experts"):
+        kvplan.fit("llama-3-8b", "h100-sxm", redundant_experts=1)
+
+
+def test_calibrate_says_where_the_memory_total_came_from():
+    # The log's "total_gpu_memory (23.58GiB)" without a GPU; with gpu="l40s" the spec's CUDA
+    # runtime total, memory.runtime_total_bytes = 47,695,527,936 B (configs/gpus/l40s.json).
+    log = SOURCE_DIR / "tests" / "data" / "logs" / "vllm-v0-llama-3.1-8b-rtx3090-20k.log"
+    assert kvplan.calibrate(log, model="llama-3-8b").log.memory_total_source == "log"
+    c = kvplan.calibrate(log, model="llama-3-8b", gpu="l40s", gpu_memory_utilization=0.5).log
+    assert (c.memory_total_source, c.memory_total_bytes) == ("gpu_spec", 47_695_527_936)
+    assert c.utilization_source == "given"
+
+
+def test_a_call_gives_back_no_reference_it_did_not_take():
+    # Each function builds its argument list with None for the keywords it leaves out; a None
+    # given back once too often per call would free it after some thousands of calls (a cache
+    # filled or emptied on the way moves it by one or two, where such a bug moves it by 100).
+    import sys
+    calls = (lambda: kvplan.fit("llama-3-8b", "h100-sxm", context="8k"),
+             lambda: kvplan.compare("llama-3-8b", "h100-sxm", context="8k"),
+             lambda: kvplan.roofline("llama-3-8b", "h100-sxm"),
+             lambda: kvplan.fleet("llama-3-8b", "h100-sxm", rate=1, tpot_ms=50, prompt_tokens=100,
+                                  output_tokens=10))
+    for call in calls:
+        call()
+        before = sys.getrefcount(None)
+        for _ in range(100):
+            call()
+        assert abs(sys.getrefcount(None) - before) <= 5
+
+
+def test_the_searches_take_the_budgets_knobs():
+    # plan within 8 GiB of KV per GPU: Llama-3-8B's sequence of 8,192 tokens is 512 blocks of
+    # 16 x 32 layers x 2 x 8 KV heads x 128 x 2 B = 1 GiB, and vLLM's 4,095 blocks of the 4,096
+    # (one held back) hold 7, the CLI's nearest miss.
+    p = kvplan.plan("llama-3-8b", "h100-sxm", context=8192, concurrency=64, max_gpus=1,
+                    kv_memory="8GiB")
+    assert not p.found and p.nearest_misses[0].answer.max_concurrency == 7
+    assert p.nearest_misses[0].answer.kv_budget_bytes_per_gpu == 8 * 2**30
+    expected = cli_json("plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--context", "8192",
+                        "--concurrency", "64", "--max-gpus", "1", "--kv-memory", "8GiB")
+    assert not expected["found"]
+    # num_gpu_blocks_override: 1,025 blocks hold two sequences of 512 blocks.
+    p = kvplan.plan("llama-3-8b", "h100-sxm", context=8192, concurrency=64, max_gpus=1,
+                    num_gpu_blocks_override=1025)
+    assert p.nearest_misses[0].answer.max_concurrency == 2
+    # Past Llama-3-70B's limit of 8,192 tokens nothing starts, unless allowed, as the flag says.
+    assert kvplan.plan("llama-3-70b", "h200-sxm", context="16k").refused.answer.refusal == \
+        "context_limit"
+    long = kvplan.plan("llama-3-70b", "h200-sxm", context="16k", allow_long_context=True)
+    cli_long = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h200-sxm", "--context", "16k",
+                        "--allow-long-context")["candidates"][0]
+    assert (long.best.gpus, long.best.answer.max_concurrency) == (
+        cli_long["gpus"], cli_long["max_concurrency"])
+    # fleet and disagg read the KV memory given as kvplan fleet and kvplan disagg do.
+    kw = dict(rate=4, tpot_ms=50, prompt_tokens=2000, output_tokens=500)
+    f = kvplan.fleet("llama-3-8b", "h100-sxm", kv_memory="8GiB", **kw)
+    expected = cli_json("fleet", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--rate", "4",
+                        "--tpot-ms", "50", "--prompt-tokens", "2000", "--output-tokens", "500",
+                        "--kv-memory", "8GiB")
+    assert f.replicas == expected["replicas"]
+    d = kvplan.disagg("llama-3-70b", "h100-sxm", rate=10, prompt_tokens=2000, output_tokens=500,
+                      ttft_ms=500, tpot_ms=50, max_num_seqs=16)
+    expected = cli_json("disagg", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10",
+                        "--prompt-tokens", "2000", "--output-tokens", "500", "--ttft-ms", "500",
+                        "--tpot-ms", "50", "--max-num-seqs", "16")
+    assert [(q.pool, q.sequences_per_replica, q.replicas) for q in d.pools] == \
+        [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in expected["pools"]]
+    assert all(q.sequences_per_replica <= 16 for q in d.pools if q.pool == "decode")
