@@ -144,22 +144,54 @@ TEST_CASE("DeepSeek-V3.2 with --kv-dtype fp8 on 8 x H200 under vLLM: 48,068 B a 
     CHECK(b.kv_per_token.count() == 43'188u);
 }
 
-TEST_CASE("A DeepSeek-V3.2 checkpoint whose KV cache is fp8 defaults to fp8_ds_mla under vLLM",
+TEST_CASE("A DeepSeek-V3.2 checkpoint whose KV cache is fp8: its layout is the GPU's backend's",
           "[engine][vllm][backend][fp8_ds_mla]") {
     // nvidia/DeepSeek-V3.2-NVFP4's hf_quant_config.json names kv_cache_quant_algo FP8: vLLM's
-    // "auto" follows it (engine/checkpoint_kv.hpp) and FLASHMLA_SPARSE stores it as fp8_ds_mla.
+    // "auto" follows it (engine/checkpoint_kv.hpp), as SGLang's and TensorRT-LLM's do; the dtype
+    // resolved is the checkpoint's, before any layout of the engine's.
     ModelConfig c = deepseek_v3_2.config();
     c.checkpoint = detail::checkpoint_with_kv(KvDtype::fp8_e4m3, CheckpointKvSource::modelopt_algo);
     const Model m{c};
-    CHECK(engine_default_kv_dtype(m, Engine::vllm) == KvDtype::fp8_ds_mla);
+    CHECK(engine_default_kv_dtype(m, Engine::vllm) == KvDtype::fp8_e4m3);
     CHECK(engine_default_kv_dtype(m, Engine::sglang) == KvDtype::fp8_e4m3);
     CHECK(engine_default_kv_dtype(m, Engine::trtllm) == KvDtype::fp8_e4m3);
     // Before v0.14 vLLM's "auto" did not follow a ModelOpt KV cache: bf16.
     CHECK(engine_default_kv_dtype(m, Engine::vllm, {0, 13}) == KvDtype::bf16);
-    // The same checkpoint on a dense MLA model keeps plain fp8.
+    CHECK(served_kv(m, std::nullopt).format.dtype == KvDtype::fp8_e4m3);
+
+    // The layout is the attention backend's, so the GPU's: evaluate applies it (engine_kv).
+    const auto stored = [&](const GpuSpec& g) {
+        const Deployment d{.model = m,
+                           .gpu = g,
+                           .parallel = {.tp = 8},
+                           .weights = WeightOptions{.format = WeightFormat::fp8}};
+        return evaluate(d, {.context = 8192});
+    };
+    // H100 (SM 9.0): FLASHMLA_SPARSE, which MLAAttention.__init__ turns to fp8_ds_mla:
+    // 61 x (656 + 132) = 48,068 B a token.
+    const ReplicaAnswer h100 = stored(gpus::h100_sxm);
+    CHECK(h100.replica.kv.dtype == KvDtype::fp8_ds_mla);
+    CHECK(h100.kv_per_token.count() == 48'068u);
+    // MI300X (gfx942) and MI355X (gfx950): vllm/platforms/rocm.py runs sparse MLA on
+    // ROCM_AITER_MLA_SPARSE alone, whose cache is (num_blocks, block_size, 576) in the dtype
+    // asked (rocm_aiter_mla_sparse.py, get_kv_cache_shape): plain fp8, 576 B a latent + the
+    // indexer's 132 B = 708 B a layer, x 61 = 43,188 B a token.
+    for (const GpuSpec* g : {&gpus::mi300x, &gpus::mi355x}) {
+        const ReplicaAnswer a = stored(*g);
+        CHECK(a.replica.kv.dtype == KvDtype::fp8_e4m3);
+        CHECK(a.kv_per_token.count() == 43'188u);
+    }
+    // The same checkpoint on a dense MLA model keeps plain fp8 on Hopper too (FLASHMLA):
+    // 61 x 576 = 35,136 B.
     ModelConfig v3 = deepseek_v3.config();
     v3.checkpoint = c.checkpoint;
-    CHECK(engine_default_kv_dtype(Model{v3}, Engine::vllm) == KvDtype::fp8_e4m3);
+    const Deployment dense{.model = Model{v3},
+                           .gpu = gpus::h100_sxm,
+                           .parallel = {.tp = 8},
+                           .weights = WeightOptions{.format = WeightFormat::fp8}};
+    const ReplicaAnswer dv3 = evaluate(dense, {.context = 8192});
+    CHECK(dv3.replica.kv.dtype == KvDtype::fp8_e4m3);
+    CHECK(dv3.kv_per_token.count() == 35'136u);
 }
 
 TEST_CASE("vLLM's first attention backend per architecture keeps the 16-token block",

@@ -262,12 +262,22 @@ namespace detail {
     return KvDtype::fp8_ds_mla;
 }
 
-/// vllm_stored_kv on GPU `g`, with the backend vllm_attention_backend picks there.
+/// vllm_stored_kv on GPU `g`, with the backend vllm_attention_backend picks there. An AMD GPU
+/// whose gfx target kvplan's backend rules were not read for (the MI355X's gfx950) still runs
+/// sparse MLA on ROCM_AITER_MLA_SPARSE: vllm/platforms/rocm.py's _get_backend_priorities lists it
+/// alone for use_sparse, on every gfx target, and FLASHMLA_SPARSE is a CUDA backend. That backend
+/// stores the cache as asked: get_kv_cache_shape (num_blocks, block_size, head_size 576) in the
+/// cache dtype, and MLAAttention.__init__ turns a cache into fp8_ds_mla on FLASHMLA_SPARSE only
+/// (vllm/v1/attention/backends/mla/rocm_aiter_mla_sparse.py).
 [[nodiscard]] constexpr KvFormat vllm_stored_kv(const Model& m, KvFormat asked, const GpuSpec& g,
                                                 std::uint32_t dcp) noexcept {
     const auto choice = vllm_attention_backend(m, g, asked.dtype, dcp, default_block_size);
-    return vllm_stored_kv(
-        m, asked, choice ? std::optional(choice->backend) : std::optional<VllmAttentionBackend>{});
+    if (choice) return vllm_stored_kv(m, asked, choice->backend);
+    const bool rocm = g.capability.isa == ComputeCapability::Isa::gfx || g.arch == GpuArch::cdna3 ||
+                      g.arch == GpuArch::cdna4;
+    if (rocm && has_sparse_mla(m))
+        return vllm_stored_kv(m, asked, VllmAttentionBackend::rocm_aiter_mla_sparse);
+    return vllm_stored_kv(m, asked, std::optional<VllmAttentionBackend>{});
 }
 
 }  // namespace kvplan
