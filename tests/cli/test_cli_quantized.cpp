@@ -166,6 +166,23 @@ TEST_CASE("diff sizes KV as evaluate does with a GPU, and says so without one",
     CHECK(kv_row(m, "kv_bytes_per_token")["new"].get<std::uint64_t>() == 43'188);
 }
 
+TEST_CASE("check names one KV format, the one evaluated, in its heading and its inputs",
+          "[cli][quantized][check]") {
+    // tests/data/cli/policy_sparse_mla_kv.json: h100 tp 8, no kv_dtype. DeepSeek-V3.2-NVFP4's
+    // checkpoint names an FP8 cache; vLLM's FLASHMLA_SPARSE stores it as fp8_ds_mla, 61 x (656 +
+    // 132) = 48,068 B a token, which the policy's limit of 48,068 B admits.
+    const std::string args = " --policy " + data_file("cli/policy_sparse_mla_kv.json") +
+                             " --model " + folder("DeepSeek-V3.2-NVFP4");
+    const CliRun json = run_kvplan("check --format json" + args);
+    REQUIRE(json.code == 0);
+    const nlohmann::json c = nlohmann::json::parse(json.out);
+    CHECK(c["passed"] == true);
+    CHECK(c["inputs"]["kv_dtype"] == "fp8_ds_mla");
+    CHECK(c["requirements"][0]["measured"].get<std::uint64_t>() == 48'068);
+    const CliRun text = run_kvplan("check" + args);
+    CHECK_THAT(text.out, Catch::Contains("KV fp8_ds_mla") && !Catch::Contains("KV fp8_e4m3"));
+}
+
 TEST_CASE("an explanation names where the KV dtype came from", "[cli][quantized]") {
     const std::string model = folder("Qwen3-235B-A22B-NVFP4");
     const std::string label = "(the checkpoint's kv_cache_quant_algo, which vllm's auto follows";
