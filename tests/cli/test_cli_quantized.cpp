@@ -164,6 +164,15 @@ TEST_CASE("diff sizes KV as evaluate does with a GPU, and says so without one",
     const nlohmann::json m = nlohmann::json::parse(mi.out);
     CHECK(m["inputs"]["kv_dtype"] == "bf16 -> fp8_e4m3");
     CHECK(kv_row(m, "kv_bytes_per_token")["new"].get<std::uint64_t>() == 43'188);
+    // B200 x 8: vLLM from v0.18 runs an fp8 sparse MLA cache on FLASHINFER_MLA_SPARSE, plain fp8.
+    const CliRun b200 =
+        run_kvplan("diff deepseek-v3.2 " + model + " --gpu b200 --tp 8 --context 8k --format json");
+    REQUIRE(b200.code == 0);
+    const nlohmann::json bw = nlohmann::json::parse(b200.out);
+    CHECK(bw["inputs"]["kv_dtype"] == "bf16 -> fp8_e4m3");
+    CHECK(kv_row(bw, "kv_bytes_per_token")["new"].get<std::uint64_t>() == 43'188);
+    CHECK_THAT(run_kvplan("fit --model " + model + " --gpu b200 --tp 8 --context 8k").out,
+               Catch::Contains("FLASHINFER_MLA_SPARSE"));
 }
 
 TEST_CASE("check names one KV format, the one evaluated, in its heading and its inputs",
