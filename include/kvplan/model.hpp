@@ -398,6 +398,9 @@ struct ModelConfig {
     /// Multi-token-prediction layers the checkpoint holds beside the model (DeepSeek-V3's
     /// num_nextn_predict_layers): not part of the model, loaded only as a speculative draft.
     std::uint32_t mtp_layers = 0;
+    /// The cache spec of those layers where the config gives them one of their own (DeepSeek-V4's
+    /// compress_ratios past the model's layers); unset: the model's last layer's.
+    Optional<CacheSpec> mtp_spec{};
 };
 
 namespace detail {

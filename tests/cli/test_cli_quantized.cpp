@@ -117,6 +117,81 @@ TEST_CASE("diff and a check policy without kv_dtype store the checkpoint's fp8 c
                Catch::Contains("KV fp8_e4m3"));
 }
 
+TEST_CASE("diff sizes KV as evaluate does with a GPU, and says so without one",
+          "[cli][quantized][diff]") {
+    // DeepSeek-V3.2-NVFP4 names kv_cache_quant_algo FP8; the bundled deepseek-v3.2 is bf16. 61
+    // layers, each a latent of 512 + 64 values and the indexer's key of 128 fp8 values with one
+    // fp32 scale (132 B): bf16 61 x (1,152 + 132) = 78,324 B a token; plain fp8 61 x (576 + 132)
+    // = 43,188 B; vLLM's fp8_ds_mla (512 e4m3 + 4 fp32 scales + 64 bf16 = 656 B) 61 x (656 +
+    // 132) = 48,068 B.
+    const std::string model = folder("DeepSeek-V3.2-NVFP4");
+    const auto kv_row = [](const nlohmann::json& j, const char* figure) {
+        for (const auto& row : j["effects"])
+            if (row["figure"] == figure) return row;
+        FAIL("no row " << figure);
+        return nlohmann::json{};
+    };
+    // No GPU: the dtype before the engine's layout, labelled so, and a note naming the layout.
+    const CliRun bare = run_kvplan("diff deepseek-v3.2 " + model + " --format json");
+    REQUIRE(bare.code == 0);
+    const nlohmann::json b = nlohmann::json::parse(bare.out);
+    CHECK(b["inputs"]["kv_dtype"] == "bf16 -> fp8_e4m3");
+    CHECK(b["inputs"]["kv_layout"].get<std::string>().rfind("not applied", 0) == 0);
+    CHECK(kv_row(b, "kv_bytes_per_token")["old"].get<std::uint64_t>() == 78'324);
+    CHECK(kv_row(b, "kv_bytes_per_token")["new"].get<std::uint64_t>() == 43'188);
+    CHECK_THAT(b["notes"].dump(), Catch::Contains("as fp8_ds_mla on FLASHMLA_SPARSE"));
+    CHECK_THAT(run_kvplan("diff deepseek-v3.2 " + model).out,
+               Catch::Contains("Effect (KV in the dtype before the engine's layout"));
+
+    // H100 x 8: FLASHMLA_SPARSE's fp8_ds_mla, the figure fit gives (a sequence of 8,000 tokens
+    // is 8,000 x 48,068 = 384,544,000 B, whole on every rank: the latent is not split).
+    const std::string replica = " --gpu h100 --tp 8 --context 8k --format json";
+    const CliRun h100 = run_kvplan("diff deepseek-v3.2 " + model + replica);
+    REQUIRE(h100.code == 0);
+    const nlohmann::json h = nlohmann::json::parse(h100.out);
+    CHECK(h["inputs"]["kv_dtype"] == "bf16 -> fp8_ds_mla");
+    CHECK(kv_row(h, "kv_bytes_per_token")["new"].get<std::uint64_t>() == 48'068);
+    CHECK(kv_row(h, "kv_bytes_per_sequence")["new"].get<std::uint64_t>() == 384'544'000);
+    const CliRun fit = run_kvplan("fit --model " + model + replica);
+    REQUIRE(fit.code == 0);
+    CHECK(nlohmann::json::parse(fit.out)["kv_bytes_per_sequence_per_gpu"].get<std::uint64_t>() ==
+          384'544'000);
+    CHECK_THAT(h["notes"].dump(), !Catch::Contains("FLASHMLA_SPARSE"));
+    // MI300X x 8: ROCm's sparse MLA stores plain fp8.
+    const CliRun mi = run_kvplan("diff deepseek-v3.2 " + model +
+                                 " --gpu mi300x --tp 8 --context 8k --format json");
+    REQUIRE(mi.code == 0);
+    const nlohmann::json m = nlohmann::json::parse(mi.out);
+    CHECK(m["inputs"]["kv_dtype"] == "bf16 -> fp8_e4m3");
+    CHECK(kv_row(m, "kv_bytes_per_token")["new"].get<std::uint64_t>() == 43'188);
+    // B200 x 8: vLLM from v0.18 runs an fp8 sparse MLA cache on FLASHINFER_MLA_SPARSE, plain fp8.
+    const CliRun b200 =
+        run_kvplan("diff deepseek-v3.2 " + model + " --gpu b200 --tp 8 --context 8k --format json");
+    REQUIRE(b200.code == 0);
+    const nlohmann::json bw = nlohmann::json::parse(b200.out);
+    CHECK(bw["inputs"]["kv_dtype"] == "bf16 -> fp8_e4m3");
+    CHECK(kv_row(bw, "kv_bytes_per_token")["new"].get<std::uint64_t>() == 43'188);
+    CHECK_THAT(run_kvplan("fit --model " + model + " --gpu b200 --tp 8 --context 8k").out,
+               Catch::Contains("FLASHINFER_MLA_SPARSE"));
+}
+
+TEST_CASE("check names one KV format, the one evaluated, in its heading and its inputs",
+          "[cli][quantized][check]") {
+    // tests/data/cli/policy_sparse_mla_kv.json: h100 tp 8, no kv_dtype. DeepSeek-V3.2-NVFP4's
+    // checkpoint names an FP8 cache; vLLM's FLASHMLA_SPARSE stores it as fp8_ds_mla, 61 x (656 +
+    // 132) = 48,068 B a token, which the policy's limit of 48,068 B admits.
+    const std::string args = " --policy " + data_file("cli/policy_sparse_mla_kv.json") +
+                             " --model " + folder("DeepSeek-V3.2-NVFP4");
+    const CliRun json = run_kvplan("check --format json" + args);
+    REQUIRE(json.code == 0);
+    const nlohmann::json c = nlohmann::json::parse(json.out);
+    CHECK(c["passed"] == true);
+    CHECK(c["inputs"]["kv_dtype"] == "fp8_ds_mla");
+    CHECK(c["requirements"][0]["measured"].get<std::uint64_t>() == 48'068);
+    const CliRun text = run_kvplan("check" + args);
+    CHECK_THAT(text.out, Catch::Contains("KV fp8_ds_mla") && !Catch::Contains("KV fp8_e4m3"));
+}
+
 TEST_CASE("an explanation names where the KV dtype came from", "[cli][quantized]") {
     const std::string model = folder("Qwen3-235B-A22B-NVFP4");
     const std::string label = "(the checkpoint's kv_cache_quant_algo, which vllm's auto follows";

@@ -91,13 +91,17 @@ TEST_CASE("vLLM's sparse MLA (DeepSeek-V3.2) pages in 64 on CUDA, the rest as as
 
 TEST_CASE("vLLM stores DeepSeek-V3.2's fp8 cache as fp8_ds_mla on FlashMLA sparse",
           "[engine][vllm][backend][fp8_ds_mla]") {
-    // FLASHMLA_SPARSE (Hopper; kvplan's rules pick it on Blackwell too): every 8-bit float
+    // FLASHMLA_SPARSE (Hopper; Blackwell before v0.18): every 8-bit float
     // cache of a sparse MLA model is DeepSeek's fp8_ds_mla (MLAAttention.__init__ in
     // vllm/model_executor/layers/attention/mla_attention.py; v0.11's config.py hook).
     const KvFormat fp8 = KvDtype::fp8_e4m3;
     for (KvDtype d : {KvDtype::fp8_e4m3, KvDtype::fp8_e5m2, KvDtype::fp8_per_token_head})
         CHECK(vllm_stored_kv(deepseek_v3_2, d, gpus::h200_sxm, 1).dtype == KvDtype::fp8_ds_mla);
-    CHECK(vllm_stored_kv(deepseek_v3_2, fp8, gpus::b200, 1).dtype == KvDtype::fp8_ds_mla);
+    // Blackwell from v0.18 puts FLASHINFER_MLA_SPARSE first for an fp8 cache: plain fp8. v0.17
+    // kept FLASHMLA_SPARSE, and with it fp8_ds_mla.
+    CHECK(vllm_stored_kv(deepseek_v3_2, fp8, gpus::b200, 1).dtype == KvDtype::fp8_e4m3);
+    CHECK(vllm_stored_kv(deepseek_v3_2, fp8, gpus::b200, 1, 8, {0, 17}).dtype ==
+          KvDtype::fp8_ds_mla);
     // A GPU of no known backend: taken as FLASHMLA_SPARSE, the backend on CUDA.
     CHECK(vllm_stored_kv(deepseek_v3_2, fp8, std::nullopt).dtype == KvDtype::fp8_ds_mla);
     // ROCm's AITER sparse MLA keeps plain fp8; a 16-bit cache and a dense MLA model stay as asked.
@@ -144,22 +148,121 @@ TEST_CASE("DeepSeek-V3.2 with --kv-dtype fp8 on 8 x H200 under vLLM: 48,068 B a 
     CHECK(b.kv_per_token.count() == 43'188u);
 }
 
-TEST_CASE("A DeepSeek-V3.2 checkpoint whose KV cache is fp8 defaults to fp8_ds_mla under vLLM",
+TEST_CASE("A DeepSeek-V3.2 checkpoint whose KV cache is fp8: its layout is the GPU's backend's",
           "[engine][vllm][backend][fp8_ds_mla]") {
     // nvidia/DeepSeek-V3.2-NVFP4's hf_quant_config.json names kv_cache_quant_algo FP8: vLLM's
-    // "auto" follows it (engine/checkpoint_kv.hpp) and FLASHMLA_SPARSE stores it as fp8_ds_mla.
+    // "auto" follows it (engine/checkpoint_kv.hpp), as SGLang's and TensorRT-LLM's do; the dtype
+    // resolved is the checkpoint's, before any layout of the engine's.
     ModelConfig c = deepseek_v3_2.config();
     c.checkpoint = detail::checkpoint_with_kv(KvDtype::fp8_e4m3, CheckpointKvSource::modelopt_algo);
     const Model m{c};
-    CHECK(engine_default_kv_dtype(m, Engine::vllm) == KvDtype::fp8_ds_mla);
+    CHECK(engine_default_kv_dtype(m, Engine::vllm) == KvDtype::fp8_e4m3);
     CHECK(engine_default_kv_dtype(m, Engine::sglang) == KvDtype::fp8_e4m3);
     CHECK(engine_default_kv_dtype(m, Engine::trtllm) == KvDtype::fp8_e4m3);
     // Before v0.14 vLLM's "auto" did not follow a ModelOpt KV cache: bf16.
     CHECK(engine_default_kv_dtype(m, Engine::vllm, {0, 13}) == KvDtype::bf16);
-    // The same checkpoint on a dense MLA model keeps plain fp8.
+    CHECK(served_kv(m, std::nullopt).format.dtype == KvDtype::fp8_e4m3);
+
+    // The layout is the attention backend's, so the GPU's: evaluate applies it (engine_kv).
+    const auto stored = [&](const GpuSpec& g) {
+        const Deployment d{.model = m,
+                           .gpu = g,
+                           .parallel = {.tp = 8},
+                           .weights = WeightOptions{.format = WeightFormat::fp8}};
+        return evaluate(d, {.context = 8192});
+    };
+    // H100 (SM 9.0): FLASHMLA_SPARSE, which MLAAttention.__init__ turns to fp8_ds_mla:
+    // 61 x (656 + 132) = 48,068 B a token.
+    const ReplicaAnswer h100 = stored(gpus::h100_sxm);
+    CHECK(h100.replica.kv.dtype == KvDtype::fp8_ds_mla);
+    CHECK(h100.kv_per_token.count() == 48'068u);
+    // MI300X (gfx942) and MI355X (gfx950): vllm/platforms/rocm.py runs sparse MLA on
+    // ROCM_AITER_MLA_SPARSE alone, whose cache is (num_blocks, block_size, 576) in the dtype
+    // asked (rocm_aiter_mla_sparse.py, get_kv_cache_shape): plain fp8, 576 B a latent + the
+    // indexer's 132 B = 708 B a layer, x 61 = 43,188 B a token.
+    for (const GpuSpec* g : {&gpus::mi300x, &gpus::mi355x}) {
+        const ReplicaAnswer a = stored(*g);
+        CHECK(a.replica.kv.dtype == KvDtype::fp8_e4m3);
+        CHECK(a.kv_per_token.count() == 43'188u);
+    }
+    // The same checkpoint on a dense MLA model keeps plain fp8 on Hopper too (FLASHMLA):
+    // 61 x 576 = 35,136 B.
     ModelConfig v3 = deepseek_v3.config();
     v3.checkpoint = c.checkpoint;
-    CHECK(engine_default_kv_dtype(Model{v3}, Engine::vllm) == KvDtype::fp8_e4m3);
+    const Deployment dense{.model = Model{v3},
+                           .gpu = gpus::h100_sxm,
+                           .parallel = {.tp = 8},
+                           .weights = WeightOptions{.format = WeightFormat::fp8}};
+    const ReplicaAnswer dv3 = evaluate(dense, {.context = 8192});
+    CHECK(dv3.replica.kv.dtype == KvDtype::fp8_e4m3);
+    CHECK(dv3.kv_per_token.count() == 35'136u);
+}
+
+TEST_CASE("DeepSeek-V3.2 on 8 x B200 under vLLM: FlashInfer sparse MLA, plain fp8, 43,188 B",
+          "[engine][vllm][backend][fp8_ds_mla]") {
+    // vllm/platforms/cuda.py, _get_backend_priorities, SM 10.x: the sparse backends close the MLA
+    // list, FLASHINFER_MLA_SPARSE first for a quantized cache (PR #37252, counted from v0.18) or
+    // at 16 query heads a rank or fewer with a 16-bit one (PR #33451, from v0.17); else
+    // FLASHMLA_SPARSE first. FLASHINFER_MLA_SPARSE's cache is (num_blocks, block_size, 576) in
+    // the cache dtype (flashinfer_mla_sparse.py, get_kv_cache_shape), and MLAAttention.__init__
+    // turns a cache into fp8_ds_mla on FLASHMLA_SPARSE only.
+    REQUIRE(gpus::b200.capability == sm(10, 0));
+    Deployment d{.model = deepseek_v3_2,
+                 .gpu = gpus::b200,
+                 .parallel = {.tp = 8},
+                 .weights = WeightOptions{.format = WeightFormat::fp8},
+                 .kv = KvDtype::fp8_e4m3};
+    const ReplicaAnswer a = evaluate(d, {.context = 8192});
+    REQUIRE(a.serving.backend.has_value());
+    CHECK(a.serving.backend->backend == VllmAttentionBackend::flashinfer_mla_sparse);
+    CHECK(name(a.serving.backend->backend) == "FLASHINFER_MLA_SPARSE");
+    CHECK(a.replica.kv.dtype == KvDtype::fp8_e4m3);
+    // Per layer: 512 + 64 = 576 e4m3 values, 576 B, and the indexer's key 128 fp8 values + one
+    // fp32 scale = 132 B: 708 B; x 61 layers = 43,188 B a token (the H100's fp8_ds_mla: 48,068).
+    CHECK(a.kv_per_token.count() == 61u * (576u + 132u));
+    CHECK(a.kv_per_token.count() == 43'188u);
+    // Every sparse model pages in 64 (check_and_update_config); FlashInfer's takes 32 or 64.
+    CHECK(a.serving.block_size == 64);
+    // Its command names the cache it is sized in.
+    const auto commands = serve_commands(d, {.context = 8192});
+    REQUIRE(commands.front().command.has_value());
+    const std::vector<std::string>& argv = commands.front().command->argv;
+    const auto flag = std::find(argv.begin(), argv.end(), "--kv-cache-dtype");
+    REQUIRE(flag != argv.end());
+    CHECK(*(flag + 1) != "fp8_ds_mla");
+
+    // v0.17: FLASHMLA_SPARSE first for fp8 (FlashInfer's came first for 16 heads, but took no
+    // fp8 cache before PR #35891): fp8_ds_mla, 61 x (656 + 132) = 48,068 B.
+    d.serving.engine_version = EngineVersion{0, 17};
+    const ReplicaAnswer v17 = evaluate(d, {.context = 8192});
+    CHECK(v17.serving.backend->backend == VllmAttentionBackend::flashmla_sparse);
+    CHECK(v17.replica.kv.dtype == KvDtype::fp8_ds_mla);
+    CHECK(v17.kv_per_token.count() == 48'068u);
+    d.serving.engine_version.reset();
+
+    // fp8_e5m2 is not among FlashInfer sparse MLA's dtypes (auto, float16, bfloat16, fp8,
+    // fp8_e4m3): FLASHMLA_SPARSE takes it, as fp8_ds_mla.
+    d.kv = KvDtype::fp8_e5m2;
+    CHECK(evaluate(d, {.context = 8192}).replica.kv.dtype == KvDtype::fp8_ds_mla);
+
+    // bf16: 128 heads / tp 8 = 16 a rank: FlashInfer first from v0.17, FlashMLA before; at tp 4
+    // (32 a rank) FlashMLA. The cache is 61 x (576 x 2 + 132) = 78,324 B a token either way.
+    const auto bf16 = [&](std::uint32_t tp, EngineVersion v) {
+        const auto c =
+            vllm_attention_backend(deepseek_v3_2, gpus::b200, KvDtype::bf16, 1, 16, tp, v);
+        REQUIRE(c.has_value());
+        CHECK(c->block_size == 64);
+        return c->backend;
+    };
+    CHECK(bf16(8, vllm_newest_release) == VllmAttentionBackend::flashinfer_mla_sparse);
+    CHECK(bf16(8, {0, 17}) == VllmAttentionBackend::flashinfer_mla_sparse);
+    CHECK(bf16(8, {0, 16}) == VllmAttentionBackend::flashmla_sparse);
+    CHECK(bf16(4, vllm_newest_release) == VllmAttentionBackend::flashmla_sparse);
+    d.kv = KvDtype::bf16;
+    CHECK(evaluate(d, {.context = 8192}).kv_per_token.count() == 61u * (1152u + 132u));
+    // Hopper keeps FLASHMLA_SPARSE whatever the cache and heads.
+    CHECK(vllm_attention_backend(deepseek_v3_2, gpus::h200_sxm, KvDtype::fp8_e4m3, 1, 16, 8)
+              ->backend == VllmAttentionBackend::flashmla_sparse);
 }
 
 TEST_CASE("vLLM's first attention backend per architecture keeps the 16-token block",

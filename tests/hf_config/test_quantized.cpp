@@ -537,23 +537,23 @@ TEST_CASE(
     const std::uint64_t model =
         61 * (attn + shared + 384 * expert) + 30 * index + 2 * bf16 + 4 * hc;
     CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
-    // The MTP layer (a CSA layer, kvplan's copy of the last): the same fp8 layers, 384 MXFP4
-    // experts, bf16 norms, sinks, compressors, weights_proj and router (2,176 + 18,355,840 +
-    // 458,752 + 2,752,512 + 14,336 = 21,583,616 parameters), e_proj and h_proj (2 x 7,168^2) and
-    // three norms of 7,168, no embedding or head of its own; its hyper-connections and its own
-    // hc_head in fp32 (1,376,310 + 114,693 parameters).
-    const std::uint64_t mtp_other = 2176 + 4096 + 14'680'064 + 512 + 1024 + 3'670'016 + 128 +
-                                    64ULL * 7168 + 384ULL * 7168 + 2 * 7168;
-    CHECK(mtp_other == 21'583'616ULL);
-    const std::uint64_t mtp = attn + shared + index + 384 * (2 * mx(3072, 7168) + mx(7168, 3072)) +
-                              2 * mtp_other + 2 * (2 * 7168ULL * 7168 + 3 * 7168) +
+    // The MTP layer: window only (compress_ratios' 62nd entry is 0; the checkpoint's mtp.0 has no
+    // compressor or indexer): the same fp8 layers but the indexer's wq_b, 384 MXFP4 experts, bf16
+    // q_norm, kv_norm, sinks, router and two norms (1,536 + 512 + 128 + 2,752,512 + 14,336 =
+    // 2,769,024 parameters), e_proj and h_proj in fp8 with e8m0 block scales as its linear layers
+    // (2 x fp8e(7,168, 7,168)), three norms of 7,168, no embedding or head of its own; its
+    // hyper-connections and its own hc_head in fp32 (1,376,310 + 114,693 parameters).
+    const std::uint64_t mtp_other = 1536 + 512 + 128 + 384ULL * 7168 + 2 * 7168;
+    CHECK(mtp_other == 2'769'024ULL);
+    const std::uint64_t mtp = attn + shared + 384 * (2 * mx(3072, 7168) + mx(7168, 3072)) +
+                              2 * mtp_other + 2 * fp8e(7168, 7168) + 2 * 3 * 7168 +
                               4 * (1'376'310 + 114'693);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 913,195,777,016 B. Published: 913.09 GB (vllm-project/recipes PR #779, the checkpoint's
-    // size for nvidia/DeepSeek-V4-Pro-NVFP4's vram_minimum_gb): 0.012 % over.
+    // 913,042,809,976 B. Published: 913.09 GB (vllm-project/recipes PR #779, the checkpoint's
+    // size for nvidia/DeepSeek-V4-Pro-NVFP4's vram_minimum_gb): 0.005 % under.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 913'195'777'016ULL);
+    CHECK(files == 913'042'809'976ULL);
     CHECK(std::abs(static_cast<double>(files) / 913.09e9 - 1.0) < 0.0002);
 }
 
@@ -585,21 +585,23 @@ TEST_CASE("DeepSeek-V4-Flash-NVFP4 weighs about the published 168 GB",
     const std::uint64_t model =
         43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * hc;
     CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);  // 164.66 GB
-    // MTP: a CSA layer's fp8 layers, 256 MXFP4 experts, bf16 norms, sinks, compressors,
-    // weights_proj and router (1,600 + 10,491,520 + 262,144 + 1,048,576 + 8,192 = 11,812,032
-    // parameters), e_proj and h_proj; fp32 hyper-connections and hc_head (786,486 + 65,541).
-    const std::uint64_t mtp_other = 1600 + 4096 + 8'388'608 + 512 + 1024 + 2'097'152 + 128 +
-                                    64ULL * 4096 + 256ULL * 4096 + 2 * 4096;
-    CHECK(mtp_other == 11'812'032ULL);
-    const std::uint64_t mtp = attn + shared + index + 256 * (2 * mx(2048, 4096) + mx(4096, 2048)) +
-                              2 * mtp_other + 2 * (2 * 4096ULL * 4096 + 3 * 4096) +
+    // MTP: a window-only layer (compress_ratios' 44th entry is 0): the fp8 layers but the
+    // indexer's, 256 MXFP4 experts, bf16 q_norm, kv_norm, sinks, router and two norms (1,024 +
+    // 512 + 64 + 1,048,576 + 8,192 = 1,058,368 parameters), e_proj and h_proj in fp8 with e8m0
+    // block scales (the index of deepseek-ai/DeepSeek-V4-Flash: mtp.0.e_proj.weight F8_E4M3
+    // [4,096, 4,096], mtp.0.e_proj.scale F8_E8M0 [32, 32]) and three bf16 norms; fp32
+    // hyper-connections and hc_head (786,486 + 65,541).
+    const std::uint64_t mtp_other = 1024 + 512 + 64 + 256ULL * 4096 + 2 * 4096;
+    CHECK(mtp_other == 1'058'368ULL);
+    const std::uint64_t mtp = attn + shared + 256 * (2 * mx(2048, 4096) + mx(4096, 2048)) +
+                              2 * mtp_other + 2 * fp8e(4096, 4096) + 2 * 3 * 4096 +
                               4 * (786'486 + 65'541);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 168,313,284,424 B = 156.8 GiB. Published: "~168GB" (Axolotl's DeepSeek-V4 fine-tuning
-    // guide, examples/deepseek-v4, for nvidia/DeepSeek-V4-Flash-NVFP4): 0.19 % over.
+    // 168,249,835,592 B = 156.7 GiB. Published: "~168GB" (Axolotl's DeepSeek-V4 fine-tuning
+    // guide, examples/deepseek-v4, for nvidia/DeepSeek-V4-Flash-NVFP4): 0.15 % over.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 168'313'284'424ULL);
+    CHECK(files == 168'249'835'592ULL);
     CHECK(std::abs(static_cast<double>(files) / 168e9 - 1.0) < 0.005);
 }
 
@@ -616,11 +618,11 @@ TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with m
     CHECK(own.config().checkpoint.attention == WeightFormat::fp8);
     CHECK_FALSE(own.config().checkpoint.mtp_unquantized);
     // The NVFP4 test's layers with MXFP4 experts of 2 x mx(3,072, 7,168) + mx(7,168, 3,072) =
-    // 35,094,528 B; its MTP layer as there: 850,729,812,172 + 14,109,552,940 B = 864.84 GB, the
+    // 35,094,528 B; its MTP layer as there: 850,729,812,172 + 13,956,585,900 B = 864.69 GB, the
     // "865 GB of weights" vllm-project/recipes PR #779 gives deepseek-ai/DeepSeek-V4-Pro.
     CHECK(2 * mx(3072, 7168) + mx(7168, 3072) == 35'094'528ULL);
     CHECK(weight_bytes(own, checkpoint_weights(own)).total().count() == 850'729'812'172ULL);
-    CHECK(checkpoint_file_bytes(own).count() == 850'729'812'172ULL + 14'109'552'940ULL);
+    CHECK(checkpoint_file_bytes(own).count() == 850'729'812'172ULL + 13'956'585'900ULL);
     // NVIDIA's NVFP4 config.json keeps that quantization_config and adds moe_quant_algo NVFP4
     // (with the ModelOpt fields): vLLM's DeepseekV4FP8Config builds the experts as NVFP4, and the
     // checkpoint weighs what the hf_quant_config.json reading gives.
@@ -632,7 +634,7 @@ TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with m
     CHECK(nv4.config().checkpoint.experts == WeightFormat::nvfp4);
     CHECK(nv4.config().checkpoint.shared_experts.value_or(nv4.config().checkpoint.linear) ==
           WeightFormat::fp8);
-    CHECK(checkpoint_file_bytes(nv4).count() == 913'195'777'016ULL);
+    CHECK(checkpoint_file_bytes(nv4).count() == 913'042'809'976ULL);
     // An expert_dtype vLLM does not know is refused with the field named.
     j["expert_dtype"] = "int4";
     CHECK_THROWS_WITH(model_from_hf_json(j, "config.json", "x"),
@@ -665,20 +667,25 @@ TEST_CASE("DeepSeek-V4-Flash as DeepSeek stores it weighs its index's 159,609,48
         43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * hc;
     CHECK(model == 155'998'873'436ULL);
     CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
-    // The MTP layer as in the NVFP4 test (its experts MXFP4 there too): 3,657,235,436 B.
-    const std::uint64_t mtp_other = 1600 + 4096 + 8'388'608 + 512 + 1024 + 2'097'152 + 128 +
-                                    64ULL * 4096 + 256ULL * 4096 + 2 * 4096;
-    const std::uint64_t mtp = attn + shared + index + 256 * expert + 2 * mtp_other +
-                              2 * (2 * 4096ULL * 4096 + 3 * 4096) + 4 * (786'486 + 65'541);
-    CHECK(mtp == 3'657'235'436ULL);
+    // The MTP layer as in the NVFP4 test (its experts MXFP4 there too): 3,593,786,604 B, 1,152 B
+    // under the 3,593,787,756 B the index's mtp.0 tensors hold (its router bias and sinks are
+    // fp32 there: 256 x 4 + 64 x 2 B more).
+    const std::uint64_t mtp_other = 1024 + 512 + 64 + 256ULL * 4096 + 2 * 4096;
+    const std::uint64_t mtp = attn + shared + 256 * expert + 2 * mtp_other + 2 * fp8e(4096, 4096) +
+                              2 * 3 * 4096 + 4 * (786'486 + 65'541);
+    CHECK(mtp == 3'593'786'604ULL);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 159,656,108,872 B. Published: model.safetensors.index.json's metadata.total_size of
+    // 159,592,660,040 B. Published: model.safetensors.index.json's metadata.total_size of
     // deepseek-ai/DeepSeek-V4-Flash at revision 60d8d70770c6776ff598c94bb586a859a38244f1,
-    // 159,609,485,896 B: 0.029 % over (0.016 % under while the hyper-connections counted 2 B).
+    // 159,609,485,896 B: 0.011 % under. The 16,825,856 B short, to the byte: the index keeps the
+    // 3 hash layers' tid2eid [129,280, 6] in int64 (18,616,320 B) and the routers' biases in fp32
+    // (40 x 1,024 B), kvplan both in bf16 (4,674,560 B of extra_params); the compressors' APE
+    // tables and the sinks in fp32 (1,420,992 parameters, kvplan 2 B each); and the 1,152 B of the
+    // MTP layer above.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 159'656'108'872ULL);
-    CHECK(std::abs(static_cast<double>(files) / 159'609'485'896.0 - 1.0) < 0.0003);
+    CHECK(files == 159'592'660'040ULL);
+    CHECK(std::abs(static_cast<double>(files) / 159'609'485'896.0 - 1.0) < 0.0002);
 }
 
 namespace {

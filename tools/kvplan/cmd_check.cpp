@@ -494,18 +494,26 @@ void annotate(std::ostream& out, const Judged& j, const std::optional<ConfigTrac
 
 // ---------------------------------------------------------------------------------------------
 
-/// "4 x h100-sxm (tp 4 x pp 1), KV bf16, weights bf16, engine vllm 0.30", from an answer when one
-/// was given (the weights and KV dtype as evaluated), else from the policy.
+/// The KV format replica `ri` was evaluated with: its answer's (the layout its engine stores on
+/// the GPU, engine_kv), else, where no requirement reached an answer, the policy's kv_dtype or the
+/// engine's auto for the checkpoint (policy_deployment resolved once, here).
+KvFormat evaluated_kv(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus,
+                      const Model& model) {
+    for (const CheckOutcome& o : j.result->outcomes)
+        if (o.replica == ri && o.answer) return o.answer->replica.kv;
+    return policy_deployment(j.policy->replicas[ri], model, gpus[ri].spec).kv_format();
+}
+
+/// "4 x h100-sxm (tp 4 x pp 1), KV bf16, weights bf16, engine vllm 0.30": the replica `ri` with
+/// the KV format `kv` it was evaluated with (evaluated_kv), its weights as evaluated when an
+/// answer was given, else as the policy names them.
 std::string replica_text(const Judged& j, std::size_t ri, const std::vector<ResolvedGpu>& gpus,
-                         const Model& model) {
+                         KvFormat kv) {
     const PolicyReplica& r = j.policy->replicas[ri];
     std::string weights = r.weight_dtype ? name(*r.weight_dtype) : "the checkpoint's";
-    // The KV dtype evaluated: the policy's, else the engine's auto for the checkpoint.
-    std::string kv = name(policy_deployment(r, model, gpus[ri].spec).kv_format().dtype);
     for (const CheckOutcome& o : j.result->outcomes)
         if (o.replica == ri && o.answer) {
             weights = describe_weights(o.answer->replica.weights);
-            kv = name(o.answer->replica.kv.dtype);
             break;
         }
     // GPUs as the engine's rules count them: dp engines of tp x pp each under vLLM's.
@@ -526,7 +534,7 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
     const std::string release =
         r.engine == Engine::vllm ? " " + vllm_release_or_newest(r.engine_version).text() : "";
     return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}{}", replica_gpus(layout),
-                       gpus[ri].id, parallel, kv, weights, name(r.engine), release);
+                       gpus[ri].id, parallel, name(kv.dtype), weights, name(r.engine), release);
 }
 
 void run_check(const CheckOptions& co, Context& ctx) {
@@ -589,31 +597,33 @@ void run_check(const CheckOptions& co, Context& ctx) {
     else
         rep.verdict = fmt::format("PASS: {} of {} {} met, {} skipped{}", result.met(), n, unit,
                                   result.skipped, over);
-    if (p.replicas.size() == 1) {
-        rep.heading = fmt::format("{} on {}{}", display_name(model.model),
-                                  replica_text(j, 0, gpus, model.model.get()),
-                                  base ? "; baseline " + base->model.id : std::string());
+    // One replica: its KV format, resolved once, serves the heading and the inputs.
+    const std::optional<KvFormat> kv0 =
+        p.replicas.size() == 1 ? std::optional(evaluated_kv(j, 0, gpus, model.model.get()))
+                               : std::nullopt;
+    if (kv0) {
+        rep.heading =
+            fmt::format("{} on {}{}", display_name(model.model), replica_text(j, 0, gpus, *kv0),
+                        base ? "; baseline " + base->model.id : std::string());
     } else {
         std::string list;
         for (std::size_t ri = 0; ri < p.replicas.size(); ++ri)
-            list += fmt::format("{}{}: {}", ri == 0 ? "" : "; ", p.replicas[ri].name,
-                                replica_text(j, ri, gpus, model.model.get()));
+            list += fmt::format(
+                "{}{}: {}", ri == 0 ? "" : "; ", p.replicas[ri].name,
+                replica_text(j, ri, gpus, evaluated_kv(j, ri, gpus, model.model.get())));
         rep.heading =
             fmt::format("{} on {} replicas ({}){}", display_name(model.model), p.replicas.size(),
                         list, base ? "; baseline " + base->model.id : std::string());
     }
     rep.inputs = {{"policy", cell_text(p.source)}, {"model", cell_text(model.model.id)}};
-    if (p.replicas.size() == 1) {
+    if (kv0) {
         rep.inputs.push_back({"gpu", cell_text(gpus[0].id)});
         rep.inputs.push_back({"tp", cell_count(p.replicas[0].tp, "")});
         rep.inputs.push_back({"pp", cell_count(p.replicas[0].pp, "")});
         rep.inputs.push_back({"dp", cell_count(p.replicas[0].dp, "")});
         rep.inputs.push_back({"ep", cell_count(p.replicas[0].ep, "")});
         rep.inputs.push_back({"dcp", cell_count(p.replicas[0].dcp, "")});
-        // The KV dtype evaluated: the policy's, else the engine's auto for the checkpoint.
-        const KvFormat kv =
-            policy_deployment(p.replicas[0], model.model.get(), gpus[0].spec).kv_format();
-        rep.inputs.push_back({"kv_dtype", cell_text(std::string(name(kv.dtype)))});
+        rep.inputs.push_back({"kv_dtype", cell_text(std::string(name(kv0->dtype)))});
         rep.inputs.push_back({"engine", cell_text(std::string(name(p.replicas[0].engine)))});
         if (p.replicas[0].engine == Engine::vllm)
             rep.inputs.push_back(

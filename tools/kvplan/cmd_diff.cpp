@@ -96,12 +96,39 @@ void run_diff(const DiffOptions& d, Context& ctx) {
         flags.context ? *flags.context : context_limit(a.get().config()).tokens;
     const WeightOptions wa = flags.weights ? *flags.weights : checkpoint_weights(a.get());
     const WeightOptions wb = flags.weights ? *flags.weights : checkpoint_weights(b.get());
-    // Each model's KV dtype as its deployment stores it: --kv-dtype, else what the engine's
-    // "auto" stores for that checkpoint (served_kv).
+    // Each model's KV dtype as its engine's "auto" resolves it for that checkpoint, or --kv-dtype
+    // (served_kv). With a GPU, the figures are evaluate's: the cache in the layout the engine
+    // stores it in on that GPU's attention backend (DeepSeek-V3.2's fp8 as fp8_ds_mla on Hopper,
+    // plain on Blackwell's FlashInfer sparse MLA or ROCm), the same figure fit and plan show.
+    // Without one no backend is known, so the table shows the dtype before that layout, and says
+    // so.
     const Serving& sv = flags.serving;
     const ServedKv ka = served_kv(a.get(), flags.kv, sv.engine, sv.engine_version);
     const ServedKv kb = served_kv(b.get(), flags.kv, sv.engine, sv.engine_version);
-    const KvFormat kv_a = ka.format, kv_b = kb.format;
+    std::optional<ResolvedGpu> gpu;
+    std::optional<ReplicaAnswer> xa, xb;
+    if (!o.gpu.empty()) {
+        gpu = resolve_gpu(o.gpu, ctx);
+        const auto answer = [&](const ResolvedModel& m) {
+            return evaluate(Deployment{.model = m.get(),
+                                       .gpu = gpu->spec,
+                                       .parallel = {.tp = flags.layout.tp, .pp = flags.layout.pp},
+                                       .gpus = flags.layout.gpus,
+                                       .weights = flags.weights,
+                                       .kv = flags.kv,
+                                       .serving = flags.serving},
+                            {.context = context, .concurrency = flags.concurrency});
+        };
+        xa = answer(a);
+        xb = answer(b);
+    }
+    const KvFormat kv_a = xa ? xa->replica.kv : ka.format;
+    const KvFormat kv_b = xb ? xb->replica.kv : kb.format;
+    // Per token and per sequence of each model's replica: evaluate's figure with a GPU.
+    const Model& ma = xa ? xa->replica.model : a.get();
+    const Model& mb = xb ? xb->replica.model : b.get();
+    const Bytes pa = xa ? xa->kv_per_token : kv_bytes_per_token(ma, kv_a);
+    const Bytes pb = xb ? xb->kv_per_token : kv_bytes_per_token(mb, kv_b);
 
     Report rep;
     rep.command = "diff";
@@ -110,6 +137,9 @@ void run_diff(const DiffOptions& d, Context& ctx) {
                   {"kv_dtype", cell_text(kv_a == kv_b ? std::string(name(kv_a.dtype))
                                                       : fmt::format("{} -> {}", name(kv_a.dtype),
                                                                     name(kv_b.dtype)))},
+                  {"kv_layout", cell_text(gpu ? "the engine's, on the GPU's attention backend"
+                                              : "not applied: the dtype before the engine's "
+                                                "layout (add --gpu)")},
                   {"context_tokens", cell_count(context, "tokens")}};
 
     Table file;
@@ -138,7 +168,8 @@ void run_diff(const DiffOptions& d, Context& ctx) {
 
     Table eff;
     eff.key = "effects";
-    eff.title = "Effect";
+    eff.title =
+        gpu ? "Effect" : "Effect (KV in the dtype before the engine's layout: --gpu applies it)";
     eff.columns = {
         {"figure", "figure"}, {"old", "old"}, {"new", "new"}, {"change_percent", "change"}};
     const auto bytes_row = [&](const char* key, Bytes x, Bytes y) {
@@ -146,42 +177,29 @@ void run_diff(const DiffOptions& d, Context& ctx) {
             {cell_text(key), cell_exact(x), cell_exact(y),
              change(static_cast<double>(x.count()), static_cast<double>(y.count()))});
     };
-    bytes_row("kv_bytes_per_token", kv_bytes_per_token(a.get(), kv_a),
-              kv_bytes_per_token(b.get(), kv_b));
-    bytes_row("kv_bytes_per_sequence", kv_bytes_per_sequence(a.get(), kv_a, context),
-              kv_bytes_per_sequence(b.get(), kv_b, context));
+    bytes_row("kv_bytes_per_token", pa, pb);
+    bytes_row("kv_bytes_per_sequence", kv_bytes_per_sequence(ma, kv_a, context),
+              kv_bytes_per_sequence(mb, kv_b, context));
     bytes_row("weight_bytes", weight_bytes(a.get(), wa).total(), weight_bytes(b.get(), wb).total());
-    if (!o.gpu.empty()) {
-        const ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
-        const auto answer = [&](const ResolvedModel& m) {
-            return evaluate(Deployment{.model = m.get(),
-                                       .gpu = gpu.spec,
-                                       .parallel = {.tp = flags.layout.tp, .pp = flags.layout.pp},
-                                       .gpus = flags.layout.gpus,
-                                       .weights = flags.weights,
-                                       .kv = flags.kv,
-                                       .serving = flags.serving},
-                            {.context = context, .concurrency = flags.concurrency});
-        };
-        const ReplicaAnswer xa = answer(a), xb = answer(b);
-        bytes_row("kv_budget_bytes_per_gpu", xa.kv_budget, xb.kv_budget);
-        eff.rows.push_back({cell_text("max_concurrency"), cell_count(xa.max_concurrency, ""),
-                            cell_count(xb.max_concurrency, ""),
-                            change(static_cast<double>(xa.max_concurrency),
-                                   static_cast<double>(xb.max_concurrency))});
-        if (xa.decode && xb.decode) {
-            eff.rows.push_back({cell_text("tpot_seconds"), cell(xa.decode->tpot),
-                                cell(xb.decode->tpot),
-                                change(xa.decode->tpot.in(seconds), xb.decode->tpot.in(seconds))});
-            eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(xa.decode->bound))),
-                                cell_text(std::string(name(xb.decode->bound))), cell_null("")});
+    if (xa && xb) {
+        bytes_row("kv_budget_bytes_per_gpu", xa->kv_budget, xb->kv_budget);
+        eff.rows.push_back({cell_text("max_concurrency"), cell_count(xa->max_concurrency, ""),
+                            cell_count(xb->max_concurrency, ""),
+                            change(static_cast<double>(xa->max_concurrency),
+                                   static_cast<double>(xb->max_concurrency))});
+        if (xa->decode && xb->decode) {
+            eff.rows.push_back(
+                {cell_text("tpot_seconds"), cell(xa->decode->tpot), cell(xb->decode->tpot),
+                 change(xa->decode->tpot.in(seconds), xb->decode->tpot.in(seconds))});
+            eff.rows.push_back({cell_text("bound"), cell_text(std::string(name(xa->decode->bound))),
+                                cell_text(std::string(name(xb->decode->bound))), cell_null("")});
         }
-        eff.rows.push_back({cell_text("verdict"), cell_text(std::string(name(xa.verdict))),
-                            cell_text(std::string(name(xb.verdict))), cell_null("")});
-        if (xa.refusal != Refusal::none || xb.refusal != Refusal::none)
-            eff.rows.push_back({cell_text("refusal"), cell_text(refusal_key(xa.refusal)),
-                                cell_text(refusal_key(xb.refusal)), cell_null("")});
-        rep.inputs.push_back({"gpu", cell_text(gpu.id)});
+        eff.rows.push_back({cell_text("verdict"), cell_text(std::string(name(xa->verdict))),
+                            cell_text(std::string(name(xb->verdict))), cell_null("")});
+        if (xa->refusal != Refusal::none || xb->refusal != Refusal::none)
+            eff.rows.push_back({cell_text("refusal"), cell_text(refusal_key(xa->refusal)),
+                                cell_text(refusal_key(xb->refusal)), cell_null("")});
+        rep.inputs.push_back({"gpu", cell_text(gpu->id)});
         rep.inputs.push_back({"concurrency", cell_count(flags.concurrency, "sequences")});
     } else {
         refuse_budget_flags_without_gpu(o);
@@ -189,7 +207,6 @@ void run_diff(const DiffOptions& d, Context& ctx) {
             usage_error(o.tp ? "--tp" : "--pp",
                         "--gpu as well (diff shows per-GPU figures only with a GPU)", "no --gpu");
     }
-    const Bytes pa = kv_bytes_per_token(a.get(), kv_a), pb = kv_bytes_per_token(b.get(), kv_b);
     rep.heading =
         fmt::format("{} -> {}: KV per token {} -> {} ({})", a.id, b.id, fmt::format("{}", pa),
                     fmt::format("{}", pb),
@@ -207,6 +224,16 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     for (const auto& [rm, kv] : {std::pair{&a, ka}, std::pair{&b, kb}})
         if (auto note = checkpoint_kv_note(rm->get(), sv.engine, kv))
             rep.notes.push_back(rm->id + ": " + *note);
+    // Without a GPU, say where vLLM's layout would change the figure (vllm_stored_kv).
+    if (!gpu && sv.engine == Engine::vllm)
+        for (const auto& [rm, kv] : {std::pair{&a, kv_a}, std::pair{&b, kv_b}})
+            if (vllm_stored_kv(rm->get(), kv, VllmAttentionBackend::flashmla_sparse) != kv)
+                rep.notes.push_back(fmt::format(
+                    "{}: vLLM stores this {} cache as {} on FLASHMLA_SPARSE (Hopper), as asked on "
+                    "other backends: --gpu gives the figure of the GPU's",
+                    rm->id, name(kv.dtype),
+                    name(vllm_stored_kv(rm->get(), kv, VllmAttentionBackend::flashmla_sparse)
+                             .dtype)));
     if (o.gpu.empty())
         rep.notes.push_back(
             "add --gpu (and --tp, --concurrency) for capacity and the decode bound");

@@ -28,14 +28,11 @@
 //   kv_cache_scheme is not counted (not seen read there).
 // The ideal profile stores what it is told: bf16 unless --kv-dtype says otherwise.
 
-#include <optional>
-
 #include "../dtype.hpp"
 #include "../model.hpp"
 #include "../weight_format.hpp"
 #include "kind.hpp"
 #include "release.hpp"
-#include "vllm_backend.hpp"
 
 namespace kvplan {
 
@@ -100,15 +97,13 @@ inline constexpr EngineVersion vllm_given_kv_wins_since{0, 22};
     return "";
 }
 
-/// engine_default_kv_dtype of model `m`'s checkpoint, in the layout the engine stores it: vLLM
-/// keeps a sparse MLA model's fp8 as fp8_ds_mla (vllm_stored_kv, on FLASHMLA_SPARSE, the backend
-/// it runs DeepSeek-V3.2 with on CUDA), so DeepSeek-V3.2-NVFP4's kv_cache_quant_algo FP8 is
-/// 656 B a latent there.
+/// engine_default_kv_dtype of model `m`'s checkpoint: the dtype the engine's "auto" resolves to,
+/// before any layout of its own. The layout vLLM stores it in (DeepSeek-V3.2's fp8 as fp8_ds_mla
+/// on FLASHMLA_SPARSE) depends on the attention backend, so on the GPU: evaluate's engine_kv
+/// applies it (plan/evaluate.hpp, vllm_stored_kv), and nothing else does.
 [[nodiscard]] constexpr KvDtype engine_default_kv_dtype(
     const Model& m, Engine e, EngineVersion vllm_release = vllm_newest_release) noexcept {
-    const KvDtype kv = engine_default_kv_dtype(m.config().checkpoint, e, vllm_release);
-    if (e != Engine::vllm) return kv;
-    return vllm_stored_kv(m, kv, std::optional<VllmAttentionBackend>{}).dtype;
+    return engine_default_kv_dtype(m.config().checkpoint, e, vllm_release);
 }
 
 namespace detail {

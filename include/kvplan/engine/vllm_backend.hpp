@@ -3,7 +3,9 @@
 // vLLM's attention backend and the block size it forces, by GPU architecture and model kind. The
 // rules of vllm/platforms/cuda.py (CudaPlatformBase.check_and_update_config, which forces the block
 // size of the MLA backends, and _get_backend_priorities, read at commit 002db4951e0c) and
-// vllm/platforms/rocm.py (_get_backend_priorities, read at commit 001eda31e3d0), with each
+// vllm/platforms/rocm.py (_get_backend_priorities, read at commit 001eda31e3d0), the Blackwell
+// sparse MLA order of main's _get_backend_priorities (num_heads and kv_cache_dtype arguments, PR
+// #37252), with each
 // backend's block sizes (vllm/v1/attention/backends/, get_supported_kernel_block_sizes: FlashMLA
 // [64], FlashAttention MultipleOf(16)).
 //
@@ -20,6 +22,7 @@
 #include "../gpu_family.hpp"
 #include "../model.hpp"
 #include "../paging.hpp"
+#include "release.hpp"
 
 namespace kvplan {
 
@@ -30,6 +33,7 @@ enum class VllmAttentionBackend : std::uint8_t {
     flash_attn_mla,
     flashmla,
     flashmla_sparse,
+    flashinfer_mla_sparse,
     flashinfer_mla,
     cutlass_mla,
     triton_mla,
@@ -38,13 +42,14 @@ enum class VllmAttentionBackend : std::uint8_t {
     minimax_m3_sparse,
 };
 
-inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 11>
+inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 12>
     vllm_attention_backend_names{{
         {VllmAttentionBackend::flash_attn, "FLASH_ATTN"},
         {VllmAttentionBackend::flashinfer, "FLASHINFER"},
         {VllmAttentionBackend::flash_attn_mla, "FLASH_ATTN_MLA"},
         {VllmAttentionBackend::flashmla, "FLASHMLA"},
         {VllmAttentionBackend::flashmla_sparse, "FLASHMLA_SPARSE"},
+        {VllmAttentionBackend::flashinfer_mla_sparse, "FLASHINFER_MLA_SPARSE"},
         {VllmAttentionBackend::flashinfer_mla, "FLASHINFER_MLA"},
         {VllmAttentionBackend::cutlass_mla, "CUTLASS_MLA"},
         {VllmAttentionBackend::triton_mla, "TRITON_MLA"},
@@ -66,13 +71,35 @@ struct VllmBackendChoice {
     std::string_view rule{};                        ///< why, with the vLLM file it follows
 };
 
+/// The first vLLM line whose Blackwell list puts FLASHINFER_MLA_SPARSE before FLASHMLA_SPARSE
+/// for a sparse MLA model whose query heads per rank are 16 or fewer, with a 16-bit cache: PR
+/// #33451 ("Add FlashInfer Sparse MLA backend", opened the week before PR #33538, which kvplan
+/// counts from v0.17; taken from v0.17 too).
+inline constexpr EngineVersion vllm_flashinfer_sparse_mla_since{0, 17};
+/// The first vLLM line whose Blackwell list puts FLASHINFER_MLA_SPARSE first for every quantized
+/// cache: PR #37252 ("Set Flashinfer sparse MLA as default backend for FP8 kv cache", merged
+/// 2026-03-17, after PR #35891 gave that backend its fp8 cache; v0.18.0's notes were published
+/// 2026-03-20, the first line tagged after it).
+inline constexpr EngineVersion vllm_flashinfer_sparse_mla_fp8_since{0, 18};
+
 namespace detail {
 
+/// Whether vLLM's FLASHINFER_MLA_SPARSE takes cache `kv` for model `m`: its
+/// supported_kv_cache_dtypes are auto, float16, bfloat16, fp8 and fp8_e4m3, and
+/// supports_combination asks a qk_nope_head_dim of 128 or 192
+/// (vllm/v1/attention/backends/mla/flashinfer_mla_sparse.py).
+[[nodiscard]] constexpr bool flashinfer_sparse_mla_takes(const Model& m, KvDtype kv) noexcept {
+    const std::uint32_t nope = m.config().mla.qk_nope_head_dim;
+    return (nope == 128 || nope == 192) &&
+           (kv == KvDtype::bf16 || kv == KvDtype::fp16 || kv == KvDtype::fp8_e4m3);
+}
+
 /// vllm_attention_backend's rules on ROCm (`rocm`), SM 10.x (`blackwell`), SM 9.x (`hopper`),
-/// SM 11.x and later (`sm12`), else SM 8.x.
+/// SM 11.x and later (`sm12`), else SM 8.x; `tp` ranks share the query heads, under vLLM line
+/// `release`.
 [[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_backend_on(
     const Model& m, bool rocm, bool blackwell, bool hopper, bool sm12, KvDtype kv,
-    std::uint32_t dcp, std::uint32_t block_size) noexcept {
+    std::uint32_t dcp, std::uint32_t block_size, std::uint32_t tp, EngineVersion release) noexcept {
     const LayerStack& L = m.layers();
     bool mla = false, sparse = false, indexed_gqa = false;
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
@@ -122,13 +149,32 @@ namespace detail {
             c.rule = "ROCm's one sparse MLA backend (vllm/platforms/rocm.py)";
             return c;
         }
-        c.backend = VllmAttentionBackend::flashmla_sparse;
+        // Blackwell (SM 10.x): _get_backend_priorities (vllm/platforms/cuda.py) ends its MLA list
+        // with the sparse backends, FLASHINFER_MLA_SPARSE first for a quantized cache
+        // (is_quantized_kv_cache: anything but auto, bfloat16, float16) or at 16 query heads a
+        // rank or fewer (FlashMLA pads them), else FLASHMLA_SPARSE first; the first that takes
+        // the cache wins. The query heads a rank: num_heads / tp (MLAAttention's num_heads).
+        const bool quantized = kv != KvDtype::bf16 && kv != KvDtype::fp16;
+        const std::uint32_t heads = m.config().num_heads / (tp == 0 ? 1 : tp);
+        const bool flashinfer_first =
+            blackwell && (quantized ? release >= vllm_flashinfer_sparse_mla_fp8_since
+                                    : release >= vllm_flashinfer_sparse_mla_since && heads <= 16);
+        const bool flashinfer = flashinfer_first && flashinfer_sparse_mla_takes(m, kv);
+        c.backend = flashinfer ? VllmAttentionBackend::flashinfer_mla_sparse
+                               : VllmAttentionBackend::flashmla_sparse;
+        // check_and_update_config forces 64 for every sparse model; FlashInfer's sparse MLA
+        // takes 32 or 64 (get_supported_kernel_block_sizes).
         if (block_size != 64)
-            force(64,
-                  "FlashMLA sparse pages in blocks of 64 (vllm/platforms/cuda.py, "
-                  "check_and_update_config)");
+            force(64, flashinfer
+                          ? "a sparse MLA model pages in blocks of 64 (vllm/platforms/cuda.py, "
+                            "check_and_update_config); FlashInfer sparse MLA, Blackwell's first "
+                            "sparse backend for this cache and head count, takes them"
+                          : "FlashMLA sparse pages in blocks of 64 (vllm/platforms/cuda.py, "
+                            "check_and_update_config)");
         else
-            c.rule = "FlashMLA sparse pages in blocks of 64 (vllm/platforms/cuda.py)";
+            c.rule = flashinfer ? "FlashInfer sparse MLA, Blackwell's first sparse backend for "
+                                  "this cache and head count (vllm/platforms/cuda.py)"
+                                : "FlashMLA sparse pages in blocks of 64 (vllm/platforms/cuda.py)";
         return c;
     }
     if (blackwell) {
@@ -182,8 +228,11 @@ namespace detail {
 /// the KV dtype `kv`, and `block_size` tokens asked for (--block-size, or vLLM's 16), or nullopt
 /// for a GPU whose family kvplan does not know (the block size then stays as asked).
 ///   MLA, sparse indexer (DeepSeek-V3.2): FLASHMLA_SPARSE, block 64 on CUDA
-///     (check_and_update_config: "Forcing kv cache block size to 64 for FlashMLASparse");
-///     ROCM_AITER_MLA_SPARSE on ROCm, the block as asked.
+///     (check_and_update_config: "Forcing kv cache block size to 64 for FlashMLASparse"); on
+///     Blackwell FLASHINFER_MLA_SPARSE where it comes first and takes the cache: a quantized
+///     cache from v0.18, a 16-bit one at 16 query heads a rank (num_heads / tp) or fewer from
+///     v0.17 (vllm_flashinfer_sparse_mla_since, _fp8_since); ROCM_AITER_MLA_SPARSE on ROCm, the
+///     block as asked.
 ///   MLA on Blackwell (10.x): FLASHINFER_MLA when qk_nope_head_dim is 128 and dcp is 1 (block 32,
 ///     or a multiple of 64, else 64); otherwise CUTLASS_MLA (a multiple of 128, else 128).
 ///   MLA on Hopper: FlashMLA's dense kernel runs there, so the block becomes a multiple of 64;
@@ -198,10 +247,12 @@ namespace detail {
 ///     CDNA3; each takes blocks of a multiple of 16 as asked.
 [[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
     const Model& m, std::optional<GpuFamily> family, KvDtype kv, std::uint32_t dcp,
-    std::uint32_t block_size) noexcept {
+    std::uint32_t block_size, std::uint32_t tp = 1,
+    EngineVersion release = vllm_newest_release) noexcept {
     if (!family) return std::nullopt;
     return detail::vllm_backend_on(m, *family == GpuFamily::cdna3, *family == GpuFamily::blackwell,
-                                   *family == GpuFamily::hopper, false, kv, dcp, block_size);
+                                   *family == GpuFamily::hopper, false, kv, dcp, block_size, tp,
+                                   release);
 }
 
 /// vllm_attention_backend on GPU `g`, by its compute capability where it is stated, as
@@ -212,16 +263,18 @@ namespace detail {
 /// FlashInfer MLA there), and has no sparse MLA backend (nullopt). ROCm's rules were read for
 /// gfx942 (CDNA3); another gfx target gives nullopt.
 [[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
-    const Model& m, const GpuSpec& g, KvDtype kv, std::uint32_t dcp,
-    std::uint32_t block_size) noexcept {
+    const Model& m, const GpuSpec& g, KvDtype kv, std::uint32_t dcp, std::uint32_t block_size,
+    std::uint32_t tp = 1, EngineVersion release = vllm_newest_release) noexcept {
     const ComputeCapability& c = g.capability;
-    if (!c.stated()) return vllm_attention_backend(m, gpu_family(g), kv, dcp, block_size);
+    if (!c.stated())
+        return vllm_attention_backend(m, gpu_family(g), kv, dcp, block_size, tp, release);
     if (c.isa == ComputeCapability::Isa::gfx) {
         if (c != gfx(9, 0x4, 0x2)) return std::nullopt;
-        return detail::vllm_backend_on(m, true, false, false, false, kv, dcp, block_size);
+        return detail::vllm_backend_on(m, true, false, false, false, kv, dcp, block_size, tp,
+                                       release);
     }
     return detail::vllm_backend_on(m, false, c.sm_family(10), c.sm_family(9), c.major >= 11, kv,
-                                   dcp, block_size);
+                                   dcp, block_size, tp, release);
 }
 
 /// Whether `m` has vLLM's sparse MLA: MLA layers that keep one latent per token and carry a
@@ -247,12 +300,14 @@ namespace detail {
 /// FLASHMLA_SPARSE backend, whose supported_kv_cache_dtypes lists "fp8" as the alias of
 /// fp8_ds_mla (vllm/v1/attention/backends/mla/flashmla_sparse.py). Other backends, ROCm's
 /// sparse MLA among them, keep the dtype asked. Every other format is stored as asked.
-///   Not modelled: main's SM 10.x list puts FLASHINFER_MLA_SPARSE (plain fp8, 576 B) before
-///   FLASHMLA_SPARSE for a quantized cache (vllm/platforms/cuda.py, _get_backend_priorities,
-///   vLLM issue #35807); kvplan's backend rules (vllm_attention_backend, read at commit
-///   002db4951e0c) pick FLASHMLA_SPARSE there, so Blackwell is sized as Hopper is. Nor the v0.11.0
-///   tag alone, whose "auto" was fp8_ds_mla for V3.2 too (PR #25988, undone by PR #27121 before
-///   v0.11.1): release lines are not told apart by patch.
+///   Blackwell from v0.18 runs a quantized sparse MLA cache on FLASHINFER_MLA_SPARSE
+///   (vllm_attention_backend, after vllm/platforms/cuda.py's _get_backend_priorities, vLLM issue
+///   #35807 and PR #37252), whose get_kv_cache_shape is (num_blocks, block_size, 576) in the
+///   cache dtype: plain fp8, 576 B a latent (vllm/v1/attention/backends/mla/
+///   flashinfer_mla_sparse.py; MLAAttention.__init__ logs "Using standard fp8 KV cache format"
+///   there), so a B200 holds DeepSeek-V3.2 in 43,188 B a token where an H100 holds 48,068.
+///   Not modelled: the v0.11.0 tag alone, whose "auto" was fp8_ds_mla for V3.2 too (PR #25988,
+///   undone by PR #27121 before v0.11.1): release lines are not told apart by patch.
 [[nodiscard]] constexpr KvFormat vllm_stored_kv(
     const Model& m, KvFormat asked, std::optional<VllmAttentionBackend> backend) noexcept {
     const bool fp8 = asked.dtype == KvDtype::fp8_e4m3 || asked.dtype == KvDtype::fp8_e5m2 ||
@@ -262,12 +317,24 @@ namespace detail {
     return KvDtype::fp8_ds_mla;
 }
 
-/// vllm_stored_kv on GPU `g`, with the backend vllm_attention_backend picks there.
-[[nodiscard]] constexpr KvFormat vllm_stored_kv(const Model& m, KvFormat asked, const GpuSpec& g,
-                                                std::uint32_t dcp) noexcept {
-    const auto choice = vllm_attention_backend(m, g, asked.dtype, dcp, default_block_size);
-    return vllm_stored_kv(
-        m, asked, choice ? std::optional(choice->backend) : std::optional<VllmAttentionBackend>{});
+/// vllm_stored_kv on GPU `g`, with the backend vllm_attention_backend picks there. An AMD GPU
+/// whose gfx target kvplan's backend rules were not read for (the MI355X's gfx950) still runs
+/// sparse MLA on ROCM_AITER_MLA_SPARSE: vllm/platforms/rocm.py's _get_backend_priorities lists it
+/// alone for use_sparse, on every gfx target, and FLASHMLA_SPARSE is a CUDA backend. That backend
+/// stores the cache as asked: get_kv_cache_shape (num_blocks, block_size, head_size 576) in the
+/// cache dtype, and MLAAttention.__init__ turns a cache into fp8_ds_mla on FLASHMLA_SPARSE only
+/// (vllm/v1/attention/backends/mla/rocm_aiter_mla_sparse.py).
+[[nodiscard]] constexpr KvFormat vllm_stored_kv(
+    const Model& m, KvFormat asked, const GpuSpec& g, std::uint32_t dcp, std::uint32_t tp = 1,
+    EngineVersion release = vllm_newest_release) noexcept {
+    const auto choice =
+        vllm_attention_backend(m, g, asked.dtype, dcp, default_block_size, tp, release);
+    if (choice) return vllm_stored_kv(m, asked, choice->backend);
+    const bool rocm = g.capability.isa == ComputeCapability::Isa::gfx || g.arch == GpuArch::cdna3 ||
+                      g.arch == GpuArch::cdna4;
+    if (rocm && has_sparse_mla(m))
+        return vllm_stored_kv(m, asked, VllmAttentionBackend::rocm_aiter_mla_sparse);
+    return vllm_stored_kv(m, asked, std::optional<VllmAttentionBackend>{});
 }
 
 }  // namespace kvplan

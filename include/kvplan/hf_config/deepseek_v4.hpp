@@ -78,13 +78,16 @@ namespace detail::hf {
         return compressed_mla(u32(head_dim - rope), u32(rope), window, u32(ratio),
                               indexed ? u32(index_dim) : 0, Bytes::exactly(state));
     };
-    for (std::uint32_t i = 0; i < n; ++i) {
+    for (std::uint32_t i = 0; i < ratios.size(); ++i) {
         if (ratios[i] != 0 && ratios[i] != 1 && ratios[i] != 4 && ratios[i] != 128)
             r.fail(JsonReader::element("compress_ratios", i),
                    "0 or 1 (window only), 4 or 128 (vLLM's DeepSeek-V4 layer types)",
                    std::to_string(ratios[i]));
-        c.layers.append(spec_of(ratios[i]));
+        if (i < n) c.layers.append(spec_of(ratios[i]));
     }
+    // The first entry past the model's is the MTP layer's own (window only in V4-Flash and -Pro:
+    // the checkpoint's mtp.0 has no compressor or indexer).
+    if (ratios.size() > n) c.mtp_spec = spec_of(ratios[n]);
 
     // Every layer routes (DeepseekV4MoE): n_routed_experts of moe_intermediate_size, top
     // num_experts_per_tok, n_shared_experts beside them.

@@ -265,7 +265,8 @@ namespace detail {
 /// release's max_num_batched_tokens and max_num_seqs for the GPU (VllmReleaseDefaults::
 /// batch_rule); and its profile run's sampler for the model (vllm_profile_sampler).
 constexpr void vllm_model_defaults(ResolvedServing& s, const Replica& r) {
-    s.backend = vllm_attention_backend(r.model, r.gpu, r.kv.dtype, r.parallel.dcp, s.block_size);
+    s.backend = vllm_attention_backend(r.model, r.gpu, r.kv.dtype, r.parallel.dcp, s.block_size,
+                                       r.parallel.tp, s.engine_version);
     if (s.backend) {
         s.block_size = s.backend->block_size;
         s.options.vllm.block_size = s.block_size;

@@ -531,16 +531,16 @@ namespace detail {
 /// The KV format `d`'s engine stores `d.kv` in for `model` under `parallel`. vLLM: the
 /// checkpoint's compressed-tensors scheme over the dtype given where the release lets it
 /// (vllm_given_kv_dtype, through v0.21), then its own layouts (vllm_stored_kv: DeepSeek-V3.2's
-/// fp8 as fp8_ds_mla). The other engines store it as given.
+/// fp8 as fp8_ds_mla on FLASHMLA_SPARSE, plain on Blackwell's FLASHINFER_MLA_SPARSE and on ROCm).
+/// The one place a layout is applied. The other engines store it as given.
 [[nodiscard]] constexpr KvFormat engine_kv(const Deployment& d, const Model& model,
                                            const ParallelConfig& parallel) {
     const KvFormat served = d.kv_format();
     if (d.serving.engine != Engine::vllm) return served;
-    const KvDtype given =
-        vllm_given_kv_dtype(model.config().checkpoint, served.dtype,
-                            d.serving.engine_version.value_or(vllm_newest_release));
+    const EngineVersion release = d.serving.engine_version.value_or(vllm_newest_release);
+    const KvDtype given = vllm_given_kv_dtype(model.config().checkpoint, served.dtype, release);
     const KvFormat kv = given == served.dtype ? served : KvFormat(given);
-    return vllm_stored_kv(model, kv, d.gpu, parallel.dcp);
+    return vllm_stored_kv(model, kv, d.gpu, parallel.dcp, parallel.tp, release);
 }
 
 /// The replica `d` runs, its model and layout as `prepared` resolves them, its cache as the

@@ -15,7 +15,8 @@ namespace kvplan {
 
 /// Bytes of the multi-token-prediction layers a checkpoint stores beside the model
 /// (ModelConfig::mtp_layers), in DeepSeek-V3's layout (its README_WEIGHTS.md; vLLM's
-/// deepseek_mtp.py loads the same tensors): each is a decoder layer like the model's last, in the
+/// deepseek_mtp.py loads the same tensors): each is a decoder layer like the model's last (or of
+/// the spec the config gives it, ModelConfig::mtp_spec: DeepSeek-V4's window-only layer), in the
 /// checkpoint's formats, plus bf16 enorm, hnorm and shared_head.norm (hidden each), eh_proj
 /// (hidden x 2 hidden) and its own copies of the embedding and the output head (vocab x hidden
 /// each). Qwen3.5's (vLLM's qwen3_5_mtp.py: a full-attention decoder layer, fc, norm,
@@ -28,7 +29,7 @@ namespace kvplan {
     const ModelConfig& c = m.config();
     if (c.mtp_layers == 0) return {};
     ModelConfig with = c;
-    with.layers.append(m.layer(m.num_layers() - 1), c.mtp_layers);
+    with.layers.append(c.mtp_spec.value_or(m.layer(m.num_layers() - 1)), c.mtp_layers);
     with.mtp_layers = 0;
     const Model drafted{with};
     WeightOptions mine = checkpoint_weights(m);
@@ -45,16 +46,24 @@ namespace kvplan {
         c.checkpoint.mtp_shares_embeddings
             ? 0
             : detail::mul(2 * c.vocab_size, h, "an MTP layer's embedding and head");
+    // DeepSeek-V4 stores e_proj and h_proj (hidden x hidden each) as its linear layers, fp8 in
+    // 128 x 128 blocks with an e8m0 scale (DeepSeek-V4-Flash's index: mtp.0.e_proj.weight
+    // F8_E4M3 [4,096, 4,096], mtp.0.e_proj.scale F8_E8M0 [32, 32]); DeepSeek-V3's eh_proj is
+    // counted 16-bit.
+    const bool v4 = c.hc_mult != 0;
     const std::uint64_t own =
-        detail::add(detail::mul(2 * h, h, "eh_proj"), detail::add(3 * h, tables, "an MTP layer"),
-                    "an MTP layer");
+        detail::add(v4 ? 0 : detail::mul(2 * h, h, "eh_proj"),
+                    detail::add(3 * h, tables, "an MTP layer"), "an MTP layer");
+    const Bytes eh =
+        v4 ? detail::encoded_bytes(encoding(mine.format, mine.layout), h, h, 2) : Bytes{};
     // DeepSeek-V4's MTP layer collapses its streams with an hc_head of its own, in fp32.
     Bytes hc_head{};
     const auto add_fp32 = [&](const detail::WeightTensor& t) {
         hc_head += Bytes::exactly(detail::mul(t.rows, t.cols, "an MTP hc_head") * 4);
     };
     if (c.hc_mult != 0) detail::emit_hyper_connection(add_fp32, c.hc_mult, h, c.hc_mult, 1);
-    return layers + (Bytes::exactly(detail::mul(own, 2, "an MTP layer")) + hc_head) * c.mtp_layers;
+    return layers +
+           (Bytes::exactly(detail::mul(own, 2, "an MTP layer")) + eh + hc_head) * c.mtp_layers;
 }
 
 /// Bytes of a checkpoint's weight files: the model's weights in its checkpoint formats and its
