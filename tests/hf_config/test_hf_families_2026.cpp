@@ -1057,14 +1057,132 @@ TEST_CASE("DeepSeek-V4-Flash: 284B parameters, two window-only layers, 21 CSA an
     CHECK(total_params(m) == total);
 }
 
-TEST_CASE("vLLM's allocator model refuses DeepSeek-V4 with its reason, not a wrong size",
+// vLLM's DeepSeek-V4 allocator (engine/vllm_deepseek_v4.hpp), by hand from its code. Pages,
+// each rounded up to 576 B (_apply_alignment_padding), cache block 256:
+//   window   SlidingWindowMLASpec, 64 tokens x 584 B = 37,376 -> 37,440 (65 x 576)
+//   pool4    MLAAttentionSpec ratio 4, 256 / 4 = 64 entries x 584 = 37,376 -> 37,440
+//   keys4    DeepseekV4IndexerCache, 64 entries x (128 + 4) = 8,448 -> 8,640 (15 x 576)
+//   pool128  256 / 128 = 2 entries x 584 = 1,168 -> 1,728 (3 x 576)
+//   state4   CompressorStateCache, block 4 x 2 x 2 x 512 fp32 = 32,768 -> 32,832 (57 x 576)
+//   istate4  block 4 x 2 x 2 x 128 fp32 = 8,192 -> 8,640
+//   state128 block 8 x 2 x 1 x 512 fp32 = 32,768 -> 32,832
+// Groups: full MLA {pool4, keys4, pool128}, window (64, 128), (4, 8) {state4, istate4},
+// (8, 128) {state128}. A layer tuple is 37,440 + 8,640 + 1,728 = 47,808 B.
+TEST_CASE("vLLM's DeepSeek-V4-Flash pool: 5 groups, 22 layer tuples of 47,808 B, blocks of 256",
           "[hf_families_2026][deepseek_v4]") {
     const Model m = bundled("deepseek-v4-flash");
-    const Layout l{m, {}};
-    const VllmKvCache c = vllm_kv_cache(m, KvDtype::fp8_ds_mla, l, 64 * GiB);
-    CHECK_THAT(std::string(c.refused), Catch::Contains("DeepSeek-V4") &&
-                                           Catch::Contains("not modelled") &&
-                                           Catch::Contains("ideal engine"));
+    const VllmV4Layout p = vllm_deepseek_v4_layout(m);
+    REQUIRE(p.refused.empty());
+    using C = VllmV4Cache;
+    const auto spec = [&](C c) { return p.specs[static_cast<std::size_t>(c)]; };
+    CHECK(spec(C::window).page.count() == 37'440);
+    CHECK(spec(C::pool4).page.count() == 37'440);
+    CHECK(spec(C::keys4).page.count() == 8'640);
+    CHECK(spec(C::pool128).page.count() == 1'728);
+    CHECK(spec(C::state4).page.count() == 32'832);
+    CHECK(spec(C::istate4).page.count() == 8'640);
+    CHECK(spec(C::state128).page.count() == 32'832);
+    // The states pad up to the full-MLA page that holds them: 32,832 -> 37,440, 8,640 stays.
+    CHECK(spec(C::state4).padded_page.count() == 37'440);
+    CHECK(spec(C::istate4).padded_page.count() == 8'640);
+    CHECK(p.tuple_bytes.count() == 47'808);
+    // Flash's 43 layers: 2 window-only, 21 at ratio 4, 20 at ratio 128. Tuples per group (most
+    // frequent count of one page size): full max(21, 21, 20) = 21, window 43, (4, 8) 21,
+    // (8, 128) 20. _approximate_gcd over d in [21, 43]: pad(21) = 0 + 20 + 0 + 1 = 21,
+    // pad(22) = 1 + 1 + 1 + 2 = 5, pad(23) = 2 + 3 + 2 + 3 = 10, ... so T = 22; the window group
+    // splits cdiv(43, 22) = 2 ways (22 and 21 layers), the state groups stay whole.
+    CHECK(p.num_groups == 4);
+    CHECK(p.target_tuples == 22);
+    CHECK(p.groups[0].tuples == 21);
+    const auto splits = [&](std::uint32_t block, std::uint64_t window) {
+        for (std::uint32_t g = 1; g < p.num_groups; ++g)
+            if (p.groups[g].block == block && p.groups[g].window == window)
+                return p.groups[g].groups;
+        return 0U;
+    };
+    CHECK(splits(64, 128) == 2);
+    CHECK(splits(4, 8) == 1);
+    CHECK(splits(8, 128) == 1);
+    // The pool's slot: the longest bucket, the first window split's 22 layers: 47,808 x 22 =
+    // 1,051,776 B a block.
+    CHECK(vllm_deepseek_v4_tuples(m, p, 0, m.num_layers()) == 22);
+
+    // tp 4 (the caches are replicated, the same on every rank), 120 GiB = 128,849,018,880 B:
+    // 128,849,018,880 // 1,051,776 = 122,506 blocks. A request of 32,000 tokens with 16,384
+    // tokens in flight (2 batches x 8,192) takes cdiv(32,000, 256) = 125 full-MLA blocks;
+    // per window split cdiv(min(127 + 16,384, 32,000), 64) + 1 = 258 + 1 = 259 (two: 518);
+    // (4, 8): cdiv(7 + 16,384, 4) + 1 = 4,098 + 1 = 4,099; (8, 128): cdiv(16,511, 8) + 1 =
+    // 2,064 + 1 = 2,065: 6,807 in all. 122,506 / 6,807 = 17.99706x; x 32,000 = 575,905.98: 575,905
+    // tokens.
+    VllmOptions o;
+    o.max_model_len = 32'000;
+    o.max_num_batched_tokens = 8'192;
+    const Layout l{m, {.tp = 4}};
+    const VllmKvCache c = vllm_kv_cache(m, KvDtype::fp8_ds_mla, l, 120 * GiB, o);
+    REQUIRE(c.refused.empty());
+    CHECK(c.deepseek_v4);
+    CHECK(c.block_size == 256);
+    CHECK(c.num_groups == 5);
+    CHECK(c.bytes_per_block.count() == 1'051'776);
+    CHECK(c.num_blocks == 122'506);
+    CHECK(c.blocks_per_request == 6'807);
+    CHECK(c.kv_cache_tokens == 575'905);
+    // One request's need (_max_memory_usage_bytes_from_groups): 6,807 x 1,051,776 B.
+    CHECK(c.needed.count() == 6'807ULL * 1'051'776);
+}
+
+TEST_CASE("vLLM's DeepSeek-V4-Flash need at 30,000 tokens: 6.66 GiB, as vLLM's error printed it",
+          "[hf_families_2026][deepseek_v4]") {
+    // vllm-project/vllm issue #44376 (2 x GH200, tp 2, max_model_len 30,000, block 256): "6.66
+    // GiB KV cache is needed ... the available KV cache memory (5.44 GiB) ... the estimated
+    // maximum model length is 13528". With 16,384 tokens in flight: 118 + 2 x (cdiv(16,511, 64)
+    // + 1 = 259) + (cdiv(16,391, 4) + 1 = 4,099) + (cdiv(16,511, 8) + 1 = 2,065) = 6,800 blocks
+    // x 1,051,776 B = 7,152,076,800 B = 6.661 GiB. At 13,528 tokens a request takes 53 + 2 x 213
+    // + 3,383 + 1,692 = 5,554 blocks, at 13,529 it takes 5,556: with 5,556 blocks (5.442 GiB,
+    // printed 5.44), one is the null block and 13,528 is the longest that fits.
+    const Model m = bundled("deepseek-v4-flash");
+    VllmOptions o;
+    o.max_model_len = 30'000;
+    o.max_num_batched_tokens = 8'192;
+    const Layout l{m, {.tp = 2}};
+    const VllmKvCache c =
+        vllm_kv_cache(m, KvDtype::fp8_ds_mla, l, Bytes::exactly(5'556ULL * 1'051'776), o);
+    REQUIRE(c.refused.empty());
+    CHECK(c.needed.count() == 7'152'076'800ULL);
+    CHECK_FALSE(c.enough_memory);
+    CHECK(c.estimated_max_model_len == 13'528);
+}
+
+TEST_CASE("vLLM's DeepSeek-V4-Pro pool: T = 31, 31 tuples a block",
+          "[hf_families_2026][deepseek_v4]") {
+    // Pro's 61 layers: 30 at ratio 4, 31 at 128. Tuples: full max(30, 30, 31) = 31, window 61,
+    // (4, 8) 30, (8, 128) 31; pad(31) = 0 + 1 + 1 + 0 = 2, pad(32) = 1 + 3 + 2 + 1 = 7, and
+    // larger d pad more: T = 31, the window splits 2 ways (31 and 30). Slot 47,808 x 31 =
+    // 1,482,048 B.
+    const Model m = bundled("deepseek-v4-pro");
+    const VllmV4Layout p = vllm_deepseek_v4_layout(m);
+    REQUIRE(p.refused.empty());
+    CHECK(p.target_tuples == 31);
+    CHECK(p.groups[static_cast<std::size_t>(
+                       p.specs[static_cast<std::size_t>(VllmV4Cache::window)].group)]
+              .groups == 2);
+    const Layout l{m, {.tp = 8}};
+    VllmOptions o;
+    o.max_model_len = 32'000;
+    const VllmKvCache c = vllm_kv_cache(m, KvDtype::fp8_ds_mla, l, 40 * GiB, o);
+    REQUIRE(c.refused.empty());
+    CHECK(c.bytes_per_block.count() == 1'482'048);
+    // 42,949,672,960 // 1,482,048 = 28,979.
+    CHECK(c.num_blocks == 28'979);
+}
+
+TEST_CASE("vLLM pages DeepSeek-V4 in DEEPSEEK_SPARSE_SWA's blocks of 256",
+          "[hf_families_2026][deepseek_v4]") {
+    const Model m = bundled("deepseek-v4-flash");
+    const auto b = vllm_attention_backend(m, GpuFamily::blackwell, KvDtype::fp8_ds_mla, 1, 16);
+    REQUIRE(b);
+    CHECK(b->block_size == 256);
+    CHECK(b->forced);
 }
 
 TEST_CASE("DeepSeek-V4's compress_ratios are checked entry by entry",

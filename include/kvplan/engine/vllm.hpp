@@ -28,6 +28,7 @@
 #include "../paging.hpp"
 #include "../units.hpp"
 #include "release.hpp"
+#include "vllm_deepseek_v4.hpp"
 
 namespace kvplan {
 
@@ -153,6 +154,10 @@ struct VllmKvCache {
     std::uint64_t blocks_to_admit = 0;
     std::uint64_t admitted = 0;
     bool sliding_fell_back = false;  ///< sliding layers allocated as full (MLA beside them)
+    /// DeepSeek-V4's packed pool (engine/vllm_deepseek_v4.hpp): kinds[0] is the full-MLA group,
+    /// the others its sliding groups; page is one block of a layer tuple over every group's page
+    /// size, group_size the layer tuples a block holds (stage_group_size on the limiting stage).
+    bool deepseek_v4 = false;
 };
 
 namespace detail {
@@ -162,6 +167,7 @@ struct VllmSetup {
     std::array<std::uint8_t, max_cache_specs> kind_of_spec{};  // core spec -> vLLM kind
     std::array<Bytes, max_cache_specs> per_token{};  // bytes per token (state: per request)
     std::array<CacheSpec, max_cache_specs> shape{};  // a kind's heads on a rank and head sizes
+    VllmV4Layout v4{};                               // DeepSeek-V4's layout (c.deepseek_v4)
 };
 
 /// What a layer's KVCacheSpec holds beside its kind and window: its KV heads on a rank of TP
@@ -201,6 +207,48 @@ struct VllmSetup {
     return 0;
 }
 
+/// DeepSeek-V4's groups as vLLM's kinds: the full-MLA group (an MLA kind of the cache block, one
+/// group) and each sliding group (a sliding kind of its block and window, split as vLLM splits
+/// it). Pages are those of one layer tuple; the pool's block is c.page x c.group_size.
+[[nodiscard]] constexpr VllmSetup vllm_setup_deepseek_v4(const Model& m, VllmSetup s) {
+    VllmKvCache& c = s.c;
+    s.v4 = vllm_deepseek_v4_layout(m);
+    if (!s.v4.refused.empty()) {
+        c.refused = s.v4.refused;
+        return s;
+    }
+    c.deepseek_v4 = true;
+    c.block_size = vllm_deepseek_v4_block_size;
+    s.kind_of_spec.fill(0xff);
+    c.num_kinds = s.v4.num_groups;
+    for (std::uint32_t g = 0; g < s.v4.num_groups; ++g) {
+        const VllmV4Group& grp = s.v4.groups[g];
+        VllmLayerKind& k = c.kinds[g];
+        k.kind = g == 0 ? CacheKind::mla_latent : CacheKind::sliding_window;
+        k.window = grp.window;
+        k.layers = grp.layers;
+        k.groups = grp.groups;
+        k.block_size = grp.block;
+        k.page = grp.tuple_page;
+        // Before padding: the group's own distinct page sizes.
+        std::array<Bytes, vllm_v4_caches> seen{};
+        std::uint32_t n = 0;
+        for (const VllmV4Spec& e : s.v4.specs) {
+            if (e.layers == 0 || e.group != g) continue;
+            std::uint32_t j = 0;
+            while (j < n && seen[j] != e.page) ++j;
+            if (j == n) {
+                seen[n++] = e.page;
+                k.unpadded_page += e.page;
+            }
+        }
+        c.num_groups += grp.groups;
+    }
+    c.page = s.v4.tuple_bytes;
+    c.group_size = vllm_deepseek_v4_tuples(m, s.v4, 0, m.num_layers());
+    return s;
+}
+
 /// `sliding_as_full`: allocate sliding layers as full attention (vLLM's fallback when MLA pages and
 /// sliding pages cannot be unified).
 [[nodiscard]] constexpr VllmSetup vllm_setup_blocks(const Model& m, KvFormat f, const Layout& l,
@@ -214,17 +262,11 @@ struct VllmSetup {
         o.concurrent_batches != 0 ? o.concurrent_batches : (l.pp() == 1 ? 2 : l.pp());
     c.in_flight_tokens = mul(batches, o.max_num_batched_tokens.value_or(8192), "in-flight tokens");
 
-    // DeepSeek-V4 gives a layer up to five caches of four page sizes (sliding latents, the
-    // compressed pool, the indexer's keys, two compressor states), packed in one tensor with
-    // 576-byte alignment (vllm/v1/kv_cache_interface.py, model_version "deepseek_v4"): that
-    // allocator is not reproduced here; kv_bytes.hpp sizes the cache itself.
+    // DeepSeek-V4: up to five caches a layer, grouped and packed by vLLM's own rules
+    // (engine/vllm_deepseek_v4.hpp).
     for (std::uint32_t k = 0; k < L.num_specs; ++k)
-        if (is_compressed_mla(L.specs[k]) && L.layers_with_spec(k) != 0) {
-            c.refused =
-                "DeepSeek-V4's packed sliding and compressed MLA caches are not modelled for "
-                "vLLM's allocator (use the ideal engine)";
-            return s;
-        }
+        if (is_compressed_mla(L.specs[k]) && L.layers_with_spec(k) != 0)
+            return vllm_setup_deepseek_v4(m, s);
     // Distinct vLLM specs. Without the hybrid manager a sliding layer becomes a FullAttentionSpec
     // (unify_hybrid_kv_cache_specs), which vLLM regards as the same spec as a full layer.
     bool any_full = false, any_sliding = false;
@@ -536,7 +578,15 @@ struct VllmSetup {
     c.num_blocks = std::numeric_limits<std::uint64_t>::max();
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const auto n = detail::vllm_stage_layers(m, l, s, st);
-        const auto [block, per_group] = detail::vllm_stage_block(c, n);
+        // DeepSeek-V4: a slot of every full-MLA page size per layer tuple on the stage.
+        const auto stage_block = [&]() -> std::pair<Bytes, std::uint32_t> {
+            if (!c.deepseek_v4) return detail::vllm_stage_block(c, n);
+            const Shard sh = l.stage(st);
+            const std::uint32_t t =
+                vllm_deepseek_v4_tuples(m, s.v4, sh.first_layer, detail::shard_end(m, sh));
+            return {c.page * t, t};
+        };
+        const auto [block, per_group] = stage_block();
         if (block.is_zero()) continue;
         const std::uint64_t blocks = avail(st) / block;
         if (blocks < c.num_blocks) {
@@ -545,8 +595,12 @@ struct VllmSetup {
             c.stage_group_size = per_group;
             c.bytes_per_block = block;
         }
-        c.needed = std::max(c.needed,
-                            detail::vllm_stage_needed(c, n, c.max_model_len, o.mamba_cache_mode));
+        // _max_memory_usage_bytes_from_groups: for DeepSeek-V4 every group's pages at the
+        // stage's slot size.
+        c.needed = std::max(
+            c.needed, c.deepseek_v4
+                          ? block * c.blocks_per_request
+                          : detail::vllm_stage_needed(c, n, c.max_model_len, o.mamba_cache_mode));
     }
     if (c.num_blocks == std::numeric_limits<std::uint64_t>::max()) c.num_blocks = 0;
     if (o.num_gpu_blocks_override) {

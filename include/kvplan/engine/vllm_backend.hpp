@@ -141,6 +141,27 @@ namespace detail {
                        "_get_backend_priorities)";
         return c;
     }
+    // DeepSeek-V4: its layers attend through DeepseekV4FlashMLASparseBackend (ROCm's AITER
+    // variant), and the block becomes DEEPSEEK_SPARSE_SWA's preferred 256 whatever is asked
+    // (vllm/v1/attention/backends/mla/sparse_swa.py, get_preferred_block_size;
+    // vllm/platforms/interface.py: "Setting kv cache block size to 256 for DEEPSEEK_SPARSE_SWA
+    // backend").
+    bool compressed = false;
+    for (std::uint32_t k = 0; k < L.num_specs; ++k)
+        compressed = compressed || (L.layers_with_spec(k) != 0 && is_compressed_mla(L.specs[k]));
+    if (compressed) {
+        if (sm12) return std::nullopt;
+        c.backend = rocm ? VllmAttentionBackend::rocm_aiter_mla_sparse
+                         : VllmAttentionBackend::flashmla_sparse;
+        const std::string_view rule =
+            "DeepSeek-V4 pages in DEEPSEEK_SPARSE_SWA's preferred blocks of 256 "
+            "(vllm/v1/attention/backends/mla/sparse_swa.py, vllm/platforms/interface.py)";
+        if (block_size != 256)
+            force(256, rule);
+        else
+            c.rule = rule;
+        return c;
+    }
     if (sparse) {
         // FlashMLA sparse (and FlashInfer's sparse MLA) run on SM 9.x and 10.x only.
         if (sm12) return std::nullopt;
