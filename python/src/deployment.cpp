@@ -830,6 +830,9 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "nccl_nvls_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::nccl_nvls); })
         .def_property_readonly(
+            "torch_nccl_communicator_bytes",
+            [reserve](const A& x) { return reserve(x, &EngineMemory::torch_nccl_communicator); })
+        .def_property_readonly(
             "fusion_workspace_bytes",
             [reserve](const A& x) { return reserve(x, &EngineMemory::fusion_workspace); })
         .def_property_readonly(

@@ -415,6 +415,57 @@ TEST_CASE("vLLM: the profile's large all-reduces connect NCCL's NVLS buffers fro
     CHECK(engine_memory(Engine::vllm, r16, r16.layout(), 0).nccl_nvls.is_zero());
 }
 
+TEST_CASE("vLLM through v0.22: the logits all-gather opens PyTorch's NCCL communicator",
+          "[engine][vllm]") {
+    // NCCL 2.27/2.28 on eight H100 SXMs (18 NVLinks into NVSwitches each). The ring the gather
+    // connects: src/graph/search.cc finds 6 channels, ncclTopoDupChannels makes 12 and
+    // connect.cc's ncclTopoPostset 24. A channel's send side is the 4 MiB SIMPLE buffer behind a
+    // 4 KiB header, 4,198,400 B, rounded up to CUDA_IPC_MIN (2 MiB): 6 MiB; its receive side is
+    // LL128's 120 x 640 x 8 x 8 B = 4,915,200 B and LL's 8 x 512 x 8 x 16 B = 524,288 B behind
+    // the same header, 5,443,584 B, rounded: 6 MiB (src/transport/p2p.cc). 24 x 12 MiB = 288 MiB.
+    // The communicator's init (PyTorch runs ncclCommInitRank at the first collective): 2 (device
+    // communicator and rank map) + 3 x 32 channels + 16 NVLS channels + 1 NVLS credits = 115 cuMem
+    // allocations of 2 MiB = 230 MiB. 288 + 230 = 518 MiB = 518 x 1,048,576 B = 543,162,368 B.
+    CHECK(nccl_cumem_rounded(4 * KiB + 4 * MiB) == 6 * MiB);
+    CHECK(nccl_cumem_rounded(Bytes::exactly(4'096 + 4'915'200 + 524'288)) == 6 * MiB);
+    CHECK(vllm_logits_gather_communicator_bytes(gpus::h100_sxm, 8).count() == 543'162'368ULL);
+    const Replica r8{.model = llama_3_70b, .gpu = gpus::h100_sxm, .parallel = {.tp = 8}};
+    const VllmOptions v20{.charge_logits_gather_communicator = true};
+    const EngineMemory m20 = engine_memory(Engine::vllm, r8, r8.layout(), 0, {}, {.vllm = v20});
+    CHECK(m20.torch_nccl_communicator.count() == 543'162'368ULL);
+    // The newest release gathers through pynccl (vLLM PR #40996): nothing, and the cache gets the
+    // 518 MiB back.
+    const EngineMemory now = engine_memory(Engine::vllm, r8, r8.layout(), 0);
+    CHECK(now.torch_nccl_communicator.is_zero());
+    CHECK(now.kv_memory - m20.kv_memory == 518 * MiB);
+    // The same at tp 2 and tp 4 (the ring's channels come from each GPU's 18 NVLinks, the init's
+    // from NCCL's constants) and on H200s; nothing at tp 1 (no gather), at tp 16 (two nodes), on
+    // an H100 NVL pair, A100s or B200s (channel counts not derived), nor from a measured profile,
+    // whose non-torch increase holds it.
+    for (const std::uint32_t tp : {2U, 4U}) {
+        const Replica r{.model = llama_3_70b, .gpu = gpus::h200_sxm, .parallel = {.tp = tp}};
+        CHECK(engine_memory(Engine::vllm, r, r.layout(), 0, {}, {.vllm = v20})
+                  .torch_nccl_communicator == 518 * MiB);
+    }
+    const auto charged = [&](const GpuSpec& g, std::uint32_t tp, BudgetOptions b = {}) {
+        const Replica r{.model = llama_3_70b, .gpu = g, .parallel = {.tp = tp}};
+        return engine_memory(Engine::vllm, r, r.layout(), 0, b, {.vllm = v20})
+            .torch_nccl_communicator;
+    };
+    CHECK(charged(gpus::h100_sxm, 1).is_zero());
+    CHECK(charged(gpus::h100_sxm, 16).is_zero());
+    CHECK(charged(gpus::h100_nvl, 2).is_zero());
+    CHECK(charged(gpus::a100_sxm4_80gb, 8).is_zero());
+    CHECK(charged(gpus::b200, 8).is_zero());
+    CHECK(charged(gpus::h100_sxm, 8, {.reserve = {.activation = 2 * GiB}}).is_zero());
+    // Under pipeline parallelism only the last stage computes the logits and gathers them.
+    const Replica pp2{.model = llama_3_70b, .gpu = gpus::h100_sxm, .parallel = {.tp = 4, .pp = 2}};
+    CHECK(engine_memory(Engine::vllm, pp2, pp2.layout(), 0, {}, {.vllm = v20})
+              .torch_nccl_communicator.is_zero());
+    CHECK(engine_memory(Engine::vllm, pp2, pp2.layout(), 1, {}, {.vllm = v20})
+              .torch_nccl_communicator == 518 * MiB);
+}
+
 TEST_CASE("vLLM: the profile allocates FlashInfer's all-reduce fusion workspace at tp > 1",
           "[engine][vllm]") {
     // vLLM 0.19 on H100 SXMs: the fusion pass fuses all-reduces up to 64 MiB at tp 2

@@ -1013,6 +1013,7 @@ void check_same_figures(const ReplicaAnswer& a, const ReplicaAnswer& b) {
         CHECK(x.activation == y.activation);
         CHECK(x.cuda_graphs == y.cuda_graphs);
         CHECK(x.nccl_nvls == y.nccl_nvls);
+        CHECK(x.torch_nccl_communicator == y.torch_nccl_communicator);
         CHECK(x.cublas_workspace == y.cublas_workspace);
         CHECK(x.charged == y.charged);
         CHECK(x.outside == y.outside);
@@ -1107,4 +1108,28 @@ TEST_CASE("a prepared engine gives the figures evaluate computes, to the bit",
     const PreparedEngine e = prepare_engine(llama, p);
     CHECK_THROWS_AS(evaluate(llama, {.context = 0}, {}, p, e), InvalidInput);
     CHECK_THROWS_AS(evaluate(llama, {.context = 8, .concurrency = 0}, {}, p, e), InvalidInput);
+}
+
+TEST_CASE("vLLM's releases v0.11 to v0.22 charge the logits gather's NCCL communicator",
+          "[evaluate]") {
+    // Llama-3-70B at tp 8 on H100 SXMs: from v0.11 (the snapshot after the groups) to v0.22 the
+    // profile's logits all-gather runs on PyTorch's own NCCL communicator, created inside the
+    // charged window: 24 ring channels x 12 MiB + 115 x 2 MiB = 518 MiB = 543,162,368 B
+    // (engine/nccl.hpp). v0.10 charged the communication buffers as one term, and from v0.23 the
+    // gather goes through pynccl (vLLM PR #40996): nothing; nor at tp 1, which gathers nothing.
+    Deployment d{
+        .model = bundled("llama-3-70b"), .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 8}};
+    const auto communicator = [&](std::optional<EngineVersion> v) {
+        d.serving.engine_version = v;
+        const ReplicaAnswer a = evaluate(d, {.context = 8192});
+        return a.report.memory[a.limiting_stage].torch_nccl_communicator;
+    };
+    CHECK(communicator(EngineVersion{0, 11}).count() == 543'162'368ULL);
+    CHECK(communicator(EngineVersion{0, 20}).count() == 543'162'368ULL);
+    CHECK(communicator(EngineVersion{0, 22}).count() == 543'162'368ULL);
+    CHECK(communicator(EngineVersion{0, 10}).is_zero());
+    CHECK(communicator(EngineVersion{0, 23}).is_zero());
+    CHECK(communicator(std::nullopt).is_zero());  // the newest release, v0.30
+    d.parallel.tp = 1;
+    CHECK(communicator(EngineVersion{0, 20}).is_zero());
 }

@@ -471,6 +471,13 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                      "connected by the profile's first all-reduce past {} B, within "
                      "the charged increase (engine/nccl.hpp)",
                      grouped_digits(vllm_all_reduce_below_nccl(a.replica.gpu, l.tp()).count()))}}));
+        if (!m.torch_nccl_communicator.is_zero())
+            rep.figures.push_back(size_figure(
+                "torch_nccl_communicator_bytes", "- PyTorch's NCCL communicator (logits gather)",
+                m.torch_nccl_communicator,
+                {"24 ring channels x (6 + 6 MiB) + its init's 115 cuMem allocations x 2 MiB",
+                 {"opened by the profile's logits all-gather through vLLM 0.22, within the "
+                  "charged increase (engine/nccl.hpp)"}}));
         if (!m.fusion_workspace.is_zero())
             rep.figures.push_back(size_figure(
                 "fusion_workspace_bytes", "- FlashInfer all-reduce fusion workspace",

@@ -94,6 +94,75 @@ inline constexpr std::uint64_t nccl_steps = 8;
     return nccl_nvls_buffer_bytes(g, tp);
 }
 
+/// Whether vLLM release line `v`'s profile run creates a second NCCL communicator, PyTorch's own,
+/// inside the charged window. At tp > 1 the V1 engine's LogitsProcessor gathers the sampler's
+/// logits with GroupCoordinator.all_gather (vllm/model_executor/layers/logits_processor.py,
+/// _gather_logits; vllm/platforms/interface.py, use_all_gather), which through v0.22 reaches
+/// DeviceCommunicatorBase.all_gather, torch.distributed.all_gather_into_tensor on the group's
+/// device group (vllm/distributed/device_communicators/base_device_communicator.py;
+/// CudaCommunicator did not override all_gather), and PyTorch's ProcessGroupNCCL creates a group's
+/// communicator at its first collective, the profile's dummy sampler run:
+///   - before v0.11 the snapshot preceded the groups and the communication buffers were charged
+///     as one term (vllm_charges_comm_buffers), so nothing is added here;
+///   - vLLM PR #40996 (in review on 2026-06-03, after v0.22.0 was tagged on 2026-05-29) routes
+///     CudaCommunicator.all_gather to pynccl, whose communicator and ring exist before the
+///     snapshot; from the release that took it nothing is added. Whether and when it merged is not
+///     known here: every release from v0.23 follows the PR.
+[[nodiscard]] constexpr bool vllm_logits_gather_opens_torch_nccl(EngineVersion v) noexcept {
+    return !vllm_charges_comm_buffers(v) && v <= EngineVersion{0, 22};
+}
+
+/// The buffers NCCL 2.27 and 2.28 give a peer-to-peer connection are a cuMem allocation rounded
+/// up to CUDA_IPC_MIN (src/transport/p2p.cc, p2pSendSetup and p2pRecvSetup; 2 MiB), as every
+/// ncclCudaCallocAsync of a cuMem communicator is to the allocation granularity
+/// (src/include/alloc.h).
+inline constexpr Bytes nccl_cumem_granularity = 2 * MiB;
+
+/// `b` rounded up to nccl_cumem_granularity.
+[[nodiscard]] constexpr Bytes nccl_cumem_rounded(Bytes b) noexcept {
+    const std::uint64_t g = nccl_cumem_granularity.count();
+    return Bytes::exactly((b.count() + g - 1) / g * g);
+}
+
+/// What PyTorch's NCCL communicator of the logits all-gather adds to vLLM's charged non-torch
+/// increase on a GPU `g` of a tensor-parallel group of `tp` GPUs
+/// (vllm_logits_gather_opens_torch_nccl says for which releases; `opens` false charges nothing).
+/// Read in NCCL 2.27 and 2.28 for a Hopper node whose GPUs join an NVSwitch with 18 NVLinks each
+/// (H100 SXM, H200, H20), 2 <= tp <= the node:
+///   - its ring, which the gather connects at its first use (NCCL_RUNTIME_CONNECT; an all-gather
+///     on one node runs Ring: PAT needs one GPU a node, CollNet a network, and tuning.cc's model
+///     keeps NVLS off the logits' sizes): 24 channels (src/graph/search.cc finds 6 ring channels
+///     at 60 GB/s within 18 x 20.6 GB/s of NVLink; ncclTopoDupChannels doubles them to 12 and
+///     src/graph/connect.cc, ncclTopoPostset, to 24, the '24 coll channels' NCCL logs on eight
+///     H100s), each a send side, the 4 MiB SIMPLE buffer behind a 4 KiB header, and a receive
+///     side, LL128's 120 x 640 x 8 steps x 8 B = 4,915,200 B and LL's 8 x 512 x 8 x 16 B =
+///     524,288 B behind their 4 KiB header, each side rounded up to 2 MiB (src/transport/p2p.cc):
+///     6 + 6 MiB a channel, 288 MiB;
+///   - the communicator's own init, ncclCommInitRank, which PyTorch runs at that first collective,
+///     inside the window: each of its device allocations is a cuMem allocation of its own rounded
+///     to 2 MiB (src/init.cc, src/include/alloc.h): the device communicator and its rank map (2),
+///     3 for each of the 32 channels it initialises (src/channel.cc, initChannel), 1 for each of
+///     the 16 NVLS channels and 1 for the NVLS credits (src/transport/nvls.cc, ncclNvlsSetup),
+///     115 x 2 MiB = 230 MiB.
+/// 518 MiB. Zero at tp 1, across nodes, and on GPUs whose channel counts are not derived here (PCIe
+/// and NVLink-pair GPUs, Hopper with fewer NVLinks, Ampere, Blackwell): not charged there.
+[[nodiscard]] constexpr Bytes vllm_logits_gather_communicator_bytes(const GpuSpec& g,
+                                                                    std::uint32_t tp,
+                                                                    bool opens = true) noexcept {
+    if (!opens || tp < 2 || tp > g.gpus_per_node || tp > g.scale_up_domain()) return Bytes{};
+    // 18 NVLinks of 25 GB/s a direction: 450 GB/s.
+    const bool hopper_nvswitch = g.arch == GpuArch::hopper && nccl_nvls_channels(g) != 0 &&
+                                 g.scale_up_bandwidth >= 450 * GB_per_s;
+    if (!hopper_nvswitch) return Bytes{};
+    constexpr std::uint64_t ring_channels = 24;
+    constexpr Bytes header = 4 * KiB;
+    constexpr Bytes send = nccl_cumem_rounded(header + 4 * MiB);
+    constexpr Bytes recv = nccl_cumem_rounded(header + Bytes::exactly(120 * 640 * nccl_steps * 8) +
+                                              Bytes::exactly(8 * 512 * nccl_steps * 16));
+    constexpr std::uint64_t init_allocations = 2 + 3 * 32 + 16 + 1;
+    return (send + recv) * ring_channels + nccl_cumem_granularity * init_allocations;
+}
+
 static_assert(vllm_profile_connects_nvls({0, 11}) && !vllm_profile_connects_nvls({0, 10}));
 // 16 channels x 2 x 8 steps x 128 KiB = 32 MiB a head: 8 heads 256 MiB, 4 heads 128 MiB;
 // Blackwell's 24 channels 384 MiB at 8; none on an NVLink pair (H100 NVL) or before Hopper (A100).
@@ -111,5 +180,20 @@ static_assert(vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 256 * MiB) == 128 * MiB
 static_assert(vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 16 * MiB).is_zero() &&
               vllm_profile_nvls_bytes(gpus::h100_sxm, 4, 256 * MiB, false).is_zero() &&
               vllm_profile_nvls_bytes(gpus::h100_sxm, 16, 256 * MiB).is_zero());
+
+// Ring: (6 + 6 MiB) x 24 = 288 MiB; init: 115 x 2 MiB = 230 MiB; 518 MiB = 543,162,368 B on eight
+// H100s or H200s and at tp 2; nothing at tp 1, on an NVLink pair, an A100 or a B200.
+static_assert(vllm_logits_gather_communicator_bytes(gpus::h100_sxm, 8) == 518 * MiB &&
+              vllm_logits_gather_communicator_bytes(gpus::h200_sxm, 2) == 518 * MiB);
+static_assert(vllm_logits_gather_communicator_bytes(gpus::h100_sxm, 1).is_zero() &&
+              vllm_logits_gather_communicator_bytes(gpus::h100_sxm, 16).is_zero() &&
+              vllm_logits_gather_communicator_bytes(gpus::h100_nvl, 2).is_zero() &&
+              vllm_logits_gather_communicator_bytes(gpus::a100_sxm4_80gb, 8).is_zero() &&
+              vllm_logits_gather_communicator_bytes(gpus::b200, 8).is_zero() &&
+              vllm_logits_gather_communicator_bytes(gpus::h100_sxm, 8, false).is_zero());
+static_assert(!vllm_logits_gather_opens_torch_nccl({0, 10}) &&
+              vllm_logits_gather_opens_torch_nccl({0, 11}) &&
+              vllm_logits_gather_opens_torch_nccl({0, 22}) &&
+              !vllm_logits_gather_opens_torch_nccl({0, 23}));
 
 }  // namespace kvplan

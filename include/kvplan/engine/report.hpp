@@ -62,7 +62,10 @@ struct EngineMemory {
     Bytes cuda_graphs{};
     Bytes cuda_context{};
     Bytes comm_buffers{};
-    Bytes nccl_nvls{};         ///< NCCL's NVLS buffers vLLM's profile connects (engine/nccl.hpp)
+    Bytes nccl_nvls{};  ///< NCCL's NVLS buffers vLLM's profile connects (engine/nccl.hpp)
+    /// PyTorch's NCCL communicator vLLM's logits all-gather opens in the profile, through v0.22
+    /// (engine/nccl.hpp, vllm_logits_gather_communicator_bytes)
+    Bytes torch_nccl_communicator{};
     Bytes cublas_workspace{};  ///< PyTorch's cuBLAS workspace in vLLM's profile peak (reserve.hpp)
     /// FlashInfer's all-reduce fusion workspace vLLM's profile allocates (allreduce_fusion.hpp)
     Bytes fusion_workspace{};
@@ -85,7 +88,9 @@ struct EngineMemory {
 ///           and must fit beside the fraction (releases through v0.10 charged the buffers,
 ///           v0.8 the context too: VllmOptions::charge_comm_buffers, charge_non_torch_in_use);
 ///           from v0.11 NCCL's NVLS buffers, which the profile's first large all-reduce connects,
-///           are charged (vllm_profile_nvls_bytes), and from v0.17 FlashInfer's all-reduce
+///           are charged (vllm_profile_nvls_bytes), through v0.22 PyTorch's NCCL communicator
+///           that the profile's logits all-gather opens (vllm_logits_gather_communicator_bytes),
+///           and from v0.17 FlashInfer's all-reduce
 ///           fusion workspace, built as the profile compiles the model
 ///           (vllm_profile_fusion_workspace_bytes); PyTorch's cuBLAS workspace, taken at the
 ///           profile's first GEMM, is in its torch peak (cublas_workspace_bytes);
@@ -145,6 +150,12 @@ namespace detail {
                                                            "the profile's all-reduce"),
                 eo.vllm.charge_nvls_buffers && !comm_charged &&
                     res.activation.source == TermSource::modelled);
+            // The logits all-gather's communicator, on the stage that computes the logits (the
+            // last), is in the non-torch increase as NVLS's buffers are.
+            em.torch_nccl_communicator = vllm_logits_gather_communicator_bytes(
+                r.gpu, l.tp(),
+                eo.vllm.charge_logits_gather_communicator && !comm_charged && stage + 1 == l.pp() &&
+                    res.activation.source == TermSource::modelled);
             // A measured torch peak (a given activation) holds the workspace already.
             if (res.activation.source == TermSource::modelled) {
                 em.cublas_workspace = cublas_workspace_bytes(r.gpu);
@@ -157,7 +168,7 @@ namespace detail {
                     eo.vllm.fusion_single_stage_only);
             }
             em.charged = em.weights + em.lora + em.activation + em.encoder_cache + em.nccl_nvls +
-                         em.cublas_workspace + em.fusion_workspace +
+                         em.torch_nccl_communicator + em.cublas_workspace + em.fusion_workspace +
                          (eo.vllm.charge_cuda_graphs ? em.cuda_graphs : Bytes{}) +
                          (context_charged ? em.cuda_context : Bytes{}) +
                          (comm_charged ? em.comm_buffers : Bytes{});

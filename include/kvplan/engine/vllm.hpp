@@ -78,6 +78,11 @@ struct VllmOptions {
     /// From v0.11 NCCL's NVLS buffers are first connected by the profile run's large all-reduces,
     /// so they are part of the charged increase (engine/nccl.hpp, vllm_profile_connects_nvls).
     bool charge_nvls_buffers = true;
+    /// Through v0.22 the profile's logits all-gather creates PyTorch's own NCCL communicator of the
+    /// tensor-parallel group inside the charged increase (engine/nccl.hpp,
+    /// vllm_logits_gather_opens_torch_nccl); off for the newest release, which gathers through
+    /// pynccl (vLLM PR #40996).
+    bool charge_logits_gather_communicator = false;
     /// How the release's FlashInfer rounds the all-reduce fusion workspace that the profile run
     /// allocates at tp > 1 (engine/allreduce_fusion.hpp); none: no workspace (vLLM without
     /// FlashInfer, or a release before v0.17).

@@ -205,6 +205,8 @@ struct ResolvedServing {
         r.options.vllm.charge_non_torch_in_use = vllm_charges_non_torch_in_use(*s.engine_version);
         r.options.vllm.charge_comm_buffers = vllm_charges_comm_buffers(*s.engine_version);
         r.options.vllm.charge_nvls_buffers = vllm_profile_connects_nvls(*s.engine_version);
+        r.options.vllm.charge_logits_gather_communicator =
+            vllm_logits_gather_opens_torch_nccl(*s.engine_version);
         r.options.vllm.fusion_workspace = vllm_fusion_workspace_rounding(*s.engine_version);
         r.options.vllm.fusion_single_stage_only = vllm_fusion_needs_single_stage(*s.engine_version);
         if (d->tokens_per_group) r.options.vllm.token_report = VllmTokenReport::blocks_per_group;
