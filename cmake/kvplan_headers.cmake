@@ -63,6 +63,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/trtllm.hpp
   kvplan/engine/vllm.hpp
   kvplan/engine/vllm_backend.hpp
+  kvplan/engine/vllm_deepseek_v4.hpp
   kvplan/fleet.hpp
   kvplan/gpu.hpp
   kvplan/gpu_family.hpp

@@ -285,13 +285,9 @@ void set_counts(PyDeployment& d, const ReplicaAnswer& a) {
 }  // namespace
 
 std::optional<DecodeCosts> prepare_decode(const Deployment& d, const PreparedLayout& prepared) {
-    // As evaluate() has it: the GPU's figures judged on the replica evaluated, the costs of the
-    // model's own step (a drafter's layers left out).
-    const Replica r{.model = prepared.model,
-                    .gpu = d.gpu,
-                    .parallel = prepared.parallel,
-                    .weights = prepared.weights,
-                    .kv = d.kv_format()};
+    // As evaluate() has it: the GPU's figures judged on the replica evaluated (its cache as the
+    // engine stores it), the costs of the model's own step (a drafter's layers left out).
+    const Replica r = detail::prepared_replica(d, prepared);
     const RooflineOptions o = fast_options.roofline;
     const bool has_figures = r.gpu.memory_bandwidth > BytesPerSecond{} &&
                              r.gpu.dense(*with_compute(o, r).compute).has_value();

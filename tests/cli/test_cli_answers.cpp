@@ -1007,4 +1007,8 @@ TEST_CASE("fit sizes DeepSeek-V4-Flash with vLLM's own allocator, in blocks of 2
                           Catch::Contains("(131,904,024,834 B)") && Catch::Contains("256 tokens") &&
                           Catch::Contains("125,410 blocks") && Catch::Contains("305,668 tokens") &&
                           Catch::Contains("9.55x") && !Catch::Contains("not modelled"));
+    // vLLM keeps DeepSeek-V4's caches in fp8_ds_mla whatever dtype is asked (the layer's
+    // model_version "deepseek_v4"): the heading and the command say the stored layout, not bf16.
+    CHECK_THAT(r.out, Catch::Contains("KV fp8_ds_mla, engine vllm") &&
+                          Catch::Contains("--kv-cache-dtype fp8_ds_mla --block-size 256"));
 }

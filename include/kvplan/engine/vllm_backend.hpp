@@ -310,6 +310,16 @@ namespace detail {
     return false;
 }
 
+/// Whether `m` has DeepSeek-V4's compressed MLA layers, whose caches vLLM keeps in fp8_ds_mla
+/// whatever cache dtype is asked (the layer's model_version "deepseek_v4":
+/// vllm/model_executor/layers/deepseek_v4_attention.py; engine/vllm_deepseek_v4.hpp).
+[[nodiscard]] constexpr bool has_compressed_mla(const Model& m) noexcept {
+    const LayerStack& L = m.layers();
+    for (std::uint32_t k = 0; k < L.num_specs; ++k)
+        if (L.layers_with_spec(k) != 0 && is_compressed_mla(L.specs[k])) return true;
+    return false;
+}
+
 /// The format vLLM stores a KV cache asked as `asked` in for model `m` on `backend` (nullopt: a
 /// GPU whose backend kvplan does not know, taken as CUDA's FLASHMLA_SPARSE for a sparse MLA
 /// model). FLASHMLA_SPARSE keeps a sparse MLA model's 8-bit float cache (fp8, fp8_e4m3, fp8_e5m2,
@@ -320,7 +330,8 @@ namespace detail {
 /// (vllm/model_executor/layers/attention/mla_attention.py) for a quantized cache on the
 /// FLASHMLA_SPARSE backend, whose supported_kv_cache_dtypes lists "fp8" as the alias of
 /// fp8_ds_mla (vllm/v1/attention/backends/mla/flashmla_sparse.py). Other backends, ROCm's
-/// sparse MLA among them, keep the dtype asked. Every other format is stored as asked.
+/// sparse MLA among them, keep the dtype asked. DeepSeek-V4's compressed MLA is fp8_ds_mla
+/// whatever is asked (has_compressed_mla). Every other format is stored as asked.
 ///   Blackwell from v0.18 runs a quantized sparse MLA cache on FLASHINFER_MLA_SPARSE
 ///   (vllm_attention_backend, after vllm/platforms/cuda.py's _get_backend_priorities, vLLM issue
 ///   #35807 and PR #37252), whose get_kv_cache_shape is (num_blocks, block_size, 576) in the
@@ -331,6 +342,7 @@ namespace detail {
 ///   undone by PR #27121 before v0.11.1): release lines are not told apart by patch.
 [[nodiscard]] constexpr KvFormat vllm_stored_kv(
     const Model& m, KvFormat asked, std::optional<VllmAttentionBackend> backend) noexcept {
+    if (has_compressed_mla(m)) return KvDtype::fp8_ds_mla;
     const bool fp8 = asked.dtype == KvDtype::fp8_e4m3 || asked.dtype == KvDtype::fp8_e5m2 ||
                      asked.dtype == KvDtype::fp8_per_token_head;
     if (!fp8 || !has_sparse_mla(m)) return asked;
