@@ -1139,19 +1139,37 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
         {"deepseek-v4-pro", checkpoint_file_bytes(bundled("deepseek-v4-pro")).count(), 865e9},
         {"deepseek-v4-flash", checkpoint_file_bytes(bundled("deepseek-v4-flash")).count(),
          159'609'485'896.0},
+        // DeepSeek-V3.2 (fp8, 128 x 128 blocks, its MTP layer stored as R1's): DeepSeek-V3.2-
+        // Speciale has its config and format; free2aitools.com/model/deepseek-ai/deepseek-v3.2-
+        // speciale lists "Model Size 642.1GB", the files' bytes in GiB (642.1 x 2^30 B =
+        // 689.45 GB; in 10^9 B it could not hold 685.4B parameters at a byte or more each).
+        {"deepseek-v3.2", checkpoint_file_bytes(bundled("deepseek-v3.2")).count(), 642.1 * GiB_d},
+        // Kimi-K2-Instruct (fp8, 128 x 128 blocks): Kimi-K2-Base has its shapes and format;
+        // GitHub ewernn/trait-interp, experiments/mats-mental-state-circuits/notepad.md:
+        // "unsloth/Kimi-K2-Base (FP8, 959GB on disk)", du's GiB (the same notes give
+        // moonshotai/Kimi-K2-Thinking "554GB", the 553.4 GiB derived in the int4 test above).
+        {"kimi-k2-instruct", checkpoint_file_bytes(bundled("kimi-k2-instruct")).count(),
+         959.0 * GiB_d},
+        // Kimi-K2.5 (int4 experts in groups of 32, MoonViT in bf16; test above): VentureBeat,
+        // 2026-01-29, "Moonshot's Kimi K2.5 is 'open,' 595GB, and built for agent swarms"
+        // (venturebeat.com/orchestration/moonshots-kimi-k2-5-is-open-595gb-and-built-for-agent-
+        // swarms-reddit-wants-a-smaller-one); "At 595GB model size" (dev.paper-clips.net
+        // briefing 2026-01-27-kimi-k2-5-visual-agentic-intelligence).
+        {"kimi-k2.5", checkpoint_file_bytes(bundled("kimi-k2.5")).count(), 595e9},
     };
     CHECK(rows[0].ours == 65'248'815'744ULL);
     CHECK(rows[2].ours == 688'574'809'152ULL);
     CHECK(rows[4].ours == 1'560'838'075'584ULL);  // 1,560.8 GB: 0.05% over
     CHECK(rows[5].ours == m25);
-    CHECK(rows[6].ours == m25);  // M2.7 has M2.5's shapes
+    CHECK(rows[6].ours == m25);                    // M2.7 has M2.5's shapes
+    CHECK(rows[11].ours == 689'440'527'552ULL);    // 642.09 GiB: 0.001% under 642.1 GiB
+    CHECK(rows[12].ours == 1'029'173'203'808ULL);  // 958.49 GiB: 0.05% under 959 GiB
+    CHECK(rows[13].ours == 595'147'593'696ULL);    // 595.15 GB: 0.02% over 595 GB
     for (const Row& r : rows) {
         INFO(r.what << ": kvplan " << r.ours << " B, published " << r.published << " B");
         CHECK(std::abs(static_cast<double>(r.ours) / r.published - 1.0) < 0.03);
     }
-    // No published total found for these (kvplan's figures, for the record): deepseek-v3.2
-    // (fp8) 689.44 GB; kimi-k2-instruct (fp8) 1,029.17 GB; kimi-k2.5 (int4 experts, tower in
-    // bf16) 595.15 GB (Kimi-K2-Thinking's 594.2 GB, above, is its text model); mimo-v2-flash
+    // No published total found for these (kvplan's figures, for the record): mimo-v2-flash
     // (fp8) 310.15 GB; qwen3.6-35b-a3b (ModelOpt NVFP4, MTP layer counted) 23.39 GB; and in
     // tests/data: Qwen3-235B-A22B-FP8 236.45 GB, Qwen3-30B-A3B-FP8 31.17 GB,
     // Qwen3-Next-80B-A3B-Instruct-FP8 80.41 GB, Qwen3-235B-A22B-NVFP4 134.10 GB,
