@@ -1142,7 +1142,8 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
         // DeepSeek-V3.2 (fp8, 128 x 128 blocks, its MTP layer stored as R1's): DeepSeek-V3.2-
         // Speciale has its config and format; free2aitools.com/model/deepseek-ai/deepseek-v3.2-
         // speciale lists "Model Size 642.1GB", the files' bytes in GiB (642.1 x 2^30 B =
-        // 689.45 GB; in 10^9 B it could not hold 685.4B parameters at a byte or more each).
+        // 689.45 GB; in 10^9 B it could not hold 685.4B parameters at a byte or more each);
+        // eousphoros/DeepSeek-V3.2-NVFP4's model card: "Original Size Approximately 642 GB (FP8)".
         {"deepseek-v3.2", checkpoint_file_bytes(bundled("deepseek-v3.2")).count(), 642.1 * GiB_d},
         // Kimi-K2-Instruct (fp8, 128 x 128 blocks): Kimi-K2-Base has its shapes and format;
         // GitHub ewernn/trait-interp, experiments/mats-mental-state-circuits/notepad.md:
@@ -1156,6 +1157,13 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
         // swarms-reddit-wants-a-smaller-one); "At 595GB model size" (dev.paper-clips.net
         // briefing 2026-01-27-kimi-k2-5-visual-agentic-intelligence).
         {"kimi-k2.5", checkpoint_file_bytes(bundled("kimi-k2.5")).count(), 595e9},
+        // nvidia/Kimi-K2.6-NVFP4 (ModelOpt NVFP4; layer 0, the shared experts, attention, tower
+        // and head bf16): a public download script for it (a Modal app, download_model.py, and
+        // the README beside it; no repository name in the index) says "nvidia/Kimi-K2.6-NVFP4
+        // (~554 GiB)". The weakest source here: one figure, rounded, found twice in one project.
+        {"Kimi-K2.6-NVFP4",
+         checkpoint_file_bytes(load_hf_config(quantized / "Kimi-K2.6-NVFP4")).count(),
+         554.0 * GiB_d},
     };
     CHECK(rows[0].ours == 65'248'815'744ULL);
     CHECK(rows[2].ours == 688'574'809'152ULL);
@@ -1165,6 +1173,7 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
     CHECK(rows[11].ours == 689'440'527'552ULL);    // 642.09 GiB: 0.001% under 642.1 GiB
     CHECK(rows[12].ours == 1'029'173'203'808ULL);  // 958.49 GiB: 0.05% under 959 GiB
     CHECK(rows[13].ours == 595'147'593'696ULL);    // 595.15 GB: 0.02% over 595 GB
+    CHECK(rows[14].ours == 595'147'870'176ULL);    // 554.28 GiB: 0.05% over 554 GiB
     for (const Row& r : rows) {
         INFO(r.what << ": kvplan " << r.ours << " B, published " << r.published << " B");
         CHECK(std::abs(static_cast<double>(r.ours) / r.published - 1.0) < 0.03);
@@ -1173,5 +1182,9 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
     // (fp8) 310.15 GB; qwen3.6-35b-a3b (ModelOpt NVFP4, MTP layer counted) 23.39 GB; and in
     // tests/data: Qwen3-235B-A22B-FP8 236.45 GB, Qwen3-30B-A3B-FP8 31.17 GB,
     // Qwen3-Next-80B-A3B-Instruct-FP8 80.41 GB, Qwen3-235B-A22B-NVFP4 134.10 GB,
-    // DeepSeek-V3.2-NVFP4 415.04 GB, nvidia/Kimi-K2.6-NVFP4 595.15 GB.
+    // DeepSeek-V3.2-NVFP4 415.04 GB, Gemma-4-26B-A4B-NVFP4 18.81 GB (17.52 GiB),
+    // Qwen3-32B-FP8-Static-PerTensor 34.32 GB. Only rounded asides were found for some: scripts
+    // that download nvidia/Gemma-4-26B-A4B-NVFP4 say "~18 GB" and "~17GB weights", a prefetch
+    // plan lists Qwen3-235B-A22B-FP8 at "~240 GB" beside Kimi-K2-Instruct-0905 at "~959 GB"
+    // (du's GiB, as above); none is precise enough to test.
 }
