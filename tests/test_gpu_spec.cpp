@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -43,11 +44,11 @@ TEST_CASE("every bundled GPU spec file loads", "[gpu_spec]") {
         // (L40S, L4 lose about 1/16): never below 90% of it.
         CHECK(g.spec.memory_total.count() * 10 >= g.spec.memory_stated.count() * 9);
         // Every bundled file states the runtime's total, below the driver's by what the driver
-        // reserves (450 to 770 MiB on the NVIDIA parts, 0 on MI300X whose HIP and rocm-smi
-        // totals agree).
+        // reserves (450 to 770 MiB on the NVIDIA parts up to GB200, 926.56 MiB on B300 and about
+        // 1,072 MiB on GB300, 0 on MI300X whose HIP and rocm-smi totals agree).
         CHECK(g.memory_basis == MemoryBasis::runtime);
         CHECK(g.spec.memory_total <= g.spec.memory_driver);
-        CHECK(g.spec.memory_driver - g.spec.memory_total < 800 * MiB);
+        CHECK(g.spec.memory_driver - g.spec.memory_total < 1100 * MiB);
         CHECK(g.spec.memory_bandwidth > BytesPerSecond{});
         CHECK(g.spec.dense(ComputeDtype::bf16).has_value());
         CHECK(g.spec.pcie_bandwidth > BytesPerSecond{});
@@ -96,13 +97,21 @@ TEST_CASE("a scale-up domain must divide or be whole nodes, and needs a link", "
 TEST_CASE("the new GPUs carry their datasheet figures", "[gpu_spec][new]") {
     const GpuRegistry reg = GpuRegistry::load(config_dir);
     // GB200 NVL72: 13.4 TB for 72 GPUs is 186 GB each; 576 TB/s / 72 = 8 TB/s; dense FP4 1,440 PF
-    // (sparse) / 72 / 2 = 10 PF. nvidia-smi 189,471 MiB less B200's 728 MiB reservation: 188,743
-    // MiB of runtime total.
+    // (sparse) / 72 / 2 = 10 PF. The runtime's total as captured on GB200 trays (gb200.json's
+    // source): vLLM's 'Free memory on device (181.84/184.31 GiB) ... (0.92, 169.56 GiB)' and
+    // PyTorch's 'total capacity of 184.31 GiB'. 184.31 GiB to two decimals is 188,728.32 to
+    // 188,738.56 MiB; 169.56 / 0.92 to two decimals is 188,722.09 to 188,733.22 MiB; kvplan takes
+    // 188,731 MiB, inside both. The B200's 728 MiB reservation gave 188,743 MiB, outside both.
     const GpuSpec gb200 = *reg.find("gb200");
     CHECK(gb200.memory_stated == 186 * GB);
-    CHECK(gb200.memory_total == 188'743 * MiB);
-    CHECK(gb200.memory_driver - gb200.memory_total ==
-          reg.find("b200")->memory_driver - reg.find("b200")->memory_total);
+    CHECK(gb200.memory_total == 188'731 * MiB);
+    const auto gib2 = [](Bytes b) {  // GiB to two decimals, as vLLM and PyTorch print them
+        return std::round(static_cast<double>(b.count()) / 1073741824.0 * 100.0) / 100.0;
+    };
+    CHECK(gib2(gb200.memory_total) == 184.31);
+    CHECK(gib2(Bytes::exactly(gb200.memory_total.count() * 92 / 100)) == 169.56);
+    CHECK(gib2(Bytes::exactly(188'743ULL * 1'048'576)) == 184.32);  // the old derivation
+    CHECK(gb200.memory_driver - gb200.memory_total == 740 * MiB);
     CHECK(gb200.memory_bandwidth.in(TB_per_s) == Approx(8.0));
     CHECK(gb200.dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(1'440'000.0 / 72 / 2));
     // B300: HGX B300's 105 PF dense FP4 for 8 GPUs is 13,125 TFLOP/s each; 288 GB of HBM3e.
@@ -110,8 +119,20 @@ TEST_CASE("the new GPUs carry their datasheet figures", "[gpu_spec][new]") {
     CHECK(b300.dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(105'000.0 / 8));
     CHECK(b300.memory_stated == 288 * GB);
     CHECK(b300.memory_driver == 275'040 * MiB);
-    // GB300: 1,080 PF dense FP4 / 72 = 15 PF.
-    CHECK(reg.find("gb300")->dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(1'080'000.0 / 72));
+    // The B300's runtime total, to the byte, from a trainer's 'device_total_bytes=287428771840' on
+    // an HGX B300 node, which PyTorch's out-of-memory message prints as 'total capacity of 267.69
+    // GiB' (b300.json's source): 274,113.4375 MiB, 926.5625 MiB below nvidia-smi's 275,040.
+    CHECK(b300.memory_total == Bytes::exactly(287'428'771'840ULL));
+    CHECK(gib2(b300.memory_total) == 267.69);
+    CHECK(b300.memory_driver - b300.memory_total == Bytes::exactly(926ULL * 1'048'576 + 589'824));
+    // GB300: 1,080 PF dense FP4 / 72 = 15 PF. Runtime total: PyTorch's 'GPU 0 has a total
+    // capacity of 276.50 GiB' on a 64 x GB300 NVL72 run (gb300.json's source), 283,136 MiB, 1,072
+    // MiB below nvidia-smi's 284,208.
+    const GpuSpec gb300 = *reg.find("gb300");
+    CHECK(gb300.dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(1'080'000.0 / 72));
+    CHECK(gb300.memory_total == 283'136 * MiB);
+    CHECK(gib2(gb300.memory_total) == 276.50);
+    CHECK(gb300.memory_driver - gb300.memory_total == 1'072 * MiB);
     // MI355X: 8,192 FP8 FLOP per clock per CU x 256 CUs x 2.4 GHz = 5,033.2 TFLOP/s; 288 GiB less
     // MI300X's 16 MiB, which vLLM logs as 287.98 GiB.
     const GpuSpec mi355x = *reg.find("mi355x");

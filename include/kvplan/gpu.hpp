@@ -343,17 +343,17 @@ inline constexpr GpuSpec l4 = detail::with_capability(
 
 inline constexpr GpuSpec b300 = detail::with_capability(
     detail::make("b300", "NVIDIA B300 (HGX B300, Blackwell Ultra)", 288'000'000'000,
-                 287'636'979'712, 8.0, {1125, 2250, 2250, 4500, 0, 13125}, 900, 128, 100, 8,
+                 287'428'771'840, 8.0, {1125, 2250, 2250, 4500, 0, 13125}, 900, 128, 100, 8,
                  288'400'343'040, 8, GpuArch::blackwell),
     sm(10, 3));
 inline constexpr GpuSpec gb200 = detail::with_capability(
     detail::make("gb200", "NVIDIA GB200 (Blackwell GPU of a GB200 NVL72 rack)", 186'000'000'000,
-                 197'911'379'968, 8.0, {1250, 2500, 2500, 5000, 5000, 10000}, 900, 64, 50, 4,
+                 197'898'797'056, 8.0, {1250, 2500, 2500, 5000, 5000, 10000}, 900, 64, 50, 4,
                  198'674'743'296, 72, GpuArch::blackwell),
     sm(10, 0));
 inline constexpr GpuSpec gb300 = detail::with_capability(
     detail::make("gb300", "NVIDIA GB300 (Blackwell Ultra GPU of a GB300 NVL72 rack)",
-                 288'000'000'000, 297'250'324'480, 8.0, {1250, 2500, 2500, 5000, 0, 15000}, 900,
+                 288'000'000'000, 296'889'614'336, 8.0, {1250, 2500, 2500, 5000, 0, 15000}, 900,
                  128, 100, 4, 298'013'687'808, 72, GpuArch::blackwell),
     sm(10, 3));
 inline constexpr GpuSpec h20 = detail::with_capability(
