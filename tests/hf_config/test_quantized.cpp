@@ -1115,6 +1115,43 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
                                     2 * (256ULL * 3072 + 256) + 2 * 2 * 3072;
     const std::uint64_t m25 = 62 * m25_layer + 2 * 2 * 200'064ULL * 3072 + 2 * 3072;
     CHECK(m25 == 230'024'081'408ULL);
+    // Qwen3-Next-80B-A3B in Qwen's fp8 (128 x 128 blocks, 4 B each), as kvplan holds it: 12 full
+    // layers of q 4,096 x 2,048, k and v 512 x 2,048, o 2,048 x 4,096 in fp8 and q/k norms 2 x
+    // 256; 48 MoE layers of 512 experts and a shared one of 2 x 512 x 2,048 + 2,048 x 512 in fp8
+    // and a bf16 router 512 x 2,048; two norms a layer, the final norm, the bf16 embedding and
+    // head 151,936 x 2,048. The rest, 1,314,626,304 parameters (36 DeltaNet mixers of
+    // 33,718,464: in_proj_qkvz 12,288 x 2,048, in_proj_ba 64 x 2,048, conv 8,192 x 4, A_log and
+    // dt_bias of 32, norm 128, out_proj 2,048 x 4,096; the 12 attention output gates 4,096 x
+    // 2,048; 48 shared-expert gates of 2,048), kvplan keeps as one fp8 run per DeltaNet layer
+    // with a 4 B scale per 128 values: 1,355,708,496 B. Stored as the checkpoint lays them out
+    // (2-D block scales, the small DeltaNet parts and the gates in bf16) they take 34,759,248 B
+    // less, 80,372,547,072 B: kvplan is 0.04% over its own files. No MTP layer on either side:
+    // one of Qwen3-Next's (512 fp8 experts) would add 1.6 GB, which 74.86 GiB leaves no room for.
+    const std::uint64_t next_full =
+        fp8b(4096, 2048) + 2 * fp8b(512, 2048) + fp8b(2048, 4096) + bf(512);
+    const std::uint64_t next_moe = 513 * (2 * fp8b(512, 2048) + fp8b(2048, 512)) + bf(512, 2048);
+    std::uint64_t next_extras = 0;
+    const std::uint64_t next_extra_params = 36ULL * 33'718'464 + 12ULL * 4096 * 2048 + 48ULL * 2048;
+    CHECK(next_extra_params == 1'314'626'304ULL);
+    for (std::uint64_t i = 0; i < 36; ++i) {  // spread over the 36 DeltaNet layers, as kvplan does
+        const std::uint64_t n = next_extra_params * (i + 1) / 36 - next_extra_params * i / 36;
+        next_extras += fp8b(1, n);
+    }
+    CHECK(next_extras == 1'355'708'496ULL);
+    const std::uint64_t next_fp8 = 12 * next_full + 48 * next_moe + 48 * bf(2 * 2048) + bf(2048) +
+                                   2 * bf(151'936, 2048) + next_extras;
+    CHECK(next_fp8 == 80'407'306'320ULL);
+    // DeepSeek-V3.2-NVFP4's MTP layer 61, excluded from the conversion and so bf16 (as R1-FP4's
+    // in the test above, with V3.2's indexer): attention as the V3.2 test's but o_proj in bf16,
+    // 257 experts of 3 x 2,048 x 7,168, the router 256 x 7,168 and bias, two norms, eh_proj
+    // 7,168 x 14,336, three norms and its own embedding and head 129,280 x 7,168.
+    const std::uint64_t v32_attention = bf(1536, 7168) + bf(1536) + bf(24'576, 1536) +
+                                        bf(576, 7168) + bf(512) + bf(32'768, 512) + bf(8192, 1536) +
+                                        bf(128, 7168) + bf(256) + bf(64, 7168) + bf(7168, 16'384);
+    const std::uint64_t v32_mtp = v32_attention + 257 * 3 * bf(2048, 7168) + bf(256, 7168) +
+                                  bf(256) + bf(14'336) + bf(7168, 14'336) + bf(3 * 7168) +
+                                  2 * bf(129'280, 7168);
+    CHECK(v32_mtp == 26'954'771'456ULL);
     const Row rows[] = {
         // OpenAI's gpt-oss model card, Table 1: 60.8 GiB and 12.8 GiB (test above).
         {"gpt-oss-120b", checkpoint_file_bytes(bundled("gpt-oss-120b")).count(), 60.8 * GiB_d},
@@ -1164,27 +1201,91 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
         {"Kimi-K2.6-NVFP4",
          checkpoint_file_bytes(load_hf_config(quantized / "Kimi-K2.6-NVFP4")).count(),
          554.0 * GiB_d},
+        // nvidia/Gemma-4-26B-A4B-NVFP4 (routed experts NVFP4, the rest bf16; test above): vLLM's
+        // start-up line, which sums the safetensors files it loads
+        // (model_loader/weight_utils.py, "Checkpoint size: %.2f GiB"), in a public log right
+        // after "Time spent downloading weights for nvidia/Gemma-4-26B-A4B-NVFP4": "Checkpoint
+        // size: 17.50 GiB".
+        {"Gemma-4-26B-A4B-NVFP4",
+         checkpoint_file_bytes(load_hf_config(quantized / "Gemma-4-26B-A4B-NVFP4")).count(),
+         17.50 * GiB_d},
+        // nvidia/Qwen3.6-35B-A3B-NVFP4, the bundled qwen3.6-35b-a3b (test above, its MTP layer
+        // and vision tower counted): the same vLLM line after "Time spent downloading weights for
+        // nvidia/Qwen3.6-35B-A3B-NVFP4", printed twice (model and MTP drafter read the same
+        // files): "Checkpoint size: 21.82 GiB".
+        {"qwen3.6-35b-a3b", checkpoint_file_bytes(bundled("qwen3.6-35b-a3b")).count(),
+         21.82 * GiB_d},
+        // Qwen3-235B-A22B-FP8 (test above). A public vLLM log downloading
+        // Qwen/Qwen3-235B-A22B-Instruct-2507-FP8, the same shapes and fp8 block format (a sister
+        // checkpoint: the published size of this repository itself was not found), shows its 24
+        // shards' progress bars in decimal units: 23 x "10.0G/10.0G" and model-00024 "6.45G",
+        // 236.45 GB. Shards written under a 10 GB cap print 10.0G from 9.95 GB up: the total
+        // lies between 235.30 and 236.46 GB.
+        {"Qwen3-235B-A22B-FP8",
+         checkpoint_file_bytes(load_hf_config(quantized / "Qwen3-235B-A22B-FP8")).count(),
+         236.45e9},
+        // Qwen3-30B-A3B-FP8 (tests/data/fp8: Qwen's fp8 block, 128 x 128, 4 B a block), derived
+        // here: a layer's q 4,096 x 2,048, k and v 512 x 2,048, o 2,048 x 4,096 and 128 experts
+        // of 2 x 768 x 2,048 + 2,048 x 768 in fp8; the bf16 router 128 x 2,048, q/k norms 2 x
+        // 128 and two norms of 2,048; 48 layers, the bf16 embedding and head 151,936 x 2,048
+        // and the final norm: 31,174,545,408 B = 29.034 GiB. Published for
+        // Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8, which has Qwen3-30B-A3B's shapes and format (a
+        // sister checkpoint): 29.03 GiB of safetensors at revision
+        // dcaee4d4dfc5ee71ad501f01f530e5652438fde0, from Hugging Face's file metadata in a
+        // public evaluation plan, and vLLM's "Checkpoint size: 29.03 GiB" in a public
+        // deployment pinned to that revision.
+        {"Qwen3-30B-A3B-FP8",
+         checkpoint_file_bytes(load_hf_config(data_dir / "fp8" / "qwen3-30b-a3b-fp8.json")).count(),
+         29.03 * GiB_d},
+        // Qwen3-Next-80B-A3B-Instruct-FP8 (tests/data/fp8; derived below): published for
+        // Qwen/Qwen3-Coder-Next-FP8, Qwen3-Next-80B-A3B's shapes (48 hybrid layers of hidden
+        // 2,048, 512 experts of 512 and a shared one; 16 query and 2 KV heads of 256; DeltaNet
+        // 32 value and 16 key heads of 128) in the same fp8 format (a sister checkpoint): 74.86
+        // GiB of safetensors at revision da6e2ed27304dd39abadd9c82ef50e8de67bdd4c, from Hugging
+        // Face's file metadata in the same public evaluation plan.
+        {"Qwen3-Next-80B-A3B-Instruct-FP8",
+         checkpoint_file_bytes(
+             load_hf_config(data_dir / "fp8" / "qwen3-next-80b-a3b-instruct-fp8.json"))
+             .count(),
+         74.86 * GiB_d},
+        // nvidia/Qwen3-235B-A22B-NVFP4 (test above: 134,101,505,504 B = 124.89 GiB): two public
+        // model inventories list its folder at "125" and "125GB", du's binary figure rounded up
+        // (the same tables give Qwen3-32B in bf16, 61.0 GiB, as 62, and
+        // nvidia/Llama-3.3-70B-Instruct-FP4, 39.78 GiB, as 40): between 124 and 125 GiB.
+        {"Qwen3-235B-A22B-NVFP4",
+         checkpoint_file_bytes(load_hf_config(quantized / "Qwen3-235B-A22B-NVFP4")).count(),
+         125.0 * GiB_d},
+        // nvidia/DeepSeek-V3.2-NVFP4 (test above, 388,082,983,376 B, and its MTP layer 61 in bf16,
+        // derived below):
+        // a public SGLang run log on B200 found "the full local HF snapshot ... size about 387G"
+        // and deleted it as "size_before=387G" (du -sh: GiB rounded up, so 386 to 387 GiB).
+        {"DeepSeek-V3.2-NVFP4",
+         checkpoint_file_bytes(load_hf_config(quantized / "DeepSeek-V3.2-NVFP4")).count(),
+         387.0 * GiB_d},
     };
     CHECK(rows[0].ours == 65'248'815'744ULL);
     CHECK(rows[2].ours == 688'574'809'152ULL);
     CHECK(rows[4].ours == 1'560'838'075'584ULL);  // 1,560.8 GB: 0.05% over
     CHECK(rows[5].ours == m25);
-    CHECK(rows[6].ours == m25);                    // M2.7 has M2.5's shapes
-    CHECK(rows[11].ours == 689'440'527'552ULL);    // 642.09 GiB: 0.001% under 642.1 GiB
-    CHECK(rows[12].ours == 1'029'173'203'808ULL);  // 958.49 GiB: 0.05% under 959 GiB
-    CHECK(rows[13].ours == 595'147'593'696ULL);    // 595.15 GB: 0.02% over 595 GB
-    CHECK(rows[14].ours == 595'147'870'176ULL);    // 554.28 GiB: 0.05% over 554 GiB
+    CHECK(rows[6].ours == m25);                            // M2.7 has M2.5's shapes
+    CHECK(rows[11].ours == 689'440'527'552ULL);            // 642.09 GiB: 0.001% under 642.1 GiB
+    CHECK(rows[12].ours == 1'029'173'203'808ULL);          // 958.49 GiB: 0.05% under 959 GiB
+    CHECK(rows[13].ours == 595'147'593'696ULL);            // 595.15 GB: 0.02% over 595 GB
+    CHECK(rows[14].ours == 595'147'870'176ULL);            // 554.28 GiB: 0.05% over 554 GiB
+    CHECK(rows[15].ours == 18'811'150'492ULL);             // 17.52 GiB: 0.11% over 17.50 GiB
+    CHECK(rows[16].ours == 23'385'672'540ULL);             // 21.78 GiB: 0.19% under 21.82 GiB
+    CHECK(rows[17].ours == 236'445'455'360ULL);            // 236.45 GB: 0.002% under
+    CHECK(rows[18].ours == 31'174'545'408ULL);             // 29.034 GiB: 0.01% over 29.03 GiB
+    CHECK(rows[19].ours == next_fp8);                      // 74.885 GiB: 0.03% over 74.86 GiB
+    CHECK(rows[20].ours == 134'101'505'504ULL);            // 124.89 GiB: 0.09% under 125 GiB
+    CHECK(rows[21].ours == 388'082'983'376ULL + v32_mtp);  // 386.53 GiB: 0.12% under 387
     for (const Row& r : rows) {
         INFO(r.what << ": kvplan " << r.ours << " B, published " << r.published << " B");
         CHECK(std::abs(static_cast<double>(r.ours) / r.published - 1.0) < 0.03);
     }
     // No published total found for these (kvplan's figures, for the record): mimo-v2-flash
-    // (fp8) 310.15 GB; qwen3.6-35b-a3b (ModelOpt NVFP4, MTP layer counted) 23.39 GB; and in
-    // tests/data: Qwen3-235B-A22B-FP8 236.45 GB, Qwen3-30B-A3B-FP8 31.17 GB,
-    // Qwen3-Next-80B-A3B-Instruct-FP8 80.41 GB, Qwen3-235B-A22B-NVFP4 134.10 GB,
-    // DeepSeek-V3.2-NVFP4 415.04 GB, Gemma-4-26B-A4B-NVFP4 18.81 GB (17.52 GiB),
-    // Qwen3-32B-FP8-Static-PerTensor 34.32 GB. Only rounded asides were found for some: scripts
-    // that download nvidia/Gemma-4-26B-A4B-NVFP4 say "~18 GB" and "~17GB weights", a prefetch
-    // plan lists Qwen3-235B-A22B-FP8 at "~240 GB" beside Kimi-K2-Instruct-0905 at "~959 GB"
-    // (du's GiB, as above); none is precise enough to test.
+    // (fp8, no MTP layer in its config) 310.15 GB, where the only aside found, a deployment
+    // note listing a Hugging Face cache folder of XiaomiMiMo/MiMo-V2-Flash at "~313GB", gives
+    // neither its unit nor what else the folder held; and Qwen3-32B-FP8-Static-PerTensor
+    // (tests/data) 34.32 GB, a name only aiconfigurator uses.
 }
