@@ -139,6 +139,11 @@ TEST_CASE("the new GPUs carry their datasheet figures", "[gpu_spec][new]") {
     CHECK(mi355x.dense(ComputeDtype::fp8)->in(TFLOP_per_s) ==
           Approx(8192.0 * 256 * 2.4e9 / 1e12).epsilon(1e-5));
     CHECK(mi355x.memory_total == 288 * GiB - 16 * MiB);
+    // MI325X: 256 GiB less MI300X's 16 MiB, which PyTorch's out-of-memory message on an MI325X
+    // prints as 'total capacity of 255.98 GiB' (vllm-project/vllm issue #41962).
+    const GpuSpec mi325x = *reg.find("mi325x");
+    CHECK(mi325x.memory_total == 256 * GiB - 16 * MiB);
+    CHECK(gib2(mi325x.memory_total) == 255.98);
     // H20: 96 GB, 4.0 TB/s, 148 dense BF16, no FP4; the runtime's 97,285 MiB.
     const GpuSpec h20 = *reg.find("h20");
     CHECK(h20.memory_total == 97'285 * MiB);
