@@ -124,6 +124,7 @@ TEST_CASE("the new GPUs carry their datasheet figures", "[gpu_spec][new]") {
     // GiB' (b300.json's source): 274,113.4375 MiB, 926.5625 MiB below nvidia-smi's 275,040.
     CHECK(b300.memory_total == Bytes::exactly(287'428'771'840ULL));
     CHECK(gib2(b300.memory_total) == 267.69);
+    CHECK(gib2(Bytes::exactly(b300.memory_total.count() * 92 / 100)) == 246.27);  // vLLM's line
     CHECK(b300.memory_driver - b300.memory_total == Bytes::exactly(926ULL * 1'048'576 + 589'824));
     // GB300: 1,080 PF dense FP4 / 72 = 15 PF. Runtime total: PyTorch's 'GPU 0 has a total
     // capacity of 276.50 GiB' on a 64 x GB300 NVL72 run (gb300.json's source), 283,136 MiB, 1,072
