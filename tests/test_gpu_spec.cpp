@@ -128,7 +128,8 @@ TEST_CASE("the new GPUs carry their datasheet figures", "[gpu_spec][new]") {
     CHECK(b300.memory_driver - b300.memory_total == Bytes::exactly(926ULL * 1'048'576 + 589'824));
     // GB300: 1,080 PF dense FP4 / 72 = 15 PF. Runtime total: PyTorch's 'GPU 0 has a total
     // capacity of 276.50 GiB' on a 64 x GB300 NVL72 run (gb300.json's source), 283,136 MiB, 1,072
-    // MiB below nvidia-smi's 284,208.
+    // MiB below nvidia-smi's 284,208; the smaller of two captures (a vLLM worker on GB300 read
+    // 276.62 GiB, 0.92 x 276.62 = 254.49 GiB as it printed).
     const GpuSpec gb300 = *reg.find("gb300");
     CHECK(gb300.dense(ComputeDtype::fp4)->in(TFLOP_per_s) == Approx(1'080'000.0 / 72));
     CHECK(gb300.memory_total == 283'136 * MiB);
