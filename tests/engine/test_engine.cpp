@@ -672,6 +672,36 @@ TEST_CASE("SGLang: NCCL's ring and tree buffers on a PCIe node past two GPUs", "
     CHECK(free.in(GiB) == Approx(21.63).margin(0.09));
 }
 
+TEST_CASE("SGLang: the quick all-reduce's IPC buffer on ROCm", "[engine][sglang]") {
+    // DeviceComms::init (sgl-kernel quick_all_reduce_hip.h): 2 x the 2 GiB maximum problem, and
+    // 2 x tp x kMaxNumBlocks (304 x 4 = 1,216) uint32 flags: at tp 8, 77,824 B (76 KiB); at tp 2,
+    // 19,456 B.
+    CHECK(sglang_rocm_quick_reduce_bytes(gpus::mi355x, 8) == 4 * GiB + Bytes::exactly(77'824));
+    CHECK(sglang_rocm_quick_reduce_bytes(gpus::mi300x, 4) == 4 * GiB + Bytes::exactly(38'912));
+    CHECK(sglang_rocm_quick_reduce_bytes(gpus::mi355x, 2) == 4 * GiB + Bytes::exactly(19'456));
+    // None on one GPU, at a world size it does not support, on CUDA, or where it does not start.
+    CHECK(sglang_rocm_quick_reduce_bytes(gpus::mi355x, 1).is_zero());
+    CHECK(sglang_rocm_quick_reduce_bytes(gpus::mi355x, 6).is_zero());
+    CHECK(sglang_rocm_quick_reduce_bytes(gpus::h100_sxm, 8).is_zero());
+    CHECK(sglang_rocm_quick_reduce_bytes(gpus::mi355x, 8, {.rocm_quick_reduce = false}).is_zero());
+    // Past two GPUs it needs them fully connected over xGMI.
+    GpuSpec pcie = gpus::mi300x;
+    pcie.scale_up_bandwidth = BytesPerSecond{};
+    CHECK(sglang_rocm_quick_reduce_bytes(pcie, 4).is_zero());
+    CHECK(sglang_rocm_quick_reduce_bytes(pcie, 2) == 4 * GiB + Bytes::exactly(19'456));
+    // SGLang's pool takes mem_fraction_static of the memory free once the groups hold it: at tp 8
+    // on MI355Xs, 0.9 x (4 GiB + 76 KiB) less than without it.
+    const Replica r{.model = llama_3_70b, .gpu = gpus::mi355x, .parallel = {.tp = 8}};
+    EngineOptions on{}, off{};
+    on.sglang.mem_fraction_static = 0.9;
+    off.sglang.mem_fraction_static = 0.9;
+    off.sglang.rocm_quick_reduce = false;
+    const EngineMemory with = engine_memory(Engine::sglang, r, r.layout(), 0, {}, on);
+    const EngineMemory without = engine_memory(Engine::sglang, r, r.layout(), 0, {}, off);
+    CHECK(with.comm_buffers - without.comm_buffers == 4 * GiB + Bytes::exactly(77'824));
+    CHECK((without.kv_memory - with.kv_memory).in(GiB) == Approx(0.9 * 4.0).margin(0.001));
+}
+
 TEST_CASE("SGLang: Qwen3-235B-A22B at tp 4 allocates 367,404 tokens of 8.23 GiB K",
           "[engine][sglang]") {
     // vLLM issue #21348: "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB"

@@ -67,6 +67,7 @@ const std::set<std::string> known_keys = {"source",
                                           "max_num_batched_tokens",
                                           "max_num_seqs",
                                           "block_size",
+                                          "rocm_quick_reduce",
                                           "expect",
                                           "known_gap",
                                           "flags",
@@ -200,6 +201,13 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
         d.serving.tuning.sglang.chunked_prefill_size = std::stoull(*n);
     if (const auto n = r.get("cuda_graph_max_bs"))
         d.serving.tuning.sglang.cuda_graph_max_bs = static_cast<std::uint32_t>(std::stoul(*n));
+    // SGLang's quick all-reduce on ROCm: "off" where the image could not start it (the reason
+    // follows in parentheses).
+    if (const auto v = r.get("rocm_quick_reduce")) {
+        const std::string word = v->substr(0, v->find(' '));
+        REQUIRE((word == "on" || word == "off"));
+        d.serving.tuning.sglang.rocm_quick_reduce = word == "on";
+    }
     d.serving.kv_memory_per_gpu = kv_memory;
     return d;
 }

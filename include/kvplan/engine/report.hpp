@@ -184,6 +184,9 @@ namespace detail {
                 if (const auto ctx = sglang_cuda_context(r.gpu)) em.cuda_context = *ctx;
             if (res.comm_buffers.source == TermSource::modelled && em.comm_buffers.is_zero())
                 em.comm_buffers = sglang_pcie_nccl_bytes(r.gpu, l.tp());
+            // On ROCm, the quick all-reduce's buffer beside the custom all-reduce's.
+            if (res.comm_buffers.source == TermSource::modelled)
+                em.comm_buffers += sglang_rocm_quick_reduce_bytes(r.gpu, l.tp(), eo.sglang);
             em.fraction =
                 eo.sglang.mem_fraction_static
                     ? *eo.sglang.mem_fraction_static

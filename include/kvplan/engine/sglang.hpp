@@ -35,6 +35,10 @@ struct SglangOptions {
     std::optional<std::uint64_t> max_total_tokens{};  ///< --max-total-tokens caps the pool
     /// --max-running-requests; nullopt: SGLang's default from the pool (sglang_max_running).
     std::optional<std::uint64_t> max_running_requests{};
+    /// On ROCm, the quick all-reduce beside the custom one (sglang_rocm_quick_reduce_bytes), which
+    /// SGLang's ROCm images start (ROCM_QUICK_REDUCE_QUANTIZATION=INT8); false where it does not
+    /// start: the variable NONE or unset, or an image without the amdsmi package (below).
+    bool rocm_quick_reduce = true;
 };
 
 /// The CUDA context SGLang's free-memory reading finds taken on `gpu`, or nullopt where kvplan
@@ -77,6 +81,35 @@ struct SglangOptions {
     constexpr std::uint64_t communicators = 2, channels = 2, receives = 2;
     const Bytes connection = 4 * MiB + Bytes::exactly(120 * 640 * 8 * 8 + 8 * 512 * 8 * 16);
     return connection * (communicators * channels * receives);
+}
+
+/// The IPC buffer of SGLang's quick all-reduce on ROCm, per GPU of a tensor-parallel group of `tp`
+/// GPUs `gpu`, taken with the distributed groups, before SGLang reads the pool's base ("Init torch
+/// distributed ends. mem usage="); zero where SGLang does not start it. Each GroupCoordinator with
+/// the custom all-reduce, the tensor-parallel group's, builds a QuickAllReduce on HIP
+/// (python/sglang/srt/distributed/parallel_state.py, GroupCoordinator.__init__, since SGLang PR
+/// #6619), which starts on gfx94x and gfx95x (CDNA3, CDNA4: qr_rocm_arch_available), at 2, 4 or 8
+/// GPUs of one node, fully connected over xGMI past two (is_full_nvlink), and only where
+/// ROCM_QUICK_REDUCE_QUANTIZATION is not NONE (device_communicators/quick_all_reduce.py,
+/// init_quick_all_reduce): SGLang's own default is NONE, but docker/rocm.Dockerfile, which builds
+/// its ROCm images, sets ENV ROCM_QUICK_REDUCE_QUANTIZATION=INT8. Its maximum problem size
+/// defaults to 2 GiB (ROCM_QUICK_REDUCE_MAX_SIZE_BYTES_MB unset), and DeviceComms::init allocates
+/// one uncached buffer of 2 x that for the data plus 2 x tp x kMaxNumBlocks (304 x 4) uint32
+/// flags (sgl-kernel/csrc/allreduce/quick_all_reduce_hip.h, quick_all_reduce_base.h): 4 GiB and
+/// 76 KiB at tp 8. is_full_nvlink queries the links through amdsmi, and where the image lacks it
+/// the quick all-reduce fails to start with a warning: the rocm7.2 rocm/sgl-dev images until
+/// SGLang PR #19091 (February 2026) installed amdsmi. GLM-5-FP8 on eight MI355Xs logs 3.81 GB in
+/// its distributed groups on the image of 2026-02-18 and 7.81 GB on the image of 2026-02-25, the
+/// same start: 4.00 GiB more.
+[[nodiscard]] constexpr Bytes sglang_rocm_quick_reduce_bytes(const GpuSpec& gpu, std::uint32_t tp,
+                                                             const SglangOptions& o = {}) {
+    if (!o.rocm_quick_reduce || (gpu.arch != GpuArch::cdna3 && gpu.arch != GpuArch::cdna4))
+        return {};
+    if (tp != 2 && tp != 4 && tp != 8) return {};
+    if (tp > 2 && gpu.scale_up_bandwidth == BytesPerSecond{}) return {};
+    constexpr std::uint64_t max_problem = std::uint64_t{1} << 31;  // 2 GiB
+    constexpr std::uint64_t max_blocks = 304 * 4;                  // kMaxNumBlocks
+    return Bytes::exactly(2 * max_problem + 2 * std::uint64_t{tp} * max_blocks * 4);
 }
 
 /// SGLang's default mem_fraction_static and the reserve it rests on, in MiB as SGLang computes it

@@ -151,7 +151,9 @@ namespace detail {
 ///     others     not modelled (as stored).
 ///   kvplan applies this to any MXFP4 experts, as the default moe_runner_backend picks; a start
 ///   that names another backend (--moe-runner-backend marlin, as DeepSeek-V4's Hopper recipes
-///   do) is not modelled.
+///   do) is not modelled: Marlin's repack (marlin_utils_fp4.py, prepare_moe_mxfp4_layer_for_marlin)
+///   keeps the loader's scale containers beside its own e8m0 scales until SGLang PR #29797, 1 bit
+///   a weight more for DeepSeek-V4's float32 containers.
 ///   Symmetric INT4 experts (compressed-tensors pack-quantized W4A16, Kimi-K2's) on ROCm:
 ///     CompressedTensorsWNA16TritonMoE (compressed_tensors/schemes/
 ///     compressed_tensors_wNa16_moe.py) transposes the packed weights and scales in place and
