@@ -41,13 +41,14 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
           "[cli][answers]") {
     // Its MXFP4 checkpoint is 65,248,815,744 B (test_checkpoint.cpp), not the 233.66 GB of bf16
     // that left it "DOES NOT START" on every GPU. vLLM's Hopper kernel holds 4,608 experts x
-    // 823,680 B more (a second copy of the swizzled scales, their rows aligned to 256, fp32
-    // biases; test_evaluate.cpp), and vLLM its rotary cos/sin table, 131,072 positions x 64 in
-    // float32, 4 B each: 33,554,432 B.
+    // 1,100,160 B more (a second copy of the swizzled scales, their rows aligned to 256, fp32
+    // biases, 823,680 B; and the swizzled values' 1,440 bytes a row padded to 1,472 by the
+    // newest release's triton_kernels, 276,480 B; test_evaluate.cpp), and vLLM its rotary
+    // cos/sin table, 131,072 positions x 64 in float32, 4 B each: 33,554,432 B.
     const json j = fit_json("--model gpt-oss-120b --gpu h100-sxm --context 8k");
     CHECK(j["weight_bytes_checkpoint_per_gpu"].get<std::uint64_t>() == 65'248'815'744ULL);
     CHECK(j["weight_bytes_per_gpu"].get<std::uint64_t>() ==
-          65'248'815'744ULL + 4608ULL * 823'680 + 33'554'432);
+          65'248'815'744ULL + 4608ULL * 1'100'160 + 33'554'432);
     CHECK(j["fits"] == true);
     CHECK(j["refusal"] == "none");
     // --weight-dtype still overrides: in bf16 it does not start.
@@ -61,7 +62,7 @@ TEST_CASE("fit sizes a quantized checkpoint in its own format: gpt-oss-120b load
         "mxfp4");
     CHECK(experts["weight_bytes_per_gpu"] == j["weight_bytes_per_gpu"]);
     // compare on the same GPU shows the same loaded weights (it showed the checkpoint's 60.77 GiB
-    // beside fit's 64.33); without a GPU, only the checkpoint's are known.
+    // beside fit's 65.52); without a GPU, only the checkpoint's are known.
     const CliRun cmp =
         run_kvplan("compare --model gpt-oss-120b --gpu h100-sxm --context 8k --format json");
     REQUIRE(cmp.code == 0);

@@ -296,6 +296,24 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
     return v >= EngineVersion{0, 12};
 }
 
+/// Whether vLLM release line `v` bundles a triton_kernels whose Hopper value layout pads an MXFP4
+/// weight's rows and bytes per row to multiples of 64 before swizzling (Triton PR #8677, "pad
+/// tensors in HopperValue layout", November 2025: HopperMXValueLayout.swizzle_data's
+/// SWIZZLE_ALIGN_M = SWIZZLE_ALIGN_K = 64; engine/startup.hpp, mxfp4_triton_hopper_expert_bytes).
+/// vLLM copies triton_kernels into vllm/third_party at the tag of the Triton its PyTorch pins
+/// (cmake/external_projects/triton_kernels.cmake): v3.5.0, then v3.5.1, with PyTorch 2.9 (vLLM PR
+/// #27370 of October 2025), a layout without the pre-pad; v3.6.0, which carries it, with PyTorch
+/// 2.10 and 2.11 (vLLM issue #29283 planned the move with PyTorch 2.10; vLLM 0.19.0 runs PyTorch
+/// 2.10 and Triton 3.6.0, vLLM issue #39664; PR #48155 moved on to Triton 3.7.1 in July 2026).
+/// The January 2026 image (v0.13) still holds the v3.5 layout: its gpt-oss-20b and gpt-oss-120b
+/// loads agree with it within 0.2 %, where the pre-pad would add 0.20 and 1.19 GiB. Counted from
+/// v0.14, the next line; no record from v0.14 to v0.18 tells the release apart. Triton PR #10428
+/// (May 2026) pads the packed dimension to 256 instead, which no vLLM release kvplan can cite
+/// bundles; kvplan keeps 64 for every release from v0.14.
+[[nodiscard]] constexpr bool vllm_triton_values_padded_to_64(EngineVersion v) noexcept {
+    return v >= EngineVersion{0, 14};
+}
+
 /// How the FlashInfer build a vLLM release pins rounds the fusion workspace's buffers.
 enum class FusionWorkspaceRounding : std::uint8_t {
     /// No workspace is modelled: a release before v0.17, or vLLM without FlashInfer.
@@ -337,6 +355,8 @@ static_assert(vllm_fusion_workspace_rounding({0, 16}) == FusionWorkspaceRounding
               vllm_fusion_workspace_rounding({0, 17}) == FusionWorkspaceRounding::multicast &&
               vllm_fusion_workspace_rounding({0, 21}) == FusionWorkspaceRounding::multicast &&
               vllm_fusion_workspace_rounding({0, 22}) == FusionWorkspaceRounding::allocation);
+static_assert(!vllm_triton_values_padded_to_64({0, 13}) &&
+              vllm_triton_values_padded_to_64({0, 14}));
 static_assert(vllm_charges_non_torch_in_use({0, 8}) && !vllm_charges_non_torch_in_use({0, 9}));
 static_assert(vllm_charges_comm_buffers({0, 10}) && !vllm_charges_comm_buffers({0, 11}));
 static_assert(!vllm_multinode_without_ray({0, 11}) && vllm_multinode_without_ray({0, 12}));

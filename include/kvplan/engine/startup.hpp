@@ -407,13 +407,22 @@ namespace detail {
 ///     (1 x 2 x 4 x 2 x 1 along them) and bytes to its 32 (4 x 2 x 4 x 1 x 1);
 ///   hopper_scale.py, HopperMXScaleLayout.swizzle_data: rows padded to SWIZZLE_ALIGN_M =
 ///     2 x num_warps x 2 x 8 = 256, scales per row to SWIZZLE_ALIGN_K = 2.
-/// gpt-oss's widths are whole tiles, so only its scales grow: 5,760 and 2,880 rows to 5,888 and
-/// 3,072 at tp 1, 28,800 B an expert.
+/// `values_to_64`: the layout of triton_kernels from Triton PR #8677 ("pad tensors in HopperValue
+/// layout", November 2025, in the v3.6.0 tag), whose swizzle_data first pads both dimensions of
+/// the value tensor to multiples of 64 (SWIZZLE_ALIGN_M = SWIZZLE_ALIGN_K = 64: "Pre-pad both
+/// matrix dims to multiples of 64"), a weight's bytes per row as well as its rows, before the
+/// tile's padding, which that leaves nothing to add; the scale layout as before.
+/// gpt-oss's widths are whole tiles, so under v3.5 only its scales grow: 5,760 and 2,880 rows to
+/// 5,888 and 3,072 at tp 1, 28,800 B an expert; its 1,440 bytes a row (2,880 inputs) are not a
+/// multiple of 64, so the later layout adds 32 B to each of its 8,640 rows, 276,480 B an expert.
 [[nodiscard]] constexpr Bytes mxfp4_triton_hopper_expert_bytes(std::uint64_t intermediate,
-                                                               std::uint64_t hidden) {
+                                                               std::uint64_t hidden,
+                                                               bool values_to_64 = false) {
     const auto to = [](std::uint64_t x, std::uint64_t m) { return ceil_div(x, m) * m; };
+    const std::uint64_t pre = values_to_64 ? 64 : 1;
     const auto tensor = [&](std::uint64_t rows, std::uint64_t inputs) {
-        const std::uint64_t values = mul(to(rows, 16), to(ceil_div(inputs, 2), 32), "values");
+        const std::uint64_t values =
+            mul(to(to(rows, pre), 16), to(to(ceil_div(inputs, 2), pre), 32), "values");
         const std::uint64_t scales = mul(to(rows, 256), to(ceil_div(inputs, 32), 2), "scales");
         return add(values, scales, "expert");
     };
@@ -426,6 +435,16 @@ static_assert(mxfp4_triton_hopper_expert_bytes(2880, 2880).count() ==
 // rows of 50 bytes to 208 x 64 and scales 256 x 4.
 static_assert(mxfp4_triton_hopper_expert_bytes(100, 200).count() ==
               208ULL * 128 + 256 * 8 + 208 * 64 + 256 * 4);
+// Pre-padded to 64: gpt-oss at tp 1, 1,440 bytes a row to 1,472 (rows 5,760 and 2,880 already
+// whole); at tp 2 (intermediate 1,472 after vLLM's rounding) gate/up's 2,944 rows are whole
+// too and down's 736 bytes a row go to 768.
+static_assert(mxfp4_triton_hopper_expert_bytes(2880, 2880, true).count() ==
+              5760ULL * 1472 + 5888 * 90 + 2880 * 1472 + 3072 * 90);
+static_assert(mxfp4_triton_hopper_expert_bytes(1472, 2880, true).count() ==
+              2944ULL * 1472 + 3072 * 90 + 2880 * 768 + 3072 * 46);
+// And the small case: 200 rows to 256, 100 and 50 bytes to 128 and 64.
+static_assert(mxfp4_triton_hopper_expert_bytes(100, 200, true).count() ==
+              256ULL * 128 + 256 * 8 + 256 * 64 + 256 * 4);
 
 /// The routed experts a GPU of stage `stage` of `m` under `l` holds over its MoE layers, and
 /// their intermediate and hidden widths per rank, into `lw`.
@@ -510,7 +529,9 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 ///   Hopper     the Triton kernel: the intermediate width per rank rounded up to 64; the
 ///              swizzled scales are a second copy beside the loaded ones (w13_weight_scale
 ///              stays registered), in triton_kernels' layouts, whose alignment pads them
-///              (mxfp4_triton_hopper_expert_bytes), and the expert biases become fp32;
+///              (mxfp4_triton_hopper_expert_bytes), and the expert biases become fp32; from
+///              the release whose triton_kernels pre-pads the values to 64 (`release`:
+///              vllm_triton_values_padded_to_64), the swizzled weights are padded so too;
 ///   Blackwell  FlashInfer's TRT-LLM kernel: intermediate and hidden rounded up to 256, biases
 ///              fp32;
 ///   others     Marlin (Ampere, Ada; mxfp4.py picks it where Triton's kernels are unsupported):
@@ -520,8 +541,8 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 [[nodiscard]] constexpr LoadedWeights loaded_weights(Engine e, std::optional<GpuFamily> family,
                                                      const Model& m, const Layout& l,
                                                      std::uint32_t stage, const WeightOptions& w,
-                                                     Bytes stored,
-                                                     GpuArch arch = GpuArch::unknown) {
+                                                     Bytes stored, GpuArch arch = GpuArch::unknown,
+                                                     EngineVersion release = vllm_newest_release) {
     if (e == Engine::sglang) return sglang_loaded_weights(family, m, l, stage, w, stored, arch);
     LoadedWeights lw;
     lw.stored = lw.loaded = stored;
@@ -564,7 +585,8 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
     const Bytes before = detail::mxfp4_expert_bytes(lw.intermediate, lw.hidden);
     Bytes after = detail::mxfp4_expert_bytes(lw.padded_intermediate, lw.padded_hidden);
     if (second_scales)
-        after = detail::mxfp4_triton_hopper_expert_bytes(lw.padded_intermediate, lw.hidden) +
+        after = detail::mxfp4_triton_hopper_expert_bytes(lw.padded_intermediate, lw.hidden,
+                                                         vllm_triton_values_padded_to_64(release)) +
                 detail::mxfp4_expert_scale_bytes(lw.padded_intermediate, lw.hidden);
     if (c.mlp_bias) {
         // gate/up and down biases, bf16 as stored; fp32 (or padded bf16) as loaded.
@@ -579,15 +601,14 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 /// `stored` (weight_bytes_per_stage of `m` under `l` in `w`) with each stage's routed experts as
 /// engine `e` holds them once loaded on `gpu`, and vLLM's rotary table (loaded_weights): what the
 /// engine's memory counts.
-[[nodiscard]] constexpr StageWeights loaded_stage_weights(Engine e, const GpuSpec& gpu,
-                                                          const Model& m, const Layout& l,
-                                                          const WeightOptions& w,
-                                                          const StageWeights& stored) {
+[[nodiscard]] constexpr StageWeights loaded_stage_weights(
+    Engine e, const GpuSpec& gpu, const Model& m, const Layout& l, const WeightOptions& w,
+    const StageWeights& stored, EngineVersion release = vllm_newest_release) {
     StageWeights out = stored;
     const std::optional<GpuFamily> family = gpu_family(gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw =
-            loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch);
+            loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch, release);
         // The growth is the routed experts' (the only tensors a kernel repacks), the rotary
         // table's, a buffer of the attention layers' rotary embedding, and the allocator's
         // rounding (SGLang's), no tensor's.
