@@ -50,7 +50,10 @@
 //   tokens/s   = O x B / (a request's time once admitted)
 //   A run of N requests from C clients (Load::requests) is floor(N / C) rounds of C and the
 //   N mod C left alone at the end: its throughput is N x O over the rounds' time and its TPOT the
-//   mean over the N (what vllm bench serve and sglang.bench_serving report).
+//   mean over the N (what vllm bench serve and sglang.bench_serving report). With lengths drawn
+//   (Load::length_spread) the slots drift apart: when the last request is sent the B running are
+//   at random points of their lives, and the run lasts until the longest of them ends, the last
+//   steps decoding fewer and fewer (detail::drawn_lengths_drain).
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
