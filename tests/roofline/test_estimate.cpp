@@ -481,6 +481,82 @@ TEST_CASE("a run of N requests ends with its N mod C alone", "[estimate]") {
     CHECK(whole.tpot == at40.tpot);
 }
 
+TEST_CASE("drawn lengths: what the running requests have left when the last is sent",
+          "[estimate]") {
+    // Each slot of the client runs its requests back to back, lengths uniform on
+    // [m (1 - s), m (1 + s)]: at a random moment a slot's request has a residual of density
+    // (1 - F(r)) / m. At s = 1 (sglang.bench_serving's default range ratio 0: [0, 2m]), with
+    // x = r / 2m: F = x, G = 2x - x^2 (the residual's distribution), E[L^2] = 4 m^2 / 3.
+    // - sum: the other n - 1 have E[L^2] / (2m) = 2m / 3 left each, the last one sent its m.
+    // - longest: 2m times the integral over [0, 1] of 1 - G^(n-1) F.
+    //   n = 2: 1 - (2/3 - 1/4) = 7/12, so 7m/6; n = 3: 1 - (4/4 - 4/5 + 1/6) = 19/30, 19m/15.
+    const double m = 120.0;
+    const detail::RunDrain two = detail::drawn_lengths_drain(m, 1.0, 2);
+    CHECK(two.sum == Approx(m * 2.0 / 3.0 + m));                // 200 tokens
+    CHECK(two.longest == Approx(7.0 * m / 6.0).epsilon(1e-6));  // 140 steps
+    const detail::RunDrain three = detail::drawn_lengths_drain(m, 1.0, 3);
+    CHECK(three.sum == Approx(2.0 * m * 2.0 / 3.0 + m));            // 280 tokens
+    CHECK(three.longest == Approx(19.0 * m / 15.0).epsilon(1e-6));  // 152 steps
+    // One request in flight: it alone is left, its whole length, m on average.
+    const detail::RunDrain one = detail::drawn_lengths_drain(m, 0.5, 1);
+    CHECK(one.sum == Approx(m));
+    CHECK(one.longest == Approx(m).epsilon(1e-6));
+    // No spread (the slots drifted apart all the same): each other request has m / 2 left on
+    // average, and the last one sent ends the run one length m after it is sent.
+    const detail::RunDrain fixed = detail::drawn_lengths_drain(m, 0.0, 5);
+    CHECK(fixed.sum == Approx(4.0 * m / 2.0 + m));
+    CHECK(fixed.longest == Approx(m));
+    // +-15 % (vllm bench serve --random-range-ratio 0.15): E[L^2] = m^2 (1 + 0.15^2 / 3).
+    CHECK(detail::drawn_lengths_drain(m, 0.15, 9).sum ==
+          Approx(8.0 * m * (1.0 + 0.0225 / 3.0) / 2.0 + m));
+}
+
+TEST_CASE("a run of drawn lengths ends when its longest request does", "[estimate]") {
+    // sglang.bench_serving --max-concurrency 2 --num-prompts 10 at the default range ratio 0:
+    // outputs drawn on [0, 2 x 51], mean 51. When the 10th is sent, the 2 running have 2/3 x 51
+    // + 51 = 85 tokens left and the run lasts 7/6 x 51 = 59.5 more steps (the test above), each
+    // a decode step of 85 / 59.5 = 1.4 requests, rounded to 1 (no prompt is left to prefill).
+    // The steady state at 2 would have given those 85 tokens in 42.5 decode steps of 2: the run
+    // takes 10 x 51 / tps(2) - 42.5 x step(2) + 59.5 x step(1) and reports 510 tokens over it.
+    // TPOT is the token-weighted mean: (425 TPOT(2) + 85 step(1)) / 510.
+    Load l{.concurrency = 2,
+           .prompt_tokens = 2000,
+           .output_tokens = 51,
+           .max_num_batched_tokens = 8192,
+           .max_running = 2,
+           .length_spread = 1.0};
+    const LatencyEstimate steady = estimate_latency(llama_8b(), l, half);
+    // Decode steps of 1 and 2 at the same mean context (I + O / 2): static batches decode so.
+    const auto step = [&](std::uint64_t k) {
+        return estimate_latency(llama_8b(),
+                                {.kind = LoadKind::static_batch,
+                                 .concurrency = k,
+                                 .prompt_tokens = 2000,
+                                 .output_tokens = 51},
+                                half)
+            .decode_step.time.in(seconds);
+    };
+    l.requests = 10;
+    const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
+    const double time = 510.0 / steady.tokens_per_s - 42.5 * step(2) + 59.5 * step(1);
+    CHECK(e.tokens_per_s == Approx(510.0 / time).epsilon(1e-6));
+    CHECK(e.tpot.in(seconds) ==
+          Approx((425.0 * steady.tpot.in(seconds) + 85.0 * step(1)) / 510.0).epsilon(1e-6));
+    CHECK(e.itl == e.tpot);
+    // The drain runs at one request where the steady state ran two: the run is slower. With
+    // fixed lengths and N a multiple of C the steady state is the run's.
+    CHECK(e.tokens_per_s < steady.tokens_per_s);
+    l.length_spread = 0.0;
+    CHECK(estimate_latency(llama_8b(), l, half).tokens_per_s == steady.tokens_per_s);
+    // A spread outside [0, 1], or beside fixed lengths, is refused.
+    l.length_spread = 1.5;
+    CHECK_THROWS_WITH(estimate_latency(llama_8b(), l, half), Catch::Contains("load.length_spread"));
+    l.length_spread = 0.2;
+    l.fixed_lengths = true;
+    CHECK_THROWS_WITH(estimate_latency(llama_8b(), l, half),
+                      Catch::Contains("load.length_spread") && Catch::Contains("fixed_lengths"));
+}
+
 TEST_CASE("a burst's later waves decode at most a full step a token", "[estimate]") {
     // The burst above with 3 tokens out (L = 2 decode steps): a request is admitted about
     // 1.2 x (P full steps + 2 tail steps), about 11.7 full steps, for 2 tokens after its prompt's

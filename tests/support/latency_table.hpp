@@ -69,7 +69,10 @@ inline std::vector<MeasuredRow> latency_table() {
                   .max_running = r.optional_positive_integer("max_running", 1U << 20),
                   // "lengths": "fixed" where the source runs every request at exactly its
                   // lengths; else they are drawn around them (means recorded).
-                  .fixed_lengths = r.optional_string("lengths") == "fixed"};
+                  .fixed_lengths = r.optional_string("lengths") == "fixed",
+                  // "length_spread": each request's lengths drawn uniformly within +-spread of
+                  // the recorded means, as the source's benchmark draws them.
+                  .length_spread = r.optional_positive_number("length_spread").value_or(0.0)};
         // A closed loop's num_prompts: the run starts its first `concurrency` at once.
         if (load.kind == LoadKind::serving)
             load.requests = r.optional_positive_integer("num_prompts", std::uint64_t{1} << 24);

@@ -50,7 +50,10 @@
 //   tokens/s   = O x B / (a request's time once admitted)
 //   A run of N requests from C clients (Load::requests) is floor(N / C) rounds of C and the
 //   N mod C left alone at the end: its throughput is N x O over the rounds' time and its TPOT the
-//   mean over the N (what vllm bench serve and sglang.bench_serving report).
+//   mean over the N (what vllm bench serve and sglang.bench_serving report). With lengths drawn
+//   (Load::length_spread) the slots drift apart: when the last request is sent the B running are
+//   at random points of their lives, and the run lasts until the longest of them ends, the last
+//   steps decoding fewer and fewer (detail::drawn_lengths_drain).
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
@@ -329,6 +332,15 @@ struct Load {
     /// stays in step, one wave a cycle, and on vLLM and TensorRT-LLM in groups of full steps when
     /// its prompts pass the token budget; drawn lengths spread the arrivals.
     bool fixed_lengths = false;
+    /// Lengths drawn per request, uniformly within +-spread of `prompt_tokens` and
+    /// `output_tokens` (their means): each on [m (1 - spread), m (1 + spread)], spread in [0, 1].
+    /// vllm bench serve's random dataset at --random-range-ratio r draws [n (1 - r), n (1 + r)]
+    /// around the nominal n (vllm/benchmarks/datasets.py, RandomDataset): spread r;
+    /// sglang.bench_serving's draws [r n, n] (python/sglang/bench_serving.py,
+    /// sample_random_requests; r is 0 unless given): mean n (1 + r) / 2, spread (1 - r) / (1 + r),
+    /// 1 at its default. 0: not stated, or fixed (fixed_lengths). With Load::requests it sets how
+    /// the run ends (detail::drawn_lengths_drain).
+    double length_spread = 0.0;
     /// The run's requests when it starts all `concurrency` at once (vllm bench serve and
     /// sglang.bench_serving with --num-prompts N --max-concurrency C at --request-rate inf):
     /// the first C are a burst, queueing together for prefill, and the rest the closed loop's
@@ -438,6 +450,13 @@ constexpr void check_estimate(const Replica& r, const Load& l, const EstimatePar
         throw_field_error<InvalidInput>(where(), "load.max_running", ">= 1 sequence", "0");
     if (l.requests && *l.requests == 0)
         throw_field_error<InvalidInput>(where(), "load.requests", ">= 1 request", "0");
+    if (!(l.length_spread >= 0.0 && l.length_spread <= 1.0))
+        throw_field_error<InvalidInput>(where(), "load.length_spread", "a fraction in [0, 1]",
+                                        std::to_string(l.length_spread));
+    if (l.fixed_lengths && l.length_spread > 0.0)
+        throw_field_error<InvalidInput>(where(), "load.length_spread",
+                                        "0 with fixed_lengths (every request exactly I + O)",
+                                        std::to_string(l.length_spread));
 }
 
 /// What one step carries on top of its decodes: `prompts` prompts of `prompt_tokens`, of which
@@ -727,6 +746,85 @@ struct RunningCap {
 
 namespace detail {
 
+/// What is left of the `in_flight` requests when a run's last request is sent, their output
+/// lengths drawn uniformly on [m (1 - spread), m (1 + spread)] (Load::length_spread): the tokens
+/// they still produce (`sum`) and the steps until the last of them ends (`longest`).
+struct RunDrain {
+    double sum = 0.0;
+    double longest = 0.0;
+};
+
+/// A client that keeps `in_flight` requests going, each slot sending its next request as the
+/// last ends, is a renewal process per slot: at a random moment a slot's request has a residual
+/// of density (1 - F(r)) / m (F the lengths' distribution, m their mean), mean E[L^2] / (2 m) =
+/// m (1 + spread^2 / 3) / 2 for the uniform. The request just sent has its whole length. So
+/// sum = (in_flight - 1) m (1 + spread^2 / 3) / 2 + m, and the last ends after
+/// longest = the integral over r of 1 - G(r)^(in_flight - 1) F(r), G the residual's
+/// distribution (midpoint rule, 4,096 points). At spread 0 longest is m: the slots have drifted
+/// apart, so the others end within one length of the last one sent.
+[[nodiscard]] constexpr RunDrain drawn_lengths_drain(double mean, double spread,
+                                                     std::uint64_t in_flight) {
+    RunDrain d;
+    if (!(mean > 0.0) || in_flight == 0) return d;
+    const double s = std::clamp(spread, 0.0, 1.0);
+    const double others = static_cast<double>(in_flight - 1);
+    d.sum = others * mean * (1.0 + s * s / 3.0) / 2.0 + mean;
+    const double a = mean * (1.0 - s), b = mean * (1.0 + s);
+    // F and G of the uniform on [a, b] (a point mass at the mean when the spread is 0).
+    const auto F = [&](double r) {
+        if (r < a) return 0.0;
+        if (r >= b) return 1.0;
+        return (r - a) / (b - a);
+    };
+    const auto G = [&](double r) {
+        if (r >= b) return 1.0;
+        if (r <= a) return r / mean;
+        return (r - (r - a) * (r - a) / (2.0 * (b - a))) / mean;
+    };
+    const auto power = [](double x, std::uint64_t k) {
+        double y = 1.0;
+        for (; k > 0; k >>= 1, x *= x)
+            if (k & 1) y *= x;
+        return y;
+    };
+    constexpr int points = 4096;
+    const double h = b / points;
+    for (int i = 0; i < points; ++i) {
+        const double r = (i + 0.5) * h;
+        d.longest += (1.0 - power(G(r), in_flight - 1) * F(r)) * h;
+    }
+    return d;
+}
+
+/// The end of a run of N requests (Load::requests, N > C) whose lengths are drawn
+/// (Load::length_spread), for the steady state `e` of B = e.running requests running. The client
+/// sends a freed slot the next request at once (vllm/benchmarks/serve.py: a semaphore of
+/// --max-concurrency over the --num-prompts tasks, in order; python/sglang/bench_serving.py
+/// likewise), so the slots drift apart and each request ends at its own time: when the last is
+/// sent, the B running have drawn_lengths_drain's `sum` tokens left and the run lasts `longest`
+/// more steps, each a decode step of those still running (their mean count sum / longest; no
+/// prompt is left to send). The steady state would have given those tokens in sum / B decode
+/// steps of B: the run takes N x O / tokens/s less those steps, plus the drain's. Every prompt's
+/// prefill stays in the steady state's time. TPOT is the token-weighted mean of the steady
+/// state's and the drain's steps.
+constexpr void drawn_lengths_end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& l,
+                                        const EstimateParams& p) {
+    const double O = static_cast<double>(l.output_tokens);
+    const double total = static_cast<double>(*l.requests) * O;
+    const std::uint64_t running = std::max<std::uint64_t>(e.running, 1);
+    const RunDrain d = drawn_lengths_drain(O, l.length_spread, running);
+    if (!(d.longest > 0.0)) return;
+    const double left = std::min(d.sum, total);
+    const auto draining = static_cast<std::uint64_t>(std::max(1.0, left / d.longest) + 0.5);
+    const Seconds full = step(c, running, e.mean_context, {}, p).time;
+    const Seconds drain = step(c, draining, e.mean_context, {}, p).time;
+    const Seconds time = Seconds::in_base(total / e.tokens_per_s) -
+                         full * (left / static_cast<double>(running)) + drain * d.longest;
+    if (!(time > Seconds{})) return;
+    e.tokens_per_s = total / time.in(seconds);
+    e.itl = e.tpot = (e.tpot * (total - left) + drain * left) * (1.0 / total);
+}
+
 /// The end of a run of N requests from C clients (Load::requests, N > C), for the steady state
 /// `e` at C. The client keeps C requests in flight until the last is sent, then drains
 /// (vllm/benchmarks/serve.py: a semaphore of --max-concurrency over --num-prompts tasks, the
@@ -737,6 +835,10 @@ namespace detail {
 constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& l,
                           const EstimateParams& p, RunningCap cap) {
     if (!l.requests || *l.requests <= l.concurrency || !(e.tokens_per_s > 0.0)) return;
+    if (l.length_spread > 0.0) {
+        drawn_lengths_end_of_run(e, c, l, p);
+        return;
+    }
     const std::uint64_t N = *l.requests, left = N % l.concurrency;
     if (left == 0) return;
     Load rest = l;
