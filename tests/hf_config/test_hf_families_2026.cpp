@@ -1244,6 +1244,29 @@ TEST_CASE("vLLM pages DeepSeek-V4 in DEEPSEEK_SPARSE_SWA's blocks of 256",
     CHECK(b->forced);
 }
 
+TEST_CASE("DeepSeek-V4 on SM 12.x: FlashInfer's SM120 sparse MLA in blocks of 256",
+          "[hf_families_2026][deepseek_v4][backend]") {
+    // FlashMLA's sparse kernels are SM 9.x and 10.x only; main runs V4 on the RTX PRO 6000
+    // (12.0) through DeepseekV4FlashInferSM120Attention (vllm/models/deepseek_v4/attention.py),
+    // FlashInfer's SM120 sparse MLA over the packed 584 B fp8_ds_mla tokens, the pool paged in
+    // DEEPSEEK_SPARSE_SWA's 256 as on a B200: the same layout, so the same figures.
+    const Model m = bundled("deepseek-v4-flash");
+    const GpuSpec& rtx = gpus::rtx_pro_6000;
+    const auto b = vllm_attention_backend(m, rtx, KvDtype::fp8_e4m3, 1, 16);
+    REQUIRE(b);
+    CHECK(b->backend == VllmAttentionBackend::flashinfer_mla_sparse_sm120);
+    CHECK(name(b->backend) == "FLASHINFER_MLA_SPARSE_SM120");
+    CHECK(b->block_size == 256);
+    CHECK(b->forced);
+    CHECK(vllm_stored_kv(m, KvDtype::bf16, rtx, 1).dtype == KvDtype::fp8_ds_mla);
+    CHECK_FALSE(vllm_sparse_mla_refusal(m, rtx, KvDtype::bf16));
+    // Before main's line kvplan knows no SM 12.x sparse MLA: none, with the reason.
+    CHECK_FALSE(vllm_attention_backend(m, rtx, KvDtype::fp8_e4m3, 1, 16, 1, {0, 29}));
+    const auto why = vllm_sparse_mla_refusal(m, rtx, KvDtype::bf16, {0, 29});
+    REQUIRE(why);
+    CHECK_THAT(std::string(*why), Catch::Contains("compute capability 12.x"));
+}
+
 TEST_CASE("DeepSeek-V4's compress_ratios are checked entry by entry",
           "[hf_families_2026][errors]") {
     Json j = bundled_json("deepseek-v4-flash");
