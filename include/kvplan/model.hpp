@@ -258,6 +258,12 @@ struct MoeShape {
     std::uint32_t layer_offset =
         0;                     ///< 0 as DeepSeek's moe_layer_freq; 1 as Qwen's decoder_sparse_step
     bool router_bias = false;  ///< the router has a bias per expert
+    /// The router's bias is stored (and held) in fp32: DeepSeek-V4's e_score_correction_bias
+    /// (vLLM's DeepseekV4MoE builds it float32; its checkpoint stores F32).
+    bool router_bias_fp32 = false;
+    /// DeepSeek-V4's num_hash_layers: the first this many layers route by a table of the token's
+    /// id (tid2eid, vocab x experts_per_token, int64 in the checkpoint) and have no router bias.
+    std::uint32_t hash_layers = 0;
     /// LatentMoE (Nemotron-3-Super's moe_latent_size): the routed experts read and write this
     /// width, between a projection down from the hidden size and one back up; 0: the hidden size.
     std::uint64_t latent_size = 0;
@@ -266,6 +272,10 @@ struct MoeShape {
     [[nodiscard]] constexpr bool is_moe_layer(std::uint32_t i) const noexcept {
         return experts != 0 && i >= first_dense_layers &&
                (layer_freq <= 1 || (i + layer_offset) % layer_freq == 0);
+    }
+    /// Whether layer `i` routes by the token-id table (hash_layers).
+    [[nodiscard]] constexpr bool is_hash_layer(std::uint32_t i) const noexcept {
+        return i < hash_layers && is_moe_layer(i);
     }
 };
 

@@ -462,6 +462,37 @@ TEST_CASE("vLLM's --max-num-seqs sizes its profile's logits", "[engine][vllm]") 
     CHECK(a.dp_rank_sequence_cap == 64);
 }
 
+TEST_CASE("vLLM main's sparse MLA on SM 12.x: FLASHINFER_MLA_SPARSE_SM120, fp8_ds_mla only",
+          "[engine][vllm][backend][capability]") {
+    // vllm/v1/attention/backends/mla/flashinfer_mla_sparse_sm120.py: the impl raises
+    // "FLASHINFER_MLA_SPARSE_SM120 requires the packed fp8_ds_mla KV cache layout" for any other
+    // kv_cache_dtype; check_and_update_config (vllm/platforms/cuda.py) forces blocks of 64 on a
+    // sparse model. fp8_ds_mla keeps DeepSeek-V3.2's latent in 656 B and its indexer key in 132:
+    // 788 B a layer, 61 x 788 = 48,068 B a token.
+    const GpuSpec rtx = gpus::rtx_pro_6000;
+    auto c = vllm_attention_backend(deepseek_v3_2, rtx, KvDtype::fp8_ds_mla, 1, 16);
+    REQUIRE(c);
+    CHECK(c->backend == VllmAttentionBackend::flashinfer_mla_sparse_sm120);
+    CHECK(c->block_size == 64);
+    CHECK(c->forced);
+    CHECK(vllm_stored_kv(deepseek_v3_2, KvDtype::fp8_ds_mla, rtx, 1).dtype == KvDtype::fp8_ds_mla);
+    CHECK(kv_bytes_per_token(deepseek_v3_2, KvDtype::fp8_ds_mla).count() == 48'068u);
+    CHECK_FALSE(vllm_sparse_mla_refusal(deepseek_v3_2, rtx, KvDtype::fp8_ds_mla));
+    // Any other cache: no backend takes it, and the reason names the one that would.
+    for (KvDtype kv : {KvDtype::bf16, KvDtype::fp8_e4m3}) {
+        CHECK_FALSE(vllm_attention_backend(deepseek_v3_2, rtx, kv, 1, 16));
+        const auto why = vllm_sparse_mla_refusal(deepseek_v3_2, rtx, kv);
+        REQUIRE(why);
+        CHECK_THAT(std::string(*why), Catch::Contains("FLASHINFER_MLA_SPARSE_SM120") &&
+                                          Catch::Contains("fp8_ds_mla cache only"));
+    }
+    // An older line: none at all. Off SM 12.x, or a dense model, nothing is refused here.
+    CHECK_FALSE(vllm_attention_backend(deepseek_v3_2, rtx, KvDtype::fp8_ds_mla, 1, 16, 1, {0, 29}));
+    CHECK(vllm_sparse_mla_refusal(deepseek_v3_2, rtx, KvDtype::fp8_ds_mla, {0, 29}));
+    CHECK_FALSE(vllm_sparse_mla_refusal(deepseek_v3_2, gpus::h100_sxm, KvDtype::bf16));
+    CHECK_FALSE(vllm_sparse_mla_refusal(llama_3_8b, rtx, KvDtype::bf16));
+}
+
 TEST_CASE("vLLM picks backends by compute capability: the RTX PRO 6000 (12.0) is not a B200",
           "[engine][vllm][backend][capability]") {
     // vllm/platforms/cuda.py, _get_backend_priorities: the Blackwell lists (FLASHINFER first;

@@ -14,6 +14,7 @@
 #include <kvplan/hf_config.hpp>
 #include <kvplan/hf_config/deci.hpp>
 #include <kvplan/kv_bytes.hpp>
+#include <kvplan/plan/speculation.hpp>
 #include <kvplan/weights.hpp>
 #include <string>
 
@@ -1176,6 +1177,64 @@ TEST_CASE("vLLM's DeepSeek-V4-Pro pool: T = 31, 31 tuples a block",
     CHECK(c.num_blocks == 28'979);
 }
 
+TEST_CASE("vLLM refuses DeepSeek-V4 under decode context parallelism",
+          "[hf_families_2026][deepseek_v4]") {
+    // Every V4 layer's window (and every compressed layer's compressor state) is a
+    // SlidingWindowMLASpec, whose max_memory_usage_bytes asserts decode_context_parallel_size ==
+    // 1 (vllm/v1/kv_cache_interface.py): vLLM stops before planning a pool. At dcp 1 the same
+    // layout plans (the tp 4 test above).
+    const Model m = bundled("deepseek-v4-flash");
+    VllmOptions o;
+    o.max_model_len = 32'000;
+    const VllmKvCache c =
+        vllm_kv_cache(m, KvDtype::fp8_ds_mla, Layout{m, {.tp = 4, .dcp = 2}}, 120 * GiB, o);
+    CHECK_THAT(std::string(c.refused), Catch::Contains("--decode-context-parallel-size") &&
+                                           Catch::Contains("DCP not support sliding window.") &&
+                                           Catch::Contains("kv_cache_interface.py"));
+    CHECK(c.num_blocks == 0);
+    CHECK(
+        vllm_kv_cache(m, KvDtype::fp8_ds_mla, Layout{m, {.tp = 4}}, 120 * GiB, o).refused.empty());
+}
+
+TEST_CASE("DeepSeek-V4's MTP draft layer is window only in vLLM's pool",
+          "[hf_families_2026][deepseek_v4][speculative]") {
+    // vLLM's DeepseekV4Attention takes compress_ratio 1 for a layer past num_hidden_layers
+    // (vllm/models/deepseek_v4/attention.py): the MTP layer registers its DeepseekV4SWACache
+    // alone, one more cache in the window group, whatever the model's first layer is. Pro's first
+    // layer is an HCA layer (compress_ratios starts 128, 128, 4): copying it would add a pool128
+    // and a state128 too.
+    const Model m = bundled("deepseek-v4-pro");
+    REQUIRE(m.layer(0).compress_ratio == 128);
+    const DraftedModel d = with_drafter(m, {.tp = 8}, {.method = DraftMethod::mtp, .tokens = 1});
+    REQUIRE(d.drafter_layers == 1);
+    REQUIRE(d.model.num_layers() == 62);
+    CHECK(d.model.layer(61).compress_ratio == 0);
+    CHECK(d.model.layer(61).window == 128);
+    const VllmV4Layout p = vllm_deepseek_v4_layout(d.model);
+    REQUIRE(p.refused.empty());
+    const auto spec = [&](VllmV4Cache c) { return p.specs[static_cast<std::size_t>(c)]; };
+    CHECK(spec(VllmV4Cache::window).layers == 62);
+    CHECK(spec(VllmV4Cache::pool128).layers == 31);
+    CHECK(spec(VllmV4Cache::state128).layers == 31);
+    // Tuples: full max(30, 30, 31) = 31, window 62, (4, 8) 30, (8, 128) 31; over d in [31, 62]
+    // pad(31) = 0 + 0 + 1 + 0 = 1 is the least: T = 31, the window splits cdiv(62, 31) = 2 ways
+    // of 31. The slot stays Pro's 31 tuples, 47,808 x 31 = 1,482,048 B. (An HCA copy would make
+    // the full group 32 and the slot 47,808 x 32 = 1,529,856 B.)
+    CHECK(p.target_tuples == 31);
+    CHECK(vllm_deepseek_v4_tuples(d.model, p, 0, d.model.num_layers()) == 31);
+    VllmOptions o;
+    o.max_model_len = 32'000;
+    const VllmKvCache c =
+        vllm_kv_cache(d.model, KvDtype::fp8_ds_mla, Layout{d.model, d.parallel}, 40 * GiB, o);
+    REQUIRE(c.refused.empty());
+    CHECK(c.bytes_per_block.count() == 1'482'048);
+    // A request: cdiv(32,000, 256) = 125 full-MLA blocks; each window split cdiv(min(127 +
+    // 16,384, 32,000), 64) + 1 = 259 (two: 518); (4, 8) cdiv(7 + 16,384, 4) + 1 = 4,099; (8, 128)
+    // cdiv(127 + 16,384, 8) + 1 = 2,065: 6,807, as without the draft layer (its window shares
+    // the splits).
+    CHECK(c.blocks_per_request == 6'807);
+}
+
 TEST_CASE("vLLM pages DeepSeek-V4 in DEEPSEEK_SPARSE_SWA's blocks of 256",
           "[hf_families_2026][deepseek_v4]") {
     const Model m = bundled("deepseek-v4-flash");
@@ -1183,6 +1242,29 @@ TEST_CASE("vLLM pages DeepSeek-V4 in DEEPSEEK_SPARSE_SWA's blocks of 256",
     REQUIRE(b);
     CHECK(b->block_size == 256);
     CHECK(b->forced);
+}
+
+TEST_CASE("DeepSeek-V4 on SM 12.x: FlashInfer's SM120 sparse MLA in blocks of 256",
+          "[hf_families_2026][deepseek_v4][backend]") {
+    // FlashMLA's sparse kernels are SM 9.x and 10.x only; main runs V4 on the RTX PRO 6000
+    // (12.0) through DeepseekV4FlashInferSM120Attention (vllm/models/deepseek_v4/attention.py),
+    // FlashInfer's SM120 sparse MLA over the packed 584 B fp8_ds_mla tokens, the pool paged in
+    // DEEPSEEK_SPARSE_SWA's 256 as on a B200: the same layout, so the same figures.
+    const Model m = bundled("deepseek-v4-flash");
+    const GpuSpec& rtx = gpus::rtx_pro_6000;
+    const auto b = vllm_attention_backend(m, rtx, KvDtype::fp8_e4m3, 1, 16);
+    REQUIRE(b);
+    CHECK(b->backend == VllmAttentionBackend::flashinfer_mla_sparse_sm120);
+    CHECK(name(b->backend) == "FLASHINFER_MLA_SPARSE_SM120");
+    CHECK(b->block_size == 256);
+    CHECK(b->forced);
+    CHECK(vllm_stored_kv(m, KvDtype::bf16, rtx, 1).dtype == KvDtype::fp8_ds_mla);
+    CHECK_FALSE(vllm_sparse_mla_refusal(m, rtx, KvDtype::bf16));
+    // Before main's line kvplan knows no SM 12.x sparse MLA: none, with the reason.
+    CHECK_FALSE(vllm_attention_backend(m, rtx, KvDtype::fp8_e4m3, 1, 16, 1, {0, 29}));
+    const auto why = vllm_sparse_mla_refusal(m, rtx, KvDtype::bf16, {0, 29});
+    REQUIRE(why);
+    CHECK_THAT(std::string(*why), Catch::Contains("compute capability 12.x"));
 }
 
 TEST_CASE("DeepSeek-V4's compress_ratios are checked entry by entry",

@@ -528,32 +528,42 @@ TEST_CASE(
     // hc_ffn), hc_head 4 x 28,672 + 4 + 1 = 114,693.
     const std::uint64_t hc = 61ULL * 1'376'310 + 114'693;
     CHECK(hc == 84'069'603ULL);
+    // Also in fp32 (DeepSeek's reference inference/model.py builds them float32, and the
+    // checkpoint keeps them so): the 128 attention sinks of each layer, the compressors' APE
+    // tables (ratio x coff x width: 4 x 2 x 512 + 4 x 2 x 128 = 5,120 on the 30 CSA layers, 128 x
+    // 512 = 65,536 on the 31 HCA ones), the routers' correction biases (384 on the 58 layers past
+    // the 3 hash layers): 7,808 + 2,185,216 + 22,272 = 2,215,296 parameters. The hash layers'
+    // tid2eid tables [129,280, 6] in int64: 3 x 775,680 parameters.
+    const std::uint64_t fp32 = 61ULL * 128 + 30ULL * 5120 + 31ULL * 65'536 + 58ULL * 384;
+    CHECK(fp32 == 2'215'296ULL);
+    const std::uint64_t tid2eid = 3ULL * 129'280 * 6;
     // Everything else of the 1,572,999,528,803 parameters (test_hf_families_2026.cpp) in bf16:
     // less 299,892,736 attention, 66,060,288 shared and 384 x 66,060,288 expert parameters a
-    // layer, 30 x 12,582,912 of the indexers' wq_b and the hyper-connections.
+    // layer, 30 x 12,582,912 of the indexers' wq_b, the hyper-connections and those.
     const std::uint64_t bf16 = 1'572'999'528'803ULL - 61ULL * (299'892'736 + 385ULL * 66'060'288) -
-                               30ULL * 8192 * 1536 - hc;
-    CHECK(bf16 == 2'818'651'264ULL);
+                               30ULL * 8192 * 1536 - hc - fp32 - tid2eid;
+    CHECK(bf16 == 2'814'108'928ULL);
     const std::uint64_t model =
-        61 * (attn + shared + 384 * expert) + 30 * index + 2 * bf16 + 4 * hc;
+        61 * (attn + shared + 384 * expert) + 30 * index + 2 * bf16 + 4 * (hc + fp32) + 8 * tid2eid;
     CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
     // The MTP layer: window only (compress_ratios' 62nd entry is 0; the checkpoint's mtp.0 has no
     // compressor or indexer): the same fp8 layers but the indexer's wq_b, 384 MXFP4 experts, bf16
-    // q_norm, kv_norm, sinks, router and two norms (1,536 + 512 + 128 + 2,752,512 + 14,336 =
-    // 2,769,024 parameters), e_proj and h_proj in fp8 with e8m0 block scales as its linear layers
-    // (2 x fp8e(7,168, 7,168)), three norms of 7,168, no embedding or head of its own; its
-    // hyper-connections and its own hc_head in fp32 (1,376,310 + 114,693 parameters).
-    const std::uint64_t mtp_other = 1536 + 512 + 128 + 384ULL * 7168 + 2 * 7168;
-    CHECK(mtp_other == 2'769'024ULL);
+    // q_norm, kv_norm, router and two norms (1,536 + 512 + 2,752,512 + 14,336 = 2,768,896
+    // parameters), fp32 sinks and router bias (128 + 384), e_proj and h_proj in fp8 with e8m0
+    // block scales as its linear layers (2 x fp8e(7,168, 7,168)), three norms of 7,168, no
+    // embedding or head of its own; its hyper-connections and its own hc_head in fp32 (1,376,310 +
+    // 114,693 parameters).
+    const std::uint64_t mtp_other = 1536 + 512 + 384ULL * 7168 + 2 * 7168;
+    CHECK(mtp_other == 2'768'896ULL);
     const std::uint64_t mtp = attn + shared + 384 * (2 * mx(3072, 7168) + mx(7168, 3072)) +
-                              2 * mtp_other + 2 * fp8e(7168, 7168) + 2 * 3 * 7168 +
-                              4 * (1'376'310 + 114'693);
+                              2 * mtp_other + 4 * (128 + 384) + 2 * fp8e(7168, 7168) +
+                              2 * 3 * 7168 + 4 * (1'376'310 + 114'693);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 913,042,809,976 B. Published: 913.09 GB (vllm-project/recipes PR #779, the checkpoint's
-    // size for nvidia/DeepSeek-V4-Pro-NVFP4's vram_minimum_gb): 0.005 % under.
+    // 913,061,204,600 B. Published: 913.09 GB (vllm-project/recipes PR #779, the checkpoint's
+    // size for nvidia/DeepSeek-V4-Pro-NVFP4's vram_minimum_gb): 0.003 % under.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 913'042'809'976ULL);
+    CHECK(files == 913'061'204'600ULL);
     CHECK(std::abs(static_cast<double>(files) / 913.09e9 - 1.0) < 0.0002);
 }
 
@@ -575,33 +585,40 @@ TEST_CASE("DeepSeek-V4-Flash-NVFP4 weighs about the published 168 GB",
     const std::uint64_t expert = 2 * nv(2048, 4096) + nv(4096, 2048);
     CHECK(expert == 14'155'788ULL);
     // fp32 hyper-connections: 2 x (24 x 16,384 + 24 + 3) = 786,486 a layer, hc_head 4 x 16,384 +
-    // 4 + 1 = 65,541. bf16: the 284,334,567,511 parameters less 106,954,752 attention and
-    // 257 x 25,165,824 expert parameters a layer, 21 x 8,388,608 of the indexers and those.
+    // 4 + 1 = 65,541. fp32 too, as for Pro: 64 sinks a layer, the APE tables (4 x 2 x 512 + 4 x 2
+    // x 128 = 5,120 on the 21 CSA layers, 128 x 512 = 65,536 on the 20 HCA ones), the correction
+    // biases (256 on the 40 layers past the 3 hash layers): 2,752 + 1,418,240 + 10,240 =
+    // 1,431,232 parameters; tid2eid [129,280, 6] int64 on the 3 hash layers. bf16: the
+    // 284,334,567,511 parameters less 106,954,752 attention and 257 x 25,165,824 expert
+    // parameters a layer, 21 x 8,388,608 of the indexers and those.
     const std::uint64_t hc = 43ULL * 786'486 + 65'541;
     CHECK(hc == 33'884'439ULL);
-    const std::uint64_t bf16 =
-        284'334'567'511ULL - 43ULL * (106'954'752 + 257ULL * 25'165'824) - 21ULL * 8192 * 1024 - hc;
-    CHECK(bf16 == 1'417'946'944ULL);
+    const std::uint64_t fp32 = 43ULL * 64 + 21ULL * 5120 + 20ULL * 65'536 + 40ULL * 256;
+    CHECK(fp32 == 1'431'232ULL);
+    const std::uint64_t tid2eid = 3ULL * 129'280 * 6;
+    const std::uint64_t bf16 = 284'334'567'511ULL - 43ULL * (106'954'752 + 257ULL * 25'165'824) -
+                               21ULL * 8192 * 1024 - hc - fp32 - tid2eid;
+    CHECK(bf16 == 1'414'188'672ULL);
     const std::uint64_t model =
-        43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * hc;
-    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);  // 164.66 GB
+        43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * (hc + fp32) + 8 * tid2eid;
+    CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);  // 164.67 GB
     // MTP: a window-only layer (compress_ratios' 44th entry is 0): the fp8 layers but the
-    // indexer's, 256 MXFP4 experts, bf16 q_norm, kv_norm, sinks, router and two norms (1,024 +
-    // 512 + 64 + 1,048,576 + 8,192 = 1,058,368 parameters), e_proj and h_proj in fp8 with e8m0
-    // block scales (the index of deepseek-ai/DeepSeek-V4-Flash: mtp.0.e_proj.weight F8_E4M3
-    // [4,096, 4,096], mtp.0.e_proj.scale F8_E8M0 [32, 32]) and three bf16 norms; fp32
-    // hyper-connections and hc_head (786,486 + 65,541).
-    const std::uint64_t mtp_other = 1024 + 512 + 64 + 256ULL * 4096 + 2 * 4096;
-    CHECK(mtp_other == 1'058'368ULL);
+    // indexer's, 256 MXFP4 experts, bf16 q_norm, kv_norm, router and two norms (1,024 + 512 +
+    // 1,048,576 + 8,192 = 1,058,304 parameters), fp32 sinks and router bias (64 + 256), e_proj
+    // and h_proj in fp8 with e8m0 block scales (the index of deepseek-ai/DeepSeek-V4-Flash:
+    // mtp.0.e_proj.weight F8_E4M3 [4,096, 4,096], mtp.0.e_proj.scale F8_E8M0 [32, 32]) and three
+    // bf16 norms; fp32 hyper-connections and hc_head (786,486 + 65,541).
+    const std::uint64_t mtp_other = 1024 + 512 + 256ULL * 4096 + 2 * 4096;
+    CHECK(mtp_other == 1'058'304ULL);
     const std::uint64_t mtp = attn + shared + 256 * (2 * mx(2048, 4096) + mx(4096, 2048)) +
-                              2 * mtp_other + 2 * fp8e(4096, 4096) + 2 * 3 * 4096 +
+                              2 * mtp_other + 4 * (64 + 256) + 2 * fp8e(4096, 4096) + 2 * 3 * 4096 +
                               4 * (786'486 + 65'541);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 168,249,835,592 B = 156.7 GiB. Published: "~168GB" (Axolotl's DeepSeek-V4 fine-tuning
-    // guide, examples/deepseek-v4, for nvidia/DeepSeek-V4-Flash-NVFP4): 0.15 % over.
+    // 168,266,661,448 B = 156.7 GiB. Published: "~168GB" (Axolotl's DeepSeek-V4 fine-tuning
+    // guide, examples/deepseek-v4, for nvidia/DeepSeek-V4-Flash-NVFP4): 0.16 % over.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 168'249'835'592ULL);
+    CHECK(files == 168'266'661'448ULL);
     CHECK(std::abs(static_cast<double>(files) / 168e9 - 1.0) < 0.005);
 }
 
@@ -618,11 +635,11 @@ TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with m
     CHECK(own.config().checkpoint.attention == WeightFormat::fp8);
     CHECK_FALSE(own.config().checkpoint.mtp_unquantized);
     // The NVFP4 test's layers with MXFP4 experts of 2 x mx(3,072, 7,168) + mx(7,168, 3,072) =
-    // 35,094,528 B; its MTP layer as there: 850,729,812,172 + 13,956,585,900 B = 864.69 GB, the
+    // 35,094,528 B; its MTP layer as there: 850,748,205,004 + 13,956,587,692 B = 864.70 GB, the
     // "865 GB of weights" vllm-project/recipes PR #779 gives deepseek-ai/DeepSeek-V4-Pro.
     CHECK(2 * mx(3072, 7168) + mx(7168, 3072) == 35'094'528ULL);
-    CHECK(weight_bytes(own, checkpoint_weights(own)).total().count() == 850'729'812'172ULL);
-    CHECK(checkpoint_file_bytes(own).count() == 850'729'812'172ULL + 13'956'585'900ULL);
+    CHECK(weight_bytes(own, checkpoint_weights(own)).total().count() == 850'748'205'004ULL);
+    CHECK(checkpoint_file_bytes(own).count() == 850'748'205'004ULL + 13'956'587'692ULL);
     // NVIDIA's NVFP4 config.json keeps that quantization_config and adds moe_quant_algo NVFP4
     // (with the ModelOpt fields): vLLM's DeepseekV4FP8Config builds the experts as NVFP4, and the
     // checkpoint weighs what the hf_quant_config.json reading gives.
@@ -634,7 +651,7 @@ TEST_CASE("DeepSeek-V4's fp8 quantization_config: MXFP4 experts, or NVFP4 with m
     CHECK(nv4.config().checkpoint.experts == WeightFormat::nvfp4);
     CHECK(nv4.config().checkpoint.shared_experts.value_or(nv4.config().checkpoint.linear) ==
           WeightFormat::fp8);
-    CHECK(checkpoint_file_bytes(nv4).count() == 913'042'809'976ULL);
+    CHECK(checkpoint_file_bytes(nv4).count() == 913'061'204'600ULL);
     // An expert_dtype vLLM does not know is refused with the field named.
     j["expert_dtype"] = "int4";
     CHECK_THROWS_WITH(model_from_hf_json(j, "config.json", "x"),
@@ -650,10 +667,13 @@ TEST_CASE("DeepSeek-V4-Flash as DeepSeek stores it weighs its index's 159,609,48
     CHECK(c.experts == WeightFormat::mxfp4);
     CHECK(c.attention == WeightFormat::fp8);
     CHECK(c.shared_experts.value_or(c.linear) == WeightFormat::fp8);
+    CHECK(m.config().extra_params == 0);  // every tensor described
+    CHECK(m.config().moe.hash_layers == 3);
+    CHECK(m.config().moe.router_bias_fp32);
     // The NVFP4 test's fp8 layers (hidden 4,096), with MXFP4 experts of 2 x mx(2,048, 4,096) +
     // mx(4,096, 2,048) = 13,369,344 B (the bytes a routed expert takes in the checkpoint's
     // shards: w1 and w3 int8 [2,048, 2,048] with e8m0 [2,048, 128], w2 [4,096, 1,024] with
-    // [4,096, 64]); the same bf16 rest.
+    // [4,096, 64]); the same bf16, fp32 and int64 rest.
     const std::uint64_t attn = fp8e(1024, 4096) + fp8e(512, 4096) + fp8e(32'768, 1024) +
                                fp8e(8192, 4096) + fp8e(4096, 8192);
     const std::uint64_t shared = 2 * fp8e(2048, 4096) + fp8e(4096, 2048);
@@ -661,31 +681,32 @@ TEST_CASE("DeepSeek-V4-Flash as DeepSeek stores it weighs its index's 159,609,48
     const std::uint64_t expert = 2 * mx(2048, 4096) + mx(4096, 2048);
     CHECK(expert == 13'369'344ULL);
     CHECK(2ULL * 2048 * 2048 + 2 * 2048 * 128 + 4096ULL * 1024 + 4096 * 64 == expert);
-    const std::uint64_t bf16 = 1'417'946'944ULL;  // the NVFP4 test's, and its fp32 hc
+    const std::uint64_t bf16 = 1'414'188'672ULL;  // the NVFP4 test's
     const std::uint64_t hc = 33'884'439ULL;
+    const std::uint64_t fp32 = 1'431'232ULL;
+    const std::uint64_t tid2eid = 3ULL * 129'280 * 6;
     const std::uint64_t model =
-        43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * hc;
-    CHECK(model == 155'998'873'436ULL);
+        43 * (attn + shared + 256 * expert) + 21 * index + 2 * bf16 + 4 * (hc + fp32) + 8 * tid2eid;
+    CHECK(model == 156'015'698'140ULL);
     CHECK(weight_bytes(m, checkpoint_weights(m)).total().count() == model);
-    // The MTP layer as in the NVFP4 test (its experts MXFP4 there too): 3,593,786,604 B, 1,152 B
-    // under the 3,593,787,756 B the index's mtp.0 tensors hold (its router bias and sinks are
-    // fp32 there: 256 x 4 + 64 x 2 B more).
-    const std::uint64_t mtp_other = 1024 + 512 + 64 + 256ULL * 4096 + 2 * 4096;
-    const std::uint64_t mtp = attn + shared + 256 * expert + 2 * mtp_other + 2 * fp8e(4096, 4096) +
-                              2 * 3 * 4096 + 4 * (786'486 + 65'541);
-    CHECK(mtp == 3'593'786'604ULL);
+    // The MTP layer as in the NVFP4 test (its experts MXFP4 there too): 3,593,787,756 B, the
+    // bytes the index's mtp.0 tensors hold.
+    const std::uint64_t mtp_other = 1024 + 512 + 256ULL * 4096 + 2 * 4096;
+    const std::uint64_t mtp = attn + shared + 256 * expert + 2 * mtp_other + 4 * (64 + 256) +
+                              2 * fp8e(4096, 4096) + 2 * 3 * 4096 + 4 * (786'486 + 65'541);
+    CHECK(mtp == 3'593'787'756ULL);
     CHECK(mtp_layer_bytes(m).count() == mtp);
-    // 159,592,660,040 B. Published: model.safetensors.index.json's metadata.total_size of
-    // deepseek-ai/DeepSeek-V4-Flash at revision 60d8d70770c6776ff598c94bb586a859a38244f1,
-    // 159,609,485,896 B: 0.011 % under. The 16,825,856 B short, to the byte: the index keeps the
-    // 3 hash layers' tid2eid [129,280, 6] in int64 (18,616,320 B) and the routers' biases in fp32
-    // (40 x 1,024 B), kvplan both in bf16 (4,674,560 B of extra_params); the compressors' APE
-    // tables and the sinks in fp32 (1,420,992 parameters, kvplan 2 B each); and the 1,152 B of the
-    // MTP layer above.
+    // 159,609,485,896 B: model.safetensors.index.json's metadata.total_size of
+    // deepseek-ai/DeepSeek-V4-Flash at revision 60d8d70770c6776ff598c94bb586a859a38244f1, to the
+    // byte. Counting the tid2eid tables and the fp32 values at 2 B each, and the MTP layer
+    // without its router bias (as kvplan did) left it 3 x 775,680 x 6 + 1,431,232 x 2 + 64 x 2 +
+    // 256 x 4 = 16,825,856 B short; with tid2eid at 4 B an entry (int32, as DeepSeek's reference
+    // model.py and vLLM build it) it would still be 3 x 775,680 x 4 = 9,308,160 B short: the
+    // checkpoint stores the tables in int64.
     const std::uint64_t files = checkpoint_file_bytes(m).count();
     CHECK(files == model + mtp);
-    CHECK(files == 159'592'660'040ULL);
-    CHECK(std::abs(static_cast<double>(files) / 159'609'485'896.0 - 1.0) < 0.0002);
+    CHECK(files == 159'609'485'896ULL);
+    CHECK(3ULL * 775'680 * 6 + 1'431'232ULL * 2 + 64 * 2 + 256 * 4 == 16'825'856ULL);
 }
 
 namespace {
@@ -1268,6 +1289,10 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
     CHECK(rows[4].ours == 1'560'838'075'584ULL);  // 1,560.8 GB: 0.05% over
     CHECK(rows[5].ours == m25);
     CHECK(rows[6].ours == m25);                            // M2.7 has M2.5's shapes
+    CHECK(rows[7].ours == 913'061'204'600ULL);             // 0.003% under 913.09 GB
+    CHECK(rows[8].ours == 168'266'661'448ULL);             // 0.16% over ~168 GB
+    CHECK(rows[9].ours == 864'704'792'696ULL);             // 0.03% under 865 GB
+    CHECK(rows[10].ours == 159'609'485'896ULL);            // the index's total_size, to the byte
     CHECK(rows[11].ours == 689'440'527'552ULL);            // 642.09 GiB: 0.001% under 642.1 GiB
     CHECK(rows[12].ours == 1'029'173'203'808ULL);          // 958.49 GiB: 0.05% under 959 GiB
     CHECK(rows[13].ours == 595'147'593'696ULL);            // 595.15 GB: 0.02% over 595 GB

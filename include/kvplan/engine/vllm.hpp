@@ -420,6 +420,10 @@ struct VllmSetup {
                                              const VllmOptions& o, bool sliding_as_full = false) {
     VllmSetup s = vllm_setup_blocks(m, f, l, o, sliding_as_full);
     s.c.dcp = l.dcp();
+    if (s.c.deepseek_v4 && l.dcp() > 1) {
+        s.c.refused = vllm_deepseek_v4_dcp_refusal;
+        return s;
+    }
     if (l.dcp() > 1)
         for (std::uint32_t i = 0; i < s.c.num_kinds; ++i)
             if (dcp_splits(s.c.kinds[i].kind)) s.c.kinds[i].block_size *= l.dcp();

@@ -11,6 +11,16 @@
 //
 // A backend that forces a size changes the pool: DeepSeek-V3 on Hopper pages in blocks of 64
 // tokens, not 16, so num_gpu_blocks is a quarter of what 16-token blocks would give.
+//
+// Hopper's FLASH_ATTN_MLA_SPARSE (vllm/v1/attention/backends/mla/flashattn_mla_sparse.py, PR
+// #46189, merged June 2026): FlashAttention 3 over the sparse indices, SM 9.x only, fp16/bf16
+// caches only ("FlashAttention MLA Sparse currently supports only FP16/BF16 KV cache"), no DCP,
+// kernel blocks of [64]; get_kv_cache_shape (num_blocks, block_size, head_size): the plain
+// 576-wide latent, 1,152 B a token in bf16, what FLASHMLA_SPARSE holds for a bf16 cache. It is
+// not main's first choice on Hopper (vLLM issue #56564: "Using FLASHINFER_MLA_SPARSE_SM90 ...
+// out of potential backends: ['FLASHINFER_MLA_SPARSE_SM90', 'FLASH_ATTN_MLA_SPARSE']", a
+// v0.28.1 nightly), and picked or not it changes no figure here: the block stays the 64
+// check_and_update_config forces and a bf16 latent its 1,152 B.
 
 #include <cstdint>
 #include <optional>
@@ -40,9 +50,10 @@ enum class VllmAttentionBackend : std::uint8_t {
     rocm_attn,
     rocm_aiter_mla_sparse,
     minimax_m3_sparse,
+    flashinfer_mla_sparse_sm120,
 };
 
-inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 12>
+inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 13>
     vllm_attention_backend_names{{
         {VllmAttentionBackend::flash_attn, "FLASH_ATTN"},
         {VllmAttentionBackend::flashinfer, "FLASHINFER"},
@@ -56,6 +67,7 @@ inline constexpr FixedArray<detail::EnumName<VllmAttentionBackend>, 12>
         {VllmAttentionBackend::rocm_attn, "ROCM_ATTN"},
         {VllmAttentionBackend::rocm_aiter_mla_sparse, "ROCM_AITER_MLA_SPARSE"},
         {VllmAttentionBackend::minimax_m3_sparse, "MINIMAX_M3_SPARSE"},
+        {VllmAttentionBackend::flashinfer_mla_sparse_sm120, "FLASHINFER_MLA_SPARSE_SM120"},
     }};
 
 /// The name vLLM logs ("Using FLASHMLA attention backend").
@@ -81,6 +93,16 @@ inline constexpr EngineVersion vllm_flashinfer_sparse_mla_since{0, 17};
 /// 2026-03-17, after PR #35891 gave that backend its fp8 cache; v0.18.0's notes were published
 /// 2026-03-20, the first line tagged after it).
 inline constexpr EngineVersion vllm_flashinfer_sparse_mla_fp8_since{0, 18};
+/// The first vLLM line kvplan gives FlashInfer's SM 12.x sparse MLA: main's, the newest line.
+/// FlashInfer PR #3395 ("add SM120 sparse MLA kernels", May-June 2026) added SM120/SM121 paged
+/// sparse MLA for DeepSeek-V4 (a packed uint8 cache of 584 B a token) and for DeepSeek-V3.2 / GLM
+/// (576-wide queries over the 656 B fp8_ds_mla tile); vLLM main runs them as
+/// DeepseekV4FlashInferSM120Attention (vllm/models/deepseek_v4/attention.py) and the
+/// FLASHINFER_MLA_SPARSE_SM120 backend (vllm/v1/attention/backends/mla/
+/// flashinfer_mla_sparse_sm120.py); vLLM issue #56837 shows the V4 path on a v0.29.1 nightly. The
+/// first tag that shipped it is not pinned, so older lines keep the earlier answer (no sparse MLA
+/// on SM 12.x).
+inline constexpr EngineVersion vllm_sm120_sparse_mla_since = vllm_newest_release;
 
 namespace detail {
 
@@ -150,12 +172,21 @@ namespace detail {
     for (std::uint32_t k = 0; k < L.num_specs; ++k)
         compressed = compressed || (L.layers_with_spec(k) != 0 && is_compressed_mla(L.specs[k]));
     if (compressed) {
-        if (sm12) return std::nullopt;
-        c.backend = rocm ? VllmAttentionBackend::rocm_aiter_mla_sparse
-                         : VllmAttentionBackend::flashmla_sparse;
+        // SM 12.x (the RTX PRO 6000): FlashMLA's sparse kernels are SM 9.x and 10.x only; main
+        // runs V4 there through FlashInfer's SM120 sparse MLA (DeepseekV4FlashInferSM120Attention,
+        // vllm/models/deepseek_v4/attention.py) over the same fp8_ds_mla pages (its SWA cache
+        // packed uint8, 584 B a token: FlashInfer PR #3395), blocks of 256 as everywhere.
+        if (sm12 && release < vllm_sm120_sparse_mla_since) return std::nullopt;
+        c.backend = rocm   ? VllmAttentionBackend::rocm_aiter_mla_sparse
+                    : sm12 ? VllmAttentionBackend::flashinfer_mla_sparse_sm120
+                           : VllmAttentionBackend::flashmla_sparse;
         const std::string_view rule =
-            "DeepSeek-V4 pages in DEEPSEEK_SPARSE_SWA's preferred blocks of 256 "
-            "(vllm/v1/attention/backends/mla/sparse_swa.py, vllm/platforms/interface.py)";
+            sm12 ? "DeepSeek-V4 on SM 12.x runs FlashInfer's SM120 sparse MLA over fp8_ds_mla "
+                   "pages, in DEEPSEEK_SPARSE_SWA's preferred blocks of 256 "
+                   "(vllm/models/deepseek_v4/attention.py, "
+                   "vllm/v1/attention/backends/mla/sparse_swa.py)"
+                 : "DeepSeek-V4 pages in DEEPSEEK_SPARSE_SWA's preferred blocks of 256 "
+                   "(vllm/v1/attention/backends/mla/sparse_swa.py, vllm/platforms/interface.py)";
         if (block_size != 256)
             force(256, rule);
         else
@@ -163,8 +194,28 @@ namespace detail {
         return c;
     }
     if (sparse) {
-        // FlashMLA sparse (and FlashInfer's sparse MLA) run on SM 9.x and 10.x only.
-        if (sm12) return std::nullopt;
+        // FlashMLA sparse (and FlashInfer's SM 10.x sparse MLA) run on SM 9.x and 10.x only. On
+        // SM 12.x main has FLASHINFER_MLA_SPARSE_SM120, which takes the packed fp8_ds_mla cache
+        // alone (656 B a latent; its impl raises "FLASHINFER_MLA_SPARSE_SM120 requires the
+        // packed fp8_ds_mla KV cache layout" for any other kv_cache_dtype:
+        // vllm/v1/attention/backends/mla/flashinfer_mla_sparse_sm120.py) in the blocks of 64
+        // check_and_update_config forces on every sparse model (vllm/platforms/cuda.py). Any
+        // other cache, or an older line: no backend (vllm_sparse_mla_refusal says why).
+        if (sm12) {
+            if (release < vllm_sm120_sparse_mla_since || kv != KvDtype::fp8_ds_mla)
+                return std::nullopt;
+            c.backend = VllmAttentionBackend::flashinfer_mla_sparse_sm120;
+            const std::string_view rule =
+                "FLASHINFER_MLA_SPARSE_SM120, SM 12.x's sparse MLA, over the fp8_ds_mla cache in "
+                "the blocks of 64 forced on sparse models "
+                "(vllm/v1/attention/backends/mla/flashinfer_mla_sparse_sm120.py, "
+                "vllm/platforms/cuda.py)";
+            if (block_size != 64)
+                force(64, rule);
+            else
+                c.rule = rule;
+            return c;
+        }
         if (rocm) {
             c.backend = VllmAttentionBackend::rocm_aiter_mla_sparse;
             c.rule = "ROCm's one sparse MLA backend (vllm/platforms/rocm.py)";
@@ -281,8 +332,10 @@ namespace detail {
 /// device_capability.major == 10 only; FlashMLA and FlashMLA sparse supports_compute_capability:
 /// major 9 or 10), else by the family its id names. SM 12.x (the RTX PRO 6000) takes the lists of
 /// the other NVIDIA GPUs: FLASH_ATTN, or TRITON_MLA for MLA (no FlashAttention 3, FlashMLA or
-/// FlashInfer MLA there), and has no sparse MLA backend (nullopt). ROCm's rules were read for
-/// gfx942 (CDNA3); another gfx target gives nullopt.
+/// FlashInfer MLA there); its sparse MLA is FlashInfer's SM120 kernels on main (DeepSeek-V4 in
+/// blocks of 256; FLASHINFER_MLA_SPARSE_SM120 for an fp8_ds_mla cache in blocks of 64), nullopt
+/// otherwise (vllm_sparse_mla_refusal). ROCm's rules were read for gfx942 (CDNA3); another gfx
+/// target gives nullopt.
 [[nodiscard]] constexpr std::optional<VllmBackendChoice> vllm_attention_backend(
     const Model& m, const GpuSpec& g, KvDtype kv, std::uint32_t dcp, std::uint32_t block_size,
     std::uint32_t tp = 1, EngineVersion release = vllm_newest_release) noexcept {
@@ -296,6 +349,38 @@ namespace detail {
     }
     return detail::vllm_backend_on(m, false, c.sm_family(10), c.sm_family(9), c.major >= 11, kv,
                                    dcp, block_size, tp, release);
+}
+
+/// Why vLLM has no attention backend for sparse MLA model `m` (DeepSeek-V3.2's indexed MLA or
+/// DeepSeek-V4's compressed MLA) with cache `kv` on GPU `g` under line `release`, or nullopt when
+/// it has one (or the GPU is not SM 12.x: the other architectures' rules are
+/// vllm_attention_backend's). On SM 12.x (RTX PRO 6000) FlashMLA sparse and FLASHINFER_MLA_SPARSE
+/// do not run (supports_compute_capability: major 9 or 10, and 10): main's
+/// FLASHINFER_MLA_SPARSE_SM120 takes an fp8_ds_mla cache only; before main's line kvplan knows no
+/// SM 12.x sparse MLA.
+[[nodiscard]] constexpr std::optional<std::string_view> vllm_sparse_mla_refusal(
+    const Model& m, const GpuSpec& g, KvDtype kv,
+    EngineVersion release = vllm_newest_release) noexcept {
+    const ComputeCapability& c = g.capability;
+    if (!c.stated() || c.isa == ComputeCapability::Isa::gfx || c.major < 11) return std::nullopt;
+    bool sparse = false, compressed = false;
+    const LayerStack& L = m.layers();
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        if (L.layers_with_spec(k) == 0 || L.specs[k].kind != CacheKind::mla_latent) continue;
+        compressed = compressed || is_compressed_mla(L.specs[k]);
+        sparse = sparse || L.specs[k].index_head_dim > 0;
+    }
+    if (!sparse && !compressed) return std::nullopt;
+    if (release < vllm_sm120_sparse_mla_since)
+        return "vLLM before main's line has no sparse MLA backend for compute capability 12.x "
+               "(FlashMLA sparse and FlashInfer's sparse MLA run on SM 9.x and 10.x: "
+               "vllm/v1/attention/backends/mla/flashmla_sparse.py, flashinfer_mla_sparse.py)";
+    if (!compressed && kv != KvDtype::fp8_ds_mla)
+        return "on compute capability 12.x vLLM's one sparse MLA backend, "
+               "FLASHINFER_MLA_SPARSE_SM120, takes the packed fp8_ds_mla cache only "
+               "(--kv-cache-dtype fp8_ds_mla; vllm/v1/attention/backends/mla/"
+               "flashinfer_mla_sparse_sm120.py)";
+    return std::nullopt;
 }
 
 /// Whether `m` has vLLM's sparse MLA: MLA layers that keep one latent per token and carry a

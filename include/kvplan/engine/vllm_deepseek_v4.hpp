@@ -45,6 +45,20 @@
 
 namespace kvplan {
 
+/// Why vLLM refuses DeepSeek-V4 under decode context parallelism (dcp > 1). Every V4 layer keeps
+/// its sliding window (DeepseekV4SWACache) and every compressed layer its compressor state as a
+/// SlidingWindowMLASpec, a SlidingWindowSpec whose max_memory_usage_bytes asserts
+/// decode_context_parallel_size == 1 ("DCP not support sliding window.",
+/// vllm/v1/kv_cache_interface.py); vLLM reaches it while checking that a max_model_len request
+/// fits (_max_memory_usage_bytes_from_groups), so no pool is planned. The pools and indexer keys
+/// (MLAAttentionSpec, a FullAttentionSpec: cdiv(max_model_len, dcp) tokens a rank) would split;
+/// the windows and states cannot.
+inline constexpr std::string_view vllm_deepseek_v4_dcp_refusal =
+    "vLLM does not run DeepSeek-V4 with --decode-context-parallel-size above 1: its window and "
+    "compressor-state caches are SlidingWindowMLASpecs, whose max_memory_usage_bytes asserts "
+    "decode_context_parallel_size == 1 (\"DCP not support sliding window.\", "
+    "vllm/v1/kv_cache_interface.py)";
+
 /// The cache block vLLM uses for DeepSeek-V4: DEEPSEEK_SPARSE_SWA's preferred size.
 inline constexpr std::uint32_t vllm_deepseek_v4_block_size = 256;
 /// FlashMLA's page alignment for DeepSeek-V4's caches (alignment=576).

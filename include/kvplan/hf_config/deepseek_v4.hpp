@@ -33,11 +33,10 @@ namespace detail::hf {
 }
 
 /// The layers, attention shape, MoE and hyper-connections (hc_mult, ModelConfig::hc_mult) of a
-/// DeepSeek-V4 config into `c` (n layers); returns the parameters the layer tensors do not
-/// describe: the router's correction bias on the routed layers and the token-to-expert table of
-/// the hash-routed ones (vLLM's DeepseekV4MoE).
-[[nodiscard]] inline std::uint64_t read_deepseek_v4(const JsonReader& r, std::uint32_t n,
-                                                    ModelConfig& c) {
+/// DeepSeek-V4 config into `c` (n layers). Every tensor is described (no extra_params): the
+/// router's fp32 correction bias and the hash layers' tid2eid tables are MoeShape's
+/// router_bias_fp32 and hash_layers.
+inline void read_deepseek_v4(const JsonReader& r, std::uint32_t n, ModelConfig& c) {
     const std::uint64_t head_dim = r.positive_integer("head_dim", u32_max);
     const std::uint64_t rope = r.positive_integer("qk_rope_head_dim", u32_max);
     if (rope >= head_dim)
@@ -97,10 +96,15 @@ namespace detail::hf {
     m.expert_intermediate_size = r.positive_integer("moe_intermediate_size", ~0ULL);
     m.shared_experts = u32(r.optional_count("n_shared_experts", u32_max).value_or(0));
     c.intermediate_size = 0;
-    const std::uint64_t hash = r.optional_count("num_hash_layers", n).value_or(0);
+    // vLLM's DeepseekV4MoE (vllm/model_executor/models/deepseek_v4.py): the first
+    // num_hash_layers layers take their experts from gate.tid2eid (vocab x num_experts_per_tok,
+    // int64 in DeepSeek's safetensors); the others have an fp32 e_score_correction_bias when
+    // topk_method is noaux_tc (V4-Flash's and -Pro's).
+    m.hash_layers = u32(r.optional_count("num_hash_layers", n).value_or(0));
+    m.router_bias = r.optional_string("topk_method").value_or("") == "noaux_tc";
+    m.router_bias_fp32 = true;
 
     c.hc_mult = u32(r.positive_integer("hc_mult", 64));
-    return sum({times(n - hash, m.experts), times(hash, times(c.vocab_size, m.experts_per_token))});
 }
 
 }  // namespace detail::hf

@@ -178,7 +178,7 @@ namespace detail::hf {
         c.tie_embeddings = r.optional_boolean("tie_word_embeddings").value_or(false);
         if (r.optional_boolean("attention_bias").value_or(false))
             r.fail("attention_bias", "false (DeepSeek-V4's projections have no biases)", "true");
-        c.extra_params = read_deepseek_v4(r, n, c);
+        read_deepseek_v4(r, n, c);
         if (const auto mtp = r.optional_count("num_nextn_predict_layers", u32_max);
             mtp && *mtp > 0) {
             c.mtp_layers = static_cast<std::uint32_t>(*mtp);

@@ -108,7 +108,11 @@ namespace detail {
             if (layers == 0) layers = c.mtp_layers;
             if (layers == 0)
                 refuse("mtp_layers", "multi-token-prediction layers (num_nextn_predict_layers)", 0);
-            const auto spec = detail::drafter_spec(target);
+            // A config that gives the MTP layer its own spec keeps it: DeepSeek-V4's is window
+            // only, whatever the model's first layer is (vLLM's DeepseekV4Attention takes
+            // compress_ratio 1 for a layer past num_hidden_layers, so the draft layer registers
+            // its DeepseekV4SWACache alone: vllm/models/deepseek_v4/attention.py).
+            const auto spec = c.mtp_spec ? c.mtp_spec : detail::drafter_spec(target);
             if (!spec) refuse("layers", "an attention layer for the MTP layers to repeat", 0);
             c.layers.append(*spec, layers);
             break;

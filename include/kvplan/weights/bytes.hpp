@@ -42,7 +42,7 @@ namespace detail {
 /// The encoding a tensor is stored in under `o`.
 [[nodiscard]] constexpr WeightEncoding tensor_encoding(const WeightTensor& t,
                                                        const WeightOptions& o) noexcept {
-    if (t.fp32) return {.value_bits = 32};
+    if (t.stored_bytes != 0) return {.value_bits = static_cast<std::uint16_t>(t.stored_bytes * 8)};
     if (t.group == ParamGroup::lm_head && o.lm_head_format)
         return encoding(*o.lm_head_format, o.layout);
     // Embeddings, norms, biases and the router stay 16-bit, or 32-bit in an all-fp32 model.

@@ -139,7 +139,10 @@ struct WeightTensor {
     std::uint64_t copies = 1;  ///< identical tensors (routed experts)
     std::uint32_t heads = 0;   ///< column split by heads: rows = heads x head size
     bool linear = false;       ///< a linear layer of a block, stored in the chosen format
-    bool fp32 = false;         ///< stored in fp32 whatever the format (hyper-connections)
+    /// Bytes per value whatever the format (0: the format's): 4 for DeepSeek-V4's fp32
+    /// hyper-connections, router bias, attention sinks and compressor APE tables, 8 for its int64
+    /// tid2eid tables.
+    std::uint8_t stored_bytes = 0;
 };
 
 /// A linear layer of `rows` x `cols` (out x in), plus its bias of `rows` when `bias`.
@@ -155,8 +158,9 @@ constexpr void emit_linear(Fn& fn, ParamGroup g, TpSplit split, std::uint64_t ro
 }
 
 template <class Fn>
-constexpr void emit_vector(Fn& fn, ParamGroup g, std::uint64_t length) {
-    if (length != 0) fn(WeightTensor{g, TpSplit::replicated, length, 1, 1, 0, false});
+constexpr void emit_vector(Fn& fn, ParamGroup g, std::uint64_t length,
+                           std::uint8_t stored_bytes = 0) {
+    if (length != 0) fn(WeightTensor{g, TpSplit::replicated, length, 1, 1, 0, false, stored_bytes});
 }
 
 /// One hyper-connection mixer of DeepSeek-V4 (hc_attn, hc_ffn or hc_head: its fn, base and scale)
@@ -167,9 +171,9 @@ template <class Fn>
 constexpr void emit_hyper_connection(Fn& fn, std::uint64_t hc, std::uint64_t h, std::uint64_t mixes,
                                      std::uint64_t scales) {
     const std::uint64_t width = mul(hc, h, "a hyper-connection's width");
-    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, mixes, width, 1, 0, false, true});
-    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, mixes, 1, 1, 0, false, true});
-    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, scales, 1, 1, 0, false, true});
+    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, mixes, width, 1, 0, false, 4});
+    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, mixes, 1, 1, 0, false, 4});
+    fn(WeightTensor{ParamGroup::other, TpSplit::replicated, scales, 1, 1, 0, false, 4});
 }
 
 /// A layer's hyper-connections: hc_attn and hc_ffn, each (2 + hc) x hc mixes (pre, post and the
@@ -204,14 +208,15 @@ constexpr void emit_mlp(Fn& fn, const ModelConfig& c, ParamGroup g, std::uint64_
 }
 
 /// A DeepSeek-V4 compressor of `ratio` over `dim` (vLLM's DeepseekCompressor,
-/// vllm/model_executor/layers/deepseek_compressor.py): ape (ratio x coff x dim, coff 2 at ratio 4),
-/// fused_wkv_wgate (2 x coff x dim from the hidden state), its RMSNorm; replicated. Its wkv and
-/// wgate stay 16-bit beside the checkpoint's fp8 layers (BF16 in DeepSeek's safetensors), as the
-/// indexer's weights_proj does: not linear layers a format applies to.
+/// vllm/model_executor/layers/deepseek_compressor.py): ape (ratio x coff x dim, coff 2 at ratio 4,
+/// fp32: DeepSeek's reference inference/model.py builds it float32 and the checkpoint stores it
+/// so), fused_wkv_wgate (2 x coff x dim from the hidden state), its RMSNorm; replicated. Its wkv
+/// and wgate stay 16-bit beside the checkpoint's fp8 layers (BF16 in DeepSeek's safetensors), as
+/// the indexer's weights_proj does: not linear layers a format applies to.
 template <class Fn>
 constexpr void emit_v4_compressor(Fn& fn, std::uint64_t ratio, std::uint64_t dim, std::uint64_t h) {
     const std::uint64_t coff = ratio == 4 ? 2 : 1;
-    emit_vector(fn, ParamGroup::attention, mul(ratio, coff * dim, "a compressor's ape"));
+    emit_vector(fn, ParamGroup::attention, mul(ratio, coff * dim, "a compressor's ape"), 4);
     fn(WeightTensor{ParamGroup::attention, TpSplit::replicated, 2 * coff * dim, h, 1, 0, false});
     emit_vector(fn, ParamGroup::attention, dim);
 }
@@ -219,8 +224,8 @@ constexpr void emit_v4_compressor(Fn& fn, std::uint64_t ratio, std::uint64_t dim
 /// DeepSeek-V4's attention (vLLM's DeepseekV4Attention, vllm/model_executor/models/deepseek_v4.py):
 /// wq_a and wkv (fused_wqa_wkv, replicated), q_norm and kv_norm, wq_b to the heads, the grouped
 /// output wo_a (o_groups x o_lora_rank from each group's heads) then wo_b, one attention sink per
-/// head; a pool's compressor, and on an indexed layer the indexer: wq_b, weights_proj and its own
-/// compressor.
+/// head (fp32: attn_sink is float32 in the reference model.py and in vLLM); a pool's compressor,
+/// and on an indexed layer the indexer: wq_b, weights_proj and its own compressor.
 template <class Fn>
 constexpr void emit_compressed_mla(Fn& fn, const ModelConfig& c, const CacheSpec& spec) {
     constexpr auto attn = ParamGroup::attention;
@@ -239,7 +244,7 @@ constexpr void emit_compressed_mla(Fn& fn, const ModelConfig& c, const CacheSpec
     emit_linear(fn, attn, TpSplit::column, out_rank, q_width / groups, false, 1,
                 static_cast<std::uint32_t>(groups));
     emit_linear(fn, attn, TpSplit::row, h, out_rank, false);
-    emit_vector(fn, attn, heads);
+    emit_vector(fn, attn, heads, 4);
     if (spec.compress_ratio != 0) emit_v4_compressor(fn, spec.compress_ratio, dim, h);
     if (spec.index_head_dim != 0) {
         const std::uint64_t idx = spec.index_head_dim;
@@ -380,7 +385,15 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
     } else if (c.moe.is_moe_layer(layer)) {
         const MoeShape& moe = c.moe;
         emit_linear(fn, ParamGroup::router, TpSplit::replicated, moe.experts, h, false);
-        if (moe.router_bias) emit_vector(fn, ParamGroup::router, moe.experts);
+        if (moe.is_hash_layer(layer)) {
+            // DeepSeek-V4's hash-routed layers (vLLM's DeepseekV4MoE: gate.tid2eid, replicated, no
+            // correction bias): the experts of each token id, int64 in DeepSeek's checkpoint.
+            // vLLM loads it as int32 (int64 under the deep_gemm_mega_moe backend).
+            fn(WeightTensor{ParamGroup::router, TpSplit::replicated, c.vocab_size,
+                            moe.experts_per_token, 1, 0, false, 8});
+        } else if (moe.router_bias) {
+            emit_vector(fn, ParamGroup::router, moe.experts, moe.router_bias_fp32 ? 4 : 0);
+        }
         emit_mlp(fn, c, ParamGroup::routed_experts, moe.expert_intermediate_size, moe.experts,
                  expert_model_width(c));
         if (moe.latent_size != 0) {
@@ -418,12 +431,16 @@ constexpr void for_each_layer_tensor(const Model& m, std::uint32_t layer, Fn&& f
 }
 
 /// Layers whose tensors (extra_params aside) are alike share a class: the same cache spec, MLP
-/// and MoE. At most max_cache_specs x 3 classes.
-inline constexpr std::uint32_t max_layer_classes = max_cache_specs * 3;
+/// and MoE (a hash-routed MoE layer apart). At most max_cache_specs x 4 classes.
+inline constexpr std::uint32_t max_layer_classes = max_cache_specs * 4;
 
 [[nodiscard]] constexpr std::uint32_t layer_class(const Model& m, std::uint32_t layer) {
-    const std::uint32_t mlp = !m.has_mlp(layer) ? 0 : m.config().moe.is_moe_layer(layer) ? 2 : 1;
-    return m.layers().spec_of_layer[layer] * 3 + mlp;
+    const MoeShape& moe = m.config().moe;
+    const std::uint32_t mlp = !m.has_mlp(layer)          ? 0
+                              : moe.is_hash_layer(layer) ? 3
+                              : moe.is_moe_layer(layer)  ? 2
+                                                         : 1;
+    return m.layers().spec_of_layer[layer] * 4 + mlp;
 }
 
 /// Calls fn for the embedding (`embedding`), the final norm and the LM head (`head`): the tensors
