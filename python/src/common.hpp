@@ -199,26 +199,97 @@ struct PyDecodePoint {
     DecodePoint p;
 };
 
-/// The keywords of kvplan.Deployment and kvplan.fit, as Python gave them (None: the default).
+/// The keywords of a deployment (kvplan.Deployment's), as a call gave them: each a borrowed
+/// handle, the keyword's default where the call left it out (deployment_keywords(), the one
+/// table of their names, defaults and docs). Read by the functions below, each with the keyword's
+/// name in its errors.
 struct DeploymentArgs {
     py::handle model, gpu, tp, pp, dp, ep, dcp, gpus, kv_dtype, weight_dtype, expert_dtype, engine,
         engine_version, block_size, gpu_memory_utilization, kv_memory, max_num_seqs,
-        max_num_batched_tokens, num_gpu_blocks_override, speculative_method, num_speculative_tokens,
-        draft_model, profile;
-    bool allow_long_context = false;
-    /// vLLM switches whose default is the release's: True, False, or None (the release's). A
-    /// handle's default borrows None itself: one made of a py::none() temporary would give back a
-    /// reference it never took, each time an argument list is built.
-    py::handle chunked_local_hybrid{Py_None}, without_flashinfer{Py_None};
-    /// vLLM's --enforce-eager (Serving::enforce_eager): another engine refuses it.
-    bool enforce_eager = false;
-    /// LoRA adapter slots and their shape (LoraOptions), as --max-loras and its flags; the
-    /// encoder outputs of a vision model (EncoderCacheOptions), as --limit-mm-per-prompt and
-    /// --skip-mm-profiling; EPLB's redundant experts (ParallelConfig::redundant_experts).
-    py::handle max_loras{Py_None}, max_lora_rank{Py_None}, max_cpu_loras{Py_None},
-        lora_target_modules{Py_None}, limit_mm_per_prompt{Py_None}, redundant_experts{Py_None};
-    bool fully_sharded_loras = false, skip_mm_profiling = false;
+        max_num_batched_tokens, num_gpu_blocks_override, allow_long_context, enforce_eager,
+        speculative_method, num_speculative_tokens, draft_model, profile, chunked_local_hybrid,
+        without_flashinfer, max_loras, max_lora_rank, fully_sharded_loras, max_cpu_loras,
+        lora_target_modules, limit_mm_per_prompt, skip_mm_profiling, redundant_experts;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Keywords and signatures (keywords.cpp): every function that takes deployment keywords reads
+// them from one table through its Signature, so that a keyword is named, defaulted and
+// documented once.
+
+/// A deployment keyword: its name, the field it fills, its default, and what it is.
+struct Keyword {
+    std::string_view name;
+    py::handle DeploymentArgs::*field;
+    py::handle value;      ///< the default, kept for the module's life; null: required
+    std::string_view doc;  ///< one sentence, for the docstrings
+};
+
+/// The table: the deployment keywords in the order the signatures list them (model and gpu
+/// first, required).
+const std::vector<Keyword>& deployment_keywords();
+/// Every deployment keyword but model and gpu: kvplan.Deployment's and kvplan.fit's.
+std::vector<std::string_view> every_deployment_keyword();
+
+/// A parameter of a function: its name, its default (null: required) and, for a deployment
+/// keyword, the field it fills.
+struct Param {
+    std::string name;
+    py::object value{};
+    py::handle DeploymentArgs::*field = nullptr;
+};
+
+/// A parameter of the function's own.
+Param own(std::string name);                    ///< required
+Param own(std::string name, py::object value);  ///< with its default
+/// A deployment keyword (model, gpu) with the table's default, or another one.
+Param deploy(std::string_view name);
+Param deploy(std::string_view name, py::object value);
+
+/// What a function takes: its parameters in order, the first `positional` of them by position or
+/// by name, the rest by name alone, then the deployment keywords named, in the table's order.
+class Signature {
+   public:
+    Signature(std::string function, std::size_t positional, std::vector<Param> params,
+              const std::vector<std::string_view>& deployment = {}, bool method = false);
+
+    /// "fit(model, gpu, *, context=None, ...)\n--\n\n" + body: the docstring, whose first line
+    /// inspect.signature and help() read.
+    [[nodiscard]] std::string doc(std::string_view body) const;
+    [[nodiscard]] const std::string& function() const { return function_; }
+    [[nodiscard]] const std::vector<Param>& params() const { return params_; }
+    [[nodiscard]] std::size_t positional() const { return positional_; }
+    /// The index of `name`; a name the signature lacks is the module's bug (std::logic_error).
+    [[nodiscard]] std::size_t index(std::string_view name) const;
+
+   private:
+    std::string function_;
+    std::size_t positional_;
+    std::vector<Param> params_;
+    bool method_;
+};
+
+/// One call's arguments bound to a signature as Python binds them: a TypeError naming the
+/// keyword for one the function does not take, a value given twice, a required one missing or
+/// too many by position.
+class Call {
+   public:
+    Call(const Signature& s, const py::args& args, const py::kwargs& kwargs);
+    /// The value of `name` (given or its default): a borrowed handle.
+    [[nodiscard]] py::handle operator[](std::string_view name) const;
+    /// The deployment keywords: the table's defaults, those the call gave over them.
+    [[nodiscard]] DeploymentArgs deployment() const;
+
+   private:
+    const Signature& s_;
+    std::vector<py::handle> values_;
+};
+
+/// The deployment keywords' docs, one line each ("tp=1: ..."), for a docstring.
+std::string keyword_docs(const std::vector<std::string_view>& names);
+
+/// True or False (or what converts to them, as pybind11 reads a bool: None is False).
+bool to_flag(py::handle h, std::string_view field);
 
 /// The parallel layout the keywords state (tp, pp, dp, ep, dcp).
 ParallelConfig parallel_of(const DeploymentArgs& x);
