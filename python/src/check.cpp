@@ -425,13 +425,11 @@ Raises kvplan.InvalidInputError for a policy that cannot be read or names what i
                                grouped(d.new_size.a.per_token.count()));
         });
 
-    const auto* diff_signature =
-        new Signature("diff", 3,
-                      {own("old"), own("new"), deploy("gpu", py::none()),
-                       own("context", py::none()), own("concurrency", py::int_(1))},
-                      {"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "engine", "engine_version",
-                       "block_size", "gpu_memory_utilization", "kv_memory", "max_num_seqs",
-                       "max_num_batched_tokens", "enforce_eager"});
+    const auto* diff_signature = new Signature(
+        "diff", 3,
+        {own("old"), own("new"), deploy("gpu", py::none()), own("context", py::none()),
+         own("concurrency", py::int_(1))},
+        with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "expert_dtype"}));
     m.def(
         "diff",
         [diff_signature](const py::args& args, const py::kwargs& kwargs) {

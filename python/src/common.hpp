@@ -77,6 +77,8 @@ std::uint64_t to_tokens(py::handle h, std::string_view field);
 Bytes to_size(py::handle h, std::string_view field);
 /// A fraction in (0, 1]: a float or an int.
 double to_fraction(py::handle h, std::string_view field);
+/// A share in [0, 1]: a float or an int.
+double to_share(py::handle h, std::string_view field);
 /// A positive real number.
 double to_positive(py::handle h, std::string_view field);
 /// A switch whose default is someone else's: True or False, or None (nullopt: the default).
@@ -231,6 +233,11 @@ const std::vector<Keyword>& deployment_keywords();
 /// Every deployment keyword but model and gpu: kvplan.Deployment's and kvplan.fit's.
 std::vector<std::string_view> every_deployment_keyword();
 
+/// `names` and the keywords of a replica's budget: the engine and its knobs (engine ...
+/// without_flashinfer), the LoRA slots and a vision model's images (max_loras ...
+/// skip_mm_profiling), which every function with a KV budget takes as kvplan fit does.
+std::vector<std::string_view> with_budget_keywords(std::vector<std::string_view> names);
+
 /// A parameter of a function: its name, its default (null: required) and, for a deployment
 /// keyword, the field it fills.
 struct Param {
@@ -310,10 +317,13 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
 /// A prepared kvplan.Deployment, checked at a demand that cannot fail.
 std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x);
 
-/// A demand: context (None: the split's sum, else the model's limit) and concurrency.
+/// A demand: context (None: the split's sum, else the model's limit) and concurrency; the shared
+/// prefix given in tokens or as a share of the prompt (prefix_hit_rate, the library's
+/// shared_prefix_of_hit_rate).
 Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
                  py::handle prompt_tokens = py::none(), py::handle output_tokens = py::none(),
-                 py::handle shared_prefix_tokens = py::none());
+                 py::handle shared_prefix_tokens = py::none(),
+                 py::handle prefix_hit_rate = py::none());
 
 /// Deployment.roofline (roofline.cpp): a kvplan.Roofline.
 py::object make_roofline(const std::shared_ptr<PyDeployment>& d, py::handle compute_dtype);

@@ -323,7 +323,7 @@ std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
 
 Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
                  py::handle prompt_tokens, py::handle output_tokens,
-                 py::handle shared_prefix_tokens) {
+                 py::handle shared_prefix_tokens, py::handle prefix_hit_rate) {
     Demand demand;
     if (prompt_tokens.is_none() != output_tokens.is_none())
         usage(prompt_tokens.is_none() ? "prompt_tokens" : "output_tokens",
@@ -352,6 +352,16 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
     // Past the context or the prompt: the library's InvalidInputError.
     if (!shared_prefix_tokens.is_none())
         demand.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
+    if (!prefix_hit_rate.is_none()) {
+        // As kvplan fit --prefix-hit-rate: a share of every prompt, in whole tokens.
+        const double rate = to_share(prefix_hit_rate, "prefix_hit_rate");
+        if (!shared_prefix_tokens.is_none())
+            usage("prefix_hit_rate", "shared_prefix_tokens or prefix_hit_rate, not both", "both");
+        if (!demand.prompt_tokens)
+            usage("prefix_hit_rate", "prompt_tokens as well (the rate is a share of each prompt)",
+                  "None");
+        demand.shared_prefix_tokens = shared_prefix_of_hit_rate(demand, rate, "prefix_hit_rate");
+    }
     return demand;
 }
 
@@ -363,9 +373,10 @@ namespace {
 std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d,
                                           py::handle context, py::handle concurrency,
                                           py::handle prompt_tokens, py::handle output_tokens,
-                                          py::handle shared_prefix_tokens) {
+                                          py::handle shared_prefix_tokens,
+                                          py::handle prefix_hit_rate) {
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
-                                    output_tokens, shared_prefix_tokens);
+                                    output_tokens, shared_prefix_tokens, prefix_hit_rate);
     return answer_at(d, demand);
 }
 
@@ -374,10 +385,10 @@ std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d
 /// demand: one evaluate.
 std::unique_ptr<PyAnswer> fit(const DeploymentArgs& x, py::handle context, py::handle concurrency,
                               py::handle prompt_tokens, py::handle output_tokens,
-                              py::handle shared_prefix_tokens) {
+                              py::handle shared_prefix_tokens, py::handle prefix_hit_rate) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
-                                    output_tokens, shared_prefix_tokens);
+                                    output_tokens, shared_prefix_tokens, prefix_hit_rate);
     std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     set_counts(*d, out->a);
     return out;
@@ -445,7 +456,7 @@ knob the engine cannot take.)";
 
 constexpr const char* evaluate_doc =
     R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None,
-         shared_prefix_tokens=None)
+         shared_prefix_tokens=None, prefix_hit_rate=None)
 --
 
 The replica's answer for a demand: a kvplan.ReplicaAnswer.
@@ -460,6 +471,8 @@ prompt_tokens, output_tokens: every request's prompt and output (both or neither
 shared_prefix_tokens: the prompt prefix every request starts with (a system prompt), as
   --shared-prefix: its full blocks are held once, and the answer's max_concurrency counts it
   (max_concurrency_without_sharing, shared_prefix_blocks_saved... say what it changed).
+prefix_hit_rate: the shared prefix as a share of prompt_tokens (0 to 1), as --prefix-hit-rate:
+  that share of each prompt, in whole tokens, instead of shared_prefix_tokens.
 
 Every figure is kvplan.fit's for the same inputs. max_context and longest_single_context
 are searched on first read (a binary search over the engine's cache).
@@ -510,7 +523,7 @@ void bind_deployment(py::module_& m) {
     const std::vector<std::string_view> every = every_deployment_keyword();
     // Leaked: the bound functions use them for the module's life.
     const auto* init_signature =
-        new Signature("__init__", 2, {deploy("model"), deploy("gpu")}, every, true);
+        new Signature("Deployment.__init__", 2, {deploy("model"), deploy("gpu")}, every, true);
     const std::string class_doc =
         std::string(deployment_doc) + keyword_docs(every) + deployment_doc_end;
     py::class_<PyDeployment, std::shared_ptr<PyDeployment>>(m, "Deployment", class_doc.c_str())
@@ -521,7 +534,7 @@ void bind_deployment(py::module_& m) {
         .def("evaluate", &evaluate_demand, py::arg("context") = py::none(),
              py::arg("concurrency") = 1, py::kw_only(), py::arg("prompt_tokens") = py::none(),
              py::arg("output_tokens") = py::none(), py::arg("shared_prefix_tokens") = py::none(),
-             evaluate_doc)
+             py::arg("prefix_hit_rate") = py::none(), evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = py::none(),
              "roofline($self, /, compute_dtype=None)\n--\n\nThe decode and prefill bounds of "
              "this deployment, matmuls in `compute_dtype` (None: the type its weights run in, "
@@ -576,14 +589,15 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         new Signature("fit", 2,
                       {deploy("model"), deploy("gpu"), own("context", py::none()),
                        own("concurrency", py::int_(1)), own("prompt_tokens", py::none()),
-                       own("output_tokens", py::none()), own("shared_prefix_tokens", py::none())},
+                       own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
+                       own("prefix_hit_rate", py::none())},
                       every);
     m.def(
         "fit",
         [fit_signature](const py::args& args, const py::kwargs& kwargs) {
             const Call c(*fit_signature, args, kwargs);
             return fit(c.deployment(), c["context"], c["concurrency"], c["prompt_tokens"],
-                       c["output_tokens"], c["shared_prefix_tokens"]);
+                       c["output_tokens"], c["shared_prefix_tokens"], c["prefix_hit_rate"]);
         },
         fit_signature->doc(fit_doc).c_str());
 

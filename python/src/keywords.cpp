@@ -111,6 +111,17 @@ std::vector<std::string_view> every_deployment_keyword() {
     return out;
 }
 
+std::vector<std::string_view> with_budget_keywords(std::vector<std::string_view> names) {
+    for (const std::string_view n :
+         {"engine", "engine_version", "block_size", "gpu_memory_utilization", "kv_memory",
+          "max_num_seqs", "max_num_batched_tokens", "num_gpu_blocks_override", "allow_long_context",
+          "enforce_eager", "chunked_local_hybrid", "without_flashinfer", "max_loras",
+          "max_lora_rank", "fully_sharded_loras", "max_cpu_loras", "lora_target_modules",
+          "limit_mm_per_prompt", "skip_mm_profiling"})
+        names.push_back(n);
+    return names;
+}
+
 Param own(std::string name) { return Param{std::move(name)}; }
 
 Param own(std::string name, py::object value) { return Param{std::move(name), std::move(value)}; }
@@ -145,7 +156,11 @@ Signature::Signature(std::string function, std::size_t positional, std::vector<P
 }
 
 std::string Signature::doc(std::string_view body) const {
-    std::string s = function_ + (method_ ? "(self, /" : "(");
+    // "Deployment.__init__" is named so in errors, as Python names it; its docstring's signature
+    // is the method's own name.
+    const std::size_t dot = function_.rfind('.');
+    std::string s = function_.substr(dot == std::string::npos ? 0 : dot + 1);
+    s += method_ ? "(self, /" : "(";
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (i > 0 || method_) s += ", ";
         if (i == positional_) s += "*, ";

@@ -92,20 +92,8 @@ SearchSpace search_space(const Call& c, const DeploymentArgs& x) {
 
 /// The deployment keywords of the searches (plan, disagg): the engine and its knobs; the layout
 /// and the GPUs are what they search.
-const std::vector<std::string_view> search_keywords{"kv_dtype",
-                                                    "weight_dtype",
-                                                    "engine",
-                                                    "engine_version",
-                                                    "block_size",
-                                                    "gpu_memory_utilization",
-                                                    "kv_memory",
-                                                    "max_num_seqs",
-                                                    "max_num_batched_tokens",
-                                                    "num_gpu_blocks_override",
-                                                    "allow_long_context",
-                                                    "enforce_eager",
-                                                    "chunked_local_hybrid",
-                                                    "without_flashinfer"};
+const std::vector<std::string_view> search_keywords =
+    with_budget_keywords({"kv_dtype", "weight_dtype"});
 
 struct PyCandidate {
     std::string gpu;
@@ -207,13 +195,17 @@ std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handl
     std::vector<std::optional<KvFormat>> kvs;
     for (const py::handle k : one_or_many(x.kv_dtype, "kv_dtype"))
         kvs.push_back(to_kv_choice(k, "kv_dtype"));
+    // Each weight format with the experts' (expert_dtype), as kvplan compare pairs them.
+    std::optional<WeightFormat> experts;
+    if (!x.expert_dtype.is_none()) experts = to_weight_format(x.expert_dtype, "expert_dtype");
     std::vector<std::optional<WeightOptions>> weights;
     for (const py::handle w : one_or_many(x.weight_dtype, "weight_dtype")) {
-        if (w.is_none()) {
+        if (w.is_none() && !experts) {
             weights.emplace_back();
         } else {
             weights.emplace_back(WeightOptions{});
-            weights.back()->format = to_weight_format(w, "weight_dtype");
+            if (!w.is_none()) weights.back()->format = to_weight_format(w, "weight_dtype");
+            weights.back()->expert_format = experts;
         }
     }
     std::vector<std::shared_ptr<PyModel>> models;
@@ -350,10 +342,8 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
         new Signature("compare", 2,
                       {own("model"), own("gpu", py::none()), own("context", py::none()),
                        own("concurrency", py::int_(1)), own("shared_prefix_tokens", py::none())},
-                      {"tp", "pp", "dp", "ep", "dcp", "gpus", "kv_dtype", "weight_dtype", "engine",
-                       "engine_version", "block_size", "gpu_memory_utilization", "kv_memory",
-                       "max_num_seqs", "max_num_batched_tokens", "num_gpu_blocks_override",
-                       "allow_long_context", "enforce_eager"});
+                      with_budget_keywords({"tp", "pp", "dp", "ep", "dcp", "gpus", "kv_dtype",
+                                            "weight_dtype", "expert_dtype"}));
     m.def(
         "compare",
         [compare_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -443,16 +433,16 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             return fmt::format("<kvplan.PlanAnswer {} candidates searched, {} fit>", p.searched,
                                p.fitting);
         });
-    const auto* plan_signature =
-        new Signature("plan", 2,
-                      {own("model"), own("gpu", py::none()), own("context", py::none()),
-                       own("concurrency", py::int_(1)), own("prompt_tokens", py::none()),
-                       own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
-                       own("max_gpus", py::int_(8)), own("max_tp", py::int_(8)),
-                       own("any_layout", py::bool_(false)), own("dp", py::bool_(true)),
-                       own("ep", py::bool_(true)), own("dcp", py::bool_(true)),
-                       own("rank", py::none()), own("top", py::int_(50))},
-                      search_keywords);
+    const auto* plan_signature = new Signature(
+        "plan", 2,
+        {own("model"), own("gpu", py::none()), own("context", py::none()),
+         own("concurrency", py::int_(1)), own("prompt_tokens", py::none()),
+         own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
+         own("max_gpus", py::int_(8)), own("max_tp", py::int_(8)),
+         own("any_layout", py::bool_(false)), own("dp", py::bool_(true)),
+         own("ep", py::bool_(true)), own("dcp", py::bool_(true)), own("rank", py::none()),
+         own("top", py::int_(50)), own("prefix_hit_rate", py::none())},
+        with_budget_keywords({"kv_dtype", "weight_dtype", "redundant_experts"}));
     m.def(
         "plan",
         [plan_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -466,6 +456,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             space.layouts =
                 to_flag(c["any_layout"], "any_layout") ? LayoutRule::any : LayoutRule::whole_nodes;
             space.keep = to_count(c["top"], "top", "candidates");
+            // EPLB's copies in the expert-parallel layouts, as kvplan plan --redundant-experts.
+            if (!x.redundant_experts.is_none())
+                space.redundant_experts =
+                    to_u32(x.redundant_experts, "redundant_experts", "experts", 1U << 16, 0);
             const py::handle rank = c["rank"];
             const bool split = !prompt_tokens.is_none() || !output_tokens.is_none();
             const std::string r =
@@ -482,9 +476,9 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
                       "'estimate'");
             const Serving serving = search_serving(x);
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
-            const Demand demand =
-                demand_of(context_limit(pm->get().config()).tokens, c["context"], c["concurrency"],
-                          prompt_tokens, output_tokens, c["shared_prefix_tokens"]);
+            const Demand demand = demand_of(context_limit(pm->get().config()).tokens, c["context"],
+                                            c["concurrency"], prompt_tokens, output_tokens,
+                                            c["shared_prefix_tokens"], c["prefix_hit_rate"]);
             const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
             const PlanAnswer a = plan_replicas(pm->get(), space, serving, demand,
@@ -682,6 +676,14 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
             "binding", [](const PyFleet& f) { return std::string(name(f.a.plan.binding)); },
             "What sets the batch: kv_budget, tpot, max_batch or ttft.")
         .def_property_readonly("batch_kv", [](const PyFleet& f) { return f.a.plan.batch_kv; })
+        .def_property_readonly(
+            "batch_kv_overflow",
+            [](const PyFleet& f) -> py::object {
+                const auto& b = f.a.plan.batch_kv_overflow;
+                return b ? py::object(py::int_(*b)) : py::object(py::none());
+            },
+            "With epsilon: the largest batch whose KV passes the budget with probability at "
+            "most epsilon (a Chernoff bound over the lengths); else None.")
         .def_property_readonly("batch_tpot", [](const PyFleet& f) { return f.a.plan.batch_tpot; })
         .def_property_readonly("batch_ttft", [](const PyFleet& f) { return f.a.plan.batch_ttft; })
         .def_property_readonly(
@@ -707,17 +709,15 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
         {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"), own("prompt_tokens"),
          own("output_tokens"), own("ttft_ms", py::none()), own("shared_prefix_tokens", py::none()),
          own("size_by", py::str("estimate")), own("percentile", py::int_(95)),
-         own("efficiency", py::none())},
-        {"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype", "engine", "engine_version",
-         "block_size", "gpu_memory_utilization", "kv_memory", "max_num_seqs",
-         "max_num_batched_tokens", "num_gpu_blocks_override", "allow_long_context", "enforce_eager",
-         "chunked_local_hybrid", "without_flashinfer"});
+         own("efficiency", py::none()), own("epsilon", py::none())},
+        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype"}));
     m.def(
         "fleet",
         [fleet_signature](const py::args& args, const py::kwargs& kwargs) {
             const Call c(*fleet_signature, args, kwargs);
             const py::handle ttft_ms = c["ttft_ms"], efficiency = c["efficiency"],
-                             shared_prefix_tokens = c["shared_prefix_tokens"];
+                             shared_prefix_tokens = c["shared_prefix_tokens"],
+                             epsilon = c["epsilon"];
             struct {
                 LengthDistribution lengths{};
                 double rate_per_s = 0;
@@ -727,6 +727,7 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                 FleetSizeBy size_by = FleetSizeBy::estimate;
                 double size_at_percentile = 95;
                 double efficiency = 1.0;
+                double epsilon = 0;
             } q;
             q.rate_per_s = to_positive(c["rate"], "rate");
             q.tpot_target = to_positive(c["tpot_ms"], "tpot_ms") * milliseconds;
@@ -743,6 +744,12 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                 if (q.size_by == FleetSizeBy::estimate)
                     usage("efficiency", "size_by='bound' beside it", "size_by='estimate'");
                 q.efficiency = to_fraction(efficiency, "efficiency");
+            }
+            if (!epsilon.is_none()) {
+                // As --epsilon: a probability in (0, 1).
+                q.epsilon = to_positive(epsilon, "epsilon");
+                if (q.epsilon >= 1)
+                    usage("epsilon", "a probability in (0, 1)", std::string(py::repr(epsilon)));
             }
             q.lengths = LengthDistribution::from_percentiles(
                 quantiles(c["prompt_tokens"], "prompt_tokens"),
@@ -763,6 +770,7 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                                                    .shared_prefix_tokens = q.shared_prefix_tokens,
                                                    .size_by = q.size_by,
                                                    .size_at_percentile = q.size_at_percentile,
+                                                   .epsilon = q.epsilon,
                                                    .efficiency = q.efficiency}),
                            pg};
         },
@@ -772,7 +780,9 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
 TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer.
 prompt_tokens and output_tokens: an int (every request that long) or percentiles
 ("50:1000,95:4000"); the KV is sized at `percentile`; size_by 'estimate' times steps by the
-latency estimate, 'bound' by the roofline bound / efficiency.)")
+latency estimate, 'bound' by the roofline bound / efficiency; epsilon (a probability in
+(0, 1)), as --epsilon: the KV batch is the largest whose KV passes the budget with at most
+that probability, instead of every request at `percentile`.)")
             .c_str());
 }
 

@@ -205,15 +205,13 @@ void bind_trace(py::module_& m) {
                                t.model->id);
         });
 
-    const auto* trace_signature =
-        new Signature("trace", 3,
-                      {own("trace"), own("model"), own("gpu", py::none()),
-                       own("ttft_ms", py::float_(default_service_times.ttft.in(milliseconds))),
-                       own("tpot_ms", py::float_(default_service_times.tpot.in(milliseconds))),
-                       own("max_model_len", py::none()), own("time_unit", py::str("s"))},
-                      {"tp", "pp", "kv_dtype", "weight_dtype", "engine", "engine_version",
-                       "block_size", "gpu_memory_utilization", "kv_memory", "max_num_seqs",
-                       "max_num_batched_tokens", "enforce_eager"});
+    const auto* trace_signature = new Signature(
+        "trace", 3,
+        {own("trace"), own("model"), own("gpu", py::none()),
+         own("ttft_ms", py::float_(default_service_times.ttft.in(milliseconds))),
+         own("tpot_ms", py::float_(default_service_times.tpot.in(milliseconds))),
+         own("max_model_len", py::none()), own("time_unit", py::str("s"))},
+        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype"}));
     m.def(
         "trace",
         [trace_signature](const py::args& args, const py::kwargs& kwargs) {
