@@ -26,6 +26,7 @@
 #include <kvplan/plan/deployment.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/plan/size.hpp>
+#include <kvplan/plan/tiers.hpp>
 #include <kvplan/roofline.hpp>
 #include <kvplan/units.hpp>
 #include <kvplan/weights.hpp>
@@ -171,6 +172,10 @@ struct PyAnswer {
     ReplicaAnswer a;
     std::shared_ptr<const PyDeployment> dep;
     bool searched = false;
+    /// The KV tiers beside the GPUs the call asked for (host_kv ... remote_kv) and their
+    /// figures (kvplan::kv_tiers); unset: none asked.
+    TierSizes tiers{};
+    std::optional<TierAnswer> tier_answer{};
 
     PyAnswer(ReplicaAnswer answer, std::shared_ptr<const PyDeployment> d, bool contexts = false)
         : a(std::move(answer)), dep(std::move(d)), searched(contexts) {}
@@ -297,6 +302,11 @@ std::string keyword_docs(const std::vector<std::string_view>& names);
 
 /// True or False (or what converts to them, as pybind11 reads a bool: None is False).
 bool to_flag(py::handle h, std::string_view field);
+
+/// The speculative decoding the keywords state (speculative_method, num_speculative_tokens,
+/// draft_model) under `engine`, checked as the command line checks its flags; a draft model is
+/// read with `import`.
+Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImportOptions& import);
 
 /// The parallel layout the keywords state (tp, pp, dp, ep, dcp).
 ParallelConfig parallel_of(const DeploymentArgs& x);

@@ -35,6 +35,8 @@ std::uint32_t layout_count(py::handle h, std::string_view field, std::string_vie
     return to_u32(h, field, unit, 1U << 16);
 }
 
+}  // namespace
+
 Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImportOptions& import) {
     Speculation sp;
     if (x.speculative_method.is_none()) {
@@ -73,8 +75,6 @@ Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImpor
         sp.draft_model = as_model(x.draft_model, import)->get();
     return sp;
 }
-
-}  // namespace
 
 ParallelConfig parallel_of(const DeploymentArgs& x) {
     ParallelConfig p{.tp = layout_count(x.tp, "tp", "GPUs"),
@@ -367,6 +367,41 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
 
 namespace {
 
+/// The KV tiers the keywords name, as kvplan fit's --host-kv (or vLLM's --kv-offloading-size, a
+/// number of GiB), --nvme-kv and --remote-kv read them: each a size per replica.
+TierSizes tiers_of(py::handle host, py::handle offloading, py::handle nvme, py::handle remote) {
+    TierSizes t;
+    if (!host.is_none() && !offloading.is_none())
+        usage("kv_offloading_size", "host_kv or kv_offloading_size, not both (the same memory)",
+              "both");
+    if (!host.is_none()) t.host = to_size(host, "host_kv");
+    if (!offloading.is_none()) {
+        // vLLM's own: GiB as a number (vllm/config/cache.py, CacheConfig.kv_offloading_size),
+        // read as --kv-offloading-size reads it.
+        const double gib = to_positive(offloading, "kv_offloading_size");
+        t.host = to_size(py::str(fmt::format("{}GiB", gib)), "kv_offloading_size");
+    }
+    if (!nvme.is_none()) t.nvme = to_size(nvme, "nvme_kv");
+    if (!remote.is_none()) t.remote = to_size(remote, "remote_kv");
+    return t;
+}
+
+/// The tiers' figures beside the answer (kvplan::kv_tiers), refused as kvplan fit refuses them.
+void attach_tiers(PyAnswer& out, const TierSizes& t) {
+    if (!t.host && !t.nvme && !t.remote) return;
+    const ReplicaAnswer& a = out.a;
+    if (!a.starts())
+        usage(t.host   ? "host_kv"
+              : t.nvme ? "nvme_kv"
+                       : "remote_kv",
+              "a replica that starts (tiers hold what its GPUs evict)", name(a.refusal));
+    if (t.host && !(a.replica.gpu.pcie_bandwidth > BytesPerSecond{}))
+        usage("host_kv", "a GPU spec with a PCIe figure (pcie.GB_per_s_per_direction)",
+              out.dep->gpu->id);
+    out.tiers = t;
+    out.tier_answer = kv_tiers(a, t);
+}
+
 // The answer is built where Python keeps it: returned by value, pybind11 would move it (some 13 KB)
 // into a fresh allocation, and building it with new as an aggregate zeroes it first; each cost
 // an eighth of an evaluation's instructions.
@@ -374,10 +409,15 @@ std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d
                                           py::handle context, py::handle concurrency,
                                           py::handle prompt_tokens, py::handle output_tokens,
                                           py::handle shared_prefix_tokens,
-                                          py::handle prefix_hit_rate) {
+                                          py::handle prefix_hit_rate, py::handle host_kv,
+                                          py::handle kv_offloading_size, py::handle nvme_kv,
+                                          py::handle remote_kv) {
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
                                     output_tokens, shared_prefix_tokens, prefix_hit_rate);
-    return answer_at(d, demand);
+    const TierSizes tiers = tiers_of(host_kv, kv_offloading_size, nvme_kv, remote_kv);
+    std::unique_ptr<PyAnswer> out = answer_at(d, demand);
+    attach_tiers(*out, tiers);
+    return out;
 }
 
 /// kvplan.fit: a deployment from the keywords and its answer at one demand, in one call. The
@@ -385,12 +425,14 @@ std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d
 /// demand: one evaluate.
 std::unique_ptr<PyAnswer> fit(const DeploymentArgs& x, py::handle context, py::handle concurrency,
                               py::handle prompt_tokens, py::handle output_tokens,
-                              py::handle shared_prefix_tokens, py::handle prefix_hit_rate) {
+                              py::handle shared_prefix_tokens, py::handle prefix_hit_rate,
+                              const TierSizes& tiers) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
                                     output_tokens, shared_prefix_tokens, prefix_hit_rate);
     std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     set_counts(*d, out->a);
+    attach_tiers(*out, tiers);
     return out;
 }
 
@@ -456,7 +498,8 @@ knob the engine cannot take.)";
 
 constexpr const char* evaluate_doc =
     R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None,
-         shared_prefix_tokens=None, prefix_hit_rate=None)
+         shared_prefix_tokens=None, prefix_hit_rate=None, host_kv=None, kv_offloading_size=None,
+         nvme_kv=None, remote_kv=None)
 --
 
 The replica's answer for a demand: a kvplan.ReplicaAnswer.
@@ -473,6 +516,11 @@ shared_prefix_tokens: the prompt prefix every request starts with (a system prom
   (max_concurrency_without_sharing, shared_prefix_blocks_saved... say what it changed).
 prefix_hit_rate: the shared prefix as a share of prompt_tokens (0 to 1), as --prefix-hit-rate:
   that share of each prompt, in whole tokens, instead of shared_prefix_tokens.
+host_kv, nvme_kv, remote_kv: KV tiers beside the GPUs, a size per replica each, as kvplan
+  fit's --host-kv (host DRAM over each GPU's PCIe), --nvme-kv (one PCIe Gen4 x4 drive) and
+  --remote-kv (RDMA, InfiniBand NDR a NIC per GPU); kv_offloading_size: vLLM's flag, host
+  DRAM in GiB as a number (host_kv's memory, in the vLLM command). The answer's kv_tiers
+  gives what each holds and one sequence coming back against recomputing it.
 
 Every figure is kvplan.fit's for the same inputs. max_context and longest_single_context
 are searched on first read (a binary search over the engine's cache).
@@ -534,7 +582,9 @@ void bind_deployment(py::module_& m) {
         .def("evaluate", &evaluate_demand, py::arg("context") = py::none(),
              py::arg("concurrency") = 1, py::kw_only(), py::arg("prompt_tokens") = py::none(),
              py::arg("output_tokens") = py::none(), py::arg("shared_prefix_tokens") = py::none(),
-             py::arg("prefix_hit_rate") = py::none(), evaluate_doc)
+             py::arg("prefix_hit_rate") = py::none(), py::arg("host_kv") = py::none(),
+             py::arg("kv_offloading_size") = py::none(), py::arg("nvme_kv") = py::none(),
+             py::arg("remote_kv") = py::none(), evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = py::none(),
              "roofline($self, /, compute_dtype=None)\n--\n\nThe decode and prefill bounds of "
              "this deployment, matmuls in `compute_dtype` (None: the type its weights run in, "
@@ -590,14 +640,18 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                       {deploy("model"), deploy("gpu"), own("context", py::none()),
                        own("concurrency", py::int_(1)), own("prompt_tokens", py::none()),
                        own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
-                       own("prefix_hit_rate", py::none())},
+                       own("prefix_hit_rate", py::none()), own("host_kv", py::none()),
+                       own("kv_offloading_size", py::none()), own("nvme_kv", py::none()),
+                       own("remote_kv", py::none())},
                       every);
     m.def(
         "fit",
         [fit_signature](const py::args& args, const py::kwargs& kwargs) {
             const Call c(*fit_signature, args, kwargs);
-            return fit(c.deployment(), c["context"], c["concurrency"], c["prompt_tokens"],
-                       c["output_tokens"], c["shared_prefix_tokens"], c["prefix_hit_rate"]);
+            return fit(
+                c.deployment(), c["context"], c["concurrency"], c["prompt_tokens"],
+                c["output_tokens"], c["shared_prefix_tokens"], c["prefix_hit_rate"],
+                tiers_of(c["host_kv"], c["kv_offloading_size"], c["nvme_kv"], c["remote_kv"]));
         },
         fit_signature->doc(fit_doc).c_str());
 
@@ -631,6 +685,7 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                         " (", detail::check::refusal_reason(x.a), ")"));
                 CommandOptions o;
                 if (!model.is_none()) o.model = to_text(model, "model");
+                o.kv_offloading = x.tiers.host;  // vLLM's --kv-offloading-size, with host_kv
                 return serve_command(x.a, o).line();
             },
             py::arg("model") = py::none(),
@@ -653,6 +708,34 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "flow mapping, what trtllm-serve has no flag for, as kvplan fit prints it); '' when "
             "the command names no file (vLLM and SGLang always). Raises kvplan.InvalidInputError "
             "as serve_command() does.")
+        .def_property_readonly(
+            "kv_tiers",
+            [](const A& x) {
+                py::list out;
+                if (!x.tier_answer) return out;
+                const TierAnswer& t = *x.tier_answer;
+                constexpr const char* tier_names[] = {"host", "nvme", "remote"};
+                const auto optional_float = [](const auto& v) -> py::object {
+                    return v ? py::object(py::float_(v.value())) : py::object(py::none());
+                };
+                for (std::uint32_t i = 0; i < t.num_tiers; ++i) {
+                    const TierFigures& f = t.tiers[i];
+                    out.append(py::dict(
+                        py::arg("tier") = tier_names[static_cast<int>(f.tier)],
+                        py::arg("size_bytes") = f.size.count(), py::arg("sequences") = f.sequences,
+                        py::arg("link") = std::string(f.back.link.name),
+                        py::arg("link_bytes_per_second") = f.back.link.bandwidth.in(B_per_s),
+                        py::arg("back_seconds") = f.back.time.in(seconds),
+                        py::arg("recompute_seconds") =
+                            t.recompute ? py::object(py::float_(t.recompute->in(seconds)))
+                                        : py::object(py::none()),
+                        py::arg("back_over_recompute") = optional_float(f.versus_recompute)));
+                }
+                return out;
+            },
+            "With host_kv, nvme_kv or remote_kv: each tier as kvplan fit's kv_tiers rows (tier, "
+            "size_bytes, sequences of the context it holds, link, link_bytes_per_second, "
+            "back_seconds for one sequence, recompute_seconds, back_over_recompute); else [].")
         .def_property_readonly("context_tokens", [](const A& x) { return x.a.demand.context; })
         .def_property_readonly("concurrency", [](const A& x) { return x.a.demand.concurrency; })
         .def_property_readonly("gpus", [](const A& x) { return x.a.gpus; })

@@ -90,8 +90,8 @@ SearchSpace search_space(const Call& c, const DeploymentArgs& x) {
     return space;
 }
 
-/// The deployment keywords of the searches (plan, disagg): the engine and its knobs; the layout
-/// and the GPUs are what they search.
+/// The deployment keywords of disagg's search (plan takes redundant_experts beside them): the
+/// budget's; the layout and the GPUs are what it searches.
 const std::vector<std::string_view> search_keywords =
     with_budget_keywords({"kv_dtype", "weight_dtype"});
 
@@ -187,6 +187,9 @@ std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handl
     // Every keyword read before any file, as the command line parses its flags.
     CompareRequest rq{
         .parallel = parallel_of(x), .gpus = gpu_count_of(x), .serving = serving_of(x)};
+    // Speculative decoding as the command line reads it (a draft model read with it), shared by
+    // every row.
+    rq.serving.speculation = speculation_of(x, rq.serving.engine, {});
     (void)resolve_serving(rq.serving);  // a knob the engine cannot take
     if (!context.is_none()) rq.context = to_tokens(context, "context");
     rq.concurrency = to_count(concurrency, "concurrency", "sequences");
@@ -343,7 +346,8 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
                       {own("model"), own("gpu", py::none()), own("context", py::none()),
                        own("concurrency", py::int_(1)), own("shared_prefix_tokens", py::none())},
                       with_budget_keywords({"tp", "pp", "dp", "ep", "dcp", "gpus", "kv_dtype",
-                                            "weight_dtype", "expert_dtype"}));
+                                            "weight_dtype", "expert_dtype", "speculative_method",
+                                            "num_speculative_tokens", "draft_model"}));
     m.def(
         "compare",
         [compare_signature](const py::args& args, const py::kwargs& kwargs) {

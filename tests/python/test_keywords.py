@@ -202,14 +202,14 @@ REPLICA_EXTRAS = {"--max-loras", "--max-lora-rank", "--fully-sharded-loras", "--
                   "--lora-target-modules", "--limit-mm-per-prompt", "--skip-mm-profiling"}
 SPECULATION = {"--speculative-method", "--num-speculative-tokens", "--draft-model"}
 NOT_YET = {
-    # The KV tiers beside the GPU (kvplan::kv_tiers): no Python answer carries them yet.
-    "fit": {"--host-kv", "--kv-offloading-size", "--nvme-kv", "--remote-kv"},
-    "compare": SPECULATION,
+    "fit": set(),
+    "compare": set(),
     "plan": SPECULATION | {"--profile", "--expert-dtype", "--prices", "--ttft-ms", "--tpot-ms",
                            "--pareto"},
     "disagg": SPECULATION | {"--profile", "--expert-dtype", "--prefix-hit-rate", "--trace",
                              "--percentile", "--time-unit", "--link"},
     "fleet": SPECULATION | {"--profile", "--gpus", "--trace", "--time-unit"},
+    # kvplan trace and kvplan fleet take the speculative flags and move no figure with them.
     "trace": SPECULATION | {"--gpus"},
     "diff": SPECULATION,
     # calibrate reads vLLM's log: --engine is vllm or refused, --engine-version refused.
@@ -579,3 +579,53 @@ def test_plan_takes_redundant_experts_and_fleet_epsilon():
     assert kvplan.fleet("llama-3-70b", "h100-sxm", **kw).batch_kv_overflow is None
     with pytest.raises(kvplan.UsageError, match=r"^epsilon: expected a probability in \(0, 1\)"):
         kvplan.fleet("llama-3-70b", "h100-sxm", **kw, epsilon=1)
+
+
+def test_kv_tiers_beside_the_gpus():
+    # 256 GiB of host DRAM beside the headline's replica: a sequence of 8,000 tokens is 500 blocks
+    # of 1,310,720 B on each of the 4 GPUs, 2,621,440,000 B, so 274,877,906,944 B hold 104 of
+    # them; each GPU brings its 655,360,000 B back over its own PCIe at 64 GB/s, 10.24 ms.
+    a = kvplan.fit(**HEADLINE, host_kv="256GiB")
+    [host] = a.kv_tiers
+    assert (host["tier"], host["size_bytes"], host["sequences"]) == ("host", 256 * 2**30, 104)
+    assert 256 * 2**30 // (4 * 500 * BLOCK) == 104
+    assert host["link_bytes_per_second"] == 64e9
+    assert host["back_seconds"] == pytest.approx(500 * BLOCK / 64e9) == 0.01024
+    # The CLI's rows, one answer (the recompute bound is the prefill bound of one prompt).
+    assert a.kv_tiers == cli_json("fit", *HEADLINE_ARGS, "--host-kv", "256GiB")["kv_tiers"]
+    assert kvplan.fit(**HEADLINE).kv_tiers == []
+    # vLLM's own flag: a number of GiB, the same tier, and its command carries it.
+    b = kvplan.fit(**HEADLINE, kv_offloading_size=256)
+    assert b.kv_tiers == a.kv_tiers
+    assert "--kv-offloading-size 256 --kv-offloading-backend native" in b.serve_command()
+    assert "--kv-offloading-size" not in kvplan.fit(**HEADLINE).serve_command()
+    # NVMe and a remote store beside it, as kvplan fit prints them; evaluate takes them too.
+    tiers = dict(host_kv="256GiB", nvme_kv="2TB", remote_kv="10TB")
+    c = kvplan.fit(**HEADLINE, **tiers)
+    assert [t["tier"] for t in c.kv_tiers] == ["host", "nvme", "remote"]
+    assert c.kv_tiers == cli_json("fit", *HEADLINE_ARGS, "--host-kv", "256GiB", "--nvme-kv",
+                                  "2TB", "--remote-kv", "10TB")["kv_tiers"]
+    d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
+    assert d.evaluate("8k", 48, **tiers).kv_tiers == c.kv_tiers
+    with pytest.raises(kvplan.UsageError, match="^kv_offloading_size: expected host_kv or "
+                                                "kv_offloading_size, not both"):
+        kvplan.fit(**HEADLINE, host_kv="1GiB", kv_offloading_size=1)
+    with pytest.raises(kvplan.UsageError, match="^host_kv: expected a replica that starts"):
+        kvplan.fit("llama-3-70b", "h100-sxm", context="8k", host_kv="256GiB")
+
+
+def test_compare_takes_speculative_decoding():
+    # EAGLE on Llama-3-70B: one drafter layer, 2 x 8 KV heads x 128 x 2 B = 4,096 B a token more
+    # in the cache, and the row's budget and sequences as kvplan compare --speculative-method.
+    spec = dict(speculative_method="eagle", num_speculative_tokens=3)
+    row = kvplan.compare("llama-3-70b", "h100-sxm", tp=4, context="8k", **spec)[0].answer
+    assert (row.drafter_layers, row.drafter_kv_bytes_per_token) == (1, 2 * 8 * 128 * 2)
+    assert row.max_concurrency == kvplan.fit(**HEADLINE, **spec).max_concurrency
+    expected = cli_json("compare", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--context", "8k", "--speculative-method", "eagle",
+                        "--num-speculative-tokens", "3")["rows"][0]
+    assert (row.kv_budget_bytes_per_gpu, row.max_concurrency) == (
+        expected["kv_budget_bytes_per_gpu"], expected["max_concurrency"])
+    with pytest.raises(kvplan.UsageError, match="^num_speculative_tokens: expected "
+                                                "speculative_method as well"):
+        kvplan.compare("llama-3-70b", "h100-sxm", num_speculative_tokens=3)
