@@ -28,6 +28,7 @@
 #include <kvplan/plan/size.hpp>
 #include <kvplan/plan/tiers.hpp>
 #include <kvplan/roofline.hpp>
+#include <kvplan/trace/reading.hpp>
 #include <kvplan/units.hpp>
 #include <kvplan/weights.hpp>
 #include <memory>
@@ -334,6 +335,9 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
                  py::handle prompt_tokens = py::none(), py::handle output_tokens = py::none(),
                  py::handle shared_prefix_tokens = py::none(),
                  py::handle prefix_hit_rate = py::none());
+
+/// time_unit= (trace.cpp): the unit of a trace's numeric arrival times, as --time-unit reads it.
+TraceOptions trace_options_of(py::handle h);
 
 /// Deployment.roofline (roofline.cpp): a kvplan.Roofline.
 py::object make_roofline(const std::shared_ptr<PyDeployment>& d, py::handle compute_dtype);

@@ -710,10 +710,12 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
         });
     const auto* fleet_signature = new Signature(
         "fleet", 2,
-        {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"), own("prompt_tokens"),
-         own("output_tokens"), own("ttft_ms", py::none()), own("shared_prefix_tokens", py::none()),
-         own("size_by", py::str("estimate")), own("percentile", py::int_(95)),
-         own("efficiency", py::none()), own("epsilon", py::none())},
+        {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"),
+         own("prompt_tokens", py::none()), own("output_tokens", py::none()),
+         own("trace", py::none()), own("time_unit", py::none()), own("ttft_ms", py::none()),
+         own("shared_prefix_tokens", py::none()), own("size_by", py::str("estimate")),
+         own("percentile", py::int_(95)), own("efficiency", py::none()),
+         own("epsilon", py::none())},
         with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype"}));
     m.def(
         "fleet",
@@ -755,9 +757,28 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                 if (q.epsilon >= 1)
                     usage("epsilon", "a probability in (0, 1)", std::string(py::repr(epsilon)));
             }
-            q.lengths = LengthDistribution::from_percentiles(
-                quantiles(c["prompt_tokens"], "prompt_tokens"),
-                quantiles(c["output_tokens"], "output_tokens"));
+            // The lengths: a trace's (kvplan::load_trace) or percentiles, as kvplan fleet reads
+            // --trace and --prompt-tokens / --output-tokens.
+            const py::handle trace = c["trace"], time_unit = c["time_unit"],
+                             prompt = c["prompt_tokens"], output = c["output_tokens"];
+            if (trace.is_none() && (prompt.is_none() || output.is_none()))
+                usage("trace", "a trace, or both prompt_tokens and output_tokens",
+                      prompt.is_none() && output.is_none() ? "neither"
+                      : prompt.is_none()                   ? "output_tokens alone"
+                                                           : "prompt_tokens alone");
+            if (!trace.is_none() && (!prompt.is_none() || !output.is_none()))
+                usage("trace", "a trace or prompt_tokens and output_tokens, not both", "both");
+            if (!time_unit.is_none() && trace.is_none())
+                usage("time_unit", "trace as well (the unit of its arrival times)", "trace=None");
+            if (!trace.is_none()) {
+                const TraceOptions o =
+                    time_unit.is_none() ? TraceOptions{} : trace_options_of(time_unit);
+                q.lengths =
+                    LengthDistribution::from_trace(load_trace(path_text(trace, "trace"), o));
+            } else {
+                q.lengths = LengthDistribution::from_percentiles(
+                    quantiles(prompt, "prompt_tokens"), quantiles(output, "output_tokens"));
+            }
             if (!shared_prefix_tokens.is_none())
                 q.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
             check_shared_prefix(q.lengths, q.shared_prefix_tokens);
@@ -783,7 +804,8 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                 R"(The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a
 TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer.
 prompt_tokens and output_tokens: an int (every request that long) or percentiles
-("50:1000,95:4000"); the KV is sized at `percentile`; size_by 'estimate' times steps by the
+("50:1000,95:4000"), or instead trace: a request trace's lengths (a CSV or JSON Lines file, as
+kvplan trace reads it; time_unit the unit of its numeric arrival times); the KV is sized at `percentile`; size_by 'estimate' times steps by the
 latency estimate, 'bound' by the roofline bound / efficiency; epsilon (a probability in
 (0, 1)), as --epsilon: the KV batch is the largest whose KV passes the budget with at most
 that probability, instead of every request at `percentile`.)")

@@ -8,6 +8,20 @@
 
 namespace kvplan::python {
 
+TraceOptions trace_options_of(py::handle h) {
+    const std::string u = to_text(h, "time_unit");
+    TraceOptions o;
+    if (u == "s")
+        o.numeric_time_unit = seconds;
+    else if (u == "ms")
+        o.numeric_time_unit = milliseconds;
+    else if (u == "us")
+        o.numeric_time_unit = microseconds;
+    else
+        usage("time_unit", "'s', 'ms' or 'us'", "'" + u + "'");
+    return o;
+}
+
 namespace {
 
 /// Nearest-rank percentiles and the maximum, as ints (tokens or bytes).
@@ -27,21 +41,6 @@ struct PyTrace {
     std::shared_ptr<PyGpu> gpu;  ///< null: none given
     TraceAnswer a;
 };
-
-/// time_unit=: the unit of numeric arrival times, as --time-unit reads it.
-TraceOptions trace_options_of(py::handle h) {
-    const std::string u = to_text(h, "time_unit");
-    TraceOptions o;
-    if (u == "s")
-        o.numeric_time_unit = seconds;
-    else if (u == "ms")
-        o.numeric_time_unit = milliseconds;
-    else if (u == "us")
-        o.numeric_time_unit = microseconds;
-    else
-        usage("time_unit", "'s', 'ms' or 'us'", "'" + u + "'");
-    return o;
-}
 
 PyTrace trace_of(py::handle trace, py::handle model, py::handle gpu, const DeploymentArgs& x,
                  py::handle ttft_ms, py::handle tpot_ms, py::handle max_model_len,

@@ -208,7 +208,7 @@ NOT_YET = {
                            "--pareto"},
     "disagg": SPECULATION | {"--profile", "--expert-dtype", "--prefix-hit-rate", "--trace",
                              "--percentile", "--time-unit", "--link"},
-    "fleet": SPECULATION | {"--profile", "--gpus", "--trace", "--time-unit"},
+    "fleet": SPECULATION | {"--profile", "--gpus"},
     # kvplan trace and kvplan fleet take the speculative flags and move no figure with them.
     "trace": SPECULATION | {"--gpus"},
     "diff": SPECULATION,
@@ -629,3 +629,28 @@ def test_compare_takes_speculative_decoding():
     with pytest.raises(kvplan.UsageError, match="^num_speculative_tokens: expected "
                                                 "speculative_method as well"):
         kvplan.compare("llama-3-70b", "h100-sxm", num_speculative_tokens=3)
+
+
+def test_fleet_sizes_a_trace():
+    # The Azure conversation trace's lengths instead of percentiles, as kvplan fleet --trace: the
+    # headline's budget of 40,104,660,173 B a GPU holds 118 requests of the trace's 95th
+    # percentile (259 blocks of 1,310,720 B), and the TPOT target binds first.
+    trace = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+    f = kvplan.fleet("llama-3-70b", "h100-sxm", tp=4, rate=4, tpot_ms=50, trace=trace)
+    expected = cli_json("fleet", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--rate", "4", "--tpot-ms", "50", "--trace", str(trace))
+    assert (f.replicas, f.batch, f.batch_kv, f.in_flight) == (
+        expected["replicas"], expected["batch"], expected["batch_kv_at_percentile"],
+        expected["in_flight"])
+    assert f.batch_kv == 40_104_660_173 // (259 * BLOCK) == 118
+    kw = dict(rate=4, tpot_ms=50)
+    with pytest.raises(kvplan.UsageError, match="^trace: expected a trace, or both prompt_tokens "
+                                                "and output_tokens, found neither"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", **kw)
+    with pytest.raises(kvplan.UsageError, match="^trace: expected a trace or prompt_tokens and "
+                                                "output_tokens, not both"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", **kw, trace=trace, prompt_tokens=2000,
+                     output_tokens=500)
+    with pytest.raises(kvplan.UsageError, match="^time_unit: expected trace as well"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", **kw, prompt_tokens=2000, output_tokens=500,
+                     time_unit="ms")
