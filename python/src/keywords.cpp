@@ -246,11 +246,26 @@ DeploymentArgs Call::deployment() const {
 }
 
 std::string keyword_docs(const std::vector<std::string_view>& names) {
+    // "  name=default: doc", its words wrapped at 92 columns under a four-space indent.
+    constexpr std::size_t width = 92;
     std::string s;
     for (const std::string_view n : names) {
         const Keyword& k = keyword(n);
-        s += fmt::format("  {}={}: {}\n", k.name,
-                         k.value ? std::string(py::repr(k.value)) : std::string("required"), k.doc);
+        std::string line = fmt::format(
+            "  {}={}:", k.name, k.value ? std::string(py::repr(k.value)) : std::string("required"));
+        std::string_view rest = k.doc;
+        while (!rest.empty()) {
+            const std::size_t space = rest.find(' ');
+            const std::string_view word = rest.substr(0, space);
+            if (line.size() + 1 + word.size() > width) {
+                s += line + "\n";
+                line = "   ";
+            }
+            line += " ";
+            line += word;
+            rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+        }
+        s += line + "\n";
     }
     return s;
 }
