@@ -90,10 +90,26 @@ SearchSpace search_space(const Call& c, const DeploymentArgs& x) {
     return space;
 }
 
+/// profile=: one GPU's calibration over a search's serving, as kvplan plan and kvplan disagg apply
+/// --profile (its reserve, its estimate's parameters; the compute fraction of the peak the first
+/// weight format runs at).
+Serving with_profile(Serving serving, const DeploymentArgs& x, py::handle gpu, const Model& m,
+                     const SearchSpace& space, const std::vector<std::shared_ptr<PyGpu>>& gpus) {
+    if (x.profile.is_none()) return serving;
+    const std::string path = path_text(x.profile, "profile");
+    if (gpus.size() != 1)
+        usage("gpu", "one GPU beside profile (a calibration is of one GPU)",
+              gpu.is_none() ? std::string("every bundled GPU") : std::string(py::repr(gpu)));
+    const WeightOptions w =
+        served_weights(m, space.weights.front(), serving.engine, serving.engine_version);
+    return apply_profile(load_profile(path), std::move(serving), path, gpus.front()->id,
+                         matmul_compute(w, gpus.front()->spec));
+}
+
 /// The deployment keywords of disagg's search (plan takes redundant_experts beside them): the
 /// budget's; the layout and the GPUs are what it searches.
 const std::vector<std::string_view> search_keywords =
-    with_budget_keywords({"kv_dtype", "weight_dtype"});
+    with_budget_keywords({"kv_dtype", "weight_dtype", "profile"});
 
 struct PyCandidate {
     std::string gpu;
@@ -446,7 +462,7 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
          own("any_layout", py::bool_(false)), own("dp", py::bool_(true)),
          own("ep", py::bool_(true)), own("dcp", py::bool_(true)), own("rank", py::none()),
          own("top", py::int_(50)), own("prefix_hit_rate", py::none())},
-        with_budget_keywords({"kv_dtype", "weight_dtype", "redundant_experts"}));
+        with_budget_keywords({"kv_dtype", "weight_dtype", "profile", "redundant_experts"}));
     m.def(
         "plan",
         [plan_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -478,13 +494,14 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
                       "prompt_tokens and output_tokens beside 'estimate' (the load the estimate "
                       "serves)",
                       "'estimate'");
-            const Serving serving = search_serving(x);
+            Serving serving = search_serving(x);
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
             const Demand demand = demand_of(context_limit(pm->get().config()).tokens, c["context"],
                                             c["concurrency"], prompt_tokens, output_tokens,
                                             c["shared_prefix_tokens"], c["prefix_hit_rate"]);
             const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
+            serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, gpus);
             const PlanAnswer a = plan_replicas(pm->get(), space, serving, demand,
                                                r == "fastest"    ? Ranking::fastest
                                                : r == "estimate" ? Ranking::estimate
@@ -642,13 +659,17 @@ disagg's JSON keys.)")
                 .ttft = to_positive(c["ttft_ms"], "ttft_ms") * milliseconds,
                 .tpot = to_positive(c["tpot_ms"], "tpot_ms") * milliseconds};
             SearchSpace space = search_space(c, x);
-            const Serving serving = search_serving(x);
+            Serving serving = search_serving(x);
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
             PyDisagg out;
             out.gpus = gpu_list(c["gpu"]);
             for (const auto& g : out.gpus) space.gpus.push_back(g->spec);
             DisaggOptions o;
             o.latency = lat == "bound" ? LatencyModel::bound : LatencyModel::estimate;
+            if (!x.profile.is_none()) {
+                serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, out.gpus);
+                o.params = serving.estimate;
+            }
             out.p = plan_disaggregated(pm->get(), space, serving, demand, o);
             return out;
         },
@@ -716,7 +737,7 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
          own("shared_prefix_tokens", py::none()), own("size_by", py::str("estimate")),
          own("percentile", py::int_(95)), own("efficiency", py::none()),
          own("epsilon", py::none())},
-        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype"}));
+        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype", "profile"}));
     m.def(
         "fleet",
         [fleet_signature](const py::args& args, const py::kwargs& kwargs) {

@@ -204,12 +204,11 @@ SPECULATION = {"--speculative-method", "--num-speculative-tokens", "--draft-mode
 NOT_YET = {
     "fit": set(),
     "compare": set(),
-    "plan": SPECULATION | {"--profile", "--expert-dtype", "--prices", "--ttft-ms", "--tpot-ms",
-                           "--pareto"},
-    "disagg": SPECULATION | {"--profile", "--expert-dtype", "--prefix-hit-rate", "--trace",
-                             "--percentile", "--time-unit", "--link"},
-    "fleet": SPECULATION | {"--profile", "--gpus"},
-    # kvplan trace and kvplan fleet take the speculative flags and move no figure with them.
+    "plan": SPECULATION | {"--expert-dtype", "--prices", "--ttft-ms", "--tpot-ms", "--pareto"},
+    "disagg": SPECULATION | {"--expert-dtype", "--trace", "--percentile", "--time-unit",
+                             "--link"},
+    # kvplan fleet and kvplan trace take the speculative flags and move no figure with them.
+    "fleet": SPECULATION | {"--gpus"},
     "trace": SPECULATION | {"--gpus"},
     "diff": SPECULATION,
     # calibrate reads vLLM's log: --engine is vllm or refused, --engine-version refused.
@@ -654,3 +653,41 @@ def test_fleet_sizes_a_trace():
     with pytest.raises(kvplan.UsageError, match="^time_unit: expected trace as well"):
         kvplan.fleet("llama-3-70b", "h100-sxm", **kw, prompt_tokens=2000, output_tokens=500,
                      time_unit="ms")
+
+
+def test_the_searches_and_fleet_take_a_calibration_profile(tmp_path):
+    # The profile fitted on a benchmark of Llama-3.3-70B in fp8 on 2 x H100 (test_functions.py
+    # checks it is kvplan calibrate's): its fractions time the steps of plan's estimate ranking,
+    # fleet's batch and disagg's pools, as --profile does on the command line.
+    bench = SOURCE_DIR / "tests" / "data" / "vllm_bench_serve" / \
+        "nim-llama-3.3-70b-fp8-2xh100-5000-500-c25.json"
+    profile = tmp_path / "profile.json"
+    kvplan.calibrate(bench=bench, model="llama-3-70b", gpu="h100-sxm", tp=2, weight_dtype="fp8",
+                     kv_dtype="fp8").write_profile(profile)
+    split = dict(prompt_tokens=2000, output_tokens=500)
+    split_args = ("--prompt-tokens", "2000", "--output-tokens", "500")
+    args = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--weight-dtype", "fp8")
+    for given in (False, True):
+        kw = dict(profile=profile) if given else {}
+        extra = ("--profile", str(profile)) if given else ()
+        best = kvplan.plan("llama-3-70b", "h100-sxm", context="8k", concurrency=32,
+                           weight_dtype="fp8", **split, **kw).best
+        expected = cli_json("plan", *args, "--context", "8k", "--concurrency", "32", *split_args,
+                            *extra)["candidates"][0]
+        assert (best.gpus, best.answer.tokens_per_second_per_gpu_estimate) == (
+            expected["gpus"], expected["tokens_per_second_per_gpu_estimate"])
+        f = kvplan.fleet("llama-3-70b", "h100-sxm", tp=2, weight_dtype="fp8", rate=4, tpot_ms=50,
+                         **split, **kw)
+        expected = cli_json("fleet", *args, "--tp", "2", "--rate", "4", "--tpot-ms", "50",
+                            *split_args, *extra)
+        assert (f.batch, f.tpot_seconds) == (expected["batch"], expected["tpot_at_batch"])
+        assert f.batch == (81 if given else 72)
+        p = kvplan.disagg("llama-3-70b", "h100-sxm", weight_dtype="fp8", rate=10, ttft_ms=500,
+                          tpot_ms=50, **split, **kw)
+        expected = cli_json("disagg", *args, "--rate", "10", "--ttft-ms", "500", "--tpot-ms", "50",
+                            *split_args, *extra)
+        assert [(q.pool, q.sequences_per_replica, q.replicas) for q in p.pools] == \
+            [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in expected["pools"]]
+    # A calibration is of one GPU: a search over several refuses it, as kvplan plan does.
+    with pytest.raises(kvplan.UsageError, match="^gpu: expected one GPU beside profile"):
+        kvplan.plan("llama-3-70b", ["h100-sxm", "h200-sxm"], context="8k", profile=profile)
