@@ -40,7 +40,7 @@ class build_py_with_configs(build_py):
 # the files of a group are compiled as one, parsing pybind11's and the library's headers once;
 # the other sources compile alone.
 UNITY_GROUPS = {
-    "python_a": ("deployment.cpp", "convert.cpp", "module.cpp", "calibrate.cpp"),
+    "python_a": ("deployment.cpp", "convert.cpp", "module.cpp", "calibrate.cpp", "keywords.cpp"),
     "python_b": ("roofline.cpp", "plan.cpp", "trace.cpp", "check.cpp"),
 }
 

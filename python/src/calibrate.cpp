@@ -76,7 +76,7 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
                       "a start-up log as well (bench= alone fits the estimate at vLLM's defaults "
                       "for the replica)",
                       "bench= alone");
-        if (x.enforce_eager)
+        if (to_flag(x.enforce_eager, "enforce_eager"))
             usage("enforce_eager",
                   "a start-up log as well (bench= alone fits the estimate at vLLM's defaults "
                   "for the replica)",
@@ -398,36 +398,22 @@ Writes profile_json to path.)")
                           : std::string());
         });
 
+    const auto* calibrate_signature = new Signature(
+        "calibrate", 1,
+        {own("log", py::none()), own("bench", py::none()), deploy("model"),
+         deploy("gpu", py::none())},
+        {"tp", "pp", "kv_dtype", "weight_dtype", "block_size", "gpu_memory_utilization",
+         "kv_memory", "max_num_seqs", "max_num_batched_tokens", "enforce_eager"});
     m.def(
         "calibrate",
-        [](py::handle log, py::handle bench, py::handle model, py::handle gpu, py::handle tp,
-           py::handle pp, py::handle kv_dtype, py::handle weight_dtype, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens, bool enforce_eager) {
-            const py::handle none{Py_None};  // borrowed: no reference given back
-            const py::int_ one_layout(1);    // dp, ep and dcp: calibration reads tp x pp alone
-            const py::handle one = one_layout;
-            DeploymentArgs x{model,        gpu,          tp,
-                             pp,           one,          one,
-                             one,          none,         kv_dtype,
-                             weight_dtype, none,         none,
-                             none,         block_size,   gpu_memory_utilization,
-                             kv_memory,    max_num_seqs, max_num_batched_tokens,
-                             none,         none,         none,
-                             none,         none,         false};
-            x.enforce_eager = enforce_eager;
-            return calibrate_of(log, bench, model, gpu, x);
+        [calibrate_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*calibrate_signature, args, kwargs);
+            const DeploymentArgs x = c.deployment();
+            return calibrate_of(c["log"], c["bench"], x.model, x.gpu, x);
         },
-        py::arg("log") = py::none(), py::kw_only(), py::arg("bench") = py::none(), py::arg("model"),
-        py::arg("gpu") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
-        py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
-        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
-        R"(calibrate(log=None, *, bench=None, model, gpu=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False)
---
-
-A replica under vLLM calibrated on what vLLM measured, as kvplan calibrate gives it
+        calibrate_signature
+            ->doc(
+                R"(A replica under vLLM calibrated on what vLLM measured, as kvplan calibrate gives it
 (kvplan::calibrate): a kvplan.Calibration. log: a vLLM start-up log (V0 or V1), whose
 non-KV reserve is measured and set beside the modelled one; bench: a `vllm bench serve
 --save-result` JSON of this replica, or a list of them at several loads, to which the latency
@@ -443,7 +429,8 @@ Example:
 >>> c.write_profile("rtx3090.json")  # then kvplan.fit(..., profile="rtx3090.json")
 
 Raises kvplan.InvalidInputError for a log or benchmark that cannot be read or lacks a figure
-the fit needs.)");
+the fit needs.)")
+            .c_str());
 }
 
 }  // namespace kvplan::python

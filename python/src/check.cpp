@@ -425,55 +425,20 @@ Raises kvplan.InvalidInputError for a policy that cannot be read or names what i
                                grouped(d.new_size.a.per_token.count()));
         });
 
+    const auto* diff_signature = new Signature(
+        "diff", 3,
+        {own("old"), own("new"), deploy("gpu", py::none()), own("context", py::none()),
+         own("concurrency", py::int_(1))},
+        with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "expert_dtype"}));
     m.def(
         "diff",
-        [](py::handle old_model, py::handle new_model, py::handle gpu, py::handle context,
-           py::handle concurrency, py::handle tp, py::handle pp, py::handle gpus,
-           py::handle kv_dtype, py::handle weight_dtype, py::handle engine, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens, py::handle engine_version, bool enforce_eager) {
-            const py::handle none{Py_None};  // borrowed: no reference given back
-            const py::int_ one_layout(1);    // dp, ep and dcp: diff takes tp x pp
-            const py::handle one = one_layout;
-            DeploymentArgs x{none,
-                             gpu,
-                             tp,
-                             pp,
-                             one,
-                             one,
-                             one,
-                             gpus,
-                             kv_dtype,
-                             weight_dtype,
-                             none,
-                             engine,
-                             engine_version,
-                             block_size,
-                             gpu_memory_utilization,
-                             kv_memory,
-                             max_num_seqs,
-                             max_num_batched_tokens,
-                             none,
-                             none,
-                             none,
-                             none,
-                             none,
-                             false};
-            x.enforce_eager = enforce_eager;
-            return diff_of(old_model, new_model, context, concurrency, x);
+        [diff_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*diff_signature, args, kwargs);
+            return diff_of(c["old"], c["new"], c["context"], c["concurrency"], c.deployment());
         },
-        py::arg("old"), py::arg("new"), py::arg("gpu") = py::none(), py::kw_only(),
-        py::arg("context") = py::none(), py::arg("concurrency") = 1, py::arg("tp") = 1,
-        py::arg("pp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = py::none(),
-        py::arg("weight_dtype") = py::none(), py::arg("engine") = "vllm",
-        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(), py::arg("engine_version") = py::none(),
-        py::arg("enforce_eager") = false,
-        R"(diff(old, new, gpu=None, *, context=None, concurrency=1, tp=1, pp=1, gpus=None, kv_dtype=None, weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, engine_version=None, enforce_eager=False)
---
-
-Two revisions of a config.json, as kvplan diff compares them: the fields that changed, each
+        diff_signature
+            ->doc(
+                R"(Two revisions of a config.json, as kvplan diff compares them: the fields that changed, each
 revision's KV bytes and weights (kvplan.Size) at one context (None: the old revision's
 limit), and with a gpu each one's kvplan.ReplicaAnswer at the demand. old and new: bundled
 ids, config.json paths or folders, or kvplan.Model.
@@ -484,7 +449,8 @@ Example:
 >>> d.old_size.kv_bytes_per_token, d.new_size.kv_bytes_per_token
 (327680, 655360)
 
-Raises kvplan.UsageError for a layout or budget without a gpu.)");
+Raises kvplan.UsageError for a layout or budget without a gpu.)")
+            .c_str());
 }
 
 }  // namespace kvplan::python

@@ -26,7 +26,9 @@
 #include <kvplan/plan/deployment.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/plan/size.hpp>
+#include <kvplan/plan/tiers.hpp>
 #include <kvplan/roofline.hpp>
+#include <kvplan/trace/reading.hpp>
 #include <kvplan/units.hpp>
 #include <kvplan/weights.hpp>
 #include <memory>
@@ -77,6 +79,8 @@ std::uint64_t to_tokens(py::handle h, std::string_view field);
 Bytes to_size(py::handle h, std::string_view field);
 /// A fraction in (0, 1]: a float or an int.
 double to_fraction(py::handle h, std::string_view field);
+/// A share in [0, 1]: a float or an int.
+double to_share(py::handle h, std::string_view field);
 /// A positive real number.
 double to_positive(py::handle h, std::string_view field);
 /// A switch whose default is someone else's: True or False, or None (nullopt: the default).
@@ -169,6 +173,10 @@ struct PyAnswer {
     ReplicaAnswer a;
     std::shared_ptr<const PyDeployment> dep;
     bool searched = false;
+    /// The KV tiers beside the GPUs the call asked for (host_kv ... remote_kv) and their
+    /// figures (kvplan::kv_tiers); unset: none asked.
+    TierSizes tiers{};
+    std::optional<TierAnswer> tier_answer{};
 
     PyAnswer(ReplicaAnswer answer, std::shared_ptr<const PyDeployment> d, bool contexts = false)
         : a(std::move(answer)), dep(std::move(d)), searched(contexts) {}
@@ -199,26 +207,107 @@ struct PyDecodePoint {
     DecodePoint p;
 };
 
-/// The keywords of kvplan.Deployment and kvplan.fit, as Python gave them (None: the default).
+/// The keywords of a deployment (kvplan.Deployment's), as a call gave them: each a borrowed
+/// handle, the keyword's default where the call left it out (deployment_keywords(), the one
+/// table of their names, defaults and docs). Read by the functions below, each with the keyword's
+/// name in its errors.
 struct DeploymentArgs {
     py::handle model, gpu, tp, pp, dp, ep, dcp, gpus, kv_dtype, weight_dtype, expert_dtype, engine,
         engine_version, block_size, gpu_memory_utilization, kv_memory, max_num_seqs,
-        max_num_batched_tokens, num_gpu_blocks_override, speculative_method, num_speculative_tokens,
-        draft_model, profile;
-    bool allow_long_context = false;
-    /// vLLM switches whose default is the release's: True, False, or None (the release's). A
-    /// handle's default borrows None itself: one made of a py::none() temporary would give back a
-    /// reference it never took, each time an argument list is built.
-    py::handle chunked_local_hybrid{Py_None}, without_flashinfer{Py_None};
-    /// vLLM's --enforce-eager (Serving::enforce_eager): another engine refuses it.
-    bool enforce_eager = false;
-    /// LoRA adapter slots and their shape (LoraOptions), as --max-loras and its flags; the
-    /// encoder outputs of a vision model (EncoderCacheOptions), as --limit-mm-per-prompt and
-    /// --skip-mm-profiling; EPLB's redundant experts (ParallelConfig::redundant_experts).
-    py::handle max_loras{Py_None}, max_lora_rank{Py_None}, max_cpu_loras{Py_None},
-        lora_target_modules{Py_None}, limit_mm_per_prompt{Py_None}, redundant_experts{Py_None};
-    bool fully_sharded_loras = false, skip_mm_profiling = false;
+        max_num_batched_tokens, num_gpu_blocks_override, allow_long_context, enforce_eager,
+        speculative_method, num_speculative_tokens, draft_model, profile, chunked_local_hybrid,
+        without_flashinfer, max_loras, max_lora_rank, fully_sharded_loras, max_cpu_loras,
+        lora_target_modules, limit_mm_per_prompt, skip_mm_profiling, redundant_experts;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Keywords and signatures (keywords.cpp): every function that takes deployment keywords reads
+// them from one table through its Signature, so that a keyword is named, defaulted and
+// documented once.
+
+/// A deployment keyword: its name, the field it fills, its default, and what it is.
+struct Keyword {
+    std::string_view name;
+    py::handle DeploymentArgs::*field;
+    py::handle value;      ///< the default, kept for the module's life; null: required
+    std::string_view doc;  ///< one sentence, for the docstrings
+};
+
+/// The table: the deployment keywords in the order the signatures list them (model and gpu
+/// first, required).
+const std::vector<Keyword>& deployment_keywords();
+/// Every deployment keyword but model and gpu: kvplan.Deployment's and kvplan.fit's.
+std::vector<std::string_view> every_deployment_keyword();
+
+/// `names` and the keywords of a replica's budget: the engine and its knobs (engine ...
+/// without_flashinfer), the LoRA slots and a vision model's images (max_loras ...
+/// skip_mm_profiling), which every function with a KV budget takes as kvplan fit does.
+std::vector<std::string_view> with_budget_keywords(std::vector<std::string_view> names);
+
+/// A parameter of a function: its name, its default (null: required) and, for a deployment
+/// keyword, the field it fills.
+struct Param {
+    std::string name;
+    py::object value{};
+    py::handle DeploymentArgs::*field = nullptr;
+};
+
+/// A parameter of the function's own.
+Param own(std::string name);                    ///< required
+Param own(std::string name, py::object value);  ///< with its default
+/// A deployment keyword (model, gpu) with the table's default, or another one.
+Param deploy(std::string_view name);
+Param deploy(std::string_view name, py::object value);
+
+/// What a function takes: its parameters in order, the first `positional` of them by position or
+/// by name, the rest by name alone, then the deployment keywords named, in the table's order.
+class Signature {
+   public:
+    Signature(std::string function, std::size_t positional, std::vector<Param> params,
+              const std::vector<std::string_view>& deployment = {}, bool method = false);
+
+    /// "fit(model, gpu, *, context=None, ...)\n--\n\n" + body: the docstring, whose first line
+    /// inspect.signature and help() read.
+    [[nodiscard]] std::string doc(std::string_view body) const;
+    [[nodiscard]] const std::string& function() const { return function_; }
+    [[nodiscard]] const std::vector<Param>& params() const { return params_; }
+    [[nodiscard]] std::size_t positional() const { return positional_; }
+    /// The index of `name`; a name the signature lacks is the module's bug (std::logic_error).
+    [[nodiscard]] std::size_t index(std::string_view name) const;
+
+   private:
+    std::string function_;
+    std::size_t positional_;
+    std::vector<Param> params_;
+    bool method_;
+};
+
+/// One call's arguments bound to a signature as Python binds them: a TypeError naming the
+/// keyword for one the function does not take, a value given twice, a required one missing or
+/// too many by position.
+class Call {
+   public:
+    Call(const Signature& s, const py::args& args, const py::kwargs& kwargs);
+    /// The value of `name` (given or its default): a borrowed handle.
+    [[nodiscard]] py::handle operator[](std::string_view name) const;
+    /// The deployment keywords: the table's defaults, those the call gave over them.
+    [[nodiscard]] DeploymentArgs deployment() const;
+
+   private:
+    const Signature& s_;
+    std::vector<py::handle> values_;
+};
+
+/// The deployment keywords' docs, one line each ("tp=1: ..."), for a docstring.
+std::string keyword_docs(const std::vector<std::string_view>& names);
+
+/// True or False (or what converts to them, as pybind11 reads a bool: None is False).
+bool to_flag(py::handle h, std::string_view field);
+
+/// The speculative decoding the keywords state (speculative_method, num_speculative_tokens,
+/// draft_model) under `engine`, checked as the command line checks its flags; a draft model is
+/// read with `import`.
+Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImportOptions& import);
 
 /// The parallel layout the keywords state (tp, pp, dp, ep, dcp).
 ParallelConfig parallel_of(const DeploymentArgs& x);
@@ -239,10 +328,16 @@ Deployment deployment_of(const DeploymentArgs& x, std::shared_ptr<PyModel>& mode
 /// A prepared kvplan.Deployment, checked at a demand that cannot fail.
 std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x);
 
-/// A demand: context (None: the split's sum, else the model's limit) and concurrency.
+/// A demand: context (None: the split's sum, else the model's limit) and concurrency; the shared
+/// prefix given in tokens or as a share of the prompt (prefix_hit_rate, the library's
+/// shared_prefix_of_hit_rate).
 Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
                  py::handle prompt_tokens = py::none(), py::handle output_tokens = py::none(),
-                 py::handle shared_prefix_tokens = py::none());
+                 py::handle shared_prefix_tokens = py::none(),
+                 py::handle prefix_hit_rate = py::none());
+
+/// time_unit= (trace.cpp): the unit of a trace's numeric arrival times, as --time-unit reads it.
+TraceOptions trace_options_of(py::handle h);
 
 /// Deployment.roofline (roofline.cpp): a kvplan.Roofline.
 py::object make_roofline(const std::shared_ptr<PyDeployment>& d, py::handle compute_dtype);

@@ -143,6 +143,12 @@ double to_fraction(py::handle h, std::string_view field) {
     return v;
 }
 
+double to_share(py::handle h, std::string_view field) {
+    const double v = to_real(h, field);
+    if (!(v >= 0.0 && v <= 1.0)) usage(field, "a share in [0, 1], e.g. 0.4", shown(h));
+    return v;
+}
+
 double to_positive(py::handle h, std::string_view field) {
     const double v = to_real(h, field);
     if (!(v > 0.0) || !std::isfinite(v)) usage(field, "a positive number", shown(h));

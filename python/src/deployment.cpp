@@ -35,6 +35,8 @@ std::uint32_t layout_count(py::handle h, std::string_view field, std::string_vie
     return to_u32(h, field, unit, 1U << 16);
 }
 
+}  // namespace
+
 Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImportOptions& import) {
     Speculation sp;
     if (x.speculative_method.is_none()) {
@@ -73,8 +75,6 @@ Speculation speculation_of(const DeploymentArgs& x, Engine engine, const HfImpor
         sp.draft_model = as_model(x.draft_model, import)->get();
     return sp;
 }
-
-}  // namespace
 
 ParallelConfig parallel_of(const DeploymentArgs& x) {
     ParallelConfig p{.tp = layout_count(x.tp, "tp", "GPUs"),
@@ -122,12 +122,13 @@ void lora_of(const DeploymentArgs& x, Serving& s) {
         usage("max_loras",
               "engine 'vllm', 'sglang' or 'ideal' (TensorRT-LLM's LoRA cache is not modelled)",
               std::string(name(s.engine)));
-    if (x.fully_sharded_loras && s.engine == Engine::sglang)
+    const bool fully_sharded = to_flag(x.fully_sharded_loras, "fully_sharded_loras");
+    if (fully_sharded && s.engine == Engine::sglang)
         usage("fully_sharded_loras", "engine 'vllm' (SGLang has no such option)",
               std::string(name(s.engine)));
     if (x.max_loras.is_none()) {
         const char* given = !x.max_lora_rank.is_none()         ? "max_lora_rank"
-                            : x.fully_sharded_loras            ? "fully_sharded_loras"
+                            : fully_sharded                    ? "fully_sharded_loras"
                             : !x.max_cpu_loras.is_none()       ? "max_cpu_loras"
                             : !x.lora_target_modules.is_none() ? "lora_target_modules"
                                                                : nullptr;
@@ -138,7 +139,7 @@ void lora_of(const DeploymentArgs& x, Serving& s) {
     lora.max_loras = to_u32(x.max_loras, "max_loras", "adapters", 1U << 16);
     if (!x.max_lora_rank.is_none())
         lora.max_lora_rank = to_u32(x.max_lora_rank, "max_lora_rank", "", 1U << 16);
-    lora.fully_sharded = x.fully_sharded_loras;
+    lora.fully_sharded = fully_sharded;
     if (!x.max_cpu_loras.is_none()) {
         // Host memory only: checked as vLLM's LoRAConfig and SGLang's server_args check it.
         const std::uint32_t cpu = to_u32(x.max_cpu_loras, "max_cpu_loras", "adapters", 1U << 16);
@@ -197,15 +198,16 @@ Serving serving_of(const DeploymentArgs& x) {
         s.num_gpu_blocks =
             to_count(x.num_gpu_blocks_override, "num_gpu_blocks_override", "blocks", 2);
     }
-    if ((!x.limit_mm_per_prompt.is_none() || x.skip_mm_profiling) && s.engine != Engine::vllm)
+    const bool skip_mm = to_flag(x.skip_mm_profiling, "skip_mm_profiling");
+    if ((!x.limit_mm_per_prompt.is_none() || skip_mm) && s.engine != Engine::vllm)
         usage(!x.limit_mm_per_prompt.is_none() ? "limit_mm_per_prompt" : "skip_mm_profiling",
               "engine 'vllm' (it is vLLM's flag)", std::string(name(s.engine)));
     if (!x.limit_mm_per_prompt.is_none())
         s.reserve.encoder_cache.items_per_prompt = mm_images(x.limit_mm_per_prompt);
-    s.reserve.encoder_cache.skip_profiling = x.skip_mm_profiling;
+    s.reserve.encoder_cache.skip_profiling = skip_mm;
     lora_of(x, s);
-    s.allow_long_context = x.allow_long_context;
-    s.enforce_eager = x.enforce_eager;
+    s.allow_long_context = to_flag(x.allow_long_context, "allow_long_context");
+    s.enforce_eager = to_flag(x.enforce_eager, "enforce_eager");
     s.chunked_local_hybrid = to_switch(x.chunked_local_hybrid, "chunked_local_hybrid");
     s.without_flashinfer = to_switch(x.without_flashinfer, "without_flashinfer");
     return s;
@@ -321,7 +323,7 @@ std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
 
 Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
                  py::handle prompt_tokens, py::handle output_tokens,
-                 py::handle shared_prefix_tokens) {
+                 py::handle shared_prefix_tokens, py::handle prefix_hit_rate) {
     Demand demand;
     if (prompt_tokens.is_none() != output_tokens.is_none())
         usage(prompt_tokens.is_none() ? "prompt_tokens" : "output_tokens",
@@ -350,10 +352,55 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
     // Past the context or the prompt: the library's InvalidInputError.
     if (!shared_prefix_tokens.is_none())
         demand.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
+    if (!prefix_hit_rate.is_none()) {
+        // As kvplan fit --prefix-hit-rate: a share of every prompt, in whole tokens.
+        const double rate = to_share(prefix_hit_rate, "prefix_hit_rate");
+        if (!shared_prefix_tokens.is_none())
+            usage("prefix_hit_rate", "shared_prefix_tokens or prefix_hit_rate, not both", "both");
+        if (!demand.prompt_tokens)
+            usage("prefix_hit_rate", "prompt_tokens as well (the rate is a share of each prompt)",
+                  "None");
+        demand.shared_prefix_tokens = shared_prefix_of_hit_rate(demand, rate, "prefix_hit_rate");
+    }
     return demand;
 }
 
 namespace {
+
+/// The KV tiers the keywords name, as kvplan fit's --host-kv (or vLLM's --kv-offloading-size, a
+/// number of GiB), --nvme-kv and --remote-kv read them: each a size per replica.
+TierSizes tiers_of(py::handle host, py::handle offloading, py::handle nvme, py::handle remote) {
+    TierSizes t;
+    if (!host.is_none() && !offloading.is_none())
+        usage("kv_offloading_size", "host_kv or kv_offloading_size, not both (the same memory)",
+              "both");
+    if (!host.is_none()) t.host = to_size(host, "host_kv");
+    if (!offloading.is_none()) {
+        // vLLM's own: GiB as a number (vllm/config/cache.py, CacheConfig.kv_offloading_size),
+        // read as --kv-offloading-size reads it.
+        const double gib = to_positive(offloading, "kv_offloading_size");
+        t.host = to_size(py::str(fmt::format("{}GiB", gib)), "kv_offloading_size");
+    }
+    if (!nvme.is_none()) t.nvme = to_size(nvme, "nvme_kv");
+    if (!remote.is_none()) t.remote = to_size(remote, "remote_kv");
+    return t;
+}
+
+/// The tiers' figures beside the answer (kvplan::kv_tiers), refused as kvplan fit refuses them.
+void attach_tiers(PyAnswer& out, const TierSizes& t) {
+    if (!t.host && !t.nvme && !t.remote) return;
+    const ReplicaAnswer& a = out.a;
+    if (!a.starts())
+        usage(t.host   ? "host_kv"
+              : t.nvme ? "nvme_kv"
+                       : "remote_kv",
+              "a replica that starts (tiers hold what its GPUs evict)", name(a.refusal));
+    if (t.host && !(a.replica.gpu.pcie_bandwidth > BytesPerSecond{}))
+        usage("host_kv", "a GPU spec with a PCIe figure (pcie.GB_per_s_per_direction)",
+              out.dep->gpu->id);
+    out.tiers = t;
+    out.tier_answer = kv_tiers(a, t);
+}
 
 // The answer is built where Python keeps it: returned by value, pybind11 would move it (some 13 KB)
 // into a fresh allocation, and building it with new as an aggregate zeroes it first; each cost
@@ -361,10 +408,16 @@ namespace {
 std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d,
                                           py::handle context, py::handle concurrency,
                                           py::handle prompt_tokens, py::handle output_tokens,
-                                          py::handle shared_prefix_tokens) {
+                                          py::handle shared_prefix_tokens,
+                                          py::handle prefix_hit_rate, py::handle host_kv,
+                                          py::handle kv_offloading_size, py::handle nvme_kv,
+                                          py::handle remote_kv) {
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
-                                    output_tokens, shared_prefix_tokens);
-    return answer_at(d, demand);
+                                    output_tokens, shared_prefix_tokens, prefix_hit_rate);
+    const TierSizes tiers = tiers_of(host_kv, kv_offloading_size, nvme_kv, remote_kv);
+    std::unique_ptr<PyAnswer> out = answer_at(d, demand);
+    attach_tiers(*out, tiers);
+    return out;
 }
 
 /// kvplan.fit: a deployment from the keywords and its answer at one demand, in one call. The
@@ -372,12 +425,14 @@ std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d
 /// demand: one evaluate.
 std::unique_ptr<PyAnswer> fit(const DeploymentArgs& x, py::handle context, py::handle concurrency,
                               py::handle prompt_tokens, py::handle output_tokens,
-                              py::handle shared_prefix_tokens) {
+                              py::handle shared_prefix_tokens, py::handle prefix_hit_rate,
+                              const TierSizes& tiers) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
     const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
-                                    output_tokens, shared_prefix_tokens);
+                                    output_tokens, shared_prefix_tokens, prefix_hit_rate);
     std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     set_counts(*d, out->a);
+    attach_tiers(*out, tiers);
     return out;
 }
 
@@ -419,60 +474,19 @@ std::string answer_repr(const PyAnswer& x) {
 
 }  // namespace
 
-// The keywords of a deployment, shared by kvplan.Deployment and kvplan.fit: the library's
-// Deployment and Serving fields under the names of vLLM's flags.
-#define DEPLOYMENT_KEYWORDS                                                                 \
-    py::arg("tp") = 1, py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1,             \
-    py::arg("dcp") = 1, py::arg("gpus") = py::none(), py::arg("kv_dtype") = py::none(),     \
-    py::arg("weight_dtype") = py::none(), py::arg("expert_dtype") = py::none(),             \
-    py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),                     \
-    py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),     \
-    py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),                \
-    py::arg("max_num_batched_tokens") = py::none(),                                         \
-    py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false, \
-    py::arg("enforce_eager") = false, py::arg("speculative_method") = py::none(),           \
-    py::arg("num_speculative_tokens") = py::none(), py::arg("draft_model") = py::none(),    \
-    py::arg("profile") = py::none(), py::arg("chunked_local_hybrid") = py::none(),          \
-    py::arg("without_flashinfer") = py::none(), py::arg("max_loras") = py::none(),          \
-    py::arg("max_lora_rank") = py::none(), py::arg("fully_sharded_loras") = false,          \
-    py::arg("max_cpu_loras") = py::none(), py::arg("lora_target_modules") = py::none(),     \
-    py::arg("limit_mm_per_prompt") = py::none(), py::arg("skip_mm_profiling") = false,      \
-    py::arg("redundant_experts") = py::none()
-#define DEPLOYMENT_SIGNATURE                                                                \
-    "tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, kv_dtype=None, weight_dtype=None, "          \
-    "expert_dtype=None, engine='vllm', engine_version=None, block_size=None, "              \
-    "gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, "                      \
-    "max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, " \
-    "enforce_eager=False, speculative_method=None, num_speculative_tokens=None, "           \
-    "draft_model=None, profile=None, "                                                      \
-    "chunked_local_hybrid=None, without_flashinfer=None, max_loras=None, "                  \
-    "max_lora_rank=None, fully_sharded_loras=False, max_cpu_loras=None, "                   \
-    "lora_target_modules=None, limit_mm_per_prompt=None, skip_mm_profiling=False, "         \
-    "redundant_experts=None"
-
 namespace docs {
 
 constexpr const char* deployment_doc = R"(A model served on GPUs, prepared for many evaluations.
 
 model and gpu are kvplan.Model and kvplan.Gpu objects, or what their constructors take.
-Every keyword is the kvplan fit flag of the same name and reads its value the same way
-(kv_memory: an int of bytes or a string naming its unit, "5.38GiB"; None: the flag's
-default; draft_model: a kvplan.Model or what its constructor takes; profile: a path to a
-calibration profile, as --profile; chunked_local_hybrid and without_flashinfer: True or False
-for the flag's 1 or 0; enforce_eager: vLLM's --enforce-eager, no CUDA graphs and no all-reduce
-fusion workspace charged, refused under another engine; max_loras, max_lora_rank,
-fully_sharded_loras, max_cpu_loras and lora_target_modules: the LoRA adapter slots, as the
-flags of those names; limit_mm_per_prompt: images per prompt, an int or {'image': N};
-skip_mm_profiling: vLLM's flag; redundant_experts: EPLB's physical experts beyond the routed
-ones). gpus is every GPU deployed, a multiple of a replica's
-GPUs: gpus / replica_gpus replicas share the concurrency.
+Every keyword is the kvplan fit flag of the same name and reads its value the same way (None:
+the flag's default); dp, ep and dcp are the library's parallel layout, read in the engine's
+flags (the command line's plan searches them). The keywords (kvplan.fit takes them all; the
+other functions the ones of their subcommand):
 
-dp, ep and dcp are the library's parallel layout, read in the engine's flags (the command
-line's plan searches them): dp attention data-parallel ranks (vLLM --data-parallel-size, a
-replica of dp x tp x pp GPUs; SGLang --dp-size with --enable-dp-attention, within the tp
-GPUs), ep the GPUs the routed experts spread over (vLLM --enable-expert-parallel: dp x tp),
-dcp the ranks a sequence's tokens split over (vLLM --decode-context-parallel-size).
+)";
 
+constexpr const char* deployment_doc_end = R"(
 Construction checks the deployment (the layout, the engine's knobs) and computes once what
 no GPU or demand changes: the layout, each stage's weights and matmul shapes, the drafter.
 Then evaluate(context, concurrency) answers in microseconds, with the figures kvplan.fit
@@ -484,7 +498,8 @@ knob the engine cannot take.)";
 
 constexpr const char* evaluate_doc =
     R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None,
-         shared_prefix_tokens=None)
+         shared_prefix_tokens=None, prefix_hit_rate=None, host_kv=None, kv_offloading_size=None,
+         nvme_kv=None, remote_kv=None)
 --
 
 The replica's answer for a demand: a kvplan.ReplicaAnswer.
@@ -499,6 +514,13 @@ prompt_tokens, output_tokens: every request's prompt and output (both or neither
 shared_prefix_tokens: the prompt prefix every request starts with (a system prompt), as
   --shared-prefix: its full blocks are held once, and the answer's max_concurrency counts it
   (max_concurrency_without_sharing, shared_prefix_blocks_saved... say what it changed).
+prefix_hit_rate: the shared prefix as a share of prompt_tokens (0 to 1), as --prefix-hit-rate:
+  that share of each prompt, in whole tokens, instead of shared_prefix_tokens.
+host_kv, nvme_kv, remote_kv: KV tiers beside the GPUs, a size per replica each, as kvplan
+  fit's --host-kv (host DRAM over each GPU's PCIe), --nvme-kv (one PCIe Gen4 x4 drive) and
+  --remote-kv (RDMA, InfiniBand NDR a NIC per GPU); kv_offloading_size: vLLM's flag, host
+  DRAM in GiB as a number (host_kv's memory, in the vLLM command). The answer's kv_tiers
+  gives what each holds and one sequence coming back against recomputing it.
 
 Every figure is kvplan.fit's for the same inputs. max_context and longest_single_context
 are searched on first read (a binary search over the engine's cache).
@@ -525,12 +547,7 @@ the reserve terms under the ideal engine, num_gpu_blocks outside vLLM, tpot_seco
 the GPU lacks the roofline's figures. Both headroom and shortfall are given (one is 0).)";
 
 constexpr const char* fit_doc =
-    "fit(model, gpu, *, context=None, concurrency=1, "
-    "prompt_tokens=None, output_tokens=None, "
-    "shared_prefix_tokens=None, " DEPLOYMENT_SIGNATURE R"()
---
-
-Does a workload fit a replica? kvplan fit in one call: a kvplan.ReplicaAnswer.
+    R"(Does a workload fit a replica? kvplan fit in one call: a kvplan.ReplicaAnswer.
 
 model and gpu are kvplan.Model and kvplan.Gpu objects or what their constructors take (a
 bundled id is read once and kept, so naming it again costs a look-up); every other keyword
@@ -551,64 +568,23 @@ a knob the engine cannot take.)";
 void bind_deployment(py::module_& m) {
     using namespace docs;
     // Deployment ---------------------------------------------------------------------------
-    py::class_<PyDeployment, std::shared_ptr<PyDeployment>>(m, "Deployment", deployment_doc)
-        .def(py::init(
-                 [](py::handle model, py::handle gpu, py::handle tp, py::handle pp, py::handle dp,
-                    py::handle ep, py::handle dcp, py::handle gpus, py::handle kv_dtype,
-                    py::handle weight_dtype, py::handle expert_dtype, py::handle engine,
-                    py::handle engine_version, py::handle block_size,
-                    py::handle gpu_memory_utilization, py::handle kv_memory,
-                    py::handle max_num_seqs, py::handle max_num_batched_tokens,
-                    py::handle num_gpu_blocks_override, bool allow_long_context, bool enforce_eager,
-                    py::handle speculative_method, py::handle num_speculative_tokens,
-                    py::handle draft_model, py::handle profile, py::handle chunked_local_hybrid,
-                    py::handle without_flashinfer, py::handle max_loras, py::handle max_lora_rank,
-                    bool fully_sharded_loras, py::handle max_cpu_loras,
-                    py::handle lora_target_modules, py::handle limit_mm_per_prompt,
-                    bool skip_mm_profiling, py::handle redundant_experts) {
-                     return deployment_from({model,
-                                             gpu,
-                                             tp,
-                                             pp,
-                                             dp,
-                                             ep,
-                                             dcp,
-                                             gpus,
-                                             kv_dtype,
-                                             weight_dtype,
-                                             expert_dtype,
-                                             engine,
-                                             engine_version,
-                                             block_size,
-                                             gpu_memory_utilization,
-                                             kv_memory,
-                                             max_num_seqs,
-                                             max_num_batched_tokens,
-                                             num_gpu_blocks_override,
-                                             speculative_method,
-                                             num_speculative_tokens,
-                                             draft_model,
-                                             profile,
-                                             allow_long_context,
-                                             chunked_local_hybrid,
-                                             without_flashinfer,
-                                             enforce_eager,
-                                             max_loras,
-                                             max_lora_rank,
-                                             max_cpu_loras,
-                                             lora_target_modules,
-                                             limit_mm_per_prompt,
-                                             redundant_experts,
-                                             fully_sharded_loras,
-                                             skip_mm_profiling});
-                 }),
-             py::arg("model"), py::arg("gpu"), py::kw_only(), DEPLOYMENT_KEYWORDS,
-             "__init__(self, /, model, gpu, *, " DEPLOYMENT_SIGNATURE
-             ")\n--\n\nChecks and prepares the deployment (see the class).")
+    const std::vector<std::string_view> every = every_deployment_keyword();
+    // Leaked: the bound functions use them for the module's life.
+    const auto* init_signature =
+        new Signature("Deployment.__init__", 2, {deploy("model"), deploy("gpu")}, every, true);
+    const std::string class_doc =
+        std::string(deployment_doc) + keyword_docs(every) + deployment_doc_end;
+    py::class_<PyDeployment, std::shared_ptr<PyDeployment>>(m, "Deployment", class_doc.c_str())
+        .def(py::init([init_signature](const py::args& args, const py::kwargs& kwargs) {
+                 return deployment_from(Call(*init_signature, args, kwargs).deployment());
+             }),
+             init_signature->doc("Checks and prepares the deployment (see the class).").c_str())
         .def("evaluate", &evaluate_demand, py::arg("context") = py::none(),
              py::arg("concurrency") = 1, py::kw_only(), py::arg("prompt_tokens") = py::none(),
              py::arg("output_tokens") = py::none(), py::arg("shared_prefix_tokens") = py::none(),
-             evaluate_doc)
+             py::arg("prefix_hit_rate") = py::none(), py::arg("host_kv") = py::none(),
+             py::arg("kv_offloading_size") = py::none(), py::arg("nvme_kv") = py::none(),
+             py::arg("remote_kv") = py::none(), evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = py::none(),
              "roofline($self, /, compute_dtype=None)\n--\n\nThe decode and prefill bounds of "
              "this deployment, matmuls in `compute_dtype` (None: the type its weights run in, "
@@ -659,62 +635,25 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "The model's limit, the context evaluate() takes by default.")
         .def("__repr__", &deployment_repr);
 
+    const auto* fit_signature =
+        new Signature("fit", 2,
+                      {deploy("model"), deploy("gpu"), own("context", py::none()),
+                       own("concurrency", py::int_(1)), own("prompt_tokens", py::none()),
+                       own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
+                       own("prefix_hit_rate", py::none()), own("host_kv", py::none()),
+                       own("kv_offloading_size", py::none()), own("nvme_kv", py::none()),
+                       own("remote_kv", py::none())},
+                      every);
     m.def(
         "fit",
-        [](py::handle model, py::handle gpu, py::handle context, py::handle concurrency,
-           py::handle prompt_tokens, py::handle output_tokens, py::handle shared_prefix_tokens,
-           py::handle tp, py::handle pp, py::handle dp, py::handle ep, py::handle dcp,
-           py::handle gpus, py::handle kv_dtype, py::handle weight_dtype, py::handle expert_dtype,
-           py::handle engine, py::handle engine_version, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override,
-           bool allow_long_context, bool enforce_eager, py::handle speculative_method,
-           py::handle num_speculative_tokens, py::handle draft_model, py::handle profile,
-           py::handle chunked_local_hybrid, py::handle without_flashinfer, py::handle max_loras,
-           py::handle max_lora_rank, bool fully_sharded_loras, py::handle max_cpu_loras,
-           py::handle lora_target_modules, py::handle limit_mm_per_prompt, bool skip_mm_profiling,
-           py::handle redundant_experts) {
-            return fit({model,
-                        gpu,
-                        tp,
-                        pp,
-                        dp,
-                        ep,
-                        dcp,
-                        gpus,
-                        kv_dtype,
-                        weight_dtype,
-                        expert_dtype,
-                        engine,
-                        engine_version,
-                        block_size,
-                        gpu_memory_utilization,
-                        kv_memory,
-                        max_num_seqs,
-                        max_num_batched_tokens,
-                        num_gpu_blocks_override,
-                        speculative_method,
-                        num_speculative_tokens,
-                        draft_model,
-                        profile,
-                        allow_long_context,
-                        chunked_local_hybrid,
-                        without_flashinfer,
-                        enforce_eager,
-                        max_loras,
-                        max_lora_rank,
-                        max_cpu_loras,
-                        lora_target_modules,
-                        limit_mm_per_prompt,
-                        redundant_experts,
-                        fully_sharded_loras,
-                        skip_mm_profiling},
-                       context, concurrency, prompt_tokens, output_tokens, shared_prefix_tokens);
+        [fit_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*fit_signature, args, kwargs);
+            return fit(
+                c.deployment(), c["context"], c["concurrency"], c["prompt_tokens"],
+                c["output_tokens"], c["shared_prefix_tokens"], c["prefix_hit_rate"],
+                tiers_of(c["host_kv"], c["kv_offloading_size"], c["nvme_kv"], c["remote_kv"]));
         },
-        py::arg("model"), py::arg("gpu"), py::kw_only(), py::arg("context") = py::none(),
-        py::arg("concurrency") = 1, py::arg("prompt_tokens") = py::none(),
-        py::arg("output_tokens") = py::none(), py::arg("shared_prefix_tokens") = py::none(),
-        DEPLOYMENT_KEYWORDS, fit_doc);
+        fit_signature->doc(fit_doc).c_str());
 
     // ReplicaAnswer ------------------------------------------------------------------------
     using A = PyAnswer;
@@ -746,6 +685,7 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                         " (", detail::check::refusal_reason(x.a), ")"));
                 CommandOptions o;
                 if (!model.is_none()) o.model = to_text(model, "model");
+                o.kv_offloading = x.tiers.host;  // vLLM's --kv-offloading-size, with host_kv
                 return serve_command(x.a, o).line();
             },
             py::arg("model") = py::none(),
@@ -768,6 +708,34 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "flow mapping, what trtllm-serve has no flag for, as kvplan fit prints it); '' when "
             "the command names no file (vLLM and SGLang always). Raises kvplan.InvalidInputError "
             "as serve_command() does.")
+        .def_property_readonly(
+            "kv_tiers",
+            [](const A& x) {
+                py::list out;
+                if (!x.tier_answer) return out;
+                const TierAnswer& t = *x.tier_answer;
+                constexpr const char* tier_names[] = {"host", "nvme", "remote"};
+                const auto optional_float = [](const auto& v) -> py::object {
+                    return v ? py::object(py::float_(v.value())) : py::object(py::none());
+                };
+                for (std::uint32_t i = 0; i < t.num_tiers; ++i) {
+                    const TierFigures& f = t.tiers[i];
+                    out.append(py::dict(
+                        py::arg("tier") = tier_names[static_cast<int>(f.tier)],
+                        py::arg("size_bytes") = f.size.count(), py::arg("sequences") = f.sequences,
+                        py::arg("link") = std::string(f.back.link.name),
+                        py::arg("link_bytes_per_second") = f.back.link.bandwidth.in(B_per_s),
+                        py::arg("back_seconds") = f.back.time.in(seconds),
+                        py::arg("recompute_seconds") =
+                            t.recompute ? py::object(py::float_(t.recompute->in(seconds)))
+                                        : py::object(py::none()),
+                        py::arg("back_over_recompute") = optional_float(f.versus_recompute)));
+                }
+                return out;
+            },
+            "With host_kv, nvme_kv or remote_kv: each tier as kvplan fit's kv_tiers rows (tier, "
+            "size_bytes, sequences of the context it holds, link, link_bytes_per_second, "
+            "back_seconds for one sequence, recompute_seconds, back_over_recompute); else [].")
         .def_property_readonly("context_tokens", [](const A& x) { return x.a.demand.context; })
         .def_property_readonly("concurrency", [](const A& x) { return x.a.demand.concurrency; })
         .def_property_readonly("gpus", [](const A& x) { return x.a.gpus; })

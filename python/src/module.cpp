@@ -3,7 +3,8 @@
 // deployment.cpp: Deployment, ReplicaAnswer, LatencyEstimate and kvplan.fit; roofline.cpp: the
 // roofline's bounds; block_pool.cpp: BlockPool and its requests; plan.cpp: size, compare, plan,
 // disagg and fleet; trace.cpp: trace; calibrate.cpp: calibrate; check.cpp: check and diff.
-// convert.cpp reads every argument and maps the library's errors to Python's.
+// convert.cpp reads every argument and maps the library's errors to Python's; keywords.cpp holds
+// the table of the deployment keywords and binds each function's call to its signature.
 
 #include <kvplan/version.hpp>
 

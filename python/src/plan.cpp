@@ -70,50 +70,46 @@ std::vector<std::optional<KvFormat>> kv_list(py::handle h) {
     return out;
 }
 
-/// The serving keywords of the searches (plan, disagg): the engine and its knobs, as Python gave
-/// them.
-struct SearchKnobs {
-    py::handle engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
-        max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
-        without_flashinfer;
-    bool allow_long_context = false, enforce_eager = false;
-};
-
 /// The serving knobs plan and disagg take, read as kvplan.fit reads them.
-Serving search_serving(const SearchKnobs& k) {
-    const py::handle none{Py_None};  // borrowed: no reference given back
-    DeploymentArgs x{none,
-                     none,
-                     none,
-                     none,
-                     none,
-                     none,
-                     none,
-                     none,
-                     none,
-                     none,
-                     none,
-                     k.engine,
-                     k.engine_version,
-                     k.block_size,
-                     k.gpu_memory_utilization,
-                     k.kv_memory,
-                     k.max_num_seqs,
-                     k.max_num_batched_tokens,
-                     k.num_gpu_blocks_override,
-                     none,
-                     none,
-                     none,
-                     none,
-                     k.allow_long_context,
-                     k.chunked_local_hybrid,
-                     k.without_flashinfer,
-                     k.enforce_eager};
+Serving search_serving(const DeploymentArgs& x) {
     Serving s = serving_of(x);
     // A knob the engine cannot take, before the search: the library's InvalidInputError.
     (void)resolve_serving(s);
     return s;
 }
+
+/// What plan and disagg search: up to max_gpus GPUs a replica and max_tp a tensor-parallel
+/// group, each KV dtype and the weight format given.
+SearchSpace search_space(const Call& c, const DeploymentArgs& x) {
+    SearchSpace space;
+    space.max_gpus = to_u32(c["max_gpus"], "max_gpus", "GPUs", 64);
+    space.max_tp = to_u32(c["max_tp"], "max_tp", "GPUs", 64);
+    space.kv_formats = kv_list(x.kv_dtype);
+    if (!x.weight_dtype.is_none())
+        space.weights = {WeightOptions{.format = to_weight_format(x.weight_dtype, "weight_dtype")}};
+    return space;
+}
+
+/// profile=: one GPU's calibration over a search's serving, as kvplan plan and kvplan disagg apply
+/// --profile (its reserve, its estimate's parameters; the compute fraction of the peak the first
+/// weight format runs at).
+Serving with_profile(Serving serving, const DeploymentArgs& x, py::handle gpu, const Model& m,
+                     const SearchSpace& space, const std::vector<std::shared_ptr<PyGpu>>& gpus) {
+    if (x.profile.is_none()) return serving;
+    const std::string path = path_text(x.profile, "profile");
+    if (gpus.size() != 1)
+        usage("gpu", "one GPU beside profile (a calibration is of one GPU)",
+              gpu.is_none() ? std::string("every bundled GPU") : std::string(py::repr(gpu)));
+    const WeightOptions w =
+        served_weights(m, space.weights.front(), serving.engine, serving.engine_version);
+    return apply_profile(load_profile(path), std::move(serving), path, gpus.front()->id,
+                         matmul_compute(w, gpus.front()->spec));
+}
+
+/// The deployment keywords of disagg's search (plan takes redundant_experts beside them): the
+/// budget's; the layout and the GPUs are what it searches.
+const std::vector<std::string_view> search_keywords =
+    with_budget_keywords({"kv_dtype", "weight_dtype", "profile"});
 
 struct PyCandidate {
     std::string gpu;
@@ -207,6 +203,9 @@ std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handl
     // Every keyword read before any file, as the command line parses its flags.
     CompareRequest rq{
         .parallel = parallel_of(x), .gpus = gpu_count_of(x), .serving = serving_of(x)};
+    // Speculative decoding as the command line reads it (a draft model read with it), shared by
+    // every row.
+    rq.serving.speculation = speculation_of(x, rq.serving.engine, {});
     (void)resolve_serving(rq.serving);  // a knob the engine cannot take
     if (!context.is_none()) rq.context = to_tokens(context, "context");
     rq.concurrency = to_count(concurrency, "concurrency", "sequences");
@@ -215,13 +214,17 @@ std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handl
     std::vector<std::optional<KvFormat>> kvs;
     for (const py::handle k : one_or_many(x.kv_dtype, "kv_dtype"))
         kvs.push_back(to_kv_choice(k, "kv_dtype"));
+    // Each weight format with the experts' (expert_dtype), as kvplan compare pairs them.
+    std::optional<WeightFormat> experts;
+    if (!x.expert_dtype.is_none()) experts = to_weight_format(x.expert_dtype, "expert_dtype");
     std::vector<std::optional<WeightOptions>> weights;
     for (const py::handle w : one_or_many(x.weight_dtype, "weight_dtype")) {
-        if (w.is_none()) {
+        if (w.is_none() && !experts) {
             weights.emplace_back();
         } else {
             weights.emplace_back(WeightOptions{});
-            weights.back()->format = to_weight_format(w, "weight_dtype");
+            if (!w.is_none()) weights.back()->format = to_weight_format(w, "weight_dtype");
+            weights.back()->expert_format = experts;
         }
     }
     std::vector<std::shared_ptr<PyModel>> models;
@@ -354,58 +357,23 @@ Raises kvplan.InvalidLayoutError for a tp or pp the model cannot take.)");
                                r.gpu ? " on " : "", r.gpu ? r.gpu->id : "",
                                name(r.size.a.kv.dtype));
         });
+    const auto* compare_signature =
+        new Signature("compare", 2,
+                      {own("model"), own("gpu", py::none()), own("context", py::none()),
+                       own("concurrency", py::int_(1)), own("shared_prefix_tokens", py::none())},
+                      with_budget_keywords({"tp", "pp", "dp", "ep", "dcp", "gpus", "kv_dtype",
+                                            "weight_dtype", "expert_dtype", "speculative_method",
+                                            "num_speculative_tokens", "draft_model"}));
     m.def(
         "compare",
-        [](py::handle model, py::handle gpu, py::handle context, py::handle concurrency,
-           py::handle shared_prefix_tokens, py::handle kv_dtype, py::handle weight_dtype,
-           py::handle tp, py::handle pp, py::handle dp, py::handle ep, py::handle dcp,
-           py::handle gpus, py::handle engine, py::handle engine_version, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle kv_memory, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens, py::handle num_gpu_blocks_override,
-           bool allow_long_context, bool enforce_eager) {
-            const py::handle none{Py_None};  // borrowed: no reference given back
-            return compare_of(model, gpu, context, concurrency, shared_prefix_tokens,
-                              DeploymentArgs{.model = none,
-                                             .gpu = none,
-                                             .tp = tp,
-                                             .pp = pp,
-                                             .dp = dp,
-                                             .ep = ep,
-                                             .dcp = dcp,
-                                             .gpus = gpus,
-                                             .kv_dtype = kv_dtype,
-                                             .weight_dtype = weight_dtype,
-                                             .expert_dtype = none,
-                                             .engine = engine,
-                                             .engine_version = engine_version,
-                                             .block_size = block_size,
-                                             .gpu_memory_utilization = gpu_memory_utilization,
-                                             .kv_memory = kv_memory,
-                                             .max_num_seqs = max_num_seqs,
-                                             .max_num_batched_tokens = max_num_batched_tokens,
-                                             .num_gpu_blocks_override = num_gpu_blocks_override,
-                                             .speculative_method = none,
-                                             .num_speculative_tokens = none,
-                                             .draft_model = none,
-                                             .profile = none,
-                                             .allow_long_context = allow_long_context,
-                                             .enforce_eager = enforce_eager});
+        [compare_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*compare_signature, args, kwargs);
+            return compare_of(c["model"], c["gpu"], c["context"], c["concurrency"],
+                              c["shared_prefix_tokens"], c.deployment());
         },
-        py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
-        py::arg("context") = py::none(), py::arg("concurrency") = 1,
-        py::arg("shared_prefix_tokens") = py::none(), py::arg("kv_dtype") = py::none(),
-        py::arg("weight_dtype") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
-        py::arg("dp") = 1, py::arg("ep") = 1, py::arg("dcp") = 1, py::arg("gpus") = py::none(),
-        py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
-        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("kv_memory") = py::none(), py::arg("max_num_seqs") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(),
-        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
-        py::arg("enforce_eager") = false,
-        R"(compare(model, gpu=None, *, context=None, concurrency=1, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, gpus=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, kv_memory=None, max_num_seqs=None, max_num_batched_tokens=None, num_gpu_blocks_override=None, allow_long_context=False, enforce_eager=False)
---
-
-Several configurations side by side, as kvplan compare gives them (kvplan::compare): a list
+        compare_signature
+            ->doc(
+                R"(Several configurations side by side, as kvplan compare gives them (kvplan::compare): a list
 of kvplan.CompareRow, one per model x GPU x KV dtype x weight format in that order. model,
 gpu, kv_dtype and weight_dtype each take one value or a list; gpu=None sizes only (no
 budget). The other keywords are kvplan.fit's, shared by every row; context None: each
@@ -417,7 +385,8 @@ Example:
 ...     "llama-3-70b", "h100-sxm", tp=4, context="8k", kv_dtype=["bf16", "fp8"])]
 [62, 125]
 
-Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
+Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
+            .c_str());
 
     // plan ---------------------------------------------------------------------------------
     py::class_<PyCandidate>(m, "PlanCandidate", "One replica a search evaluated.")
@@ -484,29 +453,34 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
             return fmt::format("<kvplan.PlanAnswer {} candidates searched, {} fit>", p.searched,
                                p.fitting);
         });
+    const auto* plan_signature = new Signature(
+        "plan", 2,
+        {own("model"), own("gpu", py::none()), own("context", py::none()),
+         own("concurrency", py::int_(1)), own("prompt_tokens", py::none()),
+         own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
+         own("max_gpus", py::int_(8)), own("max_tp", py::int_(8)),
+         own("any_layout", py::bool_(false)), own("dp", py::bool_(true)),
+         own("ep", py::bool_(true)), own("dcp", py::bool_(true)), own("rank", py::none()),
+         own("top", py::int_(50)), own("prefix_hit_rate", py::none())},
+        with_budget_keywords({"kv_dtype", "weight_dtype", "profile", "redundant_experts"}));
     m.def(
         "plan",
-        [](py::handle model, py::handle gpu, py::handle context, py::handle concurrency,
-           py::handle prompt_tokens, py::handle output_tokens, py::handle shared_prefix_tokens,
-           py::handle kv_dtype, py::handle weight_dtype, py::handle max_gpus, py::handle max_tp,
-           bool any_layout, bool dp, bool ep, bool dcp, py::handle rank, py::handle top,
-           py::handle engine, py::handle engine_version, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle max_num_seqs,
-           py::handle max_num_batched_tokens, bool enforce_eager, py::handle kv_memory,
-           py::handle num_gpu_blocks_override, bool allow_long_context,
-           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
-            SearchSpace space;
-            space.max_gpus = to_u32(max_gpus, "max_gpus", "GPUs", 64);
-            space.max_tp = to_u32(max_tp, "max_tp", "GPUs", 64);
-            space.data_parallel = dp;
-            space.expert_parallel = ep;
-            space.context_parallel = dcp;
-            space.layouts = any_layout ? LayoutRule::any : LayoutRule::whole_nodes;
-            space.kv_formats = kv_list(kv_dtype);
-            if (!weight_dtype.is_none())
-                space.weights = {
-                    WeightOptions{.format = to_weight_format(weight_dtype, "weight_dtype")}};
-            space.keep = to_count(top, "top", "candidates");
+        [plan_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*plan_signature, args, kwargs);
+            const DeploymentArgs x = c.deployment();
+            const py::handle prompt_tokens = c["prompt_tokens"], output_tokens = c["output_tokens"];
+            SearchSpace space = search_space(c, x);
+            space.data_parallel = to_flag(c["dp"], "dp");
+            space.expert_parallel = to_flag(c["ep"], "ep");
+            space.context_parallel = to_flag(c["dcp"], "dcp");
+            space.layouts =
+                to_flag(c["any_layout"], "any_layout") ? LayoutRule::any : LayoutRule::whole_nodes;
+            space.keep = to_count(c["top"], "top", "candidates");
+            // EPLB's copies in the expert-parallel layouts, as kvplan plan --redundant-experts.
+            if (!x.redundant_experts.is_none())
+                space.redundant_experts =
+                    to_u32(x.redundant_experts, "redundant_experts", "experts", 1U << 16, 0);
+            const py::handle rank = c["rank"];
             const bool split = !prompt_tokens.is_none() || !output_tokens.is_none();
             const std::string r =
                 rank.is_none() ? (split ? "estimate" : "gpus") : to_text(rank, "rank");
@@ -520,16 +494,14 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
                       "prompt_tokens and output_tokens beside 'estimate' (the load the estimate "
                       "serves)",
                       "'estimate'");
-            const Serving serving = search_serving(
-                {engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
-                 max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
-                 without_flashinfer, allow_long_context, enforce_eager});
-            const std::shared_ptr<PyModel> pm = as_model(model);
-            const Demand demand =
-                demand_of(context_limit(pm->get().config()).tokens, context, concurrency,
-                          prompt_tokens, output_tokens, shared_prefix_tokens);
-            const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(gpu);
+            Serving serving = search_serving(x);
+            const std::shared_ptr<PyModel> pm = as_model(c["model"]);
+            const Demand demand = demand_of(context_limit(pm->get().config()).tokens, c["context"],
+                                            c["concurrency"], prompt_tokens, output_tokens,
+                                            c["shared_prefix_tokens"], c["prefix_hit_rate"]);
+            const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
+            serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, gpus);
             const PlanAnswer a = plan_replicas(pm->get(), space, serving, demand,
                                                r == "fastest"    ? Ranking::fastest
                                                : r == "estimate" ? Ranking::estimate
@@ -546,23 +518,9 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)");
             out.complete = a.complete;
             return out;
         },
-        py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
-        py::arg("context") = py::none(), py::arg("concurrency") = 1,
-        py::arg("prompt_tokens") = py::none(), py::arg("output_tokens") = py::none(),
-        py::arg("shared_prefix_tokens") = py::none(), py::arg("kv_dtype") = py::none(),
-        py::arg("weight_dtype") = py::none(), py::arg("max_gpus") = 8, py::arg("max_tp") = 8,
-        py::arg("any_layout") = false, py::arg("dp") = true, py::arg("ep") = true,
-        py::arg("dcp") = true, py::arg("rank") = py::none(), py::arg("top") = 50,
-        py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
-        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("max_num_seqs") = py::none(), py::arg("max_num_batched_tokens") = py::none(),
-        py::arg("enforce_eager") = false, py::arg("kv_memory") = py::none(),
-        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
-        py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none(),
-        R"(plan(model, gpu=None, *, context=None, concurrency=1, prompt_tokens=None, output_tokens=None, shared_prefix_tokens=None, kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, any_layout=False, dp=True, ep=True, dcp=True, rank=None, top=50, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
---
-
-The replicas that hold `concurrency` sequences of `context` tokens, as kvplan plan searches
+        plan_signature
+            ->doc(
+                R"(The replicas that hold `concurrency` sequences of `context` tokens, as kvplan plan searches
 them: a kvplan.PlanAnswer. gpu: a GPU, a list of them (in order of preference) or None
 (every bundled GPU); kv_dtype: one KV dtype or a list. The search tries tp, pp, and for
 mixture-of-experts models dp and ep (dp=False, ep=False, dcp=False leave them out), up to
@@ -578,7 +536,8 @@ Example:
 True
 
 Raises kvplan.UsageError for a keyword's value it cannot take and kvplan.InvalidInputError
-for an unknown model or GPU or a knob the engine cannot take.)");
+for an unknown model or GPU or a knob the engine cannot take.)")
+            .c_str());
 
     // disagg -------------------------------------------------------------------------------
     py::class_<PyPool>(m, "DisaggPool", "One pool of a disaggregated plan, or the aggregated one.")
@@ -676,65 +635,51 @@ disagg's JSON keys.)")
             return fmt::format("<kvplan.DisaggPlan {} GPUs disaggregated, {} aggregated>", d.p.gpus,
                                d.p.aggregated ? d.p.aggregated->gpus : 0U);
         });
+    const auto* disagg_signature = new Signature(
+        "disagg", 2,
+        {own("model"), own("gpu", py::none()), own("rate"), own("prompt_tokens"),
+         own("output_tokens"), own("ttft_ms"), own("tpot_ms"), own("latency", py::str("estimate")),
+         own("max_gpus", py::int_(8)), own("max_tp", py::int_(8))},
+        search_keywords);
     m.def(
         "disagg",
-        [](py::handle model, py::handle gpu, py::handle rate, py::handle prompt_tokens,
-           py::handle output_tokens, py::handle ttft_ms, py::handle tpot_ms, py::handle latency,
-           py::handle kv_dtype, py::handle weight_dtype, py::handle max_gpus, py::handle max_tp,
-           py::handle engine, py::handle engine_version, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle max_num_batched_tokens, bool enforce_eager,
-           py::handle max_num_seqs, py::handle kv_memory, py::handle num_gpu_blocks_override,
-           bool allow_long_context, py::handle chunked_local_hybrid,
-           py::handle without_flashinfer) {
-            const std::string lat = to_text(latency, "latency");
+        [disagg_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*disagg_signature, args, kwargs);
+            const DeploymentArgs x = c.deployment();
+            const std::string lat = to_text(c["latency"], "latency");
             if (lat != "estimate" && lat != "bound")
                 usage("latency",
                       "'estimate' (the GPU family's fitted fractions and fixed costs) or 'bound' "
                       "(peak figures: a lower bound on the GPUs)",
                       "'" + lat + "'");
-            const DisaggDemand demand{.rate = to_positive(rate, "rate"),
-                                      .prompt_tokens = to_tokens(prompt_tokens, "prompt_tokens"),
-                                      .output_tokens = to_tokens(output_tokens, "output_tokens"),
-                                      .ttft = to_positive(ttft_ms, "ttft_ms") * milliseconds,
-                                      .tpot = to_positive(tpot_ms, "tpot_ms") * milliseconds};
-            SearchSpace space;
-            space.max_gpus = to_u32(max_gpus, "max_gpus", "GPUs", 64);
-            space.max_tp = to_u32(max_tp, "max_tp", "GPUs", 64);
-            space.kv_formats = kv_list(kv_dtype);
-            if (!weight_dtype.is_none())
-                space.weights = {
-                    WeightOptions{.format = to_weight_format(weight_dtype, "weight_dtype")}};
-            const py::handle none{Py_None};  // borrowed: no reference given back
-            const Serving serving = search_serving(
-                {engine, engine_version, block_size, gpu_memory_utilization, max_num_seqs,
-                 max_num_batched_tokens, kv_memory, num_gpu_blocks_override, chunked_local_hybrid,
-                 without_flashinfer, allow_long_context, enforce_eager});
-            const std::shared_ptr<PyModel> pm = as_model(model);
+            const DisaggDemand demand{
+                .rate = to_positive(c["rate"], "rate"),
+                .prompt_tokens = to_tokens(c["prompt_tokens"], "prompt_tokens"),
+                .output_tokens = to_tokens(c["output_tokens"], "output_tokens"),
+                .ttft = to_positive(c["ttft_ms"], "ttft_ms") * milliseconds,
+                .tpot = to_positive(c["tpot_ms"], "tpot_ms") * milliseconds};
+            SearchSpace space = search_space(c, x);
+            Serving serving = search_serving(x);
+            const std::shared_ptr<PyModel> pm = as_model(c["model"]);
             PyDisagg out;
-            out.gpus = gpu_list(gpu);
+            out.gpus = gpu_list(c["gpu"]);
             for (const auto& g : out.gpus) space.gpus.push_back(g->spec);
             DisaggOptions o;
             o.latency = lat == "bound" ? LatencyModel::bound : LatencyModel::estimate;
+            if (!x.profile.is_none()) {
+                serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, out.gpus);
+                o.params = serving.estimate;
+            }
             out.p = plan_disaggregated(pm->get(), space, serving, demand, o);
             return out;
         },
-        py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(), py::arg("rate"),
-        py::arg("prompt_tokens"), py::arg("output_tokens"), py::arg("ttft_ms"), py::arg("tpot_ms"),
-        py::arg("latency") = "estimate", py::arg("kv_dtype") = py::none(),
-        py::arg("weight_dtype") = py::none(), py::arg("max_gpus") = 8, py::arg("max_tp") = 8,
-        py::arg("engine") = "vllm", py::arg("engine_version") = py::none(),
-        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
-        py::arg("max_num_seqs") = py::none(), py::arg("kv_memory") = py::none(),
-        py::arg("num_gpu_blocks_override") = py::none(), py::arg("allow_long_context") = false,
-        py::arg("chunked_local_hybrid") = py::none(), py::arg("without_flashinfer") = py::none(),
-        R"(disagg(model, gpu=None, *, rate, prompt_tokens, output_tokens, ttft_ms, tpot_ms, latency='estimate', kv_dtype=None, weight_dtype=None, max_gpus=8, max_tp=8, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_batched_tokens=None, enforce_eager=False, max_num_seqs=None, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
---
-
-Prefill and decode pools for `rate` requests per second of prompt_tokens + output_tokens
+        disagg_signature
+            ->doc(
+                R"(Prefill and decode pools for `rate` requests per second of prompt_tokens + output_tokens
 under TTFT and TPOT targets (milliseconds), beside the aggregated plan, as kvplan disagg
 plans them (the link between the pools: InfiniBand NDR, a NIC per GPU): a kvplan.DisaggPlan.
-latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figures).)");
+latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figures).)")
+            .c_str());
 
     // fleet --------------------------------------------------------------------------------
     py::class_<PyFleet>(m, "FleetAnswer",
@@ -756,6 +701,14 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
             "binding", [](const PyFleet& f) { return std::string(name(f.a.plan.binding)); },
             "What sets the batch: kv_budget, tpot, max_batch or ttft.")
         .def_property_readonly("batch_kv", [](const PyFleet& f) { return f.a.plan.batch_kv; })
+        .def_property_readonly(
+            "batch_kv_overflow",
+            [](const PyFleet& f) -> py::object {
+                const auto& b = f.a.plan.batch_kv_overflow;
+                return b ? py::object(py::int_(*b)) : py::object(py::none());
+            },
+            "With epsilon: the largest batch whose KV passes the budget with probability at "
+            "most epsilon (a Chernoff bound over the lengths); else None.")
         .def_property_readonly("batch_tpot", [](const PyFleet& f) { return f.a.plan.batch_tpot; })
         .def_property_readonly("batch_ttft", [](const PyFleet& f) { return f.a.plan.batch_ttft; })
         .def_property_readonly(
@@ -776,17 +729,22 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                                f.a.plan.replicas, f.a.replica_gpus, f.gpu->id, f.a.plan.batch,
                                name(f.a.plan.binding));
         });
+    const auto* fleet_signature = new Signature(
+        "fleet", 2,
+        {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"),
+         own("prompt_tokens", py::none()), own("output_tokens", py::none()),
+         own("trace", py::none()), own("time_unit", py::none()), own("ttft_ms", py::none()),
+         own("shared_prefix_tokens", py::none()), own("size_by", py::str("estimate")),
+         own("percentile", py::int_(95)), own("efficiency", py::none()),
+         own("epsilon", py::none())},
+        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype", "profile"}));
     m.def(
         "fleet",
-        [](py::handle model, py::handle gpu, py::handle rate, py::handle tpot_ms,
-           py::handle prompt_tokens, py::handle output_tokens, py::handle ttft_ms,
-           py::handle shared_prefix_tokens, py::handle size_by, py::handle percentile,
-           py::handle efficiency, py::handle tp, py::handle pp, py::handle kv_dtype,
-           py::handle weight_dtype, py::handle expert_dtype, py::handle engine,
-           py::handle engine_version, py::handle block_size, py::handle gpu_memory_utilization,
-           py::handle max_num_seqs, py::handle max_num_batched_tokens, bool enforce_eager,
-           py::handle kv_memory, py::handle num_gpu_blocks_override, bool allow_long_context,
-           py::handle chunked_local_hybrid, py::handle without_flashinfer) {
+        [fleet_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*fleet_signature, args, kwargs);
+            const py::handle ttft_ms = c["ttft_ms"], efficiency = c["efficiency"],
+                             shared_prefix_tokens = c["shared_prefix_tokens"],
+                             epsilon = c["epsilon"];
             struct {
                 LengthDistribution lengths{};
                 double rate_per_s = 0;
@@ -796,64 +754,59 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                 FleetSizeBy size_by = FleetSizeBy::estimate;
                 double size_at_percentile = 95;
                 double efficiency = 1.0;
+                double epsilon = 0;
             } q;
-            q.rate_per_s = to_positive(rate, "rate");
-            q.tpot_target = to_positive(tpot_ms, "tpot_ms") * milliseconds;
+            q.rate_per_s = to_positive(c["rate"], "rate");
+            q.tpot_target = to_positive(c["tpot_ms"], "tpot_ms") * milliseconds;
             if (!ttft_ms.is_none()) q.ttft_target = to_positive(ttft_ms, "ttft_ms") * milliseconds;
-            const std::string by = to_text(size_by, "size_by");
+            const std::string by = to_text(c["size_by"], "size_by");
             if (by != "estimate" && by != "bound")
                 usage("size_by",
                       "'estimate' (the latency estimate) or 'bound' (the roofline bound / "
                       "efficiency)",
                       "'" + by + "'");
             q.size_by = by == "estimate" ? FleetSizeBy::estimate : FleetSizeBy::bound;
-            q.size_at_percentile = to_positive(percentile, "percentile");
+            q.size_at_percentile = to_positive(c["percentile"], "percentile");
             if (!efficiency.is_none()) {
                 if (q.size_by == FleetSizeBy::estimate)
                     usage("efficiency", "size_by='bound' beside it", "size_by='estimate'");
                 q.efficiency = to_fraction(efficiency, "efficiency");
             }
-            q.lengths =
-                LengthDistribution::from_percentiles(quantiles(prompt_tokens, "prompt_tokens"),
-                                                     quantiles(output_tokens, "output_tokens"));
+            if (!epsilon.is_none()) {
+                // As --epsilon: a probability in (0, 1).
+                q.epsilon = to_positive(epsilon, "epsilon");
+                if (q.epsilon >= 1)
+                    usage("epsilon", "a probability in (0, 1)", std::string(py::repr(epsilon)));
+            }
+            // The lengths: a trace's (kvplan::load_trace) or percentiles, as kvplan fleet reads
+            // --trace and --prompt-tokens / --output-tokens.
+            const py::handle trace = c["trace"], time_unit = c["time_unit"],
+                             prompt = c["prompt_tokens"], output = c["output_tokens"];
+            if (trace.is_none() && (prompt.is_none() || output.is_none()))
+                usage("trace", "a trace, or both prompt_tokens and output_tokens",
+                      prompt.is_none() && output.is_none() ? "neither"
+                      : prompt.is_none()                   ? "output_tokens alone"
+                                                           : "prompt_tokens alone");
+            if (!trace.is_none() && (!prompt.is_none() || !output.is_none()))
+                usage("trace", "a trace or prompt_tokens and output_tokens, not both", "both");
+            if (!time_unit.is_none() && trace.is_none())
+                usage("time_unit", "trace as well (the unit of its arrival times)", "trace=None");
+            if (!trace.is_none()) {
+                const TraceOptions o =
+                    time_unit.is_none() ? TraceOptions{} : trace_options_of(time_unit);
+                q.lengths =
+                    LengthDistribution::from_trace(load_trace(path_text(trace, "trace"), o));
+            } else {
+                q.lengths = LengthDistribution::from_percentiles(
+                    quantiles(prompt, "prompt_tokens"), quantiles(output, "output_tokens"));
+            }
             if (!shared_prefix_tokens.is_none())
                 q.shared_prefix_tokens = to_tokens(shared_prefix_tokens, "shared_prefix_tokens");
             check_shared_prefix(q.lengths, q.shared_prefix_tokens);
-            const py::int_ one_int(1);
-            const py::handle none{Py_None}, one = one_int;
             std::shared_ptr<PyModel> pm;
             std::shared_ptr<PyGpu> pg;
             std::string profile;
-            DeploymentArgs x{model,
-                             gpu,
-                             tp,
-                             pp,
-                             one,
-                             one,
-                             one,
-                             none,
-                             kv_dtype,
-                             weight_dtype,
-                             expert_dtype,
-                             engine,
-                             engine_version,
-                             block_size,
-                             gpu_memory_utilization,
-                             none,
-                             max_num_seqs,
-                             max_num_batched_tokens,
-                             none,
-                             none,
-                             none,
-                             none,
-                             none,
-                             false};
-            x.kv_memory = kv_memory;
-            x.num_gpu_blocks_override = num_gpu_blocks_override;
-            x.allow_long_context = allow_long_context;
-            x.chunked_local_hybrid = chunked_local_hybrid;
-            x.without_flashinfer = without_flashinfer;
-            x.enforce_eager = enforce_eager;
+            const DeploymentArgs x = c.deployment();
             Deployment d = deployment_of(x, pm, pg, profile);
             return PyFleet{plan_fleet(FleetRequest{.deployment = std::move(d),
                                                    .lengths = q.lengths,
@@ -863,29 +816,21 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                                                    .shared_prefix_tokens = q.shared_prefix_tokens,
                                                    .size_by = q.size_by,
                                                    .size_at_percentile = q.size_at_percentile,
+                                                   .epsilon = q.epsilon,
                                                    .efficiency = q.efficiency}),
                            pg};
         },
-        py::arg("model"), py::arg("gpu"), py::kw_only(), py::arg("rate"), py::arg("tpot_ms"),
-        py::arg("prompt_tokens"), py::arg("output_tokens"), py::arg("ttft_ms") = py::none(),
-        py::arg("shared_prefix_tokens") = py::none(), py::arg("size_by") = "estimate",
-        py::arg("percentile") = 95, py::arg("efficiency") = py::none(), py::arg("tp") = 1,
-        py::arg("pp") = 1, py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
-        py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
-        py::arg("engine_version") = py::none(), py::arg("block_size") = py::none(),
-        py::arg("gpu_memory_utilization") = py::none(), py::arg("max_num_seqs") = py::none(),
-        py::arg("max_num_batched_tokens") = py::none(), py::arg("enforce_eager") = false,
-        py::arg("kv_memory") = py::none(), py::arg("num_gpu_blocks_override") = py::none(),
-        py::arg("allow_long_context") = false, py::arg("chunked_local_hybrid") = py::none(),
-        py::arg("without_flashinfer") = py::none(),
-        R"(fleet(model, gpu, *, rate, tpot_ms, prompt_tokens, output_tokens, ttft_ms=None, shared_prefix_tokens=None, size_by='estimate', percentile=95, efficiency=None, tp=1, pp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None, block_size=None, gpu_memory_utilization=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False, kv_memory=None, num_gpu_blocks_override=None, allow_long_context=False, chunked_local_hybrid=None, without_flashinfer=None)
---
-
-The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a
+        fleet_signature
+            ->doc(
+                R"(The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a
 TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer.
 prompt_tokens and output_tokens: an int (every request that long) or percentiles
-("50:1000,95:4000"); the KV is sized at `percentile`; size_by 'estimate' times steps by the
-latency estimate, 'bound' by the roofline bound / efficiency.)");
+("50:1000,95:4000"), or instead trace: a request trace's lengths (a CSV or JSON Lines file, as
+kvplan trace reads it; time_unit the unit of its numeric arrival times); the KV is sized at `percentile`; size_by 'estimate' times steps by the
+latency estimate, 'bound' by the roofline bound / efficiency; epsilon (a probability in
+(0, 1)), as --epsilon: the KV batch is the largest whose KV passes the budget with at most
+that probability, instead of every request at `percentile`.)")
+            .c_str());
 }
 
 }  // namespace kvplan::python

@@ -180,52 +180,27 @@ void bind_roofline(py::module_& m) {
                                r.dep->gpus, r.dep->gpu->id, name(*r.options.compute));
         });
 
+    const auto* roofline_signature =
+        new Signature("roofline", 2,
+                      {deploy("model"), deploy("gpu"), own("batch", py::int_(1)),
+                       own("context", py::none()), own("compute_dtype", py::none())},
+                      {"tp", "pp", "dp", "ep", "dcp", "kv_dtype", "weight_dtype", "expert_dtype",
+                       "engine", "engine_version"});
     m.def(
         "roofline",
-        [](py::handle model, py::handle gpu, py::handle batch, py::handle context,
-           py::handle compute_dtype, py::handle tp, py::handle pp, py::handle dp, py::handle ep,
-           py::handle dcp, py::handle kv_dtype, py::handle weight_dtype, py::handle expert_dtype,
-           py::handle engine, py::handle engine_version) {
-            const py::handle none{Py_None};  // borrowed: no reference given back
-            const std::shared_ptr<PyDeployment> d = deployment_from({model,
-                                                                     gpu,
-                                                                     tp,
-                                                                     pp,
-                                                                     dp,
-                                                                     ep,
-                                                                     dcp,
-                                                                     none,
-                                                                     kv_dtype,
-                                                                     weight_dtype,
-                                                                     expert_dtype,
-                                                                     engine,
-                                                                     engine_version,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     none,
-                                                                     false});
-            const std::shared_ptr<PyRoofline> r = roofline_of(d, compute_dtype);
-            const std::uint64_t c =
+        [roofline_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*roofline_signature, args, kwargs);
+            const std::shared_ptr<PyDeployment> d = deployment_from(c.deployment());
+            const std::shared_ptr<PyRoofline> r = roofline_of(d, c["compute_dtype"]);
+            const py::handle context = c["context"];
+            const std::uint64_t n =
                 context.is_none() ? d->default_context : to_tokens(context, "context");
-            return PyDecodeBound{decode_bound(r->costs, to_count(batch, "batch", "sequences"), c)};
+            return PyDecodeBound{
+                decode_bound(r->costs, to_count(c["batch"], "batch", "sequences"), n)};
         },
-        py::arg("model"), py::arg("gpu"), py::kw_only(), py::arg("batch") = 1,
-        py::arg("context") = py::none(), py::arg("compute_dtype") = py::none(), py::arg("tp") = 1,
-        py::arg("pp") = 1, py::arg("dp") = 1, py::arg("ep") = 1, py::arg("dcp") = 1,
-        py::arg("kv_dtype") = py::none(), py::arg("weight_dtype") = py::none(),
-        py::arg("expert_dtype") = py::none(), py::arg("engine") = "vllm",
-        py::arg("engine_version") = py::none(),
-        R"(roofline(model, gpu, *, batch=1, context=None, compute_dtype=None, tp=1, pp=1, dp=1, ep=1, dcp=1, kv_dtype=None, weight_dtype=None, expert_dtype=None, engine='vllm', engine_version=None)
---
-
-The decode bound of `batch` sequences of `context` tokens (None: the model's limit), as
+        roofline_signature
+            ->doc(
+                R"(The decode bound of `batch` sequences of `context` tokens (None: the model's limit), as
 kvplan roofline gives it: a kvplan.DecodeBound. Deployment.roofline() prepares the costs
 once for many points, and its prefill() gives the prefill bound.
 
@@ -234,7 +209,8 @@ Example:
 >>> kvplan.roofline(model="llama-3-70b", gpu="h100-sxm", tp=4, batch=8,
 ...                 context="8k").bound
 'memory'
-)");
+)")
+            .c_str());
 }
 
 }  // namespace kvplan::python

@@ -8,6 +8,20 @@
 
 namespace kvplan::python {
 
+TraceOptions trace_options_of(py::handle h) {
+    const std::string u = to_text(h, "time_unit");
+    TraceOptions o;
+    if (u == "s")
+        o.numeric_time_unit = seconds;
+    else if (u == "ms")
+        o.numeric_time_unit = milliseconds;
+    else if (u == "us")
+        o.numeric_time_unit = microseconds;
+    else
+        usage("time_unit", "'s', 'ms' or 'us'", "'" + u + "'");
+    return o;
+}
+
 namespace {
 
 /// Nearest-rank percentiles and the maximum, as ints (tokens or bytes).
@@ -27,21 +41,6 @@ struct PyTrace {
     std::shared_ptr<PyGpu> gpu;  ///< null: none given
     TraceAnswer a;
 };
-
-/// time_unit=: the unit of numeric arrival times, as --time-unit reads it.
-TraceOptions trace_options_of(py::handle h) {
-    const std::string u = to_text(h, "time_unit");
-    TraceOptions o;
-    if (u == "s")
-        o.numeric_time_unit = seconds;
-    else if (u == "ms")
-        o.numeric_time_unit = milliseconds;
-    else if (u == "us")
-        o.numeric_time_unit = microseconds;
-    else
-        usage("time_unit", "'s', 'ms' or 'us'", "'" + u + "'");
-    return o;
-}
 
 PyTrace trace_of(py::handle trace, py::handle model, py::handle gpu, const DeploymentArgs& x,
                  py::handle ttft_ms, py::handle tpot_ms, py::handle max_model_len,
@@ -205,63 +204,30 @@ void bind_trace(py::module_& m) {
                                t.model->id);
         });
 
+    const auto* trace_signature = new Signature(
+        "trace", 3,
+        {own("trace"), own("model"), own("gpu", py::none()),
+         own("ttft_ms", py::float_(default_service_times.ttft.in(milliseconds))),
+         own("tpot_ms", py::float_(default_service_times.tpot.in(milliseconds))),
+         own("max_model_len", py::none()), own("time_unit", py::str("s"))},
+        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype"}));
     m.def(
         "trace",
-        [](py::handle trace, py::handle model, py::handle gpu, py::handle tp, py::handle pp,
-           py::handle kv_dtype, py::handle weight_dtype, py::handle engine, py::handle block_size,
-           py::handle gpu_memory_utilization, py::handle kv_memory, py::handle engine_version,
-           py::handle max_num_seqs, py::handle max_num_batched_tokens, bool enforce_eager,
-           py::handle ttft_ms, py::handle tpot_ms, py::handle max_model_len, py::handle time_unit) {
-            const py::handle none{Py_None};  // borrowed: no reference given back
-            const py::int_ one_int(1);
-            const py::handle one = one_int;
-            return trace_of(trace, model, gpu,
-                            DeploymentArgs{.model = none,
-                                           .gpu = none,
-                                           .tp = tp,
-                                           .pp = pp,
-                                           .dp = one,
-                                           .ep = one,
-                                           .dcp = one,
-                                           .gpus = none,
-                                           .kv_dtype = kv_dtype,
-                                           .weight_dtype = weight_dtype,
-                                           .expert_dtype = none,
-                                           .engine = engine,
-                                           .engine_version = engine_version,
-                                           .block_size = block_size,
-                                           .gpu_memory_utilization = gpu_memory_utilization,
-                                           .kv_memory = kv_memory,
-                                           .max_num_seqs = max_num_seqs,
-                                           .max_num_batched_tokens = max_num_batched_tokens,
-                                           .num_gpu_blocks_override = none,
-                                           .speculative_method = none,
-                                           .num_speculative_tokens = none,
-                                           .draft_model = none,
-                                           .profile = none,
-                                           .enforce_eager = enforce_eager},
-                            ttft_ms, tpot_ms, max_model_len, time_unit);
+        [trace_signature](const py::args& args, const py::kwargs& kwargs) {
+            const Call c(*trace_signature, args, kwargs);
+            return trace_of(c["trace"], c["model"], c["gpu"], c.deployment(), c["ttft_ms"],
+                            c["tpot_ms"], c["max_model_len"], c["time_unit"]);
         },
-        py::arg("trace"), py::arg("model"), py::arg("gpu") = py::none(), py::kw_only(),
-        py::arg("tp") = 1, py::arg("pp") = 1, py::arg("kv_dtype") = py::none(),
-        py::arg("weight_dtype") = py::none(), py::arg("engine") = "vllm",
-        py::arg("block_size") = py::none(), py::arg("gpu_memory_utilization") = py::none(),
-        py::arg("kv_memory") = py::none(), py::arg("engine_version") = py::none(),
-        py::arg("max_num_seqs") = py::none(), py::arg("max_num_batched_tokens") = py::none(),
-        py::arg("enforce_eager") = false,
-        py::arg("ttft_ms") = default_service_times.ttft.in(milliseconds),
-        py::arg("tpot_ms") = default_service_times.tpot.in(milliseconds),
-        py::arg("max_model_len") = py::none(), py::arg("time_unit") = "s",
-        R"(trace(trace, model, gpu=None, *, tp=1, pp=1, kv_dtype=None, weight_dtype=None, engine='vllm', block_size=None, gpu_memory_utilization=None, kv_memory=None, engine_version=None, max_num_seqs=None, max_num_batched_tokens=None, enforce_eager=False, ttft_ms=500, tpot_ms=50, max_model_len=None, time_unit='s')
---
-
-What a request trace (a CSV or JSON Lines file: prompt and output tokens, optionally arrival
+        trace_signature
+            ->doc(
+                R"(What a request trace (a CSV or JSON Lines file: prompt and output tokens, optionally arrival
 times) asks of the cache of one replica, as kvplan trace gives it (kvplan::analyze_trace): a
 kvplan.TraceAnswer. Each request stays ttft_ms + output tokens x tpot_ms; time_unit is the
 unit of numeric arrival times. With a gpu (or kv_memory), the replay on the replica and the
 smallest replica that holds its peak.
 
-Raises kvplan.InvalidInputError for a trace it cannot read, naming the file and the line.)");
+Raises kvplan.InvalidInputError for a trace it cannot read, naming the file and the line.)")
+            .c_str());
 }
 
 }  // namespace kvplan::python

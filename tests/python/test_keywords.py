@@ -200,43 +200,30 @@ ELSEWHERE = {
 # answer cannot move: listed so that a new flag comes with its keyword or its line here.
 REPLICA_EXTRAS = {"--max-loras", "--max-lora-rank", "--fully-sharded-loras", "--max-cpu-loras",
                   "--lora-target-modules", "--limit-mm-per-prompt", "--skip-mm-profiling"}
-SEARCH_EXTRAS = REPLICA_EXTRAS | {"--speculative-method", "--num-speculative-tokens",
-                                  "--draft-model", "--profile", "--expert-dtype",
-                                  "--prefix-hit-rate"}
+SPECULATION = {"--speculative-method", "--num-speculative-tokens", "--draft-model"}
 NOT_YET = {
-    "fit": {"--prefix-hit-rate", "--host-kv", "--kv-offloading-size", "--nvme-kv",
-            "--remote-kv"},
-    "compare": REPLICA_EXTRAS | {"--expert-dtype", "--chunked-local-hybrid",
-                                 "--without-flashinfer", "--speculative-method",
-                                 "--num-speculative-tokens", "--draft-model"},
-    "plan": SEARCH_EXTRAS | {"--prices", "--ttft-ms", "--tpot-ms", "--pareto",
-                             "--redundant-experts"},
-    "disagg": SEARCH_EXTRAS | {"--trace", "--percentile", "--time-unit", "--link"},
-    "fleet": SEARCH_EXTRAS - {"--expert-dtype", "--prefix-hit-rate"} | {
-        "--gpus", "--trace", "--epsilon", "--time-unit"},
-    "trace": REPLICA_EXTRAS | {"--gpus", "--expert-dtype", "--num-gpu-blocks-override",
-                               "--allow-long-context", "--chunked-local-hybrid",
-                               "--without-flashinfer", "--speculative-method",
-                               "--num-speculative-tokens", "--draft-model"},
-    "diff": REPLICA_EXTRAS | {"--expert-dtype", "--num-gpu-blocks-override",
-                              "--allow-long-context", "--chunked-local-hybrid",
-                              "--without-flashinfer", "--speculative-method",
-                              "--num-speculative-tokens", "--draft-model"},
+    "fit": set(),
+    "compare": set(),
+    "plan": SPECULATION | {"--expert-dtype", "--prices", "--ttft-ms", "--tpot-ms", "--pareto"},
+    "disagg": SPECULATION | {"--expert-dtype", "--trace", "--percentile", "--time-unit",
+                             "--link"},
+    # kvplan fleet and kvplan trace take the speculative flags and move no figure with them.
+    "fleet": SPECULATION | {"--gpus"},
+    "trace": SPECULATION | {"--gpus"},
+    "diff": SPECULATION,
     # calibrate reads vLLM's log: --engine is vllm or refused, --engine-version refused.
-    "calibrate": REPLICA_EXTRAS | {"--engine", "--engine-version", "--gpus", "--expert-dtype",
-                                   "--num-gpu-blocks-override", "--allow-long-context",
-                                   "--chunked-local-hybrid", "--without-flashinfer",
-                                   "--speculative-method", "--num-speculative-tokens",
-                                   "--draft-model"},
+    "calibrate": REPLICA_EXTRAS | SPECULATION | {"--engine", "--engine-version", "--gpus",
+                                                 "--expert-dtype", "--num-gpu-blocks-override",
+                                                 "--allow-long-context", "--chunked-local-hybrid",
+                                                 "--without-flashinfer"},
 }
 # kvplan.roofline's answer is the decode bound alone (kvplan roofline also shows what the cache
 # holds, and the estimate): the budget's knobs move none of its figures.
 ROOFLINE_BOUND_ONLY = {"--gpus", "--redundant-experts", "--block-size", "--gpu-memory-utilization",
                        "--kv-memory", "--max-num-seqs", "--max-num-batched-tokens",
                        "--num-gpu-blocks-override", "--allow-long-context", "--enforce-eager",
-                       "--chunked-local-hybrid", "--without-flashinfer", "--speculative-method",
-                       "--num-speculative-tokens", "--draft-model", "--profile", "--prompt-tokens",
-                       "--output-tokens"} | REPLICA_EXTRAS
+                       "--chunked-local-hybrid", "--without-flashinfer", "--profile",
+                       "--prompt-tokens", "--output-tokens"} | REPLICA_EXTRAS | SPECULATION
 NOT_YET["roofline"] = ROOFLINE_BOUND_ONLY
 
 
@@ -393,3 +380,314 @@ def test_the_searches_take_the_budgets_knobs():
     assert [(q.pool, q.sequences_per_replica, q.replicas) for q in d.pools] == \
         [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in expected["pools"]]
     assert all(q.sequences_per_replica <= 16 for q in d.pools if q.pool == "decode")
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_it():
+    # Every function reads its keywords through one table: a misspelt one is named, with the
+    # keyword it is nearest to, as Python names it.
+    calls = {"fit": (kvplan.fit, ("llama-3-8b", "h100-sxm")),
+             "Deployment.__init__": (kvplan.Deployment, ("llama-3-8b", "h100-sxm")),
+             "compare": (kvplan.compare, ("llama-3-8b",)),
+             "plan": (kvplan.plan, ("llama-3-8b",)),
+             "roofline": (kvplan.roofline, ("llama-3-8b", "h100-sxm")),
+             "diff": (kvplan.diff, ("llama-3-8b", "llama-3-8b"))}
+    for name, (fn, args) in calls.items():
+        with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument "
+                           r"'kv_dtpye' \(did you mean 'kv_dtype'\?\)$"):
+            fn(*args, kv_dtpye="fp8")
+    with pytest.raises(TypeError, match=r"^fit\(\) takes 2 positional arguments but 3 were given"):
+        kvplan.fit("llama-3-8b", "h100-sxm", 4)
+    with pytest.raises(TypeError, match=r"^fit\(\) missing required argument 'gpu'"):
+        kvplan.fit("llama-3-8b")
+    with pytest.raises(TypeError, match=r"^fit\(\) got multiple values for argument 'model'"):
+        kvplan.fit("llama-3-8b", "h100-sxm", model="llama-3-70b")
+    with pytest.raises(TypeError, match=r"^fleet\(\) missing required argument 'rate'"):
+        kvplan.fleet("llama-3-8b", "h100-sxm", tpot_ms=50, prompt_tokens=100, output_tokens=10)
+    # A switch reads as pybind11 read a bool (None is False), anything else names the keyword.
+    assert kvplan.fit("llama-3-8b", "h100-sxm", enforce_eager=None).cuda_graph_bytes == GRAPHS
+    with pytest.raises(TypeError, match="^enforce_eager: expected True or False, found str"):
+        kvplan.fit("llama-3-8b", "h100-sxm", enforce_eager="yes")
+    # One table, one signature text: each keyword's default is the same in every function.
+    defaults = {}
+    for fn in (kvplan.fit, kvplan.Deployment.__init__, kvplan.compare, kvplan.roofline,
+               kvplan.trace, kvplan.diff, kvplan.fleet, kvplan.calibrate):
+        for p in inspect.signature(fn).parameters.values():
+            if p.name in ("tp", "pp", "engine", "kv_dtype", "max_loras", "enforce_eager"):
+                defaults.setdefault(p.name, set()).add(repr(p.default))
+    assert defaults == {"tp": {"1"}, "pp": {"1"}, "engine": {"'vllm'"}, "kv_dtype": {"None"},
+                        "max_loras": {"None"}, "enforce_eager": {"False"}}
+
+
+# 4 LoRA slots of rank 16 on Llama-3-70B at tp 4: 854,589,440 B a GPU (tests/budget/
+# test_budget.cpp), charged with the weights.
+LORA = 854_589_440
+LORA_KW = dict(max_loras=4, max_lora_rank=16)
+LORA_ARGS = ("--max-loras", "4", "--max-lora-rank", "16")
+
+
+def test_lora_slots_reach_every_function_with_a_budget():
+    # compare: the row's budget, and the CLI's row (59 sequences where the headline has 61).
+    rows = [kvplan.compare("llama-3-70b", "h100-sxm", tp=4, context="8k", **kw)[0].answer
+            for kw in ({}, LORA_KW)]
+    assert rows[1].lora_bytes == LORA
+    assert rows[0].kv_budget_bytes_per_gpu - rows[1].kv_budget_bytes_per_gpu == LORA
+    expected = cli_json("compare", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--context", "8k", *LORA_ARGS)["rows"][0]
+    assert (rows[1].kv_budget_bytes_per_gpu, rows[1].max_concurrency) == (
+        expected["kv_budget_bytes_per_gpu"], expected["max_concurrency"]) and \
+        rows[1].max_concurrency == 59
+    # trace: the replay's replica.
+    trace = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+    t = [kvplan.trace(trace, "llama-3-70b", "h100-sxm", tp=4, **kw).on_replica
+         for kw in ({}, LORA_KW)]
+    assert t[0].kv_budget_bytes_per_gpu - t[1].kv_budget_bytes_per_gpu == LORA
+    assert t[1].kv_budget_bytes_per_gpu == cli_json(
+        "trace", str(trace), "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+        *LORA_ARGS)["kv_budget_per_gpu"]
+    # diff: each revision's answer.
+    d = kvplan.diff("llama-3-70b", "llama-3-70b", "h100-sxm", tp=4, context="8k", **LORA_KW)
+    assert d.new_answer.lora_bytes == LORA and d.new_answer.max_concurrency == 59
+    # fleet: the budget its batch is sized in, as kvplan fleet's kv_budget_per_gpu.
+    kw = dict(tp=4, rate=4, tpot_ms=50, prompt_tokens=2000, output_tokens=500)
+    f = [kvplan.fleet("llama-3-70b", "h100-sxm", **kw, **x) for x in ({}, LORA_KW)]
+    assert f[0].kv_budget_bytes_per_gpu - f[1].kv_budget_bytes_per_gpu == LORA
+    assert f[1].kv_budget_bytes_per_gpu == cli_json(
+        "fleet", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4", "--rate", "4",
+        "--tpot-ms", "50", "--prompt-tokens", "2000", "--output-tokens", "500",
+        *LORA_ARGS)["kv_budget_per_gpu"]
+    # plan: the 4-GPU replica holds 59 of the 48 asked, as kvplan plan --max-loras.
+    best = kvplan.plan("llama-3-70b", "h100-sxm", context="8k", concurrency=48, **LORA_KW).best
+    assert (best.gpus, best.answer.lora_bytes, best.answer.max_concurrency) == (4, LORA, 59)
+    expected = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--context", "8k",
+                        "--concurrency", "48", *LORA_ARGS)["candidates"][0]
+    assert best.answer.kv_budget_bytes_per_gpu == expected["kv_budget_bytes_per_gpu"]
+    # disagg: its pools, as the CLI's.
+    kw = dict(rate=10, prompt_tokens=2000, output_tokens=500, ttft_ms=500, tpot_ms=50)
+    p = kvplan.disagg("llama-3-70b", "h100-sxm", **kw, **LORA_KW)
+    expected = cli_json("disagg", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10",
+                        "--prompt-tokens", "2000", "--output-tokens", "500", "--ttft-ms", "500",
+                        "--tpot-ms", "50", *LORA_ARGS)
+    assert [(q.pool, q.sequences_per_replica, q.replicas) for q in p.pools] == \
+        [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in expected["pools"]]
+    # The library's refusal, from every function: vLLM wraps every layer whatever is targeted.
+    with pytest.raises(kvplan.UsageError, match="^lora_target_modules: expected engine 'sglang'"):
+        kvplan.compare("llama-3-70b", "h100-sxm", max_loras=4, lora_target_modules="q_proj")
+
+
+def test_the_engines_switches_reach_compare_trace_and_diff():
+    # Gemma-3-27B's 64 profiled images of 256 tokens, 5,376 wide in bf16: 176,160,768 B that
+    # limit_mm_per_prompt=0 gives back to the cache (test above).
+    on, off = (kvplan.compare("gemma-3-27b", "h100-sxm", context="8k", **kw)[0].answer
+               for kw in ({}, dict(limit_mm_per_prompt=0)))
+    assert off.kv_budget_bytes_per_gpu - on.kv_budget_bytes_per_gpu == 64 * 256 * 5376 * 2
+    d = kvplan.diff("gemma-3-27b", "gemma-3-27b", "h100-sxm", context="8k", skip_mm_profiling=True)
+    assert d.new_answer.encoder_cache_bytes == 0
+    # Llama-3-8B under v0.9 without FlashInfer: 1,024 x 128,256 x 38 + 67,108,864 =
+    # 5,057,806,336 B of activations (test_classes.py derives it).
+    kw = dict(engine_version="0.9", context=8192, without_flashinfer=True)
+    assert kvplan.compare("llama-3-8b", "h100-sxm", **kw)[0].answer.activation_bytes == \
+        5_057_806_336
+    assert kvplan.diff("llama-3-8b", "llama-3-8b", "h100-sxm", **kw).new_answer \
+        .activation_bytes == 5_057_806_336
+    # Llama-4-Scout with the hybrid manager on for chunked local attention: 12 full layers of
+    # 8,388,608 tokens and 36 chunks of 8,192, 512 B a token and layer per GPU: 51,690,602,496 B.
+    scout = dict(tp=8, engine_version="0.12", gpu_memory_utilization=0.9, context=8388608,
+                 chunked_local_hybrid=True)
+    row = kvplan.compare("llama-4-scout-17b-16e-instruct", "h200-sxm", **scout)[0].answer
+    assert row.kv_bytes_per_sequence_per_gpu == 12 * 8388608 * 512 + 36 * 8192 * 512 == \
+        51_690_602_496
+    # num_gpu_blocks_override: 1,025 blocks of 16 tokens hold two sequences of 8,192 tokens (512
+    # blocks each, the null block held back), in diff as in plan.
+    d = kvplan.diff("llama-3-8b", "llama-3-8b", "h100-sxm", context=8192, concurrency=4,
+                    num_gpu_blocks_override=1025)
+    assert d.new_answer.max_concurrency == 2
+    # trace: the replica's budget, as kvplan trace --num-gpu-blocks-override.
+    trace = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+    t = kvplan.trace(trace, "llama-3-8b", "h100-sxm", num_gpu_blocks_override=1025)
+    expected = cli_json("trace", str(trace), "--model", "llama-3-8b", "--gpu", "h100-sxm",
+                        "--num-gpu-blocks-override", "1025")
+    assert t.on_replica.kv_budget_bytes_per_gpu == expected["kv_budget_per_gpu"]
+    # expert_dtype: Qwen3-30B-A3B's experts in fp8, the rest bf16, as kvplan compare and kvplan
+    # diff size them (one answer with fit's).
+    fit = kvplan.fit("qwen3-30b-a3b", "h100-sxm", context="8k", expert_dtype="fp8")
+    row = kvplan.compare("qwen3-30b-a3b", "h100-sxm", context="8k", expert_dtype="fp8")[0]
+    assert row.answer.weight_bytes_per_gpu == fit.weight_bytes_per_gpu
+    expected = cli_json("compare", "--model", "qwen3-30b-a3b", "--gpu", "h100-sxm", "--context",
+                        "8k", "--expert-dtype", "fp8")["rows"][0]
+    assert row.answer.weight_bytes_per_gpu == expected["weight_bytes_per_gpu"]
+    assert row.answer.weight_bytes_per_gpu < kvplan.fit(
+        "qwen3-30b-a3b", "h100-sxm", context="8k").weight_bytes_per_gpu
+    d = kvplan.diff("qwen3-30b-a3b", "qwen3-30b-a3b", "h100-sxm", context="8k", expert_dtype="fp8")
+    assert d.new_answer.weight_bytes_per_gpu == fit.weight_bytes_per_gpu
+
+
+def test_prefix_hit_rate_is_a_share_of_the_prompt():
+    # 40 % of a 2,000-token prompt is 800 tokens, 50 blocks of 16 held once, as kvplan fit
+    # --prefix-hit-rate 0.4 (the library's shared_prefix_of_hit_rate).
+    split = dict(prompt_tokens=2000, output_tokens=500)
+    a = kvplan.fit(**HEADLINE, **split, prefix_hit_rate=0.4)
+    assert (a.shared_prefix_tokens, a.shared_prefix_blocks) == (800, 800 // 16)
+    same = kvplan.fit(**HEADLINE, **split, shared_prefix_tokens=800)
+    assert a.max_concurrency == same.max_concurrency
+    expected = cli_json("fit", *HEADLINE_ARGS, "--prompt-tokens", "2000", "--output-tokens",
+                        "500", "--prefix-hit-rate", "0.4")
+    assert (a.max_concurrency, a.shared_prefix_blocks_saved) == (
+        expected["max_concurrency"], expected["shared_prefix_blocks_saved"])
+    d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
+    assert d.evaluate("8k", 48, **split, prefix_hit_rate=0.4).max_concurrency == a.max_concurrency
+    # plan searches with it, as kvplan plan --prefix-hit-rate.
+    best = kvplan.plan("llama-3-70b", "h100-sxm", context="8k", concurrency=48, **split,
+                       prefix_hit_rate=0.4, rank="gpus").best
+    expected = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--context", "8k",
+                        "--concurrency", "48", "--prompt-tokens", "2000", "--output-tokens", "500",
+                        "--prefix-hit-rate", "0.4", "--rank", "gpus")["candidates"][0]
+    assert (best.gpus, best.answer.max_concurrency) == (expected["gpus"],
+                                                         expected["max_concurrency"])
+    with pytest.raises(kvplan.UsageError, match="^prefix_hit_rate: expected shared_prefix_tokens "
+                                                "or prefix_hit_rate, not both"):
+        kvplan.fit(**HEADLINE, **split, prefix_hit_rate=0.4, shared_prefix_tokens=800)
+    with pytest.raises(kvplan.UsageError, match="^prefix_hit_rate: expected prompt_tokens"):
+        kvplan.fit(**HEADLINE, prefix_hit_rate=0.4)
+    with pytest.raises(kvplan.UsageError, match=r"^prefix_hit_rate: expected a share in \[0, 1\]"):
+        kvplan.fit(**HEADLINE, **split, prefix_hit_rate=1.5)
+
+
+def test_plan_takes_redundant_experts_and_fleet_epsilon():
+    # Qwen3-30B-A3B's 128 experts and 32 copies over ep 2: 16 more experts a GPU in each of 48
+    # layers, 9,437,184 B each (test above), out of the expert-parallel candidate's budget.
+    args = dict(context="8k", concurrency=64)
+    p = kvplan.plan("qwen3-30b-a3b", "h100-sxm", **args, redundant_experts=32)
+    by_layout = {(c.tp, c.dp, c.ep): c.answer for c in p.fits if c.gpus == 2}
+    assert by_layout[(2, 1, 1)].kv_budget_bytes_per_gpu - \
+        by_layout[(2, 1, 2)].kv_budget_bytes_per_gpu == 16 * 48 * 9_437_184
+    assert by_layout[(2, 1, 2)].placement["physical_experts"] == 160
+    expected = cli_json("plan", "--model", "qwen3-30b-a3b", "--gpu", "h100-sxm", "--context", "8k",
+                        "--concurrency", "64", "--redundant-experts", "32")["candidates"]
+    assert [(c.gpus, c.tp, c.dp, c.ep, c.answer.max_concurrency) for c in p.fits[:5]] == \
+        [(c["gpus"], c["tp"], c["dp"], c["ep"], c["max_concurrency"]) for c in expected[:5]]
+    # fleet's epsilon: the largest batch whose KV passes the budget with probability 1 %, as
+    # kvplan fleet --epsilon 0.01. Every request here is 2,500 tokens, ceil(2,500 / 16) = 157
+    # blocks of 1,310,720 B = 205,783,040 B, so the batch is what the headline's budget of
+    # 40,104,660,173 B a GPU holds: 194.
+    kw = dict(tp=4, rate=4, tpot_ms=50, prompt_tokens=2000, output_tokens=500)
+    f = kvplan.fleet("llama-3-70b", "h100-sxm", **kw, epsilon=0.01)
+    expected = cli_json("fleet", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--rate", "4", "--tpot-ms", "50", "--prompt-tokens", "2000",
+                        "--output-tokens", "500", "--epsilon", "0.01")
+    assert f.batch_kv_overflow == expected["batch_kv_overflow"] == 194
+    assert kvplan.fleet("llama-3-70b", "h100-sxm", **kw).batch_kv_overflow is None
+    with pytest.raises(kvplan.UsageError, match=r"^epsilon: expected a probability in \(0, 1\)"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", **kw, epsilon=1)
+
+
+def test_kv_tiers_beside_the_gpus():
+    # 256 GiB of host DRAM beside the headline's replica: a sequence of 8,000 tokens is 500 blocks
+    # of 1,310,720 B on each of the 4 GPUs, 2,621,440,000 B, so 274,877,906,944 B hold 104 of
+    # them; each GPU brings its 655,360,000 B back over its own PCIe at 64 GB/s, 10.24 ms.
+    a = kvplan.fit(**HEADLINE, host_kv="256GiB")
+    [host] = a.kv_tiers
+    assert (host["tier"], host["size_bytes"], host["sequences"]) == ("host", 256 * 2**30, 104)
+    assert 256 * 2**30 // (4 * 500 * BLOCK) == 104
+    assert host["link_bytes_per_second"] == 64e9
+    assert host["back_seconds"] == pytest.approx(500 * BLOCK / 64e9) == 0.01024
+    # The CLI's rows, one answer (the recompute bound is the prefill bound of one prompt).
+    assert a.kv_tiers == cli_json("fit", *HEADLINE_ARGS, "--host-kv", "256GiB")["kv_tiers"]
+    assert kvplan.fit(**HEADLINE).kv_tiers == []
+    # vLLM's own flag: a number of GiB, the same tier, and its command carries it.
+    b = kvplan.fit(**HEADLINE, kv_offloading_size=256)
+    assert b.kv_tiers == a.kv_tiers
+    assert "--kv-offloading-size 256 --kv-offloading-backend native" in b.serve_command()
+    assert "--kv-offloading-size" not in kvplan.fit(**HEADLINE).serve_command()
+    # NVMe and a remote store beside it, as kvplan fit prints them; evaluate takes them too.
+    tiers = dict(host_kv="256GiB", nvme_kv="2TB", remote_kv="10TB")
+    c = kvplan.fit(**HEADLINE, **tiers)
+    assert [t["tier"] for t in c.kv_tiers] == ["host", "nvme", "remote"]
+    assert c.kv_tiers == cli_json("fit", *HEADLINE_ARGS, "--host-kv", "256GiB", "--nvme-kv",
+                                  "2TB", "--remote-kv", "10TB")["kv_tiers"]
+    d = kvplan.Deployment("llama-3-70b", "h100-sxm", tp=4)
+    assert d.evaluate("8k", 48, **tiers).kv_tiers == c.kv_tiers
+    with pytest.raises(kvplan.UsageError, match="^kv_offloading_size: expected host_kv or "
+                                                "kv_offloading_size, not both"):
+        kvplan.fit(**HEADLINE, host_kv="1GiB", kv_offloading_size=1)
+    with pytest.raises(kvplan.UsageError, match="^host_kv: expected a replica that starts"):
+        kvplan.fit("llama-3-70b", "h100-sxm", context="8k", host_kv="256GiB")
+
+
+def test_compare_takes_speculative_decoding():
+    # EAGLE on Llama-3-70B: one drafter layer, 2 x 8 KV heads x 128 x 2 B = 4,096 B a token more
+    # in the cache, and the row's budget and sequences as kvplan compare --speculative-method.
+    spec = dict(speculative_method="eagle", num_speculative_tokens=3)
+    row = kvplan.compare("llama-3-70b", "h100-sxm", tp=4, context="8k", **spec)[0].answer
+    assert (row.drafter_layers, row.drafter_kv_bytes_per_token) == (1, 2 * 8 * 128 * 2)
+    assert row.max_concurrency == kvplan.fit(**HEADLINE, **spec).max_concurrency
+    expected = cli_json("compare", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--context", "8k", "--speculative-method", "eagle",
+                        "--num-speculative-tokens", "3")["rows"][0]
+    assert (row.kv_budget_bytes_per_gpu, row.max_concurrency) == (
+        expected["kv_budget_bytes_per_gpu"], expected["max_concurrency"])
+    with pytest.raises(kvplan.UsageError, match="^num_speculative_tokens: expected "
+                                                "speculative_method as well"):
+        kvplan.compare("llama-3-70b", "h100-sxm", num_speculative_tokens=3)
+
+
+def test_fleet_sizes_a_trace():
+    # The Azure conversation trace's lengths instead of percentiles, as kvplan fleet --trace: the
+    # headline's budget of 40,104,660,173 B a GPU holds 118 requests of the trace's 95th
+    # percentile (259 blocks of 1,310,720 B), and the TPOT target binds first.
+    trace = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+    f = kvplan.fleet("llama-3-70b", "h100-sxm", tp=4, rate=4, tpot_ms=50, trace=trace)
+    expected = cli_json("fleet", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
+                        "--rate", "4", "--tpot-ms", "50", "--trace", str(trace))
+    assert (f.replicas, f.batch, f.batch_kv, f.in_flight) == (
+        expected["replicas"], expected["batch"], expected["batch_kv_at_percentile"],
+        expected["in_flight"])
+    assert f.batch_kv == 40_104_660_173 // (259 * BLOCK) == 118
+    kw = dict(rate=4, tpot_ms=50)
+    with pytest.raises(kvplan.UsageError, match="^trace: expected a trace, or both prompt_tokens "
+                                                "and output_tokens, found neither"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", **kw)
+    with pytest.raises(kvplan.UsageError, match="^trace: expected a trace or prompt_tokens and "
+                                                "output_tokens, not both"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", **kw, trace=trace, prompt_tokens=2000,
+                     output_tokens=500)
+    with pytest.raises(kvplan.UsageError, match="^time_unit: expected trace as well"):
+        kvplan.fleet("llama-3-70b", "h100-sxm", **kw, prompt_tokens=2000, output_tokens=500,
+                     time_unit="ms")
+
+
+def test_the_searches_and_fleet_take_a_calibration_profile(tmp_path):
+    # The profile fitted on a benchmark of Llama-3.3-70B in fp8 on 2 x H100 (test_functions.py
+    # checks it is kvplan calibrate's): its fractions time the steps of plan's estimate ranking,
+    # fleet's batch and disagg's pools, as --profile does on the command line.
+    bench = SOURCE_DIR / "tests" / "data" / "vllm_bench_serve" / \
+        "nim-llama-3.3-70b-fp8-2xh100-5000-500-c25.json"
+    profile = tmp_path / "profile.json"
+    kvplan.calibrate(bench=bench, model="llama-3-70b", gpu="h100-sxm", tp=2, weight_dtype="fp8",
+                     kv_dtype="fp8").write_profile(profile)
+    split = dict(prompt_tokens=2000, output_tokens=500)
+    split_args = ("--prompt-tokens", "2000", "--output-tokens", "500")
+    args = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--weight-dtype", "fp8")
+    for given in (False, True):
+        kw = dict(profile=profile) if given else {}
+        extra = ("--profile", str(profile)) if given else ()
+        best = kvplan.plan("llama-3-70b", "h100-sxm", context="8k", concurrency=32,
+                           weight_dtype="fp8", **split, **kw).best
+        expected = cli_json("plan", *args, "--context", "8k", "--concurrency", "32", *split_args,
+                            *extra)["candidates"][0]
+        assert (best.gpus, best.answer.tokens_per_second_per_gpu_estimate) == (
+            expected["gpus"], expected["tokens_per_second_per_gpu_estimate"])
+        f = kvplan.fleet("llama-3-70b", "h100-sxm", tp=2, weight_dtype="fp8", rate=4, tpot_ms=50,
+                         **split, **kw)
+        expected = cli_json("fleet", *args, "--tp", "2", "--rate", "4", "--tpot-ms", "50",
+                            *split_args, *extra)
+        assert (f.batch, f.tpot_seconds) == (expected["batch"], expected["tpot_at_batch"])
+        assert f.batch == (81 if given else 72)
+        p = kvplan.disagg("llama-3-70b", "h100-sxm", weight_dtype="fp8", rate=10, ttft_ms=500,
+                          tpot_ms=50, **split, **kw)
+        expected = cli_json("disagg", *args, "--rate", "10", "--ttft-ms", "500", "--tpot-ms", "50",
+                            *split_args, *extra)
+        assert [(q.pool, q.sequences_per_replica, q.replicas) for q in p.pools] == \
+            [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in expected["pools"]]
+    # A calibration is of one GPU: a search over several refuses it, as kvplan plan does.
+    with pytest.raises(kvplan.UsageError, match="^gpu: expected one GPU beside profile"):
+        kvplan.plan("llama-3-70b", ["h100-sxm", "h200-sxm"], context="8k", profile=profile)

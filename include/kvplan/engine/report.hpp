@@ -90,10 +90,9 @@ struct EngineMemory {
 ///           from v0.11 NCCL's NVLS buffers, which the profile's first large all-reduce connects,
 ///           are charged (vllm_profile_nvls_bytes), through v0.22 PyTorch's NCCL communicator
 ///           that the profile's logits all-gather opens (vllm_logits_gather_communicator_bytes),
-///           and from v0.17 FlashInfer's all-reduce
-///           fusion workspace, built as the profile compiles the model
-///           (vllm_profile_fusion_workspace_bytes); PyTorch's cuBLAS workspace, taken at the
-///           profile's first GEMM, is in its torch peak (cublas_workspace_bytes);
+///           and from v0.17 FlashInfer's all-reduce fusion workspace, built as the profile
+///           compiles the model (vllm_profile_fusion_workspace_bytes); PyTorch's cuBLAS workspace,
+///           taken at the profile's first GEMM, is in its torch peak (cublas_workspace_bytes);
 ///   sglang  mem_fraction_static x (memory free after distributed init) - weights
 ///           (model_runner_kv_cache_mixin.py): activations and graphs live in the rest;
 ///   trtllm  free_gpu_memory_fraction x (total - weights - activation peak - context, NCCL and
