@@ -543,6 +543,9 @@ namespace detail {
         j += number("estimate_layer_overhead_seconds", p.estimate->layer_overhead.in(seconds));
         j += number("estimate_all_reduce_latency_seconds",
                     p.estimate->all_reduce_latency.in(seconds));
+        // The per-layer multiple of the engines that do not compile their forward, where not 1.
+        if (p.estimate->uncompiled_layer_scale != 1.0)
+            j += number("estimate_uncompiled_layer_scale", p.estimate->uncompiled_layer_scale);
         j += "  \"estimate_compute_dtype\": " + detail::json_quoted(name(p.estimate_compute)) +
              ",\n";
         j += "  \"estimate_source\": " + detail::json_quoted(p.estimate_source) + ",\n";
@@ -618,6 +621,14 @@ namespace detail {
                 detail::throw_field_error<InvalidInput>(where, key, "a fraction in (0, 1]",
                                                         detail::quoted(value));
             (key == "estimate_attention_fraction" ? est.attention : est.experts) = *f;
+            ++optional_estimate_keys;
+        } else if (key == "estimate_uncompiled_layer_scale") {
+            // Optional: a profile without it times every engine's layers alike.
+            const auto f = detail::parse_double(value);
+            if (!f || !(*f > 0 && *f <= 100))
+                detail::throw_field_error<InvalidInput>(where, key, "a multiple in (0, 100]",
+                                                        detail::quoted(value));
+            est.uncompiled_layer_scale = *f;
             ++optional_estimate_keys;
         } else if (key == "estimate_layer_overhead_seconds" ||
                    key == "estimate_all_reduce_latency_seconds") {

@@ -271,6 +271,17 @@ TEST_CASE("a profile carries the estimate's parameters, with or without a reserv
     CHECK(sj.find("\"estimate_experts_fraction\": 0.2,") != std::string::npos);
     CHECK(parse_profile(sj, "s.json").estimate == split.estimate);
     CHECK(q.estimate->attention == 0.0);
+    // The per-layer multiple of the engines that do not compile their forward likewise (Hopper's
+    // default 1.35), written where it is not 1; out of (0, 100] it is refused.
+    split.estimate->uncompiled_layer_scale = 1.35;
+    const std::string uj = profile_json(split);
+    CHECK(uj.find("\"estimate_uncompiled_layer_scale\": 1.35,") != std::string::npos);
+    CHECK(parse_profile(uj, "u.json").estimate == split.estimate);
+    split.estimate->uncompiled_layer_scale = 1.0;
+    CHECK(profile_json(split).find("estimate_uncompiled_layer_scale") == std::string::npos);
+    CHECK_THROWS_WITH(
+        parse_profile("{\"kvplan_profile\": 1, \"estimate_uncompiled_layer_scale\": 0}", "e.json"),
+        Catch::Contains("estimate_uncompiled_layer_scale: expected a multiple in (0, 100]"));
     CHECK_THROWS_WITH(
         parse_profile("{\"kvplan_profile\": 1, \"estimate_experts_fraction\": 0.2}", "e.json"),
         Catch::Contains("e.json: estimate_*: expected all four"));

@@ -85,7 +85,11 @@ inline constexpr std::size_t min_split_figures = 10;
 namespace detail_fit {
 
 inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
-    for (GpuFamily fam : all_gpu_families) {
+    // Hopper first: the engines' uncompiled_layer_scale is fitted on its rows, the only family's
+    // with vLLM, SGLang and TensorRT-LLM rows enough at each tp, and the others take it (an
+    // engine's kernels a layer, not a GPU's); Blackwell also takes its compute fractions.
+    for (GpuFamily fam : {GpuFamily::hopper, GpuFamily::ampere, GpuFamily::ada,
+                          GpuFamily::blackwell, GpuFamily::cdna3}) {
         std::vector<LatencyObservation> obs;
         bool moe = false;
         for (const MeasuredRow& r : rows) {
@@ -134,6 +138,11 @@ inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
             space.compute.step = space.attention.step = space.experts.step = 0.0;
             start.all_reduce_latency = hopper->params.all_reduce_latency;
             space.all_reduce_latency.step = 0.0;
+        }
+        if (fam == GpuFamily::hopper) {
+            space.uncompiled_layer_scale.step = 0.05;
+        } else if (hopper) {
+            start.uncompiled_layer_scale = hopper->params.uncompiled_layer_scale;
         }
         // The expert tile is not fitted: vLLM's fused_moe default, 64 rows past E tokens a step
         // (16 below, expert_tile), as family_fit_start holds it.

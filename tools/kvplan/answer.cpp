@@ -748,11 +748,16 @@ std::string estimate_params_text(const EstimateParams& p) {
     if (p.attention > 0.0) own += fmt::format("attention {:.2f}", p.attention);
     if (p.experts > 0.0)
         own += fmt::format("{}MoE experts {:.2f}", own.empty() ? "" : ", ", p.experts);
+    // SGLang's and TensorRT-LLM's layers at their multiple of vLLM's, where it is not 1.
+    const std::string scale =
+        p.uncompiled_layer_scale != 1.0
+            ? fmt::format(" (x {:.2f} under SGLang and TensorRT-LLM)", p.uncompiled_layer_scale)
+            : std::string();
     return fmt::format(
-        "bandwidth {:.2f} and compute {:.2f} of peak{}, {:.0f} us a layer, {:.0f} us "
+        "bandwidth {:.2f} and compute {:.2f} of peak{}, {:.0f} us a layer{}, {:.0f} us "
         "an all-reduce",
         p.bandwidth, p.compute, own.empty() ? "" : " (" + own + ")",
-        p.layer_overhead.in(microseconds), p.all_reduce_latency.in(microseconds));
+        p.layer_overhead.in(microseconds), scale, p.all_reduce_latency.in(microseconds));
 }
 
 std::string estimate_basis_text(EstimateBasis b, std::optional<GpuFamily> family,

@@ -52,6 +52,9 @@ struct FitSpace {
     FitAxis experts{0.02, 1.00, 0.0};    ///< held unless asked: only MoE loads show it
     FitAxis layer_overhead{0.0, 200e-6, 1e-6};
     FitAxis all_reduce_latency{0.0, 100e-6, 1e-6};
+    /// Held unless asked: only rows of engines that compile their forward and of engines that do
+    /// not, together, show it.
+    FitAxis uncompiled_layer_scale{0.5, 3.0, 0.0};
     FitAxis expert_tile_rows{0.0, 256.0, 0.0};  ///< held unless asked: only MoE loads show it
     FitAxis request_overhead{0.0, 0.5, 0.0};    ///< held unless asked (the engine's default)
     int max_passes = 20;
@@ -141,14 +144,16 @@ struct Objective {
         Seconds EstimateParams::*time;
         bool overhead = false;  ///< request_overhead, an optional time
     };
-    const Axis axes[] = {{space.bandwidth, &EstimateParams::bandwidth, nullptr},
-                         {space.compute, &EstimateParams::compute, nullptr},
-                         {space.attention, &EstimateParams::attention, nullptr},
-                         {space.experts, &EstimateParams::experts, nullptr},
-                         {space.layer_overhead, nullptr, &EstimateParams::layer_overhead},
-                         {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency},
-                         {space.expert_tile_rows, &EstimateParams::expert_tile_rows, nullptr},
-                         {space.request_overhead, nullptr, nullptr, true}};
+    const Axis axes[] = {
+        {space.bandwidth, &EstimateParams::bandwidth, nullptr},
+        {space.compute, &EstimateParams::compute, nullptr},
+        {space.attention, &EstimateParams::attention, nullptr},
+        {space.experts, &EstimateParams::experts, nullptr},
+        {space.layer_overhead, nullptr, &EstimateParams::layer_overhead},
+        {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency},
+        {space.uncompiled_layer_scale, &EstimateParams::uncompiled_layer_scale, nullptr},
+        {space.expert_tile_rows, &EstimateParams::expert_tile_rows, nullptr},
+        {space.request_overhead, nullptr, nullptr, true}};
     // Fitting the request overhead starts from the value it stands at.
     if (space.request_overhead.step > 0.0 && !best.request_overhead && !obs.empty())
         best.request_overhead =

@@ -10,7 +10,8 @@
 //       = max(bytes / (bandwidth x f_bw),
 //             dense GEMM FLOPs / (peak x f_compute) + routed experts' FLOPs / (peak x f_experts)
 //             + attention FLOPs / (bf16 peak x f_attention))
-//         + layers x t_layer                                   (launches and small kernels)
+//         + layers x t_layer                                   (launches and small kernels;
+//                                  x uncompiled_layer_scale on SGLang and TensorRT-LLM)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
 //         + MoE layers x (dispatch + combine at link peak)   (experts spread, attention dp)
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
@@ -114,6 +115,15 @@ struct EstimateParams {
     double experts = 0.0;
     Seconds layer_overhead{};      ///< per layer per step: kernel launches and small kernels
     Seconds all_reduce_latency{};  ///< per tensor-parallel all-reduce (its bytes move at link peak)
+    /// The per-layer time of an engine that does not compile its forward (SGLang, TensorRT-LLM's
+    /// PyTorch backend: eager_prefill), as a multiple of layer_overhead, which is vLLM's. vLLM
+    /// compiles the decoder layer with torch.compile by default (vllm/config/compilation.py; its
+    /// passes fuse RMSNorm with the quantization of its output and SiLU-and-mul with the next
+    /// one's, vllm/compilation/fusion.py and activation_quant_fusion.py) and replays that in its
+    /// CUDA graphs; SGLang (server_args.py enable_torch_compile, False) and TensorRT-LLM
+    /// (llm_args.py torch_compile_config, None) capture their module-by-module kernels as they
+    /// are, so a layer launches more, smaller kernels.
+    double uncompiled_layer_scale = 1.0;
     /// Rows of the tile a grouped GEMM pads each expert's tokens to in a step of more tokens than
     /// experts (vLLM's fused_moe BLOCK_SIZE_M, 64 by default; 16 in a step of at most E tokens):
     /// an expert of x rows computes ceil(x / tile) tiles, so at a few tokens per expert it does a
@@ -135,21 +145,25 @@ struct FamilyParams {
 };
 
 namespace detail {
+// The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
+inline constexpr double uncompiled_layer_scale_fit = 1.35;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.96,
-                                           .attention = 0.42,
+                                           .compute = 0.94,
+                                           .attention = 0.41,
                                            .experts = 0.31,
-                                           .layer_overhead = 149.0 * microseconds,
-                                           .all_reduce_latency = 25.0 * microseconds,
+                                           .layer_overhead = 106.0 * microseconds,
+                                           .all_reduce_latency = 28.0 * microseconds,
+                                           .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.49,
-                                           .attention = 0.44,
-                                           .experts = 0.26,
-                                           .layer_overhead = 87.0 * microseconds,
-                                           .all_reduce_latency = 17.0 * microseconds,
+                                           .compute = 0.50,
+                                           .attention = 0.43,
+                                           .experts = 0.25,
+                                           .layer_overhead = 75.0 * microseconds,
+                                           .all_reduce_latency = 11.0 * microseconds,
+                                           .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
 
@@ -157,7 +171,8 @@ inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
 // experts from 0.5, on the ITL/TPOT, e2e latency and throughput of each family's "fit" rows of
 // tests/data/latency_measurements.json; a family with fewer than 5 such figures borrows, one with
 // fewer than 10 keeps one fraction for attention, experts and GEMMs; the expert tile is held at
-// fused_moe's default of 64 rows, not fitted). A test reruns the fit and checks these.
+// fused_moe's default of 64 rows, not fitted; uncompiled_layer_scale fitted from 1.0 on Hopper's
+// rows, Hopper first, and held there by the others). A test reruns the fit and checks these.
 inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ampere, detail::ampere_fit, true,
                  "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
@@ -167,12 +182,13 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.48,
+                 {.bandwidth = 0.44,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
                   .layer_overhead = 23.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
+                  .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
                  true,
                  "the 10 B200 and GB200 rows of the fit set (vLLM, SGLang, TensorRT-LLM); "
@@ -182,6 +198,7 @@ inline constexpr std::array default_family_params{
                   .compute = 0.18,
                   .layer_overhead = 113.0 * microseconds,
                   .all_reduce_latency = 19.0 * microseconds,
+                  .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
                  true,
                  "vLLM Llama-3.1-405B FP8 on 8 x MI300X, batch 1, 4, 16, 64, 256"},
@@ -221,12 +238,12 @@ struct EngineParams {
 // parts (least squares through the origin) where the rows span both, else the least sum of |log
 // error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.0 * milliseconds, Seconds{}, true,
+    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 301.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 286.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
-    EngineParams{ParallelRules::trtllm, Seconds{}, 217.0 * microseconds, true,
+    EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
                  "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
                  "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
@@ -435,6 +452,10 @@ constexpr void check_estimate(const Replica& r, const Load& l, const EstimatePar
     if (p.layer_overhead < Seconds{} || p.all_reduce_latency < Seconds{} ||
         (p.request_overhead && *p.request_overhead < Seconds{}))
         throw_field_error<InvalidInput>(where(), "estimate.overheads", ">= 0 s", "a negative time");
+    if (!(p.uncompiled_layer_scale > 0.0 && p.uncompiled_layer_scale <= 100.0))
+        throw_field_error<InvalidInput>(where(), "estimate.uncompiled_layer_scale",
+                                        "a multiple in (0, 100]",
+                                        std::to_string(p.uncompiled_layer_scale));
     if (!(p.expert_tile_rows >= 0.0))
         throw_field_error<InvalidInput>(where(), "estimate.expert_tile_rows", ">= 0 rows",
                                         std::to_string(p.expert_tile_rows));
@@ -623,7 +644,11 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     t.bound = t.compute > t.memory ? Bound::compute : Bound::memory;
     const std::uint32_t layers = shard_end(m, cs.shard) - cs.shard.first_layer;
     const double passes = static_cast<double>(pre.passes);
-    t.layers = p.layer_overhead * (static_cast<double>(layers) * passes);
+    // An engine that does not compile its forward launches more kernels a layer
+    // (EstimateParams::uncompiled_layer_scale).
+    const double layer_scale =
+        eager_prefill(c.replica.parallel.rules) ? p.uncompiled_layer_scale : 1.0;
+    t.layers = p.layer_overhead * (layer_scale * static_cast<double>(layers) * passes);
     if (c.layout.attention_tp() > 1) {
         // Two all-reduces per layer (after attention, after the MLP), each of a pass's tokens.
         const AllReduce ar = all_reduce(c.replica, c.layout, own_per_pass, c.options);
