@@ -267,10 +267,13 @@ struct MoeShape {
     /// LatentMoE (Nemotron-3-Super's moe_latent_size): the routed experts read and write this
     /// width, between a projection down from the hidden size and one back up; 0: the hidden size.
     std::uint64_t latent_size = 0;
+    /// Layers from this index on have a dense MLP: the multi-token-prediction layers appended past
+    /// the model's own where they are dense (MiMo-V2-Flash's); 0: none.
+    std::uint32_t dense_from = 0;
 
     /// Whether layer `i` (0-based) has a routed MoE MLP.
     [[nodiscard]] constexpr bool is_moe_layer(std::uint32_t i) const noexcept {
-        return experts != 0 && i >= first_dense_layers &&
+        return experts != 0 && i >= first_dense_layers && (dense_from == 0 || i < dense_from) &&
                (layer_freq <= 1 || (i + layer_offset) % layer_freq == 0);
     }
     /// Whether layer `i` routes by the token-id table (hash_layers).
@@ -411,6 +414,12 @@ struct ModelConfig {
     /// The cache spec of those layers where the config gives them one of their own (DeepSeek-V4's
     /// compress_ratios past the model's layers); unset: the model's last layer's.
     Optional<CacheSpec> mtp_spec{};
+    /// Of those layers, how many the engine loads as a speculative draft; 0: all of them.
+    /// MiMo-V2-Flash's checkpoint holds 3, vLLM's and SGLang's MiMoV2MTP build one.
+    std::uint32_t mtp_draft_layers = 0;
+    /// Parameters each of those layers holds beyond its decoder layer and its norms and eh_proj,
+    /// stored 16-bit (MiMo-V2-Flash's attention sinks, one per query head).
+    std::uint64_t mtp_layer_extra_params = 0;
 };
 
 namespace detail {

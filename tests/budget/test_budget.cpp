@@ -489,6 +489,10 @@ TEST_CASE("CPU-cached adapters cost no GPU memory and are checked as vLLM checks
 TEST_CASE("LoRA sizing refuses what it does not model", "[budget][lora]") {
     const Layout v3(deepseek_v3, {.tp = 8});
     CHECK_THROWS_AS(lora_bytes_on_rank(deepseek_v3, v3, 0, {.max_loras = 1}), InvalidInput);
+    // The refusal names the kind of layer it met, not a list of kinds it might have been.
+    CHECK_THROWS_WITH(lora_bytes_on_rank(deepseek_v3, v3, 0, {.max_loras = 1}),
+                      Catch::Contains("layer 0") && Catch::Contains("found an MLA layer") &&
+                          Catch::Contains("serve it without adapters"));
     const Layout l(llama_3_70b, {.tp = 4});
     CHECK_THROWS_AS(lora_bytes_on_rank(llama_3_70b, l, 0, {.max_loras = 1, .max_lora_rank = 0}),
                     InvalidInput);

@@ -771,6 +771,53 @@ TEST_CASE("MiMo-V2-Flash: per-kind KV heads, K and V of their own sizes",
     CHECK(total_params(m) == total);
 }
 
+// MiMo-V2-Flash's checkpoint holds three MTP layers its config does not name (model.mtp.layers
+// {0,1,2}: llm-compressor's MiMo-V2-Flash example, examples/multimodal_vision/mimo2_flash_w8a8.py;
+// vLLM's mimo_v2_mtp.py: "MiMo-V2 checkpoints contain multiple MTP layers"). Each, as vLLM's
+// MiMoV2MTPLayer and SGLang's mimo_v2_flash_nextn.py build it: enorm, hnorm, eh_proj 2h -> h,
+// input_layernorm, a sliding-window attention of the swa_* shape (64 query heads, 8 KV heads, K
+// 192, V 128) with 64 sinks, pre_mlp_layernorm, a dense MLP of intermediate_size 16,384,
+// final_layernorm; embedding and head are the model's. vLLM's MiMoV2Model.load_weights skips every
+// "mtp" tensor, and its MiMoV2MTP drafts with one layer.
+TEST_CASE("MiMo-V2-Flash: the checkpoint's three MTP layers, a dense MLP and a sliding window each",
+          "[hf_families_2026][mimo][params]") {
+    const Model m = bundled("mimo-v2-flash");
+    CHECK(m.config().mtp_layers == 3);
+    CHECK(m.config().mtp_draft_layers == 1);
+    CHECK(m.config().checkpoint.mtp_shares_embeddings);
+    REQUIRE(m.config().mtp_spec);
+    CHECK(*m.config().mtp_spec == m.layer(1));  // the sliding layers' spec
+    CHECK(m.layer(1).kind == CacheKind::sliding_window);
+    // The model's own weights are unchanged: the 48 layers keep their MLPs (layer 0 dense).
+    CHECK(!m.config().moe.is_moe_layer(0));
+    CHECK(m.config().moe.is_moe_layer(47));
+    CHECK(!m.config().moe.is_moe_layer(48));
+    CHECK(total_params(m) == 308'778'780'864ULL);
+    // One layer in the checkpoint's fp8 (e4m3, 128 x 128 blocks, an fp32 scale per block), h =
+    // 4,096:
+    //   q 12,288 x h       50,331,648 B + 96 x 32 scales x 4 B   12,288 B
+    //   k 1,536 x h         6,291,456 B + 12 x 32 x 4             1,536 B
+    //   v 1,024 x h         4,194,304 B + 8 x 32 x 4              1,024 B
+    //   o h x 8,192        33,554,432 B + 32 x 64 x 4             8,192 B
+    //   gate, up, down 3 x 16,384 x h  201,326,592 B + 3 x 4,096 x 4  49,152 B
+    //   input_layernorm, pre_mlp_layernorm 2 x h x 2 B           16,384 B
+    //   enorm, hnorm, final_layernorm 3h, eh_proj 2h x h, 64 sinks: 33,566,784 x 2 B = 67,133,568 B
+    // = 295,698,432 + 72,192 + 16,384 + 67,133,568 = 362,920,576 B; three: 1,088,761,728 B.
+    constexpr std::uint64_t layer = 295'698'432ULL + 72'192 + 16'384 + 67'133'568ULL;
+    static_assert(layer == 362'920'576ULL);
+    CHECK(mtp_layer_bytes(m).count() == 3 * layer);
+    CHECK(checkpoint_file_bytes(m).count() ==
+          weight_bytes(m, checkpoint_weights(m)).total().count() + 3 * layer);
+    // Drafting with them (vLLM's MiMoV2MTP): one layer, a sliding window of 128 tokens with 8 KV
+    // heads of K 192 and V 128, and a dense MLP, appended past the model's 48.
+    const DraftedModel d =
+        with_drafter(m, ParallelConfig{}, Speculation{.method = DraftMethod::mtp, .tokens = 1});
+    CHECK(d.drafter_layers == 1);
+    REQUIRE(d.model.num_layers() == 49);
+    CHECK(d.model.layer(48) == m.layer(1));
+    CHECK(!d.model.config().moe.is_moe_layer(48));
+}
+
 // MiMo-7B (model_type mimo, vLLM's mimo.py): Qwen2's decoder layers with one MTP layer beside.
 TEST_CASE("MiMo-7B: Qwen2 layers, and an MTP layer that shares the model's embedding and head",
           "[hf_families_2026][mimo][params]") {

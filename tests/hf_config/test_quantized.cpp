@@ -1309,8 +1309,12 @@ TEST_CASE("every bundled quantized checkpoint against its published total, withi
         CHECK(std::abs(static_cast<double>(r.ours) / r.published - 1.0) < 0.03);
     }
     // No published total found for these (kvplan's figures, for the record): mimo-v2-flash
-    // (fp8, no MTP layer in its config) 310.15 GB, where the only aside found, a deployment
-    // note listing a Hugging Face cache folder of XiaomiMiMo/MiMo-V2-Flash at "~313GB", gives
-    // neither its unit nor what else the folder held; and Qwen3-32B-FP8-Static-PerTensor
-    // (tests/data) 34.32 GB, a name only aiconfigurator uses.
+    // (fp8) 311.24 GB with the checkpoint's three MTP layers its config does not name (1.09 GB:
+    // test_hf_families_2026.cpp), where the only aside found, a deployment note listing a Hugging
+    // Face cache folder of XiaomiMiMo/MiMo-V2-Flash at "~313GB", gives neither its unit nor what
+    // else the folder held; and Qwen3-32B-FP8-Static-PerTensor (tests/data) 34.32 GB, a name only
+    // aiconfigurator uses. The bundled MiMo-V2-Flash config (aiconfigurator's copy) has no
+    // ignored_layers, though llm-compressor's MiMo-V2-Flash example says the source checkpoint
+    // keeps every o_proj in bf16 and lists them there; were that so, 48 main-model o_proj (h x
+    // 8,192 each) and the 3 MTP o_proj would add about 1.7 GB (about 313 GB in all).
 }

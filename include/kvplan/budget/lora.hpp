@@ -192,8 +192,11 @@ namespace detail {
                 detail::throw_field_error<InvalidInput>(
                     detail::model_where(c), detail::text("layer ", i),
                     "attention with query, key and value projections (the layers whose LoRA "
-                    "memory is modelled)",
-                    "MLA, a shared-KV layer or a constant-state mixer");
+                    "memory is modelled; LoRA on this model is not: serve it without adapters)",
+                    spec.kind == CacheKind::mla_latent ? "an MLA layer"
+                    : spec.kind == CacheKind::shared
+                        ? "a layer reading another layer's KV cache"
+                        : "a constant-state mixer (Mamba or linear attention)");
         }
         if (!m.has_mlp(i)) continue;
         if (!c.moe.is_moe_layer(i)) {

@@ -722,6 +722,29 @@ namespace detail::hf {
         notes.push_back("mtp_num_hidden_layers " + std::to_string(*q) +
                         ": the multi-token-prediction layers are not counted (vLLM loads them "
                         "only as a speculative draft: --speculative-method mtp)");
+    } else if (f == Family::mimo_v2_flash && c.layers.num_layers != 0) {
+        // MiMo-V2-Flash's config names no MTP layers, but its checkpoint holds three,
+        // model.mtp.layers.{0,1,2} (the MiMo-V2-Flash example of llm-compressor,
+        // examples/multimodal_vision/mimo2_flash_w8a8.py: "The checkpoint also ships 3 MTP blocks";
+        // vLLM's mimo_v2_mtp.py: "MiMo-V2 checkpoints contain multiple MTP layers, but vLLM
+        // currently supports only the first layer"). Each (vLLM's MiMoV2MTPLayer, SGLang's
+        // mimo_v2_flash_nextn.py alike): enorm, hnorm, eh_proj 2 hidden -> hidden, a
+        // sliding-window attention of the swa_* shape with its sinks where
+        // add_swa_attention_sink_bias, a dense MLP of intermediate_size, final_layernorm; the
+        // model's embedding and head are shared. vLLM's MiMoV2Model.load_weights skips every
+        // "mtp" tensor: the model loads without them unless drafting.
+        constexpr std::uint32_t mimo_v2_flash_mtp_layers = 3;
+        c.mtp_layers = mimo_v2_flash_mtp_layers;
+        c.mtp_draft_layers = 1;  // vLLM's and SGLang's MiMoV2MTP build one layer
+        for (std::uint32_t k = 0; k < c.layers.num_specs; ++k)
+            if (c.layers.specs[k].kind == CacheKind::sliding_window) c.mtp_spec = c.layers.specs[k];
+        c.moe.dense_from = c.layers.num_layers;
+        c.checkpoint.mtp_shares_embeddings = true;
+        if (r.optional_boolean("add_swa_attention_sink_bias").value_or(false))
+            c.mtp_layer_extra_params = r.positive_integer("swa_num_attention_heads", u32_max);
+        notes.push_back(
+            "the checkpoint's 3 multi-token-prediction layers (model.mtp.layers) are not counted "
+            "(vLLM loads them only as a speculative draft, one layer: --speculative-method mtp)");
     }
     return {validated(c, source), notes};
 }

@@ -55,7 +55,8 @@ inline constexpr FixedArray<detail::EnumName<DraftMethod>, 6> draft_method_names
 struct Speculation {
     DraftMethod method = DraftMethod::none;
     std::uint32_t tokens = 0;  ///< num_speculative_tokens
-    /// Drafter layers; 0: the method's own (EAGLE: 1; MTP: the model's mtp_layers).
+    /// Drafter layers; 0: the method's own (EAGLE: 1; MTP: the model's mtp_draft_layers, else
+    /// its mtp_layers).
     std::uint32_t layers = 0;
     std::optional<Model> draft_model{};  ///< draft_model: the drafter
 };
@@ -105,13 +106,17 @@ namespace detail {
             break;
         }
         case DraftMethod::mtp: {
-            if (layers == 0) layers = c.mtp_layers;
+            // The layers the engine builds (MiMo-V2-Flash: one of the checkpoint's three), of the
+            // spec the config gives them (MiMo-V2-Flash's sliding window; DeepSeek-V4's MTP cache
+            // is the engine's own pools, engine/vllm_deepseek_v4.hpp).
+            if (layers == 0) layers = c.mtp_draft_layers != 0 ? c.mtp_draft_layers : c.mtp_layers;
             if (layers == 0)
                 refuse("mtp_layers", "multi-token-prediction layers (num_nextn_predict_layers)", 0);
-            // A config that gives the MTP layer its own spec keeps it: DeepSeek-V4's is window
-            // only, whatever the model's first layer is (vLLM's DeepseekV4Attention takes
-            // compress_ratio 1 for a layer past num_hidden_layers, so the draft layer registers
-            // its DeepseekV4SWACache alone: vllm/models/deepseek_v4/attention.py).
+            // A config that gives the MTP layer its own spec keeps it (MiMo-V2-Flash's sliding
+            // window); DeepSeek-V4's is window only, whatever the model's first layer is (vLLM's
+            // DeepseekV4Attention takes compress_ratio 1 for a layer past num_hidden_layers, so the
+            // draft layer registers its DeepseekV4SWACache alone:
+            // vllm/models/deepseek_v4/attention.py).
             const auto spec = c.mtp_spec ? c.mtp_spec : detail::drafter_spec(target);
             if (!spec) refuse("layers", "an attention layer for the MTP layers to repeat", 0);
             c.layers.append(*spec, layers);

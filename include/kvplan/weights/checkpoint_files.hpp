@@ -21,10 +21,12 @@ namespace kvplan {
 /// (hidden x 2 hidden) and its own copies of the embedding and the output head (vocab x hidden
 /// each). Qwen3.5's (vLLM's qwen3_5_mtp.py: a full-attention decoder layer, fc, norm,
 /// pre_fc_norm_hidden and pre_fc_norm_embedding) has the same shapes but shares the model's
-/// embedding and head (CheckpointFormat::mtp_shares_embeddings). Where the quantization leaves
-/// these layers out (CheckpointFormat::mtp_unquantized), the whole layer is stored as the modules
-/// it excludes are: the source checkpoint's formats (DeepSeek-V4-NVFP4's MTP layer keeps fp8
-/// linear layers and MXFP4 experts), else the checkpoint's unquantized format.
+/// embedding and head (CheckpointFormat::mtp_shares_embeddings); MiMo-V2-Flash's (vLLM's
+/// mimo_v2_mtp.py) too, with a sliding-window attention (mtp_spec), a dense MLP
+/// (MoeShape::dense_from) and its attention sinks (ModelConfig::mtp_layer_extra_params). Where the
+/// quantization leaves these layers out (CheckpointFormat::mtp_unquantized), the whole layer is
+/// stored as the modules it excludes are: the source checkpoint's formats (DeepSeek-V4-NVFP4's MTP
+/// layer keeps fp8 linear layers and MXFP4 experts), else the checkpoint's unquantized format.
 [[nodiscard]] constexpr Bytes mtp_layer_bytes(const Model& m) {
     const ModelConfig& c = m.config();
     if (c.mtp_layers == 0) return {};
@@ -51,9 +53,9 @@ namespace kvplan {
     // F8_E4M3 [4,096, 4,096], mtp.0.e_proj.scale F8_E8M0 [32, 32]); DeepSeek-V3's eh_proj is
     // counted 16-bit.
     const bool v4 = c.hc_mult != 0;
-    const std::uint64_t own =
-        detail::add(v4 ? 0 : detail::mul(2 * h, h, "eh_proj"),
-                    detail::add(3 * h, tables, "an MTP layer"), "an MTP layer");
+    const std::uint64_t own = detail::add(
+        v4 ? 0 : detail::mul(2 * h, h, "eh_proj"),
+        detail::add(3 * h + c.mtp_layer_extra_params, tables, "an MTP layer"), "an MTP layer");
     const Bytes eh =
         v4 ? detail::encoded_bytes(encoding(mine.format, mine.layout), h, h, 2) : Bytes{};
     // DeepSeek-V4's MTP layer collapses its streams with an hc_head of its own, in fp32.
