@@ -105,6 +105,18 @@ inline std::vector<MeasuredRow> latency_table() {
         // TPOT where the row gives it (vllm bench serve's per-token figure); else its ITL, which
         // some tools measure per streamed chunk.
         const char* per_token = meas.has("tpot_ms") ? "tpot_ms" : "itl_ms";
+        // A row in the checkpoint's own quantized format is served as the checkpoint stores it:
+        // gpt-oss's "mxfp4" quantizes its routed experts alone and keeps attention, the router,
+        // the embeddings and the LM head in bf16 (its config.json: quantization_config
+        // modules_to_not_convert), which vLLM loads as they are
+        // (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4Config.get_quant_method: the
+        // unquantized method for every layer but the fused MoE). Taking the whole model as mxfp4
+        // made its weights 1.3 GiB lighter and the KV pool of one H100 that much larger.
+        const Model model = bundled(r.string("model"));
+        const CheckpointFormat& ckpt = model.config().checkpoint;
+        WeightOptions weights{.format = wf, .layout = {.fp8_block = fp8_block}};
+        if (ckpt.known && ckpt.experts == wf && ckpt.linear != wf)
+            weights = checkpoint_weights(ckpt);
         out.push_back(MeasuredRow{
             .id = r.string("id"),
             .set = r.string("set"),
@@ -112,20 +124,18 @@ inline std::vector<MeasuredRow> latency_table() {
             .model_name = r.string("model_name"),
             .family = *gpu_family(gpu),
             .obs =
-                LatencyObservation{.replica =
-                                       Replica{.model = bundled(r.string("model")),
-                                               .gpu = gpu,
-                                               .parallel = {.tp = count("tp"), .pp = count("pp")},
-                                               .weights = {.format = wf,
-                                                           .layout = {.fp8_block = fp8_block}},
-                                               .kv = *parse_kv_dtype(r.string("kv_dtype"))},
-                                   .load = load,
-                                   .options = options,
-                                   .itl = ms_of(per_token),
-                                   .ttft = ms_of("ttft_ms"),
-                                   .e2e = ms_of("e2e_latency_ms"),
-                                   .tokens_per_s =
-                                       meas.optional_positive_number("throughput_tokens_per_s")},
+                LatencyObservation{
+                    .replica = Replica{.model = model,
+                                       .gpu = gpu,
+                                       .parallel = {.tp = count("tp"), .pp = count("pp")},
+                                       .weights = weights,
+                                       .kv = *parse_kv_dtype(r.string("kv_dtype"))},
+                    .load = load,
+                    .options = options,
+                    .itl = ms_of(per_token),
+                    .ttft = ms_of("ttft_ms"),
+                    .e2e = ms_of("e2e_latency_ms"),
+                    .tokens_per_s = meas.optional_positive_number("throughput_tokens_per_s")},
             .throughput = meas.optional_positive_number("throughput_tokens_per_s")});
         // Expert and attention-data parallelism (1 when absent), laid out by the engine's rules.
         ParallelConfig& parallel = out.back().obs.replica.parallel;
