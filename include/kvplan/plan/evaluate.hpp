@@ -619,13 +619,14 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     pe.startup = startup_check(pe.serving.engine, r.model, l, r.weights);
     // Each stage's weights as the engine holds them once loaded; only the memory and the weights
     // per GPU below read them.
+    const SglangMoeRunnerBackend moe = pe.serving.options.sglang.moe_runner_backend;
     const StageWeights loaded = loaded_stage_weights(pe.serving.engine, r.gpu, r.model, l,
-                                                     r.weights, prepared.stage_weights);
+                                                     r.weights, prepared.stage_weights, moe);
     const std::optional<GpuFamily> family = gpu_family(r.gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw =
             loaded_weights(pe.serving.engine, family, r.model, l, st, r.weights,
-                           prepared.stage_weights[st].total(), r.gpu.arch);
+                           prepared.stage_weights[st].total(), r.gpu.arch, moe);
         if (st == 0 || lw.loaded > pe.loaded_fullest.loaded) pe.loaded_fullest = lw;
     }
     for (std::uint32_t st = 0; st < l.pp(); ++st)
