@@ -657,6 +657,70 @@ TEST_CASE("SGLang: the caching allocator rounds each parameter of 10 MiB or more
     CHECK(given.loaded == 15 * GiB);
 }
 
+TEST_CASE("SGLang: Marlin's MXFP4 MoE keeps the block-FP8 loader's float32 scales",
+          "[engine][sglang]") {
+    // DeepSeek-V4-Pro (hidden 7,168, 384 experts of moe_intermediate 3,072; FP8 with MXFP4 experts)
+    // at tp 8 on H200s: every GPU holds all 384 experts of each MoE layer at 3,072 / 8 = 384 wide,
+    // a multiple of 64, so Marlin pads nothing and its 4-bit weights and e8m0 scales are the
+    // checkpoint's bytes. Kept beside them: the loader's w13/w2_weight_scale_inv in float32, per
+    // expert (2 x 384 x 7,168 / 32 + 7,168 x 384 / 32) = 172,032 + 86,016 = 258,048 scales x 4 B =
+    // 1,032,192 B.
+    const Model v4 = kvplan::testing::bundled("deepseek-v4-pro");
+    const Layout l{v4, {.tp = 8}};
+    const WeightOptions w = checkpoint_weights(v4);
+    REQUIRE(w.format == WeightFormat::fp8);
+    REQUIRE(w.expert_format == WeightFormat::mxfp4);
+    const Bytes stored = weight_bytes_per_rank(v4, l, 0, w).total();
+    const auto family = gpu_family(gpus::h200_sxm);
+    const LoadedWeights marlin = sglang_kernel_weights(
+        family, v4, l, 0, w, stored, gpus::h200_sxm.arch, SglangMoeRunnerBackend::marlin);
+    CHECK(marlin.kernel == WeightKernel::mxfp4_marlin);
+    CHECK(marlin.intermediate == 384);
+    CHECK(marlin.padded_intermediate == 384);
+    CHECK(marlin.hidden == 7168);
+    // 61 MoE layers x 384 experts = 23,424 experts: 24,178,065,408 B (22.52 GiB) more a GPU, which
+    // takes the start logged at 125.65 GiB (tests/data/startup_logs) to 124.78 GiB.
+    CHECK(marlin.experts == 61 * 384);
+    CHECK(marlin.loaded - stored == Bytes::exactly(24'178'065'408ULL));
+    // The same start under "auto" holds them in the Triton kernels' layouts: not Marlin's.
+    const LoadedWeights automatic =
+        sglang_kernel_weights(family, v4, l, 0, w, stored, gpus::h200_sxm.arch);
+    CHECK(automatic.kernel == WeightKernel::mxfp4_triton);
+    // The option reaches the load through loaded_weights, and not vLLM's.
+    CHECK(loaded_weights(Engine::sglang, family, v4, l, 0, w, stored, gpus::h200_sxm.arch,
+                         vllm_newest_release, SglangMoeRunnerBackend::marlin)
+                  .loaded -
+              sglang_loaded_weights(family, v4, l, 0, w, stored, gpus::h200_sxm.arch).loaded ==
+          marlin.loaded - automatic.loaded);
+    CHECK(loaded_weights(Engine::vllm, family, v4, l, 0, w, stored, gpus::h200_sxm.arch,
+                         vllm_newest_release, SglangMoeRunnerBackend::marlin)
+              .loaded ==
+          loaded_weights(Engine::vllm, family, v4, l, 0, w, stored, gpus::h200_sxm.arch).loaded);
+    // An MXFP4 checkpoint (Mxfp4Config, gpt-oss) names its scales w13/w2_weight_scale, which the
+    // repack replaces: only the padding grows. gpt-oss-120b at tp 2: hidden 2,880 is not a
+    // multiple of 128, so the intermediate 2,880 / 2 = 1,440 is padded to 128, 1,536: 3 x 2,880 x
+    // 96 = 829,440 weights more at 4.25 bits = 440,640 B, and gate/up's bf16 bias 2 x 96 x 2 B =
+    // 384 B: 441,024 B an expert, 36 layers x 128 experts.
+    const Layout l2{gpt_oss_120b, {.tp = 2}};
+    WeightOptions mx{};
+    mx.format = WeightFormat::mxfp4;
+    const Bytes oss = weight_bytes_per_rank(gpt_oss_120b, l2, 0, mx).total();
+    const LoadedWeights g = sglang_kernel_weights(
+        family, gpt_oss_120b, l2, 0, mx, oss, gpus::h200_sxm.arch, SglangMoeRunnerBackend::marlin);
+    CHECK(g.padded_intermediate == 1536);
+    CHECK(g.experts == 36 * 128);
+    CHECK(g.loaded - oss == Bytes::exactly(441'024ULL * 36 * 128));
+    // On ROCm there is no Marlin MoE: as without the option.
+    CHECK(sglang_kernel_weights(std::nullopt, v4, l, 0, w, stored, GpuArch::cdna4,
+                                SglangMoeRunnerBackend::marlin)
+              .loaded == stored);
+    // The spellings --moe-runner-backend takes.
+    CHECK(parse_sglang_moe_runner_backend("marlin") == SglangMoeRunnerBackend::marlin);
+    CHECK(parse_sglang_moe_runner_backend("auto") == SglangMoeRunnerBackend::automatic);
+    CHECK(name(SglangMoeRunnerBackend::automatic) == "auto");
+    CHECK(!parse_sglang_moe_runner_backend("triton"));
+}
+
 TEST_CASE("SGLang: NCCL's ring and tree buffers on a PCIe node past two GPUs", "[engine][sglang]") {
     // Two communicators x 2 channels x 2 receiving connections x (4 MiB + 4,915,200 B + 524,288 B
     // = 9.1875 MiB) = 73.5 MiB.

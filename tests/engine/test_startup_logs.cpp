@@ -68,6 +68,7 @@ const std::set<std::string> known_keys = {"source",
                                           "max_num_seqs",
                                           "block_size",
                                           "rocm_quick_reduce",
+                                          "moe_runner_backend",
                                           "expect",
                                           "known_gap",
                                           "flags",
@@ -207,6 +208,13 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
         const std::string word = v->substr(0, v->find(' '));
         REQUIRE((word == "on" || word == "off"));
         d.serving.tuning.sglang.rocm_quick_reduce = word == "on";
+    }
+    // SGLang's --moe-runner-backend, as the start names it (absent: "auto").
+    if (const auto v = r.get("moe_runner_backend")) {
+        const auto b = parse_sglang_moe_runner_backend(*v);
+        INFO(r.path.filename().string() << ": moe_runner_backend '" << *v << "'");
+        REQUIRE(b.has_value());
+        d.serving.tuning.sglang.moe_runner_backend = *b;
     }
     d.serving.kv_memory_per_gpu = kv_memory;
     return d;

@@ -535,6 +535,25 @@ TEST_CASE("the printed --kv-cache-dtype is the one the vLLM release lists",
                Catch::Contains("--kv-cache-dtype fp4_e2m1"));
 }
 
+TEST_CASE("SGLang's command names the MoE runner backend the weights assumed", "[commands]") {
+    // DeepSeek-V4-Pro on eight B200s under SGLang: with --moe-runner-backend marlin its MXFP4
+    // experts are held as Marlin's MoE holds them (engine/sglang_weights.hpp), and the command
+    // says so; under the default ("auto") it names no backend.
+    Deployment d{
+        .model = bundled("deepseek-v4-pro"), .gpu = bundled_gpu("b200"), .parallel = {.tp = 8}};
+    d.serving.engine = Engine::sglang;
+    const ReplicaAnswer automatic = evaluate(d, {.context = 8192});
+    REQUIRE(automatic.starts());
+    CHECK_THAT(serve_command(automatic, {.model = "m"}).line(),
+               !Catch::Contains("--moe-runner-backend"));
+    d.serving.tuning.sglang.moe_runner_backend = SglangMoeRunnerBackend::marlin;
+    const ReplicaAnswer marlin = evaluate(d, {.context = 8192});
+    REQUIRE(marlin.starts());
+    CHECK(marlin.weights_per_gpu != automatic.weights_per_gpu);
+    CHECK_THAT(serve_command(marlin, {.model = "m"}).line(),
+               Catch::Contains("--moe-runner-backend marlin"));
+}
+
 TEST_CASE("a KV dtype no release of the engine names does not start, with those it takes",
           "[commands][kv_dtype]") {
     // Llama-3-8B, 32 layers x 8 KV heads x 128: mxfp4 (e2m1 and an e8m0 scale per 32) is

@@ -233,7 +233,8 @@ namespace detail {
     const Bytes stored = weight_bytes_per_rank(r.model, l, stage, r.weights).total();
     return detail::engine_memory_with(
         e, r, l, stage,
-        loaded_weights(e, gpu_family(r.gpu), r.model, l, stage, r.weights, stored, r.gpu.arch)
+        loaded_weights(e, gpu_family(r.gpu), r.model, l, stage, r.weights, stored, r.gpu.arch,
+                       vllm_newest_release, eo.sglang.moe_runner_backend)
             .loaded,
         b, eo);
 }
@@ -429,7 +430,8 @@ constexpr void engine_report_cache(EngineReport& rep, Engine e, const Replica& r
     return detail::engine_report_with(
         e, r, l,
         loaded_stage_weights(e, r.gpu, r.model, l, r.weights,
-                             weight_bytes_per_stage(r.model, l, r.weights)),
+                             weight_bytes_per_stage(r.model, l, r.weights), vllm_newest_release,
+                             eo.sglang.moe_runner_backend),
         context, b, eo);
 }
 

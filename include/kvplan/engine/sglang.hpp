@@ -13,6 +13,7 @@
 
 #include "../capacity.hpp"
 #include "../detail/checked.hpp"
+#include "../detail/enum_table.hpp"
 #include "../dtype.hpp"
 #include "../gpu.hpp"
 #include "../kv_bytes.hpp"
@@ -22,7 +23,35 @@
 
 namespace kvplan {
 
-/// SGLang's knobs that shape the token pool.
+/// SGLang's MoE runner backend (--moe-runner-backend, ServerArgs.moe_runner_backend in
+/// python/sglang/srt/server_args.py; its default "auto" lets each quantization method pick). kvplan
+/// models the two that change the weights as loaded: "auto" (for MXFP4 experts, Triton's kernels
+/// on Hopper and FlashInfer's on Blackwell: sglang_kernel_weights) and "marlin", the W4A16 Marlin
+/// MoE DeepSeek-V4's Hopper recipes name.
+enum class SglangMoeRunnerBackend : std::uint8_t {
+    automatic,  ///< "auto", SGLang's default
+    marlin,     ///< "marlin"
+};
+
+inline constexpr FixedArray<detail::EnumName<SglangMoeRunnerBackend>, 2>
+    sglang_moe_runner_backend_names{{
+        {SglangMoeRunnerBackend::automatic, "auto"},
+        {SglangMoeRunnerBackend::marlin, "marlin"},
+    }};
+
+/// The command-line spelling (--moe-runner-backend).
+[[nodiscard]] constexpr std::string_view name(SglangMoeRunnerBackend b) noexcept {
+    return detail::enum_name(sglang_moe_runner_backend_names, b);
+}
+
+/// Parses a spelling (sglang_moe_runner_backend_names).
+[[nodiscard]] constexpr std::optional<SglangMoeRunnerBackend> parse_sglang_moe_runner_backend(
+    std::string_view s) noexcept {
+    if (const auto b = detail::enum_parse(sglang_moe_runner_backend_names, s)) return *b;
+    return std::nullopt;
+}
+
+/// SGLang's knobs that shape the token pool and the weights as loaded.
 struct SglangOptions {
     std::optional<double> mem_fraction_static{};          ///< nullopt: SGLang's heuristic
     std::optional<std::uint64_t> chunked_prefill_size{};  ///< nullopt: by GPU memory
@@ -39,6 +68,8 @@ struct SglangOptions {
     /// SGLang's ROCm images start (ROCM_QUICK_REDUCE_QUANTIZATION=INT8); false where it does not
     /// start: the variable NONE or unset, or an image without the amdsmi package (below).
     bool rocm_quick_reduce = true;
+    /// --moe-runner-backend: how the MoE layers hold their experts (sglang_kernel_weights).
+    SglangMoeRunnerBackend moe_runner_backend = SglangMoeRunnerBackend::automatic;
 };
 
 /// The CUDA context SGLang's free-memory reading finds taken on `gpu`, or nullopt where kvplan

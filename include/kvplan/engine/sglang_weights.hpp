@@ -149,11 +149,20 @@ namespace detail {
 ///     Blackwell  FlashInfer's TRT-LLM MXFP4 MoE (flashinfer_mxfp4, the default on SM 10.x):
 ///                intermediate and hidden rounded up to 256, biases fp32, scales shuffled in place;
 ///     others     not modelled (as stored).
-///   kvplan applies this to any MXFP4 experts, as the default moe_runner_backend picks; a start
-///   that names another backend (--moe-runner-backend marlin, as DeepSeek-V4's Hopper recipes
-///   do) is not modelled: Marlin's repack (marlin_utils_fp4.py, prepare_moe_mxfp4_layer_for_marlin)
-///   keeps the loader's scale containers beside its own e8m0 scales until SGLang PR #29797, 1 bit
-///   a weight more for DeepSeek-V4's float32 containers.
+///   kvplan applies this to any MXFP4 experts under the default moe_runner_backend ("auto").
+///   Under --moe-runner-backend marlin (as DeepSeek-V4's Hopper recipes start), on any CUDA GPU:
+///     prepare_moe_mxfp4_layer_for_marlin (python/sglang/srt/layers/quantization/
+///     marlin_utils_fp4.py, at 05c279f2dbd0fcfd60308fa51693e831bb431b43) pads the intermediate
+///     width per rank to 64 (to 128 where hidden is not a multiple of 128), repacks the weights at
+///     4 bits (gptq_marlin_repack) and registers its permuted scales as float8_e8m0fnu, 1 B per
+///     32 weights, as w13_weight_scale and w2_weight_scale; the gate/up bias is padded in the
+///     model dtype. A checkpoint whose loader named its scales w13/w2_weight_scale (Mxfp4Config,
+///     gpt-oss) has them replaced; a block-FP8 checkpoint with MXFP4 experts (DeepSeek-V4:
+///     Fp8Config names them w13_weight_scale_inv and w2_weight_scale_inv) keeps the loader's
+///     tensors on the layer beside Marlin's, and its loader makes them float32 containers (SGLang
+///     PR #30272): 4 B for every 32 unpadded weights, 1 bit a weight. SGLang PR #29797 ("drop stale
+///     mxfp4 marlin scales after repack") deletes them; it was open when kvplan read it, so no
+///     release drops them yet and kvplan charges them under this option whatever the release.
 ///   Symmetric INT4 experts (compressed-tensors pack-quantized W4A16, Kimi-K2's) on ROCm:
 ///     CompressedTensorsWNA16TritonMoE (compressed_tensors/schemes/
 ///     compressed_tensors_wNa16_moe.py) transposes the packed weights and scales in place and
@@ -162,22 +171,22 @@ namespace detail {
 /// Block-FP8 (Fp8MoEMethod, quantization/fp8.py) and the dense formats load as stored. A given
 /// override of the weights is kept. What the load also takes beside the tensors is added by
 /// sglang_loaded_weights.
-[[nodiscard]] constexpr LoadedWeights sglang_kernel_weights(std::optional<GpuFamily> family,
-                                                            const Model& m, const Layout& l,
-                                                            std::uint32_t stage,
-                                                            const WeightOptions& w, Bytes stored,
-                                                            GpuArch arch) {
+[[nodiscard]] constexpr LoadedWeights sglang_kernel_weights(
+    std::optional<GpuFamily> family, const Model& m, const Layout& l, std::uint32_t stage,
+    const WeightOptions& w, Bytes stored, GpuArch arch, SglangMoeRunnerBackend moe = {}) {
     LoadedWeights lw;
     lw.stored = lw.loaded = stored;
     const ModelConfig& c = m.config();
     const WeightFormat experts = w.expert_format ? *w.expert_format : w.format;
     if (c.moe.experts == 0 || w.override_params != 0 || !w.override_bytes.is_zero()) return lw;
-    const bool mxfp4 = experts == WeightFormat::mxfp4 && family &&
-                       (*family == GpuFamily::hopper || *family == GpuFamily::blackwell);
     const bool rocm =
         family == GpuFamily::cdna3 || arch == GpuArch::cdna3 || arch == GpuArch::cdna4;
+    const bool marlin =
+        moe == SglangMoeRunnerBackend::marlin && experts == WeightFormat::mxfp4 && family && !rocm;
+    const bool mxfp4 = experts == WeightFormat::mxfp4 && family &&
+                       (*family == GpuFamily::hopper || *family == GpuFamily::blackwell);
     const bool int4_rocm = experts == WeightFormat::int4 && !w.layout.int4_zero_points && rocm;
-    if (!mxfp4 && !int4_rocm) return lw;
+    if (!marlin && !mxfp4 && !int4_rocm) return lw;
     detail::set_rank_experts(lw, m, l, stage);
     if (int4_rocm) {
         lw.kernel = WeightKernel::int4_triton_rocm;
@@ -189,6 +198,23 @@ namespace detail {
     const auto round_up = [](std::uint64_t x, std::uint64_t to) {
         return detail::ceil_div(x, to) * to;
     };
+    if (marlin) {
+        lw.kernel = WeightKernel::mxfp4_marlin;
+        lw.padded_intermediate = round_up(lw.intermediate, lw.hidden % 128 == 0 ? 64 : 128);
+        lw.padded_hidden = lw.hidden;
+        const Bytes before = detail::mxfp4_expert_bytes(lw.intermediate, lw.hidden);
+        Bytes after = detail::mxfp4_expert_bytes(lw.padded_intermediate, lw.hidden);
+        // The loader's float32 scale containers, kept beside Marlin's (the block-FP8 loader's).
+        if (w.format == WeightFormat::fp8)
+            after += detail::mxfp4_expert_scale_bytes(lw.intermediate, lw.hidden) * 4;
+        if (c.mlp_bias) {
+            // gate/up's bias padded with the weights, down's not; both in the model dtype.
+            after += Bytes::exactly(2 * (2 * lw.padded_intermediate + lw.hidden));
+            after -= Bytes::exactly(2 * (2 * lw.intermediate + lw.hidden));
+        }
+        if (after > before) lw.loaded += (after - before) * lw.experts;
+        return lw;
+    }
     const bool hopper = *family == GpuFamily::hopper;
     lw.kernel = hopper ? WeightKernel::mxfp4_triton : WeightKernel::mxfp4_flashinfer;
     lw.padded_intermediate = round_up(lw.intermediate, hopper ? 64 : 256);
@@ -208,16 +234,15 @@ namespace detail {
 }
 
 /// The memory SGLang's load takes on a GPU of stage `stage` of `m` under `l` ("Load weight end.
-/// ... mem usage="): the tensors as its kernels hold them (sglang_kernel_weights), the rotary
+/// ... mem usage="): the tensors as its kernels hold them under MoE runner backend `moe`
+/// (sglang_kernel_weights), the rotary
 /// cos/sin table (sglang_rotary_table_bytes, fp32 but on ROCm, where CDNA 3 or 4 is the sign),
 /// and the caching allocator's rounding of each parameter (sglang_allocator_slack). A given
 /// override of the weights is what the log printed, and is kept.
-[[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(std::optional<GpuFamily> family,
-                                                            const Model& m, const Layout& l,
-                                                            std::uint32_t stage,
-                                                            const WeightOptions& w, Bytes stored,
-                                                            GpuArch arch) {
-    LoadedWeights lw = sglang_kernel_weights(family, m, l, stage, w, stored, arch);
+[[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(
+    std::optional<GpuFamily> family, const Model& m, const Layout& l, std::uint32_t stage,
+    const WeightOptions& w, Bytes stored, GpuArch arch, SglangMoeRunnerBackend moe) {
+    LoadedWeights lw = sglang_kernel_weights(family, m, l, stage, w, stored, arch, moe);
     if (w.override_params != 0 || !w.override_bytes.is_zero()) return lw;
     const bool rocm =
         family == GpuFamily::cdna3 || arch == GpuArch::cdna3 || arch == GpuArch::cdna4;

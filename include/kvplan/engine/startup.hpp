@@ -33,6 +33,7 @@
 #include "kind.hpp"
 #include "kv_dtype_names.hpp"
 #include "release.hpp"
+#include "sglang.hpp"
 
 namespace kvplan {
 
@@ -513,17 +514,15 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 }
 
 /// SGLang's weights as loaded (engine/sglang_weights.hpp, included at the end of this header).
-[[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(std::optional<GpuFamily> family,
-                                                            const Model& m, const Layout& l,
-                                                            std::uint32_t stage,
-                                                            const WeightOptions& w, Bytes stored,
-                                                            GpuArch arch);
+[[nodiscard]] constexpr LoadedWeights sglang_loaded_weights(
+    std::optional<GpuFamily> family, const Model& m, const Layout& l, std::uint32_t stage,
+    const WeightOptions& w, Bytes stored, GpuArch arch, SglangMoeRunnerBackend moe = {});
 
 /// The weights engine `e` holds on a GPU of stage `stage` of `m` under `l` once loaded, given
 /// what the checkpoint puts there (`stored`, weight_bytes_per_rank's total), the GPU's family and
-/// its architecture (SGLang's ROCm rules need CDNA 4, which has no family).
-/// SGLang's rules are its own (sglang_loaded_weights). vLLM adds its rotary cos/sin table to every
-/// model (vllm_rotary_table_bytes); of the weights, only the MXFP4 experts differ from the
+/// its architecture (SGLang's ROCm rules need CDNA 4, which has no family), and SGLang's MoE runner
+/// backend. SGLang's rules are its own (sglang_loaded_weights). vLLM adds its rotary cos/sin table
+/// to every model (vllm_rotary_table_bytes); of the weights, only the MXFP4 experts differ from the
 /// checkpoint (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend,
 /// create_weights and process_weights_after_loading):
 ///   Hopper     the Triton kernel: the intermediate width per rank rounded up to 64; the
@@ -542,8 +541,10 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
                                                      const Model& m, const Layout& l,
                                                      std::uint32_t stage, const WeightOptions& w,
                                                      Bytes stored, GpuArch arch = GpuArch::unknown,
-                                                     EngineVersion release = vllm_newest_release) {
-    if (e == Engine::sglang) return sglang_loaded_weights(family, m, l, stage, w, stored, arch);
+                                                     EngineVersion release = vllm_newest_release,
+                                                     SglangMoeRunnerBackend moe = {}) {
+    if (e == Engine::sglang)
+        return sglang_loaded_weights(family, m, l, stage, w, stored, arch, moe);
     LoadedWeights lw;
     lw.stored = lw.loaded = stored;
     // A given override is what the engine logged ("Model loading took"): the table is in it.
@@ -599,16 +600,17 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 }
 
 /// `stored` (weight_bytes_per_stage of `m` under `l` in `w`) with each stage's routed experts as
-/// engine `e` holds them once loaded on `gpu`, and vLLM's rotary table (loaded_weights): what the
-/// engine's memory counts.
+/// engine `e` holds them once loaded on `gpu` (vLLM's `release`, SGLang's MoE runner backend
+/// `moe`), and vLLM's rotary table (loaded_weights): what the engine's memory counts.
 [[nodiscard]] constexpr StageWeights loaded_stage_weights(
     Engine e, const GpuSpec& gpu, const Model& m, const Layout& l, const WeightOptions& w,
-    const StageWeights& stored, EngineVersion release = vllm_newest_release) {
+    const StageWeights& stored, EngineVersion release = vllm_newest_release,
+    SglangMoeRunnerBackend moe = {}) {
     StageWeights out = stored;
     const std::optional<GpuFamily> family = gpu_family(gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw =
-            loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch, release);
+            loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch, release, moe);
         // The growth is the routed experts' (the only tensors a kernel repacks), the rotary
         // table's, a buffer of the attention layers' rotary embedding, and the allocator's
         // rounding (SGLang's), no tensor's.

@@ -414,6 +414,10 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                     flag("--chunked-prefill-size", num(*s.options.sglang.chunked_prefill_size));
                 if (s.options.sglang.max_total_tokens)
                     flag("--max-total-tokens", num(*s.options.sglang.max_total_tokens));
+                // The MoE runner the weights as loaded assumed (engine/sglang_weights.hpp).
+                if (s.options.sglang.moe_runner_backend != SglangMoeRunnerBackend::automatic)
+                    flag("--moe-runner-backend",
+                         std::string(name(s.options.sglang.moe_runner_backend)));
                 // The host tier: the hierarchical cache, whole GB per rank, a pool larger than
                 // the device's (engine/host_cache.hpp); a size SGLang refuses gets no command.
                 if (o.kv_offloading) {

@@ -620,13 +620,14 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     // Each stage's weights as the engine holds them once loaded; only the memory and the weights
     // per GPU below read them.
     const EngineVersion release = pe.serving.engine_version;
-    const StageWeights loaded = loaded_stage_weights(pe.serving.engine, r.gpu, r.model, l,
-                                                     r.weights, prepared.stage_weights, release);
+    const SglangMoeRunnerBackend moe = pe.serving.options.sglang.moe_runner_backend;
+    const StageWeights loaded = loaded_stage_weights(
+        pe.serving.engine, r.gpu, r.model, l, r.weights, prepared.stage_weights, release, moe);
     const std::optional<GpuFamily> family = gpu_family(r.gpu);
     for (std::uint32_t st = 0; st < l.pp(); ++st) {
         const LoadedWeights lw =
             loaded_weights(pe.serving.engine, family, r.model, l, st, r.weights,
-                           prepared.stage_weights[st].total(), r.gpu.arch, release);
+                           prepared.stage_weights[st].total(), r.gpu.arch, release, moe);
         if (st == 0 || lw.loaded > pe.loaded_fullest.loaded) pe.loaded_fullest = lw;
     }
     for (std::uint32_t st = 0; st < l.pp(); ++st)
