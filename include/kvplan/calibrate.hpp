@@ -23,6 +23,9 @@
 //   # GPU blocks: N | # cuda blocks: N | GPU KV cache size: N tokens
 //   Maximum concurrency for N tokens per request: X.XXx
 //   Graph capturing finished in N secs, took X GiB | Estimated CUDA graph memory: X GiB total
+//   vLLM API server version X.Y.Z | Initializing a V1 LLM engine (vX.Y.Z) | Initializing an LLM
+//       engine (vX.Y.Z): the release (vllm/entrypoints/openai/api_server.py logs the first,
+//       vllm/v1/engine/core.py and V0's vllm/engine/llm_engine.py the others)
 // When a line repeats (several workers, several runs) the last one counts.
 //
 // Opt-in (not in kvplan.hpp): reads files and allocates.
@@ -44,6 +47,7 @@
 #include "detail/input_file.hpp"
 #include "detail/scale.hpp"
 #include "detail/text.hpp"
+#include "engine/release.hpp"
 #include "error.hpp"
 #include "input_limits.hpp"
 #include "plan/deployment.hpp"
@@ -80,6 +84,8 @@ struct VllmLogFacts {
     std::optional<double> max_concurrency;
     std::optional<LoggedSize> cuda_graphs;
     bool cuda_graphs_charged = false;  ///< "CUDA graph memory profiling is enabled" (v0.21+)
+    /// The release line the log's banner names ("vLLM API server version 0.10.1.1": 0.10).
+    std::optional<EngineVersion> engine_version;
     /// The log shows vLLM refusing to start: a negative KV memory, one request of max_model_len
     /// past the cache ("To serve at least one request ..."; V0: "larger than the maximum number
     /// of tokens that can be stored in KV cache"), no memory for the cache blocks, a layout
@@ -219,6 +225,20 @@ std::size_t scan_log_lines(std::string_view text, std::string_view where, std::s
     return lines_read;
 }
 
+/// The release line of a version printed after `key` ("0.10.1.1" or "v0.13.0": 0.10, 0.13);
+/// nullopt when the line lacks `key` or no major.minor follows it.
+[[nodiscard]] inline std::optional<EngineVersion> log_release_after(std::string_view line,
+                                                                    std::string_view key) {
+    const std::size_t at = line.find(key);
+    if (at == std::string_view::npos) return std::nullopt;
+    std::string_view rest = line.substr(at + key.size());
+    const std::size_t dot = rest.find('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    std::size_t end = dot + 1;
+    while (end < rest.size() && rest[end] >= '0' && rest[end] <= '9') ++end;
+    return parse_engine_version(rest.substr(0, end));
+}
+
 }  // namespace detail
 
 /// Reads the memory facts of a vLLM start-up log (V0 or V1). Lines it does not know are skipped;
@@ -281,6 +301,9 @@ std::size_t scan_log_lines(std::string_view text, std::string_view where, std::s
         if (line.has("Graph capturing finished")) take_size(f.cuda_graphs, line.size_after("took"));
         take_size(f.cuda_graphs, line.size_after("Estimated CUDA graph memory:"));
         if (line.flag({"CUDA graph memory profiling is enabled"})) f.cuda_graphs_charged = true;
+        for (std::string_view key : {"vLLM API server version ", "LLM engine (v"})
+            if (const auto v = detail::log_release_after(line.text, key))
+                line.take_value(f.engine_version, *v);
         if (line.flag({"Available KV cache memory: -", "To serve at least one request",
                        "stored in KV cache", "No available memory for the cache blocks",
                        "is not divisible by", "must be divisible by", "CUDA out of memory",

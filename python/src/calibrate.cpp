@@ -86,7 +86,8 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
     const std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     // vLLM's knobs as the library resolves them (calibration reads vLLM's log and benchmark).
-    const ResolvedServing serving = resolve_serving(serving_of(x));
+    const Serving given = serving_of(x);
+    const ResolvedServing serving = resolve_serving(given);
     auto out = std::make_shared<PyCalibration>();
     out->model = as_model(model);
     if (!gpu.is_none()) out->gpu = as_gpu(gpu);
@@ -106,7 +107,8 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
                           .utilization_given = serving.fraction_given,
                           .log_source = log_path,
                           .model_id = out->model->id,
-                          .gpu_id = out->gpu ? out->gpu->id : std::string()};
+                          .gpu_id = out->gpu ? out->gpu->id : std::string(),
+                          .engine_version = given.engine_version};
     if (!log_path.empty()) rq.log = load_vllm_log(log_path);
     for (const std::string& b : bench_paths) rq.benches.push_back(read_vllm_bench_result(b));
     out->a = calibrate(rq);
@@ -358,6 +360,13 @@ different loads: the fixed per-layer and all-reduce times too), kvplan::BenchCal
             "weight_dtype", [](const K& x) { return std::string(name(x.a.weights.format)); },
             "The weights' format: weight_dtype=, else the checkpoint's.")
         .def_property_readonly(
+            "engine_version", [](const K& x) { return x.a.release.release.text(); },
+            "The vLLM release whose rules applied (\"0.19\").")
+        .def_property_readonly(
+            "engine_version_source",
+            [](const K& x) { return std::string(name(x.a.release.source)); },
+            "Where it came from: \"log\" (the banner), \"given\" (engine_version=) or \"newest\".")
+        .def_property_readonly(
             "log",
             [](const std::shared_ptr<K>& x) -> py::object {
                 return x->a.log ? py::cast(PyLogCalibration{x}) : py::none();
@@ -403,7 +412,7 @@ Writes profile_json to path.)")
         {own("log", py::none()), own("bench", py::none()), deploy("model"),
          deploy("gpu", py::none())},
         {"tp", "pp", "kv_dtype", "weight_dtype", "block_size", "gpu_memory_utilization",
-         "kv_memory", "max_num_seqs", "max_num_batched_tokens", "enforce_eager"});
+         "kv_memory", "max_num_seqs", "max_num_batched_tokens", "enforce_eager", "engine_version"});
     m.def(
         "calibrate",
         [calibrate_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -418,7 +427,10 @@ Writes profile_json to path.)")
 non-KV reserve is measured and set beside the modelled one; bench: a `vllm bench serve
 --save-result` JSON of this replica, or a list of them at several loads, to which the latency
 estimate is fitted (gpu= then names the GPU it ran on). Either or both. The knobs that shape
-the cache (block_size ... enforce_eager) are read only with a log.
+the cache (block_size ... enforce_eager) are read only with a log. The vLLM release whose rules
+apply (weights as loaded, KV dtype, profile accounting) is the one the log's banner names, else
+engine_version ("0.13", as --engine-version), else the newest kvplan knows: Calibration.
+engine_version and engine_version_source say which.
 
 Example:
 

@@ -3,10 +3,14 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
 #include <kvplan/calibrate/replica.hpp>
 #include <kvplan/gpu.hpp>
 #include <kvplan/presets.hpp>
+#include <sstream>
 #include <string>
+
+#include "../support/bundled_models.hpp"
 
 using namespace kvplan;
 
@@ -27,7 +31,73 @@ CalibrationRequest nim_request() {
             .gpu_id = "h100-sxm"};
 }
 
+/// The corpus record's excerpt (its lines without the "# " header), after `banner`.
+std::string corpus_excerpt(const std::string& record, const std::string& banner) {
+    std::ifstream in(data("startup_logs/vllm/" + record));
+    std::string line, out = banner.empty() ? std::string() : banner + "\n";
+    while (std::getline(in, line))
+        if (line.rfind("#", 0) != 0) out += line + "\n";
+    return out;
+}
+
 }  // namespace
+
+TEST_CASE("calibrate takes vLLM's release from the log's banner, else --engine-version",
+          "[calibrate]") {
+    // The corpus's gpt-oss-20b on 2 x H100 (v0.19.0 image; "Model loading took 7.01 GiB"), its
+    // excerpt behind the API server's banner of each release. At tp 2 vLLM rounds the expert
+    // width 1,440 up to 1,472 for Triton (engine/startup.hpp); from v0.14 triton_kernels pre-pads
+    // the swizzled values to 64 (engine/release.hpp, vllm_triton_values_padded_to_64): gate/up's
+    // 2,944 rows from 1,440 to 1,472 bytes (+2,944 x 32 = 94,208 B) and down's 2,880 rows from
+    // 736 to 768 (+2,880 x 32 = 92,160 B), 186,368 B an expert, x 32 experts x 24 layers =
+    // 143,130,624 B more than v0.13 holds.
+    const std::string record = "gpt-oss-20b-h100-tp2-8k.log";
+    const auto request = [&](const std::string& banner) {
+        return CalibrationRequest{.model = testing::bundled("gpt-oss-20b"),
+                                  .gpu = gpus::h100_sxm,
+                                  .parallel = {.tp = 2},
+                                  .log = parse_vllm_log(corpus_excerpt(record, banner), record),
+                                  .log_source = record,
+                                  .model_id = "gpt-oss-20b"};
+    };
+    const std::string api = "(APIServer pid=1) INFO 04-22 19:59:20 [api_server.py:1839] ";
+    const CalibrationAnswer v19 = calibrate(request(api + "vLLM API server version 0.19.0"));
+    const CalibrationAnswer v13 = calibrate(
+        request("INFO 01-10 08:00:00 [core.py:93] Initializing a V1 LLM engine (v0.13.0) with "
+                "config: model='openai/gpt-oss-20b'"));
+    CHECK(v19.release.source == ReleaseSource::log);
+    CHECK(v19.release.release == EngineVersion{0, 19});
+    CHECK(v13.release.source == ReleaseSource::log);
+    CHECK(v13.release.release == EngineVersion{0, 13});
+    const Bytes w19 = *v19.log->inputs.weights, w13 = *v13.log->inputs.weights;
+    CHECK((w19 - w13).count() == 143'130'624ULL);
+    // The logged 7.01 GiB (7,526,930,186 B as the log's hundredths read): v0.19's rules within
+    // 0.3 % of it, the corpus test's 2 %; v0.13's 2.2 % short.
+    REQUIRE(v19.log->weights_error);
+    REQUIRE(v19.log->weights_error->percent);
+    CHECK(std::abs(*v19.log->weights_error->percent) < 0.3);
+    CHECK(*v13.log->weights_error->percent < -2.0);
+    // No banner: the newest release's rules (its triton_kernels pads as v0.19's), or the one
+    // --engine-version names; a release given against the banner's is refused.
+    CalibrationRequest bare = request("");
+    const CalibrationAnswer newest = calibrate(bare);
+    CHECK(newest.release.source == ReleaseSource::newest);
+    CHECK(newest.release.release == vllm_newest_release);
+    CHECK(*newest.log->inputs.weights == w19);
+    bare.engine_version = EngineVersion{0, 13};
+    const CalibrationAnswer given = calibrate(bare);
+    CHECK(given.release.source == ReleaseSource::given);
+    CHECK(*given.log->inputs.weights == w13);
+    CalibrationRequest both = request(api + "vLLM API server version 0.19.0");
+    both.engine_version = EngineVersion{0, 13};
+    CHECK_THROWS_AS(calibrate(both), InvalidInput);
+    both.engine_version = EngineVersion{0, 19};
+    CHECK(*calibrate(both).log->inputs.weights == w19);
+    // A banner outside the table takes its nearest end, and says what it named.
+    const CalibrationAnswer old = calibrate(request(api + "vLLM API server version 0.6.3.post1"));
+    CHECK(old.release.release == vllm_oldest_release);
+    CHECK(old.release.logged_outside == EngineVersion{0, 6});
+}
 
 TEST_CASE("calibrate fits a V0 log's reserve and reproduces its cache figures", "[calibrate]") {
     // vllm #10517, Llama-3.1-8B (Llama-3-8B's shapes) on an RTX 3090, 20,000-token max_model_len:

@@ -333,10 +333,6 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (cf.log.empty() && cf.benches.empty())
         usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
                     "neither");
-    if (o.engine_version)
-        usage_error("--engine-version",
-                    "no release with calibrate: a start-up log states the defaults it ran with",
-                    o.engine_version->text());
     // The same holds for the release defaults a flag overrides.
     for (const auto& [flag, given] : {std::pair{"--chunked-local-hybrid", o.chunked_local_hybrid},
                                       std::pair{"--without-flashinfer", o.without_flashinfer}})
@@ -392,11 +388,12 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                           .utilization_given = engine.utilization_given,
                           .log_source = cf.log,
                           .model_id = rm.id,
-                          .gpu_id = gpu ? gpu->id : std::string()};
+                          .gpu_id = gpu ? gpu->id : std::string(),
+                          .engine_version = o.engine_version};
     if (!cf.log.empty()) rq.log = load_vllm_log(cf.log);
     for (const std::string& b : cf.benches) rq.benches.push_back(read_vllm_bench_result(b));
     const CalibrationAnswer answer = calibrate(rq);
-    const KvFormat kv = rq.served_kv().format;
+    const KvFormat kv = rq.served_kv(answer.release.release).format;
 
     Report rep;
     rep.command = "calibrate";
@@ -416,7 +413,8 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                   {"pp", cell_count(li.pp, "")},
                   {"weights", cell_text(describe_weights(answer.weights))},
                   {"kv_dtype", cell_text(std::string(name(kv.dtype)))},
-                  {"block_size", cell_count(engine.block_size, "tokens")}};
+                  {"block_size", cell_count(engine.block_size, "tokens")},
+                  {"engine_version", cell_text(answer.release.release.text())}};
 
     std::string log_verdict, bench_verdict;
     if (answer.log) render_log(*answer.log, gpu, rep, log_verdict);
@@ -428,6 +426,23 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                   : bench_verdict.empty() ? log_verdict
                                           : log_verdict + "; " + bench_verdict;
 
+    // The release whose rules applied (weights as loaded, KV dtype, profile accounting).
+    const CalibrationRelease& rel = answer.release;
+    rep.notes.push_back(
+        rel.source == ReleaseSource::log
+            ? (rel.logged_outside
+                   ? fmt::format("vLLM {}'s rules: the log's banner names {}, outside the "
+                                 "releases kvplan knows ({} to {})",
+                                 rel.release.text(), rel.logged_outside->text(),
+                                 vllm_oldest_release.text(), vllm_newest_release.text())
+                   : fmt::format("vLLM {}'s rules, the release the log's banner names",
+                                 rel.release.text()))
+        : rel.source == ReleaseSource::given
+            ? fmt::format("vLLM {}'s rules (--engine-version)", rel.release.text())
+            : fmt::format("vLLM {}'s rules, the newest release kvplan knows: the log names no "
+                          "release (--engine-version X.Y for another)",
+                          rel.release.text()));
+    rep.extra_json["engine_version_source"] = std::string(name(rel.source));
     const CalibrationProfile& profile = answer.profile;
     const std::string json = profile_json(profile);
     rep.extra_json["profile"] = Json::parse(json);

@@ -50,12 +50,75 @@ struct CalibrationRequest {
     std::vector<BenchResult> benches{};  ///< `vllm bench serve` results of this replica
     std::string model_id{};              ///< the profile's model name
     std::string gpu_id{};                ///< the profile's GPU name
+    /// The vLLM release the log or benchmark ran (--engine-version), for a log whose banner does
+    /// not name it; budget and options are then resolve_serving's at that release. nullopt: the
+    /// log's banner, else vllm_newest_release.
+    std::optional<EngineVersion> engine_version{};
 
-    /// The KV format calibrated: kv, else vLLM's "auto" for the checkpoint (served_kv).
-    [[nodiscard]] constexpr ServedKv served_kv() const {
-        return kvplan::served_kv(model, kv, Engine::vllm);
+    /// The KV format calibrated at `release`: kv, else vLLM's "auto" for the checkpoint
+    /// (served_kv).
+    [[nodiscard]] constexpr ServedKv served_kv(EngineVersion release = vllm_newest_release) const {
+        return kvplan::served_kv(model, kv, Engine::vllm, release);
     }
 };
+
+/// Where the vLLM release whose rules a calibration follows came from.
+enum class ReleaseSource : std::uint8_t {
+    log,     ///< the log's banner ("vLLM API server version X.Y.Z", "LLM engine (vX.Y.Z)")
+    given,   ///< CalibrationRequest::engine_version (--engine-version)
+    newest,  ///< neither: vllm_newest_release
+};
+
+[[nodiscard]] constexpr std::string_view name(ReleaseSource s) noexcept {
+    switch (s) {
+        case ReleaseSource::log:
+            return "log";
+        case ReleaseSource::given:
+            return "given";
+        case ReleaseSource::newest:
+            return "newest";
+    }
+    return "";
+}
+
+/// The release a calibration follows, where it came from, and what the log's banner named.
+struct CalibrationRelease {
+    EngineVersion release = vllm_newest_release;
+    ReleaseSource source = ReleaseSource::newest;
+    /// The banner's release when it lies outside vllm_oldest_release .. vllm_newest_release
+    /// (`release` is then the nearest end of the table).
+    std::optional<EngineVersion> logged_outside{};
+};
+
+/// The release of `rq`: the log's banner, else rq.engine_version, else the newest. A banner
+/// outside the table takes its nearest end. Throws InvalidInput when both are given and differ
+/// (naming the log), or when rq.engine_version lies outside the table.
+[[nodiscard]] inline CalibrationRelease calibration_release(const CalibrationRequest& rq) {
+    CalibrationRelease r;
+    if (rq.engine_version && !vllm_release_defaults(*rq.engine_version))
+        detail::throw_field_error<InvalidInput>("calibrate", "engine_version",
+                                                "a vLLM release from " +
+                                                    vllm_oldest_release.text() + " to " +
+                                                    vllm_newest_release.text(),
+                                                rq.engine_version->text());
+    const std::optional<EngineVersion> logged =
+        rq.log ? rq.log->engine_version : std::optional<EngineVersion>{};
+    if (logged) {
+        if (rq.engine_version && *rq.engine_version != *logged)
+            detail::throw_field_error<InvalidInput>(rq.log_source, "engine_version",
+                                                    "the release the log's banner names, " +
+                                                        logged->text() +
+                                                        " (or no --engine-version)",
+                                                    rq.engine_version->text());
+        r.source = ReleaseSource::log;
+        r.release = std::clamp(*logged, vllm_oldest_release, vllm_newest_release);
+        if (r.release != *logged) r.logged_outside = logged;
+    } else if (rq.engine_version) {
+        r.source = ReleaseSource::given;
+        r.release = *rq.engine_version;
+    }
+    return r;
+}
 
 /// How far a modelled size is from a measured one.
 struct SizeError {
@@ -120,6 +183,7 @@ struct BenchCalibration {
 
 /// Every figure of a calibration and the profile it yields.
 struct CalibrationAnswer {
+    CalibrationRelease release{};  ///< the vLLM release whose rules applied
     WeightOptions weights{};
     std::optional<LogCalibration> log{};
     std::optional<BenchCalibration> bench{};
@@ -136,7 +200,9 @@ namespace detail::calibration {
 }
 
 [[nodiscard]] inline LogCalibration calibrate_log(const CalibrationRequest& rq,
-                                                  const WeightOptions& weights) {
+                                                  const WeightOptions& weights,
+                                                  const CalibrationRelease& rel) {
+    const EngineVersion release = rel.release;
     const Model& m = rq.model;
     const Layout layout(m, ParallelConfig{.tp = rq.parallel.tp, .pp = rq.parallel.pp});
     LogCalibration c;
@@ -146,11 +212,16 @@ namespace detail::calibration {
     CalibrationInputs& in = c.inputs;
     if (rq.gpu) in.memory_total = rq.gpu->memory_total;
     if (rq.utilization_given) in.utilization = rq.budget.utilization;
+    // A release known (the banner, --engine-version): its default fraction where none is given
+    // or logged; else the 0.9 of every release through v0.1x.
+    if (rel.source != ReleaseSource::newest)
+        in.default_utilization = vllm_release_defaults(release)->gpu_memory_utilization;
     // The weights as vLLM holds them once loaded ("Model loading took"): MXFP4 experts repacked
-    // for the GPU's kernel (engine/startup.hpp).
+    // for the GPU's kernel at the release's triton_kernels (engine/startup.hpp).
     in.weights =
         loaded_weights(Engine::vllm, rq.gpu ? gpu_family(*rq.gpu) : std::nullopt, m, layout, stage,
-                       weights, weight_bytes_per_rank(m, layout, stage, weights).total())
+                       weights, weight_bytes_per_rank(m, layout, stage, weights).total(),
+                       GpuArch::unknown, release)
             .loaded;
     in.block_size = rq.block_size;
     // Block bytes for a model vLLM keeps in one KV cache group (one layer type): then the block
@@ -158,7 +229,7 @@ namespace detail::calibration {
     VllmOptions vo = rq.options.vllm;
     vo.max_model_len = c.facts.max_model_len.value_or(
         m.config().max_position_embeddings != 0 ? m.config().max_position_embeddings : 4096);
-    const VllmKvCache probe = vllm_kv_cache(m, rq.served_kv().format, layout, 1 * GiB, vo);
+    const VllmKvCache probe = vllm_kv_cache(m, rq.served_kv(release).format, layout, 1 * GiB, vo);
     if (probe.num_groups == 1 && probe.refused.empty()) in.bytes_per_block = probe.bytes_per_block;
 
     c.fit = fit_reserve(c.facts, in, rq.log_source);
@@ -170,10 +241,18 @@ namespace detail::calibration {
                     .gpu = spec,
                     .parallel = {rq.parallel.tp, rq.parallel.pp, {}},
                     .weights = weights,
-                    .kv = rq.served_kv().format};
+                    .kv = rq.served_kv(release).format};
     BudgetOptions b = rq.budget;
     b.utilization = c.fit.utilization;
     EngineOptions eo = rq.options;
+    // The banner's release: its profile accounting (vllm_release_options; --enforce-eager's
+    // workspace-less fusion kept). A given release is already in rq.options (resolve_serving).
+    if (rel.source == ReleaseSource::log) {
+        const FusionWorkspaceRounding fusion = eo.vllm.fusion_workspace;
+        eo.vllm = vllm_release_options(eo.vllm, release);
+        if (fusion == FusionWorkspaceRounding::none)
+            eo.vllm.fusion_workspace = FusionWorkspaceRounding::none;
+    }
     eo.vllm.charge_cuda_graphs = c.facts.cuda_graphs_charged;
     c.graphs_charged = eo.vllm.charge_cuda_graphs;
     c.modelled = detail::engine_memory_with(Engine::vllm, r, layout, stage, *in.weights, b, eo);
@@ -184,9 +263,10 @@ namespace detail::calibration {
     // Does the model reproduce the log's own cache figures from the measured memory?
     if (c.facts.max_model_len &&
         (c.facts.gpu_blocks || c.facts.kv_cache_tokens || c.facts.max_concurrency)) {
-        VllmOptions ro = rq.options.vllm;
+        VllmOptions ro = eo.vllm;
         ro.max_model_len = *c.facts.max_model_len;
-        c.reproduced = vllm_kv_cache(m, rq.served_kv().format, layout, c.fit.available_kv, ro);
+        c.reproduced =
+            vllm_kv_cache(m, rq.served_kv(release).format, layout, c.fit.available_kv, ro);
     }
     if (c.facts.weights) c.weights_error = size_error(*in.weights, c.facts.weights->value);
     c.reserve_error = size_error(c.modelled_reserve, c.fit.reserve);
@@ -195,7 +275,8 @@ namespace detail::calibration {
 }
 
 [[nodiscard]] inline BenchCalibration calibrate_benches(const CalibrationRequest& rq,
-                                                        const WeightOptions& weights) {
+                                                        const WeightOptions& weights,
+                                                        EngineVersion release) {
     if (!rq.gpu)
         throw_field_error<InvalidInput>("calibrate", "gpu",
                                         "the GPU the benchmark ran on (the estimate's fractions "
@@ -205,7 +286,7 @@ namespace detail::calibration {
                     .gpu = *rq.gpu,
                     .parallel = {rq.parallel.tp, rq.parallel.pp, {}},
                     .weights = weights,
-                    .kv = rq.served_kv().format};
+                    .kv = rq.served_kv(release).format};
     BenchCalibration c;
     RooflineOptions ro;
     ro.compute = matmul_compute(weights, r.gpu);
@@ -258,10 +339,11 @@ namespace detail::calibration {
                                                 "or both",
                                                 "neither");
     CalibrationAnswer a;
+    a.release = calibration_release(rq);
     // The log is vLLM's: its dtype "auto" serves a float32 checkpoint in bf16.
-    a.weights = served_weights(rq.model, rq.weights, Engine::vllm);
+    a.weights = served_weights(rq.model, rq.weights, Engine::vllm, a.release.release);
     if (rq.log) {
-        a.log = detail::calibration::calibrate_log(rq, a.weights);
+        a.log = detail::calibration::calibrate_log(rq, a.weights, a.release);
         a.profile = make_profile(a.log->fit, rq.model_id, rq.gpu_id, rq.parallel.tp, rq.parallel.pp,
                                  rq.log_source);
     } else {
@@ -273,7 +355,7 @@ namespace detail::calibration {
         a.profile.pp = rq.parallel.pp;
     }
     if (!rq.benches.empty()) {
-        a.bench = detail::calibration::calibrate_benches(rq, a.weights);
+        a.bench = detail::calibration::calibrate_benches(rq, a.weights, a.release.release);
         a.profile.estimate = a.bench->fit.params;
         a.profile.estimate_compute = a.bench->compute;
         a.profile.estimate_source.clear();
