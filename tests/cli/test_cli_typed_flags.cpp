@@ -156,3 +156,52 @@ TEST_CASE("a flag that would change nothing is refused", "[cli][typed_flags]") {
     check_refused("fit --model llama-3-8b --gpu h100-sxm --prefix-hit-rate 0.5",
                   "--prefix-hit-rate", "no --prompt-tokens");
 }
+
+TEST_CASE("compare reads --draft-model as fit does", "[cli][typed_flags]") {
+    // Llama-3-70B on 4 H100s, a Llama-3-8B drafting 4 tokens a step: the drafter's 32 layers keep
+    // their KV in the model's cache (plan/speculation.hpp). A token: (80 + 32) layers x 8 KV heads
+    // x 128 x 2 (K and V) x 2 B (bf16) = 458,752 B, 114,688 B a GPU at tp 4; a sequence of 8,000
+    // tokens 917,504,000 B a GPU (without the drafter 80 layers: 655,360,000 B).
+    const std::string replica =
+        "--model llama-3-70b --gpu h100-sxm --tp 4 --context 8000 --concurrency 48 "
+        "--speculative-method draft_model --draft-model llama-3-8b --num-speculative-tokens 4 "
+        "--format json";
+    const CliRun fr = run_kvplan("fit " + replica);
+    REQUIRE(fr.code == 0);
+    const json f = json::parse(fr.out);
+    const CliRun cr = run_kvplan("compare " + replica);
+    INFO(cr.err);
+    REQUIRE(cr.code == 0);
+    const json c = json::parse(cr.out)["rows"][0];
+    CHECK(f["kv_bytes_per_sequence_per_gpu"].get<std::uint64_t>() == 917'504'000);
+    // compare's size columns are the model's own (kvplan::size): 8,000 x 327,680 B.
+    CHECK(c["kv_bytes_per_sequence"].get<std::uint64_t>() == 2'621'440'000);
+    // The budget: blocks of 16 tokens x 114,688 B = 1,835,008 B; a sequence of 8,000 tokens is 500
+    // blocks. The budget fit reports holds floor(budget / 1,835,008) blocks, one of them vLLM's
+    // null block: 39 sequences of 500 blocks, as fit says.
+    const auto budget = f["kv_budget_bytes_per_gpu"].get<std::uint64_t>();
+    CHECK((budget / 1'835'008 - 1) / 500 == 39);
+    CHECK(f["max_concurrency"].get<std::uint64_t>() == 39);
+    CHECK(c["max_concurrency"].get<std::uint64_t>() == 39);
+    CHECK(c["kv_budget_bytes_per_gpu"] == f["kv_budget_bytes_per_gpu"]);
+    // The draft model's weights sit on the (only) stage beside the model's, as fit shows them.
+    CHECK(c["weight_bytes_per_gpu"] == f["weight_bytes_per_gpu"]);
+}
+
+TEST_CASE("fleet and trace refuse speculative decoding, which they do not model",
+          "[cli][typed_flags]") {
+    // plan_fleet and analyze_trace size the model without a drafter: the flags would change
+    // nothing, so they are refused before any file is read (the model is no file).
+    const std::string fleet =
+        "fleet --model no-such-model --gpu h100-sxm --rate 1 --tpot-ms 50 --prompt-tokens 1k "
+        "--output-tokens 200";
+    const std::string trace = "trace no-such-trace.csv --model no-such-model --gpu h100-sxm";
+    for (const std::string& cmd : {fleet, trace}) {
+        check_refused(cmd + " --speculative-method ngram --num-speculative-tokens 3",
+                      "--speculative-method", "ngram");
+        check_refused(cmd + " --num-speculative-tokens 3", "--num-speculative-tokens", "3");
+        check_refused(cmd + " --draft-model llama-3-8b", "--draft-model", "llama-3-8b");
+        const CliRun r = run_kvplan(cmd + " --speculative-method eagle --num-speculative-tokens 2");
+        CHECK_THAT(r.err, Catch::Contains("without a drafter"));
+    }
+}

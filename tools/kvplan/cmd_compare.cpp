@@ -49,7 +49,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
                     fmt::format("{} x {} x {} x {} = {}", models.size(), gpu_count, kvs.size(),
                                 wds.size(), grouped(rows)));
     // Every flag once, before any file is read.
-    const ReplicaFlags flags = parse_replica_flags(o);
+    ReplicaFlags flags = parse_replica_flags(o);
     const bool with_gpu = !gpus.empty();
     if (!oc.plot.empty() && !with_gpu)
         usage_error("--plot", "--gpu as well (the chart is of the decode bound)", "no --gpu");
@@ -89,6 +89,7 @@ void run_compare(const CompareOptionsCli& oc, Context& ctx) {
     std::vector<std::string> labels;  // --plot's series
     std::vector<ResolvedGpu> resolved_gpus;
     for (const std::string& g : gpus) resolved_gpus.push_back(resolve_gpu(g, ctx));
+    read_draft_model(flags, o, ctx);  // as fit reads it (read_replica)
     for (const std::string& m : models) {
         CommonOptions one_model = o;
         one_model.model = m;

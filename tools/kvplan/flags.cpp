@@ -288,6 +288,22 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     return f;
 }
 
+void read_draft_model(ReplicaFlags& flags, const CommonOptions& o, const Context& ctx) {
+    if (flags.serving.speculation.method == DraftMethod::draft_model)
+        flags.serving.speculation.draft_model =
+            resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
+}
+
+void refuse_speculation_flags(const CommonOptions& o, std::string_view why) {
+    const std::string expected = fmt::format("no speculative decoding ({})", why);
+    if (o.speculative_method)
+        usage_error("--speculative-method", expected, name(*o.speculative_method));
+    if (o.num_speculative_tokens)
+        usage_error("--num-speculative-tokens", expected,
+                    std::to_string(*o.num_speculative_tokens));
+    if (!o.draft_model.empty()) usage_error("--draft-model", expected, o.draft_model);
+}
+
 ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
                             std::optional<ComputeDtype> compute) {
     // Flags first, so that a usage error is reported before any file is read.
@@ -295,9 +311,7 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
     if (o.gpu.empty() && !flags.serving.kv_memory_per_gpu)
         usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
     ResolvedModel model = resolve_model_flags(o, ctx, flags.import);
-    if (flags.serving.speculation.method == DraftMethod::draft_model)
-        flags.serving.speculation.draft_model =
-            resolve_model(o.draft_model, ctx, "--draft-model", flags.import).get();
+    read_draft_model(flags, o, ctx);
     ResolvedGpu gpu = resolve_gpu(o.gpu, ctx);
     Deployment d{.model = model.get(),
                  .gpu = gpu.spec,

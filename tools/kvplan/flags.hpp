@@ -12,6 +12,7 @@
 #include <kvplan/weights.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "context.hpp"
@@ -81,6 +82,14 @@ struct ReplicaFlags {
 /// (shared_prefix_of_hit_rate); 0: none.
 [[nodiscard]] std::uint64_t shared_prefix_flag(const CommonOptions& o,
                                                std::optional<std::uint64_t> prompt);
+
+/// Reads --draft-model (exit 3 on a bad file) into `flags`' speculation when its method is
+/// draft_model, as read_replica does.
+void read_draft_model(ReplicaFlags& flags, const CommonOptions& o, const Context& ctx);
+
+/// Refuses, as usage errors, the speculative-decoding flags of a command whose library call does
+/// not model a drafter (`why` says so): such a flag would be ignored.
+void refuse_speculation_flags(const CommonOptions& o, std::string_view why);
 
 /// A replica: its model and GPU resolved, and the library's deployment and demand built from its
 /// flags, once.
