@@ -826,3 +826,36 @@ TEST_CASE("fit charges LoRA slots and reads a prefix hit rate", "[cli][fit][lora
     CHECK(run_kvplan(split + " --prefix-hit-rate 0.4 --shared-prefix 2400").code == 2);
     CHECK(run_kvplan(split + " --prefix-hit-rate 1.2").code == 2);
 }
+
+TEST_CASE("DeepSeek-V3.2 with a bf16 cache on the RTX PRO 6000 does not start under vLLM",
+          "[cli][exit][kv_dtype][sparse_mla]") {
+    // SM 12.0: vLLM main's one sparse MLA backend, FLASHINFER_MLA_SPARSE_SM120, takes the packed
+    // fp8_ds_mla cache only (vllm/v1/attention/backends/mla/flashinfer_mla_sparse_sm120.py): an
+    // answer, DOES NOT START, exit 0 as every refusal. Per token over 61 layers: bf16 keeps the
+    // 576-wide latent in 1,152 B and the 128-wide indexer key in fp8 with a 4 B scale, 132 B:
+    // 1,284 x 61 = 78,324 B = 76.49 KiB; fp8_ds_mla 656 + 132 = 788 x 61 = 48,068 B = 46.94 KiB.
+    const std::string base =
+        "fit --model deepseek-v3.2 --gpu rtx-pro-6000 --tp 8 --context 8k --concurrency 4 ";
+    const CliRun r = run_kvplan(base + "--kv-dtype bf16");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith(
+                          "DOES NOT START: deepseek-v3.2 under vllm on 8 x NVIDIA RTX PRO 6000 "
+                          "Blackwell Server Edition (tp 8 x pp 1): vLLM v0.30 has no attention "
+                          "backend for sparse MLA with --kv-cache-dtype bfloat16 on compute "
+                          "capability 12.x: ") &&
+                          Catch::Contains("FLASHINFER_MLA_SPARSE_SM120, takes the packed "
+                                          "fp8_ds_mla cache only") &&
+                          Catch::Contains("flashinfer_mla_sparse_sm120.py); --kv-dtype fp8_ds_mla "
+                                          "(46.94 KiB per token against 76.49 KiB) starts"));
+    const json j = json::parse(run_kvplan(base + "--kv-dtype bf16 -f json").out);
+    CHECK(j["fits"] == false);
+    CHECK_THAT(j["verdict"].get<std::string>(), Catch::StartsWith("DOES NOT START"));
+    CHECK(j["refusal"] == "kv_dtype");
+    CHECK(j["kv_dtype_rule"] == "no_sparse_mla_backend");
+    CHECK(j["max_concurrency"] == 0);
+    // The change it names starts; an older line has no SM 12.x sparse MLA at all.
+    CHECK_THAT(run_kvplan(base + "--kv-dtype fp8_ds_mla").out, Catch::StartsWith("FITS"));
+    CHECK_THAT(run_kvplan(base + "--kv-dtype fp8_ds_mla --engine-version 0.29").out,
+               Catch::StartsWith("DOES NOT START") &&
+                   Catch::Contains("--engine-version 0.30 or later starts"));
+}

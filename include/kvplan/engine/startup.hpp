@@ -34,6 +34,7 @@
 #include "kv_dtype_names.hpp"
 #include "release.hpp"
 #include "sglang.hpp"
+#include "vllm_backend.hpp"
 
 namespace kvplan {
 
@@ -213,13 +214,19 @@ enum class KvDtypeRule : std::uint8_t {
     /// (python/sglang/srt/server_args.py), TensorRT-LLM's KvCacheConfig.dtype
     /// (tensorrt_llm/llmapi/llm_args.py); the engine exits before it loads anything
     no_engine_name,
+    /// vLLM has no attention backend for a sparse MLA model's cache on the GPU: on SM 12.x
+    /// main's one sparse MLA backend, FLASHINFER_MLA_SPARSE_SM120, takes the packed fp8_ds_mla
+    /// cache only, and older lines have none (engine/vllm_backend.hpp, vllm_sparse_mla_refusal);
+    /// the model's attention layers find no backend as they are built
+    no_sparse_mla_backend,
 };
 
-inline constexpr FixedArray<detail::EnumName<KvDtypeRule>, 4> kv_dtype_rule_names{{
+inline constexpr FixedArray<detail::EnumName<KvDtypeRule>, 5> kv_dtype_rule_names{{
     {KvDtypeRule::none, "none"},
     {KvDtypeRule::release_too_old, "release_too_old"},
     {KvDtypeRule::nvfp4_with_mla, "nvfp4_with_mla"},
     {KvDtypeRule::no_engine_name, "no_engine_name"},
+    {KvDtypeRule::no_sparse_mla_backend, "no_sparse_mla_backend"},
 }};
 
 [[nodiscard]] constexpr const char* name(KvDtypeRule r) noexcept {
@@ -239,6 +246,8 @@ struct KvDtypeCheck {
     EngineVersion since{};          ///< release_too_old: the first release line that names it
     std::uint32_t mla_layers = 0;   ///< the model's MLA layers
     std::string_view source{};      ///< the engine file that refuses
+    /// no_sparse_mla_backend: why, in vllm_sparse_mla_refusal's words (they cite the files)
+    std::string_view why{};
     /// A newer release (`since` or later) starts it: false when that release refuses it too
     /// (nvfp4 with MLA).
     bool newer_release_starts = false;
@@ -316,7 +325,25 @@ struct KvDtypeCheck {
     const bool ever = e == Engine::vllm
                           ? vllm_kv_dtype_row(d).has_value() || engine_names_kv_dtype(e, d, v)
                           : engine_names_kv_dtype(e, d, v);
-    if (ever) return e == Engine::vllm ? vllm_kv_dtype_check(m, d, v) : KvDtypeCheck{};
+    if (ever && e != Engine::vllm) return KvDtypeCheck{};
+    if (ever) {
+        KvDtypeCheck c = vllm_kv_dtype_check(m, d, v);
+        if (c.refused()) return c;
+        // The attention layers then pick their backend: a sparse MLA cache no backend takes on
+        // this GPU (SM 12.x) raises there, before the weights load.
+        if (const auto why = vllm_sparse_mla_refusal(m, g, d, v)) {
+            c.rule = KvDtypeRule::no_sparse_mla_backend;
+            c.name = vllm_kv_dtype_name(d, v).value_or("auto");
+            c.why = *why;
+            c.source = "vllm/v1/attention/backends/mla/flashinfer_mla_sparse_sm120.py";
+            c.since = vllm_sm120_sparse_mla_since;
+            c.newer_release_starts = v < vllm_sm120_sparse_mla_since;
+            // DeepSeek-V4's compressed MLA is fp8_ds_mla whatever is asked: no dtype to change.
+            if (!has_compressed_mla(m) && d != KvDtype::fp8_ds_mla)
+                c.starts_with = KvDtype::fp8_ds_mla;
+        }
+        return c;
+    }
     KvDtypeCheck c;
     c.rule = KvDtypeRule::no_engine_name;
     c.engine = e;

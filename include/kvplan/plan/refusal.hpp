@@ -175,6 +175,16 @@ namespace detail {
                 else
                     s += ", and every release that names it refuses it with MLA (" +
                          grouped_digits(c.mla_layers) + " MLA layers)";
+            } else if (c.rule == KvDtypeRule::no_sparse_mla_backend) {
+                s = "vLLM " + release + " has no attention backend for sparse MLA with " +
+                    "--kv-cache-dtype " + dtype +
+                    " on compute capability 12.x: " + std::string(c.why);
+                if (c.newer_release_starts) {
+                    // The release and, where needed, the dtype together.
+                    s += "; --engine-version " + c.since.text() + " or later";
+                    if (c.starts_with) s += std::string(" with --kv-dtype ") + name(*c.starts_with);
+                    return s + " starts";
+                }
             } else {
                 s = "vLLM refuses an " + dtype + " KV cache for a model with MLA layers (" +
                     grouped_digits(c.mla_layers) + " here; " + std::string(c.source) +
