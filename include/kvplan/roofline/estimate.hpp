@@ -149,20 +149,20 @@ namespace detail {
 inline constexpr double uncompiled_layer_scale_fit = 1.35;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.94,
-                                           .attention = 0.41,
-                                           .experts = 0.31,
-                                           .layer_overhead = 106.0 * microseconds,
-                                           .all_reduce_latency = 28.0 * microseconds,
+                                           .compute = 0.95,
+                                           .attention = 0.40,
+                                           .experts = 0.30,
+                                           .layer_overhead = 108.0 * microseconds,
+                                           .all_reduce_latency = 26.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.50,
-                                           .attention = 0.43,
+                                           .compute = 0.51,
+                                           .attention = 0.37,
                                            .experts = 0.25,
-                                           .layer_overhead = 75.0 * microseconds,
-                                           .all_reduce_latency = 11.0 * microseconds,
+                                           .layer_overhead = 76.0 * microseconds,
+                                           .all_reduce_latency = 10.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
@@ -186,7 +186,7 @@ inline constexpr std::array default_family_params{
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 23.0 * microseconds,
+                  .layer_overhead = 24.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
@@ -240,7 +240,7 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 286.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 281.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
     EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
