@@ -390,14 +390,11 @@ TierSizes tiers_of(py::handle host, py::handle offloading, py::handle nvme, py::
 void attach_tiers(PyAnswer& out, const TierSizes& t) {
     if (!t.host && !t.nvme && !t.remote) return;
     const ReplicaAnswer& a = out.a;
-    if (!a.starts())
-        usage(t.host   ? "host_kv"
-              : t.nvme ? "nvme_kv"
-                       : "remote_kv",
-              "a replica that starts (tiers hold what its GPUs evict)", name(a.refusal));
-    if (t.host && !(a.replica.gpu.pcie_bandwidth > BytesPerSecond{}))
-        usage("host_kv", "a GPU spec with a PCIe figure (pcie.GB_per_s_per_direction)",
-              out.dep->gpu->id);
+    if (const auto problem = tier_problem(a, t))
+        usage(problem->tier == Tier::host   ? "host_kv"
+              : problem->tier == Tier::nvme ? "nvme_kv"
+                                            : "remote_kv",
+              problem->expected, problem->found);
     out.tiers = t;
     out.tier_answer = kv_tiers(a, t);
 }

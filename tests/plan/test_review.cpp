@@ -275,6 +275,41 @@ TEST_CASE("host, NVMe and remote tiers hold sequences and bring one back faster 
           Approx(64e9 / (16.0 * 4 * 128 / 130 / 8 * 1e9)));
 }
 
+TEST_CASE("a tier needs a replica that starts, and a host tier the GPU's PCIe figure",
+          "[review][tiers]") {
+    // Llama-3-8B on one H100 starts: its tiers have no problem.
+    Deployment d{.model = bundled("llama-3-8b"), .gpu = bundled_gpu("h100-sxm")};
+    const TierSizes all{.host = 64 * GiB, .nvme = 1000 * GB, .remote = 10 * GiB};
+    const ReplicaAnswer starts = evaluate(d, {.context = 8192, .concurrency = 8});
+    REQUIRE(starts.starts());
+    CHECK_FALSE(tier_problem(starts, all));
+    CHECK_FALSE(tier_problem(starts, {}));
+    // Llama-3-70B's 141 GB of bf16 weights on one 80 GB H100 do not load: the first tier given
+    // is refused, with the answer's refusal as what was found.
+    d.model = bundled("llama-3-70b");
+    const ReplicaAnswer refused = evaluate(d, {.context = 8192, .concurrency = 8});
+    REQUIRE_FALSE(refused.starts());
+    const auto first = tier_problem(refused, all);
+    REQUIRE(first);
+    CHECK(first->tier == Tier::host);
+    CHECK(first->found == name(refused.refusal));
+    const auto remote = tier_problem(refused, {.remote = 10 * GiB});
+    REQUIRE(remote);
+    CHECK(remote->tier == Tier::remote);
+    // A GPU spec without a PCIe figure cannot time a host tier's way back; NVMe alone is fine.
+    d.model = bundled("llama-3-8b");
+    GpuSpec no_pcie = bundled_gpu("h100-sxm");
+    no_pcie.pcie_bandwidth = BytesPerSecond{};
+    d.gpu = no_pcie;
+    const ReplicaAnswer bare = evaluate(d, {.context = 8192, .concurrency = 8});
+    REQUIRE(bare.starts());
+    const auto host = tier_problem(bare, all);
+    REQUIRE(host);
+    CHECK(host->tier == Tier::host);
+    CHECK(host->found == "h100-sxm");
+    CHECK_FALSE(tier_problem(bare, {.nvme = 1000 * GB}));
+}
+
 TEST_CASE("a review's candidates left out are the sum of its reasons", "[review]") {
     // 2 without an estimate, 3 over the TTFT target, 1 over the TPOT target, 4 without a price.
     const ReviewAnswer r{.without_estimate = 2, .over_ttft = 3, .over_tpot = 1, .without_price = 4};

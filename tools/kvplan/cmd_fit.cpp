@@ -112,14 +112,11 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     append_answer_notes(rep, a);
     const TierSizes& tiers = x.tiers;
     if (tiers.host || tiers.nvme || tiers.remote) {
-        if (!a.starts())
-            usage_error(tiers.host   ? "--host-kv"
-                        : tiers.nvme ? "--nvme-kv"
-                                     : "--remote-kv",
-                        "a replica that starts (tiers hold what its GPUs evict)", name(a.refusal));
-        if (tiers.host && !(a.replica.gpu.pcie_bandwidth > BytesPerSecond{}))
-            usage_error("--host-kv", "a GPU spec with a PCIe figure (pcie.GB_per_s_per_direction)",
-                        in.gpu.id);
+        if (const auto problem = tier_problem(a, tiers))
+            usage_error(problem->tier == Tier::host   ? "--host-kv"
+                        : problem->tier == Tier::nvme ? "--nvme-kv"
+                                                      : "--remote-kv",
+                        problem->expected, problem->found);
         append_tiers(rep, kv_tiers(a, tiers));
     }
     append_estimate_notes(rep, a, in.profile_path,

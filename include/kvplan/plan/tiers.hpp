@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "../detail/checked.hpp"
 #include "../layout.hpp"
@@ -49,6 +50,34 @@ struct TierAnswer {
     std::array<TierFigures, 3> tiers{};
     std::uint32_t num_tiers = 0;
 };
+
+/// Why the tiers of `sizes` cannot sit beside the replica of an answer: the tier refused, what
+/// it needs and what was found (kvplan fit and Python's fit name the tier's flag or keyword).
+struct TierProblem {
+    Tier tier = Tier::host;
+    std::string_view expected;
+    std::string_view found;  ///< a view into the answer given to tier_problem
+};
+
+/// The first reason the tiers of `sizes` cannot sit beside the replica of `a`, or nothing: a
+/// replica that does not start has nothing for a tier to hold (a tier holds what its GPUs evict),
+/// and a host tier needs the GPU's PCIe figure to time the way back.
+[[nodiscard]] constexpr std::optional<TierProblem> tier_problem(const ReplicaAnswer& a,
+                                                                const TierSizes& sizes) noexcept {
+    if (!sizes.host && !sizes.nvme && !sizes.remote) return std::nullopt;
+    if (!a.starts())
+        return TierProblem{.tier = sizes.host   ? Tier::host
+                                   : sizes.nvme ? Tier::nvme
+                                                : Tier::remote,
+                           .expected = "a replica that starts (tiers hold what its GPUs evict)",
+                           .found = name(a.refusal)};
+    if (sizes.host && !(a.replica.gpu.pcie_bandwidth > BytesPerSecond{}))
+        return TierProblem{
+            .tier = Tier::host,
+            .expected = "a GPU spec with a PCIe figure (pcie.GB_per_s_per_direction)",
+            .found = std::string_view(a.replica.gpu.id.data(), a.replica.gpu.id.size())};
+    return std::nullopt;
+}
 
 /// The tiers of `sizes` beside the replica of `a` (an evaluate() answer), for one sequence of its
 /// demand's context; the recompute bound is set when the GPU states its bandwidth and FLOP/s and
