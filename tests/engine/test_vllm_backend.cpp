@@ -7,6 +7,8 @@
 #include <kvplan/plan/commands.hpp>
 #include <kvplan/plan/evaluate.hpp>
 #include <kvplan/presets.hpp>
+#include <string>
+#include <vector>
 
 using namespace kvplan;
 using namespace kvplan::presets;
@@ -30,6 +32,17 @@ VllmBackendChoice backend(const Model& m, GpuFamily f, KvDtype kv = KvDtype::bf1
     const auto c = vllm_attention_backend(m, f, kv, dcp, block);
     REQUIRE(c.has_value());
     return *c;
+}
+
+/// The --kv-cache-dtype vLLM's printed command for `d` names.
+std::string printed_kv_cache_dtype(const Deployment& d) {
+    const auto commands = serve_commands(d, {.context = 8192});
+    REQUIRE(commands.front().command.has_value());
+    const std::vector<std::string>& argv = commands.front().command->argv;
+    const auto flag = std::find(argv.begin(), argv.end(), "--kv-cache-dtype");
+    REQUIRE(flag != argv.end());
+    REQUIRE(flag + 1 != argv.end());
+    return *(flag + 1);
 }
 
 }  // namespace
@@ -134,12 +147,7 @@ TEST_CASE("DeepSeek-V3.2 with --kv-dtype fp8 on 8 x H200 under vLLM: 48,068 B a 
     // keys are their own pool).
     CHECK(a.serving.block_size == 64);
     // Its command line names the layout it is sized in, a name vLLM lists from v0.11.
-    const auto commands = serve_commands(d, {.context = 8192});
-    REQUIRE(commands.front().command.has_value());
-    const std::vector<std::string>& argv = commands.front().command->argv;
-    const auto flag = std::find(argv.begin(), argv.end(), "--kv-cache-dtype");
-    REQUIRE(flag != argv.end());
-    CHECK(*(flag + 1) == "fp8_ds_mla");
+    CHECK(printed_kv_cache_dtype(d) == "fp8_ds_mla");
     // SGLang stores the fp8 asked as plain e4m3: 61 x 708 = 43,188 B.
     Deployment s = d;
     s.serving.engine = Engine::sglang;
@@ -224,12 +232,7 @@ TEST_CASE("DeepSeek-V3.2 on 8 x B200 under vLLM: FlashInfer sparse MLA, plain fp
     // Every sparse model pages in 64 (check_and_update_config); FlashInfer's takes 32 or 64.
     CHECK(a.serving.block_size == 64);
     // Its command names the cache it is sized in.
-    const auto commands = serve_commands(d, {.context = 8192});
-    REQUIRE(commands.front().command.has_value());
-    const std::vector<std::string>& argv = commands.front().command->argv;
-    const auto flag = std::find(argv.begin(), argv.end(), "--kv-cache-dtype");
-    REQUIRE(flag != argv.end());
-    CHECK(*(flag + 1) != "fp8_ds_mla");
+    CHECK(printed_kv_cache_dtype(d) != "fp8_ds_mla");
 
     // v0.17: FLASHMLA_SPARSE first for fp8 (FlashInfer's came first for 16 heads, but took no
     // fp8 cache before PR #35891): fp8_ds_mla, 61 x (656 + 132) = 48,068 B.
