@@ -11,7 +11,6 @@
 #include <kvplan/plan/review.hpp>
 #include <kvplan/plan/search.hpp>
 #include <kvplan/price_file.hpp>
-#include <limits>
 #include <memory>
 
 #include "answer.hpp"
@@ -25,27 +24,15 @@ namespace kvplan::cli {
 
 namespace {
 
-/// --rank: how candidates are ordered (cost: by the estimate, then priced).
-enum class RankBy : std::uint8_t { gpus, fastest, estimate, cost };
-
-inline constexpr FixedArray<detail::EnumName<RankBy>, 4> rank_by_names{{
-    {RankBy::gpus, "gpus"},
-    {RankBy::fastest, "fastest"},
-    {RankBy::estimate, "estimate"},
-    {RankBy::cost, "cost"},
-}};
-
-const char* name(RankBy r) { return detail::enum_name(rank_by_names, r); }
-
 struct PlanOptions {
     CommonOptions common;
     std::uint32_t max_gpus = 8;
     std::uint32_t max_tp = 8;
     std::uint64_t top = 10;
-    std::optional<RankBy> rank;  ///< default: estimate with a prompt / output split, else gpus
-    bool no_dp = false;          ///< leave attention data parallelism out of the search
-    bool no_ep = false;          ///< leave expert parallelism out
-    bool no_dcp = false;         ///< leave decode context parallelism out
+    std::optional<PlanRanking> rank;  ///< default: estimate with a prompt / output split, else gpus
+    bool no_dp = false;               ///< leave attention data parallelism out of the search
+    bool no_ep = false;               ///< leave expert parallelism out
+    bool no_dcp = false;              ///< leave decode context parallelism out
     std::optional<std::uint32_t> redundant_experts;  ///< for the expert-parallel layouts
     std::string prices;                              ///< --prices FILE
     std::optional<double> ttft_ms;                   ///< --ttft-ms target
@@ -53,15 +40,6 @@ struct PlanOptions {
     bool pareto = false;                             ///< --pareto
     bool any_layout = false;  ///< --any-layout: every split, not only whole nodes
 };
-
-/// --weight-dtype as a list: formats, or "checkpoint" for the model's own (the default).
-std::vector<std::optional<WeightOptions>> weight_axis(const CommonOptions& o) {
-    if (o.weight_dtype.empty()) return {std::nullopt};
-    std::vector<std::optional<WeightOptions>> out;
-    for (const std::optional<WeightFormat>& item : o.weight_dtype)
-        out.push_back(item ? weights_of(item, o.expert_dtype) : std::nullopt);
-    return out;
-}
 
 /// The shared prefix's columns, after max_concurrency (with --shared-prefix).
 const std::vector<Column> prefix_columns = {
@@ -158,37 +136,36 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     const std::uint32_t max_tp = po.max_tp;
     const std::uint64_t top = po.top;
     const TokenSplitFlags split = parse_token_split(o);
-    const RankBy rank = po.rank.value_or(split.given() ? RankBy::estimate : RankBy::gpus);
-    const bool by_cost = rank == RankBy::cost;
-    LatencyTargets targets;
-    if (po.ttft_ms) targets.ttft = *po.ttft_ms * milliseconds;
-    if (po.tpot_ms) targets.tpot = *po.tpot_ms * milliseconds;
-    const bool targeted = targets.ttft || targets.tpot;
-    if (by_cost && po.prices.empty())
-        usage_error("--rank", "--prices FILE beside cost (US$ per GPU-hour by GPU id)", name(rank));
-    // Cost, targets and the Pareto view read the latency estimate, which needs the split.
-    const auto needs_split = [&](std::string_view flag, const std::string& value) {
-        if (!split.given())
-            usage_error(flag,
-                        "--prompt-tokens and --output-tokens beside it (the load the latency "
-                        "estimate serves)",
-                        value);
-    };
-    if (!po.prices.empty()) needs_split("--prices", po.prices);
-    if (po.ttft_ms) needs_split("--ttft-ms", fmt::format("{:g}", *po.ttft_ms));
-    if (po.tpot_ms) needs_split("--tpot-ms", fmt::format("{:g}", *po.tpot_ms));
-    if (po.pareto) needs_split("--pareto", "set");
-    if ((!po.prices.empty() || targeted) && rank != RankBy::estimate && rank != RankBy::cost)
-        usage_error("--rank",
-                    "estimate or cost beside --prices, --ttft-ms or --tpot-ms (they rank by the "
-                    "estimate)",
-                    name(rank));
-    const bool reviewing = by_cost || !po.prices.empty() || targeted;
-    if ((rank == RankBy::estimate || by_cost) && !split.given())
-        usage_error("--rank",
-                    "--prompt-tokens and --output-tokens beside estimate (the load the "
-                    "estimate serves)",
-                    name(rank));
+    // What the plan asks beyond the search; the library says what it cannot take, in the flags'
+    // words, before any file is read (the price file is read once the flags agree).
+    PlanReview asked;
+    asked.ranking = po.rank;
+    if (po.ttft_ms) asked.targets.ttft = *po.ttft_ms * milliseconds;
+    if (po.tpot_ms) asked.targets.tpot = *po.tpot_ms * milliseconds;
+    if (!po.prices.empty()) asked.prices = PriceTable{};
+    asked.pareto = po.pareto;
+    {
+        Demand load;
+        load.prompt_tokens = split.prompt;
+        load.output_tokens = split.output;
+        constexpr PlanReviewSpelling flags{.ranking = "--rank",
+                                           .prices = "--prices",
+                                           .ttft = "--ttft-ms",
+                                           .tpot = "--tpot-ms",
+                                           .pareto = "--pareto",
+                                           .prompt_tokens = "--prompt-tokens",
+                                           .output_tokens = "--output-tokens"};
+        if (const std::optional<PlanReviewProblem> bad = plan_review_problem(asked, load, flags)) {
+            using F = PlanReviewField;
+            const std::string found = bad->field == F::ranking
+                                          ? std::string(name(asked.ranking_for(load)))
+                                      : bad->field == F::prices ? po.prices
+                                      : bad->field == F::ttft   ? fmt::format("{:g}", *po.ttft_ms)
+                                      : bad->field == F::tpot   ? fmt::format("{:g}", *po.tpot_ms)
+                                                                : std::string("set");
+            usage_error(flags(bad->field), bad->expected, found);
+        }
+    }
     SearchSpace space;
     space.max_gpus = max_gpus;
     space.max_tp = max_tp;
@@ -198,9 +175,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     space.layouts = po.any_layout ? LayoutRule::any : LayoutRule::whole_nodes;
     if (po.redundant_experts) space.redundant_experts = *po.redundant_experts;
     space.kv_formats = kv_flags(o);
-    space.weights = weight_axis(o);
-    // Ranked after the search, by cost or under targets, or charted: every fit is kept.
-    if (reviewing || po.pareto) space.keep = std::numeric_limits<std::size_t>::max();
+    space.weights = searched_weights(o.weight_dtype, o.expert_dtype);
     Serving serving = parse_serving(o);
     const std::uint64_t concurrency = o.concurrency.value_or(1);
     const std::optional<std::uint64_t> context_flag = o.context;
@@ -209,7 +184,12 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (!o.profile.empty() && (o.gpu.empty() || o.gpu.find(',') != std::string::npos))
         usage_error("--gpu", "one GPU beside --profile (a calibration is of one GPU)",
                     o.gpu.empty() ? "every bundled GPU" : o.gpu);
-    const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
+    const HfImportOptions import = import_options(o);
+    const ResolvedModel rm = resolve_model_flags(o, ctx, import);
+    // The drafter of --speculative-method draft_model, read as fit reads it.
+    if (serving.speculation.method == DraftMethod::draft_model)
+        serving.speculation.draft_model =
+            resolve_model(o.draft_model, ctx, "--draft-model", import).get();
     const std::uint64_t context =
         demand_context(rm.get().config(), context_flag, split.prompt, split.output);
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
@@ -225,29 +205,22 @@ void run_plan(const PlanOptions& po, Context& ctx) {
 
     const std::uint64_t shared_prefix = shared_prefix_flag(o, split.prompt);
     const Demand demand{context, concurrency, split.prompt, split.output, shared_prefix};
-    const std::optional<PriceTable> prices =
-        po.prices.empty() ? std::nullopt : std::optional(load_price_table(po.prices));
-    const PlanAnswer p =
-        plan_replicas(rm.get(), space, serving, demand,
-                      rank == RankBy::fastest                            ? Ranking::fastest
-                      : rank == RankBy::estimate || rank == RankBy::cost ? Ranking::estimate
-                                                                         : Ranking::fewest_gpus);
-    std::optional<ReviewAnswer> review;
-    if (reviewing)
-        review =
-            rank_for_review(p.fits, by_cost ? ReviewRanking::cost : ReviewRanking::tokens_per_gpu,
-                            targets, prices ? &*prices : nullptr);
-    // The candidates in their order: the review's when ranking for one, else the search's.
+    if (asked.prices) asked.prices = load_price_table(po.prices);
+    const ReviewedPlan plan = review_plan(rm.get(), space, serving, demand, asked);
+    const PlanAnswer& p = plan.search;
+    const PlanRanking rank = plan.ranking;
+    const bool by_cost = rank == PlanRanking::cost;
+    const std::optional<PriceTable>& prices = asked.prices;
+    const bool targeted = asked.targets.ttft || asked.targets.tpot;
+    const LatencyTargets& targets = asked.targets;
+    const std::optional<ReviewAnswer> review =
+        plan.reviewed ? std::optional(plan.order) : std::nullopt;
+    // The candidates in the plan's order, each with its price when prices were given.
     std::vector<const PlanCandidate*> order;
     std::vector<const ReviewedCandidate*> priced;
-    if (review) {
-        for (const ReviewedCandidate& r : review->ranked) {
-            order.push_back(&p.fits[r.index]);
-            priced.push_back(prices ? &r : nullptr);
-        }
-    } else {
-        for (const PlanCandidate& c : p.fits) order.push_back(&c);
-        priced.assign(order.size(), nullptr);
+    for (std::size_t i = 0; i < plan.order.ranked.size(); ++i) {
+        order.push_back(&plan.at(i));
+        priced.push_back(prices ? &plan.order.ranked[i] : nullptr);
     }
 
     Report rep;
@@ -273,10 +246,10 @@ void run_plan(const PlanOptions& po, Context& ctx) {
         const ReplicaAnswer& best = order.front()->answer;
         rep.verdict = fmt::format(
             "{}: {} x {} ({}, KV {}, weights {}) holds {} sequences of {} tokens; room for {}",
-            rank == RankBy::fastest    ? "FASTEST"
-            : by_cost                  ? "CHEAPEST PER TOKEN"
-            : rank == RankBy::estimate ? "MOST TOKENS/S PER GPU"
-                                       : "SMALLEST",
+            rank == PlanRanking::fastest    ? "FASTEST"
+            : by_cost                       ? "CHEAPEST PER TOKEN"
+            : rank == PlanRanking::estimate ? "MOST TOKENS/S PER GPU"
+                                            : "SMALLEST",
             best.gpus, gpus[order.front()->gpu].id, layout_text(best.replica.parallel),
             name(best.replica.kv.dtype), describe_weights(best.replica.weights),
             grouped(concurrency), grouped(context), grouped(best.max_concurrency));
@@ -362,23 +335,21 @@ void run_plan(const PlanOptions& po, Context& ctx) {
             "figure with every sequence holding its own copy",
             grouped(shared_prefix)));
     if (po.pareto) {
-        std::vector<PlanCandidate> pool;
-        for (const PlanCandidate* c : order) pool.push_back(*c);
         Table front;
         front.key = "pareto";
         front.title =
             "Pareto front: no other candidate has as many tokens/s per GPU and as low a TPOT "
             "(estimates), lowest TPOT first";
         front.columns = ranked_columns;
-        const std::vector<std::size_t> idx = pareto_front(pool);
+        const std::vector<std::size_t>& idx = plan.pareto;
         for (std::size_t i = 0; i < idx.size(); ++i)
-            front.rows.push_back(candidate_row(i + 1, pool[idx[i]], gpus, split.given(),
+            front.rows.push_back(candidate_row(i + 1, *order[idx[i]], gpus, split.given(),
                                                with_prefix, priced[idx[i]]));
         rep.tables.push_back(std::move(front));
         rep.notes.push_back(fmt::format(
             "Pareto front: {} of {} candidates{} are not dominated on (tokens/s per GPU, TPOT "
             "estimate)",
-            idx.size(), pool.size(), reviewing ? " meeting the targets" : ""));
+            idx.size(), order.size(), plan.reviewed ? " meeting the targets" : ""));
     }
     if (p.fits.empty() && !p.nearest_misses.empty()) {
         // Another GPU: among those searched, or every bundled one when --gpu narrowed the search.
@@ -453,9 +424,9 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     // The order of the ranked rows: none when no layout fits or none meets the targets.
     const char* ranking =
         by_cost ? "ranked by $ per million output tokens, then output tokens/s per GPU, then GPUs"
-        : rank == RankBy::fastest
+        : rank == PlanRanking::fastest
             ? "ranked by the decode-step bound at the target concurrency, then GPUs"
-        : rank == RankBy::estimate
+        : rank == PlanRanking::estimate
             ? "ranked by output tokens/s per GPU by the latency estimate at the load (the demand "
               "served on the fewest GPU-seconds per token), then GPUs, then the TPOT estimate; the "
               "bound stands beside it (--rank gpus or fastest ranks without the estimate)"
@@ -515,7 +486,7 @@ void register_plan(CLI::App& app, Context& ctx) {
         ->default_str("8");
     typed(*sub, "--top", o->top, parse_whole, "Candidates shown")->default_str("10");
     typed(*sub, "--rank", o->rank,
-          enum_flag(rank_by_names,
+          enum_flag(plan_ranking_names,
                     "estimate (the most output tokens/s per GPU by the latency estimate), cost "
                     "(the fewest $ per million output tokens, with --prices), gpus (fewest GPUs "
                     "first) or fastest (the lowest TPOT bound first)"),

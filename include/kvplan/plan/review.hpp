@@ -4,6 +4,8 @@
 // what each candidate costs, which candidates serve the most under the latency targets, and which
 // are not dominated on throughput per GPU against TPOT (the chart a serving team chooses from).
 // Every figure is an evaluate() answer or read from one; nothing here times a step of its own.
+// review_plan() is `kvplan plan` whole: the search, then its ranking, targets, prices and front,
+// so that the command line and Python render one answer.
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../detail/enum_table.hpp"
+#include "../error.hpp"
 #include "../gpu.hpp"
 #include "../units.hpp"
 #include "deployment.hpp"
@@ -266,6 +270,185 @@ struct ReviewAnswer {
         if (same_point || rate(i) > rate(last)) front.push_back(i);
     }
     return front;
+}
+
+/// How a plan orders the replicas that fit (`kvplan plan --rank`, Python's rank=).
+enum class PlanRanking : std::uint8_t {
+    gpus,      ///< fewest GPUs first (Ranking::fewest_gpus)
+    fastest,   ///< the lowest decode-step bound first (Ranking::fastest)
+    estimate,  ///< the most output tokens/s per GPU by the latency estimate (Ranking::estimate)
+    cost,      ///< the fewest US$ per million output tokens (needs prices), then as estimate
+};
+
+/// Each plan ranking, spelled.
+inline constexpr FixedArray<detail::EnumName<PlanRanking>, 4> plan_ranking_names{{
+    {PlanRanking::gpus, "gpus"},
+    {PlanRanking::fastest, "fastest"},
+    {PlanRanking::estimate, "estimate"},
+    {PlanRanking::cost, "cost"},
+}};
+
+/// The spelling of `r`.
+[[nodiscard]] constexpr const char* name(PlanRanking r) noexcept {
+    return detail::enum_name(plan_ranking_names, r);
+}
+
+/// What a plan asks beyond the search space: how to rank the fits, latency targets on their
+/// estimates, prices per GPU-hour, and the Pareto front. Targets, prices and cost read the latency
+/// estimate, so they need a demand with its prompt / output split.
+struct PlanReview {
+    /// Unset: estimate when the demand has its prompt / output split, else gpus.
+    std::optional<PlanRanking> ranking{};
+    LatencyTargets targets{};
+    std::optional<PriceTable> prices{};  ///< US$ per GPU-hour by GPU id
+    bool pareto = false;                 ///< the candidates not dominated (pareto_front)
+
+    /// The ranking used for `demand`.
+    [[nodiscard]] constexpr PlanRanking ranking_for(const Demand& demand) const noexcept {
+        if (ranking) return *ranking;
+        return demand.prompt_tokens && demand.output_tokens ? PlanRanking::estimate
+                                                            : PlanRanking::gpus;
+    }
+    /// The fits are ranked after the search by rank_for_review(): by cost, under targets or
+    /// priced.
+    [[nodiscard]] constexpr bool reviews() const noexcept {
+        return ranking == PlanRanking::cost || prices || targets.ttft || targets.tpot;
+    }
+};
+
+/// An option of a PlanReview, for a front end to name as its flag or keyword.
+enum class PlanReviewField : std::uint8_t { ranking, prices, ttft, tpot, pareto };
+
+/// How a front end spells the review's options and the demand's split (`--prices`, `prices`), so
+/// that a problem reads in its words.
+struct PlanReviewSpelling {
+    std::string_view ranking = "ranking";
+    std::string_view prices = "prices";
+    std::string_view ttft = "targets.ttft";
+    std::string_view tpot = "targets.tpot";
+    std::string_view pareto = "pareto";
+    std::string_view prompt_tokens = "demand.prompt_tokens";
+    std::string_view output_tokens = "demand.output_tokens";
+
+    [[nodiscard]] constexpr std::string_view operator()(PlanReviewField f) const noexcept {
+        switch (f) {
+            case PlanReviewField::ranking:
+                return ranking;
+            case PlanReviewField::prices:
+                return prices;
+            case PlanReviewField::ttft:
+                return ttft;
+            case PlanReviewField::tpot:
+                return tpot;
+            case PlanReviewField::pareto:
+                return pareto;
+        }
+        return ranking;
+    }
+};
+
+/// Why a plan cannot take a review: the option at fault and what it needs (the front end says
+/// what it was given).
+struct PlanReviewProblem {
+    PlanReviewField field = PlanReviewField::ranking;
+    std::string expected;
+};
+
+/// The first reason `review` cannot rank the fits of `demand`, worded with `spelling`, or nothing:
+/// cost needs prices; prices, targets and the front read the latency estimate, which needs the
+/// demand's prompt / output split; prices and targets rank by the estimate (estimate or cost).
+[[nodiscard]] inline std::optional<PlanReviewProblem> plan_review_problem(
+    const PlanReview& review, const Demand& demand, const PlanReviewSpelling& spelling = {}) {
+    using F = PlanReviewField;
+    const bool split = demand.prompt_tokens && demand.output_tokens;
+    const PlanRanking ranking = review.ranking_for(demand);
+    const auto text = [](auto... parts) { return (std::string() + ... + std::string(parts)); };
+    if (ranking == PlanRanking::cost && !review.prices)
+        return PlanReviewProblem{
+            F::ranking, text(spelling.prices, " beside cost (US$ per GPU-hour by GPU id)")};
+    if (!split) {
+        const std::string needs = text(spelling.prompt_tokens, " and ", spelling.output_tokens,
+                                       " beside it (the load the latency estimate serves)");
+        if (review.prices) return PlanReviewProblem{F::prices, needs};
+        if (review.targets.ttft) return PlanReviewProblem{F::ttft, needs};
+        if (review.targets.tpot) return PlanReviewProblem{F::tpot, needs};
+        if (review.pareto) return PlanReviewProblem{F::pareto, needs};
+    }
+    const bool by_estimate = ranking == PlanRanking::estimate || ranking == PlanRanking::cost;
+    if ((review.prices || review.targets.ttft || review.targets.tpot) && !by_estimate)
+        return PlanReviewProblem{
+            F::ranking, text("estimate or cost beside ", spelling.prices, ", ", spelling.ttft,
+                             " or ", spelling.tpot, " (they rank by the estimate)")};
+    if (by_estimate && !split)
+        return PlanReviewProblem{
+            F::ranking, text(spelling.prompt_tokens, " and ", spelling.output_tokens, " beside ",
+                             name(ranking), " (the load the estimate serves)")};
+    return std::nullopt;
+}
+
+/// A plan's answer: the search, its fits in the plan's order, and the Pareto front.
+struct ReviewedPlan {
+    /// The search: every fit it kept (all of them when the plan reviews or charts them), in the
+    /// search's ranking.
+    PlanAnswer search{};
+    PlanRanking ranking = PlanRanking::gpus;  ///< the ranking used
+    /// The fits in the plan's order, as indices into search.fits. Reviewed (PlanReview::reviews):
+    /// rank_for_review()'s, those meeting the targets (and priced, ranking by cost), each priced
+    /// when prices are given, with what was left out counted; else every fit in the search's
+    /// order, unpriced.
+    ReviewAnswer order{};
+    bool reviewed = false;  ///< order is a review's (its counts say what it left out)
+    /// With PlanReview::pareto: positions in order.ranked of the candidates not dominated on
+    /// (output tokens/s per GPU, TPOT) by their estimates, the lowest TPOT first (pareto_front).
+    std::vector<std::size_t> pareto{};
+
+    /// The fit at position `i` of the plan's order.
+    [[nodiscard]] const PlanCandidate& at(std::size_t i) const {
+        return search.fits[order.ranked[i].index];
+    }
+};
+
+/// `kvplan plan`: the replicas of `space` that hold `demand`, searched by plan_replicas() in the
+/// ranking `review` asks for, then (reviewing) ranked by rank_for_review() under its targets and
+/// prices, and (with review.pareto) their Pareto front. A review or a front keeps every fit of the
+/// search, whatever space.keep says. Throws InvalidInput for a review plan_review_problem()
+/// refuses (named as PlanReviewSpelling's defaults), and as plan_replicas() does.
+[[nodiscard]] inline ReviewedPlan review_plan(const Model& model, SearchSpace space,
+                                              const Serving& serving, const Demand& demand,
+                                              const PlanReview& review = {},
+                                              std::size_t misses = 5) {
+    if (const std::optional<PlanReviewProblem> p = plan_review_problem(review, demand))
+        detail::throw_field_error<InvalidInput>("plan review", PlanReviewSpelling{}(p->field),
+                                                p->expected, "otherwise");
+    ReviewedPlan out;
+    out.ranking = review.ranking_for(demand);
+    out.reviewed = review.reviews();
+    // Ranked after the search, by cost or under targets, or charted: every fit is kept.
+    if (out.reviewed || review.pareto) space.keep = std::numeric_limits<std::size_t>::max();
+    out.search = plan_replicas(model, space, serving, demand,
+                               out.ranking == PlanRanking::fastest ? Ranking::fastest
+                               : out.ranking == PlanRanking::gpus  ? Ranking::fewest_gpus
+                                                                   : Ranking::estimate,
+                               misses);
+    const std::vector<PlanCandidate>& fits = out.search.fits;
+    if (out.reviewed) {
+        out.order = rank_for_review(
+            fits,
+            out.ranking == PlanRanking::cost ? ReviewRanking::cost : ReviewRanking::tokens_per_gpu,
+            review.targets, review.prices ? &*review.prices : nullptr);
+    } else {
+        for (std::size_t i = 0; i < fits.size(); ++i) {
+            const std::optional<LatencyEstimate>& e = fits[i].answer.estimate;
+            out.order.ranked.push_back({i, e ? e->tokens_per_s_per_gpu : 0.0, {}, {}});
+        }
+    }
+    if (review.pareto) {
+        std::vector<PlanCandidate> pool;
+        pool.reserve(out.order.ranked.size());
+        for (std::size_t i = 0; i < out.order.ranked.size(); ++i) pool.push_back(out.at(i));
+        out.pareto = pareto_front(pool);
+    }
+    return out;
 }
 
 }  // namespace kvplan

@@ -68,6 +68,25 @@ struct SearchSpace {
     LayoutRule layouts = LayoutRule::any;  ///< which layouts, per GPU type (its node)
 };
 
+/// The weight formats a search tries: each of `formats` (nullopt: the checkpoint's own) with the
+/// routed experts in `experts` (nullopt: as the rest), as fit reads one format beside its experts';
+/// no formats: the checkpoint's own, with `experts`.
+[[nodiscard]] inline std::vector<std::optional<WeightOptions>> searched_weights(
+    std::span<const std::optional<WeightFormat>> formats,
+    std::optional<WeightFormat> experts = std::nullopt) {
+    const auto one = [&](std::optional<WeightFormat> f) -> std::optional<WeightOptions> {
+        if (!f && !experts) return std::nullopt;
+        WeightOptions w;
+        if (f) w.format = *f;
+        w.expert_format = experts;
+        return w;
+    };
+    std::vector<std::optional<WeightOptions>> out;
+    if (formats.empty()) out.push_back(one(std::nullopt));
+    for (const std::optional<WeightFormat>& f : formats) out.push_back(one(f));
+    return out;
+}
+
 /// Whether `p` on `n` GPUs of `g` is a layout people deploy: within one node a power of two of its
 /// GPUs (1, 2, 4, 8: the node holds whole replicas) and no pipeline; past one node whole nodes,
 /// each pipeline stage whole nodes (stages across nodes, never within one). Attention's
