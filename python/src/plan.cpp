@@ -7,8 +7,10 @@
 #include <kvplan/plan/compare.hpp>
 #include <kvplan/plan/disaggregated.hpp>
 #include <kvplan/plan/fleet.hpp>
+#include <kvplan/plan/review.hpp>
 #include <kvplan/plan/search.hpp>
 #include <kvplan/plan/size.hpp>
+#include <kvplan/price_file.hpp>
 #include <kvplan/transfer.hpp>
 #include <limits>
 #include <utility>
@@ -115,19 +117,16 @@ struct PyCandidate {
     std::string gpu;
     ReplicaAnswer answer;
     std::shared_ptr<PyDeployment> dep;
+    std::optional<double> dollars_per_gpu_hour{};        ///< with prices=
+    std::optional<double> dollars_per_million_tokens{};  ///< with prices=, output tokens
 };
 
 /// A candidate's answer with the deployment it states, so that it reads as evaluate()'s.
 PyCandidate candidate_of(const PlanCandidate& c, const std::shared_ptr<PyModel>& model,
                          const std::vector<std::shared_ptr<PyGpu>>& gpus, const SearchSpace& space,
                          const Serving& serving) {
-    Deployment dep{.model = model->get(),
-                   .gpu = gpus[c.gpu]->spec,
-                   .parallel = c.answer.replica.parallel,
-                   .gpus = 0,
-                   .weights = space.weights[c.weights],
-                   .kv = space.kv_formats[c.kv],
-                   .serving = serving};
+    // The layout as searched (a drafter's layers are not counted in its stages twice).
+    Deployment dep = candidate_deployment(model->get(), space, serving, c);
     PreparedLayout prepared = prepare_layout(dep);
     auto d = std::make_shared<PyDeployment>(
         PyDeployment{model, gpus[c.gpu], std::move(dep), std::move(prepared), c.answer.limit.tokens,
@@ -136,11 +135,22 @@ PyCandidate candidate_of(const PlanCandidate& c, const std::shared_ptr<PyModel>&
 }
 
 struct PyPlan {
-    std::vector<PyCandidate> fits, nearest_misses;
+    std::vector<PyCandidate> fits, nearest_misses, pareto;
     std::optional<PyCandidate> refused;
     std::size_t searched = 0, fitting = 0, layouts = 0;
     bool complete = true;
+    std::string ranking;
+    std::optional<ReviewAnswer> review;  ///< the counts of what a review left out
 };
+
+/// plan's keywords beside the library's review (plan_review_problem words its refusals).
+constexpr PlanReviewSpelling plan_keywords{.ranking = "rank",
+                                           .prices = "prices",
+                                           .ttft = "ttft_ms",
+                                           .tpot = "tpot_ms",
+                                           .pareto = "pareto",
+                                           .prompt_tokens = "prompt_tokens",
+                                           .output_tokens = "output_tokens"};
 
 struct PyDisagg {
     DisaggPlan p;
@@ -268,6 +278,18 @@ std::vector<PyCompareRow> compare_of(py::handle model, py::handle gpu, py::handl
         out.push_back(std::move(row));
     }
     return out;
+}
+
+/// weight_dtype of plan: one format or a list of them (None: the checkpoint's own), each with
+/// expert_dtype's experts, as kvplan plan --weight-dtype A,B --expert-dtype E.
+std::vector<std::optional<WeightOptions>> plan_weights(const DeploymentArgs& x) {
+    std::vector<std::optional<WeightFormat>> formats;
+    for (const py::handle w : one_or_many(x.weight_dtype, "weight_dtype"))
+        formats.push_back(w.is_none() ? std::nullopt
+                                      : std::optional(to_weight_format(w, "weight_dtype")));
+    std::optional<WeightFormat> experts;
+    if (!x.expert_dtype.is_none()) experts = to_weight_format(x.expert_dtype, "expert_dtype");
+    return searched_weights(formats, experts);
 }
 
 }  // namespace
@@ -414,6 +436,11 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
                 return PyAnswer{c.answer, c.dep};
             },
             "Its kvplan.ReplicaAnswer at the demand searched for.")
+        .def_readonly("dollars_per_gpu_hour", &PyCandidate::dollars_per_gpu_hour,
+                      "With prices: its GPU's US$ per GPU-hour, or None when the file has none.")
+        .def_readonly("dollars_per_million_output_tokens", &PyCandidate::dollars_per_million_tokens,
+                      "With prices: US$ per million output tokens, the GPU-hour's price over the "
+                      "output tokens its GPU serves in an hour by the latency estimate; else None.")
         .def("__repr__", [](const PyCandidate& c) {
             const ParallelConfig& p = c.answer.replica.parallel;
             return fmt::format(
@@ -445,6 +472,26 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             },
             "When no replica starts: the one nearest to starting (the least memory a GPU lacks, "
             "then the most GPUs), whose refusal says what stops them all.")
+        .def_property_readonly(
+            "pareto", [](const PyPlan& p) { return p.pareto; },
+            "With pareto=True: the candidates (of those meeting the targets) not dominated on "
+            "output tokens/s per GPU and TPOT by their estimates, the lowest TPOT first; else [].")
+        .def_property_readonly(
+            "ranking", [](const PyPlan& p) { return p.ranking; },
+            "How fits is ordered: 'gpus', 'fastest', 'estimate' or 'cost'.")
+        .def_property_readonly(
+            "over_ttft", [](const PyPlan& p) { return p.review ? p.review->over_ttft : 0; },
+            "Fits left out because their TTFT estimate misses ttft_ms.")
+        .def_property_readonly(
+            "over_tpot", [](const PyPlan& p) { return p.review ? p.review->over_tpot : 0; },
+            "Fits left out because their TPOT estimate misses tpot_ms (TTFT met).")
+        .def_property_readonly(
+            "without_estimate",
+            [](const PyPlan& p) { return p.review ? p.review->without_estimate : 0; },
+            "Fits left out of a review (targets, prices or cost) for want of a latency estimate.")
+        .def_property_readonly(
+            "without_price", [](const PyPlan& p) { return p.review ? p.review->without_price : 0; },
+            "Fits left out of rank='cost' because the price file has no price for their GPU.")
         .def_property_readonly("searched", [](const PyPlan& p) { return p.searched; })
         .def_property_readonly("fitting", [](const PyPlan& p) { return p.fitting; })
         .def_property_readonly("layouts", [](const PyPlan& p) { return p.layouts; })
@@ -453,16 +500,31 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             return fmt::format("<kvplan.PlanAnswer {} candidates searched, {} fit>", p.searched,
                                p.fitting);
         });
-    const auto* plan_signature = new Signature(
-        "plan", 2,
-        {own("model"), own("gpu", py::none()), own("context", py::none()),
-         own("concurrency", py::int_(1)), own("prompt_tokens", py::none()),
-         own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
-         own("max_gpus", py::int_(8)), own("max_tp", py::int_(8)),
-         own("any_layout", py::bool_(false)), own("dp", py::bool_(true)),
-         own("ep", py::bool_(true)), own("dcp", py::bool_(true)), own("rank", py::none()),
-         own("top", py::int_(50)), own("prefix_hit_rate", py::none())},
-        with_budget_keywords({"kv_dtype", "weight_dtype", "profile", "redundant_experts"}));
+    const auto* plan_signature =
+        new Signature("plan", 2,
+                      {own("model"),
+                       own("gpu", py::none()),
+                       own("context", py::none()),
+                       own("concurrency", py::int_(1)),
+                       own("prompt_tokens", py::none()),
+                       own("output_tokens", py::none()),
+                       own("shared_prefix_tokens", py::none()),
+                       own("max_gpus", py::int_(8)),
+                       own("max_tp", py::int_(8)),
+                       own("any_layout", py::bool_(false)),
+                       own("dp", py::bool_(true)),
+                       own("ep", py::bool_(true)),
+                       own("dcp", py::bool_(true)),
+                       own("rank", py::none()),
+                       own("top", py::int_(50)),
+                       own("prefix_hit_rate", py::none()),
+                       own("prices", py::none()),
+                       own("ttft_ms", py::none()),
+                       own("tpot_ms", py::none()),
+                       own("pareto", py::bool_(false))},
+                      with_budget_keywords({"kv_dtype", "weight_dtype", "expert_dtype",
+                                            "speculative_method", "num_speculative_tokens",
+                                            "draft_model", "profile", "redundant_experts"}));
     m.def(
         "plan",
         [plan_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -480,38 +542,76 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             if (!x.redundant_experts.is_none())
                 space.redundant_experts =
                     to_u32(x.redundant_experts, "redundant_experts", "experts", 1U << 16, 0);
-            const py::handle rank = c["rank"];
-            const bool split = !prompt_tokens.is_none() || !output_tokens.is_none();
-            const std::string r =
-                rank.is_none() ? (split ? "estimate" : "gpus") : to_text(rank, "rank");
-            if (r != "gpus" && r != "fastest" && r != "estimate")
-                usage("rank",
-                      "'estimate' (the most output tokens/s per GPU by the latency estimate), "
-                      "'gpus' (fewest GPUs first) or 'fastest' (the lowest TPOT bound first)",
-                      "'" + r + "'");
-            if (r == "estimate" && !split)
-                usage("rank",
-                      "prompt_tokens and output_tokens beside 'estimate' (the load the estimate "
-                      "serves)",
-                      "'estimate'");
+            // What the plan asks beyond the search; the library says what it cannot take, in
+            // the keywords' words, before any file is read.
+            PlanReview asked;
+            const py::handle rank = c["rank"], prices = c["prices"], ttft_ms = c["ttft_ms"],
+                             tpot_ms = c["tpot_ms"];
+            if (!rank.is_none()) {
+                const std::string r = to_text(rank, "rank");
+                asked.ranking = detail::enum_parse(plan_ranking_names, detail::TextRef(r));
+                if (!asked.ranking)
+                    usage("rank",
+                          "'estimate' (the most output tokens/s per GPU by the latency estimate), "
+                          "'cost' (the fewest $ per million output tokens, with prices), 'gpus' "
+                          "(fewest GPUs first) or 'fastest' (the lowest TPOT bound first)",
+                          "'" + r + "'");
+            }
+            if (!ttft_ms.is_none())
+                asked.targets.ttft = to_positive(ttft_ms, "ttft_ms") * milliseconds;
+            if (!tpot_ms.is_none())
+                asked.targets.tpot = to_positive(tpot_ms, "tpot_ms") * milliseconds;
+            const std::string price_file = prices.is_none() ? "" : path_text(prices, "prices");
+            if (!prices.is_none()) asked.prices = PriceTable{};  // read once the keywords agree
+            asked.pareto = to_flag(c["pareto"], "pareto");
+            {
+                Demand load;
+                if (!prompt_tokens.is_none()) load.prompt_tokens = 1;
+                if (!output_tokens.is_none()) load.output_tokens = 1;
+                if (const auto bad = plan_review_problem(asked, load, plan_keywords)) {
+                    using F = PlanReviewField;
+                    const py::handle given = bad->field == F::ranking  ? rank
+                                             : bad->field == F::prices ? prices
+                                             : bad->field == F::ttft   ? ttft_ms
+                                             : bad->field == F::tpot   ? tpot_ms
+                                                                       : c["pareto"];
+                    usage(plan_keywords(bad->field), bad->expected,
+                          given.is_none() ? fmt::format("'{}'", name(asked.ranking_for(load)))
+                                          : std::string(py::repr(given)));
+                }
+            }
+            space.weights = plan_weights(x);
             Serving serving = search_serving(x);
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
+            // Speculative decoding as kvplan.fit reads it (a draft model read with it).
+            serving.speculation = speculation_of(x, serving.engine, {});
             const Demand demand = demand_of(context_limit(pm->get().config()).tokens, c["context"],
                                             c["concurrency"], prompt_tokens, output_tokens,
                                             c["shared_prefix_tokens"], c["prefix_hit_rate"]);
             const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
             serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, gpus);
-            const PlanAnswer a = plan_replicas(pm->get(), space, serving, demand,
-                                               r == "fastest"    ? Ranking::fastest
-                                               : r == "estimate" ? Ranking::estimate
-                                                                 : Ranking::fewest_gpus);
+            if (asked.prices) asked.prices = load_price_table(price_file);
+            const std::size_t top = space.keep;
+            const ReviewedPlan plan = review_plan(pm->get(), space, serving, demand, asked);
+            const PlanAnswer& a = plan.search;
             PyPlan out;
-            for (const PlanCandidate& c : a.fits)
-                out.fits.push_back(candidate_of(c, pm, gpus, space, serving));
+            // The fits in the plan's order (the review's when it ranks one), the first top, and
+            // the front; each read as evaluate()'s answer, with its price.
+            const auto ranked = [&](std::size_t i) {
+                PyCandidate one = candidate_of(plan.at(i), pm, gpus, space, serving);
+                one.dollars_per_gpu_hour = plan.order.ranked[i].dollars_per_gpu_hour;
+                one.dollars_per_million_tokens = plan.order.ranked[i].dollars_per_million_tokens;
+                return one;
+            };
+            for (std::size_t i = 0; i < plan.order.ranked.size() && i < top; ++i)
+                out.fits.push_back(ranked(i));
+            for (const std::size_t i : plan.pareto) out.pareto.push_back(ranked(i));
             for (const PlanCandidate& c : a.nearest_misses)
                 out.nearest_misses.push_back(candidate_of(c, pm, gpus, space, serving));
             if (a.refused) out.refused = candidate_of(*a.refused, pm, gpus, space, serving);
+            out.ranking = name(plan.ranking);
+            if (plan.reviewed) out.review = plan.order;
             out.searched = a.searched;
             out.fitting = a.fitting;
             out.layouts = a.layouts;
@@ -526,8 +626,17 @@ them: a kvplan.PlanAnswer. gpu: a GPU, a list of them (in order of preference) o
 mixture-of-experts models dp and ep (dp=False, ep=False, dcp=False leave them out), up to
 max_gpus GPUs a replica and max_tp GPUs a tensor-parallel group, in the layouts people deploy
 (whole nodes) unless any_layout. rank: 'gpus' (fewest GPUs first), 'fastest' (the lowest TPOT
-bound) or 'estimate' (the most output tokens/s per GPU; the default with prompt_tokens and
-output_tokens). top: how many fits are kept with their answers.
+bound), 'estimate' (the most output tokens/s per GPU; the default with prompt_tokens and
+output_tokens) or 'cost' (the fewest US$ per million output tokens, with prices). top: how many
+fits are kept with their answers. weight_dtype: one format or a list, each with expert_dtype's
+experts; speculative_method, num_speculative_tokens and draft_model as kvplan.fit takes them.
+
+With prompt_tokens and output_tokens (the load the latency estimate serves), as kvplan plan's
+--prices, --ttft-ms, --tpot-ms and --pareto: prices, a price file (US$ per GPU-hour by GPU id,
+configs/prices/example.json), prices each fit (dollars_per_million_output_tokens); ttft_ms and
+tpot_ms leave out the fits whose estimates pass them (over_ttft, over_tpot count them), ranked
+by the estimate or by cost; pareto=True lists the fits not dominated on output tokens/s per GPU
+and TPOT (pareto).
 
 Example:
 

@@ -212,7 +212,7 @@ SPECULATION = {"--speculative-method", "--num-speculative-tokens", "--draft-mode
 NOT_YET = {
     "fit": set(),
     "compare": set(),
-    "plan": SPECULATION | {"--expert-dtype", "--prices", "--ttft-ms", "--tpot-ms", "--pareto"},
+    "plan": set(),
     "disagg": SPECULATION | {"--expert-dtype", "--trace", "--percentile", "--time-unit",
                              "--link"},
     # kvplan fleet and kvplan trace refuse the speculative flags (they size without a drafter).
@@ -699,3 +699,142 @@ def test_the_searches_and_fleet_take_a_calibration_profile(tmp_path):
     # A calibration is of one GPU: a search over several refuses it, as kvplan plan does.
     with pytest.raises(kvplan.UsageError, match="^gpu: expected one GPU beside profile"):
         kvplan.plan("llama-3-70b", ["h100-sxm", "h200-sxm"], context="8k", profile=profile)
+
+
+PRICES = SOURCE_DIR / "configs" / "prices" / "example.json"
+# The example price file's US$ per GPU-hour.
+PRICE = {"h100-sxm": 3.0, "h200-sxm": 3.8}
+PLAN_LOAD = dict(context=3000, concurrency=64, prompt_tokens=2000, output_tokens=1000)
+PLAN_LOAD_ARGS = ("--context", "3000", "--concurrency", "64", "--prompt-tokens", "2000",
+                  "--output-tokens", "1000")
+ROW_KEYS = ("gpu", "gpus", "tp", "pp", "dp", "ep", "dcp", "kv_dtype")
+
+
+def same_rows(fits, rows):
+    """Python's candidates and the CLI's rows name the same replicas with the same figures."""
+    assert len(fits) == len(rows)
+    for c, r in zip(fits, rows):
+        assert tuple(getattr(c, k) for k in ROW_KEYS) == tuple(r[k] for k in ROW_KEYS)
+        assert c.answer.max_concurrency == r["max_concurrency"]
+        assert c.answer.tokens_per_second_per_gpu_estimate == \
+            r["tokens_per_second_per_gpu_estimate"]
+        assert c.answer.tpot_estimate_seconds == r["tpot_estimate_seconds"]
+        assert c.dollars_per_gpu_hour == r.get("dollars_per_gpu_hour")
+        assert c.dollars_per_million_output_tokens == r.get("dollars_per_million_output_tokens")
+
+
+def test_plan_ranks_by_cost_under_targets_and_charts_the_front_as_the_cli():
+    # Llama-3-70B on H100s and H200s for 64 clients, 2,000 tokens in and 1,000 out, priced by the
+    # example file, under a 40 ms TPOT target, with the Pareto front: kvplan plan --prices
+    # --rank cost --tpot-ms 40 --pareto, one answer (plan/review.hpp, review_plan).
+    p = kvplan.plan("llama-3-70b", ["h100-sxm", "h200-sxm"], **PLAN_LOAD, prices=PRICES,
+                    rank="cost", tpot_ms=40, pareto=True)
+    expected = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h100-sxm,h200-sxm",
+                        *PLAN_LOAD_ARGS, "--prices", str(PRICES), "--rank", "cost", "--tpot-ms",
+                        "40", "--pareto")
+    assert p.ranking == "cost"
+    same_rows(p.fits, expected["candidates"])
+    same_rows(p.pareto, expected["pareto"])
+    # Five layouts fit; the two-H200 replica's TPOT estimate (about 46 ms at 64 clients) passes
+    # the target and is left out, as the CLI's note counts it.
+    assert (p.fitting, p.over_tpot, p.over_ttft, p.without_price) == (5, 1, 0, 0)
+    assert "left out of 5 that fit: 0 miss the TTFT target, 1 the TPOT target, 0 have no " \
+           "estimate, 0 no price" in expected["notes"]
+    for c in p.fits:
+        # $ per million output tokens = $/GPU-hour / (output tokens/s per GPU x 3,600 s) x 10^6.
+        rate = c.answer.tokens_per_second_per_gpu_estimate
+        assert c.dollars_per_gpu_hour == PRICE[c.gpu]
+        assert c.dollars_per_million_output_tokens == pytest.approx(
+            PRICE[c.gpu] / (rate * 3600) * 1e6, rel=1e-12)
+        assert c.answer.tpot_estimate_seconds <= 0.040
+    costs = [c.dollars_per_million_output_tokens for c in p.fits]
+    assert costs == sorted(costs)
+    # The cheapest is the headline's replica: 40,104,660,173 B a GPU hold 30,597 blocks of
+    # 1,310,720 B; a request of 3,000 tokens takes ceil(3,000 / 16) = 188 of them, and vLLM holds
+    # 1 + (30,597 - 1 - 188) // 188 = 162 (the null block held back).
+    best = p.best
+    assert (best.gpu, best.gpus, best.tp) == ("h100-sxm", 4, 4)
+    assert best.answer.kv_budget_bytes_per_gpu // BLOCK == 30_597
+    assert best.answer.max_concurrency == 1 + (30_597 - 1 - 188) // 188 == 162
+    # Along the front a lower TPOT costs tokens/s per GPU.
+    front = [(c.answer.tpot_estimate_seconds, c.answer.tokens_per_second_per_gpu_estimate)
+             for c in p.pareto]
+    assert front == sorted(front)
+    # Without a review the fits are the search's, unpriced, and nothing is counted out.
+    plain = kvplan.plan("llama-3-70b", ["h100-sxm", "h200-sxm"], **PLAN_LOAD)
+    assert plain.ranking == "estimate" and plain.pareto == []
+    assert plain.best.dollars_per_million_output_tokens is None and plain.over_tpot == 0
+
+
+def test_plan_targets_leave_out_what_misses_them_as_the_cli():
+    # A TTFT target of 1 ms: no estimate meets it, so no replica is ranked and every fit is
+    # counted against it, as kvplan plan --ttft-ms 1 says "NO REPLICA meets the targets".
+    p = kvplan.plan("llama-3-70b", "h100-sxm", **PLAN_LOAD, ttft_ms=1)
+    expected = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", *PLAN_LOAD_ARGS,
+                        "--ttft-ms", "1")
+    assert p.fits == [] and p.best is None
+    assert p.over_ttft == p.fitting > 0
+    assert expected["candidates"] == []
+    assert expected["verdict"].startswith(f"NO REPLICA meets the targets: {p.fitting} fit")
+
+
+def test_plan_refuses_a_review_it_cannot_take_in_the_librarys_words():
+    # The library's plan_review_problem, spelled as Python's keywords (the CLI spells its flags).
+    with pytest.raises(kvplan.UsageError, match=r"^rank: expected prices beside cost"):
+        kvplan.plan("llama-3-8b", "h100-sxm", **PLAN_LOAD, rank="cost")
+    with pytest.raises(kvplan.UsageError, match="^pareto: expected prompt_tokens and "
+                                                "output_tokens beside it"):
+        kvplan.plan("llama-3-8b", "h100-sxm", context="8k", pareto=True)
+    with pytest.raises(kvplan.UsageError, match="^tpot_ms: expected prompt_tokens"):
+        kvplan.plan("llama-3-8b", "h100-sxm", context="8k", tpot_ms=40)
+    with pytest.raises(kvplan.UsageError, match="^rank: expected estimate or cost beside prices, "
+                                                "ttft_ms or tpot_ms"):
+        kvplan.plan("llama-3-8b", "h100-sxm", **PLAN_LOAD, tpot_ms=40, rank="gpus")
+    with pytest.raises(kvplan.UsageError, match="^rank: expected 'estimate'"):
+        kvplan.plan("llama-3-8b", "h100-sxm", rank="cheapest")
+    code, _, err = cli("plan", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--context", "8k",
+                       "--tpot-ms", "40", check=False)
+    assert code == 2 and "--tpot-ms: expected --prompt-tokens and --output-tokens beside it" in err
+
+
+def test_plan_takes_expert_dtype_and_speculative_decoding_as_fit():
+    # Qwen3-30B-A3B's experts in fp8, the rest bf16, on one H100: the candidate's weights are
+    # fit's, byte for byte, and the CLI's (kvplan plan --expert-dtype fp8 needs no
+    # --weight-dtype).
+    kw = dict(context="8k", concurrency=48, max_gpus=1)
+    p = kvplan.plan("qwen3-30b-a3b", "h100-sxm", **kw, expert_dtype="fp8")
+    fit = kvplan.fit("qwen3-30b-a3b", "h100-sxm", context="8k", concurrency=48, expert_dtype="fp8")
+    expected = cli_json("plan", "--model", "qwen3-30b-a3b", "--gpu", "h100-sxm", "--context", "8k",
+                        "--concurrency", "48", "--max-gpus", "1", "--expert-dtype", "fp8")
+    assert p.best.answer.weight_bytes_per_gpu == fit.weight_bytes_per_gpu
+    assert p.best.answer.max_concurrency == fit.max_concurrency == \
+        expected["candidates"][0]["max_concurrency"]
+    assert expected["candidates"][0]["weights"] == "bf16, experts fp8"
+    # bf16 experts do not fit 48 sequences on one H100.
+    assert not kvplan.plan("qwen3-30b-a3b", "h100-sxm", **kw).found
+    # EAGLE on Llama-3-70B: one drafter layer, 2 x 8 KV heads x 128 x 2 B = 4,096 B a token, a
+    # quarter a GPU at tp 4: a block of 16 tokens is 1,310,720 + 16 x 1,024 = 1,327,104 B a GPU.
+    spec = dict(speculative_method="eagle", num_speculative_tokens=3)
+    best = kvplan.plan("llama-3-70b", "h100-sxm", context="8k", concurrency=48, **spec).best
+    blocks = best.answer.kv_budget_bytes_per_gpu // (BLOCK + 16 * 1024)
+    assert (best.gpus, best.answer.drafter_layers) == (4, 1)
+    assert best.answer.max_concurrency == 1 + (blocks - 1 - 500) // 500 == 59
+    assert best.answer.max_concurrency == kvplan.fit(**HEADLINE, **spec).max_concurrency
+    expected = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--context", "8k",
+                        "--concurrency", "48", "--speculative-method", "eagle",
+                        "--num-speculative-tokens", "3")["candidates"][0]
+    assert (best.answer.kv_budget_bytes_per_gpu, best.answer.max_concurrency) == (
+        expected["kv_budget_bytes_per_gpu"], expected["max_concurrency"])
+    # A draft model is read as fit reads it: Qwen3-0.6B drafting for Qwen3-32B at tp 4.
+    draft = dict(speculative_method="draft_model", draft_model="qwen3-0.6b",
+                 num_speculative_tokens=3)
+    best = kvplan.plan("qwen3-32b", "h100-sxm", context="8k", concurrency=48, **draft).best
+    fit = kvplan.fit("qwen3-32b", "h100-sxm", tp=4, context="8k", concurrency=48, **draft)
+    expected = cli_json("plan", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--context", "8k",
+                        "--concurrency", "48", "--speculative-method", "draft_model",
+                        "--draft-model", "qwen3-0.6b", "--num-speculative-tokens", "3")
+    assert (best.gpus, best.answer.max_concurrency) == (4, fit.max_concurrency)
+    assert best.answer.max_concurrency == expected["candidates"][0]["max_concurrency"]
+    with pytest.raises(kvplan.UsageError, match="^num_speculative_tokens: expected "
+                                                "speculative_method as well"):
+        kvplan.plan("llama-3-70b", "h100-sxm", num_speculative_tokens=3)
