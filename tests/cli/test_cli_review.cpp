@@ -201,3 +201,33 @@ TEST_CASE("fit takes vLLM's --kv-offloading-size as a number of GiB, as --host-k
         run_kvplan("fit --model llama-3-8b --gpu h100-sxm --host-kv 64GiB --kv-offloading-size 64");
     CHECK(both.code == 2);
 }
+
+TEST_CASE("plan reads --expert-dtype alone and a draft model as fit does", "[cli][plan][review]") {
+    // Qwen3-30B-A3B with fp8 experts on one H100: the candidate's weights and sequences are fit's
+    // for the same flags (the checkpoint's bf16 beside fp8 experts), where bf16 experts leave no
+    // room for 48 sequences on one GPU.
+    const std::string qwen =
+        " --model qwen3-30b-a3b --gpu h100-sxm --context 8k --concurrency 48 --expert-dtype fp8";
+    const CliRun plan = run_kvplan("plan" + qwen + " --max-gpus 1 --format json");
+    const CliRun fit = run_kvplan("fit" + qwen + " --format json");
+    REQUIRE(plan.code == 0);
+    REQUIRE(fit.code == 0);
+    const json row = json::parse(plan.out)["candidates"][0];
+    CHECK(row["weights"] == "bf16, experts fp8");
+    CHECK(row["max_concurrency"] == json::parse(fit.out)["max_concurrency"]);
+    CHECK(json::parse(run_kvplan("plan --model qwen3-30b-a3b --gpu h100-sxm --context 8k "
+                                 "--concurrency 48 --max-gpus 1 --format json")
+                          .out)["found"] == false);
+    // Qwen3-0.6B drafting for Qwen3-32B: the drafter is read (it was refused as missing), and the
+    // 4-GPU candidate holds what fit says of tp 4.
+    const std::string draft =
+        " --model qwen3-32b --gpu h100-sxm --context 8k --concurrency 48 --speculative-method "
+        "draft_model --draft-model qwen3-0.6b --num-speculative-tokens 3 --format json";
+    const CliRun p = run_kvplan("plan" + draft);
+    const CliRun f = run_kvplan("fit --tp 4" + draft);
+    REQUIRE(p.code == 0);
+    REQUIRE(f.code == 0);
+    const json best = json::parse(p.out)["candidates"][0];
+    CHECK(best["gpus"] == 4);
+    CHECK(best["max_concurrency"] == json::parse(f.out)["max_concurrency"]);
+}

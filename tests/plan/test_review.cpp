@@ -369,3 +369,143 @@ TEST_CASE("when nothing starts, plan shows the replica nearest to starting", "[r
     CHECK(*memory_short(l4) > *memory_short(h100));
     CHECK(nearer_refusal(h100, l4));
 }
+
+TEST_CASE("a plan review says what it cannot take, in the words of the front end that asks",
+          "[review][plan_review]") {
+    const Demand split{.context = 3000, .prompt_tokens = 2000, .output_tokens = 1000};
+    const Demand bare{.context = 3000};
+    const PlanReviewSpelling flags{.ranking = "--rank",
+                                   .prices = "--prices",
+                                   .ttft = "--ttft-ms",
+                                   .tpot = "--tpot-ms",
+                                   .pareto = "--pareto",
+                                   .prompt_tokens = "--prompt-tokens",
+                                   .output_tokens = "--output-tokens"};
+    // Nothing asked: gpus without the split, estimate with it; neither is a problem.
+    CHECK(PlanReview{}.ranking_for(bare) == PlanRanking::gpus);
+    CHECK(PlanReview{}.ranking_for(split) == PlanRanking::estimate);
+    CHECK_FALSE(plan_review_problem({}, bare));
+    CHECK_FALSE(plan_review_problem({}, split));
+    // Cost without prices.
+    auto p = plan_review_problem({.ranking = PlanRanking::cost}, split, flags);
+    REQUIRE(p);
+    CHECK(p->field == PlanReviewField::ranking);
+    CHECK(p->expected == "--prices beside cost (US$ per GPU-hour by GPU id)");
+    // Targets, prices and the front read the estimate, which needs the split.
+    p = plan_review_problem({.targets = {.tpot = 40.0 * milliseconds}}, bare, flags);
+    REQUIRE(p);
+    CHECK(p->field == PlanReviewField::tpot);
+    CHECK(p->expected ==
+          "--prompt-tokens and --output-tokens beside it (the load the latency estimate serves)");
+    p = plan_review_problem({.prices = PriceTable{}}, bare);
+    REQUIRE(p);
+    CHECK(p->field == PlanReviewField::prices);
+    CHECK(p->expected ==
+          "demand.prompt_tokens and demand.output_tokens beside it (the load the "
+          "latency estimate serves)");
+    CHECK(plan_review_problem({.pareto = true}, bare)->field == PlanReviewField::pareto);
+    CHECK_FALSE(plan_review_problem({.pareto = true}, split));
+    // Targets rank by the estimate: not with gpus or fastest.
+    p = plan_review_problem({.ranking = PlanRanking::fastest, .targets = {.ttft = 1.0 * seconds}},
+                            split, flags);
+    REQUIRE(p);
+    CHECK(p->field == PlanReviewField::ranking);
+    CHECK(p->expected ==
+          "estimate or cost beside --prices, --ttft-ms or --tpot-ms (they rank by the estimate)");
+    // The estimate's ranking needs its load.
+    p = plan_review_problem({.ranking = PlanRanking::estimate}, bare, flags);
+    REQUIRE(p);
+    CHECK(p->expected ==
+          "--prompt-tokens and --output-tokens beside estimate (the load the estimate serves)");
+    // The library refuses the same, in its own names.
+    CHECK_THROWS_WITH(review_plan(bundled("llama-3-8b"), {}, {}, bare, {.pareto = true}),
+                      Catch::Contains("pareto: expected demand.prompt_tokens"));
+}
+
+TEST_CASE("a plan ranks its search's fits by cost under targets and charts their front",
+          "[review][plan_review]") {
+    // Llama-3-8B given 8 GiB of KV a GPU on H100s and H200s, up to two GPUs, 2,000 tokens in and
+    // 1,000 out. One GPU pages 4,096 blocks of 16 x 128 KiB = 2 MiB, the null block held back, and
+    // a request of 3,000 tokens takes ceil(3,000 / 16) = 188 blocks: floor(4,095 / 188) = 21
+    // sequences. At tp 2 a block is 1 MiB a GPU: floor(8,191 / 188) = 43.
+    SearchSpace space;
+    space.gpus = {bundled_gpu("h100-sxm"), bundled_gpu("h200-sxm")};
+    space.max_gpus = 2;
+    space.layouts = LayoutRule::whole_nodes;  // tp 1 and tp 2, no pipeline within a node
+    space.keep = 1;                           // a review keeps every fit, whatever keep says
+    Serving serving;
+    serving.kv_memory_per_gpu = 8 * GiB;
+    const Demand demand{
+        .context = 3000, .concurrency = 16, .prompt_tokens = 2000, .output_tokens = 1000};
+    const PriceTable prices{
+        .date = "2026-11-01", .source = "test", .prices = {{"h100-sxm", 3.0}, {"h200-sxm", 3.8}}};
+    const Model llama = bundled("llama-3-8b");
+    const ReviewedPlan plan =
+        review_plan(llama, space, serving, demand,
+                    {.ranking = PlanRanking::cost, .prices = prices, .pareto = true});
+    CHECK(plan.ranking == PlanRanking::cost);
+    CHECK(plan.reviewed);
+    REQUIRE(plan.search.fits.size() == plan.search.fitting);
+    REQUIRE(plan.search.fitting == 4);  // 1 and 2 GPUs of each type
+    for (const PlanCandidate& c : plan.search.fits)
+        CHECK(c.answer.max_concurrency == (c.answer.gpus == 1 ? 21U : 43U));
+    // The order is rank_for_review()'s over the search's fits, each priced as
+    // $/GPU-hour / (output tokens/s per GPU x 3,600 s) x 10^6.
+    const ReviewAnswer expected =
+        rank_for_review(plan.search.fits, ReviewRanking::cost, {}, &prices);
+    REQUIRE(plan.order.ranked.size() == expected.ranked.size());
+    REQUIRE(plan.order.ranked.size() == 4);
+    for (std::size_t i = 0; i < plan.order.ranked.size(); ++i) {
+        const ReviewedCandidate& r = plan.order.ranked[i];
+        CHECK(r.index == expected.ranked[i].index);
+        const double price = plan.at(i).answer.replica.gpu.id == "h100-sxm" ? 3.0 : 3.8;
+        CHECK(*r.dollars_per_gpu_hour == price);
+        CHECK(*r.dollars_per_million_tokens ==
+              Approx(price / (plan.at(i).answer.estimate->tokens_per_s_per_gpu * 3600.0) * 1e6));
+        if (i > 0)
+            CHECK(*plan.order.ranked[i - 1].dollars_per_million_tokens <=
+                  *r.dollars_per_million_tokens);
+    }
+    // The front is pareto_front() over the plan's order.
+    std::vector<PlanCandidate> pool;
+    for (std::size_t i = 0; i < plan.order.ranked.size(); ++i) pool.push_back(plan.at(i));
+    CHECK(plan.pareto == pareto_front(pool));
+    CHECK_FALSE(plan.pareto.empty());
+
+    // A TPOT target of 1 us: no estimate meets it, every fit is counted against it.
+    const ReviewedPlan none =
+        review_plan(llama, space, serving, demand, {.targets = {.tpot = 1.0 * microseconds}});
+    CHECK(none.ranking == PlanRanking::estimate);
+    CHECK(none.order.ranked.empty());
+    CHECK(none.order.over_tpot == none.search.fitting);
+
+    // No review: the search's fits in its order (fewest GPUs first), unpriced, keep respected.
+    const ReviewedPlan plain = review_plan(llama, space, serving, {.context = 3000});
+    CHECK_FALSE(plain.reviewed);
+    CHECK(plain.ranking == PlanRanking::gpus);
+    REQUIRE(plain.order.ranked.size() == 1);
+    CHECK(plain.order.ranked[0].index == 0);
+    CHECK(plain.at(0).answer.gpus == 1);
+    CHECK_FALSE(plain.order.ranked[0].dollars_per_million_tokens);
+}
+
+TEST_CASE("a search's weight formats carry the experts' format beside each",
+          "[review][plan_review]") {
+    // kvplan plan --expert-dtype fp8 alone: the checkpoint's format with fp8 experts, as fit.
+    const std::vector<std::optional<WeightFormat>> none;
+    const auto alone = searched_weights(none, WeightFormat::fp8);
+    REQUIRE(alone.size() == 1);
+    REQUIRE(alone[0]);
+    CHECK(alone[0]->expert_format == WeightFormat::fp8);
+    // Nothing given: the checkpoint's own, unset.
+    const auto plain = searched_weights(none);
+    REQUIRE(plain.size() == 1);
+    CHECK_FALSE(plain[0]);
+    // --weight-dtype checkpoint,fp8: each with the experts'.
+    const std::vector<std::optional<WeightFormat>> two{std::nullopt, WeightFormat::fp8};
+    const auto both = searched_weights(two, WeightFormat::fp8);
+    REQUIRE(both.size() == 2);
+    CHECK(both[1]->format == WeightFormat::fp8);
+    CHECK(both[0]->expert_format == WeightFormat::fp8);
+    CHECK_FALSE(searched_weights(two)[0]);
+}
