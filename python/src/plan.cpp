@@ -531,7 +531,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             const Call c(*plan_signature, args, kwargs);
             const DeploymentArgs x = c.deployment();
             const py::handle prompt_tokens = c["prompt_tokens"], output_tokens = c["output_tokens"];
-            SearchSpace space = search_space(c, x);
+            // The weight formats are plan's own (a list, with the experts'): plan_weights below.
+            DeploymentArgs bounds = x;
+            bounds.weight_dtype = py::none();
+            SearchSpace space = search_space(c, bounds);
             space.data_parallel = to_flag(c["dp"], "dp");
             space.expert_parallel = to_flag(c["ep"], "ep");
             space.context_parallel = to_flag(c["dcp"], "dcp");

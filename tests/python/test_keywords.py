@@ -812,6 +812,17 @@ def test_plan_takes_expert_dtype_and_speculative_decoding_as_fit():
     assert expected["candidates"][0]["weights"] == "bf16, experts fp8"
     # bf16 experts do not fit 48 sequences on one H100.
     assert not kvplan.plan("qwen3-30b-a3b", "h100-sxm", **kw).found
+    # A list of weight formats, as kvplan plan --weight-dtype fp8,checkpoint: Llama-3-70B's
+    # 35,280,928,768 B a GPU at tp 4 become 18,168,170,688 B in fp8, about half: the embedding
+    # and head (2 x 128,256 x 8,192 x 2 B / 4 = 1,050,673,152 B a GPU) stay 16-bit. The rows are
+    # the CLI's, in its order.
+    p = kvplan.plan("llama-3-70b", "h100-sxm", context="8k", concurrency=48,
+                    weight_dtype=["fp8", None])
+    expected = cli_json("plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--context", "8k",
+                        "--concurrency", "48", "--weight-dtype", "fp8,checkpoint")["candidates"]
+    assert [(c.gpus, c.answer.max_concurrency) for c in p.fits] == \
+        [(r["gpus"], r["max_concurrency"]) for r in expected]
+    assert [c.answer.weight_bytes_per_gpu for c in p.fits[:2]] == [18_168_170_688, 35_280_928_768]
     # EAGLE on Llama-3-70B: one drafter layer, 2 x 8 KV heads x 128 x 2 B = 4,096 B a token, a
     # quarter a GPU at tp 4: a block of 16 tokens is 1,310,720 + 16 x 1,024 = 1,327,104 B a GPU.
     spec = dict(speculative_method="eagle", num_speculative_tokens=3)
