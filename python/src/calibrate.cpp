@@ -61,33 +61,48 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
     if (log_path.empty() && bench_paths.empty())
         usage("log", "a vLLM start-up log, bench= with a vllm bench serve result, or both",
               "neither");
-    if (log_path.empty()) {
-        // Without a log the benchmark's estimate takes the replica at vLLM's defaults: what
-        // shapes the cache would be ignored.
-        const std::pair<const char*, py::handle> log_only[] = {
-            {"block_size", x.block_size},
-            {"gpu_memory_utilization", x.gpu_memory_utilization},
-            {"kv_memory", x.kv_memory},
-            {"max_num_seqs", x.max_num_seqs},
-            {"max_num_batched_tokens", x.max_num_batched_tokens}};
-        for (const auto& [field, given] : log_only)
-            if (!given.is_none())
-                usage(field,
-                      "a start-up log as well (bench= alone fits the estimate at vLLM's defaults "
-                      "for the replica)",
-                      "bench= alone");
-        if (to_flag(x.enforce_eager, "enforce_eager"))
-            usage("enforce_eager",
-                  "a start-up log as well (bench= alone fits the estimate at vLLM's defaults "
-                  "for the replica)",
-                  "bench= alone");
+    // What calibrate does not model, and what only a start-up log reads, is the library's
+    // refusal (calibration_refusal), named as the keyword, as kvplan calibrate names the flag.
+    using CO = CalibrationOption;
+    const std::pair<CO, py::handle> keywords[] = {
+        {CO::gpus, x.gpus},
+        {CO::speculative_method, x.speculative_method},
+        {CO::num_speculative_tokens, x.num_speculative_tokens},
+        {CO::draft_model, x.draft_model},
+        {CO::chunked_local_hybrid, x.chunked_local_hybrid},
+        {CO::without_flashinfer, x.without_flashinfer},
+        {CO::block_size, x.block_size},
+        {CO::gpu_memory_utilization, x.gpu_memory_utilization},
+        {CO::kv_memory, x.kv_memory},
+        {CO::max_num_seqs, x.max_num_seqs},
+        {CO::max_num_batched_tokens, x.max_num_batched_tokens},
+        {CO::num_gpu_blocks_override, x.num_gpu_blocks_override},
+        {CO::max_loras, x.max_loras},
+        {CO::limit_mm_per_prompt, x.limit_mm_per_prompt}};
+    CalibrationOptionsGiven given;
+    for (const auto& [option, value] : keywords) given.set(option, !value.is_none());
+    given.set(CO::allow_long_context, to_flag(x.allow_long_context, "allow_long_context"))
+        .set(CO::enforce_eager, to_flag(x.enforce_eager, "enforce_eager"))
+        .set(CO::skip_mm_profiling, to_flag(x.skip_mm_profiling, "skip_mm_profiling"));
+    if (const std::optional<CalibrationRefusal> r = calibration_refusal(given, !log_path.empty())) {
+        py::handle value = py::none();
+        for (const auto& [option, v] : keywords)
+            if (option == r->option) value = v;
+        const bool flag = r->option == CO::allow_long_context || r->option == CO::enforce_eager ||
+                          r->option == CO::skip_mm_profiling;
+        usage(name(r->option), r->expected,
+              log_path.empty() &&
+                      static_cast<unsigned>(r->option) >= static_cast<unsigned>(CO::block_size)
+                  ? std::string("bench= alone")
+              : flag ? std::string("True")
+                     : std::string(py::repr(value)));
     }
     const ParallelConfig parallel = parallel_of(x);
     const std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     // vLLM's knobs as the library resolves them (calibration reads vLLM's log and benchmark).
-    const Serving given = serving_of(x);
-    const ResolvedServing serving = resolve_serving(given);
+    const Serving serving_given = serving_of(x);
+    const ResolvedServing serving = resolve_serving(serving_given);
     auto out = std::make_shared<PyCalibration>();
     out->model = as_model(model);
     if (!gpu.is_none()) out->gpu = as_gpu(gpu);
@@ -108,7 +123,8 @@ std::shared_ptr<PyCalibration> calibrate_of(py::handle log, py::handle bench, py
                           .log_source = log_path,
                           .model_id = out->model->id,
                           .gpu_id = out->gpu ? out->gpu->id : std::string(),
-                          .engine_version = given.engine_version};
+                          .engine_version = serving_given.engine_version,
+                          .given = given};
     if (!log_path.empty()) rq.log = load_vllm_log(log_path);
     for (const std::string& b : bench_paths) rq.benches.push_back(read_vllm_bench_result(b));
     out->a = calibrate(rq);
@@ -412,7 +428,14 @@ Writes profile_json to path.)")
         {own("log", py::none()), own("bench", py::none()), deploy("model"),
          deploy("gpu", py::none())},
         {"tp", "pp", "kv_dtype", "weight_dtype", "block_size", "gpu_memory_utilization",
-         "kv_memory", "max_num_seqs", "max_num_batched_tokens", "enforce_eager", "engine_version"});
+         "kv_memory", "max_num_seqs", "max_num_batched_tokens", "enforce_eager", "engine_version",
+         // Taken as kvplan calibrate takes the flags: the expert format, vLLM's block count, the
+         // LoRA slots and a vision model's encoder outputs move the modelled figures; the rest is
+         // refused (calibration_refusal) rather than ignored.
+         "gpus", "expert_dtype", "num_gpu_blocks_override", "allow_long_context",
+         "chunked_local_hybrid", "without_flashinfer", "max_loras", "max_lora_rank",
+         "fully_sharded_loras", "max_cpu_loras", "limit_mm_per_prompt", "skip_mm_profiling",
+         "speculative_method", "num_speculative_tokens", "draft_model"});
     m.def(
         "calibrate",
         [calibrate_signature](const py::args& args, const py::kwargs& kwargs) {

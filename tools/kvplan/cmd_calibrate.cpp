@@ -333,35 +333,41 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
     if (cf.log.empty() && cf.benches.empty())
         usage_error("log", "a vLLM start-up log, --bench with a vllm bench serve result, or both",
                     "neither");
-    // The same holds for the release defaults a flag overrides.
-    for (const auto& [flag, given] : {std::pair{"--chunked-local-hybrid", o.chunked_local_hybrid},
-                                      std::pair{"--without-flashinfer", o.without_flashinfer}})
-        if (given)
-            usage_error(flag,
-                        "no vLLM default overridden with calibrate: a start-up log states the "
-                        "defaults it ran with",
-                        *given ? "1" : "0");
-    if (cf.log.empty()) {
-        // The benchmark's estimate takes the replica at vLLM's defaults; what shapes the cache
-        // is read only with a start-up log, so alone it would be ignored.
-        const std::pair<const char*, bool> log_only[] = {
-            {"--block-size", o.block_size.has_value()},
-            {"--gpu-memory-utilization", o.gpu_memory_utilization.has_value()},
-            {"--kv-memory", o.kv_memory.has_value()},
-            {"--max-num-seqs", o.max_num_seqs.has_value()},
-            {"--max-num-batched-tokens", o.max_num_batched_tokens.has_value()},
-            {"--num-gpu-blocks-override", o.num_gpu_blocks_override.has_value()},
-            {"--allow-long-context", o.allow_long_context},
-            {"--enforce-eager", o.enforce_eager},
-            {"--speculative-method", o.speculative_method.has_value()},
-            {"--num-speculative-tokens", o.num_speculative_tokens.has_value()},
-            {"--draft-model", !o.draft_model.empty()}};
-        for (const auto& [flag, given] : log_only)
-            if (given)
-                usage_error(flag,
-                            "a start-up log as well (--bench alone fits the estimate at vLLM's "
-                            "defaults for the replica)",
-                            "--bench alone");
+    // What calibrate does not model, and what only a start-up log reads, is the library's
+    // refusal (calibration_refusal), named as the flag.
+    using CO = CalibrationOption;
+    CalibrationOptionsGiven given;
+    given.set(CO::gpus, o.gpus.has_value())
+        .set(CO::speculative_method, o.speculative_method.has_value())
+        .set(CO::num_speculative_tokens, o.num_speculative_tokens.has_value())
+        .set(CO::draft_model, !o.draft_model.empty())
+        .set(CO::allow_long_context, o.allow_long_context)
+        .set(CO::chunked_local_hybrid, o.chunked_local_hybrid.has_value())
+        .set(CO::without_flashinfer, o.without_flashinfer.has_value())
+        .set(CO::block_size, o.block_size.has_value())
+        .set(CO::gpu_memory_utilization, o.gpu_memory_utilization.has_value())
+        .set(CO::kv_memory, o.kv_memory.has_value())
+        .set(CO::max_num_seqs, o.max_num_seqs.has_value())
+        .set(CO::max_num_batched_tokens, o.max_num_batched_tokens.has_value())
+        .set(CO::num_gpu_blocks_override, o.num_gpu_blocks_override.has_value())
+        .set(CO::enforce_eager, o.enforce_eager)
+        .set(CO::max_loras, o.max_loras.has_value())
+        .set(CO::limit_mm_per_prompt, o.limit_mm_per_prompt.has_value())
+        .set(CO::skip_mm_profiling, o.skip_mm_profiling);
+    if (const std::optional<CalibrationRefusal> r = calibration_refusal(given, !cf.log.empty())) {
+        std::string flag = "--" + std::string(name(r->option));
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        const std::string found =
+            r->option == CO::gpus                     ? std::to_string(*o.gpus)
+            : r->option == CO::speculative_method     ? std::string(name(*o.speculative_method))
+            : r->option == CO::num_speculative_tokens ? std::to_string(*o.num_speculative_tokens)
+            : r->option == CO::draft_model            ? o.draft_model
+            : r->option == CO::chunked_local_hybrid
+                ? std::string(*o.chunked_local_hybrid ? "1" : "0")
+            : r->option == CO::without_flashinfer ? std::string(*o.without_flashinfer ? "1" : "0")
+            : cf.log.empty()                      ? std::string("--bench alone")
+                                                  : std::string("given");
+        usage_error(flag, std::string(r->expected), found);
     }
     EngineSetup engine = engine_setup(o);
     if (engine.engine != Engine::vllm)
@@ -389,7 +395,8 @@ void run_calibrate(const CalibrateFlags& cf, const CommonOptions& o, Context& ct
                           .log_source = cf.log,
                           .model_id = rm.id,
                           .gpu_id = gpu ? gpu->id : std::string(),
-                          .engine_version = o.engine_version};
+                          .engine_version = o.engine_version,
+                          .given = given};
     if (!cf.log.empty()) rq.log = load_vllm_log(cf.log);
     for (const std::string& b : cf.benches) rq.benches.push_back(read_vllm_bench_result(b));
     const CalibrationAnswer answer = calibrate(rq);

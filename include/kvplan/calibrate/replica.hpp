@@ -15,6 +15,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "../budget.hpp"
@@ -32,6 +34,128 @@
 #include "latency.hpp"
 
 namespace kvplan {
+
+/// An option a deployment takes that a calibration either does not model or reads only with a
+/// start-up log, named as its keyword (the CLI's flag is "--" and the name with '-' for '_').
+enum class CalibrationOption : std::uint8_t {
+    // Not modelled: refused whatever is calibrated.
+    gpus,                ///< every GPU deployed: a log is one worker's, a benchmark one replica's
+    speculative_method,  ///< a drafter: its weights, cache and profile are not modelled
+    num_speculative_tokens,  ///< the same
+    draft_model,             ///< the same
+    allow_long_context,      ///< the log's max_model_len is the one vLLM ran with
+    chunked_local_hybrid,    ///< a log states the defaults it ran with
+    without_flashinfer,      ///< the same
+    // Read only with a start-up log (what shapes its cache and reserve): refused beside
+    // benchmarks alone, whose estimate takes the replica at vLLM's defaults.
+    block_size,
+    gpu_memory_utilization,
+    kv_memory,
+    max_num_seqs,
+    max_num_batched_tokens,
+    num_gpu_blocks_override,
+    enforce_eager,
+    max_loras,
+    limit_mm_per_prompt,
+    skip_mm_profiling,
+};
+
+[[nodiscard]] constexpr std::string_view name(CalibrationOption o) noexcept {
+    using O = CalibrationOption;
+    switch (o) {
+        case O::gpus:
+            return "gpus";
+        case O::speculative_method:
+            return "speculative_method";
+        case O::num_speculative_tokens:
+            return "num_speculative_tokens";
+        case O::draft_model:
+            return "draft_model";
+        case O::allow_long_context:
+            return "allow_long_context";
+        case O::chunked_local_hybrid:
+            return "chunked_local_hybrid";
+        case O::without_flashinfer:
+            return "without_flashinfer";
+        case O::block_size:
+            return "block_size";
+        case O::gpu_memory_utilization:
+            return "gpu_memory_utilization";
+        case O::kv_memory:
+            return "kv_memory";
+        case O::max_num_seqs:
+            return "max_num_seqs";
+        case O::max_num_batched_tokens:
+            return "max_num_batched_tokens";
+        case O::num_gpu_blocks_override:
+            return "num_gpu_blocks_override";
+        case O::enforce_eager:
+            return "enforce_eager";
+        case O::max_loras:
+            return "max_loras";
+        case O::limit_mm_per_prompt:
+            return "limit_mm_per_prompt";
+        case O::skip_mm_profiling:
+            return "skip_mm_profiling";
+    }
+    return "";
+}
+
+/// The options a front end was given, of those calibration_refusal() judges.
+struct CalibrationOptionsGiven {
+    std::uint32_t bits = 0;
+    constexpr CalibrationOptionsGiven& set(CalibrationOption o, bool given = true) noexcept {
+        if (given) bits |= std::uint32_t{1} << static_cast<unsigned>(o);
+        return *this;
+    }
+    [[nodiscard]] constexpr bool has(CalibrationOption o) const noexcept {
+        return (bits >> static_cast<unsigned>(o) & 1U) != 0;
+    }
+};
+
+/// Why a calibration refuses an option: the option and what it expected (the front end says what
+/// it was given).
+struct CalibrationRefusal {
+    CalibrationOption option = CalibrationOption::gpus;
+    std::string_view expected;
+};
+
+/// The first option of `given` a calibration with (`with_log`) or without a start-up log cannot
+/// take, rather than ignore: those it does not model (a deployment of several replicas, a drafter,
+/// a context-limit override, a vLLM default overridden), then, without a log, those only a log's
+/// cache reads. nullopt: every option given is used.
+[[nodiscard]] constexpr std::optional<CalibrationRefusal> calibration_refusal(
+    const CalibrationOptionsGiven& given, bool with_log) noexcept {
+    using O = CalibrationOption;
+    constexpr std::string_view drafter =
+        "no speculative decoding (a calibration models the target model alone: a drafter's "
+        "weights, KV cache and profile run are not modelled)";
+    constexpr std::string_view defaults =
+        "no vLLM default overridden with calibrate: a start-up log states the defaults it ran "
+        "with";
+    const std::pair<O, std::string_view> unmodelled[] = {
+        {O::gpus,
+         "one replica (a start-up log is one worker's, a benchmark one replica's: tp x pp GPUs)"},
+        {O::speculative_method, drafter},
+        {O::num_speculative_tokens, drafter},
+        {O::draft_model, drafter},
+        {O::allow_long_context,
+         "no context-limit override (the log's max_model_len is the one vLLM ran with)"},
+        {O::chunked_local_hybrid, defaults},
+        {O::without_flashinfer, defaults}};
+    for (const auto& [o, expected] : unmodelled)
+        if (given.has(o)) return CalibrationRefusal{o, expected};
+    if (!with_log)
+        for (const O o : {O::block_size, O::gpu_memory_utilization, O::kv_memory, O::max_num_seqs,
+                          O::max_num_batched_tokens, O::num_gpu_blocks_override, O::enforce_eager,
+                          O::max_loras, O::limit_mm_per_prompt, O::skip_mm_profiling})
+            if (given.has(o))
+                return CalibrationRefusal{
+                    o,
+                    "a start-up log as well (a benchmark alone fits the estimate at vLLM's "
+                    "defaults for the replica)"};
+    return std::nullopt;
+}
 
 /// The replica calibrated and what was measured on it.
 struct CalibrationRequest {
@@ -54,6 +178,9 @@ struct CalibrationRequest {
     /// not name it; budget and options are then resolve_serving's at that release. nullopt: the
     /// log's banner, else vllm_newest_release.
     std::optional<EngineVersion> engine_version{};
+    /// The options the front end was given that calibration_refusal() judges: calibrate() refuses
+    /// them rather than ignore them.
+    CalibrationOptionsGiven given{};
 
     /// The KV format calibrated at `release`: kv, else vLLM's "auto" for the checkpoint
     /// (served_kv).
@@ -330,14 +457,18 @@ namespace detail::calibration {
 }  // namespace detail::calibration
 
 /// Calibrates the replica of `rq` on its log, its benchmarks or both. Throws InvalidInput when
-/// neither is given, when a needed figure is in neither the log nor the request (fit_reserve), when
-/// benchmarks come without a GPU, and as observation_of does for a benchmark of an open loop.
+/// neither is given, for an option calibration_refusal() refuses, when a needed figure is in
+/// neither the log nor the request (fit_reserve), when benchmarks come without a GPU, and as
+/// observation_of does for a benchmark of an open loop.
 [[nodiscard]] inline CalibrationAnswer calibrate(const CalibrationRequest& rq) {
     if (!rq.log && rq.benches.empty())
         detail::throw_field_error<InvalidInput>("calibrate", "log",
                                                 "a vLLM start-up log, a vllm bench serve result, "
                                                 "or both",
                                                 "neither");
+    if (const std::optional<CalibrationRefusal> r =
+            calibration_refusal(rq.given, rq.log.has_value()))
+        detail::throw_field_error<InvalidInput>("calibrate", name(r->option), r->expected, "given");
     CalibrationAnswer a;
     a.release = calibration_release(rq);
     // The log is vLLM's: its dtype "auto" serves a float32 checkpoint in bf16.
