@@ -219,11 +219,11 @@ NOT_YET = {
     "fleet": SPECULATION | {"--gpus"},
     "trace": SPECULATION | {"--gpus"},
     "diff": SPECULATION,
-    # calibrate reads vLLM's log: --engine is vllm or refused.
-    "calibrate": REPLICA_EXTRAS | SPECULATION | {"--engine", "--gpus",
-                                                 "--expert-dtype", "--num-gpu-blocks-override",
-                                                 "--allow-long-context", "--chunked-local-hybrid",
-                                                 "--without-flashinfer"},
+    # calibrate reads vLLM's log: --engine is vllm or refused, and with it --lora-target-modules
+    # (SGLang's flag). Every other flag has its keyword: what calibrate does not model (--gpus,
+    # the speculative flags, --allow-long-context, --chunked-local-hybrid, --without-flashinfer)
+    # both refuse through the library (calibration_refusal).
+    "calibrate": {"--engine", "--lora-target-modules"},
 }
 # kvplan.roofline's answer is the decode bound alone (kvplan roofline also shows what the cache
 # holds, and the estimate): the budget's knobs move none of its figures.
@@ -330,6 +330,96 @@ def test_calibrate_says_where_the_memory_total_came_from():
     c = kvplan.calibrate(log, model="llama-3-8b", gpu="l40s", gpu_memory_utilization=0.5).log
     assert (c.memory_total_source, c.memory_total_bytes) == ("gpu_spec", 47_695_527_936)
     assert c.utilization_source == "given"
+
+
+def test_calibrate_takes_the_replica_keywords_as_the_cli_does():
+    log = str(SOURCE_DIR / "tests" / "data" / "logs" / "vllm-v0-llama-3.1-8b-rtx3090-20k.log")
+    args = (log, "--model", "llama-3-8b")
+    plain = kvplan.calibrate(log, model="llama-3-8b").log
+    # LoRA: 4 slots of rank 16 on Llama-3-8B. A slot's stacks in a layer: A is 16 x the input
+    # widths of q, k, v, o, gate and up (4,096 each) and down (14,336), 16 x 38,912; B is 16 x
+    # the output widths 4,096 + 1,024 + 1,024 + 4,096 + 2 x 14,336 + 4,096 = 16 x 43,008:
+    # 1,310,720 bf16 values, 2,621,440 B; x 32 layers x 4 slots = 335,544,320 B, allocated with
+    # the weights, out of the modelled KV memory. The measured reserve is the log's, unmoved.
+    kw = dict(max_loras=4, max_lora_rank=16, max_cpu_loras=8)
+    lora = kvplan.calibrate(log, model="llama-3-8b", **kw).log
+    assert plain.modelled_kv_bytes - lora.modelled_kv_bytes == 32 * 4 * 2_621_440 == 335_544_320
+    assert lora.reserve_bytes == plain.reserve_bytes
+    expected = cli_json("calibrate", *args, "--max-loras", "4", "--max-lora-rank", "16",
+                        "--max-cpu-loras", "8")
+    assert lora.modelled_kv_bytes == expected["modelled_kv"]
+    # At tp 1 fully sharded stacks are the same bytes, as kvplan calibrate --fully-sharded-loras.
+    sharded = kvplan.calibrate(log, model="llama-3-8b", fully_sharded_loras=True, **kw).log
+    assert sharded.modelled_kv_bytes == lora.modelled_kv_bytes
+    # vLLM's --num-gpu-blocks-override replaces the profiled block count
+    # (vllm/v1/core/kv_cache_utils.py, get_num_blocks): the log's 1,952 reproduced as 100.
+    override = kvplan.calibrate(log, model="llama-3-8b", num_gpu_blocks_override=100).log
+    assert (plain.reproduced_gpu_blocks, override.reproduced_gpu_blocks) == (1952, 100)
+    expected = cli_json("calibrate", *args, "--num-gpu-blocks-override", "100")
+    assert expected["gpu_blocks"] == "1,952 / 100"
+    # A vision model's encoder outputs: Gemma-3-27B on an H100 profiles 64 images of 256 tokens,
+    # each token a 5,376-wide bf16 vector, 64 x 256 x 5,376 x 2 = 176,160,768 B, which
+    # limit_mm_per_prompt=0 or skip_mm_profiling give back to the modelled KV memory.
+    gemma = str(SOURCE_DIR / "tests" / "data" / "startup_logs" / "vllm" / "gemma-3-27b-h100-8k.log")
+    on = kvplan.calibrate(gemma, model="gemma-3-27b", gpu="h100-sxm").log
+    for off in (dict(limit_mm_per_prompt=0), dict(skip_mm_profiling=True)):
+        a = kvplan.calibrate(gemma, model="gemma-3-27b", gpu="h100-sxm", **off).log
+        assert a.modelled_kv_bytes - on.modelled_kv_bytes == 176_160_768, off
+    expected = cli_json("calibrate", gemma, "--model", "gemma-3-27b", "--gpu", "h100-sxm",
+                        "--limit-mm-per-prompt", "0")
+    assert expected["modelled_kv"] == on.modelled_kv_bytes + 176_160_768
+    # expert_dtype: Qwen3-235B-A22B's routed experts in fp8 at tp 4 on H100s. 94 layers x 128
+    # experts x 3 x 4,096 x 1,536 = 227,096,395,776 parameters, a quarter a GPU, one byte each
+    # instead of two, beside a float32 scale per tensor that every rank holds (94 x 128 x 3 x 4 B
+    # = 144,384 B): 56,774,098,944 - 144,384 = 56,773,954,560 B less, as fit sizes them.
+    qwen = str(SOURCE_DIR / "tests" / "data" / "startup_logs" / "vllm" /
+               "qwen3-235b-a22b-fp8-h100-tp4.log")
+    replica = dict(model="qwen3-235b-a22b", gpu="h100-sxm", tp=4)
+    bf16 = kvplan.calibrate(qwen, **replica).log
+    fp8 = kvplan.calibrate(qwen, **replica, expert_dtype="fp8").log
+    assert bf16.modelled_weights_bytes - fp8.modelled_weights_bytes == \
+        227_096_395_776 // 4 - 94 * 128 * 3 * 4 == 56_773_954_560
+    assert fp8.modelled_weights_bytes == kvplan.fit(**replica, context="8k",
+                                                    expert_dtype="fp8").weight_bytes_per_gpu
+    expected = cli_json("calibrate", qwen, "--model", "qwen3-235b-a22b", "--gpu", "h100-sxm",
+                        "--tp", "4", "--expert-dtype", "fp8")
+    assert expected["modelled_weights"] == fp8.modelled_weights_bytes
+    assert expected["inputs"]["weights"] == "bf16, experts fp8"
+
+
+def test_calibrate_refuses_what_it_does_not_model_as_the_cli_does():
+    # One refusal, the library's (calibration_refusal), named as the keyword or as the flag: exit
+    # 2 and a UsageError, never a figure quietly left out.
+    log = str(SOURCE_DIR / "tests" / "data" / "logs" / "vllm-v0-llama-3.1-8b-rtx3090-20k.log")
+    drafter = "expected no speculative decoding"
+    defaults = "expected no vLLM default overridden with calibrate"
+    for keyword, value, flag, expected in (
+            ("gpus", 2, ["--gpus", "2"], "expected one replica"),
+            ("speculative_method", "ngram", ["--speculative-method", "ngram"], drafter),
+            ("num_speculative_tokens", 3, ["--num-speculative-tokens", "3"], drafter),
+            ("draft_model", "llama-3-8b", ["--draft-model", "llama-3-8b"], drafter),
+            ("allow_long_context", True, ["--allow-long-context"],
+             "expected no context-limit override"),
+            ("chunked_local_hybrid", True, ["--chunked-local-hybrid", "1"], defaults),
+            ("without_flashinfer", False, ["--without-flashinfer", "0"], defaults)):
+        with pytest.raises(kvplan.UsageError, match=f"^{keyword}: {expected}"):
+            kvplan.calibrate(log, model="llama-3-8b", **{keyword: value})
+        code, _, err = cli("calibrate", log, "--model", "llama-3-8b", *flag, check=False)
+        assert code == 2 and f"{flag[0]}: {expected}" in err, err
+    # Without a log, what shapes only a log's cache: the LoRA slots and the encoder outputs too.
+    bench = str(SOURCE_DIR / "tests" / "data" / "vllm_bench_serve" /
+                "nim-llama-3.3-70b-fp8-2xh100-5000-500-c1.json")
+    replica = dict(model="llama-3-70b", gpu="h100-sxm", tp=2)
+    for keyword, value, flag in (("max_loras", 4, ["--max-loras", "4"]),
+                                 ("num_gpu_blocks_override", 10,
+                                  ["--num-gpu-blocks-override", "10"]),
+                                 ("skip_mm_profiling", True, ["--skip-mm-profiling"])):
+        with pytest.raises(kvplan.UsageError,
+                           match=f"^{keyword}: expected a start-up log as well"):
+            kvplan.calibrate(bench=bench, **replica, **{keyword: value})
+        code, _, err = cli("calibrate", "--bench", bench, "--model", "llama-3-70b", "--gpu",
+                           "h100-sxm", "--tp", "2", *flag, check=False)
+        assert code == 2 and f"{flag[0]}: expected a start-up log as well" in err, err
 
 
 def test_a_call_gives_back_no_reference_it_did_not_take():
