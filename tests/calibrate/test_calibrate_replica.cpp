@@ -214,6 +214,55 @@ TEST_CASE("calibrate without a log or a benchmark, or benchmarks without a GPU, 
     CHECK_THROWS_AS(calibrate(rq), InvalidInput);
 }
 
+TEST_CASE("calibrate refuses what it does not model, and without a log what only a log reads",
+          "[calibrate]") {
+    using O = CalibrationOption;
+    // Nothing given: nothing refused, with a log or without.
+    CHECK_FALSE(calibration_refusal({}, true).has_value());
+    CHECK_FALSE(calibration_refusal({}, false).has_value());
+    // Not modelled: refused whatever is calibrated, the first in the enum's order named.
+    for (const O o : {O::gpus, O::speculative_method, O::num_speculative_tokens, O::draft_model,
+                      O::allow_long_context, O::chunked_local_hybrid, O::without_flashinfer})
+        for (const bool with_log : {true, false}) {
+            const auto r = calibration_refusal(CalibrationOptionsGiven{}.set(o), with_log);
+            REQUIRE(r.has_value());
+            CHECK(r->option == o);
+        }
+    const auto drafter = calibration_refusal(
+        CalibrationOptionsGiven{}.set(O::draft_model).set(O::speculative_method), true);
+    REQUIRE(drafter.has_value());
+    CHECK(drafter->option == O::speculative_method);
+    CHECK(drafter->expected.rfind("no speculative decoding", 0) == 0);
+    CHECK(name(O::num_gpu_blocks_override) == "num_gpu_blocks_override");
+    // What shapes only a log's cache and reserve: taken with a log, refused beside benchmarks
+    // alone (their estimate takes the replica at vLLM's defaults).
+    for (const O o : {O::block_size, O::gpu_memory_utilization, O::kv_memory, O::max_num_seqs,
+                      O::max_num_batched_tokens, O::num_gpu_blocks_override, O::enforce_eager,
+                      O::max_loras, O::limit_mm_per_prompt, O::skip_mm_profiling}) {
+        const CalibrationOptionsGiven g = CalibrationOptionsGiven{}.set(o);
+        CHECK_FALSE(calibration_refusal(g, true).has_value());
+        const auto r = calibration_refusal(g, false);
+        REQUIRE(r.has_value());
+        CHECK(r->option == o);
+        CHECK(r->expected.rfind("a start-up log as well", 0) == 0);
+    }
+    // calibrate() itself refuses rather than ignore: a request of several replicas' GPUs throws,
+    // naming the option.
+    CalibrationRequest rq{.model = presets::llama_3_8b,
+                          .kv = KvDtype::bf16,
+                          .log = load_vllm_log(data("logs/vllm-v0-llama-3.1-8b-rtx3090-20k.log")),
+                          .log_source = "rtx3090.log",
+                          .model_id = "llama-3-8b"};
+    rq.given.set(O::gpus);
+    CHECK_THROWS_WITH(calibrate(rq), Catch::Contains("gpus: expected one replica"));
+    rq.given = CalibrationOptionsGiven{}.set(O::max_loras);
+    CHECK_NOTHROW(calibrate(rq));
+    rq = nim_request();
+    rq.benches.push_back(read_vllm_bench_result(data(nim + "25.json")));
+    rq.given.set(O::max_loras);
+    CHECK_THROWS_WITH(calibrate(rq), Catch::Contains("max_loras: expected a start-up log as well"));
+}
+
 TEST_CASE("a modelled size's error is its exact difference and its percent", "[calibrate]") {
     // 3 GiB modelled against 2 GiB measured: 1 GiB over, +50 %; 1 GiB against 4 GiB: 3 GiB
     // under, -75 %; against nothing measured, no percent.

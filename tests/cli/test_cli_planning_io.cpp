@@ -8,6 +8,8 @@
 #include <kvplan/presets.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "cli_runner.hpp"
 
@@ -185,6 +187,44 @@ TEST_CASE("calibrate labels the GPU memory with where it came from", "[cli][cali
                                 "--format json");
     REQUIRE(j.code == 0);
     CHECK(json::parse(j.out)["memory_total"].get<std::uint64_t>() == 47'695'527'936ULL);
+}
+
+TEST_CASE("calibrate refuses the flags it does not model, exit 2 naming the flag",
+          "[cli][calibrate]") {
+    // The library's refusal (calibration_refusal), never a flag quietly left out: several
+    // replicas' GPUs, a drafter, a context-limit override, a vLLM default overridden.
+    const std::string log = "calibrate " + data_file("logs/vllm-v0-llama-3.1-8b-rtx3090-20k.log") +
+                            " --model llama-3-8b ";
+    for (const auto& [flags, expected] :
+         {std::pair<std::string, std::string>{"--gpus 2", "--gpus: expected one replica"},
+          {"--speculative-method ngram --num-speculative-tokens 3",
+           "--speculative-method: expected no speculative decoding"},
+          {"--num-speculative-tokens 3", "--num-speculative-tokens: expected no speculative"},
+          {"--draft-model llama-3-8b", "--draft-model: expected no speculative decoding"},
+          {"--allow-long-context", "--allow-long-context: expected no context-limit override"},
+          {"--chunked-local-hybrid 1", "--chunked-local-hybrid: expected no vLLM default"},
+          {"--without-flashinfer 0", "--without-flashinfer: expected no vLLM default"}}) {
+        const CliRun r = run_kvplan(log + flags);
+        CHECK(r.code == 2);
+        CHECK(r.err.find(expected) != std::string::npos);
+    }
+    // What the log's modelled figures take: LoRA slots move the modelled KV memory by 4 slots x
+    // 32 layers x 2,621,440 B (a rank-16 slot's A and B stacks on one Llama-3-8B layer, bf16:
+    // 16 x (38,912 + 43,008) x 2 B) = 335,544,320 B.
+    const CliRun plain = run_kvplan(log + "--format json");
+    const CliRun lora = run_kvplan(log + "--max-loras 4 --max-lora-rank 16 --format json");
+    REQUIRE(plain.code == 0);
+    REQUIRE(lora.code == 0);
+    CHECK(json::parse(plain.out)["modelled_kv"].get<std::uint64_t>() -
+              json::parse(lora.out)["modelled_kv"].get<std::uint64_t>() ==
+          335'544'320ULL);
+    // Beside a benchmark alone, what only a log's cache reads.
+    const CliRun bench =
+        run_kvplan("calibrate --bench " +
+                   data_file("vllm_bench_serve/nim-llama-3.3-70b-fp8-2xh100-5000-500-c1.json") +
+                   " --model llama-3-70b --gpu h100-sxm --tp 2 --max-loras 4");
+    CHECK(bench.code == 2);
+    CHECK(bench.err.find("--max-loras: expected a start-up log as well") != std::string::npos);
 }
 
 TEST_CASE("calibrate --bench fits the estimate's fractions on a benchmark, and fit uses them",
