@@ -450,7 +450,10 @@ Writes profile_json to path.)")
 non-KV reserve is measured and set beside the modelled one; bench: a `vllm bench serve
 --save-result` JSON of this replica, or a list of them at several loads, to which the latency
 estimate is fitted (gpu= then names the GPU it ran on). Either or both. The knobs that shape
-the cache (block_size ... enforce_eager) are read only with a log. The vLLM release whose rules
+the cache and its reserve (block_size ... enforce_eager, num_gpu_blocks_override, the LoRA slots,
+limit_mm_per_prompt, skip_mm_profiling) are read only with a log; what calibrate does not model
+(gpus, speculative decoding, allow_long_context, chunked_local_hybrid, without_flashinfer) raises
+kvplan.UsageError naming the keyword, as kvplan calibrate refuses the flag. The vLLM release whose rules
 apply (weights as loaded, KV dtype, profile accounting) is the one the log's banner names, else
 engine_version ("0.13", as --engine-version), else the newest kvplan knows: Calibration.
 engine_version and engine_version_source say which.
