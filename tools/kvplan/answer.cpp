@@ -121,16 +121,25 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
     return "";
 }
 
+namespace {
+/// The release of `s`'s engine whose defaults apply, as resolve_serving takes it; nullopt for an
+/// engine kvplan models at one release.
+std::optional<EngineVersion> serving_release(const Serving& s) {
+    if (s.engine == Engine::vllm) return vllm_release_or_newest(s.engine_version).line();
+    if (s.engine == Engine::sglang) return sglang_release_or_newest(s.engine_version);
+    return std::nullopt;
+}
+}  // namespace
+
 std::string engine_text(const Serving& s) {
     std::string t(name(s.engine));
-    if (s.engine == Engine::vllm) t += " " + vllm_release_or_newest(s.engine_version).text();
+    if (const auto v = serving_release(s)) t += " " + v->text();
     return t;
 }
 
 void append_engine_version_input(Report& rep, const Serving& s) {
-    if (s.engine == Engine::vllm)
-        rep.inputs.push_back(
-            {"engine_version", cell_text(vllm_release_or_newest(s.engine_version).text())});
+    if (const auto v = serving_release(s))
+        rep.inputs.push_back({"engine_version", cell_text(v->text())});
 }
 
 std::string describe_weights(const WeightOptions& w) {
@@ -302,6 +311,19 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            cell(m.memory_total),
                            cell_exact(m.memory_total),
                            {"the total the CUDA or HIP runtime reports", {gpu_src}}});
+    if (e == Engine::sglang) {
+        const ResolvedServing& s = a.serving;
+        rep.figures.push_back(
+            {"engine_version",
+             "SGLang release",
+             cell_text(s.sglang_release.text()),
+             {},
+             {"the release whose rules apply (kvplan/engine/sglang_release.hpp)",
+              {s.engine_version_given
+                   ? std::string("--engine-version")
+                   : std::string("the newest release kvplan knows (--engine-version X.Y.Z for "
+                                 "another)")}}});
+    }
     if (e == Engine::vllm) {
         const ResolvedServing& s = a.serving;
         rep.figures.push_back(
