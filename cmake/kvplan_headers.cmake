@@ -58,6 +58,7 @@ set(KVPLAN_PLANNING_HEADERS
   kvplan/engine/served_kv.hpp
   kvplan/engine/report.hpp
   kvplan/engine/sglang.hpp
+  kvplan/engine/sglang_release.hpp
   kvplan/engine/sglang_weights.hpp
   kvplan/engine/startup.hpp
   kvplan/engine/trtllm.hpp

@@ -183,7 +183,8 @@ Serving serving_of(const DeploymentArgs& x) {
     if (!x.engine_version.is_none()) {
         const std::string v = to_text(x.engine_version, "engine_version");
         s.engine_version = parse_engine_version(v);
-        if (!s.engine_version) usage("engine_version", "a release as X.Y ('0.10')", "'" + v + "'");
+        if (!s.engine_version)
+            usage("engine_version", "a release as X.Y or X.Y.Z ('0.10', '0.5.12')", "'" + v + "'");
     }
     if (!x.kv_memory.is_none()) s.kv_memory_per_gpu = to_size(x.kv_memory, "kv_memory");
     if (!x.max_num_seqs.is_none())
@@ -745,10 +746,12 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
         .def_property_readonly(
             "engine_version",
             [](const A& x) -> py::object {
+                if (x.a.serving.engine == Engine::sglang)
+                    return py::str(x.a.serving.sglang_release.text());
                 if (x.a.serving.engine != Engine::vllm) return py::none();
                 return py::str(x.a.serving.engine_version.text());
             },
-            "The vLLM release whose defaults apply (None for other engines).")
+            "The vLLM or SGLang release whose defaults apply (None for other engines).")
         .def_property_readonly(
             "gpu_memory_utilization",
             [](const A& x) -> py::object {

@@ -72,10 +72,12 @@ TEST_CASE("plan says what stops every replica when none starts", "[cli][plan][re
     CHECK_THAT(m.out, Catch::Contains("Nearest misses"));
 }
 
-TEST_CASE("the searches name vLLM's release whose defaults they used", "[cli][plan][review]") {
+TEST_CASE("the searches name vLLM's or SGLang's release whose defaults they used",
+          "[cli][plan][review]") {
     // --engine-version changes each search's figures (v0.10's gpu_memory_utilization is 0.9,
     // engine/release.hpp), so each names it, as fit does: plan's and disagg's headings, and the
-    // JSON inputs of plan, disagg, fleet and compare. SGLang is modelled at one release: no key.
+    // JSON inputs of plan, disagg, fleet and compare; SGLang's release (engine/sglang_release.hpp)
+    // the same way.
     const std::string v = " --engine-version 0.10";
     const CliRun plan = run_kvplan(
         "plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 8 --top 1" + v);
@@ -99,7 +101,26 @@ TEST_CASE("the searches name vLLM's release whose defaults they used", "[cli][pl
     const CliRun sglang = run_kvplan(
         "plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 8 --top 1 -e sglang "
         "--format json");
-    CHECK_FALSE(nlohmann::json::parse(sglang.out)["inputs"].contains("engine_version"));
+    // SGLang's release is its own: the newest kvplan knows unless given.
+    CHECK(nlohmann::json::parse(sglang.out)["inputs"]["engine_version"] == "0.5.20");
+    const CliRun sglang_04 = run_kvplan(
+        "plan --model llama-3-70b --gpu h100-sxm --context 8k --concurrency 8 --top 1 -e sglang "
+        "--engine-version 0.4.3.post4 --format json");
+    REQUIRE(sglang_04.code == 0);
+    CHECK(nlohmann::json::parse(sglang_04.out)["inputs"]["engine_version"] == "0.4.3");
+    // TensorRT-LLM has no release table; SGLang 0.4.9 needs a fraction given (PR #7054's
+    // heuristic is not modelled): usage errors naming the flag.
+    const CliRun trtllm = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8k -e trtllm --engine-version 0.10");
+    CHECK(trtllm.code == 2);
+    CHECK_THAT(trtllm.err, Catch::Contains("--engine-version"));
+    const CliRun sglang_049 = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8k -e sglang --engine-version 0.4.9");
+    CHECK(sglang_049.code == 2);
+    CHECK_THAT(sglang_049.err, Catch::Contains("SGLang PR #7054"));
+    CHECK(run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 8k -e sglang "
+                     "--engine-version 0.4.9 --gpu-memory-utilization 0.9")
+              .code == 0);
 }
 
 TEST_CASE("plan ranks by dollars per million output tokens under a TPOT target",

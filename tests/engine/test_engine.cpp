@@ -766,6 +766,40 @@ TEST_CASE("SGLang: the quick all-reduce's IPC buffer on ROCm", "[engine][sglang]
     CHECK((without.kv_memory - with.kv_memory).in(GiB) == Approx(0.9 * 4.0).margin(0.001));
 }
 
+TEST_CASE("SGLang: aiter's custom all-reduce buffers on ROCm follow the release's aiter",
+          "[engine][sglang]") {
+    // aiter's CustomAllreduce (custom_all_reduce.py): an uncached meta buffer of meta_size()
+    // (5,504 B) + max_size (+ 2 x max_size from v0.1.12) in 2 MiB granules, an input buffer of
+    // max_size (and an output buffer from v0.1.10.post2 to v0.1.11), 8 MiB of rank_data.
+    //   0.5.8  (aiter v0.1.9.post1, 64 MiB):    66 + 64 + 8        = 138 MiB = 144,703,488 B
+    //   0.5.9  (v0.1.10.post3, 128 MiB):        130 + 128 + 128 + 8 = 394 MiB = 413,138,944 B
+    //   0.5.10 (v0.1.12.post1, 1 GiB):          2,050 + 1,024 + 8  = 3,082 MiB = 3,231,711,232 B
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::mi355x, 8, {0, 5, 8}).count() == 144'703'488ULL);
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::mi355x, 8, {0, 5, 9}).count() == 413'138'944ULL);
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::mi355x, 2, {0, 5, 10}).count() == 3'231'711'232ULL);
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::mi300x, 4, sglang_newest_release).count() ==
+          3'231'711'232ULL);
+    // None on CUDA, on one GPU, at a world size aiter does not take, past two GPUs without a
+    // fabric, or for a release outside the table.
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::h100_sxm, 8, {0, 5, 12}).is_zero());
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::mi355x, 1, {0, 5, 12}).is_zero());
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::mi355x, 3, {0, 5, 12}).is_zero());
+    GpuSpec pcie = gpus::mi300x;
+    pcie.scale_up_bandwidth = BytesPerSecond{};
+    CHECK(sglang_aiter_all_reduce_bytes(pcie, 4, {0, 5, 12}).is_zero());
+    CHECK(sglang_aiter_all_reduce_bytes(pcie, 2, {0, 5, 12}).count() == 3'231'711'232ULL);
+    CHECK(sglang_aiter_all_reduce_bytes(gpus::mi355x, 8, {0, 5, 21}).is_zero());
+    // The release's default fraction: the 0.4 line's tp table (0.81 at tp 8), else the memory
+    // rule (sglang_mem_fraction: 0.818 at tp 8 on an H100).
+    SglangOptions v04{}, v053{};
+    v04.release = {0, 4, 0};
+    v053.release = {0, 5, 3};
+    CHECK(sglang_default_fraction(h100_sxm(), 8, 1, v04) == 0.81);
+    CHECK(sglang_default_fraction(h100_sxm(), 1, 1, v04) == 0.88);
+    CHECK(sglang_default_fraction(h100_sxm(), 8, 1, v053) == 0.818);
+    CHECK(sglang_default_fraction(h100_sxm(), 8, 1) == 0.818);
+}
+
 TEST_CASE("SGLang: Qwen3-235B-A22B at tp 4 allocates 367,404 tokens of 8.23 GiB K",
           "[engine][sglang]") {
     // vLLM issue #21348: "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB"

@@ -169,8 +169,15 @@ Deployment record_deployment(const Record& r, std::optional<Bytes> kv_memory = s
     }
     if (const auto f = r.get("gpu_memory_utilization")) d.serving.memory_fraction = std::stod(*f);
     if (const auto f = r.get("mem_fraction_static")) d.serving.memory_fraction = std::stod(*f);
-    if (const auto v = r.get("engine_version"); v && d.serving.engine == Engine::vllm)
-        d.serving.engine_version = parse_engine_version(*v);
+    // The release the record names first (vLLM's "0.19"; SGLang's "0.5.12.post1 (image ...)");
+    // an SGLang record naming a main-branch build or an image without its release takes the
+    // newest SGLang kvplan knows.
+    if (const auto v = r.get("engine_version")) {
+        const auto release = parse_engine_version(v->substr(0, v->find(' ')));
+        INFO(r.path.filename().string() << ": engine_version '" << *v << "'");
+        if (d.serving.engine == Engine::vllm) REQUIRE(release.has_value());
+        d.serving.engine_version = release;
+    }
     if (const auto n = r.get("max_num_batched_tokens"))
         d.serving.max_num_batched_tokens = std::stoull(*n);
     if (const auto n = r.get("max_num_seqs")) d.serving.max_sequences = std::stoull(*n);

@@ -328,7 +328,10 @@ TEST_CASE("vLLM releases: 0.9 of the GPU through v0.1x, 0.92 from v0.20", "[engi
     CHECK(!vllm_release_defaults({vllm_newest_release.major, vllm_newest_release.minor + 1}));
     CHECK(parse_engine_version("0.10") == EngineVersion{0, 10});
     CHECK(parse_engine_version("v0.21") == EngineVersion{0, 21});
-    CHECK(!parse_engine_version("0.10.1"));
+    // A patch is read (SGLang's releases differ by it); vLLM's rules take its line.
+    CHECK(parse_engine_version("0.10.1") == EngineVersion{0, 10, 1});
+    CHECK(parse_engine_version("0.10.1")->line() == EngineVersion{0, 10});
+    CHECK(!parse_engine_version("0.10.1.1"));
     CHECK(!parse_engine_version("10"));
     CHECK(EngineVersion{0, 9} < EngineVersion{0, 10});
 }

@@ -1145,3 +1145,74 @@ TEST_CASE("vLLM's releases v0.11 to v0.22 charge the logits gather's NCCL commun
     d.parallel.tp = 1;
     CHECK(communicator(EngineVersion{0, 20}).is_zero());
 }
+
+TEST_CASE("SGLang's release picks its default fraction and aiter's all-reduce on ROCm",
+          "[evaluate][sglang]") {
+    // Llama-3-70B at tp 8 on H200s, no fraction given. The 0.4 line's tp table gives 0.81 at tp 8
+    // (server_args.py, __post_init__); from 0.5.3 the memory rule (PR #10975): the H200's
+    // nvidia-smi total, 143,771 MiB, is below 160 GiB, so a prefill chunk of 8,192 and a graph
+    // batch of 512 at tp 8: reserved = 512 + 12,288 + 1,024 + 1,024 = 14,848 MiB;
+    // (143,771 - 14,848) / 143,771 = 0.89672 -> 0.897.
+    Deployment d{
+        .model = bundled("llama-3-70b"), .gpu = bundled_gpu("h200-sxm"), .parallel = {.tp = 8}};
+    d.serving.engine = Engine::sglang;
+    const auto fraction = [&](std::optional<EngineVersion> v) {
+        d.serving.engine_version = v;
+        const ReplicaAnswer a = evaluate(d, {.context = 8192});
+        return a.report.memory[a.limiting_stage].fraction;
+    };
+    const double by_memory = sglang_mem_fraction(d.gpu, 8, 1).fraction;
+    CHECK(sglang_mem_fraction(d.gpu, 8, 1).gpu_memory_mib == 143'771);
+    CHECK(by_memory == 0.897);
+    CHECK(fraction(EngineVersion{0, 4, 0}) == 0.81);
+    CHECK(fraction(EngineVersion{0, 4, 6}) == 0.81);
+    CHECK(fraction(EngineVersion{0, 5, 3}) == by_memory);
+    CHECK(fraction(std::nullopt) == by_memory);  // the newest, 0.5.20
+    // The answer names the release it ran, given or the newest.
+    d.serving.engine_version = EngineVersion{0, 5, 9};
+    CHECK(evaluate(d, {.context = 8192}).serving.sglang_release == EngineVersion{0, 5, 9});
+    d.serving.engine_version.reset();
+    CHECK(evaluate(d, {.context = 8192}).serving.sglang_release == sglang_newest_release);
+    // 0.4.7 to 0.5.2 pick it by PR #7054's heuristic, which kvplan does not model: refused
+    // unless a fraction is given; a release outside the table is refused.
+    d.serving.engine_version = EngineVersion{0, 4, 9};
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+    d.serving.memory_fraction = 0.93;
+    CHECK(evaluate(d, {.context = 8192}).report.memory[0].fraction == 0.93);
+    d.serving.engine_version = EngineVersion{0, 5, 21};
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+    d.serving.engine_version = EngineVersion{0, 3, 6};
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+    // TensorRT-LLM has no release table.
+    d.serving.engine = Engine::trtllm;
+    d.serving.engine_version = EngineVersion{0, 5, 9};
+    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+
+    // On MI355Xs at tp 2 (fraction 0.85) aiter's custom all-reduce is charged with the groups:
+    // 138 MiB under 0.5.8 (aiter v0.1.9.post1, max_size 64 MiB), 394 MiB under 0.5.9
+    // (v0.1.10.post3, 128 MiB and an output buffer), 3 GiB + 10 MiB from 0.5.10 (v0.1.12.post1, 1
+    // GiB: engine/sglang_release.hpp). The pool is 0.85 of what is free after them, so 0.5.10's is
+    // 0.85 x (3,082 - 394) MiB = 2,284.8 MiB smaller than 0.5.9's.
+    Deployment m{
+        .model = bundled("llama-3-70b"), .gpu = bundled_gpu("mi355x"), .parallel = {.tp = 2}};
+    m.serving.engine = Engine::sglang;
+    m.serving.memory_fraction = 0.85;
+    const auto memory = [&](EngineVersion v) {
+        m.serving.engine_version = v;
+        const ReplicaAnswer a = evaluate(m, {.context = 8192});
+        return a.report.memory[a.limiting_stage];
+    };
+    const EngineMemory m8 = memory({0, 5, 8}), m9 = memory({0, 5, 9}), m10 = memory({0, 5, 10});
+    CHECK((m9.comm_buffers - m8.comm_buffers) == 256 * MiB);
+    CHECK((m10.comm_buffers - m9.comm_buffers) == 3 * GiB + 10 * MiB - 394 * MiB);
+    CHECK((m9.kv_memory - m10.kv_memory).in(MiB) == Approx(0.85 * (3082 - 394)).margin(0.01));
+    CHECK(memory(sglang_newest_release).comm_buffers == m10.comm_buffers);
+    // On CUDA nothing of aiter's.
+    d.serving.engine = Engine::sglang;
+    d.serving.memory_fraction.reset();
+    const auto comm = [&](EngineVersion v) {
+        d.serving.engine_version = v;
+        return evaluate(d, {.context = 8192}).report.memory[0].comm_buffers;
+    };
+    CHECK(comm({0, 5, 9}) == comm({0, 5, 12}));
+}

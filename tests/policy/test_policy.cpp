@@ -323,9 +323,20 @@ TEST_CASE("a replica's engine knobs are checked against its engine", "[policy][r
     CHECK(error_of(policy_with(gpu + R"(, "engine_version": "0.7")", kv_cost)) ==
           "policy.json: replica.engine_version: expected a vLLM release as \"X.Y\", 0.8 to "
           "0.30, found \"0.7\"");
+    // SGLang's releases are its own table (engine/sglang_release.hpp): 0.5.12 is read, 0.10 is
+    // none of them; TensorRT-LLM has no table.
+    const Policy s0512 = policy_from_json(
+        policy_with(gpu + R"(, "engine": "sglang", "engine_version": "0.5.12.post1")", kv_cost),
+        "policy.json");
+    CHECK(*s0512.replicas.front().engine_version == EngineVersion{0, 5, 12});
+    CHECK(
+        error_of(policy_with(gpu + R"(, "engine": "sglang", "engine_version": "0.10")", kv_cost)) ==
+        "policy.json: replica.engine_version: expected an SGLang release as \"X.Y.Z\", 0.4 to "
+        "0.5.20, found \"0.10\"");
     CHECK_THAT(
-        error_of(policy_with(gpu + R"(, "engine": "sglang", "engine_version": "0.10")", kv_cost)),
-        Catch::StartsWith("policy.json: replica.engine_version: expected engine \"vllm\""));
+        error_of(policy_with(gpu + R"(, "engine": "trtllm", "engine_version": "0.10")", kv_cost)),
+        Catch::StartsWith("policy.json: replica.engine_version: expected engine \"vllm\" or "
+                          "\"sglang\""));
 }
 
 TEST_CASE("a max_regression names its figure, its bound in percent and the figure's demand",

@@ -166,9 +166,33 @@ def test_engine_version_reaches_roofline_trace_and_diff():
     assert old.waste.used_bytes == 2 * new.waste.used_bytes
     expected = cli_json("trace", str(trace), "--model", NVFP4, "--engine-version", "0.13")
     assert old.waste.used_bytes == expected["kv_used_per_gpu"]
-    # Another engine has no release table: the library's refusal.
-    with pytest.raises(kvplan.InvalidInputError, match="engine_version: expected engine vllm"):
+    # TensorRT-LLM has no release table, and SGLang's has no 0.13: the library's refusals.
+    with pytest.raises(kvplan.InvalidInputError, match="engine_version: expected engine vllm or"):
+        kvplan.roofline("llama-3-8b", "h100-sxm", engine="trtllm", engine_version="0.13")
+    with pytest.raises(kvplan.InvalidInputError, match="expected an SGLang release from 0.4 to"):
         kvplan.roofline("llama-3-8b", "h100-sxm", engine="sglang", engine_version="0.13")
+
+
+def test_engine_version_names_sglang_releases_as_the_cli_does():
+    # SGLang's 0.4 line picks mem_fraction_static by tp: 0.81 at tp 8 (engine/sglang_release.hpp);
+    # the newest release, 0.5.20, by GPU memory: 0.818 for an H100 at tp 8. The answer names the
+    # release, as fit's JSON does.
+    old = kvplan.fit("llama-3-70b", "h100-sxm", tp=8, context="8k", engine="sglang",
+                     engine_version="0.4.3.post4")
+    new = kvplan.fit("llama-3-70b", "h100-sxm", tp=8, context="8k", engine="sglang")
+    assert old.engine_version == "0.4.3"
+    assert new.engine_version == "0.5.20"
+    cli = cli_json("fit", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "8", "--context",
+                   "8k", "--engine", "sglang", "--engine-version", "0.4.3.post4")
+    assert cli["engine_version"] == "0.4.3"
+    assert old.kv_budget_bytes_per_gpu == cli["kv_budget_bytes_per_gpu"]
+    assert old.kv_budget_bytes_per_gpu < new.kv_budget_bytes_per_gpu
+    # 0.4.7 to 0.5.2 ran a heuristic kvplan does not model: a fraction must be given.
+    with pytest.raises(kvplan.InvalidInputError, match="SGLang PR #7054"):
+        kvplan.fit("llama-3-70b", "h100-sxm", tp=8, context="8k", engine="sglang",
+                   engine_version="0.4.9")
+    assert kvplan.fit("llama-3-70b", "h100-sxm", tp=8, context="8k", engine="sglang",
+                      engine_version="0.4.9", gpu_memory_utilization=0.9).engine_version == "0.4.9"
 
 
 def test_calibrate_takes_the_release_as_the_cli_does():

@@ -121,16 +121,25 @@ std::string verdict_line(const ReplicaAnswer& a, const ResolvedGpu& g) {
     return "";
 }
 
+namespace {
+/// The release of `s`'s engine whose defaults apply, as resolve_serving takes it; nullopt for an
+/// engine kvplan models at one release.
+std::optional<EngineVersion> serving_release(const Serving& s) {
+    if (s.engine == Engine::vllm) return vllm_release_or_newest(s.engine_version).line();
+    if (s.engine == Engine::sglang) return sglang_release_or_newest(s.engine_version);
+    return std::nullopt;
+}
+}  // namespace
+
 std::string engine_text(const Serving& s) {
     std::string t(name(s.engine));
-    if (s.engine == Engine::vllm) t += " " + vllm_release_or_newest(s.engine_version).text();
+    if (const auto v = serving_release(s)) t += " " + v->text();
     return t;
 }
 
 void append_engine_version_input(Report& rep, const Serving& s) {
-    if (s.engine == Engine::vllm)
-        rep.inputs.push_back(
-            {"engine_version", cell_text(vllm_release_or_newest(s.engine_version).text())});
+    if (const auto v = serving_release(s))
+        rep.inputs.push_back({"engine_version", cell_text(v->text())});
 }
 
 std::string describe_weights(const WeightOptions& w) {
@@ -302,6 +311,19 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                            cell(m.memory_total),
                            cell_exact(m.memory_total),
                            {"the total the CUDA or HIP runtime reports", {gpu_src}}});
+    if (e == Engine::sglang) {
+        const ResolvedServing& s = a.serving;
+        rep.figures.push_back(
+            {"engine_version",
+             "SGLang release",
+             cell_text(s.sglang_release.text()),
+             {},
+             {"the release whose rules apply (kvplan/engine/sglang_release.hpp)",
+              {s.engine_version_given
+                   ? std::string("--engine-version")
+                   : std::string("the newest release kvplan knows (--engine-version X.Y.Z for "
+                                 "another)")}}});
+    }
     if (e == Engine::vllm) {
         const ResolvedServing& s = a.serving;
         rep.figures.push_back(
@@ -455,14 +477,24 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
              {res.cuda_context.source == TermSource::given ? "given"
               : own_context ? "grows with the SMs (engine/sglang.hpp, sglang_cuda_context)"
                             : "700 MiB (budget/reserve.hpp)"}}));
+        // On ROCm SGLang's own terms are the all-reduces' buffers beside the reserve's; on a
+        // CUDA PCIe node, NCCL's buffers in place of it.
+        const GpuArch arch = a.replica.gpu.arch;
+        const bool rocm = arch == GpuArch::cdna3 || arch == GpuArch::cdna4;
         rep.figures.push_back(size_figure(
             "comm_buffer_bytes", "- communication buffers" + in_out_comm, m.comm_buffers,
-            {own_comm ? std::string("NCCL's ring and tree buffers on PCIe: 2 communicators x 2 "
-                                    "channels x 2 receiving peers x 9.1875 MiB")
-                      : std::string("128 MiB per rank of a multi-GPU replica"),
+            {!own_comm ? std::string("128 MiB per rank of a multi-GPU replica")
+             : rocm    ? fmt::format("128 MiB per rank (RCCL), aiter's custom all-reduce at SGLang "
+                                        "{}'s max_size and the quick all-reduce's IPC buffer",
+                                     a.serving.sglang_release.text())
+                       : std::string("NCCL's ring and tree buffers on PCIe: 2 communicators x 2 "
+                                        "channels x 2 receiving peers x 9.1875 MiB"),
              {res.comm_buffers.source == TermSource::given ? "given"
-              : own_comm ? "SGLang's groups at init (engine/sglang.hpp, sglang_pcie_nccl_bytes)"
-                         : "SGLang's reserve rule (budget/reserve.hpp)"}}));
+              : !own_comm ? "SGLang's reserve rule (budget/reserve.hpp)"
+              : rocm      ? "SGLang's groups at init (engine/sglang_release.hpp, "
+                            "sglang_aiter_all_reduce_bytes; engine/sglang.hpp, "
+                            "sglang_rocm_quick_reduce_bytes)"
+                     : "SGLang's groups at init (engine/sglang.hpp, sglang_pcie_nccl_bytes)"}}));
         if (!m.nccl_nvls.is_zero())
             rep.figures.push_back(size_figure(
                 "nccl_nvls_bytes", "- NCCL NVLS buffers", m.nccl_nvls,

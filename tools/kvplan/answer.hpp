@@ -37,12 +37,12 @@ void append_command_notes(Report& rep, const std::vector<EngineCommand>& command
 void append_serve_commands(Report& rep, const Deployment& d, const Demand& demand,
                            const std::string& model, std::optional<Bytes> host_kv = {});
 
-/// "vllm 0.30" (the release whose defaults apply: --engine-version, else the newest kvplan
-/// knows), "sglang": the engine as a search's heading names it.
+/// "vllm 0.30", "sglang 0.5.20" (the release whose defaults apply: --engine-version, else the
+/// newest kvplan knows), "trtllm": the engine as a search's heading names it.
 [[nodiscard]] std::string engine_text(const Serving& s);
 
-/// The input "engine_version" of a search's JSON: vLLM's release whose defaults apply (none for
-/// the other engines, which kvplan models at one release).
+/// The input "engine_version" of a search's JSON: vLLM's or SGLang's release whose defaults apply
+/// (none for the other engines, which kvplan models at one release).
 void append_engine_version_input(Report& rep, const Serving& s);
 
 /// "bf16", "bf16 (experts mxfp4)", "fp8 (128 x 128 blocks)": a weight format as a person reads it.

@@ -530,9 +530,12 @@ std::string replica_text(const Judged& j, std::size_t ri, const std::vector<Reso
     if (r.dcp != 1) parallel += fmt::format(", dcp {}", r.dcp);
     if (r.redundant_experts != 0)
         parallel += fmt::format(", +{} redundant experts", r.redundant_experts);
-    // vLLM's release, as fit names it: the policy's engine_version, else the newest kvplan knows.
+    // vLLM's or SGLang's release, as fit names it: the policy's engine_version, else the newest
+    // kvplan knows.
     const std::string release =
-        r.engine == Engine::vllm ? " " + vllm_release_or_newest(r.engine_version).text() : "";
+        r.engine == Engine::vllm     ? " " + vllm_release_or_newest(r.engine_version).line().text()
+        : r.engine == Engine::sglang ? " " + sglang_release_or_newest(r.engine_version).text()
+                                     : "";
     return fmt::format("{} x {} ({}), KV {}, weights {}, engine {}{}", replica_gpus(layout),
                        gpus[ri].id, parallel, name(kv.dtype), weights, name(r.engine), release);
 }
@@ -628,7 +631,11 @@ void run_check(const CheckOptions& co, Context& ctx) {
         if (p.replicas[0].engine == Engine::vllm)
             rep.inputs.push_back(
                 {"engine_version",
-                 cell_text(vllm_release_or_newest(p.replicas[0].engine_version).text())});
+                 cell_text(vllm_release_or_newest(p.replicas[0].engine_version).line().text())});
+        if (p.replicas[0].engine == Engine::sglang)
+            rep.inputs.push_back(
+                {"engine_version",
+                 cell_text(sglang_release_or_newest(p.replicas[0].engine_version).text())});
     } else {
         rep.inputs.push_back({"replicas", cell_count(p.replicas.size(), "")});
     }

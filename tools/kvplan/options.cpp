@@ -166,9 +166,11 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
               "--mem-fraction-static, TensorRT-LLM's free_gpu_memory_fraction; default: "
               "the engine's");
         typed(group, "--engine-version", o.engine_version, parse_engine_version_flag,
-              "vLLM's release (X.Y) whose defaults apply: its gpu_memory_utilization, "
-              "CUDA graph accounting, hybrid KV-cache manager, sampler and batch defaults "
-              "per GPU; default: the newest kvplan knows");
+              "The engine's release whose defaults apply: vLLM's (X.Y: its "
+              "gpu_memory_utilization, CUDA graph accounting, hybrid KV-cache manager, sampler "
+              "and batch defaults per GPU) or SGLang's (X.Y.Z: its default "
+              "mem_fraction_static, aiter's all-reduce on ROCm); default: the newest kvplan "
+              "knows");
         typed(group, "--kv-memory", o.kv_memory, parse_size,
               "KV memory per GPU, replacing the computed one (an engine's logged "
               "\"Available KV cache memory\"); names its unit (5.38GiB)");

@@ -176,7 +176,7 @@ Engine parse_engine_name(std::string_view text, std::string_view flag) {
 
 EngineVersion parse_engine_version_flag(std::string_view text, std::string_view flag) {
     if (const auto v = parse_engine_version(text)) return *v;
-    usage_error(flag, "a release as X.Y (0.10)", text);
+    usage_error(flag, "a release as X.Y or X.Y.Z (0.10, 0.5.12)", text);
 }
 
 DraftMethod parse_draft_method_flag(std::string_view text, std::string_view flag) {

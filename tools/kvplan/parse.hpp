@@ -87,7 +87,7 @@ struct MmLimit {
 /// --engine: ideal, vllm, sglang or trtllm (the library's table), with the nearest name offered.
 [[nodiscard]] Engine parse_engine_name(std::string_view text, std::string_view flag);
 
-/// --engine-version: a release as X.Y (0.10).
+/// --engine-version: a release as X.Y or X.Y.Z (0.10, 0.5.12).
 [[nodiscard]] EngineVersion parse_engine_version_flag(std::string_view text, std::string_view flag);
 
 /// --speculative-method: none, ngram, eagle, eagle3, mtp or draft_model (the library's table).

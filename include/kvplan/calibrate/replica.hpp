@@ -222,7 +222,10 @@ struct CalibrationRelease {
 /// (naming the log), or when rq.engine_version lies outside the table.
 [[nodiscard]] inline CalibrationRelease calibration_release(const CalibrationRequest& rq) {
     CalibrationRelease r;
-    if (rq.engine_version && !vllm_release_defaults(*rq.engine_version))
+    // vLLM's rules change by release line: a patch given (0.10.1) is the line's (0.10).
+    const std::optional<EngineVersion> given =
+        rq.engine_version ? std::optional<EngineVersion>(rq.engine_version->line()) : std::nullopt;
+    if (given && !vllm_release_defaults(*given))
         detail::throw_field_error<InvalidInput>("calibrate", "engine_version",
                                                 "a vLLM release from " +
                                                     vllm_oldest_release.text() + " to " +
@@ -231,7 +234,7 @@ struct CalibrationRelease {
     const std::optional<EngineVersion> logged =
         rq.log ? rq.log->engine_version : std::optional<EngineVersion>{};
     if (logged) {
-        if (rq.engine_version && *rq.engine_version != *logged)
+        if (given && *given != *logged)
             detail::throw_field_error<InvalidInput>(rq.log_source, "engine_version",
                                                     "the release the log's banner names, " +
                                                         logged->text() +
@@ -240,9 +243,9 @@ struct CalibrationRelease {
         r.source = ReleaseSource::log;
         r.release = std::clamp(*logged, vllm_oldest_release, vllm_newest_release);
         if (r.release != *logged) r.logged_outside = logged;
-    } else if (rq.engine_version) {
+    } else if (given) {
         r.source = ReleaseSource::given;
-        r.release = *rq.engine_version;
+        r.release = *given;
     }
     return r;
 }

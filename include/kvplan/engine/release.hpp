@@ -13,25 +13,33 @@
 
 namespace kvplan {
 
-/// A release line of an engine, major.minor (patches are not told apart).
+/// A release of an engine: major.minor, and the patch where the engine's releases differ by it.
+/// vLLM's rules change by release line (major.minor: patches are not told apart, and a patch
+/// given is dropped: line()); SGLang numbers its releases 0.5.x, each a release of its own
+/// (engine/sglang_release.hpp), so its patch is kept. Post releases (".post1") are not told apart.
 struct EngineVersion {
     std::uint32_t major = 0;
     std::uint32_t minor = 0;
+    std::uint32_t patch = 0;
 
     friend constexpr auto operator<=>(const EngineVersion&, const EngineVersion&) = default;
 
-    /// "0.10".
+    /// The release line, major.minor, the patch dropped.
+    [[nodiscard]] constexpr EngineVersion line() const noexcept { return {major, minor}; }
+
+    /// "0.10", or "0.5.12" where the patch is not 0.
     [[nodiscard]] std::string text() const {
-        return std::to_string(major) + "." + std::to_string(minor);
+        std::string t = std::to_string(major) + "." + std::to_string(minor);
+        if (patch != 0) t += "." + std::to_string(patch);
+        return t;
     }
 };
 
-/// Parses "X.Y" (digits only, at most 4 each; a leading "v" is read too), or nullopt.
+/// Parses "X.Y" or "X.Y.Z" (digits only, at most 4 each; a leading "v" is read too, and a trailing
+/// ".postN" is read and dropped), or nullopt.
 [[nodiscard]] constexpr std::optional<EngineVersion> parse_engine_version(
     std::string_view s) noexcept {
     if (!s.empty() && s.front() == 'v') s.remove_prefix(1);
-    const std::size_t dot = s.find('.');
-    if (dot == std::string_view::npos) return std::nullopt;
     const auto number = [](std::string_view d) -> std::optional<std::uint32_t> {
         if (d.empty() || d.size() > 4) return std::nullopt;
         std::uint32_t v = 0;
@@ -41,11 +49,31 @@ struct EngineVersion {
         }
         return v;
     };
-    const auto major = number(s.substr(0, dot));
-    const auto minor = number(s.substr(dot + 1));
-    if (!major || !minor) return std::nullopt;
-    return EngineVersion{*major, *minor};
+    if (const std::size_t post = s.find(".post"); post != std::string_view::npos) {
+        if (!number(s.substr(post + 5))) return std::nullopt;
+        s = s.substr(0, post);
+    }
+    std::uint32_t parts[3] = {0, 0, 0};
+    std::size_t n = 0;
+    while (true) {
+        if (n == 3) return std::nullopt;
+        const std::size_t dot = s.find('.');
+        const auto v = number(s.substr(0, dot));
+        if (!v) return std::nullopt;
+        parts[n++] = *v;
+        if (dot == std::string_view::npos) break;
+        s.remove_prefix(dot + 1);
+    }
+    if (n < 2) return std::nullopt;
+    return EngineVersion{parts[0], parts[1], parts[2]};
 }
+
+static_assert(parse_engine_version("0.10") == EngineVersion{0, 10});
+static_assert(parse_engine_version("v0.5.12.post1") == EngineVersion{0, 5, 12});
+static_assert(parse_engine_version("0.5.12")->line() == EngineVersion{0, 5});
+static_assert(!parse_engine_version("0") && !parse_engine_version("0.5.12.1") &&
+              !parse_engine_version("0.5.") && !parse_engine_version("0.5.12.post") &&
+              !parse_engine_version("0.5rc1"));
 
 /// How a vLLM release picks `vllm serve`'s max_num_batched_tokens and max_num_seqs for the GPU
 /// (vllm/engine/arg_utils.py: _set_default_args_v1, later EngineArgs.get_batch_defaults, the

@@ -183,13 +183,14 @@ namespace detail {
                 if (const auto ctx = sglang_cuda_context(r.gpu)) em.cuda_context = *ctx;
             if (res.comm_buffers.source == TermSource::modelled && em.comm_buffers.is_zero())
                 em.comm_buffers = sglang_pcie_nccl_bytes(r.gpu, l.tp());
-            // On ROCm, the quick all-reduce's buffer beside the custom all-reduce's.
+            // On ROCm, aiter's custom all-reduce at the release's max_size and the quick
+            // all-reduce's buffer beside it; the reserve's term stands for RCCL's communicators.
             if (res.comm_buffers.source == TermSource::modelled)
-                em.comm_buffers += sglang_rocm_quick_reduce_bytes(r.gpu, l.tp(), eo.sglang);
-            em.fraction =
-                eo.sglang.mem_fraction_static
-                    ? *eo.sglang.mem_fraction_static
-                    : sglang_mem_fraction(r.gpu, l.tp(), l.pp(), eo.sglang, l.dp()).fraction;
+                em.comm_buffers += sglang_aiter_all_reduce_bytes(r.gpu, l.tp(), eo.sglang.release) +
+                                   sglang_rocm_quick_reduce_bytes(r.gpu, l.tp(), eo.sglang);
+            em.fraction = eo.sglang.mem_fraction_static
+                              ? *eo.sglang.mem_fraction_static
+                              : sglang_default_fraction(r.gpu, l.tp(), l.pp(), eo.sglang, l.dp());
             em.fraction_base =
                 detail::saturating_sub(em.memory_total, em.cuda_context + em.comm_buffers);
             // SGLang's heuristic goes negative when its reserve passes the GPU's memory (a small

@@ -20,6 +20,7 @@
 #include "../layout.hpp"
 #include "../model.hpp"
 #include "../units.hpp"
+#include "sglang_release.hpp"
 
 namespace kvplan {
 
@@ -70,6 +71,10 @@ struct SglangOptions {
     bool rocm_quick_reduce = true;
     /// --moe-runner-backend: how the MoE layers hold their experts (sglang_kernel_weights).
     SglangMoeRunnerBackend moe_runner_backend = SglangMoeRunnerBackend::automatic;
+    /// The SGLang release whose rules apply (engine/sglang_release.hpp): its default
+    /// mem_fraction_static (sglang_default_fraction) and, on ROCm, its aiter's custom all-reduce
+    /// (sglang_aiter_all_reduce_bytes).
+    EngineVersion release = sglang_newest_release;
 };
 
 /// The CUDA context SGLang's free-memory reading finds taken on `gpu`, or nullopt where kvplan
@@ -209,6 +214,20 @@ struct SglangMemFraction {
     const double x = (static_cast<double>(g) - r.reserved_mib) / static_cast<double>(g);
     r.fraction = static_cast<double>(static_cast<std::int64_t>(x * 1000.0 + 0.5)) / 1000.0;
     return r;
+}
+
+/// SGLang's default mem_fraction_static for `gpu` at tp x pp (and `dp` attention groups) under
+/// `o.release`'s rule (sglang_release_defaults): the 0.4 line's by tensor-parallel size
+/// (sglang_tp_fraction), later releases' by GPU memory (sglang_mem_fraction). A release of SGLang
+/// PR #7054's heuristic (0.4.7 to 0.5.2), which kvplan does not model, takes the memory rule here;
+/// resolve_serving (plan/deployment.hpp) refuses it unless a fraction is given.
+[[nodiscard]] constexpr double sglang_default_fraction(const GpuSpec& gpu, std::uint32_t tp,
+                                                       std::uint32_t pp,
+                                                       const SglangOptions& o = {},
+                                                       std::uint32_t dp = 1) {
+    const auto d = sglang_release_defaults(o.release);
+    if (d && d->fraction == SglangFractionRule::by_tp) return sglang_tp_fraction(tp);
+    return sglang_mem_fraction(gpu, tp, pp, o, dp).fraction;
 }
 
 /// SGLang's token pool on a replica.

@@ -626,8 +626,9 @@ struct EngineCommand {
         Deployment de = d;
         de.parallel = *ec.parallel;
         de.serving.engine = e;
-        // The release table is vLLM's: another engine runs its own defaults.
-        if (e != Engine::vllm) de.serving.engine_version.reset();
+        // A release is the engine's own (vLLM's or SGLang's table): another engine runs its
+        // newest.
+        if (e != d.serving.engine) de.serving.engine_version.reset();
         if (d.serving.max_sequences && d.serving.engine != e) {
             // vLLM's cap is per dp rank, SGLang's is shared by them.
             const std::uint64_t dp = from.dp > 0 ? from.dp : 1;

@@ -22,6 +22,7 @@
 #include "../engine/release.hpp"
 #include "../engine/report.hpp"
 #include "../engine/served_kv.hpp"
+#include "../engine/sglang_release.hpp"
 #include "../engine/vllm_backend.hpp"
 #include "../error.hpp"
 #include "../gpu.hpp"
@@ -66,8 +67,9 @@ struct Serving {
     Speculation speculation{};
     /// Every other knob of each engine's profile; the fields above win over it.
     EngineOptions tuning{};
-    /// The engine's release line whose defaults apply (vLLM only: engine/release.hpp);
-    /// nullopt: vllm_newest_release.
+    /// The engine's release whose defaults apply: vLLM's release line (engine/release.hpp; a
+    /// patch given is dropped), or SGLang's release (engine/sglang_release.hpp); nullopt: the
+    /// newest kvplan knows of the engine (vllm_newest_release, sglang_newest_release).
     std::optional<EngineVersion> engine_version{};
     /// vLLM's profile run samples without FlashInfer (true) or with it (false), whatever the
     /// release's default. Without it, vLLM's native top-k/top-p runs
@@ -123,8 +125,10 @@ struct ResolvedServing {
     bool fraction_given = false;
     DraftMethod draft_method = DraftMethod::none;        ///< speculative decoding's drafter
     std::uint32_t speculative_tokens = 0;                ///< tokens drafted per step
-    EngineVersion engine_version = vllm_newest_release;  ///< the release whose defaults apply
-    bool engine_version_given = false;
+    EngineVersion engine_version = vllm_newest_release;  ///< vLLM's release whose defaults apply
+    /// SGLang's release whose rules apply (engine/sglang_release.hpp); options.sglang.release too.
+    EngineVersion sglang_release = sglang_newest_release;
+    bool engine_version_given = false;  ///< the release (vLLM's or SGLang's) was given
     /// vLLM's profile sampler without FlashInfer (true) or with it (false) whatever the release's
     /// default (Serving::without_flashinfer); nullopt: the release's.
     std::optional<bool> without_flashinfer{};
@@ -140,7 +144,8 @@ struct ResolvedServing {
 
 /// `s` for a GPU `gpu`. Throws InvalidInput for a knob the engine cannot take: a block size vLLM
 /// refuses, a fraction outside (0, 1], a fraction for the ideal profile (which has none), zero
-/// sequences or tokens, an engine version for another engine than vLLM or outside its table.
+/// sequences or tokens, an engine version for another engine than vLLM or SGLang or outside its
+/// table, an SGLang release whose default fraction kvplan does not model without a fraction.
 [[nodiscard]] inline ResolvedServing resolve_serving(const Serving& s) {
     const auto refuse = [&](const char* field, const std::string& expected,
                             const std::string& found) {
@@ -207,20 +212,40 @@ struct ResolvedServing {
         r.draft_method = s.speculation.method;
         r.speculative_tokens = s.speculation.tokens;
     }
-    if (s.engine_version) {
+    if (s.engine_version && s.engine == Engine::sglang) {
+        const EngineVersion v = *s.engine_version;
+        const auto d = sglang_release_defaults(v);
+        if (!d)
+            refuse("engine_version",
+                   "an SGLang release from " + sglang_oldest_release.text() + " to " +
+                       sglang_newest_release.text(),
+                   v.text());
+        if (d->fraction == SglangFractionRule::unmodelled && !s.memory_fraction)
+            refuse("engine_version",
+                   "a memory fraction given with it (--gpu-memory-utilization, "
+                   "memory_fraction): SGLang 0.4.7 to 0.5.2 pick mem_fraction_static by SGLang "
+                   "PR #7054's heuristic, which kvplan does not model",
+                   v.text());
+        r.sglang_release = v;
+        r.engine_version_given = true;
+        r.options.sglang.release = v;
+    } else if (s.engine_version) {
         if (s.engine != Engine::vllm)
-            refuse("engine_version", "engine vllm (the release table is vLLM's)",
+            refuse("engine_version",
+                   "engine vllm or sglang (the release tables are vLLM's and SGLang's)",
                    s.engine_version->text());
-        const auto d = vllm_release_defaults(*s.engine_version);
+        // vLLM's rules change by release line: a patch given is dropped.
+        const EngineVersion line = s.engine_version->line();
+        const auto d = vllm_release_defaults(line);
         if (!d)
             refuse("engine_version",
                    "a vLLM release from " + vllm_oldest_release.text() + " to " +
                        vllm_newest_release.text(),
                    s.engine_version->text());
-        r.engine_version = *s.engine_version;
+        r.engine_version = line;
         r.engine_version_given = true;
         if (!s.memory_fraction) r.budget.utilization = d->gpu_memory_utilization;
-        r.options.vllm = vllm_release_options(r.options.vllm, *s.engine_version);
+        r.options.vllm = vllm_release_options(r.options.vllm, line);
     }
     if (s.enforce_eager) {
         if (s.engine != Engine::vllm)

@@ -370,15 +370,23 @@ inline void regression_only_keys(const JsonReader& r, CheckFigure figure) {
                    std::to_string(*p.block_size));
     }
     if (const auto s = r.optional_string("engine_version")) {
-        if (p.engine != Engine::vllm)
-            r.fail("engine_version", "engine \"vllm\" (the release table is vLLM's)",
+        if (p.engine != Engine::vllm && p.engine != Engine::sglang)
+            r.fail("engine_version",
+                   "engine \"vllm\" or \"sglang\" (the release tables are vLLM's and SGLang's)",
                    "\"" + printable(*s) + "\"");
         const auto v = parse_engine_version(*s);
-        if (!v || !vllm_release_defaults(*v))
+        if (p.engine == Engine::sglang) {
+            if (!v || !sglang_release_defaults(*v))
+                r.fail("engine_version",
+                       "an SGLang release as \"X.Y.Z\", " + sglang_oldest_release.text() + " to " +
+                           sglang_newest_release.text(),
+                       "\"" + printable(*s) + "\"");
+        } else if (!v || !vllm_release_defaults(v->line())) {
             r.fail("engine_version",
                    "a vLLM release as \"X.Y\", " + vllm_oldest_release.text() + " to " +
                        vllm_newest_release.text(),
                    "\"" + printable(*s) + "\"");
+        }
         p.engine_version = *v;
     }
     p.name = r.optional_string("name").value_or(default_replica_name(p));

@@ -160,7 +160,7 @@ struct PolicyReplica {
     Engine engine = Engine::vllm;
     std::optional<double> gpu_memory_utilization{};  ///< nullopt: the engine's
     std::optional<std::uint32_t> block_size{};       ///< nullopt: the engine's
-    std::optional<EngineVersion> engine_version{};   ///< vLLM's release; nullopt: the newest
+    std::optional<EngineVersion> engine_version{};   ///< vLLM's or SGLang's; nullopt: newest
 };
 
 /// The name a replica goes by when the policy gives it none: "h100-sxm tp 4 x pp 1", with
