@@ -63,16 +63,16 @@
 // Under attention data parallelism a step's time is its busiest dp rank's: ceil(B / dp) of the
 // decodes and the prefill chunk, with the experts seeing every rank's tokens.
 //
-// A burst (every request sent at once) moves in waves of B: SGLang prefills a wave and then
-// decodes it; vLLM and TensorRT-LLM fill every step to the token budget while prompts wait, so a
-// request decodes in full steps until the wave's last prompt is in. Past the first wave a freed
-// slot admits the next prompt at once: B requests stay admitted at the waves' rate, and a later
-// request's TPOT is its time admitted (Little's law) less its prompt's steps, at most a full step.
-// A closed loop of fixed-length clients (Load::fixed_lengths) on SGLang is such a wave every
-// cycle: a wave's prompts all prefill before it decodes, so it finishes together and its clients
-// send again together. On vLLM and TensorRT-LLM such clients stay bunched when a cycle's prompts
-// pass the token budget: they queue for it, come back in the groups they were prefilled in, and
-// each prompt's chunks ride in full steps.
+// A burst (every request sent at once) moves in waves of B, the last of the N - (waves - 1) B the
+// others leave: SGLang prefills a wave and then decodes it; vLLM and TensorRT-LLM fill every step
+// to the token budget while prompts wait, so a request decodes in full steps until the wave's last
+// prompt is in. Past the first wave a freed slot admits the next prompt at once: B requests stay
+// admitted at the waves' rate, and a later request's TPOT is its time admitted (Little's law) less
+// its prompt's steps, at most a full step. A closed loop of fixed-length clients
+// (Load::fixed_lengths) on SGLang is such a wave every cycle: a wave's prompts all prefill before
+// it decodes, so it finishes together and its clients send again together. On vLLM and TensorRT-LLM
+// such clients stay bunched when a cycle's prompts pass the token budget: they queue for it, come
+// back in the groups they were prefilled in, and each prompt's chunks ride in full steps.
 //
 // What it leaves out: prefix caching, speculative decoding, preemption, how far vLLM's and
 // TensorRT-LLM's fixed-length clients spread when a cycle's prompts fit one step (their mixed
@@ -1015,10 +1015,35 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
             e.prefill_limited = true;
         }
         e.request = wave;
-        e.ttft_queue = wave * (static_cast<double>(waves - 1) / 2.0);
+        // The last wave holds what the others leave, N - (waves - 1) B requests: its prompts take
+        // that many prefill steps and its decodes run at that batch, so the run is waves - 1 full
+        // waves and that one (a burst of its own, as the engine sees it once the rest are done).
+        // Each request's TTFT waits for the waves before its own; TTFT and TPOT are the means
+        // over the N requests.
+        const std::uint64_t last_n = l.concurrency - (waves - 1) * batch;
+        Seconds last_wave = wave, last_prefill = e.ttft_prefill, last_tpot = e.tpot;
+        if (last_n < batch) {
+            Load rest = l;
+            rest.kind = LoadKind::burst;
+            rest.concurrency = last_n;
+            rest.requests.reset();
+            const LatencyEstimate last = estimate_latency(c, rest, p, cap);
+            last_wave = last.request;
+            last_prefill = last.ttft_prefill;
+            last_tpot = last.tpot;
+        }
+        const double N = static_cast<double>(l.concurrency), earlier = n * (waves - 1);
+        const double tail_share = static_cast<double>(last_n) / N;
+        const double full_waves = static_cast<double>(waves - 1);
+        e.ttft_queue = wave * ((n * full_waves * (full_waves - 1.0) / 2.0 +
+                                static_cast<double>(last_n) * full_waves) /
+                               N);
+        const Seconds wave_tpot = e.tpot;
+        e.ttft_prefill = e.ttft_prefill * (earlier / N) + last_prefill * tail_share;
+        e.itl = e.tpot = e.tpot * (earlier / N) + last_tpot * tail_share;
         e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
-        e.tokens_per_s = static_cast<double>(l.concurrency * O) /
-                         (wave * static_cast<double>(waves)).in(seconds);
+        e.tokens_per_s =
+            static_cast<double>(l.concurrency * O) / (wave * full_waves + last_wave).in(seconds);
         if (!e.separate_prefill && waves > 1 && L > 0.0) {
             // Past the first wave the waves blur: vLLM's schedule admits a waiting prompt as soon
             // as a finished request frees its KV blocks (scheduler.py: the waiting queue is
@@ -1030,10 +1055,11 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
             // requests: the first wave's as above, the other waves' at that steady state.
             const double own = std::ceil(static_cast<double>(I) / std::max(budget - d_burst, 1.0));
             const Seconds life = Seconds::in_base(n * static_cast<double>(O) / e.tokens_per_s);
-            const Seconds steady = std::max(
-                e.tpot, std::min(e.mixed_step.time, (life - e.mixed_step.time * own) * (1.0 / L)));
-            const double first = 1.0 / static_cast<double>(waves);
-            e.itl = e.tpot = e.tpot * first + steady * (1.0 - first);
+            const Seconds steady =
+                std::max(wave_tpot,
+                         std::min(e.mixed_step.time, (life - e.mixed_step.time * own) * (1.0 / L)));
+            const double first = n / N;
+            e.itl = e.tpot = wave_tpot * first + steady * (1.0 - first);
         }
         e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
         e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
