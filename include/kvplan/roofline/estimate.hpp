@@ -146,23 +146,23 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.35;
+inline constexpr double uncompiled_layer_scale_fit = 1.40;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .compute = 0.95,
-                                           .attention = 0.40,
-                                           .experts = 0.30,
-                                           .layer_overhead = 108.0 * microseconds,
-                                           .all_reduce_latency = 26.0 * microseconds,
+                                           .attention = 0.36,
+                                           .experts = 0.28,
+                                           .layer_overhead = 103.0 * microseconds,
+                                           .all_reduce_latency = 27.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.51,
+                                           .compute = 0.50,
                                            .attention = 0.37,
-                                           .experts = 0.25,
-                                           .layer_overhead = 76.0 * microseconds,
-                                           .all_reduce_latency = 10.0 * microseconds,
+                                           .experts = 0.22,
+                                           .layer_overhead = 72.0 * microseconds,
+                                           .all_reduce_latency = 11.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
@@ -186,7 +186,7 @@ inline constexpr std::array default_family_params{
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 24.0 * microseconds,
+                  .layer_overhead = 22.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
@@ -238,9 +238,9 @@ struct EngineParams {
 // parts (least squares through the origin) where the rows span both, else the least sum of |log
 // error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
+    EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 281.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 225.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
     EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
