@@ -272,7 +272,7 @@ TEST_CASE("a profile carries the estimate's parameters, with or without a reserv
     CHECK(parse_profile(sj, "s.json").estimate == split.estimate);
     CHECK(q.estimate->attention == 0.0);
     // The per-layer multiple of the engines that do not compile their forward likewise (Hopper's
-    // default 1.35), written where it is not 1; out of (0, 100] it is refused.
+    // default 1.40; 1.35 here), written where it is not 1; out of (0, 100] it is refused.
     split.estimate->uncompiled_layer_scale = 1.35;
     const std::string uj = profile_json(split);
     CHECK(uj.find("\"estimate_uncompiled_layer_scale\": 1.35,") != std::string::npos);

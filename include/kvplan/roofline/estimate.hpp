@@ -63,16 +63,16 @@
 // Under attention data parallelism a step's time is its busiest dp rank's: ceil(B / dp) of the
 // decodes and the prefill chunk, with the experts seeing every rank's tokens.
 //
-// A burst (every request sent at once) moves in waves of B: SGLang prefills a wave and then
-// decodes it; vLLM and TensorRT-LLM fill every step to the token budget while prompts wait, so a
-// request decodes in full steps until the wave's last prompt is in. Past the first wave a freed
-// slot admits the next prompt at once: B requests stay admitted at the waves' rate, and a later
-// request's TPOT is its time admitted (Little's law) less its prompt's steps, at most a full step.
-// A closed loop of fixed-length clients (Load::fixed_lengths) on SGLang is such a wave every
-// cycle: a wave's prompts all prefill before it decodes, so it finishes together and its clients
-// send again together. On vLLM and TensorRT-LLM such clients stay bunched when a cycle's prompts
-// pass the token budget: they queue for it, come back in the groups they were prefilled in, and
-// each prompt's chunks ride in full steps.
+// A burst (every request sent at once) moves in waves of B, the last of the N - (waves - 1) B the
+// others leave: SGLang prefills a wave and then decodes it; vLLM and TensorRT-LLM fill every step
+// to the token budget while prompts wait, so a request decodes in full steps until the wave's last
+// prompt is in. Past the first wave a freed slot admits the next prompt at once: B requests stay
+// admitted at the waves' rate, and a later request's TPOT is its time admitted (Little's law) less
+// its prompt's steps, at most a full step. A closed loop of fixed-length clients
+// (Load::fixed_lengths) on SGLang is such a wave every cycle: a wave's prompts all prefill before
+// it decodes, so it finishes together and its clients send again together. On vLLM and TensorRT-LLM
+// such clients stay bunched when a cycle's prompts pass the token budget: they queue for it, come
+// back in the groups they were prefilled in, and each prompt's chunks ride in full steps.
 //
 // What it leaves out: prefix caching, speculative decoding, preemption, how far vLLM's and
 // TensorRT-LLM's fixed-length clients spread when a cycle's prompts fit one step (their mixed
@@ -146,23 +146,23 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.35;
+inline constexpr double uncompiled_layer_scale_fit = 1.40;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .compute = 0.95,
-                                           .attention = 0.40,
-                                           .experts = 0.30,
-                                           .layer_overhead = 108.0 * microseconds,
-                                           .all_reduce_latency = 26.0 * microseconds,
+                                           .attention = 0.36,
+                                           .experts = 0.28,
+                                           .layer_overhead = 103.0 * microseconds,
+                                           .all_reduce_latency = 27.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.51,
+                                           .compute = 0.50,
                                            .attention = 0.37,
-                                           .experts = 0.25,
-                                           .layer_overhead = 76.0 * microseconds,
-                                           .all_reduce_latency = 10.0 * microseconds,
+                                           .experts = 0.22,
+                                           .layer_overhead = 72.0 * microseconds,
+                                           .all_reduce_latency = 11.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
@@ -186,7 +186,7 @@ inline constexpr std::array default_family_params{
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 24.0 * microseconds,
+                  .layer_overhead = 22.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
@@ -238,9 +238,9 @@ struct EngineParams {
 // parts (least squares through the origin) where the rows span both, else the least sum of |log
 // error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
+    EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 281.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 225.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
     EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
@@ -1015,10 +1015,35 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
             e.prefill_limited = true;
         }
         e.request = wave;
-        e.ttft_queue = wave * (static_cast<double>(waves - 1) / 2.0);
+        // The last wave holds what the others leave, N - (waves - 1) B requests: its prompts take
+        // that many prefill steps and its decodes run at that batch, so the run is waves - 1 full
+        // waves and that one (a burst of its own, as the engine sees it once the rest are done).
+        // Each request's TTFT waits for the waves before its own; TTFT and TPOT are the means
+        // over the N requests.
+        const std::uint64_t last_n = l.concurrency - (waves - 1) * batch;
+        Seconds last_wave = wave, last_prefill = e.ttft_prefill, last_tpot = e.tpot;
+        if (last_n < batch) {
+            Load rest = l;
+            rest.kind = LoadKind::burst;
+            rest.concurrency = last_n;
+            rest.requests.reset();
+            const LatencyEstimate last = estimate_latency(c, rest, p, cap);
+            last_wave = last.request;
+            last_prefill = last.ttft_prefill;
+            last_tpot = last.tpot;
+        }
+        const double N = static_cast<double>(l.concurrency), earlier = n * (waves - 1);
+        const double tail_share = static_cast<double>(last_n) / N;
+        const double full_waves = static_cast<double>(waves - 1);
+        e.ttft_queue = wave * ((n * full_waves * (full_waves - 1.0) / 2.0 +
+                                static_cast<double>(last_n) * full_waves) /
+                               N);
+        const Seconds wave_tpot = e.tpot;
+        e.ttft_prefill = e.ttft_prefill * (earlier / N) + last_prefill * tail_share;
+        e.itl = e.tpot = e.tpot * (earlier / N) + last_tpot * tail_share;
         e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_prefill;
-        e.tokens_per_s = static_cast<double>(l.concurrency * O) /
-                         (wave * static_cast<double>(waves)).in(seconds);
+        e.tokens_per_s =
+            static_cast<double>(l.concurrency * O) / (wave * full_waves + last_wave).in(seconds);
         if (!e.separate_prefill && waves > 1 && L > 0.0) {
             // Past the first wave the waves blur: vLLM's schedule admits a waiting prompt as soon
             // as a finished request frees its KV blocks (scheduler.py: the waiting queue is
@@ -1030,10 +1055,11 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
             // requests: the first wave's as above, the other waves' at that steady state.
             const double own = std::ceil(static_cast<double>(I) / std::max(budget - d_burst, 1.0));
             const Seconds life = Seconds::in_base(n * static_cast<double>(O) / e.tokens_per_s);
-            const Seconds steady = std::max(
-                e.tpot, std::min(e.mixed_step.time, (life - e.mixed_step.time * own) * (1.0 / L)));
-            const double first = 1.0 / static_cast<double>(waves);
-            e.itl = e.tpot = e.tpot * first + steady * (1.0 - first);
+            const Seconds steady =
+                std::max(wave_tpot,
+                         std::min(e.mixed_step.time, (life - e.mixed_step.time * own) * (1.0 / L)));
+            const double first = n / N;
+            e.itl = e.tpot = wave_tpot * first + steady * (1.0 - first);
         }
         e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
         e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
