@@ -91,25 +91,6 @@ struct Serving {
     std::optional<EstimateParams> estimate{};
 };
 
-/// `o` with the profile accounting of vLLM release line `v` (engine/release.hpp): whether CUDA
-/// graphs, memory in use outside PyTorch, the distributed groups' buffers, NCCL's NVLS buffers and
-/// the logits gather's communicator are charged, the fusion workspace's rounding and where the
-/// fusion runs, and how the tokens of the cache are reported. `o` unchanged for a release outside
-/// the table.
-[[nodiscard]] constexpr VllmOptions vllm_release_options(VllmOptions o, EngineVersion v) {
-    const auto d = vllm_release_defaults(v);
-    if (!d) return o;
-    o.charge_cuda_graphs = d->charge_cuda_graphs;
-    o.charge_non_torch_in_use = vllm_charges_non_torch_in_use(v);
-    o.charge_comm_buffers = vllm_charges_comm_buffers(v);
-    o.charge_nvls_buffers = vllm_profile_connects_nvls(v);
-    o.charge_logits_gather_communicator = vllm_logits_gather_opens_torch_nccl(v);
-    o.fusion_workspace = vllm_fusion_workspace_rounding(v);
-    o.fusion_single_stage_only = vllm_fusion_needs_single_stage(v);
-    if (d->tokens_per_group) o.token_report = VllmTokenReport::blocks_per_group;
-    return o;
-}
-
 /// vLLM's block sizes (vllm/config/cache.py, CacheConfig.block_size: BlockSize on CUDA).
 inline constexpr std::uint32_t vllm_block_sizes[] = {1, 8, 16, 32, 64, 128, 256};
 
