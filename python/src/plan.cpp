@@ -461,7 +461,8 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
          own("max_gpus", py::int_(8)), own("max_tp", py::int_(8)),
          own("any_layout", py::bool_(false)), own("dp", py::bool_(true)),
          own("ep", py::bool_(true)), own("dcp", py::bool_(true)), own("rank", py::none()),
-         own("top", py::int_(50)), own("prefix_hit_rate", py::none())},
+         own("top", py::int_(50)), own("prefix_hit_rate", py::none()),
+         own("length_spread", py::none()), own("num_prompts", py::none())},
         with_budget_keywords({"kv_dtype", "weight_dtype", "profile", "redundant_experts"}));
     m.def(
         "plan",
@@ -496,9 +497,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
                       "'estimate'");
             Serving serving = search_serving(x);
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
-            const Demand demand = demand_of(context_limit(pm->get().config()).tokens, c["context"],
-                                            c["concurrency"], prompt_tokens, output_tokens,
-                                            c["shared_prefix_tokens"], c["prefix_hit_rate"]);
+            const Demand demand =
+                demand_of(context_limit(pm->get().config()).tokens, c["context"], c["concurrency"],
+                          prompt_tokens, output_tokens, c["shared_prefix_tokens"],
+                          c["prefix_hit_rate"], c["length_spread"], c["num_prompts"]);
             const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
             serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, gpus);

@@ -231,7 +231,8 @@ ROOFLINE_BOUND_ONLY = {"--gpus", "--redundant-experts", "--block-size", "--gpu-m
                        "--kv-memory", "--max-num-seqs", "--max-num-batched-tokens",
                        "--num-gpu-blocks-override", "--allow-long-context", "--enforce-eager",
                        "--chunked-local-hybrid", "--without-flashinfer", "--profile",
-                       "--prompt-tokens", "--output-tokens"} | REPLICA_EXTRAS | SPECULATION
+                       "--prompt-tokens", "--output-tokens", "--length-spread",
+                       "--num-prompts"} | REPLICA_EXTRAS | SPECULATION
 NOT_YET["roofline"] = ROOFLINE_BOUND_ONLY
 
 

@@ -224,7 +224,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     }
 
     const std::uint64_t shared_prefix = shared_prefix_flag(o, split.prompt);
-    const Demand demand{context, concurrency, split.prompt, split.output, shared_prefix};
+    const Demand demand{context,      concurrency,   split.prompt,
+                        split.output, shared_prefix, parse_run_shape(o, split)};
     const std::optional<PriceTable> prices =
         po.prices.empty() ? std::nullopt : std::optional(load_price_table(po.prices));
     const PlanAnswer p =
@@ -308,6 +309,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (split.given()) {
         rep.inputs.push_back({"prompt_tokens", cell_count(*split.prompt, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(*split.output, "tokens")});
+        append_run_shape_inputs(rep, demand.run);
     }
     const bool with_prefix = shared_prefix != 0;
     if (with_prefix)
@@ -500,7 +502,7 @@ void register_plan(CLI::App& app, Context& ctx) {
         "weight formats");
     add_options(*sub, o->common,
                 opt_model | opt_gpu | opt_dtypes | opt_dtype_lists | opt_workload | opt_budget |
-                    opt_lengths | opt_prefix | opt_hit_rate | opt_profile | opt_output);
+                    opt_lengths | opt_run | opt_prefix | opt_hit_rate | opt_profile | opt_output);
     sub->get_option("--gpu")->description(
         "GPUs to search, comma-separated ids or spec paths (default: every bundled GPU)");
     sub->get_option("--kv-dtype")->description("KV dtypes to search, comma-separated (bf16,fp8)");
