@@ -149,19 +149,19 @@ namespace detail {
 inline constexpr double uncompiled_layer_scale_fit = 1.35;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.95,
-                                           .attention = 0.40,
-                                           .experts = 0.30,
-                                           .layer_overhead = 108.0 * microseconds,
-                                           .all_reduce_latency = 26.0 * microseconds,
+                                           .compute = 0.96,
+                                           .attention = 0.39,
+                                           .experts = 0.29,
+                                           .layer_overhead = 112.0 * microseconds,
+                                           .all_reduce_latency = 23.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.51,
-                                           .attention = 0.37,
+                                           .compute = 0.53,
+                                           .attention = 0.32,
                                            .experts = 0.25,
-                                           .layer_overhead = 76.0 * microseconds,
+                                           .layer_overhead = 77.0 * microseconds,
                                            .all_reduce_latency = 10.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
@@ -238,9 +238,9 @@ struct EngineParams {
 // parts (least squares through the origin) where the rows span both, else the least sum of |log
 // error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
+    EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 281.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 276.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
     EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
