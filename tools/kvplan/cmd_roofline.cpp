@@ -175,9 +175,15 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
             if (a.estimate)
                 rep.notes.push_back(fmt::format(
                     "the estimate assumes a closed loop of --batch clients, every request {} "
-                    "tokens in and {} out, at most the KV wall running at once, chunked prefill "
-                    "as vLLM V1 schedules; estimate parameters: {}",
+                    "tokens in and {} out{}{}, at most the KV wall running at once, prefill as "
+                    "{} schedules it; estimate parameters: {}",
                     grouped(split->prompt), grouped(split->output),
+                    run.length_spread != 0.0
+                        ? fmt::format(" (drawn within +-{:.0f} %)", 100.0 * run.length_spread)
+                        : std::string(),
+                    run.requests ? fmt::format(", a run of {} requests", grouped(*run.requests))
+                                 : std::string(),
+                    display_name(a.serving.engine),
                     estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params,
                                         in.profile_path)));
             for (const RooflinePoint& p : points)
