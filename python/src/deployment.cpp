@@ -324,7 +324,8 @@ std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
 
 Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
                  py::handle prompt_tokens, py::handle output_tokens,
-                 py::handle shared_prefix_tokens, py::handle prefix_hit_rate) {
+                 py::handle shared_prefix_tokens, py::handle prefix_hit_rate,
+                 py::handle length_spread, py::handle num_prompts) {
     Demand demand;
     if (prompt_tokens.is_none() != output_tokens.is_none())
         usage(prompt_tokens.is_none() ? "prompt_tokens" : "output_tokens",
@@ -363,6 +364,14 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
                   "None");
         demand.shared_prefix_tokens = shared_prefix_of_hit_rate(demand, rate, "prefix_hit_rate");
     }
+    // As --length-spread and --num-prompts: the run the estimate times, with the split it shapes.
+    if (!length_spread.is_none())
+        demand.run.length_spread = to_share(length_spread, "length_spread");
+    if (!num_prompts.is_none())
+        demand.run.requests = to_count(num_prompts, "num_prompts", "requests");
+    if (demand.run.given() && !demand.prompt_tokens)
+        usage(num_prompts.is_none() ? "length_spread" : "num_prompts",
+              "prompt_tokens and output_tokens as well (the load the estimate runs)", "None");
     return demand;
 }
 
@@ -403,15 +412,14 @@ void attach_tiers(PyAnswer& out, const TierSizes& t) {
 // The answer is built where Python keeps it: returned by value, pybind11 would move it (some 13 KB)
 // into a fresh allocation, and building it with new as an aggregate zeroes it first; each cost
 // an eighth of an evaluation's instructions.
-std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d,
-                                          py::handle context, py::handle concurrency,
-                                          py::handle prompt_tokens, py::handle output_tokens,
-                                          py::handle shared_prefix_tokens,
-                                          py::handle prefix_hit_rate, py::handle host_kv,
-                                          py::handle kv_offloading_size, py::handle nvme_kv,
-                                          py::handle remote_kv) {
-    const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
-                                    output_tokens, shared_prefix_tokens, prefix_hit_rate);
+std::unique_ptr<PyAnswer> evaluate_demand(
+    const std::shared_ptr<PyDeployment>& d, py::handle context, py::handle concurrency,
+    py::handle prompt_tokens, py::handle output_tokens, py::handle shared_prefix_tokens,
+    py::handle prefix_hit_rate, py::handle host_kv, py::handle kv_offloading_size,
+    py::handle nvme_kv, py::handle remote_kv, py::handle length_spread, py::handle num_prompts) {
+    const Demand demand =
+        demand_of(d->default_context, context, concurrency, prompt_tokens, output_tokens,
+                  shared_prefix_tokens, prefix_hit_rate, length_spread, num_prompts);
     const TierSizes tiers = tiers_of(host_kv, kv_offloading_size, nvme_kv, remote_kv);
     std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     attach_tiers(*out, tiers);
@@ -424,10 +432,12 @@ std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d
 std::unique_ptr<PyAnswer> fit(const DeploymentArgs& x, py::handle context, py::handle concurrency,
                               py::handle prompt_tokens, py::handle output_tokens,
                               py::handle shared_prefix_tokens, py::handle prefix_hit_rate,
-                              const TierSizes& tiers) {
+                              const TierSizes& tiers, py::handle length_spread,
+                              py::handle num_prompts) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
-    const Demand demand = demand_of(d->default_context, context, concurrency, prompt_tokens,
-                                    output_tokens, shared_prefix_tokens, prefix_hit_rate);
+    const Demand demand =
+        demand_of(d->default_context, context, concurrency, prompt_tokens, output_tokens,
+                  shared_prefix_tokens, prefix_hit_rate, length_spread, num_prompts);
     std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     set_counts(*d, out->a);
     attach_tiers(*out, tiers);
@@ -497,7 +507,7 @@ knob the engine cannot take.)";
 constexpr const char* evaluate_doc =
     R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None,
          shared_prefix_tokens=None, prefix_hit_rate=None, host_kv=None, kv_offloading_size=None,
-         nvme_kv=None, remote_kv=None)
+         nvme_kv=None, remote_kv=None, length_spread=None, num_prompts=None)
 --
 
 The replica's answer for a demand: a kvplan.ReplicaAnswer.
@@ -519,6 +529,12 @@ host_kv, nvme_kv, remote_kv: KV tiers beside the GPUs, a size per replica each, 
   --remote-kv (RDMA, InfiniBand NDR a NIC per GPU); kv_offloading_size: vLLM's flag, host
   DRAM in GiB as a number (host_kv's memory, in the vLLM command). The answer's kv_tiers
   gives what each holds and one sequence coming back against recomputing it.
+length_spread: each request's lengths drawn uniformly within +-spread of prompt_tokens and
+  output_tokens (0 to 1), as --length-spread (vllm bench serve --random-range-ratio r: r;
+  sglang.bench_serving's default: 1).
+num_prompts: the run's requests, its clients all started at once, as --num-prompts: the
+  estimate times that run (the first wave's wait, the last requests' drain), not the steady
+  state alone.
 
 Every figure is kvplan.fit's for the same inputs. max_context and longest_single_context
 are searched on first read (a binary search over the engine's cache).
@@ -582,7 +598,8 @@ void bind_deployment(py::module_& m) {
              py::arg("output_tokens") = py::none(), py::arg("shared_prefix_tokens") = py::none(),
              py::arg("prefix_hit_rate") = py::none(), py::arg("host_kv") = py::none(),
              py::arg("kv_offloading_size") = py::none(), py::arg("nvme_kv") = py::none(),
-             py::arg("remote_kv") = py::none(), evaluate_doc)
+             py::arg("remote_kv") = py::none(), py::arg("length_spread") = py::none(),
+             py::arg("num_prompts") = py::none(), evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = py::none(),
              "roofline($self, /, compute_dtype=None)\n--\n\nThe decode and prefill bounds of "
              "this deployment, matmuls in `compute_dtype` (None: the type its weights run in, "
@@ -640,7 +657,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                        own("output_tokens", py::none()), own("shared_prefix_tokens", py::none()),
                        own("prefix_hit_rate", py::none()), own("host_kv", py::none()),
                        own("kv_offloading_size", py::none()), own("nvme_kv", py::none()),
-                       own("remote_kv", py::none())},
+                       own("remote_kv", py::none()), own("length_spread", py::none()),
+                       own("num_prompts", py::none())},
                       every);
     m.def(
         "fit",
@@ -649,7 +667,8 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             return fit(
                 c.deployment(), c["context"], c["concurrency"], c["prompt_tokens"],
                 c["output_tokens"], c["shared_prefix_tokens"], c["prefix_hit_rate"],
-                tiers_of(c["host_kv"], c["kv_offloading_size"], c["nvme_kv"], c["remote_kv"]));
+                tiers_of(c["host_kv"], c["kv_offloading_size"], c["nvme_kv"], c["remote_kv"]),
+                c["length_spread"], c["num_prompts"]);
         },
         fit_signature->doc(fit_doc).c_str());
 
@@ -975,6 +994,11 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
             "ttft_queue_estimate_seconds",
             [](const A& x) { return estimate_seconds(x.a, &LatencyEstimate::ttft_queue); })
         .def_property_readonly(
+            "ttft_first_wave_estimate_seconds",
+            [](const A& x) { return estimate_seconds(x.a, &LatencyEstimate::ttft_first_wave); },
+            "Of the TTFT of a run of num_prompts requests: C / N of what its first C requests, "
+            "sent at once, wait beyond the steady state's (0 without num_prompts).")
+        .def_property_readonly(
             "ttft_bound_seconds",
             [](const A& x) { return estimate_seconds(x.a, &LatencyEstimate::ttft_bound); })
         .def_property_readonly("tokens_per_second_estimate",
@@ -987,6 +1011,14 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                                    if (!x.a.estimate) return py::none();
                                    return py::float_(x.a.estimate->tokens_per_s_per_gpu);
                                })
+        .def_property_readonly(
+            "tokens_per_second_bound",
+            [](const A& x) -> py::object {
+                if (!x.a.estimate) return py::none();
+                return py::float_(x.a.estimate->tokens_per_s_bound);
+            },
+            "The most output tokens/s the replica can give at the load (the decode bound's rate "
+            "at the clients' sequences, the prompts' compute at peak), beside the estimate.")
         .def_property_readonly("estimate_running_sequences",
                                [](const A& x) -> py::object {
                                    if (!x.a.estimate) return py::none();
@@ -1075,6 +1107,13 @@ such as vllm bench serve should measure; the *_bound figures are what no step be
             "The prefill bound of one prompt alone.")
         .def_property_readonly("tokens_per_second",
                                [](const PyEstimate& x) { return x.e.tokens_per_s; })
+        .def_property_readonly(
+            "tokens_per_second_bound", [](const PyEstimate& x) { return x.e.tokens_per_s_bound; },
+            "The most output tokens/s the replica can give at the load.")
+        .def_property_readonly(
+            "ttft_first_wave_seconds",
+            [](const PyEstimate& x) { return x.e.ttft_first_wave.in(seconds); },
+            "Of the TTFT of a run of N requests: C / N of its first wave's extra wait.")
         .def_property_readonly("tokens_per_second_per_gpu",
                                [](const PyEstimate& x) { return x.e.tokens_per_s_per_gpu; })
         .def_property_readonly("bandwidth_fraction",

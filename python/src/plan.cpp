@@ -518,6 +518,8 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
                        own("rank", py::none()),
                        own("top", py::int_(50)),
                        own("prefix_hit_rate", py::none()),
+                       own("length_spread", py::none()),
+                       own("num_prompts", py::none()),
                        own("prices", py::none()),
                        own("ttft_ms", py::none()),
                        own("tpot_ms", py::none()),
@@ -590,7 +592,8 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             serving.speculation = speculation_of(x, serving.engine, {});
             const Demand demand = demand_of(context_limit(pm->get().config()).tokens, c["context"],
                                             c["concurrency"], prompt_tokens, output_tokens,
-                                            c["shared_prefix_tokens"], c["prefix_hit_rate"]);
+                                            c["shared_prefix_tokens"], c["prefix_hit_rate"], c["length_spread"],
+                                            c["num_prompts"]);
             const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
             serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, gpus);

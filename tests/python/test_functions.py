@@ -627,3 +627,40 @@ def test_every_function_stores_the_cache_the_checkpoint_names_as_the_cli_does(tm
     measured = {o.figure: o.measured for o in c.outcomes}
     assert measured == {"kv_bytes_per_token": per_token,
                         "max_concurrency": fit["max_concurrency"]}
+
+
+def test_a_benchmark_run_reaches_the_estimate_as_the_flags_give_it():
+    # Llama-3-8B on one H100, 16 clients of 1,000 in / 200 out (all 16 run: the KV holds 375).
+    # sglang.bench_serving's default lengths (length_spread 1) over 64 requests sent at once:
+    # kvplan fit --length-spread 1 --num-prompts 64, the same library call, the same figures.
+    load = dict(concurrency=16, prompt_tokens=1000, output_tokens=200)
+    args = ("--model", "llama-3-8b", "--gpu", "h100-sxm", "--concurrency", "16",
+            "--prompt-tokens", "1000", "--output-tokens", "200")
+    keys = ("itl_estimate_seconds", "tpot_estimate_seconds", "ttft_estimate_seconds",
+            "ttft_first_wave_estimate_seconds", "tokens_per_second_estimate",
+            "tokens_per_second_bound", "itl_bound_seconds", "ttft_bound_seconds")
+    expected = cli_json("fit", *args, "--length-spread", "1", "--num-prompts", "64")
+    a = kvplan.fit("llama-3-8b", "h100-sxm", **load, length_spread=1, num_prompts=64)
+    d = kvplan.Deployment("llama-3-8b", "h100-sxm").evaluate(**load, length_spread=1,
+                                                             num_prompts=64)
+    p = kvplan.plan("llama-3-8b", "h100-sxm", **load, max_gpus=1, length_spread=1,
+                    num_prompts=64).best.answer
+    for key in keys:
+        assert getattr(a, key) == expected[key], key
+        assert getattr(d, key) == expected[key], key
+        assert getattr(p, key) == expected[key], key
+    assert a.estimate.tokens_per_second_bound == expected["tokens_per_second_bound"]
+    assert a.estimate.ttft_first_wave_seconds == expected["ttft_first_wave_estimate_seconds"]
+    # The run's first 16 of 32 requests queue for prefill together: C / N = half of what a run
+    # of 16 (N = C) adds; whole rounds of fixed lengths keep the steady state's TPOT.
+    steady = kvplan.fit("llama-3-8b", "h100-sxm", **load)
+    n16 = kvplan.fit("llama-3-8b", "h100-sxm", **load, num_prompts=16)
+    n32 = kvplan.fit("llama-3-8b", "h100-sxm", **load, num_prompts=32)
+    assert steady.ttft_first_wave_estimate_seconds == 0
+    assert n32.ttft_first_wave_estimate_seconds == pytest.approx(
+        n16.ttft_first_wave_estimate_seconds / 2, rel=1e-12)
+    assert n32.tpot_estimate_seconds == steady.tpot_estimate_seconds
+    with pytest.raises(kvplan.UsageError, match="^num_prompts: expected prompt_tokens"):
+        kvplan.fit("llama-3-8b", "h100-sxm", num_prompts=64)
+    with pytest.raises(kvplan.UsageError, match="^length_spread"):
+        kvplan.fit("llama-3-8b", "h100-sxm", **load, length_spread=1.5)

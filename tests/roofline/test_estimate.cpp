@@ -904,6 +904,28 @@ TEST_CASE("the running cap is the engine's own pool, within its sequence cap", "
     CHECK(running_cap(trt, l, eo).sequences == 5);
 }
 
+TEST_CASE("the running cap is the pool of the vLLM release that ran", "[estimate]") {
+    // Llama-3-8B in bf16 on one H100 under vLLM, requests of 1,000 + 24 tokens: 64 blocks of
+    // 16 x 128 KiB = 128 MiB each. v0.19 and v0.20 differ only in gpu_memory_utilization, 0.90
+    // and 0.92 (vllm/config/cache.py; CUDA graphs charged from v0.21 in neither, the batch
+    // defaults and the weights alike): the pool of v0.20 is 0.02 x 85,029,027,840 B (the CUDA
+    // runtime's total) = 1,700,580,557 B = 810.9 blocks of 2 MiB larger, 12.67 requests of 64
+    // blocks: 12 or 13 more by where the two pools' block counts fall.
+    const Load l{.concurrency = 5000, .prompt_tokens = 1000, .output_tokens = 24};
+    const Replica r{.model = presets::llama_3_8b, .gpu = gpus::h100_sxm};
+    const std::uint64_t v19 = running_cap(r, l, {}, EngineVersion{0, 19}).sequences;
+    const std::uint64_t v20 = running_cap(r, l, {}, EngineVersion{0, 20}).sequences;
+    CHECK(v20 - v19 >= 12);
+    CHECK(v20 - v19 <= 13);
+    // Unset, the newest release's pool (v0.30: 0.92, graphs charged), below v0.20's by the graphs.
+    CHECK(running_cap(r, l).sequences == running_cap(r, l, {}, vllm_newest_release).sequences);
+    CHECK(running_cap(r, l).sequences < v20);
+    // Another engine's pool takes no vLLM release.
+    Replica sgl = r;
+    sgl.parallel.rules = ParallelRules::sglang;
+    CHECK(running_cap(sgl, l, {}, EngineVersion{0, 11}).sequences == running_cap(sgl, l).sequences);
+}
+
 TEST_CASE("the estimate never beats the bound, whatever the fractions", "[estimate][property]") {
     // Fractions <= 1 and fixed costs >= 0 only slow a step: a property over a grid of loads.
     const Replica r = llama_8b(2);

@@ -166,7 +166,8 @@ inline std::vector<MeasuredRow> latency_table() {
         }
         LatencyObservation& o = out.back().obs;
         if (set && o.load.kind != LoadKind::static_batch)
-            o.load.max_running = running_cap(o.replica, o.load, eo).sequences;
+            o.load.max_running =
+                running_cap(o.replica, o.load, eo, o.options.vllm_release).sequences;
     }
     return out;
 }

@@ -142,6 +142,12 @@ void append_engine_version_input(Report& rep, const Serving& s) {
         rep.inputs.push_back({"engine_version", cell_text(v->text())});
 }
 
+void append_run_shape_inputs(Report& rep, const RunShape& run) {
+    if (run.length_spread != 0.0)
+        rep.inputs.push_back({"length_spread", cell_number(run.length_spread, "", 2)});
+    if (run.requests) rep.inputs.push_back({"num_prompts", cell_count(*run.requests, "requests")});
+}
+
 std::string describe_weights(const WeightOptions& w) {
     std::string s = name(w.format);
     if (w.format == WeightFormat::fp8 && w.layout.fp8_block != 0)
@@ -894,6 +900,15 @@ void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::str
         {"(clients - running) / running x a request's time (Little's law, closed loop)",
          {fmt::format("a request's time once admitted {}", e.request),
           fmt::format("running at most {} (max concurrency)", grouped_digits(e.running_cap))}});
+    if (e.ttft_first_wave > Seconds{})
+        fig("ttft_first_wave_estimate_seconds",
+            fmt::format("  first wave: {} of {} requests sent at once",
+                        grouped_digits(std::min(e.concurrency, *a.demand.run.requests)),
+                        grouped_digits(*a.demand.run.requests)),
+            cell(e.ttft_first_wave),
+            {"C / N x (a burst's TTFT - the steady state's): the run's first C requests queue for "
+             "prefill together",
+             {}});
     fig("ttft_bound_seconds", "TTFT bound (one prompt's prefill)", cell(e.ttft_bound),
         {"the prefill bound of one prompt alone: peak figures, no queue",
          {fmt::format("{} tokens", grouped_digits(I))}});
@@ -903,6 +918,12 @@ void append_estimate_figures(Report& rep, const ReplicaAnswer& a, const std::str
     fig("tokens_per_second_per_gpu_estimate", "tokens/s estimate per GPU",
         cell_number(e.tokens_per_s_per_gpu, "tokens/s", 1),
         {"tokens_per_second_estimate / GPUs of a replica", {}});
+    fig("tokens_per_second_bound", "tokens/s bound at the same load (replica)",
+        cell_number(e.tokens_per_s_bound, "tokens/s", 1),
+        {"the lesser of the decode bound's rate at the clients' sequences and the prompts' "
+         "compute at peak: no run gives more",
+         {fmt::format("{} sequences of {} tokens", grouped_digits(e.concurrency),
+                      grouped_digits(I))}});
     json_only("estimate_running_sequences", cell_count(e.running, "sequences"));
     json_only("estimate_waiting_requests", cell_count(e.waiting, "requests"));
     json_only("estimate_bandwidth_fraction", cell_number(a.estimate_params.bandwidth, "", 2));
@@ -937,13 +958,37 @@ void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::strin
         "latency: the estimate (what a benchmark such as vllm bench serve should measure) beside "
         "the roofline bound (what no step beats); {}",
         verdict_use));
+    const RunShape& run = a.demand.run;
+    const std::string lengths =
+        run.length_spread != 0.0
+            ? fmt::format(
+                  "each request's lengths drawn within +-{:.0f} % of {} tokens in and {} out",
+                  100.0 * run.length_spread, grouped_digits(I), grouped_digits(O))
+            : fmt::format("every request {} tokens in and {} out", grouped_digits(I),
+                          grouped_digits(O));
+    const std::string runs = run.requests
+                                 ? fmt::format(
+                                       ", a run of {} requests started at once (the first wave's "
+                                       "wait and the last requests' drain counted)",
+                                       grouped_digits(*run.requests))
+                                 : std::string(", the steady state");
+    const std::string scheduling =
+        e.separate_prefill
+            ? fmt::format(
+                  "each prompt a prefill pass of at most {} tokens apart from the decode "
+                  "steps, as SGLang schedules",
+                  grouped_digits(e.token_budget))
+            : fmt::format(
+                  "chunked prefill of {} tokens a step with the decodes first, as {} "
+                  "schedules",
+                  grouped_digits(e.token_budget),
+                  e.engine == ParallelRules::trtllm ? "TensorRT-LLM's in-flight batching"
+                                                    : "vLLM V1");
     rep.notes.push_back(fmt::format(
-        "the estimate assumes a closed loop of {} clients per replica, every request {} tokens in "
-        "and {} out; at most {} run at once (the max concurrency above), chunked prefill of {} "
-        "tokens a step with the decodes first, as vLLM V1 schedules; it leaves out prefix "
-        "caching, speculative decoding, preemption and MoE all-to-all",
-        grouped_digits(e.concurrency), grouped_digits(I), grouped_digits(O),
-        grouped_digits(e.running_cap), grouped_digits(e.token_budget)));
+        "the estimate assumes a closed loop of {} clients per replica, {}{}; at most {} run at "
+        "once (the max concurrency above), {}; it leaves out prefix caching, speculative "
+        "decoding and preemption",
+        grouped_digits(e.concurrency), lengths, runs, grouped_digits(e.running_cap), scheduling));
     rep.notes.push_back(
         "estimate parameters: " +
         estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params, profile_path));
@@ -954,10 +999,6 @@ void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::strin
             "(--context {} shows it)",
             grouped_digits(a.max_concurrency), grouped_digits(a.demand.context),
             grouped_digits(request), request));
-    if (a.serving.engine == Engine::sglang || a.serving.engine == Engine::trtllm)
-        rep.notes.push_back(
-            fmt::format("the estimate schedules as vLLM V1 does; {}'s scheduler differs in detail",
-                        display_name(a.serving.engine)));
 }
 
 void append_answer_notes(Report& rep, const ReplicaAnswer& a) {

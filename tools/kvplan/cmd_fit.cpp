@@ -102,6 +102,7 @@ void run_fit(const CommonOptions& o, const FitExtras& x, Context& ctx) {
     if (a.demand.prompt_tokens) {
         rep.inputs.push_back({"prompt_tokens", cell_count(*a.demand.prompt_tokens, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(*a.demand.output_tokens, "tokens")});
+        append_run_shape_inputs(rep, a.demand.run);
     }
     if (a.demand.shared_prefix_tokens != 0)
         rep.inputs.push_back(
@@ -138,7 +139,7 @@ void register_fit(CLI::App& app, Context& ctx) {
         "fit", "Does a workload fit a replica? The KV budget term by term, verdict first");
     add_options(*sub, *o,
                 opt_model | opt_gpu | opt_layout | opt_parallel | opt_dtypes | opt_workload |
-                    opt_budget | opt_lengths | opt_prefix | opt_hit_rate | opt_profile |
+                    opt_budget | opt_lengths | opt_run | opt_prefix | opt_hit_rate | opt_profile |
                     opt_output);
     auto x = std::make_shared<FitExtras>();
     sub->add_option("--plot", x->plot,

@@ -297,6 +297,11 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
                 cell_number(e.tokens_per_s, "tokens/s", 1), how);
             fig("tokens_per_second_per_gpu_estimate", "Output tokens/s per GPU (estimate)",
                 cell_number(e.tokens_per_s_per_gpu, "tokens/s", 1), how);
+            fig("tokens_per_second_bound", "Output tokens/s per replica (bound)",
+                cell_number(e.tokens_per_s_bound, "tokens/s", 1),
+                {"the lesser of the decode bound's rate at the batch and the prompts' compute at "
+                 "peak: no replica gives more",
+                 {}});
         }
         fig("overflow_bound", "P(KV in use > budget), Chernoff bound",
             cell_number(p.overflow_bound, "", 6));

@@ -204,7 +204,8 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     }
 
     const std::uint64_t shared_prefix = shared_prefix_flag(o, split.prompt);
-    const Demand demand{context, concurrency, split.prompt, split.output, shared_prefix};
+    const Demand demand{context,      concurrency,   split.prompt,
+                        split.output, shared_prefix, parse_run_shape(o, split)};
     if (asked.prices) asked.prices = load_price_table(po.prices);
     const ReviewedPlan plan = review_plan(rm.get(), space, serving, demand, asked);
     const PlanAnswer& p = plan.search;
@@ -281,6 +282,7 @@ void run_plan(const PlanOptions& po, Context& ctx) {
     if (split.given()) {
         rep.inputs.push_back({"prompt_tokens", cell_count(*split.prompt, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(*split.output, "tokens")});
+        append_run_shape_inputs(rep, demand.run);
     }
     const bool with_prefix = shared_prefix != 0;
     if (with_prefix)
@@ -471,7 +473,7 @@ void register_plan(CLI::App& app, Context& ctx) {
         "weight formats");
     add_options(*sub, o->common,
                 opt_model | opt_gpu | opt_dtypes | opt_dtype_lists | opt_workload | opt_budget |
-                    opt_lengths | opt_prefix | opt_hit_rate | opt_profile | opt_output);
+                    opt_lengths | opt_run | opt_prefix | opt_hit_rate | opt_profile | opt_output);
     sub->get_option("--gpu")->description(
         "GPUs to search, comma-separated ids or spec paths (default: every bundled GPU)");
     sub->get_option("--kv-dtype")->description("KV dtypes to search, comma-separated (bf16,fp8)");

@@ -28,7 +28,7 @@ std::vector<RooflinePoint> roofline_points(const Deployment& d,
                                            const std::vector<std::uint64_t>& batches,
                                            const std::vector<std::uint64_t>& contexts,
                                            const RooflineOptions& ro,
-                                           std::optional<TokenSplit> split) {
+                                           std::optional<TokenSplit> split, const RunShape& run) {
     std::vector<RooflinePoint> out;
     EvaluateOptions eo;
     eo.contexts = false;
@@ -51,7 +51,8 @@ std::vector<RooflinePoint> roofline_points(const Deployment& d,
                                     {.context = c,
                                      .concurrency = b,
                                      .prompt_tokens = split->prompt,
-                                     .output_tokens = split->output},
+                                     .output_tokens = split->output,
+                                     .run = run},
                                     eo);
             out.push_back(std::move(p));
         }
@@ -82,6 +83,7 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     const std::optional<TokenSplit> split =
         split_flags.given() ? std::optional(TokenSplit{*split_flags.prompt, *split_flags.output})
                             : std::nullopt;
+    const RunShape run = parse_run_shape(o, split_flags);
     CommonOptions single = o;
     if (!contexts.empty()) single.context = contexts.front();
     const ReplicaRequest in = read_replica(single, ctx, ro.compute);
@@ -90,7 +92,7 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     const Replica r =
         evaluate(d, {.context = contexts.front()}, {.contexts = false, .decode = false}).replica;
     ro = with_compute(ro, r);  // the weights' own type unless --compute-dtype says otherwise
-    const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro, split);
+    const std::vector<RooflinePoint> points = roofline_points(d, batches, contexts, ro, split, run);
 
     Report rep;
     rep.command = "roofline";
@@ -116,6 +118,7 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
     if (split) {
         rep.inputs.push_back({"prompt_tokens", cell_count(split->prompt, "tokens")});
         rep.inputs.push_back({"output_tokens", cell_count(split->output, "tokens")});
+        append_run_shape_inputs(rep, run);
     }
     if (points.size() == 1) {
         const RooflinePoint& p = points.front();
@@ -172,9 +175,15 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
             if (a.estimate)
                 rep.notes.push_back(fmt::format(
                     "the estimate assumes a closed loop of --batch clients, every request {} "
-                    "tokens in and {} out, at most the KV wall running at once, chunked prefill "
-                    "as vLLM V1 schedules; estimate parameters: {}",
+                    "tokens in and {} out{}{}, at most the KV wall running at once, prefill as "
+                    "{} schedules it; estimate parameters: {}",
                     grouped(split->prompt), grouped(split->output),
+                    run.length_spread != 0.0
+                        ? fmt::format(" (drawn within +-{:.0f} %)", 100.0 * run.length_spread)
+                        : std::string(),
+                    run.requests ? fmt::format(", a run of {} requests", grouped(*run.requests))
+                                 : std::string(),
+                    display_name(a.serving.engine),
                     estimate_basis_text(a.estimate_basis, a.gpu_family, a.estimate_params,
                                         in.profile_path)));
             for (const RooflinePoint& p : points)
@@ -400,7 +409,7 @@ void register_roofline(CLI::App& app, Context& ctx) {
         "Decode and prefill lower bounds; comma lists sweep (--batch 1,8,32 --context 1k,8k)");
     add_options(*sub, o->common,
                 opt_model | opt_gpu | opt_layout | opt_parallel | opt_dtypes | opt_budget |
-                    opt_lengths | opt_profile | opt_output);
+                    opt_lengths | opt_run | opt_profile | opt_output);
     typed(
         *sub, "-c,--context", o->contexts,
         [](std::string_view text, std::string_view flag) {

@@ -238,6 +238,15 @@ void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& spl
             std::to_string(context));
 }
 
+RunShape parse_run_shape(const CommonOptions& o, const TokenSplitFlags& split) {
+    const RunShape run{.length_spread = o.length_spread.value_or(0.0), .requests = o.num_prompts};
+    if ((o.length_spread || o.num_prompts) && !split.given())
+        usage_error(o.num_prompts ? "--num-prompts" : "--length-spread",
+                    "--prompt-tokens and --output-tokens as well (the load the estimate runs)",
+                    "no --prompt-tokens");
+    return run;
+}
+
 std::uint64_t shared_prefix_flag(const CommonOptions& o, std::optional<std::uint64_t> prompt) {
     if (!o.prefix_hit_rate) return o.shared_prefix.value_or(0);
     if (o.shared_prefix)
@@ -284,6 +293,7 @@ ReplicaFlags parse_replica_flags(const CommonOptions& o) {
     f.split = parse_token_split(o);
     if (f.context) check_context_holds_split(*f.context, f.split);
     f.shared_prefix = shared_prefix_flag(o, f.split.prompt);
+    f.run = parse_run_shape(o, f.split);
     f.import = import_options(o);
     return f;
 }
@@ -329,7 +339,8 @@ ReplicaRequest read_replica(const CommonOptions& o, const Context& ctx,
                         .concurrency = flags.concurrency,
                         .prompt_tokens = flags.split.prompt,
                         .output_tokens = flags.split.output,
-                        .shared_prefix_tokens = flags.shared_prefix};
+                        .shared_prefix_tokens = flags.shared_prefix,
+                        .run = flags.run};
     std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile) {
         const WeightOptions w = d.served_weights();

@@ -264,6 +264,18 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
             typed(group, "--output-tokens", o.output_tokens, parse_tokens, output_help);
         }
     }
+    if (groups & opt_run) {
+        CLI::App& group = in_group(cmd, "Load");
+        typed(group, "--length-spread", o.length_spread, parse_share,
+              "Each request's lengths drawn uniformly within +-spread of --prompt-tokens and "
+              "--output-tokens, their means (0 to 1): vllm bench serve's --random-range-ratio r "
+              "is r, sglang.bench_serving's default 1; with --num-prompts the run ends with its "
+              "longest request");
+        typed(group, "--num-prompts", o.num_prompts, parse_whole,
+              "The run's requests, its --concurrency clients started at once (a benchmark's "
+              "--num-prompts at --request-rate inf): the first wave's wait in TTFT, the last "
+              "requests' drain in TPOT and tokens/s; default: the steady state");
+    }
     if (groups & opt_prefix) {
         CLI::App& group = in_group(cmd, "Load");
         typed(group, "--shared-prefix,--shared-prefix-tokens", o.shared_prefix, parse_tokens,

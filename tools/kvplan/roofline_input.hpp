@@ -36,11 +36,12 @@ struct RooflinePoint {
 /// The GPU's dense peak for `d` (zero when it has none).
 [[nodiscard]] FlopsPerSecond roofline_peak(const GpuSpec& g, ComputeDtype d);
 
-/// Every (batch, context), contexts outermost; with `split`, each with the estimate.
+/// Every (batch, context), contexts outermost; with `split`, each with the estimate of the run
+/// `run` shapes.
 [[nodiscard]] std::vector<RooflinePoint> roofline_points(
     const Deployment& d, const std::vector<std::uint64_t>& batches,
     const std::vector<std::uint64_t>& contexts, const RooflineOptions& ro,
-    std::optional<TokenSplit> split = std::nullopt);
+    std::optional<TokenSplit> split = std::nullopt, const RunShape& run = {});
 
 /// The points; with an estimate, its columns beside the bound's.
 [[nodiscard]] Table roofline_table(const std::vector<RooflinePoint>& points);

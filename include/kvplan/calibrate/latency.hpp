@@ -91,8 +91,9 @@ struct PreparedObservation {
     for (const LatencyObservation& o : obs) {
         RooflineOptions ro = o.options;
         ro.efficiency.reset();
-        const RunningCap cap =
-            o.load.kind != LoadKind::static_batch ? running_cap(o.replica, o.load) : RunningCap{};
+        const RunningCap cap = o.load.kind != LoadKind::static_batch
+                                   ? running_cap(o.replica, o.load, {}, o.options.vllm_release)
+                                   : RunningCap{};
         out.push_back({decode_costs(o.replica, ro), cap, &o});
     }
     return out;

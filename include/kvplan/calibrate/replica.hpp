@@ -420,6 +420,8 @@ namespace detail::calibration {
     BenchCalibration c;
     RooflineOptions ro;
     ro.compute = matmul_compute(weights, r.gpu);
+    // The release that ran: its kernels' tiles and its own pool (running_cap).
+    ro.vllm_release = release;
     c.compute = *ro.compute;
     std::vector<LatencyObservation> obs;
     for (const BenchResult& b : rq.benches) obs.push_back(observation_of(b, r, ro));

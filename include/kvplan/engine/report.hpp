@@ -49,6 +49,25 @@ struct EngineOptions {
     TrtllmOptions trtllm{};
 };
 
+/// `o` with the profile accounting of vLLM release line `v` (engine/release.hpp): whether CUDA
+/// graphs, memory in use outside PyTorch, the distributed groups' buffers, NCCL's NVLS buffers and
+/// the logits gather's communicator are charged, the fusion workspace's rounding and where the
+/// fusion runs, and how the tokens of the cache are reported. `o` unchanged for a release outside
+/// the table.
+[[nodiscard]] constexpr VllmOptions vllm_release_options(VllmOptions o, EngineVersion v) {
+    const auto d = vllm_release_defaults(v);
+    if (!d) return o;
+    o.charge_cuda_graphs = d->charge_cuda_graphs;
+    o.charge_non_torch_in_use = vllm_charges_non_torch_in_use(v);
+    o.charge_comm_buffers = vllm_charges_comm_buffers(v);
+    o.charge_nvls_buffers = vllm_profile_connects_nvls(v);
+    o.charge_logits_gather_communicator = vllm_logits_gather_opens_torch_nccl(v);
+    o.fusion_workspace = vllm_fusion_workspace_rounding(v);
+    o.fusion_single_stage_only = vllm_fusion_needs_single_stage(v);
+    if (d->tokens_per_group) o.token_report = VllmTokenReport::blocks_per_group;
+    return o;
+}
+
 /// The KV memory an engine gives one GPU, term by term.
 struct EngineMemory {
     Engine engine = Engine::ideal;
@@ -422,16 +441,17 @@ constexpr void engine_report_cache(EngineReport& rep, Engine e, const Replica& r
 /// Engine `e` on replica `r` for sequences of `context` tokens (vLLM's max_model_len and
 /// TensorRT-LLM's max_seq_len unless set in `eo`): the KV memory it gives each stage
 /// (engine_memory), or `b.kv_memory_per_gpu` when given, and the cache it builds in it. Under
-/// attention data parallelism the figures are one dp rank's (each has its own cache).
-[[nodiscard]] constexpr EngineReport engine_report(Engine e, const Replica& r,
-                                                   std::uint64_t context,
-                                                   const BudgetOptions& b = {},
-                                                   const EngineOptions& eo = {}) {
+/// attention data parallelism the figures are one dp rank's (each has its own cache). The weights
+/// are those vLLM release line `vllm_release` loads (loaded_stage_weights); its profile accounting
+/// is the caller's, in `eo` (vllm_release_options).
+[[nodiscard]] constexpr EngineReport engine_report(
+    Engine e, const Replica& r, std::uint64_t context, const BudgetOptions& b = {},
+    const EngineOptions& eo = {}, EngineVersion vllm_release = vllm_newest_release) {
     const Layout l = r.layout();
     return detail::engine_report_with(
         e, r, l,
         loaded_stage_weights(e, r.gpu, r.model, l, r.weights,
-                             weight_bytes_per_stage(r.model, l, r.weights), vllm_newest_release,
+                             weight_bytes_per_stage(r.model, l, r.weights), vllm_release,
                              eo.sglang.moe_runner_backend),
         context, b, eo);
 }

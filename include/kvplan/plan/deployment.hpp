@@ -93,25 +93,6 @@ struct Serving {
     std::optional<EstimateParams> estimate{};
 };
 
-/// `o` with the profile accounting of vLLM release line `v` (engine/release.hpp): whether CUDA
-/// graphs, memory in use outside PyTorch, the distributed groups' buffers, NCCL's NVLS buffers and
-/// the logits gather's communicator are charged, the fusion workspace's rounding and where the
-/// fusion runs, and how the tokens of the cache are reported. `o` unchanged for a release outside
-/// the table.
-[[nodiscard]] constexpr VllmOptions vllm_release_options(VllmOptions o, EngineVersion v) {
-    const auto d = vllm_release_defaults(v);
-    if (!d) return o;
-    o.charge_cuda_graphs = d->charge_cuda_graphs;
-    o.charge_non_torch_in_use = vllm_charges_non_torch_in_use(v);
-    o.charge_comm_buffers = vllm_charges_comm_buffers(v);
-    o.charge_nvls_buffers = vllm_profile_connects_nvls(v);
-    o.charge_logits_gather_communicator = vllm_logits_gather_opens_torch_nccl(v);
-    o.fusion_workspace = vllm_fusion_workspace_rounding(v);
-    o.fusion_single_stage_only = vllm_fusion_needs_single_stage(v);
-    if (d->tokens_per_group) o.token_report = VllmTokenReport::blocks_per_group;
-    return o;
-}
-
 /// vLLM's block sizes (vllm/config/cache.py, CacheConfig.block_size: BlockSize on CUDA).
 inline constexpr std::uint32_t vllm_block_sizes[] = {1, 8, 16, 32, 64, 128, 256};
 
@@ -408,6 +389,20 @@ inline constexpr FixedArray<detail::EnumName<WeightSource>, 4> weight_source_nam
     return detail::enum_name(weight_source_names, s);
 }
 
+/// How a benchmark run of the closed loop draws and counts its requests, as the latency estimate's
+/// Load takes them: `length_spread`, each request's lengths drawn uniformly within +-spread of
+/// the prompt and output tokens (vllm bench serve --random-range-ratio r: r; sglang.bench_serving
+/// at its default range ratio 0: 1), Load::length_spread; `requests`, the run's requests, all
+/// its clients started at once (--num-prompts at --request-rate inf), Load::requests. Both unset:
+/// the closed loop's steady state at fixed means.
+struct RunShape {
+    double length_spread = 0.0;
+    std::optional<std::uint64_t> requests{};
+    [[nodiscard]] constexpr bool given() const noexcept {
+        return length_spread != 0.0 || requests.has_value();
+    }
+};
+
 /// What a deployment must serve: sequences of `context` tokens (prompt and output together, the
 /// length a review sizes for), `concurrency` of them at once over every replica. With both
 /// `prompt_tokens` and `output_tokens` the requests are a closed loop of that many clients, every
@@ -424,6 +419,8 @@ struct Demand {
     /// Tokens of the prompt prefix every request shares; 0: none. At most the context, and at most
     /// prompt_tokens when the split is given.
     std::uint64_t shared_prefix_tokens = 0;
+    /// The run the estimate times: drawn lengths and a request count; only with the split.
+    RunShape run{};
 };
 
 /// A request's prompt and output.
@@ -469,6 +466,21 @@ struct TokenSplit {
             detail::text("at most the context, ", d.context, " tokens"),
             detail::text(sum, " tokens"));
     return split;
+}
+
+/// Throws InvalidInput naming `where` when `d`'s run shape is out of range (a spread outside
+/// [0, 1], no request) or given without the split it shapes.
+inline void check_run_shape(const Demand& d, detail::TextRef where) {
+    if (!d.run.given()) return;
+    if (!(d.run.length_spread >= 0.0 && d.run.length_spread <= 1.0))
+        detail::throw_field_error<InvalidInput>(where, "length_spread", "a fraction in [0, 1]",
+                                                std::to_string(d.run.length_spread));
+    if (d.run.requests && *d.run.requests == 0)
+        detail::throw_field_error<InvalidInput>(where, "num_prompts", ">= 1 request", "0");
+    if (!d.prompt_tokens || !d.output_tokens)
+        detail::throw_field_error<InvalidInput>(
+            where, d.run.requests ? "num_prompts" : "length_spread",
+            "prompt_tokens and output_tokens as well (the load the estimate runs)", "no split");
 }
 
 /// The shared prefix a prefix-cache hit rate stands for, for memory: when a share `rate` of every

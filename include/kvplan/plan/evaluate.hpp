@@ -20,7 +20,10 @@
 // at most max_concurrency of them at once, the figure the verdict counts (what the engine's cache
 // holds at the demand's context, within its sequence cap), so the estimate and the verdict agree
 // on how many sequences run; the others wait, and their wait is in the TTFT. The token budget of a
-// step is Serving::max_num_batched_tokens, else vLLM's default for the GPU.
+// step is Serving::max_num_batched_tokens, else vLLM's default for the GPU. A run shape
+// (Demand::run: lengths drawn around the means, a run of N requests started at once) times the
+// run a benchmark makes rather than the steady state; its N spreads over the replicas as the
+// clients do, ceil(N / replicas) a replica.
 //
 // A shared prompt prefix (Demand::shared_prefix_tokens, a system prompt every request starts
 // with) is held once per dp rank's cache, as prefix caching holds it: its full blocks come out of
@@ -676,6 +679,7 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
     const std::optional<TokenSplit> split =
         demand.prompt_tokens || demand.output_tokens ? token_split(demand, where()) : std::nullopt;
     if (demand.shared_prefix_tokens != 0) check_shared_prefix(demand, where());
+    check_run_shape(demand, where());
     ReplicaAnswer a{.replica = prepared_replica(d, prepared)};
     const Replica& r = a.replica;
     const Layout& l = prepared.layout;
@@ -918,11 +922,16 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
         }
         RooflineOptions ro = o.roofline;
         ro.efficiency.reset();  // the estimate's fractions replace any efficiency
+        // The run's requests spread over the replicas as its clients do (the busiest's share).
+        std::optional<std::uint64_t> requests = demand.run.requests;
+        if (requests) *requests = (*requests + a.replicas - 1) / a.replicas;
         const Load load{.kind = LoadKind::serving,
                         .concurrency = a.concurrency_per_replica,
                         .prompt_tokens = split->prompt,
                         .output_tokens = split->output,
-                        .max_num_batched_tokens = d.serving.max_num_batched_tokens};
+                        .max_num_batched_tokens = d.serving.max_num_batched_tokens,
+                        .length_spread = demand.run.length_spread,
+                        .requests = requests};
         a.estimate = estimate_latency(
             detail::decode_costs_with(stepped, step_layout, step_weights, step_matmul, ro), load,
             a.estimate_params,

@@ -737,15 +737,16 @@ namespace detail {
 /// KV pool holds at I + O tokens each, within its sequence cap (engine_report: vLLM's blocks and
 /// max_num_seqs, SGLang's token pool and max_running_requests, TensorRT-LLM's blocks and
 /// max_batch_size), under the engine's options `eo` (a run's mem_fraction_static,
-/// free_gpu_memory_fraction, caps); never below 1 (`holds_one` says whether the pool holds one at
-/// all).
+/// free_gpu_memory_fraction, caps) and, under vLLM, release line `vllm_release` (unset: the
+/// newest); never below 1 (`holds_one` says whether the pool holds one at all).
 struct RunningCap {
     std::uint64_t sequences = 1;
     bool holds_one = true;
 };
 
-[[nodiscard]] constexpr RunningCap running_cap(const Replica& r, const Load& l,
-                                               const EngineOptions& eo = {}) {
+[[nodiscard]] constexpr RunningCap running_cap(
+    const Replica& r, const Load& l, const EngineOptions& eo = {},
+    const std::optional<EngineVersion>& vllm_release = std::nullopt) {
     if (l.max_running) return {*l.max_running, true};
     // A request beyond what the engine's pool holds waits in its queue: vLLM allocates a waiting
     // prompt's blocks only while free ones last (vllm/v1/core/sched/scheduler.py, schedule);
@@ -755,11 +756,26 @@ struct RunningCap {
     // sequence are free. Each pool is the engine's own start-up answer. The sampler's buffers are
     // left out, as when the estimate's defaults were fitted (docs/accuracy.md): the fit's
     // measurements do not say which release's sampler ran.
-    const BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
-                                      .sampler = VllmSampler::plain}};
-    const EngineReport rep =
-        engine_report(engine_of(r.parallel.rules), r,
-                      detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o, eo);
+    BudgetOptions o{.reserve = {.max_num_batched_tokens = l.max_num_batched_tokens,
+                                .sampler = VllmSampler::plain}};
+    EngineOptions opts = eo;
+    const Engine engine = engine_of(r.parallel.rules);
+    const EngineVersion release = vllm_release_or_newest(vllm_release);
+    // The release's pool under vLLM: its gpu_memory_utilization (vllm/config/cache.py), its
+    // profile accounting (vllm_release_options), its batch defaults for the GPU
+    // (vllm/engine/arg_utils.py, get_batch_defaults) and the weights as it loads them
+    // (loaded_stage_weights: gpt-oss's MXFP4 values padded to 64 from v0.14).
+    if (const auto d = vllm_release_defaults(release);
+        d && vllm_release && engine == Engine::vllm) {
+        o.utilization = d->gpu_memory_utilization;
+        opts.vllm = vllm_release_options(opts.vllm, release);
+        const VllmBatchDefaults then = vllm_batch_defaults(r.gpu, *d);
+        if (!o.reserve.max_num_batched_tokens)
+            o.reserve.max_num_batched_tokens = then.max_num_batched_tokens;
+        if (!opts.vllm.max_num_seqs) opts.vllm.max_num_seqs = then.max_num_seqs;
+    }
+    const EngineReport rep = engine_report(
+        engine, r, detail::add(l.prompt_tokens, l.output_tokens, "tokens"), o, opts, release);
     // The figures are one attention data-parallel rank's: each rank has its own pool and cap.
     const std::uint64_t seqs =
         detail::mul(rep.summary.max_sequences(), r.layout().dp(), "a sequence count");
@@ -1243,7 +1259,8 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
 }
 
 /// The estimate for `l` on `r` with parameters `p` (default_params(r.gpu) gives the fitted
-/// ones); `o.compute` is the type the matmuls run in (unset: matmul_compute). Throws InvalidInput
+/// ones); `o.compute` is the type the matmuls run in (unset: matmul_compute), `o.vllm_release`
+/// the vLLM release whose pool caps the running requests (running_cap). Throws InvalidInput
 /// as decode_bound does, or for parameters or a load out of range.
 [[nodiscard]] constexpr LatencyEstimate estimate_latency(const Replica& r, const Load& l,
                                                          const EstimateParams& p,
@@ -1252,7 +1269,8 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
     RooflineOptions bound_options = o;
     bound_options.efficiency.reset();
     const DecodeCosts c = decode_costs(r, bound_options);
-    const RunningCap cap = l.kind != LoadKind::static_batch ? running_cap(r, l) : RunningCap{};
+    const RunningCap cap =
+        l.kind != LoadKind::static_batch ? running_cap(r, l, {}, o.vllm_release) : RunningCap{};
     return estimate_latency(c, l, p, cap);
 }
 
