@@ -420,6 +420,11 @@ struct ModelConfig {
     /// Parameters each of those layers holds beyond its decoder layer and its norms and eh_proj,
     /// stored 16-bit (MiMo-V2-Flash's attention sinks, one per query head).
     std::uint64_t mtp_layer_extra_params = 0;
+    /// Whether those layers' input projection (eh_proj) splits its output rows over tensor
+    /// parallelism (vLLM's qwen3_5_mtp.py: fc, a ColumnParallelLinear); else it is whole on
+    /// every rank (deepseek_mtp.py, mimo_v2_mtp.py). weights/checkpoint_files.hpp,
+    /// mtp_head_bytes.
+    bool mtp_projection_split = false;
 };
 
 namespace detail {

@@ -995,19 +995,21 @@ TEST_CASE("vLLM's older --limit-mm-per-prompt image=N holds for the releases tha
 
 TEST_CASE("fit sizes DeepSeek-V4-Flash with vLLM's own allocator, in blocks of 256",
           "[cli][deepseek_v4]") {
-    // The KV budget this command prints is 131,883,694,224 B a GPU. vLLM's DeepSeek-V4 pool
-    // (engine/vllm_deepseek_v4.hpp, tests/hf_config/test_hf_families_2026.cpp) takes 47,808 B x
-    // 22 layer tuples = 1,051,776 B a block: 131,883,694,224 // 1,051,776 = 125,391 blocks. At
-    // 32,000 tokens with 2 x 16,384 tokens in flight (B200's default), a request takes
-    // cdiv(32,000, 256) = 125 full-MLA blocks, 2 x (cdiv(32,000, 64) + 1 = 501) window blocks,
-    // cdiv(32,000, 4) + 1 = 8,001 and cdiv(32,000, 8) + 1 = 4,001 state blocks: 13,129.
-    // 125,391 / 13,129 = 9.551x, x 32,000 = 305,622 tokens.
+    // The KV budget this command prints is 131,893,002,384 B a GPU (9,308,160 B more than with
+    // the checkpoint's int64 tid2eid tables: vLLM holds them int32, engine/vllm_deepseek_v4.hpp).
+    // vLLM's DeepSeek-V4 pool (engine/vllm_deepseek_v4.hpp,
+    // tests/hf_config/test_hf_families_2026.cpp) takes 47,808 B x 22 layer tuples = 1,051,776 B a
+    // block: 131,893,002,384 // 1,051,776 = 125,400 blocks. At 32,000 tokens with 2 x 16,384
+    // tokens in flight (B200's default), a request takes cdiv(32,000, 256) = 125 full-MLA blocks,
+    // 2 x (cdiv(32,000, 64) + 1 = 501) window blocks, cdiv(32,000, 4) + 1 = 8,001 and
+    // cdiv(32,000, 8) + 1 = 4,001 state blocks: 13,129. 125,400 / 13,129 = 9.551x, x 32,000 =
+    // 305,643 tokens.
     const CliRun r = run_kvplan(
         "fit --model deepseek-v4-flash --gpu b200 --tp 4 --context 32k --concurrency 64");
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("FITS: 64 sequences") &&
-                          Catch::Contains("(131,883,694,224 B)") && Catch::Contains("256 tokens") &&
-                          Catch::Contains("125,391 blocks") && Catch::Contains("305,622 tokens") &&
+                          Catch::Contains("(131,893,002,384 B)") && Catch::Contains("256 tokens") &&
+                          Catch::Contains("125,400 blocks") && Catch::Contains("305,643 tokens") &&
                           Catch::Contains("9.55x") && !Catch::Contains("not modelled"));
     // vLLM keeps DeepSeek-V4's caches in fp8_ds_mla whatever dtype is asked (the layer's
     // model_version "deepseek_v4"): the heading and the command say the stored layout, not bf16.

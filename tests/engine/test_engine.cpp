@@ -721,6 +721,46 @@ TEST_CASE("SGLang: Marlin's MXFP4 MoE keeps the block-FP8 loader's float32 scale
     CHECK(!parse_sglang_moe_runner_backend("triton"));
 }
 
+TEST_CASE("vLLM holds DeepSeek-V4's tid2eid tables in int32, half the checkpoint's int64",
+          "[engine][deepseek_v4]") {
+    // vllm/model_executor/models/deepseek_v4.py (DeepseekV4MoE): gate.tid2eid of each of the
+    // num_hash_layers = 3 first layers is vocab x num_experts_per_tok = 129,280 x 6, replicated on
+    // every rank, built torch.int32 (int64 only under the deep_gemm_mega_moe backend); the
+    // checkpoint stores it int64. 3 x 129,280 x 6 x (8 - 4) B = 9,308,160 B less on each GPU of
+    // the stage holding layers 0-2.
+    const Model v4 = kvplan::testing::bundled("deepseek-v4-flash");
+    REQUIRE(v4.config().moe.hash_layers == 3);
+    constexpr std::uint64_t narrowed = 3ULL * 129'280 * 6 * 4;
+    static_assert(narrowed == 9'308'160ULL);
+    const Layout l{v4, {.tp = 4}};
+    const WeightOptions w = checkpoint_weights(v4);
+    const Bytes stored = weight_bytes_per_rank(v4, l, 0, w).total();
+    const auto family = gpu_family(gpus::b200);
+    const LoadedWeights lw =
+        loaded_weights(Engine::vllm, family, v4, l, 0, w, stored, gpus::b200.arch);
+    CHECK(lw.narrowed.count() == narrowed);
+    // On B200 FlashInfer's MXFP4 kernel pads nothing here (hidden 4,096 and 2,048 / 4 = 512 are
+    // multiples of 256), so the load is the checkpoint, the rotary table, less the tables' halves.
+    CHECK(lw.loaded + lw.narrowed == stored + lw.rotary_table);
+    CHECK(vllm_hash_table_narrowing(v4, l, 0).count() == narrowed);
+    // The per-group split takes it from the router, whose tables they are.
+    const StageWeights st = weight_bytes_per_stage(v4, l, w);
+    const StageWeights loaded = loaded_stage_weights(Engine::vllm, gpus::b200, v4, l, w, st);
+    CHECK((st[0].router - loaded[0].router).count() == narrowed);
+    CHECK(loaded[0].routed_experts == st[0].routed_experts);
+    CHECK(loaded[0].total() == lw.loaded);
+    // Under pipeline parallelism only the first stage holds hash layers.
+    const Layout pp{v4, {.tp = 2, .pp = 2}};
+    CHECK(vllm_hash_table_narrowing(v4, pp, 0).count() == narrowed);
+    CHECK(vllm_hash_table_narrowing(v4, pp, 1).is_zero());
+    // SGLang's rules are its own, and a model without hash layers has no tables.
+    CHECK(loaded_weights(Engine::sglang, family, v4, l, 0, w, stored, gpus::b200.arch)
+              .narrowed.is_zero());
+    CHECK(vllm_hash_table_narrowing(kvplan::testing::bundled("deepseek-v3"),
+                                    Layout{kvplan::testing::bundled("deepseek-v3"), {.tp = 8}}, 0)
+              .is_zero());
+}
+
 TEST_CASE("SGLang: NCCL's ring and tree buffers on a PCIe node past two GPUs", "[engine][sglang]") {
     // Two communicators x 2 channels x 2 receiving connections x (4 MiB + 4,915,200 B + 524,288 B
     // = 9.1875 MiB) = 73.5 MiB.

@@ -584,6 +584,49 @@ TEST_CASE("speculative decoding: DeepSeek-V3's MTP layer, on the last pipeline s
     CHECK_THROWS_AS(evaluate(llama, {.context = 8192}), InvalidInput);
 }
 
+TEST_CASE("speculative decoding: an MTP draft holds its eh_proj and norms beside its layers",
+          "[evaluate][speculation]") {
+    // Each MTP layer vLLM builds holds, beside its decoder layer, the projection of the normed
+    // embedding and hidden state (2 hidden -> hidden, 16-bit, unquantized) and three norms of
+    // hidden (enorm, hnorm and the head's norm), 16-bit (weights/checkpoint_files.hpp,
+    // mtp_head_bytes).
+    // MiMo-V2-Flash (h = 4,096; vLLM's mimo_v2_mtp.py: eh_proj a ReplicatedLinear, whole on every
+    // rank; 64 attention sinks split by heads) at tp 4: 4,096 x 8,192 x 2 B = 67,108,864 B,
+    // norms 3 x 4,096 x 2 B = 24,576 B, sinks 64 / 4 x 2 B = 32 B: 67,133,472 B a GPU.
+    Deployment mimo = deployment("mimo-v2-flash", "h200-sxm", 4);
+    const WeightBytes mimo_head = mtp_head_bytes(mimo.model, mimo.served_weights(), 4);
+    CHECK(mimo_head.other.count() == 67'108'864ULL);
+    CHECK(mimo_head.norms.count() == 24'576);
+    CHECK(mimo_head.attention.count() == 32);
+    CHECK(mimo_head.total().count() == 67'133'472ULL);
+    // DeepSeek-V3 (h = 7,168; deepseek_mtp.py: eh_proj an nn.Linear, replicated) at tp 8:
+    // 7,168 x 14,336 x 2 B = 205,520,896 B and 3 x 7,168 x 2 B = 43,008 B a GPU.
+    Deployment v3 = deployment("deepseek-v3", "h200-sxm", 8);
+    CHECK(mtp_head_bytes(v3.model, v3.served_weights(), 8).total().count() == 205'563'904ULL);
+    // Qwen3.5-27B (h = 5,120; qwen3_5_mtp.py: fc a ColumnParallelLinear, its 5,120 output rows
+    // split) at tp 4: 1,280 x 10,240 x 2 B = 26,214,400 B, and 3 x 5,120 x 2 B = 30,720 B of norms
+    // (pre_fc_norm_embedding, pre_fc_norm_hidden, norm); whole, 104,857,600 + 30,720 B.
+    Deployment q = deployment("qwen3.5-27b", "h200-sxm", 4);
+    CHECK(q.model.config().mtp_projection_split);
+    CHECK(mtp_head_bytes(q.model, q.served_weights(), 4).total().count() == 26'245'120ULL);
+    CHECK(mtp_head_bytes(q.model, q.served_weights()).total().count() == 104'888'320ULL);
+    // Drafting puts them on the last stage beside the drafter's decoder layer: the drafted
+    // model's stages as weight_bytes_per_stage sizes them, plus the head on the last.
+    const std::pair<const char*, Deployment*> drafted[] = {
+        {"mimo-v2-flash", &mimo}, {"deepseek-v3", &v3}, {"qwen3.5-27b", &q}};
+    for (const auto& [label, d] : drafted) {
+        INFO(label);
+        d->serving.speculation = {.method = DraftMethod::mtp, .tokens = 1};
+        const PreparedLayout p = prepare_layout(*d);
+        const std::uint32_t tp = d->parallel.tp;
+        const StageWeights layers = weight_bytes_per_stage(p.model, p.layout, p.weights);
+        const WeightBytes head = mtp_head_bytes(d->model, p.weights, tp);
+        CHECK(p.stage_weights[0].total() == layers[0].total() + head.total());
+        CHECK(p.weights_whole.total() == weight_bytes(p.model, p.weights).total() +
+                                             mtp_head_bytes(d->model, p.weights).total());
+    }
+}
+
 TEST_CASE("speculative decoding: a separate draft model brings its layers and its weights",
           "[evaluate][speculation]") {
     // Llama-3-70B at tp 4 x pp 2, drafted by Llama-3.1-8B. KV per token: 327,680 + 131,072 =

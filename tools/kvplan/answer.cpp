@@ -399,7 +399,12 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                   ? std::string()
                   : fmt::format(", and PyTorch's allocator rounding of its parameters to 2 MiB "
                                 "segments ({} B, CUDACachingAllocator.cpp)",
-                                grouped_digits(a.loaded.allocator_slack.count()))),
+                                grouped_digits(a.loaded.allocator_slack.count()))) +
+             (a.loaded.narrowed.is_zero()
+                  ? std::string()
+                  : fmt::format(", less {} B as the tid2eid tables are int32, not the "
+                                "checkpoint's int64 (models/deepseek_v4.py)",
+                                grouped_digits(a.loaded.narrowed.count()))),
          {"model: " + in.model.source, weights,
           layout + (a.placement.experts_per_gpu == 0
                         ? std::string()
@@ -411,7 +416,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
     // explanation).
     const bool repacked =
         a.weights_checkpoint_per_gpu + a.loaded.rotary_table + a.loaded.allocator_slack !=
-        a.weights_per_gpu;
+        a.weights_per_gpu + a.loaded.narrowed;
     rep.figures.push_back(
         {"weight_bytes_checkpoint_per_gpu", "  (weights as stored in the checkpoint)",
          cell(a.weights_checkpoint_per_gpu), cell_exact(a.weights_checkpoint_per_gpu),

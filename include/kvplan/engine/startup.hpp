@@ -35,6 +35,7 @@
 #include "release.hpp"
 #include "sglang.hpp"
 #include "vllm_backend.hpp"
+#include "vllm_deepseek_v4.hpp"
 
 namespace kvplan {
 
@@ -400,6 +401,9 @@ struct LoadedWeights {
     /// What the caching allocator holds past the tensors, within `loaded` (SGLang's load counts
     /// it: sglang_allocator_slack).
     Bytes allocator_slack{};
+    /// What the engine holds less than the checkpoint's tensors, taken out of `loaded`: vLLM's
+    /// int32 tid2eid tables of DeepSeek-V4's int64 ones (vllm_hash_table_narrowing).
+    Bytes narrowed{};
     /// The routed experts' widths per rank as stored and as the kernel pads them (MXFP4 only).
     std::uint64_t intermediate = 0, padded_intermediate = 0;
     std::uint64_t hidden = 0, padded_hidden = 0;
@@ -549,7 +553,8 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
 /// what the checkpoint puts there (`stored`, weight_bytes_per_rank's total), the GPU's family and
 /// its architecture (SGLang's ROCm rules need CDNA 4, which has no family), and SGLang's MoE runner
 /// backend. SGLang's rules are its own (sglang_loaded_weights). vLLM adds its rotary cos/sin table
-/// to every model (vllm_rotary_table_bytes); of the weights, only the MXFP4 experts differ from the
+/// to every model (vllm_rotary_table_bytes) and holds DeepSeek-V4's tid2eid tables in int32
+/// (vllm_hash_table_narrowing); of the other weights, only the MXFP4 experts differ from the
 /// checkpoint (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend,
 /// create_weights and process_weights_after_loading):
 ///   Hopper     the Triton kernel: the intermediate width per rank rounded up to 64; the
@@ -577,7 +582,9 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
     // A given override is what the engine logged ("Model loading took"): the table is in it.
     if (e == Engine::vllm && w.override_params == 0 && w.override_bytes.is_zero()) {
         lw.rotary_table = vllm_rotary_table_bytes(m);
+        lw.narrowed = vllm_hash_table_narrowing(m, l, stage);
         lw.loaded += lw.rotary_table;
+        lw.loaded -= lw.narrowed;
     }
     const ModelConfig& c = m.config();
     const WeightFormat experts = w.expert_format ? *w.expert_format : w.format;
@@ -640,11 +647,12 @@ constexpr void set_rank_experts(LoadedWeights& lw, const Model& m, const Layout&
             loaded_weights(e, family, m, l, st, w, stored[st].total(), gpu.arch, release, moe);
         // The growth is the routed experts' (the only tensors a kernel repacks), the rotary
         // table's, a buffer of the attention layers' rotary embedding, and the allocator's
-        // rounding (SGLang's), no tensor's.
+        // rounding (SGLang's), no tensor's; the router's hash tables narrow (vLLM's int32).
         out.stages[st][ParamGroup::routed_experts] +=
-            lw.loaded - lw.stored - lw.rotary_table - lw.allocator_slack;
+            lw.loaded + lw.narrowed - lw.stored - lw.rotary_table - lw.allocator_slack;
         out.stages[st][ParamGroup::attention] += lw.rotary_table;
         out.stages[st][ParamGroup::other] += lw.allocator_slack;
+        out.stages[st][ParamGroup::router] -= lw.narrowed;
     }
     return out;
 }

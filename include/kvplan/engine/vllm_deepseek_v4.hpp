@@ -40,8 +40,10 @@
 #include "../detail/checked.hpp"
 #include "../dtype.hpp"
 #include "../kv_bytes.hpp"
+#include "../layout.hpp"
 #include "../model.hpp"
 #include "../units.hpp"
+#include "../weights/tensors.hpp"
 
 namespace kvplan {
 
@@ -352,6 +354,29 @@ namespace detail {
             most = std::max(most, per_split[x]);
     }
     return most;
+}
+
+/// The bytes of DeepSeek-V4's tid2eid tables a GPU of stage `stage` of `m` under `l` holds less
+/// under vLLM than its checkpoint stores. vLLM's DeepseekV4MoE builds gate.tid2eid of a hash-routed
+/// layer (the first num_hash_layers, vocab x num_experts_per_tok, replicated on every rank) as
+/// int32, int64 only under the deep_gemm_mega_moe MoE backend, which kvplan does not model
+/// (vllm/model_executor/models/deepseek_v4.py: hash_indices_dtype); the loader copies the
+/// checkpoint's int64 entries into it. DeepSeek-V4-Flash and -Pro (3 hash layers, a vocabulary of
+/// 129,280, 6 experts a token): 3 x 129,280 x 6 x 4 B = 9,308,160 B on every GPU of the stage that
+/// holds the first three layers. Zero for any other model.
+[[nodiscard]] constexpr Bytes vllm_hash_table_narrowing(const Model& m, const Layout& l,
+                                                        std::uint32_t stage) {
+    constexpr std::uint64_t loaded_entry_bytes = 4;  // torch.int32
+    const ModelConfig& c = m.config();
+    if (c.moe.hash_layers == 0) return {};
+    const Shard s = l.stage(stage);
+    std::uint64_t layers = 0;
+    for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i)
+        if (m.has_mlp(i) && c.moe.is_hash_layer(i)) ++layers;
+    const std::uint64_t entries = detail::mul(detail::mul(layers, c.vocab_size, "tid2eid"),
+                                              c.moe.experts_per_token, "tid2eid");
+    return Bytes::exactly(
+        detail::mul(entries, detail::hash_table_entry_bytes - loaded_entry_bytes, "tid2eid"));
 }
 
 }  // namespace kvplan

@@ -717,6 +717,7 @@ namespace detail::hf {
         // Qwen3.5's MTP (vLLM's qwen3_5_mtp.py): full-attention decoder layers like its last,
         // using the model's embedding and head unless mtp_use_dedicated_embeddings.
         c.mtp_layers = static_cast<std::uint32_t>(*q);
+        c.mtp_projection_split = true;  // fc: a ColumnParallelLinear
         c.checkpoint.mtp_shares_embeddings =
             !r.optional_boolean("mtp_use_dedicated_embeddings").value_or(false);
         notes.push_back("mtp_num_hidden_layers " + std::to_string(*q) +

@@ -456,6 +456,18 @@ struct PreparedLayout {
         pl.weights_whole = weight_bytes(m, w);
         pl.weights_whole.other += pl.drafter_weights;
     }
+    if (s.method == DraftMethod::mtp) {
+        // Each MTP layer's tensors beside its decoder layer (eh_proj, its norms: mtp_head_bytes),
+        // on the last stage with the layers, split as vLLM splits them at the model's tensor
+        // parallelism.
+        const WeightBytes head = mtp_head_bytes(m, w, pl.layout.placement().attention_tp);
+        const WeightBytes whole = mtp_head_bytes(m, w);
+        WeightBytes& wb = pl.stage_weights.stages[pl.layout.pp() - 1];
+        for (std::size_t g = 0; g < param_group_count; ++g) {
+            wb[ParamGroup(g)] += head[ParamGroup(g)] * pl.drafter_layers;
+            pl.weights_whole[ParamGroup(g)] += whole[ParamGroup(g)] * pl.drafter_layers;
+        }
+    }
     if (pl.drafter_layers != 0) {
         const PreparedLayout t = prepare_layout(m, p, w);
         pl.step = PreparedStep{t.parallel, t.layout, t.stage_weights, t.matmul};

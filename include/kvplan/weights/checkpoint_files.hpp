@@ -13,18 +13,61 @@
 
 namespace kvplan {
 
+/// The tensors of one multi-token-prediction layer beside its decoder layer, its embedding and its
+/// output head, on a rank of tensor parallelism `tp` (1: the layer as stored) under `w`: what a
+/// speculative MTP draft holds past the decoder layers it appends (plan/speculation.hpp). As
+/// vLLM builds them:
+///   eh_proj   the 2 hidden -> hidden projection of the normed embedding and hidden state, 16-bit,
+///             unquantized: replicated on every rank (deepseek_mtp.py and glm4_moe_mtp.py, an
+///             nn.Linear; mimo_v2_mtp.py, a ReplicatedLinear without quant_config), or split by
+///             output rows (ModelConfig::mtp_projection_split: qwen3_5_mtp.py's fc, a
+///             ColumnParallelLinear gathering its output); DeepSeek-V4's e_proj and h_proj
+///             (hidden x hidden each; deepseek_v4_mtp.py, ReplicatedLinears with the model's
+///             quant_config) in the checkpoint's linear format, fp8 in 128 x 128 blocks
+///             with an e8m0 scale (DeepSeek-V4-Flash's index: mtp.0.e_proj.weight F8_E4M3
+///             [4,096, 4,096], mtp.0.e_proj.scale F8_E8M0 [32, 32]), and its hc_head, fp32;
+///   norms     enorm, hnorm and shared_head.norm (Qwen3.5's pre_fc_norm_embedding,
+///             pre_fc_norm_hidden and norm; MiMo's final_layernorm), hidden each, 16-bit;
+///   extra     ModelConfig::mtp_layer_extra_params, 16-bit: MiMo-V2-Flash's attention sinks, one
+///             per query head, split by heads (mimo_v2_mtp.py slices attention_sink_bias by tp).
+/// The draft's embedding and output head are not among them: vLLM's MTP proposer replaces them
+/// with the model's ("Detected MTP model. Sharing target model embedding weights with the draft
+/// model.", vllm/v1/spec_decode/eagle.py, and the same for lm_head).
+[[nodiscard]] constexpr WeightBytes mtp_head_bytes(const Model& m, const WeightOptions& w,
+                                                   std::uint32_t tp = 1) {
+    KVPLAN_EXPECTS(tp >= 1);
+    const ModelConfig& c = m.config();
+    const std::uint64_t h = c.hidden_size;
+    WeightBytes b;
+    const auto bf16 = [](std::uint64_t n) {
+        return Bytes::exactly(detail::mul(n, 2, "MTP bytes"));
+    };
+    if (c.hc_mult != 0) {
+        b.other += detail::encoded_bytes(encoding(w.format, w.layout), h, h, 2);
+        const auto add_fp32 = [&](const detail::WeightTensor& t) {
+            b.other += Bytes::exactly(detail::mul(t.rows, t.cols, "an MTP hc_head") * 4);
+        };
+        detail::emit_hyper_connection(add_fp32, c.hc_mult, h, c.hc_mult, 1);
+    } else {
+        const std::uint64_t rows = c.mtp_projection_split ? detail::ceil_div(h, tp) : h;
+        b.other += bf16(detail::mul(rows, 2 * h, "eh_proj"));
+    }
+    b.norms += bf16(3 * h);
+    b.attention += bf16(detail::ceil_div(c.mtp_layer_extra_params, tp));
+    return b;
+}
+
 /// Bytes of the multi-token-prediction layers a checkpoint stores beside the model
 /// (ModelConfig::mtp_layers), in DeepSeek-V3's layout (its README_WEIGHTS.md; vLLM's
 /// deepseek_mtp.py loads the same tensors): each is a decoder layer like the model's last (or of
 /// the spec the config gives it, ModelConfig::mtp_spec: DeepSeek-V4's window-only layer), in the
-/// checkpoint's formats, plus bf16 enorm, hnorm and shared_head.norm (hidden each), eh_proj
-/// (hidden x 2 hidden) and its own copies of the embedding and the output head (vocab x hidden
-/// each). Qwen3.5's (vLLM's qwen3_5_mtp.py: a full-attention decoder layer, fc, norm,
-/// pre_fc_norm_hidden and pre_fc_norm_embedding) has the same shapes but shares the model's
-/// embedding and head (CheckpointFormat::mtp_shares_embeddings); MiMo-V2-Flash's (vLLM's
-/// mimo_v2_mtp.py) too, with a sliding-window attention (mtp_spec), a dense MLP
-/// (MoeShape::dense_from) and its attention sinks (ModelConfig::mtp_layer_extra_params). Where the
-/// quantization leaves these layers out (CheckpointFormat::mtp_unquantized), the whole layer is
+/// checkpoint's formats, plus the tensors of mtp_head_bytes and its own copies of the embedding
+/// and the output head (vocab x hidden each, 16-bit). Qwen3.5's (vLLM's qwen3_5_mtp.py: a
+/// full-attention decoder layer, fc, norm, pre_fc_norm_hidden and pre_fc_norm_embedding) has the
+/// same shapes but shares the model's embedding and head (CheckpointFormat::mtp_shares_embeddings);
+/// MiMo-V2-Flash's (vLLM's mimo_v2_mtp.py) too, with a sliding-window attention (mtp_spec), a dense
+/// MLP (MoeShape::dense_from) and its attention sinks (ModelConfig::mtp_layer_extra_params). Where
+/// the quantization leaves these layers out (CheckpointFormat::mtp_unquantized), the whole layer is
 /// stored as the modules it excludes are: the source checkpoint's formats (DeepSeek-V4-NVFP4's MTP
 /// layer keeps fp8 linear layers and MXFP4 experts), else the checkpoint's unquantized format.
 [[nodiscard]] constexpr Bytes mtp_layer_bytes(const Model& m) {
@@ -43,29 +86,11 @@ namespace kvplan {
         if (k.mixers && *k.mixers != mine.format) mine.mixer_format = *k.mixers;
     }
     const Bytes layers = weight_bytes(drafted, mine).total() - weight_bytes(m, mine).total();
-    const std::uint64_t h = c.hidden_size;
-    const std::uint64_t tables =
-        c.checkpoint.mtp_shares_embeddings
-            ? 0
-            : detail::mul(2 * c.vocab_size, h, "an MTP layer's embedding and head");
-    // DeepSeek-V4 stores e_proj and h_proj (hidden x hidden each) as its linear layers, fp8 in
-    // 128 x 128 blocks with an e8m0 scale (DeepSeek-V4-Flash's index: mtp.0.e_proj.weight
-    // F8_E4M3 [4,096, 4,096], mtp.0.e_proj.scale F8_E8M0 [32, 32]); DeepSeek-V3's eh_proj is
-    // counted 16-bit.
-    const bool v4 = c.hc_mult != 0;
-    const std::uint64_t own = detail::add(
-        v4 ? 0 : detail::mul(2 * h, h, "eh_proj"),
-        detail::add(3 * h + c.mtp_layer_extra_params, tables, "an MTP layer"), "an MTP layer");
-    const Bytes eh =
-        v4 ? detail::encoded_bytes(encoding(mine.format, mine.layout), h, h, 2) : Bytes{};
-    // DeepSeek-V4's MTP layer collapses its streams with an hc_head of its own, in fp32.
-    Bytes hc_head{};
-    const auto add_fp32 = [&](const detail::WeightTensor& t) {
-        hc_head += Bytes::exactly(detail::mul(t.rows, t.cols, "an MTP hc_head") * 4);
-    };
-    if (c.hc_mult != 0) detail::emit_hyper_connection(add_fp32, c.hc_mult, h, c.hc_mult, 1);
-    return layers +
-           (Bytes::exactly(detail::mul(own, 2, "an MTP layer")) + eh + hc_head) * c.mtp_layers;
+    const Bytes tables = c.checkpoint.mtp_shares_embeddings
+                             ? Bytes{}
+                             : Bytes::exactly(detail::mul(4 * c.vocab_size, c.hidden_size,
+                                                          "an MTP layer's embedding and head"));
+    return layers + (mtp_head_bytes(m, mine).total() + tables) * c.mtp_layers;
 }
 
 /// Bytes of a checkpoint's weight files: the model's weights in its checkpoint formats and its

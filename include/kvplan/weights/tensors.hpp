@@ -145,6 +145,10 @@ struct WeightTensor {
     std::uint8_t stored_bytes = 0;
 };
 
+/// Bytes of an entry of DeepSeek-V4's tid2eid tables as its checkpoint stores them (int64:
+/// DeepSeek-V4-Flash's model.safetensors.index.json and the reference inference/model.py).
+inline constexpr std::uint8_t hash_table_entry_bytes = 8;
+
 /// A linear layer of `rows` x `cols` (out x in), plus its bias of `rows` when `bias`.
 template <class Fn>
 constexpr void emit_linear(Fn& fn, ParamGroup g, TpSplit split, std::uint64_t rows,
@@ -388,9 +392,9 @@ constexpr void for_each_class_tensor(const Model& m, std::uint32_t layer, Fn&& f
         if (moe.is_hash_layer(layer)) {
             // DeepSeek-V4's hash-routed layers (vLLM's DeepseekV4MoE: gate.tid2eid, replicated, no
             // correction bias): the experts of each token id, int64 in DeepSeek's checkpoint.
-            // vLLM loads it as int32 (int64 under the deep_gemm_mega_moe backend).
+            // vLLM loads it as int32 (engine/vllm_deepseek_v4.hpp, vllm_hash_table_narrowing).
             fn(WeightTensor{ParamGroup::router, TpSplit::replicated, c.vocab_size,
-                            moe.experts_per_token, 1, 0, false, 8});
+                            moe.experts_per_token, 1, 0, false, hash_table_entry_bytes});
         } else if (moe.router_bias) {
             emit_vector(fn, ParamGroup::router, moe.experts, moe.router_bias_fp32 ? 4 : 0);
         }
