@@ -2,7 +2,9 @@
 arguments, giving the figures the command line prints for the same inputs; and the library's
 errors as Python's exception types."""
 
+import csv
 import json
+import math
 import pathlib
 
 import pytest
@@ -190,6 +192,119 @@ def test_disagg_takes_the_engine_version_as_the_cli_does():
             [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in e["pools"]]
     decode = [q.sequences_per_replica for q in p_old.pools if q.pool == "decode"]
     assert decode and decode != [q.sequences_per_replica for q in p_new.pools if q.pool == "decode"]
+
+
+AZURE = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+DISAGG_ARGS = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10", "--ttft-ms", "500",
+               "--tpot-ms", "50")
+DISAGG_KW = dict(rate=10, ttft_ms=500, tpot_ms=50)
+
+
+def nearest_rank(values, p):
+    """The p-th nearest-rank percentile: sorted(values)[ceil(p / 100 x n) - 1]."""
+    ordered = sorted(values)
+    return ordered[math.ceil(p / 100 * len(ordered)) - 1]
+
+
+def pools_of(p):
+    return [(q.pool, q.gpu, q.tp, q.sequences_per_replica, q.replicas, q.gpus) for q in p.pools]
+
+
+def cli_pools(e):
+    return [(q["pool"], q["gpu"], q["tp"], q["sequences_per_replica"], q["replicas"], q["gpus"])
+            for q in e["pools"]]
+
+
+def test_disagg_reads_a_traces_lengths_at_a_percentile_as_the_cli_does():
+    # The trace's prompts and outputs, each at its own nearest-rank percentile (lengths_at): the
+    # p50 prompt and the p50 output of the 1,000 requests, not one request's pair.
+    with open(AZURE) as f:
+        rows = list(csv.DictReader(f))
+    prompts = [int(r["ContextTokens"]) for r in rows]
+    outputs = [int(r["GeneratedTokens"]) for r in rows]
+    assert len(rows) == 1000
+    for pct, text in ((50, "50"), (95, "95"), ("max", "max")):
+        at = max if pct == "max" else (lambda v, p=pct: nearest_rank(v, p))
+        expected = cli_json("disagg", *DISAGG_ARGS, "--trace", str(AZURE), "--percentile", text)
+        p = kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, percentile=pct, **DISAGG_KW)
+        assert (p.prompt_tokens, p.output_tokens) == (at(prompts), at(outputs)), pct
+        assert (p.prompt_tokens, p.output_tokens) == (
+            expected["inputs"]["prompt_tokens"], expected["inputs"]["output_tokens"])
+        assert p.trace_requests == 1000
+        assert pools_of(p) == cli_pools(expected), pct
+        assert p.kv_transfer_bytes_per_gpu == expected["kv_transfer_bytes_per_gpu"]
+    # The default is p95, as --percentile's; the numbers given read no trace.
+    assert kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, **DISAGG_KW).prompt_tokens == \
+        nearest_rank(prompts, 95)
+    plain = kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=2000, output_tokens=500,
+                          **DISAGG_KW)
+    assert (plain.prompt_tokens, plain.output_tokens, plain.trace_requests) == (2000, 500, None)
+    # Refused as the flags are: both sources, a percentile or a unit without a trace, a
+    # percentile the library does not spell.
+    with pytest.raises(kvplan.UsageError, match="^trace: expected a trace or prompt_tokens"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, prompt_tokens=1, **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^percentile: expected trace as well"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=1, output_tokens=1, percentile=50,
+                      **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^time_unit: expected trace as well"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=1, output_tokens=1,
+                      time_unit="ms", **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^percentile: expected 50, 95, 99 or 'max'"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, percentile=90, **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^prompt_tokens: expected prompt_tokens and"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", **DISAGG_KW)
+
+
+def test_disagg_moves_the_kv_over_the_link_the_cli_names():
+    args = (*DISAGG_ARGS, "--prompt-tokens", "2000", "--output-tokens", "500")
+    kw = dict(prompt_tokens=2000, output_tokens=500, **DISAGG_KW)
+    ndr = kvplan.disagg("llama-3-70b", "h100-sxm", **kw)
+    # The same bytes a decode GPU pulls, over 25 GB/s (25 x 10^9 B/s) instead of NDR's 50.
+    slow = kvplan.disagg("llama-3-70b", "h100-sxm", link="25GB/s", **kw)
+    expected = cli_json("disagg", *args, "--link", "25GB/s")
+    assert slow.kv_transfer_bytes_per_gpu == ndr.kv_transfer_bytes_per_gpu
+    assert slow.kv_transfer_seconds == pytest.approx(slow.kv_transfer_bytes_per_gpu / 25e9)
+    assert ndr.kv_transfer_seconds == pytest.approx(ndr.kv_transfer_bytes_per_gpu / 50e9)
+    assert slow.kv_transfer_seconds == expected["kv_transfer_seconds"]
+    assert (slow.link, expected["inputs"]["link"]) == ("the given link", "the given link")
+    assert pools_of(slow) == cli_pools(expected)
+    # node: the H100 SXM spec's node-to-node figure, 50 GB/s a GPU (one ConnectX-7 each).
+    node = kvplan.disagg("llama-3-70b", "h100-sxm", link="node", **kw)
+    assert node.kv_transfer_seconds == pytest.approx(node.kv_transfer_bytes_per_gpu / 50e9)
+    assert node.link == cli_json("disagg", *args, "--link", "node")["inputs"]["link"]
+    # The H100 PCIe spec states none: the library's refusal names the field; the CLI's usage
+    # error names --link before the same words.
+    with pytest.raises(kvplan.InvalidInputError, match="node.GB_per_s_per_direction"):
+        kvplan.disagg("llama-3-70b", "h100-pcie", link="node", **kw)
+    code, _, err = cli("disagg", *[a if a != "h100-sxm" else "h100-pcie" for a in args],
+                       "--link", "node", check=False)
+    assert code == 2 and "--link: GPU 'h100-pcie': node.GB_per_s_per_direction" in err
+    with pytest.raises(kvplan.UsageError, match="^link: expected ib-ndr, ib-hdr, node or"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", link="5", **kw)
+
+
+def test_disagg_takes_the_experts_format_and_refuses_a_drafter():
+    # Qwen3-30B-A3B's routed experts in fp8 where the rest stay bf16: the pools the CLI's
+    # --expert-dtype gives, and not the bf16 checkpoint's.
+    args = ("--model", "qwen3-30b-a3b", "--gpu", "h100-sxm", "--rate", "20", "--prompt-tokens",
+            "2000", "--output-tokens", "500", "--ttft-ms", "500", "--tpot-ms", "30",
+            "--max-gpus", "2")
+    kw = dict(rate=20, prompt_tokens=2000, output_tokens=500, ttft_ms=500, tpot_ms=30, max_gpus=2)
+    fp8 = kvplan.disagg("qwen3-30b-a3b", "h100-sxm", expert_dtype="fp8", **kw)
+    plain = kvplan.disagg("qwen3-30b-a3b", "h100-sxm", **kw)
+    assert pools_of(fp8) == cli_pools(cli_json("disagg", *args, "--expert-dtype", "fp8"))
+    assert pools_of(plain) == cli_pools(cli_json("disagg", *args))
+    assert pools_of(fp8) != pools_of(plain)
+    # A drafter: plan_disaggregated's refusal, the flag named by the CLI (exit 2).
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="speculation: expected none \\(the pools are sized without a drafter"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=2000, output_tokens=500,
+                      speculative_method="eagle", num_speculative_tokens=3, **DISAGG_KW)
+    code, _, err = cli("disagg", *DISAGG_ARGS, "--prompt-tokens", "2000", "--output-tokens", "500",
+                       "--speculative-method", "eagle", "--num-speculative-tokens", "3",
+                       check=False)
+    assert code == 2 and err.startswith("kvplan: error: --speculative-method: expected no "
+                                        "speculative decoding (the pools are sized without")
 
 
 def test_library_errors_raise_their_python_types():

@@ -213,8 +213,8 @@ NOT_YET = {
     "fit": set(),
     "compare": set(),
     "plan": SPECULATION | {"--expert-dtype", "--prices", "--ttft-ms", "--tpot-ms", "--pareto"},
-    "disagg": SPECULATION | {"--expert-dtype", "--trace", "--percentile", "--time-unit",
-                             "--link"},
+    # kvplan.disagg takes the speculative keywords and raises plan_disaggregated's refusal.
+    "disagg": set(),
     # kvplan fleet and kvplan trace refuse the speculative flags (they size without a drafter).
     "fleet": SPECULATION | {"--gpus"},
     "trace": SPECULATION | {"--gpus"},
