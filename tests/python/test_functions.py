@@ -307,6 +307,26 @@ def test_disagg_takes_the_experts_format_and_refuses_a_drafter():
                                         "speculative decoding (the pools are sized without")
 
 
+def test_diff_models_speculative_decoding_as_the_cli_does():
+    # An EAGLE head is one decoder layer of the model's shape, its KV in the same pool
+    # (plan/speculation.hpp): each revision's replica holds it, as fit's does.
+    kw = dict(context="8k", concurrency=8, speculative_method="eagle", num_speculative_tokens=3)
+    d = kvplan.diff("llama-3-8b", "llama-3-8b", "h100-sxm", **kw)
+    fit = kvplan.fit("llama-3-8b", "h100-sxm", **kw)
+    plain = kvplan.fit("llama-3-8b", "h100-sxm", context="8k", concurrency=8)
+    assert d.new_answer.max_concurrency == fit.max_concurrency < plain.max_concurrency
+    assert d.new_answer.kv_budget_bytes_per_gpu == fit.kv_budget_bytes_per_gpu
+    expected = cli_json("diff", "llama-3-8b", "llama-3-8b", "--gpu", "h100-sxm", "--context",
+                        "8k", "--concurrency", "8", "--speculative-method", "eagle",
+                        "--num-speculative-tokens", "3")
+    rows = {r["figure"]: r for r in expected["effects"]}
+    assert rows["max_concurrency"]["new"] == fit.max_concurrency
+    # Without a GPU the budget is not sized: refused as --speculative-method is.
+    with pytest.raises(kvplan.UsageError, match="^speculative_method: expected a gpu as well"):
+        kvplan.diff("llama-3-8b", "llama-3-8b", speculative_method="eagle",
+                    num_speculative_tokens=3)
+
+
 def test_library_errors_raise_their_python_types():
     # Each by the library's exception type, with the library's message.
     with pytest.raises(kvplan.InvalidInputError, match="found 'llama-3-7b'; did you mean") as e:

@@ -218,7 +218,7 @@ NOT_YET = {
     # kvplan fleet and kvplan trace refuse the speculative flags (they size without a drafter).
     "fleet": SPECULATION | {"--gpus"},
     "trace": SPECULATION | {"--gpus"},
-    "diff": SPECULATION,
+    "diff": set(),
     # calibrate reads vLLM's log: --engine is vllm or refused.
     "calibrate": REPLICA_EXTRAS | SPECULATION | {"--engine", "--gpus",
                                                  "--expert-dtype", "--num-gpu-blocks-override",
