@@ -811,20 +811,51 @@ sized without a drafter.)")
                                [](const PyFleet& f) { return f.a.kv_budget_per_gpu.count(); })
         .def_property_readonly("limiting_stage",
                                [](const PyFleet& f) { return f.a.limiting_stage; })
+        .def_property_readonly(
+            "gpus_given",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 ? py::object(py::int_(f.a.gpus_given))
+                                           : py::object(py::none());
+            },
+            "The GPUs deployed (gpus=), or None.")
+        .def_property_readonly(
+            "replicas_given",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 ? py::object(py::int_(f.a.replicas_given))
+                                           : py::object(py::none());
+            },
+            "Their replicas, gpus / (tp x pp), or None.")
+        .def_property_readonly(
+            "given_serves",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 ? py::object(py::bool_(f.a.given_serves))
+                                           : py::object(py::none());
+            },
+            "The replicas deployed serve the rate (None without gpus).")
+        .def_property_readonly(
+            "rate_given_serves",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 && f.a.plan.feasible
+                           ? py::object(py::float_(f.a.rate_given_serves))
+                           : py::object(py::none());
+            },
+            "Requests a second the replicas deployed serve: replicas x batch / time in system "
+            "(None without gpus or a feasible batch).")
         .def("__repr__", [](const PyFleet& f) {
             return fmt::format("<kvplan.FleetAnswer {} replicas of {} x {}, batch {} ({})>",
                                f.a.plan.replicas, f.a.replica_gpus, f.gpu->id, f.a.plan.batch,
                                name(f.a.plan.binding));
         });
-    const auto* fleet_signature = new Signature(
-        "fleet", 2,
-        {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"),
-         own("prompt_tokens", py::none()), own("output_tokens", py::none()),
-         own("trace", py::none()), own("time_unit", py::none()), own("ttft_ms", py::none()),
-         own("shared_prefix_tokens", py::none()), own("size_by", py::str("estimate")),
-         own("percentile", py::int_(95)), own("efficiency", py::none()),
-         own("epsilon", py::none())},
-        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype", "profile"}));
+    const auto* fleet_signature =
+        new Signature("fleet", 2,
+                      {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"),
+                       own("prompt_tokens", py::none()), own("output_tokens", py::none()),
+                       own("trace", py::none()), own("time_unit", py::none()),
+                       own("ttft_ms", py::none()), own("shared_prefix_tokens", py::none()),
+                       own("size_by", py::str("estimate")), own("percentile", py::int_(95)),
+                       own("efficiency", py::none()), own("epsilon", py::none())},
+                      with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype",
+                                            "expert_dtype", "profile"}));
     m.def(
         "fleet",
         [fleet_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -910,7 +941,9 @@ sized without a drafter.)")
         fleet_signature
             ->doc(
                 R"(The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a
-TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer.
+TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer. gpus:
+the GPUs deployed, a multiple of tp x pp: whether their replicas serve the rate, and the rate
+they serve.
 prompt_tokens and output_tokens: an int (every request that long) or percentiles
 ("50:1000,95:4000"), or instead trace: a request trace's lengths (a CSV or JSON Lines file, as
 kvplan trace reads it; time_unit the unit of its numeric arrival times); the KV is sized at `percentile`; size_by 'estimate' times steps by the

@@ -307,6 +307,46 @@ def test_disagg_takes_the_experts_format_and_refuses_a_drafter():
                                         "speculative decoding (the pools are sized without")
 
 
+def test_fleet_and_trace_take_the_gpus_deployed_as_the_cli_does():
+    # tests/plan/test_plan_fleet.cpp's replica: Llama-3.1-70B at tp 4 on H100 SXM, 20 requests/s
+    # of 2,000 + 500 tokens, batch 88 and a stay of 25.164 s, 6 replicas. 16 GPUs are 4 replicas,
+    # serving 4 x 88 / 25.164 = 13.99 requests/s: short.
+    kw = dict(tp=4, rate=20, tpot_ms=50, ttft_ms=1000, prompt_tokens=2000, output_tokens=500)
+    args = ("--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--rate", "20",
+            "--tpot-ms", "50", "--ttft-ms", "1000", "--prompt-tokens", "2000",
+            "--output-tokens", "500")
+    f = kvplan.fleet("llama-3.1-70b", "h100-sxm", gpus=16, **kw)
+    assert (f.batch, f.replicas, f.gpus_given, f.replicas_given) == (88, 6, 16, 4)
+    assert f.given_serves is False
+    assert f.rate_given_serves == pytest.approx(13.99, rel=1e-3)
+    expected = cli_json("fleet", *args, "--gpus", "16")
+    for key in ("gpus_given", "replicas_given", "rate_given_serves"):
+        assert getattr(f, key) == expected[key], key
+    assert expected["given_serves_rate"] is False
+    six = kvplan.fleet("llama-3.1-70b", "h100-sxm", gpus=24, **kw)
+    assert (six.replicas_given, six.given_serves) == (6, True)
+    assert kvplan.fleet("llama-3.1-70b", "h100-sxm", **kw).gpus_given is None
+    with pytest.raises(kvplan.InvalidLayoutError, match="gpus: expected a multiple"):
+        kvplan.fleet("llama-3.1-70b", "h100-sxm", gpus=6, **kw)
+    # trace: the Azure trace's replay peaks at 10,019,143,680 B a GPU on Llama-3-70B at tp 4 (its
+    # blocks in flight at once); with 4 GiB = 4,294,967,296 B of KV a GPU the peak needs
+    # ceil(10,019,143,680 / 4,294,967,296) = ceil(2.33) = 3 replicas, arrivals split evenly: 12
+    # GPUs (3 replicas of 4) hold it, 8 do not.
+    kw = dict(tp=4, kv_memory="4GiB")
+    t = kvplan.trace(AZURE, "llama-3-70b", **kw)
+    assert t.concurrency.peak_kv_bytes == 10_019_143_680
+    assert t.on_replica.replicas_for_peak == 3 == math.ceil(10_019_143_680 / 2**32)
+    assert t.replicas_given is None and t.given_holds_peak is None
+    for gpus, replicas, holds in ((8, 2, False), (12, 3, True)):
+        a = kvplan.trace(AZURE, "llama-3-70b", gpus=gpus, **kw)
+        assert (a.replicas_given, a.given_holds_peak) == (replicas, holds)
+        expected = cli_json("trace", str(AZURE), "--model", "llama-3-70b", "--tp", "4",
+                            "--kv-memory", "4GiB", "--gpus", str(gpus))
+        assert (expected["replicas_given"], expected["given_holds_peak"]) == (replicas, holds)
+    with pytest.raises(kvplan.UsageError, match="^gpus: expected a gpu or kv_memory"):
+        kvplan.trace(AZURE, "llama-3-70b", tp=4, gpus=4)
+
+
 def test_diff_models_speculative_decoding_as_the_cli_does():
     # An EAGLE head is one decoder layer of the model's shape, its KV in the same pool
     # (plan/speculation.hpp): each revision's replica holds it, as fit's does.

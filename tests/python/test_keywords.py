@@ -216,8 +216,8 @@ NOT_YET = {
     # kvplan.disagg takes the speculative keywords and raises plan_disaggregated's refusal.
     "disagg": set(),
     # kvplan fleet and kvplan trace refuse the speculative flags (they size without a drafter).
-    "fleet": SPECULATION | {"--gpus"},
-    "trace": SPECULATION | {"--gpus"},
+    "fleet": SPECULATION,
+    "trace": SPECULATION,
     "diff": set(),
     # calibrate reads vLLM's log: --engine is vllm or refused.
     "calibrate": REPLICA_EXTRAS | SPECULATION | {"--engine", "--gpus",

@@ -114,6 +114,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const Deployment deployment{.model = m,
                                 .gpu = g.spec,
                                 .parallel = li.parallel(),
+                                .gpus = o.gpus ? li.gpus : 0U,
                                 .weights = weights_flag,
                                 .kv = kv_flag(o),
                                 .serving = serving};
@@ -308,6 +309,20 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         fig("gpus", "GPUs", cell_count(gpus, gpus == 1 ? "GPU" : "GPUs"));
         fig("output_tokens_per_s", "Output tokens/s, whole fleet",
             cell_number(a.output_tokens_per_s, "tokens/s", 0), {"rate x mean output tokens", {}});
+    }
+    if (a.gpus_given != 0) {
+        // The GPUs deployed (--gpus): whether their replicas serve the rate, and what rate.
+        fig("gpus_given", "GPUs deployed (--gpus)",
+            cell_count(a.gpus_given, a.gpus_given == 1 ? "GPU" : "GPUs"));
+        fig("replicas_given", "Replicas deployed",
+            cell_count(a.replicas_given, a.replicas_given == 1 ? "replica" : "replicas"),
+            {fmt::format("GPUs deployed / {} a replica", a.replica_gpus), {}});
+        fig("given_serves_rate", "The replicas deployed serve the rate", cell_bool(a.given_serves),
+            {"replicas deployed >= replicas needed", {}});
+        if (p.feasible)
+            fig("rate_given_serves", "Rate the replicas deployed serve",
+                cell_number(a.rate_given_serves, "requests/s", 3),
+                {"replicas deployed x batch / time in system (Little's law)", {}});
     }
     if (ttft_flag && a.prefill_bound_p95 > *ttft_flag)
         rep.notes.push_back(fmt::format(
