@@ -855,7 +855,8 @@ sized without a drafter.)")
                        own("size_by", py::str("estimate")), own("percentile", py::int_(95)),
                        own("efficiency", py::none()), own("epsilon", py::none())},
                       with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype",
-                                            "expert_dtype", "profile"}));
+                                            "expert_dtype", "speculative_method",
+                                            "num_speculative_tokens", "draft_model", "profile"}));
     m.def(
         "fleet",
         [fleet_signature](const py::args& args, const py::kwargs& kwargs) {

@@ -52,6 +52,8 @@ PyTrace trace_of(py::handle trace, py::handle model, py::handle gpu, const Deplo
     std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     (void)resolve_serving(serving);  // a knob the engine cannot take
+    // A drafter: analyze_trace's refusal, once the keywords are read.
+    serving.speculation = speculation_of(x, serving.engine, {});
     const ServiceTimes times{.ttft = to_positive(ttft_ms, "ttft_ms") * milliseconds,
                              .tpot = to_positive(tpot_ms, "tpot_ms") * milliseconds};
     std::optional<std::uint64_t> mml;
@@ -230,7 +232,8 @@ void bind_trace(py::module_& m) {
          own("ttft_ms", py::float_(default_service_times.ttft.in(milliseconds))),
          own("tpot_ms", py::float_(default_service_times.tpot.in(milliseconds))),
          own("max_model_len", py::none()), own("time_unit", py::str("s"))},
-        with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "expert_dtype"}));
+        with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "expert_dtype",
+                              "speculative_method", "num_speculative_tokens", "draft_model"}));
     m.def(
         "trace",
         [trace_signature](const py::args& args, const py::kwargs& kwargs) {

@@ -345,6 +345,18 @@ def test_fleet_and_trace_take_the_gpus_deployed_as_the_cli_does():
         assert (expected["replicas_given"], expected["given_holds_peak"]) == (replicas, holds)
     with pytest.raises(kvplan.UsageError, match="^gpus: expected a gpu or kv_memory"):
         kvplan.trace(AZURE, "llama-3-70b", tp=4, gpus=4)
+    # Speculative decoding: the library's refusal, as the CLI's after its flag (exit 2).
+    spec = dict(speculative_method="ngram", num_speculative_tokens=3)
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="speculation: expected none \\(the fleet is sized without a drafter"):
+        kvplan.fleet("llama-3.1-70b", "h100-sxm", tp=4, rate=20, tpot_ms=50, prompt_tokens=2000,
+                     output_tokens=500, **spec)
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="speculation: expected none \\(the replay holds each request's KV"):
+        kvplan.trace(AZURE, "llama-3-70b", "h100-sxm", tp=4, **spec)
+    code, _, err = cli("fleet", *args, "--speculative-method", "ngram",
+                       "--num-speculative-tokens", "3", check=False)
+    assert code == 2 and "--speculative-method: expected no speculative decoding (the fleet" in err
 
 
 def test_diff_models_speculative_decoding_as_the_cli_does():

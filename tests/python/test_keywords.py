@@ -215,9 +215,9 @@ NOT_YET = {
     "plan": SPECULATION | {"--expert-dtype", "--prices", "--ttft-ms", "--tpot-ms", "--pareto"},
     # kvplan.disagg takes the speculative keywords and raises plan_disaggregated's refusal.
     "disagg": set(),
-    # kvplan fleet and kvplan trace refuse the speculative flags (they size without a drafter).
-    "fleet": SPECULATION,
-    "trace": SPECULATION,
+    # kvplan.fleet and kvplan.trace take the speculative keywords and raise the library's refusal.
+    "fleet": set(),
+    "trace": set(),
     "diff": set(),
     # calibrate reads vLLM's log: --engine is vllm or refused.
     "calibrate": REPLICA_EXTRAS | SPECULATION | {"--engine", "--gpus",

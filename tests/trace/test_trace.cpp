@@ -318,4 +318,9 @@ TEST_CASE("the trace call says whether the GPUs deployed hold the replay's peak"
     s.gpus = 2;
     s.serving.kv_memory_per_gpu.reset();
     CHECK_THROWS_WITH(analyze_trace(t, s), Catch::Contains("gpus: expected a GPU or a KV memory"));
+    // A drafter is refused, not ignored: the replay holds the model's KV alone.
+    s.gpus = 0;
+    s.serving.speculation = {.method = DraftMethod::eagle, .tokens = 2};
+    CHECK_THROWS_WITH(analyze_trace(t, s), Catch::Contains("speculation: expected none (the "
+                                                           "replay holds each request's KV"));
 }

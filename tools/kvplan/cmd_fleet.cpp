@@ -72,8 +72,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         usage_error("--time-unit", "--trace as well (the unit of its arrival times)", "no --trace");
     const LayoutInput li = parse_layout(o);
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
-    // plan_fleet sizes the target model alone: a drafter's layers and weights would be ignored.
-    refuse_speculation_flags(o, "kvplan fleet sizes the model without a drafter");
+    // plan_fleet refuses a drafter (it sizes the model alone); named here by its flag.
+    refuse_speculation_flags(o, fleet_speculation_refusal);
     Serving serving = parse_serving(o);
     (void)resolve_serving(serving);  // the engine's knobs refused before any file is read
     if (o.gpu.empty()) usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");

@@ -54,8 +54,8 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     const TraceOptions topt = tf.time_unit;
     const LayoutInput li = parse_layout(o);
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
-    // analyze_trace sizes the target model alone: a drafter's layers would be ignored.
-    refuse_speculation_flags(o, "kvplan trace sizes the model without a drafter");
+    // analyze_trace refuses a drafter (it replays the model alone); named here by its flag.
+    refuse_speculation_flags(o, trace_speculation_refusal);
     const Serving serving = parse_serving(o);
     const std::optional<std::uint64_t> mml_flag = tf.max_model_len;
     if (o.gpus && o.gpu.empty() && !serving.kv_memory_per_gpu)

@@ -117,6 +117,10 @@ struct FleetAnswer {
     }
 };
 
+/// Why a fleet takes no speculative decoding, in the words of its refusal.
+inline constexpr std::string_view fleet_speculation_refusal =
+    "the fleet is sized without a drafter: its steps and each request's KV are the model's own";
+
 namespace detail {
 
 inline void check_fleet(const FleetRequest& q) {
@@ -139,6 +143,10 @@ inline void check_fleet(const FleetRequest& q) {
     if (!(q.efficiency > 0.0 && q.efficiency <= 1.0))
         throw_field_error<InvalidInput>(where(), "efficiency", "a fraction in (0, 1]",
                                         std::to_string(q.efficiency));
+    if (q.deployment.serving.speculation.method != DraftMethod::none)
+        throw_field_error<InvalidInput>(where(), "speculation",
+                                        text("none (", fleet_speculation_refusal, ")"),
+                                        name(q.deployment.serving.speculation.method));
     const ParallelConfig& p = q.deployment.parallel;
     if (p.dp != 1 || p.ep != 1 || p.dcp != 1)
         throw_field_error<InvalidInput>(where(), "parallel", "tp x pp (dp, ep and dcp of 1)",
@@ -147,7 +155,8 @@ inline void check_fleet(const FleetRequest& q) {
 
 }  // namespace detail
 
-/// The fleet for `q`. Throws InvalidInput for a request out of range, a shared prefix longer than
+/// The fleet for `q`. Throws InvalidInput for a request out of range, speculative decoding
+/// (fleet_speculation_refusal), a shared prefix longer than
 /// the shortest prompt, sizing by the estimate with no parameters (a GPU of no known family and
 /// none given), or what the layout and the engine refuse.
 [[nodiscard]] inline FleetAnswer plan_fleet(const FleetRequest& q) {

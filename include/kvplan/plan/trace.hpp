@@ -58,9 +58,14 @@ struct TraceAnswer {
     std::optional<bool> given_holds_peak{};
 };
 
+/// Why a trace's replay takes no speculative decoding, in the words of its refusal.
+inline constexpr std::string_view trace_speculation_refusal =
+    "the replay holds each request's KV of the model alone, without a drafter";
+
 /// The figures of trace `t` on the replica of `s`. Throws InvalidLayout for a layout the model
 /// cannot take or GPUs deployed that are not whole replicas, InvalidInput for a knob the engine
-/// refuses or GPUs deployed with neither a GPU nor a KV memory to size them on.
+/// refuses, speculative decoding (trace_speculation_refusal), or GPUs deployed with neither a GPU
+/// nor a KV memory to size them on.
 [[nodiscard]] inline TraceAnswer analyze_trace(const Trace& t, const TraceSizing& s) {
     const ResolvedServing rs = resolve_serving(s.serving);
     const Model& m = s.model;
@@ -68,6 +73,11 @@ struct TraceAnswer {
     parallel.tp = s.tp;
     parallel.pp = s.pp;
     const Layout layout(m, parallel);
+    if (s.serving.speculation.method != DraftMethod::none)
+        detail::throw_field_error<InvalidInput>(
+            detail::model_where(m.config()), "speculation",
+            detail::text("none (", trace_speculation_refusal, ")"),
+            name(s.serving.speculation.method));
     TraceAnswer a;
     if (s.gpus != 0) {
         const std::uint32_t per_replica = layout.ranks();
