@@ -201,12 +201,12 @@ TEST_CASE("a fleet of the GPUs deployed says whether it serves the rate, and wha
     // GPUs that are not whole replicas of 4 are refused by name.
     q.deployment.gpus = 6;
     CHECK_THROWS_AS(plan_fleet(q), InvalidLayout);
+    CHECK_THROWS_WITH(plan_fleet(q),
+                      Catch::Contains("gpus: expected a multiple of the replica's 4"));
     // A drafter is refused, not ignored: the fleet's steps and KV are the model's own.
     q.deployment.gpus = 0;
     q.deployment.serving.speculation = {.method = DraftMethod::ngram, .tokens = 3};
     CHECK_THROWS_WITH(plan_fleet(q), Catch::Contains("speculation: expected none (the fleet is "
                                                      "sized without a drafter") &&
                                          Catch::EndsWith("found ngram"));
-    CHECK_THROWS_WITH(plan_fleet(q),
-                      Catch::Contains("gpus: expected a multiple of the replica's 4"));
 }
