@@ -47,6 +47,7 @@
 // drafter's layers would be charged on one side and not moved to the other.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "../detail/enum_table.hpp"
 #include "../engine/report.hpp"

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "../engine/load_dtype.hpp"
 #include "../engine/report.hpp"
