@@ -188,7 +188,16 @@ PyDiff diff_of(py::handle old_model, py::handle new_model, py::handle context,
         if (parallel.tp != 1 || parallel.pp != 1)
             usage(parallel.tp != 1 ? "tp" : "pp",
                   "a gpu as well (diff shows per-GPU figures only with a GPU)", "gpu=None");
+        for (const auto& [given, field] :
+             {std::pair{x.speculative_method, "speculative_method"},
+              std::pair{x.num_speculative_tokens, "num_speculative_tokens"},
+              std::pair{x.draft_model, "draft_model"}})
+            if (!given.is_none())
+                usage(field, "a gpu as well (it shapes the budget, which needs a GPU)", "gpu=None");
     }
+    // Speculative decoding as kvplan diff reads it: each revision's replica holds the drafter
+    // (its layers' KV and weights, evaluate()), a draft model read with it.
+    serving.speculation = speculation_of(x, serving.engine, {});
     PyDiff d;
     d.old_model = as_model(old_model);
     d.new_model = as_model(new_model);
@@ -429,7 +438,8 @@ Raises kvplan.InvalidInputError for a policy that cannot be read or names what i
         "diff", 3,
         {own("old"), own("new"), deploy("gpu", py::none()), own("context", py::none()),
          own("concurrency", py::int_(1))},
-        with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "expert_dtype"}));
+        with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "expert_dtype",
+                              "speculative_method", "num_speculative_tokens", "draft_model"}));
     m.def(
         "diff",
         [diff_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -449,7 +459,7 @@ Example:
 >>> d.old_size.kv_bytes_per_token, d.new_size.kv_bytes_per_token
 (327680, 655360)
 
-Raises kvplan.UsageError for a layout or budget without a gpu.)")
+Raises kvplan.UsageError for a layout, a budget or speculative decoding without a gpu.)")
             .c_str());
 }
 

@@ -87,8 +87,8 @@ SearchSpace search_space(const Call& c, const DeploymentArgs& x) {
     space.max_gpus = to_u32(c["max_gpus"], "max_gpus", "GPUs", 64);
     space.max_tp = to_u32(c["max_tp"], "max_tp", "GPUs", 64);
     space.kv_formats = kv_list(x.kv_dtype);
-    if (!x.weight_dtype.is_none())
-        space.weights = {WeightOptions{.format = to_weight_format(x.weight_dtype, "weight_dtype")}};
+    // The weights' format with the experts' (expert_dtype), as --weight-dtype and --expert-dtype.
+    if (std::optional<WeightOptions> w = weights_of(x)) space.weights = {std::move(w)};
     return space;
 }
 
@@ -112,6 +112,12 @@ Serving with_profile(Serving serving, const DeploymentArgs& x, py::handle gpu, c
 /// budget's; the layout and the GPUs are what it searches.
 const std::vector<std::string_view> search_keywords =
     with_budget_keywords({"kv_dtype", "weight_dtype", "profile"});
+
+/// disagg's: the search's, the experts' format, and the speculative keywords it refuses as
+/// plan_disaggregated does.
+const std::vector<std::string_view> disagg_keywords =
+    with_budget_keywords({"kv_dtype", "weight_dtype", "expert_dtype", "speculative_method",
+                          "num_speculative_tokens", "draft_model", "profile"});
 
 struct PyCandidate {
     std::string gpu;
@@ -155,7 +161,30 @@ constexpr PlanReviewSpelling plan_keywords{.ranking = "rank",
 struct PyDisagg {
     DisaggPlan p;
     std::vector<std::shared_ptr<PyGpu>> gpus;
+    DisaggDemand demand;
+    std::string link;                     ///< the link's name
+    std::optional<LengthsAt> from_trace;  ///< the lengths read off a trace
 };
+
+/// percentile=: 50, 95, 99 or 'max' (or their strings), as kvplan disagg --percentile.
+LengthPercentile length_percentile_of(py::handle h) {
+    std::string text;
+    if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h))
+        text = std::to_string(h.cast<long long>());
+    else if (py::isinstance<py::str>(h))
+        text = h.cast<std::string>();
+    else
+        wrong_type("percentile", "50, 95, 99 or 'max'", h);
+    if (const auto p = parse_length_percentile(text)) return *p;
+    usage("percentile", "50, 95, 99 or 'max'", std::string(py::repr(h)));
+}
+
+/// link=: the library's spelling (parse_disagg_link), as kvplan disagg --link.
+DisaggLink disagg_link_of(py::handle h) {
+    const std::string text = to_text(h, "link");
+    if (const auto l = parse_disagg_link(text)) return *l;
+    usage("link", disagg_link_expected, "'" + text + "'");
+}
 
 struct PyPool {
     std::string pool, gpu;
@@ -745,6 +774,22 @@ disagg's JSON keys.)")
             },
             "The prefill, decode and aggregated pools that exist (kvplan.DisaggPool).")
         .def_property_readonly(
+            "prompt_tokens", [](const PyDisagg& d) { return d.demand.prompt_tokens; },
+            "The prompt length sized for: prompt_tokens, or the trace's at the percentile.")
+        .def_property_readonly(
+            "output_tokens", [](const PyDisagg& d) { return d.demand.output_tokens; },
+            "The output length sized for: output_tokens, or the trace's at the percentile.")
+        .def_property_readonly(
+            "trace_requests",
+            [](const PyDisagg& d) -> py::object {
+                if (!d.from_trace) return py::none();
+                return py::int_(d.from_trace->requests);
+            },
+            "The trace's requests (None without a trace).")
+        .def_property_readonly(
+            "link", [](const PyDisagg& d) { return d.link; },
+            "The link the prompt's KV crosses, by name.")
+        .def_property_readonly(
             "note", [](const PyDisagg& d) { return d.p.note; }, "Why a plan is missing.")
         .def("__repr__", [](const PyDisagg& d) {
             return fmt::format("<kvplan.DisaggPlan {} GPUs disaggregated, {} aggregated>", d.p.gpus,
@@ -752,10 +797,12 @@ disagg's JSON keys.)")
         });
     const auto* disagg_signature = new Signature(
         "disagg", 2,
-        {own("model"), own("gpu", py::none()), own("rate"), own("prompt_tokens"),
-         own("output_tokens"), own("ttft_ms"), own("tpot_ms"), own("latency", py::str("estimate")),
+        {own("model"), own("gpu", py::none()), own("rate"), own("prompt_tokens", py::none()),
+         own("output_tokens", py::none()), own("ttft_ms"), own("tpot_ms"), own("trace", py::none()),
+         own("percentile", py::none()), own("time_unit", py::none()),
+         own("link", py::str("ib-ndr")), own("latency", py::str("estimate")),
          own("max_gpus", py::int_(8)), own("max_tp", py::int_(8))},
-        search_keywords);
+        disagg_keywords);
     m.def(
         "disagg",
         [disagg_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -767,33 +814,73 @@ disagg's JSON keys.)")
                       "'estimate' (the GPU family's fitted fractions and fixed costs) or 'bound' "
                       "(peak figures: a lower bound on the GPUs)",
                       "'" + lat + "'");
-            const DisaggDemand demand{
-                .rate = to_positive(c["rate"], "rate"),
-                .prompt_tokens = to_tokens(c["prompt_tokens"], "prompt_tokens"),
-                .output_tokens = to_tokens(c["output_tokens"], "output_tokens"),
-                .ttft = to_positive(c["ttft_ms"], "ttft_ms") * milliseconds,
-                .tpot = to_positive(c["tpot_ms"], "tpot_ms") * milliseconds};
+            PyDisagg out;
+            DisaggDemand& demand = out.demand;
+            demand.rate = to_positive(c["rate"], "rate");
+            demand.ttft = to_positive(c["ttft_ms"], "ttft_ms") * milliseconds;
+            demand.tpot = to_positive(c["tpot_ms"], "tpot_ms") * milliseconds;
+            DisaggOptions o;
+            o.link = disagg_link_of(c["link"]);
+            o.latency = lat == "bound" ? LatencyModel::bound : LatencyModel::estimate;
+            // The lengths: the numbers given, or a trace's at a percentile (lengths_at), as
+            // kvplan disagg reads --prompt-tokens / --output-tokens or --trace.
+            const py::handle trace = c["trace"], percentile = c["percentile"],
+                             time_unit = c["time_unit"], prompt = c["prompt_tokens"],
+                             output = c["output_tokens"];
+            if (trace.is_none()) {
+                if (prompt.is_none() || output.is_none())
+                    usage("prompt_tokens", "prompt_tokens and output_tokens, or trace",
+                          prompt.is_none() && output.is_none() ? "neither"
+                          : prompt.is_none()                   ? "output_tokens alone"
+                                                               : "prompt_tokens alone");
+                if (!percentile.is_none())
+                    usage("percentile", "trace as well (a percentile of its lengths)",
+                          "trace=None");
+                if (!time_unit.is_none())
+                    usage("time_unit", "trace as well (the unit of its arrival times)",
+                          "trace=None");
+                demand.prompt_tokens = to_tokens(prompt, "prompt_tokens");
+                demand.output_tokens = to_tokens(output, "output_tokens");
+            } else if (!prompt.is_none() || !output.is_none()) {
+                usage("trace", "a trace or prompt_tokens and output_tokens, not both", "both");
+            }
+            const LengthPercentile at =
+                percentile.is_none() ? LengthPercentile::p95 : length_percentile_of(percentile);
             SearchSpace space = search_space(c, x);
             Serving serving = search_serving(x);
+            serving.speculation = speculation_of(x, serving.engine, {});
+            if (!trace.is_none()) {
+                const TraceOptions t =
+                    time_unit.is_none() ? TraceOptions{} : trace_options_of(time_unit);
+                out.from_trace =
+                    lengths_at(trace_lengths(load_trace(path_text(trace, "trace"), t)), at);
+                demand.prompt_tokens = out.from_trace->prompt_tokens;
+                demand.output_tokens = out.from_trace->output_tokens;
+            }
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
-            PyDisagg out;
             out.gpus = gpu_list(c["gpu"]);
             for (const auto& g : out.gpus) space.gpus.push_back(g->spec);
-            DisaggOptions o;
-            o.latency = lat == "bound" ? LatencyModel::bound : LatencyModel::estimate;
             if (!x.profile.is_none()) {
                 serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, out.gpus);
                 o.params = serving.estimate;
             }
             out.p = plan_disaggregated(pm->get(), space, serving, demand, o);
+            out.link = out.p.gpus != 0 ? out.p.transfer.link.name
+                       : o.link.node   ? node_link_name
+                                       : o.link.link.name;
             return out;
         },
         disagg_signature
             ->doc(
                 R"(Prefill and decode pools for `rate` requests per second of prompt_tokens + output_tokens
 under TTFT and TPOT targets (milliseconds), beside the aggregated plan, as kvplan disagg
-plans them (the link between the pools: InfiniBand NDR, a NIC per GPU): a kvplan.DisaggPlan.
-latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figures).)")
+plans them: a kvplan.DisaggPlan. Instead of prompt_tokens and output_tokens, trace: a request
+trace's lengths (CSV or JSON Lines, time_unit the unit of its numeric arrival times), each at
+its `percentile` (50, 95, 99 or 'max'; default 95). link: between the pools, per GPU: 'ib-ndr'
+(InfiniBand NDR, 50 GB/s), 'ib-hdr' (25 GB/s), 'node' (the GPU spec's node-to-node figure) or
+a bandwidth such as '25GB/s'. latency: 'estimate' (the GPU family's fitted parameters) or
+'bound' (peak figures). Speculative decoding raises kvplan.InvalidInputError: the pools are
+sized without a drafter.)")
             .c_str());
 
     // fleet --------------------------------------------------------------------------------
@@ -839,20 +926,52 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
                                [](const PyFleet& f) { return f.a.kv_budget_per_gpu.count(); })
         .def_property_readonly("limiting_stage",
                                [](const PyFleet& f) { return f.a.limiting_stage; })
+        .def_property_readonly(
+            "gpus_given",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 ? py::object(py::int_(f.a.gpus_given))
+                                           : py::object(py::none());
+            },
+            "The GPUs deployed (gpus=), or None.")
+        .def_property_readonly(
+            "replicas_given",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 ? py::object(py::int_(f.a.replicas_given))
+                                           : py::object(py::none());
+            },
+            "Their replicas, gpus / (tp x pp), or None.")
+        .def_property_readonly(
+            "given_serves",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 ? py::object(py::bool_(f.a.given_serves))
+                                           : py::object(py::none());
+            },
+            "The replicas deployed serve the rate (None without gpus).")
+        .def_property_readonly(
+            "rate_given_serves",
+            [](const PyFleet& f) -> py::object {
+                return f.a.gpus_given != 0 && f.a.plan.feasible
+                           ? py::object(py::float_(f.a.rate_given_serves))
+                           : py::object(py::none());
+            },
+            "Requests a second the replicas deployed serve: replicas x batch / time in system "
+            "(None without gpus or a feasible batch).")
         .def("__repr__", [](const PyFleet& f) {
             return fmt::format("<kvplan.FleetAnswer {} replicas of {} x {}, batch {} ({})>",
                                f.a.plan.replicas, f.a.replica_gpus, f.gpu->id, f.a.plan.batch,
                                name(f.a.plan.binding));
         });
-    const auto* fleet_signature = new Signature(
-        "fleet", 2,
-        {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"),
-         own("prompt_tokens", py::none()), own("output_tokens", py::none()),
-         own("trace", py::none()), own("time_unit", py::none()), own("ttft_ms", py::none()),
-         own("shared_prefix_tokens", py::none()), own("size_by", py::str("estimate")),
-         own("percentile", py::int_(95)), own("efficiency", py::none()),
-         own("epsilon", py::none())},
-        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype", "profile"}));
+    const auto* fleet_signature =
+        new Signature("fleet", 2,
+                      {deploy("model"), deploy("gpu"), own("rate"), own("tpot_ms"),
+                       own("prompt_tokens", py::none()), own("output_tokens", py::none()),
+                       own("trace", py::none()), own("time_unit", py::none()),
+                       own("ttft_ms", py::none()), own("shared_prefix_tokens", py::none()),
+                       own("size_by", py::str("estimate")), own("percentile", py::int_(95)),
+                       own("efficiency", py::none()), own("epsilon", py::none())},
+                      with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype",
+                                            "expert_dtype", "speculative_method",
+                                            "num_speculative_tokens", "draft_model", "profile"}));
     m.def(
         "fleet",
         [fleet_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -938,7 +1057,9 @@ latency: 'estimate' (the GPU family's fitted parameters) or 'bound' (peak figure
         fleet_signature
             ->doc(
                 R"(The replicas of tp x pp that serve `rate` requests per second under a TPOT target (and a
-TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer.
+TTFT target), as kvplan fleet sizes them (kvplan::plan_fleet): a kvplan.FleetAnswer. gpus:
+the GPUs deployed, a multiple of tp x pp: whether their replicas serve the rate, and the rate
+they serve.
 prompt_tokens and output_tokens: an int (every request that long) or percentiles
 ("50:1000,95:4000"), or instead trace: a request trace's lengths (a CSV or JSON Lines file, as
 kvplan trace reads it; time_unit the unit of its numeric arrival times); the KV is sized at `percentile`; size_by 'estimate' times steps by the

@@ -47,16 +47,22 @@ PyTrace trace_of(py::handle trace, py::handle model, py::handle gpu, const Deplo
                  py::handle time_unit) {
     // Every keyword read before any file, as the command line parses its flags.
     const ParallelConfig p = parallel_of(x);  // tp and pp: a trace is replayed on tp x pp
+    const std::uint32_t gpus = gpu_count_of(x);
     const std::optional<KvFormat> kv = to_kv_choice(x.kv_dtype, "kv_dtype");
     std::optional<WeightOptions> weights = weights_of(x);
     Serving serving = serving_of(x);
     (void)resolve_serving(serving);  // a knob the engine cannot take
+    // A drafter: analyze_trace's refusal, once the keywords are read.
+    serving.speculation = speculation_of(x, serving.engine, {});
     const ServiceTimes times{.ttft = to_positive(ttft_ms, "ttft_ms") * milliseconds,
                              .tpot = to_positive(tpot_ms, "tpot_ms") * milliseconds};
     std::optional<std::uint64_t> mml;
     if (!max_model_len.is_none()) mml = to_tokens(max_model_len, "max_model_len");
     const TraceOptions topt = trace_options_of(time_unit);
     const std::string path = path_text(trace, "trace");
+    if (gpus != 0 && gpu.is_none() && !serving.kv_memory_per_gpu)
+        usage("gpus", "a gpu or kv_memory as well (the replicas deployed are sized on one)",
+              "neither");
 
     std::shared_ptr<PyModel> m = as_model(model);
     std::shared_ptr<PyGpu> g;
@@ -65,6 +71,7 @@ PyTrace trace_of(py::handle trace, py::handle model, py::handle gpu, const Deplo
                         .gpu = g ? std::optional<GpuSpec>(g->spec) : std::nullopt,
                         .tp = p.tp,
                         .pp = p.pp,
+                        .gpus = gpus,
                         .weights = std::move(weights),
                         .kv = kv,
                         .serving = std::move(serving),
@@ -198,6 +205,21 @@ void bind_trace(py::module_& m) {
                 return t.a.smallest ? py::cast(*t.a.smallest) : py::none();
             },
             "The fewest GPUs holding the replay's peak, or None.")
+        .def_property_readonly(
+            "replicas_given",
+            [](const PyTrace& t) -> py::object {
+                return t.a.gpus_given != 0 ? py::object(py::int_(t.a.replicas_given))
+                                           : py::object(py::none());
+            },
+            "The replicas of the GPUs deployed (gpus / (tp x pp)), or None without gpus.")
+        .def_property_readonly(
+            "given_holds_peak",
+            [](const PyTrace& t) -> py::object {
+                return t.a.given_holds_peak ? py::object(py::bool_(*t.a.given_holds_peak))
+                                            : py::object(py::none());
+            },
+            "The replicas deployed hold the replay's peak, arrivals split evenly over them "
+            "(None without gpus or a replay).")
         .def("__repr__", [](const PyTrace& t) {
             return fmt::format("<kvplan.TraceAnswer {} requests, p99 {} tokens, {}>",
                                grouped(t.a.lengths.requests), grouped(t.a.lengths.total.p99),
@@ -210,7 +232,8 @@ void bind_trace(py::module_& m) {
          own("ttft_ms", py::float_(default_service_times.ttft.in(milliseconds))),
          own("tpot_ms", py::float_(default_service_times.tpot.in(milliseconds))),
          own("max_model_len", py::none()), own("time_unit", py::str("s"))},
-        with_budget_keywords({"tp", "pp", "kv_dtype", "weight_dtype", "expert_dtype"}));
+        with_budget_keywords({"tp", "pp", "gpus", "kv_dtype", "weight_dtype", "expert_dtype",
+                              "speculative_method", "num_speculative_tokens", "draft_model"}));
     m.def(
         "trace",
         [trace_signature](const py::args& args, const py::kwargs& kwargs) {
@@ -224,7 +247,8 @@ void bind_trace(py::module_& m) {
 times) asks of the cache of one replica, as kvplan trace gives it (kvplan::analyze_trace): a
 kvplan.TraceAnswer. Each request stays ttft_ms + output tokens x tpot_ms; time_unit is the
 unit of numeric arrival times. With a gpu (or kv_memory), the replay on the replica and the
-smallest replica that holds its peak.
+smallest replica that holds its peak; gpus, the GPUs deployed (a multiple of tp x pp): whether
+their replicas hold it.
 
 Raises kvplan.InvalidInputError for a trace it cannot read, naming the file and the line.)")
             .c_str());

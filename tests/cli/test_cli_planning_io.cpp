@@ -6,9 +6,11 @@
 #include <kvplan/calibrate/bench_result.hpp>
 #include <kvplan/calibrate/latency.hpp>
 #include <kvplan/presets.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "cli_runner.hpp"
@@ -409,4 +411,80 @@ TEST_CASE("compare draws each GPU and KV dtype as a series with its KV wall", "[
                                   written_file("none.svg") + "'");
     CHECK(bad.code == 2);
     CHECK(bad.out.empty());
+}
+
+TEST_CASE("fleet and trace say whether the GPUs deployed suffice", "[cli][fleet][trace]") {
+    // Llama-3.1-70B at tp 4 on H100 SXM, 20 requests/s of 2,000 + 500 tokens (tests/plan/
+    // test_plan_fleet.cpp): batch 88, a stay of 25.164 s, 6 replicas. --gpus 16 is 4 replicas,
+    // which serve 4 x 88 / 25.164 = 13.99 requests/s: short of 20.
+    const std::string fleet =
+        "fleet --model llama-3.1-70b --gpu h100-sxm --tp 4 --rate 20 --tpot-ms 50 --ttft-ms 1000 "
+        "--prompt-tokens 2000 --output-tokens 500 --format json";
+    const CliRun f = run_kvplan(fleet + " --gpus 16");
+    INFO(f.err);
+    REQUIRE(f.code == 0);
+    const json jf = json::parse(f.out);
+    CHECK(jf["replicas"] == 6);
+    CHECK(jf["gpus_given"] == 16);
+    CHECK(jf["replicas_given"] == 4);
+    CHECK(jf["given_serves_rate"] == false);
+    CHECK(jf["rate_given_serves"].get<double>() == Approx(13.99).epsilon(1e-3));
+    CHECK(json::parse(run_kvplan(fleet + " --gpus 24").out)["given_serves_rate"] == true);
+    // Not whole replicas of tp x pp: a usage error naming the flag.
+    CHECK(run_kvplan(fleet + " --gpus 6").code == 2);
+
+    // The Azure trace's replay peaks at 10,019,143,680 B a GPU on Llama-3-70B at tp 4; with
+    // 4 GiB of KV a GPU that is ceil(10,019,143,680 / 4,294,967,296) = 3 replicas, arrivals
+    // split evenly: 8 GPUs (2 replicas) do not hold it, 12 do.
+    const std::string trace = "trace " + data_file("traces/azure-conv-2023-first1000.csv") +
+                              " --model llama-3-70b --tp 4 --kv-memory 4GiB --format json";
+    for (const auto& [gpus, replicas, holds] : {std::tuple{8, 2, false}, std::tuple{12, 3, true}}) {
+        const CliRun t = run_kvplan(trace + " --gpus " + std::to_string(gpus));
+        INFO(t.err);
+        REQUIRE(t.code == 0);
+        const json jt = json::parse(t.out);
+        CHECK(jt["replay_peak_kv_per_gpu"] == 10'019'143'680ULL);
+        CHECK(jt["replicas_for_peak"] == 3);
+        CHECK(jt["replicas_given"] == replicas);
+        CHECK(jt["given_holds_peak"] == holds);
+    }
+    // GPUs deployed with nothing to size them on.
+    const CliRun none = run_kvplan("trace " + data_file("traces/azure-conv-2023-first1000.csv") +
+                                   " --model llama-3-70b --tp 4 --gpus 4");
+    CHECK(none.code == 2);
+    CHECK_THAT(none.err, Catch::StartsWith("kvplan: error: --gpus: expected --gpu or --kv-memory"));
+}
+
+TEST_CASE("diff counts a drafter in each revision's replica, as fit does", "[cli][diff]") {
+    // Llama-3-8B's KV a token: 32 layers x 2 (K and V) x 8 KV heads x 128 x 2 B = 131,072 B; an
+    // EAGLE head is one more layer of the model's shape, 4,096 B (plan/speculation.hpp): 135,168
+    // B. A draft model of Llama-3-8B itself doubles it: 262,144 B.
+    const std::string diff =
+        "diff llama-3-8b llama-3-8b --gpu h100-sxm --context 8k --concurrency 8 --format json ";
+    const std::string eagle = "--speculative-method eagle --num-speculative-tokens 3";
+    const CliRun d = run_kvplan(diff + eagle);
+    INFO(d.err);
+    REQUIRE(d.code == 0);
+    std::map<std::string, json> rows;
+    const json jd = json::parse(d.out);
+    for (const json& r : jd["effects"]) rows[r["figure"].get<std::string>()] = r;
+    CHECK(rows["kv_bytes_per_token"]["new"] == 135'168);
+    const CliRun fit = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8k --concurrency 8 --format json " +
+        eagle);
+    REQUIRE(fit.code == 0);
+    const json jfit = json::parse(fit.out);
+    CHECK(rows["max_concurrency"]["new"] == jfit["max_concurrency"]);
+    CHECK(rows["kv_budget_bytes_per_gpu"]["new"] == jfit["kv_budget_bytes_per_gpu"]);
+    const CliRun drafted =
+        run_kvplan(diff +
+                   "--speculative-method draft_model --num-speculative-tokens 3 --draft-model "
+                   "llama-3-8b");
+    INFO(drafted.err);
+    REQUIRE(drafted.code == 0);
+    const json jdrafted = json::parse(drafted.out);
+    for (const json& r : jdrafted["effects"])
+        if (r["figure"] == "kv_bytes_per_token") CHECK(r["old"] == 262'144);
+    // Without a GPU no budget is sized: refused by the flag.
+    CHECK(run_kvplan("diff llama-3-8b llama-3-8b " + eagle).code == 2);
 }

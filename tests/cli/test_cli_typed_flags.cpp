@@ -188,15 +188,20 @@ TEST_CASE("compare reads --draft-model as fit does", "[cli][typed_flags]") {
     CHECK(c["weight_bytes_per_gpu"] == f["weight_bytes_per_gpu"]);
 }
 
-TEST_CASE("fleet and trace refuse speculative decoding, which they do not model",
+TEST_CASE("fleet, trace and disagg refuse speculative decoding, which they do not model",
           "[cli][typed_flags]") {
     // plan_fleet and analyze_trace size the model without a drafter: the flags would change
     // nothing, so they are refused before any file is read (the model is no file).
+    // plan_disaggregated refuses a drafter itself (its pools' steps and the KV moved are the
+    // model's own); the command names the flag.
     const std::string fleet =
         "fleet --model no-such-model --gpu h100-sxm --rate 1 --tpot-ms 50 --prompt-tokens 1k "
         "--output-tokens 200";
     const std::string trace = "trace no-such-trace.csv --model no-such-model --gpu h100-sxm";
-    for (const std::string& cmd : {fleet, trace}) {
+    const std::string disagg =
+        "disagg --model no-such-model --gpu h100-sxm --rate 1 --ttft-ms 1000 --tpot-ms 50 "
+        "--prompt-tokens 1k --output-tokens 200";
+    for (const std::string& cmd : {fleet, trace, disagg}) {
         check_refused(cmd + " --speculative-method ngram --num-speculative-tokens 3",
                       "--speculative-method", "ngram");
         check_refused(cmd + " --num-speculative-tokens 3", "--num-speculative-tokens", "3");

@@ -172,3 +172,99 @@ TEST_CASE("the latency estimate sizes larger pools than the bound", "[disaggrega
     REQUIRE(est.decode);
     CHECK(est.decode->gpus >= bound.decode->gpus);
 }
+
+TEST_CASE("a disaggregated link is named, given per GPU, or the decode GPU's node figure",
+          "[disaggregated][link]") {
+    // ib-ndr: 400 Gb/s = 50 GB/s each way; ib-hdr: 200 Gb/s = 25 GB/s (transfer.hpp).
+    const auto ndr = parse_disagg_link("ib-ndr");
+    REQUIRE(ndr);
+    CHECK_FALSE(ndr->node);
+    CHECK(ndr->link.bandwidth.in(GB_per_s) == 50.0);
+    CHECK(parse_disagg_link("ib-hdr")->link.bandwidth.in(GB_per_s) == 25.0);
+    // A bandwidth per GPU in GB/s (10^9 B/s): 12.5GB/s is 12,500,000,000 B/s.
+    const auto given = parse_disagg_link("12.5GB/s");
+    REQUIRE(given);
+    CHECK(given->link.bandwidth.in(B_per_s) == 12.5e9);
+    CHECK(given->link.scope == LinkScope::per_gpu);
+    CHECK(parse_disagg_link("node")->node);
+    for (const char* bad : {"5", "GB/s", "0GB/s", "-3GB/s", "25 GB/s", "25GiB/s", "ib", ""})
+        CHECK_FALSE(parse_disagg_link(bad));
+    // node: the H100 SXM spec's node.GB_per_s_per_direction, 50 (one ConnectX-7 a GPU); the
+    // H100 PCIe spec states none, and the library says which field it lacks.
+    const DisaggLink node{.node = true};
+    CHECK(link_to(node, bundled_gpu("h100-sxm")).bandwidth.in(GB_per_s) == 50.0);
+    CHECK_THROWS_AS(link_to(node, bundled_gpu("h100-pcie")), InvalidInput);
+    CHECK_THROWS_WITH(link_to(node, bundled_gpu("h100-pcie")),
+                      Catch::StartsWith("GPU 'h100-pcie': node.GB_per_s_per_direction: expected"));
+    CHECK(link_to(*given, bundled_gpu("h100-pcie")).bandwidth.in(B_per_s) == 12.5e9);
+}
+
+TEST_CASE("the KV crosses the link given, and a trace's lengths are read at one percentile",
+          "[disaggregated][link]") {
+    // The first test's deployment at peak: the decode pool pulls 2,000 x 40,960 B a GPU, 1.64 ms
+    // over NDR's 50 GB/s; over 12.5 GB/s four times as long, 6.5536 ms.
+    const Model m = bundled("llama-3.1-70b");
+    SearchSpace space;
+    space.gpus = {bundled_gpu("h100-sxm")};
+    space.min_gpus = space.max_gpus = 8;
+    const DisaggDemand demand{.rate = 100.0,
+                              .prompt_tokens = 2000,
+                              .output_tokens = 200,
+                              .ttft = 0.5 * seconds,
+                              .tpot = 0.025 * seconds};
+    DisaggOptions o;
+    o.latency = LatencyModel::bound;
+    o.link = *parse_disagg_link("12.5GB/s");
+    const DisaggPlan slow = plan_disaggregated(m, space, {}, demand, o);
+    REQUIRE(slow.gpus != 0);
+    CHECK(slow.transfer.bytes_per_rank.count() == 2000 * 40'960);
+    CHECK(slow.transfer.time.in(seconds) == Approx(2000 * 40'960 / 12.5e9));
+    CHECK(slow.prefill->transfer.in(seconds) == Approx(0.0065536));
+    // node: the H100 SXM's own 50 GB/s, as ib-ndr.
+    o.link = DisaggLink{.node = true};
+    const DisaggPlan node = plan_disaggregated(m, space, {}, demand, o);
+    CHECK(node.transfer.time.in(seconds) == Approx(2000 * 40'960 / 50e9));
+    CHECK(node.transfer.link.name == node_link_name);
+    // A GPU of the search without a node figure is refused before any pool is sized.
+    space.gpus.push_back(bundled_gpu("h100-pcie"));
+    CHECK_THROWS_WITH(plan_disaggregated(m, space, {}, demand, o),
+                      Catch::Contains("node.GB_per_s_per_direction"));
+
+    // Nearest-rank percentiles of 20 requests: prompts 100, 200, ..., 2,000 and outputs 2,000,
+    // 1,900, ..., 100. p50 is the 10th smallest (ceil(0.5 x 20)), p95 the 19th, p99 the 20th:
+    // each of prompt and output at its own rank, not the same request's.
+    Trace t;
+    for (std::uint64_t i = 1; i <= 20; ++i)
+        t.requests.push_back({.prompt_tokens = 100 * i, .output_tokens = 100 * (21 - i)});
+    const TraceLengths len = trace_lengths(t);
+    const LengthsAt p50 = lengths_at(len, LengthPercentile::p50);
+    CHECK((p50.prompt_tokens == 1000 && p50.output_tokens == 1000 && p50.requests == 20));
+    const LengthsAt p95 = lengths_at(len);
+    CHECK(p95.percentile == LengthPercentile::p95);
+    CHECK((p95.prompt_tokens == 1900 && p95.output_tokens == 1900));
+    const LengthsAt top = lengths_at(len, *parse_length_percentile("max"));
+    CHECK((top.prompt_tokens == 2000 && top.output_tokens == 2000));
+    CHECK(lengths_at(len, LengthPercentile::p99).prompt_tokens == 2000);
+    CHECK_FALSE(parse_length_percentile("90"));
+    CHECK(std::string(name(LengthPercentile::p95)) == "95");
+}
+
+TEST_CASE("a disaggregated plan refuses speculative decoding by name", "[disaggregated]") {
+    // The pools' steps and the KV moved are the model's own: a drafter is refused, not ignored.
+    const Model m = bundled("llama-3.1-70b");
+    SearchSpace space;
+    space.gpus = {bundled_gpu("h100-sxm")};
+    space.min_gpus = space.max_gpus = 8;
+    Serving s;
+    s.speculation = {.method = DraftMethod::eagle, .tokens = 3};
+    const DisaggDemand demand{.rate = 1.0,
+                              .prompt_tokens = 2000,
+                              .output_tokens = 200,
+                              .ttft = 0.5 * seconds,
+                              .tpot = 0.025 * seconds};
+    CHECK_THROWS_AS(plan_disaggregated(m, space, s, demand), InvalidInput);
+    CHECK_THROWS_WITH(plan_disaggregated(m, space, s, demand),
+                      Catch::Contains("speculation: expected none (the pools are sized without a "
+                                      "drafter") &&
+                          Catch::EndsWith("found eagle"));
+}

@@ -164,3 +164,49 @@ TEST_CASE("a TTFT target binds the fleet's batch as it binds the aggregated pool
     CHECK(bound.plan.batch == 20);
     CHECK(bound.plan.binding == FleetBinding::ttft);
 }
+
+TEST_CASE("a fleet of the GPUs deployed says whether it serves the rate, and what rate",
+          "[fleet]") {
+    // The first test's replica (tp 4 x H100 SXM, batch 88, a stay of 25.164 s, 6 replicas for
+    // 20 requests/s). 16 GPUs are 4 replicas: by Little's law they serve 4 x 88 / 25.164 = 13.99
+    // requests/s, short of 20; 24 GPUs, 6 replicas, serve 6 x 88 / 25.164 = 20.98.
+    const Model m = bundled("llama-3.1-70b");
+    FleetRequest q{
+        .deployment = {.model = m, .gpu = bundled_gpu("h100-sxm"), .parallel = {.tp = 4}},
+        .lengths = fixed(2000, 500),
+        .rate_per_s = 20.0,
+        .tpot_target = 0.05 * seconds,
+        .ttft_target = 1.0 * seconds,
+    };
+    const FleetAnswer none = plan_fleet(q);
+    CHECK(none.gpus_given == 0);
+    CHECK_FALSE(none.given_serves);
+    q.deployment.gpus = 16;
+    const FleetAnswer four = plan_fleet(q);
+    REQUIRE(four.plan.feasible);
+    CHECK(four.plan.batch == 88);
+    CHECK(four.plan.replicas == 6);
+    const double stay = four.plan.time_in_system.in(seconds);
+    CHECK(stay == Approx(25.164).epsilon(1e-3));
+    CHECK((four.gpus_given == 16 && four.replicas_given == 4));
+    CHECK_FALSE(four.given_serves);
+    CHECK(four.rate_given_serves == Approx(4 * 88 / stay));
+    CHECK(four.rate_given_serves == Approx(13.99).epsilon(1e-3));
+    q.deployment.gpus = 24;
+    const FleetAnswer six = plan_fleet(q);
+    CHECK(six.replicas_given == 6);
+    CHECK(six.given_serves);
+    CHECK(six.rate_given_serves == Approx(6 * 88 / stay));
+    CHECK(six.rate_given_serves >= 20.0);
+    // GPUs that are not whole replicas of 4 are refused by name.
+    q.deployment.gpus = 6;
+    CHECK_THROWS_AS(plan_fleet(q), InvalidLayout);
+    CHECK_THROWS_WITH(plan_fleet(q),
+                      Catch::Contains("gpus: expected a multiple of the replica's 4"));
+    // A drafter is refused, not ignored: the fleet's steps and KV are the model's own.
+    q.deployment.gpus = 0;
+    q.deployment.serving.speculation = {.method = DraftMethod::ngram, .tokens = 3};
+    CHECK_THROWS_WITH(plan_fleet(q), Catch::Contains("speculation: expected none (the fleet is "
+                                                     "sized without a drafter") &&
+                                         Catch::EndsWith("found ngram"));
+}

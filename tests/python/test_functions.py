@@ -2,7 +2,9 @@
 arguments, giving the figures the command line prints for the same inputs; and the library's
 errors as Python's exception types."""
 
+import csv
 import json
+import math
 import pathlib
 
 import pytest
@@ -190,6 +192,191 @@ def test_disagg_takes_the_engine_version_as_the_cli_does():
             [(q["pool"], q["sequences_per_replica"], q["replicas"]) for q in e["pools"]]
     decode = [q.sequences_per_replica for q in p_old.pools if q.pool == "decode"]
     assert decode and decode != [q.sequences_per_replica for q in p_new.pools if q.pool == "decode"]
+
+
+AZURE = SOURCE_DIR / "tests" / "data" / "traces" / "azure-conv-2023-first1000.csv"
+DISAGG_ARGS = ("--model", "llama-3-70b", "--gpu", "h100-sxm", "--rate", "10", "--ttft-ms", "500",
+               "--tpot-ms", "50")
+DISAGG_KW = dict(rate=10, ttft_ms=500, tpot_ms=50)
+
+
+def nearest_rank(values, p):
+    """The p-th nearest-rank percentile: sorted(values)[ceil(p / 100 x n) - 1]."""
+    ordered = sorted(values)
+    return ordered[math.ceil(p / 100 * len(ordered)) - 1]
+
+
+def pools_of(p):
+    return [(q.pool, q.gpu, q.tp, q.sequences_per_replica, q.replicas, q.gpus) for q in p.pools]
+
+
+def cli_pools(e):
+    return [(q["pool"], q["gpu"], q["tp"], q["sequences_per_replica"], q["replicas"], q["gpus"])
+            for q in e["pools"]]
+
+
+def test_disagg_reads_a_traces_lengths_at_a_percentile_as_the_cli_does():
+    # The trace's prompts and outputs, each at its own nearest-rank percentile (lengths_at): the
+    # p50 prompt and the p50 output of the 1,000 requests, not one request's pair.
+    with open(AZURE) as f:
+        rows = list(csv.DictReader(f))
+    prompts = [int(r["ContextTokens"]) for r in rows]
+    outputs = [int(r["GeneratedTokens"]) for r in rows]
+    assert len(rows) == 1000
+    for pct, text in ((50, "50"), (95, "95"), ("max", "max")):
+        at = max if pct == "max" else (lambda v, p=pct: nearest_rank(v, p))
+        expected = cli_json("disagg", *DISAGG_ARGS, "--trace", str(AZURE), "--percentile", text)
+        p = kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, percentile=pct, **DISAGG_KW)
+        assert (p.prompt_tokens, p.output_tokens) == (at(prompts), at(outputs)), pct
+        assert (p.prompt_tokens, p.output_tokens) == (
+            expected["inputs"]["prompt_tokens"], expected["inputs"]["output_tokens"])
+        assert p.trace_requests == 1000
+        assert pools_of(p) == cli_pools(expected), pct
+        assert p.kv_transfer_bytes_per_gpu == expected["kv_transfer_bytes_per_gpu"]
+    # The default is p95, as --percentile's; the numbers given read no trace.
+    assert kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, **DISAGG_KW).prompt_tokens == \
+        nearest_rank(prompts, 95)
+    plain = kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=2000, output_tokens=500,
+                          **DISAGG_KW)
+    assert (plain.prompt_tokens, plain.output_tokens, plain.trace_requests) == (2000, 500, None)
+    # Refused as the flags are: both sources, a percentile or a unit without a trace, a
+    # percentile the library does not spell.
+    with pytest.raises(kvplan.UsageError, match="^trace: expected a trace or prompt_tokens"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, prompt_tokens=1, **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^percentile: expected trace as well"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=1, output_tokens=1, percentile=50,
+                      **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^time_unit: expected trace as well"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=1, output_tokens=1,
+                      time_unit="ms", **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^percentile: expected 50, 95, 99 or 'max'"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", trace=AZURE, percentile=90, **DISAGG_KW)
+    with pytest.raises(kvplan.UsageError, match="^prompt_tokens: expected prompt_tokens and"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", **DISAGG_KW)
+
+
+def test_disagg_moves_the_kv_over_the_link_the_cli_names():
+    args = (*DISAGG_ARGS, "--prompt-tokens", "2000", "--output-tokens", "500")
+    kw = dict(prompt_tokens=2000, output_tokens=500, **DISAGG_KW)
+    ndr = kvplan.disagg("llama-3-70b", "h100-sxm", **kw)
+    # The same bytes a decode GPU pulls, over 25 GB/s (25 x 10^9 B/s) instead of NDR's 50.
+    slow = kvplan.disagg("llama-3-70b", "h100-sxm", link="25GB/s", **kw)
+    expected = cli_json("disagg", *args, "--link", "25GB/s")
+    assert slow.kv_transfer_bytes_per_gpu == ndr.kv_transfer_bytes_per_gpu
+    assert slow.kv_transfer_seconds == pytest.approx(slow.kv_transfer_bytes_per_gpu / 25e9)
+    assert ndr.kv_transfer_seconds == pytest.approx(ndr.kv_transfer_bytes_per_gpu / 50e9)
+    assert slow.kv_transfer_seconds == expected["kv_transfer_seconds"]
+    assert (slow.link, expected["inputs"]["link"]) == ("the given link", "the given link")
+    assert pools_of(slow) == cli_pools(expected)
+    # node: the H100 SXM spec's node-to-node figure, 50 GB/s a GPU (one ConnectX-7 each).
+    node = kvplan.disagg("llama-3-70b", "h100-sxm", link="node", **kw)
+    assert node.kv_transfer_seconds == pytest.approx(node.kv_transfer_bytes_per_gpu / 50e9)
+    assert node.link == cli_json("disagg", *args, "--link", "node")["inputs"]["link"]
+    # The H100 PCIe spec states none: the library's refusal names the field; the CLI's usage
+    # error names --link before the same words.
+    with pytest.raises(kvplan.InvalidInputError, match="node.GB_per_s_per_direction"):
+        kvplan.disagg("llama-3-70b", "h100-pcie", link="node", **kw)
+    code, _, err = cli("disagg", *[a if a != "h100-sxm" else "h100-pcie" for a in args],
+                       "--link", "node", check=False)
+    assert code == 2 and "--link: GPU 'h100-pcie': node.GB_per_s_per_direction" in err
+    with pytest.raises(kvplan.UsageError, match="^link: expected ib-ndr, ib-hdr, node or"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", link="5", **kw)
+
+
+def test_disagg_takes_the_experts_format_and_refuses_a_drafter():
+    # Qwen3-30B-A3B's routed experts in fp8 where the rest stay bf16: the pools the CLI's
+    # --expert-dtype gives, and not the bf16 checkpoint's.
+    args = ("--model", "qwen3-30b-a3b", "--gpu", "h100-sxm", "--rate", "20", "--prompt-tokens",
+            "2000", "--output-tokens", "500", "--ttft-ms", "500", "--tpot-ms", "30",
+            "--max-gpus", "2")
+    kw = dict(rate=20, prompt_tokens=2000, output_tokens=500, ttft_ms=500, tpot_ms=30, max_gpus=2)
+    fp8 = kvplan.disagg("qwen3-30b-a3b", "h100-sxm", expert_dtype="fp8", **kw)
+    plain = kvplan.disagg("qwen3-30b-a3b", "h100-sxm", **kw)
+    assert pools_of(fp8) == cli_pools(cli_json("disagg", *args, "--expert-dtype", "fp8"))
+    assert pools_of(plain) == cli_pools(cli_json("disagg", *args))
+    assert pools_of(fp8) != pools_of(plain)
+    # A drafter: plan_disaggregated's refusal, the flag named by the CLI (exit 2).
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="speculation: expected none \\(the pools are sized without a drafter"):
+        kvplan.disagg("llama-3-70b", "h100-sxm", prompt_tokens=2000, output_tokens=500,
+                      speculative_method="eagle", num_speculative_tokens=3, **DISAGG_KW)
+    code, _, err = cli("disagg", *DISAGG_ARGS, "--prompt-tokens", "2000", "--output-tokens", "500",
+                       "--speculative-method", "eagle", "--num-speculative-tokens", "3",
+                       check=False)
+    assert code == 2 and err.startswith("kvplan: error: --speculative-method: expected no "
+                                        "speculative decoding (the pools are sized without")
+
+
+def test_fleet_and_trace_take_the_gpus_deployed_as_the_cli_does():
+    # tests/plan/test_plan_fleet.cpp's replica: Llama-3.1-70B at tp 4 on H100 SXM, 20 requests/s
+    # of 2,000 + 500 tokens, batch 88 and a stay of 25.164 s, 6 replicas. 16 GPUs are 4 replicas,
+    # serving 4 x 88 / 25.164 = 13.99 requests/s: short.
+    kw = dict(tp=4, rate=20, tpot_ms=50, ttft_ms=1000, prompt_tokens=2000, output_tokens=500)
+    args = ("--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--rate", "20",
+            "--tpot-ms", "50", "--ttft-ms", "1000", "--prompt-tokens", "2000",
+            "--output-tokens", "500")
+    f = kvplan.fleet("llama-3.1-70b", "h100-sxm", gpus=16, **kw)
+    assert (f.batch, f.replicas, f.gpus_given, f.replicas_given) == (88, 6, 16, 4)
+    assert f.given_serves is False
+    assert f.rate_given_serves == pytest.approx(13.99, rel=1e-3)
+    expected = cli_json("fleet", *args, "--gpus", "16")
+    for key in ("gpus_given", "replicas_given", "rate_given_serves"):
+        assert getattr(f, key) == expected[key], key
+    assert expected["given_serves_rate"] is False
+    six = kvplan.fleet("llama-3.1-70b", "h100-sxm", gpus=24, **kw)
+    assert (six.replicas_given, six.given_serves) == (6, True)
+    assert kvplan.fleet("llama-3.1-70b", "h100-sxm", **kw).gpus_given is None
+    with pytest.raises(kvplan.InvalidLayoutError, match="gpus: expected a multiple"):
+        kvplan.fleet("llama-3.1-70b", "h100-sxm", gpus=6, **kw)
+    # trace: the Azure trace's replay peaks at 10,019,143,680 B a GPU on Llama-3-70B at tp 4 (its
+    # blocks in flight at once); with 4 GiB = 4,294,967,296 B of KV a GPU the peak needs
+    # ceil(10,019,143,680 / 4,294,967,296) = ceil(2.33) = 3 replicas, arrivals split evenly: 12
+    # GPUs (3 replicas of 4) hold it, 8 do not.
+    kw = dict(tp=4, kv_memory="4GiB")
+    t = kvplan.trace(AZURE, "llama-3-70b", **kw)
+    assert t.concurrency.peak_kv_bytes == 10_019_143_680
+    assert t.on_replica.replicas_for_peak == 3 == math.ceil(10_019_143_680 / 2**32)
+    assert t.replicas_given is None and t.given_holds_peak is None
+    for gpus, replicas, holds in ((8, 2, False), (12, 3, True)):
+        a = kvplan.trace(AZURE, "llama-3-70b", gpus=gpus, **kw)
+        assert (a.replicas_given, a.given_holds_peak) == (replicas, holds)
+        expected = cli_json("trace", str(AZURE), "--model", "llama-3-70b", "--tp", "4",
+                            "--kv-memory", "4GiB", "--gpus", str(gpus))
+        assert (expected["replicas_given"], expected["given_holds_peak"]) == (replicas, holds)
+    with pytest.raises(kvplan.UsageError, match="^gpus: expected a gpu or kv_memory"):
+        kvplan.trace(AZURE, "llama-3-70b", tp=4, gpus=4)
+    # Speculative decoding: the library's refusal, as the CLI's after its flag (exit 2).
+    spec = dict(speculative_method="ngram", num_speculative_tokens=3)
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="speculation: expected none \\(the fleet is sized without a drafter"):
+        kvplan.fleet("llama-3.1-70b", "h100-sxm", tp=4, rate=20, tpot_ms=50, prompt_tokens=2000,
+                     output_tokens=500, **spec)
+    with pytest.raises(kvplan.InvalidInputError,
+                       match="speculation: expected none \\(the replay holds each request's KV"):
+        kvplan.trace(AZURE, "llama-3-70b", "h100-sxm", tp=4, **spec)
+    code, _, err = cli("fleet", *args, "--speculative-method", "ngram",
+                       "--num-speculative-tokens", "3", check=False)
+    assert code == 2 and "--speculative-method: expected no speculative decoding (the fleet" in err
+
+
+def test_diff_models_speculative_decoding_as_the_cli_does():
+    # An EAGLE head is one decoder layer of the model's shape, its KV in the same pool
+    # (plan/speculation.hpp): each revision's replica holds it, as fit's does.
+    kw = dict(context="8k", concurrency=8, speculative_method="eagle", num_speculative_tokens=3)
+    d = kvplan.diff("llama-3-8b", "llama-3-8b", "h100-sxm", **kw)
+    fit = kvplan.fit("llama-3-8b", "h100-sxm", **kw)
+    plain = kvplan.fit("llama-3-8b", "h100-sxm", context="8k", concurrency=8)
+    assert d.new_answer.max_concurrency == fit.max_concurrency < plain.max_concurrency
+    assert d.new_answer.kv_budget_bytes_per_gpu == fit.kv_budget_bytes_per_gpu
+    expected = cli_json("diff", "llama-3-8b", "llama-3-8b", "--gpu", "h100-sxm", "--context",
+                        "8k", "--concurrency", "8", "--speculative-method", "eagle",
+                        "--num-speculative-tokens", "3")
+    rows = {r["figure"]: r for r in expected["effects"]}
+    assert rows["max_concurrency"]["new"] == fit.max_concurrency
+    # Without a GPU the budget is not sized: refused as --speculative-method is.
+    with pytest.raises(kvplan.UsageError, match="^speculative_method: expected a gpu as well"):
+        kvplan.diff("llama-3-8b", "llama-3-8b", speculative_method="eagle",
+                    num_speculative_tokens=3)
 
 
 def test_library_errors_raise_their_python_types():

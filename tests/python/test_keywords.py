@@ -237,12 +237,12 @@ NOT_YET = {
     "fit": set(),
     "compare": set(),
     "plan": set(),
-    "disagg": SPECULATION | {"--expert-dtype", "--trace", "--percentile", "--time-unit",
-                             "--link"},
-    # kvplan fleet and kvplan trace refuse the speculative flags (they size without a drafter).
-    "fleet": SPECULATION | {"--gpus"},
-    "trace": SPECULATION | {"--gpus"},
-    "diff": SPECULATION,
+    # kvplan.disagg takes the speculative keywords and raises plan_disaggregated's refusal.
+    "disagg": set(),
+    # kvplan.fleet and kvplan.trace take the speculative keywords and raise the library's refusal.
+    "fleet": set(),
+    "trace": set(),
+    "diff": set(),
     # calibrate reads vLLM's log: --engine is vllm or refused, and with it --lora-target-modules
     # (SGLang's flag). Every other flag has its keyword: what calibrate does not model (--gpus,
     # the speculative flags, --allow-long-context, --chunked-local-hybrid, --without-flashinfer)

@@ -290,3 +290,37 @@ TEST_CASE("the trace call sizes the replica that holds a replay by hand", "[trac
     CHECK_FALSE(none.replica_sized);
     CHECK_FALSE(none.on_replica);
 }
+
+TEST_CASE("the trace call says whether the GPUs deployed hold the replay's peak", "[trace]") {
+    // The replay above: a 10 MiB peak on one GPU of 9 MiB needs ceil(10 / 9) = 2 replicas of one
+    // GPU, arrivals split evenly. One GPU deployed is one replica, short; two GPUs hold it.
+    const Trace t = parse_trace_csv(
+        "arrival_time,prompt_tokens,output_tokens\n0,1,12\n1,1,20\n2,1,12\n3,1,0\n5,1,76\n", "r");
+    TraceSizing s{.model = llama_3_8b, .times = {0.5 * seconds, 0.125 * seconds}};
+    s.serving.kv_memory_per_gpu = 9 * MiB;
+    CHECK_FALSE(analyze_trace(t, s).given_holds_peak);  // no GPUs named
+    s.gpus = 1;
+    const TraceAnswer one = analyze_trace(t, s);
+    CHECK((one.gpus_given == 1 && one.replicas_given == 1));
+    REQUIRE(one.given_holds_peak);
+    CHECK_FALSE(*one.given_holds_peak);
+    s.gpus = 2;
+    const TraceAnswer two = analyze_trace(t, s);
+    CHECK(two.replicas_given == 2);
+    REQUIRE(two.given_holds_peak);
+    CHECK(*two.given_holds_peak);
+    // At tp 2 a replica is 2 GPUs: 3 GPUs are not whole replicas.
+    s.tp = 2;
+    s.gpus = 3;
+    CHECK_THROWS_AS(analyze_trace(t, s), InvalidLayout);
+    // GPUs deployed need a GPU or a KV memory to be sized on.
+    s.tp = 1;
+    s.gpus = 2;
+    s.serving.kv_memory_per_gpu.reset();
+    CHECK_THROWS_WITH(analyze_trace(t, s), Catch::Contains("gpus: expected a GPU or a KV memory"));
+    // A drafter is refused, not ignored: the replay holds the model's KV alone.
+    s.gpus = 0;
+    s.serving.speculation = {.method = DraftMethod::eagle, .tokens = 2};
+    CHECK_THROWS_WITH(analyze_trace(t, s), Catch::Contains("speculation: expected none (the "
+                                                           "replay holds each request's KV"));
+}

@@ -87,7 +87,7 @@ Cell change(double before, double after) {
 void run_diff(const DiffOptions& d, Context& ctx) {
     const CommonOptions& o = d.common;
     // Every flag once, before any file is read.
-    const ReplicaFlags flags = parse_replica_flags(o);
+    ReplicaFlags flags = parse_replica_flags(o);
     const ResolvedModel a = resolve_model(d.old_model, ctx, "OLD", flags.import);
     const ResolvedModel b = resolve_model(d.new_model, ctx, "NEW", flags.import);
     refuse_flags_the_model_ignores(o, a);
@@ -108,6 +108,9 @@ void run_diff(const DiffOptions& d, Context& ctx) {
     std::optional<ResolvedGpu> gpu;
     std::optional<ReplicaAnswer> xa, xb;
     if (!o.gpu.empty()) {
+        // Speculative decoding: each revision's replica holds the drafter (its layers' KV and
+        // weights, evaluate()); a draft model is read once for both.
+        read_draft_model(flags, o, ctx);
         gpu = resolve_gpu(o.gpu, ctx);
         const auto answer = [&](const ResolvedModel& m) {
             return evaluate(Deployment{.model = m.get(),

@@ -24,44 +24,10 @@ namespace kvplan::cli {
 
 namespace {
 
-/// --percentile: which of a trace's percentiles the pools are sized at.
-enum class TracePercentile : std::uint8_t { p50, p95, p99, max };
-
-inline constexpr FixedArray<detail::EnumName<TracePercentile>, 4> trace_percentile_names{{
-    {TracePercentile::p50, "50"},
-    {TracePercentile::p95, "95"},
-    {TracePercentile::p99, "99"},
-    {TracePercentile::max, "max"},
-}};
-
-/// --link: a named link or a bandwidth, or the GPU spec's node-to-node figure (known once the GPU
-/// is read).
-struct LinkFlag {
-    bool node = false;
-    Link link = links::infiniband_ndr;
-};
-
-LinkFlag parse_link_flag(std::string_view text, std::string_view flag) {
-    if (text == "ib-ndr") return {.link = links::infiniband_ndr};
-    if (text == "ib-hdr") return {.link = links::infiniband_hdr};
-    if (text == "node") return {.node = true};
-    const std::string_view unit = "GB/s";
-    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit) {
-        const double v = parse_positive(text.substr(0, text.size() - unit.size()), flag);
-        return {.link = {"the given link", v * GB_per_s, LinkScope::per_gpu}};
-    }
-    usage_error(flag, "ib-ndr, ib-hdr, node or a bandwidth per GPU such as 25GB/s", text);
-}
-
-/// The link the prompt's KV crosses: --link's, or the GPU's own node-to-node figure.
-Link link_for(const LinkFlag& l, const GpuSpec& gpu) {
-    if (!l.node) return l.link;
-    if (!(gpu.scale_out_bandwidth > BytesPerSecond{}))
-        usage_error("--link",
-                    "ib-ndr, ib-hdr, a bandwidth (25GB/s) or node with a GPU spec that states "
-                    "node.GB_per_s_per_direction",
-                    fmt::format("node, but GPU '{}' states no node-to-node figure", gpu.id));
-    return {"the GPU spec's node-to-node link", gpu.scale_out_bandwidth, LinkScope::per_gpu};
+/// --link: the library's spelling of a link (parse_disagg_link).
+DisaggLink parse_link_flag(std::string_view text, std::string_view flag) {
+    if (const std::optional<DisaggLink> l = parse_disagg_link(text)) return *l;
+    usage_error(flag, disagg_link_expected, text);
 }
 
 struct DisaggOptionsCli {
@@ -72,9 +38,9 @@ struct DisaggOptionsCli {
     double ttft_ms = 0;  ///< required
     double tpot_ms = 0;  ///< required
     std::string trace;
-    std::optional<TracePercentile> percentile;  ///< with --trace only; default p95
-    std::optional<TraceOptions> time_unit;      ///< with --trace only
-    LinkFlag link{};
+    std::optional<LengthPercentile> percentile;  ///< with --trace only; default p95
+    std::optional<TraceOptions> time_unit;       ///< with --trace only
+    DisaggLink link{};
     LatencyModel latency = LatencyModel::estimate;
 };
 
@@ -130,43 +96,35 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
         if (o.prompt_tokens || o.output_tokens)
             usage_error("--trace", "a trace or --prompt-tokens/--output-tokens, not both",
                         dc.trace);
-        const TraceLengths len =
-            trace_lengths(LengthDistribution::from_trace(
-                              load_trace(dc.trace, dc.time_unit.value_or(TraceOptions{})))
-                              .lengths);
-        const TracePercentile at = dc.percentile.value_or(TracePercentile::p95);
-        const auto pick = [at](const Percentiles<std::uint64_t>& p) {
-            switch (at) {
-                case TracePercentile::p50:
-                    return p.p50;
-                case TracePercentile::p95:
-                    return p.p95;
-                case TracePercentile::p99:
-                    return p.p99;
-                case TracePercentile::max:
-                    break;
-            }
-            return p.max;
-        };
-        prompt = pick(len.prompt);
-        output = pick(len.output);
-        lengths_source =
-            fmt::format("p{} of {} requests in {}", detail::enum_name(trace_percentile_names, at),
-                        grouped(len.requests), dc.trace);
+        const LengthsAt at =
+            lengths_at(trace_lengths(load_trace(dc.trace, dc.time_unit.value_or(TraceOptions{}))),
+                       dc.percentile.value_or(LengthPercentile::p95));
+        prompt = at.prompt_tokens;
+        output = at.output_tokens;
+        lengths_source = fmt::format("p{} of {} requests in {}", name(at.percentile),
+                                     grouped(at.requests), dc.trace);
     }
 
     SearchSpace space;
     space.max_gpus = max_gpus;
     space.max_tp = max_tp;
     space.kv_formats = kv_flags(o);
-    if (!o.weight_dtype.empty()) space.weights = {parse_weights(o)};
+    if (const std::optional<WeightOptions> w = parse_weights(o)) space.weights = {w};
+    // plan_disaggregated refuses a drafter; named here by its flag.
+    refuse_speculation_flags(o, disagg_speculation_refusal);
     Serving serving = parse_serving(o);
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const std::vector<ResolvedGpu> gpus = resolve_gpu_list(o.gpu, ctx);
     for (const ResolvedGpu& g : gpus) space.gpus.push_back(g.spec);
 
     DisaggOptions opt;
-    opt.link = link_for(dc.link, gpus.front().spec);
+    opt.link = dc.link;
+    // The node's link on a GPU whose spec states none: the library's refusal, named by the flag.
+    try {
+        for (const ResolvedGpu& g : gpus) (void)link_to(opt.link, g.spec);
+    } catch (const InvalidInput& e) {
+        throw UsageError(std::string("--link: ") + e.what());
+    }
     opt.latency = dc.latency;
     const std::optional<CalibrationProfile> profile = read_profile_flag(o);
     if (profile) {
@@ -185,6 +143,11 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                               .ttft = ttft_ms * milliseconds,
                               .tpot = tpot_ms * milliseconds};
     const DisaggPlan p = plan_disaggregated(rm.get(), space, serving, demand, opt);
+
+    // The link the plan's KV crossed; without a plan, the one asked for.
+    const std::string link_name(p.gpus != 0     ? p.transfer.link.name
+                                : opt.link.node ? node_link_name
+                                                : opt.link.link.name);
 
     Report rep;
     rep.command = "disagg";
@@ -218,7 +181,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
                   {"tpot_target_seconds", cell(demand.tpot)},
                   {"engine", cell_text(std::string(name(serving.engine)))},
                   {"latency", cell_text(name(dc.latency))},
-                  {"link", cell_text(std::string(opt.link.name))},
+                  {"link", cell_text(link_name)},
                   {"max_gpus", cell_count(max_gpus, "")}};
     append_engine_version_input(rep, serving);
     append_model_notes(rep, rm);
@@ -252,7 +215,7 @@ void run_disagg(const DisaggOptionsCli& dc, Context& ctx) {
              cell(p.transfer.time),
              {},
              {"bytes / the link's bandwidth per GPU, added to TTFT",
-              {fmt::format("{} at {}", opt.link.name, fmt::format("{}", opt.link.bandwidth))}}});
+              {fmt::format("{} at {}", link_name, fmt::format("{}", p.transfer.link.bandwidth))}}});
     }
 
     Table t;
@@ -334,7 +297,8 @@ void register_disagg(CLI::App& app, Context& ctx) {
     sub->add_option("--trace", o->trace,
                     "Lengths from a request trace (CSV or JSON Lines), at --percentile");
     typed(*sub, "--percentile", o->percentile,
-          enum_flag(trace_percentile_names, "50, 95, 99 or max"), "With --trace: 50, 95, 99 or max")
+          enum_flag(length_percentile_names, "50, 95, 99 or max"),
+          "With --trace: 50, 95, 99 or max")
         ->default_str("95");
     typed(
         *sub, "--time-unit", o->time_unit,

@@ -72,8 +72,8 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         usage_error("--time-unit", "--trace as well (the unit of its arrival times)", "no --trace");
     const LayoutInput li = parse_layout(o);
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
-    // plan_fleet sizes the target model alone: a drafter's layers and weights would be ignored.
-    refuse_speculation_flags(o, "kvplan fleet sizes the model without a drafter");
+    // plan_fleet refuses a drafter (it sizes the model alone); named here by its flag.
+    refuse_speculation_flags(o, fleet_speculation_refusal);
     Serving serving = parse_serving(o);
     (void)resolve_serving(serving);  // the engine's knobs refused before any file is read
     if (o.gpu.empty()) usage_error("--gpu", "a GPU id or spec path (kvplan list gpus)", "");
@@ -114,6 +114,7 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
     const Deployment deployment{.model = m,
                                 .gpu = g.spec,
                                 .parallel = li.parallel(),
+                                .gpus = o.gpus ? li.gpus : 0U,
                                 .weights = weights_flag,
                                 .kv = kv_flag(o),
                                 .serving = serving};
@@ -313,6 +314,20 @@ void run_fleet(const FleetFlags& ff, const CommonOptions& o, Context& ctx) {
         fig("gpus", "GPUs", cell_count(gpus, gpus == 1 ? "GPU" : "GPUs"));
         fig("output_tokens_per_s", "Output tokens/s, whole fleet",
             cell_number(a.output_tokens_per_s, "tokens/s", 0), {"rate x mean output tokens", {}});
+    }
+    if (a.gpus_given != 0) {
+        // The GPUs deployed (--gpus): whether their replicas serve the rate, and what rate.
+        fig("gpus_given", "GPUs deployed (--gpus)",
+            cell_count(a.gpus_given, a.gpus_given == 1 ? "GPU" : "GPUs"));
+        fig("replicas_given", "Replicas deployed",
+            cell_count(a.replicas_given, a.replicas_given == 1 ? "replica" : "replicas"),
+            {fmt::format("GPUs deployed / {} a replica", a.replica_gpus), {}});
+        fig("given_serves_rate", "The replicas deployed serve the rate", cell_bool(a.given_serves),
+            {"replicas deployed >= replicas needed", {}});
+        if (p.feasible)
+            fig("rate_given_serves", "Rate the replicas deployed serve",
+                cell_number(a.rate_given_serves, "requests/s", 3),
+                {"replicas deployed x batch / time in system (Little's law)", {}});
     }
     if (ttft_flag && a.prefill_bound_p95 > *ttft_flag)
         rep.notes.push_back(fmt::format(

@@ -54,10 +54,14 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
     const TraceOptions topt = tf.time_unit;
     const LayoutInput li = parse_layout(o);
     const std::optional<WeightOptions> weights_flag = parse_weights(o);
-    // analyze_trace sizes the target model alone: a drafter's layers would be ignored.
-    refuse_speculation_flags(o, "kvplan trace sizes the model without a drafter");
+    // analyze_trace refuses a drafter (it replays the model alone); named here by its flag.
+    refuse_speculation_flags(o, trace_speculation_refusal);
     const Serving serving = parse_serving(o);
     const std::optional<std::uint64_t> mml_flag = tf.max_model_len;
+    if (o.gpus && o.gpu.empty() && !serving.kv_memory_per_gpu)
+        usage_error("--gpus",
+                    "--gpu or --kv-memory as well (the replicas deployed are sized on one)",
+                    "neither");
 
     const ResolvedModel rm = resolve_model_flags(o, ctx, import_options(o));
     const Model& m = rm.get();
@@ -69,6 +73,7 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                                      .gpu = g ? std::optional<GpuSpec>(g->spec) : std::nullopt,
                                      .tp = li.tp,
                                      .pp = li.pp,
+                                     .gpus = o.gpus ? li.gpus : 0U,
                                      .weights = weights_flag,
                                      .kv = kv_flag(o),
                                      .serving = serving,
@@ -240,6 +245,21 @@ void run_trace(const TraceFlags& tf, const CommonOptions& o, Context& ctx) {
                                       on->replicas_for_peak == 1 ? "replica" : "replicas"),
                      {},
                      {"ceil(peak KV / KV budget), arrivals split evenly over replicas", {}}});
+            }
+            if (a.given_holds_peak) {
+                rep.figures.push_back(
+                    {"replicas_given",
+                     "Replicas deployed (--gpus)",
+                     cell_count(a.replicas_given, a.replicas_given == 1 ? "replica" : "replicas"),
+                     {},
+                     {fmt::format("{} GPUs / {} a replica", grouped(a.gpus_given), li.tp * li.pp),
+                      {}}});
+                rep.figures.push_back(
+                    {"given_holds_peak",
+                     "The replicas deployed hold the peak",
+                     cell_bool(*a.given_holds_peak),
+                     {},
+                     {"replicas deployed >= replicas for the peak, arrivals split evenly", {}}});
             }
             const std::optional<TraceReplica>& best = a.smallest;
             rep.figures.push_back(

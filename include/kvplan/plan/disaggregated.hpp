@@ -38,13 +38,23 @@
 //
 // Each pool's layout is chosen over the search space (GPU type, count, parallel layout, weight
 // format) as the one needing the fewest GPUs, then the faster step.
+//
+// Lengths. A demand names one prompt and one output length; from a trace they are read at one of
+// its nearest-rank percentiles (lengths_at), prompt and output each at its own.
+//
+// Speculative decoding is refused: the pools' steps are the model's own (the estimate leaves out
+// what a drafter saves, which depends on its acceptance) and the KV moved is the model's, so a
+// drafter's layers would be charged on one side and not moved to the other.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -52,6 +62,7 @@
 #include "../engine/load_dtype.hpp"
 #include "../error.hpp"
 #include "../roofline/estimate.hpp"
+#include "../trace/distributions.hpp"
 #include "../transfer.hpp"
 #include "deployment.hpp"
 #include "evaluate.hpp"
@@ -86,9 +97,115 @@ inline constexpr FixedArray<detail::EnumName<LatencyModel>, 2> latency_model_nam
     return detail::enum_name(latency_model_names, m);
 }
 
+/// Which of a trace's percentiles a disaggregated plan's lengths are read at (kvplan disagg
+/// --percentile).
+enum class LengthPercentile : std::uint8_t { p50, p95, p99, max };
+
+/// Each percentile's spelling (kvplan disagg --percentile, Python's percentile=).
+inline constexpr FixedArray<detail::EnumName<LengthPercentile>, 4> length_percentile_names{{
+    {LengthPercentile::p50, "50"},
+    {LengthPercentile::p95, "95"},
+    {LengthPercentile::p99, "99"},
+    {LengthPercentile::max, "max"},
+}};
+
+/// The spelling of `p`.
+[[nodiscard]] constexpr const char* name(LengthPercentile p) noexcept {
+    return detail::enum_name(length_percentile_names, p);
+}
+
+/// The percentile spelled `s`, or nothing.
+[[nodiscard]] constexpr Optional<LengthPercentile> parse_length_percentile(
+    detail::TextRef s) noexcept {
+    return detail::enum_parse(length_percentile_names, s);
+}
+
+/// The value of `p` at `at`.
+template <class T>
+[[nodiscard]] constexpr T at_percentile(const Percentiles<T>& p, LengthPercentile at) noexcept {
+    switch (at) {
+        case LengthPercentile::p50:
+            return p.p50;
+        case LengthPercentile::p95:
+            return p.p95;
+        case LengthPercentile::p99:
+            return p.p99;
+        case LengthPercentile::max:
+            break;
+    }
+    return p.max;
+}
+
+/// A trace's lengths at one percentile: the prompt and output a demand sizes for.
+struct LengthsAt {
+    std::uint64_t prompt_tokens = 0;  ///< the prompts' nearest-rank percentile
+    std::uint64_t output_tokens = 0;  ///< the outputs' own, taken apart from the prompts'
+    LengthPercentile percentile = LengthPercentile::p95;
+    std::size_t requests = 0;  ///< the trace's requests
+};
+
+/// The lengths of `len` at `at`, each of prompt and output at its own percentile.
+[[nodiscard]] constexpr LengthsAt lengths_at(const TraceLengths& len,
+                                             LengthPercentile at = LengthPercentile::p95) noexcept {
+    return {.prompt_tokens = at_percentile(len.prompt, at),
+            .output_tokens = at_percentile(len.output, at),
+            .percentile = at,
+            .requests = len.requests};
+}
+
+/// The link between the pools: one named, a bandwidth per GPU, or each decode GPU's own
+/// node-to-node figure (GpuSpec::scale_out_bandwidth, its spec's node.GB_per_s_per_direction).
+struct DisaggLink {
+    Link link = links::infiniband_ndr;  ///< unless `node`
+    bool node = false;                  ///< the decode GPU's node-to-node link
+};
+
+/// What a link's spelling may be (kvplan disagg --link, Python's link=).
+inline constexpr std::string_view disagg_link_expected =
+    "ib-ndr, ib-hdr, node or a bandwidth per GPU such as 25GB/s";
+
+/// The link spelled `text`: ib-ndr (InfiniBand NDR, 50 GB/s a GPU), ib-hdr (25 GB/s), node, or a
+/// bandwidth per GPU in GB/s (10^9 B/s): "25GB/s". nullopt for anything else, a bandwidth of 0
+/// included.
+[[nodiscard]] inline std::optional<DisaggLink> parse_disagg_link(std::string_view text) {
+    if (text == "ib-ndr") return DisaggLink{.link = links::infiniband_ndr};
+    if (text == "ib-hdr") return DisaggLink{.link = links::infiniband_hdr};
+    if (text == "node") return DisaggLink{.node = true};
+    constexpr std::string_view unit = "GB/s";
+    if (text.size() <= unit.size() || !text.ends_with(unit)) return std::nullopt;
+    const std::string_view number = text.substr(0, text.size() - unit.size());
+    double v = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+    if (ec != std::errc{} || end != number.data() + number.size() || !std::isfinite(v) ||
+        !(v > 0.0))
+        return std::nullopt;
+    return DisaggLink{.link = {"the given link", v * GB_per_s, LinkScope::per_gpu}};
+}
+
+/// The name a node-to-node link goes by.
+inline constexpr std::string_view node_link_name = "the GPU spec's node-to-node link";
+
+/// The link the prompt's KV crosses to a decode GPU `gpu` under `l`. Throws InvalidInput when `l`
+/// is the node's and the GPU's spec states no node-to-node figure.
+[[nodiscard]] inline Link link_to(const DisaggLink& l, const GpuSpec& gpu) {
+    if (!l.node) return l.link;
+    if (!(gpu.scale_out_bandwidth > BytesPerSecond{}))
+        detail::throw_field_error<InvalidInput>(
+            "GPU '" + std::string(gpu.id) + "'", "node.GB_per_s_per_direction",
+            "a node-to-node bandwidth for the link node (or another link: ib-ndr, ib-hdr, a "
+            "bandwidth such as 25GB/s)",
+            "none");
+    return {node_link_name, gpu.scale_out_bandwidth, LinkScope::per_gpu};
+}
+
+/// Why the disaggregated plan takes no speculative decoding, in the words of its refusal.
+inline constexpr std::string_view disagg_speculation_refusal =
+    "the pools are sized without a drafter: their steps and the KV moved between them are the "
+    "model's own";
+
 /// Options of the disaggregated plan.
 struct DisaggOptions {
-    Link link = links::infiniband_ndr;  ///< between the pools, per GPU
+    DisaggLink link{};  ///< between the pools, per GPU
     LatencyModel latency = LatencyModel::estimate;
     /// Replaces the GPU family's parameters (estimate). A GPU whose family has none is timed at
     /// peak, and its pool says so (fitted false).
@@ -142,7 +259,7 @@ struct AggregatedPool {
 struct DisaggPlan {
     std::optional<PrefillPool> prefill{};
     std::optional<DecodePool> decode{};
-    KvTransfer transfer{};   ///< one request's prompt KV, prefill to decode
+    KvTransfer transfer{};   ///< one request's prompt KV, prefill to decode, over its link
     std::uint32_t gpus = 0;  ///< prefill + decode (0: no disaggregated plan)
     std::optional<AggregatedPool> aggregated{};
     /// Both plans exist and the disaggregated one needs fewer GPUs.
@@ -335,13 +452,22 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
 }
 
 /// The disaggregated plan for `demand` over `space` under `serving`, and the aggregated plan
-/// beside it. Throws InvalidInput for a demand out of range or a knob the engine cannot take.
+/// beside it. Throws InvalidInput for a demand out of range, a knob the engine cannot take,
+/// speculative decoding (disagg_speculation_refusal), or the node's link on a GPU whose spec
+/// states none.
 [[nodiscard]] inline DisaggPlan plan_disaggregated(const Model& m, const SearchSpace& space,
                                                    const Serving& serving,
                                                    const DisaggDemand& demand,
                                                    const DisaggOptions& o = {}) {
     detail::check_disagg(m, demand);
     (void)resolve_serving(serving);
+    if (serving.speculation.method != DraftMethod::none)
+        detail::throw_field_error<InvalidInput>(
+            detail::model_where(m.config()), "speculation",
+            detail::text("none (", disagg_speculation_refusal, ")"),
+            name(serving.speculation.method));
+    // Every GPU a decode pool may take states the link the KV crosses to it.
+    for (const GpuSpec& g : space.gpus) (void)link_to(o.link, g);
     const std::uint64_t I = demand.prompt_tokens, O = demand.output_tokens;
     EvaluateOptions eo;
     eo.contexts = false;
@@ -371,8 +497,8 @@ void for_each_candidate(const Model& m, const SearchSpace& space, const Serving&
     for (std::size_t k = 0; k < space.kv_formats.size(); ++k) {
         if (!decode[k]) continue;
         const ReplicaAnswer& da = decode[k]->candidate.answer;
-        transfer[k] =
-            kv_transfer(m, da.replica.kv, da.replica.layout(), I, o.link, da.serving.block_size);
+        transfer[k] = kv_transfer(m, da.replica.kv, da.replica.layout(), I,
+                                  link_to(o.link, da.replica.gpu), da.serving.block_size);
     }
     std::vector<std::optional<PrefillPool>> prefill(space.kv_formats.size());
     detail::for_each_candidate(

@@ -13,12 +13,16 @@
 //     and output (FleetSizeBy::estimate), or the roofline decode bound at the mean decode context
 //     / an efficiency, the prefill bound of the mean prompt as its TTFT (FleetSizeBy::bound);
 //   - the batch, its binding constraint and the replicas (plan/replicas.hpp's size_replicas, the
-//     sizing plan_disaggregated's aggregated pool does too, so both agree on the same replica).
+//     sizing plan_disaggregated's aggregated pool does too, so both agree on the same replica);
+//   - with the GPUs deployed named (Deployment::gpus), whether their replicas serve the rate, and
+//     the rate they serve: by Little's law a replica holds `batch` requests for the time in
+//     system each, so R replicas serve R x batch / time in system requests a second.
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "../detail/enum_table.hpp"
 #include "../engine/report.hpp"
@@ -52,7 +56,8 @@ inline constexpr FixedArray<detail::EnumName<FleetSizeBy>, 2> fleet_size_by_name
 /// What a fleet must serve, on what replica.
 struct FleetRequest {
     /// The replica: model, GPU, tp x pp (dp, ep and dcp are not modelled here and must be 1), its
-    /// weights and KV format; `serving` its engine and knobs (a calibration's reserve and
+    /// weights and KV format; `gpus` the GPUs deployed, a multiple of tp x pp (0: none named,
+    /// the fleet is what is sized); `serving` its engine and knobs (a calibration's reserve and
     /// estimate parameters in Serving::reserve and Serving::estimate; max_sequences the engine's
     /// cap on sequences, default vLLM's max_num_seqs for the GPU).
     Deployment deployment;
@@ -98,6 +103,13 @@ struct FleetAnswer {
     Bytes shared_prefix_saved_at_batch{};
     std::optional<FleetPlan> without_sharing{};  ///< every request holding the prefix itself
     std::optional<Seconds> ttft_target{};        ///< the request's
+    // The GPUs deployed (Deployment::gpus), when named.
+    std::uint64_t gpus_given = 0;      ///< 0: none named
+    std::uint64_t replicas_given = 0;  ///< gpus_given / replica_gpus
+    bool given_serves = false;         ///< feasible and replicas_given >= plan.replicas
+    /// Requests a second the replicas given serve: replicas_given x batch / time in system
+    /// (feasible; else 0).
+    double rate_given_serves = 0;
     /// The TTFT a report names: the target, else the TTFT at the batch (the prefill bound of the
     /// mean prompt when no batch is feasible).
     [[nodiscard]] Seconds ttft() const noexcept {
@@ -105,6 +117,10 @@ struct FleetAnswer {
         return plan.feasible ? plan.ttft_at_batch : prefill_bound_mean;
     }
 };
+
+/// Why a fleet takes no speculative decoding, in the words of its refusal.
+inline constexpr std::string_view fleet_speculation_refusal =
+    "the fleet is sized without a drafter: its steps and each request's KV are the model's own";
 
 namespace detail {
 
@@ -128,6 +144,10 @@ inline void check_fleet(const FleetRequest& q) {
     if (!(q.efficiency > 0.0 && q.efficiency <= 1.0))
         throw_field_error<InvalidInput>(where(), "efficiency", "a fraction in (0, 1]",
                                         std::to_string(q.efficiency));
+    if (q.deployment.serving.speculation.method != DraftMethod::none)
+        throw_field_error<InvalidInput>(where(), "speculation",
+                                        text("none (", fleet_speculation_refusal, ")"),
+                                        name(q.deployment.serving.speculation.method));
     const ParallelConfig& p = q.deployment.parallel;
     if (p.dp != 1 || p.ep != 1 || p.dcp != 1)
         throw_field_error<InvalidInput>(where(), "parallel", "tp x pp (dp, ep and dcp of 1)",
@@ -136,7 +156,8 @@ inline void check_fleet(const FleetRequest& q) {
 
 }  // namespace detail
 
-/// The fleet for `q`. Throws InvalidInput for a request out of range, a shared prefix longer than
+/// The fleet for `q`. Throws InvalidInput for a request out of range, speculative decoding
+/// (fleet_speculation_refusal), a shared prefix longer than
 /// the shortest prompt, sizing by the estimate with no parameters (a GPU of no known family and
 /// none given), or what the layout and the engine refuse.
 [[nodiscard]] inline FleetAnswer plan_fleet(const FleetRequest& q) {
@@ -258,6 +279,15 @@ inline void check_fleet(const FleetRequest& q) {
     a.plan = plan_stages(true, &a);
     if (q.shared_prefix_tokens != 0) a.without_sharing = plan_stages(false, nullptr);
     a.gpus = a.plan.replicas * a.replica_gpus;
+    if (d.gpus != 0) {
+        a.gpus_given = detail::checked_gpus(d, r, layout);  // InvalidLayout unless whole replicas
+        a.replicas_given = a.gpus_given / a.replica_gpus;
+        a.given_serves = a.plan.feasible && a.replicas_given >= a.plan.replicas;
+        if (a.plan.feasible)
+            a.rate_given_serves = static_cast<double>(a.replicas_given) *
+                                  static_cast<double>(a.plan.batch) /
+                                  a.plan.time_in_system.in(seconds);
+    }
     if (a.plan.batch > 1)
         a.shared_prefix_saved_at_batch = a.shared_prefix_held_once * (a.plan.batch - 1);
     if (a.plan.feasible) {

@@ -4,10 +4,12 @@
 // (nearest-rank percentiles, whole model and per GPU of the busiest stage), paged against
 // contiguous waste, the concurrency the arrivals imply (Little's law and a replay), and, given a
 // GPU or a KV memory, how the replay sits on the replica and the smallest replica holding its peak
-// (trace/replay.hpp), each stage's KV budget as the engine leaves it.
+// (trace/replay.hpp), each stage's KV budget as the engine leaves it. With the GPUs deployed named,
+// whether their replicas hold the peak, arrivals split evenly over them.
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "../engine/load_dtype.hpp"
 #include "../engine/report.hpp"
@@ -24,6 +26,8 @@ struct TraceSizing {
     std::optional<GpuSpec> gpu{};  ///< nullopt: no GPU (a replica is sized only with a KV memory)
     std::uint32_t tp = 1;
     std::uint32_t pp = 1;
+    /// The GPUs deployed, a multiple of tp x pp, with a GPU or a KV memory; 0: none named.
+    std::uint32_t gpus = 0;
     std::optional<WeightOptions> weights{};  ///< nullopt: the checkpoint's own format
     /// nullopt: what the serving engine's "auto" stores for the checkpoint (served_kv).
     std::optional<KvFormat> kv{};
@@ -48,10 +52,21 @@ struct TraceAnswer {
     bool replica_sized = false;  ///< a GPU or a KV memory was given: the replica figures below
     std::optional<TraceReplica> on_replica{};  ///< the replay on the replica given
     std::optional<TraceReplica> smallest{};    ///< the fewest GPUs holding the replay's peak
+    std::uint32_t gpus_given = 0;              ///< TraceSizing::gpus
+    std::uint32_t replicas_given = 0;          ///< gpus_given / (tp x pp)
+    /// The replicas given hold the replay's peak, arrivals split evenly over them:
+    /// replicas_given >= on_replica's replicas_for_peak (nullopt: no replay, or no GPUs named).
+    std::optional<bool> given_holds_peak{};
 };
 
+/// Why a trace's replay takes no speculative decoding, in the words of its refusal.
+inline constexpr std::string_view trace_speculation_refusal =
+    "the replay holds each request's KV of the model alone, without a drafter";
+
 /// The figures of trace `t` on the replica of `s`. Throws InvalidLayout for a layout the model
-/// cannot take, InvalidInput for a knob the engine refuses.
+/// cannot take or GPUs deployed that are not whole replicas, InvalidInput for a knob the engine
+/// refuses, speculative decoding (trace_speculation_refusal), or GPUs deployed with neither a GPU
+/// nor a KV memory to size them on.
 [[nodiscard]] inline TraceAnswer analyze_trace(const Trace& t, const TraceSizing& s) {
     const ResolvedServing rs = resolve_serving(s.serving);
     const Model& m = s.model;
@@ -59,7 +74,26 @@ struct TraceAnswer {
     parallel.tp = s.tp;
     parallel.pp = s.pp;
     const Layout layout(m, parallel);
+    if (s.serving.speculation.method != DraftMethod::none)
+        detail::throw_field_error<InvalidInput>(
+            detail::model_where(m.config()), "speculation",
+            detail::text("none (", trace_speculation_refusal, ")"),
+            name(s.serving.speculation.method));
     TraceAnswer a;
+    if (s.gpus != 0) {
+        const std::uint32_t per_replica = layout.ranks();
+        if (s.gpus % per_replica != 0)
+            detail::throw_field_error<InvalidLayout>(
+                detail::model_where(m.config()), "gpus",
+                detail::text("a multiple of the replica's ", per_replica, " GPUs (tp x pp)"),
+                detail::text(s.gpus));
+        if (!s.gpu && !rs.budget.kv_memory_per_gpu)
+            detail::throw_field_error<InvalidInput>(
+                detail::model_where(m.config()), "gpus",
+                "a GPU or a KV memory as well (the replicas deployed are sized on one)", "neither");
+        a.gpus_given = s.gpus;
+        a.replicas_given = s.gpus / per_replica;
+    }
     a.kv = served_kv(m, s.kv, s.serving.engine, s.serving.engine_version);
     const KvFormat kv = a.kv.format;
     a.block_size = rs.block_size;
@@ -90,6 +124,9 @@ struct TraceAnswer {
         return engine_memory(rs.engine, rr, l, st, rs.budget, rs.options).kv_memory;
     };
     a.on_replica = trace_on_replica(replay, r, a.block_size, budget_of);
+    if (a.on_replica && a.gpus_given != 0)
+        a.given_holds_peak = a.on_replica->replicas_for_peak != 0 &&
+                             a.replicas_given >= a.on_replica->replicas_for_peak;
     a.smallest = smallest_replica_for_trace(replay, r, a.block_size, budget_of);
     return a;
 }
