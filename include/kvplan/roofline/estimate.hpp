@@ -146,23 +146,23 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.35;
+inline constexpr double uncompiled_layer_scale_fit = 1.45;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .compute = 0.95,
-                                           .attention = 0.40,
+                                           .attention = 0.39,
                                            .experts = 0.30,
-                                           .layer_overhead = 108.0 * microseconds,
-                                           .all_reduce_latency = 26.0 * microseconds,
+                                           .layer_overhead = 100.0 * microseconds,
+                                           .all_reduce_latency = 27.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.51,
-                                           .attention = 0.37,
-                                           .experts = 0.25,
-                                           .layer_overhead = 76.0 * microseconds,
-                                           .all_reduce_latency = 10.0 * microseconds,
+                                           .compute = 0.52,
+                                           .attention = 0.38,
+                                           .experts = 0.24,
+                                           .layer_overhead = 74.0 * microseconds,
+                                           .all_reduce_latency = 8.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
@@ -182,11 +182,11 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.44,
+                 {.bandwidth = 0.45,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 24.0 * microseconds,
+                  .layer_overhead = 28.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
@@ -238,12 +238,12 @@ struct EngineParams {
 // parts (least squares through the origin) where the rows span both, else the least sum of |log
 // error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
+    EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 281.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 268.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
-    EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
+    EngineParams{ParallelRules::trtllm, Seconds{}, 215.0 * microseconds, true,
                  "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
                  "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
