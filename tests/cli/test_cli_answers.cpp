@@ -744,9 +744,9 @@ TEST_CASE("disagg's aggregated fleet is fleet's for the same replica", "[cli][an
     // Llama-3.1-70B on H100s, 20 requests a second of 2,000 + 500 tokens, TTFT 1 s, TPOT 50 ms:
     // both subcommands size the aggregated replica by one library call (plan/fleet.hpp), so the
     // replica disagg picks, restated to fleet, gives the same batch, times and GPUs. At tp 4 the
-    // TPOT target binds at 88 sequences (the estimate's ITL at 88 is 49.764 ms, at 89 50.131 ms)
-    // and 503.3 requests are in flight (Little's law: 20/s x the 25.16 s a request stays: TTFT
-    // 0.381 s less vLLM's 49.5 ms overhead, then 499 tokens of 49.764 ms), so ceil(503.3 / 88) = 6
+    // TPOT target binds at 91 sequences (the estimate's ITL at 91 is 49.868 ms, at 92 50.23 ms)
+    // and 504.3 requests are in flight (Little's law: 20/s x the 25.21 s a request stays: TTFT
+    // 0.379 s less vLLM's 50 ms overhead, then 499 tokens of 49.868 ms), so ceil(504.3 / 91) = 6
     // replicas of 4 GPUs.
     const std::string load =
         " --model llama-3.1-70b --gpu h100-sxm --rate 20 --prompt-tokens 2000 --output-tokens 500 "
