@@ -272,6 +272,40 @@ TEST_CASE("an expert-parallel decode step moves its tokens' hidden states to the
     CHECK(decode_bound(two, 512, 8000).all_to_all.network_unknown);
 }
 
+TEST_CASE("TensorRT-LLM sends a token once to each GPU holding its experts, quantized",
+          "[deployments][roofline]") {
+    // DeepSeek-V3 fp8 under TensorRT-LLM's attention dp 8 x ep 8 on H200, 256 sequences: 32 per
+    // GPU. NVLinkOneSided (nvlink_one_sided.py) sends each token once to every GPU holding one of
+    // its 8 experts, after quantizing it as the experts are: fp8, 7,168 B and 7,168 / 128 x 4 =
+    // 224 B of block scales, with 8 expert ids and 8 weights of 4 B: 7,456 B. The combine returns
+    // one bf16 partial sum per token and GPU, 14,336 B. Of 256 experts 32 sit on each GPU: a token
+    // misses a given GPU with C(224, 8) / C(256, 8) = (224 x 223 x ... x 217) / (256 x 255 x ...
+    // x 249) = 0.33816850, so it reaches 8 x (1 - 0.33816850) = 5.2946520 GPUs, 7/8 of them
+    // over NVLink at 450 GB/s. Dispatch 32 x 7,456 x 5.2946520 = 1,263,261.6 B, rounded up to
+    // 1,263,262; combine 32 x 14,336 x 5.2946520 = 2,428,932.2, to 2,428,933: 7.1793 us a layer,
+    // against vLLM's 32 x 8 x (7,408 + 14,336) x 7/8 / 450e9 = 10.823 us (above).
+    const Model m = bundled("deepseek-v3");
+    Replica r{.model = m,
+              .gpu = bundled_gpu("h200-sxm"),
+              .parallel = {.tp = 8, .dp = 8, .ep = 8},
+              .weights = checkpoint_weights(m)};
+    r.parallel.rules = ParallelRules::trtllm;
+    const AllToAll a = decode_bound(r, 256, 8000).all_to_all;
+    REQUIRE(a.applies);
+    CHECK(a.per_gpu);
+    CHECK(a.tokens == 32);
+    CHECK(a.dispatch_message.count() == 7456);
+    CHECK(a.combine_message.count() == 14'336);
+    CHECK(a.destinations == Approx(5.2946520).epsilon(1e-7));
+    CHECK(a.dispatch.count() == 1'263'262);
+    CHECK(a.combine.count() == 2'428'933);
+    CHECK(a.per_layer.in(seconds) == Approx((1'263'262.0 + 2'428'933.0) * 7.0 / 8.0 / 450e9));
+    // NVFP4 experts dispatch 7,168 / 2 B of values and 7,168 / 16 B of fp8 scales: 4,096 B.
+    r.weights.format = WeightFormat::nvfp4;
+    r.weights.expert_format = WeightFormat::nvfp4;
+    CHECK(decode_bound(r, 256, 8000).all_to_all.dispatch_message.count() == 3584 + 448 + 64);
+}
+
 TEST_CASE("each engine's splits of 8 GPUs for DeepSeek-V3", "[deployments][plan]") {
     const Model m = bundled("deepseek-v3");
     // vLLM, tp a power of two with dp x tp x pp = 8, ep 1 or dp x tp, dcp dividing tp:

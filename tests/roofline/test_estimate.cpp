@@ -15,6 +15,8 @@
 #include <kvplan/presets.hpp>
 #include <kvplan/roofline/estimate.hpp>
 
+#include "support/bundled_models.hpp"
+
 using namespace kvplan;
 
 namespace {
@@ -711,6 +713,93 @@ TEST_CASE("fixed-length vLLM clients past the token budget prefill in full steps
     CHECK(8.0 * 1024.0 > 8192.0 - whole.decodes_per_step);
     l.fixed_lengths = false;
     CHECK(whole.ttft == estimate_latency(llama_8b(), l, half).ttft);
+}
+
+TEST_CASE("under attention dp, fixed-length clients' prompts prefill on every rank at once",
+          "[estimate][dp]") {
+    // DeepSeek-V3 under TensorRT-LLM at tp 8 with attention dp 8 and ep 8, 64 clients of exactly
+    // 4,000 + 1,000 tokens, each rank's budget 8,192 tokens. A request spends 1 step prefilling
+    // (4,000 fits what a rank's 8 decodes leave) and 999 decoding: life 1,000 steps, so a step
+    // holds d = 1 + 63 x 999 / 1,000 decodes and the others bring 63 x 4,000 / 1,000 = 252 prompt
+    // tokens. The balancer deals a group's prompts out a rank each
+    // (_balance_requests_across_ranks), so a step of prompts carries one on every rank: a rank's
+    // share is 252 / 8 = 31.5 tokens a step, 31.5 / 4,000 = 0.007875 of a chunk, and the mixed
+    // step carries 8 x 4,000 prompt tokens.
+    Replica r{.model = presets::deepseek_v3,
+              .gpu = round_gpu(),
+              .parallel = {.tp = 8, .dp = 8, .ep = 8},
+              .weights = {.format = WeightFormat::fp8}};
+    r.parallel.rules = ParallelRules::trtllm;
+    Load l{.concurrency = 64,
+           .prompt_tokens = 4000,
+           .output_tokens = 1000,
+           .max_num_batched_tokens = 8192,
+           .max_running = 64,
+           .fixed_lengths = true};
+    const LatencyEstimate e = estimate_latency(r, l, half);
+    CHECK(e.chunk == 4000);
+    CHECK(e.chunks == 1);
+    CHECK_FALSE(e.prefill_limited);
+    CHECK(e.decodes_per_step == Approx(1.0 + 63.0 * 999.0 / 1000.0));
+    CHECK(e.prefill_per_step == Approx(252.0));
+    CHECK(e.mixed_share == Approx(252.0 / 8.0 / 4000.0));
+    CHECK(e.mixed_step.prefill_tokens == 8 * 4000);
+    // ITL: the decode step, and the mixed one in 0.007875 of the steps.
+    CHECK(e.itl.in(seconds) == Approx(e.decode_step.time.in(seconds) * (1.0 - 0.007875) +
+                                      e.mixed_step.time.in(seconds)*0.007875));
+    // Drawn lengths arrive one by one: the step waits for one rank's whole prompt in
+    // 252 / 4,000 = 0.063 of the steps, eight times as often.
+    l.fixed_lengths = false;
+    const LatencyEstimate drawn = estimate_latency(r, l, half);
+    CHECK(drawn.mixed_share == Approx(252.0 / 4000.0));
+    CHECK(drawn.mixed_step.prefill_tokens == 4000);
+    CHECK(drawn.itl > e.itl);
+    // SGLang runs its prompts as passes of their own: not spread.
+    r.parallel.rules = ParallelRules::sglang;
+    l.fixed_lengths = true;
+    CHECK_FALSE(detail::spread_prefill(r, l));
+}
+
+TEST_CASE("a recurrent layer's state is read and written back every decode step",
+          "[estimate][state]") {
+    // Falcon-Mamba-7B: 64 Mamba layers, each with a fixed state per sequence (its SSM state and
+    // convolution window). selective_state_update stores the state it loads: the estimate's
+    // decode step moves 2 x 64 x state bytes a sequence, the bound's read 1 x. A batch of 4 at
+    // 1,000 + 2 tokens: the step's bytes exceed the bound's read by 4 x 64 x state.
+    const Model m = kvplan::testing::bundled("falcon-mamba-7b");
+    const Replica r{.model = m,
+                    .gpu = round_gpu(),
+                    .weights = {.format = WeightFormat::bf16},
+                    .kv = KvDtype::bf16};
+    const Bytes state = layer_state_bytes(m.layer(0));
+    REQUIRE(state.count() > 0);
+    const LatencyEstimate e = estimate_latency(r,
+                                               {.kind = LoadKind::static_batch,
+                                                .concurrency = 4,
+                                                .prompt_tokens = 1000,
+                                                .output_tokens = 2},
+                                               half);
+    const DecodeBound b = decode_bound(r, 4, e.mean_context);
+    CHECK(e.decode_step.bytes.count() == b.stages[0].bytes().count() + 4 * 64 * state.count());
+}
+
+TEST_CASE("a Nemotron-H block all-reduces once: one mixer or one MLP a layer",
+          "[estimate][hybrid]") {
+    // Nemotron-3-Nano-30B-A3B: 52 blocks, each a Mamba, attention or MoE mixer ending in one
+    // row-parallel projection (vllm/model_executor/models/nemotron_h.py). At tp 2, one decode: a
+    // message of 2,688 x 2 B = 5,376 B, the ring moving 2 (2 - 1) / 2 = 1 message over the 100
+    // GB/s link, 53.76 ns; 52 all-reduces of 5 us + 53.76 ns = 262.79552 us, half a transformer's
+    // two a layer.
+    const Model m = kvplan::testing::bundled("nemotron-3-nano-30b-a3b");
+    REQUIRE(m.num_layers() == 52);
+    const Replica r{.model = m,
+                    .gpu = round_gpu(),
+                    .parallel = {.tp = 2},
+                    .weights = {.format = WeightFormat::bf16},
+                    .kv = KvDtype::bf16};
+    const LatencyEstimate e = estimate_latency(
+        r, {.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2}, half);
+    CHECK(e.decode_step.all_reduce.in(microseconds) == Approx(52 * (5.0 + 0.05376)));
 }
 
 TEST_CASE("one request alone decodes without prefill steps and waits for nothing", "[estimate]") {

@@ -339,13 +339,17 @@ void append_roofline_figures(Report& rep, const RooflinePoint& p, const ReplicaR
              d.all_to_all.network_unknown ? cell_null("unknown: no node-to-node figure")
                                           : cell(d.all_to_all.per_step),
              {},
-             {"dispatch + combine of each MoE layer: tokens x top-k x message, to the GPUs the "
-              "experts spread over, in the node by the scale-up link and across nodes by the "
+             {"dispatch + combine of each MoE layer: tokens x messages x message, to the GPUs "
+              "the experts spread over, in the node by the scale-up link and across nodes by the "
               "network",
-              {fmt::format("{} tokens a GPU dispatches x {} experts each, over {} GPUs ({} in the "
-                           "node); {} MoE layers",
-                           grouped(d.all_to_all.tokens), d.all_to_all.experts_per_token,
-                           d.all_to_all.group, d.all_to_all.group_in_node, d.all_to_all.moe_layers),
+              {fmt::format(
+                   "{} tokens a GPU dispatches x {} messages each ({}), over {} GPUs ({} "
+                   "in the node); {} MoE layers",
+                   grouped(d.all_to_all.tokens), fmt::format("{:.2f}", d.all_to_all.destinations),
+                   d.all_to_all.per_gpu ? fmt::format("one per GPU holding any of its {} experts",
+                                                      d.all_to_all.experts_per_token)
+                                        : "one per selected expert",
+                   d.all_to_all.group, d.all_to_all.group_in_node, d.all_to_all.moe_layers),
                fmt::format("dispatch {} and combine {} per layer",
                            fmt::format("{}", d.all_to_all.dispatch),
                            fmt::format("{}", d.all_to_all.combine))}}});

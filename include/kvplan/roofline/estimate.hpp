@@ -146,23 +146,23 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.40;
+inline constexpr double uncompiled_layer_scale_fit = 1.45;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
                                            .compute = 0.95,
-                                           .attention = 0.36,
-                                           .experts = 0.28,
-                                           .layer_overhead = 103.0 * microseconds,
+                                           .attention = 0.39,
+                                           .experts = 0.30,
+                                           .layer_overhead = 100.0 * microseconds,
                                            .all_reduce_latency = 27.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.50,
-                                           .attention = 0.37,
-                                           .experts = 0.22,
-                                           .layer_overhead = 72.0 * microseconds,
-                                           .all_reduce_latency = 11.0 * microseconds,
+                                           .compute = 0.52,
+                                           .attention = 0.38,
+                                           .experts = 0.24,
+                                           .layer_overhead = 74.0 * microseconds,
+                                           .all_reduce_latency = 8.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
@@ -182,11 +182,11 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.44,
+                 {.bandwidth = 0.45,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 22.0 * microseconds,
+                  .layer_overhead = 28.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
@@ -240,10 +240,10 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 225.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 268.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
-    EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
+    EngineParams{ParallelRules::trtllm, Seconds{}, 215.0 * microseconds, true,
                  "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
                  "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
@@ -553,6 +553,22 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return 128.0;
 }
 
+/// The recurrent state a decode step writes back per sequence on a rank of stage `s`: every
+/// constant-state layer's whole state, which the bound counts once, as read. A Mamba layer's
+/// decode updates its SSM state in place (vLLM's selective_state_update,
+/// vllm/model_executor/layers/mamba/ops/mamba_ssm.py, loads the state, updates it and stores it
+/// back; causal_conv1d_update likewise its convolution window), and a gated delta-net layer
+/// stores its new recurrent state (fused_recurrent_gated_delta_rule,
+/// vllm/model_executor/layers/fla/ops/fused_recurrent.py): each token moves the state twice.
+[[nodiscard]] constexpr Bytes recurrent_state_written(const DecodeCosts& c, std::uint32_t s) {
+    const DecodeCosts::Stage& cs = c.stages[s];
+    const LayerStack& L = c.replica.model.layers();
+    Bytes state{};
+    for (std::uint32_t k = 0; k < L.num_specs; ++k)
+        if (L.specs[k].kind == CacheKind::constant_state) state += cs.state[k] * cs.layers[k];
+    return state;
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -587,6 +603,7 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         const DecodeLoad d = decode_load(c, s, decodes, context);
         kv += d.kv_read;
         attention += d.attention.in(FLOP);
+        kv += recurrent_state_written(c, s) * own_sequences(c.layout, decodes);
     }
     if (pre.prompts > 0 && pre.share > 0.0) {
         // The KV the prompts write, and their causal attention, in the share this step does.
@@ -650,10 +667,17 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         eager_prefill(c.replica.parallel.rules) ? p.uncompiled_layer_scale : 1.0;
     t.layers = p.layer_overhead * (layer_scale * static_cast<double>(layers) * passes);
     if (c.layout.attention_tp() > 1) {
-        // Two all-reduces per layer (after attention, after the MLP), each of a pass's tokens.
+        // An all-reduce after each mixer and each MLP (their row-parallel output projections),
+        // each of a pass's tokens: two a layer of attention and MLP, one a block of Nemotron-H's
+        // (vllm/model_executor/models/nemotron_h.py: a Mamba, attention, MLP or MoE mixer a
+        // layer, one RowParallelLinear at its end).
         const AllReduce ar = all_reduce(c.replica, c.layout, own_per_pass, c.options);
+        std::uint32_t reduces = 0;
+        for (std::uint32_t i = cs.shard.first_layer; i < shard_end(m, cs.shard); ++i)
+            reduces +=
+                (m.layer(i).kind != CacheKind::mlp_only ? 1U : 0U) + (m.has_mlp(i) ? 1U : 0U);
         t.all_reduce =
-            (ar.per_layer + p.all_reduce_latency * 2.0) * (static_cast<double>(layers) * passes);
+            (ar.per_layer * 0.5 + p.all_reduce_latency) * (static_cast<double>(reduces) * passes);
     }
     // Expert parallelism: each MoE layer of the stage dispatches and combines a pass's tokens.
     const AllToAll a2a = all_to_all(c.replica, c.layout, own_per_pass);
@@ -864,6 +888,23 @@ constexpr void drawn_lengths_end_of_run(LatencyEstimate& e, const DecodeCosts& c
     if (!(time > Seconds{})) return;
     e.tokens_per_s = total / time.in(seconds);
     e.itl = e.tpot = (e.tpot * (total - left) + drain * left) * (1.0 / total);
+}
+
+/// Whether a closed loop's prompts prefill on every attention data-parallel rank at once rather
+/// than on one rank at a time. Under attention data parallelism each rank schedules its own
+/// requests within its own token budget, and the ranks step together (every MoE layer gathers
+/// every rank's tokens; an idle rank runs a dummy batch), so a step lasts as long as its busiest
+/// rank. TensorRT-LLM hands new requests to the ranks with the fewest active tokens and requests
+/// (tensorrt_llm/_torch/pyexecutor/executor_request_queue.py, _balance_requests_across_ranks),
+/// and vLLM's data-parallel front end to the least loaded engine (vllm/v1/engine/core_client.py,
+/// DPLBAsyncMPClient): fixed-length clients (Load::fixed_lengths) finish and come back in
+/// groups, which those balancers deal out a prompt a rank, so every rank prefills in the same
+/// step and a step of prompts comes dp times less often than with one rank taking them all.
+/// Drawn lengths arrive one by one, each on one rank, and the step waits for it. SGLang runs its
+/// prefill passes apart (its steps already cost a prompt's pass, not a rank's share).
+[[nodiscard]] constexpr bool spread_prefill(const Replica& r, const Load& l) noexcept {
+    return r.parallel.rules != ParallelRules::sglang && r.layout().dp() > 1 &&
+           l.kind == LoadKind::serving && l.fixed_lengths && l.concurrency >= r.layout().dp();
 }
 
 /// The end of a run of N requests from C clients (Load::requests, N > C), for the steady state
@@ -1088,16 +1129,25 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
     const double budget = static_cast<double>(e.token_budget);
     // A chunk: what the budget leaves beside the decodes (vLLM, TensorRT-LLM), a whole pass
     // (SGLang).
-    const std::uint64_t left = e.separate_prefill       ? e.token_budget
-                               : e.token_budget > batch ? e.token_budget - batch
-                                                        : 1;
+    // Fixed-length clients under attention data parallelism prefill on every rank at once
+    // (detail::spread_prefill): each rank has its own budget beside its own decodes, and a step's
+    // prompts are one rank's share of the whole.
+    const std::uint64_t dp = c.layout.dp();
+    const bool spread = detail::spread_prefill(r, l);
+    const double ranks = spread ? static_cast<double>(dp) : 1.0;
+    const std::uint64_t own_batch = spread ? detail::ceil_div_u(batch, dp) : batch;
+    const std::uint64_t left = e.separate_prefill           ? e.token_budget
+                               : e.token_budget > own_batch ? e.token_budget - own_batch
+                                                            : 1;
     e.chunk = std::min(I, left);
     e.chunks = detail::ceil_div_u(I, e.chunk);
     const double chunk = static_cast<double>(e.chunk), chunks = static_cast<double>(e.chunks);
-    // A step of `d` decodes and `tokens` prefill tokens (of prompts of I tokens).
+    // A step of `d` decodes and `tokens` prefill tokens (of prompts of I tokens) on a rank: when
+    // spread, every rank's prompts carry as many, and the experts see them all.
     const auto at = [&](double d, double tokens) {
         const auto dd = static_cast<std::uint64_t>(std::max(0.0, d) + 0.5);
         if (!(tokens > 0.0)) return detail::step(c, dd, e.mean_context, {}, p);
+        if (spread) return detail::step(c, dd, e.mean_context, {dp, I, tokens / Id, 1, true}, p);
         return detail::step(c, dd, e.mean_context, {1, I, tokens / Id, 1}, p);
     };
     // A request spends `chunks` steps prefilling and O - 1 decoding. While it decodes, each of
@@ -1114,23 +1164,26 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         // MicroBatchScheduler packs context and generation requests the same way within
         // max_num_tokens (docs: torch/scheduler.md). When decodes and prompts want more than the
         // budget, every step is full and prompts wait their turn: the rate is the budget's.
-        if (Bd * (Id + decode_steps) / life > budget) {
+        // Spread over the dp ranks, each rank's budget takes its share of the decodes and prompts.
+        if (Bd * (Id + decode_steps) / life > budget * ranks) {
             e.prefill_limited = true;
-            d = budget * decode_steps / (Id + decode_steps);
-            pre = budget - d;
+            d = budget * ranks * decode_steps / (Id + decode_steps);
+            pre = budget * ranks - d;
         }
-        // Prompts arrive in chunks: a step carries n of them on average, so it is the mix of
-        // steps with floor(n) and ceil(n) chunks (at most the budget beside the decodes).
+        // Prompts arrive in chunks: a step carries n of them on average (a rank's), so it is the
+        // mix of steps with floor(n) and ceil(n) chunks (at most the budget beside the decodes).
         // The budget caps the fuller step below ceil(n) chunks, so the mix that carries `pre`
         // tokens a step on average is weighted by tokens, not by chunks.
-        const double n = pre / chunk;
+        const double pre_rank = pre / ranks;
+        const double n = pre_rank / chunk;
         const double lo = std::floor(n);
-        const double room = std::max(budget - d, chunk);
+        const double room = std::max(budget - d / ranks, chunk);
         const double lo_tokens = std::min(lo * chunk, room);
         const double hi_tokens = std::min((lo + 1.0) * chunk, room);
-        const double frac = hi_tokens > lo_tokens
-                                ? std::clamp((pre - lo_tokens) / (hi_tokens - lo_tokens), 0.0, 1.0)
-                                : 0.0;
+        const double frac =
+            hi_tokens > lo_tokens
+                ? std::clamp((pre_rank - lo_tokens) / (hi_tokens - lo_tokens), 0.0, 1.0)
+                : 0.0;
         const StepTerms a = at(d, lo_tokens);
         const StepTerms b = at(d, hi_tokens);
         e.mixed_share = n;
@@ -1141,20 +1194,20 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         mean_sq = Seconds::in_base(a.time.in(seconds)*a.time.in(seconds) * (1.0 - frac) +
                                    b.time.in(seconds)*b.time.in(seconds)*frac);
         // Its own chunk rides with the others' decodes and whatever other prefill the step holds.
-        e.prefill_step = at(d - 1.0, std::min(std::max(chunk, pre), room));
+        e.prefill_step = at(d - 1.0, std::min(std::max(chunk, pre_rank), room));
         // Its last chunk is what the full ones leave, I - (k - 1) x chunk tokens: the step that
         // takes it holds that beside the same decodes and other prefill (scheduler.py schedule
         // gives a request what is left of its prompt, no more), so a prompt a few tokens past
         // the chunk pays for a second step only what that step carries.
         const double last = Id - (chunks - 1.0) * chunk;
         const Seconds last_step = chunks > 1.0
-                                      ? at(d - 1.0, std::min(std::max(last, pre), room)).time
+                                      ? at(d - 1.0, std::min(std::max(last, pre_rank), room)).time
                                       : e.prefill_step.time;
         e.ttft_prefill = e.prefill_step.time * (chunks - 1.0) + last_step;
         if (e.prefill_limited) {
             // B requests share the budget: each spends B (I + O - 1) / budget steps admitted, of
             // which O - 1 decode; the rest it waits for, or spends in, prefill.
-            const double steps = Bd * (Id + decode_steps) / budget - decode_steps;
+            const double steps = Bd * (Id + decode_steps) / (budget * ranks) - decode_steps;
             prefill_wait = std::max(Seconds{}, e.itl * steps - e.ttft_prefill);
         }
     } else {
@@ -1202,12 +1255,13 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         // token; vLLM and TensorRT-LLM fill what the budget leaves beside the decodes, so S is the
         // prompt's share of that room times a full step (it runs with the decodes whatever the
         // prompts).
-        const double room = std::max(budget - d, chunk);
+        const double room = std::max(budget - d / ranks, chunk);
         const StepTerms full = e.separate_prefill ? e.mixed_step : at(d, room);
         const double per_step =
             e.separate_prefill ? static_cast<double>(e.mixed_step.prefill_tokens) : room;
         e.prefill_service = per_step > 0.0 ? full.time * (Id / per_step) : Seconds{};
-        e.ttft_prefill_wait = detail::prefill_queue_wait(e.prefill_service, e.request, batch);
+        e.ttft_prefill_wait =
+            detail::prefill_queue_wait(e.prefill_service, e.request, spread ? own_batch : batch);
         e.ttft_prefill += e.ttft_prefill_wait;
         e.request = e.ttft_in_flight + e.ttft_prefill + e.itl * decode_steps;
         // Fixed-length clients that the budget cannot take in one step stay bunched: a cycle's
@@ -1219,7 +1273,7 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         // whose B prompts fit the whole budget is one group, prefilling while none of its
         // requests decode: it takes one step, nothing queues to hold it together, and the
         // clients' own spread leaves the prompts arriving as at random.
-        if (!e.separate_prefill && l.fixed_lengths && Bd * Id > budget) {
+        if (!e.separate_prefill && l.fixed_lengths && Bd * Id > budget * ranks) {
             const StepTerms full_step = at(d - 1.0, room);
             e.ttft_prefill_wait = full_step.time * chunks - own_prefill;
             e.ttft_prefill = full_step.time * chunks;

@@ -426,15 +426,29 @@ struct AllReduce {
 /// enable_attention_dp, tensorrt_llm/_torch/modules/fused_moe/; SGLang dispatches through DeepEP
 /// only beside --enable-dp-attention). Not part of the bound: a figure beside it, as the
 /// all-reduce.
+///
+/// TensorRT-LLM's all-to-all (its first choice, NVLinkOneSided,
+/// tensorrt_llm/_torch/modules/fused_moe/communication/nvlink_one_sided.py, picked by
+/// communication_factory.py) sends a token once to each GPU that holds any of its k experts (its
+/// workspace holds ep_size x max_num_tokens tokens a rank) and quantizes before it dispatches
+/// (supports_post_quant_dispatch): an NVFP4 token is H / 2 bytes of values and H / 16 of fp8
+/// scales, an fp8 one H and a 4-byte scale per 128 values, with its k expert ids and weights
+/// (4 bytes each); the combine returns one bf16 partial sum per token and GPU. A token's k
+/// experts, drawn uniformly from E spread evenly over G GPUs, sit on G (1 - C(E - E/G, k) /
+/// C(E, k)) of them on average.
 struct AllToAll {
     bool applies = false;       ///< experts over more than one GPU, attention data-parallel
     bool fp8_dispatch = false;  ///< the engine quantizes the dispatch to fp8
-    std::uint64_t tokens = 0;   ///< tokens a GPU dispatches per layer
+    /// One message per token and destination GPU, quantized as the experts are (TensorRT-LLM);
+    /// else one per token and selected expert.
+    bool per_gpu = false;
+    std::uint64_t tokens = 0;  ///< tokens a GPU dispatches per layer
     std::uint32_t experts_per_token = 0;
-    Bytes dispatch_message{};         ///< per token and selected expert
-    Bytes combine_message{};          ///< per token and selected expert
-    Bytes dispatch{};                 ///< tokens x k x dispatch_message: one GPU, one layer
-    Bytes combine{};                  ///< tokens x k x combine_message
+    double destinations = 0.0;        ///< messages per token: k, or the GPUs its k experts sit on
+    Bytes dispatch_message{};         ///< per message
+    Bytes combine_message{};          ///< per message
+    Bytes dispatch{};                 ///< tokens x destinations x dispatch_message: a GPU, a layer
+    Bytes combine{};                  ///< tokens x destinations x combine_message
     std::uint32_t group = 1;          ///< G: GPUs the experts spread over
     std::uint32_t group_in_node = 1;  ///< of them, in one node (with the sender)
     double to_node = 0.0;             ///< share of messages to other GPUs of the node
@@ -525,7 +539,8 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
 
 /// Whether the engine of `l`'s rules dispatches in fp8: SGLang's DeepEP dispatcher does by default
 /// (--deepep-dispatcher-output-dtype auto); vLLM when the experts are fp8 in 128 x 128 blocks
-/// (vllm/model_executor/layers/fused_moe/all2all_utils.py); TensorRT-LLM is taken as bf16.
+/// (vllm/model_executor/layers/fused_moe/all2all_utils.py); TensorRT-LLM dispatches in its experts'
+/// own format (AllToAll::per_gpu), not counted here.
 [[nodiscard]] constexpr bool fp8_dispatch(const Replica& r) noexcept {
     switch (r.parallel.rules) {
         case ParallelRules::sglang:
@@ -549,15 +564,35 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
     if (c.moe.experts == 0 || pl.expert_ep <= 1 || pl.attention_dp <= 1) return a;
     a.applies = true;
     a.fp8_dispatch = fp8_dispatch(r);
+    a.per_gpu = r.parallel.rules == ParallelRules::trtllm;
     a.tokens = tokens;
-    a.experts_per_token = c.moe.experts_per_token;
+    const std::uint32_t k = c.moe.experts_per_token;
+    a.experts_per_token = k;
     const std::uint64_t h = c.hidden_size;
-    a.dispatch_message =
-        Bytes::exactly(a.fp8_dispatch ? 16 + h + ceil_div(h, 128) * 4 : 16 + 2 * h);
     a.combine_message = Bytes::exactly(2 * h);
-    const std::uint64_t messages = mul(tokens, c.moe.experts_per_token, "a message count");
-    a.dispatch = a.dispatch_message * messages;
-    a.combine = a.combine_message * messages;
+    if (a.per_gpu) {
+        const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+        const std::uint64_t values = f == WeightFormat::nvfp4 ? ceil_div(h, 2) + ceil_div(h, 16)
+                                     : f == WeightFormat::fp8 || f == WeightFormat::mxfp8
+                                         ? h + ceil_div(h, 128) * 4
+                                         : 2 * h;
+        a.dispatch_message = Bytes::exactly(values + 8ULL * k);
+        // P(none of the k experts on a given GPU) = C(E - E/G, k) / C(E, k).
+        const double all = pl.physical_experts, held = pl.experts_per_gpu;
+        double miss = 1.0;
+        for (std::uint32_t i = 0; i < k; ++i)
+            miss *= std::max(0.0, all - held - i) / std::max(1.0, all - i);
+        a.destinations = static_cast<double>(pl.expert_ep) * (1.0 - miss);
+        a.dispatch = scale_up(a.dispatch_message * tokens, a.destinations);
+        a.combine = scale_up(a.combine_message * tokens, a.destinations);
+    } else {
+        a.dispatch_message =
+            Bytes::exactly(a.fp8_dispatch ? 16 + h + ceil_div(h, 128) * 4 : 16 + 2 * h);
+        a.destinations = k;
+        const std::uint64_t messages = mul(tokens, k, "a message count");
+        a.dispatch = a.dispatch_message * messages;
+        a.combine = a.combine_message * messages;
+    }
     a.group = pl.expert_ep;
     a.group_in_node = std::min(a.group, std::max<std::uint32_t>(r.gpu.fast_domain(), 1));
     a.to_node = static_cast<double>(a.group_in_node - 1) / a.group;
