@@ -342,6 +342,46 @@ TEST_CASE("multi-node vLLM commands parse against the flags of the release they 
     CHECK(nnodes == 4);
 }
 
+TEST_CASE("vLLM dp ranks over nodes parse against their release and v0.8 refuses them",
+          "[cli][commands]") {
+    // --headless, --data-parallel-size-local, --data-parallel-start-rank and
+    // --data-parallel-address came with vLLM PR #15977, first in v0.9.0 (its release notes of
+    // 2025-05-15: "DP: Decouple engine process management and comms (#15977)"); vllm.txt marks
+    // them "since 0.9". DeepSeek-V3 at dp 16 x tp 1 on H200s, 8 a node: two `vllm serve` lines.
+    const FlagList flags =
+        read_flags(std::string(KVPLAN_SOURCE_DIR) + "/tests/data/engine_flags/vllm.txt");
+    CHECK(flags.since.at("--headless") == std::pair<int, int>{0, 9});
+    CHECK(flags.since.at("--data-parallel-start-rank") == std::pair<int, int>{0, 9});
+    CHECK(flags.since.at("--data-parallel-size-local") == std::pair<int, int>{0, 9});
+    CHECK(flags.since.at("--data-parallel-address") == std::pair<int, int>{0, 9});
+    CHECK(flags.since.count("--data-parallel-size") == 0);
+    const std::string dp =
+        "fit --model deepseek-v3 --gpu h200-sxm --tp 1 --dp 16 "
+        "--enable-expert-parallel --context 8k -f json --engine-version ";
+    for (const auto& [v, release] :
+         {std::pair<std::string, std::pair<int, int>>{"0.9", {0, 9}}, {"0.12", {0, 12}}}) {
+        INFO("kvplan " << dp << v);
+        const CliRun run = run_kvplan(dp + v);
+        REQUIRE((run.code == 0 || run.code == 1));
+        std::size_t lines = 0, headless = 0;
+        for (const std::string& line : command_lines(run.out)) {
+            if (line.find("vllm serve") == std::string::npos) continue;
+            ++lines;
+            check_vllm_line(line, flags, release);
+            headless += line.find(" --data-parallel-start-rank 8 ") != std::string::npos &&
+                        line.find(" --headless") != std::string::npos;
+        }
+        CHECK(lines == 2);
+        CHECK(headless == 1);
+    }
+    // v0.8: the same sizing, no command with flags that release lacks (the refusal names them).
+    const CliRun old = run_kvplan(dp + "0.8");
+    REQUIRE((old.code == 0 || old.code == 1));
+    for (const std::string& line : command_lines(old.out))
+        CHECK(line.find("--headless") == std::string::npos);
+    CHECK(old.out.find("vLLM v0.9 or later for dp ranks over nodes") != std::string::npos);
+}
+
 TEST_CASE("every SGLang command fit, plan and disagg print parses against SGLang's flags",
           "[cli][commands]") {
     const FlagList flags =

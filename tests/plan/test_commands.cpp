@@ -203,6 +203,55 @@ TEST_CASE("a vLLM release before multi-node multiprocessing spans nodes through 
     CHECK_THAT(c[0].command->line(), Catch::StartsWith("vllm serve m "));
 }
 
+TEST_CASE("vLLM spreads dp ranks over nodes from v0.9 and refuses it before", "[commands]") {
+    // vLLM PR #15977 brought --headless ("a new `--headless` option for `vllm serve` to run on
+    // secondary nodes") with --data-parallel-size-local, --data-parallel-start-rank and
+    // --data-parallel-address; the v0.9.0 release notes (2025-05-15) list it ("DP: Decouple engine
+    // process management and comms (#15977)"). A v0.8 `vllm serve` has no flag that starts dp
+    // ranks on a second node: the command is refused, naming the flag and the release.
+    CHECK_FALSE(vllm_multinode_data_parallel(EngineVersion{0, 8}));
+    CHECK(vllm_multinode_data_parallel(EngineVersion{0, 9}));
+    CHECK(vllm_multinode_data_parallel(vllm_newest_release));
+    // DeepSeek-V3 at dp 16 x tp 1 on H200s, 8 a node: two nodes of 8 dp ranks each, the second
+    // starting at rank 8 x 1 = 8.
+    Deployment d{.model = bundled("deepseek-v3"),
+                 .gpu = bundled_gpu("h200-sxm"),
+                 .parallel = {.tp = 1, .dp = 16, .ep = 16}};
+    d.serving.engine_version = EngineVersion{0, 9};
+    const ReplicaAnswer v9 = evaluate(d, {.context = 8192});
+    REQUIRE(v9.nodes == 2);
+    const std::vector<ServeCommand> nodes = serve_node_commands(v9, {.model = "m"});
+    REQUIRE(nodes.size() == 2);
+    CHECK_THAT(nodes[0].line(),
+               Catch::StartsWith("vllm serve m --tensor-parallel-size 1 --data-parallel-size 16 "
+                                 "--data-parallel-size-local 8 --data-parallel-address "
+                                 "HEAD_NODE_IP --enable-expert-parallel "));
+    CHECK_THAT(nodes[1].line(),
+               Catch::StartsWith("vllm serve m --tensor-parallel-size 1 --data-parallel-size 16 "
+                                 "--data-parallel-size-local 8 --data-parallel-start-rank 8 "
+                                 "--data-parallel-address HEAD_NODE_IP --headless "
+                                 "--enable-expert-parallel "));
+    // v0.8: sized as before, no command.
+    d.serving.engine_version = EngineVersion{0, 8};
+    const ReplicaAnswer v8 = evaluate(d, {.context = 8192});
+    REQUIRE(v8.nodes == 2);
+    CHECK_THROWS_WITH(serve_node_commands(v8, {.model = "m"}),
+                      Catch::Contains("--headless") &&
+                          Catch::Contains("vLLM v0.9 or later for dp ranks over nodes") &&
+                          Catch::Contains("found dp 16 over 2 nodes under v0.8"));
+    const Engine vllm[] = {Engine::vllm};
+    const std::vector<EngineCommand> c = serve_commands(d, {.context = 8192}, {.model = "m"}, vllm);
+    REQUIRE(c.size() == 1);
+    CHECK_FALSE(c[0].command);
+    CHECK_THAT(c[0].refused, Catch::Contains("vLLM v0.9 or later for dp ranks over nodes"));
+    // One node at dp 8 needs none of those flags: v0.8 states it.
+    d.parallel = {.tp = 1, .dp = 8, .ep = 8};
+    const ReplicaAnswer one = evaluate(d, {.context = 8192});
+    REQUIRE(one.nodes == 1);
+    CHECK_THAT(serve_command(one, {.model = "m"}).line(),
+               !Catch::Contains("--headless") && !Catch::Contains("--data-parallel-size-local"));
+}
+
 TEST_CASE("the environment a vLLM answer depends on is in its command", "[commands]") {
     // Llama-4-Scout's chunked local attention: kvplan assumes vLLM's hybrid manager, which
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE switches (its default has been 0 and 1).

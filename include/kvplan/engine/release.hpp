@@ -309,6 +309,22 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
     return v < EngineVersion{0, 11};
 }
 
+/// Whether vLLM release line `v` spreads data-parallel ranks over several nodes from `vllm serve`:
+/// the head node's with --data-parallel-size-local and --data-parallel-address (its API server and
+/// its local ranks), each other node's with --headless and --data-parallel-start-rank (its ranks
+/// alone, joining the head's handshake; vllm/entrypoints/cli/serve.py, run_headless). vLLM PR
+/// #15977 ("[V1] DP scale-out (2/N): Decouple engine process management and comms", opened
+/// 2025-04-03: "There is a new `--headless` option for `vllm serve` to run on secondary nodes", its
+/// examples giving these four flags) brought them; the v0.9.0 release notes (2025-05-15) list it
+/// under "DP: Decouple engine process management and comms (#15977)". Before, vLLM's data
+/// parallelism over nodes was the offline example's VLLM_DP_* environment
+/// (examples/offline_inference/data_parallel.py, v0.8.x), no `vllm serve` command. vLLM PR #21238
+/// ("Internal Load Balancing Per Node", opened 2025-07-20) added an API server on every node
+/// (--data-parallel-hybrid-lb); kvplan's commands do not use it, and its release is not pinned.
+[[nodiscard]] constexpr bool vllm_multinode_data_parallel(EngineVersion v) noexcept {
+    return v >= EngineVersion{0, 9};
+}
+
 /// Whether vLLM release line `v` runs one engine over several nodes without Ray: `vllm serve` on
 /// every node with --nnodes, --node-rank and --master-addr, the nodes after the first --headless
 /// (vLLM PR #23691, the multiprocessing executor across nodes: ParallelConfig nnodes, node_rank,

@@ -243,8 +243,9 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
 /// ServeCommand::extra_options, and one command for all nodes that an MPI launcher starts
 /// (ServeCommand::launcher_nodes). Throws InvalidInput for the ideal profile (no command line), for
 /// a KV dtype the engine has no flag value for, for weights the engine does not make at load
-/// (TensorRT-LLM quantizes none), for dp ranks that cross nodes under vLLM, and for a host tier
-/// SGLang refuses (no whole GB per rank, or a host pool no larger than the device pool).
+/// (TensorRT-LLM quantizes none), for dp ranks that cross nodes under vLLM or span nodes under a
+/// vLLM release before v0.9 (vllm_multinode_data_parallel), and for a host tier SGLang refuses (no
+/// whole GB per rank, or a host pool no larger than the device pool).
 [[nodiscard]] inline std::vector<ServeCommand> serve_node_commands(const ReplicaAnswer& a,
                                                                    const CommandOptions& o = {}) {
     const ResolvedServing& s = a.serving;
@@ -302,6 +303,15 @@ inline constexpr const char* trtllm_extra_options_file = "extra_llm_api_options.
                                 "GPUs)",
                                 detail::text("tp x pp = ", rank_gpus, " on nodes of ", node_gpus,
                                              " GPUs"));
+                        // --headless and the --data-parallel-* flags came in v0.9
+                        // (vllm_multinode_data_parallel, engine/release.hpp).
+                        if (!vllm_multinode_data_parallel(s.engine_version))
+                            detail::throw_field_error<InvalidInput>(
+                                where, "--headless",
+                                "vLLM v0.9 or later for dp ranks over nodes (--headless and "
+                                "--data-parallel-start-rank, vLLM PR #15977)",
+                                detail::text("dp ", p.dp, " over ", nodes, " nodes under v",
+                                             s.engine_version.text()));
                         const std::uint64_t local = node_gpus / rank_gpus;
                         flag("--data-parallel-size-local",
                              num(std::min<std::uint64_t>(local, p.dp - local * node)));
