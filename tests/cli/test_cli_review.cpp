@@ -108,18 +108,22 @@ TEST_CASE("the searches name vLLM's or SGLang's release whose defaults they used
         "--engine-version 0.4.3.post4 --format json");
     REQUIRE(sglang_04.code == 0);
     CHECK(nlohmann::json::parse(sglang_04.out)["inputs"]["engine_version"] == "0.4.3");
-    // TensorRT-LLM has no release table; SGLang 0.4.9 needs a fraction given (PR #7054's
-    // heuristic is not modelled): usage errors naming the flag.
+    // TensorRT-LLM has no release table; SGLang 0.4.7 needs a fraction given (its tag ran the tp
+    // table, 0.4.7.post1 PR #7054's reserve, one release to kvplan): usage errors naming the flag.
+    // 0.4.9 runs PR #7054's reserve and is named in the answer.
     const CliRun trtllm = run_kvplan(
         "fit --model llama-3-8b --gpu h100-sxm --context 8k -e trtllm --engine-version 0.10");
     CHECK(trtllm.code == 2);
     CHECK_THAT(trtllm.err, Catch::Contains("--engine-version"));
-    const CliRun sglang_049 = run_kvplan(
-        "fit --model llama-3-8b --gpu h100-sxm --context 8k -e sglang --engine-version 0.4.9");
-    CHECK(sglang_049.code == 2);
-    CHECK_THAT(sglang_049.err, Catch::Contains("SGLang PR #7054"));
+    const CliRun sglang_047 = run_kvplan(
+        "fit --model llama-3-8b --gpu h100-sxm --context 8k -e sglang --engine-version 0.4.7");
+    CHECK(sglang_047.code == 2);
+    CHECK_THAT(sglang_047.err, Catch::Contains("0.4.7.post1"));
     CHECK(run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 8k -e sglang "
-                     "--engine-version 0.4.9 --gpu-memory-utilization 0.9")
+                     "--engine-version 0.4.7 --gpu-memory-utilization 0.9")
+              .code == 0);
+    CHECK(run_kvplan("fit --model llama-3-8b --gpu h100-sxm --context 8k -e sglang "
+                     "--engine-version 0.4.9")
               .code == 0);
 }
 

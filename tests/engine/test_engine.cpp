@@ -577,6 +577,44 @@ TEST_CASE("SGLang: the default mem_fraction_static from its GPU-memory table", "
     CHECK(sglang_mem_fraction(a100_sxm4_80gb(), 1, 1).fraction == 0.836);
 }
 
+TEST_CASE("SGLang: PR #7054's default mem_fraction_static, 0.4.8 to 0.5.2", "[engine][sglang]") {
+    // server_args.py of 0.4.7.post1 to 0.5.2 (SGLang PR #7054): with p = tp x pp and G in MiB,
+    // reserved = (9.5 + p / 2) GiB below 90 GiB, (12 + p / 2) GiB below 160 GiB, 32 GiB above, 4
+    // GiB more with DP attention; fraction = round((G - reserved) / G, 3).
+    //   H100 (81,559 MiB), tp 1: 10,240 -> 71,319 / 81,559 = 0.874446 -> 0.874
+    //   H100, tp 8: 13,824 -> 67,735 / 81,559 = 0.830503 -> 0.831 (tp 4 x pp 2 alike)
+    //   H100, tp 8, DP attention: 17,920 -> 63,639 / 81,559 = 0.780282 -> 0.780
+    //   H200 (143,771 MiB), tp 8: 16,384 -> 127,387 / 143,771 = 0.886041 -> 0.886
+    //   MI300X (196,592 MiB), tp 8: 32,768 -> 163,824 / 196,592 = 0.833320 -> 0.833
+    const GpuSpec h100 = h100_sxm();
+    const SglangReserveFraction f1 = sglang_reserve_fraction(h100, 1, 1);
+    CHECK(f1.gpu_memory_mib == 81'559);
+    CHECK(f1.reserved_mib == 10'240.0);
+    CHECK(f1.fraction == 0.874);
+    CHECK(sglang_reserve_fraction(h100, 8, 1).reserved_mib == 13'824.0);
+    CHECK(sglang_reserve_fraction(h100, 8, 1).fraction == 0.831);
+    CHECK(sglang_reserve_fraction(h100, 4, 2).fraction == 0.831);
+    CHECK(sglang_reserve_fraction(h100, 8, 1, 8).reserved_mib == 17'920.0);
+    CHECK(sglang_reserve_fraction(h100, 8, 1, 8).fraction == 0.780);
+    CHECK(sglang_reserve_fraction(gpus::h200_sxm, 8, 1).gpu_memory_mib == 143'771);
+    CHECK(sglang_reserve_fraction(gpus::h200_sxm, 8, 1).fraction == 0.886);
+    CHECK(sglang_reserve_fraction(gpus::mi300x, 8, 1).gpu_memory_mib == 196'592);
+    CHECK(sglang_reserve_fraction(gpus::mi300x, 8, 1).reserved_mib == 32'768.0);
+    CHECK(sglang_reserve_fraction(gpus::mi300x, 8, 1).fraction == 0.833);
+    // The release picks it: 0.4.8 and 0.5.2 by the reserve, 0.4.6 by tp, 0.5.3 by the memory
+    // table (0.818 at tp 8 on an H100).
+    SglangOptions v046{}, v048{}, v052{}, v053{};
+    v046.release = {0, 4, 6};
+    v048.release = {0, 4, 8};
+    v052.release = {0, 5, 2};
+    v053.release = {0, 5, 3};
+    CHECK(sglang_default_fraction(h100, 8, 1, v046) == 0.81);
+    CHECK(sglang_default_fraction(h100, 8, 1, v048) == 0.831);
+    CHECK(sglang_default_fraction(h100, 8, 1, v052) == 0.831);
+    CHECK(sglang_default_fraction(h100, 8, 1, v052, 8) == 0.780);
+    CHECK(sglang_default_fraction(h100, 8, 1, v053) == 0.818);
+}
+
 TEST_CASE("SGLang: the rotary cos/sin table is fp32 on CUDA, the model dtype elsewhere",
           "[engine][sglang]") {
     // python/sglang/srt/layers/rotary_embedding.py, RotaryEmbedding.__init__: the table is cast

@@ -1216,10 +1216,14 @@ TEST_CASE("SGLang's release picks its default fraction and aiter's all-reduce on
     CHECK(evaluate(d, {.context = 8192}).serving.sglang_release == EngineVersion{0, 5, 9});
     d.serving.engine_version.reset();
     CHECK(evaluate(d, {.context = 8192}).serving.sglang_release == sglang_newest_release);
-    // 0.4.7 to 0.5.2 pick it by PR #7054's heuristic, which kvplan does not model: refused
-    // unless a fraction is given; a release outside the table is refused.
-    d.serving.engine_version = EngineVersion{0, 4, 9};
-    CHECK_THROWS_AS(evaluate(d, {.context = 8192}), InvalidInput);
+    // 0.4.8 to 0.5.2 by SGLang PR #7054's reserve: (12 + 8 / 2) GiB = 16,384 MiB on a GPU of
+    // 143,771 MiB, (143,771 - 16,384) / 143,771 = 0.886041 -> 0.886.
+    CHECK(fraction(EngineVersion{0, 4, 8}) == 0.886);
+    CHECK(fraction(EngineVersion{0, 5, 2}) == 0.886);
+    // 0.4.7's tag ran the tp table and 0.4.7.post1 PR #7054's reserve, which kvplan reads as one
+    // release: refused unless a fraction is given; a release outside the table is refused.
+    d.serving.engine_version = EngineVersion{0, 4, 7};
+    CHECK_THROWS_WITH(evaluate(d, {.context = 8192}), Catch::Contains("0.4.7.post1"));
     d.serving.memory_fraction = 0.93;
     CHECK(evaluate(d, {.context = 8192}).report.memory[0].fraction == 0.93);
     d.serving.engine_version = EngineVersion{0, 5, 21};

@@ -187,12 +187,22 @@ def test_engine_version_names_sglang_releases_as_the_cli_does():
     assert cli["engine_version"] == "0.4.3"
     assert old.kv_budget_bytes_per_gpu == cli["kv_budget_bytes_per_gpu"]
     assert old.kv_budget_bytes_per_gpu < new.kv_budget_bytes_per_gpu
-    # 0.4.7 to 0.5.2 ran a heuristic kvplan does not model: a fraction must be given.
-    with pytest.raises(kvplan.InvalidInputError, match="SGLang PR #7054"):
+    # 0.4.8 to 0.5.2 ran SGLang PR #7054's reserve: (9.5 + 8 / 2) GiB of an H100's 81,559 MiB at
+    # tp 8, 0.831, above 0.818, as the CLI gives it.
+    mid = kvplan.fit("llama-3-70b", "h100-sxm", tp=8, context="8k", engine="sglang",
+                     engine_version="0.4.9")
+    cli_mid = cli_json("fit", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "8",
+                       "--context", "8k", "--engine", "sglang", "--engine-version", "0.4.9")
+    assert mid.engine_version == "0.4.9"
+    assert mid.kv_budget_bytes_per_gpu == cli_mid["kv_budget_bytes_per_gpu"]
+    assert mid.kv_budget_bytes_per_gpu > new.kv_budget_bytes_per_gpu
+    # 0.4.7's tag ran the tp table and 0.4.7.post1 the reserve, one release to kvplan: a fraction
+    # must be given.
+    with pytest.raises(kvplan.InvalidInputError, match="0.4.7.post1"):
         kvplan.fit("llama-3-70b", "h100-sxm", tp=8, context="8k", engine="sglang",
-                   engine_version="0.4.9")
+                   engine_version="0.4.7")
     assert kvplan.fit("llama-3-70b", "h100-sxm", tp=8, context="8k", engine="sglang",
-                      engine_version="0.4.9", gpu_memory_utilization=0.9).engine_version == "0.4.9"
+                      engine_version="0.4.7", gpu_memory_utilization=0.9).engine_version == "0.4.7"
 
 
 def test_calibrate_takes_the_release_as_the_cli_does():

@@ -216,17 +216,55 @@ struct SglangMemFraction {
     return r;
 }
 
+/// SGLang PR #7054's default mem_fraction_static and the reserve it rests on, in MiB as SGLang
+/// computes it (python/sglang/srt/server_args.py, ServerArgs.__post_init__, "Set mem fraction
+/// static", from 0.4.7.post1 through 0.5.2: SglangFractionRule::by_reserve).
+struct SglangReserveFraction {
+    std::uint64_t gpu_memory_mib = 0;  ///< nvidia-smi memory.total, MiB (as sglang_mem_fraction)
+    double reserved_mib = 0.0;  ///< the reserve by GPU memory and tp x pp, 4 GiB more under DP
+    double fraction = 0.0;      ///< round((gpu_mem - reserved) / gpu_mem, 3)
+};
+
+/// SGLang PR #7054's fraction for `gpu` at tp x pp, with DP attention where `dp` > 1 (as
+/// sglang_mem_fraction reads it). With p = tp x pp and G the GPU's memory in MiB, the reserve is
+/// (2.8 + p / 10) GiB below 35 GiB (T4, 4080; A10, L40, 4090), (9.5 + p / 2) GiB below 90 GiB
+/// (A100, H100), (12 + p / 2) GiB below 160 GiB (H20, H200), else 32 GiB (B200, MI300), plus 4 GiB
+/// with --enable-dp-attention; the fraction is (G - reserve) / G to three places. The chunked
+/// prefill and graph batch do not enter it. Its 2 GiB more under speculative decoding is not
+/// taken (resolve_serving refuses speculation under SGLang), nor the multimodal reduction
+/// (adjust_mem_fraction_for_vlm, SGLang PR #6881), which no SGLang row models.
+[[nodiscard]] constexpr SglangReserveFraction sglang_reserve_fraction(const GpuSpec& gpu,
+                                                                      std::uint32_t tp,
+                                                                      std::uint32_t pp,
+                                                                      std::uint32_t dp = 1) {
+    SglangReserveFraction r;
+    r.gpu_memory_mib = sglang_mem_fraction(gpu, tp, pp, {}, 1).gpu_memory_mib;
+    const std::uint64_t g = r.gpu_memory_mib;
+    const double p = static_cast<double>(tp) * static_cast<double>(pp);
+    const double gib = g < 35 * 1024    ? 2.8 + p / 10.0
+                       : g < 90 * 1024  ? 9.5 + p / 2.0
+                       : g < 160 * 1024 ? 12.0 + p / 2.0
+                                        : 32.0;
+    r.reserved_mib = gib * 1024.0 + (dp > 1 ? 4.0 * 1024.0 : 0.0);
+    const double x = (static_cast<double>(g) - r.reserved_mib) / static_cast<double>(g);
+    r.fraction = static_cast<double>(static_cast<std::int64_t>(x * 1000.0 + 0.5)) / 1000.0;
+    return r;
+}
+
 /// SGLang's default mem_fraction_static for `gpu` at tp x pp (and `dp` attention groups) under
 /// `o.release`'s rule (sglang_release_defaults): the 0.4 line's by tensor-parallel size
-/// (sglang_tp_fraction), later releases' by GPU memory (sglang_mem_fraction). A release of SGLang
-/// PR #7054's heuristic (0.4.7 to 0.5.2), which kvplan does not model, takes the memory rule here;
-/// resolve_serving (plan/deployment.hpp) refuses it unless a fraction is given.
+/// (sglang_tp_fraction) through 0.4.6, PR #7054's reserve (sglang_reserve_fraction) from 0.4.8 to
+/// 0.5.2, the memory rule (sglang_mem_fraction) from 0.5.3. 0.4.7, whose tag and post release
+/// differ, takes the memory rule here; resolve_serving (plan/deployment.hpp) refuses it unless a
+/// fraction is given.
 [[nodiscard]] constexpr double sglang_default_fraction(const GpuSpec& gpu, std::uint32_t tp,
                                                        std::uint32_t pp,
                                                        const SglangOptions& o = {},
                                                        std::uint32_t dp = 1) {
     const auto d = sglang_release_defaults(o.release);
     if (d && d->fraction == SglangFractionRule::by_tp) return sglang_tp_fraction(tp);
+    if (d && d->fraction == SglangFractionRule::by_reserve)
+        return sglang_reserve_fraction(gpu, tp, pp, dp).fraction;
     return sglang_mem_fraction(gpu, tp, pp, o, dp).fraction;
 }
 

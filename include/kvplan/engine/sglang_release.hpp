@@ -35,10 +35,16 @@ enum class SglangFractionRule : std::uint8_t {
     /// By tensor-parallel size (ServerArgs.__post_init__ of the 0.4 line): 0.79 from tp 16, 0.81
     /// from tp 8, 0.85 from tp 4, 0.87 from tp 2, else 0.88 (sglang_tp_fraction).
     by_tp,
-    /// SGLang PR #7054 (merged 2025-06-10, "Simplify the heuristics for setting
-    /// --mem-fraction-static"), a rule kvplan does not model: a release of it takes a fraction
-    /// given (resolve_serving refuses the default).
-    unmodelled,
+    /// SGLang 0.4.7, which kvplan cannot tell from 0.4.7.post1 (post releases are read as their
+    /// release): the v0.4.7 tag (PR #7038, "chore: bump v0.4.7") was merged before SGLang PR
+    /// #7054 on 2025-06-10 and keeps the tp table, 0.4.7.post1 runs PR #7054's rule
+    /// (by_reserve). A fraction must be given (resolve_serving refuses the default).
+    ambiguous,
+    /// SGLang PR #7054 ("Simplify the heuristics for setting --mem-fraction-static", merged
+    /// 2025-06-10), ServerArgs.__post_init__ through 0.5.2: a reserve by the GPU's memory and
+    /// tp x pp, 4 GiB more with DP attention, taken from the GPU's memory
+    /// (sglang_reserve_fraction).
+    by_reserve,
     /// By the GPU's memory, the prefill chunk, the graph batch and the parallel size
     /// (_handle_gpu_memory_settings, SGLang PR #10975: sglang_mem_fraction).
     by_memory,
@@ -72,10 +78,13 @@ struct SglangReleaseDefaults {
 ///   0.4.0   mem_fraction_static by tp (server_args.py, __post_init__); on ROCm aiter's custom
 ///           all-reduce at max_size 64 MiB (aiter v0.1.9.post1 in the 0.5.8 images, SGLang PR
 ///           #18076; earlier pins older, the same buffers).
-///   0.4.7   SGLang PR #7054 (merged 2025-06-10) replaced the tp table by a heuristic kvplan does
-///           not model; 0.4.7 is the first release tagged after it.
+///   0.4.7   the v0.4.7 tag (SGLang PR #7038) precedes SGLang PR #7054 (merged 2025-06-10), which
+///           replaced the tp table by a reserve; 0.4.7.post1 carries it, and kvplan does not tell
+///           the two apart: a fraction must be given.
+///   0.4.8   SGLang PR #7054's reserve (sglang_reserve_fraction), through 0.5.2 and 0.5.3rc0.
 ///   0.5.3   the fraction by GPU memory (SGLang PR #10975, merged 2025-09-27, after 0.5.2 of
-///           September 2025): sglang_mem_fraction.
+///           September 2025 and 0.5.3rc0 of 2025-09-15, SGLang PR #10468, whose "rc" kvplan does
+///           not read): sglang_mem_fraction.
 ///   0.5.9   aiter v0.1.10.post3 (docker/rocm.Dockerfile of v0.5.9; SGLang PR #18423 of
 ///           2026-02-07 moved v0.1.9.post1 to v0.1.10.post2): max_size 128 MiB with an output
 ///           buffer.
@@ -89,7 +98,10 @@ inline constexpr SglangReleaseDefaults sglang_releases[] = {
      .fraction = SglangFractionRule::by_tp,
      .aiter = AiterAllReduce::max_64_mib},
     {.since = {0, 4, 7},
-     .fraction = SglangFractionRule::unmodelled,
+     .fraction = SglangFractionRule::ambiguous,
+     .aiter = AiterAllReduce::max_64_mib},
+    {.since = {0, 4, 8},
+     .fraction = SglangFractionRule::by_reserve,
      .aiter = AiterAllReduce::max_64_mib},
     {.since = {0, 5, 3}, .aiter = AiterAllReduce::max_64_mib},
     {.since = {0, 5, 9}, .aiter = AiterAllReduce::max_128_mib},
@@ -164,8 +176,9 @@ static_assert(aiter_custom_all_reduce_bytes(AiterAllReduce::max_64_mib) == 138 *
 static_assert(aiter_custom_all_reduce_bytes(AiterAllReduce::max_128_mib) == 394 * MiB);
 static_assert(aiter_custom_all_reduce_bytes(AiterAllReduce::max_1_gib) == 3 * GiB + 10 * MiB);
 static_assert(sglang_release_defaults({0, 4, 6})->fraction == SglangFractionRule::by_tp &&
-              sglang_release_defaults({0, 4, 7})->fraction == SglangFractionRule::unmodelled &&
-              sglang_release_defaults({0, 5, 2})->fraction == SglangFractionRule::unmodelled &&
+              sglang_release_defaults({0, 4, 7})->fraction == SglangFractionRule::ambiguous &&
+              sglang_release_defaults({0, 4, 8})->fraction == SglangFractionRule::by_reserve &&
+              sglang_release_defaults({0, 5, 2})->fraction == SglangFractionRule::by_reserve &&
               sglang_release_defaults({0, 5, 3})->fraction == SglangFractionRule::by_memory);
 static_assert(sglang_release_defaults({0, 5, 8})->aiter == AiterAllReduce::max_64_mib &&
               sglang_release_defaults({0, 5, 9})->aiter == AiterAllReduce::max_128_mib &&

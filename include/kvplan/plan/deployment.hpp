@@ -201,11 +201,12 @@ struct ResolvedServing {
                    "an SGLang release from " + sglang_oldest_release.text() + " to " +
                        sglang_newest_release.text(),
                    v.text());
-        if (d->fraction == SglangFractionRule::unmodelled && !s.memory_fraction)
+        if (d->fraction == SglangFractionRule::ambiguous && !s.memory_fraction)
             refuse("engine_version",
                    "a memory fraction given with it (--gpu-memory-utilization, "
-                   "memory_fraction): SGLang 0.4.7 to 0.5.2 pick mem_fraction_static by SGLang "
-                   "PR #7054's heuristic, which kvplan does not model",
+                   "memory_fraction: the mem_fraction_static= its server_args log), or 0.4.6 or "
+                   "0.4.8: SGLang's v0.4.7 tag picks mem_fraction_static by tp and 0.4.7.post1 by "
+                   "SGLang PR #7054's reserve, and kvplan reads both as 0.4.7",
                    v.text());
         r.sglang_release = v;
         r.engine_version_given = true;
