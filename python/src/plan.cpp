@@ -619,10 +619,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
             // Speculative decoding as kvplan.fit reads it (a draft model read with it).
             serving.speculation = speculation_of(x, serving.engine, {});
-            const Demand demand = demand_of(context_limit(pm->get().config()).tokens, c["context"],
-                                            c["concurrency"], prompt_tokens, output_tokens,
-                                            c["shared_prefix_tokens"], c["prefix_hit_rate"], c["length_spread"],
-                                            c["num_prompts"]);
+            const Demand demand =
+                demand_of(context_limit(pm->get().config()).tokens, c["context"], c["concurrency"],
+                          prompt_tokens, output_tokens, c["shared_prefix_tokens"],
+                          c["prefix_hit_rate"], c["length_spread"], c["num_prompts"]);
             const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
             serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, gpus);
