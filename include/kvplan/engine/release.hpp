@@ -6,6 +6,7 @@
 // answer, so a figure says which vLLM it is for.
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -278,15 +279,24 @@ inline constexpr VllmReleaseDefaults vllm_releases[] = {
     {.since = {0, 28}, .gpu_memory_utilization = 0.92},
 };
 
+namespace detail {
+/// The row of an engine's release table (oldest first, each row from its `since` on) that
+/// release `v` runs under; `v` is at least the first row's.
+template <class Row, std::size_t N>
+[[nodiscard]] constexpr Row release_row(const Row (&table)[N], EngineVersion v) noexcept {
+    Row d = table[0];
+    for (const Row& r : table)
+        if (r.since <= v) d = r;
+    return d;
+}
+}  // namespace detail
+
 /// The defaults of vLLM release line `v`, or nullopt outside vllm_oldest_release ..
 /// vllm_newest_release.
 [[nodiscard]] constexpr std::optional<VllmReleaseDefaults> vllm_release_defaults(
     EngineVersion v) noexcept {
     if (v < vllm_oldest_release || v > vllm_newest_release) return std::nullopt;
-    VllmReleaseDefaults d = vllm_releases[0];
-    for (const VllmReleaseDefaults& r : vllm_releases)
-        if (r.since <= v) d = r;
-    return d;
+    return detail::release_row(vllm_releases, v);
 }
 
 /// Whether vLLM release line `v` charges every byte in use outside PyTorch's allocator after the

@@ -113,10 +113,7 @@ inline constexpr SglangReleaseDefaults sglang_releases[] = {
 [[nodiscard]] constexpr std::optional<SglangReleaseDefaults> sglang_release_defaults(
     EngineVersion v) noexcept {
     if (v < sglang_oldest_release || v > sglang_newest_release) return std::nullopt;
-    SglangReleaseDefaults d = sglang_releases[0];
-    for (const SglangReleaseDefaults& r : sglang_releases)
-        if (r.since <= v) d = r;
-    return d;
+    return detail::release_row(sglang_releases, v);
 }
 
 /// The 0.4 line's default mem_fraction_static at tensor-parallel size `tp`
