@@ -68,6 +68,12 @@ inline constexpr FixedArray<detail::EnumName<GpuArch>, 7> gpu_arch_names{{
     return std::nullopt;
 }
 
+/// Whether `a` is AMD's (CDNA3, CDNA4): the engines run ROCm there, with its own communication
+/// and kernels.
+[[nodiscard]] constexpr bool is_rocm(GpuArch a) noexcept {
+    return a == GpuArch::cdna3 || a == GpuArch::cdna4;
+}
+
 /// The instruction set a GPU's runtime reports, which engines test to pick their kernels:
 /// NVIDIA's compute capability (torch.cuda.get_device_capability(), (9, 0) on an H100; vLLM's
 /// DeviceCapability in vllm/platforms/interface.py) or AMD's gfx target (gcnArchName, "gfx942"

@@ -490,8 +490,7 @@ void append_answer_figures(Report& rep, const ReplicaAnswer& a, const ReplicaReq
                             : "700 MiB (budget/reserve.hpp)"}}));
         // On ROCm SGLang's own terms are the all-reduces' buffers beside the reserve's; on a
         // CUDA PCIe node, NCCL's buffers in place of it.
-        const GpuArch arch = a.replica.gpu.arch;
-        const bool rocm = arch == GpuArch::cdna3 || arch == GpuArch::cdna4;
+        const bool rocm = is_rocm(a.replica.gpu.arch);
         rep.figures.push_back(size_figure(
             "comm_buffer_bytes", "- communication buffers" + in_out_comm, m.comm_buffers,
             {!own_comm ? std::string("128 MiB per rank of a multi-GPU replica")

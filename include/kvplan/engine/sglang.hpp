@@ -90,8 +90,7 @@ struct SglangOptions {
 /// an L4 (58 SMs) gets 177 MiB. engine_memory charges it in place of the reserve's 700 MiB where
 /// the reserve's context is not given.
 [[nodiscard]] constexpr std::optional<Bytes> sglang_cuda_context(const GpuSpec& gpu) {
-    if (gpu.compute_units == 0 || gpu.arch == GpuArch::cdna3 || gpu.arch == GpuArch::cdna4)
-        return std::nullopt;
+    if (gpu.compute_units == 0 || is_rocm(gpu.arch)) return std::nullopt;
     const Bytes line =
         detail::add(623, detail::mul(224, gpu.compute_units, "CUDA context"), "CUDA context") * MiB;
     return Bytes::exactly(line.count() / 77);
@@ -139,8 +138,7 @@ struct SglangOptions {
 /// same start: 4.00 GiB more.
 [[nodiscard]] constexpr Bytes sglang_rocm_quick_reduce_bytes(const GpuSpec& gpu, std::uint32_t tp,
                                                              const SglangOptions& o = {}) {
-    if (!o.rocm_quick_reduce || (gpu.arch != GpuArch::cdna3 && gpu.arch != GpuArch::cdna4))
-        return {};
+    if (!o.rocm_quick_reduce || !is_rocm(gpu.arch)) return {};
     if (tp != 2 && tp != 4 && tp != 8) return {};
     if (tp > 2 && gpu.scale_up_bandwidth == BytesPerSecond{}) return {};
     constexpr std::uint64_t max_problem = std::uint64_t{1} << 31;  // 2 GiB

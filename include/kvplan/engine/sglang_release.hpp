@@ -161,7 +161,7 @@ inline constexpr Bytes hip_uncached_granularity = 2 * MiB;
 /// CustomAllreduce._SUPPORTED_WORLD_SIZES), or outside the release table.
 [[nodiscard]] constexpr Bytes sglang_aiter_all_reduce_bytes(const GpuSpec& gpu, std::uint32_t tp,
                                                             EngineVersion v) {
-    if (gpu.arch != GpuArch::cdna3 && gpu.arch != GpuArch::cdna4) return {};
+    if (!is_rocm(gpu.arch)) return {};
     if (tp != 2 && tp != 4 && tp != 6 && tp != 8) return {};
     if (tp > 2 && gpu.scale_up_bandwidth == BytesPerSecond{}) return {};
     const auto d = sglang_release_defaults(v);

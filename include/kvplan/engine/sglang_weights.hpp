@@ -179,8 +179,7 @@ namespace detail {
     const ModelConfig& c = m.config();
     const WeightFormat experts = w.expert_format ? *w.expert_format : w.format;
     if (c.moe.experts == 0 || w.override_params != 0 || !w.override_bytes.is_zero()) return lw;
-    const bool rocm =
-        family == GpuFamily::cdna3 || arch == GpuArch::cdna3 || arch == GpuArch::cdna4;
+    const bool rocm = family == GpuFamily::cdna3 || is_rocm(arch);
     const bool marlin =
         moe == SglangMoeRunnerBackend::marlin && experts == WeightFormat::mxfp4 && family && !rocm;
     const bool mxfp4 = experts == WeightFormat::mxfp4 && family &&
@@ -244,8 +243,7 @@ namespace detail {
     const WeightOptions& w, Bytes stored, GpuArch arch, SglangMoeRunnerBackend moe) {
     LoadedWeights lw = sglang_kernel_weights(family, m, l, stage, w, stored, arch, moe);
     if (w.override_params != 0 || !w.override_bytes.is_zero()) return lw;
-    const bool rocm =
-        family == GpuFamily::cdna3 || arch == GpuArch::cdna3 || arch == GpuArch::cdna4;
+    const bool rocm = family == GpuFamily::cdna3 || is_rocm(arch);
     lw.rotary_table = sglang_rotary_table_bytes(m, !rocm);
     lw.allocator_slack = sglang_allocator_slack(m, l, stage, w);
     lw.loaded += lw.rotary_table + lw.allocator_slack;

@@ -448,8 +448,7 @@ namespace detail {
     const auto choice =
         vllm_attention_backend(m, g, asked.dtype, dcp, default_block_size, tp, release);
     if (choice) return vllm_stored_kv(m, asked, choice->backend);
-    const bool rocm = g.capability.isa == ComputeCapability::Isa::gfx || g.arch == GpuArch::cdna3 ||
-                      g.arch == GpuArch::cdna4;
+    const bool rocm = g.capability.isa == ComputeCapability::Isa::gfx || is_rocm(g.arch);
     if (rocm && has_sparse_mla(m))
         return vllm_stored_kv(m, asked, VllmAttentionBackend::rocm_aiter_mla_sparse);
     return vllm_stored_kv(m, asked, std::optional<VllmAttentionBackend>{});
