@@ -268,7 +268,12 @@ log's own cache figures reproduced from the measured memory (kvplan::LogCalibrat
             "The benchmark's file.")
         .def_property_readonly(
             "concurrency", [](const PyBenchFigures& x) { return x.f.observation.load.concurrency; },
-            "Requests in flight (max_concurrency, or every prompt at an infinite rate).")
+            "Requests in flight: max_concurrency, or every prompt of a burst.")
+        .def_property_readonly(
+            "burst",
+            [](const PyBenchFigures& x) { return x.f.observation.load.kind == LoadKind::burst; },
+            "Whether the benchmark was a burst: every prompt sent at once (an infinite rate, no "
+            "max_concurrency below num_prompts), each served once.")
         .def_property_readonly(
             "prompt_tokens",
             [](const PyBenchFigures& x) { return x.f.observation.load.prompt_tokens; },

@@ -205,6 +205,35 @@ TEST_CASE("calibrate fits every parameter on several loads", "[calibrate]") {
           data(nim + "1.json") + ", " + data(nim + "25.json") + ", " + data(nim + "100.json"));
 }
 
+TEST_CASE("calibrate reads a burst without max_concurrency as a burst and fits its TTFT",
+          "[calibrate]") {
+    // vllm-project/vllm PR #33743's run: 16 prompts of 1,023 tokens sent at once (no
+    // --max-concurrency), each served once; mean TTFT 2,633.55 ms, mean TPOT 51.78 ms. Read as
+    // a closed loop of 16 clients, nobody waited for a prefill but one's own, and the estimate
+    // could only reach the TTFT at the compute grid's floor (0.10 of peak: 1.04 s for 2.63 s).
+    // Read as the burst it was, each prompt waits for those prefilled before it, and the fit
+    // reaches the measured mean TTFT with a compute fraction inside the grid.
+    CalibrationRequest rq{.model = presets::gemma_3_27b,
+                          .gpu = gpus::h100_sxm,
+                          .model_id = "gemma-3-27b",
+                          .gpu_id = "h100-sxm"};
+    rq.benches.push_back(
+        read_vllm_bench_result(data("vllm_bench_serve/gemma-3-27b-random-1024-350.json")));
+    const CalibrationAnswer a = calibrate(rq);
+    REQUIRE(a.bench.has_value());
+    const BenchCalibration& b = *a.bench;
+    REQUIRE(b.figures.size() == 1);
+    CHECK(b.figures[0].observation.load.kind == LoadKind::burst);
+    CHECK(b.figures[0].observation.load.concurrency == 16);
+    REQUIRE(b.ttft_used);
+    CHECK(b.fit.params.compute > FitSpace{}.compute.lo);
+    CHECK(b.figures[0].after.ttft.in(milliseconds) == Approx(2633.55).epsilon(0.02));
+    // The defaults' TTFT already holds the queue: within 40 % of the measurement, where the
+    // closed-loop reading gave 199 ms (-92 %).
+    REQUIRE(b.figures[0].ttft_error_before);
+    CHECK(std::abs(*b.figures[0].ttft_error_before) < 40.0);
+}
+
 TEST_CASE("calibrate without a log or a benchmark, or benchmarks without a GPU, is refused",
           "[calibrate]") {
     CHECK_THROWS_AS(calibrate({.model = presets::llama_3_8b}), InvalidInput);

@@ -210,11 +210,14 @@ void render_bench(const BenchCalibration& c, const BenchResult& b, const std::st
         b.tpot.mean.in(milliseconds), after.itl.in(milliseconds), before.itl.in(milliseconds),
         after.itl_bound.in(milliseconds), f.params.bandwidth, f.params.compute);
     fig("bench_load", "load (from the benchmark)",
-        cell_text(fmt::format("{} requests in flight, {} prompt / {} output tokens (means)",
-                              grouped(obs.load.concurrency), grouped(obs.load.prompt_tokens),
-                              grouped(obs.load.output_tokens))),
+        cell_text(fmt::format("{} {}, {} prompt / {} output tokens (means)",
+                              grouped(obs.load.concurrency),
+                              obs.load.kind == LoadKind::burst ? "requests sent at once (a burst)"
+                                                               : "requests in flight",
+                              grouped(obs.load.prompt_tokens), grouped(obs.load.output_tokens))),
         {},
-        {"max_concurrency (or every prompt at an infinite rate); total tokens / completed",
+        {"max_concurrency, or a burst of every prompt at an infinite rate with no "
+         "max_concurrency below num_prompts; total tokens / completed",
          {fmt::format("{} completed, {} input and {} output tokens", grouped(b.completed),
                       grouped(b.total_input_tokens), grouped(b.total_output_tokens))}});
     fig("compute_dtype", "matmuls timed in", cell_text(std::string(name(c.compute))));

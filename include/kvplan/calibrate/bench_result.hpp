@@ -63,6 +63,15 @@ struct BenchResult {
         if (!request_rate) return num_prompts;
         return std::nullopt;
     }
+    /// Whether the run was a burst: every prompt sent at once and each served once, nobody
+    /// sending again. vllm/benchmarks/serve.py sends at an infinite rate without waiting between
+    /// requests, and its semaphore of max_concurrency (none when unset) holds none back when the
+    /// cap is at least num_prompts: `vllm bench serve --num-prompts N` with no
+    /// --max-concurrency, or one of N or more.
+    [[nodiscard]] bool burst() const {
+        return !request_rate && num_prompts > 0 &&
+               (!max_concurrency || *max_concurrency >= num_prompts);
+    }
 };
 
 namespace detail {
@@ -122,8 +131,10 @@ namespace detail {
 }
 
 /// The run as an observation of `replica` (the model, GPU, layout and formats it ran with): a
-/// closed loop at its concurrency, the mean prompt and output lengths, the mean TPOT as the ITL
-/// the estimate gives (both are the mean step while a request decodes) and the mean TTFT.
+/// burst of num_prompts when it was one (BenchResult::burst: every prompt sent at once, each
+/// served once, the last waiting for the others' prefills), else a closed loop at its
+/// max_concurrency; the mean prompt and output lengths, the mean TPOT as the ITL the estimate
+/// gives (both are the mean step while a request decodes) and the mean TTFT.
 /// Throws InvalidInput when the run had a finite request rate and no max_concurrency.
 [[nodiscard]] inline LatencyObservation observation_of(const BenchResult& b, const Replica& replica,
                                                        const RooflineOptions& options = {}) {
@@ -134,9 +145,12 @@ namespace detail {
             "a run with --max-concurrency (a closed loop) or an "
             "infinite request rate",
             "a finite request_rate and no max_concurrency");
+    // A burst is not a closed loop at N clients: no request is sent again, so the run drains,
+    // and its mean TTFT holds every prompt's wait for those ahead of it.
+    const bool burst = b.burst();
     return LatencyObservation{.replica = replica,
-                              .load = {.kind = LoadKind::serving,
-                                       .concurrency = *c,
+                              .load = {.kind = burst ? LoadKind::burst : LoadKind::serving,
+                                       .concurrency = burst ? b.num_prompts : *c,
                                        .prompt_tokens = b.mean_prompt_tokens(),
                                        .output_tokens = b.mean_output_tokens()},
                               .options = options,
