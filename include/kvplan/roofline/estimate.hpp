@@ -569,6 +569,31 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return state;
 }
 
+/// The host time of one eager forward of stage `s` where SGLang runs a decode step without its
+/// CUDA graphs, else zero. SGLang captures decode graphs for batches of up to cuda_graph_max_bs
+/// sequences (python/sglang/srt/model_executor/cuda_graph_runner.py, can_run: a batch larger than
+/// the largest captured one is not replayed), by the GPU's memory and tp
+/// (python/sglang/srt/server_args.py, _handle_gpu_memory_settings; sglang_mem_fraction); a larger
+/// batch runs forward_decode eagerly, every kernel launched from Python, and the step lasts at
+/// least as long as its launches: the host time of the eager prefill forward (the engine's fitted
+/// request overhead, default_request_overhead, which is that time alone), per stage by its share
+/// of the layers. Under attention data parallelism the graph's batch is a rank's.
+[[nodiscard]] constexpr Seconds sglang_eager_decode(const DecodeCosts& c, std::uint32_t s,
+                                                    std::uint64_t decodes,
+                                                    const EstimateParams& p) {
+    const Replica& r = c.replica;
+    if (r.parallel.rules != ParallelRules::sglang || decodes == 0) return Seconds{};
+    const std::uint32_t graph_bs =
+        sglang_mem_fraction(r.gpu, r.parallel.tp, r.parallel.pp, {}, c.layout.dp())
+            .cuda_graph_max_bs;
+    if (own_sequences(c.layout, decodes) <= graph_bs) return Seconds{};
+    const Model& m = r.model;
+    const DecodeCosts::Stage& cs = c.stages[s];
+    const double share = static_cast<double>(shard_end(m, cs.shard) - cs.shard.first_layer) /
+                         static_cast<double>(std::max<std::uint32_t>(m.num_layers(), 1));
+    return request_overhead(p, r.parallel.rules, m) * share;
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -688,6 +713,8 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers) * passes);
     }
     t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all;
+    // A decode step past SGLang's CUDA-graph batch waits for its eager launches.
+    if (pre.prompts == 0) t.time = std::max(t.time, sglang_eager_decode(c, s, decodes, p));
     return t;
 }
 
