@@ -1248,6 +1248,10 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         e.decode_step = at(d, 0.0);
         e.mixed_step = at(0.0, pass);
         e.prefill_step = e.mixed_step;
+        // An extend batch runs eagerly (eager_prefill): the pass holds the GPU at least as long
+        // as its launches, the host time of an eager forward, whatever its tokens. A request's
+        // own pass is its GPU time beside that host time, which its TTFT counts as overhead.
+        e.mixed_step.time = std::max(e.mixed_step.time, request_overhead(p, e.engine, r.model));
         e.mixed_share = passes;
         e.itl = e.decode_step.time + e.mixed_step.time * passes;
         const double td = e.decode_step.time.in(seconds), tp = e.mixed_step.time.in(seconds);
