@@ -758,6 +758,45 @@ namespace detail {
     return std::min(decode, prefill);
 }
 
+/// SGLang's prefill passes per decode step when its running requests bring `pre` prompt tokens a
+/// decode step, at random times: the scheduler checks its queue after every forward and runs one
+/// pass of every prompt waiting (python/sglang/srt/managers/scheduler.py get_new_batch_prefill;
+/// schedule_policy.py PrefillAdder takes waiting requests FCFS while chunked_prefill_size lasts),
+/// so a pass carries what arrived during the forward before it, and a long pass gathers more.
+/// With arrivals at rate r (chunks of `chunk` tokens per second), a decode step of `decode` is
+/// followed by a pass with probability a = 1 - e^(-r decode), and each pass by another with
+/// b = 1 - e^(-r pass): q = a / (1 - b) passes per decode step, r = (pre / chunk) /
+/// (decode + q pass), a pass of pre / q tokens (between a chunk and `most`) lasting at least the
+/// eager forward's host time `host`, its GPU time between `at_chunk` and `at_most` (linear in
+/// tokens: whole prompts). The fixed point, by bisection on q within [pre / most, pre / chunk];
+/// at the upper end every chunk has a pass of its own.
+[[nodiscard]] constexpr double sglang_passes_per_step(double pre, double chunk, double most,
+                                                      Seconds decode, Seconds host,
+                                                      Seconds at_chunk, Seconds at_most) {
+    if (!(pre > 0.0) || !(chunk > 0.0)) return 0.0;
+    const double lo = pre / most, hi = pre / chunk;
+    const double td = decode.in(seconds), t1 = at_chunk.in(seconds), t2 = at_most.in(seconds);
+    const double per_token = most > chunk ? (t2 - t1) / (most - chunk) : 0.0;
+    const auto excess = [&](double q) {
+        const double tokens = std::clamp(pre / q, chunk, most);
+        const double tp = std::max(t1 + per_token * (tokens - chunk), host.in(seconds));
+        const double rate = hi / (td + q * tp);
+        const double a = 1.0 - std::exp(-rate * td);
+        const double stay = std::exp(-rate * tp);  // 1 - b
+        if (!(stay > 1e-12)) return 1.0;
+        return a / stay - q;
+    };
+    if (!(hi > lo)) return hi;
+    if (excess(hi) >= 0.0) return hi;
+    if (excess(lo) <= 0.0) return lo;
+    double a = lo, b = hi;
+    for (int i = 0; i < 40; ++i) {
+        const double mid = 0.5 * (a + b);
+        (excess(mid) > 0.0 ? a : b) = mid;
+    }
+    return 0.5 * (a + b);
+}
+
 /// The wait of a prompt for the prompts ahead of it in a closed loop of `running` requests, each
 /// holding the prefill for `service` and spending `request` once admitted apart from this wait:
 /// the Pollaczek-Khinchine wait of constant service, rho S / (2 (1 - rho)), with arrivals from
@@ -1243,15 +1282,18 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         // chunked_prefill_size tokens a chunk) before the next decode step; decodes wait for it.
         // Per decode step the running requests need d I / (O - 1) prompt tokens, run in passes
         // of at least one chunk and at most the budget.
-        const double pass = std::clamp(pre, chunk, std::max(chunk, budget));
-        const double passes = pre / pass;  // per decode step
+        const double most = std::max(chunk, budget);
         e.decode_step = at(d, 0.0);
+        const Seconds host = request_overhead(p, e.engine, r.model);
+        const double passes = detail::sglang_passes_per_step(
+            pre, chunk, most, e.decode_step.time, host, at(0.0, chunk).time, at(0.0, most).time);
+        const double pass = passes > 0.0 ? std::clamp(pre / passes, chunk, most) : chunk;
         e.mixed_step = at(0.0, pass);
         e.prefill_step = e.mixed_step;
         // An extend batch runs eagerly (eager_prefill): the pass holds the GPU at least as long
         // as its launches, the host time of an eager forward, whatever its tokens. A request's
         // own pass is its GPU time beside that host time, which its TTFT counts as overhead.
-        e.mixed_step.time = std::max(e.mixed_step.time, request_overhead(p, e.engine, r.model));
+        e.mixed_step.time = std::max(e.mixed_step.time, host);
         e.mixed_share = passes;
         e.itl = e.decode_step.time + e.mixed_step.time * passes;
         const double td = e.decode_step.time.in(seconds), tp = e.mixed_step.time.in(seconds);
