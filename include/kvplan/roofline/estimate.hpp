@@ -306,8 +306,9 @@ inline constexpr std::array default_engine_params{
 
 /// Tokens one forward carries at most, by each engine's default:
 /// - vLLM: max_num_batched_tokens (vllm_batch_defaults);
-/// - SGLang: chunked_prefill_size, by the GPU's memory (python/sglang/srt/server_args.py: 2,048
-///   below 35 GiB, 8,192 below 160 GiB, else 16,384); it bounds a prefill pass, decodes run apart;
+/// - SGLang: chunked_prefill_size, by the GPU's memory as SGLang reads it (sglang_mem_fraction:
+///   python/sglang/srt/server_args.py, 2,048 below 35 GiB, 4,096 below 60 GiB, 8,192 below
+///   160 GiB, else 16,384); it bounds a prefill pass, decodes run apart;
 /// - TensorRT-LLM: max_num_tokens, 8,192 (tensorrt_llm/llmapi/llm_args.py, the trtllm-serve
 ///   default).
 [[nodiscard]] constexpr std::uint64_t default_token_budget(const GpuSpec& g,
@@ -316,7 +317,7 @@ inline constexpr std::array default_engine_params{
         case ParallelRules::vllm:
             return vllm_batch_defaults(g).max_num_batched_tokens;
         case ParallelRules::sglang:
-            return g.memory_total < 35 * GiB ? 2048 : g.memory_total < 160 * GiB ? 8192 : 16384;
+            return sglang_mem_fraction(g, 1, 1).chunked_prefill_size;
         case ParallelRules::trtllm:
             return 8192;
     }
