@@ -12,6 +12,7 @@
 // Attention per token attended: 2 x 32 heads x (128 + 128) x 32 layers = 524,288 FLOP.
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <kvplan/presets.hpp>
 #include <kvplan/roofline/estimate.hpp>
 
@@ -285,22 +286,104 @@ TEST_CASE("SGLang runs prompts as prefill passes of their own between decode ste
     // 80 GiB: SGLang's chunked_prefill_size is 8,192 (below 160 GiB).
     CHECK(e.token_budget == 8192);
     CHECK(e.chunk == 1000);
-    CHECK(e.mixed_share == Approx(0.03));
+    // Prompts arriving at random are gathered into passes (detail::sglang_passes_per_step): q
+    // passes per decode step with q = a / (1 - b), a = 1 - e^(-r td), 1 - b = e^(-r tp), and
+    // r = 0.03 / (td + q tp) chunks a second; fewer than 0.03, each of 30 / q tokens.
+    const double q = e.mixed_share;
+    CHECK(q < 0.03);
+    CHECK(q > 0.02);
     CHECK(e.mixed_step.decodes == 0);
-    CHECK(e.mixed_step.prefill_tokens == 1000);
+    CHECK(e.mixed_step.prefill_tokens == static_cast<std::uint64_t>(30.0 / q + 0.5));
     const double td = e.decode_step.time.in(seconds), tp = e.mixed_step.time.in(seconds);
-    CHECK(e.itl.in(seconds) == Approx(td + 0.03 * tp));
+    const double rate = 0.03 / (td + q * tp);
+    CHECK(q == Approx((1.0 - std::exp(-rate * td)) / std::exp(-rate * tp)).epsilon(1e-3));
+    CHECK(e.itl.in(seconds) == Approx(td + q * tp));
     // TTFT: the forward in flight (decode steps and passes, long ones more often hit), the next
-    // one, scheduled while it ran (the overlap scheduler: a mean forward, (td + 0.03 tp) / 1.03),
+    // one, scheduled while it ran (the overlap scheduler: a mean forward, (td + q tp) / (1 + q)),
     // and its own pass.
     CHECK(e.ttft_in_flight.in(seconds) ==
-          Approx((td * td + 0.03 * tp * tp) / (2.0 * (td + 0.03 * tp)) + (td + 0.03 * tp) / 1.03));
-    // A pass runs alone, so its prompt holds the GPU for the whole pass, and waits for the passes
-    // of the others ahead of it.
-    CHECK(e.prefill_service == e.mixed_step.time);
+          Approx((td * td + q * tp * tp) / (2.0 * (td + q * tp)) + (td + q * tp) / (1.0 + q)));
+    // A pass runs alone, so its prompt holds the GPU for its share of the pass, 1,000 of its
+    // tokens, and waits for the passes of the others ahead of it. The pass's GPU time (0.3 s of
+    // GEMMs alone: 2 x 7.5e9 x 1,000 FLOP at 50 TFLOP/s) is past SGLang's default host time of
+    // an eager forward (224 us x 128 projections, 28.7 ms), so its own pass is the whole pass.
+    const double share = 1000.0 / static_cast<double>(e.mixed_step.prefill_tokens);
+    CHECK(e.prefill_service.in(seconds) == Approx(tp * share));
+    CHECK(e.prefill_step.time == e.mixed_step.time);
     CHECK(e.ttft_prefill_wait ==
-          detail::prefill_queue_wait(e.mixed_step.time, e.request - e.ttft_prefill_wait, 4));
-    CHECK(e.ttft == e.ttft_overhead + e.ttft_in_flight + e.mixed_step.time + e.ttft_prefill_wait);
+          detail::prefill_queue_wait(e.prefill_service, e.request - e.ttft_prefill_wait, 4));
+    CHECK(e.ttft.in(seconds) ==
+          Approx((e.ttft_overhead + e.ttft_in_flight + e.mixed_step.time + e.ttft_prefill_wait)
+                     .in(seconds)));
+}
+
+TEST_CASE("SGLang's passes gather the prompts that arrive during the forward before them",
+          "[estimate]") {
+    // 100 prompt tokens a decode step in chunks of 1,000 (0.1 of a chunk a decode step), a decode
+    // step of 10 ms and a pass of 50 ms whatever its tokens: q = a / (1 - b) with
+    // r = 0.1 / (0.01 + 0.05 q), a = 1 - e^(-0.01 r), 1 - b = e^(-0.05 r). Solved:
+    // q = 0.0928737, r = 6.82888 chunks/s, a = 0.0660093, 1 - b = 0.710743 (0.0660093 / 0.710743
+    // = 0.0928737), a pass of 100 / q = 1,076.7 tokens.
+    const double q =
+        detail::sglang_passes_per_step(100.0, 1000.0, 8000.0, 10.0 * milliseconds, Seconds{},
+                                       50.0 * milliseconds, 50.0 * milliseconds);
+    CHECK(q == Approx(0.0928737).epsilon(1e-5));
+    // The host time of the eager forward binds when the GPU's pass is shorter: the same q.
+    CHECK(detail::sglang_passes_per_step(100.0, 1000.0, 8000.0, 10.0 * milliseconds,
+                                         50.0 * milliseconds, 5.0 * milliseconds,
+                                         5.0 * milliseconds) == Approx(0.0928737).epsilon(1e-5));
+    // Nothing to prefill, no pass; prompts beyond the budget each step: passes of the budget,
+    // 20,000 / 8,000 = 2.5 a decode step.
+    CHECK(detail::sglang_passes_per_step(0.0, 1000.0, 8000.0, 10.0 * milliseconds, Seconds{},
+                                         50.0 * milliseconds, 50.0 * milliseconds) == 0.0);
+    CHECK(detail::sglang_passes_per_step(20000.0, 8000.0, 8000.0, 10.0 * milliseconds, Seconds{},
+                                         50.0 * milliseconds, 50.0 * milliseconds) == 2.5);
+}
+
+TEST_CASE("SGLang's prefill pass under load lasts at least its eager forward's host time",
+          "[estimate]") {
+    // The load above with a request overhead (SGLang's: the host time of an eager forward) of
+    // 1 s, past the pass's GPU time (0.3 s of GEMMs alone, below 1 s in all: the pass's weights
+    // 15 GB at 0.5 TB/s are 30 ms): every pass among the decode steps holds the GPU 1 s, while a
+    // request's own pass is its GPU time beside the overhead its TTFT counts.
+    Replica r = llama_8b();
+    r.parallel.rules = ParallelRules::sglang;
+    EstimateParams p = half;
+    p.request_overhead = 1.0 * seconds;
+    const Load l{.concurrency = 4, .prompt_tokens = 1000, .output_tokens = 100, .max_running = 4};
+    const LatencyEstimate e = estimate_latency(r, l, p);
+    CHECK(e.mixed_step.time == 1.0 * seconds);
+    CHECK(e.prefill_step.time < 0.5 * seconds);
+    CHECK(e.ttft_overhead == 1.0 * seconds);
+    CHECK(e.prefill_service.in(seconds) ==
+          Approx(1000.0 / static_cast<double>(e.mixed_step.prefill_tokens)));
+}
+
+TEST_CASE("SGLang decodes past its CUDA-graph batch eagerly", "[estimate]") {
+    // 80 GiB at tp 1: SGLang captures decode graphs up to 256 sequences (server_args.py, below
+    // 160 GiB and tp < 4). With a request overhead (the host time of an eager forward) of 1 s, a
+    // step of 256 decodes is its GPU time, (15.0 GB + 256 x 1,050 x 131,072 B) / 0.5 TB/s +
+    // 32 x 10 us x 1.4 = 0.102 s, and one of 257 the host's 1 s.
+    Replica r = llama_8b();
+    r.parallel.rules = ParallelRules::sglang;
+    EstimateParams p = half;
+    p.uncompiled_layer_scale = 1.4;
+    p.request_overhead = 1.0 * seconds;
+    const auto decode = [&](std::uint64_t batch) {
+        return estimate_latency(r,
+                                {.kind = LoadKind::static_batch,
+                                 .concurrency = batch,
+                                 .prompt_tokens = 1000,
+                                 .output_tokens = 100},
+                                p)
+            .decode_step.time;
+    };
+    CHECK(decode(256).in(seconds) ==
+          Approx((w_bytes + 256.0 * 1050.0 * kv_token_bytes) / 0.5e12 + 32 * 14e-6));
+    CHECK(decode(257) == 1.0 * seconds);
+    // vLLM's step is its GPU time at any batch.
+    r.parallel.rules = ParallelRules::vllm;
+    CHECK(decode(257) < 0.2 * seconds);
 }
 
 TEST_CASE("a prompt waits for the prompts ahead of it as a queue of constant service",
@@ -330,11 +413,14 @@ TEST_CASE("a prompt waits for the prompts ahead of it as a queue of constant ser
 
 TEST_CASE("each engine's token budget and fixed cost per request by default", "[estimate]") {
     // SGLang's chunked_prefill_size by the GPU's memory (server_args.py): 2,048 below 35 GiB,
-    // 8,192 below 160 GiB, 16,384 above; TensorRT-LLM's max_num_tokens 8,192; vLLM's
-    // max_num_batched_tokens (2,048 on A100s).
-    CHECK(default_token_budget(gpus::l4, ParallelRules::sglang) == 2048);        // 24 GB
-    CHECK(default_token_budget(gpus::h200_sxm, ParallelRules::sglang) == 8192);  // 141 GB
-    CHECK(default_token_budget(gpus::b200, ParallelRules::sglang) == 16384);     // 180 GB
+    // 4,096 below 60 GiB, 8,192 below 160 GiB, 16,384 above, as sglang_mem_fraction reads it;
+    // TensorRT-LLM's max_num_tokens 8,192; vLLM's max_num_batched_tokens (2,048 on A100s).
+    CHECK(default_token_budget(gpus::l4, ParallelRules::sglang) == 2048);              // 24 GB
+    CHECK(default_token_budget(gpus::a100_sxm4_40gb, ParallelRules::sglang) == 4096);  // 40 GB
+    CHECK(default_token_budget(gpus::l40s, ParallelRules::sglang) == 4096);            // 48 GB
+    CHECK(default_token_budget(gpus::a100_sxm4_80gb, ParallelRules::sglang) == 8192);  // 80 GB
+    CHECK(default_token_budget(gpus::h200_sxm, ParallelRules::sglang) == 8192);        // 141 GB
+    CHECK(default_token_budget(gpus::b200, ParallelRules::sglang) == 16384);           // 180 GB
     CHECK(default_token_budget(gpus::b200, ParallelRules::trtllm) == 8192);
     CHECK(default_token_budget(gpus::a100_sxm4_80gb, ParallelRules::vllm) == 2048);
     // A given overhead replaces the engine's: TTFT moves by the difference, nothing else does.

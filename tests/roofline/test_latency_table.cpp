@@ -219,13 +219,13 @@ TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") 
         {"fit", Metric::ttft, 68, 0.230},
         {"fit", Metric::throughput, 35, 0.130},
         {"fit", Metric::e2e, 21, 0.075},
-        {"held_out", Metric::tpot, 70, 0.153},
+        {"held_out", Metric::tpot, 70, 0.151},
         {"held_out", Metric::ttft, 68, 0.279},
         {"held_out", Metric::throughput, 33, 0.165},
         {"held_out", Metric::e2e, 23, 0.095},
-        {"external", Metric::tpot, 91, 0.156},
-        {"external", Metric::ttft, 91, 0.269},
-        {"external", Metric::throughput, 56, 0.115},
+        {"external", Metric::tpot, 91, 0.145},
+        {"external", Metric::ttft, 91, 0.250},
+        {"external", Metric::throughput, 56, 0.102},
     };
     for (const Expected& x : expected) {
         INFO(x.set << " " << kvplan::testing::name(x.metric));
@@ -235,13 +235,13 @@ TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") 
         CHECK(s.median == Approx(x.median).margin(0.0005));
     }
     // The targets (TPOT and throughput within 15 %, TTFT within 30 %) are met by TTFT on the
-    // held-out and external rows and by the external rows' throughput; held-out TPOT (15.3 %),
-    // external TPOT (15.6 %) and held-out throughput (16.5 %) are not (docs/accuracy.md says
-    // why). The static batches' end-to-end latency, which no scheduler shapes, is within 15 % on
-    // the held-out rows.
+    // held-out and external rows and by the external rows' TPOT and throughput; held-out TPOT
+    // (15.1 %) and held-out throughput (16.5 %) are not (docs/accuracy.md says why). The static
+    // batches' end-to-end latency, which no scheduler shapes, is within 15 % on the held-out rows.
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::ttft).median <= 0.30);
     CHECK(kvplan::testing::summarize(rows, est, "external", Metric::ttft).median <= 0.30);
     CHECK(kvplan::testing::summarize(rows, est, "external", Metric::throughput).median <= 0.15);
+    CHECK(kvplan::testing::summarize(rows, est, "external", Metric::tpot).median <= 0.15);
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::e2e).median <= 0.15);
 }
 

@@ -306,8 +306,9 @@ inline constexpr std::array default_engine_params{
 
 /// Tokens one forward carries at most, by each engine's default:
 /// - vLLM: max_num_batched_tokens (vllm_batch_defaults);
-/// - SGLang: chunked_prefill_size, by the GPU's memory (python/sglang/srt/server_args.py: 2,048
-///   below 35 GiB, 8,192 below 160 GiB, else 16,384); it bounds a prefill pass, decodes run apart;
+/// - SGLang: chunked_prefill_size, by the GPU's memory as SGLang reads it (sglang_mem_fraction:
+///   python/sglang/srt/server_args.py, 2,048 below 35 GiB, 4,096 below 60 GiB, 8,192 below
+///   160 GiB, else 16,384); it bounds a prefill pass, decodes run apart;
 /// - TensorRT-LLM: max_num_tokens, 8,192 (tensorrt_llm/llmapi/llm_args.py, the trtllm-serve
 ///   default).
 [[nodiscard]] constexpr std::uint64_t default_token_budget(const GpuSpec& g,
@@ -316,7 +317,7 @@ inline constexpr std::array default_engine_params{
         case ParallelRules::vllm:
             return vllm_batch_defaults(g).max_num_batched_tokens;
         case ParallelRules::sglang:
-            return g.memory_total < 35 * GiB ? 2048 : g.memory_total < 160 * GiB ? 8192 : 16384;
+            return sglang_mem_fraction(g, 1, 1).chunked_prefill_size;
         case ParallelRules::trtllm:
             return 8192;
     }
@@ -569,6 +570,31 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return state;
 }
 
+/// The host time of one eager forward of stage `s` where SGLang runs a decode step without its
+/// CUDA graphs, else zero. SGLang captures decode graphs for batches of up to cuda_graph_max_bs
+/// sequences (python/sglang/srt/model_executor/cuda_graph_runner.py, can_run: a batch larger than
+/// the largest captured one is not replayed), by the GPU's memory and tp
+/// (python/sglang/srt/server_args.py, _handle_gpu_memory_settings; sglang_mem_fraction); a larger
+/// batch runs forward_decode eagerly, every kernel launched from Python, and the step lasts at
+/// least as long as its launches: the host time of the eager prefill forward (the engine's fitted
+/// request overhead, default_request_overhead, which is that time alone), per stage by its share
+/// of the layers. Under attention data parallelism the graph's batch is a rank's.
+[[nodiscard]] constexpr Seconds sglang_eager_decode(const DecodeCosts& c, std::uint32_t s,
+                                                    std::uint64_t decodes,
+                                                    const EstimateParams& p) {
+    const Replica& r = c.replica;
+    if (r.parallel.rules != ParallelRules::sglang || decodes == 0) return Seconds{};
+    const std::uint32_t graph_bs =
+        sglang_mem_fraction(r.gpu, r.parallel.tp, r.parallel.pp, {}, c.layout.dp())
+            .cuda_graph_max_bs;
+    if (own_sequences(c.layout, decodes) <= graph_bs) return Seconds{};
+    const Model& m = r.model;
+    const DecodeCosts::Stage& cs = c.stages[s];
+    const double share = static_cast<double>(shard_end(m, cs.shard) - cs.shard.first_layer) /
+                         static_cast<double>(std::max<std::uint32_t>(m.num_layers(), 1));
+    return request_overhead(p, r.parallel.rules, m) * share;
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -688,6 +714,8 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers) * passes);
     }
     t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all;
+    // A decode step past SGLang's CUDA-graph batch waits for its eager launches.
+    if (pre.prompts == 0) t.time = std::max(t.time, sglang_eager_decode(c, s, decodes, p));
     return t;
 }
 
@@ -729,6 +757,45 @@ namespace detail {
     if (!(slowest > Seconds{})) return decode;
     const double prefill = static_cast<double>(dp * l.output_tokens) / slowest.in(seconds);
     return std::min(decode, prefill);
+}
+
+/// SGLang's prefill passes per decode step when its running requests bring `pre` prompt tokens a
+/// decode step, at random times: the scheduler checks its queue after every forward and runs one
+/// pass of every prompt waiting (python/sglang/srt/managers/scheduler.py get_new_batch_prefill;
+/// schedule_policy.py PrefillAdder takes waiting requests FCFS while chunked_prefill_size lasts),
+/// so a pass carries what arrived during the forward before it, and a long pass gathers more.
+/// With arrivals at rate r (chunks of `chunk` tokens per second), a decode step of `decode` is
+/// followed by a pass with probability a = 1 - e^(-r decode), and each pass by another with
+/// b = 1 - e^(-r pass): q = a / (1 - b) passes per decode step, r = (pre / chunk) /
+/// (decode + q pass), a pass of pre / q tokens (between a chunk and `most`) lasting at least the
+/// eager forward's host time `host`, its GPU time between `at_chunk` and `at_most` (linear in
+/// tokens: whole prompts). The fixed point, by bisection on q within [pre / most, pre / chunk];
+/// at the upper end every chunk has a pass of its own.
+[[nodiscard]] constexpr double sglang_passes_per_step(double pre, double chunk, double most,
+                                                      Seconds decode, Seconds host,
+                                                      Seconds at_chunk, Seconds at_most) {
+    if (!(pre > 0.0) || !(chunk > 0.0)) return 0.0;
+    const double lo = pre / most, hi = pre / chunk;
+    const double td = decode.in(seconds), t1 = at_chunk.in(seconds), t2 = at_most.in(seconds);
+    const double per_token = most > chunk ? (t2 - t1) / (most - chunk) : 0.0;
+    const auto excess = [&](double q) {
+        const double tokens = std::clamp(pre / q, chunk, most);
+        const double tp = std::max(t1 + per_token * (tokens - chunk), host.in(seconds));
+        const double rate = hi / (td + q * tp);
+        const double a = 1.0 - std::exp(-rate * td);
+        const double stay = std::exp(-rate * tp);  // 1 - b
+        if (!(stay > 1e-12)) return 1.0;
+        return a / stay - q;
+    };
+    if (!(hi > lo)) return hi;
+    if (excess(hi) >= 0.0) return hi;
+    if (excess(lo) <= 0.0) return lo;
+    double a = lo, b = hi;
+    for (int i = 0; i < 40; ++i) {
+        const double mid = 0.5 * (a + b);
+        (excess(mid) > 0.0 ? a : b) = mid;
+    }
+    return 0.5 * (a + b);
 }
 
 /// The wait of a prompt for the prompts ahead of it in a closed loop of `running` requests, each
@@ -1216,11 +1283,18 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         // chunked_prefill_size tokens a chunk) before the next decode step; decodes wait for it.
         // Per decode step the running requests need d I / (O - 1) prompt tokens, run in passes
         // of at least one chunk and at most the budget.
-        const double pass = std::clamp(pre, chunk, std::max(chunk, budget));
-        const double passes = pre / pass;  // per decode step
+        const double most = std::max(chunk, budget);
         e.decode_step = at(d, 0.0);
+        const Seconds host = request_overhead(p, e.engine, r.model);
+        const double passes = detail::sglang_passes_per_step(
+            pre, chunk, most, e.decode_step.time, host, at(0.0, chunk).time, at(0.0, most).time);
+        const double pass = passes > 0.0 ? std::clamp(pre / passes, chunk, most) : chunk;
         e.mixed_step = at(0.0, pass);
         e.prefill_step = e.mixed_step;
+        // An extend batch runs eagerly (eager_prefill): the pass holds the GPU at least as long
+        // as its launches, the host time of an eager forward, whatever its tokens. A request's
+        // own pass is its GPU time beside that host time, which its TTFT counts as overhead.
+        e.mixed_step.time = std::max(e.mixed_step.time, host);
         e.mixed_share = passes;
         e.itl = e.decode_step.time + e.mixed_step.time * passes;
         const double td = e.decode_step.time.in(seconds), tp = e.mixed_step.time.in(seconds);
