@@ -888,6 +888,44 @@ TEST_CASE("a Nemotron-H block all-reduces once: one mixer or one MLP a layer",
     CHECK(e.decode_step.all_reduce.in(microseconds) == Approx(52 * (5.0 + 0.05376)));
 }
 
+TEST_CASE("vLLM runs a recurrent mixer eagerly in a step that carries prefill",
+          "[estimate][hybrid]") {
+    // Nemotron-3-Nano-30B-A3B's pattern MEMEM*EMEMEM*...: 23 Mamba blocks (M), 23 MoE (E) and 6
+    // attention (*). vLLM replays a decode-only step as one full CUDA graph and a step with prefill
+    // piecewise, each Mamba mixer run eagerly between the pieces (EstimateParams::eager_mixer).
+    // At 100 us a mixer, a batch's prefill pass of 1,000 tokens (one pass) costs
+    // 23 x 100 us = 2.3 ms more, its decode steps nothing more; SGLang and TensorRT-LLM, which
+    // run a step with prefill eagerly whole, are charged nothing by it.
+    const Model m = kvplan::testing::bundled("nemotron-3-nano-30b-a3b");
+    Replica r{.model = m,
+              .gpu = round_gpu(),
+              .parallel = {.tp = 2},
+              .weights = {.format = WeightFormat::bf16},
+              .kv = KvDtype::bf16};
+    const Load l{.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2};
+    EstimateParams eager = half;
+    eager.eager_mixer = 100.0 * microseconds;
+    const LatencyEstimate plain = estimate_latency(r, l, half);
+    const LatencyEstimate with = estimate_latency(r, l, eager);
+    REQUIRE(with.chunks == 1);
+    CHECK((with.prefill_step.layers - plain.prefill_step.layers).in(milliseconds) ==
+          Approx(2.3).margin(1e-9));
+    CHECK(with.decode_step.layers == plain.decode_step.layers);
+    for (ParallelRules e : {ParallelRules::sglang, ParallelRules::trtllm}) {
+        r.parallel.rules = e;
+        CHECK(estimate_latency(r, l, eager).prefill_step.layers ==
+              estimate_latency(r, l, half).prefill_step.layers);
+    }
+    // A transformer has no recurrent mixer: Llama-3.1-8B's prefill is charged nothing.
+    const Load one{.kind = LoadKind::static_batch, .prompt_tokens = 1000, .output_tokens = 2};
+    CHECK(estimate_latency(llama_8b(), one, eager).prefill_step.layers ==
+          estimate_latency(llama_8b(), one, half).prefill_step.layers);
+    // A negative time is refused, naming the field.
+    eager.eager_mixer = -1.0 * microseconds;
+    r.parallel.rules = ParallelRules::vllm;
+    CHECK_THROWS_WITH(estimate_latency(r, l, eager), Catch::Contains("estimate.overheads"));
+}
+
 TEST_CASE("one request alone decodes without prefill steps and waits for nothing", "[estimate]") {
     const LatencyEstimate e =
         estimate_latency(llama_8b(), {.prompt_tokens = 1000, .output_tokens = 100}, half);

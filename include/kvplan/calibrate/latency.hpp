@@ -57,6 +57,9 @@ struct FitSpace {
     FitAxis uncompiled_layer_scale{0.5, 3.0, 0.0};
     FitAxis expert_tile_rows{0.0, 256.0, 0.0};  ///< held unless asked: only MoE loads show it
     FitAxis request_overhead{0.0, 0.5, 0.0};    ///< held unless asked (the engine's default)
+    /// Held unless asked: only vLLM loads of a recurrent model with prefill beside the decodes show
+    /// it (EstimateParams::eager_mixer).
+    FitAxis eager_mixer{0.0, 2e-3, 0.0};
     int max_passes = 20;
     int pair_reach = 4;  ///< grid points a joint step of two axes may move each
 };
@@ -154,7 +157,8 @@ struct Objective {
         {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency},
         {space.uncompiled_layer_scale, &EstimateParams::uncompiled_layer_scale, nullptr},
         {space.expert_tile_rows, &EstimateParams::expert_tile_rows, nullptr},
-        {space.request_overhead, nullptr, nullptr, true}};
+        {space.request_overhead, nullptr, nullptr, true},
+        {space.eager_mixer, nullptr, &EstimateParams::eager_mixer}};
     // Fitting the request overhead starts from the value it stands at.
     if (space.request_overhead.step > 0.0 && !best.request_overhead && !obs.empty())
         best.request_overhead =

@@ -12,6 +12,8 @@
 //             + attention FLOPs / (bf16 peak x f_attention))
 //         + layers x t_layer                                   (launches and small kernels;
 //                                  x uncompiled_layer_scale on SGLang and TensorRT-LLM)
+//         + recurrent mixers x t_eager_mixer        (vLLM, a step with prefill: run eagerly
+//                                                    between its piecewise CUDA graphs)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
 //         + MoE layers x (dispatch + combine at link peak)   (experts spread, attention dp)
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
@@ -129,6 +131,18 @@ struct EstimateParams {
     /// an expert of x rows computes ceil(x / tile) tiles, so at a few tokens per expert it does a
     /// tile's work. Zero: the routed experts compute only their tokens.
     double expert_tile_rows = 0.0;
+    /// Host time of one recurrent mixer (a Mamba or linear-attention layer) that vLLM runs
+    /// outside its CUDA graphs, in each step that carries prefill tokens. vLLM captures a
+    /// decode-only step as one full graph, and any other step piecewise, the graph split at each
+    /// attention-like op, which runs eagerly (cudagraph_mode FULL_AND_PIECEWISE by default,
+    /// CUDAGraphMode.mixed_mode PIECEWISE, vllm/config/compilation.py; its splitting ops
+    /// _attention_ops name vllm::mamba_mixer2 and vllm::linear_attention beside attention). A
+    /// Mamba-2 mixer's eager forward launches its prefill and decode kernels one by one from
+    /// Python (vllm/model_executor/layers/mamba/mamba_mixer2.py: causal_conv1d_fn, the chunked
+    /// scan's five Triton kernels of mamba_chunk_scan_combined_varlen, causal_conv1d_update,
+    /// selective_state_update, the gated norm), far more than an attention layer's one or two.
+    /// Zero: not charged (the defaults, see default_family_params).
+    Seconds eager_mixer{};
     /// What a request costs outside the GPU's steps (HTTP, tokenizer, scheduler, detokenizer),
     /// added to its TTFT; unset: the engine's fitted default for the model
     /// (default_request_overhead).
@@ -173,6 +187,10 @@ inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
 // fewer than 10 keeps one fraction for attention, experts and GEMMs; the expert tile is held at
 // fused_moe's default of 64 rows, not fitted; uncompiled_layer_scale fitted from 1.0 on Hopper's
 // rows, Hopper first, and held there by the others). A test reruns the fit and checks these.
+// eager_mixer is held at zero, not fitted: only Blackwell's fit rows have a recurrent model on
+// vLLM (Nemotron-3-Nano, 2 x B200), and fitted beside them (550 us a mixer) it lifts Blackwell's
+// bandwidth from 0.46 to 0.67, which Blackwell's other rows under load do not bear: its 0.46
+// also stands in for what their steps cost beyond Hopper's fractions (docs/accuracy.md).
 inline constexpr std::array default_family_params{
     FamilyParams{GpuFamily::ampere, detail::ampere_fit, true,
                  "the 18 A100 rows of the fit set (NeMo, GPUStack)"},
@@ -376,7 +394,7 @@ struct StepTerms {
     Flops flops{};
     Seconds memory{};             ///< bytes at bandwidth x fraction
     Seconds compute{};            ///< FLOPs at peak x fraction
-    Seconds layers{};             ///< layers x layer_overhead
+    Seconds layers{};             ///< layers x layer_overhead, and vLLM's eager mixers
     Seconds all_reduce{};         ///< latency and bytes of every all-reduce
     Seconds all_to_all{};         ///< expert parallelism's dispatch and combine at link peak
     Seconds time{};               ///< max(memory, compute) + layers + all_reduce + all_to_all
@@ -451,7 +469,7 @@ constexpr void check_estimate(const Replica& r, const Load& l, const EstimatePar
         throw_field_error<InvalidInput>(where(), "estimate.experts", "0 or a fraction in (0, 1]",
                                         std::to_string(p.experts));
     if (p.layer_overhead < Seconds{} || p.all_reduce_latency < Seconds{} ||
-        (p.request_overhead && *p.request_overhead < Seconds{}))
+        p.eager_mixer < Seconds{} || (p.request_overhead && *p.request_overhead < Seconds{}))
         throw_field_error<InvalidInput>(where(), "estimate.overheads", ">= 0 s", "a negative time");
     if (!(p.uncompiled_layer_scale > 0.0 && p.uncompiled_layer_scale <= 100.0))
         throw_field_error<InvalidInput>(where(), "estimate.uncompiled_layer_scale",
@@ -595,6 +613,21 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return request_overhead(p, r.parallel.rules, m) * share;
 }
 
+/// The recurrent mixers (constant-state layers: Mamba, linear attention) of stage `s` that vLLM
+/// runs eagerly in a step that carries prefill (EstimateParams::eager_mixer); none under the
+/// other engines, whose steps with prefill run eagerly whole (eager_prefill, charged by
+/// uncompiled_layer_scale), or when the step carries none.
+[[nodiscard]] constexpr std::uint32_t eager_mixers(const DecodeCosts& c, std::uint32_t s,
+                                                   std::uint64_t prefill_tokens) {
+    if (c.replica.parallel.rules != ParallelRules::vllm || prefill_tokens == 0) return 0;
+    const Model& m = c.replica.model;
+    const Shard& sh = c.stages[s].shard;
+    std::uint32_t n = 0;
+    for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i)
+        n += m.layer(i).kind == CacheKind::constant_state ? 1U : 0U;
+    return n;
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -692,6 +725,9 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     const double layer_scale =
         eager_prefill(c.replica.parallel.rules) ? p.uncompiled_layer_scale : 1.0;
     t.layers = p.layer_overhead * (layer_scale * static_cast<double>(layers) * passes);
+    // vLLM's recurrent mixers run eagerly in a step with prefill (EstimateParams::eager_mixer).
+    t.layers +=
+        p.eager_mixer * (static_cast<double>(eager_mixers(c, s, t.prefill_tokens)) * passes);
     if (c.layout.attention_tp() > 1) {
         // An all-reduce after each mixer and each MLP (their row-parallel output projections),
         // each of a pass's tokens: two a layer of attention and MLP, one a block of Nemotron-H's
