@@ -910,6 +910,44 @@ TEST_CASE("vLLM 0.12 pads every touched fp8 expert to DeepGEMM's 128-row block o
     CHECK(detail::fixed_expert_block(other, v012) == 0.0);
 }
 
+TEST_CASE("the routed experts' rows pass through HBM between and after their grouped GEMMs",
+          "[estimate][moe]") {
+    // vLLM's fused_experts writes the first GEMM's (tokens, k, 2 I), the activation reads it and
+    // writes (tokens x k, I), the second GEMM writes (tokens, k, H) and the top-k sum reads it:
+    // 3 I + H activation elements a row apart from the GEMMs. Mixtral-8x7B on 2 x H200: H 4,096,
+    // each expert's 14,336 split 2 ways (I = 7,168), every expert on both GPUs. 100 tokens route
+    // to 2 experts each: 200 rows x (3 x 7,168 + 4,096) x 32 MoE layers = 163,840,000 elements,
+    // 327,680,000 bytes in bf16.
+    const Replica r{.model = presets::mixtral_8x7b,
+                    .gpu = gpus::h200_sxm,
+                    .parallel = {.tp = 2},
+                    .kv = KvDtype::bf16};
+    const DecodeCosts c = decode_costs(r);
+    CHECK(detail::expert_round_trip(c, 0, 100) == Bytes::exactly(327'680'000));
+    CHECK(detail::expert_round_trip(c, 0, 0) == Bytes{});
+    // In the step, at the achieved bandwidth: 327,680,000 B / (4.8 TB/s x 0.5) = 136.533 us.
+    const Load l{.kind = LoadKind::static_batch, .prompt_tokens = 100, .output_tokens = 2};
+    const LatencyEstimate e = estimate_latency(r, l, half);
+    CHECK(e.prefill_step.experts_io.in(microseconds) == Approx(136.5333333));
+    // A dense model has none.
+    const Replica dense{.model = presets::llama_3_8b, .gpu = gpus::h200_sxm, .kv = KvDtype::bf16};
+    CHECK(detail::expert_round_trip(decode_costs(dense), 0, 100) == Bytes{});
+    // gpt-oss's MXFP4 experts under vLLM on Hopper run OpenAI's Triton matmul_ogs, which fuses
+    // SwiGLU into the first GEMM and the scatter and sum into the second: nothing apart. Under
+    // TensorRT-LLM (CUTLASS MoE) and on Ampere (Marlin MoE) the kernels run apart.
+    Replica oss{.model = presets::gpt_oss_120b,
+                .gpu = gpus::h100_sxm,
+                .weights = {.format = WeightFormat::mxfp4},
+                .kv = KvDtype::bf16};
+    CHECK(detail::experts_fuse_activation(oss));
+    CHECK(detail::expert_round_trip(decode_costs(oss), 0, 100) == Bytes{});
+    oss.parallel.rules = ParallelRules::trtllm;
+    CHECK_FALSE(detail::experts_fuse_activation(oss));
+    oss.parallel.rules = ParallelRules::vllm;
+    oss.gpu = gpus::a100_sxm4_80gb;
+    CHECK_FALSE(detail::experts_fuse_activation(oss));
+}
+
 TEST_CASE("the routed experts' grouped GEMMs run at a fraction of their own", "[estimate][moe]") {
     // Mixtral-8x7B's prefill of 100 tokens: each token's 2 experts carry routed FLOPs of
     // 2 x 2 x 3 x 4,096 x 14,336 x 32 = 22,548,578,304 a token, 2,254,857,830,400 for the 100.

@@ -14,6 +14,9 @@
 //                                  x uncompiled_layer_scale on SGLang and TensorRT-LLM)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
 //         + MoE layers x (dispatch + combine at link peak)   (experts spread, attention dp)
+//         + the routed rows' activation and sum kernels apart from the grouped GEMMs, at
+//           bandwidth x f_bw (tokens x top-k rows of 2 (3 I + H) bytes a MoE layer; none where
+//           the kernel fuses them: gpt-oss's MXFP4 experts under vLLM and SGLang on sm90/sm100)
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
 //   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
 //           the routed experts' GEMMs at whole tiles of rows per touched expert (16 rows in a
@@ -373,12 +376,15 @@ struct StepTerms {
     std::uint64_t prefill_tokens = 0;
     Bytes bytes{};  ///< weights read + KV read + KV written
     Flops flops{};
-    Seconds memory{};             ///< bytes at bandwidth x fraction
-    Seconds compute{};            ///< FLOPs at peak x fraction
-    Seconds layers{};             ///< layers x layer_overhead
-    Seconds all_reduce{};         ///< latency and bytes of every all-reduce
-    Seconds all_to_all{};         ///< expert parallelism's dispatch and combine at link peak
-    Seconds time{};               ///< max(memory, compute) + layers + all_reduce + all_to_all
+    Seconds memory{};      ///< bytes at bandwidth x fraction
+    Seconds compute{};     ///< FLOPs at peak x fraction
+    Seconds layers{};      ///< layers x layer_overhead
+    Seconds all_reduce{};  ///< latency and bytes of every all-reduce
+    Seconds all_to_all{};  ///< expert parallelism's dispatch and combine at link peak
+    /// The routed experts' rows through HBM between and after their grouped GEMMs, at bandwidth
+    /// x fraction (detail::expert_round_trip)
+    Seconds experts_io{};
+    Seconds time{};  ///< max(memory, compute) + layers + all_reduce + all_to_all + experts_io
     Bound bound = Bound::memory;  ///< the larger of memory and compute (first stage)
 };
 
@@ -569,6 +575,56 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return state;
 }
 
+/// Whether the engine of `r` runs its routed experts' activation and top-k sum inside the grouped
+/// GEMMs rather than as kernels of their own. vLLM's MXFP4 experts on Hopper run OpenAI's Triton
+/// matmul_ogs (Mxfp4Backend.TRITON, get_mxfp4_backend in
+/// vllm/model_executor/layers/quantization/mxfp4.py), which fuses SwiGLU into the first GEMM
+/// (FusedActivation) and scatters and sums the rows in the second (OAITritonExperts, its
+/// finalize a TopKWeightAndReduceNoOP, vllm/model_executor/layers/fused_moe/
+/// gpt_oss_triton_kernels_moe.py); on Blackwell FlashInfer's MXFP4 MoE does the same in one
+/// call; SGLang picks the same kernels for MXFP4 experts on both. Everything else runs them apart:
+/// vLLM's and SGLang's Triton fused_moe and Marlin MoE, and TensorRT-LLM's CUTLASS MoE (its
+/// default backend: permute, grouped GEMMs, activation, finalize).
+[[nodiscard]] constexpr bool experts_fuse_activation(const Replica& r) noexcept {
+    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+    if (f != WeightFormat::mxfp4 || r.parallel.rules == ParallelRules::trtllm) return false;
+    const std::optional<GpuFamily> fam = gpu_family(r.gpu);
+    return fam == GpuFamily::hopper || fam == GpuFamily::blackwell;
+}
+
+/// The bytes a step's routed experts move through HBM on a rank of stage `s` outside their
+/// grouped GEMMs, whose own reads and writes overlap their math: `tokens` tokens route to k
+/// experts each, the rank computing the rows of the experts it holds (the share
+/// experts_per_gpu / physical_experts of them), each expert split expert_tp ways to a width I.
+/// vLLM's fused_experts (TritonExperts.apply, vllm/model_executor/layers/fused_moe/fused_moe.py)
+/// writes the first GEMM's output, (tokens, k, 2 I); the activation reads it and writes
+/// (tokens x k, I), which the second GEMM reads; the second GEMM writes (tokens, k, H) and the
+/// top-k sum reads it back: the kernels apart from the GEMMs read 2 I + H and write I values a
+/// row, 3 I + H activation elements (the sum's (tokens, H) output, 1/k of that, is left out).
+/// H is the experts' input width (the latent size under LatentMoE). Zero where the kernel fuses
+/// them (experts_fuse_activation).
+[[nodiscard]] constexpr Bytes expert_round_trip(const DecodeCosts& c, std::uint32_t s,
+                                                std::uint64_t tokens) {
+    const Model& m = c.replica.model;
+    const MoeShape& moe = m.config().moe;
+    const Placement& pl = c.layout.placement();
+    if (moe.experts == 0 || pl.physical_experts == 0 || tokens == 0 ||
+        experts_fuse_activation(c.replica))
+        return Bytes{};
+    const Shard& sh = c.stages[s].shard;
+    std::uint64_t moe_layers = 0;
+    for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i)
+        moe_layers += m.is_moe_layer(i) ? 1 : 0;
+    const double width = static_cast<double>(moe.expert_intermediate_size) / pl.expert_tp;
+    const double h =
+        static_cast<double>(moe.latent_size != 0 ? moe.latent_size : m.config().hidden_size);
+    const double share =
+        static_cast<double>(pl.experts_per_gpu) / static_cast<double>(pl.physical_experts);
+    const double rows = static_cast<double>(tokens) * moe.experts_per_token * share;
+    const double elements = rows * (3.0 * width + h) * static_cast<double>(moe_layers);
+    return scale_up(c.options.activation_element, elements);
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -687,7 +743,8 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
             moe_layers += m.is_moe_layer(i) ? 1 : 0;
         t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers) * passes);
     }
-    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all;
+    t.experts_io = expert_round_trip(c, s, tokens) / (g.memory_bandwidth * p.bandwidth);
+    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all + t.experts_io;
     return t;
 }
 
@@ -703,6 +760,7 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         sum.layers += t.layers;
         sum.all_reduce += t.all_reduce;
         sum.all_to_all += t.all_to_all;
+        sum.experts_io += t.experts_io;
         sum.time += t.time;
     }
     return sum;
