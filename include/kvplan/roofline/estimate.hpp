@@ -21,8 +21,8 @@
 //   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
 //           the routed experts' GEMMs at whole tiles of rows per touched expert (16 rows in a
 //           step of at most E tokens, expert_tile_rows past it; vLLM 0.12's DeepGEMM on Hopper
-//           128 at any step; each expert's rows spread around tokens x top-k / E as uniform
-//           routing spreads them)
+//           128 at any step, 0.11's in steps of 128 tokens or more; each expert's rows spread
+//           around tokens x top-k / E as uniform routing spreads them)
 //
 // Serving at concurrency C (a closed loop: a new request as soon as one finishes), prompt I,
 // output O: B = min(C, what the engine's own KV pool holds, its sequence cap) sequences are
@@ -559,6 +559,35 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return 128.0;
 }
 
+/// The vLLM release line whose fp8 experts in 128 x 128 blocks run DeepGEMM on Hopper in a step
+/// of at least 128 tokens, at any expert tp.
+inline constexpr EngineVersion vllm_deep_gemm_large_steps_release{0, 11};
+
+/// Rows of the block every touched expert is padded to in a step of `tokens` tokens under vLLM
+/// 0.11; 0: Triton's tile (expert_tile). PR #24462 turned VLLM_USE_DEEP_GEMM on by default
+/// (in 0.11.0), so Fp8MoEMethod allows DeepGEMM for fp8 experts in 128 x 128 blocks on Hopper
+/// whatever the experts' tp (PR #29346 keeps Triton at tp 8 only from 0.12); E8M0 scales were
+/// not yet the default on Hopper (PR #26197 came after 0.11.0), so fused_experts sends a step to
+/// DeepGEMM only where _valid_deep_gemm holds (vllm/model_executor/layers/fused_moe/
+/// deep_gemm_moe.py, _valid_deep_gemm_shape: at least 128 tokens, and each expert's slice width
+/// and the hidden size multiples of 128), and smaller steps to Triton. Each touched expert is
+/// padded to DeepGEMM's 128-row block, as fixed_expert_block says for 0.12. The line is taken at
+/// its first release: 0.11.1 took PR #26197.
+[[nodiscard]] constexpr double large_step_expert_block(const Replica& r, const RooflineOptions& o,
+                                                       std::uint64_t tokens) {
+    if (r.parallel.rules != ParallelRules::vllm ||
+        o.vllm_release != vllm_deep_gemm_large_steps_release || tokens < 128)
+        return 0.0;
+    if (gpu_family(r.gpu) != GpuFamily::hopper) return 0.0;
+    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+    if (f != WeightFormat::fp8 || r.weights.layout.fp8_block != 128) return 0.0;
+    const MoeShape& moe = r.model.config().moe;
+    if (moe.experts == 0) return 0.0;
+    const std::uint64_t width = moe.expert_intermediate_size / r.layout().placement().expert_tp;
+    if (width % 128 != 0 || r.model.config().hidden_size % 128 != 0) return 0.0;
+    return 128.0;
+}
+
 /// The recurrent state a decode step writes back per sequence on a rank of stage `s`: every
 /// constant-state layer's whole state, which the bound counts once, as read. A Mamba layer's
 /// decode updates its SSM state in place (vLLM's selective_state_update,
@@ -688,7 +717,9 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         const double touched = expected_experts_touched(experts, k, per_pass);
         const double rows = static_cast<double>(per_pass) * k;
         const double load = rows / std::max<double>(experts, 1.0);
-        const double block = fixed_expert_block(c.replica, c.options);
+        const double fixed = fixed_expert_block(c.replica, c.options);
+        const double block =
+            fixed > 0.0 ? fixed : large_step_expert_block(c.replica, c.options, per_pass);
         const double tile = block > 0.0 ? block : expert_tile(p, per_pass, experts);
         const double padded = touched * expert_tiles_per_touched(load, tile) * tile;
         if (padded > rows) {
