@@ -149,23 +149,23 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.40;
+inline constexpr double uncompiled_layer_scale_fit = 1.45;
 // Ampere's fit, which Ada borrows.
-inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.95,
-                                           .attention = 0.36,
+inline constexpr EstimateParams ampere_fit{.bandwidth = 0.94,
+                                           .compute = 0.97,
+                                           .attention = 0.37,
                                            .experts = 0.27,
-                                           .layer_overhead = 106.0 * microseconds,
-                                           .all_reduce_latency = 24.0 * microseconds,
+                                           .layer_overhead = 96.0 * microseconds,
+                                           .all_reduce_latency = 27.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.51,
-                                           .attention = 0.35,
+                                           .compute = 0.52,
+                                           .attention = 0.38,
                                            .experts = 0.22,
                                            .layer_overhead = 74.0 * microseconds,
-                                           .all_reduce_latency = 10.0 * microseconds,
+                                           .all_reduce_latency = 8.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
@@ -185,11 +185,11 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.46,
+                 {.bandwidth = 0.47,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 28.0 * microseconds,
+                  .layer_overhead = 29.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
@@ -243,10 +243,10 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 224.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 205.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
-    EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
+    EngineParams{ParallelRules::trtllm, Seconds{}, 214.0 * microseconds, true,
                  "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
                  "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
