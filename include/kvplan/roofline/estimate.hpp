@@ -16,12 +16,15 @@
 //                                                    between its piecewise CUDA graphs)
 //         + 2 x layers x (t_all_reduce + message / link x 2 (tp - 1) / tp)   (tp > 1)
 //         + MoE layers x (dispatch + combine at link peak)   (experts spread, attention dp)
+//         + the routed rows' activation and sum kernels apart from the grouped GEMMs, at
+//           bandwidth x f_bw (tokens x top-k rows of 2 (3 I + H) bytes a MoE layer; none where
+//           the kernel fuses them: gpt-oss's MXFP4 experts under vLLM and SGLang on sm90/sm100)
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
 //   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
 //           the routed experts' GEMMs at whole tiles of rows per touched expert (16 rows in a
 //           step of at most E tokens, expert_tile_rows past it; vLLM 0.12's DeepGEMM on Hopper
-//           128 at any step; each expert's rows spread around tokens x top-k / E as uniform
-//           routing spreads them)
+//           128 at any step, 0.11's in steps of 128 tokens or more; each expert's rows spread
+//           around tokens x top-k / E as uniform routing spreads them)
 //
 // Serving at concurrency C (a closed loop: a new request as soon as one finishes), prompt I,
 // output O: B = min(C, what the engine's own KV pool holds, its sequence cap) sequences are
@@ -160,23 +163,23 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.40;
+inline constexpr double uncompiled_layer_scale_fit = 1.45;
 // Ampere's fit, which Ada borrows.
-inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.95,
-                                           .attention = 0.36,
+inline constexpr EstimateParams ampere_fit{.bandwidth = 0.94,
+                                           .compute = 0.97,
+                                           .attention = 0.37,
                                            .experts = 0.27,
-                                           .layer_overhead = 106.0 * microseconds,
-                                           .all_reduce_latency = 24.0 * microseconds,
+                                           .layer_overhead = 96.0 * microseconds,
+                                           .all_reduce_latency = 27.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.51,
-                                           .attention = 0.35,
+                                           .compute = 0.52,
+                                           .attention = 0.38,
                                            .experts = 0.22,
                                            .layer_overhead = 74.0 * microseconds,
-                                           .all_reduce_latency = 10.0 * microseconds,
+                                           .all_reduce_latency = 8.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 }  // namespace detail
@@ -200,11 +203,11 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.46,
+                 {.bandwidth = 0.47,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 28.0 * microseconds,
+                  .layer_overhead = 29.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
                   .expert_tile_rows = 64.0},
@@ -258,10 +261,10 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 224.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 205.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
-    EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
+    EngineParams{ParallelRules::trtllm, Seconds{}, 214.0 * microseconds, true,
                  "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
                  "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
@@ -392,12 +395,15 @@ struct StepTerms {
     std::uint64_t prefill_tokens = 0;
     Bytes bytes{};  ///< weights read + KV read + KV written
     Flops flops{};
-    Seconds memory{};             ///< bytes at bandwidth x fraction
-    Seconds compute{};            ///< FLOPs at peak x fraction
-    Seconds layers{};             ///< layers x layer_overhead, and vLLM's eager mixers
-    Seconds all_reduce{};         ///< latency and bytes of every all-reduce
-    Seconds all_to_all{};         ///< expert parallelism's dispatch and combine at link peak
-    Seconds time{};               ///< max(memory, compute) + layers + all_reduce + all_to_all
+    Seconds memory{};      ///< bytes at bandwidth x fraction
+    Seconds compute{};     ///< FLOPs at peak x fraction
+    Seconds layers{};      ///< layers x layer_overhead, and vLLM's eager mixers
+    Seconds all_reduce{};  ///< latency and bytes of every all-reduce
+    Seconds all_to_all{};  ///< expert parallelism's dispatch and combine at link peak
+    /// The routed experts' rows through HBM between and after their grouped GEMMs, at bandwidth
+    /// x fraction (detail::expert_round_trip)
+    Seconds experts_io{};
+    Seconds time{};  ///< max(memory, compute) + layers + all_reduce + all_to_all + experts_io
     Bound bound = Bound::memory;  ///< the larger of memory and compute (first stage)
 };
 
@@ -572,6 +578,35 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return 128.0;
 }
 
+/// The vLLM release line whose fp8 experts in 128 x 128 blocks run DeepGEMM on Hopper in a step
+/// of at least 128 tokens, at any expert tp.
+inline constexpr EngineVersion vllm_deep_gemm_large_steps_release{0, 11};
+
+/// Rows of the block every touched expert is padded to in a step of `tokens` tokens under vLLM
+/// 0.11; 0: Triton's tile (expert_tile). PR #24462 turned VLLM_USE_DEEP_GEMM on by default
+/// (in 0.11.0), so Fp8MoEMethod allows DeepGEMM for fp8 experts in 128 x 128 blocks on Hopper
+/// whatever the experts' tp (PR #29346 keeps Triton at tp 8 only from 0.12); E8M0 scales were
+/// not yet the default on Hopper (PR #26197 came after 0.11.0), so fused_experts sends a step to
+/// DeepGEMM only where _valid_deep_gemm holds (vllm/model_executor/layers/fused_moe/
+/// deep_gemm_moe.py, _valid_deep_gemm_shape: at least 128 tokens, and each expert's slice width
+/// and the hidden size multiples of 128), and smaller steps to Triton. Each touched expert is
+/// padded to DeepGEMM's 128-row block, as fixed_expert_block says for 0.12. The line is taken at
+/// its first release: 0.11.1 took PR #26197.
+[[nodiscard]] constexpr double large_step_expert_block(const Replica& r, const RooflineOptions& o,
+                                                       std::uint64_t tokens) {
+    if (r.parallel.rules != ParallelRules::vllm ||
+        o.vllm_release != vllm_deep_gemm_large_steps_release || tokens < 128)
+        return 0.0;
+    if (gpu_family(r.gpu) != GpuFamily::hopper) return 0.0;
+    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+    if (f != WeightFormat::fp8 || r.weights.layout.fp8_block != 128) return 0.0;
+    const MoeShape& moe = r.model.config().moe;
+    if (moe.experts == 0) return 0.0;
+    const std::uint64_t width = moe.expert_intermediate_size / r.layout().placement().expert_tp;
+    if (width % 128 != 0 || r.model.config().hidden_size % 128 != 0) return 0.0;
+    return 128.0;
+}
+
 /// The recurrent state a decode step writes back per sequence on a rank of stage `s`: every
 /// constant-state layer's whole state, which the bound counts once, as read. A Mamba layer's
 /// decode updates its SSM state in place (vLLM's selective_state_update,
@@ -626,6 +661,56 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i)
         n += m.layer(i).kind == CacheKind::constant_state ? 1U : 0U;
     return n;
+}
+
+/// Whether the engine of `r` runs its routed experts' activation and top-k sum inside the grouped
+/// GEMMs rather than as kernels of their own. vLLM's MXFP4 experts on Hopper run OpenAI's Triton
+/// matmul_ogs (Mxfp4Backend.TRITON, get_mxfp4_backend in
+/// vllm/model_executor/layers/quantization/mxfp4.py), which fuses SwiGLU into the first GEMM
+/// (FusedActivation) and scatters and sums the rows in the second (OAITritonExperts, its
+/// finalize a TopKWeightAndReduceNoOP, vllm/model_executor/layers/fused_moe/
+/// gpt_oss_triton_kernels_moe.py); on Blackwell FlashInfer's MXFP4 MoE does the same in one
+/// call; SGLang picks the same kernels for MXFP4 experts on both. Everything else runs them apart:
+/// vLLM's and SGLang's Triton fused_moe and Marlin MoE, and TensorRT-LLM's CUTLASS MoE (its
+/// default backend: permute, grouped GEMMs, activation, finalize).
+[[nodiscard]] constexpr bool experts_fuse_activation(const Replica& r) noexcept {
+    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+    if (f != WeightFormat::mxfp4 || r.parallel.rules == ParallelRules::trtllm) return false;
+    const std::optional<GpuFamily> fam = gpu_family(r.gpu);
+    return fam == GpuFamily::hopper || fam == GpuFamily::blackwell;
+}
+
+/// The bytes a step's routed experts move through HBM on a rank of stage `s` outside their
+/// grouped GEMMs, whose own reads and writes overlap their math: `tokens` tokens route to k
+/// experts each, the rank computing the rows of the experts it holds (the share
+/// experts_per_gpu / physical_experts of them), each expert split expert_tp ways to a width I.
+/// vLLM's fused_experts (TritonExperts.apply, vllm/model_executor/layers/fused_moe/fused_moe.py)
+/// writes the first GEMM's output, (tokens, k, 2 I); the activation reads it and writes
+/// (tokens x k, I), which the second GEMM reads; the second GEMM writes (tokens, k, H) and the
+/// top-k sum reads it back: the kernels apart from the GEMMs read 2 I + H and write I values a
+/// row, 3 I + H activation elements (the sum's (tokens, H) output, 1/k of that, is left out).
+/// H is the experts' input width (the latent size under LatentMoE). Zero where the kernel fuses
+/// them (experts_fuse_activation).
+[[nodiscard]] constexpr Bytes expert_round_trip(const DecodeCosts& c, std::uint32_t s,
+                                                std::uint64_t tokens) {
+    const Model& m = c.replica.model;
+    const MoeShape& moe = m.config().moe;
+    const Placement& pl = c.layout.placement();
+    if (moe.experts == 0 || pl.physical_experts == 0 || tokens == 0 ||
+        experts_fuse_activation(c.replica))
+        return Bytes{};
+    const Shard& sh = c.stages[s].shard;
+    std::uint64_t moe_layers = 0;
+    for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i)
+        moe_layers += m.is_moe_layer(i) ? 1 : 0;
+    const double width = static_cast<double>(moe.expert_intermediate_size) / pl.expert_tp;
+    const double h =
+        static_cast<double>(moe.latent_size != 0 ? moe.latent_size : m.config().hidden_size);
+    const double share =
+        static_cast<double>(pl.experts_per_gpu) / static_cast<double>(pl.physical_experts);
+    const double rows = static_cast<double>(tokens) * moe.experts_per_token * share;
+    const double elements = rows * (3.0 * width + h) * static_cast<double>(moe_layers);
+    return scale_up(c.options.activation_element, elements);
 }
 
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
@@ -691,7 +776,9 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         const double touched = expected_experts_touched(experts, k, per_pass);
         const double rows = static_cast<double>(per_pass) * k;
         const double load = rows / std::max<double>(experts, 1.0);
-        const double block = fixed_expert_block(c.replica, c.options);
+        const double fixed = fixed_expert_block(c.replica, c.options);
+        const double block =
+            fixed > 0.0 ? fixed : large_step_expert_block(c.replica, c.options, per_pass);
         const double tile = block > 0.0 ? block : expert_tile(p, per_pass, experts);
         const double padded = touched * expert_tiles_per_touched(load, tile) * tile;
         if (padded > rows) {
@@ -749,7 +836,8 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
             moe_layers += m.is_moe_layer(i) ? 1 : 0;
         t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers) * passes);
     }
-    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all;
+    t.experts_io = expert_round_trip(c, s, tokens) / (g.memory_bandwidth * p.bandwidth);
+    t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all + t.experts_io;
     // A decode step past SGLang's CUDA-graph batch waits for its eager launches.
     if (pre.prompts == 0) t.time = std::max(t.time, sglang_eager_decode(c, s, decodes, p));
     return t;
@@ -767,6 +855,7 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
         sum.layers += t.layers;
         sum.all_reduce += t.all_reduce;
         sum.all_to_all += t.all_to_all;
+        sum.experts_io += t.experts_io;
         sum.time += t.time;
     }
     return sum;
