@@ -330,13 +330,13 @@ std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x);
 
 /// A demand: context (None: the split's sum, else the model's limit) and concurrency; the shared
 /// prefix given in tokens or as a share of the prompt (prefix_hit_rate, the library's
-/// shared_prefix_of_hit_rate); the run the estimate times (length_spread and num_prompts, as
-/// --length-spread and --num-prompts: the library's RunShape).
+/// shared_prefix_of_hit_rate); the run the estimate times (length_spread, num_prompts and
+/// fixed_lengths, as --length-spread, --num-prompts and --fixed-lengths: the library's RunShape).
 Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
                  py::handle prompt_tokens = py::none(), py::handle output_tokens = py::none(),
                  py::handle shared_prefix_tokens = py::none(),
                  py::handle prefix_hit_rate = py::none(), py::handle length_spread = py::none(),
-                 py::handle num_prompts = py::none());
+                 py::handle num_prompts = py::none(), py::handle fixed_lengths = py::none());
 
 /// time_unit= (trace.cpp): the unit of a trace's numeric arrival times, as --time-unit reads it.
 TraceOptions trace_options_of(py::handle h);

@@ -325,7 +325,7 @@ std::shared_ptr<PyDeployment> deployment_from(const DeploymentArgs& x) {
 Demand demand_of(std::uint64_t default_context, py::handle context, py::handle concurrency,
                  py::handle prompt_tokens, py::handle output_tokens,
                  py::handle shared_prefix_tokens, py::handle prefix_hit_rate,
-                 py::handle length_spread, py::handle num_prompts) {
+                 py::handle length_spread, py::handle num_prompts, py::handle fixed_lengths) {
     Demand demand;
     if (prompt_tokens.is_none() != output_tokens.is_none())
         usage(prompt_tokens.is_none() ? "prompt_tokens" : "output_tokens",
@@ -364,14 +364,24 @@ Demand demand_of(std::uint64_t default_context, py::handle context, py::handle c
                   "None");
         demand.shared_prefix_tokens = shared_prefix_of_hit_rate(demand, rate, "prefix_hit_rate");
     }
-    // As --length-spread and --num-prompts: the run the estimate times, with the split it shapes.
+    // As --length-spread, --num-prompts and --fixed-lengths: the run the estimate times, with the
+    // split it shapes.
     if (!length_spread.is_none())
         demand.run.length_spread = to_share(length_spread, "length_spread");
     if (!num_prompts.is_none())
         demand.run.requests = to_count(num_prompts, "num_prompts", "requests");
+    demand.run.fixed_lengths = to_flag(fixed_lengths, "fixed_lengths");
     if (demand.run.given() && !demand.prompt_tokens)
-        usage(num_prompts.is_none() ? "length_spread" : "num_prompts",
+        usage(!num_prompts.is_none()            ? "num_prompts"
+              : demand.run.length_spread != 0.0 ? "length_spread"
+                                                : "fixed_lengths",
               "prompt_tokens and output_tokens as well (the load the estimate runs)", "None");
+    // Fixed lengths with a spread: the library's refusal, a UsageError as the CLI's exit 2.
+    try {
+        check_run_lengths(demand.run, "");
+    } catch (const InvalidInput& e) {
+        throw UsageError(e.what());
+    }
     return demand;
 }
 
@@ -412,14 +422,17 @@ void attach_tiers(PyAnswer& out, const TierSizes& t) {
 // The answer is built where Python keeps it: returned by value, pybind11 would move it (some 13 KB)
 // into a fresh allocation, and building it with new as an aggregate zeroes it first; each cost
 // an eighth of an evaluation's instructions.
-std::unique_ptr<PyAnswer> evaluate_demand(
-    const std::shared_ptr<PyDeployment>& d, py::handle context, py::handle concurrency,
-    py::handle prompt_tokens, py::handle output_tokens, py::handle shared_prefix_tokens,
-    py::handle prefix_hit_rate, py::handle host_kv, py::handle kv_offloading_size,
-    py::handle nvme_kv, py::handle remote_kv, py::handle length_spread, py::handle num_prompts) {
+std::unique_ptr<PyAnswer> evaluate_demand(const std::shared_ptr<PyDeployment>& d,
+                                          py::handle context, py::handle concurrency,
+                                          py::handle prompt_tokens, py::handle output_tokens,
+                                          py::handle shared_prefix_tokens,
+                                          py::handle prefix_hit_rate, py::handle host_kv,
+                                          py::handle kv_offloading_size, py::handle nvme_kv,
+                                          py::handle remote_kv, py::handle length_spread,
+                                          py::handle num_prompts, py::handle fixed_lengths) {
     const Demand demand =
         demand_of(d->default_context, context, concurrency, prompt_tokens, output_tokens,
-                  shared_prefix_tokens, prefix_hit_rate, length_spread, num_prompts);
+                  shared_prefix_tokens, prefix_hit_rate, length_spread, num_prompts, fixed_lengths);
     const TierSizes tiers = tiers_of(host_kv, kv_offloading_size, nvme_kv, remote_kv);
     std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     attach_tiers(*out, tiers);
@@ -433,11 +446,11 @@ std::unique_ptr<PyAnswer> fit(const DeploymentArgs& x, py::handle context, py::h
                               py::handle prompt_tokens, py::handle output_tokens,
                               py::handle shared_prefix_tokens, py::handle prefix_hit_rate,
                               const TierSizes& tiers, py::handle length_spread,
-                              py::handle num_prompts) {
+                              py::handle num_prompts, py::handle fixed_lengths) {
     std::shared_ptr<PyDeployment> d = prepared_deployment(x);
     const Demand demand =
         demand_of(d->default_context, context, concurrency, prompt_tokens, output_tokens,
-                  shared_prefix_tokens, prefix_hit_rate, length_spread, num_prompts);
+                  shared_prefix_tokens, prefix_hit_rate, length_spread, num_prompts, fixed_lengths);
     std::unique_ptr<PyAnswer> out = answer_at(d, demand);
     set_counts(*d, out->a);
     attach_tiers(*out, tiers);
@@ -507,7 +520,7 @@ knob the engine cannot take.)";
 constexpr const char* evaluate_doc =
     R"(evaluate($self, /, context=None, concurrency=1, *, prompt_tokens=None, output_tokens=None,
          shared_prefix_tokens=None, prefix_hit_rate=None, host_kv=None, kv_offloading_size=None,
-         nvme_kv=None, remote_kv=None, length_spread=None, num_prompts=None)
+         nvme_kv=None, remote_kv=None, length_spread=None, num_prompts=None, fixed_lengths=False)
 --
 
 The replica's answer for a demand: a kvplan.ReplicaAnswer.
@@ -535,6 +548,10 @@ length_spread: each request's lengths drawn uniformly within +-spread of prompt_
 num_prompts: the run's requests, its clients all started at once, as --num-prompts: the
   estimate times that run (the first wave's wait, the last requests' drain), not the steady
   state alone.
+fixed_lengths: every request exactly prompt_tokens in and output_tokens out, as
+  --fixed-lengths (sglang.bench_serving --random-range-ratio 1, vllm bench serve's default
+  range ratio 0, a fixed-length dataset): the clients stay in step. Refused with a nonzero
+  length_spread (kvplan.UsageError).
 
 Every figure is kvplan.fit's for the same inputs. max_context and longest_single_context
 are searched on first read (a binary search over the engine's cache).
@@ -599,7 +616,7 @@ void bind_deployment(py::module_& m) {
              py::arg("prefix_hit_rate") = py::none(), py::arg("host_kv") = py::none(),
              py::arg("kv_offloading_size") = py::none(), py::arg("nvme_kv") = py::none(),
              py::arg("remote_kv") = py::none(), py::arg("length_spread") = py::none(),
-             py::arg("num_prompts") = py::none(), evaluate_doc)
+             py::arg("num_prompts") = py::none(), py::arg("fixed_lengths") = false, evaluate_doc)
         .def("roofline", &make_roofline, py::arg("compute_dtype") = py::none(),
              "roofline($self, /, compute_dtype=None)\n--\n\nThe decode and prefill bounds of "
              "this deployment, matmuls in `compute_dtype` (None: the type its weights run in, "
@@ -658,7 +675,7 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                        own("prefix_hit_rate", py::none()), own("host_kv", py::none()),
                        own("kv_offloading_size", py::none()), own("nvme_kv", py::none()),
                        own("remote_kv", py::none()), own("length_spread", py::none()),
-                       own("num_prompts", py::none())},
+                       own("num_prompts", py::none()), own("fixed_lengths", py::bool_(false))},
                       every);
     m.def(
         "fit",
@@ -668,7 +685,7 @@ Raises kvplan.InvalidInputError when the engine does not start.)")
                 c.deployment(), c["context"], c["concurrency"], c["prompt_tokens"],
                 c["output_tokens"], c["shared_prefix_tokens"], c["prefix_hit_rate"],
                 tiers_of(c["host_kv"], c["kv_offloading_size"], c["nvme_kv"], c["remote_kv"]),
-                c["length_spread"], c["num_prompts"]);
+                c["length_spread"], c["num_prompts"], c["fixed_lengths"]);
         },
         fit_signature->doc(fit_doc).c_str());
 

@@ -549,6 +549,7 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
                        own("prefix_hit_rate", py::none()),
                        own("length_spread", py::none()),
                        own("num_prompts", py::none()),
+                       own("fixed_lengths", py::bool_(false)),
                        own("prices", py::none()),
                        own("ttft_ms", py::none()),
                        own("tpot_ms", py::none()),
@@ -619,10 +620,10 @@ Raises kvplan.InvalidLayoutError for a layout a model cannot take.)")
             const std::shared_ptr<PyModel> pm = as_model(c["model"]);
             // Speculative decoding as kvplan.fit reads it (a draft model read with it).
             serving.speculation = speculation_of(x, serving.engine, {});
-            const Demand demand =
-                demand_of(context_limit(pm->get().config()).tokens, c["context"], c["concurrency"],
-                          prompt_tokens, output_tokens, c["shared_prefix_tokens"],
-                          c["prefix_hit_rate"], c["length_spread"], c["num_prompts"]);
+            const Demand demand = demand_of(
+                context_limit(pm->get().config()).tokens, c["context"], c["concurrency"],
+                prompt_tokens, output_tokens, c["shared_prefix_tokens"], c["prefix_hit_rate"],
+                c["length_spread"], c["num_prompts"], c["fixed_lengths"]);
             const std::vector<std::shared_ptr<PyGpu>> gpus = gpu_list(c["gpu"]);
             for (const auto& g : gpus) space.gpus.push_back(g->spec);
             serving = with_profile(std::move(serving), x, c["gpu"], pm->get(), space, gpus);

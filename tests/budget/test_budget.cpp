@@ -436,13 +436,30 @@ TEST_CASE("LoRA slots cost what vLLM allocates for them", "[budget][lora]") {
 //   o_proj    A 16 x 2,048 = 32,768;      B 4,096 x 16 = 65,536
 //   experts   8 x [w13 2 x (16 x 4,096 + 7,168 x 16) + w2 (16 x 7,168 + 4,096 x 16)]
 //             = 8 x (360,448 + 180,224) = 4,325,376   (vllm/lora/layers/fused_moe.py)
-// = 4,669,440 a layer; x 32 layers x 2 slots x 2 B = 597,688,320 B.
+// = 4,669,440 a layer; x 32 layers x 2 slots x 2 B = 597,688,320 B under SGLang's rules (its pool
+// has no router stack). vLLM also wraps the router gate (ReplicatedLinear hidden -> 8 experts,
+// whole on every GPU: vllm/lora/layers/gate_linear.py, base_linear.py create_lora_weights):
+//   gate      A 16 x 4,096 = 65,536;      B 8 x 16 = 128   -> 65,664 a layer
+// x 32 layers x 2 slots x 2 B = 8,404,992 B more: 606,093,312 B.
 TEST_CASE("LoRA slots of a MoE model count every local expert", "[budget][lora]") {
     const Layout l(mixtral_8x7b, {.tp = 2});
     REQUIRE(l.placement().expert_tp == 2);
     REQUIRE(l.placement().experts_per_gpu == 8);
     const LoraOptions two{.max_loras = 2, .max_lora_rank = 16};
-    CHECK(lora_bytes_on_rank(mixtral_8x7b, l, 0, two).count() == 597'688'320);
+    CHECK(lora_bytes_on_rank(mixtral_8x7b, l, 0, two).count() == 606'093'312);
+    const Layout sglang(mixtral_8x7b, {.tp = 2, .rules = ParallelRules::sglang});
+    REQUIRE(sglang.placement().expert_tp == 2);
+    REQUIRE(sglang.placement().experts_per_gpu == 8);
+    CHECK(lora_bytes_on_rank(mixtral_8x7b, sglang, 0, two).count() == 597'688'320);
+    CHECK(606'093'312 - 597'688'320 == 32ULL * 2 * 2 * (16 * 4'096 + 8 * 16));
+    // The gate is replicated: --fully-sharded-loras leaves its stacks whole (GateLinearWithLoRA
+    // is chosen whatever the setting), so sharding moves the total by the other stacks alone.
+    LoraOptions sharded = two;
+    sharded.fully_sharded = true;
+    LoraOptions sharded_sglang = sharded;
+    CHECK(lora_bytes_on_rank(mixtral_8x7b, l, 0, sharded).count() -
+              lora_bytes_on_rank(mixtral_8x7b, sglang, 0, sharded_sglang).count() ==
+          8'404'992);
 }
 
 // SGLang allocates only the stacks adapters target (--lora-target-modules, normalized by

@@ -1090,3 +1090,51 @@ TEST_CASE(
     const CliRun missing = run_kvplan("fit --model llama-3-8b --gpu h100-sxm --num-prompts 64");
     CHECK(missing.err.find("--num-prompts") != std::string::npos);
 }
+
+TEST_CASE("--fixed-lengths is the library's fixed-length run in fit, roofline and plan",
+          "[cli][answers][estimate][run]") {
+    // Llama-3-8B on one H100, a budget of 8,192 tokens a step, 8 clients of exactly 2,048 +
+    // 257 tokens: a cycle's 8 x 2,048 = 16,384 prompt tokens pass the budget, so each prompt's
+    // chunk rides in a full step (test_evaluate.cpp derives it): TTFT's prefill grows. At 1,000
+    // tokens in, 8,000 fit one step (8,192 less 1 + 7 x 256 / 257 = 7.97 decodes): the same
+    // figures as without the flag.
+    const std::string load =
+        "--model llama-3-8b --gpu h100-sxm --max-num-batched-tokens 8192 --output-tokens 257";
+    const std::string past = load + " --prompt-tokens 2048";
+    const json fixed = fit_json(past + " --concurrency 8 --fixed-lengths");
+    const json drawn = fit_json(past + " --concurrency 8");
+    const auto s = [](const json& j, const char* key) { return j[key].get<double>(); };
+    CHECK(s(fixed, "ttft_prefill_estimate_seconds") > s(drawn, "ttft_prefill_estimate_seconds"));
+    CHECK(fixed["inputs"]["fixed_lengths"] == true);
+    CHECK(!drawn["inputs"].contains("fixed_lengths"));
+    const std::string fits = load + " --prompt-tokens 1000 --concurrency 8";
+    const json one_step = fit_json(fits + " --fixed-lengths");
+    const json one_step_drawn = fit_json(fits);
+    for (const char* key :
+         {"ttft_estimate_seconds", "tpot_estimate_seconds", "tokens_per_second_estimate"})
+        CHECK(one_step[key] == one_step_drawn[key]);
+    // roofline and plan at the same load: the same library call, the same figures.
+    const CliRun rr = run_kvplan("roofline " + past + " --batch 8 --fixed-lengths --format json");
+    INFO(rr.err);
+    REQUIRE(rr.code == 0);
+    const json roof = json::parse(rr.out);
+    const CliRun pr =
+        run_kvplan("plan " + past + " --concurrency 8 --max-gpus 1 --fixed-lengths --format json");
+    INFO(pr.err);
+    REQUIRE(pr.code == 0);
+    const json plan = json::parse(pr.out);
+    for (const char* key :
+         {"tpot_estimate_seconds", "ttft_estimate_seconds", "tokens_per_second_estimate"}) {
+        CHECK(roof[key] == fixed[key]);
+        CHECK(plan["candidates"][0][key] == fixed[key]);
+    }
+    CHECK(plan["inputs"]["fixed_lengths"] == true);
+    // Refused with a spread (the library's check, a usage error) and without the split.
+    const CliRun both = run_kvplan("fit " + past + " --fixed-lengths --length-spread 0.5");
+    CHECK(both.code == 2);
+    CHECK_THAT(both.err, Catch::Contains("--fixed-lengths: length_spread: expected 0 with "
+                                         "fixed_lengths"));
+    const CliRun bare = run_kvplan("fit --model llama-3-8b --gpu h100-sxm --fixed-lengths");
+    CHECK(bare.code == 2);
+    CHECK_THAT(bare.err, Catch::Contains("--fixed-lengths: expected --prompt-tokens"));
+}

@@ -668,6 +668,66 @@ LatencyEstimate direct_estimate(const ReplicaAnswer& a, const EstimateParams& p)
 
 }  // namespace
 
+TEST_CASE("fixed-length clients (Demand::run) reach the estimate as Load::fixed_lengths",
+          "[evaluate][estimate][run]") {
+    // Llama-3-8B on one H100 under vLLM, a budget of 8,192 tokens a step, 8 clients of exactly
+    // 2,048 + 257 tokens (a benchmark's fixed lengths). The cache holds far more than 8 such
+    // sequences, so all 8 run. A cycle's prompts, 8 x 2,048 = 16,384 tokens, pass the budget:
+    // they queue for it and each prompt's one chunk rides in a step full to the budget
+    // (estimate.hpp), so TTFT's prefill is that full step: its own step plus the wait,
+    // ttft_prefill_wait = ttft_prefill - prefill_step. Without fixed lengths the prompts arrive
+    // at random and wait less.
+    Deployment d = deployment("llama-3-8b", "h100-sxm");
+    d.serving.max_num_batched_tokens = 8192;
+    const Demand fixed{.context = 2305,
+                       .concurrency = 8,
+                       .prompt_tokens = 2048,
+                       .output_tokens = 257,
+                       .run = {.fixed_lengths = true}};
+    Demand drawn = fixed;
+    drawn.run = {};
+    const ReplicaAnswer a = evaluate(d, fixed);
+    const ReplicaAnswer b = evaluate(d, drawn);
+    REQUIRE(a.estimate);
+    REQUIRE(b.estimate);
+    const LatencyEstimate& e = *a.estimate;
+    CHECK(e.running == 8);
+    CHECK(e.chunks == 1);
+    CHECK(e.ttft_prefill_wait == e.ttft_prefill - e.prefill_step.time);
+    CHECK(e.ttft_prefill > b.estimate->ttft_prefill);
+    // The same as estimate_latency's at the load with Load::fixed_lengths.
+    const LatencyEstimate direct = estimate_latency(a.replica,
+                                                    Load{.concurrency = 8,
+                                                         .prompt_tokens = 2048,
+                                                         .output_tokens = 257,
+                                                         .max_num_batched_tokens = 8192,
+                                                         .max_running = a.max_concurrency,
+                                                         .fixed_lengths = true},
+                                                    a.estimate_params);
+    CHECK(e.ttft == direct.ttft);
+    CHECK(e.itl == direct.itl);
+    CHECK(e.tpot == direct.tpot);
+    CHECK(e.tokens_per_s == direct.tokens_per_s);
+    // 8 x 1,000 = 8,000 tokens fit one step (8,192 less the d = 1 + 7 x 256 / 257 = 7.97 mean
+    // decodes beside them): nothing queues to hold the clients together, the same figures.
+    Demand fits = fixed;
+    fits.prompt_tokens = 1000;
+    fits.context = 1257;
+    Demand fits_drawn = fits;
+    fits_drawn.run = {};
+    const ReplicaAnswer f = evaluate(d, fits), g = evaluate(d, fits_drawn);
+    CHECK(f.estimate->ttft == g.estimate->ttft);
+    CHECK(f.estimate->tpot == g.estimate->tpot);
+    CHECK(f.estimate->tokens_per_s == g.estimate->tokens_per_s);
+    // Fixed lengths take no spread; and, as the spread, only with the split.
+    Demand both = fixed;
+    both.run.length_spread = 0.5;
+    CHECK_THROWS_WITH(evaluate(d, both),
+                      Catch::Contains("length_spread: expected 0 with fixed_lengths"));
+    CHECK_THROWS_WITH(evaluate(d, {.context = 2305, .run = {.fixed_lengths = true}}),
+                      Catch::Contains("fixed_lengths: expected prompt_tokens and output_tokens"));
+}
+
 TEST_CASE("the estimate is estimate_latency's at the load, with the verdict's running cap",
           "[evaluate][estimate]") {
     // Llama-3-70B on 4 x H100 at tp 4: 48 clients, 1,000 tokens in and 200 out, sized at their

@@ -851,3 +851,33 @@ def test_a_benchmark_run_reaches_the_estimate_as_the_flags_give_it():
         kvplan.fit("llama-3-8b", "h100-sxm", num_prompts=64)
     with pytest.raises(kvplan.UsageError, match="^length_spread"):
         kvplan.fit("llama-3-8b", "h100-sxm", **load, length_spread=1.5)
+
+
+def test_fixed_lengths_reach_the_estimate_as_the_flag_gives_them():
+    # Llama-3-8B on one H100, a budget of 8,192 tokens, 8 clients of exactly 2,048 + 257: a
+    # cycle's 16,384 prompt tokens pass the budget, so each prompt's chunk rides in a full step
+    # (test_evaluate.cpp): TTFT's prefill grows. kvplan fit --fixed-lengths, the same library
+    # call, the same figures.
+    load = dict(concurrency=8, prompt_tokens=2048, output_tokens=257, max_num_batched_tokens=8192)
+    args = ("--model", "llama-3-8b", "--gpu", "h100-sxm", "--concurrency", "8",
+            "--prompt-tokens", "2048", "--output-tokens", "257",
+            "--max-num-batched-tokens", "8192")
+    keys = ("itl_estimate_seconds", "tpot_estimate_seconds", "ttft_estimate_seconds",
+            "ttft_prefill_estimate_seconds", "tokens_per_second_estimate")
+    expected = cli_json("fit", *args, "--fixed-lengths")
+    a = kvplan.fit("llama-3-8b", "h100-sxm", **load, fixed_lengths=True)
+    d = kvplan.Deployment("llama-3-8b", "h100-sxm", max_num_batched_tokens=8192).evaluate(
+        concurrency=8, prompt_tokens=2048, output_tokens=257, fixed_lengths=True)
+    p = kvplan.plan("llama-3-8b", "h100-sxm", **load, max_gpus=1, fixed_lengths=True).best.answer
+    for key in keys:
+        assert getattr(a, key) == expected[key], key
+        assert getattr(d, key) == expected[key], key
+        assert getattr(p, key) == expected[key], key
+    drawn = kvplan.fit("llama-3-8b", "h100-sxm", **load)
+    assert a.ttft_prefill_estimate_seconds > drawn.ttft_prefill_estimate_seconds
+    # Fixed lengths take no spread (the library's refusal), and need the split.
+    with pytest.raises(kvplan.UsageError,
+                       match="^length_spread: expected 0 with fixed_lengths"):
+        kvplan.fit("llama-3-8b", "h100-sxm", **load, fixed_lengths=True, length_spread=0.5)
+    with pytest.raises(kvplan.UsageError, match="^fixed_lengths: expected prompt_tokens"):
+        kvplan.fit("llama-3-8b", "h100-sxm", fixed_lengths=True)

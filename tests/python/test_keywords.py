@@ -266,7 +266,7 @@ ROOFLINE_BOUND_ONLY = {"--gpus", "--redundant-experts", "--block-size", "--gpu-m
                        "--num-gpu-blocks-override", "--allow-long-context", "--enforce-eager",
                        "--chunked-local-hybrid", "--without-flashinfer", "--profile",
                        "--prompt-tokens", "--output-tokens", "--length-spread",
-                       "--num-prompts"} | REPLICA_EXTRAS | SPECULATION
+                       "--num-prompts", "--fixed-lengths"} | REPLICA_EXTRAS | SPECULATION
 NOT_YET["roofline"] = ROOFLINE_BOUND_ONLY
 
 

@@ -146,6 +146,7 @@ void append_run_shape_inputs(Report& rep, const RunShape& run) {
     if (run.length_spread != 0.0)
         rep.inputs.push_back({"length_spread", cell_number(run.length_spread, "", 2)});
     if (run.requests) rep.inputs.push_back({"num_prompts", cell_count(*run.requests, "requests")});
+    if (run.fixed_lengths) rep.inputs.push_back({"fixed_lengths", cell_bool(true)});
 }
 
 std::string describe_weights(const WeightOptions& w) {
@@ -968,7 +969,8 @@ void append_estimate_notes(Report& rep, const ReplicaAnswer& a, const std::strin
             ? fmt::format(
                   "each request's lengths drawn within +-{:.0f} % of {} tokens in and {} out",
                   100.0 * run.length_spread, grouped_digits(I), grouped_digits(O))
-            : fmt::format("every request {} tokens in and {} out", grouped_digits(I),
+            : fmt::format("every request {}{} tokens in and {} out",
+                          run.fixed_lengths ? "exactly " : "", grouped_digits(I),
                           grouped_digits(O));
     const std::string runs = run.requests
                                  ? fmt::format(

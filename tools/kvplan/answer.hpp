@@ -45,7 +45,7 @@ void append_serve_commands(Report& rep, const Deployment& d, const Demand& deman
 /// (none for the other engines, which kvplan models at one release).
 void append_engine_version_input(Report& rep, const Serving& s);
 
-/// The inputs "length_spread" and "num_prompts" where the run shape states them.
+/// The inputs "length_spread", "num_prompts" and "fixed_lengths" where the run shape states them.
 void append_run_shape_inputs(Report& rep, const RunShape& run);
 
 /// "bf16", "bf16 (experts mxfp4)", "fp8 (128 x 128 blocks)": a weight format as a person reads it.

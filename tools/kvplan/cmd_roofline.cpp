@@ -180,7 +180,8 @@ void run_roofline(const RooflineOptionsCli& oc, Context& ctx) {
                     grouped(split->prompt), grouped(split->output),
                     run.length_spread != 0.0
                         ? fmt::format(" (drawn within +-{:.0f} %)", 100.0 * run.length_spread)
-                        : std::string(),
+                    : run.fixed_lengths ? std::string(" (fixed lengths)")
+                                        : std::string(),
                     run.requests ? fmt::format(", a run of {} requests", grouped(*run.requests))
                                  : std::string(),
                     display_name(a.serving.engine),

@@ -239,11 +239,21 @@ void check_context_holds_split(std::uint64_t context, const TokenSplitFlags& spl
 }
 
 RunShape parse_run_shape(const CommonOptions& o, const TokenSplitFlags& split) {
-    const RunShape run{.length_spread = o.length_spread.value_or(0.0), .requests = o.num_prompts};
-    if ((o.length_spread || o.num_prompts) && !split.given())
-        usage_error(o.num_prompts ? "--num-prompts" : "--length-spread",
+    const RunShape run{.length_spread = o.length_spread.value_or(0.0),
+                       .requests = o.num_prompts,
+                       .fixed_lengths = o.fixed_lengths};
+    if ((o.length_spread || o.num_prompts || o.fixed_lengths) && !split.given())
+        usage_error(o.num_prompts     ? "--num-prompts"
+                    : o.length_spread ? "--length-spread"
+                                      : "--fixed-lengths",
                     "--prompt-tokens and --output-tokens as well (the load the estimate runs)",
                     "no --prompt-tokens");
+    // Fixed lengths with a spread: the library's refusal, a usage error (exit 2) naming the flag.
+    try {
+        check_run_lengths(run, "--fixed-lengths");
+    } catch (const InvalidInput& e) {
+        throw UsageError(e.what());
+    }
     return run;
 }
 

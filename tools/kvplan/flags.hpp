@@ -65,12 +65,13 @@ struct ReplicaFlags {
     std::uint64_t concurrency = 1;
     TokenSplitFlags split{};
     std::uint64_t shared_prefix = 0;  ///< --shared-prefix; 0: none
-    RunShape run{};                   ///< --length-spread, --num-prompts
+    RunShape run{};                   ///< --length-spread, --num-prompts, --fixed-lengths
     HfImportOptions import{};
 };
 
-/// --length-spread and --num-prompts: the run the estimate times, with the split they shape (a
-/// usage error names the flag given without --prompt-tokens and --output-tokens).
+/// --length-spread, --num-prompts and --fixed-lengths: the run the estimate times, with the split
+/// they shape (a usage error names the flag given without --prompt-tokens and --output-tokens,
+/// or --fixed-lengths with a nonzero --length-spread).
 [[nodiscard]] RunShape parse_run_shape(const CommonOptions& o, const TokenSplitFlags& split);
 
 /// The note that says the KV dtype `kv` of `m` under engine `e` came from the checkpoint, or

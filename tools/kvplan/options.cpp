@@ -275,6 +275,11 @@ void add_options(CLI::App& cmd, CommonOptions& o, unsigned groups) {
               "The run's requests, its --concurrency clients started at once (a benchmark's "
               "--num-prompts at --request-rate inf): the first wave's wait in TTFT, the last "
               "requests' drain in TPOT and tokens/s; default: the steady state");
+        group.add_flag("--fixed-lengths", o.fixed_lengths,
+                       "Every request exactly --prompt-tokens in and --output-tokens out "
+                       "(sglang.bench_serving --random-range-ratio 1, vllm bench serve's default "
+                       "range ratio 0, a fixed-length dataset; with --ignore-eos): the clients "
+                       "stay in step; refused with a nonzero --length-spread");
     }
     if (groups & opt_prefix) {
         CLI::App& group = in_group(cmd, "Load");

@@ -101,6 +101,7 @@ struct CommonOptions {
     std::optional<LengthQuantiles> prompt_dist, output_dist;
     std::optional<double> length_spread;       ///< lengths drawn within +-spread of the split
     std::optional<std::uint64_t> num_prompts;  ///< the run's requests, all clients at once
+    bool fixed_lengths = false;                ///< every request exactly the split
     std::string profile;  ///< a calibration profile (kvplan calibrate --write-profile)
     std::optional<std::uint64_t> shared_prefix;  ///< prompt prefix tokens every request shares
     std::optional<double> prefix_hit_rate;       ///< share of each prompt found in the cache
@@ -135,7 +136,8 @@ enum OptionGroup : unsigned {
     /// --kv-dtype and --weight-dtype as comma lists to search (checkpoint: the model's own)
     opt_dtype_lists = 1U << 14,
     opt_kv_dtype_list = 1U << 15,  ///< --kv-dtype alone as a comma list (disagg)
-    /// --length-spread --num-prompts: the benchmark run a closed loop's estimate times
+    /// --length-spread --num-prompts --fixed-lengths: the benchmark run a closed loop's estimate
+    /// times
     opt_run = 1U << 16,
 };
 

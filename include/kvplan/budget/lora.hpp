@@ -14,6 +14,14 @@
 // SGLang allocates its pool only for the modules adapters target (--lora-target-modules,
 // python/sglang/srt/lora/utils.py get_normalized_target_modules: q, k and v share qkv_proj's
 // stack, gate and up gate_up_proj's); vLLM wraps every layer it supports, whatever they target.
+// That includes the router of a MoE block (its `gate`, a ReplicatedLinear or its subclass
+// GateLinear): vllm/lora/model_manager.py _create_lora_modules wraps every module whose name ends
+// as a LinearBase's does (vllm/lora/utils.py get_supported_lora_modules), skipping only the
+// `mixer.gate` of non-gated MoE models (Nemotron-H, whose Mamba layers kvplan refuses anyway),
+// and vllm/lora/layers/gate_linear.py GateLinearWithLoRA (ReplicatedLinearWithLoRA) wraps
+// GateLinear whatever --fully-sharded-loras says: per slot A rank x hidden and B experts x rank,
+// whole on every GPU (base_linear.py create_lora_weights, ReplicatedLinear). SGLang's pool has no
+// router stack (its target modules name none), so only vLLM's rules charge it.
 
 #include <algorithm>
 #include <cstdint>
@@ -158,6 +166,7 @@ namespace detail {
         return o.fully_sharded ? ceil_div(out, tp) : out;
     };
     const std::uint64_t gated = c.mlp == MlpKind::gated ? 2 : 1;
+    const bool router_gate = l.config().rules == ParallelRules::vllm;
     std::uint64_t per_slot = 0;  // elements of one adapter slot on the rank
     for (std::uint32_t i = s.first_layer; i < detail::shard_end(m, s); ++i) {
         const CacheSpec& spec = m.layer(i);
@@ -212,6 +221,9 @@ namespace detail {
                            "LoRA");
             continue;
         }
+        // vLLM's router gate: replicated, A over the whole hidden size and B over every expert.
+        if (router_gate)
+            per_slot = add(per_slot, detail::lora_slot_elements(1, r, h, c.moe.experts, r), "LoRA");
         // Routed experts: per local expert, w13 (gated slices) and w2, A and B each.
         const std::uint64_t ei = ceil_div(c.moe.expert_intermediate_size, p.expert_tp);
         const std::uint64_t one_expert =

@@ -394,13 +394,18 @@ inline constexpr FixedArray<detail::EnumName<WeightSource>, 4> weight_source_nam
 /// Load takes them: `length_spread`, each request's lengths drawn uniformly within +-spread of
 /// the prompt and output tokens (vllm bench serve --random-range-ratio r: r; sglang.bench_serving
 /// at its default range ratio 0: 1), Load::length_spread; `requests`, the run's requests, all
-/// its clients started at once (--num-prompts at --request-rate inf), Load::requests. Both unset:
-/// the closed loop's steady state at fixed means.
+/// its clients started at once (--num-prompts at --request-rate inf), Load::requests;
+/// `fixed_lengths`, every request exactly the prompt and output tokens (sglang.bench_serving
+/// --random-range-ratio 1, vllm bench serve's random dataset at its default range ratio 0, a
+/// fixed-length dataset; with --ignore-eos), Load::fixed_lengths, which keeps the clients in step
+/// (a wave a cycle on SGLang); it takes no spread. All unset: the closed loop's steady state at
+/// those means, lengths not stated.
 struct RunShape {
     double length_spread = 0.0;
     std::optional<std::uint64_t> requests{};
+    bool fixed_lengths = false;
     [[nodiscard]] constexpr bool given() const noexcept {
-        return length_spread != 0.0 || requests.has_value();
+        return length_spread != 0.0 || requests.has_value() || fixed_lengths;
     }
 };
 
@@ -469,18 +474,33 @@ struct TokenSplit {
     return split;
 }
 
+/// Throws InvalidInput naming `where` when `run` fixes the lengths and draws them too (a nonzero
+/// length_spread with fixed_lengths): every request exactly the prompt and output tokens has no
+/// spread (Load::fixed_lengths, Load::length_spread).
+inline void check_run_lengths(const RunShape& run, detail::TextRef where) {
+    if (run.fixed_lengths && run.length_spread != 0.0)
+        detail::throw_field_error<InvalidInput>(
+            where, "length_spread",
+            "0 with fixed_lengths (every request exactly prompt_tokens and output_tokens)",
+            std::to_string(run.length_spread));
+}
+
 /// Throws InvalidInput naming `where` when `d`'s run shape is out of range (a spread outside
-/// [0, 1], no request) or given without the split it shapes.
+/// [0, 1], no request, fixed lengths with a spread) or given without the split it shapes.
 inline void check_run_shape(const Demand& d, detail::TextRef where) {
     if (!d.run.given()) return;
     if (!(d.run.length_spread >= 0.0 && d.run.length_spread <= 1.0))
         detail::throw_field_error<InvalidInput>(where, "length_spread", "a fraction in [0, 1]",
                                                 std::to_string(d.run.length_spread));
+    check_run_lengths(d.run, where);
     if (d.run.requests && *d.run.requests == 0)
         detail::throw_field_error<InvalidInput>(where, "num_prompts", ">= 1 request", "0");
     if (!d.prompt_tokens || !d.output_tokens)
         detail::throw_field_error<InvalidInput>(
-            where, d.run.requests ? "num_prompts" : "length_spread",
+            where,
+            d.run.requests               ? "num_prompts"
+            : d.run.length_spread != 0.0 ? "length_spread"
+                                         : "fixed_lengths",
             "prompt_tokens and output_tokens as well (the load the estimate runs)", "no split");
 }
 

@@ -21,8 +21,8 @@
 // holds at the demand's context, within its sequence cap), so the estimate and the verdict agree
 // on how many sequences run; the others wait, and their wait is in the TTFT. The token budget of a
 // step is Serving::max_num_batched_tokens, else vLLM's default for the GPU. A run shape
-// (Demand::run: lengths drawn around the means, a run of N requests started at once) times the
-// run a benchmark makes rather than the steady state; its N spreads over the replicas as the
+// (Demand::run: lengths drawn around the means or fixed, a run of N requests started at once) times
+// the run a benchmark makes rather than the steady state; its N spreads over the replicas as the
 // clients do, ceil(N / replicas) a replica.
 //
 // A shared prompt prefix (Demand::shared_prefix_tokens, a system prompt every request starts
@@ -942,6 +942,7 @@ inline void detail::prepare_engine_into(const Deployment& d, const PreparedLayou
                         .prompt_tokens = split->prompt,
                         .output_tokens = split->output,
                         .max_num_batched_tokens = d.serving.max_num_batched_tokens,
+                        .fixed_lengths = demand.run.fixed_lengths,
                         .length_spread = demand.run.length_spread,
                         .requests = requests};
         a.estimate = estimate_latency(
