@@ -214,15 +214,16 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
 TEST_CASE("the estimate's parameters name attention's and the experts' own fractions",
           "[cli][answers][estimate]") {
     // Hopper's fitted defaults (roofline/estimate.hpp, default_family_params): bandwidth 1.00,
-    // GEMMs 0.51, attention 0.35, MoE experts 0.22, 74 us a layer (1.40 times that under SGLang
-    // and TensorRT-LLM), 10 us an all-reduce; every fraction the estimate used is printed.
+    // GEMMs 0.49, attention 0.35, MoE experts 0.22, 76 us a layer (1.35 times that under SGLang,
+    // 0.80 times a dense layer of TensorRT-LLM's PyTorch backend), 9 us an all-reduce; every
+    // fraction the estimate used is printed.
     const CliRun r = run_kvplan(
         "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 48 "
         "--prompt-tokens 2000 --output-tokens 500");
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("bandwidth 1.00 and compute 0.51 of peak (attention 0.35, "
-                                      "MoE experts 0.22), 74 us a layer (x 1.40 under SGLang and "
-                                      "TensorRT-LLM), 10 us an all-reduce"));
+    CHECK_THAT(r.out, Catch::Contains("bandwidth 1.00 and compute 0.49 of peak (attention 0.35, "
+                                      "MoE experts 0.22), 76 us a layer (x 1.35 under SGLang, "
+                                      "x 0.80 TensorRT-LLM's dense layers), 9 us an all-reduce"));
 }
 
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
