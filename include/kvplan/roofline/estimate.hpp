@@ -606,6 +606,8 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return state;
 }
 
+}  // namespace detail
+
 /// The per-layer time of engine `e` as a multiple of `p.layer_overhead` (vLLM's compiled layer):
 /// SGLang's uncompiled layer at uncompiled_layer_scale; TensorRT-LLM's PyTorch backend at
 /// trtllm_layer_scale (its fused kernels), a TensorRT engine (`tensorrt_engine`) at
@@ -624,6 +626,8 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     }
     return 1.0;
 }
+
+namespace detail {
 
 /// The fixed time of one tensor-parallel all-reduce beside its bytes: `p.all_reduce_latency`
 /// (vLLM's custom all-reduce and SGLang's, whose one-shot kernel meets its peers at a barrier
