@@ -316,7 +316,7 @@ def test_fleet_and_trace_take_the_gpus_deployed_as_the_cli_does():
             "--tpot-ms", "50", "--ttft-ms", "1000", "--prompt-tokens", "2000",
             "--output-tokens", "500")
     f = kvplan.fleet("llama-3.1-70b", "h100-sxm", gpus=16, **kw)
-    assert (f.batch, f.replicas, f.gpus_given, f.replicas_given) == (88, 6, 16, 4)
+    assert (f.batch, f.replicas, f.gpus_given, f.replicas_given) == (86, 6, 16, 4)
     assert f.given_serves is False
     assert f.rate_given_serves == pytest.approx(13.625, rel=1e-3)
     expected = cli_json("fleet", *args, "--gpus", "16")
