@@ -131,12 +131,14 @@ void print_fit(const DefaultsFit& f) {
             "  %-9s {.bandwidth = %.2f, .compute = %.2f, .attention = %.2f, "
             ".experts = %.2f, .layer_overhead = %.1f us, "
             ".all_reduce_latency = %.1f us, .uncompiled_layer_scale = %.2f, "
-            ".expert_tile_rows = %.0f, .eager_mixer = %.0f us}  rows %zu, figures %zu, "
-            "rms log error %.3f\n",
+            ".trtllm_layer_scale = %.2f, "
+            ".trtllm_engine_layer_scale = %.2f, .expert_tile_rows = %.0f, .eager_mixer = %.0f us}  "
+            "rows %zu, figures %zu, rms log error %.3f\n",
             std::string(name(fam)).c_str(), p.bandwidth, p.compute, p.attention, p.experts,
             p.layer_overhead.in(microseconds), p.all_reduce_latency.in(microseconds),
-            p.uncompiled_layer_scale, p.expert_tile_rows, p.eager_mixer.in(microseconds), f.rows[i],
-            f.family[i]->figures, f.family[i]->rms_log_error);
+            p.uncompiled_layer_scale, p.trtllm_layer_scale, p.trtllm_engine_layer_scale,
+            p.expert_tile_rows, p.eager_mixer.in(microseconds), f.rows[i], f.family[i]->figures,
+            f.family[i]->rms_log_error);
         const EstimateParams& d = default_params(fam).params;
         if (!(std::abs(d.bandwidth - p.bandwidth) < 1e-9 &&
               std::abs(d.compute - p.compute) < 1e-9 &&
@@ -145,6 +147,8 @@ void print_fit(const DefaultsFit& f) {
               std::abs((d.layer_overhead - p.layer_overhead).in(microseconds)) < 1e-6 &&
               std::abs((d.all_reduce_latency - p.all_reduce_latency).in(microseconds)) < 1e-6 &&
               std::abs(d.uncompiled_layer_scale - p.uncompiled_layer_scale) < 1e-9 &&
+              std::abs(d.trtllm_layer_scale - p.trtllm_layer_scale) < 1e-9 &&
+              std::abs(d.trtllm_engine_layer_scale - p.trtllm_engine_layer_scale) < 1e-9 &&
               std::abs(d.expert_tile_rows - p.expert_tile_rows) < 1e-9 &&
               std::abs((d.eager_mixer - p.eager_mixer).in(microseconds)) < 1e-6))
             std::printf("            (the bundled default differs: update estimate.hpp)\n");

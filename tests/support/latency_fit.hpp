@@ -139,10 +139,19 @@ inline void fit_families(const std::vector<MeasuredRow>& rows, DefaultsFit& f) {
             start.all_reduce_latency = hopper->params.all_reduce_latency;
             space.all_reduce_latency.step = 0.0;
         }
+        // TensorRT-LLM's multiples apart from SGLang's, its PyTorch backend's and a TensorRT
+        // engine's (EstimateParams::trtllm_layer_scale, trtllm_engine_layer_scale), fitted on
+        // Hopper's rows from 1.0 beside it and taken by the others likewise.
         if (fam == GpuFamily::hopper) {
             space.uncompiled_layer_scale.step = 0.05;
+            space.trtllm_layer_scale.step = 0.05;
+            space.trtllm_engine_layer_scale.step = 0.05;
+            start.trtllm_layer_scale = 1.0;
+            start.trtllm_engine_layer_scale = 1.0;
         } else if (hopper) {
             start.uncompiled_layer_scale = hopper->params.uncompiled_layer_scale;
+            start.trtllm_layer_scale = hopper->params.trtllm_layer_scale;
+            start.trtllm_engine_layer_scale = hopper->params.trtllm_engine_layer_scale;
         }
         // The expert tile is not fitted: vLLM's fused_moe default, 64 rows past E tokens a step
         // (16 below, expert_tile), as family_fit_start holds it.

@@ -99,6 +99,11 @@ inline std::vector<MeasuredRow> latency_table() {
         if (rules == ParallelRules::vllm && !load.max_num_batched_tokens)
             load.max_num_batched_tokens =
                 vllm_batch_defaults(gpu, *vllm_release_defaults({0, 27})).max_num_batched_tokens;
+        // A TensorRT-LLM row whose source ran a TensorRT engine through the C++ executor (its
+        // source's "trtllm_runtime": "tensorrt-engine"), not the PyTorch backend.
+        options.trtllm_tensorrt_engine =
+            rules == ParallelRules::trtllm &&
+            doc["sources"][r.string("source")].value("trtllm_runtime", "") == "tensorrt-engine";
         const auto opt_count = [&](const char* key) {
             return static_cast<std::uint32_t>(r.optional_positive_integer(key, 1024).value_or(1));
         };

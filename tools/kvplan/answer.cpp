@@ -791,11 +791,15 @@ std::string estimate_params_text(const EstimateParams& p) {
     if (p.attention > 0.0) own += fmt::format("attention {:.2f}", p.attention);
     if (p.experts > 0.0)
         own += fmt::format("{}MoE experts {:.2f}", own.empty() ? "" : ", ", p.experts);
-    // SGLang's and TensorRT-LLM's layers at their multiple of vLLM's, where it is not 1.
+    // SGLang's and TensorRT-LLM's layers at their multiples of vLLM's (engine_layer_scale),
+    // where they are not 1.
+    const double trt = engine_layer_scale(p, ParallelRules::trtllm);
     const std::string scale =
-        p.uncompiled_layer_scale != 1.0
+        p.uncompiled_layer_scale == 1.0 && trt == 1.0 ? std::string()
+        : trt == p.uncompiled_layer_scale
             ? fmt::format(" (x {:.2f} under SGLang and TensorRT-LLM)", p.uncompiled_layer_scale)
-            : std::string();
+            : fmt::format(" (x {:.2f} under SGLang, x {:.2f} TensorRT-LLM's dense layers)",
+                          p.uncompiled_layer_scale, trt);
     return fmt::format(
         "bandwidth {:.2f} and compute {:.2f} of peak{}, {:.0f} us a layer{}, {:.0f} us "
         "an all-reduce",

@@ -55,6 +55,10 @@ struct FitSpace {
     /// Held unless asked: only rows of engines that compile their forward and of engines that do
     /// not, together, show it.
     FitAxis uncompiled_layer_scale{0.5, 3.0, 0.0};
+    /// Held unless asked: only TensorRT-LLM's rows beside vLLM's show it (0 at the start: the
+    /// uncompiled multiple).
+    FitAxis trtllm_layer_scale{0.3, 3.0, 0.0};
+    FitAxis trtllm_engine_layer_scale{0.3, 3.0, 0.0};  ///< held unless asked, likewise
     FitAxis expert_tile_rows{0.0, 256.0, 0.0};  ///< held unless asked: only MoE loads show it
     FitAxis request_overhead{0.0, 0.5, 0.0};    ///< held unless asked (the engine's default)
     /// Held unless asked: only vLLM loads of a recurrent model with prefill beside the decodes show
@@ -156,6 +160,8 @@ struct Objective {
         {space.layer_overhead, nullptr, &EstimateParams::layer_overhead},
         {space.all_reduce_latency, nullptr, &EstimateParams::all_reduce_latency},
         {space.uncompiled_layer_scale, &EstimateParams::uncompiled_layer_scale, nullptr},
+        {space.trtllm_layer_scale, &EstimateParams::trtllm_layer_scale, nullptr},
+        {space.trtllm_engine_layer_scale, &EstimateParams::trtllm_engine_layer_scale, nullptr},
         {space.expert_tile_rows, &EstimateParams::expert_tile_rows, nullptr},
         {space.request_overhead, nullptr, nullptr, true},
         {space.eager_mixer, nullptr, &EstimateParams::eager_mixer}};

@@ -129,6 +129,21 @@ struct EstimateParams {
     /// (llm_args.py torch_compile_config, None) capture their module-by-module kernels as they
     /// are, so a layer launches more, smaller kernels.
     double uncompiled_layer_scale = 1.0;
+    /// The per-layer time of TensorRT-LLM's PyTorch backend as a multiple of layer_overhead; 0:
+    /// uncompiled_layer_scale, as SGLang's. It captures its decode steps in CUDA graphs
+    /// uncompiled (tensorrt_llm/_torch/pyexecutor/model_engine.py), but a layer of its modeling
+    /// files launches fewer kernels than SGLang's or vLLM's: the attention op applies RoPE and
+    /// writes the KV cache inside its own kernels (tensorrt_llm/_torch/attention_backend/trtllm.py,
+    /// Qwen3's q/k norms with them in one fused kernel, modules/qk_norm_attention.py), and its
+    /// all-reduce adds the residual and applies the next RMSNorm (and the next GEMM's fp8 or
+    /// NVFP4 quantization) in the same kernel (_torch/distributed/ops.py AllReduce with
+    /// AllReduceFusionOp.RESIDUAL_RMS_NORM*, the PRE_MLP_FUSION and POST_MLP_FUSION of
+    /// models/modeling_llama.py).
+    double trtllm_layer_scale = 0.0;
+    /// The per-layer time of a TensorRT engine run by TensorRT-LLM's C++ executor
+    /// (RooflineOptions::trtllm_tensorrt_engine) as a multiple of layer_overhead: no CUDA graph,
+    /// each kernel enqueued from the host; 0: uncompiled_layer_scale.
+    double trtllm_engine_layer_scale = 0.0;
     /// Rows of the tile a grouped GEMM pads each expert's tokens to in a step of more tokens than
     /// experts (vLLM's fused_moe BLOCK_SIZE_M, 64 by default; 16 in a step of at most E tokens):
     /// an expert of x rows computes ceil(x / tile) tiles, so at a few tokens per expert it does a
@@ -163,25 +178,34 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.45;
+inline constexpr double uncompiled_layer_scale_fit = 1.35;
+// TensorRT-LLM's multiples of its PyTorch backend and of a TensorRT engine, fitted likewise.
+inline constexpr double trtllm_layer_scale_fit = 0.80;
+inline constexpr double trtllm_engine_layer_scale_fit = 1.50;
 // Ampere's fit, which Ada borrows.
-inline constexpr EstimateParams ampere_fit{.bandwidth = 0.94,
-                                           .compute = 0.97,
-                                           .attention = 0.37,
-                                           .experts = 0.27,
-                                           .layer_overhead = 96.0 * microseconds,
-                                           .all_reduce_latency = 27.0 * microseconds,
-                                           .uncompiled_layer_scale = uncompiled_layer_scale_fit,
-                                           .expert_tile_rows = 64.0};
+inline constexpr EstimateParams ampere_fit{
+    .bandwidth = 1.00,
+    .compute = 0.93,
+    .attention = 0.36,
+    .experts = 0.27,
+    .layer_overhead = 98.0 * microseconds,
+    .all_reduce_latency = 25.0 * microseconds,
+    .uncompiled_layer_scale = uncompiled_layer_scale_fit,
+    .trtllm_layer_scale = trtllm_layer_scale_fit,
+    .trtllm_engine_layer_scale = trtllm_engine_layer_scale_fit,
+    .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
-inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
-                                           .compute = 0.52,
-                                           .attention = 0.38,
-                                           .experts = 0.22,
-                                           .layer_overhead = 74.0 * microseconds,
-                                           .all_reduce_latency = 8.0 * microseconds,
-                                           .uncompiled_layer_scale = uncompiled_layer_scale_fit,
-                                           .expert_tile_rows = 64.0};
+inline constexpr EstimateParams hopper_fit{
+    .bandwidth = 1.00,
+    .compute = 0.49,
+    .attention = 0.35,
+    .experts = 0.22,
+    .layer_overhead = 76.0 * microseconds,
+    .all_reduce_latency = 9.0 * microseconds,
+    .uncompiled_layer_scale = uncompiled_layer_scale_fit,
+    .trtllm_layer_scale = trtllm_layer_scale_fit,
+    .trtllm_engine_layer_scale = trtllm_engine_layer_scale_fit,
+    .expert_tile_rows = 64.0};
 }  // namespace detail
 
 // Fitted by bench/fit_latency.cpp (fit_params from {1.0, 0.5, 120 us, 10 us}, attention and
@@ -203,13 +227,15 @@ inline constexpr std::array default_family_params{
         GpuFamily::hopper, detail::hopper_fit, true,
         "the 59 H100 and H200 rows of the fit set (vLLM, SGLang, TensorRT-LLM, NIM, NeMo)"},
     FamilyParams{GpuFamily::blackwell,
-                 {.bandwidth = 0.47,
+                 {.bandwidth = 0.48,
                   .compute = detail::hopper_fit.compute,
                   .attention = detail::hopper_fit.attention,
                   .experts = detail::hopper_fit.experts,
-                  .layer_overhead = 29.0 * microseconds,
+                  .layer_overhead = 34.0 * microseconds,
                   .all_reduce_latency = detail::hopper_fit.all_reduce_latency,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
+                  .trtllm_layer_scale = detail::trtllm_layer_scale_fit,
+                  .trtllm_engine_layer_scale = detail::trtllm_engine_layer_scale_fit,
                   .expert_tile_rows = 64.0},
                  true,
                  "the 10 B200 and GB200 rows of the fit set (vLLM, SGLang, TensorRT-LLM); "
@@ -220,6 +246,8 @@ inline constexpr std::array default_family_params{
                   .layer_overhead = 113.0 * microseconds,
                   .all_reduce_latency = 19.0 * microseconds,
                   .uncompiled_layer_scale = detail::uncompiled_layer_scale_fit,
+                  .trtllm_layer_scale = detail::trtllm_layer_scale_fit,
+                  .trtllm_engine_layer_scale = detail::trtllm_engine_layer_scale_fit,
                   .expert_tile_rows = 64.0},
                  true,
                  "vLLM Llama-3.1-405B FP8 on 8 x MI300X, batch 1, 4, 16, 64, 256"},
@@ -259,12 +287,12 @@ struct EngineParams {
 // parts (least squares through the origin) where the rows span both, else the least sum of |log
 // error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
+    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 205.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 221.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
-    EngineParams{ParallelRules::trtllm, Seconds{}, 214.0 * microseconds, true,
+    EngineParams{ParallelRules::trtllm, Seconds{}, 224.0 * microseconds, true,
                  "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
                  "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
@@ -481,6 +509,15 @@ constexpr void check_estimate(const Replica& r, const Load& l, const EstimatePar
         throw_field_error<InvalidInput>(where(), "estimate.uncompiled_layer_scale",
                                         "a multiple in (0, 100]",
                                         std::to_string(p.uncompiled_layer_scale));
+    const auto zero_or_multiple = [](double s) { return s == 0.0 || (s > 0.0 && s <= 100.0); };
+    if (!zero_or_multiple(p.trtllm_layer_scale))
+        throw_field_error<InvalidInput>(where(), "estimate.trtllm_layer_scale",
+                                        "0 or a multiple in (0, 100]",
+                                        std::to_string(p.trtllm_layer_scale));
+    if (!zero_or_multiple(p.trtllm_engine_layer_scale))
+        throw_field_error<InvalidInput>(where(), "estimate.trtllm_engine_layer_scale",
+                                        "0 or a multiple in (0, 100]",
+                                        std::to_string(p.trtllm_engine_layer_scale));
     if (!(p.expert_tile_rows >= 0.0))
         throw_field_error<InvalidInput>(where(), "estimate.expert_tile_rows", ">= 0 rows",
                                         std::to_string(p.expert_tile_rows));
@@ -713,6 +750,63 @@ inline constexpr EngineVersion vllm_deep_gemm_large_steps_release{0, 11};
     return scale_up(c.options.activation_element, elements);
 }
 
+}  // namespace detail
+
+/// The per-layer time of engine `e` as a multiple of `p.layer_overhead` (vLLM's compiled layer):
+/// SGLang's uncompiled layer at uncompiled_layer_scale; TensorRT-LLM's PyTorch backend at
+/// trtllm_layer_scale (its fused kernels), a TensorRT engine (`tensorrt_engine`) at
+/// trtllm_engine_layer_scale (no CUDA graph); either at uncompiled_layer_scale where it is 0.
+[[nodiscard]] constexpr double engine_layer_scale(const EstimateParams& p, ParallelRules e,
+                                                  bool tensorrt_engine = false) noexcept {
+    const auto or_uncompiled = [&](double s) { return s > 0.0 ? s : p.uncompiled_layer_scale; };
+    switch (e) {
+        case ParallelRules::vllm:
+            return 1.0;
+        case ParallelRules::sglang:
+            return p.uncompiled_layer_scale;
+        case ParallelRules::trtllm:
+            return or_uncompiled(tensorrt_engine ? p.trtllm_engine_layer_scale
+                                                 : p.trtllm_layer_scale);
+    }
+    return 1.0;
+}
+
+namespace detail {
+
+/// The fixed time of one tensor-parallel all-reduce beside its bytes: `p.all_reduce_latency`
+/// (vLLM's custom all-reduce and SGLang's, whose one-shot kernel meets its peers at a barrier
+/// before and after it reads their buffers: csrc/custom_all_reduce.cuh), none under TensorRT-LLM's
+/// PyTorch backend, whose all-reduce is one of the layer's kernels in its per-layer time: its
+/// one-shot kernel polls its peers' data in place (a lamport buffer cleared to -0.0, no barrier:
+/// get_or_scale_allreduce_mnnvl_workspace and the AUTO strategy of
+/// tensorrt_llm/_torch/distributed/ops.py), adding the residual and applying the next RMSNorm
+/// where the model fuses them (EstimateParams::trtllm_layer_scale).
+[[nodiscard]] constexpr Seconds all_reduce_latency(const EstimateParams& p, const Replica& r,
+                                                   const RooflineOptions& o) noexcept {
+    if (r.parallel.rules == ParallelRules::trtllm && !o.trtllm_tensorrt_engine) return Seconds{};
+    return p.all_reduce_latency;
+}
+
+/// The layers of `shard`, each at its multiple of `p.layer_overhead` under the engine of `c`
+/// (engine_layer_scale). TensorRT-LLM's PyTorch backend fuses the dense layer's kernels
+/// (EstimateParams::trtllm_layer_scale); an MoE layer's routing, token permutation, grouped GEMMs
+/// and finalize are kernels of their own (tensorrt_llm/_torch/modules/fused_moe/), launched as
+/// SGLang launches its own, so an MoE layer takes uncompiled_layer_scale.
+[[nodiscard]] constexpr double layer_multiples(const EstimateParams& p, const DecodeCosts& c,
+                                               const Shard& shard) {
+    const Model& m = c.replica.model;
+    const ParallelRules e = c.replica.parallel.rules;
+    const std::uint32_t layers = shard_end(m, shard) - shard.first_layer;
+    const double scale = engine_layer_scale(p, e, c.options.trtllm_tensorrt_engine);
+    if (e != ParallelRules::trtllm || c.options.trtllm_tensorrt_engine)
+        return scale * static_cast<double>(layers);
+    std::uint32_t moe = 0;
+    for (std::uint32_t i = shard.first_layer; i < shard_end(m, shard); ++i)
+        moe += m.is_moe_layer(i) ? 1U : 0U;
+    return scale * static_cast<double>(layers - moe) +
+           p.uncompiled_layer_scale * static_cast<double>(moe);
+}
+
 /// One step on stage `s`: `decodes` sequences at `context` tokens plus `pre`.
 [[nodiscard]] constexpr StepTerms stage_step(const DecodeCosts& c, std::uint32_t s,
                                              std::uint64_t decodes, std::uint64_t context,
@@ -805,13 +899,8 @@ inline constexpr EngineVersion vllm_deep_gemm_large_steps_release{0, 11};
         t.compute = t.flops / (gemm_peak * p.compute);
     }
     t.bound = t.compute > t.memory ? Bound::compute : Bound::memory;
-    const std::uint32_t layers = shard_end(m, cs.shard) - cs.shard.first_layer;
     const double passes = static_cast<double>(pre.passes);
-    // An engine that does not compile its forward launches more kernels a layer
-    // (EstimateParams::uncompiled_layer_scale).
-    const double layer_scale =
-        eager_prefill(c.replica.parallel.rules) ? p.uncompiled_layer_scale : 1.0;
-    t.layers = p.layer_overhead * (layer_scale * static_cast<double>(layers) * passes);
+    t.layers = p.layer_overhead * (layer_multiples(p, c, cs.shard) * passes);
     // vLLM's recurrent mixers run eagerly in a step with prefill (EstimateParams::eager_mixer).
     t.layers +=
         p.eager_mixer * (static_cast<double>(eager_mixers(c, s, t.prefill_tokens)) * passes);
@@ -825,8 +914,8 @@ inline constexpr EngineVersion vllm_deep_gemm_large_steps_release{0, 11};
         for (std::uint32_t i = cs.shard.first_layer; i < shard_end(m, cs.shard); ++i)
             reduces +=
                 (m.layer(i).kind != CacheKind::mlp_only ? 1U : 0U) + (m.has_mlp(i) ? 1U : 0U);
-        t.all_reduce =
-            (ar.per_layer * 0.5 + p.all_reduce_latency) * (static_cast<double>(reduces) * passes);
+        t.all_reduce = (ar.per_layer * 0.5 + all_reduce_latency(p, c.replica, c.options)) *
+                       (static_cast<double>(reduces) * passes);
     }
     // Expert parallelism: each MoE layer of the stage dispatches and combines a pass's tokens.
     const AllToAll a2a = all_to_all(c.replica, c.layout, own_per_pass);

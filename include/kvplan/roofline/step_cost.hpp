@@ -76,6 +76,14 @@ struct RooflineOptions {
     /// The vLLM release line whose kernels run (the estimate's expert tiles follow it); unset:
     /// vLLM's main branch.
     std::optional<EngineVersion> vllm_release{};
+    /// TensorRT-LLM runs a TensorRT engine built by trtllm-build through its C++ executor (the
+    /// runtime of NIM's and NeMo's TensorRT-LLM profiles), not its PyTorch backend (trtllm-serve's
+    /// and the LLM API's default, which captures its decode steps in CUDA graphs: TorchLlmArgs'
+    /// cuda_graph_config in tensorrt_llm/llmapi/llm_args.py). The executor captures none unless
+    /// asked (ExtendedRuntimePerfKnobConfig's cudaGraphMode, false, in
+    /// cpp/include/tensorrt_llm/executor/executor.h): the host enqueues every layer's kernels
+    /// each step.
+    bool trtllm_tensorrt_engine = false;
 };
 
 /// The tensor-core type vLLM runs the matmuls of weights in `w` in, on `gpu`: the weights' own
