@@ -453,7 +453,28 @@ TEST_CASE("a run started all at once: its first C requests queue for prefill as 
     CHECK(e.tokens_per_s == steady.tokens_per_s);
     // A run of as many prompts as clients is the burst's wave alone.
     l.requests = 40;
-    CHECK(estimate_latency(llama_8b(), l, half).ttft.in(seconds) == Approx(burst.ttft.in(seconds)));
+    const LatencyEstimate whole = estimate_latency(llama_8b(), l, half);
+    CHECK(whole.ttft.in(seconds) == Approx(burst.ttft.in(seconds)));
+    // Its TPOT and throughput are the burst's too: the 40 are sent at once and none follows, so
+    // no client sends a second request and the closed loop's steady state never forms (the
+    // table's runs at --request-rate inf with no lower --max-concurrency, LoadKind::burst).
+    CHECK(whole.tpot == burst.tpot);
+    CHECK(whole.itl == burst.itl);
+    CHECK(whole.tokens_per_s == burst.tokens_per_s);
+    CHECK(whole.tokens_per_s_per_gpu == burst.tokens_per_s);  // one GPU
+    // Fewer prompts than clients (--num-prompts 25 --max-concurrency 40): the semaphore of 40
+    // never holds one back, so 25 are in flight, never 40: the run of 25 clients.
+    l.requests = 25;
+    Load of25 = l;
+    of25.concurrency = 25;
+    const LatencyEstimate fewer = estimate_latency(llama_8b(), l, half);
+    const LatencyEstimate clients25 = estimate_latency(llama_8b(), of25, half);
+    CHECK(fewer.concurrency == 25);
+    CHECK(fewer.running == 25);
+    CHECK(fewer.waiting == 0);
+    CHECK(fewer.ttft == clients25.ttft);
+    CHECK(fewer.tpot == clients25.tpot);
+    CHECK(fewer.tokens_per_s == clients25.tokens_per_s);
     // One client has no wave: its one request waits for nothing.
     l.concurrency = 1;
     l.requests = 10;

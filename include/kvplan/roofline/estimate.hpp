@@ -54,7 +54,9 @@
 //   mean over the N (what vllm bench serve and sglang.bench_serving report). With lengths drawn
 //   (Load::length_spread) the slots drift apart: when the last request is sent the B running are
 //   at random points of their lives, and the run lasts until the longest of them ends, the last
-//   steps decoding fewer and fewer (detail::drawn_lengths_drain).
+//   steps decoding fewer and fewer (detail::drawn_lengths_drain). A run of no more requests than
+//   clients (N <= C) sends them all at once and none follows: N clients' burst, its TPOT and
+//   throughput the burst's waves (LoadKind::burst), its TTFT as above.
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
@@ -361,7 +363,8 @@ struct Load {
     /// The run's requests when it starts all `concurrency` at once (vllm bench serve and
     /// sglang.bench_serving with --num-prompts N --max-concurrency C at --request-rate inf):
     /// the first C are a burst, queueing together for prefill, and the rest the closed loop's
-    /// steady state, the last N mod C alone (the run's throughput and TPOT count them).
+    /// steady state, the last N mod C alone (the run's throughput and TPOT count them). N <= C:
+    /// N clients' burst, all sent at once and none after (its TPOT and throughput a burst's).
     /// nullopt: the steady state alone.
     std::optional<std::uint64_t> requests{};
 };
@@ -974,6 +977,14 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         return e;
     }
 
+    if (l.kind == LoadKind::serving && l.requests && *l.requests < l.concurrency) {
+        // A run of fewer requests than clients: the client's semaphore of C never holds one back
+        // (vllm/benchmarks/serve.py, --max-concurrency C above --num-prompts N; sglang's
+        // bench_serving likewise), so only N are ever in flight: the run of N clients.
+        Load run = l;
+        run.concurrency = *l.requests;
+        return estimate_latency(c, run, p, cap);
+    }
     e.running_cap = cap.sequences;
     e.kv_holds_one = cap.holds_one;
     e.engine = r.parallel.rules;
@@ -1302,6 +1313,20 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
                              static_cast<double>(*l.requests);
         e.ttft_first_wave = std::max(Seconds{}, burst.ttft - e.ttft) * share;
         e.ttft += e.ttft_first_wave;
+        if (*l.requests == l.concurrency) {
+            // As many requests as clients: all are sent at once and none follows, so no client
+            // ever sends a second and the closed loop's steady state never forms. The run is the
+            // burst (its waves when the pool holds fewer than N), its TPOT and throughput the
+            // burst's, as the table's runs at --request-rate inf without a lower
+            // --max-concurrency are (LoadKind::burst).
+            e.itl = e.tpot = burst.tpot;
+            e.tokens_per_s = burst.tokens_per_s;
+            e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
+            e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
+            e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
+            e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
+            return e;
+        }
     }
     e.tokens_per_s = rate * static_cast<double>(O);
     detail::end_of_run(e, c, l, p, cap);
