@@ -711,6 +711,16 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
     return sum;
 }
 
+/// The mean full steps a request of a wave of `n` decodes in, its L decode steps beside the P full
+/// steps of the wave's prompts: the k-th prompt (k = 1..n, arrival order) has its first token at
+/// k P / n, leaving P (n - k) / n full steps, so the mean of min(L, P j / n) over j = 0..n-1. The
+/// j with P j / n <= L, 0..m, sum to P m (m + 1) / (2 n); the others give L each.
+[[nodiscard]] constexpr double wave_overlap(double n, double P, double L) noexcept {
+    if (!(n >= 1.0) || !(P > 0.0) || !(L > 0.0)) return 0.0;
+    const double m = std::min(n - 1.0, std::floor(L * n / P));
+    return (P * m * (m + 1.0) / (2.0 * n) + (n - 1.0 - m) * L) / n;
+}
+
 [[nodiscard]] constexpr std::uint64_t ceil_div_u(std::uint64_t a, std::uint64_t b) noexcept {
     return a / b + (a % b != 0 ? 1 : 0);
 }
@@ -1052,12 +1062,15 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
             // vLLM (scheduler.py schedule: running requests first, then waiting prompts in what is
             // left of max_num_batched_tokens) and TensorRT-LLM's in-flight batching fill every
             // step to the budget while prompts wait: the wave's n I prompt tokens take P full
-            // steps, and a request decodes in those full steps from its first token on. One
-            // first token at u, uniform in [0, P], decodes over [u, u + L]: min(L, P - u) of its
-            // L steps are full, on average ov = L - L^2 / (2P) (L < P) or P / 2.
+            // steps, and a request decodes in those full steps from its first token on. The
+            // prompts go in arrival order (the waiting queue is FCFS), so the k-th of the wave's
+            // n has its first token once k / n of the prompt tokens are in, at u = k P / n, and
+            // decodes over [u, u + L]: min(L, P - u) of its L steps are full (detail::wave_overlap;
+            // L - L^2 / (2P) or P / 2 as n grows; none for a wave of one, whose prompt is its
+            // last).
             double P = n * static_cast<double>(I) / budget, ov = 0.0, d = 0.0;
             for (int i = 0; i < 3; ++i) {
-                ov = L < P ? L - L * L / (2.0 * P) : P / 2.0;
+                ov = detail::wave_overlap(n, P, L);
                 d = std::min(n * ov / std::max(P, 1.0), budget / 2.0);
                 P = std::max(1.0, n * static_cast<double>(I) / (budget - d));
             }
