@@ -1166,9 +1166,9 @@ TEST_CASE("an fp8 checkpoint's estimate is timed at the fp8 peak unless told oth
     bf16.compute = ComputeDtype::bf16;
     const LatencyEstimate by_default = estimate_latency(r, load, p);
     CHECK(by_default.itl == estimate_latency(r, load, p, fp8).itl);
-    // Within 16 % of the measurement (64.77 ms, +8 %, with vLLM's rules, the replica's default;
+    // Within 16 % of the measurement (64.91 ms, +9 %, with vLLM's rules, the replica's default;
     // docs/accuracy.md's row runs TensorRT-LLM's, whose layers cost 1.40 times as much) ...
-    CHECK(by_default.itl.in(milliseconds) == Approx(64.77).margin(0.01));
+    CHECK(by_default.itl.in(milliseconds) == Approx(64.91).margin(0.01));
     CHECK(by_default.itl.in(milliseconds) == Approx(59.73).epsilon(0.16));
     // ... where timing fp8 matmuls at the bf16 peak misses by over 60 % (98.86 ms): the prefill
     // chunks each step carries are compute-bound.

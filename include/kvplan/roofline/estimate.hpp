@@ -150,18 +150,18 @@ namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
 inline constexpr double uncompiled_layer_scale_fit = 1.40;
 // Ampere's fit, which Ada borrows.
-inline constexpr EstimateParams ampere_fit{.bandwidth = 1.00,
-                                           .compute = 0.95,
-                                           .attention = 0.36,
-                                           .experts = 0.27,
-                                           .layer_overhead = 106.0 * microseconds,
-                                           .all_reduce_latency = 24.0 * microseconds,
+inline constexpr EstimateParams ampere_fit{.bandwidth = 0.68,
+                                           .compute = 1.00,
+                                           .attention = 0.22,
+                                           .experts = 0.30,
+                                           .layer_overhead = 51.0 * microseconds,
+                                           .all_reduce_latency = 51.0 * microseconds,
                                            .uncompiled_layer_scale = uncompiled_layer_scale_fit,
                                            .expert_tile_rows = 64.0};
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{.bandwidth = 1.00,
                                            .compute = 0.51,
-                                           .attention = 0.35,
+                                           .attention = 0.34,
                                            .experts = 0.22,
                                            .layer_overhead = 74.0 * microseconds,
                                            .all_reduce_latency = 10.0 * microseconds,
@@ -242,7 +242,7 @@ struct EngineParams {
 inline constexpr std::array default_engine_params{
     EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 224.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 222.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
     EngineParams{ParallelRules::trtllm, Seconds{}, 216.0 * microseconds, true,
