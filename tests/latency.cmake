@@ -34,4 +34,14 @@ if(TARGET kvplan::json)
     KVPLAN_CONFIG_DIR="${KVPLAN_CONFIG_DIR}"
     KVPLAN_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
   kvplan_warnings(kvplan_fit_latency)
+  # bench/burst_replay.cpp: the table's bursts stepped through each engine's scheduler at the
+  # estimate's step costs, beside the closed form and the measurement. Built on request, as above.
+  add_executable(kvplan_burst_replay ${_kvplan_fit_latency_all}
+                 ${PROJECT_SOURCE_DIR}/bench/burst_replay.cpp)
+  target_link_libraries(kvplan_burst_replay PRIVATE kvplan::json kvplan_hf_import)
+  target_include_directories(kvplan_burst_replay PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/support)
+  target_compile_definitions(kvplan_burst_replay PRIVATE
+    KVPLAN_CONFIG_DIR="${KVPLAN_CONFIG_DIR}"
+    KVPLAN_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
+  kvplan_warnings(kvplan_burst_replay)
 endif()

@@ -451,11 +451,12 @@ TEST_CASE("requests beyond the running cap wait by Little's law for a closed loo
 TEST_CASE("a burst on vLLM fills every step to the budget while prompts wait", "[estimate]") {
     // 100 requests of 2,000 + 51 tokens sent at once, 40 slots: ceil(100 / 40) = 3 waves, the last
     // of the 20 the others leave. vLLM's scheduler runs the running requests' decodes first and
-    // fills the rest of the 8,192-token budget with waiting prompts
+    // fills the rest of the 8,192-token budget with waiting prompts, first come first served
     // (vllm/v1/core/sched/scheduler.py, schedule), so a wave's 40 x 2,000 = 80,000 prompt tokens
-    // take P full steps. Each request decodes L = 50 steps from its first token; L >= P, so on
-    // average P / 2 of them are full steps, and the decodes riding a full step average
-    // 40 x (P / 2) / P = 20: P = 80,000 / (8,192 - 20) = 9.7895.
+    // take P full steps and the k-th prompt's first token comes at k P / 40. Each request decodes
+    // L = 50 steps from its first token; L >= P, so the k-th has P (40 - k) / 40 of them full,
+    // on average P x 39 / 80, and the decodes riding a full step average 40 x 39 / 80 = 19.5
+    // (20 timed): P = 80,000 / (8,192 - 19.5) = 9.7889.
     const Load l{.kind = LoadKind::burst,
                  .concurrency = 100,
                  .prompt_tokens = 2000,
@@ -463,27 +464,27 @@ TEST_CASE("a burst on vLLM fills every step to the budget while prompts wait", "
                  .max_num_batched_tokens = 8192,  // vLLM's budget before v0.28
                  .max_running = 40};
     const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
-    const double P = 80000.0 / 8172.0;
+    const double P = 80000.0 / 8172.5, ov = P * 39.0 / 80.0;
     CHECK(e.running == 40);
     CHECK(e.prefill_limited);
     CHECK(e.mixed_share == Approx(P));
     CHECK(e.mixed_step.decodes == 20);
-    CHECK(e.mixed_step.prefill_tokens == 8172);
-    // After the last prompt, the decodes left: 40 x (50 - P / 2) / 50 = 36.08, 36 timed.
+    CHECK(e.mixed_step.prefill_tokens == 8172);  // 8,172.5, the step's whole tokens
+    // After the last prompt, the decodes left: 40 x (50 - 4.772) / 50 = 36.18, 36 timed.
     CHECK(e.decode_step.decodes == 36);
     const double full = e.mixed_step.time.in(seconds), tail = e.decode_step.time.in(seconds);
-    // The first wave's requests: P / 2 of their 50 decode steps full.
-    const double first = (full * P / 2.0 + tail * (50.0 - P / 2.0)) / 50.0;
+    // The first wave's requests: ov of their 50 decode steps full.
+    const double first = (full * ov + tail * (50.0 - ov)) / 50.0;
     // A wave: P full steps, then the last prompt's 50 decode steps.
     const double wave = full * P + tail * 50.0;
     CHECK(e.request.in(seconds) == Approx(wave));
-    // The last wave is a burst of 20: 40,000 prompt tokens, P' = 40,000 / (8,192 - 10) = 4.889
-    // full steps (20 x (P' / 2) / P' = 10 decodes ride them), then 50 decode steps.
+    // The last wave is a burst of 20: 40,000 prompt tokens, 20 x 19 / 40 = 9.5 decodes (10 timed)
+    // riding P' = 40,000 / (8,192 - 9.5) = 4.8885 full steps, then 50 decode steps.
     Load rest = l;
     rest.concurrency = 20;
     const LatencyEstimate last = estimate_latency(llama_8b(), rest, half);
     CHECK(last.running == 20);
-    CHECK(last.mixed_share == Approx(40000.0 / 8182.0));
+    CHECK(last.mixed_share == Approx(40000.0 / 8182.5));
     CHECK(last.mixed_step.decodes == 10);
     const double last_wave = last.request.in(seconds);
     CHECK(last_wave < wave);
@@ -492,7 +493,7 @@ TEST_CASE("a burst on vLLM fills every step to the budget while prompts wait", "
     CHECK(e.tokens_per_s == Approx(100.0 * 51.0 / run));
     // The later waves' at the steady state a freed slot's admission keeps: 40 requests admitted
     // at 100 requests a run, so each stays 40 / 100 of the run admitted; its own prompt takes
-    // ceil(2,000 / 8,172) = 1 full step, its 50 tokens the rest (at most a full step a token).
+    // ceil(2,000 / 8,172.5) = 1 full step, its 50 tokens the rest (at most a full step a token).
     // The first wave's 40 of the 100 at their own TPOT.
     const double steady = (0.4 * run - full) / 50.0;
     CHECK(steady < full);
@@ -508,6 +509,29 @@ TEST_CASE("a burst on vLLM fills every step to the budget while prompts wait", "
     // never slower than a full one.
     CHECK(e.itl > e.decode_step.time);
     CHECK(e.itl < e.mixed_step.time);
+}
+
+TEST_CASE("a wave's last prompt decodes after every full step", "[estimate]") {
+    // The k-th of a wave's n prompts has its first token at k P / n of the P full steps and
+    // decodes L steps from there: min(L, P (n - k) / n) of them full. The mean over k:
+    // n = 1: its prompt is the wave's last, none;
+    CHECK(detail::wave_overlap(1.0, 3.9, 76.0) == 0.0);
+    // n = 4, P = 8, L = 100 (L past every prompt's full steps): (6 + 4 + 2 + 0) / 4 = 3 = P 3 / 8;
+    CHECK(detail::wave_overlap(4.0, 8.0, 100.0) == Approx(3.0));
+    // n = 4, P = 8, L = 3: min(3, 6), min(3, 4), min(3, 2), min(3, 0) = 3 + 3 + 2 + 0 = 8, / 4 = 2;
+    CHECK(detail::wave_overlap(4.0, 8.0, 3.0) == Approx(2.0));
+    // and as n grows, L - L^2 / (2P) (L < P) or P / 2: n = 10^6, P = 8, L = 3: 3 - 9 / 16.
+    CHECK(detail::wave_overlap(1e6, 8.0, 3.0) == Approx(3.0 - 9.0 / 16.0).epsilon(1e-5));
+    CHECK(detail::wave_overlap(1e6, 8.0, 100.0) == Approx(4.0).epsilon(1e-5));
+    // A one-prompt burst (a 32,000-token prompt alone in a pool of one): its decodes ride no
+    // full step, so its TPOT is the decode step's, not a share of its own prompt's chunks.
+    const Load one{.kind = LoadKind::burst,
+                   .concurrency = 1,
+                   .prompt_tokens = 32000,
+                   .output_tokens = 77,
+                   .max_num_batched_tokens = 8192};
+    const LatencyEstimate e = estimate_latency(llama_8b(), one, half);
+    CHECK(e.tpot == e.decode_step.time);
 }
 
 TEST_CASE("a run started all at once: its first C requests queue for prefill as a burst",
@@ -539,7 +563,28 @@ TEST_CASE("a run started all at once: its first C requests queue for prefill as 
     CHECK(e.tokens_per_s == steady.tokens_per_s);
     // A run of as many prompts as clients is the burst's wave alone.
     l.requests = 40;
-    CHECK(estimate_latency(llama_8b(), l, half).ttft.in(seconds) == Approx(burst.ttft.in(seconds)));
+    const LatencyEstimate whole = estimate_latency(llama_8b(), l, half);
+    CHECK(whole.ttft.in(seconds) == Approx(burst.ttft.in(seconds)));
+    // Its TPOT and throughput are the burst's too: the 40 are sent at once and none follows, so
+    // no client sends a second request and the closed loop's steady state never forms (the
+    // table's runs at --request-rate inf with no lower --max-concurrency, LoadKind::burst).
+    CHECK(whole.tpot == burst.tpot);
+    CHECK(whole.itl == burst.itl);
+    CHECK(whole.tokens_per_s == burst.tokens_per_s);
+    CHECK(whole.tokens_per_s_per_gpu == burst.tokens_per_s);  // one GPU
+    // Fewer prompts than clients (--num-prompts 25 --max-concurrency 40): the semaphore of 40
+    // never holds one back, so 25 are in flight, never 40: the run of 25 clients.
+    l.requests = 25;
+    Load of25 = l;
+    of25.concurrency = 25;
+    const LatencyEstimate fewer = estimate_latency(llama_8b(), l, half);
+    const LatencyEstimate clients25 = estimate_latency(llama_8b(), of25, half);
+    CHECK(fewer.concurrency == 25);
+    CHECK(fewer.running == 25);
+    CHECK(fewer.waiting == 0);
+    CHECK(fewer.ttft == clients25.ttft);
+    CHECK(fewer.tpot == clients25.tpot);
+    CHECK(fewer.tokens_per_s == clients25.tokens_per_s);
     // One client has no wave: its one request waits for nothing.
     l.concurrency = 1;
     l.requests = 10;
@@ -664,7 +709,8 @@ TEST_CASE("a burst's later waves decode at most a full step a token", "[estimate
     // the run (two waves of 40, each P full steps and 2 tail steps, and one of 20), about 10 full
     // steps, for 2 tokens after its prompt's one, which Little's law would put at about 4.5 full
     // steps a token. No step is longer than a full one: the later waves' TPOT is the full step.
-    // The first wave's: ov = L - L^2 / (2 P) of its 2 steps full (L < P).
+    // The first wave's: the k-th of its 40 prompts has min(2, P (40 - k) / 40) of its 2 steps
+    // full; P j / 40 <= 2 for j = 0..8 (P = 9.79), so ov = (P x 8 x 9 / 80 + 31 x 2) / 40.
     const Load l{.kind = LoadKind::burst,
                  .concurrency = 100,
                  .prompt_tokens = 2000,
@@ -672,7 +718,8 @@ TEST_CASE("a burst's later waves decode at most a full step a token", "[estimate
                  .max_num_batched_tokens = 8192,
                  .max_running = 40};
     const LatencyEstimate e = estimate_latency(llama_8b(), l, half);
-    const double P = e.mixed_share, ov = 2.0 - 4.0 / (2.0 * P);
+    const double P = e.mixed_share, ov = (P * 72.0 / 80.0 + 62.0) / 40.0;
+    CHECK(std::floor(2.0 * 40.0 / P) == 8.0);
     const double full = e.mixed_step.time.in(seconds), tail = e.decode_step.time.in(seconds);
     const double first = (full * ov + tail * (2.0 - ov)) / 2.0;
     const double run = 100.0 * 3.0 / e.tokens_per_s;

@@ -242,6 +242,7 @@ TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") 
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::tpot).median <= 0.15);
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::ttft).median <= 0.30);
     CHECK(kvplan::testing::summarize(rows, est, "external", Metric::ttft).median <= 0.30);
+    CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::throughput).median <= 0.15);
     CHECK(kvplan::testing::summarize(rows, est, "external", Metric::throughput).median <= 0.15);
     CHECK(kvplan::testing::summarize(rows, est, "external", Metric::tpot).median <= 0.15);
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::e2e).median <= 0.15);

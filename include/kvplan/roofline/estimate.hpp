@@ -59,7 +59,9 @@
 //   mean over the N (what vllm bench serve and sglang.bench_serving report). With lengths drawn
 //   (Load::length_spread) the slots drift apart: when the last request is sent the B running are
 //   at random points of their lives, and the run lasts until the longest of them ends, the last
-//   steps decoding fewer and fewer (detail::drawn_lengths_drain).
+//   steps decoding fewer and fewer (detail::drawn_lengths_drain). A run of no more requests than
+//   clients (N <= C) sends them all at once and none follows: N clients' burst, its TPOT and
+//   throughput the burst's waves (LoadKind::burst), its TTFT as above.
 //
 // A static batch (vllm bench latency, a TensorRT-LLM batch) prefills B prompts in passes of the
 // token budget, then decodes O - 1 steps at the mean context. With pipeline parallelism a token
@@ -411,7 +413,8 @@ struct Load {
     /// The run's requests when it starts all `concurrency` at once (vllm bench serve and
     /// sglang.bench_serving with --num-prompts N --max-concurrency C at --request-rate inf):
     /// the first C are a burst, queueing together for prefill, and the rest the closed loop's
-    /// steady state, the last N mod C alone (the run's throughput and TPOT count them).
+    /// steady state, the last N mod C alone (the run's throughput and TPOT count them). N <= C:
+    /// N clients' burst, all sent at once and none after (its TPOT and throughput a burst's).
     /// nullopt: the steady state alone.
     std::optional<std::uint64_t> requests{};
 };
@@ -950,6 +953,16 @@ namespace detail {
     return sum;
 }
 
+/// The mean full steps a request of a wave of `n` decodes in, its L decode steps beside the P full
+/// steps of the wave's prompts: the k-th prompt (k = 1..n, arrival order) has its first token at
+/// k P / n, leaving P (n - k) / n full steps, so the mean of min(L, P j / n) over j = 0..n-1. The
+/// j with P j / n <= L, 0..m, sum to P m (m + 1) / (2 n); the others give L each.
+[[nodiscard]] constexpr double wave_overlap(double n, double P, double L) noexcept {
+    if (!(n >= 1.0) || !(P > 0.0) || !(L > 0.0)) return 0.0;
+    const double m = std::min(n - 1.0, std::floor(L * n / P));
+    return (P * m * (m + 1.0) / (2.0 * n) + (n - 1.0 - m) * L) / n;
+}
+
 [[nodiscard]] constexpr std::uint64_t ceil_div_u(std::uint64_t a, std::uint64_t b) noexcept {
     return a / b + (a % b != 0 ? 1 : 0);
 }
@@ -1255,6 +1268,14 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         return e;
     }
 
+    if (l.kind == LoadKind::serving && l.requests && *l.requests < l.concurrency) {
+        // A run of fewer requests than clients: the client's semaphore of C never holds one back
+        // (vllm/benchmarks/serve.py, --max-concurrency C above --num-prompts N; sglang's
+        // bench_serving likewise), so only N are ever in flight: the run of N clients.
+        Load run = l;
+        run.concurrency = *l.requests;
+        return estimate_latency(c, run, p, cap);
+    }
     e.running_cap = cap.sequences;
     e.kv_holds_one = cap.holds_one;
     e.engine = r.parallel.rules;
@@ -1322,12 +1343,15 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
             // vLLM (scheduler.py schedule: running requests first, then waiting prompts in what is
             // left of max_num_batched_tokens) and TensorRT-LLM's in-flight batching fill every
             // step to the budget while prompts wait: the wave's n I prompt tokens take P full
-            // steps, and a request decodes in those full steps from its first token on. One
-            // first token at u, uniform in [0, P], decodes over [u, u + L]: min(L, P - u) of its
-            // L steps are full, on average ov = L - L^2 / (2P) (L < P) or P / 2.
+            // steps, and a request decodes in those full steps from its first token on. The
+            // prompts go in arrival order (the waiting queue is FCFS), so the k-th of the wave's
+            // n has its first token once k / n of the prompt tokens are in, at u = k P / n, and
+            // decodes over [u, u + L]: min(L, P - u) of its L steps are full (detail::wave_overlap;
+            // L - L^2 / (2P) or P / 2 as n grows; none for a wave of one, whose prompt is its
+            // last).
             double P = n * static_cast<double>(I) / budget, ov = 0.0, d = 0.0;
             for (int i = 0; i < 3; ++i) {
-                ov = L < P ? L - L * L / (2.0 * P) : P / 2.0;
+                ov = detail::wave_overlap(n, P, L);
                 d = std::min(n * ov / std::max(P, 1.0), budget / 2.0);
                 P = std::max(1.0, n * static_cast<double>(I) / (budget - d));
             }
@@ -1590,6 +1614,20 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
                              static_cast<double>(*l.requests);
         e.ttft_first_wave = std::max(Seconds{}, burst.ttft - e.ttft) * share;
         e.ttft += e.ttft_first_wave;
+        if (*l.requests == l.concurrency) {
+            // As many requests as clients: all are sent at once and none follows, so no client
+            // ever sends a second and the closed loop's steady state never forms. The run is the
+            // burst (its waves when the pool holds fewer than N), its TPOT and throughput the
+            // burst's, as the table's runs at --request-rate inf without a lower
+            // --max-concurrency are (LoadKind::burst).
+            e.itl = e.tpot = burst.tpot;
+            e.tokens_per_s = burst.tokens_per_s;
+            e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
+            e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
+            e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
+            e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
+            return e;
+        }
     }
     e.tokens_per_s = rate * static_cast<double>(O);
     detail::end_of_run(e, c, l, p, cap);
