@@ -117,15 +117,19 @@ TEST_CASE("each tensor-parallel all-reduce costs its latency plus its bytes over
 TEST_CASE(
     "a prefill step does its FLOPs, the causal attention included, at the achieved throughput",
     "[estimate]") {
-    // One prompt of 4,096 tokens fits the 8,192-token budget: one pass. Matmuls 2 x
-    // 7,504,658,432 x 4,096 = 61,478,161,874,944 FLOP; causal attention 524,288 x 4,096 x 4,097 / 2
-    // = 4,399,120,924,672 FLOP (token i attends to i tokens); together 65,877,282,799,616 FLOP, at
-    // 50 TFLOP/s 1.3175456559923 s. Bytes: weights + the KV written, 4,096 x 131,072 = 536,870,912.
+    // One prompt of 4,096 tokens fits the 8,192-token budget: one pass. Matmuls: the 32 layers at
+    // every token, 2 x 6,979,321,856 x 4,096 = 57,174,604,644,352 FLOP, and the LM head at the
+    // last only (the position sampled), 2 x 525,336,576 = 1,050,673,152; causal attention
+    // 524,288 x 4,096 x 4,097 / 2 = 4,399,120,252,928 FLOP (token i attends to i tokens); together
+    // 61,574,775,570,432 FLOP, at 50 TFLOP/s 1.23149551140864 s. Bytes: weights + the KV written,
+    // 4,096 x 131,072 = 536,870,912.
     const LatencyEstimate e = estimate_latency(
         llama_8b(), {.kind = LoadKind::static_batch, .prompt_tokens = 4096, .output_tokens = 1},
         half);
     CHECK(e.chunks == 1);
-    const double flops = 2 * matmul_per_token * 4096 + attn_per_token * 4096.0 * 4097.0 / 2.0;
+    const double flops =
+        2 * 6'979'321'856.0 * 4096 + 2 * 525'336'576.0 + attn_per_token * 4096.0 * 4097.0 / 2.0;
+    CHECK(flops == 61'574'775'570'432.0);
     CHECK(e.prefill_step.flops.in(FLOP) == Approx(flops));
     CHECK(e.prefill_step.bytes.count() == 15'009'849'344ULL + 536'870'912ULL);
     CHECK(e.prefill_step.bound == Bound::compute);
@@ -197,14 +201,15 @@ TEST_CASE("vLLM: other requests' prompt chunks ride along a share of a request's
     CHECK(e.prefill_step.decodes == 3);
     // Its prompt holds the budget for its share of what the decodes leave, 1,000 of
     // budget - 3.97 tokens, of a full step (4 decodes at 1,050 tokens of context and the rest of
-    // the budget in prompt tokens); at least its own matmuls at 50 TFLOP/s,
-    // 2 x 7,504,658,432 x 1,000 / 50e12 = 0.300 s. The other 3 bring theirs as often as they
+    // the budget in prompt tokens); at least its own matmuls at 50 TFLOP/s, the layers' at every
+    // token and the LM head's at its last, 2 x (6,979,321,856 x 1,000 + 525,336,576) / 50e12
+    // = 0.2792 s. The other 3 bring theirs as often as they
     // cycle: it waits rho S / (2 (1 - rho)), rho = 3 S / a request's time.
     const double room = static_cast<double>(e.token_budget) - 3.97;
     const StepTerms full =
         detail::step(decode_costs(llama_8b()), 4, 1050, {1, 1000, room / 1000.0, 1}, half);
     CHECK(e.prefill_service.in(seconds) == Approx(full.time.in(seconds)*1000.0 / room));
-    CHECK(e.prefill_service.in(seconds) > 2.0 * matmul_per_token * 1000.0 / 50e12);
+    CHECK(e.prefill_service.in(seconds) > 2.0 * (6'979'321'856.0 * 1000.0 + 525'336'576.0) / 50e12);
     const Seconds alone = e.request - e.ttft_prefill_wait;
     CHECK(e.ttft_prefill_wait == detail::prefill_queue_wait(e.prefill_service, alone, 4));
     CHECK(e.ttft_prefill_wait > Seconds{});
@@ -241,6 +246,29 @@ TEST_CASE("a prompt's last chunk costs the step it rides, not a full chunk's", "
     CHECK((e.ttft_prefill - e.ttft_prefill_wait).in(seconds) ==
           Approx((first.time + last.time).in(seconds)));
     CHECK(last.time < first.time * 0.1);
+}
+
+TEST_CASE("a prompt multiplies the LM head at its last position only", "[estimate]") {
+    // The LM head is 128,256 x 4,096 = 525,336,576 parameters, half a GPU's at tp 2.
+    CHECK(detail::rank_matmul_params(presets::llama_3_8b, llama_8b().layout(), 0).head ==
+          525'336'576.0);
+    CHECK(detail::rank_matmul_params(presets::llama_3_8b, llama_8b(2).layout(), 0).head ==
+          262'668'288.0);
+    // One prompt of 1,000 tokens alone in a step: the 32 layers' 6,979,321,856 parameters at
+    // each token, the LM head at one, and causal attention over 1,000 x 1,001 / 2 = 500,500
+    // pairs: 2 x 6,979,321,856 x 1,000 + 2 x 525,336,576 + 524,288 x 500,500
+    // = 13,958,643,712,000 + 1,050,673,152 + 262,406,144,000 = 14,222,100,529,152 FLOP.
+    const DecodeCosts c = decode_costs(llama_8b(), {});
+    const StepTerms one = detail::step(c, 0, 0, {1, 1000, 1.0, 1}, half);
+    CHECK(one.flops.in(FLOP) == Approx(14'222'100'529'152.0));
+    // Two such prompts in one step: two sampled positions, twice everything.
+    const StepTerms two = detail::step(c, 0, 0, {1, 1000, 2.0, 1}, half);
+    CHECK(two.flops.in(FLOP) == Approx(2.0 * 14'222'100'529'152.0));
+    // Four decodes beside the prompt each sample their one token: 4 x 2 x 7,504,658,432 more,
+    // and their attention over 1,050 tokens of context, 4 x 524,288 x 1,050.
+    const StepTerms mixed = detail::step(c, 4, 1050, {1, 1000, 1.0, 1}, half);
+    CHECK(mixed.flops.in(FLOP) ==
+          Approx(14'222'100'529'152.0 + 4 * 2 * matmul_per_token + 4 * attn_per_token * 1050));
 }
 
 TEST_CASE("when decodes and prompts want more than the token budget, the budget sets the rate",

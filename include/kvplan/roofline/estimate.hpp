@@ -20,7 +20,8 @@
 //           bandwidth x f_bw (tokens x top-k rows of 2 (3 I + H) bytes a MoE layer; none where
 //           the kernel fuses them: gpt-oss's MXFP4 experts under vLLM and SGLang on sm90/sm100)
 //   bytes = weights (once, however many tokens) + KV of the d running sequences + KV written
-//   FLOPs = 2 x matmul parameters x (d + p) + attention of the decodes + causal attention of p,
+//   FLOPs = 2 x matmul parameters x (d + p), the LM head's only at one position a request of the
+//           step (unsampled_head_flops) + attention of the decodes + causal attention of p,
 //           the routed experts' GEMMs at whole tiles of rows per touched expert (16 rows in a
 //           step of at most E tokens, expert_tile_rows past it; vLLM 0.12's DeepGEMM on Hopper
 //           128 at any step, 0.11's in steps of 128 tokens or more; each expert's rows spread
@@ -861,6 +862,12 @@ namespace detail {
     }
     t.bytes = weights + kv;
     Flops gemm = matmul_flops(cs.matmul, own, tokens);
+    // The LM head runs at one position a prompt of the step, not at each of its tokens.
+    if (own_prefill > 0)
+        gemm = gemm -
+               unsampled_head_flops(cs.matmul, static_cast<double>(own_prefill),
+                                    static_cast<double>(own_prompts) * std::max(pre.share, 1.0) +
+                                        (pre.passes - 1.0));
     // The routed experts' part of it: every token of the step routes to the rank's experts.
     double routed = 2.0 * cs.matmul.routed * static_cast<double>(tokens);
     if (p.expert_tile_rows > 0.0 && cs.matmul.routed > 0.0 && per_pass > 0) {

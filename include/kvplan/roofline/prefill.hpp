@@ -22,6 +22,25 @@
 
 namespace kvplan {
 
+namespace detail {
+
+/// The LM head's FLOPs a step of `prefill_tokens` prompt tokens (a rank's) does not do when the
+/// step holds `sampled` prompts: the engines multiply the LM head only at the positions they sample
+/// from, the last scheduled token of each request in the step (a chunk's last when the prompt goes
+/// on), not at every prompt token. vLLM's gpu_model_runner.py computes the logits of
+/// hidden_states[logits_indices], logits_indices = query_start_loc[1:] - 1 (vllm/v1/worker/);
+/// SGLang's LogitsProcessor keeps an extend batch's last position of each sequence,
+/// cumsum(extend_seq_lens) - 1, unless input logprobs are asked for
+/// (python/sglang/srt/layers/logits_processor.py, _get_pruned_states); TensorRT-LLM gathers a
+/// context's logits only with gather_context_logits, off by default. The decodes' rows are all
+/// sampled: each is its request's one token.
+[[nodiscard]] constexpr Flops unsampled_head_flops(const RankMatmulParams& p, double prefill_tokens,
+                                                   double sampled) noexcept {
+    return Flops::in_base(2.0 * p.head * std::max(0.0, prefill_tokens - sampled));
+}
+
+}  // namespace detail
+
 /// A prefill's lower bound: `prompts` prompts of `prompt_tokens` each in one forward.
 struct PrefillBound {
     std::uint64_t prompts = 0;

@@ -162,6 +162,10 @@ struct RankMatmulParams {
     /// The routed experts, per token of the whole batch that routes to the rank's experts: k
     /// experts of its expert_tp slice, times the share of the physical experts it holds.
     double routed = 0.0;
+    /// Of `dense`, the LM head's (the last stage's rank only). An engine multiplies it for the
+    /// positions it samples from, one a request of the step, not for every prompt token
+    /// (detail::unsampled_head_flops).
+    double head = 0.0;
 };
 
 /// The matmul parameters of a rank of every stage of `l`: alike layers are walked once.
@@ -218,7 +222,14 @@ rank_matmul_params_per_stage(const Model& m, const Layout& l) {
             p.routed += per_class[k].routed * count[k];
         }
         // On the last stage the LM head multiplies; a tied model's table serves as its LM head.
-        if (st + 1 == l.pp()) for_each_edge_tensor(m, false, true, true, adder(p, 1.0));
+        if (st + 1 == l.pp()) {
+            for_each_edge_tensor(m, false, true, true, adder(p, 1.0));
+            RankMatmulParams head{};
+            for_each_edge_tensor(m, false, true, true, [&](const WeightTensor& t) {
+                if (t.group == ParamGroup::lm_head) adder(head, 1.0)(t);
+            });
+            p.head = head.dense;
+        }
     }
     return out;
 }
