@@ -9,7 +9,8 @@
 //   step(d decodes at context c, p prefill tokens)
 //       = max(bytes / (bandwidth x f_bw),
 //             dense GEMM FLOPs / (peak x f_compute) + routed experts' FLOPs / (peak x f_experts)
-//             + attention FLOPs / (bf16 peak x f_attention))
+//             + attention FLOPs / (bf16 peak x f_attention))   (fp8 peak: vLLM's FA3 over an
+//                                                              fp8 KV cache on Hopper)
 //         + layers x t_layer                                   (launches and small kernels;
 //                                  x uncompiled_layer_scale on SGLang and TensorRT-LLM)
 //         + recurrent mixers x t_eager_mixer        (vLLM, a step with prefill: run eagerly
@@ -896,10 +897,11 @@ namespace detail {
     t.memory = t.bytes / (g.memory_bandwidth * p.bandwidth);
     const FlopsPerSecond gemm_peak = peak_flops(g, detail::compute_of(c.options));
     if (p.attention > 0.0 || p.experts > 0.0) {
-        // Attention in bf16 whatever the GEMMs' type (the query and softmax stay in 16 bits).
-        const FlopsPerSecond bf16 = peak_flops(g, ComputeDtype::bf16);
+        // Attention in bf16 whatever the GEMMs' type (the query and softmax stay in 16 bits),
+        // or in fp8 where the engine's kernel runs it so (attention_compute).
+        const FlopsPerSecond own = peak_flops(g, attention_compute(c.replica));
         const FlopsPerSecond attention_peak =
-            p.attention > 0.0 && bf16 > FlopsPerSecond{} ? bf16 : gemm_peak;
+            p.attention > 0.0 && own > FlopsPerSecond{} ? own : gemm_peak;
         const double expert_fraction = p.experts > 0.0 ? p.experts : p.compute;
         t.compute = (gemm - Flops::in_base(routed)) / (gemm_peak * p.compute) +
                     Flops::in_base(routed) / (gemm_peak * expert_fraction) +

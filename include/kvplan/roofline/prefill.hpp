@@ -14,6 +14,7 @@
 
 #include "../budget/replica.hpp"
 #include "../detail/checked.hpp"
+#include "../gpu_family.hpp"
 #include "../kv_bytes.hpp"
 #include "../layout.hpp"
 #include "../model.hpp"
@@ -37,6 +38,28 @@ namespace detail {
 [[nodiscard]] constexpr Flops unsampled_head_flops(const RankMatmulParams& p, double prefill_tokens,
                                                    double sampled) noexcept {
     return Flops::in_base(2.0 * p.head * std::max(0.0, prefill_tokens - sampled));
+}
+
+/// The tensor-core type the attention kernel multiplies in on `r`: bf16 (query and softmax in 16
+/// bits, whatever the GEMMs' type), but fp8 where vLLM runs FlashAttention 3 over an e4m3 KV
+/// cache. vLLM's FlashAttentionImpl.forward (vllm/v1/attention/backends/flash_attn.py) views an
+/// fp8 cache as float8_e4m3fn, quantizes the query to it (ops.scaled_fp8_quant with the layer's
+/// q_scale) and passes q/k/v descales to flash_attn_varlen_func, whose FA3 kernel then multiplies
+/// QK^T and PV on the fp8 tensor cores; an fp8 cache is refused there unless
+/// flash_attn_supports_fp8() (FA3, which vLLM builds for Hopper alone). FlashAttention is vLLM's
+/// first backend on Hopper for multi-head and grouped-query attention up to 256-wide heads;
+/// multi-head latent attention runs its own backends, left at bf16 here.
+[[nodiscard]] constexpr ComputeDtype attention_compute(const Replica& r) noexcept {
+    if (r.parallel.rules != ParallelRules::vllm || r.kv != KvDtype::fp8_e4m3 ||
+        gpu_family(r.gpu) != GpuFamily::hopper || !r.gpu.dense(ComputeDtype::fp8))
+        return ComputeDtype::bf16;
+    const LayerStack& L = r.model.layers();
+    for (std::uint32_t k = 0; k < L.num_specs; ++k) {
+        const CacheSpec& s = L.specs[k];
+        if (s.kind == CacheKind::mla_latent || s.k_head_dim > 256 || s.v_head_dim > 256)
+            return ComputeDtype::bf16;
+    }
+    return ComputeDtype::fp8;
 }
 
 }  // namespace detail
