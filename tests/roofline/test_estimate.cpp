@@ -274,30 +274,33 @@ TEST_CASE("a prompt multiplies the LM head at its last position only", "[estimat
 TEST_CASE("vLLM's FlashAttention 3 over an fp8 KV cache on Hopper runs attention at the fp8 peak",
           "[estimate]") {
     // vLLM quantizes the query to e4m3 over an fp8 cache and FA3 multiplies in fp8
-    // (vllm/v1/attention/backends/flash_attn.py); elsewhere attention stays in bf16.
+    // (vllm/v1/attention/backends/flash_attn.py); elsewhere attention stays in bf16, and beside
+    // bf16 GEMMs too (the bound times every FLOP at the GEMMs' peak).
     const Replica r8{.model = presets::llama_3_8b,
                      .gpu = gpus::h100_sxm,
-                     .weights = {.format = WeightFormat::bf16},
+                     .weights = {.format = WeightFormat::fp8},
                      .kv = KvDtype::fp8_e4m3};
-    CHECK(detail::attention_compute(r8) == ComputeDtype::fp8);
+    constexpr ComputeDtype fp8 = ComputeDtype::fp8;
+    CHECK(detail::attention_compute(r8, fp8) == ComputeDtype::fp8);
+    CHECK(detail::attention_compute(r8, ComputeDtype::bf16) == ComputeDtype::bf16);
     Replica r16 = r8;
     r16.kv = KvDtype::bf16;
-    CHECK(detail::attention_compute(r16) == ComputeDtype::bf16);
+    CHECK(detail::attention_compute(r16, fp8) == ComputeDtype::bf16);
     Replica e5m2 = r8;
     e5m2.kv = KvDtype::fp8_e5m2;
-    CHECK(detail::attention_compute(e5m2) == ComputeDtype::bf16);
+    CHECK(detail::attention_compute(e5m2, fp8) == ComputeDtype::bf16);
     Replica sglang = r8;
     sglang.parallel.rules = ParallelRules::sglang;
-    CHECK(detail::attention_compute(sglang) == ComputeDtype::bf16);
+    CHECK(detail::attention_compute(sglang, fp8) == ComputeDtype::bf16);
     Replica ampere = r8;
     ampere.gpu = gpus::a100_sxm4_80gb;
-    CHECK(detail::attention_compute(ampere) == ComputeDtype::bf16);
+    CHECK(detail::attention_compute(ampere, fp8) == ComputeDtype::bf16);
     Replica mla = r8;
     mla.model = presets::deepseek_v3;
-    CHECK(detail::attention_compute(mla) == ComputeDtype::bf16);
+    CHECK(detail::attention_compute(mla, fp8) == ComputeDtype::bf16);
     // A 1,000-token prompt's causal attention, 524,288 x 500,500 = 262,406,144,000 FLOP, at half
     // of H100's fp8 peak (1,978.9 TFLOP/s) rather than half of its bf16 one (989.4): the two
-    // steps' compute differs by that alone.
+    // steps' compute (their GEMMs in fp8 alike) differs by that alone.
     const EstimateParams p{.bandwidth = 1.0, .compute = 0.5, .attention = 0.5};
     const StepTerms s8 = detail::step(decode_costs(r8), 0, 0, {1, 1000, 1.0, 1}, p);
     const StepTerms s16 = detail::step(decode_costs(r16), 0, 0, {1, 1000, 1.0, 1}, p);

@@ -48,10 +48,14 @@ namespace detail {
 /// QK^T and PV on the fp8 tensor cores; an fp8 cache is refused there unless
 /// flash_attn_supports_fp8() (FA3, which vLLM builds for Hopper alone). FlashAttention is vLLM's
 /// first backend on Hopper for multi-head and grouped-query attention up to 256-wide heads;
-/// multi-head latent attention runs its own backends, left at bf16 here.
-[[nodiscard]] constexpr ComputeDtype attention_compute(const Replica& r) noexcept {
-    if (r.parallel.rules != ParallelRules::vllm || r.kv != KvDtype::fp8_e4m3 ||
-        gpu_family(r.gpu) != GpuFamily::hopper || !r.gpu.dense(ComputeDtype::fp8))
+/// multi-head latent attention runs its own backends, left at bf16 here. Only beside GEMMs of that
+/// type (`gemm`): the bound times every FLOP at the GEMMs' peak, and attention faster than it
+/// would take the estimate below the bound.
+[[nodiscard]] constexpr ComputeDtype attention_compute(const Replica& r,
+                                                       ComputeDtype gemm) noexcept {
+    if (gemm != ComputeDtype::fp8 || r.parallel.rules != ParallelRules::vllm ||
+        r.kv != KvDtype::fp8_e4m3 || gpu_family(r.gpu) != GpuFamily::hopper ||
+        !r.gpu.dense(ComputeDtype::fp8))
         return ComputeDtype::bf16;
     const LayerStack& L = r.model.layers();
     for (std::uint32_t k = 0; k < L.num_specs; ++k) {
@@ -86,8 +90,9 @@ struct PrefillBound {
     }
 };
 
-/// The prefill lower bound of `r`: FLOPs (the quadratic attention term included) and weight reads
-/// (experts touched by every prompt token) and the KV written. Under attention data parallelism the
+/// The prefill lower bound of `r`: FLOPs (the quadratic attention term included, the LM head at
+/// each prompt's last token) and weight reads (experts touched by every prompt token) and the KV
+/// written. Under attention data parallelism the
 /// prompts spread over the dp ranks, the busiest taking ceil(prompts / dp) of them.
 [[nodiscard]] constexpr PrefillBound prefill_bound(const Replica& r, std::uint64_t prompt_tokens,
                                                    std::uint64_t prompts = 1,
@@ -114,7 +119,10 @@ struct PrefillBound {
         st.experts_touched = w.experts_touched;
         st.kv_read = kv_bytes_per_sequence(r.model, r.kv, prompt_tokens, sh) * p.dp_rank_prompts;
         const detail::RankMatmulParams mp = detail::rank_matmul_params(r.model, l, s);
-        st.matmul_flops = detail::matmul_flops(mp, own, tokens);
+        // The LM head at each prompt's last token only (unsampled_head_flops).
+        st.matmul_flops = detail::matmul_flops(mp, own, tokens) -
+                          detail::unsampled_head_flops(mp, static_cast<double>(own),
+                                                       static_cast<double>(p.dp_rank_prompts));
         st.attention_flops =
             Flops::in_base(detail::prefill_attention_flops(r.model, sh, prompt_tokens) *
                            static_cast<double>(p.dp_rank_prompts));
