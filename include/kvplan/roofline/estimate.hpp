@@ -182,18 +182,18 @@ struct FamilyParams {
 
 namespace detail {
 // The engines' uncompiled_layer_scale, fitted on Hopper's rows and taken by every family.
-inline constexpr double uncompiled_layer_scale_fit = 1.35;
+inline constexpr double uncompiled_layer_scale_fit = 1.45;
 // TensorRT-LLM's multiples of its PyTorch backend and of a TensorRT engine, fitted likewise.
-inline constexpr double trtllm_layer_scale_fit = 0.80;
-inline constexpr double trtllm_engine_layer_scale_fit = 1.50;
+inline constexpr double trtllm_layer_scale_fit = 0.85;
+inline constexpr double trtllm_engine_layer_scale_fit = 1.65;
 // Ampere's fit, which Ada borrows.
 inline constexpr EstimateParams ampere_fit{
-    .bandwidth = 1.00,
-    .compute = 0.93,
-    .attention = 0.36,
-    .experts = 0.27,
-    .layer_overhead = 98.0 * microseconds,
-    .all_reduce_latency = 25.0 * microseconds,
+    .bandwidth = 0.65,
+    .compute = 1.00,
+    .attention = 0.23,
+    .experts = 0.30,
+    .layer_overhead = 36.0 * microseconds,
+    .all_reduce_latency = 55.0 * microseconds,
     .uncompiled_layer_scale = uncompiled_layer_scale_fit,
     .trtllm_layer_scale = trtllm_layer_scale_fit,
     .trtllm_engine_layer_scale = trtllm_engine_layer_scale_fit,
@@ -201,11 +201,11 @@ inline constexpr EstimateParams ampere_fit{
 // Hopper's fit, whose compute fractions Blackwell takes.
 inline constexpr EstimateParams hopper_fit{
     .bandwidth = 1.00,
-    .compute = 0.49,
-    .attention = 0.35,
-    .experts = 0.22,
-    .layer_overhead = 76.0 * microseconds,
-    .all_reduce_latency = 9.0 * microseconds,
+    .compute = 0.47,
+    .attention = 0.37,
+    .experts = 0.21,
+    .layer_overhead = 73.0 * microseconds,
+    .all_reduce_latency = 6.0 * microseconds,
     .uncompiled_layer_scale = uncompiled_layer_scale_fit,
     .trtllm_layer_scale = trtllm_layer_scale_fit,
     .trtllm_engine_layer_scale = trtllm_engine_layer_scale_fit,
@@ -291,12 +291,12 @@ struct EngineParams {
 // parts (least squares through the origin) where the rows span both, else the least sum of |log
 // error| on a grid of 1 us.
 inline constexpr std::array default_engine_params{
-    EngineParams{ParallelRules::vllm, 49.5 * milliseconds, Seconds{}, true,
+    EngineParams{ParallelRules::vllm, 50.0 * milliseconds, Seconds{}, true,
                  "the 3 TTFTs of vLLM rows of the fit set at 4 clients or fewer"},
-    EngineParams{ParallelRules::sglang, Seconds{}, 221.0 * microseconds, true,
+    EngineParams{ParallelRules::sglang, Seconds{}, 182.0 * microseconds, true,
                  "the 3 TTFTs of SGLang rows of the fit set at 4 clients or fewer (Qwen3-235B on "
                  "H200, 1,000 to 4,000 prompt tokens: 470 projections)"},
-    EngineParams{ParallelRules::trtllm, Seconds{}, 224.0 * microseconds, true,
+    EngineParams{ParallelRules::trtllm, Seconds{}, 223.0 * microseconds, true,
                  "the slope of the 4 TTFTs of TensorRT-LLM rows of the fit set at 4 clients or "
                  "fewer (Llama-3.3-70B, Qwen3-32B, Qwen3-235B: 256 to 470 projections)"},
 };
