@@ -214,16 +214,16 @@ TEST_CASE("a context past the model's limit does not start, naming the limit and
 TEST_CASE("the estimate's parameters name attention's and the experts' own fractions",
           "[cli][answers][estimate]") {
     // Hopper's fitted defaults (roofline/estimate.hpp, default_family_params): bandwidth 1.00,
-    // GEMMs 0.49, attention 0.35, MoE experts 0.22, 76 us a layer (1.35 times that under SGLang,
-    // 0.80 times a dense layer of TensorRT-LLM's PyTorch backend), 9 us an all-reduce; every
+    // GEMMs 0.47, attention 0.37, MoE experts 0.21, 73 us a layer (1.45 times that under SGLang,
+    // 0.85 times a dense layer of TensorRT-LLM's PyTorch backend), 6 us an all-reduce; every
     // fraction the estimate used is printed.
     const CliRun r = run_kvplan(
         "fit --model llama-3-70b --gpu h100-sxm --tp 4 --context 8k --concurrency 48 "
         "--prompt-tokens 2000 --output-tokens 500");
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("bandwidth 1.00 and compute 0.49 of peak (attention 0.35, "
-                                      "MoE experts 0.22), 76 us a layer (x 1.35 under SGLang, "
-                                      "x 0.80 TensorRT-LLM's dense layers), 9 us an all-reduce"));
+    CHECK_THAT(r.out, Catch::Contains("bandwidth 1.00 and compute 0.47 of peak (attention 0.37, "
+                                      "MoE experts 0.21), 73 us a layer (x 1.45 under SGLang, "
+                                      "x 0.85 TensorRT-LLM's dense layers), 6 us an all-reduce"));
 }
 
 TEST_CASE("the fit headline counts every replica of the GPUs given", "[cli][answers]") {
@@ -745,9 +745,9 @@ TEST_CASE("disagg's aggregated fleet is fleet's for the same replica", "[cli][an
     // Llama-3.1-70B on H100s, 20 requests a second of 2,000 + 500 tokens, TTFT 1 s, TPOT 50 ms:
     // both subcommands size the aggregated replica by one library call (plan/fleet.hpp), so the
     // replica disagg picks, restated to fleet, gives the same batch, times and GPUs. At tp 4 the
-    // TPOT target binds at 86 sequences (the estimate's ITL at 86 is 49.906 ms, at 87 50.285 ms)
-    // and 504.95 requests are in flight (Little's law: 20/s x the 25.248 s a request stays: TTFT
-    // 0.394 s less vLLM's 49.5 ms overhead, then 499 tokens of 49.906 ms), so ceil(504.95 / 86) =
+    // TPOT target binds at 86 sequences (the estimate's ITL at 86 is 49.845 ms, at 87 50.233 ms)
+    // and 504.61 requests are in flight (Little's law: 20/s x the 25.230 s a request stays: TTFT
+    // 0.408 s less vLLM's 50.0 ms overhead, then 499 tokens of 49.845 ms), so ceil(504.61 / 86) =
     // 6 replicas of 4 GPUs.
     const std::string load =
         " --model llama-3.1-70b --gpu h100-sxm --rate 20 --prompt-tokens 2000 --output-tokens 500 "
@@ -771,7 +771,7 @@ TEST_CASE("disagg's aggregated fleet is fleet's for the same replica", "[cli][an
         CHECK(aggregated["tpot_seconds"] == fleet["tpot_at_batch"]);
         if (tp == 4) {
             CHECK(fleet["batch"] == 86);
-            CHECK(fleet["in_flight"].get<double>() == Approx(504.95).margin(0.05));
+            CHECK(fleet["in_flight"].get<double>() == Approx(504.61).margin(0.05));
             CHECK(fleet["replicas"] == 6);
             CHECK(fleet["gpus"] == 24);
         }
@@ -1092,7 +1092,7 @@ TEST_CASE(
     CHECK(missing.err.find("--num-prompts") != std::string::npos);
 }
 
-TEST_CASE("--fixed-lengths is the library's fixed-length run in fit, roofline and plan",
+TEST_CASE("fit, roofline and plan take --fixed-lengths as the library's fixed-length run",
           "[cli][answers][estimate][run]") {
     // Llama-3-8B on one H100, a budget of 8,192 tokens a step, 8 clients of exactly 2,048 +
     // 257 tokens: a cycle's 8 x 2,048 = 16,384 prompt tokens pass the budget, so each prompt's

@@ -56,10 +56,13 @@ TEST_CASE("a disaggregated plan for Llama-3.1-70B sizes both pools as the hand c
     };
 
     // Prefill: one prompt of 2,000 tokens (within vLLM's 8,192-token budget: one pass), bound by
-    // compute: 2 x matmul x 2,000 plus causal attention, 80 layers x 2 x 8 heads x (128 + 128) x
+    // compute: 2 x the layers' matmuls x 2,000, the LM head once (at the prompt's last token, the
+    // one sampled), plus causal attention, 80 layers x 2 x 8 heads x (128 + 128) x
     // (1 + ... + 2,000); then its all-reduce.
-    const double flops = 2 * matmul * 2000 + 80 * 2.0 * 8 * 256 * (2000.0 * 2001 / 2);
-    const double t_p = flops / peak + all_reduce(2000);  // 35.79 ms + 20.39 ms = 56.17 ms
+    const double head = 16032.0 * 8192;
+    const double flops =
+        2 * (matmul - head) * 2000 + 2 * head + 80 * 2.0 * 8 * 256 * (2000.0 * 2001 / 2);
+    const double t_p = flops / peak + all_reduce(2000);  // 35.26 ms + 20.39 ms = 55.64 ms
     CHECK(p.prefill->passes == 1);
     CHECK(p.prefill->service.in(seconds) == Approx(t_p));
     // The decode pool pulls the prompt's KV: 2,000 x 40,960 B per decode GPU over 50 GB/s.
@@ -67,7 +70,7 @@ TEST_CASE("a disaggregated plan for Llama-3.1-70B sizes both pools as the hand c
     const double t_x = 2000 * kv_token / 50e9;  // 1.64 ms
     CHECK(p.prefill->transfer.in(seconds) == Approx(t_x));
     // M/D/1: slack S = 0.5 - t_p - t_x, rho_max = 2 S / (t_p + 2 S), servers =
-    // ceil(100 x t_p / rho_max) = ceil(5.97) = 6, one per replica (dp 1): 48 GPUs.
+    // ceil(100 x t_p / rho_max) = ceil(5.91) = 6, one per replica (dp 1): 48 GPUs.
     const double slack = 0.5 - t_p - t_x;
     const double rho_max = 2 * slack / (t_p + 2 * slack);
     const auto servers = static_cast<std::uint64_t>(std::ceil(100 * t_p / rho_max));

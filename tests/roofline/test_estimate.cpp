@@ -1444,11 +1444,11 @@ TEST_CASE("an fp8 checkpoint's estimate is timed at the fp8 peak unless told oth
     bf16.compute = ComputeDtype::bf16;
     const LatencyEstimate by_default = estimate_latency(r, load, p);
     CHECK(by_default.itl == estimate_latency(r, load, p, fp8).itl);
-    // Within 16 % of the measurement (66.16 ms, +11 %, with vLLM's rules, the replica's default;
-    // docs/accuracy.md's row runs NIM's TensorRT engine, whose layers cost 1.50 times as much) ...
-    CHECK(by_default.itl.in(milliseconds) == Approx(66.16).margin(0.01));
+    // Within 16 % of the measurement (63.90 ms, +7 %, with vLLM's rules, the replica's default;
+    // docs/accuracy.md's row runs NIM's TensorRT engine, whose layers cost 1.65 times as much) ...
+    CHECK(by_default.itl.in(milliseconds) == Approx(63.90).margin(0.01));
     CHECK(by_default.itl.in(milliseconds) == Approx(59.73).epsilon(0.16));
-    // ... where timing fp8 matmuls at the bf16 peak misses by over 60 % (96.85 ms): the prefill
+    // ... where timing fp8 matmuls at the bf16 peak misses by over 60 % (102.58 ms): the prefill
     // chunks each step carries are compute-bound.
     CHECK(estimate_latency(r, load, p, bf16).itl.in(milliseconds) > 1.6 * 59.73);
 }
@@ -1457,8 +1457,8 @@ TEST_CASE("an engine that does not compile its forward pays more per layer",
           "[estimate][layer_overhead]") {
     // Llama-3-70B has 80 layers. vLLM (compiled, torch.compile by default) pays layer_overhead a
     // layer; SGLang (no torch.compile by default) uncompiled_layer_scale times it. Hopper's
-    // defaults: 76 us and 1.35, so a decode step's fixed layer time is 80 x 76 us = 6.080 ms on
-    // vLLM and 80 x 76 us x 1.35 = 8.208 ms on SGLang.
+    // defaults: 73 us and 1.45, so a decode step's fixed layer time is 80 x 73 us = 5.840 ms on
+    // vLLM and 80 x 73 us x 1.45 = 8.468 ms on SGLang.
     Replica r{.model = presets::llama_3_70b,
               .gpu = gpus::h100_sxm,
               .parallel = {.tp = 2},
@@ -1466,13 +1466,13 @@ TEST_CASE("an engine that does not compile its forward pays more per layer",
               .kv = KvDtype::fp8_e4m3};
     const Load load{.concurrency = 4, .prompt_tokens = 1000, .output_tokens = 100};
     const EstimateParams hopper = default_params(GpuFamily::hopper).params;
-    CHECK(hopper.layer_overhead.in(microseconds) == Approx(76.0));
-    CHECK(hopper.uncompiled_layer_scale == Approx(1.35));
+    CHECK(hopper.layer_overhead.in(microseconds) == Approx(73.0));
+    CHECK(hopper.uncompiled_layer_scale == Approx(1.45));
     CHECK(estimate_latency(r, load, hopper).decode_step.layers.in(milliseconds) ==
-          Approx(6.08).margin(1e-9));
+          Approx(5.84).margin(1e-9));
     r.parallel.rules = ParallelRules::sglang;
     CHECK(estimate_latency(r, load, hopper).decode_step.layers.in(milliseconds) ==
-          Approx(8.208).margin(1e-9));
+          Approx(8.468).margin(1e-9));
     // Given parameters: 10 us a layer at a scale of 2 is 80 x 20 us = 1.6 ms on SGLang, and the
     // scale leaves vLLM's 80 x 10 us = 0.8 ms alone.
     EstimateParams p{.bandwidth = 1.0,
@@ -1504,41 +1504,41 @@ TEST_CASE("an engine that does not compile its forward pays more per layer",
 
 TEST_CASE("TensorRT-LLM's layers: the PyTorch backend's fused ones and a TensorRT engine's",
           "[estimate][layer_overhead][trtllm]") {
-    // Hopper's defaults: 76 us a layer, 9 us an all-reduce; TensorRT-LLM's PyTorch backend 0.80
-    // a dense layer, a TensorRT engine 1.50, SGLang (and TensorRT-LLM's MoE layers) 1.35.
+    // Hopper's defaults: 73 us a layer, 6 us an all-reduce; TensorRT-LLM's PyTorch backend 0.85
+    // a dense layer, a TensorRT engine 1.65, SGLang (and TensorRT-LLM's MoE layers) 1.45.
     const EstimateParams hopper = default_params(GpuFamily::hopper).params;
-    CHECK(hopper.trtllm_layer_scale == Approx(0.80));
-    CHECK(hopper.trtllm_engine_layer_scale == Approx(1.50));
-    CHECK(hopper.all_reduce_latency.in(microseconds) == Approx(9.0));
+    CHECK(hopper.trtllm_layer_scale == Approx(0.85));
+    CHECK(hopper.trtllm_engine_layer_scale == Approx(1.65));
+    CHECK(hopper.all_reduce_latency.in(microseconds) == Approx(6.0));
     Replica r{.model = presets::llama_3_70b,
               .gpu = gpus::h100_sxm,
               .parallel = {.tp = 2, .rules = ParallelRules::trtllm},
               .weights = {.format = WeightFormat::fp8},
               .kv = KvDtype::fp8_e4m3};
     const Load load{.concurrency = 4, .prompt_tokens = 1000, .output_tokens = 100};
-    // Llama-3-70B's 80 dense layers: 80 x 76 us x 0.80 = 4.864 ms on the PyTorch backend.
+    // Llama-3-70B's 80 dense layers: 80 x 73 us x 0.85 = 4.964 ms on the PyTorch backend.
     const LatencyEstimate torch = estimate_latency(r, load, hopper);
-    CHECK(torch.decode_step.layers.in(milliseconds) == Approx(4.864).margin(1e-9));
-    // A TensorRT engine (no CUDA graph): 80 x 76 us x 1.50 = 9.12 ms.
+    CHECK(torch.decode_step.layers.in(milliseconds) == Approx(4.964).margin(1e-9));
+    // A TensorRT engine (no CUDA graph): 80 x 73 us x 1.65 = 9.636 ms.
     RooflineOptions engine;
     engine.trtllm_tensorrt_engine = true;
     const LatencyEstimate built = estimate_latency(r, load, hopper, engine);
-    CHECK(built.decode_step.layers.in(milliseconds) == Approx(9.12).margin(1e-9));
+    CHECK(built.decode_step.layers.in(milliseconds) == Approx(9.636).margin(1e-9));
     // The PyTorch backend's all-reduce has no fixed latency beside its bytes; the engine's (and
-    // vLLM's) pays 9 us for each of the 160 all-reduces (two a layer): 1.44 ms more.
+    // vLLM's) pays 6 us for each of the 160 all-reduces (two a layer): 0.96 ms more.
     CHECK((built.decode_step.all_reduce - torch.decode_step.all_reduce).in(milliseconds) ==
-          Approx(1.44).margin(1e-9));
+          Approx(0.96).margin(1e-9));
     r.parallel.rules = ParallelRules::vllm;
     CHECK((estimate_latency(r, load, hopper).decode_step.all_reduce - torch.decode_step.all_reduce)
-              .in(milliseconds) == Approx(1.44).margin(1e-9));
+              .in(milliseconds) == Approx(0.96).margin(1e-9));
     // DeepSeek-V3: 3 dense layers and 58 MoE layers, whose routing, permutation, grouped GEMMs and
-    // finalize launch as SGLang's do: 3 x 76 x 0.80 + 58 x 76 x 1.35 = 182.4 + 5,950.8 us
-    // = 6.1332 ms.
+    // finalize launch as SGLang's do: 3 x 73 x 0.85 + 58 x 73 x 1.45 = 186.15 + 6,139.3 us
+    // = 6.32545 ms.
     const Replica v3{.model = presets::deepseek_v3,
                      .gpu = gpus::h200_sxm,
                      .parallel = {.tp = 8, .rules = ParallelRules::trtllm},
                      .weights = {.format = WeightFormat::fp8},
                      .kv = KvDtype::bf16};
     CHECK(estimate_latency(v3, load, hopper).decode_step.layers.in(milliseconds) ==
-          Approx(6.1332).margin(1e-9));
+          Approx(6.32545).margin(1e-9));
 }

@@ -215,17 +215,17 @@ TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") 
         double median;
     };
     const Expected expected[] = {
-        {"fit", Metric::tpot, 71, 0.144},
-        {"fit", Metric::ttft, 68, 0.261},
-        {"fit", Metric::throughput, 35, 0.123},
-        {"fit", Metric::e2e, 21, 0.046},
-        {"held_out", Metric::tpot, 70, 0.141},
-        {"held_out", Metric::ttft, 68, 0.280},
-        {"held_out", Metric::throughput, 33, 0.159},
-        {"held_out", Metric::e2e, 23, 0.080},
-        {"external", Metric::tpot, 91, 0.151},
-        {"external", Metric::ttft, 91, 0.266},
-        {"external", Metric::throughput, 56, 0.115},
+        {"fit", Metric::tpot, 71, 0.136},
+        {"fit", Metric::ttft, 68, 0.270},
+        {"fit", Metric::throughput, 35, 0.141},
+        {"fit", Metric::e2e, 21, 0.044},
+        {"held_out", Metric::tpot, 70, 0.136},
+        {"held_out", Metric::ttft, 68, 0.276},
+        {"held_out", Metric::throughput, 33, 0.138},
+        {"held_out", Metric::e2e, 23, 0.077},
+        {"external", Metric::tpot, 91, 0.111},
+        {"external", Metric::ttft, 91, 0.259},
+        {"external", Metric::throughput, 56, 0.090},
     };
     for (const Expected& x : expected) {
         INFO(x.set << " " << kvplan::testing::name(x.metric));
@@ -234,10 +234,9 @@ TEST_CASE("the estimate's median errors per set and figure", "[latency_table]") 
         CHECK(s.count == x.count);
         CHECK(s.median == Approx(x.median).margin(0.0005));
     }
-    // The targets (TPOT and throughput within 15 %, TTFT within 30 %) are met by TTFT on the
-    // held-out and external rows, by the held-out rows' TPOT and by the external rows'
-    // throughput; external TPOT (15.1 %) and held-out throughput (15.9 %) are not
-    // (docs/accuracy.md says why). The static batches' end-to-end latency, which no scheduler
+    // The targets (TPOT and throughput within 15 %, TTFT within 30 %) are met on both checked
+    // sets: the held-out rows (TPOT 13.6 %, TTFT 27.6 %, throughput 13.8 %) and the external
+    // ones (11.1 %, 25.9 %, 9.0 %). The static batches' end-to-end latency, which no scheduler
     // shapes, is within 15 % on the held-out rows.
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::tpot).median <= 0.15);
     CHECK(kvplan::testing::summarize(rows, est, "held_out", Metric::ttft).median <= 0.30);
@@ -361,12 +360,12 @@ TEST_CASE("an eager prefill's projections and the overhead they cost", "[latency
     // 305 + 6 + 290 = 601.
     const Model r1 = bundled("deepseek-r1");
     CHECK(eager_prefill_projections(r1) == 601);
-    // vLLM keeps its constant; SGLang pays its 221 us per projection: 601 x 0.221 = 132.821 ms
-    // for DeepSeek-R1, and TensorRT-LLM 224 us: 134.624 ms.
+    // vLLM keeps its constant; SGLang pays its 182 us per projection: 601 x 0.182 = 109.382 ms
+    // for DeepSeek-R1, and TensorRT-LLM 223 us: 134.023 ms.
     CHECK(default_request_overhead(ParallelRules::vllm, r1) ==
           default_params(ParallelRules::vllm).request_overhead);
-    CHECK(default_request_overhead(ParallelRules::sglang, r1).in(milliseconds) == Approx(132.821));
-    CHECK(default_request_overhead(ParallelRules::trtllm, r1).in(milliseconds) == Approx(134.624));
+    CHECK(default_request_overhead(ParallelRules::sglang, r1).in(milliseconds) == Approx(109.382));
+    CHECK(default_request_overhead(ParallelRules::trtllm, r1).in(milliseconds) == Approx(134.023));
     // A given overhead replaces the engine's, eager or not.
     EstimateParams p;
     p.request_overhead = 10.0 * milliseconds;

@@ -899,10 +899,10 @@ namespace detail {
     if (p.attention > 0.0 || p.experts > 0.0) {
         // Attention in bf16 whatever the GEMMs' type (the query and softmax stay in 16 bits),
         // or in fp8 where the engine's kernel runs it so (attention_compute).
-        const FlopsPerSecond own =
+        const FlopsPerSecond kernel_peak =
             peak_flops(g, attention_compute(c.replica, detail::compute_of(c.options)));
         const FlopsPerSecond attention_peak =
-            p.attention > 0.0 && own > FlopsPerSecond{} ? own : gemm_peak;
+            p.attention > 0.0 && kernel_peak > FlopsPerSecond{} ? kernel_peak : gemm_peak;
         const double expert_fraction = p.experts > 0.0 ? p.experts : p.compute;
         t.compute = (gemm - Flops::in_base(routed)) / (gemm_peak * p.compute) +
                     Flops::in_base(routed) / (gemm_peak * expert_fraction) +
