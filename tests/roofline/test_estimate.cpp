@@ -372,7 +372,7 @@ TEST_CASE("SGLang runs prompts as prefill passes of their own between decode ste
     // A pass runs alone, so its prompt holds the GPU for its share of the pass, 1,000 of its
     // tokens, and waits for the passes of the others ahead of it. The pass's GPU time (0.3 s of
     // GEMMs alone: 2 x 7.5e9 x 1,000 FLOP at 50 TFLOP/s) is past SGLang's default host time of
-    // an eager forward (224 us x 128 projections, 28.7 ms), so its own pass is the whole pass.
+    // an eager forward (182 us x 128 projections, 23.3 ms), so its own pass is the whole pass.
     const double share = 1000.0 / static_cast<double>(e.mixed_step.prefill_tokens);
     CHECK(e.prefill_service.in(seconds) == Approx(tp * share));
     CHECK(e.prefill_step.time == e.mixed_step.time);
