@@ -593,6 +593,15 @@ struct PrefillPart {
     return tokens <= experts ? std::min(16.0, p.expert_tile_rows) : p.expert_tile_rows;
 }
 
+/// Whether `r` is vLLM running a MoE model's experts in fp8 of 128 x 128 blocks on Hopper, the
+/// experts DeepGEMM may take (fixed_expert_block, large_step_expert_block say when it does).
+[[nodiscard]] constexpr bool vllm_hopper_block_fp8_experts(const Replica& r) {
+    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
+    return r.parallel.rules == ParallelRules::vllm && gpu_family(r.gpu) == GpuFamily::hopper &&
+           f == WeightFormat::fp8 && r.weights.layout.fp8_block == 128 &&
+           r.model.config().moe.experts != 0;
+}
+
 /// The vLLM release line whose fp8 experts in 128 x 128 blocks run DeepGEMM on Hopper whatever
 /// the step's size, with each expert's rows padded to a block of 128.
 inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
@@ -611,12 +620,9 @@ inline constexpr EngineVersion vllm_deep_gemm_experts_release{0, 12};
 /// (vllm/model_executor/layers/fused_moe/oracle/fp8.py, _get_priority_backends), whose tuned
 /// tile grows with the batch.
 [[nodiscard]] constexpr double fixed_expert_block(const Replica& r, const RooflineOptions& o) {
-    if (r.parallel.rules != ParallelRules::vllm || o.vllm_release != vllm_deep_gemm_experts_release)
+    if (o.vllm_release != vllm_deep_gemm_experts_release || !vllm_hopper_block_fp8_experts(r) ||
+        r.layout().placement().expert_tp >= 8)
         return 0.0;
-    if (gpu_family(r.gpu) != GpuFamily::hopper) return 0.0;
-    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
-    if (f != WeightFormat::fp8 || r.weights.layout.fp8_block != 128) return 0.0;
-    if (r.model.config().moe.experts == 0 || r.layout().placement().expert_tp >= 8) return 0.0;
     return 128.0;
 }
 
@@ -636,14 +642,10 @@ inline constexpr EngineVersion vllm_deep_gemm_large_steps_release{0, 11};
 /// its first release: 0.11.1 took PR #26197.
 [[nodiscard]] constexpr double large_step_expert_block(const Replica& r, const RooflineOptions& o,
                                                        std::uint64_t tokens) {
-    if (r.parallel.rules != ParallelRules::vllm ||
-        o.vllm_release != vllm_deep_gemm_large_steps_release || tokens < 128)
+    if (o.vllm_release != vllm_deep_gemm_large_steps_release || tokens < 128 ||
+        !vllm_hopper_block_fp8_experts(r))
         return 0.0;
-    if (gpu_family(r.gpu) != GpuFamily::hopper) return 0.0;
-    const WeightFormat f = r.weights.expert_format.value_or(r.weights.format);
-    if (f != WeightFormat::fp8 || r.weights.layout.fp8_block != 128) return 0.0;
     const MoeShape& moe = r.model.config().moe;
-    if (moe.experts == 0) return 0.0;
     const std::uint64_t width = moe.expert_intermediate_size / r.layout().placement().expert_tp;
     if (width % 128 != 0 || r.model.config().hidden_size % 128 != 0) return 0.0;
     return 128.0;
@@ -741,10 +743,7 @@ inline constexpr EngineVersion vllm_deep_gemm_large_steps_release{0, 11};
     if (moe.experts == 0 || pl.physical_experts == 0 || tokens == 0 ||
         experts_fuse_activation(c.replica))
         return Bytes{};
-    const Shard& sh = c.stages[s].shard;
-    std::uint64_t moe_layers = 0;
-    for (std::uint32_t i = sh.first_layer; i < shard_end(m, sh); ++i)
-        moe_layers += m.is_moe_layer(i) ? 1 : 0;
+    const std::uint32_t moe_layers = moe_layers_in(m, c.stages[s].shard);
     const double width = static_cast<double>(moe.expert_intermediate_size) / pl.expert_tp;
     const double h =
         static_cast<double>(moe.latent_size != 0 ? moe.latent_size : m.config().hidden_size);
@@ -805,9 +804,7 @@ namespace detail {
     const double scale = engine_layer_scale(p, e, c.options.trtllm_tensorrt_engine);
     if (e != ParallelRules::trtllm || c.options.trtllm_tensorrt_engine)
         return scale * static_cast<double>(layers);
-    std::uint32_t moe = 0;
-    for (std::uint32_t i = shard.first_layer; i < shard_end(m, shard); ++i)
-        moe += m.is_moe_layer(i) ? 1U : 0U;
+    const std::uint32_t moe = moe_layers_in(m, shard);
     return scale * static_cast<double>(layers - moe) +
            p.uncompiled_layer_scale * static_cast<double>(moe);
 }
@@ -932,12 +929,8 @@ namespace detail {
     }
     // Expert parallelism: each MoE layer of the stage dispatches and combines a pass's tokens.
     const AllToAll a2a = all_to_all(c.replica, c.layout, own_per_pass);
-    if (a2a.applies) {
-        std::uint32_t moe_layers = 0;
-        for (std::uint32_t i = cs.shard.first_layer; i < shard_end(m, cs.shard); ++i)
-            moe_layers += m.is_moe_layer(i) ? 1 : 0;
-        t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers) * passes);
-    }
+    if (a2a.applies)
+        t.all_to_all = a2a.per_layer * (static_cast<double>(moe_layers_in(m, cs.shard)) * passes);
     t.experts_io = expert_round_trip(c, s, tokens) / (g.memory_bandwidth * p.bandwidth);
     t.time = std::max(t.memory, t.compute) + t.layers + t.all_reduce + t.all_to_all + t.experts_io;
     // A decode step past SGLang's CUDA-graph batch waits for its eager launches.
@@ -1610,6 +1603,7 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
         e.ttft_queue = std::max(Seconds{}, cycle - e.request - e.ttft_overhead);
     }
     e.ttft = e.ttft_overhead + e.ttft_queue + e.ttft_in_flight + e.ttft_prefill;
+    e.tokens_per_s = rate * static_cast<double>(O);
     if (l.requests && l.concurrency > 1) {
         // The client starts C requests at once (vllm/benchmarks/serve.py: at --request-rate inf
         // every request is sent without delay and a semaphore of --max-concurrency admits the
@@ -1629,17 +1623,12 @@ constexpr void end_of_run(LatencyEstimate& e, const DecodeCosts& c, const Load& 
             // ever sends a second and the closed loop's steady state never forms. The run is the
             // burst (its waves when the pool holds fewer than N), its TPOT and throughput the
             // burst's, as the table's runs at --request-rate inf without a lower
-            // --max-concurrency are (LoadKind::burst).
+            // --max-concurrency are (LoadKind::burst); no request is left to end the run alone
+            // (end_of_run).
             e.itl = e.tpot = burst.tpot;
             e.tokens_per_s = burst.tokens_per_s;
-            e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
-            e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;
-            e.ttft_bound = prefill_bound(r, I, 1, bound_options).ttft;
-            e.tokens_per_s_bound = detail::throughput_bound(r, l, bound_options);
-            return e;
         }
     }
-    e.tokens_per_s = rate * static_cast<double>(O);
     detail::end_of_run(e, c, l, p, cap);
     e.tokens_per_s_per_gpu = e.tokens_per_s / r.gpus();
     e.itl_bound = decode_bound(r, batch, I, bound_options).tpot;

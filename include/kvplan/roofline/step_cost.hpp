@@ -223,9 +223,9 @@ rank_matmul_params_per_stage(const Model& m, const Layout& l) {
         }
         // On the last stage the LM head multiplies; a tied model's table serves as its LM head.
         if (st + 1 == l.pp()) {
-            for_each_edge_tensor(m, false, true, true, adder(p, 1.0));
             RankMatmulParams head{};
             for_each_edge_tensor(m, false, true, true, [&](const WeightTensor& t) {
+                adder(p, 1.0)(t);
                 if (t.group == ParamGroup::lm_head) adder(head, 1.0)(t);
             });
             p.head = head.dense;
@@ -574,6 +574,14 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
     return false;
 }
 
+/// The MoE layers of `shard` (each dispatches, combines and runs routed experts).
+[[nodiscard]] constexpr std::uint32_t moe_layers_in(const Model& m, const Shard& shard) noexcept {
+    std::uint32_t n = 0;
+    for (std::uint32_t i = shard.first_layer; i < shard_end(m, shard); ++i)
+        n += m.is_moe_layer(i) ? 1U : 0U;
+    return n;
+}
+
 /// The all-to-all of `tokens` tokens dispatched by each GPU of `l`.
 [[nodiscard]] constexpr AllToAll all_to_all(const Replica& r, const Layout& l,
                                             std::uint64_t tokens) {
@@ -627,13 +635,8 @@ constexpr void finish_stage(StageStep& st, const GpuSpec& gpu, const RooflineOpt
         return std::max(near, far);
     };
     a.per_layer = over(a.dispatch) + over(a.combine);
-    for (std::uint32_t st = 0; st < l.pp(); ++st) {
-        std::uint32_t n = 0;
-        const Shard sh = l.stage(st);
-        for (std::uint32_t i = sh.first_layer; i < shard_end(r.model, sh); ++i)
-            n += r.model.is_moe_layer(i) ? 1 : 0;
-        a.moe_layers = std::max(a.moe_layers, n);
-    }
+    for (std::uint32_t st = 0; st < l.pp(); ++st)
+        a.moe_layers = std::max(a.moe_layers, moe_layers_in(r.model, l.stage(st)));
     a.per_step = a.per_layer * a.moe_layers;
     return a;
 }
